@@ -1,0 +1,70 @@
+"""Every error harness raises on purpose.
+
+The CLI maps these to exit codes; nothing else catches them broadly. The tree::
+
+    HarnessError
+    ├── SpecError            bad matrix or inventory (file + key): exit 2
+    ├── UsageError           bad flags or unknown names on the command line: exit 2
+    ├── ProbeBuildError      the static probe could not be compiled
+    ├── TransportError       a host could not be reached or used (host + reason)
+    │   ├── HostKeyError     unknown or changed host key (strict checking)
+    │   └── CommandError     a command on a host failed (argv, exit status, stderr)
+    └── ResultsError         the results folder cannot be written
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class HarnessError(Exception):
+    """Root of every error harness raises deliberately."""
+
+
+class SpecError(HarnessError):
+    """A matrix or inventory is unreadable or invalid; names the file and the key."""
+
+    def __init__(self, file: str, key: str, message: str) -> None:
+        self.file = file
+        self.key = key
+        self.message = message
+        where = f"{file}: {key}: " if key else f"{file}: "
+        super().__init__(f"{where}{message}")
+
+
+class UsageError(HarnessError):
+    """The command line asks for something that does not exist or cannot work."""
+
+
+class ProbeBuildError(HarnessError):
+    """No compiler could build the static probe."""
+
+
+class TransportError(HarnessError):
+    """A host could not be reached, or the connection broke."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        self.host = host
+        self.reason = reason
+        super().__init__(f"{host}: {reason}")
+
+
+class HostKeyError(TransportError):
+    """The host presented a key that known_hosts does not vouch for."""
+
+
+class CommandError(TransportError):
+    """A command that had to succeed on a host did not."""
+
+    def __init__(
+        self, host: str, *, argv: Sequence[str], exit_status: int | None, stderr: str
+    ) -> None:
+        self.argv = list(argv)
+        self.exit_status = exit_status
+        self.stderr = stderr
+        tail = stderr.strip().splitlines()[-1] if stderr.strip() else "no stderr"
+        super().__init__(host, f"{argv[0]} exited {exit_status}: {tail}")
+
+
+class ResultsError(HarnessError):
+    """The results folder cannot be created or written."""

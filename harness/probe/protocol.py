@@ -1,0 +1,106 @@
+"""The probe's command line and its JSON-lines output.
+
+Output is trusted only as far as it goes: a run without the final `done` line,
+or whose count disagrees with the lines seen, is incomplete, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.results.records import FactObservation
+
+PROTOCOL = 1
+FACT_STATUSES = frozenset({"ok", "unavailable", "error", "timeout"})
+
+
+def probe_args(scenarios: Sequence[str], *, check_timeout: float, deadline: float) -> list[str]:
+    """Arguments for `probe run`: per-check and whole-run limits, then scenarios."""
+    return [
+        "run",
+        "--check-timeout-ms",
+        str(max(1, int(check_timeout * 1000))),
+        "--deadline-ms",
+        str(max(1, int(deadline * 1000))),
+        *scenarios,
+    ]
+
+
+@dataclass(slots=True)
+class ProbeOutput:
+    """What one probe run printed, sorted into what the harness understands."""
+
+    start: dict[str, Any] | None = None
+    facts: list[FactObservation] = field(default_factory=list)
+    done: bool = False
+    fatal: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.done and not self.problems and self.fatal is None
+
+    def failure(self) -> str:
+        """Why the output cannot be trusted, in one line."""
+        if self.fatal:
+            return f"probe failed: {self.fatal}"
+        if self.problems:
+            return self.problems[0]
+        if self.start is None:
+            return "probe printed nothing it understood"
+        return "probe output ended without its completion line"
+
+
+def _fact(obj: dict[str, Any]) -> FactObservation:
+    status = obj.get("status")
+    if status not in FACT_STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    value = obj.get("value")
+    if value is not None and not isinstance(value, int | bool | str):
+        raise ValueError("value is not a number, bool or string")
+    elapsed = obj.get("elapsed_ms")
+    return FactObservation(
+        id=str(obj["id"]),
+        scenario=str(obj.get("scenario", "")),
+        status=status,
+        value=value,
+        errno=obj.get("errno") if isinstance(obj.get("errno"), str) else None,
+        detail=str(obj["detail"])[:500] if obj.get("detail") is not None else None,
+        elapsed_ms=float(elapsed) if isinstance(elapsed, int | float) else None,
+    )
+
+
+def parse_output(stdout: str) -> ProbeOutput:
+    """Sort probe stdout into facts; anything malformed is a recorded problem."""
+    out = ProbeOutput()
+    for number, line in enumerate(stdout.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not an object")
+            kind = obj.get("type")
+            if out.done:
+                raise ValueError("output after the completion line")
+            if kind == "start":
+                out.start = obj
+            elif kind == "fact":
+                out.facts.append(_fact(obj))
+            elif kind == "done":
+                if obj.get("count") != len(out.facts):
+                    raise ValueError(
+                        f"completion line counts {obj.get('count')} facts, saw {len(out.facts)}"
+                    )
+                out.done = True
+            elif kind == "fatal":
+                out.fatal = str(obj.get("detail", "unknown"))[:300]
+            else:
+                raise ValueError(f"unknown line type {kind!r}")
+        except (ValueError, KeyError, TypeError) as exc:
+            shown = line if len(line) <= 80 else line[:77] + "..."
+            out.problems.append(f"probe output line {number} unusable ({exc}): {shown!r}")
+    return out

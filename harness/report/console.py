@@ -1,0 +1,162 @@
+"""Terminal output: live progress while a run goes, a verdict table after.
+
+Progress goes to stderr so stdout stays clean for `--format json`. Every verdict
+has its own symbol as well as its own colour, so the table reads without colour.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from harness.results.records import CellRecord, Verdict, VerdictRecord
+
+STYLE = {
+    Verdict.PASS: ("✓", "green"),
+    Verdict.REGRESSION: ("✗", "bold red"),
+    Verdict.UNEXPECTED: ("!", "red"),
+    Verdict.INCONCLUSIVE: ("?", "yellow"),
+    Verdict.SKIPPED: ("·", "dim"),
+}
+ORDER = [
+    Verdict.PASS,
+    Verdict.REGRESSION,
+    Verdict.UNEXPECTED,
+    Verdict.INCONCLUSIVE,
+    Verdict.SKIPPED,
+]
+
+
+class LiveProgress:
+    """Cells done out of total, overall and per host, while the run goes."""
+
+    def __init__(self, console: Console, cells_per_host: dict[str, int]) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description:<24}"),
+            BarColumn(bar_width=30),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[note]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        total = sum(cells_per_host.values())
+        self.total: TaskID = self.progress.add_task("all cells", total=total, note="")
+        self.hosts: dict[str, TaskID] = {}
+        if len(cells_per_host) > 1:
+            for host, count in cells_per_host.items():
+                self.hosts[host] = self.progress.add_task(
+                    f"  {host}", total=count, note="connecting"
+                )
+
+    def __enter__(self) -> LiveProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def host_ready(self, host: str, error: str | None) -> None:
+        if host in self.hosts:
+            note = f"[red]{error}[/]" if error else ""
+            self.progress.update(self.hosts[host], note=note)
+
+    def cell_started(self, cell: object) -> None:
+        pass
+
+    def cell_finished(
+        self, cell: object, record: CellRecord, verdicts: list[VerdictRecord]
+    ) -> None:
+        self.progress.advance(self.total)
+        if record.host in self.hosts:
+            self.progress.advance(self.hosts[record.host])
+        counts = Counter(v.verdict for v in verdicts)
+        bad = counts[Verdict.REGRESSION] + counts[Verdict.UNEXPECTED]
+        marks = f"[red]{bad} mismatch[/] " if bad else ""
+        if counts[Verdict.INCONCLUSIVE]:
+            marks += f"[yellow]{counts[Verdict.INCONCLUSIVE]} inconclusive[/]"
+        line = f"{record.host}/{record.runtime}: {record.status} in {record.elapsed:.1f}s {marks}"
+        self.progress.console.log(line.rstrip())
+
+
+def _cell(v: VerdictRecord | None) -> Text:
+    if v is None:
+        return Text("")
+    symbol, style = STYLE[v.verdict]
+    shown = v.display or str(v.observed)
+    return Text.assemble(
+        (symbol + " ", style), (shown, "dim" if v.verdict is Verdict.SKIPPED else style)
+    )
+
+
+def verdict_tables(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Table]:
+    """One table per host: facts and properties down, runtimes across."""
+    tables = []
+    hosts = list(dict.fromkeys(v.host for v in verdicts))
+    for host in hosts:
+        rows = [v for v in verdicts if v.host == host]
+        columns = [r for r in runtimes if any(v.runtime == r for v in rows)]
+        table = Table(title=f"host: {host}", title_justify="left", show_lines=False)
+        table.add_column("fact / property", style="bold")
+        for rt in columns:
+            table.add_column(rt)
+        for subject in dict.fromkeys(v.subject() for v in rows):
+            by_rt = {v.runtime: v for v in rows if v.subject() == subject}
+            table.add_row(subject, *(_cell(by_rt.get(rt)) for rt in columns))
+        tables.append(table)
+    return tables
+
+
+def summary_line(verdicts: Iterable[VerdictRecord]) -> Text:
+    counts = Counter(v.verdict for v in verdicts)
+    parts: list[tuple[str, str] | str] = []
+    for verdict in ORDER:
+        symbol, style = STYLE[verdict]
+        if parts:
+            parts.append("  ")
+        parts.append((f"{symbol} {counts[verdict]} {verdict}", style if counts[verdict] else "dim"))
+    return Text.assemble(*parts)
+
+
+def print_report(
+    console: Console,
+    verdicts: Sequence[VerdictRecord],
+    *,
+    runtimes: Sequence[str],
+    folder: str,
+    exit_code: int,
+) -> None:
+    """The end-of-run report: tables, then every verdict that needs attention."""
+    for table in verdict_tables(verdicts, runtimes):
+        console.print(table)
+    attention = [
+        v
+        for v in verdicts
+        if v.verdict in (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.INCONCLUSIVE)
+    ]
+    if attention:
+        console.print()
+        for v in attention:
+            symbol, style = STYLE[v.verdict]
+            console.print(
+                Text.assemble(
+                    (f"{symbol} {v.verdict:<12}", style),
+                    f" {v.host}/{v.runtime} {v.subject()}: ",
+                    (v.reason or "", "default"),
+                )
+            )
+    console.print()
+    console.print(summary_line(verdicts))
+    console.print(f"results: {folder}   exit {exit_code}")

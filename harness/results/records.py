@@ -1,0 +1,126 @@
+"""The values a run produces: what the probe saw, what each cell did, and verdicts.
+
+These are the shapes of `cells.jsonl` and `verdicts.jsonl` (see README, "Results").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class CellStatus(StrEnum):
+    """How a cell ended. Only `complete` means the probe finished every check."""
+
+    COMPLETE = "complete"
+    ERROR = "error"  # the probe ran but its output is unusable (crash, garbage, no done line)
+    TIMEOUT = "timeout"  # killed at the cell timeout
+    UNAVAILABLE = "unavailable"  # runtime binary missing on the host
+    UNREACHABLE = "unreachable"  # the host could not be reached or prepared
+    CANCELLED = "cancelled"  # the run was interrupted before the cell finished
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    REGRESSION = "regression"
+    UNEXPECTED = "unexpected"
+    INCONCLUSIVE = "inconclusive"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class FactObservation:
+    """One mechanism fact as the probe reported it."""
+
+    id: str
+    scenario: str
+    status: str  # ok | unavailable | error | timeout
+    value: int | bool | str | None = None
+    errno: str | None = None
+    detail: str | None = None
+    elapsed_ms: float | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.status == "ok"
+
+    def display(self) -> str:
+        """Human form: `7`, `true`, `unavailable (ENOSYS)`, `timeout`."""
+        if self.status == "ok":
+            return json.dumps(self.value) if isinstance(self.value, bool) else str(self.value)
+        if self.status == "unavailable":
+            return f"unavailable ({self.errno})" if self.errno else "unavailable"
+        return self.status
+
+
+@dataclass(frozen=True, slots=True)
+class CellRecord:
+    """One attempt at one (host, runtime) cell, raw probe output included."""
+
+    run_id: str
+    host: str
+    runtime: str
+    kind: str
+    scenarios: list[str]
+    status: CellStatus
+    reason: str | None
+    started: str
+    ended: str
+    elapsed: float
+    exit_status: int | None = None
+    signal: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    probe_start: dict[str, Any] | None = None
+    facts: list[FactObservation] = field(default_factory=list)
+    host_kernel: str | None = None
+    runtime_version: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = str(self.status)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One attempt as it appears in a verdict: its outcome and why."""
+
+    id: str
+    outcome: str
+    errno: str | None = None
+    detail: str | None = None
+    elapsed_ms: float | None = None
+    control: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRecord:
+    """The judgement for one (host, runtime, property or fact)."""
+
+    host: str
+    runtime: str
+    expected: int | bool | str | None
+    observed: int | bool | str | None
+    verdict: Verdict
+    reason: str | None = None
+    fact: str | None = None
+    property: str | None = None
+    errno: str | None = None
+    display: str = ""
+    checks: list[CheckResult] = field(default_factory=list)
+
+    def subject(self) -> str:
+        """The fact or property this verdict is about."""
+        return self.fact or self.property or "?"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = str(self.verdict)
+        if self.fact is None:
+            del data["fact"]
+        if self.property is None:
+            del data["property"]
+        return data

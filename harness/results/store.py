@@ -1,0 +1,106 @@
+"""The results folder: manifest.json, cells.jsonl, verdicts.jsonl.
+
+Records are appended and flushed as they arrive, so an interrupted run keeps
+what it finished. The manifest is replaced atomically (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from harness.errors import ResultsError
+from harness.results.records import CellRecord, VerdictRecord
+
+MANIFEST = "manifest.json"
+CELLS = "cells.jsonl"
+VERDICTS = "verdicts.jsonl"
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def default_folder(matrix_name: str, root: Path = Path("results")) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in matrix_name)[:64]
+    return root / f"{stamp}-{safe}"
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class ResultsStore:
+    """Owns one run's folder. Refuses a folder that already holds a run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._cells: IO[str] | None = None
+        self._verdicts: IO[str] | None = None
+
+    def open(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if (self.folder / MANIFEST).exists() or (self.folder / CELLS).exists():
+                raise ResultsError(f"{self.folder}: already holds a run; choose another --out")
+            self._cells = open(self.folder / CELLS, "x", encoding="utf-8")  # noqa: SIM115
+            self._verdicts = open(self.folder / VERDICTS, "x", encoding="utf-8")  # noqa: SIM115
+        except FileExistsError:
+            raise ResultsError(
+                f"{self.folder}: already holds a run; choose another --out"
+            ) from None
+        except OSError as exc:
+            raise ResultsError(f"{self.folder}: cannot write results: {exc.strerror}") from exc
+
+    def _append(self, stream: IO[str] | None, line: str) -> None:
+        if stream is None:
+            raise ResultsError(f"{self.folder}: results store is not open")
+        try:
+            stream.write(line + "\n")
+            stream.flush()
+        except OSError as exc:
+            raise ResultsError(f"{self.folder}: cannot append results: {exc.strerror}") from exc
+
+    def add_cell(self, cell: CellRecord) -> None:
+        self._append(self._cells, _dump(cell.to_json()))
+
+    def add_verdicts(self, verdicts: Iterable[VerdictRecord]) -> None:
+        for verdict in verdicts:
+            self._append(self._verdicts, _dump(verdict.to_json()))
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Replace manifest.json atomically: readers see the old or the new, never half."""
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".manifest-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(manifest, fh, indent=2, ensure_ascii=False, default=str)
+                fh.write("\n")
+            os.replace(tmp, self.folder / MANIFEST)
+        except OSError as exc:
+            raise ResultsError(f"{self.folder}: cannot write manifest: {exc.strerror}") from exc
+
+    def close(self) -> None:
+        for stream in (self._cells, self._verdicts):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._cells = self._verdicts = None
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Read a results file, ignoring a torn last line from an interrupted write."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows

@@ -1,0 +1,143 @@
+"""Judge observations against expectations.
+
+The rule that matters most: anything short of a complete, trustworthy
+observation is `inconclusive`, never `pass`.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+
+from harness.results.records import (
+    CellRecord,
+    CellStatus,
+    CheckResult,
+    FactObservation,
+    Verdict,
+    VerdictRecord,
+)
+
+Expected = int | bool | str
+_COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
+_OPS: dict[str, Callable[[int, int], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+IDENTITY_FACT = "kernel_release"
+
+
+def describe_expectation(expected: Expected) -> str:
+    return str(expected).lower() if isinstance(expected, bool) else str(expected)
+
+
+def fact_matches(expected: Expected, fact: FactObservation) -> bool:
+    """Does a measured fact satisfy an expectation?
+
+    `"unavailable"` and `"available"` test the status; `">= 3"` style strings
+    compare numbers; anything else must equal the measured value exactly
+    (booleans and numbers are never confused).
+    """
+    if expected == "unavailable":
+        return fact.status == "unavailable"
+    if fact.status != "ok":
+        return False
+    if expected == "available":
+        return True
+    value = fact.value
+    if isinstance(expected, str) and (m := _COMPARISON.match(expected)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return False
+        return _OPS[m.group(1)](value, int(m.group(2)))
+    return type(expected) is type(value) and expected == value
+
+
+def _check(fact: FactObservation) -> CheckResult:
+    return CheckResult(
+        id=fact.id,
+        outcome=fact.status,
+        errno=fact.errno,
+        detail=fact.detail,
+        elapsed_ms=fact.elapsed_ms,
+    )
+
+
+def _identity_verdict(
+    base: VerdictRecord, fact: FactObservation, host_kernel: str | None
+) -> VerdictRecord:
+    """A runtime that promises its own kernel must not report the host's."""
+    if fact.status != "ok" or host_kernel is None:
+        return replace(base, reason="runtime identity: kernel release not measured")
+    if fact.value == host_kernel:
+        reason = f"runtime identity: sandbox reports the host kernel ({host_kernel})"
+        return replace(base, verdict=Verdict.UNEXPECTED, reason=reason)
+    reason = f"runtime identity: sandbox kernel differs from the host's ({host_kernel})"
+    return replace(base, verdict=Verdict.PASS, reason=reason)
+
+
+def judge_fact(
+    cell: CellRecord, fact_id: str, *, expected: Expected | None, own_kernel: bool
+) -> VerdictRecord:
+    """The verdict for one fact of one cell."""
+    identity = fact_id == IDENTITY_FACT and own_kernel and expected is None
+    if identity:
+        expected = f"not {cell.host_kernel}" if cell.host_kernel else "not the host's"
+    base = VerdictRecord(
+        host=cell.host,
+        runtime=cell.runtime,
+        fact=fact_id,
+        expected=expected,
+        observed=None,
+        verdict=Verdict.INCONCLUSIVE,
+    )
+    fact = next((f for f in cell.facts if f.id == fact_id), None)
+    if cell.status is not CellStatus.COMPLETE:
+        return replace(base, reason=f"cell {cell.status}: {cell.reason}", display=str(cell.status))
+    if fact is None:
+        return replace(base, reason="the probe did not report this fact", display="missing")
+    base = replace(
+        base,
+        observed="unavailable" if fact.status == "unavailable" else fact.value,
+        errno=fact.errno,
+        display=fact.display(),
+        checks=[_check(fact)],
+    )
+    if fact.status in ("error", "timeout"):
+        return replace(base, reason=f"{fact.status}: {fact.detail or 'no detail'}")
+    if identity:
+        return _identity_verdict(base, fact, cell.host_kernel)
+    if expected is None:
+        return replace(base, verdict=Verdict.SKIPPED, reason="no expectation: recorded only")
+    if fact_matches(expected, fact):
+        return replace(base, verdict=Verdict.PASS)
+    reason = f"expected {describe_expectation(expected)}, observed {fact.display()}"
+    return replace(base, verdict=Verdict.UNEXPECTED, reason=reason)
+
+
+def judge_facts(
+    cell: CellRecord,
+    *,
+    fact_ids: Iterable[str],
+    expectations: Mapping[str, Expected],
+    own_kernel: bool,
+) -> list[VerdictRecord]:
+    """One verdict per fact of the cell's scenarios, in scenario order."""
+    return [
+        judge_fact(cell, f, expected=expectations.get(f), own_kernel=own_kernel) for f in fact_ids
+    ]
+
+
+def exit_code(verdicts: Iterable[VerdictRecord]) -> int:
+    """The contract: 1 on any mismatch, else 3 on any inconclusive, else 0."""
+    seen = {v.verdict for v in verdicts}
+    if seen & {Verdict.REGRESSION, Verdict.UNEXPECTED}:
+        return 1
+    if Verdict.INCONCLUSIVE in seen:
+        return 3
+    return 0

@@ -1,0 +1,64 @@
+"""What a runtime is: a rewrite of "run the probe with these args" into an argv.
+
+Runtimes never open connections; the runner hands their argv to a transport.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from harness.spec.models import RuntimeSpec
+
+
+@dataclass(frozen=True, slots=True)
+class CellPaths:
+    """Where a cell may put things on its host. `cell_dir` does not exist yet;
+    the invocation creates it if it needs it and cleanup removes it."""
+
+    probe: str
+    workdir: str
+    cell_dir: str
+    cell_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """The one command that starts the sandbox and runs the probe inside it,
+    plus the commands that tear it down if it did not end cleanly."""
+
+    argv: tuple[str, ...]
+    stdin: bytes | None = None
+    cleanup: tuple[tuple[str, ...], ...] = ()
+
+
+class Runtime(abc.ABC):
+    """A named runtime entry from a matrix, bound to its validated spec."""
+
+    kind: ClassVar[str]
+    #: True when the sandbox brings its own kernel (runsc's sentry, a VM guest):
+    #: seeing the host's kernel release inside it means the runtime is not what it claims.
+    own_kernel: ClassVar[bool] = False
+
+    def __init__(self, name: str, spec: RuntimeSpec) -> None:
+        self.name = name
+        self.spec = spec
+
+    @property
+    def promises_own_kernel(self) -> bool:
+        return self.own_kernel
+
+    @property
+    @abc.abstractmethod
+    def binary(self) -> str:
+        """The program that must exist on the host for this runtime to work."""
+
+    def version_argv(self) -> tuple[str, ...] | None:
+        """A command whose output identifies the runtime's version, if it has one."""
+        return None
+
+    @abc.abstractmethod
+    def invocation(self, paths: CellPaths, probe_args: Sequence[str]) -> Invocation:
+        """Turn a probe run into the argv that runs it inside this sandbox."""

@@ -1,0 +1,108 @@
+"""gVisor: run the probe from a generated OCI bundle with `runsc run`.
+
+Not `runsc do`, which exposes the whole host root: the bundle's rootfs holds the
+probe and nothing else, so the sandbox sees only what the bundle grants. State
+lives in a private `--root` so harness never touches other containers.
+
+The whole lifecycle (make the bundle, run, remove it) is one command on the
+host, so a cell costs one round trip; cleanup runs only when it did not finish.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from harness.runtimes.base import CellPaths, Invocation, Runtime
+from harness.spec.models import RunscRuntimeSpec
+
+# A fixed script; every value reaches it as a positional argument, never as text.
+LIFECYCLE = r"""set -eu
+dir=$1; probe=$2; root=$3; id=$4; shift 4
+mkdir -p "$dir/rootfs"
+cp "$probe" "$dir/rootfs/probe"
+cat > "$dir/config.json"
+status=0
+"$@" --root "$root" run --bundle "$dir" "$id" || status=$?
+rm -rf "$dir"
+exit "$status"
+"""
+
+DEFAULT_CAPS = ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"]
+
+
+def bundle_config(*, args: Sequence[str], uid: int, hostname: str = "harness") -> dict[str, Any]:
+    """An OCI runtime config granting a read-only rootfs with the probe, /proc and
+    private tmpfs mounts: nothing of the host's filesystem."""
+    caps = DEFAULT_CAPS if uid == 0 else []
+    return {
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": False,
+            "user": {"uid": uid, "gid": uid},
+            "args": ["/probe", *args],
+            "env": ["PATH=/", "HOME=/tmp"],
+            "cwd": "/",
+            "capabilities": {k: caps for k in ("bounding", "effective", "permitted")},
+            "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
+            "noNewPrivileges": True,
+        },
+        "root": {"path": "rootfs", "readonly": True},
+        "hostname": hostname,
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {
+                "destination": "/dev",
+                "type": "tmpfs",
+                "source": "tmpfs",
+                "options": ["nosuid", "strictatime", "mode=755", "size=65536k"],
+            },
+            {
+                "destination": "/tmp",
+                "type": "tmpfs",
+                "source": "tmpfs",
+                "options": ["nosuid", "nodev", "mode=1777"],
+            },
+        ],
+        "linux": {
+            "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")],
+        },
+    }
+
+
+class RunscRuntime(Runtime):
+    kind = "runsc"
+    own_kernel = True
+    spec: RunscRuntimeSpec
+
+    @property
+    def binary(self) -> str:
+        return self.spec.binary
+
+    def global_flags(self) -> list[str]:
+        flags = [f"--platform={self.spec.platform}"] if self.spec.platform else []
+        return [*flags, *self.spec.flags]
+
+    def version_argv(self) -> tuple[str, ...] | None:
+        return (self.binary, "--version")
+
+    def state_root(self, paths: CellPaths) -> str:
+        return f"{paths.workdir}/runsc-root"
+
+    def invocation(self, paths: CellPaths, probe_args: Sequence[str]) -> Invocation:
+        config = bundle_config(args=probe_args, uid=self.spec.user)
+        root = self.state_root(paths)
+        argv = (
+            "sh", "-c", LIFECYCLE, "harness-runsc",
+            paths.cell_dir, paths.probe, root, paths.cell_id,
+            self.binary, *self.global_flags(),
+        )  # fmt: skip
+        return Invocation(
+            argv=argv,
+            stdin=json.dumps(config).encode(),
+            cleanup=(
+                (self.binary, "--root", root, "delete", "--force", paths.cell_id),
+                ("rm", "-rf", "--", paths.cell_dir),
+            ),
+        )

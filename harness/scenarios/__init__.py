@@ -1,0 +1,19 @@
+"""Scenarios: what the probe attempts, by name.
+
+A scenario is data: the probe does the attempting; the runner composes a scenario
+with a runtime. Scenarios never import runtimes.
+"""
+
+from __future__ import annotations
+
+from harness.scenarios.base import Scenario
+from harness.scenarios.mechanisms import MECHANISMS
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (MECHANISMS,)}
+
+__all__ = ["SCENARIOS", "Scenario", "known_facts"]
+
+
+def known_facts() -> dict[str, str]:
+    """Every fact any scenario measures, with the sentence that explains it."""
+    return {fact: doc for s in SCENARIOS.values() for fact, doc in s.facts.items()}

@@ -1,0 +1,25 @@
+"""Kernel-mechanism facts, measured for audit only.
+
+These are what the old conformance check demanded. They are recorded and can be
+held to an expected value, but a fact never makes a security property pass.
+"""
+
+from __future__ import annotations
+
+from harness.scenarios.base import Scenario
+
+MECHANISMS = Scenario(
+    name="mechanisms",
+    probe_name="mechanisms",
+    summary="Landlock and seccomp facts, and the kernel the sandbox reports",
+    facts={
+        "landlock_abi": "Landlock ABI version, or the errno that refused it",
+        "landlock_enforces": "an empty ruleset handling READ_FILE turns a readable file EACCES",
+        "seccomp_filter": "a seccomp BPF filter can be installed",
+        "seccomp_new_listener": "SECCOMP_FILTER_FLAG_NEW_LISTENER returns a listener fd",
+        "seccomp_notif_round_trip": "a trapped syscall is received and answered by a supervisor",
+        "seccomp_addfd": "SECCOMP_IOCTL_NOTIF_ADDFD injects an fd as the syscall result",
+        "kernel_release": "uname release seen inside the sandbox",
+        "kernel_machine": "uname machine seen inside the sandbox",
+    },
+)

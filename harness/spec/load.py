@@ -1,0 +1,255 @@
+"""Read matrices and inventories from TOML into validated models.
+
+Every failure becomes one `SpecError` naming the file and the dotted key, in the
+same words the user would search their file for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import SpecError
+from harness.scenarios import SCENARIOS, known_facts
+from harness.spec.models import (
+    RUNTIME_SPECS,
+    Host,
+    InventoryFile,
+    Matrix,
+    MatrixFile,
+    RuntimeSpec,
+)
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+M = TypeVar("M", bound=BaseModel)
+
+
+def _display(path: Path) -> str:
+    """Show a path the way the user most likely typed it: relative to cwd if inside."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return str(path)
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
+    shown = _display(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SpecError(shown, "", f"file is larger than {MAX_FILE_BYTES} bytes")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SpecError(shown, "", "no such file") from None
+    except IsADirectoryError:
+        raise SpecError(shown, "", "is a directory, expected a TOML file") from None
+    except OSError as exc:
+        raise SpecError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(shown, "", f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text), raw
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(shown, "", f"invalid TOML: {exc}") from None
+
+
+def _key(prefix: str, loc: Sequence[int | str]) -> str:
+    parts = [prefix] if prefix else []
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
+        else:
+            parts.append(item)
+    return ".".join(parts)
+
+
+def _explain(err: Mapping[str, Any], model: type[BaseModel], loc: Sequence[int | str]) -> str:
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        fields = _fields_at(model, loc[:-1])
+        known = f" (expected one of: {', '.join(sorted(fields))})" if fields else ""
+        return f"unknown key{known}"
+    if kind == "missing":
+        return "required key is missing"
+    value = err.get("input")
+    shown = repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{err.get('msg', 'invalid value').rstrip('.').lower()}, got {shown}"
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """The keys a model accepts at a nested location, for 'expected one of' hints."""
+    current: Any = model
+    for item in loc:
+        if isinstance(item, int) or not (
+            isinstance(current, type) and issubclass(current, BaseModel)
+        ):
+            return []
+        field = current.model_fields.get(item)
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ())
+        current = next(
+            (a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)),
+            None,
+        )
+        if current is None and args and str(annotation).startswith("dict"):
+            current = next(
+                (a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None
+            )
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _validate(model: type[M], data: object, *, file: str, prefix: str = "") -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first.get("loc", ())
+        raise SpecError(file, _key(prefix, loc), _explain(first, model, loc)) from None
+
+
+def _resolve_path(value: str | None, base: Path) -> Path | None:
+    if value is None:
+        return None
+    expanded = Path(os.path.expanduser(value))
+    return expanded if expanded.is_absolute() else (base / expanded)
+
+
+def load_inventory(path: Path) -> list[Host]:
+    """Load one inventory file; relative paths inside it resolve against its folder."""
+    data, _ = _read_toml(path)
+    shown = _display(path)
+    inv = _validate(InventoryFile, data, file=shown)
+    base = path.parent
+    hosts: list[Host] = []
+    d = inv.defaults
+    for name, entry in inv.hosts.items():
+        transport = entry.transport or d.transport
+        address = entry.address or (name if transport == "ssh" else "localhost")
+        if any(c.isspace() for c in address) or address.startswith("-") or "\x00" in address:
+            raise SpecError(shown, f"hosts.{name}.address", f"not a host address: {address!r}")
+        hosts.append(
+            Host(
+                name=name,
+                transport=transport,
+                address=address,
+                port=entry.port or d.port,
+                user=entry.user or d.user,
+                identity_file=_resolve_path(entry.identity_file or d.identity_file, base),
+                known_hosts=_resolve_path(entry.known_hosts or d.known_hosts, base),
+                workdir=entry.workdir or d.workdir,
+                connect_timeout=entry.connect_timeout or d.connect_timeout,
+                max_sessions=entry.max_sessions or d.max_sessions,
+                max_cells=entry.max_cells or d.max_cells,
+                tags=tuple(entry.tags),
+                source=shown,
+            )
+        )
+    return hosts
+
+
+def _select_hosts(
+    selectors: list[str] | None, pool: dict[str, Host], *, file: str
+) -> tuple[Host, ...]:
+    if selectors is None:
+        return tuple(pool.values())
+    chosen: dict[str, Host] = {}
+    for i, sel in enumerate(selectors):
+        if sel.startswith("tag:"):
+            tag = sel[4:]
+            tagged = [h for h in pool.values() if tag in h.tags]
+            if not tagged:
+                raise SpecError(file, f"hosts[{i}]", f"no host has tag {tag!r}")
+            chosen.update((h.name, h) for h in tagged)
+        elif sel in pool:
+            chosen[sel] = pool[sel]
+        else:
+            known = ", ".join(sorted(pool)) or "none"
+            raise SpecError(file, f"hosts[{i}]", f"unknown host {sel!r} (known: {known})")
+    return tuple(chosen.values())
+
+
+def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpec:
+    prefix = f"runtimes.{name}"
+    if not isinstance(raw, dict):
+        raise SpecError(file, prefix, f"expected a table, got {type(raw).__name__}")
+    kind = raw.get("kind")
+    if kind is None:
+        raise SpecError(file, f"{prefix}.kind", "required key is missing")
+    if kind not in RUNTIME_SPECS:
+        known = ", ".join(RUNTIME_SPECS)
+        raise SpecError(file, f"{prefix}.kind", f"unknown kind {kind!r} (expected one of: {known})")
+    spec = _validate(RUNTIME_SPECS[str(kind)], raw, file=file, prefix=prefix)
+    facts = known_facts()
+    for fact in spec.facts:
+        if fact not in facts:
+            raise SpecError(
+                file,
+                f"{prefix}.facts.{fact}",
+                f"unknown fact (expected one of: {', '.join(facts)})",
+            )
+    if spec.kind == "command":
+        if "{probe}" not in spec.argv:
+            raise SpecError(file, f"{prefix}.argv", "must contain the element '{probe}'")
+        if spec.argv.count("{args}") != 1:
+            raise SpecError(file, f"{prefix}.argv", "must contain the element '{args}' once")
+    return spec
+
+
+def load_matrix(path: Path | str) -> Matrix:
+    """Load a matrix and everything it references, or raise one SpecError."""
+    path = Path(path)
+    data, raw = _read_toml(path)
+    shown = _display(path)
+    mf = _validate(MatrixFile, data, file=shown)
+    inventories = [mf.inventory] if isinstance(mf.inventory, str) else mf.inventory
+    if not inventories:
+        raise SpecError(shown, "inventory", "names no inventory file")
+    pool: dict[str, Host] = {}
+    for i, inv in enumerate(inventories):
+        inv_path = _resolve_path(inv, path.parent)
+        assert inv_path is not None
+        if inv_path.resolve() == path.resolve():
+            key = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"
+            raise SpecError(shown, key, "refers to the matrix itself")
+        for host in load_inventory(inv_path):
+            if host.name in pool:
+                raise SpecError(
+                    _display(inv_path),
+                    f"hosts.{host.name}",
+                    f"host already defined in {pool[host.name].source}",
+                )
+            pool[host.name] = host
+    for i, scenario in enumerate(mf.scenarios):
+        if scenario not in SCENARIOS:
+            raise SpecError(
+                shown,
+                f"scenarios[{i}]",
+                f"unknown scenario {scenario!r} (expected one of: {', '.join(SCENARIOS)})",
+            )
+    if not mf.runtimes:
+        raise SpecError(shown, "runtimes", "defines no runtime")
+    runtimes = {
+        name: _load_runtime(name, raw_rt, file=shown) for name, raw_rt in mf.runtimes.items()
+    }
+    return Matrix(
+        name=mf.name,
+        path=path,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        hosts=_select_hosts(mf.hosts, pool, file=shown),
+        runtimes=runtimes,
+        scenarios=tuple(dict.fromkeys(mf.scenarios)),
+        settings=mf.settings,
+    )

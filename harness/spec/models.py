@@ -1,0 +1,150 @@
+"""Validated shapes of inventories and matrices.
+
+Every model forbids unknown keys: a typo in a security matrix must fail loudly,
+not silently drop a flag. Paths are already resolved (relative to the file that
+named them) by the time a model is built.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+FactValue = int | bool | str
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+# --- inventory -------------------------------------------------------------------
+
+
+class HostDefaults(_Strict):
+    """Values every host in one inventory file inherits unless it sets its own."""
+
+    transport: Literal["ssh", "local"] = "ssh"
+    user: str | None = None
+    port: Annotated[int, Field(ge=1, le=65535)] = 22
+    identity_file: str | None = None
+    known_hosts: str | None = None
+    workdir: str | None = None
+    connect_timeout: Annotated[float, Field(gt=0, le=600)] = 15.0
+    max_sessions: Annotated[int, Field(ge=1, le=256)] = 8
+    max_cells: Annotated[int, Field(ge=1, le=256)] = 4
+
+
+class HostEntry(_Strict):
+    """One `[hosts.NAME]` table as written; unset fields fall back to defaults."""
+
+    address: str | None = None
+    transport: Literal["ssh", "local"] | None = None
+    user: str | None = None
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    identity_file: str | None = None
+    known_hosts: str | None = None
+    workdir: str | None = None
+    connect_timeout: Annotated[float, Field(gt=0, le=600)] | None = None
+    max_sessions: Annotated[int, Field(ge=1, le=256)] | None = None
+    max_cells: Annotated[int, Field(ge=1, le=256)] | None = None
+    tags: list[Name] = []
+
+
+class InventoryFile(_Strict):
+    defaults: HostDefaults = HostDefaults()
+    hosts: dict[Name, HostEntry] = {}
+
+
+class Host(_Strict):
+    """A fully resolved host: where it is, how to reach it, and how hard to push it."""
+
+    name: str
+    transport: Literal["ssh", "local"]
+    address: str
+    port: int = 22
+    user: str | None = None
+    identity_file: Path | None = None
+    known_hosts: Path | None = None
+    workdir: str | None = None
+    connect_timeout: float = 15.0
+    max_sessions: int = 8
+    max_cells: int = 4
+    tags: tuple[str, ...] = ()
+    source: str = ""
+
+
+# --- runtimes --------------------------------------------------------------------
+
+
+class _RuntimeBase(_Strict):
+    facts: dict[Name, FactValue] = {}
+
+
+class HostRuntimeSpec(_RuntimeBase):
+    """The probe runs directly on the host: the positive control."""
+
+    kind: Literal["host"]
+
+
+class RunscRuntimeSpec(_RuntimeBase):
+    """gVisor: the probe runs in an OCI bundle the harness generates."""
+
+    kind: Literal["runsc"]
+    binary: str = "runsc"
+    platform: str | None = None
+    flags: list[str] = []
+    user: Annotated[int, Field(ge=0)] = 0
+
+
+class CommandRuntimeSpec(_RuntimeBase):
+    """Any wrapper expressible as an argv template with `{probe}` and `{args}`."""
+
+    kind: Literal["command"]
+    argv: Annotated[list[str], Field(min_length=1)]
+    own_kernel: bool = False
+
+
+RuntimeSpec = HostRuntimeSpec | RunscRuntimeSpec | CommandRuntimeSpec
+
+RUNTIME_SPECS: dict[str, type[HostRuntimeSpec | RunscRuntimeSpec | CommandRuntimeSpec]] = {
+    "host": HostRuntimeSpec,
+    "runsc": RunscRuntimeSpec,
+    "command": CommandRuntimeSpec,
+}
+
+
+# --- matrix ----------------------------------------------------------------------
+
+
+class Settings(_Strict):
+    """How hard to push: cells at once, and how long any one cell may take."""
+
+    concurrency: Annotated[int, Field(ge=1, le=4096)] = 16
+    timeout: Annotated[float, Field(gt=0, le=86400)] = 120.0
+    check_timeout: Annotated[float, Field(gt=0, le=3600)] = 5.0
+
+
+class MatrixFile(_Strict):
+    """A matrix as written; `runtimes` is validated per kind by the loader."""
+
+    name: Name
+    inventory: str | list[str]
+    hosts: list[Name] | None = None
+    scenarios: list[Name] = ["mechanisms"]
+    settings: Settings = Settings()
+    runtimes: dict[Name, dict[str, object]]
+
+
+class Matrix(_Strict):
+    """A loaded matrix: its hosts selected, its runtimes validated, ready to plan."""
+
+    name: str
+    path: Path
+    sha256: str
+    hosts: tuple[Host, ...]
+    runtimes: dict[str, RuntimeSpec]
+    scenarios: tuple[str, ...]
+    settings: Settings

@@ -1,0 +1,165 @@
+"""SSH via asyncssh: one connection per host, reused by every cell.
+
+Host keys are checked strictly against the inventory's known_hosts (default
+~/.ssh/known_hosts). An OpenSSH config cannot switch checking off: harness
+always hands asyncssh an explicit known_hosts. Identity files, the agent and
+~/.ssh/config (ProxyJump included) are honoured by asyncssh itself.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import asyncssh
+
+from harness.errors import HostKeyError, TransportError
+from harness.spec.models import Host
+from harness.transport.base import Completed, Transport
+
+DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
+# Channels closed after a timeout may linger a moment; this bounds the wait.
+CLOSE_GRACE = 2.0
+
+
+def _known_hosts(host: Host) -> str | bytes:
+    path = (host.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+    if path.is_file():
+        return str(path)
+    if host.known_hosts is not None:
+        raise HostKeyError(host.name, f"known_hosts file {path} does not exist")
+    return b""  # no file: nothing is trusted, every key is refused
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+        return f"host key not verifiable: {exc.reason}"
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return f"authentication failed: {exc.reason}"
+    if isinstance(exc, asyncssh.DisconnectError):
+        return f"disconnected: {exc.reason}"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, TimeoutError):
+        return "timed out while connecting"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc) or type(exc).__name__
+
+
+class SSHTransport(Transport):
+    """A host reached over SSH, with a cap on concurrent sessions (MaxSessions)."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host.name
+        self._spec = host
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._sessions = anyio.Semaphore(host.max_sessions)
+
+    def _options(self) -> dict[str, Any]:
+        spec = self._spec
+        options: dict[str, Any] = {
+            "port": spec.port,
+            "known_hosts": _known_hosts(spec),
+            "connect_timeout": spec.connect_timeout,
+            "login_timeout": spec.connect_timeout,
+            "keepalive_interval": 15,
+            "keepalive_count_max": 4,
+        }
+        if spec.user:
+            options["username"] = spec.user
+        if spec.identity_file:
+            path = spec.identity_file.expanduser()
+            if not path.is_file():
+                raise TransportError(spec.name, f"identity file {path} does not exist")
+            options["client_keys"] = [str(path)]
+        return options
+
+    async def connect(self) -> None:
+        if self._conn is not None:
+            return
+        try:
+            self._conn = await asyncssh.connect(self._spec.address, **self._options())
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise HostKeyError(self.host, _describe(exc)) from exc
+        except (OSError, asyncssh.Error, TimeoutError) as exc:
+            raise TransportError(self.host, _describe(exc)) from exc
+
+    def _connection(self) -> asyncssh.SSHClientConnection:
+        if self._conn is None:
+            raise TransportError(self.host, "not connected")
+        return self._conn
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float | None = None,
+    ) -> Completed:
+        conn = self._connection()
+        command = shlex.join(argv)
+        started = time.monotonic()
+        async with self._sessions:
+            try:
+                result = await conn.run(
+                    command, input=stdin, encoding=None, check=False, timeout=timeout
+                )
+            except asyncssh.TimeoutError as exc:
+                return Completed(
+                    argv=tuple(argv),
+                    exit_status=None,
+                    signal=None,
+                    stdout=_text(exc.stdout),
+                    stderr=_text(exc.stderr),
+                    elapsed=time.monotonic() - started,
+                    timed_out=True,
+                )
+            except (OSError, asyncssh.Error) as exc:
+                raise TransportError(self.host, _describe(exc)) from exc
+        return Completed(
+            argv=tuple(argv),
+            exit_status=result.exit_status,
+            signal=result.exit_signal[0] if result.exit_signal else None,
+            stdout=_text(result.stdout),
+            stderr=_text(result.stderr),
+            elapsed=time.monotonic() - started,
+        )
+
+    async def put_file(self, source: Path, dest: str, *, mode: int = 0o644) -> None:
+        conn = self._connection()
+        async with self._sessions:
+            try:
+                async with conn.start_sftp_client() as sftp:
+                    await sftp.put(str(source), dest)
+                    await sftp.chmod(dest, mode)
+            except (OSError, asyncssh.Error) as exc:
+                raise TransportError(self.host, f"upload to {dest}: {_describe(exc)}") from exc
+
+    async def get_file(self, source: str, dest: Path) -> None:
+        conn = self._connection()
+        async with self._sessions:
+            try:
+                async with conn.start_sftp_client() as sftp:
+                    await sftp.get(source, str(dest))
+            except (OSError, asyncssh.Error) as exc:
+                raise TransportError(self.host, f"download {source}: {_describe(exc)}") from exc
+
+    async def aclose(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            conn.close()
+            with anyio.move_on_after(CLOSE_GRACE, shield=True):
+                await conn.wait_closed()
+
+
+def _text(data: object) -> str:
+    if data is None:
+        return ""
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "replace")
+    return str(data)
