@@ -3,7 +3,7 @@
 Exit codes: 0 every verdict passed or was skipped; 1 a regression or unexpected
 verdict; 2 bad input (matrix, names, flags); 3 no mismatch but something was
 inconclusive (the lab is broken, not the sandbox); 130/143 interrupted by
-SIGINT/SIGTERM (what finished is kept).
+SIGINT/SIGTERM (what finished is kept); 70 an internal error (a bug).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import logging
 import signal
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ NoArgsIsHelp: type[click.UsageError] = getattr(
     click.exceptions, "NoArgsIsHelpError", click.exceptions.UsageError
 )
 EXIT_OK, EXIT_MISMATCH, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE: distinct from every verdict code
 EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 err_console = Console(stderr=True, highlight=False)
@@ -169,8 +171,11 @@ def run(
     if fmt == "json":
         click.echo(json.dumps([v.to_json() for v in result.verdicts], indent=2, default=str))
     else:
+        out_console = Console(highlight=False)
+        if not out_console.is_terminal:
+            out_console.width = max(out_console.width, 160)  # logs and pipes: no wrap at 80
         print_report(
-            Console(highlight=False),
+            out_console,
             result.verdicts,
             runtimes=list(loaded.runtimes),
             folder=str(folder),
@@ -229,3 +234,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         _fail(EXIT_INCONCLUSIVE, str(exc))
     except click.exceptions.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except Exception:  # a bug: keep the traceback, but never pass as a verdict code
+        traceback.print_exc()
+        _fail(EXIT_INTERNAL, "internal error (a bug in harness; the traceback is above)")

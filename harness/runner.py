@@ -7,10 +7,11 @@ recorded with its reason and the rest of the matrix goes on.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio
@@ -18,7 +19,7 @@ import anyio
 from harness._version import __version__
 from harness.errors import HarnessError, TransportError
 from harness.probe import BuiltProbe
-from harness.probe.protocol import parse_output, probe_args
+from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results import (
     CellRecord,
     CellStatus,
@@ -33,6 +34,8 @@ from harness.scenarios import SCENARIOS
 from harness.spec import Host, Matrix
 from harness.staging import HostState, RuntimeStatus, check_runtimes, stage_probe
 from harness.transport import Completed, Transport, open_transport
+
+log = logging.getLogger(__name__)
 
 # The remote `timeout` sends TERM at the deadline and KILL this much later.
 KILL_GRACE = 5.0
@@ -121,6 +124,35 @@ class RunOutcome:
         return exit_code(self.verdicts)
 
 
+def cell_status(
+    done: Completed, output: ProbeOutput, *, elapsed: float, timeout: float
+) -> tuple[CellStatus, str | None]:
+    """How a finished sandbox command ended, judged strictly: only a clean exit
+    with complete probe output is `complete`."""
+    if done.timed_out or (done.exit_status in TIMEOUT_EXITS and elapsed >= timeout - 0.5):
+        return CellStatus.TIMEOUT, f"exceeded the {timeout:g}s cell timeout; sandbox killed"
+    if not output.complete:
+        why = output.failure()
+        if done.exit_status not in (0, None) or done.signal:
+            tail = (done.stderr.strip().splitlines() or [""])[-1][:200]
+            exit_text = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
+            why = f"{why} ({exit_text}{': ' + tail if tail else ''})"
+        return CellStatus.ERROR, why
+    if not done.ok:
+        shown = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
+        return CellStatus.ERROR, f"probe completed but the runtime ended with {shown}"
+    return CellStatus.COMPLETE, None
+
+
+def kill_tagged(cell_id: str) -> tuple[str, ...]:
+    """A command killing every process whose command line names the cell.
+
+    The bracket keeps the pattern from matching the shell that runs pkill itself;
+    ids have a fixed width, so one never matches a prefix of another.
+    """
+    return ("pkill", "-KILL", "-f", "--", f"[{cell_id[0]}]{cell_id[1:]}")
+
+
 class Runner:
     """Executes one plan into one results store."""
 
@@ -175,28 +207,31 @@ class Runner:
         self.observer.cell_finished(cell, record, verdicts)
         return verdicts
 
+    def _blank(
+        self, cell: Cell, status: CellStatus, reason: str | None, *, state: HostState | None
+    ) -> CellRecord:
+        """A cell record with no probe output yet; `replace` fills in the rest."""
+        now = utc_now()
+        runtime = state.runtimes.get(cell.runtime.name) if state else None
+        return CellRecord(
+            run_id=self.outcome.run_id,
+            host=cell.host.name,
+            runtime=cell.runtime.name,
+            kind=cell.runtime.kind,
+            scenarios=list(cell.scenarios),
+            status=status,
+            reason=reason,
+            started=now,
+            ended=now,
+            elapsed=0.0,
+            host_kernel=state.kernel_release if state else None,
+            runtime_version=runtime.version if runtime else None,
+        )
+
     def _failed(
         self, cell: Cell, status: CellStatus, reason: str, *, state: HostState | None = None
     ) -> None:
-        now = utc_now()
-        status_of = state.runtimes.get(cell.runtime.name) if state else None
-        self._record(
-            cell,
-            CellRecord(
-                run_id=self.outcome.run_id,
-                host=cell.host.name,
-                runtime=cell.runtime.name,
-                kind=cell.runtime.kind,
-                scenarios=list(cell.scenarios),
-                status=status,
-                reason=reason,
-                started=now,
-                ended=now,
-                elapsed=0.0,
-                host_kernel=state.kernel_release if state else None,
-                runtime_version=status_of.version if status_of else None,
-            ),
-        )
+        self._record(cell, self._blank(cell, status, reason, state=state))
 
     # -- the run -----------------------------------------------------------------------
 
@@ -258,14 +293,22 @@ class Runner:
             return
         async with self._limit, host_limit:
             self.observer.cell_started(cell)
-            record = await self._execute(transport, state, cell, status)
+            try:
+                record = await self._execute(transport, state, cell)
+            except anyio.get_cancelled_exc_class():
+                # Interrupted mid-cell: its sandbox was torn down by _execute; say so.
+                self._failed(cell, CellStatus.CANCELLED, "run interrupted", state=state)
+                raise
+            except Exception as exc:  # a bug must cost one cell, not the matrix
+                log.exception("internal error in cell %s", cell.key)
+                why = f"internal error: {type(exc).__name__}: {exc}"
+                self._failed(cell, CellStatus.ERROR, why, state=state)
+                return
         self._record(cell, record)
 
-    async def _execute(
-        self, transport: Transport, state: HostState, cell: Cell, status: RuntimeStatus
-    ) -> CellRecord:
+    async def _execute(self, transport: Transport, state: HostState, cell: Cell) -> CellRecord:
         self._serial += 1
-        cell_id = f"harness-{self.outcome.run_id}-{self._serial}"
+        cell_id = f"harness-{self.outcome.run_id}-{self._serial:05d}"
         paths = CellPaths(
             probe=state.probe_path,
             workdir=state.workdir,
@@ -277,6 +320,7 @@ class Runner:
             [SCENARIOS[s].probe_name for s in cell.scenarios],
             check_timeout=self.settings.check_timeout,
             deadline=timeout,
+            tag=cell_id,
         )
         invocation = cell.runtime.invocation(paths, args)
         argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *invocation.argv)
@@ -290,45 +334,29 @@ class Runner:
         finally:
             if done is None or not done.ok:
                 with anyio.CancelScope(shield=True):
-                    await self._cleanup(transport, invocation.cleanup)
+                    await self._cleanup(transport, (kill_tagged(cell_id), *invocation.cleanup))
         elapsed = time.monotonic() - t0
-        base = {
-            "run_id": self.outcome.run_id,
-            "host": cell.host.name,
-            "runtime": cell.runtime.name,
-            "kind": cell.runtime.kind,
-            "scenarios": list(cell.scenarios),
-            "started": started,
-            "ended": utc_now(),
-            "elapsed": round(elapsed, 3),
-            "host_kernel": state.kernel_release,
-            "runtime_version": status.version,
-        }
+        blank = replace(
+            self._blank(cell, CellStatus.UNREACHABLE, reason, state=state),
+            started=started,
+            ended=utc_now(),
+            elapsed=round(elapsed, 3),
+        )
         if done is None:
-            return CellRecord(**base, status=CellStatus.UNREACHABLE, reason=reason)  # type: ignore[arg-type]
+            return blank
         output = parse_output(done.stdout)
-        raw = {
-            "exit_status": done.exit_status,
-            "signal": done.signal,
-            "stdout": done.stdout,
-            "stderr": done.stderr[-4000:],
-            "probe_start": output.start,
-            "facts": output.facts,
-        }
-        if done.timed_out or (done.exit_status in TIMEOUT_EXITS and elapsed >= timeout - 0.5):
-            why = f"exceeded the {timeout:g}s cell timeout; sandbox killed"
-            return CellRecord(**base, **raw, status=CellStatus.TIMEOUT, reason=why)  # type: ignore[arg-type]
-        if not output.complete:
-            why = output.failure()
-            if done.exit_status not in (0, None) or done.signal:
-                tail = (done.stderr.strip().splitlines() or [""])[-1][:200]
-                exit_text = done.signal or f"exit {done.exit_status}"
-                why = f"{why} ({exit_text}{': ' + tail if tail else ''})"
-            return CellRecord(**base, **raw, status=CellStatus.ERROR, reason=why)  # type: ignore[arg-type]
-        if not done.ok:
-            why = f"probe completed but the runtime exited {done.signal or done.exit_status}"
-            return CellRecord(**base, **raw, status=CellStatus.ERROR, reason=why)  # type: ignore[arg-type]
-        return CellRecord(**base, **raw, status=CellStatus.COMPLETE, reason=None)  # type: ignore[arg-type]
+        cell_state, why = cell_status(done, output, elapsed=elapsed, timeout=timeout)
+        return replace(
+            blank,
+            status=cell_state,
+            reason=why,
+            exit_status=done.exit_status,
+            signal=done.signal,
+            stdout=done.stdout,
+            stderr=done.stderr[-4000:],
+            probe_start=output.start,
+            facts=output.facts,
+        )
 
     async def _cleanup(self, transport: Transport, commands: tuple[tuple[str, ...], ...]) -> None:
         """Best effort teardown; a cleanup that fails is not worth failing the run."""

@@ -543,6 +543,13 @@ static void chk_kernel_machine(void)
 
 struct check { const char *scenario, *id; void (*fn)(void); };
 
+/* selftest: only for testing the harness's own fault handling. */
+static void chk_selftest_hang(void)
+{
+    for (;;)
+        pause();
+}
+
 static const struct check checks[] = {
     { "mechanisms", "landlock_abi", chk_landlock_abi },
     { "mechanisms", "landlock_enforces", chk_landlock_enforces },
@@ -552,6 +559,7 @@ static const struct check checks[] = {
     { "mechanisms", "seccomp_addfd", chk_seccomp_addfd },
     { "mechanisms", "kernel_release", chk_kernel_release },
     { "mechanisms", "kernel_machine", chk_kernel_machine },
+    { "selftest", "selftest_hang", chk_selftest_hang },
 };
 #define NCHECKS (sizeof checks / sizeof checks[0])
 
@@ -577,6 +585,7 @@ static void run_check(const struct check *c)
         frag_status(&frag, "error", errno, "pipe() for the check child failed");
         goto report;
     }
+    pid_t parent = getpid();
     if ((pid = fork()) < 0) {
         frag_status(&frag, "error", errno, "fork() of the check child failed");
         close(p[0]);
@@ -585,6 +594,11 @@ static void run_check(const struct check *c)
     }
     if (pid == 0) {
         setpgid(0, 0);
+        /* Die with the parent: a probe killed at the cell timeout must not
+         * leave a check child behind in its own process group. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1); /* the parent died before PDEATHSIG was armed */
         close(p[0]);
         g_resfd = p[1];
         c->fn();
@@ -690,6 +704,18 @@ static void on_deadline(int sig)
     _exit(3);
 }
 
+/* SIGTERM/SIGINT/SIGHUP (e.g. from `timeout` at the cell deadline): take the
+ * running check's process group down too, then go. */
+static void on_term(int sig)
+{
+    pid_t c = g_child;
+    if (c > 0) {
+        kill(-c, SIGKILL);
+        kill(c, SIGKILL);
+    }
+    _exit(128 + sig);
+}
+
 static long parse_ms(const char *opt, const char *s)
 {
     char *end;
@@ -719,7 +745,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "run"))
-        fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] SCENARIO... | probe version");
+        fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] SCENARIO... | probe version");
 
     int i = 2;
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -727,6 +753,8 @@ int main(int argc, char **argv)
             g_check_timeout_ms = (int)parse_ms(argv[i], argv[i + 1]), i++;
         else if (!strcmp(argv[i], "--deadline-ms") && i + 1 < argc)
             g_deadline_ms = parse_ms(argv[i], argv[i + 1]), i++;
+        else if (!strcmp(argv[i], "--tag") && i + 1 < argc)
+            i++; /* names the cell in the process list, so the harness can find it */
         else
             fatal(2, "bad argument: %s", argv[i]);
     }
@@ -740,6 +768,10 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_deadline;
     sigaction(SIGALRM, &sa, NULL);
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     struct itimerval itv = { .it_value = { .tv_sec = g_deadline_ms / 1000,
                                            .tv_usec = (g_deadline_ms % 1000) * 1000 } };
     setitimer(ITIMER_REAL, &itv, NULL);

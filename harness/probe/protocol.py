@@ -17,10 +17,18 @@ PROTOCOL = 1
 FACT_STATUSES = frozenset({"ok", "unavailable", "error", "timeout"})
 
 
-def probe_args(scenarios: Sequence[str], *, check_timeout: float, deadline: float) -> list[str]:
-    """Arguments for `probe run`: per-check and whole-run limits, then scenarios."""
+def probe_args(
+    scenarios: Sequence[str], *, check_timeout: float, deadline: float, tag: str
+) -> list[str]:
+    """Arguments for `probe run`: limits, a tag naming the cell, then scenarios.
+
+    The tag puts the cell id in the probe's command line (and so in the remote
+    `timeout` wrapper's), which is how cleanup finds what a dropped cell left.
+    """
     return [
         "run",
+        "--tag",
+        tag,
         "--check-timeout-ms",
         str(max(1, int(check_timeout * 1000))),
         "--deadline-ms",

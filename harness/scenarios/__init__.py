@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from harness.scenarios.base import Scenario
 from harness.scenarios.mechanisms import MECHANISMS
+from harness.scenarios.selftest import SELFTEST
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (MECHANISMS,)}
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (MECHANISMS, SELFTEST)}
 
 __all__ = ["SCENARIOS", "Scenario", "known_facts"]
 

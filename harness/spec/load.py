@@ -85,30 +85,31 @@ def _explain(err: Mapping[str, Any], model: type[BaseModel], loc: Sequence[int |
     return f"{err.get('msg', 'invalid value').rstrip('.').lower()}, got {shown}"
 
 
+def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """The model an annotation holds, and whether it sits inside a dict (keyed by name)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    args = getattr(annotation, "__args__", ())
+    is_dict = getattr(annotation, "__origin__", None) is dict
+    for arg in args:
+        found, nested = _model_in(arg)
+        if found is not None:
+            return found, is_dict or nested
+    return None, False
+
+
 def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
     """The keys a model accepts at a nested location, for 'expected one of' hints."""
-    current: Any = model
+    current: type[BaseModel] | None = model
+    skip_key = False
     for item in loc:
-        if isinstance(item, int) or not (
-            isinstance(current, type) and issubclass(current, BaseModel)
-        ):
+        if skip_key:
+            skip_key = False
+            continue
+        if current is None or isinstance(item, int) or item not in current.model_fields:
             return []
-        field = current.model_fields.get(item)
-        if field is None:
-            return []
-        annotation = field.annotation
-        args = getattr(annotation, "__args__", ())
-        current = next(
-            (a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)),
-            None,
-        )
-        if current is None and args and str(annotation).startswith("dict"):
-            current = next(
-                (a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None
-            )
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
+        current, skip_key = _model_in(current.model_fields[item].annotation)
+    return list(current.model_fields) if current is not None and not skip_key else []
 
 
 def _validate(model: type[M], data: object, *, file: str, prefix: str = "") -> M:

@@ -1,0 +1,115 @@
+"""Shared fixtures: one set of real sshd instances for the whole session."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.lab import Sshd, free_port, keygen, require_tool, start_sshd
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Lab:
+    """Two real sshd hosts: `trusted` is in known_hosts, `stranger` is not."""
+
+    folder: Path
+    client_key: Path
+    known_hosts: Path
+    trusted: Sshd
+    stranger: Sshd
+    dead_address: str
+    dead_port: int
+
+    def inventory(self, path: Path, *, extra: str = "") -> Path:
+        """Write an inventory naming the lab's hosts; each gets its own workdir."""
+        path.write_text(
+            f"""
+[defaults]
+user = "root"
+identity_file = "{self.client_key}"
+known_hosts = "{self.known_hosts}"
+connect_timeout = 10
+
+[hosts.trusted]
+address = "{self.trusted.address}"
+port = {self.trusted.port}
+workdir = "{path.parent}/work-trusted"
+tags = ["lab"]
+
+[hosts.stranger]
+address = "{self.stranger.address}"
+port = {self.stranger.port}
+workdir = "{path.parent}/work-stranger"
+
+[hosts.dead]
+address = "{self.dead_address}"
+port = {self.dead_port}
+workdir = "{path.parent}/work-dead"
+connect_timeout = 3
+{extra}
+"""
+        )
+        return path
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """Start the sshd instances once; every SSH test shares them."""
+    require_tool("sshd")
+    require_tool("ssh-keygen")
+    folder = tmp_path_factory.mktemp("lab")
+    client_key = folder / "client_key"
+    client_pub = keygen(client_key, "harness-tests")
+    authorized = folder / "authorized_keys"
+    authorized.write_text(client_pub + "\n")
+    started: list[Sshd] = []
+    try:
+        trusted = start_sshd(folder, name="trusted", address="127.0.0.2", authorized=authorized)
+        started.append(trusted)
+        stranger = start_sshd(folder, name="stranger", address="127.0.0.3", authorized=authorized)
+        started.append(stranger)
+        known_hosts = folder / "known_hosts"
+        known_hosts.write_text(trusted.known_hosts_line() + "\n")
+        yield Lab(
+            folder=folder,
+            client_key=client_key,
+            known_hosts=known_hosts,
+            trusted=trusted,
+            stranger=stranger,
+            dead_address="127.0.0.4",
+            dead_port=free_port("127.0.0.4"),
+        )
+    finally:
+        for sshd in started:
+            sshd.stop()
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def harness_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 240) -> CliResult:
+    """Run the real `harness` command in a subprocess, as a user would."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)

@@ -1,0 +1,262 @@
+"""Whole runs of `harness run` on this machine (local transport), real runtimes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, harness_cli
+from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
+from tests.lab import require_tool
+
+
+@pytest.fixture(scope="module")
+def shipped_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
+    """One run of the shipped default matrix, shared by the tests that read it."""
+    require_tool("runsc")
+    require_tool("bwrap")
+    out = tmp_path_factory.mktemp("local") / "results"
+    result = harness_cli("run", "matrices/local.toml", "--out", out)
+    return result.code, result.stdout + result.stderr, out
+
+
+def test_local_matrix_passes(shipped_run: tuple[int, str, Path]) -> None:
+    """README's default demo exits 0 and prints the facts x runtimes table."""
+    code, output, _ = shipped_run
+    assert code == 0, output
+    assert "host: localhost" in output
+    assert "unavailable (ENOSYS)" in output
+    assert "results:" in output
+
+
+def test_local_matrix_reproduces_the_seed_measurement(shipped_run: tuple[int, str, Path]) -> None:
+    """Host: a Landlock ABI number and a listener fd; runsc: ENOSYS and EINVAL."""
+    _, _, out = shipped_run
+    v = verdicts_of(out)
+    host_abi = v[("localhost", "host", "landlock_abi")]
+    assert isinstance(host_abi["observed"], int) and host_abi["observed"] >= 1
+    assert v[("localhost", "host", "seccomp_new_listener")]["observed"] is True
+    runsc_abi = v[("localhost", "runsc", "landlock_abi")]
+    assert (runsc_abi["observed"], runsc_abi["errno"], runsc_abi["verdict"]) == (
+        "unavailable",
+        "ENOSYS",
+        "pass",
+    )
+    listener = v[("localhost", "runsc", "seccomp_new_listener")]
+    assert (listener["observed"], listener["errno"], listener["verdict"]) == (
+        "unavailable",
+        "EINVAL",
+        "pass",
+    )
+    assert v[("localhost", "runsc", "kernel_release")]["verdict"] == "pass"
+    assert v[("localhost", "bwrap", "landlock_abi")]["observed"] == host_abi["observed"]
+
+
+def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path]) -> None:
+    """manifest.json, cells.jsonl (raw output included) and verdicts.jsonl are written."""
+    _, _, out = shipped_run
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["matrix"]["path"].endswith("matrices/local.toml")
+    assert len(manifest["matrix"]["sha256"]) == 64
+    assert manifest["started"] and manifest["ended"] and manifest["exit_code"] == 0
+    host = manifest["hosts"]["localhost"]
+    assert host["kernel_release"] == os.uname().release
+    assert "runsc version" in host["runtimes"]["runsc"]["version"]
+    cells = cells_of(out)
+    assert set(cells) == {("localhost", "host"), ("localhost", "runsc"), ("localhost", "bwrap")}
+    assert all(c["status"] == "complete" for c in cells.values())
+    assert '"type":"done"' in cells[("localhost", "runsc")]["stdout"]
+    for row in verdicts_of(out).values():
+        assert {"host", "runtime", "expected", "observed", "verdict", "checks"} <= set(row)
+
+
+def _matrix(tmp: Path, body: str, *, top: str = "") -> Path:
+    """A matrix on this machine with a private workdir; `top` adds top-level keys."""
+    (tmp / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp}/work"\n'
+    )
+    path = tmp / "m.toml"
+    path.write_text(f'name = "t"\ninventory = "inv.toml"\n{top}\n{body}')
+    return path
+
+
+def test_impostor_runtime_exits_1(tmp_path: Path) -> None:
+    """A 'gvisor' that is really the host kernel is caught by runtime identity: exit 1."""
+    require_tool("bwrap")
+    matrix = _matrix(
+        tmp_path,
+        """
+[runtimes.gvisor]
+kind = "command"
+own_kernel = true
+argv = ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--dev", "/dev", "--proc", "/proc",
+        "--", "{probe}", "{args}"]
+facts = { landlock_abi = "unavailable" }
+""",
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 1, result.stderr
+    v = verdicts_of(tmp_path / "out")
+    identity = v[("localhost", "gvisor", "kernel_release")]
+    assert identity["verdict"] == "unexpected"
+    assert "sandbox reports the host kernel" in identity["reason"]
+    assert v[("localhost", "gvisor", "landlock_abi")]["verdict"] == "unexpected"
+    assert "runtime identity: sandbox reports the host kernel" in result.stdout
+
+
+def test_missing_runtime_is_inconclusive_exit_3(tmp_path: Path) -> None:
+    """A runtime binary missing on the host: inconclusive with a reason, exit 3."""
+    matrix = _matrix(
+        tmp_path,
+        """
+[runtimes.host]
+kind = "host"
+[runtimes.runsc-missing]
+kind = "runsc"
+binary = "/nonexistent/runsc"
+facts = { landlock_abi = "unavailable" }
+""",
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out", "--format", "json")
+    assert result.code == 3, result.stderr
+    rows = json.loads(result.stdout)
+    missing = [r for r in rows if r["runtime"] == "runsc-missing"]
+    assert missing and all(r["verdict"] == "inconclusive" for r in missing)
+    assert "runtime unavailable on the host: /nonexistent/runsc: not found" in missing[0]["reason"]
+    assert all(r["verdict"] == "skipped" for r in rows if r["runtime"] == "host")
+
+
+def test_invalid_matrix_exits_2_without_running(tmp_path: Path) -> None:
+    """A bad matrix: exit 2, one line naming file and key, and no results folder."""
+    matrix = _matrix(tmp_path, '[runtimes.x]\nkind = "runc"\n')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1
+    assert "runtimes.x.kind: unknown kind 'runc'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
+    """`--runtime` naming no runtime of the matrix is bad input."""
+    result = harness_cli("run", "matrices/local.toml", "--runtime", "kata", "--out", tmp_path / "o")
+    assert result.code == 2
+    assert result.stderr.strip() == (
+        "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap)"
+    )
+
+
+def test_filters_narrow_the_run(tmp_path: Path) -> None:
+    """`--runtime` runs only the named runtime's cell."""
+    result = harness_cli(
+        "run",
+        "matrices/local.toml",
+        "--runtime",
+        "host",
+        "--out",
+        tmp_path / "o",
+        "--format",
+        "json",
+    )
+    assert result.code == 0, result.stderr
+    assert {r["runtime"] for r in json.loads(result.stdout)} == {"host"}
+
+
+def test_hung_cells_are_killed_at_the_timeout(tmp_path: Path) -> None:
+    """A sandbox that hangs is killed at the cell timeout; nothing is left running."""
+    require_tool("runsc")
+    matrix = _matrix(
+        tmp_path,
+        """
+[settings]
+timeout = 3
+check_timeout = 600
+[runtimes.host]
+kind = "host"
+[runtimes.runsc]
+kind = "runsc"
+flags = ["--network=none"]
+""",
+        top='scenarios = ["selftest"]',
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out", timeout=60)
+    assert result.code == 3, result.stdout + result.stderr
+    cells = cells_of(tmp_path / "out")
+    for runtime in ("host", "runsc"):
+        cell = cells[("localhost", runtime)]
+        assert cell["status"] == "timeout", cell
+        assert cell["elapsed"] < 3 + 10
+        assert "exceeded the 3s cell timeout" in cell["reason"]
+    assert leftovers(str(tmp_path / "work")) == []
+    assert runsc_containers(tmp_path / "work" / "runsc-root") == []
+    assert list((tmp_path / "work" / "cells").iterdir()) == []
+
+
+def test_help_explains_the_verbs() -> None:
+    """`harness --help` and `harness run --help` describe what they do."""
+    top = harness_cli("--help")
+    assert top.code == 0
+    assert "run" in top.stdout and "validate" in top.stdout
+    sub = harness_cli("run", "--help")
+    assert "--out" in sub.stdout and "Exit 0" in sub.stdout
+
+
+def test_root_is_the_repository() -> None:
+    """The tests run against this checkout's matrices."""
+    assert (ROOT / "matrices" / "local.toml").is_file()
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_stops_cleanly_and_keeps_results(
+    tmp_path: Path, signum: signal.Signals, code: int
+) -> None:
+    """SIGINT/SIGTERM mid-run: sandboxes torn down, records kept, manifest marked."""
+    require_tool("runsc")
+    matrix = _matrix(
+        tmp_path,
+        """
+[settings]
+timeout = 120
+check_timeout = 600
+[runtimes.host]
+kind = "host"
+[runtimes.runsc]
+kind = "runsc"
+flags = ["--network=none"]
+""",
+        top='scenarios = ["selftest"]',
+    )
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(leftovers("selftest", wait=0)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # let runsc get the probe going
+        started = time.monotonic()
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == code, stdout + stderr
+    assert time.monotonic() - started < 20
+    assert "interrupted" in stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["interrupted"] is True and manifest["ended"]
+    statuses = {c["status"] for c in cells_of(out).values()}
+    assert statuses == {"cancelled"}
+    assert leftovers(str(tmp_path / "work")) == []
+    assert runsc_containers(tmp_path / "work" / "runsc-root") == []
