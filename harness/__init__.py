@@ -2,7 +2,8 @@
 
 from harness._version import __version__
 from harness.errors import HarnessError, SpecError
-from harness.runner import Plan, RunOutcome, execute, make_plan
+from harness.plan import Plan, make_plan
+from harness.runner import RunOutcome, execute
 from harness.spec import load_matrix
 
 __all__ = [

@@ -3,6 +3,11 @@
 One connection per host, one sandbox start per cell, a global and a per-host
 limit, a per-cell timeout that kills the sandbox. A host or cell that fails is
 recorded with its reason and the rest of the matrix goes on.
+
+Per host: connect, stage the probe, check runtimes, start the canary and the
+privilege helpers if a scenario needs them. Per cell: make the sentinels, run
+the sandbox once, gather host-side evidence, wait for the host's control cell,
+judge, record.
 """
 
 from __future__ import annotations
@@ -12,28 +17,31 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 
 from harness._version import __version__
 from harness.errors import HarnessError, TransportError
+from harness.fixtures.canary import RunningCanary, canary_events, start_canary, stop_canary
+from harness.fixtures.decisions import fetch_records
+from harness.fixtures.filesystem import Sentinels, inspect_sentinels, make_sentinels
+from harness.fixtures.helpers import Helpers, stage_helpers
+from harness.judge import judge_cell
+from harness.plan import Cell, Plan, make_plan
 from harness.probe import BuiltProbe
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
-from harness.results import (
-    CellRecord,
-    CellStatus,
-    ResultsStore,
-    VerdictRecord,
-    exit_code,
-    judge_facts,
-)
+from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
+from harness.results.attribution import find_record
 from harness.results.store import utc_now
-from harness.runtimes import CellPaths, Runtime, make_runtime
+from harness.runtimes import CellPaths
 from harness.scenarios import SCENARIOS
-from harness.spec import Host, Matrix
-from harness.staging import HostState, RuntimeStatus, check_runtimes, stage_probe
+from harness.scenarios.attribution import ALLOWED_CONNECT
+from harness.spec import Host
+from harness.staging import HostState, check_runtimes, stage_probe
 from harness.transport import Completed, Transport, open_transport
+
+__all__ = ["Cell", "Plan", "RunOutcome", "Runner", "execute", "make_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -43,49 +51,6 @@ KILL_GRACE = 5.0
 LOCAL_GRACE = 10.0
 CLEANUP_TIMEOUT = 30.0
 TIMEOUT_EXITS = (124, 137)
-
-
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """One (host, runtime) pair: one sandbox start runs all its scenarios."""
-
-    host: Host
-    runtime: Runtime
-    scenarios: tuple[str, ...]
-
-    @property
-    def key(self) -> str:
-        return f"{self.host.name}/{self.runtime.name}"
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    matrix: Matrix
-    cells: tuple[Cell, ...]
-
-    @property
-    def hosts(self) -> tuple[Host, ...]:
-        return tuple(dict.fromkeys(c.host for c in self.cells))
-
-
-def make_plan(
-    matrix: Matrix,
-    *,
-    hosts: Sequence[str] = (),
-    runtimes: Sequence[str] = (),
-    scenarios: Sequence[str] = (),
-) -> Plan:
-    """Cells for the matrix, narrowed by the CLI filters (already validated)."""
-    chosen_scenarios = tuple(s for s in matrix.scenarios if not scenarios or s in scenarios)
-    bound = {name: make_runtime(name, spec) for name, spec in matrix.runtimes.items()}
-    cells = tuple(
-        Cell(host=h, runtime=rt, scenarios=chosen_scenarios)
-        for h in matrix.hosts
-        if not hosts or h.name in hosts
-        for name, rt in bound.items()
-        if not runtimes or name in runtimes
-    )
-    return Plan(matrix=matrix, cells=cells)
 
 
 class Observer(Protocol):
@@ -153,6 +118,20 @@ def kill_tagged(cell_id: str) -> tuple[str, ...]:
     return ("pkill", "-KILL", "-f", "--", f"[{cell_id[0]}]{cell_id[1:]}")
 
 
+@dataclass(slots=True)
+class HostContext:
+    """Everything the cells of one host share during a run."""
+
+    host: Host
+    index: int
+    transport: Transport
+    state: HostState
+    canary: RunningCanary | None = None
+    helpers: Helpers | None = None
+    control_done: anyio.Event = field(default_factory=anyio.Event)
+    control_record: CellRecord | None = None
+
+
 class Runner:
     """Executes one plan into one results store."""
 
@@ -170,8 +149,11 @@ class Runner:
         self.store = store
         self.observer = observer or SilentObserver()
         self.outcome = RunOutcome(run_id=secrets.token_hex(4))
+        self.nonce = secrets.token_hex(8)
         self._limit = anyio.CapacityLimiter(self.settings.concurrency)
         self._serial = 0
+        scenarios = [SCENARIOS[s] for s in plan.scenarios]
+        self._needs = {s.probe_name for s in scenarios}
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -185,27 +167,21 @@ class Runner:
             "ended": ended,
             "interrupted": self.outcome.interrupted,
             "settings": self.settings.model_dump(),
+            "canary": m.canary.model_dump(),
             "probe": {"sha256": self.probe.sha256, "compiler": self.probe.compiler},
-            "scenarios": list(self.plan.cells[0].scenarios) if self.plan.cells else [],
+            "scenarios": list(self.plan.scenarios),
             "cells_planned": len(self.plan.cells),
             "hosts": self.outcome.hosts,
             "exit_code": self.outcome.exit_code if ended else None,
         }
 
-    def _record(self, cell: Cell, record: CellRecord) -> list[VerdictRecord]:
-        fact_ids = [f for s in cell.scenarios for f in SCENARIOS[s].facts]
-        verdicts = judge_facts(
-            record,
-            fact_ids=fact_ids,
-            expectations=cell.runtime.spec.facts,
-            own_kernel=cell.runtime.promises_own_kernel,
-        )
+    def _record(self, cell: Cell, record: CellRecord, *, control: CellRecord | None) -> None:
+        verdicts = judge_cell(cell, record, control=control)
         self.store.add_cell(record)
         self.store.add_verdicts(verdicts)
         self.outcome.cells.append(record)
         self.outcome.verdicts.extend(verdicts)
         self.observer.cell_finished(cell, record, verdicts)
-        return verdicts
 
     def _blank(
         self, cell: Cell, status: CellStatus, reason: str | None, *, state: HostState | None
@@ -224,14 +200,10 @@ class Runner:
             started=now,
             ended=now,
             elapsed=0.0,
+            control=cell.control,
             host_kernel=state.kernel_release if state else None,
             runtime_version=runtime.version if runtime else None,
         )
-
-    def _failed(
-        self, cell: Cell, status: CellStatus, reason: str, *, state: HostState | None = None
-    ) -> None:
-        self._record(cell, self._blank(cell, status, reason, state=state))
 
     # -- the run -----------------------------------------------------------------------
 
@@ -241,9 +213,9 @@ class Runner:
         self.store.write_manifest(self.manifest(started=started, ended=None))
         try:
             async with anyio.create_task_group() as tg:
-                for host in self.plan.hosts:
+                for index, host in enumerate(self.plan.hosts):
                     cells = [c for c in self.plan.cells if c.host is host]
-                    tg.start_soon(self._run_host, host, cells)
+                    tg.start_soon(self._run_host, host, index, cells)
         except anyio.get_cancelled_exc_class():
             self.outcome.interrupted = True
             raise
@@ -252,7 +224,7 @@ class Runner:
                 self.store.write_manifest(self.manifest(started=started, ended=utc_now()))
         return self.outcome
 
-    async def _run_host(self, host: Host, cells: list[Cell]) -> None:
+    async def _run_host(self, host: Host, index: int, cells: list[Cell]) -> None:
         entry: dict[str, object] = {
             "transport": host.transport,
             "address": host.address,
@@ -261,68 +233,154 @@ class Runner:
         }
         self.outcome.hosts[host.name] = entry
         transport = open_transport(host)
+        ctx: HostContext | None = None
         try:
             try:
                 await transport.connect()
                 state = await stage_probe(transport, self.probe, workdir=host.workdir)
                 state.runtimes = await check_runtimes(transport, [c.runtime for c in cells])
+                entry.update(state.manifest())
+                ctx = HostContext(host=host, index=index, transport=transport, state=state)
+                await self._start_fixtures(ctx, entry)
             except HarnessError as exc:
                 reason = str(exc.reason) if isinstance(exc, TransportError) else str(exc)
                 entry["error"] = reason
                 self.observer.host_ready(host.name, reason)
                 for cell in cells:
-                    self._failed(cell, CellStatus.UNREACHABLE, reason)
+                    record = self._blank(cell, CellStatus.UNREACHABLE, reason, state=None)
+                    self._record(cell, record, control=None)
                 return
-            entry.update(state.manifest())
             self.observer.host_ready(host.name, None)
+            if not any(c.is_host_runtime for c in cells):
+                ctx.control_done.set()  # nothing to wait for: blocked checks stay inconclusive
             host_limit = anyio.CapacityLimiter(host.max_cells)
             async with anyio.create_task_group() as tg:
-                for cell in cells:
-                    tg.start_soon(self._run_cell, transport, state, cell, host_limit)
+                for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
+                    tg.start_soon(self._run_cell, ctx, cell, host_limit)
         finally:
             with anyio.CancelScope(shield=True):
+                if ctx is not None and ctx.canary is not None:
+                    await _quietly(stop_canary(transport, ctx.canary))
                 await transport.aclose()
 
-    async def _run_cell(
-        self, transport: Transport, state: HostState, cell: Cell, host_limit: anyio.CapacityLimiter
-    ) -> None:
-        status: RuntimeStatus = state.runtimes[cell.runtime.name]
-        if not status.available:
-            reason = f"runtime unavailable on the host: {status.reason}"
-            self._failed(cell, CellStatus.UNAVAILABLE, reason, state=state)
-            return
-        async with self._limit, host_limit:
-            self.observer.cell_started(cell)
-            try:
-                record = await self._execute(transport, state, cell)
-            except anyio.get_cancelled_exc_class():
-                # Interrupted mid-cell: its sandbox was torn down by _execute; say so.
-                self._failed(cell, CellStatus.CANCELLED, "run interrupted", state=state)
-                raise
-            except Exception as exc:  # a bug must cost one cell, not the matrix
-                log.exception("internal error in cell %s", cell.key)
-                why = f"internal error: {type(exc).__name__}: {exc}"
-                self._failed(cell, CellStatus.ERROR, why, state=state)
-                return
-        self._record(cell, record)
+    async def _start_fixtures(self, ctx: HostContext, entry: dict[str, object]) -> None:
+        """The canary and privilege helpers, once per host, if a scenario needs them."""
+        if self._needs & {"egress", "attribution"}:
+            ctx.canary = await start_canary(
+                ctx.transport,
+                probe=ctx.state.probe_path,
+                workdir=ctx.state.workdir,
+                canary=self.plan.matrix.canary,
+                run_id=self.outcome.run_id,
+                host_index=ctx.index,
+                nonce=self.nonce,
+            )
+            entry["canary"] = ctx.canary.manifest()
+        if "privilege" in self._needs:
+            ctx.helpers = await stage_helpers(
+                ctx.transport,
+                probe=ctx.state.probe_path,
+                workdir=ctx.state.workdir,
+                probe_sha=self.probe.sha256,
+            )
+            entry["helpers"] = {
+                "folder": ctx.helpers.folder,
+                "setuid": ctx.helpers.setuid_ok,
+                "fcap": ctx.helpers.fcap_ok,
+            }
 
-    async def _execute(self, transport: Transport, state: HostState, cell: Cell) -> CellRecord:
+    async def _run_cell(
+        self, ctx: HostContext, cell: Cell, host_limit: anyio.CapacityLimiter
+    ) -> None:
+        is_control = cell.is_host_runtime
+        record: CellRecord | None = None
+        try:
+            status = ctx.state.runtimes[cell.runtime.name]
+            if not status.available:
+                reason = f"runtime unavailable on the host: {status.reason}"
+                record = self._blank(cell, CellStatus.UNAVAILABLE, reason, state=ctx.state)
+            else:
+                async with self._limit, host_limit:
+                    self.observer.cell_started(cell)
+                    try:
+                        record = await self._execute(ctx, cell)
+                    except anyio.get_cancelled_exc_class():
+                        # Interrupted mid-cell: _execute tore the sandbox down; say so.
+                        cancelled = self._blank(
+                            cell, CellStatus.CANCELLED, "run interrupted", state=ctx.state
+                        )
+                        self._record(cell, cancelled, control=None)
+                        raise
+                    except Exception as exc:  # a bug must cost one cell, not the matrix
+                        log.exception("internal error in cell %s", cell.key)
+                        why = f"internal error: {type(exc).__name__}: {exc}"
+                        record = self._blank(cell, CellStatus.ERROR, why, state=ctx.state)
+        finally:
+            if is_control and not ctx.control_done.is_set():
+                ctx.control_record = record  # the first host-runtime cell is the control
+                ctx.control_done.set()
+        if not is_control:
+            await ctx.control_done.wait()
+        self._record(cell, record, control=ctx.control_record)
+
+    def _probe_args(
+        self, ctx: HostContext, cell: Cell, cell_id: str, sentinels: Sentinels | None
+    ) -> list[str]:
+        """The probe's command line: limits, tag, each scenario's options, scenarios."""
+        options: dict[str, str] = {}
+
+        def add(pairs: Sequence[str]) -> None:
+            options.update(zip(pairs[::2], pairs[1::2], strict=True))
+
+        canary = ctx.canary if ctx.canary is not None and ctx.canary.error is None else None
+        if canary and "egress" in self._needs:
+            add(canary.probe_args())
+        if "attribution" in self._needs:
+            source = cell.runtime.spec.attribution
+            allowed = source.allowed if source and source.allowed else None
+            if allowed is None and canary:
+                allowed = canary.endpoint(canary.config.allowed_port)
+            if allowed:
+                add(["--allowed-tcp", allowed, "--nonce", self.nonce])
+        if sentinels is not None:
+            inside = cell.runtime.inside(sentinels.allowed, role="allowed")
+            add(sentinels.probe_args(allowed_inside=inside))
+        if ctx.helpers is not None:
+            add(
+                ctx.helpers.probe_args(
+                    inside=cell.runtime.inside(ctx.helpers.folder, role="helpers")
+                )
+            )
+        return probe_args(
+            [SCENARIOS[s].probe_name for s in cell.scenarios],
+            check_timeout=self.settings.check_timeout,
+            deadline=self.settings.timeout,
+            tag=cell_id,
+            options=[x for pair in options.items() for x in pair],
+        )
+
+    async def _execute(self, ctx: HostContext, cell: Cell) -> CellRecord:
         self._serial += 1
         cell_id = f"harness-{self.outcome.run_id}-{self._serial:05d}"
+        transport, state = ctx.transport, ctx.state
+        host_side: dict[str, Any] = {"tag": cell_id}
+        sentinels: Sentinels | None = None
+        if "filesystem" in self._needs:
+            made = await make_sentinels(transport, workdir=state.workdir, cell_id=cell_id)
+            if isinstance(made, Sentinels):
+                sentinels = made
+            else:
+                host_side["fs_error"] = made
         paths = CellPaths(
             probe=state.probe_path,
             workdir=state.workdir,
             cell_dir=f"{state.workdir}/cells/{cell_id}",
             cell_id=cell_id,
+            allowed=sentinels.allowed if sentinels else None,
+            helpers=ctx.helpers.folder if ctx.helpers else None,
         )
         timeout = self.settings.timeout
-        args = probe_args(
-            [SCENARIOS[s].probe_name for s in cell.scenarios],
-            check_timeout=self.settings.check_timeout,
-            deadline=timeout,
-            tag=cell_id,
-        )
-        invocation = cell.runtime.invocation(paths, args)
+        invocation = cell.runtime.invocation(paths, self._probe_args(ctx, cell, cell_id, sentinels))
         argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *invocation.argv)
         started, t0 = utc_now(), time.monotonic()
         done: Completed | None = None
@@ -336,15 +394,17 @@ class Runner:
                 with anyio.CancelScope(shield=True):
                     await self._cleanup(transport, (kill_tagged(cell_id), *invocation.cleanup))
         elapsed = time.monotonic() - t0
+        output = parse_output(done.stdout) if done is not None else ProbeOutput()
+        await self._gather(ctx, cell, cell_id, sentinels, output, host_side)
         blank = replace(
             self._blank(cell, CellStatus.UNREACHABLE, reason, state=state),
             started=started,
             ended=utc_now(),
             elapsed=round(elapsed, 3),
+            host_side=host_side,
         )
         if done is None:
             return blank
-        output = parse_output(done.stdout)
         cell_state, why = cell_status(done, output, elapsed=elapsed, timeout=timeout)
         return replace(
             blank,
@@ -356,7 +416,45 @@ class Runner:
             stderr=done.stderr[-4000:],
             probe_start=output.start,
             facts=output.facts,
+            checks=output.checks,
+            info=output.info,
         )
+
+    async def _gather(
+        self,
+        ctx: HostContext,
+        cell: Cell,
+        cell_id: str,
+        sentinels: Sentinels | None,
+        output: ProbeOutput,
+        host_side: dict[str, Any],
+    ) -> None:
+        """Host-side evidence after the cell: what reached the canary, what changed
+        on disk, what the supervisor recorded. A failure here leaves a gap that
+        makes the affected checks inconclusive."""
+        transport = ctx.transport
+        with anyio.CancelScope(shield=True):
+            try:
+                if ctx.canary is not None and ctx.canary.error is None:
+                    events = await canary_events(transport, ctx.canary)
+                    if events is not None:
+                        host_side["canary_events"] = [
+                            e for e in events if cell_id in _event_text(e)
+                        ]
+                if sentinels is not None:
+                    host_side["fs"] = await inspect_sentinels(transport, sentinels, tag=cell_id)
+                source = cell.runtime.spec.attribution
+                if source is not None and "attribution" in self._needs:
+                    records, error = await fetch_records(source, transport)
+                    probe = next((c for c in output.checks if c.id == ALLOWED_CONNECT), None)
+                    port = probe.evidence.get("src_port") if probe else None
+                    if records is None:
+                        host_side["decisions_error"] = error
+                    else:
+                        match = find_record(records, int(port)) if port is not None else None
+                        host_side["decisions"] = [match] if match else []
+            except TransportError as exc:
+                host_side["evidence_error"] = exc.reason
 
     async def _cleanup(self, transport: Transport, commands: tuple[tuple[str, ...], ...]) -> None:
         """Best effort teardown; a cleanup that fails is not worth failing the run."""
@@ -366,6 +464,17 @@ class Runner:
                     await transport.run(argv, timeout=CLEANUP_TIMEOUT)
             except TransportError:
                 return
+
+
+def _event_text(event: dict[str, Any]) -> str:
+    return f"{event.get('line', '')} {event.get('qname', '')}"
+
+
+async def _quietly(awaitable: Any) -> None:
+    try:
+        await awaitable
+    except HarnessError as exc:
+        log.warning("teardown failed: %s", exc)
 
 
 async def execute(

@@ -23,7 +23,7 @@ SETUP_TIMEOUT = 60.0
 FACTS_SCRIPT = r"""set -eu
 cd "$HOME" 2>/dev/null || cd /
 wd=${1:-.cache/harness}
-mkdir -p "$wd/probe" "$wd/cells"
+mkdir -p "$wd/probe" "$wd/cells" "$wd/empty"
 cd "$wd"
 pwd -P
 uname -r

@@ -11,16 +11,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.results.records import FactObservation
+from harness.results.records import (
+    ATTEMPT_OUTCOMES,
+    CONTROL_OUTCOMES,
+    FactObservation,
+    ProbeCheck,
+)
 
 PROTOCOL = 1
 FACT_STATUSES = frozenset({"ok", "unavailable", "error", "timeout"})
 
 
 def probe_args(
-    scenarios: Sequence[str], *, check_timeout: float, deadline: float, tag: str
+    scenarios: Sequence[str],
+    *,
+    check_timeout: float,
+    deadline: float,
+    tag: str,
+    options: Sequence[str] = (),
 ) -> list[str]:
-    """Arguments for `probe run`: limits, a tag naming the cell, then scenarios.
+    """Arguments for `probe run`: limits, a tag naming the cell, scenario options,
+    then the scenarios.
 
     The tag puts the cell id in the probe's command line (and so in the remote
     `timeout` wrapper's), which is how cleanup finds what a dropped cell left.
@@ -33,6 +44,7 @@ def probe_args(
         str(max(1, int(check_timeout * 1000))),
         "--deadline-ms",
         str(max(1, int(deadline * 1000))),
+        *options,
         *scenarios,
     ]
 
@@ -43,6 +55,8 @@ class ProbeOutput:
 
     start: dict[str, Any] | None = None
     facts: list[FactObservation] = field(default_factory=list)
+    checks: list[ProbeCheck] = field(default_factory=list)
+    info: dict[str, dict[str, Any]] = field(default_factory=dict)
     done: bool = False
     fatal: str | None = None
     problems: list[str] = field(default_factory=list)
@@ -81,6 +95,30 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
     )
 
 
+def _check(obj: dict[str, Any]) -> ProbeCheck:
+    kind = obj.get("kind")
+    outcome = obj.get("outcome")
+    allowed = {"attempt": ATTEMPT_OUTCOMES, "control": CONTROL_OUTCOMES}.get(str(kind))
+    if allowed is None:
+        raise ValueError(f"unknown check kind {kind!r}")
+    if outcome not in allowed:
+        raise ValueError(f"unknown {kind} outcome {outcome!r}")
+    evidence = obj.get("evidence") or {}
+    if not isinstance(evidence, dict):
+        raise ValueError("evidence is not an object")
+    elapsed = obj.get("elapsed_ms")
+    return ProbeCheck(
+        id=str(obj["id"]),
+        scenario=str(obj.get("scenario", "")),
+        kind=str(kind),
+        outcome=str(outcome),
+        errno=obj.get("errno") if isinstance(obj.get("errno"), str) else None,
+        detail=str(obj["detail"])[:500] if obj.get("detail") is not None else None,
+        elapsed_ms=float(elapsed) if isinstance(elapsed, int | float) else None,
+        evidence={k: v for k, v in evidence.items() if isinstance(v, str | int | float)},
+    )
+
+
 def parse_output(stdout: str) -> ProbeOutput:
     """Sort probe stdout into facts; anything malformed is a recorded problem."""
     out = ProbeOutput()
@@ -98,11 +136,14 @@ def parse_output(stdout: str) -> ProbeOutput:
                 out.start = obj
             elif kind == "fact":
                 out.facts.append(_fact(obj))
+            elif kind == "check":
+                out.checks.append(_check(obj))
+            elif kind == "info":
+                out.info[str(obj["id"])] = {k: v for k, v in obj.items() if k != "type"}
             elif kind == "done":
-                if obj.get("count") != len(out.facts):
-                    raise ValueError(
-                        f"completion line counts {obj.get('count')} facts, saw {len(out.facts)}"
-                    )
+                seen = len(out.facts) + len(out.checks)
+                if obj.get("count") != seen:
+                    raise ValueError(f"completion line counts {obj.get('count')}, saw {seen}")
                 out.done = True
             elif kind == "fatal":
                 out.fatal = str(obj.get("detail", "unknown"))[:300]

@@ -55,6 +55,28 @@ class FactObservation:
         return self.status
 
 
+ATTEMPT_OUTCOMES = frozenset({"blocked", "escaped", "succeeded", "error", "timeout"})
+CONTROL_OUTCOMES = frozenset({"ok", "failed", "error", "timeout"})
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeCheck:
+    """One violation attempt (or inside control) as the probe reported it.
+
+    `succeeded` means the operation went through but the probe holds no proof it
+    crossed the boundary; host-side evidence (canary log, sentinel files) decides.
+    """
+
+    id: str
+    scenario: str
+    kind: str  # attempt | control
+    outcome: str
+    errno: str | None = None
+    detail: str | None = None
+    elapsed_ms: float | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class CellRecord:
     """One attempt at one (host, runtime) cell, raw probe output included."""
@@ -75,6 +97,10 @@ class CellRecord:
     stderr: str = ""
     probe_start: dict[str, Any] | None = None
     facts: list[FactObservation] = field(default_factory=list)
+    checks: list[ProbeCheck] = field(default_factory=list)
+    info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    host_side: dict[str, Any] = field(default_factory=dict)  # canary arrivals, sentinel state...
+    control: bool = False  # an implicit host-runtime cell run only as the control
     host_kernel: str | None = None
     runtime_version: str | None = None
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from harness.results.properties import Observation
 from harness.results.records import (
     CellRecord,
     CellStatus,
@@ -131,6 +132,39 @@ def judge_facts(
     return [
         judge_fact(cell, f, expected=expectations.get(f), own_kernel=own_kernel) for f in fact_ids
     ]
+
+
+def default_expectation(kind: str) -> str:
+    """The host runtime is the positive control: it must be violated. Every
+    sandbox must enforce unless its entry says otherwise."""
+    return "violated" if kind == "host" else "enforced"
+
+
+def judge_property(
+    cell: CellRecord, prop: str, observation: Observation, *, expected: str
+) -> VerdictRecord:
+    """A property verdict: a regression is expected-enforced but observed-violated."""
+    base = VerdictRecord(
+        host=cell.host,
+        runtime=cell.runtime,
+        property=prop,
+        expected=expected,
+        observed=observation.observed,
+        verdict=Verdict.INCONCLUSIVE,
+        reason=observation.reason,
+        display=observation.observed,
+        checks=observation.checks,
+    )
+    if observation.observed == "skipped":
+        return replace(base, verdict=Verdict.SKIPPED)
+    if observation.observed == "inconclusive":
+        return base
+    if observation.observed == expected:
+        return replace(base, verdict=Verdict.PASS)
+    if expected == "enforced":
+        return replace(base, verdict=Verdict.REGRESSION)
+    why = f"expected {expected}, observed {observation.observed}"
+    return replace(base, verdict=Verdict.UNEXPECTED, reason=f"{why}: {observation.reason}")
 
 
 def exit_code(verdicts: Iterable[VerdictRecord]) -> int:

@@ -22,6 +22,8 @@ class CellPaths:
     workdir: str
     cell_dir: str
     cell_id: str
+    allowed: str | None = None  # the filesystem scenario's allowed folder (host path)
+    helpers: str | None = None  # the privilege helpers' folder (host path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,11 @@ class Runtime(abc.ABC):
     def version_argv(self) -> tuple[str, ...] | None:
         """A command whose output identifies the runtime's version, if it has one."""
         return None
+
+    def inside(self, host_path: str, *, role: str) -> str:
+        """Where a host folder granted to the sandbox (`allowed`, `helpers`) appears
+        inside it. Same path by default: the sandbox shares the host's view."""
+        return host_path
 
     @abc.abstractmethod
     def invocation(self, paths: CellPaths, probe_args: Sequence[str]) -> Invocation:

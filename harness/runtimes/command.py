@@ -27,15 +27,30 @@ class CommandRuntime(Runtime):
     def version_argv(self) -> tuple[str, ...] | None:
         return (self.binary, "--version")
 
+    def inside(self, host_path: str, *, role: str) -> str:
+        inside = self.spec.allowed_inside if role == "allowed" else self.spec.helpers_inside
+        return inside or host_path
+
     def invocation(self, paths: CellPaths, probe_args: Sequence[str]) -> Invocation:
+        empty = f"{paths.workdir}/empty"  # made by staging; stands in for an ungranted folder
+        values = {
+            "{probe}": paths.probe,
+            "{allowed}": paths.allowed or empty,
+            "{helpers}": paths.helpers or empty,
+        }
         argv: list[str] = []
         for element in self.spec.argv:
             if element == "{args}":
                 argv.extend(probe_args)
-            elif element == "{probe}":
-                argv.append(paths.probe)
-            elif element == "{cell_dir}":
-                argv.append(paths.cell_dir)
             else:
-                argv.append(element)
-        return Invocation(argv=tuple(argv), cleanup=(("rm", "-rf", "--", paths.cell_dir),))
+                argv.append(values.get(element, element))
+        if paths.allowed is None or paths.helpers is None:
+            argv = [
+                "sh",
+                "-c",
+                'mkdir -p "$1" && shift && exec "$@"',
+                "harness-cmd",
+                paths.cell_dir,
+                *argv,
+            ]
+        return Invocation(argv=tuple(argv))

@@ -20,7 +20,7 @@ from harness.spec.models import RunscRuntimeSpec
 # A fixed script; every value reaches it as a positional argument, never as text.
 LIFECYCLE = r"""set -eu
 dir=$1; probe=$2; root=$3; id=$4; shift 4
-mkdir -p "$dir/rootfs"
+mkdir -p "$dir/rootfs/allowed" "$dir/rootfs/helpers"
 cp "$probe" "$dir/rootfs/probe"
 cat > "$dir/config.json"
 status=0
@@ -32,10 +32,39 @@ exit "$status"
 DEFAULT_CAPS = ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"]
 
 
-def bundle_config(*, args: Sequence[str], uid: int, hostname: str = "harness") -> dict[str, Any]:
-    """An OCI runtime config granting a read-only rootfs with the probe, /proc and
-    private tmpfs mounts: nothing of the host's filesystem."""
+ALLOWED_INSIDE = "/allowed"
+HELPERS_INSIDE = "/helpers"
+
+
+def bundle_config(
+    *,
+    args: Sequence[str],
+    uid: int,
+    allowed: str | None = None,
+    helpers: str | None = None,
+    no_new_privs: bool = True,
+    nosuid: bool = True,
+    hostname: str = "harness",
+) -> dict[str, Any]:
+    """An OCI runtime config granting a read-only rootfs with the probe, /proc,
+    private tmpfs mounts, and exactly the folders the scenarios grant: the
+    allowed folder (read-write) and the privilege helpers (read-only)."""
     caps = DEFAULT_CAPS if uid == 0 else []
+    granted = []
+    if allowed:
+        granted.append(
+            {
+                "destination": ALLOWED_INSIDE,
+                "type": "bind",
+                "source": allowed,
+                "options": ["rbind", "rw"],
+            }
+        )
+    if helpers:
+        options = ["rbind", "ro", *(["nosuid"] if nosuid else [])]
+        granted.append(
+            {"destination": HELPERS_INSIDE, "type": "bind", "source": helpers, "options": options}
+        )
     return {
         "ociVersion": "1.0.2",
         "process": {
@@ -46,7 +75,7 @@ def bundle_config(*, args: Sequence[str], uid: int, hostname: str = "harness") -
             "cwd": "/",
             "capabilities": {k: caps for k in ("bounding", "effective", "permitted")},
             "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
-            "noNewPrivileges": True,
+            "noNewPrivileges": no_new_privs,
         },
         "root": {"path": "rootfs", "readonly": True},
         "hostname": hostname,
@@ -64,6 +93,7 @@ def bundle_config(*, args: Sequence[str], uid: int, hostname: str = "harness") -
                 "source": "tmpfs",
                 "options": ["nosuid", "nodev", "mode=1777"],
             },
+            *granted,
         ],
         "linux": {
             "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")],
@@ -90,8 +120,18 @@ class RunscRuntime(Runtime):
     def state_root(self, paths: CellPaths) -> str:
         return f"{paths.workdir}/runsc-root"
 
+    def inside(self, host_path: str, *, role: str) -> str:
+        return ALLOWED_INSIDE if role == "allowed" else HELPERS_INSIDE
+
     def invocation(self, paths: CellPaths, probe_args: Sequence[str]) -> Invocation:
-        config = bundle_config(args=probe_args, uid=self.spec.user)
+        config = bundle_config(
+            args=probe_args,
+            uid=self.spec.user,
+            allowed=paths.allowed,
+            helpers=paths.helpers,
+            no_new_privs=self.spec.no_new_privs,
+            nosuid=self.spec.nosuid,
+        )
         root = self.state_root(paths)
         argv = (
             "sh", "-c", LIFECYCLE, "harness-runsc",

@@ -6,13 +6,19 @@ with a runtime. Scenarios never import runtimes.
 
 from __future__ import annotations
 
-from harness.scenarios.base import Scenario
+from harness.scenarios.attribution import ATTRIBUTION
+from harness.scenarios.base import Check, Control, Scenario
+from harness.scenarios.egress import EGRESS
+from harness.scenarios.filesystem import FILESYSTEM
 from harness.scenarios.mechanisms import MECHANISMS
+from harness.scenarios.privilege import PRIVILEGE
 from harness.scenarios.selftest import SELFTEST
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (MECHANISMS, SELFTEST)}
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s for s in (EGRESS, FILESYSTEM, PRIVILEGE, ATTRIBUTION, MECHANISMS, SELFTEST)
+}
 
-__all__ = ["SCENARIOS", "Scenario", "known_facts"]
+__all__ = ["SCENARIOS", "Check", "Control", "Scenario", "known_facts"]
 
 
 def known_facts() -> dict[str, str]:

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Control(StrEnum):
+    """What proves an attempt could have succeeded, so that its failure means something."""
+
+    HOST = "host"  # the same attempt from the host runtime, same host, same run, escaped
+    NONE = "none"  # a direct syscall whose refusal is unambiguous (e.g. setuid(0))
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One attempt the probe makes, or one inside control it must pass."""
+
+    id: str
+    doc: str
+    control: Control = Control.HOST
+    inside_control: bool = False  # must succeed inside the sandbox (e.g. write the allowed dir)
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A named set of probe attempts.
+    """A named set of probe attempts for one property, or of mechanism facts.
 
-    `facts` maps each mechanism fact the probe reports to a one-line explanation;
-    facts are recorded for audit and never make a property pass.
+    Facts are recorded for audit and never make a property pass; checks are the
+    attempted violations that decide the property.
     """
 
     name: str
     probe_name: str
     summary: str
+    property: str | None = None
     facts: dict[str, str] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()

@@ -63,6 +63,8 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
 def _key(prefix: str, loc: Sequence[int | str]) -> str:
     parts = [prefix] if prefix else []
     for item in loc:
+        if item == "[key]":
+            continue
         if isinstance(item, int):
             parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
         else:
@@ -78,6 +80,8 @@ def _explain(err: Mapping[str, Any], model: type[BaseModel], loc: Sequence[int |
         return f"unknown key{known}"
     if kind == "missing":
         return "required key is missing"
+    if kind == "value_error":
+        return str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     value = err.get("input")
     shown = repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
     if len(shown) > 60:
@@ -253,4 +257,5 @@ def load_matrix(path: Path | str) -> Matrix:
         runtimes=runtimes,
         scenarios=tuple(dict.fromkeys(mf.scenarios)),
         settings=mf.settings,
+        canary=mf.canary,
     )

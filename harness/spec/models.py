@@ -8,9 +8,9 @@ named them) by the time a model is built.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
@@ -79,8 +79,38 @@ class Host(_Strict):
 # --- runtimes --------------------------------------------------------------------
 
 
+Expectation = Literal["enforced", "violated"]
+Property = Literal["egress_confinement", "filesystem_confinement", "privilege_floor", "attribution"]
+PROPERTIES: tuple[str, ...] = get_args(Property)
+
+
+class AttributionSource(_Strict):
+    """Where the sandbox's egress supervisor publishes its decision records.
+
+    `http`: GET `url` (JSON array or JSON lines); the bearer token, if any, is read
+    from the environment variable `token_env` and never written anywhere.
+    `file`: a JSON-lines file on the host, read over the transport.
+    """
+
+    source: Literal["http", "file"]
+    url: str | None = None
+    path: str | None = None
+    token_env: str | None = None
+    allowed: str | None = None  # IP:PORT of the allowed destination; default: the canary's
+
+    @model_validator(mode="after")
+    def _where(self) -> AttributionSource:
+        needed = "url" if self.source == "http" else "path"
+        if getattr(self, needed) is None:
+            raise ValueError(f"source {self.source!r} needs {needed}")
+        return self
+
+
 class _RuntimeBase(_Strict):
     facts: dict[Name, FactValue] = {}
+    expect: dict[Property, Expectation] = {}
+    attribution: AttributionSource | None = None
+    endpoint_only: bool = False
 
 
 class HostRuntimeSpec(_RuntimeBase):
@@ -97,6 +127,8 @@ class RunscRuntimeSpec(_RuntimeBase):
     platform: str | None = None
     flags: list[str] = []
     user: Annotated[int, Field(ge=0)] = 0
+    no_new_privs: bool = True
+    nosuid: bool = True  # mount the privilege helpers nosuid
 
 
 class CommandRuntimeSpec(_RuntimeBase):
@@ -105,6 +137,10 @@ class CommandRuntimeSpec(_RuntimeBase):
     kind: Literal["command"]
     argv: Annotated[list[str], Field(min_length=1)]
     own_kernel: bool = False
+    # Where the template's {allowed} and {helpers} folders appear inside the
+    # sandbox; default: at the same path as on the host.
+    allowed_inside: str | None = None
+    helpers_inside: str | None = None
 
 
 RuntimeSpec = HostRuntimeSpec | RunscRuntimeSpec | CommandRuntimeSpec
@@ -117,6 +153,26 @@ RUNTIME_SPECS: dict[str, type[HostRuntimeSpec | RunscRuntimeSpec | CommandRuntim
 
 
 # --- matrix ----------------------------------------------------------------------
+
+
+class Canary(_Strict):
+    """Where egress attempts are aimed, and who starts the canary there.
+
+    `netns`: harness makes an "outside" network namespace on each host, joined to
+    the host by a veth pair, and runs the canary inside it: traffic that really
+    leaves a sandbox arrives there. (Root needed; removed after the run.)
+    `listen`: the canary listens on `address`, an address of the host itself.
+    A canary only on loopback would call any namespaced sandbox enforced.
+    """
+
+    mode: Literal["netns", "listen"] = "netns"
+    address: str | None = None  # netns: default 10.251.<run>.2 (a /30 around it)
+    denied_name: str = "denied.harness.test"
+    tcp_port: Annotated[int, Field(ge=1, le=65535)] = 8080
+    allowed_port: Annotated[int, Field(ge=1, le=65535)] = 8081
+    dns_port: Annotated[int, Field(ge=1, le=65535)] = 53
+    alt_dns_port: Annotated[int, Field(ge=1, le=65535)] = 5353
+    doh_port: Annotated[int, Field(ge=1, le=65535)] = 443
 
 
 class Settings(_Strict):
@@ -135,6 +191,7 @@ class MatrixFile(_Strict):
     hosts: list[Name] | None = None
     scenarios: list[Name] = ["mechanisms"]
     settings: Settings = Settings()
+    canary: Canary = Canary()
     runtimes: dict[Name, dict[str, object]]
 
 
@@ -148,3 +205,4 @@ class Matrix(_Strict):
     runtimes: dict[str, RuntimeSpec]
     scenarios: tuple[str, ...]
     settings: Settings
+    canary: Canary = Canary()

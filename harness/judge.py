@@ -1,0 +1,42 @@
+"""Turn one finished cell into verdicts: its facts, and each property it tested."""
+
+from __future__ import annotations
+
+from harness.plan import Cell
+from harness.results import CellRecord, VerdictRecord, judge_facts
+from harness.results.attribution import observe_attribution
+from harness.results.properties import observe
+from harness.results.verdicts import default_expectation, judge_property
+from harness.scenarios import SCENARIOS
+
+
+def judge_cell(
+    cell: Cell, record: CellRecord, *, control: CellRecord | None
+) -> list[VerdictRecord]:
+    """Every verdict one cell yields; a control cell yields none."""
+    if cell.control:
+        return []
+    spec = cell.runtime.spec
+    scenarios = [SCENARIOS[s] for s in cell.scenarios]
+    verdicts = judge_facts(
+        record,
+        fact_ids=[f for s in scenarios for f in s.facts],
+        expectations=spec.facts,
+        own_kernel=cell.runtime.promises_own_kernel,
+    )
+    for scenario in scenarios:
+        if scenario.property is None:
+            continue
+        if scenario.property == "attribution":
+            observation = observe_attribution(
+                record,
+                configured=spec.attribution is not None,
+                endpoint_only=spec.endpoint_only,
+                decisions=record.host_side.get("decisions"),
+                fetch_error=record.host_side.get("decisions_error"),
+            )
+        else:
+            observation = observe(scenario, record, control=control)
+        expected = spec.expect.get(scenario.property) or default_expectation(cell.runtime.kind)  # type: ignore[call-overload]
+        verdicts.append(judge_property(record, scenario.property, observation, expected=expected))
+    return verdicts

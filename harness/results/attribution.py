@@ -1,0 +1,102 @@
+"""Attribution: does the supervisor's decision record name the binary behind an
+allowed connection, or say explicitly that identity is unavailable?
+
+Decision records are JSON objects; the one for the probe's allowed connection
+is found by `src_port` (the probe reports the source port it connected from).
+A record names the binary with `binary: {path, sha256}` (or `binary_path`), or
+declares `identity: "unavailable"` with a `reason`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.results.properties import Observation
+from harness.results.records import CellRecord, CellStatus, CheckResult
+from harness.scenarios.attribution import ALLOWED_CONNECT
+
+
+def find_record(records: Sequence[dict[str, Any]], src_port: int) -> dict[str, Any] | None:
+    """The decision record whose source port is the probe's (last one wins)."""
+    match = None
+    for rec in records:
+        port = rec.get("src_port")
+        if port is not None and str(port) == str(src_port):
+            match = rec
+    return match
+
+
+def _identity(rec: dict[str, Any]) -> tuple[str | None, str | None]:
+    binary = rec.get("binary")
+    if isinstance(binary, dict) and binary.get("path"):
+        return str(binary["path"]), binary.get("sha256")
+    if isinstance(binary, str) and binary:
+        return binary, rec.get("sha256")
+    if rec.get("binary_path"):
+        return str(rec["binary_path"]), rec.get("sha256")
+    return None, None
+
+
+def observe_attribution(
+    record: CellRecord,
+    *,
+    configured: bool,
+    endpoint_only: bool,
+    decisions: Sequence[dict[str, Any]] | None,
+    fetch_error: str | None,
+) -> Observation:
+    """Judge attribution for one cell from the probe's allowed connection and the records."""
+    if not configured:
+        return Observation("skipped", "no decision-record source configured for this runtime")
+    if record.status is not CellStatus.COMPLETE:
+        return Observation("inconclusive", f"cell {record.status}: {record.reason}")
+    probe = next((c for c in record.checks if c.id == ALLOWED_CONNECT), None)
+    if probe is None:
+        return Observation("inconclusive", "the probe did not report the allowed connection")
+    port = probe.evidence.get("src_port")
+    check = CheckResult(
+        id=ALLOWED_CONNECT,
+        outcome=probe.outcome,
+        errno=probe.errno,
+        detail=probe.detail,
+        elapsed_ms=probe.elapsed_ms,
+        control="n/a",
+    )
+    if probe.outcome != "ok" or port is None:
+        why = f"the allowed connection failed ({probe.outcome} {probe.errno or ''}): {probe.detail}"
+        return Observation("inconclusive", why.replace("  ", " "), [check])
+    if decisions is None:
+        return Observation("inconclusive", f"decision records unavailable: {fetch_error}", [check])
+    rec = find_record(decisions, int(port))
+    if rec is None:
+        why = f"no decision record for the allowed connection (src_port {port})"
+        return Observation("violated", why, [check])
+    path, sha = _identity(rec)
+    if path:
+        detail = f"attributed to {path}" + (f" (sha256 {sha})" if sha else "")
+        return Observation("enforced", detail, [_with(check, detail)])
+    if str(rec.get("identity", "")).lower() == "unavailable":
+        reason = rec.get("reason")
+        if endpoint_only and reason:
+            detail = f"identity explicitly unavailable: {reason}"
+            return Observation("enforced", detail, [_with(check, detail)])
+        why = (
+            "record says identity unavailable without a reason"
+            if endpoint_only
+            else "record says identity unavailable, but the runtime is not declared endpoint_only"
+        )
+        return Observation("violated", why, [_with(check, why)])
+    why = "decision record carries no binary identity"
+    return Observation("violated", why, [_with(check, why)])
+
+
+def _with(check: CheckResult, detail: str) -> CheckResult:
+    return CheckResult(
+        id=check.id,
+        outcome=check.outcome,
+        errno=check.errno,
+        detail=detail,
+        elapsed_ms=check.elapsed_ms,
+        control=check.control,
+    )

@@ -1,0 +1,190 @@
+"""From probe attempts and host-side evidence to a property observation.
+
+The rules, in order:
+- any attempt escaped (proved by the canary's log, the nonce, the sentinel's
+  token, or a change visible on the host): the property is `violated`;
+- every attempt blocked, every inside control passed, and every attempt's
+  control (the same attempt from the host runtime) escaped: `enforced`;
+- anything else (an error, a timeout, a dead canary, a control that did not
+  escape, an incomplete cell): `inconclusive`. Never `enforced`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.results.records import CellRecord, CellStatus, CheckResult, ProbeCheck
+from harness.scenarios import Check, Control, Scenario
+from harness.scenarios.filesystem import SENTINEL_INTACT
+
+READS = frozenset(
+    {
+        "fs-read-outside",
+        "fs-traversal",
+        "fs-symlink-planted",
+        "fs-symlink-made",
+        "fs-proc-self-root",
+        "fs-proc-1-root",
+        "fs-hardlink-in",
+    }
+)
+# Write attempts and the host-side fact that proves them.
+WRITES = {
+    "fs-create-outside": "created",
+    "fs-overwrite-outside": "overwritten",
+    "fs-rename-in": "renamed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The harness's final word on one attempt, after weighing host-side evidence."""
+
+    outcome: str  # blocked | escaped | error | timeout | ok | failed
+    errno: str | None = None
+    detail: str | None = None
+    elapsed_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What a cell showed about one property, with the checks behind it."""
+
+    observed: str  # enforced | violated | inconclusive | skipped
+    reason: str | None = None
+    checks: list[CheckResult] = field(default_factory=list)
+
+
+def _arrivals(host_side: Mapping[str, Any], tag: str, check_id: str) -> list[str]:
+    """Canary log entries that this cell's attempt `check_id` caused."""
+    found = []
+    line = f"HARNESS {tag} {check_id}"
+    prefix = f"{check_id}.{tag}.".lower()
+    for event in host_side.get("canary_events", []):
+        if event.get("event") == "tcp" and event.get("line") == line:
+            found.append(f"tcp from {event.get('peer')} to {event.get('listen')}")
+        elif event.get("event") == "dns" and str(event.get("qname", "")).lower().startswith(prefix):
+            found.append(f"dns/{event.get('proto')} query from {event.get('peer')}")
+    return found
+
+
+def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) -> Outcome:
+    """Combine what the probe reported with what the host saw."""
+    base = Outcome(check.outcome, check.errno, check.detail, check.elapsed_ms)
+    if check.kind == "control":
+        return base
+    if check.scenario == "egress":
+        seen = _arrivals(host_side, tag, check.id)
+        if seen:
+            return Outcome("escaped", check.errno, f"canary saw {seen[0]}", check.elapsed_ms)
+        if check.outcome == "succeeded":
+            why = "connected, but nothing reached the canary (intercepted)"
+            return Outcome("blocked", None, why, check.elapsed_ms)
+        if check.outcome == "blocked" and "canary_events" not in host_side:
+            return Outcome("error", check.errno, "canary log unavailable: cannot rule out arrival")
+        return base
+    if check.id in WRITES:
+        fs = host_side.get("fs") or {}
+        if fs.get(WRITES[check.id]):
+            return Outcome("escaped", None, f"visible on the host: {WRITES[check.id]}")
+        if check.outcome == "succeeded":
+            if not fs:
+                return Outcome("error", None, "host-side state not inspected", check.elapsed_ms)
+            why = "write succeeded inside but is not visible on the host (swallowed)"
+            return Outcome("blocked", None, why, check.elapsed_ms)
+        return base
+    if check.outcome == "succeeded":
+        if check.id in READS:
+            return Outcome("blocked", None, "read succeeded but not the sentinel's content")
+        return Outcome("error", None, f"unexpected outcome 'succeeded': {check.detail}")
+    return base
+
+
+def _sentinel(host_side: Mapping[str, Any]) -> Outcome:
+    state = (host_side.get("fs") or {}).get("sentinel")
+    if state == "intact":
+        return Outcome("blocked", None, "sentinel unchanged on the host")
+    if state in ("changed", "missing"):
+        return Outcome("escaped", None, f"sentinel {state} on the host")
+    return Outcome("error", None, "sentinel not inspected after the cell")
+
+
+def outcomes(
+    scenario: Scenario, record: CellRecord, *, tag: str | None = None
+) -> dict[str, Outcome]:
+    """Final outcomes of a cell's checks for one scenario, by check id."""
+    tag = tag or str(record.host_side.get("tag", ""))
+    found = {
+        c.id: final_outcome(c, record.host_side, tag=tag)
+        for c in record.checks
+        if c.scenario == scenario.probe_name
+    }
+    if (
+        any(c.id == SENTINEL_INTACT for c in scenario.checks)
+        and record.status is CellStatus.COMPLETE
+    ):
+        found[SENTINEL_INTACT] = _sentinel(record.host_side)
+    return found
+
+
+def _control_text(check: Check, control: dict[str, Outcome] | None) -> str | None:
+    if check.control is Control.NONE or check.inside_control:
+        return "n/a"
+    if control is None:
+        return None
+    seen = control.get(check.id)
+    return seen.outcome if seen else None
+
+
+def observe(
+    scenario: Scenario,
+    record: CellRecord,
+    *,
+    control: CellRecord | None,
+) -> Observation:
+    """Judge one property from one cell, using the host runtime's cell as control."""
+    if record.status is not CellStatus.COMPLETE:
+        return Observation("inconclusive", f"cell {record.status}: {record.reason}")
+    mine = outcomes(scenario, record)
+    theirs = (
+        outcomes(scenario, control)
+        if control is not None and control.status is CellStatus.COMPLETE
+        else None
+    )
+    results = []
+    for check in scenario.checks:
+        got = mine.get(check.id)
+        results.append(
+            CheckResult(
+                id=check.id,
+                outcome=got.outcome if got else "missing",
+                errno=got.errno if got else None,
+                detail=got.detail if got else "the probe did not report this check",
+                elapsed_ms=got.elapsed_ms if got else None,
+                control=_control_text(check, theirs),
+            )
+        )
+    escaped = [r for r in results if r.outcome == "escaped"]
+    if escaped:
+        first = escaped[0]
+        return Observation("violated", f"{first.id} escaped: {first.detail}", results)
+    for check, result in zip(scenario.checks, results, strict=True):
+        if check.inside_control and result.outcome != "ok":
+            why = f"inside control {check.id} did not pass ({result.outcome}"
+            why += f" {result.errno})" if result.errno else ")"
+            return Observation("inconclusive", f"{why}: {result.detail}", results)
+        if check.inside_control:
+            continue
+        if result.outcome != "blocked":
+            return Observation(
+                "inconclusive", f"{check.id}: {result.outcome}: {result.detail}", results
+            )
+        if result.control not in ("escaped", "n/a"):
+            if theirs is None:
+                why = "no usable control cell (host runtime) on this host"
+            else:
+                why = f"its control did not escape (host runtime: {result.control or 'missing'})"
+            return Observation("inconclusive", f"{check.id} blocked, but {why}", results)
+    return Observation("enforced", None, results)

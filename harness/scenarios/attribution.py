@@ -1,0 +1,15 @@
+"""Attribution: an allowed connection's decision record names the binary behind it."""
+
+from __future__ import annotations
+
+from harness.scenarios.base import Check, Scenario
+
+ALLOWED_CONNECT = "attr-allowed-connect"
+
+ATTRIBUTION = Scenario(
+    name="attribution",
+    probe_name="attribution",
+    summary="the supervisor's record of an allowed connection names the resolved binary",
+    property="attribution",
+    checks=(Check(ALLOWED_CONNECT, "connect to the allowed destination", inside_control=True),),
+)

@@ -1,0 +1,30 @@
+"""Filesystem confinement: nothing outside the allowed paths may be read or changed."""
+
+from __future__ import annotations
+
+from harness.scenarios.base import Check, Scenario
+
+# Checked on the host after the cell, not by the probe: writes count only if visible there.
+SENTINEL_INTACT = "fs-sentinel-intact"
+
+FILESYSTEM = Scenario(
+    name="filesystem-confinement",
+    probe_name="filesystem",
+    summary="read, write, traverse, symlink, /proc/*/root, link or rename outside the allowed dir",
+    property="filesystem_confinement",
+    checks=(
+        Check("fs-read-outside", "read the sentinel by absolute path"),
+        Check("fs-create-outside", "create a file outside (escape only if the host sees it)"),
+        Check("fs-overwrite-outside", "overwrite a file outside (escape only if the host sees it)"),
+        Check("fs-traversal", "read the sentinel via .. from the allowed dir"),
+        Check("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
+        Check("fs-symlink-made", "make a symlink to the sentinel in the allowed dir, read it"),
+        Check("fs-proc-self-root", "read the sentinel via /proc/self/root"),
+        Check("fs-proc-1-root", "read the sentinel via /proc/1/root"),
+        Check("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
+        Check("fs-rename-in", "rename an outside file into the allowed dir"),
+        Check(SENTINEL_INTACT, "the sentinel is unchanged on the host after the cell"),
+        Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
+        Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
+    ),
+)
