@@ -242,8 +242,14 @@ class Runner:
                 entry.update(state.manifest())
                 ctx = HostContext(host=host, index=index, transport=transport, state=state)
                 await self._start_fixtures(ctx, entry)
-            except HarnessError as exc:
-                reason = str(exc.reason) if isinstance(exc, TransportError) else str(exc)
+            except Exception as exc:  # a dead host, or a bug: either way, record and go on
+                if isinstance(exc, TransportError):
+                    reason = exc.reason
+                elif isinstance(exc, HarnessError):
+                    reason = str(exc)
+                else:
+                    log.exception("internal error preparing %s", host.name)
+                    reason = f"internal error: {type(exc).__name__}: {exc}"
                 entry["error"] = reason
                 self.observer.host_ready(host.name, reason)
                 for cell in cells:
@@ -280,7 +286,6 @@ class Runner:
             ctx.helpers = await stage_helpers(
                 ctx.transport,
                 probe=ctx.state.probe_path,
-                workdir=ctx.state.workdir,
                 probe_sha=self.probe.sha256,
             )
             entry["helpers"] = {

@@ -134,7 +134,7 @@ def _control_text(check: Check, control: dict[str, Outcome] | None) -> str | Non
         return "n/a"
     if control is None:
         return None
-    seen = control.get(check.id)
+    seen = control.get(check.control_id or check.id)
     return seen.outcome if seen else None
 
 
@@ -170,17 +170,18 @@ def observe(
     if escaped:
         first = escaped[0]
         return Observation("violated", f"{first.id} escaped: {first.detail}", results)
-    for check, result in zip(scenario.checks, results, strict=True):
+    paired = list(zip(scenario.checks, results, strict=True))
+    for check, result in paired:
         if check.inside_control and result.outcome != "ok":
             why = f"inside control {check.id} did not pass ({result.outcome}"
             why += f" {result.errno})" if result.errno else ")"
             return Observation("inconclusive", f"{why}: {result.detail}", results)
+    for check, result in paired:
         if check.inside_control:
             continue
         if result.outcome != "blocked":
-            return Observation(
-                "inconclusive", f"{check.id}: {result.outcome}: {result.detail}", results
-            )
+            why = f"{check.id}: {result.outcome}: {result.detail}"
+            return Observation("inconclusive", why, results)
         if result.control not in ("escaped", "n/a"):
             if theirs is None:
                 why = "no usable control cell (host runtime) on this host"

@@ -21,6 +21,7 @@ class Check:
     doc: str
     control: Control = Control.HOST
     inside_control: bool = False  # must succeed inside the sandbox (e.g. write the allowed dir)
+    control_id: str | None = None  # the host attempt that serves as control, if not this one
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Scenario
+from harness.scenarios.base import Check, Control, Scenario
 
 # Checked on the host after the cell, not by the probe: writes count only if visible there.
 SENTINEL_INTACT = "fs-sentinel-intact"
@@ -20,10 +20,20 @@ FILESYSTEM = Scenario(
         Check("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
         Check("fs-symlink-made", "make a symlink to the sentinel in the allowed dir, read it"),
         Check("fs-proc-self-root", "read the sentinel via /proc/self/root"),
-        Check("fs-proc-1-root", "read the sentinel via /proc/1/root"),
+        # The host may deny /proc/1/root even to root (ptrace access to pid 1), so
+        # the control is the sentinel being readable at all.
+        Check(
+            "fs-proc-1-root",
+            "read the sentinel via /proc/1/root",
+            control_id="fs-read-outside",
+        ),
         Check("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
         Check("fs-rename-in", "rename an outside file into the allowed dir"),
-        Check(SENTINEL_INTACT, "the sentinel is unchanged on the host after the cell"),
+        Check(
+            SENTINEL_INTACT,
+            "the sentinel is unchanged on the host after the cell",
+            control=Control.NONE,
+        ),
         Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
         Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
     ),

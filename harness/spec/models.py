@@ -131,6 +131,18 @@ class RunscRuntimeSpec(_RuntimeBase):
     nosuid: bool = True  # mount the privilege helpers nosuid
 
 
+class OciRuntimeSpec(_RuntimeBase):
+    """Any runtime with runc's command line (runc, crun), from the same generated bundle."""
+
+    kind: Literal["oci"]
+    binary: str
+    flags: list[str] = []
+    user: Annotated[int, Field(ge=0)] = 0
+    no_new_privs: bool = True
+    nosuid: bool = True
+    own_kernel: bool = False
+
+
 class CommandRuntimeSpec(_RuntimeBase):
     """Any wrapper expressible as an argv template with `{probe}` and `{args}`."""
 
@@ -143,11 +155,12 @@ class CommandRuntimeSpec(_RuntimeBase):
     helpers_inside: str | None = None
 
 
-RuntimeSpec = HostRuntimeSpec | RunscRuntimeSpec | CommandRuntimeSpec
+RuntimeSpec = HostRuntimeSpec | RunscRuntimeSpec | OciRuntimeSpec | CommandRuntimeSpec
 
-RUNTIME_SPECS: dict[str, type[HostRuntimeSpec | RunscRuntimeSpec | CommandRuntimeSpec]] = {
+RUNTIME_SPECS: dict[str, type[RuntimeSpec]] = {
     "host": HostRuntimeSpec,
     "runsc": RunscRuntimeSpec,
+    "oci": OciRuntimeSpec,
     "command": CommandRuntimeSpec,
 }
 

@@ -97,12 +97,12 @@ class LocalTransport(Transport):
             timed_out = scope.cancelled_caught
         finally:
             if process.returncode is None:
+                # Timed out or cancelled: take the whole process group down. A command
+                # that ended by itself keeps what it deliberately left running (as over
+                # SSH), such as a canary started in its own session.
                 _killpg(process.pid)
                 with anyio.CancelScope(shield=True):
                     await process.wait()
-            else:
-                # The leader exited; its group (daemonised children) must not outlive it.
-                _killpg(process.pid)
         status, sig = _signal_name(process.returncode)
         return Completed(
             argv=tuple(argv),

@@ -1,8 +1,9 @@
-"""gVisor: run the probe from a generated OCI bundle with `runsc run`.
+"""OCI runtimes (runc, crun, gVisor's runsc): run the probe from a generated bundle.
 
-Not `runsc do`, which exposes the whole host root: the bundle's rootfs holds the
-probe and nothing else, so the sandbox sees only what the bundle grants. State
-lives in a private `--root` so harness never touches other containers.
+For runsc this is `runsc run`, not `runsc do`, which exposes the whole host root:
+the bundle's rootfs holds the probe and nothing else, so the sandbox sees only
+what the bundle grants. State lives in a private `--root` so harness never
+touches other containers.
 
 The whole lifecycle (make the bundle, run, remove it) is one command on the
 host, so a cell costs one round trip; cleanup runs only when it did not finish.
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.runtimes.base import CellPaths, Invocation, Runtime
-from harness.spec.models import RunscRuntimeSpec
+from harness.spec.models import OciRuntimeSpec, RunscRuntimeSpec
 
 # A fixed script; every value reaches it as a positional argument, never as text.
 LIFECYCLE = r"""set -eu
@@ -29,7 +30,13 @@ rm -rf "$dir"
 exit "$status"
 """
 
-DEFAULT_CAPS = ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"]
+# A typical container's set (Docker's default): enough to drop to another uid,
+# which the privilege scenario does before each attempt.
+DEFAULT_CAPS = [
+    "CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID",
+    "CAP_KILL", "CAP_MKNOD", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SETFCAP",
+    "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT",
+]  # fmt: skip
 
 
 ALLOWED_INSIDE = "/allowed"
@@ -44,6 +51,7 @@ def bundle_config(
     helpers: str | None = None,
     no_new_privs: bool = True,
     nosuid: bool = True,
+    network_namespace: bool = True,
     hostname: str = "harness",
 ) -> dict[str, Any]:
     """An OCI runtime config granting a read-only rootfs with the probe, /proc,
@@ -96,23 +104,34 @@ def bundle_config(
             *granted,
         ],
         "linux": {
-            "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")],
+            "namespaces": [
+                {"type": t}
+                for t in ("pid", "network", "ipc", "uts", "mount")
+                if t != "network" or network_namespace
+            ],
         },
     }
 
 
-class RunscRuntime(Runtime):
-    kind = "runsc"
-    own_kernel = True
-    spec: RunscRuntimeSpec
+class OciRuntime(Runtime):
+    """runc, crun or any runtime with runc's command line."""
+
+    kind = "oci"
+    spec: OciRuntimeSpec | RunscRuntimeSpec
 
     @property
     def binary(self) -> str:
         return self.spec.binary
 
+    @property
+    def promises_own_kernel(self) -> bool:
+        return self.own_kernel or getattr(self.spec, "own_kernel", False)
+
     def global_flags(self) -> list[str]:
-        flags = [f"--platform={self.spec.platform}"] if self.spec.platform else []
-        return [*flags, *self.spec.flags]
+        return list(self.spec.flags)
+
+    def network_namespace(self) -> bool:
+        return True
 
     def version_argv(self) -> tuple[str, ...] | None:
         return (self.binary, "--version")
@@ -131,6 +150,7 @@ class RunscRuntime(Runtime):
             helpers=paths.helpers,
             no_new_privs=self.spec.no_new_privs,
             nosuid=self.spec.nosuid,
+            network_namespace=self.network_namespace(),
         )
         root = self.state_root(paths)
         argv = (
@@ -146,3 +166,20 @@ class RunscRuntime(Runtime):
                 ("rm", "-rf", "--", paths.cell_dir),
             ),
         )
+
+
+class RunscRuntime(OciRuntime):
+    """gVisor: the sentry is the sandbox's kernel."""
+
+    kind = "runsc"
+    own_kernel = True
+    spec: RunscRuntimeSpec
+
+    def global_flags(self) -> list[str]:
+        flags = [f"--platform={self.spec.platform}"] if self.spec.platform else []
+        return [*flags, *self.spec.flags]
+
+    def network_namespace(self) -> bool:
+        # With --network=host runsc uses the host's stack only when the bundle asks
+        # for no network namespace of its own (as Docker's host networking does).
+        return "--network=host" not in self.spec.flags

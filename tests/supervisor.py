@@ -1,0 +1,126 @@
+"""A stand-in egress supervisor for attribution tests, written for the tests.
+
+It accepts connections on a loopback port (the "allowed destination"), works out
+which process on this machine owns the client socket (through /proc, as a real
+host-side supervisor would), and publishes one decision record per connection
+over HTTP, as a JSON array or as JSON lines. Modes let a test make it omit
+records, drop the identity, or declare the identity unavailable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def _socket_inode(local_port: int, remote_port: int) -> str | None:
+    """The inode of the TCP socket bound to local_port and connected to remote_port."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            local, remote, inode = parts[1], parts[2], parts[9]
+            if (
+                int(local.rsplit(":", 1)[1], 16) == local_port
+                and int(remote.rsplit(":", 1)[1], 16) == remote_port
+            ):
+                return inode
+    return None
+
+
+def _owner_exe(inode: str) -> str | None:
+    target = f"socket:[{inode}]"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+    return None
+
+
+@dataclass
+class Supervisor:
+    """Allowed-destination listener plus decision-record HTTP endpoint, on loopback."""
+
+    mode: str = "attribute"  # attribute | unavailable | silent | anonymous
+    shape: str = "array"  # array | lines
+    token: str | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, str]] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.allowed = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        supervisor = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                supervisor.requests.append(dict(self.headers))
+                if (
+                    supervisor.token
+                    and self.headers.get("Authorization") != f"Bearer {supervisor.token}"
+                ):
+                    self.send_response(401)
+                    self.end_headers()
+                    return
+                if supervisor.shape == "array":
+                    body = json.dumps(supervisor.records)
+                else:
+                    body = "\n".join(json.dumps(r) for r in supervisor.records)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/decisions"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, peer = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                port = self.listener.getsockname()[1]
+                inode = _socket_inode(peer[1], port)
+                exe = _owner_exe(inode) if inode else None
+                conn.settimeout(2)
+                try:
+                    conn.recv(256)
+                    conn.sendall(b"NONCE not-the-canary\n")
+                except OSError:
+                    pass
+            record: dict[str, Any] = {"src_port": peer[1], "dst": self.allowed, "decision": "allow"}
+            if self.mode == "attribute" and exe:
+                with open(exe, "rb") as fh:
+                    record["binary"] = {
+                        "path": exe,
+                        "sha256": hashlib.sha256(fh.read()).hexdigest(),
+                    }
+            elif self.mode == "unavailable":
+                record["identity"] = "unavailable"
+                record["reason"] = "endpoint-only runtime: no process identity"
+            if self.mode != "silent":
+                self.records.append(record)
+
+    def stop(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+        self.listener.close()
