@@ -23,7 +23,8 @@ def _socket_inode(local_port: int, remote_port: int) -> str | None:
     """The inode of the TCP socket bound to local_port and connected to remote_port."""
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
-            lines = open(table).read().splitlines()[1:]
+            with open(table) as fh:
+                lines = fh.read().splitlines()[1:]
         except OSError:
             continue
         for line in lines:
@@ -56,6 +57,7 @@ class Supervisor:
     mode: str = "attribute"  # attribute | unavailable | silent | anonymous
     shape: str = "array"  # array | lines
     token: str | None = None
+    path: str | None = None  # also append records to this JSON-lines file
     records: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, str]] = field(default_factory=list)
 
@@ -65,7 +67,7 @@ class Supervisor:
         supervisor = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 supervisor.requests.append(dict(self.headers))
                 if (
                     supervisor.token
@@ -119,6 +121,9 @@ class Supervisor:
                 record["reason"] = "endpoint-only runtime: no process identity"
             if self.mode != "silent":
                 self.records.append(record)
+                if self.path:
+                    with open(self.path, "a") as fh:
+                        fh.write(json.dumps(record) + "\n")
 
     def stop(self) -> None:
         self.http.shutdown()

@@ -22,10 +22,11 @@ class CommandRuntime(Runtime):
 
     @property
     def binary(self) -> str:
-        return self.spec.argv[0]
+        # A template that runs the probe directly needs nothing installed.
+        return "true" if self.spec.argv[0] == "{probe}" else self.spec.argv[0]
 
     def version_argv(self) -> tuple[str, ...] | None:
-        return (self.binary, "--version")
+        return None if self.binary == "true" else (self.binary, "--version")
 
     def inside(self, host_path: str, *, role: str) -> str:
         inside = self.spec.allowed_inside if role == "allowed" else self.spec.helpers_inside

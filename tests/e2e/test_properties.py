@@ -1,0 +1,281 @@
+"""The four property scenarios, run for real: host, runsc, bwrap, runc, sshd.
+
+Canaries sit in an "outside" network namespace that harness creates and
+removes; every address involved is inside that namespace or on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Lab, harness_cli
+from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
+from tests.lab import require_tool
+from tests.supervisor import Supervisor
+
+PROPERTIES = ("egress_confinement", "filesystem_confinement", "privilege_floor")
+
+
+def _no_harness_namespaces() -> bool:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return "harness-" not in out
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
+    """One run of the shipped default matrix (all scenarios)."""
+    for tool in ("runsc", "bwrap", "ip"):
+        require_tool(tool)
+    out = tmp_path_factory.mktemp("props") / "results"
+    result = harness_cli("run", "matrices/local.toml", "--out", out)
+    return result.code, result.stdout + result.stderr, out
+
+
+def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) -> None:
+    """Host violates every property; runsc and bwrap enforce them; exit 0."""
+    code, output, out = local_run
+    assert code == 0, output
+    v = verdicts_of(out)
+    for prop in PROPERTIES:
+        assert v[("localhost", "host", prop)]["observed"] == "violated", prop
+        assert v[("localhost", "host", prop)]["verdict"] == "pass"
+        for runtime in ("runsc", "bwrap"):
+            row = v[("localhost", runtime, prop)]
+            assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (runtime, row)
+    assert v[("localhost", "runsc", "attribution")]["verdict"] == "skipped"
+
+
+def test_enforced_means_every_check_blocked_with_a_working_control(
+    local_run: tuple[int, str, Path],
+) -> None:
+    """Each check of an enforced property is blocked and its control escaped (or is n/a)."""
+    _, _, out = local_run
+    v = verdicts_of(out)
+    for prop in PROPERTIES:
+        for check in v[("localhost", "runsc", prop)]["checks"]:
+            if check["control"] == "n/a" and check["id"].startswith("fs-allowed"):
+                assert check["outcome"] == "ok"
+                continue
+            assert check["outcome"] == "blocked", check
+            assert check["control"] in ("escaped", "n/a"), check
+    egress = {c["id"]: c for c in v[("localhost", "runsc", "egress_confinement")]["checks"]}
+    assert set(egress) == {
+        "tcp-denied-name",
+        "tcp-raw-ip",
+        "dns-alt-udp",
+        "dns-alt-tcp",
+        "doh-port",
+    }
+    assert all(c["errno"] for c in egress.values())
+
+
+def test_host_escapes_are_proved_by_host_side_evidence(local_run: tuple[int, str, Path]) -> None:
+    """The host control's escapes come with proof: canary arrivals, sentinel writes."""
+    _, _, out = local_run
+    host = cells_of(out)[("localhost", "host")]
+    lines = {e.get("line") for e in host["host_side"]["canary_events"]}
+    tag = host["host_side"]["tag"]
+    assert f"HARNESS {tag} tcp-raw-ip" in lines
+    assert host["host_side"]["fs"]["created"] is True
+    v = verdicts_of(out)
+    fs = {c["id"]: c for c in v[("localhost", "host", "filesystem_confinement")]["checks"]}
+    assert fs["fs-create-outside"]["outcome"] == "escaped"
+    assert fs["fs-read-outside"]["outcome"] == "escaped"
+
+
+def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) -> None:
+    """The canary, its namespace and veth, and every sandbox are gone after the run."""
+    _, _, out = local_run
+    assert _no_harness_namespaces()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert leftovers(manifest["run_id"]) == []
+    assert runsc_containers(Path(manifest["hosts"]["localhost"]["workdir"]) / "runsc-root") == []
+
+
+def test_every_mutant_is_caught() -> None:
+    """Each deliberately broken sandbox is a regression on the property it breaks."""
+    for tool in ("runsc", "bwrap", "runc", "ip"):
+        require_tool(tool)
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
+    result = harness_cli("run", "matrices/mutants.toml", "--out", out)
+    assert result.code == 1, result.stdout + result.stderr
+    v = verdicts_of(out)
+    broken = {
+        "runsc-network-host": "egress_confinement",
+        "bwrap-shared-net": "egress_confinement",
+        "bwrap-rw-root": "filesystem_confinement",
+        "runc-setuid": "privilege_floor",
+    }
+    for runtime, prop in broken.items():
+        row = v[("localhost", runtime, prop)]
+        assert (row["observed"], row["verdict"]) == ("violated", "regression"), (runtime, row)
+    assert not any(r["verdict"] == "regression" for k, r in v.items() if broken[k[1]] != k[2])
+    assert _no_harness_namespaces()
+
+
+def _matrix(
+    tmp: Path, runtimes: str, *, scenarios: str, canary: str = "", extra_inv: str = ""
+) -> Path:
+    (tmp / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp}/work"\n{extra_inv}'
+    )
+    path = tmp / "m.toml"
+    path.write_text(
+        f'name = "t"\ninventory = "inv.toml"\nscenarios = {scenarios}\n'
+        f"[settings]\ntimeout = 60\n{canary}\n{runtimes}"
+    )
+    return path
+
+
+RUNSC = '[runtimes.runsc]\nkind = "runsc"\nflags = ["--network=none"]\n'
+
+
+def test_dead_canary_is_inconclusive_never_enforced(tmp_path: Path) -> None:
+    """If the canary cannot start, egress is inconclusive everywhere: exit 3."""
+    require_tool("runsc")
+    with socket.create_server(("127.0.0.1", 0)) as squatter:
+        port = squatter.getsockname()[1]
+        matrix = _matrix(
+            tmp_path,
+            '[runtimes.host]\nkind = "host"\n' + RUNSC,
+            scenarios='["egress-confinement"]',
+            canary=f'[canary]\nmode = "listen"\naddress = "127.0.0.1"\ntcp_port = {port}\n',
+        )
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for runtime in ("host", "runsc"):
+        assert v[("localhost", runtime, "egress_confinement")]["observed"] == "inconclusive"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert "canary did not start" in manifest["hosts"]["localhost"]["canary"]["error"]
+
+
+@pytest.fixture
+def nosuid_helpers() -> Iterator[None]:
+    """Put the helpers' folder on a nosuid tmpfs: the setuid bit means nothing there."""
+    folder = Path(f"/var/tmp/harness-helpers-{os.getuid()}")
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "nosuid,mode=0755", "tmpfs", str(folder)], check=True
+    )
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_helper_that_never_was_setuid_is_inconclusive(tmp_path: Path, nosuid_helpers: None) -> None:
+    """A setuid helper that cannot work (nosuid mount) makes privilege inconclusive."""
+    require_tool("runsc")
+    matrix = _matrix(
+        tmp_path, '[runtimes.host]\nkind = "host"\n' + RUNSC, scenarios='["privilege-floor"]'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "runsc", "privilege_floor")]
+    assert row["observed"] == "inconclusive"
+    assert "priv-setuid-exec blocked, but its control did not escape" in row["reason"]
+
+
+def test_missing_sentinels_are_inconclusive(tmp_path: Path) -> None:
+    """If the sentinels cannot be made, filesystem confinement is inconclusive."""
+    require_tool("runsc")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "fs").write_text("a file where the sentinels' folder should be")
+    matrix = _matrix(
+        tmp_path, '[runtimes.host]\nkind = "host"\n' + RUNSC, scenarios='["filesystem-confinement"]'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "runsc", "filesystem_confinement")]
+    assert row["observed"] == "inconclusive"
+    assert "--sentinel not given" in row["reason"] or "not given" in row["reason"]
+
+
+def test_attribution_against_a_decision_record_source(tmp_path: Path) -> None:
+    """Decision records from a loopback supervisor (a test stand-in, see tests/supervisor.py)
+    decide attribution: attributed or explicitly unavailable pass; missing or bare fail."""
+    token = "s3cr3t-token-value-for-tests"
+    records_file = tmp_path / "decisions.jsonl"
+    supervisors = {
+        "attributed": Supervisor(mode="attribute", shape="array"),
+        "lines-with-token": Supervisor(mode="attribute", shape="lines", token=token),
+        "from-file": Supervisor(mode="attribute", path=str(records_file)),
+        "endpoint-only": Supervisor(mode="unavailable"),
+        "undeclared-unavailable": Supervisor(mode="unavailable"),
+        "no-record": Supervisor(mode="silent"),
+        "unattributed": Supervisor(mode="anonymous"),
+    }
+    blocks = ['[runtimes.host]\nkind = "host"\n']
+    for name, sup in supervisors.items():
+        sup.start()
+        if name == "from-file":
+            source = f'{{ source = "file", path = "{records_file}", allowed = "{sup.allowed}" }}'
+        elif name == "lines-with-token":
+            source = (
+                f'{{ source = "http", url = "{sup.url}", token_env = "DECISIONS_TOKEN",'
+                f' allowed = "{sup.allowed}" }}'
+            )
+        else:
+            source = f'{{ source = "http", url = "{sup.url}", allowed = "{sup.allowed}" }}'
+        blocks.append(
+            f'[runtimes.{name}]\nkind = "command"\nargv = ["{{probe}}", "{{args}}"]\n'
+            f"attribution = {source}\n"
+            f"endpoint_only = {'true' if name == 'endpoint-only' else 'false'}\n"
+            'expect = { attribution = "enforced" }\n'
+        )
+    matrix = _matrix(tmp_path, "".join(blocks), scenarios='["attribution"]')
+    try:
+        env = {**os.environ, "DECISIONS_TOKEN": token}
+        argv = [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(tmp_path / "out")]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        for sup in supervisors.values():
+            sup.stop()
+    assert done.returncode == 1, done.stdout + done.stderr
+    v = verdicts_of(tmp_path / "out")
+
+    def row(name: str) -> dict[str, object]:
+        return v[("localhost", name, "attribution")]
+
+    for name in ("attributed", "lines-with-token", "from-file"):
+        assert (row(name)["observed"], row(name)["verdict"]) == ("enforced", "pass"), row(name)
+        assert "attributed to " in str(row(name)["reason"])
+        assert "/probe/" in str(row(name)["reason"])  # the staged probe binary, resolved
+    assert row("endpoint-only")["verdict"] == "pass"
+    assert "identity explicitly unavailable" in str(row("endpoint-only")["reason"])
+    assert row("undeclared-unavailable")["verdict"] == "regression"
+    assert row("no-record")["verdict"] == "regression"
+    assert "no decision record" in str(row("no-record")["reason"])
+    assert row("unattributed")["verdict"] == "regression"
+    assert row("host")["verdict"] == "skipped"
+    assert supervisors["lines-with-token"].requests[0]["Authorization"] == f"Bearer {token}"
+    for path in (tmp_path / "out").iterdir():
+        assert token not in path.read_text(), path
+
+
+def test_properties_over_ssh(lab: Lab, tmp_path: Path) -> None:
+    """The same scenarios over SSH: canary, sentinels and helpers staged remotely."""
+    require_tool("runsc")
+    lab.inventory(tmp_path / "inventory.toml")
+    (tmp_path / "m.toml").write_text(
+        'name = "ssh-props"\ninventory = "inventory.toml"\nhosts = ["trusted"]\n'
+        'scenarios = ["egress-confinement", "filesystem-confinement", "privilege-floor"]\n'
+        "[settings]\ntimeout = 60\n"
+        '[runtimes.host]\nkind = "host"\n' + RUNSC
+    )
+    result = harness_cli("run", tmp_path / "m.toml", "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for prop in PROPERTIES:
+        assert v[("trusted", "host", prop)]["observed"] == "violated"
+        assert v[("trusted", "runsc", prop)]["observed"] == "enforced"
+    assert _no_harness_namespaces()
