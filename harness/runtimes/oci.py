@@ -52,6 +52,7 @@ def bundle_config(
     no_new_privs: bool = True,
     nosuid: bool = True,
     network_namespace: bool = True,
+    netns_path: str | None = None,
     hostname: str = "harness",
 ) -> dict[str, Any]:
     """An OCI runtime config granting a read-only rootfs with the probe, /proc,
@@ -105,7 +106,7 @@ def bundle_config(
         ],
         "linux": {
             "namespaces": [
-                {"type": t}
+                {"type": t, **({"path": netns_path} if t == "network" and netns_path else {})}
                 for t in ("pid", "network", "ipc", "uts", "mount")
                 if t != "network" or network_namespace
             ],
@@ -133,6 +134,13 @@ class OciRuntime(Runtime):
     def network_namespace(self) -> bool:
         return True
 
+    def netns_path(self) -> str | None:
+        """An existing network namespace to join, e.g. one routed out through a veth."""
+        name = self.spec.netns
+        if not name:
+            return None
+        return name if "/" in name else f"/var/run/netns/{name}"
+
     def version_argv(self) -> tuple[str, ...] | None:
         return (self.binary, "--version")
 
@@ -151,6 +159,7 @@ class OciRuntime(Runtime):
             no_new_privs=self.spec.no_new_privs,
             nosuid=self.spec.nosuid,
             network_namespace=self.network_namespace(),
+            netns_path=self.netns_path(),
         )
         root = self.state_root(paths)
         argv = (

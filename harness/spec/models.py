@@ -129,6 +129,7 @@ class RunscRuntimeSpec(_RuntimeBase):
     user: Annotated[int, Field(ge=0)] = 0
     no_new_privs: bool = True
     nosuid: bool = True  # mount the privilege helpers nosuid
+    netns: str | None = None  # join this network namespace (a name under /var/run/netns, or a path)
 
 
 class OciRuntimeSpec(_RuntimeBase):
@@ -140,6 +141,7 @@ class OciRuntimeSpec(_RuntimeBase):
     user: Annotated[int, Field(ge=0)] = 0
     no_new_privs: bool = True
     nosuid: bool = True
+    netns: str | None = None
     own_kernel: bool = False
 
 

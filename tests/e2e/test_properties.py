@@ -279,3 +279,91 @@ def test_properties_over_ssh(lab: Lab, tmp_path: Path) -> None:
         assert v[("trusted", "host", prop)]["observed"] == "violated"
         assert v[("trusted", "runsc", prop)]["observed"] == "enforced"
     assert _no_harness_namespaces()
+
+
+ROUTED_NS = "harness-t-routed"
+
+
+@pytest.fixture
+def routed_netns() -> Iterator[str]:
+    """A network namespace for a sandbox, routed out through a veth to the host.
+
+    Only 10.251.0.0/16 (where harness puts its outside-namespace canaries) is
+    routed; the sandbox has no other way out. Forwarding is restored afterwards.
+    """
+    require_tool("ip")
+    forward = Path("/proc/sys/net/ipv4/ip_forward")
+    before = forward.read_text().strip()
+    steps = [
+        ["ip", "netns", "add", ROUTED_NS],
+        ["ip", "link", "add", "hvroute", "type", "veth", "peer", "name", "hcroute"],
+        ["ip", "link", "set", "hcroute", "netns", ROUTED_NS],
+        ["ip", "addr", "add", "10.252.0.1/30", "dev", "hvroute"],
+        ["ip", "link", "set", "hvroute", "up"],
+        ["ip", "netns", "exec", ROUTED_NS, "ip", "addr", "add", "10.252.0.2/30", "dev", "hcroute"],
+        ["ip", "netns", "exec", ROUTED_NS, "ip", "link", "set", "hcroute", "up"],
+        ["ip", "netns", "exec", ROUTED_NS, "ip", "link", "set", "lo", "up"],
+        [
+            "ip",
+            "netns",
+            "exec",
+            ROUTED_NS,
+            "ip",
+            "route",
+            "add",
+            "10.251.0.0/16",
+            "via",
+            "10.252.0.1",
+        ],
+    ]
+    try:
+        for step in steps:
+            subprocess.run(step, check=True, capture_output=True)
+        forward.write_text("1\n")
+        yield ROUTED_NS
+    finally:
+        forward.write_text(before + "\n")
+        subprocess.run(["ip", "netns", "del", ROUTED_NS], capture_output=True)
+        subprocess.run(["ip", "link", "del", "hvroute"], capture_output=True)
+
+
+# runc rather than runsc: runsc --network=sandbox refuses to start on this machine
+# ("cannot run with network enabled in root network namespace") because it
+# cannot read /proc/1/ns/net here to tell the namespaces apart.
+ROUTED = f"""
+[runtimes.runc-routed]
+kind = "oci"
+binary = "runc"
+netns = "{ROUTED_NS}"
+expect = {{ egress_confinement = "enforced" }}
+"""
+
+
+def test_routed_sandbox_is_caught_where_real_egress_arrives(
+    tmp_path: Path, routed_netns: str
+) -> None:
+    """A sandbox in its own network namespace, routed out through a veth, reaches the
+    outside-namespace canary: a regression. (Mutant: isolated namespace, but a way out.)"""
+    require_tool("runc")
+    matrix = _matrix(tmp_path, ROUTED, scenarios='["egress-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 1, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "runc-routed", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("violated", "regression")
+    assert "canary saw" in str(row["reason"])
+
+
+def test_loopback_canary_would_pass_the_same_sandbox(tmp_path: Path, routed_netns: str) -> None:
+    """Why canaries sit where egress arrives: on loopback, the same routed sandbox
+    looks enforced. This documents the false pass the netns canary prevents."""
+    require_tool("runc")
+    matrix = _matrix(
+        tmp_path,
+        ROUTED,
+        scenarios='["egress-confinement"]',
+        canary='[canary]\nmode = "listen"\naddress = "127.0.0.1"\ntcp_port = 18080\n'
+        "allowed_port = 18081\ndns_port = 18053\nalt_dns_port = 18054\ndoh_port = 18443\n",
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    row = verdicts_of(tmp_path / "out")[("localhost", "runc-routed", "egress_confinement")]
+    assert row["observed"] == "enforced", result.stdout
