@@ -1,18 +1,9 @@
-"""The `harness` command: verbs, their flags, and the exit-code contract.
-
-Exit codes: 0 every verdict passed or was skipped; 1 a regression or unexpected
-verdict; 2 bad input (matrix, names, flags); 3 no mismatch but something was
-inconclusive (the lab is broken, not the sandbox); 130/143 interrupted by
-SIGINT/SIGTERM (what finished is kept); 70 an internal error (a bug).
-"""
+"""`harness run`, `harness validate`, `harness scenarios`."""
 
 from __future__ import annotations
 
 import json
-import logging
 import signal
-import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,24 +11,15 @@ import anyio
 import click
 from rich.console import Console
 
-from harness._version import __version__
-from harness.errors import HarnessError, ResultsError, SpecError, UsageError
+from harness.cli.app import EXIT_SIGNAL, err_console
+from harness.errors import UsageError
+from harness.plan import Plan, make_plan
 from harness.probe import build_probe
 from harness.report.console import LiveProgress, print_report
 from harness.results import ResultsStore, default_folder
-from harness.runner import Plan, Runner, RunOutcome, make_plan
+from harness.runner import Runner, RunOutcome
 from harness.scenarios import SCENARIOS
 from harness.spec import Matrix, load_matrix
-
-# Raised when a group is invoked bare; its message is the help text.
-NoArgsIsHelp: type[click.UsageError] = getattr(
-    click.exceptions, "NoArgsIsHelpError", click.exceptions.UsageError
-)
-EXIT_OK, EXIT_MISMATCH, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
-EXIT_INTERNAL = 70  # EX_SOFTWARE: distinct from every verdict code
-EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
-
-err_console = Console(stderr=True, highlight=False)
 
 
 def _check_names(kind: str, asked: Sequence[str], known: Sequence[str]) -> None:
@@ -80,25 +62,7 @@ async def _run_until_signal(runner: Runner) -> tuple[RunOutcome | None, int | No
     return outcome, (caught[0] if caught else None)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="harness")
-@click.option("-v", "--verbose", is_flag=True, help="Log what harness does (to stderr).")
-def cli(verbose: bool) -> None:
-    """Prove, by attempting violations, which security properties each sandbox
-    runtime really enforces.
-
-    A matrix (TOML) names hosts and runtimes; `harness run` starts each sandbox
-    once per (host, runtime) cell, runs the static probe inside it, and judges
-    what it saw against the expectations in the matrix.
-    """
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="harness: %(message)s",
-        stream=sys.stderr,
-    )
-
-
-@cli.command()
+@click.command()
 @click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--out",
@@ -184,7 +148,7 @@ def run(
     raise SystemExit(code)
 
 
-@cli.command()
+@click.command()
 @click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
 def validate(matrix: Path) -> None:
     """Check MATRIX and the inventories it names, without running anything."""
@@ -196,44 +160,10 @@ def validate(matrix: Path) -> None:
     )
 
 
-@cli.command("scenarios")
+@click.command("scenarios")
 def list_scenarios() -> None:
     """List the scenarios and the facts each measures."""
     for scenario in SCENARIOS.values():
         click.echo(f"{scenario.name}: {scenario.summary}")
         for fact, doc in scenario.facts.items():
             click.echo(f"  {fact:<26} {doc}")
-
-
-def _fail(code: int, message: str) -> None:
-    err_console.print(f"harness: error: {message}", markup=False, soft_wrap=True)
-    raise SystemExit(code)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: map every expected failure to one line and an exit code."""
-    try:
-        cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
-    except NoArgsIsHelp as exc:
-        click.echo(exc.format_message(), err=True)
-        raise SystemExit(EXIT_INPUT) from None
-    except click.UsageError as exc:
-        hint = (
-            f" (see 'harness {exc.ctx.command.name} --help')"
-            if exc.ctx and exc.ctx.command.name != "cli"
-            else ""
-        )
-        _fail(EXIT_INPUT, f"{exc.format_message()}{hint}")
-    except click.Abort:
-        _fail(EXIT_SIGNAL[signal.SIGINT], "interrupted")
-    except (SpecError, UsageError) as exc:
-        _fail(EXIT_INPUT, str(exc))
-    except ResultsError as exc:
-        _fail(EXIT_INPUT, str(exc))
-    except HarnessError as exc:
-        _fail(EXIT_INCONCLUSIVE, str(exc))
-    except click.exceptions.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except Exception:  # a bug: keep the traceback, but never pass as a verdict code
-        traceback.print_exc()
-        _fail(EXIT_INTERNAL, "internal error (a bug in harness; the traceback is above)")

@@ -1,0 +1,9 @@
+"""The `harness` command line. Only this package imports the CLI library."""
+
+from harness.cli.app import cli, main
+from harness.cli.run import list_scenarios, run, validate
+
+for command in (run, validate, list_scenarios):
+    cli.add_command(command)
+
+__all__ = ["cli", "main"]

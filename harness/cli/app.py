@@ -1,0 +1,86 @@
+"""The `harness` group, the exit-code contract, and the mapping of errors to codes.
+
+Each verb lives in its own module of this package and is registered in
+`harness/cli/__init__.py`; only this package imports the CLI library.
+
+Exit codes: 0 every verdict passed or was skipped; 1 a regression or unexpected
+verdict; 2 bad input (matrix, names, flags); 3 no mismatch but something was
+inconclusive (the lab is broken, not the sandbox); 130/143 interrupted by
+SIGINT/SIGTERM (what finished is kept); 70 an internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import traceback
+from collections.abc import Sequence
+
+import click
+from rich.console import Console
+
+from harness._version import __version__
+from harness.errors import HarnessError, ResultsError, SpecError, UsageError
+
+# Raised when a group is invoked bare; its message is the help text.
+NoArgsIsHelp: type[click.UsageError] = getattr(
+    click.exceptions, "NoArgsIsHelpError", click.exceptions.UsageError
+)
+EXIT_OK, EXIT_MISMATCH, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE: distinct from every verdict code
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+err_console = Console(stderr=True, highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="harness")
+@click.option("-v", "--verbose", is_flag=True, help="Log what harness does (to stderr).")
+def cli(verbose: bool) -> None:
+    """Prove, by attempting violations, which security properties each sandbox
+    runtime really enforces.
+
+    A matrix (TOML) names hosts and runtimes; `harness run` starts each sandbox
+    once per (host, runtime) cell, runs the static probe inside it, and judges
+    what it saw against the expectations in the matrix.
+    """
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="harness: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def _fail(code: int, message: str) -> None:
+    err_console.print(f"harness: error: {message}", markup=False, soft_wrap=True)
+    raise SystemExit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: map every expected failure to one line and an exit code."""
+    try:
+        cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+    except NoArgsIsHelp as exc:
+        click.echo(exc.format_message(), err=True)
+        raise SystemExit(EXIT_INPUT) from None
+    except click.UsageError as exc:
+        hint = (
+            f" (see 'harness {exc.ctx.command.name} --help')"
+            if exc.ctx and exc.ctx.command.name != "cli"
+            else ""
+        )
+        _fail(EXIT_INPUT, f"{exc.format_message()}{hint}")
+    except click.Abort:
+        _fail(EXIT_SIGNAL[signal.SIGINT], "interrupted")
+    except (SpecError, UsageError) as exc:
+        _fail(EXIT_INPUT, str(exc))
+    except ResultsError as exc:
+        _fail(EXIT_INPUT, str(exc))
+    except HarnessError as exc:
+        _fail(EXIT_INCONCLUSIVE, str(exc))
+    except click.exceptions.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except Exception:  # a bug: keep the traceback, but never pass as a verdict code
+        traceback.print_exc()
+        _fail(EXIT_INTERNAL, "internal error (a bug in harness; the traceback is above)")
