@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
@@ -37,7 +38,7 @@ from harness.results.store import utc_now
 from harness.runtimes import CellPaths
 from harness.scenarios import SCENARIOS
 from harness.scenarios.attribution import ALLOWED_CONNECT
-from harness.spec import Host
+from harness.spec import Host, RuntimeSpec
 from harness.staging import HostState, check_runtimes, stage_probe
 from harness.transport import Completed, Transport, open_transport
 
@@ -109,6 +110,21 @@ def cell_status(
     return CellStatus.COMPLETE, None
 
 
+def runtime_manifest(spec: RuntimeSpec) -> dict[str, Any]:
+    """A runtime entry as recorded in the manifest: what it promised and declared.
+    A URL's user:password part is dropped; token values are never in the spec."""
+    data = spec.model_dump(mode="json")
+    source = data.get("attribution")
+    if source and source.get("url"):
+        parts = urlsplit(source["url"])
+        if parts.username or parts.password:
+            netloc = parts.hostname or ""
+            if parts.port:
+                netloc += f":{parts.port}"
+            source["url"] = urlunsplit(parts._replace(netloc=netloc))
+    return data
+
+
 def kill_tagged(cell_id: str) -> tuple[str, ...]:
     """A command killing every process whose command line names the cell.
 
@@ -169,6 +185,7 @@ class Runner:
             "settings": self.settings.model_dump(),
             "canary": m.canary.model_dump(),
             "probe": {"sha256": self.probe.sha256, "compiler": self.probe.compiler},
+            "runtimes": {c.runtime.name: runtime_manifest(c.runtime.spec) for c in self.plan.cells},
             "scenarios": list(self.plan.scenarios),
             "cells_planned": len(self.plan.cells),
             "hosts": self.outcome.hosts,

@@ -1,9 +1,10 @@
 """The `harness` command line. Only this package imports the CLI library."""
 
 from harness.cli.app import cli, main
+from harness.cli.evidence import evidence
 from harness.cli.run import list_scenarios, run, validate
 
-for command in (run, validate, list_scenarios):
+for command in (run, validate, list_scenarios, evidence):
     cli.add_command(command)
 
 __all__ = ["cli", "main"]

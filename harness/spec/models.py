@@ -106,11 +106,19 @@ class AttributionSource(_Strict):
         return self
 
 
+# The four properties of OpenShell's BoundaryConfirmation (see docs/evidence.md).
+ContractProperty = Literal[
+    "filesystem_confinement", "egress_interception", "request_attribution", "privilege_floor"
+]
+
+
 class _RuntimeBase(_Strict):
     facts: dict[Name, FactValue] = {}
     expect: dict[Property, Expectation] = {}
     attribution: AttributionSource | None = None
     endpoint_only: bool = False
+    # Declared, never consulted: copied into evidence documents for audit only.
+    mechanisms: dict[ContractProperty, Annotated[str, StringConstraints(max_length=200)]] = {}
 
 
 class HostRuntimeSpec(_RuntimeBase):

@@ -1,0 +1,104 @@
+"""`harness evidence`: export measured properties in OpenShell's contract shapes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from harness.evidence import FORMATS, HARNESS_PROPERTIES, CellEvidence, document, load_evidence
+from harness.evidence.legacy import legacy_document
+from harness.evidence.openshell import observation
+
+SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+STYLE = {"enforced": "green", "violated": "red", "inconclusive": "yellow"}
+
+
+def _filename(host: str, runtime: str) -> str:
+    return f"{SAFE.sub('_', host)}--{SAFE.sub('_', runtime)}.json"
+
+
+@click.command()
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="openshell",
+    show_default=True,
+    help=(
+        "openshell: properties {enforced, mechanism}; openshell-legacy: the older"
+        " mechanism struct and its validate() result; json: both, plus observations."
+    ),
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where to write one document per (host, runtime) [default: FOLDER/evidence/FORMAT].",
+)
+@click.option(
+    "--stdout",
+    "to_stdout",
+    is_flag=True,
+    help="Print the documents as one JSON array instead of writing files.",
+)
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="Print, per runtime, the legacy verdict next to the property verdicts.",
+)
+def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare: bool) -> None:
+    """Export the evidence of results FOLDER for OpenShell's confirm step.
+
+    `enforced` comes only from measured property observations; a declared
+    mechanism is recorded for audit and never changes it.
+    """
+    manifest, cells = load_evidence(folder)
+    order = {name: i for i, name in enumerate(manifest.get("runtimes", {}))}
+    cells.sort(key=lambda ev: (ev.host, order.get(ev.runtime, len(order))))
+    if compare:
+        _compare(manifest, cells)
+        return
+    docs = [document(ev, manifest, fmt) for ev in cells]
+    if to_stdout:
+        click.echo(json.dumps(docs, indent=2))
+        return
+    target = out or folder / "evidence" / fmt
+    target.mkdir(parents=True, exist_ok=True)
+    for ev, doc in zip(cells, docs, strict=True):
+        path = target / _filename(ev.host, ev.runtime)
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        click.echo(str(path))
+
+
+def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
+    """The seed's argument as a table: the old contract judges mechanisms, the new
+    one properties. Failing legacy conditions are listed under the table."""
+    table = Table(title="old contract (mechanisms) vs properties", title_justify="left")
+    table.add_column("host/runtime", style="bold", no_wrap=True)
+    table.add_column("legacy validate()", no_wrap=True)
+    for prop in HARNESS_PROPERTIES:
+        table.add_column(prop, no_wrap=True)
+    failures: list[tuple[str, list[str]]] = []
+    for ev in cells:
+        legacy = legacy_document(ev, manifest)["validate"]
+        name = f"{ev.host}/{ev.runtime}"
+        if legacy["passed"]:
+            verdict = Text("passes", style="green")
+        else:
+            verdict = Text(f"fails ({len(legacy['failing'])})", style="red")
+            failures.append((name, legacy["failing"]))
+        observed = [observation(ev, p)[0] for p in HARNESS_PROPERTIES]
+        table.add_row(name, verdict, *(Text(o, style=STYLE.get(o, "dim")) for o in observed))
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    console.print(table)
+    for name, failing in failures:
+        console.print(f"{name}: legacy validate() fails on: {', '.join(failing)}", soft_wrap=True)

@@ -1,0 +1,43 @@
+"""Evidence for OpenShell's confirm step, exported from a results folder.
+
+Three formats: `openshell` (properties, each {enforced, mechanism}),
+`openshell-legacy` (the older mechanism-based struct and its validate() result),
+and `json` (both, plus harness's own observations). See docs/evidence.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.evidence.legacy import legacy_document
+from harness.evidence.openshell import observation, openshell_document
+from harness.evidence.source import CellEvidence, load_evidence
+
+FORMATS = ("openshell", "openshell-legacy", "json")
+HARNESS_PROPERTIES = (
+    "egress_confinement",
+    "filesystem_confinement",
+    "privilege_floor",
+    "attribution",
+)
+
+__all__ = ["FORMATS", "HARNESS_PROPERTIES", "CellEvidence", "document", "load_evidence"]
+
+
+def document(ev: CellEvidence, manifest: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """One evidence document for one (host, runtime) in the asked format."""
+    if fmt == "openshell":
+        return openshell_document(ev, manifest)
+    if fmt == "openshell-legacy":
+        return legacy_document(ev, manifest)
+    return {
+        "host": ev.host,
+        "runtime": ev.runtime,
+        "observations": {
+            prop: dict(zip(("observed", "reason"), observation(ev, prop), strict=True))
+            for prop in HARNESS_PROPERTIES
+        },
+        "openshell": openshell_document(ev, manifest),
+        "openshell_legacy": legacy_document(ev, manifest),
+        "evidence_digest": ev.digest,
+    }

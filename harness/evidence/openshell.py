@@ -1,0 +1,100 @@
+"""The new contract's shape: four properties, each `{enforced, mechanism}`.
+
+`enforced` comes only from a measured property observation (enforced -> true;
+violated, inconclusive or not measured -> false, with the reason in the audit).
+`mechanism` is whatever the runtime entry declared; it is copied, never consulted.
+
+Mapping from harness properties to the contract's (docs/evidence.md):
+- filesystem_confinement <- filesystem_confinement
+- egress_interception    <- egress_confinement AND attribution (the supervisor
+                            confines egress and sees the allowed connection)
+- request_attribution    <- attribution
+- privilege_floor        <- privilege_floor
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.evidence.source import CellEvidence
+
+SCHEMA = "https://harness.invalid/schemas/openshell-boundary-confirmation-v1.json"
+CONTRACT: dict[str, tuple[str, ...]] = {
+    "filesystem_confinement": ("filesystem_confinement",),
+    "egress_interception": ("egress_confinement", "attribution"),
+    "request_attribution": ("attribution",),
+    "privilege_floor": ("privilege_floor",),
+}
+UNDECLARED = "undeclared"
+
+
+def observation(ev: CellEvidence, prop: str) -> tuple[str, str | None]:
+    """(observed, reason) for a harness property in this cell; not measured -> why."""
+    row = ev.property_rows().get(prop)
+    if row is None:
+        return "not-measured", f"{prop} was not among the run's scenarios"
+    return str(row.get("observed")), row.get("reason")
+
+
+def contract_properties(ev: CellEvidence) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The four contract properties, and the audit entry explaining each value."""
+    declared = ev.runtime_spec.get("mechanisms") or {}
+    properties: dict[str, Any] = {}
+    audit: dict[str, Any] = {}
+    for name, sources in CONTRACT.items():
+        seen = {src: observation(ev, src) for src in sources}
+        enforced = all(observed == "enforced" for observed, _ in seen.values())
+        properties[name] = {
+            "enforced": enforced,
+            "mechanism": str(declared.get(name, UNDECLARED)),
+        }
+        audit[name] = {
+            "from": {src: {"observed": o, "reason": r} for src, (o, r) in seen.items()},
+            **({} if enforced else {"why_not_enforced": _why(seen)}),
+        }
+    return properties, audit
+
+
+def _why(seen: dict[str, tuple[str, str | None]]) -> str:
+    parts = [
+        f"{src} {o}" + (f": {r}" if r else "") for src, (o, r) in seen.items() if o != "enforced"
+    ]
+    return "; ".join(parts)
+
+
+def backend_audit(ev: CellEvidence, property_audit: dict[str, Any]) -> dict[str, Any]:
+    """Mechanism facts, runtime fingerprint and versions: diagnostic only."""
+    facts = {
+        fid: {k: f.get(k) for k in ("status", "value", "errno", "detail") if f.get(k) is not None}
+        for fid, f in ev.facts().items()
+    }
+    cell = ev.cell
+    return {
+        "mechanism_facts": facts,
+        "fingerprint": {
+            "kind": cell.get("kind"),
+            "runtime_version": cell.get("runtime_version"),
+            "sandbox_kernel": ev.facts().get("kernel_release", {}).get("value"),
+            "host_kernel": cell.get("host_kernel"),
+            "machine": ev.host_info.get("machine"),
+        },
+        "cell": {"status": cell.get("status"), "reason": cell.get("reason")},
+        "properties": property_audit,
+    }
+
+
+def openshell_document(ev: CellEvidence, manifest: dict[str, Any]) -> dict[str, Any]:
+    properties, audit = contract_properties(ev)
+    return {
+        "$schema": SCHEMA,
+        "host": ev.host,
+        "runtime": ev.runtime,
+        "properties": properties,
+        "backend_audit": backend_audit(ev, audit),
+        "evidence_digest": ev.digest,
+        "source": {
+            "run_id": manifest.get("run_id"),
+            "matrix_sha256": (manifest.get("matrix") or {}).get("sha256"),
+            "harness_version": manifest.get("harness_version"),
+        },
+    }

@@ -1,0 +1,170 @@
+"""Evidence export: real runs on host, runsc and bwrap, in OpenShell's old and new shapes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from tests.conftest import ROOT, harness_cli
+from tests.lab import require_tool
+
+SCHEMAS = {p.name: json.loads(p.read_text()) for p in (ROOT / "docs" / "schemas").glob("*.json")}
+REGISTRY = Registry().with_resources(
+    (s["$id"], Resource.from_contents(s)) for s in SCHEMAS.values()
+)
+FORMAT_SCHEMA = {
+    "openshell": "openshell.schema.json",
+    "openshell-legacy": "openshell-legacy.schema.json",
+    "json": "evidence.schema.json",
+}
+
+
+def _validator(fmt: str) -> Draft202012Validator:
+    return Draft202012Validator(SCHEMAS[FORMAT_SCHEMA[fmt]], registry=REGISTRY)
+
+
+def _export(folder: Path, fmt: str) -> dict[str, dict[str, Any]]:
+    result = harness_cli("evidence", folder, "--format", fmt, "--stdout")
+    assert result.code == 0, result.stderr
+    return {d["runtime"]: d for d in json.loads(result.stdout)}
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real run of the default matrix: every scenario on host, runsc and bwrap."""
+    for tool in ("runsc", "bwrap", "ip"):
+        require_tool(tool)
+    out = tmp_path_factory.mktemp("evidence") / "run"
+    result = harness_cli("run", "matrices/local.toml", "--out", out)
+    assert result.code == 0, result.stdout + result.stderr
+    return out
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMAT_SCHEMA))
+def test_every_document_validates_against_its_published_schema(run_folder: Path, fmt: str) -> None:
+    """Each exported document matches the JSON Schema published in docs/schemas."""
+    docs = _export(run_folder, fmt)
+    assert set(docs) == {"host", "runsc", "bwrap"}
+    for doc in docs.values():
+        errors = sorted(_validator(fmt).iter_errors(doc), key=str)
+        assert not errors, errors[0].message
+
+
+def test_runsc_enforces_what_the_contract_asks(run_folder: Path) -> None:
+    """runsc: filesystem and privilege enforced (measured); host: nothing enforced."""
+    docs = _export(run_folder, "openshell")
+    runsc = docs["runsc"]["properties"]
+    assert runsc["filesystem_confinement"]["enforced"] is True
+    assert runsc["privilege_floor"]["enforced"] is True
+    # No decision-record source in the local matrix: nothing attributes requests.
+    assert runsc["request_attribution"]["enforced"] is False
+    assert runsc["egress_interception"]["enforced"] is False
+    audit = docs["runsc"]["backend_audit"]
+    assert "attribution skipped" in audit["properties"]["egress_interception"]["why_not_enforced"]
+    assert audit["mechanism_facts"]["landlock_abi"]["errno"] == "ENOSYS"
+    assert audit["fingerprint"]["sandbox_kernel"] == "4.4.0"
+    host = docs["host"]["properties"]
+    assert not any(p["enforced"] for p in host.values())
+
+
+def test_legacy_contract_fails_gvisor_on_mechanisms(run_folder: Path) -> None:
+    """The old validate() fails runsc for missing Landlock and seccomp listener."""
+    docs = _export(run_folder, "openshell-legacy")
+    runsc = docs["runsc"]
+    assert runsc["validate"]["passed"] is False
+    assert "seccomp.new_listener" in runsc["validate"]["failing"]
+    assert "landlock_abi >= 3 (got 0)" in runsc["validate"]["failing"]
+    assert runsc["evidence"]["landlock_abi"] == 0
+    host = docs["host"]["evidence"]
+    assert host["landlock_abi"] >= 1 and host["seccomp"]["new_listener"] is True
+
+
+def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
+    """--compare shows, per runtime, the legacy verdict next to the property verdicts."""
+    result = harness_cli("evidence", run_folder, "--compare")
+    assert result.code == 0, result.stderr
+    rows = {
+        line.split("│")[1].strip(): line
+        for line in result.stdout.splitlines()
+        if line.startswith("│ localhost/")
+    }
+    assert "fails" in rows["localhost/runsc"]
+    assert rows["localhost/runsc"].count("enforced") == 3
+    assert rows["localhost/host"].count("violated") == 3
+    why = next(ln for ln in result.stdout.splitlines() if ln.startswith("localhost/runsc: legacy"))
+    assert "seccomp.new_listener" in why and "landlock_abi >= 3 (got 0)" in why
+
+
+def test_digest_traces_to_the_records(run_folder: Path, tmp_path: Path) -> None:
+    """evidence_digest is the sha256 of the records; changing a record changes it."""
+    before = _export(run_folder, "openshell")["runsc"]["evidence_digest"]
+    copy = tmp_path / "copy"
+    shutil.copytree(run_folder, copy)
+    assert _export(copy, "openshell")["runsc"]["evidence_digest"] == before
+    text = (copy / "verdicts.jsonl").read_text().replace('"display":"7"', '"display":"07"', 1)
+    (copy / "verdicts.jsonl").write_text(text)
+    assert (
+        _export(copy, "openshell")["host"]["evidence_digest"]
+        != _export(run_folder, "openshell")["host"]["evidence_digest"]
+    )
+
+
+def test_inconclusive_record_never_exports_enforced(run_folder: Path, tmp_path: Path) -> None:
+    """A doctored record set (test-only edit: runsc's filesystem made inconclusive)
+    can never export enforced: true."""
+    copy = tmp_path / "doctored"
+    shutil.copytree(run_folder, copy)
+    rows = [json.loads(line) for line in (copy / "verdicts.jsonl").read_text().splitlines()]
+    for row in rows:
+        if row["runtime"] == "runsc" and row.get("property") == "filesystem_confinement":
+            row["observed"], row["verdict"] = "inconclusive", "inconclusive"
+            row["reason"] = "doctored for this test"
+    (copy / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = _export(copy, "openshell")["runsc"]
+    assert doc["properties"]["filesystem_confinement"]["enforced"] is False
+    why = doc["backend_audit"]["properties"]["filesystem_confinement"]["why_not_enforced"]
+    assert why == "filesystem_confinement inconclusive: doctored for this test"
+
+
+def test_declared_mechanism_cannot_change_enforced(tmp_path: Path) -> None:
+    """A runtime that declares strong mechanisms but confines nothing exports false."""
+    require_tool("runsc")
+    (tmp_path / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp_path}/work"\n'
+    )
+    (tmp_path / "m.toml").write_text(
+        'name = "m"\ninventory = "inv.toml"\nscenarios = ["filesystem-confinement"]\n'
+        '[runtimes.host]\nkind = "host"\n'
+        'mechanisms = { filesystem_confinement = "landlock-v4",'
+        ' privilege_floor = "seccomp-notify" }\n'
+        '[runtimes.runsc]\nkind = "runsc"\nflags = ["--network=none"]\n'
+        'mechanisms = { filesystem_confinement = "gvisor-vfs" }\n'
+    )
+    assert harness_cli("run", tmp_path / "m.toml", "--out", tmp_path / "out").code == 0
+    docs = _export(tmp_path / "out", "openshell")
+    host = docs["host"]["properties"]["filesystem_confinement"]
+    assert host == {"enforced": False, "mechanism": "landlock-v4"}
+    runsc = docs["runsc"]["properties"]["filesystem_confinement"]
+    assert runsc == {"enforced": True, "mechanism": "gvisor-vfs"}
+    assert docs["runsc"]["properties"]["privilege_floor"]["enforced"] is False  # not measured
+
+
+def test_not_a_results_folder_is_bad_input(tmp_path: Path) -> None:
+    """Pointing evidence at any other folder: exit 2 and one line."""
+    result = harness_cli("evidence", tmp_path)
+    assert result.code == 2
+    assert result.stderr.strip().endswith("not a results folder (no manifest.json and cells.jsonl)")
+
+
+def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> None:
+    """Without --stdout, one document per (host, runtime) lands in a folder."""
+    result = harness_cli("evidence", run_folder, "--out", tmp_path / "ev")
+    assert result.code == 0, result.stderr
+    names = sorted(p.name for p in (tmp_path / "ev").iterdir())
+    assert names == ["localhost--bwrap.json", "localhost--host.json", "localhost--runsc.json"]

@@ -1,0 +1,40 @@
+"""The probe builds warning-free with both compilers, and runs as a static binary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.probe.build import CFLAGS, MUSL_EXTRA, SOURCE, build_probe
+from tests.lab import require_tool
+
+
+@pytest.mark.parametrize("compiler", ["musl-gcc", "gcc"])
+def test_probe_compiles_without_warnings(compiler: str, tmp_path: Path) -> None:
+    """-Wall -Wextra -Werror passes with musl and with glibc's static gcc."""
+    require_tool(compiler)
+    extra = list(MUSL_EXTRA) if compiler == "musl-gcc" else []
+    argv = [compiler, *CFLAGS, "-Werror", *extra, "-o", str(tmp_path / "probe"), str(SOURCE)]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_cached_build_is_static_and_speaks_the_protocol(tmp_path: Path) -> None:
+    """The cached binary needs no dynamic loader and answers `version`."""
+    probe = build_probe(cache=tmp_path)
+    assert build_probe(cache=tmp_path).path == probe.path  # cached by source hash
+    out = subprocess.run(["file", "-L", str(probe.path)], capture_output=True, text=True).stdout
+    assert "statically linked" in out or "static-pie" in out or not out
+    version = json.loads(subprocess.run([str(probe.path), "version"], capture_output=True).stdout)
+    assert version == {"type": "version", "probe": "harness-probe", "protocol": 1}
+
+
+def test_bad_scenario_is_a_fatal_line_and_exit_2(tmp_path: Path) -> None:
+    """An unknown scenario name: one JSON fatal line, exit 2."""
+    probe = build_probe(cache=tmp_path)
+    done = subprocess.run([str(probe.path), "run", "nope"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["type"] == "fatal"
