@@ -58,6 +58,8 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
         return tomllib.loads(text), raw
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(shown, "", f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(shown, "", "invalid TOML: nested too deeply") from None
 
 
 def _key(prefix: str, loc: Sequence[int | str]) -> str:
