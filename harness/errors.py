@@ -9,7 +9,9 @@ The CLI maps these to exit codes; nothing else catches them broadly. The tree::
     ├── TransportError       a host could not be reached or used (host + reason)
     │   ├── HostKeyError     unknown or changed host key (strict checking)
     │   └── CommandError     a command on a host failed (argv, exit status, stderr)
-    └── ResultsError         the results folder cannot be written
+    ├── ResultsError         the results folder cannot be written
+    └── ArtifactError        a runtime release could not be listed, fetched or verified
+                             (subject + reason; a checksum mismatch is one)
 """
 
 from __future__ import annotations
@@ -41,11 +43,16 @@ class ProbeBuildError(HarnessError):
 
 
 class TransportError(HarnessError):
-    """A host could not be reached, or the connection broke."""
+    """A host could not be reached, or the connection broke.
 
-    def __init__(self, host: str, reason: str) -> None:
+    `transient` marks failures worth retrying (refused, reset, timed out while
+    connecting); a refused host key or failed login is not.
+    """
+
+    def __init__(self, host: str, reason: str, *, transient: bool = False) -> None:
         self.host = host
         self.reason = reason
+        self.transient = transient
         super().__init__(f"{host}: {reason}")
 
 
@@ -68,3 +75,13 @@ class CommandError(TransportError):
 
 class ResultsError(HarnessError):
     """The results folder cannot be created or written."""
+
+
+class ArtifactError(HarnessError):
+    """A release index could not be listed, or an artifact could not be fetched,
+    unpacked or verified. A checksum mismatch is one: the artifact is never run."""
+
+    def __init__(self, subject: str, reason: str) -> None:
+        self.subject = subject
+        self.reason = reason
+        super().__init__(f"{subject}: {reason}")

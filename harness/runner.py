@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+import stamina
 
 from harness._version import __version__
 from harness.errors import HarnessError, TransportError
@@ -108,6 +109,24 @@ def cell_status(
         shown = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
         return CellStatus.ERROR, f"probe completed but the runtime ended with {shown}"
     return CellStatus.COMPLETE, None
+
+
+def _transient(exc: Exception) -> bool:
+    return isinstance(exc, TransportError) and exc.transient
+
+
+async def connect_with_retries(transport: Transport, host: Host) -> None:
+    """Connect, retrying refused/reset/timed-out attempts with jittered backoff.
+    A refused host key or login is final at once."""
+    async for attempt in stamina.retry_context(
+        on=_transient,
+        attempts=host.connect_retries + 1,
+        timeout=(host.connect_retries + 1) * (host.connect_timeout + 5.0),
+        wait_initial=0.5,
+        wait_max=5.0,
+    ):
+        with attempt:
+            await transport.connect()
 
 
 def runtime_manifest(spec: RuntimeSpec) -> dict[str, Any]:
@@ -253,7 +272,7 @@ class Runner:
         ctx: HostContext | None = None
         try:
             try:
-                await transport.connect()
+                await connect_with_retries(transport, host)
                 state = await stage_probe(transport, self.probe, workdir=host.workdir)
                 state.runtimes = await check_runtimes(transport, [c.runtime for c in cells])
                 entry.update(state.manifest())

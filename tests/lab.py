@@ -68,14 +68,16 @@ class Sshd:
                 self.process.wait()
 
 
-def start_sshd(root: Path, *, name: str, address: str, authorized: Path) -> Sshd:
+def start_sshd(
+    root: Path, *, name: str, address: str, authorized: Path, port: int | None = None
+) -> Sshd:
     """Start sshd in the foreground (-D) and wait until it accepts connections."""
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     folder = root / name
     folder.mkdir(parents=True)
     hostkey = folder / "host_key"
     host_pub = keygen(hostkey, f"host-{name}")
-    port = free_port(address)
+    port = port or free_port(address)
     config = folder / "sshd_config"
     config.write_text(
         "\n".join(

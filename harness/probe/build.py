@@ -65,7 +65,7 @@ def build_probe(*, source: Path = SOURCE, cache: Path | None = None) -> BuiltPro
     compilers = _compilers()
     if not compilers:
         raise ProbeBuildError("no C compiler found: install musl-tools (musl-gcc) or gcc")
-    errors = []
+    errors: list[str] = []
     for name, argv in compilers:
         key = hashlib.sha256(text + "\0".join(argv).encode()).hexdigest()[:20]
         target = (cache or cache_root()) / key / "probe"

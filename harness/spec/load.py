@@ -28,6 +28,7 @@ from harness.spec.models import (
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def _display(path: Path) -> str:
@@ -134,6 +135,10 @@ def _resolve_path(value: str | None, base: Path) -> Path | None:
     return expanded if expanded.is_absolute() else (base / expanded)
 
 
+def _first(value: T | None, default: T) -> T:
+    return default if value is None else value
+
+
 def load_inventory(path: Path) -> list[Host]:
     """Load one inventory file; relative paths inside it resolve against its folder."""
     data, _ = _read_toml(path)
@@ -158,6 +163,8 @@ def load_inventory(path: Path) -> list[Host]:
                 known_hosts=_resolve_path(entry.known_hosts or d.known_hosts, base),
                 workdir=entry.workdir or d.workdir,
                 connect_timeout=entry.connect_timeout or d.connect_timeout,
+                connect_retries=_first(entry.connect_retries, d.connect_retries),
+                accept_new_host_key=_first(entry.accept_new_host_key, d.accept_new_host_key),
                 max_sessions=entry.max_sessions or d.max_sessions,
                 max_cells=entry.max_cells or d.max_cells,
                 tags=tuple(entry.tags),

@@ -33,8 +33,10 @@ class HostDefaults(_Strict):
     known_hosts: str | None = None
     workdir: str | None = None
     connect_timeout: Annotated[float, Field(gt=0, le=600)] = 15.0
+    connect_retries: Annotated[int, Field(ge=0, le=20)] = 2
     max_sessions: Annotated[int, Field(ge=1, le=256)] = 8
     max_cells: Annotated[int, Field(ge=1, le=256)] = 4
+    accept_new_host_key: bool = False
 
 
 class HostEntry(_Strict):
@@ -48,8 +50,12 @@ class HostEntry(_Strict):
     known_hosts: str | None = None
     workdir: str | None = None
     connect_timeout: Annotated[float, Field(gt=0, le=600)] | None = None
+    connect_retries: Annotated[int, Field(ge=0, le=20)] | None = None
     max_sessions: Annotated[int, Field(ge=1, le=256)] | None = None
     max_cells: Annotated[int, Field(ge=1, le=256)] | None = None
+    # Opt in, per host, to trusting a host key never seen before (and recording it in
+    # known_hosts). A *changed* key is always refused.
+    accept_new_host_key: bool | None = None
     tags: list[Name] = []
 
 
@@ -70,8 +76,10 @@ class Host(_Strict):
     known_hosts: Path | None = None
     workdir: str | None = None
     connect_timeout: float = 15.0
+    connect_retries: int = 2
     max_sessions: int = 8
     max_cells: int = 4
+    accept_new_host_key: bool = False
     tags: tuple[str, ...] = ()
     source: str = ""
 

@@ -8,6 +8,7 @@ always hands asyncssh an explicit known_hosts. Identity files, the agent and
 
 from __future__ import annotations
 
+import logging
 import shlex
 import time
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from harness.errors import HostKeyError, TransportError
 from harness.spec.models import Host
 from harness.transport.base import Completed, Transport
 
+log = logging.getLogger(__name__)
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
 # Channels closed after a timeout may linger a moment; this bounds the wait.
 CLOSE_GRACE = 2.0
@@ -30,7 +32,7 @@ def _known_hosts(host: Host) -> str | bytes:
     path = (host.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
     if path.is_file():
         return str(path)
-    if host.known_hosts is not None:
+    if host.known_hosts is not None and not host.accept_new_host_key:
         raise HostKeyError(host.name, f"known_hosts file {path} does not exist")
     return b""  # no file: nothing is trusted, every key is refused
 
@@ -83,11 +85,52 @@ class SSHTransport(Transport):
         if self._conn is not None:
             return
         try:
-            self._conn = await asyncssh.connect(self._spec.address, **self._options())
+            try:
+                self._conn = await asyncssh.connect(self._spec.address, **self._options())
+            except asyncssh.HostKeyNotVerifiable:
+                if not self._spec.accept_new_host_key or self._key_on_record():
+                    raise
+                self._conn = await self._accept_new()
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(self.host, _describe(exc)) from exc
-        except (OSError, asyncssh.Error, TimeoutError) as exc:
+        except (asyncssh.PermissionDenied, asyncssh.KeyImportError) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
+        except (OSError, asyncssh.Error, TimeoutError) as exc:
+            raise TransportError(self.host, _describe(exc), transient=True) from exc
+
+    def _key_on_record(self) -> bool:
+        """Does known_hosts already hold a key for this host? Then a mismatch is a
+        *changed* key, which accept-new never trusts."""
+        path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+        if not path.is_file():
+            return False
+        keys = asyncssh.read_known_hosts(str(path))
+        port = self._spec.port if self._spec.port != 22 else None
+        trusted, _ca, _revoked, *_ = keys.match(self._spec.address, "", port)
+        return bool(trusted)
+
+    async def _accept_new(self) -> asyncssh.SSHClientConnection:
+        """Trust on first use, for a host whose inventory entry opts in: connect,
+        then record the key it presented in known_hosts (created if missing)."""
+        options = {**self._options(), "known_hosts": None}
+        conn = await asyncssh.connect(self._spec.address, **options)
+        key = conn.get_server_host_key()
+        if key is None:  # pragma: no cover - every SSH server presents one
+            conn.close()
+            raise HostKeyError(self.host, "server presented no host key")
+        path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+        name = (
+            self._spec.address
+            if self._spec.port == 22
+            else f"[{self._spec.address}]:{self._spec.port}"
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="ascii") as fh:
+            fh.write(f"{name} {key.export_public_key('openssh').decode().strip()}\n")
+        log.warning(
+            "%s: accepted new host key %s (accept_new_host_key)", self.host, key.get_fingerprint()
+        )
+        return conn
 
     def _connection(self) -> asyncssh.SSHClientConnection:
         if self._conn is None:

@@ -1,0 +1,186 @@
+"""The SSH transport against real sshd: trust, quoting, files, limits, retries."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness.errors import HostKeyError, TransportError
+from harness.runner import connect_with_retries
+from harness.spec.models import Host
+from harness.transport import LocalTransport, SSHTransport
+from tests.conftest import Lab
+from tests.lab import Sshd, free_port, keygen, start_sshd
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = [
+    "$(touch MARK)",
+    "`touch MARK`",
+    "a;touch MARK",
+    "'q'\"dq\"",
+    "x\ny",
+    "é🙂",
+    "-rf",
+    "*",
+    "~",
+]
+
+
+def _host(lab: Lab, sshd: Sshd, **extra: object) -> Host:
+    fields: dict[str, object] = {
+        "name": sshd.name,
+        "transport": "ssh",
+        "address": sshd.address,
+        "port": sshd.port,
+        "user": "root",
+        "identity_file": lab.client_key,
+        "known_hosts": lab.known_hosts,
+        "connect_timeout": 10.0,
+    }
+    fields.update(extra)
+    return Host.model_validate(fields)
+
+
+async def test_unknown_host_key_is_refused(lab: Lab) -> None:
+    """Strict checking: a key not in known_hosts refuses the host, saying why."""
+    with pytest.raises(HostKeyError, match="host key not verifiable"):
+        async with SSHTransport(_host(lab, lab.stranger)):
+            pass
+
+
+async def test_accept_new_records_an_unknown_key(lab: Lab, tmp_path: Path) -> None:
+    """With the opt-in, a never-seen key is trusted once and written to known_hosts."""
+    known = tmp_path / "known_hosts"
+    shutil.copy(lab.known_hosts, known)
+    host = _host(lab, lab.stranger, known_hosts=known, accept_new_host_key=True)
+    async with SSHTransport(host) as t:
+        assert (await t.run(["true"])).ok
+    assert lab.stranger.host_pub.split()[1] in known.read_text()
+    strict = _host(lab, lab.stranger, known_hosts=known)
+    async with SSHTransport(strict) as t:  # now known: strict checking passes
+        assert (await t.run(["true"])).ok
+
+
+async def test_changed_key_is_refused_even_with_accept_new(lab: Lab, tmp_path: Path) -> None:
+    """A host whose recorded key differs is refused, opt-in or not."""
+    known = tmp_path / "known_hosts"
+    kind, key = lab.stranger.host_pub.split()[:2]
+    known.write_text(f"[{lab.trusted.address}]:{lab.trusted.port} {kind} {key}\n")
+    host = _host(lab, lab.trusted, known_hosts=known, accept_new_host_key=True)
+    with pytest.raises(HostKeyError):
+        async with SSHTransport(host):
+            pass
+    assert known.read_text().count("\n") == 1
+
+
+async def test_every_argument_arrives_literally(lab: Lab, tmp_path: Path) -> None:
+    """Hostile argv elements reach the remote program unchanged and never execute."""
+    async with SSHTransport(_host(lab, lab.trusted)) as t:
+        done = await t.run(
+            ["sh", "-c", 'cd "$1" && shift && printf "%s\\0" "$@"', "x", str(tmp_path), *HOSTILE]
+        )
+    assert done.ok, done.stderr
+    assert done.stdout.split("\0")[:-1] == HOSTILE
+    assert not (tmp_path / "MARK").exists()
+
+
+async def test_files_round_trip(lab: Lab, tmp_path: Path) -> None:
+    """put_file and get_file move bytes unchanged, with the mode asked for."""
+    src = tmp_path / "src.bin"
+    src.write_bytes(bytes(range(256)) * 64)
+    async with SSHTransport(_host(lab, lab.trusted)) as t:
+        await t.put_file(src, str(tmp_path / "up.bin"), mode=0o750)
+        await t.get_file(str(tmp_path / "up.bin"), tmp_path / "down.bin")
+    assert (tmp_path / "down.bin").read_bytes() == src.read_bytes()
+    assert (tmp_path / "up.bin").stat().st_mode & 0o777 == 0o750
+
+
+async def test_sessions_are_capped_per_host(lab: Lab) -> None:
+    """Many concurrent commands share one connection within max_sessions."""
+    async with SSHTransport(_host(lab, lab.trusted, max_sessions=3)) as t:
+        results: list[bool] = []
+
+        async def one() -> None:
+            results.append((await t.run(["sleep", "0.2"])).ok)
+
+        started = time.monotonic()
+        async with anyio.create_task_group() as tg:
+            for _ in range(12):
+                tg.start_soon(one)
+        elapsed = time.monotonic() - started
+    assert results == [True] * 12
+    assert elapsed >= 0.8  # 12 commands, 3 at a time, 0.2 s each
+
+
+async def test_timeout_returns_partial_output(lab: Lab) -> None:
+    """A command past its timeout comes back marked timed_out with what it printed."""
+    async with SSHTransport(_host(lab, lab.trusted)) as t:
+        done = await t.run(["sh", "-c", "echo early; exec sleep 30"], timeout=1.0)
+    assert done.timed_out and not done.ok
+    assert "early" in done.stdout
+
+
+async def test_connect_retries_until_sshd_comes_up(lab: Lab, tmp_path: Path) -> None:
+    """Connection refused is transient: the connect is retried with backoff."""
+    port = free_port("127.0.0.5")
+    started: list[Sshd] = []
+    timer = threading.Timer(
+        1.0,
+        lambda: started.append(
+            start_sshd(
+                tmp_path,
+                name="late",
+                address="127.0.0.5",
+                authorized=lab.folder / "authorized_keys",
+                port=port,
+            )
+        ),
+    )
+    timer.start()
+    try:
+        late_known = tmp_path / "known_hosts"
+        host = _host(
+            lab,
+            lab.trusted,
+            name="late",
+            address="127.0.0.5",
+            port=port,
+            known_hosts=late_known,
+            accept_new_host_key=True,
+            connect_retries=5,
+        )
+        transport = SSHTransport(host)
+        await connect_with_retries(transport, host)
+        assert (await transport.run(["true"])).ok
+        await transport.aclose()
+    finally:
+        timer.join()
+        for sshd in started:
+            sshd.stop()
+
+
+async def test_refused_login_is_not_retried(lab: Lab, tmp_path: Path) -> None:
+    """A failed login is final: no retries, a clear reason."""
+    keygen(tmp_path / "stranger_key", "nobody")
+    host = _host(lab, lab.trusted, identity_file=tmp_path / "stranger_key", connect_retries=5)
+    started = time.monotonic()
+    with pytest.raises(TransportError, match=r"authentication failed") as info:
+        await connect_with_retries(SSHTransport(host), host)
+    assert not info.value.transient
+    assert time.monotonic() - started < 5
+
+
+async def test_local_transport_kills_the_process_group_on_timeout(tmp_path: Path) -> None:
+    """A local command past its timeout is killed with everything it started."""
+    marker = f"sleep 77.{time.monotonic_ns() % 1000}"
+    done = await LocalTransport().run(["sh", "-c", f"{marker} & {marker}"], timeout=0.5)
+    assert done.timed_out
+    await anyio.sleep(0.2)
+    out = await LocalTransport().run(["pgrep", "-f", marker])
+    assert out.stdout.strip() == ""
