@@ -24,7 +24,7 @@ import anyio
 import stamina
 
 from harness._version import __version__
-from harness.errors import HarnessError, TransportError
+from harness.errors import HarnessError, ResultsError, TransportError
 from harness.fixtures.canary import RunningCanary, canary_events, start_canary, stop_canary
 from harness.fixtures.decisions import fetch_records
 from harness.fixtures.filesystem import Sentinels, inspect_sentinels, make_sentinels
@@ -85,10 +85,13 @@ class RunOutcome:
     cells: list[CellRecord] = field(default_factory=list)
     hosts: dict[str, dict[str, object]] = field(default_factory=dict)
     interrupted: bool = False
+    store_error: str | None = None  # the results folder stopped accepting writes
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.verdicts)
+        """The contract's code; lost results make a clean run inconclusive (3)."""
+        code = exit_code(self.verdicts)
+        return 3 if code == 0 and self.store_error else code
 
 
 def cell_status(
@@ -213,8 +216,14 @@ class Runner:
 
     def _record(self, cell: Cell, record: CellRecord, *, control: CellRecord | None) -> None:
         verdicts = judge_cell(cell, record, control=control)
-        self.store.add_cell(record)
-        self.store.add_verdicts(verdicts)
+        if self.outcome.store_error is None:
+            try:
+                self.store.add_cell(record)
+                self.store.add_verdicts(verdicts)
+            except ResultsError as exc:
+                # The run goes on; verdicts stay in memory and are still reported.
+                log.error("%s; the run continues without writing results", exc)
+                self.outcome.store_error = str(exc)
         self.outcome.cells.append(record)
         self.outcome.verdicts.extend(verdicts)
         self.observer.cell_finished(cell, record, verdicts)
@@ -257,7 +266,10 @@ class Runner:
             raise
         finally:
             with anyio.CancelScope(shield=True):
-                self.store.write_manifest(self.manifest(started=started, ended=utc_now()))
+                try:
+                    self.store.write_manifest(self.manifest(started=started, ended=utc_now()))
+                except ResultsError as exc:
+                    self.outcome.store_error = self.outcome.store_error or str(exc)
         return self.outcome
 
     async def _run_host(self, host: Host, index: int, cells: list[Cell]) -> None:

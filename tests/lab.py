@@ -6,6 +6,7 @@ known_hosts file are generated per session. Nothing here is mocked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -118,3 +119,84 @@ def start_sshd(
         process.kill()
         raise RuntimeError(f"sshd {name} did not start: {log.read_text()}")
     return Sshd(name=name, address=address, port=port, host_pub=host_pub, process=process, log=log)
+
+
+class CuttableProxy:
+    """A TCP proxy on loopback that a test can cut: every open connection is
+    closed at once, as a network failure would, while the listener stays up."""
+
+    def __init__(self, address: str, target: tuple[str, int]) -> None:
+        import threading
+
+        self.server = socket.create_server((address, 0))
+        self.address = address
+        self.port = int(self.server.getsockname()[1])
+        self.target = target
+        self.conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            with self._lock:
+                self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        with self._lock:
+            for conn in self.conns:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                    conn.close()
+                except OSError:
+                    pass
+            self.conns.clear()
+
+    def close(self) -> None:
+        self.cut()
+        self.server.close()
+
+
+class SilentServer:
+    """Accepts TCP connections and never says a word (not even an SSH banner)."""
+
+    def __init__(self, address: str) -> None:
+        import threading
+
+        self.server = socket.create_server((address, 0))
+        self.port = int(self.server.getsockname()[1])
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        for conn in self.held:
+            conn.close()
+        self.server.close()

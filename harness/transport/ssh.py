@@ -163,7 +163,11 @@ class SSHTransport(Transport):
                     timed_out=True,
                 )
             except (OSError, asyncssh.Error) as exc:
-                raise TransportError(self.host, _describe(exc)) from exc
+                raise TransportError(self.host, _describe(exc), transient=True) from exc
+        if result.exit_status is None and not result.exit_signal:
+            # The channel closed without saying how the command ended: the
+            # connection dropped (sshd died, the network was cut).
+            raise TransportError(self.host, "connection lost while the command ran", transient=True)
         return Completed(
             argv=tuple(argv),
             exit_status=result.exit_status,
