@@ -205,7 +205,7 @@ class Runner:
             "ended": ended,
             "interrupted": self.outcome.interrupted,
             "settings": self.settings.model_dump(),
-            "canary": m.canary.model_dump(),
+            "canary": m.canary.model_dump(mode="json"),
             "probe": {"sha256": self.probe.sha256, "compiler": self.probe.compiler},
             "runtimes": {c.runtime.name: runtime_manifest(c.runtime.spec) for c in self.plan.cells},
             "scenarios": list(self.plan.scenarios),

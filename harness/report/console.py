@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -58,7 +59,7 @@ class LiveProgress:
         if len(cells_per_host) > 1:
             for host, count in cells_per_host.items():
                 self.hosts[host] = self.progress.add_task(
-                    f"  {host}", total=count, note="connecting"
+                    f"  {escape(host)}", total=count, note="connecting"
                 )
 
     def __enter__(self) -> LiveProgress:
@@ -70,7 +71,7 @@ class LiveProgress:
 
     def host_ready(self, host: str, error: str | None) -> None:
         if host in self.hosts:
-            note = f"[red]{error}[/]" if error else ""
+            note = f"[red]{escape(error)}[/]" if error else ""
             self.progress.update(self.hosts[host], note=note)
 
     def cell_started(self, cell: object) -> None:
@@ -87,7 +88,9 @@ class LiveProgress:
         marks = f"[red]{bad} mismatch[/] " if bad else ""
         if counts[Verdict.INCONCLUSIVE]:
             marks += f"[yellow]{counts[Verdict.INCONCLUSIVE]} inconclusive[/]"
-        line = f"{record.host}/{record.runtime}: {record.status} in {record.elapsed:.1f}s {marks}"
+        # Names come from user files: escape them, rich markup is for our own styling.
+        where = escape(f"{record.host}/{record.runtime}")
+        line = f"{where}: {record.status} in {record.elapsed:.1f}s {marks}"
         self.progress.console.log(line.rstrip())
 
 

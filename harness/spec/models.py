@@ -7,10 +7,11 @@ named them) by the time a model is built.
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
@@ -197,8 +198,14 @@ class Canary(_Strict):
     """
 
     mode: Literal["netns", "listen"] = "netns"
-    address: str | None = None  # netns: default 10.251.<run>.2 (a /30 around it)
-    denied_name: str = "denied.harness.test"
+    address: Annotated[IPv4Address, Strict(False)] | None = None  # netns default: 10.251.<run>.2
+    denied_name: Annotated[
+        str,
+        StringConstraints(
+            max_length=200,
+            pattern=r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$",
+        ),
+    ] = "denied.harness.test"
     tcp_port: Annotated[int, Field(ge=1, le=65535)] = 8080
     allowed_port: Annotated[int, Field(ge=1, le=65535)] = 8081
     dns_port: Annotated[int, Field(ge=1, le=65535)] = 53
