@@ -82,3 +82,50 @@ def make_plan(
             cells.append(Cell(host=host, runtime=control, scenarios=chosen, control=True))
         cells.extend(Cell(host=host, runtime=rt, scenarios=chosen) for rt in selected.values())
     return Plan(matrix=matrix, cells=tuple(cells))
+
+
+def shard(plan: Plan, index: int, total: int) -> Plan:
+    """Shard `index` of `total` (1-based): cells split round-robin over their
+    (host, runtime) order, so shards are deterministic and differ by at most one
+    cell. A shard also runs the host runtime of every host it touches, as a
+    control that yields no verdicts, unless it owns that cell itself."""
+    workers = sorted(
+        (c for c in plan.cells if not c.control), key=lambda c: (c.host.name, c.runtime.name)
+    )
+    mine = {id(c) for i, c in enumerate(workers) if i % total == index - 1}
+    chosen: list[Cell] = []
+    hosts = {c.host.name for c in plan.cells if id(c) in mine}
+    for cell in plan.cells:
+        if id(cell) in mine:
+            chosen.append(cell)
+        elif cell.host.name in hosts and cell.is_host_runtime and needs_control(cell.scenarios):
+            owned = any(
+                id(c) in mine and c.is_host_runtime and c.host is cell.host for c in plan.cells
+            )
+            if not owned:
+                chosen.append(
+                    Cell(
+                        host=cell.host, runtime=cell.runtime, scenarios=cell.scenarios, control=True
+                    )
+                )
+    return Plan(matrix=plan.matrix, cells=tuple(chosen))
+
+
+def without(plan: Plan, done: set[tuple[str, str]]) -> Plan:
+    """The plan minus cells already recorded (for --resume). A remaining cell's
+    host keeps its host runtime, as a control, when the properties need one."""
+    hosts = {
+        c.host.name
+        for c in plan.cells
+        if not c.control and (c.host.name, c.runtime.name) not in done
+    }
+    cells: list[Cell] = []
+    for cell in plan.cells:
+        key = (cell.host.name, cell.runtime.name)
+        if key not in done and not cell.control:
+            cells.append(cell)
+        elif cell.host.name in hosts and cell.is_host_runtime and needs_control(cell.scenarios):
+            cells.append(
+                Cell(host=cell.host, runtime=cell.runtime, scenarios=cell.scenarios, control=True)
+            )
+    return Plan(matrix=plan.matrix, cells=tuple(cells))

@@ -36,6 +36,7 @@ from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
 from harness.results.attribution import find_record
 from harness.results.store import utc_now
+from harness.results.verdicts import MISMATCH, settle_reruns
 from harness.runtimes import CellPaths
 from harness.scenarios import SCENARIOS
 from harness.scenarios.attribution import ALLOWED_CONNECT
@@ -168,6 +169,7 @@ class HostContext:
     helpers: Helpers | None = None
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
+    pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] = field(default_factory=list)
 
 
 class Runner:
@@ -180,8 +182,16 @@ class Runner:
         probe: BuiltProbe,
         store: ResultsStore,
         observer: Observer | None = None,
+        selection: dict[str, Any] | None = None,
+        resumed_from: dict[str, Any] | None = None,
+        prior: Sequence[VerdictRecord] = (),
+        reruns: int = 0,
     ) -> None:
         self.plan = plan
+        self.reruns = reruns
+        self.selection = selection or {}
+        self.resumed_from = resumed_from
+        self.prior = list(prior)
         self.settings = plan.matrix.settings
         self.probe = probe
         self.store = store
@@ -195,9 +205,9 @@ class Runner:
 
     # -- bookkeeping ---------------------------------------------------------------
 
-    def manifest(self, *, started: str, ended: str | None) -> dict[str, object]:
+    def manifest(self, *, started: str, ended: str | None) -> dict[str, Any]:
         m = self.plan.matrix
-        return {
+        manifest: dict[str, Any] = {
             "harness_version": __version__,
             "run_id": self.outcome.run_id,
             "matrix": {"name": m.name, "path": str(m.path), "sha256": m.sha256},
@@ -211,22 +221,72 @@ class Runner:
             "scenarios": list(self.plan.scenarios),
             "cells_planned": len(self.plan.cells),
             "hosts": self.outcome.hosts,
-            "exit_code": self.outcome.exit_code if ended else None,
+            "selection": self.selection,
+            "exit_code": exit_code([*self.prior, *self.outcome.verdicts]) if ended else None,
         }
+        if self.resumed_from is not None:
+            # A resumed run: the first segment's identity and hosts stay, each later
+            # segment is listed, and the exit code covers every verdict in the folder.
+            first = self.resumed_from
+            hosts = {**first.get("hosts", {}), **self.outcome.hosts}
+            segments = [
+                *first.get("segments", []),
+                {"run_id": self.outcome.run_id, "started": started, "ended": ended},
+            ]
+            manifest.update(
+                run_id=first.get("run_id", self.outcome.run_id),
+                started=first.get("started", started),
+                hosts=hosts,
+                segments=segments,
+            )
+        return manifest
 
-    def _record(self, cell: Cell, record: CellRecord, *, control: CellRecord | None) -> None:
-        verdicts = judge_cell(cell, record, control=control)
-        if self.outcome.store_error is None:
-            try:
-                self.store.add_cell(record)
-                self.store.add_verdicts(verdicts)
-            except ResultsError as exc:
-                # The run goes on; verdicts stay in memory and are still reported.
-                log.error("%s; the run continues without writing results", exc)
-                self.outcome.store_error = str(exc)
+    def _record(
+        self,
+        cell: Cell,
+        record: CellRecord,
+        *,
+        control: CellRecord | None,
+        pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] | None = None,
+    ) -> None:
+        """Store a cell and its verdicts. With `--reruns`, a mismatched cell's
+        verdicts wait in `pending` until its reruns settle them."""
+        # A cancelled cell has no verdicts yet: `--resume` runs it and judges it then.
+        cancelled = record.status is CellStatus.CANCELLED
+        verdicts = [] if cancelled else judge_cell(cell, record, control=control)
+        held = pending is not None and any(v.verdict in MISMATCH for v in verdicts)
+        self._write(record, [] if held else verdicts)
         self.outcome.cells.append(record)
-        self.outcome.verdicts.extend(verdicts)
+        if held and pending is not None:
+            pending.append((cell, record, verdicts))
+        else:
+            self.outcome.verdicts.extend(verdicts)
         self.observer.cell_finished(cell, record, verdicts)
+
+    def _write(self, record: CellRecord | None, verdicts: list[VerdictRecord]) -> None:
+        if self.outcome.store_error is not None:
+            return
+        try:
+            if record is not None:
+                self.store.add_cell(record)
+            self.store.add_verdicts(verdicts)
+        except ResultsError as exc:
+            # The run goes on; verdicts stay in memory and are still reported.
+            log.error("%s; the run continues without writing results", exc)
+            self.outcome.store_error = str(exc)
+
+    async def _rerun(self, ctx: HostContext, cell: Cell, first: list[VerdictRecord]) -> None:
+        """Run a mismatched cell again, `reruns` times, then settle its verdicts."""
+        attempts = [first]
+        for attempt in range(2, self.reruns + 2):
+            async with self._limit:
+                record = replace(await self._execute(ctx, cell), attempt=attempt)
+            self._write(record, [])
+            self.outcome.cells.append(record)
+            attempts.append(judge_cell(cell, record, control=ctx.control_record))
+        final = settle_reruns(attempts)
+        self._write(None, final)
+        self.outcome.verdicts.extend(final)
 
     def _blank(
         self, cell: Cell, status: CellStatus, reason: str | None, *, state: HostState | None
@@ -311,6 +371,9 @@ class Runner:
             async with anyio.create_task_group() as tg:
                 for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
                     tg.start_soon(self._run_cell, ctx, cell, host_limit)
+            async with anyio.create_task_group() as tg:
+                for cell, _record, verdicts in ctx.pending:
+                    tg.start_soon(self._rerun, ctx, cell, verdicts)
         finally:
             with anyio.CancelScope(shield=True):
                 if ctx is not None and ctx.canary is not None:
@@ -374,7 +437,8 @@ class Runner:
                 ctx.control_done.set()
         if not is_control:
             await ctx.control_done.wait()
-        self._record(cell, record, control=ctx.control_record)
+        pending = ctx.pending if self.reruns and not cell.control else None
+        self._record(cell, record, control=ctx.control_record, pending=pending)
 
     def _probe_args(
         self, ctx: HostContext, cell: Cell, cell_id: str, sentinels: Sentinels | None
@@ -447,7 +511,7 @@ class Runner:
                 with anyio.CancelScope(shield=True):
                     await self._cleanup(transport, (kill_tagged(cell_id), *invocation.cleanup))
         elapsed = time.monotonic() - t0
-        output = parse_output(done.stdout) if done is not None else ProbeOutput()
+        output = parse_output(cell.runtime.filter_output(done.stdout)) if done else ProbeOutput()
         await self._gather(ctx, cell, cell_id, sentinels, output, host_side)
         blank = replace(
             self._blank(cell, CellStatus.UNREACHABLE, reason, state=state),

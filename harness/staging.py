@@ -42,7 +42,11 @@ mv -f "$1" "$3"
 # $1: binary; the rest (optional): a version command to run.
 RUNTIME_SCRIPT = r"""bin=$1; shift
 command -v "$bin" >/dev/null 2>&1 || { echo "$bin: not found on this host" >&2; exit 127; }
-if [ $# -gt 0 ]; then "$@" 2>&1 | head -c 2000; fi
+if [ $# -gt 0 ]; then
+  out=$("$@" 2>&1); status=$?
+  printf '%s\n' "$out" | head -c 2000
+  echo; echo "harness-version-status=$status"
+fi
 exit 0
 """
 
@@ -54,6 +58,7 @@ class RuntimeStatus:
     available: bool
     version: str | None = None
     reason: str | None = None
+    fingerprint: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -75,7 +80,12 @@ class HostState:
             "probe_path": self.probe_path,
             "probe_uploaded": self.probe_uploaded,
             "runtimes": {
-                name: {"available": s.available, "version": s.version, "reason": s.reason}
+                name: {
+                    "available": s.available,
+                    "version": s.version,
+                    "reason": s.reason,
+                    **({"fingerprint": s.fingerprint} if s.fingerprint else {}),
+                }
                 for name, s in self.runtimes.items()
             },
         }
@@ -134,8 +144,18 @@ async def check_runtime(transport: Transport, runtime: Runtime) -> RuntimeStatus
     if not done.ok:
         why = "timed out" if done.timed_out else (done.stderr.strip() or f"exit {done.exit_status}")
         return RuntimeStatus(available=False, reason=f"{runtime.binary}: {why}")
-    version = " ".join(done.stdout.split())[:300] or None
-    return RuntimeStatus(available=True, version=version)
+    marker = "harness-version-status="
+    lines = done.stdout.splitlines()
+    status = next((ln[len(marker) :] for ln in lines if ln.startswith(marker)), "0")
+    output = "\n".join(ln for ln in lines if not ln.startswith(marker))
+    if status != "0" and runtime.version_required:
+        shown = " ".join(output.split())[:200] or "no output"
+        why = f"{runtime.binary}: its version command exited {status}: {shown}"
+        return RuntimeStatus(available=False, reason=why)
+    seen = runtime.identify(output)
+    if seen.unavailable:
+        return RuntimeStatus(available=False, reason=seen.unavailable, fingerprint=seen.fingerprint)
+    return RuntimeStatus(available=True, version=seen.version, fingerprint=seen.fingerprint)
 
 
 async def check_runtimes(transport: Transport, runtimes: list[Runtime]) -> dict[str, RuntimeStatus]:

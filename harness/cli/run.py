@@ -6,17 +6,21 @@ import json
 import signal
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
 from rich.console import Console
 
 from harness.cli.app import EXIT_SIGNAL, err_console
+from harness.cli.report import REPORT_FORMATS, write_run_reports
 from harness.errors import UsageError
-from harness.plan import Plan, make_plan
+from harness.plan import Plan, make_plan, without
+from harness.plan import shard as shard_plan
 from harness.probe import build_probe
 from harness.report.console import LiveProgress, print_report
-from harness.results import ResultsStore, default_folder
+from harness.results import ResultsStore, VerdictRecord, default_folder, exit_code
+from harness.results.resume import read_resumable
 from harness.runner import Runner, RunOutcome
 from harness.scenarios import SCENARIOS
 from harness.spec import Matrix, load_matrix
@@ -63,7 +67,27 @@ async def _run_until_signal(runner: Runner) -> tuple[RunOutcome | None, int | No
 
 
 @click.command()
-@click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False), required=False)
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Finish the interrupted run in this results folder: run only the cells that have "
+    "no final record, with the matrix and selection it was started with.",
+)
+@click.option(
+    "--reruns",
+    type=click.IntRange(0, 10),
+    default=0,
+    show_default=True,
+    help="Run a cell with a regression or unexpected verdict up to N more times; "
+    "verdicts that disagree are reported as flaky (exit 1), never silently passed.",
+)
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only shard I of N (1-based): cells split deterministically and evenly. "
+    "Combine the shards' folders with `harness merge`.",
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
@@ -93,6 +117,13 @@ async def _run_until_signal(runner: Runner) -> tuple[RunOutcome | None, int | No
     is_flag=True,
     help="No live progress on stderr (default when stderr is not a terminal).",
 )
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    type=click.Choice(REPORT_FORMATS),
+    help="Also write report.<ext> in this format into the results folder (repeatable).",
+)
 def run(
     matrix: Path,
     out: Path | None,
@@ -101,23 +132,63 @@ def run(
     scenarios: tuple[str, ...],
     fmt: str,
     no_progress: bool,
+    reports: tuple[str, ...],
+    resume: Path | None,
+    shard: str | None,
+    reruns: int,
 ) -> None:
     """Run MATRIX: every (host, runtime) cell, every scenario, then judge.
 
     Exit 0 all verdicts pass, 1 a mismatch, 2 bad input, 3 inconclusive only.
     """
-    loaded = load_matrix(matrix)
+    prior: list[VerdictRecord] = []
+    previous: dict[str, Any] | None = None
+    if resume is not None:
+        if matrix or out or hosts or runtimes or scenarios or shard:
+            raise UsageError("--resume takes the matrix and selection from the results folder")
+        previous, done, prior = read_resumable(resume)
+        loaded = load_matrix(Path(previous["matrix"]["path"]))
+        if loaded.sha256 != previous["matrix"]["sha256"]:
+            raise UsageError(f"{loaded.path}: changed since the run in {resume} started")
+        selection = previous.get("selection") or {}
+        hosts, runtimes, scenarios = (
+            tuple(selection.get(k) or ()) for k in ("hosts", "runtimes", "scenarios")
+        )
+        shard = selection.get("shard")
+    elif matrix is None:
+        raise UsageError("MATRIX is required (or --resume DIR)")
+    else:
+        loaded = load_matrix(matrix)
     plan = _plan(loaded, hosts, runtimes, scenarios)
+    if shard:
+        plan = shard_plan(plan, *_parse_shard(shard))
+    if resume is not None:
+        plan = without(plan, done)
     probe = build_probe()
-    folder = out or default_folder(loaded.name)
+    folder = resume or out or default_folder(loaded.name)
     store = ResultsStore(folder)
-    store.open()
+    store.open(resume=resume is not None)
     per_host: dict[str, int] = {}
     for cell in plan.cells:
         per_host[cell.host.name] = per_host.get(cell.host.name, 0) + 1
     show_progress = not no_progress and err_console.is_terminal
     live = LiveProgress(err_console, per_host) if show_progress else None
-    runner = Runner(plan, probe=probe, store=store, observer=live)
+    selection = {
+        "hosts": list(hosts),
+        "runtimes": list(runtimes),
+        "scenarios": list(scenarios),
+        "shard": shard,
+    }
+    runner = Runner(
+        plan,
+        probe=probe,
+        store=store,
+        observer=live,
+        selection=selection,
+        resumed_from=previous,
+        prior=prior,
+        reruns=reruns,
+    )
     try:
         if live:
             with live:
@@ -126,26 +197,45 @@ def run(
             outcome, signum = anyio.run(_run_until_signal, runner, backend="asyncio")
     finally:
         store.close()
+    if reports:
+        write_run_reports(folder, reports)
     result = outcome or runner.outcome
     if signum is not None:
         name = signal.Signals(signum).name
         err_console.print(f"harness: interrupted by {name}; finished cells kept in {folder}")
         raise SystemExit(EXIT_SIGNAL.get(signal.Signals(signum), 130))
-    code = result.exit_code
+    verdicts = [*prior, *result.verdicts]
+    code = exit_code(verdicts)
+    if code == 0 and result.store_error:
+        code = 3
+    if result.store_error:
+        err_console.print(
+            f"harness: error: {result.store_error}; verdicts below were not all saved"
+        )
     if fmt == "json":
-        click.echo(json.dumps([v.to_json() for v in result.verdicts], indent=2, default=str))
+        click.echo(json.dumps([v.to_json() for v in verdicts], indent=2, default=str))
     else:
         out_console = Console(highlight=False)
         if not out_console.is_terminal:
             out_console.width = max(out_console.width, 160)  # logs and pipes: no wrap at 80
         print_report(
             out_console,
-            result.verdicts,
+            verdicts,
             runtimes=list(loaded.runtimes),
             folder=str(folder),
             exit_code=code,
         )
     raise SystemExit(code)
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    try:
+        index, total = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard: expected I/N such as 2/4, got {text!r}") from None
+    if not 1 <= index <= total:
+        raise UsageError(f"--shard: I must be between 1 and N, got {text!r}")
+    return index, total
 
 
 @click.command()

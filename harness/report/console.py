@@ -30,11 +30,13 @@ STYLE = {
     Verdict.UNEXPECTED: ("!", "red"),
     Verdict.INCONCLUSIVE: ("?", "yellow"),
     Verdict.SKIPPED: ("·", "dim"),
+    Verdict.FLAKY: ("~", "bold magenta"),
 }
 ORDER = [
     Verdict.PASS,
     Verdict.REGRESSION,
     Verdict.UNEXPECTED,
+    Verdict.FLAKY,
     Verdict.INCONCLUSIVE,
     Verdict.SKIPPED,
 ]
@@ -147,7 +149,8 @@ def print_report(
     attention = [
         v
         for v in verdicts
-        if v.verdict in (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.INCONCLUSIVE)
+        if v.verdict
+        in (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY, Verdict.INCONCLUSIVE)
     ]
     if attention:
         console.print()

@@ -28,6 +28,7 @@ class Verdict(StrEnum):
     UNEXPECTED = "unexpected"
     INCONCLUSIVE = "inconclusive"
     SKIPPED = "skipped"
+    FLAKY = "flaky"  # reruns of a mismatch disagreed (`--reruns`); never silently a pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,7 @@ class CellRecord:
     info: dict[str, dict[str, Any]] = field(default_factory=dict)
     host_side: dict[str, Any] = field(default_factory=dict)  # canary arrivals, sentinel state...
     control: bool = False  # an implicit host-runtime cell run only as the control
+    attempt: int = 1  # >1 for `--reruns` of a mismatched cell
     host_kernel: str | None = None
     runtime_version: str | None = None
 
@@ -150,3 +152,15 @@ class VerdictRecord:
         if self.property is None:
             del data["property"]
         return data
+
+
+def verdict_from_json(row: dict[str, Any]) -> VerdictRecord:
+    """Rebuild a verdict from its verdicts.jsonl row (unknown keys are ignored)."""
+    names = set(VerdictRecord.__dataclass_fields__)
+    fields = {k: v for k, v in row.items() if k in names and k != "checks"}
+    checks = [
+        CheckResult(**{k: v for k, v in c.items() if k in CheckResult.__dataclass_fields__})
+        for c in row.get("checks") or []
+    ]
+    fields["verdict"] = Verdict(row["verdict"])
+    return VerdictRecord(**fields, checks=checks)

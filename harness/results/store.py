@@ -7,6 +7,7 @@ what it finished. The manifest is replaced atomically (temp file + rename).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
@@ -21,6 +22,7 @@ from harness.results.records import CellRecord, VerdictRecord
 MANIFEST = "manifest.json"
 CELLS = "cells.jsonl"
 VERDICTS = "verdicts.jsonl"
+LOCK = ".lock"
 
 
 def utc_now() -> str:
@@ -44,18 +46,28 @@ class ResultsStore:
         self.folder = folder
         self._cells: IO[str] | None = None
         self._verdicts: IO[str] | None = None
+        self._lock: IO[str] | None = None
 
-    def open(self) -> None:
+    def open(self, *, resume: bool = False) -> None:
+        """Create the folder's files, or (resume) append to an interrupted run's.
+        A lock keeps two runs from ever writing into one folder at once."""
+        taken = f"{self.folder}: already holds a run; choose another --out"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            if (self.folder / MANIFEST).exists() or (self.folder / CELLS).exists():
-                raise ResultsError(f"{self.folder}: already holds a run; choose another --out")
-            self._cells = open(self.folder / CELLS, "x", encoding="utf-8")  # noqa: SIM115
-            self._verdicts = open(self.folder / VERDICTS, "x", encoding="utf-8")  # noqa: SIM115
+            self._lock = open(self.folder / LOCK, "a", encoding="utf-8")  # noqa: SIM115
+            try:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultsError(f"{self.folder}: another run is writing here") from None
+            if resume and not (self.folder / CELLS).exists():
+                raise ResultsError(f"{self.folder}: no run to resume (no {CELLS})")
+            if not resume and ((self.folder / MANIFEST).exists() or (self.folder / CELLS).exists()):
+                raise ResultsError(taken)
+            mode = "a" if resume else "x"
+            self._cells = open(self.folder / CELLS, mode, encoding="utf-8")  # noqa: SIM115
+            self._verdicts = open(self.folder / VERDICTS, mode, encoding="utf-8")  # noqa: SIM115
         except FileExistsError:
-            raise ResultsError(
-                f"{self.folder}: already holds a run; choose another --out"
-            ) from None
+            raise ResultsError(taken) from None
         except OSError as exc:
             raise ResultsError(f"{self.folder}: cannot write results: {exc.strerror}") from exc
 
@@ -87,11 +99,11 @@ class ResultsStore:
             raise ResultsError(f"{self.folder}: cannot write manifest: {exc.strerror}") from exc
 
     def close(self) -> None:
-        for stream in (self._cells, self._verdicts):
+        for stream in (self._cells, self._verdicts, self._lock):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-        self._cells = self._verdicts = None
+        self._cells = self._verdicts = self._lock = None
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

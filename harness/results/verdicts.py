@@ -168,10 +168,39 @@ def judge_property(
 
 
 def exit_code(verdicts: Iterable[VerdictRecord]) -> int:
-    """The contract: 1 on any mismatch, else 3 on any inconclusive, else 0."""
+    """The contract: 1 on any mismatch (a flaky one too), else 3 on any
+    inconclusive, else 0."""
     seen = {v.verdict for v in verdicts}
-    if seen & {Verdict.REGRESSION, Verdict.UNEXPECTED}:
+    if seen & {Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY}:
         return 1
     if Verdict.INCONCLUSIVE in seen:
         return 3
     return 0
+
+
+MISMATCH = frozenset({Verdict.REGRESSION, Verdict.UNEXPECTED})
+
+
+def settle_reruns(attempts: list[list[VerdictRecord]]) -> list[VerdictRecord]:
+    """Final verdicts of a cell run several times: a subject whose verdicts all
+    agree keeps the first; one whose verdicts disagree is `flaky`, with every
+    attempt's verdict in the reason. Never silently a pass."""
+    final = []
+    for rows in zip(*attempts, strict=True):
+        seen = [r.verdict for r in rows]
+        first = rows[0]
+        if len(set(seen)) == 1:
+            note = f" (same in all {len(rows)} runs)" if first.verdict in MISMATCH else ""
+            final.append(
+                replace(first, reason=(first.reason or "") + note if note else first.reason)
+            )
+        else:
+            history = ", ".join(str(v) for v in seen)
+            final.append(
+                replace(
+                    first,
+                    verdict=Verdict.FLAKY,
+                    reason=f"outcomes disagree across {len(rows)} runs: {history}",
+                )
+            )
+    return final

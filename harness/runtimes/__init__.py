@@ -6,11 +6,14 @@ from harness.errors import UsageError
 from harness.runtimes.base import CellPaths, Invocation, Runtime
 from harness.runtimes.command import CommandRuntime
 from harness.runtimes.host import HostRuntime
+from harness.runtimes.kata import KataRuntime
+from harness.runtimes.microvm import MicrovmRuntime
 from harness.runtimes.oci import OciRuntime, RunscRuntime
 from harness.spec.models import RUNTIME_SPECS, RuntimeSpec
 
 RUNTIMES: dict[str, type[Runtime]] = {
-    cls.kind: cls for cls in (HostRuntime, RunscRuntime, OciRuntime, CommandRuntime)
+    cls.kind: cls
+    for cls in (HostRuntime, RunscRuntime, OciRuntime, CommandRuntime, MicrovmRuntime, KataRuntime)
 }
 assert set(RUNTIMES) == set(RUNTIME_SPECS), "spec models and runtime classes must match"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from harness.spec.models import RuntimeSpec
@@ -36,6 +36,17 @@ class Invocation:
     cleanup: tuple[tuple[str, ...], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What a runtime's version command showed: the version, a fingerprint for the
+    manifest (VMM, accelerator, guest kernel, shim...), and, when the runtime
+    cannot run on this host, why."""
+
+    version: str | None
+    fingerprint: dict[str, str] = field(default_factory=dict)
+    unavailable: str | None = None
+
+
 class Runtime(abc.ABC):
     """A named runtime entry from a matrix, bound to its validated spec."""
 
@@ -43,6 +54,9 @@ class Runtime(abc.ABC):
     #: True when the sandbox brings its own kernel (runsc's sentry, a VM guest):
     #: seeing the host's kernel release inside it means the runtime is not what it claims.
     own_kernel: ClassVar[bool] = False
+    #: True when a failing version command means the binary is broken (runsc, runc);
+    #: a generic wrapper may simply have no --version.
+    version_required: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: RuntimeSpec) -> None:
         self.name = name
@@ -60,6 +74,15 @@ class Runtime(abc.ABC):
     def version_argv(self) -> tuple[str, ...] | None:
         """A command whose output identifies the runtime's version, if it has one."""
         return None
+
+    def identify(self, output: str) -> Identity:
+        """Read the version command's output; most runtimes print just a version."""
+        return Identity(version=" ".join(output.split())[:300] or None)
+
+    def filter_output(self, stdout: str) -> str:
+        """The probe's lines from what the sandbox printed; a console that mixes
+        in other text (a VM's serial port) drops it here."""
+        return stdout
 
     def inside(self, host_path: str, *, role: str) -> str:
         """Where a host folder granted to the sandbox (`allowed`, `helpers`) appears

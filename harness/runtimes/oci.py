@@ -118,6 +118,7 @@ class OciRuntime(Runtime):
     """runc, crun or any runtime with runc's command line."""
 
     kind = "oci"
+    version_required = True
     spec: OciRuntimeSpec | RunscRuntimeSpec
 
     @property

@@ -131,12 +131,21 @@ def _validate(model: type[M], data: object, *, file: str, prefix: str = "") -> M
 def _resolve_path(value: str | None, base: Path) -> Path | None:
     if value is None:
         return None
+    if "\x00" in value:
+        raise ValueError("a path cannot contain a NUL byte")
     expanded = Path(os.path.expanduser(value))
     return expanded if expanded.is_absolute() else (base / expanded)
 
 
 def _first(value: T | None, default: T) -> T:
     return default if value is None else value
+
+
+def _path(value: str | None, base: Path, *, file: str, key: str) -> Path | None:
+    try:
+        return _resolve_path(value, base)
+    except ValueError as exc:
+        raise SpecError(file, key, str(exc)) from None
 
 
 def load_inventory(path: Path) -> list[Host]:
@@ -159,8 +168,19 @@ def load_inventory(path: Path) -> list[Host]:
                 address=address,
                 port=entry.port or d.port,
                 user=entry.user or d.user,
-                identity_file=_resolve_path(entry.identity_file or d.identity_file, base),
-                known_hosts=_resolve_path(entry.known_hosts or d.known_hosts, base),
+                identity_file=_path(
+                    entry.identity_file or d.identity_file,
+                    base,
+                    file=shown,
+                    key=f"hosts.{name}.identity_file",
+                ),
+                passphrase_env=entry.passphrase_env or d.passphrase_env,
+                known_hosts=_path(
+                    entry.known_hosts or d.known_hosts,
+                    base,
+                    file=shown,
+                    key=f"hosts.{name}.known_hosts",
+                ),
                 workdir=entry.workdir or d.workdir,
                 connect_timeout=entry.connect_timeout or d.connect_timeout,
                 connect_retries=_first(entry.connect_retries, d.connect_retries),
@@ -233,7 +253,8 @@ def load_matrix(path: Path | str) -> Matrix:
         raise SpecError(shown, "inventory", "names no inventory file")
     pool: dict[str, Host] = {}
     for i, inv in enumerate(inventories):
-        inv_path = _resolve_path(inv, path.parent)
+        where = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"
+        inv_path = _path(inv, path.parent, file=shown, key=where)
         assert inv_path is not None
         if inv_path.resolve() == path.resolve():
             key = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"

@@ -31,6 +31,9 @@ class HostDefaults(_Strict):
     user: str | None = None
     port: Annotated[int, Field(ge=1, le=65535)] = 22
     identity_file: str | None = None
+    # The name of an environment variable holding the identity file's passphrase;
+    # the passphrase itself is never written in an inventory, result or log.
+    passphrase_env: str | None = None
     known_hosts: str | None = None
     workdir: str | None = None
     connect_timeout: Annotated[float, Field(gt=0, le=600)] = 15.0
@@ -48,6 +51,7 @@ class HostEntry(_Strict):
     user: str | None = None
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
     identity_file: str | None = None
+    passphrase_env: str | None = None
     known_hosts: str | None = None
     workdir: str | None = None
     connect_timeout: Annotated[float, Field(gt=0, le=600)] | None = None
@@ -74,6 +78,7 @@ class Host(_Strict):
     port: int = 22
     user: str | None = None
     identity_file: Path | None = None
+    passphrase_env: str | None = None
     known_hosts: Path | None = None
     workdir: str | None = None
     connect_timeout: float = 15.0
@@ -174,13 +179,67 @@ class CommandRuntimeSpec(_RuntimeBase):
     helpers_inside: str | None = None
 
 
-RuntimeSpec = HostRuntimeSpec | RunscRuntimeSpec | OciRuntimeSpec | CommandRuntimeSpec
+class MicrovmRuntimeSpec(_RuntimeBase):
+    """The probe is /init of a guest kernel booted by a VMM (qemu microvm, firecracker).
+
+    `kernel` and `modules` are paths on the target host (`~/` is its home): an ELF
+    `vmlinux`, and the kernel's lib/modules/RELEASE folder when the NIC drivers are
+    modules. `accel = "auto"` means TCG, recorded with its reason: a KVM that opens
+    is no proof that a guest boots under it.
+    """
+
+    kind: Literal["microvm"]
+    kernel: Annotated[str, StringConstraints(min_length=1)]
+    modules: str | None = None
+    vmm: Literal["qemu", "firecracker"] = "qemu"
+    binary: str | None = None  # default: qemu-system-x86_64, or firecracker
+    accel: Literal["auto", "kvm", "tcg"] = "auto"
+    memory_mb: Annotated[int, Field(ge=64, le=65536)] = 256
+    cpus: Annotated[int, Field(ge=1, le=64)] = 1
+    network: Literal["none", "user"] = "none"  # user: qemu user-mode networking (a mutant)
+    kernel_cmdline_extra: list[str] = []
+    no_new_privs: bool = True
+    nosuid: bool = True  # the helpers are remounted nosuid inside the guest
+
+    @model_validator(mode="after")
+    def _vmm(self) -> MicrovmRuntimeSpec:
+        if self.vmm == "firecracker" and self.accel == "tcg":
+            raise ValueError("firecracker needs KVM: accel must be 'auto' or 'kvm'")
+        if self.vmm == "firecracker" and self.network != "none":
+            raise ValueError("network 'user' needs vmm 'qemu'")
+        for word in self.kernel_cmdline_extra:
+            if not word or word == "--" or any(c.isspace() or c in "\"'" for c in word):
+                raise ValueError(f"kernel_cmdline_extra: {word!r} is not one command-line word")
+        return self
+
+
+class KataRuntimeSpec(_RuntimeBase):
+    """Kata Containers through containerd: `ctr run --runtime SHIM --rootfs DIR`."""
+
+    kind: Literal["kata"]
+    runtime: Annotated[str, StringConstraints(min_length=1)] = "io.containerd.kata.v2"
+    binary: str = "ctr"
+    address: str = "/run/containerd/containerd.sock"
+    namespace: Annotated[str, StringConstraints(min_length=1)] = "harness"
+    flags: list[str] = []  # more `ctr run` flags, e.g. --allow-new-privs for a mutant
+
+
+RuntimeSpec = (
+    HostRuntimeSpec
+    | RunscRuntimeSpec
+    | OciRuntimeSpec
+    | CommandRuntimeSpec
+    | MicrovmRuntimeSpec
+    | KataRuntimeSpec
+)
 
 RUNTIME_SPECS: dict[str, type[RuntimeSpec]] = {
     "host": HostRuntimeSpec,
     "runsc": RunscRuntimeSpec,
     "oci": OciRuntimeSpec,
     "command": CommandRuntimeSpec,
+    "microvm": MicrovmRuntimeSpec,
+    "kata": KataRuntimeSpec,
 }
 
 

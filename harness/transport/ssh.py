@@ -9,6 +9,7 @@ always hands asyncssh an explicit known_hosts. Identity files, the agent and
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import time
 from collections.abc import Sequence
@@ -42,6 +43,8 @@ def _describe(exc: BaseException) -> str:
         return f"host key not verifiable: {exc.reason}"
     if isinstance(exc, asyncssh.PermissionDenied):
         return f"authentication failed: {exc.reason}"
+    if isinstance(exc, asyncssh.KeyImportError | asyncssh.KeyEncryptionError):
+        return f"identity file unusable: {exc}"
     if isinstance(exc, asyncssh.DisconnectError):
         return f"disconnected: {exc.reason}"
     if isinstance(exc, ConnectionRefusedError):
@@ -79,6 +82,13 @@ class SSHTransport(Transport):
             if not path.is_file():
                 raise TransportError(spec.name, f"identity file {path} does not exist")
             options["client_keys"] = [str(path)]
+        if spec.passphrase_env:
+            passphrase = os.environ.get(spec.passphrase_env)
+            if passphrase is None:
+                raise TransportError(
+                    spec.name, f"environment variable {spec.passphrase_env} is not set"
+                )
+            options["passphrase"] = passphrase
         return options
 
     async def connect(self) -> None:
@@ -93,7 +103,11 @@ class SSHTransport(Transport):
                 self._conn = await self._accept_new()
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(self.host, _describe(exc)) from exc
-        except (asyncssh.PermissionDenied, asyncssh.KeyImportError) as exc:
+        except (
+            asyncssh.PermissionDenied,
+            asyncssh.KeyImportError,
+            asyncssh.KeyEncryptionError,
+        ) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
         except (OSError, asyncssh.Error, TimeoutError) as exc:
             raise TransportError(self.host, _describe(exc), transient=True) from exc

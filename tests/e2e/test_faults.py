@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import Lab, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, verdicts_of
-from tests.lab import CuttableProxy, SilentServer, start_sshd
+from tests.lab import CuttableProxy, SilentServer, require_tool, start_sshd
 
 
 def _local_matrix(tmp: Path, runtimes: str, *, top: str = "", settings: str = "") -> Path:
@@ -229,3 +229,54 @@ def test_manifest_is_replaced_atomically(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["ended"]
     assert not list((tmp_path / "out").glob(".manifest-*"))
+
+
+def test_reruns_report_flaky_apart_from_regression(tmp_path: Path) -> None:
+    """`--reruns 1`: a mismatch that does not repeat is flaky; one that repeats
+    stays a regression; neither is ever silently a pass."""
+    require_tool("bwrap")
+    state = tmp_path / "state"
+    flip = (
+        f"if [ -e {state} ]; then exec bwrap --unshare-net --ro-bind / / --dev /dev --proc /proc"
+        f' -- "$0" "$@"; else touch {state}; exec "$0" "$@"; fi'
+    )
+    runtimes = (
+        f'[runtimes.flip]\nkind = "command"\n'
+        f'argv = ["sh", "-c", {json.dumps(flip)}, "{{probe}}", "{{args}}"]\n'
+        '[runtimes.leaky]\nkind = "command"\nargv = ["{probe}", "{args}"]\n'
+    )
+    matrix = _local_matrix(tmp_path, runtimes, top='scenarios = ["egress-confinement"]')
+    result = harness_cli("run", matrix, "--reruns", "1", "--out", tmp_path / "out")
+    assert result.code == 1, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    assert v[("localhost", "flip", "egress_confinement")]["verdict"] == "flaky"
+    assert "outcomes disagree across 2 runs: regression, pass" in str(
+        v[("localhost", "flip", "egress_confinement")]["reason"]
+    )
+    leaky = v[("localhost", "leaky", "egress_confinement")]
+    assert leaky["verdict"] == "regression" and "(same in all 2 runs)" in leaky["reason"]
+    rows = (tmp_path / "out" / "verdicts.jsonl").read_text().splitlines()
+    assert len(rows) == len({(json.loads(r)["runtime"], json.loads(r)["property"]) for r in rows})
+    attempts = [
+        c["attempt"]
+        for c in map(json.loads, (tmp_path / "out" / "cells.jsonl").read_text().splitlines())
+        if c["runtime"] == "flip"
+    ]
+    assert sorted(attempts) == [1, 2]
+
+
+def test_runtime_binary_that_cannot_start_is_unavailable(tmp_path: Path) -> None:
+    """A runsc that exits non-zero even for --version is unavailable, never run."""
+    broken = tmp_path / "runsc-broken"
+    broken.write_text("#!/bin/sh\necho 'runsc: cannot execute' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    matrix = _local_matrix(
+        tmp_path,
+        HOST + f'[runtimes.broken]\nkind = "runsc"\nbinary = "{broken}"\n',
+        top='scenarios = ["mechanisms"]',
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    cell = cells_of(tmp_path / "out")[("localhost", "broken")]
+    assert cell["status"] == "unavailable"
+    assert "its version command exited 1: runsc: cannot execute" in cell["reason"]

@@ -24,9 +24,10 @@ from tests.supervisor import Supervisor
 PROPERTIES = ("egress_confinement", "filesystem_confinement", "privilege_floor")
 
 
-def _no_harness_namespaces() -> bool:
+def _no_harness_namespaces(run_id: str = "") -> bool:
+    """No namespace of this run (or, without a run id, of any harness run) remains."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return "harness-" not in out
+    return f"harness-{run_id}" not in out
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +95,8 @@ def test_host_escapes_are_proved_by_host_side_evidence(local_run: tuple[int, str
 def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) -> None:
     """The canary, its namespace and veth, and every sandbox are gone after the run."""
     _, _, out = local_run
-    assert _no_harness_namespaces()
     manifest = json.loads((out / "manifest.json").read_text())
+    assert _no_harness_namespaces(manifest["run_id"])
     assert leftovers(manifest["run_id"]) == []
     assert runsc_containers(Path(manifest["hosts"]["localhost"]["workdir"]) / "runsc-root") == []
 
@@ -113,12 +114,14 @@ def test_every_mutant_is_caught() -> None:
         "bwrap-shared-net": "egress_confinement",
         "bwrap-rw-root": "filesystem_confinement",
         "runc-setuid": "privilege_floor",
+        "microvm-user-net": "egress_confinement",
     }
     for runtime, prop in broken.items():
         row = v[("localhost", runtime, prop)]
         assert (row["observed"], row["verdict"]) == ("violated", "regression"), (runtime, row)
     assert not any(r["verdict"] == "regression" for k, r in v.items() if broken[k[1]] != k[2])
-    assert _no_harness_namespaces()
+    run_id = json.loads((out / "manifest.json").read_text())["run_id"]
+    assert _no_harness_namespaces(run_id)
 
 
 def _matrix(
@@ -278,7 +281,8 @@ def test_properties_over_ssh(lab: Lab, tmp_path: Path) -> None:
     for prop in PROPERTIES:
         assert v[("trusted", "host", prop)]["observed"] == "violated"
         assert v[("trusted", "runsc", prop)]["observed"] == "enforced"
-    assert _no_harness_namespaces()
+    run_id = json.loads((tmp_path / "out" / "manifest.json").read_text())["run_id"]
+    assert _no_harness_namespaces(run_id)
 
 
 ROUTED_NS = "harness-t-routed"

@@ -70,7 +70,7 @@ def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path])
     assert host["kernel_release"] == os.uname().release
     assert "runsc version" in host["runtimes"]["runsc"]["version"]
     cells = cells_of(out)
-    assert set(cells) == {("localhost", "host"), ("localhost", "runsc"), ("localhost", "bwrap")}
+    assert set(cells) == {("localhost", r) for r in ("host", "runsc", "bwrap", "microvm")}
     assert all(c["status"] == "complete" for c in cells.values())
     assert '"type":"done"' in cells[("localhost", "runsc")]["stdout"]
     for row in verdicts_of(out).values():
@@ -149,7 +149,7 @@ def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
     result = harness_cli("run", "matrices/local.toml", "--runtime", "kata", "--out", tmp_path / "o")
     assert result.code == 2
     assert result.stderr.strip() == (
-        "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap)"
+        "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap, microvm)"
     )
 
 

@@ -1,0 +1,146 @@
+"""The bisection itself: which version to try next, and what the answers mean.
+
+Pure: no I/O. The caller asks `next()` for an index, runs whatever a step is,
+and `record()`s its outcome.
+
+It is a binary search between `--good` (index 0) and `--bad` (the last index).
+A skipped or flaky step is left out, as with `git bisect skip`, and the next
+try is the untried version nearest the middle. When the last good and the
+first bad are adjacent and one of them is an end the user named but nothing
+has run yet, that end is tried last, so the answer and the change it reports
+rest on observed behaviour: an end that contradicts the user (a `--good` that
+is bad, a `--bad` that is good) makes the search inconsistent, and an end that
+cannot be judged is taken on the user's word, like `git bisect`. If only
+skipped or flaky versions remain between the last good and the first bad, the
+first bad is one of them: ambiguous.
+
+Without skips a search over N versions takes at most ceil(log2(N-1)) + 1
+steps; `budget(N)` = ceil(log2 N) + 2 leaves room for a skip or two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    GOOD = "good"
+    BAD = "bad"
+    SKIPPED = "skipped"  # could not be judged: install, checksum, control, timeout...
+    FLAKY = "flaky"  # repeated runs disagreed
+
+
+class Status(StrEnum):
+    FOUND = "found"  # last good and first bad are adjacent
+    AMBIGUOUS = "ambiguous"  # skips, flakes or the step budget leave several candidates
+    INCONSISTENT = "inconsistent"  # an end contradicts what the user said about it
+
+
+def combine(outcomes: Sequence[Outcome]) -> Outcome:
+    """One step's outcome from its repeated runs: good and bad together are
+    flaky; otherwise any run that could not be judged makes the step skipped."""
+    seen = set(outcomes)
+    if not seen:
+        return Outcome.SKIPPED
+    if {Outcome.GOOD, Outcome.BAD} <= seen or Outcome.FLAKY in seen:
+        return Outcome.FLAKY
+    if Outcome.SKIPPED in seen:
+        return Outcome.SKIPPED
+    return outcomes[0]
+
+
+def budget(count: int) -> int:
+    """The step bound a search over `count` versions is held to: a binary search
+    over what lies between the ends, one end confirmed, and a skip of slack."""
+    return math.ceil(math.log2(count)) + 2
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    status: Status
+    last_good: int | None  # index of the last good version (tried, or the --good end)
+    first_bad: int | None  # index of the first bad version (tried, or the --bad end)
+    candidates: tuple[int, ...]  # where the first bad can be: one index when found
+    reason: str | None
+    steps: tuple[tuple[int, Outcome], ...]
+
+
+class Bisection:
+    """State of one search over versions `0..count-1`: 0 is `--good`, the last `--bad`."""
+
+    def __init__(self, count: int, *, max_steps: int | None = None) -> None:
+        if count < 2:
+            raise ValueError("a bisection needs at least two versions")
+        self.count = count
+        self.max_steps = max_steps
+        self.lo = 0
+        self.hi = count - 1
+        self.tried: dict[int, Outcome] = {}
+        self.order: list[int] = []
+        self.inconsistent: str | None = None
+
+    @property
+    def exhausted(self) -> bool:
+        return self.max_steps is not None and len(self.order) >= self.max_steps
+
+    def next(self) -> int | None:
+        """The index to try next, or None when the search is over."""
+        if self.inconsistent is not None or self.exhausted:
+            return None
+        between = [i for i in range(self.lo + 1, self.hi) if i not in self.tried]
+        if between:
+            middle = (self.lo + self.hi) / 2
+            return min(between, key=lambda i: (abs(i - middle), i))
+        if self.hi == self.lo + 1:  # converged: confirm an end that was only assumed
+            for end in (self.lo, self.hi):
+                if end not in self.tried:
+                    return end
+        return None
+
+    def record(self, index: int, outcome: Outcome) -> None:
+        if index in self.tried or not 0 <= index < self.count:
+            raise ValueError(f"index {index} was already tried or is out of range")
+        self.tried[index] = outcome
+        self.order.append(index)
+        if outcome is Outcome.GOOD:
+            if index >= self.hi:
+                self.inconsistent = "the --bad version is good: no change to find in this range"
+            else:
+                self.lo = max(self.lo, index)
+        elif outcome is Outcome.BAD:
+            if index <= self.lo:
+                self.inconsistent = (
+                    "the --good version is bad: the change is at or before it; "
+                    "choose an older --good"
+                )
+            else:
+                self.hi = min(self.hi, index)
+
+    def result(self) -> SearchResult:
+        steps = tuple((i, self.tried[i]) for i in self.order)
+        if self.inconsistent is not None:
+            return SearchResult(Status.INCONSISTENT, None, None, (), self.inconsistent, steps)
+        if self.hi == self.lo + 1:
+            return SearchResult(Status.FOUND, self.lo, self.hi, (self.hi,), None, steps)
+        candidates = tuple(range(self.lo + 1, self.hi + 1))
+        untried = [i for i in candidates[:-1] if i not in self.tried]
+        if untried:
+            reason = f"the step budget ({self.max_steps}) ran out with {len(untried)} untried"
+        else:
+            reason = (
+                f"{len(candidates) - 1} version(s) between could not be judged (skipped or flaky)"
+            )
+        return SearchResult(Status.AMBIGUOUS, self.lo, self.hi, candidates, reason, steps)
+
+
+def run_search(
+    count: int, oracle: Callable[[int], Outcome], *, max_steps: int | None = None
+) -> SearchResult:
+    """Drive a whole search with a synchronous step function (tests, simulations)."""
+    search = Bisection(count, max_steps=max_steps)
+    while (index := search.next()) is not None:
+        search.record(index, oracle(index))
+    return search.result()

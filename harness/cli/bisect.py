@@ -1,0 +1,213 @@
+"""`harness bisect`: the first runsc build where a verdict changes."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import anyio
+import click
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TransferSpeedColumn,
+)
+
+from harness.bisect.artifacts import cache_root
+from harness.bisect.index import DEFAULT_INDEX, open_index
+from harness.bisect.report import exit_code, render_text, to_json
+from harness.bisect.session import (
+    BisectReport,
+    BisectSession,
+    StepRecord,
+    choose,
+    find_target,
+)
+from harness.bisect.versions import FORMS, Version, check_pair, parse_version
+from harness.cli.app import EXIT_SIGNAL, err_console
+from harness.probe import build_probe
+from harness.results import default_folder
+from harness.spec import load_matrix
+
+
+class StepLines:
+    """One line per step on stderr: a log of the search, terminal or not."""
+
+    def step_started(self, number: int, version: Version) -> None:
+        err_console.print(
+            f"step {number}: {version} ...", markup=False, highlight=False, soft_wrap=True
+        )
+
+    def step_finished(self, step: StepRecord) -> None:
+        how = ""
+        if step.candidate is not None:
+            how = " [downloaded]" if step.candidate.downloaded else " [cached]"
+        why = f": {step.reason}" if step.reason else ""
+        err_console.print(
+            f"step {step.number}: {step.version} {step.outcome}{why}{how} ({step.elapsed:.1f}s)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+async def _run_until_signal(
+    session: BisectSession,
+) -> tuple[BisectReport, int | None]:
+    """Bisect, but let SIGINT or SIGTERM stop it cleanly (bisect.json is kept)."""
+    caught: list[int] = []
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        caught.append(signum)
+                        tg.cancel_scope.cancel()
+                        return
+
+            async def main() -> None:
+                async with session.index:
+                    await session.run()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            tg.start_soon(main)
+    except BaseExceptionGroup as group:
+        # One failing task (bad input, a dead index): raise it as itself, so the
+        # CLI maps it to its exit code instead of calling it a bug.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+    return session.report, (caught[0] if caught else None)
+
+
+@click.command("bisect")
+@click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--runtime",
+    required=True,
+    metavar="NAME",
+    help="The runsc (or oci) runtime entry; each step replaces its binary.",
+)
+@click.option("--good", required=True, metavar="VERSION", help=f"A good build: {FORMS}.")
+@click.option("--bad", required=True, metavar="VERSION", help="A bad build, newer than --good.")
+@click.option(
+    "--property", "prop", metavar="P", help="Judge this property (e.g. egress_confinement)."
+)
+@click.option("--fact", metavar="F", help="Or judge this fact (it needs an expectation).")
+@click.option(
+    "--host", "host_name", metavar="H", help="The host to run on (default: the only one)."
+)
+@click.option(
+    "--index",
+    "index_at",
+    metavar="URL|DIR",
+    help=f"Where builds are listed: a bucket URL (default {DEFAULT_INDEX}) or a local"
+    " folder laid out like it (releases/<channel>/<version>/<arch>/).",
+)
+@click.option(
+    "--cache",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Where verified builds are kept (default: ~/.cache/harness/runsc).",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 100),
+    metavar="N",
+    default=1,
+    show_default=True,
+    help="Run each step N times; disagreeing runs make the step flaky.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Results folder (default: results/<UTC time>-bisect-<runtime>).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: print the answer as one JSON object on stdout.",
+)
+def bisect(
+    matrix: Path,
+    runtime: str,
+    good: str,
+    bad: str,
+    prop: str | None,
+    fact: str | None,
+    host_name: str | None,
+    index_at: str | None,
+    cache: Path | None,
+    repeat: int,
+    out: Path | None,
+    fmt: str,
+) -> None:
+    """Find the first runsc build between --good and --bad where the verdict of
+    one property (or fact) changes, by binary search over gVisor's builds.
+
+    Each step downloads a build (once, sha512-verified, cached), installs it on
+    the host by sha256, and runs the selected scenario in one cell. A step that
+    cannot be judged is skipped and the search goes around it.
+
+    Exit 0 a boundary was found, 3 skips or flakes leave it ambiguous (the
+    candidate range is printed), 2 bad input.
+    """
+    good_version = parse_version(good, flag="--good")
+    bad_version = parse_version(bad, flag="--bad")
+    check_pair(good_version, bad_version)
+    target = find_target(prop=prop, fact=fact)
+    loaded = load_matrix(matrix)
+    host, _ = choose(loaded, runtime=runtime, host=host_name, target=target)
+    index = open_index(index_at)
+    probe = build_probe()
+    folder = out or default_folder(f"bisect-{runtime}")
+    progress = (
+        Progress(
+            TextColumn("{task.description:<32}"),
+            BarColumn(bar_width=30),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            console=err_console,
+            transient=True,
+        )
+        if err_console.is_terminal
+        else None
+    )
+    session = BisectSession(
+        matrix=loaded,
+        host=host,
+        runtime=runtime,
+        target=target,
+        good=good_version,
+        bad=bad_version,
+        index=index,
+        cache=cache or cache_root(),
+        folder=folder,
+        probe=probe,
+        repeat=repeat,
+        progress=progress,
+        observer=StepLines(),
+    )
+    if progress is not None:
+        with progress:
+            report, signum = anyio.run(_run_until_signal, session, backend="asyncio")
+    else:
+        report, signum = anyio.run(_run_until_signal, session, backend="asyncio")
+    if signum is not None:
+        name = signal.Signals(signum).name
+        err_console.print(f"harness: interrupted by {name}; steps so far kept in {folder}")
+        raise SystemExit(EXIT_SIGNAL.get(signal.Signals(signum), 130))
+    if fmt == "json":
+        click.echo(json.dumps(to_json(report), indent=2, default=str))
+    else:
+        click.echo(render_text(report))
+    raise SystemExit(exit_code(report))

@@ -1,0 +1,154 @@
+"""`harness report` and `harness diff`, plus the reports `harness run --report` writes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from harness.cli.app import EXIT_MISMATCH, EXIT_OK
+from harness.diff import Change, RunDiff, diff_runs
+from harness.errors import ResultsError
+from harness.report.console import STYLE
+from harness.report.markdown import append_step_summary
+from harness.report.render import FORMATS, render, write_reports
+from harness.report.runs import load_run, load_runs
+from harness.results.records import Verdict
+
+REPORT_FORMATS = list(FORMATS)
+
+
+def write_run_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
+    """After `harness run --report ...`: write report.<ext> files into the results folder.
+
+    A Markdown report is also appended to `$GITHUB_STEP_SUMMARY` when that is set.
+    """
+    written = write_reports(folder, formats)
+    for path in written:
+        if path.suffix == ".md":
+            append_step_summary(path.read_text(encoding="utf-8"))
+    return written
+
+
+@click.command("report")
+@click.argument(
+    "folders", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="DIR..."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(REPORT_FORMATS),
+    required=True,
+    help="junit: JUnit XML for CI; markdown: a step summary; html: one self-contained page"
+    " (several DIRs add a history); json: verdicts and counts for scripts.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to this file instead of stdout.",
+)
+def report(folders: tuple[Path, ...], fmt: str, output: Path | None) -> None:
+    """Report on results folders (DIR...) written by `harness run`.
+
+    HTML takes several folders (`results/*`) and adds a history of each cell's
+    verdicts, marking the run where each mismatch first appeared; the newest run
+    (by start time) is the grid; plain files among several DIRs are skipped. The
+    other formats take one folder. Markdown is also appended to
+    $GITHUB_STEP_SUMMARY when that is set.
+
+    Exit 0 when the report was written, 2 when a folder is not a results folder.
+    """
+    if len(folders) > 1:  # `results/*` also matches results/README.md: skip plain files
+        folders = tuple(f for f in folders if not (f.exists() and not f.is_dir()))
+    runs = load_runs(folders)
+    text = render(fmt, runs)
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ResultsError(f"{output}: cannot write report: {exc.strerror}") from exc
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    if fmt == "markdown":
+        append_step_summary(text)
+
+
+def _verdict_text(value: str | None) -> Text:
+    if value is None:
+        return Text("-", "dim")
+    try:
+        verdict = Verdict(value)
+    except ValueError:
+        return Text(value)
+    symbol, style = STYLE[verdict]
+    return Text(f"{symbol} {value}", style)
+
+
+def _value(change: Change, value: str | None) -> Text:
+    if change.kind in ("verdict", "added", "removed"):
+        return _verdict_text(value)
+    return Text("-", "dim") if value is None else Text(value)
+
+
+def diff_table(result: RunDiff) -> Table:
+    table = Table(
+        title=Text(f"A: {result.a.folder}\nB: {result.b.folder}"),
+        title_justify="left",
+        show_lines=False,
+    )
+    for column in ("change", "host", "runtime", "fact / property", "check", "A", "B"):
+        table.add_column(column)
+    for change in result.changes:
+        table.add_row(
+            Text(change.kind),
+            Text(change.host),
+            Text(change.runtime or ""),
+            Text(change.subject or ""),
+            Text(change.check or ""),
+            _value(change, change.before),
+            _value(change, change.after),
+        )
+    return table
+
+
+@click.command("diff")
+@click.argument("run_a", type=click.Path(path_type=Path), metavar="RUN_A")
+@click.argument("run_b", type=click.Path(path_type=Path), metavar="RUN_B")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="json: the changes as a JSON object on stdout, for scripts.",
+)
+def diff(run_a: Path, run_b: Path, fmt: str) -> None:
+    """Show what changed from RUN_A to RUN_B (two results folders).
+
+    Verdicts, expectations, observations, fact values, check outcomes (errno and
+    control included), runtime versions and host kernels. Exit 1 when a verdict
+    present in both runs changed, 0 otherwise, 2 on bad input.
+    """
+    result = diff_runs(load_run(run_a), load_run(run_b))
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        console = Console(highlight=False)
+        if not console.is_terminal:
+            console.width = max(console.width, 160)
+        if result.changes:
+            console.print(diff_table(result))
+        else:
+            console.print(f"no changes between {run_a} and {run_b}", markup=False)
+        console.print(
+            f"{result.verdicts_changed} verdict(s) changed, {len(result.changes)} change(s) in all"
+        )
+    raise SystemExit(EXIT_MISMATCH if result.verdicts_changed else EXIT_OK)

@@ -1,0 +1,138 @@
+"""What changed between two runs: verdicts, observations, checks, facts, versions.
+
+Cells are matched by (host, runtime, fact or property) and checks by id. Check
+details and timings are not compared: they name ports, paths and run ids that
+differ on every run. A verdict that only one run has is `added` or `removed`; it
+is reported, but only a verdict present in both runs that differs counts as a
+changed verdict (`harness diff` exits 1 for those).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.report.runs import Key, Run, describe, observed_text
+from harness.results.records import CheckResult, VerdictRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference. `before` is run A's value, `after` run B's; None means absent.
+
+    `kind` is one of: kernel, version (runtime), verdict, expected, observed
+    (a property), fact (a fact's value), check (outcome, errno, control), added,
+    removed.
+    """
+
+    kind: str
+    host: str
+    runtime: str | None = None
+    subject: str | None = None  # the fact or property
+    check: str | None = None  # the check id, for kind "check"
+    before: str | None = None
+    after: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RunDiff:
+    a: Run
+    b: Run
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def verdicts_changed(self) -> int:
+        return sum(c.kind == "verdict" for c in self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": str(self.a.folder),
+            "b": str(self.b.folder),
+            "verdicts_changed": self.verdicts_changed,
+            "changes": [c.to_json() for c in self.changes],
+        }
+
+
+def _check_state(check: CheckResult) -> str:
+    state = check.outcome
+    if check.errno:
+        state += f" {check.errno}"
+    if check.control:
+        state += f" (control {check.control})"
+    return state
+
+
+def _checks(key: Key, a: VerdictRecord, b: VerdictRecord) -> list[Change]:
+    host, runtime, subject = key
+    before = {c.id: _check_state(c) for c in a.checks}
+    after = {c.id: _check_state(c) for c in b.checks}
+    changes = []
+    for check_id in dict.fromkeys([*after, *before]):
+        old, new = before.get(check_id), after.get(check_id)
+        if old != new:
+            changes.append(
+                Change("check", host, runtime, subject, check=check_id, before=old, after=new)
+            )
+    return changes
+
+
+def _verdict_changes(key: Key, a: VerdictRecord, b: VerdictRecord) -> list[Change]:
+    host, runtime, subject = key
+    changes = []
+    if a.verdict != b.verdict:
+        changes.append(
+            Change("verdict", host, runtime, subject, before=str(a.verdict), after=str(b.verdict))
+        )
+    if describe(a.expected) != describe(b.expected):
+        changes.append(
+            Change(
+                "expected",
+                host,
+                runtime,
+                subject,
+                before=describe(a.expected),
+                after=describe(b.expected),
+            )
+        )
+    seen_a, seen_b = observed_text(a), observed_text(b)
+    if seen_a != seen_b:
+        kind = "fact" if b.fact is not None else "observed"
+        changes.append(Change(kind, host, runtime, subject, before=seen_a, after=seen_b))
+    changes.extend(_checks(key, a, b))
+    return changes
+
+
+def diff_runs(a: Run, b: Run) -> RunDiff:
+    """Every difference from run A to run B.
+
+    Kernels and runtime versions first, then each verdict both runs have (in run B's
+    order), then the verdicts only run B has, then those only run A had.
+    """
+    changes: list[Change] = []
+    hosts_a = set(a.hosts())
+    for host in [h for h in b.hosts() if h in hosts_a]:
+        kernel_a, kernel_b = a.kernel(host), b.kernel(host)
+        if kernel_a != kernel_b:
+            changes.append(Change("kernel", host, before=kernel_a, after=kernel_b))
+        runtimes_a = set(a.runtimes(host))
+        for runtime in [r for r in b.runtimes(host) if r in runtimes_a]:
+            version_a, version_b = (
+                a.runtime_version(host, runtime),
+                b.runtime_version(host, runtime),
+            )
+            if version_a != version_b:
+                changes.append(Change("version", host, runtime, before=version_a, after=version_b))
+    by_a, by_b = a.by_key(), b.by_key()
+    for key, verdict_b in by_b.items():
+        if key in by_a:
+            changes.extend(_verdict_changes(key, by_a[key], verdict_b))
+    for key, verdict_b in by_b.items():
+        if key not in by_a:
+            changes.append(Change("added", *key, before=None, after=str(verdict_b.verdict)))
+    for key, verdict_a in by_a.items():
+        if key not in by_b:
+            changes.append(Change("removed", *key, before=str(verdict_a.verdict), after=None))
+    return RunDiff(a=a, b=b, changes=changes)

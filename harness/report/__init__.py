@@ -1,0 +1,1 @@
+"""Reports on results folders: terminal (console), JUnit, Markdown, HTML and JSON."""

@@ -1,0 +1,430 @@
+"""One self-contained HTML page: the verdict grid, click-through, and history.
+
+Nothing is loaded from anywhere: CSS and the little JS are inline, there are no
+external links, and a Content-Security-Policy forbids any fetch, so the file can
+be archived, mailed or opened from a CI artifact as it is.
+
+The page works without JS. Each grid cell links to its detail panel (`#d-…`) and
+`:target` shows it; the panel links on to the cell's raw probe output (`#raw-…`).
+Every verdict has its own colour *and* its own symbol, so the grid reads in grey.
+Given several runs (oldest first), the newest is the grid and a history section
+shows each cell's verdicts across the runs, marking where each mismatch appeared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from harness.report.history import Step, mismatch_since, timelines
+from harness.report.runs import (
+    ATTENTION,
+    MISMATCH,
+    ORDER,
+    SYMBOL,
+    Run,
+    describe,
+    failing_checks,
+    observed_text,
+)
+from harness.results.records import CellRecord, VerdictRecord
+
+RAW_LIMIT = 256 * 1024  # characters of raw probe output kept per cell
+
+CSS = """
+:root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#fff; --panel:#f6f8fa; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
+  background: var(--bg); margin: 0; padding: 1rem 1.5rem 4rem; }
+h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; }
+h3 { font-size: 1rem; margin: 0 0 .5rem; }
+code, pre, .mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
+.meta { color: var(--muted); margin: 0 0 .5rem; }
+.counts > span, .legend > span { display: inline-block; margin: 0 .4rem .3rem 0;
+  padding: .1rem .45rem; border-radius: 4px; border: 1px solid var(--line); }
+.tools { margin: .5rem 0; color: var(--muted); }
+table { border-collapse: collapse; margin: .25rem 0 1rem; }
+th, td { border: 1px solid var(--line); padding: .25rem .5rem; text-align: left;
+  vertical-align: top; }
+thead th { background: var(--panel); }
+th.subject { font-weight: 600; white-space: nowrap; }
+td.cell { padding: 0; min-width: 9rem; }
+td.cell a { display: block; padding: .25rem .5rem; color: inherit; text-decoration: none; }
+td.cell a:hover, td.cell a:focus { outline: 2px solid #0969da; outline-offset: -2px; }
+td.cell.selected { outline: 3px solid #0969da; outline-offset: -3px; }
+.sym { display: inline-block; width: 1.1em; font-weight: 700; text-align: center; }
+.since { display: block; font-size: 11px; }
+.v-pass { background: #dafbe1; color: #116329; }
+.v-regression { background: #ffcecb; color: #82071e; font-weight: 600; }
+.v-unexpected { background: #ffe2c2; color: #953800; }
+.v-inconclusive { background: #fff5b1; color: #6c4400; }
+.v-skipped { background: #f6f8fa; color: #6e7781; }
+.v-flaky { background: #f3e0ff; color: #6b2a8c; font-weight: 600; }
+.v-none { background: #fff; color: #8c959f; }
+body.attention-only tr.quiet { display: none; }
+.panel { display: none; }
+.panel:target { display: block; position: fixed; top: 0; right: 0; bottom: 0;
+  width: min(52rem, 62vw); overflow: auto; background: #fff; border-left: 1px solid var(--line);
+  box-shadow: -8px 0 24px rgba(0,0,0,.15); padding: 1rem 1.25rem 2rem; z-index: 10; }
+.panel .close { float: right; }
+.panel dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem;
+  margin: .5rem 0 1rem; }
+.panel dt { color: var(--muted); }
+.panel dd { margin: 0; }
+tr.failing td { background: #fff0ee; }
+pre { background: var(--panel); border: 1px solid var(--line); padding: .5rem; overflow: auto;
+  max-height: 60vh; white-space: pre-wrap; word-break: break-all; }
+ol.timeline { list-style: none; display: flex; gap: 2px; margin: 0; padding: .25rem .4rem; }
+ol.timeline li { width: 1.35rem; height: 1.35rem; line-height: 1.35rem; text-align: center;
+  border-radius: 3px; font-weight: 700; font-size: 12px; border: 1px solid rgba(0,0,0,.08); }
+ol.timeline li.first { box-shadow: 0 0 0 2px #1f2328; position: relative; }
+ol.timeline li.first::after { content: "▲"; position: absolute; left: 0; right: 0; top: 1.3rem;
+  font-size: 9px; color: #1f2328; }
+td.history { padding: 0 0 .6rem; }
+ol.runs { padding-left: 1.5rem; }
+"""
+
+JS = """
+(function () {
+  var body = document.body;
+  var box = document.getElementById('attention-only');
+  if (box) {
+    box.addEventListener('change', function () {
+      body.classList.toggle('attention-only', box.checked);
+    });
+  }
+  function select() {
+    var old = document.querySelectorAll('td.cell.selected');
+    for (var i = 0; i < old.length; i++) { old[i].classList.remove('selected'); }
+    var id = location.hash.slice(1);
+    if (!id) { return; }
+    var cell = document.querySelector('td.cell[data-detail="' + id + '"]');
+    if (cell) { cell.classList.add('selected'); }
+  }
+  window.addEventListener('hashchange', select);
+  document.addEventListener('keydown', function (e) {
+    if (e.key === 'Escape' && location.hash) { location.hash = ''; }
+  });
+  select();
+})();
+"""
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _vclass(verdict: VerdictRecord | None) -> str:
+    return f"v-{verdict.verdict}" if verdict is not None else "v-none"
+
+
+def _counts(run: Run) -> str:
+    counts = run.counts()
+    return "".join(
+        f'<span class="v-{v}"><span class="sym">{SYMBOL[v]}</span> {counts[v]} {v}</span>'
+        for v in ORDER
+    )
+
+
+def _legend() -> str:
+    return "".join(
+        f'<span class="v-{v}"><span class="sym">{SYMBOL[v]}</span> {v}</span>' for v in ORDER
+    )
+
+
+def _raw_id(hi: int, ri: int) -> str:
+    return f"raw-{hi}-{ri}"
+
+
+def _detail_id(hi: int, ri: int, si: int) -> str:
+    return f"d-{hi}-{ri}-{si}"
+
+
+def _run_label(run: Run, index: int | None = None) -> str:
+    prefix = f"#{index + 1} " if index is not None else ""
+    when = f" ({run.started})" if run.started else ""
+    return f"{prefix}{run.name}{when}"
+
+
+def _grid(
+    run: Run,
+    host: str,
+    hi: int,
+    history: dict[tuple[str, str, str], list[Step]] | None,
+) -> str:
+    runtimes = run.runtimes(host)
+    subjects = run.subjects(host)
+    by_key = {(v.runtime, v.subject()): v for v in run.verdicts if v.host == host}
+    kernel = run.kernel(host)
+    head = "".join(
+        f'<th scope="col" data-runtime="{_e(rt)}"'
+        f' title="{_e(run.runtime_version(host, rt) or "")}">'
+        f'{_e(rt)} <a class="raw-link" href="#{_raw_id(hi, ri)}">raw</a></th>'
+        for ri, rt in enumerate(runtimes)
+    )
+    rows = []
+    for si, subject in enumerate(subjects):
+        cells = []
+        needs = False
+        for ri, runtime in enumerate(runtimes):
+            verdict = by_key.get((runtime, subject))
+            if verdict is None:
+                cells.append('<td class="cell v-none" data-verdict="none"></td>')
+                continue
+            needs = needs or verdict.verdict in ATTENTION
+            detail = _detail_id(hi, ri, si)
+            since = ""
+            if history is not None:
+                step = mismatch_since(history.get((host, runtime, subject), []))
+                if step is not None:
+                    since = f'<span class="since">since run #{step.index + 1}</span>'
+            title = f"{verdict.verdict}: expected {describe(verdict.expected)}"
+            cells.append(
+                f'<td class="cell {_vclass(verdict)}" data-verdict="{verdict.verdict}"'
+                f' data-host="{_e(host)}" data-runtime="{_e(runtime)}"'
+                f' data-subject="{_e(subject)}" data-detail="{detail}">'
+                f'<a href="#{detail}" title="{_e(title)}">'
+                f'<span class="sym">{SYMBOL[verdict.verdict]}</span> '
+                f'<span class="obs">{_e(observed_text(verdict))}</span>{since}</a></td>'
+            )
+        kind = (
+            "property"
+            if any(v.property is not None for (_, s), v in by_key.items() if s == subject)
+            else "fact"
+        )
+        rows.append(
+            f'<tr class="{"attention" if needs else "quiet"}" data-subject="{_e(subject)}">'
+            f'<th scope="row" class="subject" data-kind="{kind}">{_e(subject)}</th>'
+            + "".join(cells)
+            + "</tr>"
+        )
+    return (
+        f'<section class="host" id="grid-{hi}" data-host="{_e(host)}">'
+        f"<h2>host: {_e(host)}</h2>"
+        + (f'<p class="meta">kernel {_e(kernel)}</p>' if kernel else "")
+        + '<table class="grid"><thead><tr><th scope="col">fact / property</th>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></section>"
+    )
+
+
+def _checks_table(verdict: VerdictRecord) -> str:
+    if not verdict.checks:
+        return '<p class="meta">No checks: nothing was attempted for this verdict.</p>'
+    failing = {id(c) for c in failing_checks(verdict)} if verdict.verdict in ATTENTION else set()
+    rows = []
+    for check in verdict.checks:
+        elapsed = f"{check.elapsed_ms:g}" if check.elapsed_ms is not None else ""
+        cls = "failing" if id(check) in failing else ""
+        rows.append(
+            f'<tr class="check {cls}" data-check="{_e(check.id)}">'
+            f'<td class="mono">{_e(check.id)}</td><td class="outcome">{_e(check.outcome)}</td>'
+            f'<td class="errno mono">{_e(check.errno or "")}</td>'
+            f'<td class="detail">{_e(check.detail or "")}</td>'
+            f"<td>{_e(elapsed)}</td><td>{_e(check.control or '')}</td></tr>"
+        )
+    return (
+        '<table class="checks"><thead><tr><th>check</th><th>outcome</th><th>errno</th>'
+        "<th>detail</th><th>ms</th><th>control</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _detail(
+    run: Run,
+    verdict: VerdictRecord,
+    *,
+    ids: tuple[int, int, int],
+    steps: list[Step] | None,
+) -> str:
+    hi, ri, si = ids
+    items = [
+        (
+            "verdict",
+            f'<span class="{_vclass(verdict)}"><span class="sym">'
+            f"{SYMBOL[verdict.verdict]}</span> {_e(verdict.verdict)}</span>",
+        ),
+        ("expected", _e(describe(verdict.expected))),
+        ("observed", _e(observed_text(verdict))),
+    ]
+    if verdict.errno:
+        items.append(("errno", f'<span class="mono">{_e(verdict.errno)}</span>'))
+    if verdict.reason:
+        items.append(("reason", _e(verdict.reason)))
+    version = run.runtime_version(verdict.host, verdict.runtime)
+    if version:
+        items.append(("runtime version", _e(version)))
+    if steps:
+        since = mismatch_since(steps)
+        if since is not None:
+            items.append(("mismatch since", _e(_run_label(since.run, since.index))))
+        trail = "".join(_step(s) for s in steps)
+        items.append(("history", f'<ol class="timeline">{trail}</ol>'))
+    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+    return (
+        f'<article class="panel detail" id="{_detail_id(hi, ri, si)}"'
+        f' data-host="{_e(verdict.host)}" data-runtime="{_e(verdict.runtime)}"'
+        f' data-subject="{_e(verdict.subject())}" data-verdict="{verdict.verdict}">'
+        f'<a class="close" href="#grid-{hi}">close ✕</a>'
+        f"<h3>{_e(verdict.host)} / {_e(verdict.runtime)} / {_e(verdict.subject())}</h3>"
+        f"<dl>{dl}</dl>"
+        f"<h3>checks</h3>{_checks_table(verdict)}"
+        f'<p><a class="raw-link" href="#{_raw_id(hi, ri)}">raw probe output of this cell</a></p>'
+        "</article>"
+    )
+
+
+def _raw(run: Run, host: str, runtime: str, hi: int, ri: int) -> str:
+    cell: CellRecord | None = run.cell(host, runtime)
+    if cell is None:
+        body = '<p class="meta">No cell record: the run has no raw output for this cell.</p>'
+    else:
+        items = [
+            ("status", cell.status),
+            ("reason", cell.reason or ""),
+            ("exit status", "" if cell.exit_status is None else cell.exit_status),
+            ("signal", cell.signal or ""),
+            ("elapsed", f"{cell.elapsed:.3f} s"),
+            ("started", cell.started),
+            ("runtime version", run.runtime_version(host, runtime) or ""),
+            ("host kernel", cell.host_kernel or ""),
+        ]
+        dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items if v != "")
+        stdout = cell.stdout
+        cut = ""
+        if len(stdout) > RAW_LIMIT:
+            stdout = stdout[:RAW_LIMIT]
+            cut = f'<p class="meta">cut at {RAW_LIMIT} characters; cells.jsonl has it all</p>'
+        body = (
+            f'<dl>{dl}</dl><h3>probe stdout</h3><pre class="stdout">{_e(stdout)}</pre>{cut}'
+            f'<h3>probe stderr (tail)</h3><pre class="stderr">{_e(cell.stderr)}</pre>'
+        )
+    return (
+        f'<article class="panel raw" id="{_raw_id(hi, ri)}"'
+        f' data-host="{_e(host)}" data-runtime="{_e(runtime)}">'
+        f'<a class="close" href="#grid-{hi}">close ✕</a>'
+        f"<h3>{_e(host)} / {_e(runtime)}: raw probe output</h3>{body}</article>"
+    )
+
+
+def _step(step: Step) -> str:
+    verdict = step.verdict
+    if verdict is None:
+        title = f"{_run_label(step.run, step.index)}: not in this run"
+        return f'<li class="step v-none" data-run="{step.index}" title="{_e(title)}">&#8211;</li>'
+    title = (
+        f"{_run_label(step.run, step.index)}: {verdict.verdict}, observed "
+        f"{observed_text(verdict)}"
+        + (" (mismatch first seen here)" if step.first else "")
+        + (f"; {verdict.reason}" if verdict.reason else "")
+    )
+    first = " first" if step.first else ""
+    return (
+        f'<li class="step {_vclass(verdict)}{first}" data-run="{step.index}"'
+        f' data-verdict="{verdict.verdict}" title="{_e(title)}">{SYMBOL[verdict.verdict]}</li>'
+    )
+
+
+def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]]) -> str:
+    items = "".join(
+        f'<li data-run="{i}"><span class="mono">{_e(r.name)}</span>'
+        f"{' · ' + _e(r.started) if r.started else ''}"
+        f"{' · exit ' + _e(r.exit_code) if r.exit_code is not None else ''}</li>"
+        for i, r in enumerate(runs)
+    )
+    newest_first = list(reversed(runs))  # the newest run's (matrix) order, then older ones'
+    hosts = list(dict.fromkeys(h for r in newest_first for h in r.hosts()))
+    sections = []
+    for host in hosts:
+        runtimes = list(dict.fromkeys(rt for r in newest_first for rt in r.runtimes(host)))
+        subjects = list(dict.fromkeys(s for r in newest_first for s in r.subjects(host)))
+        if not runtimes:
+            continue
+        head = "".join(f'<th scope="col">{_e(rt)}</th>' for rt in runtimes)
+        rows = []
+        for subject in subjects:
+            cells = []
+            for runtime in runtimes:
+                steps = history.get((host, runtime, subject))
+                if steps is None:
+                    cells.append('<td class="history"></td>')
+                    continue
+                trail = "".join(_step(s) for s in steps)
+                cells.append(
+                    f'<td class="history" data-runtime="{_e(runtime)}"'
+                    f' data-subject="{_e(subject)}"><ol class="timeline">{trail}</ol></td>'
+                )
+            rows.append(
+                f'<tr><th scope="row" class="subject">{_e(subject)}</th>{"".join(cells)}</tr>'
+            )
+        sections.append(
+            f'<h3>host: {_e(host)}</h3><table class="history-grid" data-host="{_e(host)}">'
+            f'<thead><tr><th scope="col">fact / property</th>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+    return (
+        f'<section id="history"><h2>History: {len(runs)} runs, oldest first</h2>'
+        '<p class="meta">One square per run. A ringed square with ▲ marks the run where a'
+        " mismatch first appeared; &#8211; means the run did not have that cell.</p>"
+        f'<ol class="runs">{items}</ol>{"".join(sections)}</section>'
+    )
+
+
+def render_html(runs: Sequence[Run]) -> str:
+    """The newest run's grid and details, plus a history when given several runs."""
+    if not runs:
+        raise ValueError("render_html needs at least one run")
+    run = runs[-1]
+    history = timelines(runs) if len(runs) > 1 else None
+    hosts = [h for h in run.hosts() if run.runtimes(h)]
+    by_key = run.by_key()
+    grids, panels = [], []
+    for hi, host in enumerate(hosts):
+        grids.append(_grid(run, host, hi, history))
+        subjects = run.subjects(host)
+        for ri, runtime in enumerate(run.runtimes(host)):
+            panels.append(_raw(run, host, runtime, hi, ri))
+            for si, subject in enumerate(subjects):
+                verdict = by_key.get((host, runtime, subject))
+                if verdict is not None:
+                    steps = history.get((host, runtime, subject)) if history else None
+                    panels.append(_detail(run, verdict, ids=(hi, ri, si), steps=steps))
+    title = f"harness: {run.matrix_name}" if run.matrix_name else "harness"
+    meta = [f'results <span class="mono">{_e(run.name)}</span>']
+    if run.run_id:
+        meta.append(f"run {_e(run.run_id)}")
+    if run.started:
+        meta.append(f"started {_e(run.started)}")
+    if run.exit_code is not None:
+        meta.append(f"exit {_e(run.exit_code)}")
+    if run.interrupted:
+        meta.append("<strong>interrupted</strong>")
+    mismatches = sum(v.verdict in MISMATCH for v in run.verdicts)
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head>"
+        f'<body data-mismatches="{mismatches}" data-runs="{len(runs)}">'
+        f"<header><h1>{_e(title)}</h1>"
+        f'<p class="meta">{" · ".join(meta)}</p>'
+        f'<p class="counts">{_counts(run)}</p>'
+        f'<p class="legend">{_legend()}</p>'
+        '<p class="tools"><label><input type="checkbox" id="attention-only"> only rows that'
+        " need attention</label> · click a cell for its checks, errno, detail and raw output</p>"
+        "</header>"
+        f"<main>{''.join(grids)}"
+        f"{_history(runs, history) if history else ''}</main>"
+        f"{''.join(panels)}"
+        f"<script>{JS}</script></body></html>\n"
+    )

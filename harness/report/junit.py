@@ -1,0 +1,178 @@
+"""JUnit XML, the format CI systems read (Jenkins, GitLab, GitHub test reporters).
+
+The shape is the common "junit-10.xsd" one: testsuites > testsuite > testcase.
+One testsuite per (host, runtime) cell; one testcase per property and per fact.
+A mismatch (`regression`, `unexpected`) is a <failure>; an `inconclusive` one is
+an <error> (the lab could not judge, which is not the sandbox's failure); a
+`skipped` one is <skipped/>. tests/report/junit.xsd holds the schema the tests
+validate against.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import datetime
+
+from harness.report.runs import (
+    MISMATCH,
+    Run,
+    check_line,
+    describe,
+    failing_checks,
+    observed_text,
+)
+from harness.results.records import CellRecord, Verdict, VerdictRecord
+
+STDOUT_LIMIT = 64 * 1024  # raw probe output per suite; a runaway probe must not bloat CI
+
+
+def _timestamp(stamp: str | None) -> str | None:
+    """`2026-11-30T00:46:26.943Z` -> `2026-11-30T00:46:26` (UTC).
+
+    The junit-10 schema's timestamp carries no zone; harness times are all UTC.
+    """
+    if not stamp:
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _seconds(stamp_a: str | None, stamp_b: str | None) -> float:
+    try:
+        a = datetime.fromisoformat((stamp_a or "").replace("Z", "+00:00"))
+        b = datetime.fromisoformat((stamp_b or "").replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return max((b - a).total_seconds(), 0.0)
+
+
+def _fmt_time(seconds: float) -> str:
+    return f"{seconds:.3f}"
+
+
+def _clean(text: str) -> str:
+    """XML 1.0 cannot hold most control characters; a probe's raw output might."""
+    return "".join(
+        ch if ch in "\t\n\r" or (ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)) else "?"
+        for ch in text
+    )
+
+
+def verdict_text(verdict: VerdictRecord) -> str:
+    """The body of a failure or error: expected, observed, reason, then the checks."""
+    lines = [
+        f"expected: {describe(verdict.expected)}",
+        f"observed: {observed_text(verdict)}",
+    ]
+    if verdict.errno:
+        lines.append(f"errno: {verdict.errno}")
+    if verdict.reason:
+        lines.append(f"reason: {verdict.reason}")
+    checks = failing_checks(verdict)
+    if checks:
+        lines.append("checks:")
+        lines.extend(f"  {check_line(c)}" for c in checks)
+    return "\n".join(lines)
+
+
+def _testcase(suite: ET.Element, verdict: VerdictRecord, classname: str) -> None:
+    elapsed = sum(c.elapsed_ms or 0.0 for c in verdict.checks) / 1000
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": classname, "name": verdict.subject(), "time": _fmt_time(elapsed)},
+    )
+    summary = f"expected {describe(verdict.expected)}, observed {observed_text(verdict)}"
+    if verdict.verdict in MISMATCH:
+        failure = ET.SubElement(
+            case,
+            "failure",
+            {"message": _clean(f"{verdict.verdict}: {summary}"), "type": str(verdict.verdict)},
+        )
+        failure.text = _clean(verdict_text(verdict))
+    elif verdict.verdict is Verdict.INCONCLUSIVE:
+        error = ET.SubElement(
+            case,
+            "error",
+            {"message": _clean(verdict.reason or "inconclusive"), "type": "inconclusive"},
+        )
+        error.text = _clean(verdict_text(verdict))
+    elif verdict.verdict is Verdict.SKIPPED:
+        ET.SubElement(case, "skipped", {"message": _clean(verdict.reason or "skipped")})
+
+
+def _properties(suite: ET.Element, pairs: list[tuple[str, str | None]]) -> None:
+    props = ET.SubElement(suite, "properties")
+    for name, value in pairs:
+        if value is not None:
+            ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
+
+
+def _suite(
+    root: ET.Element, run: Run, host: str, runtime: str, rows: list[VerdictRecord], index: int
+) -> tuple[int, int, int, int]:
+    cell: CellRecord | None = run.cell(host, runtime)
+    failures = sum(v.verdict in MISMATCH for v in rows)
+    errors = sum(v.verdict is Verdict.INCONCLUSIVE for v in rows)
+    skipped = sum(v.verdict is Verdict.SKIPPED for v in rows)
+    attrs = {
+        "name": f"{host}/{runtime}",
+        "tests": str(len(rows)),
+        "failures": str(failures),
+        "errors": str(errors),
+        "skipped": str(skipped),
+        "time": _fmt_time(cell.elapsed if cell else 0.0),
+        "hostname": host,
+        "id": str(index),
+        "package": run.matrix_name or "harness",
+    }
+    stamp = _timestamp(cell.started if cell else run.started)
+    if stamp:
+        attrs["timestamp"] = stamp
+    suite = ET.SubElement(root, "testsuite", attrs)
+    _properties(
+        suite,
+        [
+            ("run_id", run.run_id or None),
+            ("results", str(run.folder)),
+            ("cell_status", str(cell.status) if cell else None),
+            ("cell_reason", cell.reason if cell else None),
+            ("kernel_release", run.kernel(host)),
+            ("runtime_version", run.runtime_version(host, runtime)),
+        ],
+    )
+    classname = f"{host}/{runtime}"
+    for verdict in rows:
+        kind = "property" if verdict.property is not None else "fact"
+        _testcase(suite, verdict, f"{classname}.{kind}")
+    if cell is not None:
+        out = ET.SubElement(suite, "system-out")
+        out.text = _clean(cell.stdout[:STDOUT_LIMIT])
+        err = ET.SubElement(suite, "system-err")
+        err.text = _clean(cell.stderr[-STDOUT_LIMIT:])
+    return len(rows), failures, errors, skipped
+
+
+def render_junit(run: Run) -> str:
+    """The whole run as one JUnit XML document."""
+    root = ET.Element("testsuites", {"name": f"harness {run.matrix_name}".strip()})
+    totals = [0, 0, 0, 0]
+    index = 0
+    for host in run.hosts():
+        for runtime in run.runtimes(host):
+            rows = [v for v in run.verdicts if v.host == host and v.runtime == runtime]
+            if not rows:
+                continue
+            counted = _suite(root, run, host, runtime, rows, index)
+            totals = [a + b for a, b in zip(totals, counted, strict=True)]
+            index += 1
+    tests, failures, errors, _ = totals  # junit-10 has no skipped count at the top
+    root.set("tests", str(tests))
+    root.set("failures", str(failures))
+    root.set("errors", str(errors))
+    root.set("time", _fmt_time(_seconds(run.started, run.ended)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,128 @@
+"""Markdown for a CI step summary: what needs attention first, then the matrix.
+
+GitHub renders `$GITHUB_STEP_SUMMARY` (up to 1 MiB per step) on the run's page;
+the report stays far below that by listing at most `ATTENTION_LIMIT` verdicts that
+need attention and cutting long reasons, since the results folder has the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.report.runs import (
+    MISMATCH,
+    ORDER,
+    SYMBOL,
+    Run,
+    describe,
+    observed_text,
+)
+from harness.results.records import Verdict, VerdictRecord
+
+ATTENTION_LIMIT = 50
+TEXT_LIMIT = 160
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+
+def _cell_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    """Safe inside a table cell: one line, pipes escaped, not too long."""
+    flat = " ".join(text.split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+
+
+def _verdict_cell(verdict: VerdictRecord | None) -> str:
+    if verdict is None:
+        return ""
+    return f"{SYMBOL[verdict.verdict]} {_cell_text(observed_text(verdict), 40)}"
+
+
+HEADER = "| verdict | host | runtime | fact / property | expected | observed | reason |"
+
+
+def _attention_row(v: VerdictRecord) -> str:
+    cells = [
+        f"{SYMBOL[v.verdict]} {v.verdict}",
+        _cell_text(v.host),
+        _cell_text(v.runtime),
+        _cell_text(v.subject()),
+        _cell_text(describe(v.expected)),
+        _cell_text(observed_text(v)),
+        _cell_text(v.reason or ""),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def summary_text(run: Run) -> str:
+    counts = run.counts()
+    return " · ".join(f"{SYMBOL[v]} {counts[v]} {v}" for v in ORDER)
+
+
+def render_markdown(run: Run) -> str:
+    """The report: headline, mismatches, inconclusive verdicts, one matrix table per host."""
+    counts = run.counts()
+    mismatches = sum(counts[v] for v in MISMATCH)
+    if mismatches:
+        headline = f"{SYMBOL[Verdict.REGRESSION]} {mismatches} mismatch" + (
+            "es" if mismatches > 1 else ""
+        )
+    elif counts[Verdict.INCONCLUSIVE]:
+        headline = f"{SYMBOL[Verdict.INCONCLUSIVE]} {counts[Verdict.INCONCLUSIVE]} inconclusive"
+    else:
+        headline = f"{SYMBOL[Verdict.PASS]} all verdicts pass"
+    title = f"harness: {run.matrix_name}" if run.matrix_name else "harness"
+    lines = [f"## {title}: {headline}", ""]
+    facts = [f"run `{run.run_id}`" if run.run_id else None, f"results `{run.name}`"]
+    if run.started:
+        facts.append(f"started {run.started}")
+    if run.exit_code is not None:
+        facts.append(f"exit {run.exit_code}")
+    if run.interrupted:
+        facts.append("**interrupted**")
+    lines += [" · ".join(f for f in facts if f), "", summary_text(run), ""]
+
+    mismatched = [v for v in run.verdicts if v.verdict in MISMATCH]
+    unjudged = [v for v in run.verdicts if v.verdict is Verdict.INCONCLUSIVE]
+    room = ATTENTION_LIMIT
+    for heading, rows in (("Mismatches", mismatched), ("Inconclusive", unjudged)):
+        if not rows:
+            continue
+        lines += [f"### {heading}", "", HEADER, "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [_attention_row(v) for v in rows[:room]]
+        if len(rows) > room:
+            lines += ["", f"…and {len(rows) - room} more in `verdicts.jsonl`."]
+        room = max(room - len(rows), 0)
+        lines.append("")
+
+    for host in run.hosts():
+        runtimes = run.runtimes(host)
+        if not runtimes:
+            continue
+        by_key = {(v.runtime, v.subject()): v for v in run.verdicts if v.host == host}
+        lines += [f"### host: {_cell_text(host)}", ""]
+        lines.append("| fact / property | " + " | ".join(map(_cell_text, runtimes)) + " |")
+        lines.append("| --- |" + " --- |" * len(runtimes))
+        for subject in run.subjects(host):
+            cells = [_verdict_cell(by_key.get((rt, subject))) for rt in runtimes]
+            lines.append(f"| {_cell_text(subject)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    legend = ", ".join(f"`{SYMBOL[v]}` {v}" for v in ORDER)
+    lines += [f"<sub>{legend}</sub>", ""]
+    return "\n".join(lines)
+
+
+def append_step_summary(text: str) -> Path | None:
+    """Append to `$GITHUB_STEP_SUMMARY` when CI set it; returns the file written, if any."""
+    target = os.environ.get(STEP_SUMMARY)
+    if not target:
+        return None
+    path = Path(target)
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        raise UsageError(f"{STEP_SUMMARY}={target}: cannot append: {exc.strerror}") from exc
+    return path

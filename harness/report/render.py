@@ -1,0 +1,73 @@
+"""Report formats by name, for `harness report` and `harness run --report`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ResultsError, UsageError
+from harness.report.html import render_html
+from harness.report.junit import render_junit
+from harness.report.markdown import render_markdown
+from harness.report.runs import Run, load_run
+
+# format -> file extension of `report.<ext>` in a results folder
+FORMATS: dict[str, str] = {"junit": "xml", "markdown": "md", "html": "html", "json": "json"}
+
+
+def render_json(run: Run) -> str:
+    """The run's verdicts with enough context for a script: one JSON object."""
+    data: dict[str, Any] = {
+        "folder": str(run.folder),
+        "run_id": run.run_id or None,
+        "matrix": run.matrix_name or None,
+        "started": run.started or None,
+        "ended": run.ended,
+        "interrupted": run.interrupted,
+        "exit_code": run.exit_code,
+        "counts": {str(k): n for k, n in run.counts().items()},
+        "verdicts": [v.to_json() for v in run.verdicts],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render(fmt: str, runs: Sequence[Run]) -> str:
+    """One report. Only HTML takes several runs (its history view); the rest take one.
+
+    Raises:
+        UsageError: an unknown format, or several runs for a one-run format.
+    """
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
+    if not runs:
+        raise UsageError("no results folder given")
+    if fmt == "html":
+        return render_html(runs)
+    if len(runs) > 1:
+        raise UsageError(
+            f"--format {fmt} reports on one results folder; {len(runs)} given"
+            " (several folders make a history: use --format html)"
+        )
+    run = runs[0]
+    if fmt == "junit":
+        return render_junit(run)
+    if fmt == "markdown":
+        return render_markdown(run)
+    return render_json(run)
+
+
+def write_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
+    """Write `report.<ext>` for each format into a finished results folder."""
+    run = load_run(folder)
+    written = []
+    for fmt in dict.fromkeys(formats):
+        path = folder / f"report.{FORMATS.get(fmt, fmt)}"
+        text = render(fmt, [run])
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot write report: {exc.strerror}") from exc
+        written.append(path)
+    return written

@@ -1,0 +1,78 @@
+"""Combine the results folders of a sharded run into one, as if run unsharded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+from harness.results.records import verdict_from_json
+from harness.results.store import CELLS, MANIFEST, VERDICTS, ResultsStore, read_jsonl
+from harness.results.verdicts import exit_code
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((folder / MANIFEST).read_text())
+    except (OSError, json.JSONDecodeError):
+        raise UsageError(f"{folder}: not a results folder (no readable {MANIFEST})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{folder}/{MANIFEST}: not a manifest")
+    return data
+
+
+def merge_runs(folders: list[Path], out: Path) -> dict[str, Any]:
+    """Write `out` from shard folders of one matrix; returns the merged manifest.
+
+    Cells are kept once per (host, runtime), preferring a shard's own cell over a
+    control-only copy; verdicts are kept once per (host, runtime, subject).
+    """
+    manifests = [_manifest(f) for f in folders]
+    shas = {m.get("matrix", {}).get("sha256") for m in manifests}
+    if len(shas) != 1:
+        raise UsageError("merge: the folders come from different matrices (sha256 differs)")
+    cells: dict[tuple[str, str], str] = {}
+    verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for folder in folders:
+        for row in read_jsonl(folder / CELLS):
+            key = (str(row["host"]), str(row["runtime"]))
+            if key not in cells or (
+                not row.get("control") and json.loads(cells[key]).get("control")
+            ):
+                cells[key] = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+        for row in read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else []:
+            subject = str(row.get("property") or row.get("fact"))
+            verdicts[(str(row["host"]), str(row["runtime"]), subject)] = row
+    first = manifests[0]
+    merged = {
+        **first,
+        "started": min(str(m.get("started")) for m in manifests),
+        "ended": max(str(m.get("ended")) for m in manifests),
+        "interrupted": any(m.get("interrupted") for m in manifests),
+        "hosts": {k: v for m in manifests for k, v in m.get("hosts", {}).items()},
+        "runtimes": {k: v for m in manifests for k, v in m.get("runtimes", {}).items()},
+        "merged_from": [
+            {
+                "folder": str(f),
+                "run_id": m.get("run_id"),
+                "shard": (m.get("selection") or {}).get("shard"),
+            }
+            for f, m in zip(folders, manifests, strict=True)
+        ],
+        "exit_code": exit_code(verdict_from_json(v) for v in verdicts.values()),
+    }
+    store = ResultsStore(out)
+    store.open()
+    try:
+        with open(out / CELLS, "a", encoding="utf-8") as fh:
+            fh.writelines(line + "\n" for line in cells.values())
+        with open(out / VERDICTS, "a", encoding="utf-8") as fh:
+            fh.writelines(
+                json.dumps(v, ensure_ascii=False, separators=(",", ":")) + "\n"
+                for v in verdicts.values()
+            )
+        store.write_manifest(merged)
+    finally:
+        store.close()
+    return merged

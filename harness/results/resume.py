@@ -1,0 +1,38 @@
+"""What an interrupted run already finished, so `--resume` runs only the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+from harness.results.records import CellStatus, VerdictRecord, verdict_from_json
+from harness.results.store import CELLS, MANIFEST, VERDICTS, read_jsonl
+
+
+def read_resumable(
+    folder: Path,
+) -> tuple[dict[str, Any], set[tuple[str, str]], list[VerdictRecord]]:
+    """(manifest, finished (host, runtime) cells, their verdicts).
+
+    A cell is finished when it has a record other than `cancelled`; control-only
+    cells never count, they are rerun as needed.
+    """
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{folder}: cannot resume: no readable {MANIFEST} ({exc})") from None
+    if not (folder / CELLS).is_file():
+        raise UsageError(f"{folder}: cannot resume: no {CELLS}")
+    done = {
+        (str(c["host"]), str(c["runtime"]))
+        for c in read_jsonl(folder / CELLS)
+        if c.get("status") != CellStatus.CANCELLED and not c.get("control")
+    }
+    prior = [
+        verdict_from_json(row)
+        for row in (read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else [])
+        if (str(row.get("host")), str(row.get("runtime"))) in done
+    ]
+    return manifest, done, prior

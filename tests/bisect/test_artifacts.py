@@ -1,0 +1,102 @@
+"""Fetching candidates: both artifact styles, sha512 before use, and the cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.bisect.artifacts import MARKER, fetch
+from harness.bisect.index import FolderIndex, HttpIndex
+from harness.bisect.versions import Version, parse_version
+from harness.errors import ArtifactError
+from tests.bisect.bucket import Bucket, Releases
+from tests.bisect.conftest import ARCH
+
+pytestmark = pytest.mark.anyio
+
+
+def _v(name: str) -> Version:
+    return parse_version(name, flag="--good")
+
+
+async def test_both_styles_yield_the_published_runsc(
+    releases: Releases, bucket: Bucket, tmp_path: Path
+) -> None:
+    """runsc+sha512 is used as is; gvisor.tar.bz2 gives up its runsc (at the top or in a
+    folder); the result is the stand-in script, executable, with its sha256."""
+    cache = tmp_path / "cache"
+    async with HttpIndex(bucket.url) as index:
+        for i in (0, 1, 3):  # runsc; tarball with a folder; tarball with runsc at the top
+            name = releases.versions[i]
+            got = await fetch(index, _v(name), arch=ARCH, cache=cache)
+            assert got.downloaded and got.artifact == releases.styles[name]
+            text = got.runsc.read_text()
+            assert f"Stand-in for gVisor nightly {name}" in text
+            assert got.runsc.stat().st_mode & 0o111
+            assert got.sha256 == hashlib.sha256(got.runsc.read_bytes()).hexdigest()
+            assert got.runsc == cache / "nightly" / name / ARCH / "runsc"
+
+
+async def test_checksum_mismatch_is_refused_and_nothing_is_kept(
+    releases: Releases, bucket: Bucket, tmp_path: Path
+) -> None:
+    """A wrong sha512 is an error; no runsc or marker is left to be used later."""
+    cache = tmp_path / "cache"
+    name = releases.versions[releases.corrupt]
+    async with HttpIndex(bucket.url) as index:
+        with pytest.raises(ArtifactError, match="checksum mismatch") as info:
+            await fetch(index, _v(name), arch=ARCH, cache=cache)
+    assert info.value.reason.startswith("checksum mismatch")
+    folder = cache / "nightly" / name / ARCH
+    assert sorted(p.name for p in folder.iterdir()) == []
+
+
+async def test_cache_is_reused_without_any_request(
+    releases: Releases, bucket: Bucket, tmp_path: Path
+) -> None:
+    """A verified entry is used offline: no listing, no checksum, no download."""
+    cache = tmp_path / "cache"
+    name = releases.versions[2]
+    async with HttpIndex(bucket.url) as index:
+        first = await fetch(index, _v(name), arch=ARCH, cache=cache)
+        before = list(bucket.requests)
+        second = await fetch(index, _v(name), arch=ARCH, cache=cache)
+    assert first.downloaded and not second.downloaded
+    assert bucket.requests == before
+    assert second.sha256 == first.sha256
+    assert json.loads((first.runsc.parent / MARKER).read_text())["sha512"] == first.sha512
+
+
+async def test_damaged_cache_entry_is_fetched_again(
+    releases: Releases, bucket: Bucket, tmp_path: Path
+) -> None:
+    """If the cached runsc no longer has its verified sha256, it is downloaded again."""
+    cache = tmp_path / "cache"
+    name = releases.versions[0]
+    async with HttpIndex(bucket.url) as index:
+        first = await fetch(index, _v(name), arch=ARCH, cache=cache)
+        first.runsc.write_text("#!/bin/sh\necho tampered\n")
+        again = await fetch(index, _v(name), arch=ARCH, cache=cache)
+    assert again.downloaded and again.sha256 == first.sha256
+    assert bucket.downloads()[f"releases/nightly/{name}/{ARCH}/runsc"] == 2
+
+
+async def test_local_mirror_is_verified_too(releases: Releases, tmp_path: Path) -> None:
+    """A folder index goes through the same sha512 check and cache."""
+    index = FolderIndex(releases.root)
+    good = await fetch(index, _v(releases.versions[1]), arch=ARCH, cache=tmp_path / "c")
+    assert good.downloaded and good.artifact == "gvisor.tar.bz2"
+    with pytest.raises(ArtifactError, match="checksum mismatch"):
+        await fetch(index, _v(releases.versions[releases.corrupt]), arch=ARCH, cache=tmp_path / "c")
+
+
+async def test_missing_build_names_what_is_there(bucket: Bucket, tmp_path: Path) -> None:
+    """A version with no build for the arch says so, listing what it found."""
+    async with HttpIndex(bucket.url) as index:
+        with pytest.raises(
+            ArtifactError, match=r"no runsc or gvisor.tar.bz2 .* \(found: nothing\)"
+        ):
+            await fetch(index, _v("2026-09-01"), arch="aarch64", cache=tmp_path / "c")

@@ -1,0 +1,147 @@
+"""Sharding, merging and resuming, through the real CLI on real runtimes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import harness_cli
+from tests.e2e.helpers import cells_of
+from tests.lab import require_tool
+
+RUNTIMES = """
+[runtimes.host]
+kind = "host"
+[runtimes.runsc]
+kind = "runsc"
+flags = ["--network=none"]
+facts = { landlock_abi = "unavailable" }
+[runtimes.bwrap]
+kind = "command"
+argv = ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent",
+        "--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed",
+        "--proc", "/proc", "--dev", "/dev", "--", "/probe", "{args}"]
+allowed_inside = "/allowed"
+[runtimes.bwrap-shared]
+kind = "command"
+argv = ["bwrap", "--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed",
+        "--proc", "/proc", "--dev", "/dev", "--", "/probe", "{args}"]
+allowed_inside = "/allowed"
+expect = { egress_confinement = "violated" }
+"""
+
+
+def _matrix(
+    tmp: Path,
+    runtimes: str = RUNTIMES,
+    scenarios: str = '["filesystem-confinement", "egress-confinement", "mechanisms"]',
+) -> Path:
+    (tmp / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp}/work"\n'
+    )
+    path = tmp / "m.toml"
+    path.write_text(f'name = "s"\ninventory = "inv.toml"\nscenarios = {scenarios}\n{runtimes}')
+    return path
+
+
+def _verdicts(folder: Path) -> set[tuple[str, str, str, str, str]]:
+    rows = [json.loads(line) for line in (folder / "verdicts.jsonl").read_text().splitlines()]
+    return {
+        (
+            r["host"],
+            r["runtime"],
+            r.get("property") or r.get("fact"),
+            r["verdict"],
+            json.dumps(r["observed"]),
+        )
+        for r in rows
+    }
+
+
+def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
+    """`--shard 1/2` + `--shard 2/2` merged give exactly the unsharded verdicts."""
+    for tool in ("runsc", "bwrap"):
+        require_tool(tool)
+    matrix = _matrix(tmp_path)
+    whole = harness_cli("run", matrix, "--out", tmp_path / "whole")
+    assert whole.code == 0, whole.stdout + whole.stderr
+    for i in (1, 2):
+        shard = harness_cli("run", matrix, "--shard", f"{i}/2", "--out", tmp_path / f"s{i}")
+        assert shard.code == 0, shard.stdout + shard.stderr
+    own = [{k for k, c in cells_of(tmp_path / f"s{i}").items() if not c["control"]} for i in (1, 2)]
+    assert not own[0] & own[1] and len(own[0]) == len(own[1]) == 2  # disjoint and even
+    merged = harness_cli("merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "merged")
+    assert merged.code == 0, merged.stderr
+    assert _verdicts(tmp_path / "merged") == _verdicts(tmp_path / "whole")
+    manifest = json.loads((tmp_path / "merged" / "manifest.json").read_text())
+    assert [m["shard"] for m in manifest["merged_from"]] == ["1/2", "2/2"]
+
+
+def test_bad_shard_and_mixed_merge_are_bad_input(tmp_path: Path) -> None:
+    """A malformed --shard, and merging folders of different matrices: exit 2."""
+    matrix = _matrix(tmp_path, '[runtimes.host]\nkind = "host"\n', '["mechanisms"]')
+    bad = harness_cli("run", matrix, "--shard", "3/2", "--out", tmp_path / "x")
+    assert bad.code == 2 and "--shard" in bad.stderr
+    assert harness_cli("run", matrix, "--out", tmp_path / "a").code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    matrix2 = _matrix(other, '[runtimes.host2]\nkind = "host"\n', '["mechanisms"]')
+    assert harness_cli("run", matrix2, "--out", tmp_path / "b").code == 0
+    mixed = harness_cli("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "m")
+    assert mixed.code == 2 and "different matrices" in mixed.stderr
+
+
+def test_resume_runs_only_unfinished_cells(tmp_path: Path) -> None:
+    """Interrupt a run, then `--resume`: only the unfinished cell runs; each cell
+    ends with exactly one final set of verdicts."""
+    flag = tmp_path / "go"
+    slow = (
+        '[runtimes.slow]\nkind = "command"\n'
+        f'argv = ["sh", "-c", "[ -e {flag} ] || sleep 60; exec \\"$0\\" \\"$@\\"",'
+        ' "{probe}", "{args}"]\n'
+    )
+    matrix = _matrix(tmp_path, '[runtimes.host]\nkind = "host"\n' + slow, '["mechanisms"]')
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if (out / "cells.jsonl").exists() and "host" in (out / "cells.jsonl").read_text():
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    hold_lock = "import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, 2); time.sleep(3)"
+    busy = subprocess.Popen([sys.executable, "-c", hold_lock, str(out / ".lock")])
+    time.sleep(0.5)
+    locked = harness_cli("run", "--resume", out)
+    busy.wait()
+    assert locked.code == 2 and "another run is writing here" in locked.stderr
+    flag.touch()
+    resumed = harness_cli("run", "--resume", out)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    rows = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    statuses = [(r["runtime"], r["status"]) for r in rows]
+    assert statuses.count(("host", "complete")) == 1  # not run again
+    assert ("slow", "cancelled") in statuses and ("slow", "complete") in statuses
+    verdicts = [json.loads(line) for line in (out / "verdicts.jsonl").read_text().splitlines()]
+    keys = [(v["runtime"], v["fact"]) for v in verdicts]
+    assert len(keys) == len(set(keys))  # one final verdict per (runtime, fact)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert len(manifest["segments"]) == 1 and manifest["exit_code"] == 0
+
+
+def test_resume_refuses_a_changed_matrix(tmp_path: Path) -> None:
+    """If the matrix changed since the run started, resuming is refused."""
+    matrix = _matrix(tmp_path, '[runtimes.host]\nkind = "host"\n', '["mechanisms"]')
+    assert harness_cli("run", matrix, "--out", tmp_path / "out").code == 0
+    matrix.write_text(matrix.read_text() + "\n# edited\n")
+    result = harness_cli("run", "--resume", tmp_path / "out")
+    assert result.code == 2 and "changed since the run" in result.stderr

@@ -1,0 +1,97 @@
+"""`harness diff`: what changed between two runs, and exit 1 when a verdict did."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from harness.diff import diff_runs
+from harness.report.runs import load_run
+from tests.report.conftest import Runs, harness
+
+
+def _doctor(source: Path, target: Path) -> Path:
+    """A copy of a real run with its runsc version, a check's errno and a fact value changed."""
+    shutil.copytree(source, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["hosts"]["localhost"]["runtimes"]["runsc"]["version"] = "runsc version 99"
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    rows = [json.loads(line) for line in (target / "verdicts.jsonl").read_text().splitlines()]
+    for row in rows:
+        if row["runtime"] == "bare" and row.get("property") == "privilege_floor":
+            for check in row["checks"]:
+                if check["id"] == "priv-capset":
+                    check["errno"] = "EACCES"
+                    check["detail"] = "a detail that changes every run is not compared"
+        if row["runtime"] == "host" and row.get("fact") == "landlock_abi":
+            row["observed"], row["display"] = 6, "6"
+    (target / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return target
+
+
+def test_a_changed_verdict_is_shown_and_exits_1(runs: Runs) -> None:
+    """Clean to mixed: runsc's landlock_abi goes pass -> unexpected; exit 1."""
+    done = harness("diff", runs.clean, runs.mixed)
+    assert done.code == 1, done.stderr
+    rows = [line for line in done.stdout.splitlines() if "landlock_abi" in line]
+    row = rows[0]  # changed verdicts come before the cells only one run has
+    assert "verdict" in row and "runsc" in row
+    assert "✓ pass" in row and "! unexpected" in row
+    assert "1 verdict(s) changed" in done.stdout
+
+
+def test_json_output(runs: Runs) -> None:
+    """--format json: every change as an object; new cells are `added`, not changed verdicts."""
+    done = harness("diff", runs.clean, runs.mixed, "--format", "json")
+    assert done.code == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert data["verdicts_changed"] == 1
+    changes = data["changes"]
+    assert {
+        "kind": "verdict",
+        "host": "localhost",
+        "runtime": "runsc",
+        "subject": "landlock_abi",
+        "check": None,
+        "before": "pass",
+        "after": "unexpected",
+    } in changes
+    expected = next(c for c in changes if c["kind"] == "expected")
+    assert (expected["before"], expected["after"]) == ("unavailable", "7")
+    assert any(c["kind"] == "added" and c["runtime"] == "bare" for c in changes)
+
+
+def test_the_same_verdicts_exit_0(runs: Runs) -> None:
+    """Two runs of the same matrix with the same outcome: no verdict changed, exit 0."""
+    done = harness("diff", runs.mixed, runs.mixed_again, "--format", "json")
+    assert done.code == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["verdicts_changed"] == 0
+
+
+def test_versions_checks_and_fact_values(runs: Runs, tmp_path: Path) -> None:
+    """A runtime version, a check's errno and a fact value each show up; details do not.
+
+    Uses a doctored copy of a real run (see _doctor): those three values edited by hand.
+    """
+    doctored = _doctor(runs.mixed, tmp_path / "doctored")
+    result = diff_runs(load_run(runs.mixed), load_run(doctored))
+    kinds = {(c.kind, c.runtime, c.subject, c.check): (c.before, c.after) for c in result.changes}
+    version = kinds[("version", "runsc", None, None)]
+    assert version[1] == "runsc version 99" and "runsc" in (version[0] or "")
+    capset = kinds[("check", "bare", "privilege_floor", "priv-capset")]
+    assert capset == ("blocked EPERM (control n/a)", "blocked EACCES (control n/a)")
+    assert kinds[("fact", "host", "landlock_abi", None)][1] == "6"
+    assert result.verdicts_changed == 0
+    assert len(result.changes) == 3
+    done = harness("diff", runs.mixed, doctored)
+    assert done.code == 0
+    assert "runsc version 99" in done.stdout and "priv-capset" in done.stdout
+
+
+def test_bad_input_exits_2(runs: Runs, tmp_path: Path) -> None:
+    """A folder that holds no run is bad input: exit 2 with one line."""
+    done = harness("diff", runs.clean, tmp_path)
+    assert done.code == 2
+    assert "not a results folder" in done.stderr
+    assert done.stderr.strip().count("\n") == 0
