@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -9,10 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.lab import Sshd, free_port, keygen, require_tool, start_sshd
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Under CI the fuzzing is derandomized, so a run is reproducible; locally it keeps
+# exploring (and remembers failures in .hypothesis/).
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

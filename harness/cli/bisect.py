@@ -6,7 +6,6 @@ import json
 import signal
 from pathlib import Path
 
-import anyio
 import click
 from rich.progress import (
     BarColumn,
@@ -28,6 +27,7 @@ from harness.bisect.session import (
 )
 from harness.bisect.versions import FORMS, Version, check_pair, parse_version
 from harness.cli.app import EXIT_SIGNAL, err_console
+from harness.cli.signals import run_until_signal
 from harness.probe import build_probe
 from harness.results import default_folder
 from harness.spec import load_matrix
@@ -54,35 +54,10 @@ class StepLines:
         )
 
 
-async def _run_until_signal(
-    session: BisectSession,
-) -> tuple[BisectReport, int | None]:
-    """Bisect, but let SIGINT or SIGTERM stop it cleanly (bisect.json is kept)."""
-    caught: list[int] = []
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for signum in signals:
-                        caught.append(signum)
-                        tg.cancel_scope.cancel()
-                        return
-
-            async def main() -> None:
-                async with session.index:
-                    await session.run()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
-            tg.start_soon(main)
-    except BaseExceptionGroup as group:
-        # One failing task (bad input, a dead index): raise it as itself, so the
-        # CLI maps it to its exit code instead of calling it a bug.
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
-    return session.report, (caught[0] if caught else None)
+async def _bisect(session: BisectSession) -> BisectReport:
+    async with session.index:
+        await session.run()
+    return session.report
 
 
 @click.command("bisect")
@@ -199,9 +174,10 @@ def bisect(
     )
     if progress is not None:
         with progress:
-            report, signum = anyio.run(_run_until_signal, session, backend="asyncio")
+            _, signum = run_until_signal(lambda: _bisect(session))
     else:
-        report, signum = anyio.run(_run_until_signal, session, backend="asyncio")
+        _, signum = run_until_signal(lambda: _bisect(session))
+    report = session.report  # what was learned, even when interrupted
     if signum is not None:
         name = signal.Signals(signum).name
         err_console.print(f"harness: interrupted by {name}; steps so far kept in {folder}")

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import click
 from rich.console import Console
 
 from harness.cli.app import EXIT_SIGNAL, err_console
 from harness.cli.report import REPORT_FORMATS, write_run_reports
+from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.plan import Plan, make_plan, without
 from harness.plan import shard as shard_plan
@@ -21,7 +21,7 @@ from harness.probe import build_probe
 from harness.report.console import LiveProgress, print_report
 from harness.results import ResultsStore, VerdictRecord, default_folder, exit_code
 from harness.results.resume import read_resumable
-from harness.runner import Runner, RunOutcome
+from harness.runner import Runner
 from harness.scenarios import SCENARIOS
 from harness.spec import Matrix, load_matrix
 
@@ -41,29 +41,6 @@ def _plan(
     _check_names("runtime", runtimes, list(matrix.runtimes))
     _check_names("scenario", scenarios, list(matrix.scenarios))
     return make_plan(matrix, hosts=hosts, runtimes=runtimes, scenarios=scenarios)
-
-
-async def _run_until_signal(runner: Runner) -> tuple[RunOutcome | None, int | None]:
-    """Run, but let SIGINT or SIGTERM cancel it cleanly (cleanup runs shielded)."""
-    caught: list[int] = []
-    outcome: RunOutcome | None = None
-    async with anyio.create_task_group() as tg:
-
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    caught.append(signum)
-                    tg.cancel_scope.cancel()
-                    return
-
-        async def main() -> None:
-            nonlocal outcome
-            outcome = await runner.run()
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch)
-        tg.start_soon(main)
-    return outcome, (caught[0] if caught else None)
 
 
 @click.command()
@@ -192,9 +169,9 @@ def run(
     try:
         if live:
             with live:
-                outcome, signum = anyio.run(_run_until_signal, runner, backend="asyncio")
+                outcome, signum = run_until_signal(runner.run)
         else:
-            outcome, signum = anyio.run(_run_until_signal, runner, backend="asyncio")
+            outcome, signum = run_until_signal(runner.run)
     finally:
         store.close()
     if reports:

@@ -9,20 +9,18 @@ still report on a newer run; a missing required key is bad input.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from harness.errors import UsageError
 from harness.report.console import ORDER as CONSOLE_ORDER
 from harness.report.console import STYLE
+from harness.results.parse import cell_from_json, verdict_from_json
 from harness.results.records import (
     CellRecord,
-    CellStatus,
     CheckResult,
-    FactObservation,
-    ProbeCheck,
     Verdict,
     VerdictRecord,
 )
@@ -37,37 +35,6 @@ ORDER: tuple[Verdict, ...] = tuple(CONSOLE_ORDER)
 SYMBOL: dict[Verdict, str] = {verdict: symbol for verdict, (symbol, _) in STYLE.items()}
 
 Key = tuple[str, str, str]  # (host, runtime, fact or property)
-T = TypeVar("T")
-
-
-def _build(cls: type[T], data: Mapping[str, Any], where: str, **override: Any) -> T:
-    """Make a record from a JSON object: unknown keys ignored, missing required ones refused."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    kwargs = {k: v for k, v in data.items() if k in names}
-    kwargs.update(override)
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise UsageError(f"{where}: not a {cls.__name__} record ({exc})") from None
-
-
-def verdict_from_json(data: Mapping[str, Any], where: str = VERDICTS) -> VerdictRecord:
-    try:
-        verdict = Verdict(str(data.get("verdict")))
-    except ValueError:
-        raise UsageError(f"{where}: unknown verdict {data.get('verdict')!r}") from None
-    checks = [_build(CheckResult, c, where) for c in data.get("checks") or []]
-    return _build(VerdictRecord, data, where, verdict=verdict, checks=checks)
-
-
-def cell_from_json(data: Mapping[str, Any], where: str = CELLS) -> CellRecord:
-    try:
-        status = CellStatus(str(data.get("status")))
-    except ValueError:
-        raise UsageError(f"{where}: unknown cell status {data.get('status')!r}") from None
-    facts = [_build(FactObservation, f, where) for f in data.get("facts") or []]
-    checks = [_build(ProbeCheck, c, where) for c in data.get("checks") or []]
-    return _build(CellRecord, data, where, status=status, facts=facts, checks=checks)
 
 
 @dataclass(frozen=True, slots=True)

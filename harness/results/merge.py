@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
-from harness.results.records import verdict_from_json
+from harness.results.parse import verdict_from_json
 from harness.results.store import CELLS, MANIFEST, VERDICTS, ResultsStore, read_jsonl
 from harness.results.verdicts import exit_code
 

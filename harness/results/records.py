@@ -152,15 +152,3 @@ class VerdictRecord:
         if self.property is None:
             del data["property"]
         return data
-
-
-def verdict_from_json(row: dict[str, Any]) -> VerdictRecord:
-    """Rebuild a verdict from its verdicts.jsonl row (unknown keys are ignored)."""
-    names = set(VerdictRecord.__dataclass_fields__)
-    fields = {k: v for k, v in row.items() if k in names and k != "checks"}
-    checks = [
-        CheckResult(**{k: v for k, v in c.items() if k in CheckResult.__dataclass_fields__})
-        for c in row.get("checks") or []
-    ]
-    fields["verdict"] = Verdict(row["verdict"])
-    return VerdictRecord(**fields, checks=checks)

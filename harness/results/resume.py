@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
-from harness.results.records import CellStatus, VerdictRecord, verdict_from_json
+from harness.results.parse import verdict_from_json
+from harness.results.records import CellStatus, VerdictRecord
 from harness.results.store import CELLS, MANIFEST, VERDICTS, read_jsonl
 
 

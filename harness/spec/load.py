@@ -7,7 +7,9 @@ same words the user would search their file for.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -63,6 +65,16 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
         raise SpecError(shown, "", "invalid TOML: nested too deeply") from None
 
 
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _part(name: object) -> str:
+    """A key as TOML would write it: bare when it can be, quoted (and escaped)
+    otherwise, so an error line never breaks on a name holding a newline."""
+    text = str(name)
+    return text if _BARE.match(text) else json.dumps(text, ensure_ascii=False)
+
+
 def _key(prefix: str, loc: Sequence[int | str]) -> str:
     parts = [prefix] if prefix else []
     for item in loc:
@@ -71,7 +83,7 @@ def _key(prefix: str, loc: Sequence[int | str]) -> str:
         if isinstance(item, int):
             parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
         else:
-            parts.append(item)
+            parts.append(_part(item))
     return ".".join(parts)
 
 
@@ -160,7 +172,8 @@ def load_inventory(path: Path) -> list[Host]:
         transport = entry.transport or d.transport
         address = entry.address or (name if transport == "ssh" else "localhost")
         if any(c.isspace() for c in address) or address.startswith("-") or "\x00" in address:
-            raise SpecError(shown, f"hosts.{name}.address", f"not a host address: {address!r}")
+            key = f"hosts.{_part(name)}.address"
+            raise SpecError(shown, key, f"not a host address: {address!r}")
         hosts.append(
             Host(
                 name=name,
@@ -172,14 +185,14 @@ def load_inventory(path: Path) -> list[Host]:
                     entry.identity_file or d.identity_file,
                     base,
                     file=shown,
-                    key=f"hosts.{name}.identity_file",
+                    key=f"hosts.{_part(name)}.identity_file",
                 ),
                 passphrase_env=entry.passphrase_env or d.passphrase_env,
                 known_hosts=_path(
                     entry.known_hosts or d.known_hosts,
                     base,
                     file=shown,
-                    key=f"hosts.{name}.known_hosts",
+                    key=f"hosts.{_part(name)}.known_hosts",
                 ),
                 workdir=entry.workdir or d.workdir,
                 connect_timeout=entry.connect_timeout or d.connect_timeout,
@@ -216,7 +229,7 @@ def _select_hosts(
 
 
 def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpec:
-    prefix = f"runtimes.{name}"
+    prefix = f"runtimes.{_part(name)}"
     if not isinstance(raw, dict):
         raise SpecError(file, prefix, f"expected a table, got {type(raw).__name__}")
     kind = raw.get("kind")
@@ -231,7 +244,7 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
         if fact not in facts:
             raise SpecError(
                 file,
-                f"{prefix}.facts.{fact}",
+                f"{prefix}.facts.{_part(fact)}",
                 f"unknown fact (expected one of: {', '.join(facts)})",
             )
     if spec.kind == "command":
@@ -263,7 +276,7 @@ def load_matrix(path: Path | str) -> Matrix:
             if host.name in pool:
                 raise SpecError(
                     _display(inv_path),
-                    f"hosts.{host.name}",
+                    f"hosts.{_part(host.name)}",
                     f"host already defined in {pool[host.name].source}",
                 )
             pool[host.name] = host

@@ -132,3 +132,14 @@ def test_inventory_cycle_through_the_matrix_is_refused(tmp_path: Path) -> None:
     path.write_text('name = "m"\ninventory = ["m.toml"]\n[runtimes.h]\nkind = "host"\n')
     with pytest.raises(SpecError, match="refers to the matrix itself"):
         load_matrix(path)
+
+
+def test_a_name_with_a_newline_stays_on_one_line(tmp_path: Path) -> None:
+    """Found by the fuzzer: a runtime named "\\n" is quoted in the error key."""
+    (tmp_path / "inv.toml").write_text(INVENTORY)
+    path = tmp_path / "m.toml"
+    path.write_text('name = "0"\ninventory = "inv.toml"\n"runtimes" = {"\\n" = false}\n')
+    with pytest.raises(SpecError) as info:
+        load_matrix(path)
+    assert "\n" not in str(info.value)
+    assert info.value.key == 'runtimes."\\n"'

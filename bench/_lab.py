@@ -1,0 +1,208 @@
+"""Many real OpenSSH sshd instances on loopback, for the fan-out benchmark.
+
+The same recipe as tests/lab.py (sshd -D on a 127.x address, generated keys, a
+known_hosts the bench writes), copied here so the bench does not import pytest.
+Every host listens on its own address (127.0.1.1, 127.0.1.2, ...) and the same
+port, so host names, inventories and known_hosts lines look like a real fleet.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+PORT = 2222
+
+
+def keygen(path: Path, *, kind: str = "ed25519", comment: str = "harness-bench") -> str:
+    """A passphrase-less key; returns the public line."""
+    bits = ["-b", "3072"] if kind == "rsa" else (["-b", "256"] if kind == "ecdsa" else [])
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", kind, *bits, "-N", "", "-C", comment, "-f", str(path)],
+        check=True,
+    )
+    return Path(f"{path}.pub").read_text().strip()
+
+
+@dataclass
+class Sshd:
+    name: str
+    address: str
+    port: int
+    process: subprocess.Popen[bytes]
+    folder: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@dataclass
+class Fleet:
+    """N sshd hosts sharing one client key, host key(s) and a known_hosts file."""
+
+    folder: Path
+    client_key: Path
+    known_hosts: Path
+    hosts: list[Sshd] = field(default_factory=list)
+
+    @property
+    def pids(self) -> list[int]:
+        return [h.process.pid for h in self.hosts]
+
+    def ssh_options(self) -> list[str]:
+        """OpenSSH client options for a user's `ssh` loop: strict host keys, our key."""
+        return [
+            "-i", str(self.client_key),
+            "-o", f"UserKnownHostsFile={self.known_hosts}",
+            "-o", "StrictHostKeyChecking=yes",
+            "-o", "IdentitiesOnly=yes",
+            "-o", "BatchMode=yes",
+            "-o", "LogLevel=ERROR",
+            "-p", str(self.hosts[0].port),
+        ]  # fmt: skip
+
+    def inventory(self, path: Path, *, workdir: Path, max_cells: int = 4) -> Path:
+        """A harness inventory naming every host; each has its own workdir."""
+        lines = [
+            "[defaults]",
+            'user = "root"',
+            f'identity_file = "{self.client_key}"',
+            f'known_hosts = "{self.known_hosts}"',
+            f"port = {self.hosts[0].port}",
+            "connect_timeout = 60",
+            f"max_cells = {max_cells}",
+            "",
+        ]
+        for h in self.hosts:
+            lines += [
+                f"[hosts.{h.name}]",
+                f'address = "{h.address}"',
+                f'workdir = "{workdir}/{h.name}"',
+                "",
+            ]
+        path.write_text("\n".join(lines))
+        return path
+
+
+def _wait_banner(address: str, port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"sshd on {address} exited: {log.read_text()}")
+        try:
+            with socket.create_connection((address, port), timeout=0.5) as s:
+                if s.recv(4).startswith(b"SSH-"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"sshd on {address} did not start: {log.read_text()}")
+
+
+def start_sshd(
+    folder: Path,
+    *,
+    name: str,
+    address: str,
+    port: int,
+    host_keys: list[Path],
+    authorized: Path,
+    extra: tuple[str, ...] = (),
+) -> Sshd:
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "sshd_config"
+    config.write_text(
+        "\n".join(
+            [
+                f"ListenAddress {address}:{port}",
+                *(f"HostKey {k}" for k in host_keys),
+                f"PidFile {folder / 'sshd.pid'}",
+                f"AuthorizedKeysFile {authorized}",
+                "PermitRootLogin prohibit-password",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "StrictModes no",
+                "UseDNS no",
+                "MaxSessions 20",
+                "MaxStartups 200:30:400",
+                "Subsystem sftp internal-sftp",
+                "LogLevel ERROR",
+                *extra,
+                "",
+            ]
+        )
+    )
+    log = folder / "sshd.log"
+    with open(log, "wb") as log_file:
+        process = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log_file
+        )
+    _wait_banner(address, port, process, log)
+    return Sshd(name=name, address=address, port=port, process=process, folder=folder)
+
+
+def address_of(index: int) -> str:
+    """Host i (0-based) of the fleet: 127.0.1.1, 127.0.1.2, ... 127.0.2.x past 254."""
+    return f"127.0.{1 + index // 254}.{1 + index % 254}"
+
+
+@contextmanager
+def fleet(
+    folder: Path,
+    count: int,
+    *,
+    host_key_types: tuple[str, ...] = ("ed25519",),
+    port: int = PORT,
+    extra: tuple[str, ...] = (),
+) -> Iterator[Fleet]:
+    """Start `count` sshd hosts sharing one set of host keys; stop them all after."""
+    if Path("/run/sshd").exists() is False:
+        Path("/run/sshd").mkdir(mode=0o755)
+    folder.mkdir(parents=True, exist_ok=True)
+    client_key = folder / "client_key"
+    authorized = folder / "authorized_keys"
+    authorized.write_text(keygen(client_key, comment="bench-client") + "\n")
+    host_keys: list[Path] = []
+    publics: list[str] = []
+    for kind in host_key_types:
+        path = folder / f"host_{kind}"
+        publics.append(keygen(path, kind=kind, comment=f"bench-host-{kind}"))
+        host_keys.append(path)
+    known = folder / "known_hosts"
+    out = Fleet(folder=folder, client_key=client_key, known_hosts=known)
+    entries = []
+    try:
+        for i in range(count):
+            address = address_of(i)
+            sshd = start_sshd(
+                folder / f"h{i + 1:03d}",
+                name=f"h{i + 1:03d}",
+                address=address,
+                port=port,
+                host_keys=host_keys,
+                authorized=authorized,
+                extra=extra,
+            )
+            out.hosts.append(sshd)
+            for pub in publics:
+                kind, key = pub.split()[:2]
+                entries.append(f"[{address}]:{port} {kind} {key}")
+        known.write_text("\n".join(entries) + "\n")
+        yield out
+    finally:
+        for h in out.hosts:
+            h.stop()
