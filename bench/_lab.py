@@ -121,6 +121,7 @@ def start_sshd(
     host_keys: list[Path],
     authorized: Path,
     extra: tuple[str, ...] = (),
+    clean_shell: bool = True,
 ) -> Sshd:
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "sshd_config"
@@ -141,6 +142,10 @@ def start_sshd(
                 "MaxStartups 200:30:400",
                 "Subsystem sftp internal-sftp",
                 "LogLevel ERROR",
+                # root's ~/.bashrc on this machine runs `pyenv init` (0.14 s per SSH
+                # command); bash skips ~/.bashrc when SHLVL says it is not top level,
+                # as a target host with a stock ~/.bashrc effectively does.
+                *(["SetEnv SHLVL=1"] if clean_shell else []),
                 *extra,
                 "",
             ]
@@ -168,6 +173,7 @@ def fleet(
     host_key_types: tuple[str, ...] = ("ed25519",),
     port: int = PORT,
     extra: tuple[str, ...] = (),
+    clean_shell: bool = True,
 ) -> Iterator[Fleet]:
     """Start `count` sshd hosts sharing one set of host keys; stop them all after."""
     if Path("/run/sshd").exists() is False:
@@ -196,6 +202,7 @@ def fleet(
                 host_keys=host_keys,
                 authorized=authorized,
                 extra=extra,
+                clean_shell=clean_shell,
             )
             out.hosts.append(sshd)
             for pub in publics:

@@ -34,7 +34,7 @@ from harness.plan import Cell, Plan, make_plan
 from harness.probe import BuiltProbe
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
-from harness.results.attribution import find_record
+from harness.results.attribution import find_records
 from harness.results.store import utc_now
 from harness.results.verdicts import MISMATCH, settle_reruns
 from harness.runtimes import CellPaths
@@ -200,6 +200,7 @@ class Runner:
         self.nonce = secrets.token_hex(8)
         self._limit = anyio.CapacityLimiter(self.settings.concurrency)
         self._serial = 0
+        self._contexts: list[HostContext] = []
         scenarios = [SCENARIOS[s] for s in plan.scenarios]
         self._needs = {s.probe_name for s in scenarios}
 
@@ -222,7 +223,9 @@ class Runner:
             "cells_planned": len(self.plan.cells),
             "hosts": self.outcome.hosts,
             "selection": self.selection,
-            "exit_code": exit_code([*self.prior, *self.outcome.verdicts]) if ended else None,
+            "exit_code": exit_code([*self.prior, *self.outcome.verdicts, *self._held()])
+            if ended
+            else None,
         }
         if self.resumed_from is not None:
             # A resumed run: the first segment's identity and hosts stay, each later
@@ -263,6 +266,10 @@ class Runner:
             self.outcome.verdicts.extend(verdicts)
         self.observer.cell_finished(cell, record, verdicts)
 
+    def _held(self) -> list[VerdictRecord]:
+        """Verdicts still waiting for their reruns (an interrupted run keeps them)."""
+        return [v for ctx in self._contexts for _c, _r, held in ctx.pending for v in held]
+
     def _write(self, record: CellRecord | None, verdicts: list[VerdictRecord]) -> None:
         if self.outcome.store_error is not None:
             return
@@ -287,6 +294,7 @@ class Runner:
         final = settle_reruns(attempts)
         self._write(None, final)
         self.outcome.verdicts.extend(final)
+        first.clear()  # settled: no longer held
 
     def _blank(
         self, cell: Cell, status: CellStatus, reason: str | None, *, state: HostState | None
@@ -349,6 +357,7 @@ class Runner:
                 state.runtimes = await check_runtimes(transport, [c.runtime for c in cells])
                 entry.update(state.manifest())
                 ctx = HostContext(host=host, index=index, transport=transport, state=state)
+                self._contexts.append(ctx)
                 await self._start_fixtures(ctx, entry)
             except Exception as exc:  # a dead host, or a bug: either way, record and go on
                 if isinstance(exc, TransportError):
@@ -554,12 +563,22 @@ class Runner:
             try:
                 if ctx.canary is not None and ctx.canary.error is None:
                     events = await canary_events(transport, ctx.canary)
-                    if events is not None:
+                    if events is None:
+                        host_side["canary_error"] = "canary dead or its log unreadable"
+                    else:
+                        ports = {
+                            str(c.evidence["src_port"])
+                            for c in output.checks
+                            if "src_port" in c.evidence
+                        }
                         host_side["canary_events"] = [
-                            e for e in events if cell_id in _event_text(e)
+                            e for e in events if _mine(e, cell_id.lower(), ports)
                         ]
                 if sentinels is not None:
-                    host_side["fs"] = await inspect_sentinels(transport, sentinels, tag=cell_id)
+                    fs = await inspect_sentinels(transport, sentinels, tag=cell_id)
+                    if fs:
+                        fs["allowed_shared"] = cell.runtime.shares_allowed
+                    host_side["fs"] = fs
                 source = cell.runtime.spec.attribution
                 if source is not None and "attribution" in self._needs:
                     records, error = await fetch_records(source, transport)
@@ -568,8 +587,12 @@ class Runner:
                     if records is None:
                         host_side["decisions_error"] = error
                     else:
-                        match = find_record(records, int(port)) if port is not None else None
-                        host_side["decisions"] = [match] if match else []
+                        dst = probe.evidence.get("dst") if probe else None
+                        host_side["decisions"] = (
+                            find_records(records, int(port), str(dst) if dst else None)
+                            if port is not None
+                            else []
+                        )
             except TransportError as exc:
                 host_side["evidence_error"] = exc.reason
 
@@ -583,8 +606,11 @@ class Runner:
                 return
 
 
-def _event_text(event: dict[str, Any]) -> str:
-    return f"{event.get('line', '')} {event.get('qname', '')}"
+def _mine(event: dict[str, Any], tag: str, ports: set[str]) -> bool:
+    """Does a canary event belong to this cell: its marker (in any letter case),
+    or the source port one of its attempts reported?"""
+    text = f"{event.get('line') or ''} {event.get('qname') or ''}".lower()
+    return tag in text or str(event.get("peer", "")).rsplit(":", 1)[-1] in ports
 
 
 async def _quietly(awaitable: Any) -> None:

@@ -43,8 +43,10 @@ def _true(fact: dict[str, Any] | None) -> bool:
 
 
 def legacy_fields(ev: CellEvidence) -> dict[str, Any]:
-    facts = ev.facts()
-    checks = ev.checks()
+    complete = ev.cell.get("status") == "complete"
+    # An incomplete cell's partial output proves nothing: every field is false.
+    facts = ev.facts() if complete else {}
+    checks = ev.checks() if complete else {}
     abi = facts.get("landlock_abi", {})
     abi_value = abi.get("value") if abi.get("status") == "ok" else 0
     return {

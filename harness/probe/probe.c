@@ -1462,6 +1462,10 @@ static int dns_query(const Addr *srv, int tcp, const char *name, int qtype, stru
     int fd = connect_to(srv, tcp ? SOCK_STREAM : SOCK_DGRAM, net_end());
     if (fd < 0)
         return -1;
+    Addr me;
+    socklen_t ml = sizeof me;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+        ev_int("src_port", addr_port(&me)); /* lets the harness match canary arrivals */
     double end = net_end();
     *step = DQ_SEND;
     if (send_all(fd, tcp ? q : q + 2, (size_t)qn + (tcp ? 2 : 0), end) == 0) {

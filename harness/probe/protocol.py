@@ -133,16 +133,29 @@ def parse_output(stdout: str) -> ProbeOutput:
             if out.done:
                 raise ValueError("output after the completion line")
             if kind == "start":
+                if out.start is not None:
+                    raise ValueError("a second start line")
+                if obj.get("protocol") != PROTOCOL:
+                    raise ValueError(f"protocol {obj.get('protocol')!r}, expected {PROTOCOL}")
                 out.start = obj
+            elif out.start is None and kind in ("fact", "check", "info", "done"):
+                raise ValueError("output before the start line")
             elif kind == "fact":
-                out.facts.append(_fact(obj))
+                fact = _fact(obj)
+                if any(f.id == fact.id for f in out.facts):
+                    raise ValueError(f"fact {fact.id} reported twice")
+                out.facts.append(fact)
             elif kind == "check":
-                out.checks.append(_check(obj))
+                check = _check(obj)
+                if any(c.id == check.id and c.scenario == check.scenario for c in out.checks):
+                    raise ValueError(f"check {check.id} reported twice")
+                out.checks.append(check)
             elif kind == "info":
                 out.info[str(obj["id"])] = {k: v for k, v in obj.items() if k != "type"}
             elif kind == "done":
                 seen = len(out.facts) + len(out.checks)
-                if obj.get("count") != seen:
+                count = obj.get("count")
+                if isinstance(count, bool) or count != seen:
                     raise ValueError(f"completion line counts {obj.get('count')}, saw {seen}")
                 out.done = True
             elif kind == "fatal":

@@ -17,14 +17,21 @@ from harness.results.records import CellRecord, CellStatus, CheckResult
 from harness.scenarios.attribution import ALLOWED_CONNECT
 
 
-def find_record(records: Sequence[dict[str, Any]], src_port: int) -> dict[str, Any] | None:
-    """The decision record whose source port is the probe's (last one wins)."""
-    match = None
+def find_records(
+    records: Sequence[dict[str, Any]], src_port: int, dst: str | None = None
+) -> list[dict[str, Any]]:
+    """Decision records for the probe's connection: same source port and, where
+    both sides name it, the same destination. Stale records from earlier runs can
+    share a port, so more than one match is ambiguous, never a pick."""
+    found = []
     for rec in records:
         port = rec.get("src_port")
-        if port is not None and str(port) == str(src_port):
-            match = rec
-    return match
+        if port is None or str(port) != str(src_port):
+            continue
+        if dst and rec.get("dst") and str(rec["dst"]) != dst:
+            continue
+        found.append(rec)
+    return found
 
 
 def _identity(rec: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -68,10 +75,15 @@ def observe_attribution(
         return Observation("inconclusive", why.replace("  ", " "), [check])
     if decisions is None:
         return Observation("inconclusive", f"decision records unavailable: {fetch_error}", [check])
-    rec = find_record(decisions, int(port))
-    if rec is None:
+    dst = probe.evidence.get("dst")
+    matches = find_records(decisions, int(port), str(dst) if dst else None)
+    if not matches:
         why = f"no decision record for the allowed connection (src_port {port})"
         return Observation("violated", why, [check])
+    if len(matches) > 1:
+        why = f"{len(matches)} decision records match src_port {port}: which one is ambiguous"
+        return Observation("inconclusive", why, [check])
+    rec = matches[0]
     path, sha = _identity(rec)
     if path:
         detail = f"attributed to {path}" + (f" (sha256 {sha})" if sha else "")

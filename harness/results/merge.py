@@ -22,6 +22,32 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
+def _check_shards(shards: list[str]) -> None:
+    """Every shard of one split, each exactly once: a missing or repeated shard
+    would make the merged run look complete when it is not."""
+    if not all(shards):
+        raise UsageError("merge: every folder must come from `harness run --shard I/N`")
+    totals = {s.split("/")[1] for s in shards}
+    if len(totals) != 1:
+        raise UsageError(
+            f"merge: the shards come from different splits ({', '.join(sorted(shards))})"
+        )
+    total = int(totals.pop())
+    have = sorted(int(s.split("/")[0]) for s in shards)
+    if have != list(range(1, total + 1)):
+        missing = sorted(set(range(1, total + 1)) - set(have))
+        repeated = sorted({i for i in have if have.count(i) > 1})
+        detail = "; ".join(
+            part
+            for part in (
+                f"missing {', '.join(f'{i}/{total}' for i in missing)}" if missing else "",
+                f"repeated {', '.join(f'{i}/{total}' for i in repeated)}" if repeated else "",
+            )
+            if part
+        )
+        raise UsageError(f"merge: {detail}")
+
+
 def merge_runs(folders: list[Path], out: Path) -> dict[str, Any]:
     """Write `out` from shard folders of one matrix; returns the merged manifest.
 
@@ -32,6 +58,7 @@ def merge_runs(folders: list[Path], out: Path) -> dict[str, Any]:
     shas = {m.get("matrix", {}).get("sha256") for m in manifests}
     if len(shas) != 1:
         raise UsageError("merge: the folders come from different matrices (sha256 differs)")
+    _check_shards([str((m.get("selection") or {}).get("shard") or "") for m in manifests])
     cells: dict[tuple[str, str], str] = {}
     verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
     for folder in folders:

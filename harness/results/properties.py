@@ -57,16 +57,35 @@ class Observation:
     checks: list[CheckResult] = field(default_factory=list)
 
 
-def _arrivals(host_side: Mapping[str, Any], tag: str, check_id: str) -> list[str]:
-    """Canary log entries that this cell's attempt `check_id` caused."""
+def _port(address: object) -> str:
+    return str(address).rsplit(":", 1)[-1]
+
+
+def _arrivals(host_side: Mapping[str, Any], tag: str, check: ProbeCheck) -> list[str]:
+    """Canary log entries that this cell's attempt caused.
+
+    Matched by the attempt's marker (the HARNESS line, or the DNS name), case-
+    insensitively and also when the canary logged only the start of a line (a cut
+    connection), or by the source port the probe reported. Any of these proves a
+    crossing.
+    """
     found = []
-    line = f"HARNESS {tag} {check_id}"
-    prefix = f"{check_id}.{tag}.".lower()
+    line = f"HARNESS {tag} {check.id}".lower()
+    prefix = f"{check.id}.{tag}.".lower()
+    src_port = check.evidence.get("src_port")
     for event in host_side.get("canary_events", []):
-        if event.get("event") == "tcp" and event.get("line") == line:
-            found.append(f"tcp from {event.get('peer')} to {event.get('listen')}")
-        elif event.get("event") == "dns" and str(event.get("qname", "")).lower().startswith(prefix):
-            found.append(f"dns/{event.get('proto')} query from {event.get('peer')}")
+        kind = event.get("event")
+        logged = str(event.get("line") or "").lower()
+        qname = str(event.get("qname") or "").lower()
+        by_marker = (
+            kind == "tcp" and len(logged) > len("HARNESS ") and line.startswith(logged)
+        ) or (kind == "dns" and qname.startswith(prefix))
+        by_port = src_port is not None and _port(event.get("peer")) == str(src_port)
+        if by_marker or by_port:
+            if kind == "dns":
+                found.append(f"dns/{event.get('proto')} query from {event.get('peer')}")
+            else:
+                found.append(f"tcp from {event.get('peer')} to {event.get('listen')}")
     return found
 
 
@@ -76,14 +95,19 @@ def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) 
     if check.kind == "control":
         return base
     if check.scenario == "egress":
-        seen = _arrivals(host_side, tag, check.id)
+        if check.outcome == "escaped":
+            return base  # the canary's nonce came back: proof on its own
+        if "canary_events" not in host_side:
+            why = host_side.get("canary_error") or "canary log unavailable"
+            return Outcome(
+                "error", check.errno, f"{why}: cannot rule out an arrival", check.elapsed_ms
+            )
+        seen = _arrivals(host_side, tag, check)
         if seen:
             return Outcome("escaped", check.errno, f"canary saw {seen[0]}", check.elapsed_ms)
         if check.outcome == "succeeded":
             why = "connected, but nothing reached the canary (intercepted)"
             return Outcome("blocked", None, why, check.elapsed_ms)
-        if check.outcome == "blocked" and "canary_events" not in host_side:
-            return Outcome("error", check.errno, "canary log unavailable: cannot rule out arrival")
         return base
     if check.id in WRITES:
         fs = host_side.get("fs") or {}
@@ -170,6 +194,11 @@ def observe(
     if escaped:
         first = escaped[0]
         return Observation("violated", f"{first.id} escaped: {first.detail}", results)
+    fs = record.host_side.get("fs") or {}
+    private = fs.get("allowed_shared") and fs.get("allowed_visible") is False
+    if scenario.property == "filesystem_confinement" and private:
+        why = "the folder the sandbox wrote as allowed is not the host's allowed folder"
+        return Observation("inconclusive", why, results)
     paired = list(zip(scenario.checks, results, strict=True))
     for check, result in paired:
         if check.inside_control and result.outcome != "ok":

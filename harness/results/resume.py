@@ -26,14 +26,19 @@ def read_resumable(
         raise UsageError(f"{folder}: cannot resume: no readable {MANIFEST} ({exc})") from None
     if not (folder / CELLS).is_file():
         raise UsageError(f"{folder}: cannot resume: no {CELLS}")
-    done = {
+    recorded = {
         (str(c["host"]), str(c["runtime"]))
         for c in read_jsonl(folder / CELLS)
         if c.get("status") != CellStatus.CANCELLED and not c.get("control")
     }
+    rows = read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else []
+    judged = {(str(r.get("host")), str(r.get("runtime"))) for r in rows}
+    # Finished means recorded AND judged: a mismatch whose verdicts were held for
+    # reruns, or lost to a failed write, is run again rather than forgotten.
+    done = recorded & judged
     prior = [
         verdict_from_json(row)
-        for row in (read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else [])
+        for row in rows
         if (str(row.get("host")), str(row.get("runtime"))) in done
     ]
     return manifest, done, prior

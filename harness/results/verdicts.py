@@ -196,10 +196,14 @@ def settle_reruns(attempts: list[list[VerdictRecord]]) -> list[VerdictRecord]:
             )
         else:
             history = ", ".join(str(v) for v in seen)
+            # A property that held only sometimes was not observed enforced.
+            observed = "flaky" if first.property else first.observed
             final.append(
                 replace(
                     first,
                     verdict=Verdict.FLAKY,
+                    observed=observed,
+                    display=observed if first.property else first.display,
                     reason=f"outcomes disagree across {len(rows)} runs: {history}",
                 )
             )

@@ -57,6 +57,9 @@ class Runtime(abc.ABC):
     #: True when a failing version command means the binary is broken (runsc, runc);
     #: a generic wrapper may simply have no --version.
     version_required: ClassVar[bool] = False
+    #: False when the sandbox gets a copy of the allowed folder (a VM's initramfs)
+    #: rather than the host's folder itself; then writes inside are not seen outside.
+    shares_allowed: ClassVar[bool] = True
 
     def __init__(self, name: str, spec: RuntimeSpec) -> None:
         self.name = name

@@ -271,6 +271,12 @@ class Canary(_Strict):
     alt_dns_port: Annotated[int, Field(ge=1, le=65535)] = 5353
     doh_port: Annotated[int, Field(ge=1, le=65535)] = 443
 
+    @model_validator(mode="after")
+    def _listen_needs_an_address(self) -> Canary:
+        if self.mode == "listen" and self.address is None:
+            raise ValueError("mode 'listen' needs an address sandbox traffic would really reach")
+        return self
+
 
 class Settings(_Strict):
     """How hard to push: cells at once, and how long any one cell may take."""

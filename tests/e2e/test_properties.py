@@ -354,7 +354,7 @@ def test_routed_sandbox_is_caught_where_real_egress_arrives(
     assert result.code == 1, result.stdout + result.stderr
     row = verdicts_of(tmp_path / "out")[("localhost", "runc-routed", "egress_confinement")]
     assert (row["observed"], row["verdict"]) == ("violated", "regression")
-    assert "canary saw" in str(row["reason"])
+    assert "escaped" in str(row["reason"])  # the nonce came back, or the canary saw it
 
 
 def test_loopback_canary_would_pass_the_same_sandbox(tmp_path: Path, routed_netns: str) -> None:

@@ -74,6 +74,10 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
         assert shard.code == 0, shard.stdout + shard.stderr
     own = [{k for k, c in cells_of(tmp_path / f"s{i}").items() if not c["control"]} for i in (1, 2)]
     assert not own[0] & own[1] and len(own[0]) == len(own[1]) == 2  # disjoint and even
+    partial = harness_cli("merge", tmp_path / "s1", "--out", tmp_path / "partial")
+    assert partial.code == 2 and "missing 2/2" in partial.stderr  # never a complete-looking run
+    twice = harness_cli("merge", tmp_path / "s1", tmp_path / "s1", "--out", tmp_path / "twice")
+    assert twice.code == 2 and "repeated 1/2" in twice.stderr
     merged = harness_cli("merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "merged")
     assert merged.code == 0, merged.stderr
     assert _verdicts(tmp_path / "merged") == _verdicts(tmp_path / "whole")

@@ -40,6 +40,7 @@ def _record(
                 outcome=c["outcome"],
                 errno=c.get("errno"),
                 detail=c.get("detail"),
+                evidence=c.get("evidence", {}),
             )
             for c in checks
         ],

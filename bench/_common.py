@@ -1,0 +1,241 @@
+"""What every benchmark shares: the machine's description, CPU accounting by
+process tree, timed subprocesses, tables and the JSON results file.
+
+CPU accounting (see bench/README.md):
+- a process the bench starts itself (the harness CLI, ansible, a shell loop) is
+  measured with os.wait4: its rusage holds its own CPU plus that of every
+  descendant it reaped, and its peak RSS;
+- long-lived servers (the sshd fleet, the simulated hosts) are measured with
+  psutil as a delta of user+system+children_user+children_system between two
+  quiet points, so it covers every session, shell, probe and sandbox they reaped;
+- /proc/stat's machine-wide busy time is recorded as a cross-check; it also
+  counts anything else running on the machine, which is why it is not primary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
+HARNESS_PY = ROOT / ".venv" / "bin" / "python"  # the project's venv: what users run
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def harness_argv(*args: str) -> list[str]:
+    """The real CLI, from the project's venv (not the bench's)."""
+    python = HARNESS_PY if HARNESS_PY.exists() else Path(sys.executable)
+    return [str(python), "-m", "harness", *args]
+
+
+# -- the machine -------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def loadavg() -> tuple[float, float, float]:
+    return os.getloadavg()
+
+
+def wait_for_quiet(*, below: float = 0.5, max_wait: float = 600.0) -> dict[str, Any]:
+    """Wait (bounded) for the 1-minute load to drop below `below`; say what happened."""
+    started = time.monotonic()
+    first = loadavg()
+    while loadavg()[0] >= below and time.monotonic() - started < max_wait:
+        time.sleep(5)
+    return {
+        "load_before_wait": first,
+        "load_at_start": loadavg(),
+        "waited_s": round(time.monotonic() - started, 1),
+    }
+
+
+def machine(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def version(argv: Sequence[str]) -> str:
+        if not shutil.which(argv[0]):
+            return "missing"
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        return (done.stdout or done.stderr).strip().splitlines()[0] if done.stdout or done.stderr else ""
+
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "openssh": version(["ssh", "-V"]),
+        "runsc": version(["runsc", "--version"]),
+        "bwrap": version(["bwrap", "--version"]),
+        **(extra or {}),
+    }
+
+
+# -- CPU --------------------------------------------------------------------------
+
+
+def machine_busy() -> float:
+    """Seconds of CPU spent, all cores, all processes, since boot (/proc/stat)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / TICK
+
+
+def tree_cpu(pids: Iterable[int]) -> float:
+    """CPU of long-lived processes and of every descendant they have reaped."""
+    total = 0.0
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+@dataclass
+class Measured:
+    """One timed run of a command, measured as a process tree."""
+
+    label: str
+    wall: float
+    cpu: float  # the process and every descendant it reaped
+    maxrss_mb: float
+    exit_status: int
+    stdout: str = field(default="", repr=False)
+    stderr: str = field(default="", repr=False)
+
+    def brief(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("stdout")
+        d["stderr"] = self.stderr[-2000:]
+        return d
+
+
+def run_measured(
+    label: str,
+    argv: Sequence[str],
+    *,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 900.0,
+) -> Measured:
+    """Run argv to completion; wall time, and rusage from wait4 (tree CPU, peak RSS)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+    )
+    out: list[bytes] = []
+    err: list[bytes] = []
+
+    def pump(stream: Any, sink: list[bytes]) -> None:
+        sink.append(stream.read())
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin or b"")
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    threads = [
+        threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, err), daemon=True),
+    ]
+    if stdin is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    try:
+        _pid, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        killer.cancel()
+    wall = time.monotonic() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for t in threads:
+        t.join(10)
+    return Measured(
+        label=label,
+        wall=wall,
+        cpu=usage.ru_utime + usage.ru_stime,
+        maxrss_mb=usage.ru_maxrss / 1024,
+        exit_status=proc.returncode,
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr=b"".join(err).decode("utf-8", "replace"),
+    )
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+# -- output ---------------------------------------------------------------------------
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain Markdown table (also readable on a terminal)."""
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
+        return str(v)
+
+    body = [[cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(headers)]
+    lines = [
+        "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |",
+        "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    ]
+    lines += [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in body
+    ]
+    return "\n".join(lines)
+
+
+def save(name: str, data: dict[str, Any]) -> Path:
+    """Write bench/results/<name>-<UTC time>.json and <name>-latest.json."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    text = json.dumps(data, indent=2, default=str)
+    path = RESULTS / f"{name}-{stamp}.json"
+    path.write_text(text)
+    (RESULTS / f"{name}-latest.json").write_text(text)
+    return path
+
+
+def verdict(value: float, target: float, *, lower_is_better: bool = True) -> str:
+    ok = value <= target if lower_is_better else value >= target
+    return "met" if ok else "MISSED"

@@ -1,0 +1,650 @@
+"""Fan-out: harness over SSH against the floor and the tools people script with.
+
+Setup: N real OpenSSH sshd hosts on loopback (127.0.1.1..N, port 2222, one ed25519
+host key, a known_hosts the bench writes); runtimes host, bwrap, runsc; scenarios
+mechanisms and egress-confinement. Every contender runs the same staged probe
+command per (host, runtime); the egress canary is one netns canary the bench
+starts (harness starts its own, one per host, as it always does).
+
+Measured, in one run, each as wall time plus CPU by process tree:
+- floor: one bare SSH connection per host, all in parallel, each running `true`
+  (asyncssh and OpenSSH clients; the faster counts), plus the slowest cell's
+  sandbox command run alone; and, because every "host" shares this machine's
+  cores, the contended floor: every cell's command run locally at once;
+- harness: `harness run` of the matrix (after one warm-up run that stages the probe);
+- peers, one invocation per runtime: `ansible all -m raw -f N` (ControlPersist on
+  by default), parallel-ssh (ParallelSSHClient, one run_command per runtime), and
+  a sequential `ssh` loop;
+- the SSH algorithms each client negotiates (from sshd's DEBUG log) and what a
+  handshake costs per key exchange and host-key algorithm.
+
+Run: bench/.venv/bin/python bench/fanout.py [--hosts 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import (  # noqa: E402
+    ROOT,
+    Measured,
+    harness_argv,
+    machine,
+    machine_busy,
+    median,
+    run_measured,
+    save,
+    table,
+    tree_cpu,
+    verdict,
+    wait_for_quiet,
+)
+from bench._lab import Fleet, fleet  # noqa: E402
+
+SCENARIOS = ["mechanisms", "egress-confinement"]
+RUNTIMES = ["host", "bwrap", "runsc"]
+TIMEOUT = 120
+WALL_TARGET = 1.3
+CPU_SHARE_TARGET = 0.10
+PY = sys.executable
+
+
+# -- helper modes, run as subprocesses so wait4 measures them alone -------------------
+
+
+def _mode_true_asyncssh(spec: dict[str, Any]) -> None:
+    import asyncssh
+
+    async def one(address: str) -> None:
+        async with asyncssh.connect(
+            address,
+            port=spec["port"],
+            username="root",
+            client_keys=[spec["key"]],
+            known_hosts=spec["known_hosts"],
+        ) as conn:
+            await conn.run("true", check=True)
+
+    async def everything() -> None:
+        await asyncio.gather(*(one(a) for a in spec["addresses"]))
+
+    asyncio.run(everything())
+
+
+def _mode_true_openssh(spec: dict[str, Any]) -> None:
+    procs = [
+        subprocess.Popen(["ssh", *spec["options"], f"root@{a}", "true"]) for a in spec["addresses"]
+    ]
+    if any(p.wait() for p in procs):
+        raise SystemExit("an ssh failed")
+
+
+def _mode_parallel(spec: dict[str, Any]) -> None:
+    """Run shell commands locally, `width` at a time; print how many completed."""
+
+    def one(cmd: str) -> bool:
+        done = subprocess.run(["bash", "-c", cmd], capture_output=True, check=False)
+        return b'"type":"done"' in done.stdout
+
+    with ThreadPoolExecutor(spec["width"]) as pool:
+        ok = sum(pool.map(one, spec["commands"]))
+    print(json.dumps({"complete": ok}))
+
+
+def _mode_pssh(spec: dict[str, Any]) -> None:
+    """What a parallel-ssh user writes: one client, one run_command per runtime."""
+    from pssh.clients import ParallelSSHClient
+
+    client = ParallelSSHClient(
+        spec["addresses"],
+        user="root",
+        port=spec["port"],
+        pkey=spec["key"],
+        pool_size=len(spec["addresses"]),
+        timeout=TIMEOUT + 30,
+        num_retries=1,
+    )
+    complete = 0
+    for cmd in spec["commands"]:
+        output = client.run_command(cmd)
+        client.join(output)
+        for host_out in output:
+            text = "\n".join(host_out.stdout or [])
+            complete += '"type":"done"' in text
+    print(json.dumps({"complete": complete}))
+
+
+MODES = {
+    "_true_asyncssh": _mode_true_asyncssh,
+    "_true_openssh": _mode_true_openssh,
+    "_parallel": _mode_parallel,
+    "_pssh": _mode_pssh,
+}
+
+
+def helper(label: str, mode: str, spec: dict[str, Any], *, env: dict[str, str] | None = None) -> Measured:
+    """Run a helper mode in a child process; its spec travels in a file."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(spec, fh)
+    try:
+        return run_measured(label, [PY, __file__, mode, fh.name], env=env)
+    finally:
+        os.unlink(fh.name)
+
+
+# -- the setup ----------------------------------------------------------------------
+
+
+def write_matrix(work: Path, lab: Fleet, *, concurrency: int) -> Path:
+    local = tomllib.loads((ROOT / "matrices" / "local.toml").read_text())
+    bwrap_argv = json.dumps(local["runtimes"]["bwrap"]["argv"])
+    inventory = lab.inventory(work / "inventory.toml", workdir=work / "hosts")
+    matrix = work / "fanout.toml"
+    matrix.write_text(
+        f"""name = "bench-fanout"
+inventory = "{inventory}"
+scenarios = {json.dumps(SCENARIOS)}
+
+[settings]
+concurrency = {concurrency}
+timeout = {TIMEOUT}
+check_timeout = 5
+
+[runtimes.host]
+kind = "host"
+
+[runtimes.bwrap]
+kind = "command"
+argv = {bwrap_argv}
+allowed_inside = "/allowed"
+helpers_inside = "/helpers"
+
+[runtimes.runsc]
+kind = "runsc"
+binary = "runsc"
+flags = ["--network=none"]
+"""
+    )
+    return matrix
+
+
+class PeerSetup:
+    """The probe command per runtime, as a shell string, aimed at one bench canary."""
+
+    def __init__(self, work: Path, matrix: Path) -> None:
+        import anyio
+
+        from harness.fixtures.canary import start_canary
+        from harness.plan import make_plan
+        from harness.probe import build_probe
+        from harness.probe.protocol import probe_args
+        from harness.runtimes import CellPaths
+        from harness.spec import load_matrix
+        from harness.spec.models import Canary
+        from harness.transport import LocalTransport
+
+        self.work = work / "peer"
+        (self.work / "empty").mkdir(parents=True)
+        probe = build_probe()
+        self.probe = self.work / "probe"
+        shutil.copy(probe.path, self.probe)
+        self.probe.chmod(0o755)
+        self.transport = LocalTransport()
+        nonce = secrets.token_hex(8)
+        self.canary = anyio.run(
+            lambda: start_canary(
+                self.transport,
+                probe=str(self.probe),
+                workdir=str(self.work),
+                canary=Canary(),
+                run_id=secrets.token_hex(4),
+                host_index=63,
+                nonce=nonce,
+            )
+        )
+        if self.canary.error:
+            raise SystemExit(f"bench canary: {self.canary.error}")
+        args = probe_args(
+            ["mechanisms", "egress"],
+            check_timeout=5,
+            deadline=TIMEOUT,
+            tag="bench-peer-cell",
+            options=self.canary.probe_args(),
+        )
+        plan = make_plan(load_matrix(matrix))
+        first = plan.cells[0].host
+        self.commands: dict[str, str] = {}
+        for cell in (c for c in plan.cells if c.host is first):
+            paths = CellPaths(
+                probe=str(self.probe),
+                workdir=str(self.work),
+                cell_dir="@D@/cell",
+                cell_id="@ID@",
+            )
+            inv = cell.runtime.invocation(paths, args)
+            inner = shlex.join(["timeout", "-k", "5", str(TIMEOUT), *inv.argv])
+            inner = inner.replace("@D@", "$d").replace("@ID@", "$id")
+            if inv.stdin is not None:
+                inner = f"printf %s {shlex.quote(inv.stdin.decode())} | {inner}"
+            self.commands[cell.runtime.name] = (
+                "d=$(mktemp -d /tmp/bench-peer-XXXXXX); id=peer-${d##*-}; "
+                f'{inner}; s=$?; rm -rf "$d"; exit $s'
+            )
+
+    def close(self) -> None:
+        import anyio
+
+        from harness.fixtures.canary import stop_canary
+
+        anyio.run(lambda: stop_canary(self.transport, self.canary))
+
+
+# -- contenders -------------------------------------------------------------------------
+
+
+class Meter:
+    """Wall, client-side CPU and server-side CPU (the sshd trees) of one phase."""
+
+    def __init__(self, lab: Fleet | None) -> None:
+        self.lab = lab
+
+    def __call__(self, label: str, fn: Any) -> dict[str, Any]:
+        server0 = tree_cpu(self.lab.pids) if self.lab else 0.0
+        busy0 = machine_busy()
+        extra_client = 0.0
+        out = fn()
+        if isinstance(out, tuple):
+            out, extra_client = out
+        time.sleep(1.0)  # let sshd reap its sessions
+        server = (tree_cpu(self.lab.pids) if self.lab else 0.0) - server0
+        busy = machine_busy() - busy0
+        m: Measured = out
+        client = m.cpu + extra_client
+        row = {
+            "label": label,
+            "wall_s": m.wall,
+            "client_cpu_s": client,
+            "server_cpu_s": server,
+            "total_cpu_s": client + server,
+            "client_share": client / (client + server) if client + server else 0.0,
+            "machine_busy_s": busy,
+            "client_maxrss_mb": m.maxrss_mb,
+            "exit_status": m.exit_status,
+            "stdout_tail": m.stdout[-300:],
+            "stderr_tail": m.stderr[-1500:],
+        }
+        print(
+            f"  {label:<34} wall {m.wall:7.2f}s  client cpu {client:6.2f}s  "
+            f"server cpu {server:6.2f}s  exit {m.exit_status}",
+            flush=True,
+        )
+        return row
+
+
+def masters_cpu(control_dir: Path) -> tuple[float, list[int]]:
+    """CPU of OpenSSH ControlPersist masters (they detach, so wait4 misses them)."""
+    import psutil
+
+    total, pids = 0.0, []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if cmd.startswith("ssh") and str(control_dir) in cmd:
+            try:
+                t = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += t.user + t.system
+            pids.append(proc.pid)
+    return total, pids
+
+
+def ansible_phase(work: Path, lab: Fleet, peers: PeerSetup, width: int) -> tuple[Measured, float]:
+    inv = work / "ansible.ini"
+    lines = [
+        f"{h.name} ansible_host={h.address} ansible_port={h.port} ansible_user=root"
+        for h in lab.hosts
+    ]
+    inv.write_text(
+        "[all]\n"
+        + "\n".join(lines)
+        + "\n\n[all:vars]\n"
+        + f"ansible_ssh_private_key_file={lab.client_key}\n"
+        + f"ansible_ssh_common_args='-o UserKnownHostsFile={lab.known_hosts} "
+        + "-o StrictHostKeyChecking=yes'\n"
+    )
+    control = work / "cp"
+    control.mkdir()
+    env = {
+        **os.environ,
+        "ANSIBLE_HOME": str(work / "ansible-home"),
+        "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"),
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control),
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        "ANSIBLE_TIMEOUT": "60",
+        "ANSIBLE_NOCOLOR": "1",
+    }
+    ansible = str(Path(sys.executable).with_name("ansible"))
+    script = " && ".join(
+        shlex.join([ansible, "all", "-i", str(inv), "-m", "raw", "-f", str(width), "-a", cmd])
+        for cmd in (peers.commands[r] for r in RUNTIMES)
+    )
+    m = run_measured("ansible", ["bash", "-c", script], env=env)
+    extra, pids = masters_cpu(control)
+    for pid in pids:
+        try:
+            os.kill(pid, 15)
+        except OSError:
+            pass
+    m.stdout = json.dumps({"complete": m.stdout.count('"type":"done"')})
+    return m, extra
+
+
+def ssh_loop_phase(lab: Fleet, peers: PeerSetup) -> Measured:
+    opts = shlex.join(lab.ssh_options())
+    hosts = " ".join(h.address for h in lab.hosts)
+    cmds = " ".join(shlex.quote(peers.commands[r]) for r in RUNTIMES)
+    script = (
+        f"n=0; for cmd in {cmds}; do for h in {hosts}; do "
+        f'ssh {opts} root@$h "$cmd" | grep -q \'"type":"done"\' && n=$((n+1)); '
+        'done; done; echo "{\\"complete\\": $n}"'
+    )
+    return run_measured("ssh loop", ["bash", "-c", script])
+
+
+# -- SSH algorithms ------------------------------------------------------------------
+
+
+def algorithms(work: Path) -> dict[str, Any]:
+    """Which algorithms each client negotiates (read from sshd's DEBUG log), and the
+    CPU of one connection running `true`, per key exchange and host-key algorithm."""
+    import asyncssh
+
+    out: dict[str, Any] = {"negotiated": {}, "cost": []}
+    with fleet(
+        work / "algs",
+        1,
+        host_key_types=("ed25519", "ecdsa", "rsa"),
+        port=2223,
+        extra=("LogLevel DEBUG1",),
+    ) as lab:
+        h = lab.hosts[0]
+        log = h.folder / "sshd.log"
+
+        def negotiated(label: str, connect: Any) -> None:
+            before = log.stat().st_size
+            connect()
+            time.sleep(0.3)
+            text = log.read_bytes()[before:].decode("utf-8", "replace")
+            seen = {}
+            for key, pattern in (
+                ("kex", r"kex: algorithm: (\S+)"),
+                ("host_key", r"kex: host key algorithm: (\S+)"),
+                ("cipher", r"kex: client->server cipher: (\S+)"),
+                ("mac", r"kex: client->server cipher: \S+ MAC: (\S+)"),
+            ):
+                found = re.search(pattern, text)
+                seen[key] = found.group(1) if found else "?"
+            out["negotiated"][label] = seen
+
+        def openssh(extra: list[str]) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(
+                ["ssh", *lab.ssh_options(), *extra, f"root@{h.address}", "true"],
+                capture_output=True,
+                check=True,
+            )
+
+        async def asyncssh_true(**kw: Any) -> None:
+            async with asyncssh.connect(
+                h.address,
+                port=h.port,
+                username="root",
+                client_keys=[str(lab.client_key)],
+                known_hosts=str(lab.known_hosts),
+                **kw,
+            ) as conn:
+                await conn.run("true", check=True)
+
+        def pssh_true() -> None:
+            from pssh.clients import SSHClient
+
+            c = SSHClient(h.address, user="root", port=h.port, pkey=str(lab.client_key))
+            c.wait_finished(c.run_command("true"))
+            c.disconnect()
+
+        negotiated("harness (asyncssh, defaults)", lambda: asyncio.run(asyncssh_true()))
+        negotiated("OpenSSH ssh / ansible (defaults)", lambda: openssh([]))
+        negotiated("parallel-ssh (libssh2, defaults)", pssh_true)
+
+        reps = 5
+        server = lambda: tree_cpu([h.process.pid])  # noqa: E731
+        for kex in ("sntrup761x25519-sha512@openssh.com", "curve25519-sha256", "ecdh-sha2-nistp256"):
+            for hk in ("ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512"):
+                rows = []
+                for _ in range(reps):
+                    s0 = server()
+                    m = run_measured(
+                        "ssh",
+                        ["ssh", *lab.ssh_options(), "-o", f"KexAlgorithms={kex}",
+                         "-o", f"HostKeyAlgorithms={hk}", f"root@{h.address}", "true"],
+                    )  # fmt: skip
+                    time.sleep(0.15)
+                    rows.append((m.wall, m.cpu, server() - s0))
+                out["cost"].append(_cost_row("OpenSSH", kex, hk, rows))
+        for kex in ("curve25519-sha256", "ecdh-sha2-nistp256"):
+            for hk in ("ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512"):
+                rows = []
+                for _ in range(reps):
+                    s0, c0, t0 = server(), time.process_time(), time.monotonic()
+                    asyncio.run(asyncssh_true(kex_algs=[kex], server_host_key_algs=[hk]))
+                    wall, cpu = time.monotonic() - t0, time.process_time() - c0
+                    time.sleep(0.15)
+                    rows.append((wall, cpu, server() - s0))
+                out["cost"].append(_cost_row("asyncssh", kex, hk, rows))
+    return out
+
+
+def _cost_row(client: str, kex: str, hk: str, rows: list[tuple[float, float, float]]) -> dict[str, Any]:
+    return {
+        "client": client,
+        "kex": kex,
+        "host_key": hk,
+        "wall_s": median([r[0] for r in rows]),
+        "client_cpu_s": median([r[1] for r in rows]),
+        "server_cpu_s": sum(r[2] for r in rows) / len(rows),  # 10 ms ticks: a mean
+    }
+
+
+# -- main -------------------------------------------------------------------------------
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] in MODES:
+        MODES[sys.argv[1]](json.loads(Path(sys.argv[2]).read_text()))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=50)
+    parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
+    parser.add_argument("--skip-algorithms", action="store_true")
+    parser.add_argument("--skip", action="append", default=[], help="skip a contender")
+    args = parser.parse_args()
+    n = args.hosts
+    quiet = {"load_at_start": os.getloadavg()} if args.no_wait else wait_for_quiet(max_wait=300)
+    work = Path(tempfile.mkdtemp(prefix="harness-bench-fanout-"))
+    results: dict[str, Any] = {"machine": machine(quiet), "hosts": n, "runtimes": RUNTIMES,
+                               "scenarios": SCENARIOS}  # fmt: skip
+    started = time.monotonic()
+    try:
+        if not args.skip_algorithms:
+            print("SSH algorithms", flush=True)
+            results["algorithms"] = algorithms(work)
+        print(f"starting {n} sshd on 127.0.1.1..{n}", flush=True)
+        with fleet(work / "fleet", n) as lab:
+            matrix = write_matrix(work, lab, concurrency=n)
+            meter = Meter(lab)
+            addresses = [h.address for h in lab.hosts]
+            rows: dict[str, dict[str, Any]] = {}
+            print("warm-up harness run (stages the probe on every host)", flush=True)
+            rows["harness (first run, stages)"] = meter(
+                "harness (first run, stages)",
+                lambda: run_measured(
+                    "harness-cold",
+                    harness_argv("run", str(matrix), "--out", str(work / "run-cold"), "--no-progress"),
+                ),
+            )
+            peers = PeerSetup(work, matrix)
+            try:
+                print("floor", flush=True)
+                spec = {"addresses": addresses, "port": lab.hosts[0].port,
+                        "key": str(lab.client_key), "known_hosts": str(lab.known_hosts)}  # fmt: skip
+                rows["ssh true, asyncssh"] = meter(
+                    "ssh true x N, asyncssh", lambda: helper("asyncssh", "_true_asyncssh", spec)
+                )
+                rows["ssh true, OpenSSH"] = meter(
+                    "ssh true x N, OpenSSH",
+                    lambda: helper(
+                        "openssh", "_true_openssh", {"addresses": addresses, "options": lab.ssh_options()}
+                    ),
+                )
+                alone = {}
+                for rt in RUNTIMES:
+                    times = []
+                    for _ in range(3):
+                        t0 = time.monotonic()
+                        subprocess.run(["bash", "-c", peers.commands[rt]], capture_output=True, check=False)
+                        times.append(time.monotonic() - t0)
+                    alone[rt] = median(times)
+                results["cell_alone_s"] = alone
+                every = [peers.commands[rt] for rt in RUNTIMES for _ in range(n)]
+                rows["every cell, local, at once"] = meter(
+                    "every cell locally, N at a time",
+                    lambda: helper("cells", "_parallel", {"commands": every, "width": n}),
+                )
+                print("harness", flush=True)
+                rows["harness"] = meter(
+                    "harness run",
+                    lambda: run_measured(
+                        "harness",
+                        harness_argv("run", str(matrix), "--out", str(work / "run"), "--no-progress"),
+                    ),
+                )
+                cells = [json.loads(x) for x in (work / "run" / "cells.jsonl").read_text().splitlines()]
+                rows["harness"]["complete"] = sum(c["status"] == "complete" for c in cells)
+                rows["harness"]["cells"] = len(cells)
+                print("peers", flush=True)
+                if "ansible" not in args.skip:
+                    rows["ansible"] = meter("ansible -m raw -f N", lambda: ansible_phase(work, lab, peers, n))
+                if "pssh" not in args.skip:
+                    pspec = {"addresses": addresses, "port": lab.hosts[0].port, "key": str(lab.client_key),
+                             "commands": [peers.commands[r] for r in RUNTIMES]}  # fmt: skip
+                    rows["parallel-ssh"] = meter("parallel-ssh", lambda: helper("pssh", "_pssh", pspec))
+                if "ssh-loop" not in args.skip:
+                    rows["ssh loop"] = meter("sequential ssh loop", lambda: ssh_loop_phase(lab, peers))
+            finally:
+                peers.close()
+        for row in rows.values():
+            try:
+                row.update(json.loads(row["stdout_tail"].strip().splitlines()[-1]))
+            except (ValueError, IndexError):
+                pass
+        results["rows"] = rows
+        report(results)
+        results["elapsed_s"] = time.monotonic() - started
+        print(f"results: {save('fanout', results)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(results: dict[str, Any]) -> None:
+    rows = results["rows"]
+    handshake = min(rows["ssh true, asyncssh"]["wall_s"], rows["ssh true, OpenSSH"]["wall_s"])
+    slowest = max(results["cell_alone_s"].values())
+    floor = handshake + slowest
+    contended = handshake + rows["every cell, local, at once"]["wall_s"]
+    floor_cpu = (
+        min(rows["ssh true, asyncssh"]["total_cpu_s"], rows["ssh true, OpenSSH"]["total_cpu_s"])
+        + rows["every cell, local, at once"]["client_cpu_s"]
+    )
+    h = rows["harness"]
+    results["summary"] = {
+        "floor_s": floor,
+        "floor_parts": {"ssh_true_parallel_s": handshake, "slowest_cell_alone_s": slowest},
+        "contended_floor_s": contended,
+        "floor_cpu_s": floor_cpu,
+        "harness_over_floor": h["wall_s"] / floor,
+        "harness_over_contended_floor": h["wall_s"] / contended,
+        "controller_share": h["client_share"],
+        "targets": {
+            "wall <= 1.3 x floor": verdict(h["wall_s"] / floor, WALL_TARGET),
+            "wall <= 1.3 x contended floor": verdict(h["wall_s"] / contended, WALL_TARGET),
+            "controller cpu <= 10% of total": verdict(h["client_share"], CPU_SHARE_TARGET),
+            **{
+                f"faster than {p}": verdict(h["wall_s"], rows[p]["wall_s"])
+                for p in ("ansible", "parallel-ssh", "ssh loop")
+                if p in rows
+            },
+        },
+    }
+    table_rows = []
+    for name, r in rows.items():
+        table_rows.append(
+            [
+                name,
+                r["wall_s"],
+                r["wall_s"] / h["wall_s"],
+                r["client_cpu_s"],
+                r["server_cpu_s"],
+                f"{100 * r['client_share']:.1f}%",
+                r.get("complete", ""),
+            ]
+        )
+    print()
+    print(
+        table(
+            ["contender", "wall s", "wall / harness", "client CPU s", "server CPU s",
+             "client share", "complete cells"],
+            table_rows,
+        )
+    )  # fmt: skip
+    print()
+    print(
+        table(
+            ["floor", "seconds", "harness / floor"],
+            [
+                ["ssh true x N in parallel + slowest cell alone", floor, h["wall_s"] / floor],
+                ["ssh true x N + every cell locally at once", contended, h["wall_s"] / contended],
+                ["floor CPU (handshakes + every cell), s", floor_cpu, h["total_cpu_s"] / floor_cpu],
+            ],
+        )
+    )
+    for k, v in results["summary"]["targets"].items():
+        print(f"target {k}: {v}")
+    if "algorithms" in results:
+        alg = results["algorithms"]
+        print()
+        print(table(["client", "kex", "host key", "cipher"],
+                    [[k, v["kex"], v["host_key"], v["cipher"]] for k, v in alg["negotiated"].items()]))  # fmt: skip
+        print()
+        print(table(["client", "kex", "host key", "wall s", "client CPU s", "sshd CPU s"],
+                    [[c["client"], c["kex"], c["host_key"], c["wall_s"], c["client_cpu_s"], c["server_cpu_s"]]
+                     for c in alg["cost"]]))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
