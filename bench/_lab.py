@@ -122,6 +122,7 @@ def start_sshd(
     authorized: Path,
     extra: tuple[str, ...] = (),
     clean_shell: bool = True,
+    log_level: str = "ERROR",
 ) -> Sshd:
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "sshd_config"
@@ -141,7 +142,7 @@ def start_sshd(
                 "MaxSessions 20",
                 "MaxStartups 200:30:400",
                 "Subsystem sftp internal-sftp",
-                "LogLevel ERROR",
+                f"LogLevel {log_level}",
                 # root's ~/.bashrc on this machine runs `pyenv init` (0.14 s per SSH
                 # command); bash skips ~/.bashrc when SHLVL says it is not top level,
                 # as a target host with a stock ~/.bashrc effectively does.
@@ -174,6 +175,7 @@ def fleet(
     port: int = PORT,
     extra: tuple[str, ...] = (),
     clean_shell: bool = True,
+    log_level: str = "ERROR",
 ) -> Iterator[Fleet]:
     """Start `count` sshd hosts sharing one set of host keys; stop them all after."""
     if Path("/run/sshd").exists() is False:
@@ -203,6 +205,7 @@ def fleet(
                 authorized=authorized,
                 extra=extra,
                 clean_shell=clean_shell,
+                log_level=log_level,
             )
             out.hosts.append(sshd)
             for pub in publics:

@@ -32,10 +32,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import anyio  # noqa: E402
+import anyio
 
-from bench._common import (  # noqa: E402
+from bench._common import (
     ROOT,
+    ensure_bytecode,
     harness_argv,
     machine,
     median,
@@ -83,7 +84,9 @@ def cell_stats(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def run_harness(label: str, out: Path, *args: str) -> tuple[Any, dict[str, dict[str, Any]]]:
-    m = run_measured(label, harness_argv("run", str(MATRIX), "--out", str(out), "--no-progress", *args))
+    m = run_measured(
+        label, harness_argv("run", str(MATRIX), "--out", str(out), "--no-progress", *args)
+    )
     if m.exit_status not in (0, 1, 3):
         raise SystemExit(f"{label}: harness exited {m.exit_status}: {m.stderr[-2000:]}")
     return m, cell_stats(out)
@@ -195,7 +198,9 @@ def bare_starts(repeats: int, work: Path) -> dict[str, float]:
             )
             inv = rt.invocation(paths, ["version"])
             started = time.monotonic()
-            done = subprocess.run(inv.argv, input=inv.stdin or b"", capture_output=True, check=False)
+            done = subprocess.run(
+                inv.argv, input=inv.stdin or b"", capture_output=True, check=False
+            )
             elapsed = time.monotonic() - started
             if b'"type":"version"' not in done.stdout:
                 raise SystemExit(f"bare start of {rt.name} failed: {done.stderr[-500:]!r}")
@@ -210,11 +215,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     args = parser.parse_args()
-    quiet = {"load_at_start": None} if args.no_wait else wait_for_quiet(max_wait=300)
+    ensure_bytecode()
+    quiet = wait_for_quiet(max_wait=0 if args.no_wait else 300)
     work = Path(tempfile.mkdtemp(prefix="harness-bench-amort-"))
     results: dict[str, Any] = {"machine": machine(quiet), "matrix": str(MATRIX)}
     try:
-        print(f"load {quiet.get('load_at_start')}; warming up", flush=True)
+        print(f"busy cores {quiet['busy_cores_at_start']}; warming up", flush=True)
         run_harness("warm-up", work / "warm")
 
         # 1. harness, whole matrix, then per runtime (interleaved repeats).
@@ -233,7 +239,10 @@ def main() -> None:
                 mr, _ = run_harness(rt, work / f"{rt}-{i}", "--runtime", rt)
                 per_rt.setdefault(rt, []).append(mr.wall)
             print(f"  round {i + 1}: matrix {m.wall:.2f}s", flush=True)
-        mr_host = [run_harness("host", work / f"host-{i}", "--runtime", "host")[0].wall for i in range(args.repeats)]
+        mr_host = [
+            run_harness("host", work / f"host-{i}", "--runtime", "host")[0].wall
+            for i in range(args.repeats)
+        ]
         per_rt["host"] = mr_host
 
         # 2. floors.
@@ -294,8 +303,13 @@ def main() -> None:
         whole_cpu = median([m.cpu for m in whole])
         floor_matrix = median(together)
         floor_bare_matrix = max(v["floor_bare_s"] for v in per_runtime.values())
+        # The floor read literally: a bare start plus the probe, per cell, summed.
+        floor_sum = sum(v["floor_bare_s"] for v in per_runtime.values())
+        sum_ratio = whole_wall / floor_sum
         naive_matrix = max(v["naive_s"] for v in per_runtime.values())
         ratio = whole_wall / floor_matrix
+        bare_ratio = whole_wall / floor_bare_matrix
+        naive_ratio = whole_wall / naive_matrix
         results.update(
             {
                 "repeats": args.repeats,
@@ -310,6 +324,9 @@ def main() -> None:
                     "naive_s": naive_matrix,
                     "ratio_to_floor": ratio,
                     "ratio_to_bare_floor": whole_wall / floor_bare_matrix,
+                    "floor_sum_s": floor_sum,
+                    "ratio_to_floor_sum": sum_ratio,
+                    "target_met_sum": sum_ratio <= TARGET,
                     "naive_over_harness": naive_matrix / whole_wall,
                     "target": TARGET,
                     "target_met": ratio <= TARGET,
@@ -320,13 +337,20 @@ def main() -> None:
         print(
             table(
                 [
-                    "runtime", "checks", "bare start s", "probe s", "direct cell s",
-                    "cell in harness s", "cell / direct", "harness --runtime wall s",
-                    "wall / direct", "naive / direct",
+                    "runtime",
+                    "checks",
+                    "bare start s",
+                    "probe s",
+                    "direct cell s",
+                    "cell in harness s",
+                    "cell / direct",
+                    "harness --runtime wall s",
+                    "wall / direct",
+                    "naive / direct",
                 ],
                 rows,
             )
-        )  # fmt: skip
+        )
         print()
         print(
             table(
@@ -334,12 +358,20 @@ def main() -> None:
                 [
                     ["harness run matrices/local.toml", whole_wall, 1.0],
                     ["floor: every cell's command at once, direct", floor_matrix, ratio],
-                    ["floor: max cell (bare start + probe)", floor_bare_matrix, whole_wall / floor_bare_matrix],
-                    ["naive: one start per check (modelled)", naive_matrix, whole_wall / naive_matrix],
+                    ["floor: max cell (bare start + probe)", floor_bare_matrix, bare_ratio],
+                    ["floor: sum over cells (bare start + probe)", floor_sum, sum_ratio],
+                    ["naive: one start per check (modelled)", naive_matrix, naive_ratio],
                 ],
             )
-        )  # fmt: skip
-        print(f"\ntarget: harness <= {TARGET} x floor: {ratio:.2f} -> {verdict(ratio, TARGET)}")
+        )
+        print(
+            f"\ntarget: harness <= {TARGET} x floor (cells at once, direct): {ratio:.2f}"
+            f" -> {verdict(ratio, TARGET)}"
+        )
+        print(
+            f"target: harness <= {TARGET} x floor (sum of bare start + probe per cell):"
+            f" {sum_ratio:.2f} -> {verdict(sum_ratio, TARGET)}"
+        )
         print(f"results: {save('amortisation', results)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -42,9 +42,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (  # noqa: E402
+import contextlib
+
+from bench._common import (
     ROOT,
     Measured,
+    ensure_bytecode,
     harness_argv,
     machine,
     machine_busy,
@@ -56,7 +59,7 @@ from bench._common import (  # noqa: E402
     verdict,
     wait_for_quiet,
 )
-from bench._lab import Fleet, fleet  # noqa: E402
+from bench._lab import Fleet, fleet
 
 SCENARIOS = ["mechanisms", "egress-confinement"]
 RUNTIMES = ["host", "bwrap", "runsc"]
@@ -131,7 +134,43 @@ def _mode_pssh(spec: dict[str, Any]) -> None:
     print(json.dumps({"complete": complete}))
 
 
+def _mode_canaries(spec: dict[str, Any]) -> None:
+    """Start one egress canary per host at once, as harness does, then stop them."""
+    import anyio
+
+    from harness.fixtures.canary import start_canary, stop_canary
+    from harness.spec.models import Canary
+    from harness.transport import LocalTransport
+
+    async def everything() -> None:
+        transport = LocalTransport()
+        running: list[Any] = [None] * spec["count"]
+        run_id = secrets.token_hex(4)
+
+        async def one(i: int) -> None:
+            running[i] = await start_canary(
+                transport,
+                probe=spec["probe"],
+                workdir=spec["workdir"],
+                canary=Canary(),
+                run_id=run_id,
+                host_index=i,
+                nonce="00" * 8,
+            )
+
+        async with anyio.create_task_group() as tg:
+            for i in range(spec["count"]):
+                tg.start_soon(one, i)
+        async with anyio.create_task_group() as tg:
+            for canary in running:
+                tg.start_soon(stop_canary, transport, canary)
+        print(json.dumps({"errors": sum(1 for c in running if c.error)}))
+
+    anyio.run(everything)
+
+
 MODES = {
+    "_canaries": _mode_canaries,
     "_true_asyncssh": _mode_true_asyncssh,
     "_true_openssh": _mode_true_openssh,
     "_parallel": _mode_parallel,
@@ -139,7 +178,9 @@ MODES = {
 }
 
 
-def helper(label: str, mode: str, spec: dict[str, Any], *, env: dict[str, str] | None = None) -> Measured:
+def helper(
+    label: str, mode: str, spec: dict[str, Any], *, env: dict[str, str] | None = None
+) -> Measured:
     """Run a helper mode in a child process; its spec travels in a file."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(spec, fh)
@@ -348,10 +389,8 @@ def ansible_phase(work: Path, lab: Fleet, peers: PeerSetup, width: int) -> tuple
     m = run_measured("ansible", ["bash", "-c", script], env=env)
     extra, pids = masters_cpu(control)
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, 15)
-        except OSError:
-            pass
     m.stdout = json.dumps({"complete": m.stdout.count('"type":"done"')})
     return m, extra
 
@@ -382,7 +421,7 @@ def algorithms(work: Path) -> dict[str, Any]:
         1,
         host_key_types=("ed25519", "ecdsa", "rsa"),
         port=2223,
-        extra=("LogLevel DEBUG1",),
+        log_level="DEBUG1",
     ) as lab:
         h = lab.hosts[0]
         log = h.folder / "sshd.log"
@@ -434,16 +473,28 @@ def algorithms(work: Path) -> dict[str, Any]:
 
         reps = 5
         server = lambda: tree_cpu([h.process.pid])  # noqa: E731
-        for kex in ("sntrup761x25519-sha512@openssh.com", "curve25519-sha256", "ecdh-sha2-nistp256"):
+        for kex in (
+            "sntrup761x25519-sha512@openssh.com",
+            "curve25519-sha256",
+            "ecdh-sha2-nistp256",
+        ):
             for hk in ("ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512"):
                 rows = []
                 for _ in range(reps):
                     s0 = server()
                     m = run_measured(
                         "ssh",
-                        ["ssh", *lab.ssh_options(), "-o", f"KexAlgorithms={kex}",
-                         "-o", f"HostKeyAlgorithms={hk}", f"root@{h.address}", "true"],
-                    )  # fmt: skip
+                        [
+                            "ssh",
+                            *lab.ssh_options(),
+                            "-o",
+                            f"KexAlgorithms={kex}",
+                            "-o",
+                            f"HostKeyAlgorithms={hk}",
+                            f"root@{h.address}",
+                            "true",
+                        ],
+                    )
                     time.sleep(0.15)
                     rows.append((m.wall, m.cpu, server() - s0))
                 out["cost"].append(_cost_row("OpenSSH", kex, hk, rows))
@@ -457,10 +508,31 @@ def algorithms(work: Path) -> dict[str, Any]:
                     time.sleep(0.15)
                     rows.append((wall, cpu, server() - s0))
                 out["cost"].append(_cost_row("asyncssh", kex, hk, rows))
+
+        async def per_command(cipher: str, count: int = 200) -> float:
+            async with asyncssh.connect(
+                h.address,
+                port=h.port,
+                username="root",
+                client_keys=[str(lab.client_key)],
+                known_hosts=str(lab.known_hosts),
+                encryption_algs=[cipher],
+            ) as conn:
+                c0 = time.process_time()
+                for _ in range(count):
+                    await conn.run("true", check=True)
+                return (time.process_time() - c0) / count
+
+        out["cipher_per_command"] = {
+            cipher: asyncio.run(per_command(cipher))
+            for cipher in ("chacha20-poly1305@openssh.com", "aes256-gcm@openssh.com")
+        }
     return out
 
 
-def _cost_row(client: str, kex: str, hk: str, rows: list[tuple[float, float, float]]) -> dict[str, Any]:
+def _cost_row(
+    client: str, kex: str, hk: str, rows: list[tuple[float, float, float]]
+) -> dict[str, Any]:
     return {
         "client": client,
         "kex": kex,
@@ -482,18 +554,28 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=50)
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     parser.add_argument("--skip-algorithms", action="store_true")
+    parser.add_argument("--algorithms-only", action="store_true")
     parser.add_argument("--skip", action="append", default=[], help="skip a contender")
     args = parser.parse_args()
     n = args.hosts
-    quiet = {"load_at_start": os.getloadavg()} if args.no_wait else wait_for_quiet(max_wait=300)
+    ensure_bytecode()
+    quiet = wait_for_quiet(max_wait=0 if args.no_wait else 300)
     work = Path(tempfile.mkdtemp(prefix="harness-bench-fanout-"))
-    results: dict[str, Any] = {"machine": machine(quiet), "hosts": n, "runtimes": RUNTIMES,
-                               "scenarios": SCENARIOS}  # fmt: skip
+    results: dict[str, Any] = {
+        "machine": machine(quiet),
+        "hosts": n,
+        "runtimes": RUNTIMES,
+        "scenarios": SCENARIOS,
+    }
     started = time.monotonic()
     try:
         if not args.skip_algorithms:
             print("SSH algorithms", flush=True)
             results["algorithms"] = algorithms(work)
+            if args.algorithms_only:
+                print_algorithms(results["algorithms"])
+                print(f"results: {save('fanout-algorithms', results)}")
+                return
         print(f"starting {n} sshd on 127.0.1.1..{n}", flush=True)
         with fleet(work / "fleet", n) as lab:
             matrix = write_matrix(work, lab, concurrency=n)
@@ -505,21 +587,29 @@ def main() -> None:
                 "harness (first run, stages)",
                 lambda: run_measured(
                     "harness-cold",
-                    harness_argv("run", str(matrix), "--out", str(work / "run-cold"), "--no-progress"),
+                    harness_argv(
+                        "run", str(matrix), "--out", str(work / "run-cold"), "--no-progress"
+                    ),
                 ),
             )
             peers = PeerSetup(work, matrix)
             try:
                 print("floor", flush=True)
-                spec = {"addresses": addresses, "port": lab.hosts[0].port,
-                        "key": str(lab.client_key), "known_hosts": str(lab.known_hosts)}  # fmt: skip
+                spec = {
+                    "addresses": addresses,
+                    "port": lab.hosts[0].port,
+                    "key": str(lab.client_key),
+                    "known_hosts": str(lab.known_hosts),
+                }
                 rows["ssh true, asyncssh"] = meter(
                     "ssh true x N, asyncssh", lambda: helper("asyncssh", "_true_asyncssh", spec)
                 )
                 rows["ssh true, OpenSSH"] = meter(
                     "ssh true x N, OpenSSH",
                     lambda: helper(
-                        "openssh", "_true_openssh", {"addresses": addresses, "options": lab.ssh_options()}
+                        "openssh",
+                        "_true_openssh",
+                        {"addresses": addresses, "options": lab.ssh_options()},
                     ),
                 )
                 alone = {}
@@ -527,7 +617,9 @@ def main() -> None:
                     times = []
                     for _ in range(3):
                         t0 = time.monotonic()
-                        subprocess.run(["bash", "-c", peers.commands[rt]], capture_output=True, check=False)
+                        subprocess.run(
+                            ["bash", "-c", peers.commands[rt]], capture_output=True, check=False
+                        )
                         times.append(time.monotonic() - t0)
                     alone[rt] = median(times)
                 results["cell_alone_s"] = alone
@@ -536,33 +628,53 @@ def main() -> None:
                     "every cell locally, N at a time",
                     lambda: helper("cells", "_parallel", {"commands": every, "width": n}),
                 )
+                rows["canaries"] = meter(
+                    "N egress canaries at once, local",
+                    lambda: helper(
+                        "canaries",
+                        "_canaries",
+                        {"count": n, "probe": str(peers.probe), "workdir": str(peers.work)},
+                    ),
+                )
                 print("harness", flush=True)
                 rows["harness"] = meter(
                     "harness run",
                     lambda: run_measured(
                         "harness",
-                        harness_argv("run", str(matrix), "--out", str(work / "run"), "--no-progress"),
+                        harness_argv(
+                            "run", str(matrix), "--out", str(work / "run"), "--no-progress"
+                        ),
                     ),
                 )
-                cells = [json.loads(x) for x in (work / "run" / "cells.jsonl").read_text().splitlines()]
+                cells = [
+                    json.loads(x) for x in (work / "run" / "cells.jsonl").read_text().splitlines()
+                ]
                 rows["harness"]["complete"] = sum(c["status"] == "complete" for c in cells)
                 rows["harness"]["cells"] = len(cells)
                 print("peers", flush=True)
                 if "ansible" not in args.skip:
-                    rows["ansible"] = meter("ansible -m raw -f N", lambda: ansible_phase(work, lab, peers, n))
+                    rows["ansible"] = meter(
+                        "ansible -m raw -f N", lambda: ansible_phase(work, lab, peers, n)
+                    )
                 if "pssh" not in args.skip:
-                    pspec = {"addresses": addresses, "port": lab.hosts[0].port, "key": str(lab.client_key),
-                             "commands": [peers.commands[r] for r in RUNTIMES]}  # fmt: skip
-                    rows["parallel-ssh"] = meter("parallel-ssh", lambda: helper("pssh", "_pssh", pspec))
+                    pspec = {
+                        "addresses": addresses,
+                        "port": lab.hosts[0].port,
+                        "key": str(lab.client_key),
+                        "commands": [peers.commands[r] for r in RUNTIMES],
+                    }
+                    rows["parallel-ssh"] = meter(
+                        "parallel-ssh", lambda: helper("pssh", "_pssh", pspec)
+                    )
                 if "ssh-loop" not in args.skip:
-                    rows["ssh loop"] = meter("sequential ssh loop", lambda: ssh_loop_phase(lab, peers))
+                    rows["ssh loop"] = meter(
+                        "sequential ssh loop", lambda: ssh_loop_phase(lab, peers)
+                    )
             finally:
                 peers.close()
         for row in rows.values():
-            try:
+            with contextlib.suppress(ValueError, IndexError):
                 row.update(json.loads(row["stdout_tail"].strip().splitlines()[-1]))
-            except (ValueError, IndexError):
-                pass
         results["rows"] = rows
         report(results)
         results["elapsed_s"] = time.monotonic() - started
@@ -577,6 +689,7 @@ def report(results: dict[str, Any]) -> None:
     slowest = max(results["cell_alone_s"].values())
     floor = handshake + slowest
     contended = handshake + rows["every cell, local, at once"]["wall_s"]
+    with_canaries = contended + rows["canaries"]["wall_s"]
     floor_cpu = (
         min(rows["ssh true, asyncssh"]["total_cpu_s"], rows["ssh true, OpenSSH"]["total_cpu_s"])
         + rows["every cell, local, at once"]["client_cpu_s"]
@@ -589,10 +702,15 @@ def report(results: dict[str, Any]) -> None:
         "floor_cpu_s": floor_cpu,
         "harness_over_floor": h["wall_s"] / floor,
         "harness_over_contended_floor": h["wall_s"] / contended,
+        "contended_floor_with_canaries_s": with_canaries,
+        "harness_over_contended_floor_with_canaries": h["wall_s"] / with_canaries,
         "controller_share": h["client_share"],
         "targets": {
             "wall <= 1.3 x floor": verdict(h["wall_s"] / floor, WALL_TARGET),
             "wall <= 1.3 x contended floor": verdict(h["wall_s"] / contended, WALL_TARGET),
+            "wall <= 1.3 x contended floor with canaries": verdict(
+                h["wall_s"] / with_canaries, WALL_TARGET
+            ),
             "controller cpu <= 10% of total": verdict(h["client_share"], CPU_SHARE_TARGET),
             **{
                 f"faster than {p}": verdict(h["wall_s"], rows[p]["wall_s"])
@@ -617,11 +735,18 @@ def report(results: dict[str, Any]) -> None:
     print()
     print(
         table(
-            ["contender", "wall s", "wall / harness", "client CPU s", "server CPU s",
-             "client share", "complete cells"],
+            [
+                "contender",
+                "wall s",
+                "wall / harness",
+                "client CPU s",
+                "server CPU s",
+                "client share",
+                "complete cells",
+            ],
             table_rows,
         )
-    )  # fmt: skip
+    )
     print()
     print(
         table(
@@ -629,6 +754,11 @@ def report(results: dict[str, Any]) -> None:
             [
                 ["ssh true x N in parallel + slowest cell alone", floor, h["wall_s"] / floor],
                 ["ssh true x N + every cell locally at once", contended, h["wall_s"] / contended],
+                [
+                    "... + N egress canaries at once (harness's per-host fixture)",
+                    with_canaries,
+                    h["wall_s"] / with_canaries,
+                ],
                 ["floor CPU (handshakes + every cell), s", floor_cpu, h["total_cpu_s"] / floor_cpu],
             ],
         )
@@ -636,14 +766,28 @@ def report(results: dict[str, Any]) -> None:
     for k, v in results["summary"]["targets"].items():
         print(f"target {k}: {v}")
     if "algorithms" in results:
-        alg = results["algorithms"]
+        print_algorithms(results["algorithms"])
+
+
+def print_algorithms(alg: dict[str, Any]) -> None:
+    seen = alg["negotiated"].items()
+    print()
+    print(
+        table(
+            ["client", "kex", "host key", "cipher", "mac"],
+            [[k, v["kex"], v["host_key"], v["cipher"], v["mac"]] for k, v in seen],
+        )
+    )
+    cost = [
+        [c["client"], c["kex"], c["host_key"], c["wall_s"], c["client_cpu_s"], c["server_cpu_s"]]
+        for c in alg["cost"]
+    ]
+    print()
+    print(table(["client", "kex", "host key", "wall s", "client CPU s", "sshd CPU s"], cost))
+    if "cipher_per_command" in alg:
         print()
-        print(table(["client", "kex", "host key", "cipher"],
-                    [[k, v["kex"], v["host_key"], v["cipher"]] for k, v in alg["negotiated"].items()]))  # fmt: skip
-        print()
-        print(table(["client", "kex", "host key", "wall s", "client CPU s", "sshd CPU s"],
-                    [[c["client"], c["kex"], c["host_key"], c["wall_s"], c["client_cpu_s"], c["server_cpu_s"]]
-                     for c in alg["cost"]]))  # fmt: skip
+        rows = [[k, 1000 * v] for k, v in alg["cipher_per_command"].items()]
+        print(table(["asyncssh cipher", "client CPU per command, ms"], rows))
 
 
 if __name__ == "__main__":

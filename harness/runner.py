@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -354,11 +354,15 @@ class Runner:
             try:
                 await connect_with_retries(transport, host)
                 state = await stage_probe(transport, self.probe, workdir=host.workdir)
-                state.runtimes = await check_runtimes(transport, [c.runtime for c in cells])
-                entry.update(state.manifest())
                 ctx = HostContext(host=host, index=index, transport=transport, state=state)
                 self._contexts.append(ctx)
-                await self._start_fixtures(ctx, entry)
+
+                async def runtimes() -> None:
+                    state.runtimes = await check_runtimes(transport, [c.runtime for c in cells])
+
+                # Independent of each other: the host is ready after the slowest, not the sum.
+                await _together(runtimes, lambda: self._start_fixtures(ctx, entry))
+                entry.update(state.manifest())
             except Exception as exc:  # a dead host, or a bug: either way, record and go on
                 if isinstance(exc, TransportError):
                     reason = exc.reason
@@ -391,6 +395,11 @@ class Runner:
 
     async def _start_fixtures(self, ctx: HostContext, entry: dict[str, object]) -> None:
         """The canary and privilege helpers, once per host, if a scenario needs them."""
+        await _together(
+            lambda: self._start_canary(ctx, entry), lambda: self._stage_helpers(ctx, entry)
+        )
+
+    async def _start_canary(self, ctx: HostContext, entry: dict[str, object]) -> None:
         if self._needs & {"egress", "attribution"}:
             ctx.canary = await start_canary(
                 ctx.transport,
@@ -402,6 +411,8 @@ class Runner:
                 nonce=self.nonce,
             )
             entry["canary"] = ctx.canary.manifest()
+
+    async def _stage_helpers(self, ctx: HostContext, entry: dict[str, object]) -> None:
         if "privilege" in self._needs:
             ctx.helpers = await stage_helpers(
                 ctx.transport,
@@ -611,6 +622,20 @@ def _mine(event: dict[str, Any], tag: str, ports: set[str]) -> bool:
     or the source port one of its attempts reported?"""
     text = f"{event.get('line') or ''} {event.get('qname') or ''}".lower()
     return tag in text or str(event.get("peer", "")).rsplit(":", 1)[-1] in ports
+
+
+async def _together(*steps: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run independent steps at once. A failure surfaces as itself, not wrapped
+    in an exception group, so callers can still tell a dead host from a bug."""
+    try:
+        async with anyio.create_task_group() as tg:
+            for step in steps:
+                tg.start_soon(step)
+    except ExceptionGroup as group:
+        first: BaseException = group
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
 
 
 async def _quietly(awaitable: Any) -> None:

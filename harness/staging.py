@@ -10,8 +10,6 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-import anyio
-
 from harness.errors import CommandError
 from harness.probe import BuiltProbe
 from harness.runtimes import Runtime
@@ -39,16 +37,35 @@ chmod 0755 "$1"
 mv -f "$1" "$3"
 """
 
-# $1: binary; the rest (optional): a version command to run.
-RUNTIME_SCRIPT = r"""bin=$1; shift
-command -v "$bin" >/dev/null 2>&1 || { echo "$bin: not found on this host" >&2; exit 127; }
-if [ $# -gt 0 ]; then
-  out=$("$@" 2>&1); status=$?
-  printf '%s\n' "$out" | head -c 2000
-  echo; echo "harness-version-status=$status"
-fi
-exit 0
+# Every runtime of a host in one command: one round trip per host, not per runtime.
+# $1: a marker; then, per runtime, N and N words: its binary, then its version
+# command (if any). The checks run at once; each result follows a line "MARKER K".
+# A version command that hangs is stopped (exit 124) without holding up the others.
+RUNTIMES_SCRIPT = r"""marker=$1; shift
+check() {
+  bin=$1; shift
+  command -v "$bin" >/dev/null 2>&1 || { echo "harness-runtime-missing"; return 0; }
+  if [ $# -gt 0 ]; then
+    out=$(timeout 50 "$@" 2>&1); status=$?
+    printf '%s\n' "$out" | head -c 2000
+    echo; echo "harness-version-status=$status"
+  fi
+}
+tmp=$(mktemp -d) || exit 1
+i=0
+while [ $# -gt 0 ]; do
+  n=$1; shift
+  refs=""; j=1
+  while [ "$j" -le "$n" ]; do refs="$refs \"\${$j}\""; j=$((j + 1)); done
+  eval "check $refs" > "$tmp/$i" 2>&1 &
+  shift "$n"; i=$((i + 1))
+done
+wait
+k=0
+while [ "$k" -lt "$i" ]; do echo "$marker $k"; cat "$tmp/$k"; k=$((k + 1)); done
+rm -rf "$tmp"
 """
+TIMED_OUT = "124"  # coreutils timeout's status
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,26 +145,22 @@ async def stage_probe(transport: Transport, probe: BuiltProbe, *, workdir: str |
     )
 
 
-async def check_runtime(transport: Transport, runtime: Runtime) -> RuntimeStatus:
-    """Is the runtime's binary on this host, and what version does it report?"""
-    argv = (
-        "sh",
-        "-c",
-        RUNTIME_SCRIPT,
-        "harness-runtime",
-        runtime.binary,
-        *(runtime.version_argv() or ()),
-    )
-    done = await transport.run(argv, timeout=SETUP_TIMEOUT)
-    if done.exit_status == 127:
+def _nothing_to_check(runtime: Runtime) -> bool:
+    """The host runtime, or a template that runs the probe directly: `true` is
+    wherever sh is, so there is nothing to look for on the host."""
+    return runtime.binary == "true" and runtime.version_argv() is None
+
+
+def _runtime_status(runtime: Runtime, text: str) -> RuntimeStatus:
+    """One runtime's part of the RUNTIMES_SCRIPT output."""
+    if text.startswith("harness-runtime-missing"):
         return RuntimeStatus(available=False, reason=f"{runtime.binary}: not found on this host")
-    if not done.ok:
-        why = "timed out" if done.timed_out else (done.stderr.strip() or f"exit {done.exit_status}")
-        return RuntimeStatus(available=False, reason=f"{runtime.binary}: {why}")
     marker = "harness-version-status="
-    lines = done.stdout.splitlines()
+    lines = text.splitlines()
     status = next((ln[len(marker) :] for ln in lines if ln.startswith(marker)), "0")
     output = "\n".join(ln for ln in lines if not ln.startswith(marker))
+    if status == TIMED_OUT:
+        return RuntimeStatus(available=False, reason=f"{runtime.binary}: timed out")
     if status != "0" and runtime.version_required:
         shown = " ".join(output.split())[:200] or "no output"
         why = f"{runtime.binary}: its version command exited {status}: {shown}"
@@ -159,12 +172,40 @@ async def check_runtime(transport: Transport, runtime: Runtime) -> RuntimeStatus
 
 
 async def check_runtimes(transport: Transport, runtimes: list[Runtime]) -> dict[str, RuntimeStatus]:
+    """Is each runtime's binary on this host, and what version does it report?"""
     results: dict[str, RuntimeStatus] = {}
-
-    async def one(rt: Runtime) -> None:
-        results[rt.name] = await check_runtime(transport, rt)
-
-    async with anyio.create_task_group() as tg:
-        for rt in runtimes:
-            tg.start_soon(one, rt)
+    remote: list[Runtime] = []
+    for rt in runtimes:
+        if _nothing_to_check(rt):
+            seen = rt.identify("")
+            results[rt.name] = RuntimeStatus(
+                available=True, version=seen.version, fingerprint=seen.fingerprint
+            )
+        else:
+            remote.append(rt)
+    if remote:
+        marker = f"harness-runtime-{secrets.token_hex(6)}"
+        args: list[str] = []
+        for rt in remote:
+            words = [rt.binary, *(rt.version_argv() or ())]
+            args += [str(len(words)), *words]
+        argv = ("sh", "-c", RUNTIMES_SCRIPT, "harness-runtime", marker, *args)
+        done = await transport.run(argv, timeout=SETUP_TIMEOUT)
+        parts: dict[int, list[str]] = {}
+        current: list[str] | None = None
+        for line in done.stdout.splitlines():
+            head, _, index = line.partition(" ")
+            if head == marker and index.isdigit():
+                current = parts.setdefault(int(index), [])
+            elif current is not None:
+                current.append(line)
+        for k, rt in enumerate(remote):
+            if k in parts and done.ok:
+                results[rt.name] = _runtime_status(rt, "\n".join(parts[k]))
+                continue
+            if done.timed_out:
+                why = "timed out"
+            else:
+                why = done.stderr.strip() or f"no answer (exit {done.exit_status})"
+            results[rt.name] = RuntimeStatus(available=False, reason=f"{rt.binary}: {why}")
     return {rt.name: results[rt.name] for rt in runtimes}

@@ -17,13 +17,16 @@ import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx
 
 from harness._version import __version__
 from harness.bisect.versions import Version, parse_listed
 from harness.errors import ArtifactError, UsageError
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_INDEX = "https://storage.googleapis.com/gvisor"
 ROOT = "releases"
@@ -31,7 +34,7 @@ ARCHES = ("x86_64", "aarch64")
 MAX_PAGES = 1000
 MAX_LISTING_BYTES = 16 * 1024 * 1024
 CHUNK = 1024 * 1024
-TIMEOUT = httpx.Timeout(30.0, connect=15.0)
+TIMEOUT = {"timeout": 30.0, "connect": 15.0}  # httpx.Timeout's; httpx loads on first use
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +139,22 @@ def parse_listing(body: bytes) -> _Page:
     return _Page(prefixes, keys, marker, token, truncated)
 
 
+def _http_error() -> type[Exception]:
+    import httpx
+
+    return httpx.HTTPError
+
+
 class HttpIndex(ReleaseIndex):
     """A bucket (or a mirror with the same XML listing API) over HTTP(S)."""
 
     def __init__(self, base: str, *, client: httpx.AsyncClient | None = None) -> None:
+        import httpx  # here: a plain `harness run` never needs it (import time)
+
         self.base = base.rstrip("/")
         self.location = self.base
         self._client = client or httpx.AsyncClient(
-            timeout=TIMEOUT,
+            timeout=httpx.Timeout(**TIMEOUT),
             follow_redirects=True,
             headers={"User-Agent": f"harness/{__version__} (bisect)"},
         )
@@ -163,7 +174,7 @@ class HttpIndex(ReleaseIndex):
                     body.extend(chunk)
                     if len(body) > MAX_LISTING_BYTES:
                         raise ArtifactError(subject, f"listing {resp.url} is too large")
-        except httpx.HTTPError as exc:
+        except _http_error() as exc:
             raise ArtifactError(subject, f"cannot list {self.base}: {exc}") from exc
         try:
             return parse_listing(bytes(body))
@@ -227,7 +238,7 @@ class HttpIndex(ReleaseIndex):
                 encoded = resp.headers.get("content-encoding", "identity") != "identity"
                 size = int(length) if length.isdigit() and not encoded else None
                 yield Download(url=url, size=size, chunks=resp.aiter_bytes(CHUNK))
-        except httpx.HTTPError as exc:
+        except _http_error() as exc:
             raise ArtifactError(str(version), f"cannot download {url}: {exc}") from exc
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +190,7 @@ def run(
             f"harness: error: {result.store_error}; verdicts below were not all saved"
         )
     if fmt == "json":
-        click.echo(json.dumps([v.to_json() for v in verdicts], indent=2, default=str))
+        echo_json_array(v.to_json() for v in verdicts)
     else:
         out_console = Console(highlight=False)
         if not out_console.is_terminal:
@@ -203,6 +203,17 @@ def run(
             exit_code=code,
         )
     raise SystemExit(code)
+
+
+def echo_json_array(items: Iterable[Any]) -> None:
+    """Print what `json.dumps(list(items), indent=2)` would, one item at a time: a
+    fleet's verdicts as one list and one string cost more memory than the run."""
+    first = True
+    for item in items:
+        text = json.dumps(item, indent=2, default=str).replace("\n", "\n  ")
+        click.echo(("[\n  " if first else ",\n  ") + text, nl=False)
+        first = False
+    click.echo("[]" if first else "\n]")
 
 
 def _parse_shard(text: str) -> tuple[int, int]:

@@ -5,10 +5,39 @@ These are the shapes of `cells.jsonl` and `verdicts.jsonl` (see README, "Results
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import Enum, StrEnum
 from typing import Any
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """What `dataclasses.asdict` returns, without its deepcopy of every leaf.
+
+    Every cell and verdict goes through this on its way to the results folder, so
+    it is on the hot path of a large run; the result is the same independent copy.
+    """
+    cls = type(value)
+    if cls in _ATOMS:
+        return value
+    if cls is list:
+        return [_plain(v) for v in value]
+    if cls is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    names = _FIELDS.get(cls)
+    if names is None and is_dataclass(cls):
+        names = _FIELDS.setdefault(cls, tuple(f.name for f in fields(cls)))
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    if cls is tuple:
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, Enum):
+        return value
+    return copy.deepcopy(value)
 
 
 class CellStatus(StrEnum):
@@ -107,7 +136,7 @@ class CellRecord:
     runtime_version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = _plain(self)
         data["status"] = str(self.status)
         return data
 
@@ -145,7 +174,7 @@ class VerdictRecord:
         return self.fact or self.property or "?"
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = _plain(self)
         data["verdict"] = str(self.verdict)
         if self.fact is None:
             del data["fact"]

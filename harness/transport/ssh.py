@@ -29,10 +29,31 @@ DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
 CLOSE_GRACE = 2.0
 
 
-def _known_hosts(host: Host) -> str | bytes:
+# Parsed known_hosts files, by path, with the (mtime, size) they were read at.
+_KNOWN_HOSTS: dict[str, tuple[tuple[int, int], asyncssh.SSHKnownHosts]] = {}
+
+
+def _load_known_hosts(path: Path) -> asyncssh.SSHKnownHosts:
+    """Parse a known_hosts file once per run, not once per connection.
+
+    Given a path, asyncssh reads and parses the whole file (every key decoded) on
+    each connect: with N hosts in the file, a fleet of N costs N^2 key imports.
+    A changed file (accept_new_host_key appends to it) is read again.
+    """
+    stat = path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _KNOWN_HOSTS.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    known = asyncssh.read_known_hosts(str(path))
+    _KNOWN_HOSTS[str(path)] = (stamp, known)
+    return known
+
+
+def _known_hosts(host: Host) -> asyncssh.SSHKnownHosts | bytes:
     path = (host.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
     if path.is_file():
-        return str(path)
+        return _load_known_hosts(path)
     if host.known_hosts is not None and not host.accept_new_host_key:
         raise HostKeyError(host.name, f"known_hosts file {path} does not exist")
     return b""  # no file: nothing is trusted, every key is refused
@@ -118,7 +139,7 @@ class SSHTransport(Transport):
         path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
         if not path.is_file():
             return False
-        keys = asyncssh.read_known_hosts(str(path))
+        keys = _load_known_hosts(path)
         port = self._spec.port if self._spec.port != 22 else None
         trusted, _ca, _revoked, *_ = keys.match(self._spec.address, "", port)
         return bool(trusted)

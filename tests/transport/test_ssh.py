@@ -67,6 +67,35 @@ async def test_accept_new_records_an_unknown_key(lab: Lab, tmp_path: Path) -> No
         assert (await t.run(["true"])).ok
 
 
+async def test_known_hosts_is_parsed_once_per_change(
+    lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet's known_hosts is parsed once, not per connection; a changed file is re-read."""
+    import asyncssh
+
+    known = tmp_path / "known_hosts"
+    shutil.copy(lab.known_hosts, known)
+    reads: list[str] = []
+    real = asyncssh.read_known_hosts
+
+    def counting(path: str) -> asyncssh.SSHKnownHosts:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(asyncssh, "read_known_hosts", counting)
+    for _ in range(3):
+        async with SSHTransport(_host(lab, lab.trusted, known_hosts=known)) as t:
+            assert (await t.run(["true"])).ok
+    assert len(reads) == 1
+    with pytest.raises(HostKeyError):
+        async with SSHTransport(_host(lab, lab.stranger, known_hosts=known)):
+            pass
+    known.write_text(known.read_text() + lab.stranger.known_hosts_line() + "\n")
+    async with SSHTransport(_host(lab, lab.stranger, known_hosts=known)) as t:
+        assert (await t.run(["true"])).ok
+    assert len(reads) == 2
+
+
 async def test_changed_key_is_refused_even_with_accept_new(lab: Lab, tmp_path: Path) -> None:
     """A host whose recorded key differs is refused, opt-in or not."""
     known = tmp_path / "known_hosts"

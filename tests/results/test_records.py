@@ -1,0 +1,74 @@
+"""Records turn into the JSON lines of a results folder exactly as dataclasses.asdict would."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.results.records import (
+    CellRecord,
+    CellStatus,
+    CheckResult,
+    FactObservation,
+    ProbeCheck,
+    Verdict,
+    VerdictRecord,
+)
+
+
+def _cell() -> CellRecord:
+    return CellRecord(
+        run_id="r",
+        host="h",
+        runtime="runsc",
+        kind="runsc",
+        scenarios=["mechanisms", "egress-confinement"],
+        status=CellStatus.COMPLETE,
+        reason=None,
+        started="2026-01-01T00:00:00Z",
+        ended="2026-01-01T00:00:01Z",
+        elapsed=1.5,
+        probe_start={"type": "start", "pid": 1},
+        facts=[FactObservation("landlock_abi", "mechanisms", "unavailable", errno="ENOSYS")],
+        checks=[
+            ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", evidence={"dst": ["a", 1]})
+        ],
+        info={"x": {"nested": [1, 2, {"k": (3, 4)}]}},
+        host_side={"tag": "t", "canary_events": [{"event": "tcp"}]},
+    )
+
+
+def test_cell_to_json_matches_asdict() -> None:
+    """A cell record's JSON shape is asdict's, with the status as a plain string."""
+    cell = _cell()
+    expected = dataclasses.asdict(cell)
+    expected["status"] = "complete"
+    assert cell.to_json() == expected
+
+
+def test_verdict_to_json_matches_asdict() -> None:
+    """A verdict's JSON shape is asdict's, minus the subject field it does not have."""
+    verdict = VerdictRecord(
+        host="h",
+        runtime="runsc",
+        expected="enforced",
+        observed="enforced",
+        verdict=Verdict.PASS,
+        property="egress_confinement",
+        checks=[CheckResult("tcp-raw-ip", "blocked", errno="ENETUNREACH", elapsed_ms=0.5)],
+    )
+    expected = dataclasses.asdict(verdict)
+    expected["verdict"] = "pass"
+    del expected["fact"]
+    assert verdict.to_json() == expected
+
+
+def test_to_json_is_an_independent_copy() -> None:
+    """Changing the JSON form never changes the record it came from."""
+    cell = _cell()
+    data = cell.to_json()
+    data["host_side"]["canary_events"].append({"event": "dns"})
+    data["info"]["x"]["nested"][2]["k"] = None
+    data["checks"][0]["evidence"]["dst"].append(2)
+    assert cell.host_side["canary_events"] == [{"event": "tcp"}]
+    assert cell.info["x"]["nested"][2] == {"k": (3, 4)}
+    assert cell.checks[0].evidence["dst"] == ["a", 1]
