@@ -27,7 +27,8 @@ from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, TransportError
 from harness.fixtures.canary import RunningCanary, canary_events, start_canary, stop_canary
 from harness.fixtures.decisions import fetch_records
-from harness.fixtures.filesystem import Sentinels, inspect_sentinels, make_sentinels
+from harness.fixtures.envelope import Envelope, Report
+from harness.fixtures.filesystem import Sentinels, inspect_sentinels
 from harness.fixtures.helpers import Helpers, stage_helpers
 from harness.judge import judge_cell
 from harness.plan import Cell, Plan, make_plan
@@ -41,7 +42,7 @@ from harness.runtimes import CellPaths
 from harness.scenarios import SCENARIOS
 from harness.scenarios.attribution import ALLOWED_CONNECT
 from harness.spec import Host, RuntimeSpec
-from harness.staging import HostState, check_runtimes, stage_probe
+from harness.staging import HostState, prepare_host
 from harness.transport import Completed, Transport, open_transport
 
 __all__ = ["Cell", "Plan", "RunOutcome", "Runner", "execute", "make_plan"]
@@ -353,15 +354,15 @@ class Runner:
         try:
             try:
                 await connect_with_retries(transport, host)
-                state = await stage_probe(transport, self.probe, workdir=host.workdir)
+                state = await prepare_host(
+                    transport,
+                    self.probe,
+                    workdir=host.workdir,
+                    runtimes=list({c.runtime.name: c.runtime for c in cells}.values()),
+                )
                 ctx = HostContext(host=host, index=index, transport=transport, state=state)
                 self._contexts.append(ctx)
-
-                async def runtimes() -> None:
-                    state.runtimes = await check_runtimes(transport, [c.runtime for c in cells])
-
-                # Independent of each other: the host is ready after the slowest, not the sum.
-                await _together(runtimes, lambda: self._start_fixtures(ctx, entry))
+                await self._start_fixtures(ctx, entry)
                 entry.update(state.manifest())
             except Exception as exc:  # a dead host, or a bug: either way, record and go on
                 if isinstance(exc, TransportError):
@@ -501,13 +502,10 @@ class Runner:
         cell_id = f"harness-{self.outcome.run_id}-{self._serial:05d}"
         transport, state = ctx.transport, ctx.state
         host_side: dict[str, Any] = {"tag": cell_id}
-        sentinels: Sentinels | None = None
+        sentinels = None
         if "filesystem" in self._needs:
-            made = await make_sentinels(transport, workdir=state.workdir, cell_id=cell_id)
-            if isinstance(made, Sentinels):
-                sentinels = made
-            else:
-                host_side["fs_error"] = made
+            sentinels = Sentinels.new(workdir=state.workdir, cell_id=cell_id)
+        envelope = Envelope.new(cell_id, sentinels=sentinels, canary=ctx.canary)
         paths = CellPaths(
             probe=state.probe_path,
             workdir=state.workdir,
@@ -521,9 +519,13 @@ class Runner:
         argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *invocation.argv)
         started, t0 = utc_now(), time.monotonic()
         done: Completed | None = None
+        report: Report | None = None
         reason: str | None = None
         try:
-            done = await transport.run(argv, stdin=invocation.stdin, timeout=timeout + LOCAL_GRACE)
+            done = await transport.run(
+                envelope.wrap(argv), stdin=invocation.stdin, timeout=timeout + LOCAL_GRACE
+            )
+            done, report = envelope.open(done)
         except TransportError as exc:
             reason = f"transport failed during the cell: {exc.reason}"
         finally:
@@ -532,7 +534,17 @@ class Runner:
                     await self._cleanup(transport, (kill_tagged(cell_id), *invocation.cleanup))
         elapsed = time.monotonic() - t0
         output = parse_output(cell.runtime.filter_output(done.stdout)) if done else ProbeOutput()
-        await self._gather(ctx, cell, cell_id, sentinels, output, host_side)
+        if report is not None:
+            host_side.update(report.host_side(sentinels))
+        else:  # the envelope was cut short: ask the host in commands of their own
+            await self._gather(ctx, sentinels, host_side)
+        if "canary_events" in host_side:
+            ports = {str(c.evidence["src_port"]) for c in output.checks if "src_port" in c.evidence}
+            mine = cell_id.lower()
+            host_side["canary_events"] = [
+                e for e in host_side["canary_events"] if _mine(e, mine, ports)
+            ]
+        await self._decisions(ctx, cell, output, host_side)
         blank = replace(
             self._blank(cell, CellStatus.UNREACHABLE, reason, state=state),
             started=started,
@@ -542,6 +554,8 @@ class Runner:
         )
         if done is None:
             return blank
+        if report is not None and report.setup_error is not None:
+            return replace(blank, status=CellStatus.ERROR, reason=host_side["fs_error"])
         cell_state, why = cell_status(done, output, elapsed=elapsed, timeout=timeout)
         return replace(
             blank,
@@ -558,54 +572,50 @@ class Runner:
         )
 
     async def _gather(
-        self,
-        ctx: HostContext,
-        cell: Cell,
-        cell_id: str,
-        sentinels: Sentinels | None,
-        output: ProbeOutput,
-        host_side: dict[str, Any],
+        self, ctx: HostContext, sentinels: Sentinels | None, host_side: dict[str, Any]
     ) -> None:
-        """Host-side evidence after the cell: what reached the canary, what changed
-        on disk, what the supervisor recorded. A failure here leaves a gap that
-        makes the affected checks inconclusive."""
-        transport = ctx.transport
+        """Host-side evidence in separate commands, for a cell whose envelope did not
+        report (cut short). Whatever cannot be read leaves a gap that makes the
+        affected checks inconclusive."""
         with anyio.CancelScope(shield=True):
             try:
                 if ctx.canary is not None and ctx.canary.error is None:
-                    events = await canary_events(transport, ctx.canary)
+                    events = await canary_events(ctx.transport, ctx.canary)
                     if events is None:
                         host_side["canary_error"] = "canary dead or its log unreadable"
                     else:
-                        ports = {
-                            str(c.evidence["src_port"])
-                            for c in output.checks
-                            if "src_port" in c.evidence
-                        }
-                        host_side["canary_events"] = [
-                            e for e in events if _mine(e, cell_id.lower(), ports)
-                        ]
+                        host_side["canary_events"] = events
                 if sentinels is not None:
-                    fs = await inspect_sentinels(transport, sentinels, tag=cell_id)
-                    if fs:
-                        fs["allowed_shared"] = cell.runtime.shares_allowed
-                    host_side["fs"] = fs
-                source = cell.runtime.spec.attribution
-                if source is not None and "attribution" in self._needs:
-                    records, error = await fetch_records(source, transport)
-                    probe = next((c for c in output.checks if c.id == ALLOWED_CONNECT), None)
-                    port = probe.evidence.get("src_port") if probe else None
-                    if records is None:
-                        host_side["decisions_error"] = error
-                    else:
-                        dst = probe.evidence.get("dst") if probe else None
-                        host_side["decisions"] = (
-                            find_records(records, int(port), str(dst) if dst else None)
-                            if port is not None
-                            else []
-                        )
+                    host_side["fs"] = await inspect_sentinels(
+                        ctx.transport, sentinels, tag=str(host_side["tag"])
+                    )
             except TransportError as exc:
                 host_side["evidence_error"] = exc.reason
+
+    async def _decisions(
+        self, ctx: HostContext, cell: Cell, output: ProbeOutput, host_side: dict[str, Any]
+    ) -> None:
+        """The supervisor's decision records for the cell's allowed connection."""
+        source = cell.runtime.spec.attribution
+        if source is None or "attribution" not in self._needs:
+            return
+        with anyio.CancelScope(shield=True):
+            try:
+                records, error = await fetch_records(source, ctx.transport)
+            except TransportError as exc:
+                host_side["evidence_error"] = exc.reason
+                return
+        probe = next((c for c in output.checks if c.id == ALLOWED_CONNECT), None)
+        port = probe.evidence.get("src_port") if probe else None
+        if records is None:
+            host_side["decisions_error"] = error
+        else:
+            dst = probe.evidence.get("dst") if probe else None
+            host_side["decisions"] = (
+                find_records(records, int(port), str(dst) if dst else None)
+                if port is not None
+                else []
+            )
 
     async def _cleanup(self, transport: Transport, commands: tuple[tuple[str, ...], ...]) -> None:
         """Best effort teardown; a cleanup that fails is not worth failing the run."""

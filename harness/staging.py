@@ -13,20 +13,24 @@ from dataclasses import dataclass, field
 from harness.errors import CommandError
 from harness.probe import BuiltProbe
 from harness.runtimes import Runtime
-from harness.transport import Transport
+from harness.transport import Completed, Transport
 
 SETUP_TIMEOUT = 60.0
 
-# $1: workdir as configured (may be empty or relative to $HOME); $2: probe sha256.
-FACTS_SCRIPT = r"""set -eu
-cd "$HOME" 2>/dev/null || cd /
-wd=${1:-.cache/harness}
-mkdir -p "$wd/probe" "$wd/cells" "$wd/empty"
-cd "$wd"
-pwd -P
-uname -r
-uname -m
-if [ -f "probe/$2" ]; then sha256sum "probe/$2" | cut -d' ' -f1; else echo missing; fi
+# facts WORKDIR SHA: WORKDIR as configured (may be empty or relative to $HOME),
+# SHA the probe's sha256. Prints the work folder, kernel, machine, and the staged
+# probe's sha256 (or "missing").
+FACTS_FUNCTION = r"""facts() (
+  set -eu
+  cd "$HOME" 2>/dev/null || cd /
+  wd=${1:-.cache/harness}
+  mkdir -p "$wd/probe" "$wd/cells" "$wd/empty"
+  cd "$wd"
+  pwd -P
+  uname -r
+  uname -m
+  if [ -f "probe/$2" ]; then sha256sum "probe/$2" | cut -d' ' -f1; else echo missing; fi
+)
 """
 
 # $1: uploaded temp file; $2: expected sha256; $3: final path.
@@ -34,37 +38,53 @@ VERIFY_SCRIPT = r"""set -eu
 got=$(sha256sum "$1" | cut -d' ' -f1)
 if [ "$got" != "$2" ]; then rm -f "$1"; echo "sha256 mismatch: got $got" >&2; exit 1; fi
 chmod 0755 "$1"
+mkdir -p "$(dirname "$3")"
 mv -f "$1" "$3"
 """
 
-# Every runtime of a host in one command: one round trip per host, not per runtime.
-# $1: a marker; then, per runtime, N and N words: its binary, then its version
-# command (if any). The checks run at once; each result follows a line "MARKER K".
-# A version command that hangs is stopped (exit 124) without holding up the others.
-RUNTIMES_SCRIPT = r"""marker=$1; shift
-check() {
+# runtimes MARKER [N WORD...]...: every runtime of a host, checked at once. Per
+# runtime, N and N words: its binary, then its version command (if any). Each
+# result follows a line "MARKER K". A version command that hangs is stopped
+# (exit 124) without holding up the others.
+RUNTIMES_FUNCTION = r"""check() {
   bin=$1; shift
   command -v "$bin" >/dev/null 2>&1 || { echo "harness-runtime-missing"; return 0; }
   if [ $# -gt 0 ]; then
-    out=$(timeout 50 "$@" 2>&1); status=$?
+    out=$(timeout 50 "$@" 2>&1 </dev/null); status=$?
     printf '%s\n' "$out" | head -c 2000
     echo; echo "harness-version-status=$status"
   fi
 }
-tmp=$(mktemp -d) || exit 1
-i=0
-while [ $# -gt 0 ]; do
-  n=$1; shift
-  refs=""; j=1
-  while [ "$j" -le "$n" ]; do refs="$refs \"\${$j}\""; j=$((j + 1)); done
-  eval "check $refs" > "$tmp/$i" 2>&1 &
-  shift "$n"; i=$((i + 1))
-done
-wait
-k=0
-while [ "$k" -lt "$i" ]; do echo "$marker $k"; cat "$tmp/$k"; k=$((k + 1)); done
-rm -rf "$tmp"
+runtimes() {
+  marker=$1; shift
+  tmp=$(mktemp -d) || return 1
+  i=0
+  while [ $# -gt 0 ]; do
+    n=$1; shift
+    refs=""; j=1
+    while [ "$j" -le "$n" ]; do refs="$refs \"\${$j}\""; j=$((j + 1)); done
+    eval "check $refs" > "$tmp/$i" 2>&1 &
+    shift "$n"; i=$((i + 1))
+  done
+  wait
+  k=0
+  while [ "$k" -lt "$i" ]; do echo "$marker $k"; cat "$tmp/$k"; k=$((k + 1)); done
+  rm -rf "$tmp"
+}
 """
+
+# A host's preparation in one round trip: its facts, then its runtimes.
+# $1 workdir, $2 probe sha256, then the runtimes' arguments. Exits non-zero only if
+# the facts could not be learned; a runtime without an answer is reported as such.
+PREPARE_SCRIPT = (
+    FACTS_FUNCTION
+    + RUNTIMES_FUNCTION
+    + r"""facts "$1" "$2" || exit
+shift 2
+[ $# -gt 1 ] && runtimes "$@"
+exit 0
+"""
+)
 TIMED_OUT = "124"  # coreutils timeout's status
 
 
@@ -108,40 +128,51 @@ class HostState:
         }
 
 
-async def _must(transport: Transport, argv: tuple[str, ...], *, stdin: bytes | None = None) -> str:
-    done = await transport.run(argv, stdin=stdin, timeout=SETUP_TIMEOUT)
+async def run_or_raise(
+    transport: Transport, argv: tuple[str, ...], *, shown: tuple[str, ...] | None = None
+) -> Completed:
+    """Run a setup command that must succeed; a failure (named as `shown`, or by
+    the argv's start) is the host's error."""
+    done = await transport.run(argv, timeout=SETUP_TIMEOUT)
     if not done.ok:
         stderr = done.stderr if not done.timed_out else f"timed out after {SETUP_TIMEOUT:g}s"
         raise CommandError(
-            transport.host, argv=argv[:3], exit_status=done.exit_status, stderr=stderr
+            transport.host, argv=shown or argv[:3], exit_status=done.exit_status, stderr=stderr
         )
-    return done.stdout
+    return done
 
 
-async def stage_probe(transport: Transport, probe: BuiltProbe, *, workdir: str | None) -> HostState:
-    """Learn the host's basics and make sure the probe is there, verified by sha256."""
-    out = await _must(
-        transport, ("sh", "-c", FACTS_SCRIPT, "harness-setup", workdir or "", probe.sha256)
-    )
-    lines = out.splitlines()
+async def prepare_host(
+    transport: Transport, probe: BuiltProbe, *, workdir: str | None, runtimes: list[Runtime]
+) -> HostState:
+    """Learn the host's basics and its runtimes' versions (one command), then make
+    sure the probe is there, verified by sha256."""
+    local, remote, marker, args = _runtime_request(runtimes)
+    argv = ("sh", "-c", PREPARE_SCRIPT, "harness-setup", workdir or "", probe.sha256, *args)
+    done = await run_or_raise(transport, argv)
+    lines = done.stdout.splitlines()
     if len(lines) < 4:
-        raise CommandError(transport.host, argv=("sh", "-c", "setup"), exit_status=0, stderr=out)
+        raise CommandError(
+            transport.host, argv=argv[:3], exit_status=0, stderr=done.stdout or done.stderr
+        )
     wd, kernel, machine, present = lines[0], lines[1], lines[2], lines[3].strip()
     final = f"{wd}/probe/{probe.sha256}"
     uploaded = False
     if present != probe.sha256:
         tmp = f"{wd}/probe/.{probe.sha256[:16]}.{secrets.token_hex(4)}"
         await transport.put_file(probe.path, tmp, mode=0o755)
-        await _must(
+        await run_or_raise(
             transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, probe.sha256, final)
         )
         uploaded = True
+    found = {**local, **_runtime_results(remote, marker, done, lines[4:])}
     return HostState(
         workdir=wd,
         kernel_release=kernel,
         machine=machine,
         probe_path=final,
         probe_uploaded=uploaded,
+        runtimes={rt.name: found[rt.name] for rt in runtimes},
     )
 
 
@@ -171,41 +202,45 @@ def _runtime_status(runtime: Runtime, text: str) -> RuntimeStatus:
     return RuntimeStatus(available=True, version=seen.version, fingerprint=seen.fingerprint)
 
 
-async def check_runtimes(transport: Transport, runtimes: list[Runtime]) -> dict[str, RuntimeStatus]:
-    """Is each runtime's binary on this host, and what version does it report?"""
-    results: dict[str, RuntimeStatus] = {}
+def _runtime_request(
+    runtimes: list[Runtime],
+) -> tuple[dict[str, RuntimeStatus], list[Runtime], str, list[str]]:
+    """What can be known without asking the host, and the arguments asking for the rest."""
+    local: dict[str, RuntimeStatus] = {}
     remote: list[Runtime] = []
     for rt in runtimes:
         if _nothing_to_check(rt):
             seen = rt.identify("")
-            results[rt.name] = RuntimeStatus(
+            local[rt.name] = RuntimeStatus(
                 available=True, version=seen.version, fingerprint=seen.fingerprint
             )
         else:
             remote.append(rt)
-    if remote:
-        marker = f"harness-runtime-{secrets.token_hex(6)}"
-        args: list[str] = []
-        for rt in remote:
-            words = [rt.binary, *(rt.version_argv() or ())]
-            args += [str(len(words)), *words]
-        argv = ("sh", "-c", RUNTIMES_SCRIPT, "harness-runtime", marker, *args)
-        done = await transport.run(argv, timeout=SETUP_TIMEOUT)
-        parts: dict[int, list[str]] = {}
-        current: list[str] | None = None
-        for line in done.stdout.splitlines():
-            head, _, index = line.partition(" ")
-            if head == marker and index.isdigit():
-                current = parts.setdefault(int(index), [])
-            elif current is not None:
-                current.append(line)
-        for k, rt in enumerate(remote):
-            if k in parts and done.ok:
-                results[rt.name] = _runtime_status(rt, "\n".join(parts[k]))
-                continue
-            if done.timed_out:
-                why = "timed out"
-            else:
-                why = done.stderr.strip() or f"no answer (exit {done.exit_status})"
+    marker = f"harness-runtime-{secrets.token_hex(6)}"
+    args: list[str] = []
+    for rt in remote:
+        words = [rt.binary, *(rt.version_argv() or ())]
+        args += [str(len(words)), *words]
+    return local, remote, marker, [marker, *args] if remote else []
+
+
+def _runtime_results(
+    remote: list[Runtime], marker: str, done: Completed, lines: list[str]
+) -> dict[str, RuntimeStatus]:
+    """Each asked runtime's status, from its part of the output."""
+    parts: dict[int, list[str]] = {}
+    current: list[str] | None = None
+    for line in lines:
+        head, _, index = line.partition(" ")
+        if head == marker and index.isdigit():
+            current = parts.setdefault(int(index), [])
+        elif current is not None:
+            current.append(line)
+    results = {}
+    for k, rt in enumerate(remote):
+        if k in parts:
+            results[rt.name] = _runtime_status(rt, "\n".join(parts[k]))
+        else:
+            why = done.stderr.strip() or "no answer"
             results[rt.name] = RuntimeStatus(available=False, reason=f"{rt.binary}: {why}")
-    return {rt.name: results[rt.name] for rt in runtimes}
+    return results

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from harness.bisect.artifacts import Candidate
 from harness.errors import CommandError, UsageError
+from harness.staging import VERIFY_SCRIPT, run_or_raise
 from harness.transport import Transport
 
-SETUP_TIMEOUT = 60.0
 FOLDER = "runsc-bin"
 ARCH_OF_MACHINE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
@@ -31,15 +31,6 @@ uname -m
 
 # $1: final path. Prints its sha256, or "missing".
 PRESENT_SCRIPT = r"""if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo missing; fi"""
-
-# $1: uploaded temp file; $2: expected sha256; $3: final path.
-VERIFY_SCRIPT = r"""set -eu
-got=$(sha256sum "$1" | cut -d' ' -f1)
-if [ "$got" != "$2" ]; then rm -f "$1"; echo "sha256 mismatch: got $got" >&2; exit 1; fi
-chmod 0755 "$1"
-mkdir -p "$(dirname "$3")"
-mv -f "$1" "$3"
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,19 +52,13 @@ class Installed:
     version: str
 
 
-async def _must(transport: Transport, argv: tuple[str, ...]) -> str:
-    done = await transport.run(argv, timeout=SETUP_TIMEOUT)
-    if not done.ok:
-        stderr = done.stderr if not done.timed_out else f"timed out after {SETUP_TIMEOUT:g}s"
-        raise CommandError(
-            transport.host, argv=argv[:3], exit_status=done.exit_status, stderr=stderr
-        )
-    return done.stdout
+async def _stdout(transport: Transport, argv: tuple[str, ...]) -> str:
+    return (await run_or_raise(transport, argv)).stdout
 
 
 async def prepare_host(transport: Transport, *, workdir: str | None) -> HostInfo:
     """The host's work folder and machine; refuses machines gVisor does not build for."""
-    out = await _must(transport, ("sh", "-c", PREPARE_SCRIPT, "harness-bisect", workdir or ""))
+    out = await _stdout(transport, ("sh", "-c", PREPARE_SCRIPT, "harness-bisect", workdir or ""))
     lines = out.splitlines()
     if len(lines) < 2:
         raise CommandError(transport.host, argv=("sh", "-c", "prepare"), exit_status=0, stderr=out)
@@ -93,19 +78,14 @@ async def install(transport: Transport, candidate: Candidate, *, host: HostInfo)
             candidate cannot even print its version (a build that does not run).
     """
     final = f"{host.workdir}/{FOLDER}/{candidate.sha256}/runsc"
-    present = await _must(transport, ("sh", "-c", PRESENT_SCRIPT, "harness-present", final))
+    present = await _stdout(transport, ("sh", "-c", PRESENT_SCRIPT, "harness-present", final))
     uploaded = present.strip() != candidate.sha256
     if uploaded:
         tmp = f"{host.workdir}/{FOLDER}/.{candidate.sha256[:16]}.{secrets.token_hex(4)}"
         await transport.put_file(candidate.runsc, tmp, mode=0o755)
-        await _must(
+        await _stdout(
             transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, candidate.sha256, final)
         )
-    done = await transport.run((final, "--version"), timeout=SETUP_TIMEOUT)
-    if not done.ok:
-        stderr = done.stderr if not done.timed_out else f"timed out after {SETUP_TIMEOUT:g}s"
-        raise CommandError(
-            transport.host, argv=("runsc --version",), exit_status=done.exit_status, stderr=stderr
-        )
+    done = await run_or_raise(transport, (final, "--version"), shown=("runsc --version",))
     version = " ".join(done.stdout.split())[:300]
     return Installed(path=final, uploaded=uploaded, version=version)

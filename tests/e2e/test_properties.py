@@ -189,7 +189,8 @@ def test_helper_that_never_was_setuid_is_inconclusive(tmp_path: Path, nosuid_hel
 
 
 def test_missing_sentinels_are_inconclusive(tmp_path: Path) -> None:
-    """If the sentinels cannot be made, filesystem confinement is inconclusive."""
+    """If the sentinels cannot be made, the sandbox is not started (its blocked reads
+    would prove nothing) and filesystem confinement is inconclusive, with the reason."""
     require_tool("runsc")
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "fs").write_text("a file where the sentinels' folder should be")
@@ -200,7 +201,10 @@ def test_missing_sentinels_are_inconclusive(tmp_path: Path) -> None:
     assert result.code == 3, result.stdout + result.stderr
     row = verdicts_of(tmp_path / "out")[("localhost", "runsc", "filesystem_confinement")]
     assert row["observed"] == "inconclusive"
-    assert "--sentinel not given" in row["reason"] or "not given" in row["reason"]
+    assert "sentinels could not be made" in row["reason"]
+    assert "Not a directory" in row["reason"]
+    runsc = cells_of(tmp_path / "out")[("localhost", "runsc")]
+    assert runsc["status"] == "error" and runsc["checks"] == []
 
 
 def test_attribution_against_a_decision_record_source(tmp_path: Path) -> None:
