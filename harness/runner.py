@@ -354,6 +354,8 @@ class Runner:
         try:
             try:
                 await connect_with_retries(transport, host)
+                if ssh := transport.describe():
+                    entry["ssh"] = ssh
                 state = await prepare_host(
                     transport,
                     self.probe,

@@ -200,11 +200,16 @@ def load_inventory(path: Path) -> list[Host]:
                 accept_new_host_key=_first(entry.accept_new_host_key, d.accept_new_host_key),
                 max_sessions=entry.max_sessions or d.max_sessions,
                 max_cells=entry.max_cells or d.max_cells,
+                ciphers=_tuple(entry.ciphers or d.ciphers),
                 tags=tuple(entry.tags),
                 source=shown,
             )
         )
     return hosts
+
+
+def _tuple(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(values) if values else None
 
 
 def _select_hosts(

@@ -24,6 +24,18 @@ class _Strict(BaseModel):
 # --- inventory -------------------------------------------------------------------
 
 
+# The ciphers a host may be asked to prefer: AEAD or CTR modes that OpenSSH and
+# asyncssh both enable by default. Weaker ones cannot be chosen.
+Cipher = Literal[
+    "chacha20-poly1305@openssh.com",
+    "aes256-gcm@openssh.com",
+    "aes128-gcm@openssh.com",
+    "aes256-ctr",
+    "aes192-ctr",
+    "aes128-ctr",
+]
+
+
 class HostDefaults(_Strict):
     """Values every host in one inventory file inherits unless it sets its own."""
 
@@ -41,6 +53,9 @@ class HostDefaults(_Strict):
     max_sessions: Annotated[int, Field(ge=1, le=256)] = 8
     max_cells: Annotated[int, Field(ge=1, le=256)] = 4
     accept_new_host_key: bool = False
+    # SSH ciphers in order of preference; unset: asyncssh's defaults (chacha20-poly1305
+    # first). AES-GCM costs less CPU per command where the CPU has AES instructions.
+    ciphers: list[Cipher] | None = None
 
 
 class HostEntry(_Strict):
@@ -61,6 +76,7 @@ class HostEntry(_Strict):
     # Opt in, per host, to trusting a host key never seen before (and recording it in
     # known_hosts). A *changed* key is always refused.
     accept_new_host_key: bool | None = None
+    ciphers: list[Cipher] | None = None
     tags: list[Name] = []
 
 
@@ -86,6 +102,7 @@ class Host(_Strict):
     max_sessions: int = 8
     max_cells: int = 4
     accept_new_host_key: bool = False
+    ciphers: tuple[str, ...] | None = None
     tags: tuple[str, ...] = ()
     source: str = ""
 

@@ -58,6 +58,10 @@ class Transport(abc.ABC):
     async def get_file(self, source: str, dest: Path) -> None:
         """Copy a file from the host to a local path."""
 
+    def describe(self) -> dict[str, str]:
+        """How the connection was made (negotiated algorithms...), for the manifest."""
+        return {}
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release the connection."""
 

@@ -96,6 +96,8 @@ class SSHTransport(Transport):
             "keepalive_interval": 15,
             "keepalive_count_max": 4,
         }
+        if spec.ciphers:
+            options["encryption_algs"] = list(spec.ciphers)
         if spec.user:
             options["username"] = spec.user
         if spec.identity_file:
@@ -166,6 +168,17 @@ class SSHTransport(Transport):
             "%s: accepted new host key %s (accept_new_host_key)", self.host, key.get_fingerprint()
         )
         return conn
+
+    def describe(self) -> dict[str, str]:
+        if self._conn is None:
+            return {}
+        key = self._conn.get_server_host_key()
+        found = {
+            "server_version": self._conn.get_extra_info("server_version"),
+            "host_key": key.get_algorithm() if key else None,
+            "cipher": self._conn.get_extra_info("send_cipher"),
+        }
+        return {name: str(value) for name, value in found.items() if value}
 
     def _connection(self) -> asyncssh.SSHClientConnection:
         if self._conn is None:

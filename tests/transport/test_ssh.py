@@ -119,6 +119,19 @@ async def test_every_argument_arrives_literally(lab: Lab, tmp_path: Path) -> Non
     assert not (tmp_path / "MARK").exists()
 
 
+async def test_cipher_preference_is_negotiated(lab: Lab) -> None:
+    """asyncssh's defaults unless the inventory prefers a cipher; either way the
+    manifest can say what was used."""
+    async with SSHTransport(_host(lab, lab.trusted)) as t:
+        default = t.describe()
+    async with SSHTransport(_host(lab, lab.trusted, ciphers=("aes256-gcm@openssh.com",))) as t:
+        chosen = t.describe()
+        assert (await t.run(["true"])).ok
+    assert default["cipher"] == "chacha20-poly1305@openssh.com"
+    assert chosen["cipher"] == "aes256-gcm@openssh.com"
+    assert chosen["host_key"] == "ssh-ed25519" and chosen["server_version"].startswith("SSH-2.0-")
+
+
 async def test_files_round_trip(lab: Lab, tmp_path: Path) -> None:
     """put_file and get_file move bytes unchanged, with the mode asked for."""
     src = tmp_path / "src.bin"
