@@ -97,8 +97,9 @@ def run_harness(label: str, out: Path, *args: str) -> tuple[Any, dict[str, dict[
 
 def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], bytes | None]]]:
     """Run the matrix in-process with a transport that records each cell's command
-    and holds back the teardown (canary down, sentinel removal), so the cells can
-    be replayed afterwards with identical fixtures. Returns the cells and the
+    (the sandbox command inside the cell's envelope) and holds back the canary's
+    teardown; the sentinels, which the envelope removes, are made again, so the
+    cells can be replayed afterwards with identical fixtures. Returns the cells and the
     deferred teardown commands."""
     from harness import runner as runner_mod
     from harness.plan import make_plan
@@ -108,9 +109,12 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     from harness.spec import load_matrix
     from harness.transport import Completed, LocalTransport
 
+    from harness.fixtures.filesystem import FUNCTIONS
+
     recorded: list[Recorded] = []
     deferred: list[tuple[list[str], bytes | None]] = []
-    held = ("harness-canary-down", "harness-fs-check")
+    held = ("harness-canary-down",)
+    fixtures: list[list[str]] = []  # each cell's sentinels, made again for the replays
 
     class Recording(LocalTransport):
         async def run(self, argv, *, stdin=None, timeout=None):  # type: ignore[no-untyped-def]
@@ -122,8 +126,15 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
                 deferred.append((argv, stdin))
                 return Completed(tuple(argv), 0, None, "", "", 0.0)
             done = await super().run(argv, stdin=stdin, timeout=timeout)
-            if argv[0] == "timeout":
-                recorded.append(Recorded(runtime="?", argv=argv, stdin=stdin))
+            if argv[:4] == ["sh", "-c", argv[2], "harness-cell"]:
+                # The envelope: $1 marker, $2-$4 the sentinels, $5 tag, $6-$7 the
+                # canary; then the sandbox command itself.
+                root, token, original = argv[5:8]
+                recorded.append(Recorded(runtime="?", argv=argv[11:], stdin=stdin))
+                if root:
+                    setup = FUNCTIONS + 'fs_setup "$1" "$2" "$3"'
+                    fixtures.append(["sh", "-c", setup, "fs", root, token, original])
+                    deferred.append((["rm", "-rf", "--", root], None))
             return done
 
     matrix = load_matrix(MATRIX)
@@ -138,6 +149,8 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     finally:
         runner_mod.open_transport = original
         store.close()
+    for argv in fixtures:
+        subprocess.run(argv, capture_output=True, check=True)
     # Match commands to runtimes by the cell tags in the records, in order.
     by_tag = {c.host_side.get("tag"): c.runtime for c in outcome.cells}
     for rec in recorded:

@@ -108,21 +108,39 @@ def _cell(v: VerdictRecord | None) -> Text:
 
 
 def verdict_tables(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Table]:
-    """One table per host: facts and properties down, runtimes across."""
-    tables = []
+    """Facts and properties down, runtimes across: one table per host, except that
+    hosts whose tables would be identical share one (a fleet is mostly alike, and
+    fifty copies of a table hide the one host that differs)."""
     by_host: dict[str, list[VerdictRecord]] = {}
     for v in verdicts:  # one pass: a fleet has thousands of hosts
         by_host.setdefault(v.host, []).append(v)
+    groups: dict[tuple[object, ...], list[str]] = {}
+    shapes: dict[tuple[object, ...], tuple[list[str], dict[str, dict[str, VerdictRecord]]]] = {}
     for host, rows in by_host.items():
         seen = {v.runtime for v in rows}
         columns = [r for r in runtimes if r in seen]
-        table = Table(title=f"host: {host}", title_justify="left", show_lines=False)
-        table.add_column("fact / property", style="bold")
-        for rt in columns:
-            table.add_column(rt)
         by_subject: dict[str, dict[str, VerdictRecord]] = {}
         for v in rows:
             by_subject.setdefault(v.subject(), {})[v.runtime] = v
+        # Order-free: the same results make the same key whichever cell ended first.
+        cells = sorted(
+            (subject, rt, str(v.verdict), v.display or str(v.observed))
+            for subject, by_rt in by_subject.items()
+            for rt, v in by_rt.items()
+        )
+        key: tuple[object, ...] = (tuple(columns), tuple(cells))
+        groups.setdefault(key, []).append(host)
+        shapes.setdefault(key, (columns, by_subject))
+    tables = []
+    for key, hosts in groups.items():
+        columns, by_subject = shapes[key]
+        title = (
+            f"host: {hosts[0]}" if len(hosts) == 1 else f"{len(hosts)} hosts: {', '.join(hosts)}"
+        )
+        table = Table(title=title, title_justify="left", show_lines=False)
+        table.add_column("fact / property", style="bold")
+        for rt in columns:
+            table.add_column(rt)
         for subject, by_rt in by_subject.items():
             table.add_row(subject, *(_cell(by_rt.get(rt)) for rt in columns))
         tables.append(table)

@@ -1,0 +1,56 @@
+"""The end-of-run tables: hosts with identical results share one table, so the
+host that differs stands out instead of hiding among fifty copies."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+from rich.console import Console
+
+from harness.report.console import print_report
+from harness.results.records import Verdict, VerdictRecord
+
+
+def _verdicts(host: str, *, egress: str = "enforced", order: int = 1) -> list[VerdictRecord]:
+    rows = [
+        VerdictRecord(
+            host, "runsc", "enforced", egress, Verdict.PASS if egress == "enforced" else
+            Verdict.REGRESSION, property="egress_confinement", display=egress,
+        ),
+        VerdictRecord(host, "runsc", None, "4.4.0", Verdict.SKIPPED, fact="kernel_release"),
+        VerdictRecord(host, "host", None, "6.1.0", Verdict.SKIPPED, fact="kernel_release"),
+    ]  # fmt: skip
+    return rows[::order]
+
+
+def _report(verdicts: list[VerdictRecord]) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=200, highlight=False, color_system=None)
+    print_report(console, verdicts, runtimes=["host", "runsc"], folder="out", exit_code=1)
+    return out.getvalue()
+
+
+def test_identical_hosts_share_a_table_and_the_odd_one_stands_alone() -> None:
+    text = _report(
+        [
+            *_verdicts("ci-1"),
+            *_verdicts("ci-2", order=-1),  # same results, recorded in another order
+            *_verdicts("ci-3", egress="violated"),
+            *_verdicts("ci-4"),
+        ]
+    )
+    assert "3 hosts: ci-1, ci-2, ci-4" in text
+    assert "host: ci-3" in text
+    assert text.count("egress_confinement ") == 2  # one row per table
+    # Every mismatch is still listed by its own host below the tables.
+    assert "regression   ci-3/runsc egress_confinement" in text
+    assert "ci-1/runsc" not in text
+
+
+def test_a_different_measured_value_is_a_different_table() -> None:
+    other = _verdicts("ci-2")
+    other[1] = replace(other[1], observed="4.4.1")
+    text = _report([*_verdicts("ci-1"), *other])
+    assert "host: ci-1" in text and "host: ci-2" in text
+    assert "4.4.0" in text and "4.4.1" in text
