@@ -102,14 +102,13 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     cells can be replayed afterwards with identical fixtures. Returns the cells and the
     deferred teardown commands."""
     from harness import runner as runner_mod
+    from harness.fixtures.filesystem import FUNCTIONS
     from harness.plan import make_plan
     from harness.probe import build_probe
     from harness.results import ResultsStore
     from harness.runner import Runner
     from harness.spec import load_matrix
     from harness.transport import Completed, LocalTransport
-
-    from harness.fixtures.filesystem import FUNCTIONS
 
     recorded: list[Recorded] = []
     deferred: list[tuple[list[str], bytes | None]] = []

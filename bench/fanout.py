@@ -556,6 +556,9 @@ def main() -> None:
     parser.add_argument("--skip-algorithms", action="store_true")
     parser.add_argument("--algorithms-only", action="store_true")
     parser.add_argument("--skip", action="append", default=[], help="skip a contender")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="head-to-head rounds of harness and parallel-ssh"
+    )
     args = parser.parse_args()
     n = args.hosts
     ensure_bytecode()
@@ -670,6 +673,27 @@ def main() -> None:
                     rows["ssh loop"] = meter(
                         "sequential ssh loop", lambda: ssh_loop_phase(lab, peers)
                     )
+                if args.rounds and "pssh" not in args.skip:
+                    # The closest peer, head to head: alternate runs, so that a noisy
+                    # minute on this shared machine hits both alike.
+                    print(f"head to head with parallel-ssh, {args.rounds} rounds", flush=True)
+                    rounds = []
+                    for i in range(args.rounds):
+                        out = work / f"run-round-{i}"
+                        h_row = meter(
+                            f"harness run, round {i + 1}",
+                            lambda out=out: run_measured(
+                                "harness",
+                                harness_argv(
+                                    "run", str(matrix), "--out", str(out), "--no-progress"
+                                ),
+                            ),
+                        )
+                        p_row = meter(
+                            f"parallel-ssh, round {i + 1}", lambda: helper("pssh", "_pssh", pspec)
+                        )
+                        rounds.append({"harness": h_row, "parallel-ssh": p_row})
+                    results["head_to_head"] = rounds
             finally:
                 peers.close()
         for row in rows.values():
@@ -763,6 +787,33 @@ def report(results: dict[str, Any]) -> None:
             ],
         )
     )
+    if results.get("head_to_head"):
+        rounds = results["head_to_head"]
+        walls = {k: [r[k]["wall_s"] for r in rounds] for k in ("harness", "parallel-ssh")}
+        cpus = {k: [r[k]["total_cpu_s"] for r in rounds] for k in ("harness", "parallel-ssh")}
+        ratios = [h / p for h, p in zip(walls["harness"], walls["parallel-ssh"], strict=True)]
+        results["summary"]["head_to_head"] = {
+            "harness_wall_median_s": median(walls["harness"]),
+            "pssh_wall_median_s": median(walls["parallel-ssh"]),
+            "wall_ratios": ratios,
+            "harness_cpu_median_s": median(cpus["harness"]),
+            "pssh_cpu_median_s": median(cpus["parallel-ssh"]),
+        }
+        results["summary"]["targets"]["faster than parallel-ssh, head to head (median)"] = verdict(
+            median(walls["harness"]), median(walls["parallel-ssh"])
+        )
+        print()
+        print(
+            table(
+                ["round", "harness wall s", "parallel-ssh wall s", "harness / parallel-ssh",
+                 "harness CPU s", "parallel-ssh CPU s"],
+                [
+                    [i + 1, walls["harness"][i], walls["parallel-ssh"][i], ratios[i],
+                     cpus["harness"][i], cpus["parallel-ssh"][i]]
+                    for i in range(len(rounds))
+                ],
+            )
+        )  # fmt: skip
     for k, v in results["summary"]["targets"].items():
         print(f"target {k}: {v}")
     if "algorithms" in results:

@@ -18,8 +18,8 @@ from harness.transport import Completed, Transport
 SETUP_TIMEOUT = 60.0
 
 # facts WORKDIR SHA: WORKDIR as configured (may be empty or relative to $HOME),
-# SHA the probe's sha256. Prints the work folder, kernel, machine, and the staged
-# probe's sha256 (or "missing").
+# SHA the probe's sha256. Prints the work folder; the kernel release and machine
+# (one line: a release has no spaces); the staged probe's sha256 (or "missing").
 FACTS_FUNCTION = r"""facts() (
   set -eu
   cd "$HOME" 2>/dev/null || cd /
@@ -27,9 +27,8 @@ FACTS_FUNCTION = r"""facts() (
   mkdir -p "$wd/probe" "$wd/cells" "$wd/empty"
   cd "$wd"
   pwd -P
-  uname -r
-  uname -m
-  if [ -f "probe/$2" ]; then sha256sum "probe/$2" | cut -d' ' -f1; else echo missing; fi
+  uname -r -m
+  if [ -f "probe/$2" ]; then sha256sum "probe/$2"; else echo missing; fi
 )
 """
 
@@ -151,11 +150,12 @@ async def prepare_host(
     argv = ("sh", "-c", PREPARE_SCRIPT, "harness-setup", workdir or "", probe.sha256, *args)
     done = await run_or_raise(transport, argv)
     lines = done.stdout.splitlines()
-    if len(lines) < 4:
+    kernel_machine = lines[1].split() if len(lines) >= 3 else []
+    if len(kernel_machine) != 2 or not lines[2].strip():
         raise CommandError(
             transport.host, argv=argv[:3], exit_status=0, stderr=done.stdout or done.stderr
         )
-    wd, kernel, machine, present = lines[0], lines[1], lines[2], lines[3].strip()
+    wd, (kernel, machine), present = lines[0], kernel_machine, lines[2].split()[0]
     final = f"{wd}/probe/{probe.sha256}"
     uploaded = False
     if present != probe.sha256:
@@ -165,7 +165,7 @@ async def prepare_host(
             transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, probe.sha256, final)
         )
         uploaded = True
-    found = {**local, **_runtime_results(remote, marker, done, lines[4:])}
+    found = {**local, **_runtime_results(remote, marker, done, lines[3:])}
     return HostState(
         workdir=wd,
         kernel_release=kernel,

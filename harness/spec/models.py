@@ -53,8 +53,8 @@ class HostDefaults(_Strict):
     max_sessions: Annotated[int, Field(ge=1, le=256)] = 8
     max_cells: Annotated[int, Field(ge=1, le=256)] = 4
     accept_new_host_key: bool = False
-    # SSH ciphers in order of preference; unset: asyncssh's defaults (chacha20-poly1305
-    # first). AES-GCM costs less CPU per command where the CPU has AES instructions.
+    # SSH ciphers in order of preference; unset: asyncssh's set, AES-GCM first where
+    # the controller's CPU has AES instructions, chacha20-poly1305 first elsewhere.
     ciphers: list[Cipher] | None = None
 
 

@@ -14,6 +14,7 @@ from harness.errors import HostKeyError, TransportError
 from harness.runner import connect_with_retries
 from harness.spec.models import Host
 from harness.transport import LocalTransport, SSHTransport
+from harness.transport.ssh import has_aes_instructions
 from tests.conftest import Lab
 from tests.lab import Sshd, free_port, keygen, start_sshd
 
@@ -120,16 +121,35 @@ async def test_every_argument_arrives_literally(lab: Lab, tmp_path: Path) -> Non
 
 
 async def test_cipher_preference_is_negotiated(lab: Lab) -> None:
-    """asyncssh's defaults unless the inventory prefers a cipher; either way the
-    manifest can say what was used."""
+    """By default AES-GCM first where the CPU has AES instructions, chacha20-poly1305
+    first elsewhere; an inventory's preference wins; the manifest says what was used."""
     async with SSHTransport(_host(lab, lab.trusted)) as t:
         default = t.describe()
-    async with SSHTransport(_host(lab, lab.trusted, ciphers=("aes256-gcm@openssh.com",))) as t:
+    chacha = ("chacha20-poly1305@openssh.com",)
+    async with SSHTransport(_host(lab, lab.trusted, ciphers=chacha)) as t:
         chosen = t.describe()
         assert (await t.run(["true"])).ok
-    assert default["cipher"] == "chacha20-poly1305@openssh.com"
-    assert chosen["cipher"] == "aes256-gcm@openssh.com"
+    expected = "aes256-gcm@openssh.com" if has_aes_instructions() else chacha[0]
+    assert default["cipher"] == expected
+    assert chosen["cipher"] == chacha[0]
     assert chosen["host_key"] == "ssh-ed25519" and chosen["server_version"].startswith("SSH-2.0-")
+
+
+@pytest.mark.parametrize(
+    ("text", "aes"),
+    [
+        ("processor\t: 0\nflags\t\t: fpu sse2 aes pclmulqdq avx2\n", True),
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2\n", False),
+        ("processor\t: 0\nflags\t\t: fpu aes\n", False),  # no carry-less multiply: slow GCM
+        ("processor\t: 0\nFeatures\t: fp asimd aes pmull sha1\n", True),
+        ("", False),
+    ],
+)
+def test_aes_instructions_are_read_from_cpuinfo(tmp_path: Path, text: str, aes: bool) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(text)
+    assert has_aes_instructions.__wrapped__(str(cpuinfo)) is aes
+    assert has_aes_instructions.__wrapped__(str(tmp_path / "missing")) is False
 
 
 async def test_files_round_trip(lab: Lab, tmp_path: Path) -> None:
