@@ -40,6 +40,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -2272,6 +2273,90 @@ static int canary_bind(const char *spec, int type)
     return fd;
 }
 
+static int init_ifup(int sock, const char *ifname, const char *addr, int prefix);
+static int net_default_route(int sock, const char *gw);
+
+/* --daemon: the readiness pipe's write end, in the daemon; -1 otherwise. */
+static int g_ready_fd = -1;
+
+/*
+ * Fork a daemon that logs to `log` in a session of its own; the caller's process
+ * waits until the daemon says it is ready, then prints "pid=N" and exits 0. If
+ * the daemon fails first (or takes over 10 s), its log goes to stderr and the
+ * exit status is 86. No polling: the daemon closes the pipe by writing a byte,
+ * or by dying. Returns in the daemon only.
+ */
+static void canary_daemonize(const char *log)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        fatal(2, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0)
+        fatal(2, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(p[0]);
+        setsid();
+        int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+            _exit(2); /* the caller reports the missing log */
+        close(out);
+        close(in);
+        g_ready_fd = p[1];
+        return;
+    }
+    close(p[1]);
+    struct pollfd pf = { .fd = p[0], .events = POLLIN };
+    char c;
+    int waited = poll(&pf, 1, 10000);
+    if (waited > 0 && read(p[0], &c, 1) == 1) {
+        dprintf(1, "pid=%d\n", (int)pid);
+        _exit(0);
+    }
+    if (waited == 0) {
+        kill(pid, SIGKILL);
+        dprintf(2, "canary did not report ready within 10s\n");
+    }
+    char buf[4096];
+    int fd = open(log, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+    if (n > 0)
+        (void)!write(2, buf, (size_t)n);
+    else
+        dprintf(2, "canary failed before writing %s\n", log);
+    _exit(86);
+}
+
+/* --netns/--iface: move into the outside namespace and configure its end. */
+static void canary_network(const char *netns, const char *iface, const char *cidr, const char *gw)
+{
+    if (netns) {
+        int fd = open(netns, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || setns(fd, CLONE_NEWNET))
+            fatal(2, "setns %s: %s", netns, strerror(errno));
+        close(fd);
+    }
+    if (!iface)
+        return;
+    char addr[64];
+    int prefix = 0;
+    const char *slash = cidr ? strchr(cidr, '/') : NULL;
+    if (!slash || (size_t)(slash - cidr) >= sizeof addr || sscanf(slash + 1, "%d", &prefix) != 1
+        || prefix < 1 || prefix > 32)
+        fatal(2, "bad --iface-addr (want IPV4/PREFIX): %s", cidr ? cidr : "(none)");
+    memcpy(addr, cidr, (size_t)(slash - cidr));
+    addr[slash - cidr] = '\0';
+    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sock < 0 || init_ifup(sock, "lo", NULL, 0))
+        fatal(2, "lo: %s", strerror(errno));
+    if (init_ifup(sock, iface, addr, prefix))
+        fatal(2, "%s: %s", iface, strerror(errno));
+    if (gw && net_default_route(sock, gw))
+        fatal(2, "default route via %s: %s", gw, strerror(errno));
+    close(sock);
+}
+
 /* Single-threaded poll loop; never waits on one client. */
 __attribute__((noreturn))
 static void canary_main(int argc, char **argv)
@@ -2280,7 +2365,8 @@ static void canary_main(int argc, char **argv)
     static struct client cl[MAX_CLIENTS];
     static struct pollfd pf[MAX_LISTEN + MAX_CLIENTS];
     size_t nl = 0, nc = 0;
-    const char *answer = NULL;
+    const char *answer = NULL, *daemon_log = NULL, *netns = NULL, *iface = NULL, *cidr = NULL,
+               *gw = NULL;
 
     g_fatal_type = "event";
     signal(SIGPIPE, SIG_IGN);
@@ -2297,6 +2383,16 @@ static void canary_main(int argc, char **argv)
             g_canary_nonce = val;
         else if (!strcmp(opt, "--answer"))
             answer = val;
+        else if (!strcmp(opt, "--daemon"))
+            daemon_log = val;
+        else if (!strcmp(opt, "--netns"))
+            netns = val;
+        else if (!strcmp(opt, "--iface"))
+            iface = val;
+        else if (!strcmp(opt, "--iface-addr"))
+            cidr = val;
+        else if (!strcmp(opt, "--gateway"))
+            gw = val;
         else
             fatal(2, "bad argument: %s", opt);
     }
@@ -2307,12 +2403,19 @@ static void canary_main(int argc, char **argv)
     g_have_answer = answer != NULL;
     if (nl == 0)
         fatal(2, "no --tcp or --dns given");
+    if (daemon_log)
+        canary_daemonize(daemon_log);
+    canary_network(netns, iface, cidr, gw);
     for (size_t k = 0; k < nl; k++)
         ls[k].fd = canary_bind(ls[k].spec, ls[k].type);
 
     Buf b = { .n = 0 };
     bput(&b, "{\"event\":\"ready\",\"pid\":%d}", (int)getpid());
     emit(&b);
+    if (g_ready_fd >= 0) {
+        (void)!write(g_ready_fd, "r", 1);
+        close(g_ready_fd);
+    }
 
     for (;;) {
         double now = now_ms(), next = -1;
@@ -2522,6 +2625,18 @@ static int init_ifup(int sock, const char *ifname, const char *addr, int prefix)
     return ioctl(sock, SIOCSIFFLAGS, &ifr);
 }
 
+/* A default route via `gw` (IPv4). */
+static int net_default_route(int sock, const char *gw)
+{
+    struct rtentry rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rt_flags = RTF_UP | RTF_GATEWAY;
+    if (init_inet(&rt.rt_dst, "0.0.0.0") || init_inet(&rt.rt_genmask, "0.0.0.0")
+        || init_inet(&rt.rt_gateway, gw))
+        return errno = EINVAL, -1;
+    return ioctl(sock, SIOCADDRT, &rt);
+}
+
 /* Loopback, and the NIC /harness/net asks for: 0, or -1 (with `why`) if that failed. */
 static int init_net(char *why, size_t size)
 {
@@ -2537,14 +2652,10 @@ static int init_net(char *why, size_t size)
         snprintf(why, size, "/harness/net: expected IFACE ADDRESS PREFIX GATEWAY");
         failed = 1;
     } else if (asked) {
-        struct rtentry rt;
-        memset(&rt, 0, sizeof rt);
-        rt.rt_flags = RTF_UP | RTF_GATEWAY;
         if (init_ifup(sock, ifname, addr, prefix)) {
             snprintf(why, size, "%s: %s", ifname, strerror(errno));
             failed = 1;
-        } else if (init_inet(&rt.rt_dst, "0.0.0.0") || init_inet(&rt.rt_genmask, "0.0.0.0")
-                   || init_inet(&rt.rt_gateway, gw) || ioctl(sock, SIOCADDRT, &rt)) {
+        } else if (net_default_route(sock, gw)) {
             snprintf(why, size, "default route via %s: %s", gw, strerror(errno));
             failed = 1;
         }
@@ -2645,6 +2756,7 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "run"))
         fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] [OPTIONS] SCENARIO..."
                  " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"
+                 " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG]"
                  " | probe whoami | probe version");
 
     int i = 2;
