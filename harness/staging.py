@@ -50,8 +50,7 @@ RUNTIMES_FUNCTION = r"""check() {
   command -v "$bin" >/dev/null 2>&1 || { echo "harness-runtime-missing"; return 0; }
   if [ $# -gt 0 ]; then
     out=$(timeout 50 "$@" 2>&1 </dev/null); status=$?
-    printf '%s\n' "$out" | head -c 2000
-    echo; echo "harness-version-status=$status"
+    printf '%s\n\n%s\n' "$out" "harness-version-status=$status"
   fi
 }
 runtimes() {
@@ -189,7 +188,7 @@ def _runtime_status(runtime: Runtime, text: str) -> RuntimeStatus:
     marker = "harness-version-status="
     lines = text.splitlines()
     status = next((ln[len(marker) :] for ln in lines if ln.startswith(marker)), "0")
-    output = "\n".join(ln for ln in lines if not ln.startswith(marker))
+    output = "\n".join(ln for ln in lines if not ln.startswith(marker))[:2000]
     if status == TIMED_OUT:
         return RuntimeStatus(available=False, reason=f"{runtime.binary}: timed out")
     if status != "0" and runtime.version_required:
