@@ -111,24 +111,33 @@ def serve(spec_path: str) -> None:
         argv = shlex.split(command)
         if argv[:2] == ["sh", "-c"] and len(argv) > 3:
             name = argv[3]
-            if name == "harness-setup":
-                workdir = argv[4] or ".cache/harness"
-                return f"/sim/{workdir}\n6.1.0-sim\nx86_64\n{argv[5]}\n", 0.0, False
-            if name == "harness-runtime":  # MARKER, then per runtime: N, binary, version argv
-                marker, rest, out, k = argv[4], argv[5:], [], 0
-                while rest:
-                    n = int(rest[0])
-                    binary, has_version = rest[1], n > 1
-                    out.append(f"{marker} {k}\n")
-                    if binary in by_binary and has_version:
-                        version = canned[by_binary[binary]]["version"]
-                        out.append(f"{version}\n\nharness-version-status=0\n")
-                    rest, k = rest[1 + n :], k + 1
+            if name == "harness-setup":  # workdir, sha; then MARKER and per runtime: N, words
+                workdir, sha = argv[4] or ".cache/harness", argv[5]
+                out = [f"/sim/{workdir}\n6.1.0-sim x86_64\n{sha}  probe/{sha}\n"]
+                if len(argv) > 6:
+                    marker, rest, k = argv[6], argv[7:], 0
+                    while rest:
+                        n = int(rest[0])
+                        binary, has_version = rest[1], n > 1
+                        out.append(f"{marker} {k}\n")
+                        if binary in by_binary and has_version:
+                            version = canned[by_binary[binary]]["version"]
+                            out.append(f"{version}\n\nharness-version-status=0\n")
+                        rest, k = rest[1 + n :], k + 1
                 return "".join(out), 0.0, False
-        if argv[:1] == ["timeout"]:
-            joined = " ".join(argv)
-            rt = "runsc" if "harness-runsc" in joined else "bwrap" if "bwrap" in joined else "host"
-            return canned[rt]["stdout"], canned[rt]["elapsed"], rt == "runsc"
+            if name == "harness-cell":  # the envelope: marker, 6 fixture values, the cell
+                marker, inner = argv[4], argv[11:]
+                joined = " ".join(inner)
+                rt = (
+                    "runsc"
+                    if "harness-runsc" in joined
+                    else "bwrap"
+                    if "bwrap" in joined
+                    else "host"
+                )
+                # Mechanisms only: no canary, no sentinels, so an empty report.
+                out = f"{canned[rt]['stdout']}\n{marker} evidence\n{marker} 0 0\n"
+                return out, canned[rt]["elapsed"], rt == "runsc"
         return "", 0.0, False
 
     async def handle(process: asyncssh.SSHServerProcess[str]) -> None:

@@ -11,6 +11,7 @@ SIGINT/SIGTERM (what finished is kept); 70 an internal error (a bug).
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import sys
@@ -57,8 +58,19 @@ def _fail(code: int, message: str) -> None:
     raise SystemExit(code)
 
 
+def _tune_gc() -> None:
+    """A run makes many small objects that live to its end (records, verdicts) and
+    few reference cycles. Freeze what start-up made, so the collector never scans it
+    again, and collect less often: about 10% less controller CPU against 1000 hosts
+    (bench/scale.py), for about 10 MB more memory."""
+    gc.freeze()
+    gc.set_threshold(20000, 20, 20)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: map every expected failure to one line and an exit code."""
+    if argv is None:  # the program itself, not a caller embedding it
+        _tune_gc()
     try:
         cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
     except NoArgsIsHelp as exc:
