@@ -169,7 +169,36 @@ def _mode_canaries(spec: dict[str, Any]) -> None:
     anyio.run(everything)
 
 
+def _mode_preps(spec: dict[str, Any]) -> None:
+    """Prepare the host N times at once, as harness does once per host: its facts,
+    the probe's sha256 and every runtime's version, in one command each."""
+    import anyio
+
+    from harness.plan import make_plan
+    from harness.probe import build_probe
+    from harness.spec import load_matrix
+    from harness.staging import prepare_host
+    from harness.transport import LocalTransport
+
+    plan = make_plan(load_matrix(spec["matrix"]))
+    runtimes = list({c.runtime.name: c.runtime for c in plan.cells}.values())
+    probe = build_probe()
+
+    async def everything() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(spec["count"]):
+                tg.start_soon(
+                    lambda: prepare_host(
+                        LocalTransport(), probe, workdir=spec["workdir"], runtimes=runtimes
+                    )
+                )
+
+    anyio.run(everything)
+    print(json.dumps({"prepared": spec["count"]}))
+
+
 MODES = {
+    "_preps": _mode_preps,
     "_canaries": _mode_canaries,
     "_true_asyncssh": _mode_true_asyncssh,
     "_true_openssh": _mode_true_openssh,
@@ -467,7 +496,13 @@ def algorithms(work: Path) -> dict[str, Any]:
             c.wait_finished(c.run_command("true"))
             c.disconnect()
 
-        negotiated("harness (asyncssh, defaults)", lambda: asyncio.run(asyncssh_true()))
+        from harness.transport.ssh import default_ciphers
+
+        negotiated(
+            "harness (asyncssh, harness's defaults)",
+            lambda: asyncio.run(asyncssh_true(encryption_algs=list(default_ciphers()))),
+        )
+        negotiated("asyncssh (its own defaults)", lambda: asyncio.run(asyncssh_true()))
         negotiated("OpenSSH ssh / ansible (defaults)", lambda: openssh([]))
         negotiated("parallel-ssh (libssh2, defaults)", pssh_true)
 
@@ -637,6 +672,22 @@ def main() -> None:
                         "canaries",
                         "_canaries",
                         {"count": n, "probe": str(peers.probe), "workdir": str(peers.work)},
+                    ),
+                )
+                rows["helper start-up"] = meter(
+                    "a helper doing nothing (start-up only)",
+                    lambda: helper(
+                        "preps",
+                        "_preps",
+                        {"count": 0, "matrix": str(matrix), "workdir": str(peers.work)},
+                    ),
+                )
+                rows["preparations"] = meter(
+                    "N host preparations at once, local",
+                    lambda: helper(
+                        "preps",
+                        "_preps",
+                        {"count": n, "matrix": str(matrix), "workdir": str(peers.work)},
                     ),
                 )
                 print("harness", flush=True)
@@ -811,6 +862,34 @@ def report(results: dict[str, Any]) -> None:
                     [i + 1, walls["harness"][i], walls["parallel-ssh"][i], ratios[i],
                      cpus["harness"][i], cpus["parallel-ssh"][i]]
                     for i in range(len(rounds))
+                ],
+            )
+        )  # fmt: skip
+    if "preparations" in rows and "parallel-ssh" in rows:
+        # harness's per-host work that no peer does: the egress canary and the host's
+        # preparation (facts, the probe's sha256, each runtime's version). The canary
+        # daemons leave the helper's process tree, so the machine's busy time counts.
+        base = rows["helper start-up"]["machine_busy_s"]
+        canaries = max(rows["canaries"]["machine_busy_s"] - base, 0.0)
+        preps = max(rows["preparations"]["machine_busy_s"] - base, 0.0)
+        extra = canaries + preps
+        p = rows["parallel-ssh"]
+        results["summary"]["per_host_extra"] = {
+            "cpu_s": extra,
+            "per_host_ms": 1000 * extra / results["hosts"],
+            "harness_cpu_over_pssh_cpu_plus_extra": h["total_cpu_s"] / (p["total_cpu_s"] + extra),
+        }
+        print()
+        print(
+            table(
+                ["harness's own per-host work", "CPU s", "per host ms"],
+                [
+                    ["N canaries up and down (machine busy time)", canaries,
+                     1000 * canaries / results["hosts"]],
+                    ["N host preparations (machine busy time)", preps,
+                     1000 * preps / results["hosts"]],
+                    ["harness CPU / (parallel-ssh CPU + both)",
+                     h["total_cpu_s"] / (p["total_cpu_s"] + extra), ""],
                 ],
             )
         )  # fmt: skip
