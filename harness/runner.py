@@ -4,10 +4,11 @@ One connection per host, one sandbox start per cell, a global and a per-host
 limit, a per-cell timeout that kills the sandbox. A host or cell that fails is
 recorded with its reason and the rest of the matrix goes on.
 
-Per host: connect, stage the probe, check runtimes, start the canary and the
-privilege helpers if a scenario needs them. Per cell: make the sentinels, run
-the sandbox once, gather host-side evidence, wait for the host's control cell,
-judge, record.
+Per host: connect; learn its facts and runtimes and stage the probe (one
+command); start the canary and the privilege helpers if a scenario needs them.
+Per cell, one command (`fixtures/envelope.py`): make the sentinels, run the
+sandbox once, report the host-side evidence; then wait for the host's control
+cell, judge, record.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
-import stamina
 
 from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, TransportError
@@ -122,7 +122,12 @@ def _transient(exc: Exception) -> bool:
 
 async def connect_with_retries(transport: Transport, host: Host) -> None:
     """Connect, retrying refused/reset/timed-out attempts with jittered backoff.
-    A refused host key or login is final at once."""
+    A refused host key or login is final at once. This machine needs no retries."""
+    if host.transport == "local":
+        await transport.connect()
+        return
+    import stamina  # only for networked hosts: a local run starts sooner without it
+
     async for attempt in stamina.retry_context(
         on=_transient,
         attempts=host.connect_retries + 1,

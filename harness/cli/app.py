@@ -12,11 +12,13 @@ SIGINT/SIGTERM (what finished is kept); 70 an internal error (a bug).
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 import click
 from rich.console import Console
@@ -35,7 +37,41 @@ EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 err_console = Console(stderr=True, highlight=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """A group whose verbs are imported when used: `harness run` need not import
+    bisect's HTTP client, nor the report writers."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy  # verb -> "module:attribute"
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+VERBS = {
+    "run": "harness.cli.run:run",
+    "validate": "harness.cli.run:validate",
+    "scenarios": "harness.cli.run:list_scenarios",
+    "evidence": "harness.cli.evidence:evidence",
+    "report": "harness.cli.report:report",
+    "diff": "harness.cli.report:diff",
+    "bisect": "harness.cli.bisect:bisect",
+    "merge": "harness.cli.merge:merge",
+}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=VERBS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="harness")
 @click.option("-v", "--verbose", is_flag=True, help="Log what harness does (to stderr).")
 def cli(verbose: bool) -> None:

@@ -8,22 +8,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
 from harness.results.records import CellRecord, Verdict, VerdictRecord
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 STYLE = {
     Verdict.PASS: ("✓", "green"),
@@ -47,6 +43,15 @@ class LiveProgress:
     """Cells done out of total, overall and per host, while the run goes."""
 
     def __init__(self, console: Console, cells_per_host: dict[str, int]) -> None:
+        # Imported here: a run with --no-progress (CI, logs) never draws a bar.
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         self.progress = Progress(
             TextColumn("{task.description:<24}"),
             BarColumn(bar_width=30),
