@@ -55,6 +55,8 @@ KILL_GRACE = 5.0
 LOCAL_GRACE = 10.0
 CLEANUP_TIMEOUT = 30.0
 TIMEOUT_EXITS = (124, 137)
+# How long after a cell an intercepted-looking attempt waits for late arrivals.
+SETTLE = 0.5
 
 
 class Observer(Protocol):
@@ -545,6 +547,12 @@ class Runner:
             host_side.update(report.host_side(sentinels))
         else:  # the envelope was cut short: ask the host in commands of their own
             await self._gather(ctx, sentinels, host_side)
+        if host_side.get("fs"):
+            # A runtime that shares the allowed folder must show the host the inside
+            # control's file; if not, the sandbox saw another tree (properties.py).
+            host_side["fs"]["allowed_shared"] = cell.runtime.shares_allowed
+        if ctx.canary is not None and "canary_events" in host_side and intercepted(output):
+            await settle_canary(ctx.transport, ctx.canary, host_side)
         if "canary_events" in host_side:
             ports = {str(c.evidence["src_port"]) for c in output.checks if "src_port" in c.evidence}
             mine = cell_id.lower()
@@ -632,6 +640,33 @@ class Runner:
                     await transport.run(argv, timeout=CLEANUP_TIMEOUT)
             except TransportError:
                 return
+
+
+def intercepted(output: ProbeOutput) -> bool:
+    """Did an egress attempt connect (or get an answer) without the canary's nonce?"""
+    return any(c.scenario == "egress" and c.outcome == "succeeded" for c in output.checks)
+
+
+async def settle_canary(
+    transport: Transport, canary: RunningCanary, host_side: dict[str, Any]
+) -> None:
+    """Read the canary's log again, a moment later, before an attempt that connected
+    without the nonce can count as intercepted: a proxy in the sandbox may still be
+    carrying it to the canary. Rare (a blocked attempt fails to connect), so the wait
+    costs little."""
+    with anyio.CancelScope(shield=True):
+        await anyio.sleep(SETTLE)
+        try:
+            events = await canary_events(transport, canary)
+        except TransportError as exc:
+            events, why = None, f"canary log unreadable: {exc.reason}"
+        else:
+            why = "canary dead or its log unreadable"
+    if events is None:
+        host_side.pop("canary_events", None)
+        host_side["canary_error"] = why
+    else:
+        host_side["canary_events"] = events
 
 
 def _mine(event: dict[str, Any], tag: str, ports: set[str]) -> bool:

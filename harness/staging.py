@@ -20,15 +20,16 @@ SETUP_TIMEOUT = 60.0
 # facts WORKDIR SHA: WORKDIR as configured (may be empty or relative to $HOME),
 # SHA the probe's sha256. Prints the work folder; the kernel release and machine
 # (one line: a release has no spaces); the staged probe's sha256 (or "missing").
+# Each step fails explicitly: `set -e` would be ignored wherever the caller tests
+# the function's status.
 FACTS_FUNCTION = r"""facts() (
-  set -eu
-  cd "$HOME" 2>/dev/null || cd /
+  cd "$HOME" 2>/dev/null || cd / || exit 1
   wd=${1:-.cache/harness}
-  mkdir -p "$wd/probe" "$wd/cells" "$wd/empty"
-  cd "$wd"
-  pwd -P
-  uname -r -m
-  if [ -f "probe/$2" ]; then sha256sum "probe/$2"; else echo missing; fi
+  mkdir -p "$wd/probe" "$wd/cells" "$wd/empty" || exit 1
+  cd "$wd" || exit 1
+  pwd -P || exit 1
+  uname -r -m || exit 1
+  if [ -f "probe/$2" ]; then sha256sum "probe/$2" || exit 1; else echo missing; fi
 )
 """
 
@@ -49,7 +50,7 @@ RUNTIMES_FUNCTION = r"""check() {
   bin=$1; shift
   command -v "$bin" >/dev/null 2>&1 || { echo "harness-runtime-missing"; return 0; }
   if [ $# -gt 0 ]; then
-    out=$(timeout 50 "$@" 2>&1 </dev/null); status=$?
+    out=$(timeout -k 5 45 "$@" 2>&1 </dev/null); status=$?
     printf '%s\n\n%s\n' "$out" "harness-version-status=$status"
   fi
 }

@@ -58,6 +58,17 @@ def has_aes_instructions(cpuinfo: str = "/proc/cpuinfo") -> bool:
     return False
 
 
+@functools.cache
+def config_sets_ciphers(path: str = "~/.ssh/config") -> bool:
+    """Does the user's OpenSSH config choose ciphers? Then harness leaves the choice
+    to it (asyncssh applies the config unless the caller overrides it)."""
+    try:
+        text = Path(path).expanduser().read_text(errors="replace")
+    except OSError:
+        return False
+    return any(line.split()[:1] == ["ciphers"] for line in text.lower().splitlines())
+
+
 def default_ciphers() -> tuple[str, ...]:
     """asyncssh's cipher set, ordered as Go's TLS and BoringSSL order theirs: AES-GCM
     first where the CPU has AES instructions (constant-time there, and the cheapest
@@ -133,7 +144,8 @@ class SSHTransport(Transport):
             "keepalive_interval": 15,
             "keepalive_count_max": 4,
         }
-        options["encryption_algs"] = list(spec.ciphers or default_ciphers())
+        if spec.ciphers or not config_sets_ciphers():
+            options["encryption_algs"] = list(spec.ciphers or default_ciphers())
         if spec.user:
             options["username"] = spec.user
         if spec.identity_file:

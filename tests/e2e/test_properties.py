@@ -207,6 +207,43 @@ def test_missing_sentinels_are_inconclusive(tmp_path: Path) -> None:
     assert runsc["status"] == "error" and runsc["checks"] == []
 
 
+# bwrap with the "allowed" folder on a private tmpfs instead of the host's: the
+# sandbox writes its controls where the host never sees them.
+UNSHARED_ALLOWED = """[runtimes.bwrap-private-allowed]
+kind = "command"
+argv = [
+  "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "--ro-bind", "{probe}", "/probe", "--tmpfs", "/allowed", "--ro-bind", "{helpers}", "/helpers",
+  "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
+]
+allowed_inside = "/allowed"
+helpers_inside = "/helpers"
+"""
+
+
+def test_a_sandbox_that_sees_another_allowed_folder_is_inconclusive(tmp_path: Path) -> None:
+    """Every attempt is blocked (ENOENT: the host's paths are not there) and the inside
+    controls pass, but on a folder the host never sees: not proof of confinement."""
+    require_tool("bwrap")
+    matrix = _matrix(
+        tmp_path,
+        '[runtimes.host]\nkind = "host"\n' + UNSHARED_ALLOWED,
+        scenarios='["filesystem-confinement"]',
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[
+        ("localhost", "bwrap-private-allowed", "filesystem_confinement")
+    ]
+    assert row["observed"] == "inconclusive"
+    assert (
+        row["reason"] == "the folder the sandbox wrote as allowed is not the host's allowed folder"
+    )
+    cell = cells_of(tmp_path / "out")[("localhost", "bwrap-private-allowed")]
+    assert cell["host_side"]["fs"]["allowed_shared"] is True
+    assert cell["host_side"]["fs"]["allowed_visible"] is False
+
+
 def test_attribution_against_a_decision_record_source(tmp_path: Path) -> None:
     """Decision records from a loopback supervisor (a test stand-in, see tests/supervisor.py)
     decide attribution: attributed or explicitly unavailable pass; missing or bare fail."""

@@ -14,7 +14,7 @@ from harness.errors import HostKeyError, TransportError
 from harness.runner import connect_with_retries
 from harness.spec.models import Host
 from harness.transport import LocalTransport, SSHTransport
-from harness.transport.ssh import has_aes_instructions
+from harness.transport.ssh import config_sets_ciphers, has_aes_instructions
 from tests.conftest import Lab
 from tests.lab import Sshd, free_port, keygen, start_sshd
 
@@ -133,6 +133,15 @@ async def test_cipher_preference_is_negotiated(lab: Lab) -> None:
     assert default["cipher"] == expected
     assert chosen["cipher"] == chacha[0]
     assert chosen["host_key"] == "ssh-ed25519" and chosen["server_version"].startswith("SSH-2.0-")
+
+
+def test_a_ciphers_line_in_the_users_config_is_left_to_it(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("Host *\n  # Ciphers aes128-ctr\n  ServerAliveInterval 5\n")
+    assert config_sets_ciphers.__wrapped__(str(config)) is False
+    config.write_text("Host *\n  ciphers aes128-ctr\n")
+    assert config_sets_ciphers.__wrapped__(str(config)) is True
+    assert config_sets_ciphers.__wrapped__(str(tmp_path / "missing")) is False
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,75 @@
+"""Runner decisions that sit between the cell's command and the judge, run against
+real processes and files: a late canary arrival is waited for before an attempt
+that connected without the nonce can count as intercepted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.fixtures.canary import RunningCanary
+from harness.probe.protocol import ProbeOutput
+from harness.results.properties import final_outcome
+from harness.results.records import ProbeCheck
+from harness.runner import SETTLE, intercepted, settle_canary
+from harness.spec.models import Canary
+from harness.transport import LocalTransport
+
+pytestmark = pytest.mark.anyio
+
+TAG = "harness-abcd1234-00001"
+ATTEMPT = ProbeCheck("tcp-raw-ip", "egress", "attempt", "succeeded", detail="connected, no nonce")
+
+
+@pytest.fixture
+def canary(tmp_path: Path) -> Iterator[RunningCanary]:
+    """A live process standing in for the canary, and its log."""
+    log = tmp_path / "canary.log"
+    log.write_text('{"event":"ready"}\n')
+    proc = subprocess.Popen(["sleep", "60"])
+    yield RunningCanary("10.0.0.1", Canary(), "nonce", str(log), pid=str(proc.pid))
+    proc.kill()
+    proc.wait()
+
+
+def test_only_an_attempt_that_got_through_needs_the_wait() -> None:
+    blocked = ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", errno="ENETUNREACH")
+    fs = ProbeCheck("fs-read-outside", "filesystem", "attempt", "succeeded")
+    assert intercepted(ProbeOutput(checks=[ATTEMPT]))
+    assert not intercepted(ProbeOutput(checks=[blocked, fs]))
+
+
+async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary) -> None:
+    """The sandbox's proxy delivers the attempt to the canary after the cell ended:
+    without the second look it would be judged intercepted (blocked)."""
+    host_side: dict[str, object] = {"canary_events": []}
+    assert final_outcome(ATTEMPT, host_side, tag=TAG).outcome == "blocked"
+    line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
+
+    def arrive() -> None:
+        time.sleep(SETTLE / 3)
+        with open(canary.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+
+    late = threading.Thread(target=arrive)
+    late.start()
+    await settle_canary(LocalTransport(), canary, host_side)
+    late.join()
+    outcome = final_outcome(ATTEMPT, host_side, tag=TAG)
+    assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
+
+
+async def test_a_canary_that_died_meanwhile_is_an_error(canary: RunningCanary) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    canary.pid = str(dead.pid)
+    host_side: dict[str, object] = {"canary_events": []}
+    await settle_canary(LocalTransport(), canary, host_side)
+    assert "canary_events" not in host_side
+    assert final_outcome(ATTEMPT, host_side, tag=TAG).outcome == "error"

@@ -1,0 +1,32 @@
+"""Host preparation, run for real through the local transport: a work folder that
+cannot be made fails the host, instead of quietly working somewhere else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import CommandError
+from harness.probe import build_probe
+from harness.staging import prepare_host
+from harness.transport import LocalTransport
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_work_folder_that_cannot_be_made_fails_the_host(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(CommandError, match=r"File exists|Not a directory"):
+        await prepare_host(
+            LocalTransport(), build_probe(), workdir=str(tmp_path / "file" / "wd"), runtimes=[]
+        )
+
+
+async def test_the_work_folder_is_resolved_and_the_probe_found_missing(tmp_path: Path) -> None:
+    state = await prepare_host(
+        LocalTransport(), build_probe(), workdir=str(tmp_path / "wd"), runtimes=[]
+    )
+    assert state.workdir == str((tmp_path / "wd").resolve())
+    assert state.probe_uploaded  # it was missing, so it was staged and verified
+    assert Path(state.probe_path).is_file() and (tmp_path / "wd" / "empty").is_dir()
