@@ -551,7 +551,7 @@ class Runner:
             # A runtime that shares the allowed folder must show the host the inside
             # control's file; if not, the sandbox saw another tree (properties.py).
             host_side["fs"]["allowed_shared"] = cell.runtime.shares_allowed
-        if ctx.canary is not None and "canary_events" in host_side and intercepted(output):
+        if ctx.canary is not None and "canary_events" in host_side and unsettled(output):
             await settle_canary(ctx.transport, ctx.canary, host_side)
         if "canary_events" in host_side:
             ports = {str(c.evidence["src_port"]) for c in output.checks if "src_port" in c.evidence}
@@ -642,18 +642,33 @@ class Runner:
                 return
 
 
-def intercepted(output: ProbeOutput) -> bool:
-    """Did an egress attempt connect (or get an answer) without the canary's nonce?"""
-    return any(c.scenario == "egress" and c.outcome == "succeeded" for c in output.checks)
+# Refusals made before a packet could leave: nothing of the attempt is in flight.
+REFUSED_AT_ONCE = frozenset(
+    {"ENETUNREACH", "EHOSTUNREACH", "ECONNREFUSED", "EPERM", "EACCES", "EAFNOSUPPORT"}
+)
+
+
+def unsettled(output: ProbeOutput) -> bool:
+    """Could an egress attempt still be on its way to the canary? Yes unless every
+    attempt escaped (proof already) or was refused outright: one that connected
+    without the nonce, timed out waiting, or got an answer from something else may
+    have gone through a proxy that delivers it late."""
+    return any(
+        c.scenario == "egress"
+        and c.kind == "attempt"
+        and c.outcome != "escaped"
+        and not (c.outcome == "blocked" and c.errno in REFUSED_AT_ONCE)
+        for c in output.checks
+    )
 
 
 async def settle_canary(
     transport: Transport, canary: RunningCanary, host_side: dict[str, Any]
 ) -> None:
-    """Read the canary's log again, a moment later, before an attempt that connected
-    without the nonce can count as intercepted: a proxy in the sandbox may still be
-    carrying it to the canary. Rare (a blocked attempt fails to connect), so the wait
-    costs little."""
+    """Read the canary's log again, a moment later, before an attempt that may be in
+    flight (see `unsettled`) can count as blocked or intercepted: a proxy in the
+    sandbox may still be carrying it to the canary. Sandboxes without a network
+    refuse at once and never wait."""
     with anyio.CancelScope(shield=True):
         await anyio.sleep(SETTLE)
         try:

@@ -45,7 +45,7 @@ mv -f "$1" "$3"
 # runtimes MARKER [N WORD...]...: every runtime of a host, checked at once. Per
 # runtime, N and N words: its binary, then its version command (if any). Each
 # result follows a line "MARKER K". A version command that hangs is stopped
-# (exit 124) without holding up the others.
+# (exit 124, or 137 once killed) without holding up the others.
 RUNTIMES_FUNCTION = r"""check() {
   bin=$1; shift
   command -v "$bin" >/dev/null 2>&1 || { echo "harness-runtime-missing"; return 0; }
@@ -84,7 +84,7 @@ shift 2
 exit 0
 """
 )
-TIMED_OUT = "124"  # coreutils timeout's status
+TIMED_OUT = ("124", "137")  # coreutils timeout's status: TERM, then KILL
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +190,7 @@ def _runtime_status(runtime: Runtime, text: str) -> RuntimeStatus:
     lines = text.splitlines()
     status = next((ln[len(marker) :] for ln in lines if ln.startswith(marker)), "0")
     output = "\n".join(ln for ln in lines if not ln.startswith(marker))[:2000]
-    if status == TIMED_OUT:
+    if status in TIMED_OUT:
         return RuntimeStatus(available=False, reason=f"{runtime.binary}: timed out")
     if status != "0" and runtime.version_required:
         shown = " ".join(output.split())[:200] or "no output"

@@ -17,7 +17,7 @@ from harness.fixtures.canary import RunningCanary
 from harness.probe.protocol import ProbeOutput
 from harness.results.properties import final_outcome
 from harness.results.records import ProbeCheck
-from harness.runner import SETTLE, intercepted, settle_canary
+from harness.runner import SETTLE, settle_canary, unsettled
 from harness.spec.models import Canary
 from harness.transport import LocalTransport
 
@@ -38,11 +38,16 @@ def canary(tmp_path: Path) -> Iterator[RunningCanary]:
     proc.wait()
 
 
-def test_only_an_attempt_that_got_through_needs_the_wait() -> None:
-    blocked = ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", errno="ENETUNREACH")
+def test_only_an_attempt_refused_at_once_needs_no_wait() -> None:
+    refused = ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", errno="ENETUNREACH")
+    timed_out = ProbeCheck("dns-alt-udp", "egress", "attempt", "blocked", errno="ETIMEDOUT")
+    answered = ProbeCheck("tcp-denied-name", "egress", "attempt", "blocked")  # an rcode
+    control = ProbeCheck("egress-control", "egress", "control", "failed")
     fs = ProbeCheck("fs-read-outside", "filesystem", "attempt", "succeeded")
-    assert intercepted(ProbeOutput(checks=[ATTEMPT]))
-    assert not intercepted(ProbeOutput(checks=[blocked, fs]))
+    escaped = ProbeCheck("tcp-raw-ip", "egress", "attempt", "escaped")
+    assert not unsettled(ProbeOutput(checks=[refused, escaped, control, fs]))
+    for maybe_in_flight in (ATTEMPT, timed_out, answered):
+        assert unsettled(ProbeOutput(checks=[refused, maybe_in_flight]))
 
 
 async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary) -> None:

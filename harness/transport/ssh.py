@@ -9,8 +9,10 @@ always hands asyncssh an explicit known_hosts. Identity files, the agent and
 from __future__ import annotations
 
 import functools
+import glob
 import logging
 import os
+import re
 import shlex
 import time
 from collections.abc import Sequence
@@ -59,14 +61,26 @@ def has_aes_instructions(cpuinfo: str = "/proc/cpuinfo") -> bool:
 
 
 @functools.cache
-def config_sets_ciphers(path: str = "~/.ssh/config") -> bool:
-    """Does the user's OpenSSH config choose ciphers? Then harness leaves the choice
-    to it (asyncssh applies the config unless the caller overrides it)."""
+def config_sets_ciphers(path: str = "~/.ssh/config", depth: int = 0) -> bool:
+    """Does the user's OpenSSH config (or a file it includes) choose ciphers, for any
+    host? Then harness leaves the choice to it: asyncssh applies the config unless
+    the caller overrides it, and its default set is sound either way."""
     try:
         text = Path(path).expanduser().read_text(errors="replace")
     except OSError:
         return False
-    return any(line.split()[:1] == ["ciphers"] for line in text.lower().splitlines())
+    for line in text.splitlines():
+        words = re.split(r"[\s=]+", line.strip(), maxsplit=1)
+        key = words[0].lower()
+        if key == "ciphers":
+            return True
+        if key == "include" and len(words) == 2 and depth < 8:
+            for pattern in words[1].split():
+                found = Path(pattern).expanduser()
+                found = found if found.is_absolute() else Path("~/.ssh").expanduser() / found
+                if any(config_sets_ciphers(m, depth + 1) for m in sorted(glob.glob(str(found)))):
+                    return True
+    return False
 
 
 def default_ciphers() -> tuple[str, ...]:

@@ -141,6 +141,12 @@ def test_a_ciphers_line_in_the_users_config_is_left_to_it(tmp_path: Path) -> Non
     assert config_sets_ciphers.__wrapped__(str(config)) is False
     config.write_text("Host *\n  ciphers aes128-ctr\n")
     assert config_sets_ciphers.__wrapped__(str(config)) is True
+    config.write_text("Host *\n  Ciphers=aes128-ctr\n")
+    assert config_sets_ciphers.__wrapped__(str(config)) is True
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "fleet.conf").write_text("Host ci-*\n  Ciphers aes128-ctr\n")
+    config.write_text(f"Include {tmp_path}/conf.d/*.conf\n")
+    assert config_sets_ciphers.__wrapped__(str(config)) is True
     assert config_sets_ciphers.__wrapped__(str(tmp_path / "missing")) is False
 
 
