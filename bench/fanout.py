@@ -679,7 +679,7 @@ def main() -> None:
                     lambda: helper(
                         "preps",
                         "_preps",
-                        {"count": 0, "matrix": str(matrix), "workdir": str(peers.work)},
+                        {"count": 0, "matrix": str(matrix), "workdir": str(work / "preps")},
                     ),
                 )
                 rows["preparations"] = meter(
@@ -687,7 +687,7 @@ def main() -> None:
                     lambda: helper(
                         "preps",
                         "_preps",
-                        {"count": n, "matrix": str(matrix), "workdir": str(peers.work)},
+                        {"count": n, "matrix": str(matrix), "workdir": str(work / "preps")},
                     ),
                 )
                 print("harness", flush=True)
@@ -869,6 +869,9 @@ def report(results: dict[str, Any]) -> None:
         # harness's per-host work that no peer does: the egress canary and the host's
         # preparation (facts, the probe's sha256, each runtime's version). The canary
         # daemons leave the helper's process tree, so the machine's busy time counts.
+        for name in ("helper start-up", "preparations", "canaries"):
+            if rows[name]["exit_status"] != 0:
+                raise SystemExit(f"the {name} helper failed: {rows[name]['stderr_tail'][-500:]}")
         base = rows["helper start-up"]["machine_busy_s"]
         canaries = max(rows["canaries"]["machine_busy_s"] - base, 0.0)
         preps = max(rows["preparations"]["machine_busy_s"] - base, 0.0)
