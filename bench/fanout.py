@@ -171,7 +171,8 @@ def _mode_canaries(spec: dict[str, Any]) -> None:
 
 def _mode_preps(spec: dict[str, Any]) -> None:
     """Prepare the host N times at once, as harness does once per host: its facts,
-    the probe's sha256 and every runtime's version, in one command each."""
+    the probe's sha256 and every runtime's version, in one command each. One
+    preparation first stages the probe (the N=0 baseline does it too)."""
     import anyio
 
     from harness.plan import make_plan
@@ -184,14 +185,14 @@ def _mode_preps(spec: dict[str, Any]) -> None:
     runtimes = list({c.runtime.name: c.runtime for c in plan.cells}.values())
     probe = build_probe()
 
+    def prepare() -> Any:
+        return prepare_host(LocalTransport(), probe, workdir=spec["workdir"], runtimes=runtimes)
+
     async def everything() -> None:
+        await prepare()  # stages the probe, as the warm-up run does on every host
         async with anyio.create_task_group() as tg:
             for _ in range(spec["count"]):
-                tg.start_soon(
-                    lambda: prepare_host(
-                        LocalTransport(), probe, workdir=spec["workdir"], runtimes=runtimes
-                    )
-                )
+                tg.start_soon(prepare)
 
     anyio.run(everything)
     print(json.dumps({"prepared": spec["count"]}))
