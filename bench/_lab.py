@@ -1,52 +1,25 @@
 """Many real OpenSSH sshd instances on loopback, for the fan-out benchmark.
 
-The same recipe as tests/lab.py (sshd -D on a 127.x address, generated keys, a
-known_hosts the bench writes), copied here so the bench does not import pytest.
+The tests' recipe (tests/sshd.py: sshd -D on a 127.x address with generated keys),
+with a known_hosts the bench writes.
 Every host listens on its own address (127.0.1.1, 127.0.1.2, ...) and the same
 port, so host names, inventories and known_hosts lines look like a real fleet.
 """
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+from tests.sshd import Sshd, keygen, spawn_sshd
+
 PORT = 2222
-
-
-def keygen(path: Path, *, kind: str = "ed25519", comment: str = "harness-bench") -> str:
-    """A passphrase-less key; returns the public line."""
-    bits = ["-b", "3072"] if kind == "rsa" else (["-b", "256"] if kind == "ecdsa" else [])
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", kind, *bits, "-N", "", "-C", comment, "-f", str(path)],
-        check=True,
-    )
-    return Path(f"{path}.pub").read_text().strip()
-
-
-@dataclass
-class Sshd:
-    name: str
-    address: str
-    port: int
-    process: subprocess.Popen[bytes]
-    folder: Path
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+# root's ~/.bashrc on this machine runs `pyenv init` (0.14 s per SSH command); bash
+# skips ~/.bashrc when SHLVL says it is not top level, as a target host with a stock
+# ~/.bashrc effectively does.
+CLEAN_SHELL = ("SetEnv SHLVL=1",)
 
 
 @dataclass
@@ -97,70 +70,6 @@ class Fleet:
         return path
 
 
-def _wait_banner(address: str, port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"sshd on {address} exited: {log.read_text()}")
-        try:
-            with socket.create_connection((address, port), timeout=0.5) as s:
-                if s.recv(4).startswith(b"SSH-"):
-                    return
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError(f"sshd on {address} did not start: {log.read_text()}")
-
-
-def start_sshd(
-    folder: Path,
-    *,
-    name: str,
-    address: str,
-    port: int,
-    host_keys: list[Path],
-    authorized: Path,
-    extra: tuple[str, ...] = (),
-    clean_shell: bool = True,
-    log_level: str = "ERROR",
-) -> Sshd:
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "sshd_config"
-    config.write_text(
-        "\n".join(
-            [
-                f"ListenAddress {address}:{port}",
-                *(f"HostKey {k}" for k in host_keys),
-                f"PidFile {folder / 'sshd.pid'}",
-                f"AuthorizedKeysFile {authorized}",
-                "PermitRootLogin prohibit-password",
-                "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no",
-                "UsePAM no",
-                "StrictModes no",
-                "UseDNS no",
-                "MaxSessions 20",
-                "MaxStartups 200:30:400",
-                "Subsystem sftp internal-sftp",
-                f"LogLevel {log_level}",
-                # root's ~/.bashrc on this machine runs `pyenv init` (0.14 s per SSH
-                # command); bash skips ~/.bashrc when SHLVL says it is not top level,
-                # as a target host with a stock ~/.bashrc effectively does.
-                *(["SetEnv SHLVL=1"] if clean_shell else []),
-                *extra,
-                "",
-            ]
-        )
-    )
-    log = folder / "sshd.log"
-    with open(log, "wb") as log_file:
-        process = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log_file
-        )
-    _wait_banner(address, port, process, log)
-    return Sshd(name=name, address=address, port=port, process=process, folder=folder)
-
-
 def address_of(index: int) -> str:
     """Host i (0-based) of the fleet: 127.0.1.1, 127.0.1.2, ... 127.0.2.x past 254."""
     return f"127.0.{1 + index // 254}.{1 + index % 254}"
@@ -178,8 +87,6 @@ def fleet(
     log_level: str = "ERROR",
 ) -> Iterator[Fleet]:
     """Start `count` sshd hosts sharing one set of host keys; stop them all after."""
-    if Path("/run/sshd").exists() is False:
-        Path("/run/sshd").mkdir(mode=0o755)
     folder.mkdir(parents=True, exist_ok=True)
     client_key = folder / "client_key"
     authorized = folder / "authorized_keys"
@@ -196,15 +103,14 @@ def fleet(
     try:
         for i in range(count):
             address = address_of(i)
-            sshd = start_sshd(
+            sshd = spawn_sshd(
                 folder / f"h{i + 1:03d}",
                 name=f"h{i + 1:03d}",
                 address=address,
                 port=port,
                 host_keys=host_keys,
                 authorized=authorized,
-                extra=extra,
-                clean_shell=clean_shell,
+                extra=(*(CLEAN_SHELL if clean_shell else ()), *extra),
                 log_level=log_level,
             )
             out.hosts.append(sshd)

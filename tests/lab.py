@@ -10,14 +10,13 @@ import contextlib
 import os
 import shutil
 import socket
-import subprocess
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+from tests.sshd import SSHD, Sshd, keygen, spawn_sshd
+
+__all__ = ["Sshd", "free_port", "keygen", "require_tool", "start_sshd"]
 
 
 def require_tool(name: str) -> str:
@@ -36,89 +35,24 @@ def free_port(address: str) -> int:
         return int(s.getsockname()[1])
 
 
-def keygen(path: Path, comment: str) -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
-        check=True,
-    )
-    return Path(f"{path}.pub").read_text().strip()
-
-
-@dataclass
-class Sshd:
-    """One running sshd on a loopback address."""
-
-    name: str
-    address: str
-    port: int
-    host_pub: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def known_hosts_line(self) -> str:
-        kind, key = self.host_pub.split()[:2]
-        return f"[{self.address}]:{self.port} {kind} {key}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
 def start_sshd(
     root: Path, *, name: str, address: str, authorized: Path, port: int | None = None
 ) -> Sshd:
-    """Start sshd in the foreground (-D) and wait until it accepts connections."""
-    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    """A test host: sshd with a host key of its own, in `root/name`, on a free port
+    unless one is given."""
     folder = root / name
     folder.mkdir(parents=True)
     hostkey = folder / "host_key"
     host_pub = keygen(hostkey, f"host-{name}")
-    port = port or free_port(address)
-    config = folder / "sshd_config"
-    config.write_text(
-        "\n".join(
-            [
-                f"ListenAddress {address}:{port}",
-                f"HostKey {hostkey}",
-                f"PidFile {folder / 'sshd.pid'}",
-                f"AuthorizedKeysFile {authorized}",
-                "PermitRootLogin prohibit-password",
-                "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no",
-                "UsePAM no",
-                "StrictModes no",
-                "MaxSessions 20",
-                "MaxStartups 100:30:200",
-                "Subsystem sftp internal-sftp",
-                "LogLevel ERROR",
-                "",
-            ]
-        )
+    return spawn_sshd(
+        folder,
+        name=name,
+        address=address,
+        port=port or free_port(address),
+        host_keys=[hostkey],
+        authorized=authorized,
+        host_pub=host_pub,
     )
-    log = folder / "sshd.log"
-    with open(log, "wb") as log_file:  # the child keeps its own copy of the fd
-        process = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log_file
-        )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"sshd {name} exited: {log.read_text()}")
-        try:
-            with socket.create_connection((address, port), timeout=0.5) as s:
-                if s.recv(4).startswith(b"SSH-"):
-                    break
-        except OSError:
-            time.sleep(0.05)
-    else:
-        process.kill()
-        raise RuntimeError(f"sshd {name} did not start: {log.read_text()}")
-    return Sshd(name=name, address=address, port=port, host_pub=host_pub, process=process, log=log)
 
 
 class CuttableProxy:
