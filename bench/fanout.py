@@ -622,14 +622,13 @@ def main() -> None:
             addresses = [h.address for h in lab.hosts]
             rows: dict[str, dict[str, Any]] = {}
             print("warm-up harness run (stages the probe on every host)", flush=True)
+
+            def harness_run(out: str) -> Measured:
+                argv = harness_argv("run", str(matrix), "--out", str(work / out), "--no-progress")
+                return run_measured("harness", argv)
+
             rows["harness (first run, stages)"] = meter(
-                "harness (first run, stages)",
-                lambda: run_measured(
-                    "harness-cold",
-                    harness_argv(
-                        "run", str(matrix), "--out", str(work / "run-cold"), "--no-progress"
-                    ),
-                ),
+                "harness (first run, stages)", lambda: harness_run("run-cold")
             )
             peers = PeerSetup(work, matrix)
             try:
@@ -675,32 +674,17 @@ def main() -> None:
                         {"count": n, "probe": str(peers.probe), "workdir": str(peers.work)},
                     ),
                 )
+
+                def preps(count: int) -> Measured:
+                    spec = {"count": count, "matrix": str(matrix), "workdir": str(work / "preps")}
+                    return helper("preps", "_preps", spec)
+
                 rows["helper start-up"] = meter(
-                    "a helper doing nothing (start-up only)",
-                    lambda: helper(
-                        "preps",
-                        "_preps",
-                        {"count": 0, "matrix": str(matrix), "workdir": str(work / "preps")},
-                    ),
+                    "a helper doing nothing (start-up only)", lambda: preps(0)
                 )
-                rows["preparations"] = meter(
-                    "N host preparations at once, local",
-                    lambda: helper(
-                        "preps",
-                        "_preps",
-                        {"count": n, "matrix": str(matrix), "workdir": str(work / "preps")},
-                    ),
-                )
+                rows["preparations"] = meter("N host preparations at once, local", lambda: preps(n))
                 print("harness", flush=True)
-                rows["harness"] = meter(
-                    "harness run",
-                    lambda: run_measured(
-                        "harness",
-                        harness_argv(
-                            "run", str(matrix), "--out", str(work / "run"), "--no-progress"
-                        ),
-                    ),
-                )
+                rows["harness"] = meter("harness run", lambda: harness_run("run"))
                 cells = [
                     json.loads(x) for x in (work / "run" / "cells.jsonl").read_text().splitlines()
                 ]
@@ -731,15 +715,9 @@ def main() -> None:
                     print(f"head to head with parallel-ssh, {args.rounds} rounds", flush=True)
                     rounds = []
                     for i in range(args.rounds):
-                        out = work / f"run-round-{i}"
                         h_row = meter(
                             f"harness run, round {i + 1}",
-                            lambda out=out: run_measured(
-                                "harness",
-                                harness_argv(
-                                    "run", str(matrix), "--out", str(out), "--no-progress"
-                                ),
-                            ),
+                            lambda i=i: harness_run(f"run-round-{i}"),
                         )
                         p_row = meter(
                             f"parallel-ssh, round {i + 1}", lambda: helper("pssh", "_pssh", pspec)

@@ -595,11 +595,7 @@ class Runner:
         with anyio.CancelScope(shield=True):
             try:
                 if ctx.canary is not None and ctx.canary.error is None:
-                    events = await canary_events(ctx.transport, ctx.canary)
-                    if events is None:
-                        host_side["canary_error"] = "canary dead or its log unreadable"
-                    else:
-                        host_side["canary_events"] = events
+                    await read_canary(ctx.transport, ctx.canary, host_side)
                 if sentinels is not None:
                     host_side["fs"] = await inspect_sentinels(
                         ctx.transport, sentinels, tag=str(host_side["tag"])
@@ -662,6 +658,24 @@ def unsettled(output: ProbeOutput) -> bool:
     )
 
 
+async def read_canary(
+    transport: Transport, canary: RunningCanary, host_side: dict[str, Any]
+) -> None:
+    """Every arrival the canary logged so far into `host_side`, or why there are none
+    to trust (dead canary, unreadable log): a gap the judge makes inconclusive."""
+    try:
+        events = await canary_events(transport, canary)
+    except TransportError as exc:
+        events, why = None, f"canary log unreadable: {exc.reason}"
+    else:
+        why = "canary dead or its log unreadable"
+    if events is None:
+        host_side.pop("canary_events", None)
+        host_side["canary_error"] = why
+    else:
+        host_side["canary_events"] = events
+
+
 async def settle_canary(
     transport: Transport, canary: RunningCanary, host_side: dict[str, Any]
 ) -> None:
@@ -671,17 +685,7 @@ async def settle_canary(
     refuse at once and never wait."""
     with anyio.CancelScope(shield=True):
         await anyio.sleep(SETTLE)
-        try:
-            events = await canary_events(transport, canary)
-        except TransportError as exc:
-            events, why = None, f"canary log unreadable: {exc.reason}"
-        else:
-            why = "canary dead or its log unreadable"
-    if events is None:
-        host_side.pop("canary_events", None)
-        host_side["canary_error"] = why
-    else:
-        host_side["canary_events"] = events
+        await read_canary(transport, canary, host_side)
 
 
 def _mine(event: dict[str, Any], tag: str, ports: set[str]) -> bool:
