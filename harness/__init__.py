@@ -1,18 +1,9 @@
-"""harness: prove, by attempting violations, which properties a sandbox enforces."""
+"""harness: prove, by attempting violations, which properties a sandbox enforces.
+
+The package root holds the version only, so that reading a report never imports the
+runner, asyncssh or the CLI library; modules import what they use, where they use it.
+"""
 
 from harness._version import __version__
-from harness.errors import HarnessError, SpecError
-from harness.plan import Plan, make_plan
-from harness.runner import RunOutcome, execute
-from harness.spec import load_matrix
 
-__all__ = [
-    "HarnessError",
-    "Plan",
-    "RunOutcome",
-    "SpecError",
-    "__version__",
-    "execute",
-    "load_matrix",
-    "make_plan",
-]
+__all__ = ["__version__"]

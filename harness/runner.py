@@ -25,6 +25,7 @@ import anyio
 
 from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, TransportError
+from harness.exitcodes import ExitCode
 from harness.fixtures.canary import RunningCanary, canary_events, start_canary, stop_canary
 from harness.fixtures.decisions import fetch_records
 from harness.fixtures.envelope import Envelope, Report
@@ -92,10 +93,10 @@ class RunOutcome:
     store_error: str | None = None  # the results folder stopped accepting writes
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         """The contract's code; lost results make a clean run inconclusive (3)."""
         code = exit_code(self.verdicts)
-        return 3 if code == 0 and self.store_error else code
+        return ExitCode.INCONCLUSIVE if code == ExitCode.OK and self.store_error else code
 
 
 def cell_status(

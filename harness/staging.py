@@ -183,7 +183,7 @@ def _nothing_to_check(runtime: Runtime) -> bool:
 
 
 def _runtime_status(runtime: Runtime, text: str) -> RuntimeStatus:
-    """One runtime's part of the RUNTIMES_SCRIPT output."""
+    """One runtime's part of the host preparation's output (its version check)."""
     if text.startswith("harness-runtime-missing"):
         return RuntimeStatus(available=False, reason=f"{runtime.binary}: not found on this host")
     marker = "harness-version-status="

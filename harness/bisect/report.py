@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from harness.bisect.search import Outcome, Status, budget
 from harness.bisect.versions import Version, compare_url
+from harness.exitcodes import ExitCode
 from harness.results import VerdictRecord
 
 if TYPE_CHECKING:
     from harness.bisect.session import BisectReport, StepRecord
 
-EXIT_FOUND, EXIT_AMBIGUOUS = 0, 3
 
 
 def exit_code(report: BisectReport) -> int:
     """0 when a boundary was found; 3 when it is ambiguous or the ends contradict."""
     found = report.result is not None and report.result.status is Status.FOUND
-    return EXIT_FOUND if found else EXIT_AMBIGUOUS
+    return ExitCode.OK if found else ExitCode.INCONCLUSIVE
 
 
 def _version(report: BisectReport, index: int | None) -> Version | None:

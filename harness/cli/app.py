@@ -1,7 +1,8 @@
 """The `harness` group, the exit-code contract, and the mapping of errors to codes.
 
-Each verb lives in its own module of this package and is registered in
-`harness/cli/__init__.py`; only this package imports the CLI library.
+Verbs live in the modules of this package and are registered, by module path, in
+`VERBS` below, which imports each one only when it is used; verbs never import one
+another, and only this package imports the CLI library.
 
 Exit codes: 0 every verdict passed or was skipped; 1 a regression or unexpected
 verdict; 2 bad input (matrix, names, flags); 3 no mismatch but something was
@@ -14,7 +15,6 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
-import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -25,21 +25,19 @@ from rich.console import Console
 
 from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, SpecError, UsageError
+from harness.exitcodes import ExitCode
 
 # Raised when a group is invoked bare; its message is the help text.
 NoArgsIsHelp: type[click.UsageError] = getattr(
     click.exceptions, "NoArgsIsHelpError", click.exceptions.UsageError
 )
-EXIT_OK, EXIT_MISMATCH, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
-EXIT_INTERNAL = 70  # EX_SOFTWARE: distinct from every verdict code
-EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 err_console = Console(stderr=True, highlight=False)
 
 
 class LazyGroup(click.Group):
     """A group whose verbs are imported when used: `harness run` need not import
-    bisect's HTTP client, nor the report writers."""
+    bisect's HTTP client, and `harness report` never imports the runner."""
 
     def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -111,24 +109,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
     except NoArgsIsHelp as exc:
         click.echo(exc.format_message(), err=True)
-        raise SystemExit(EXIT_INPUT) from None
+        raise SystemExit(ExitCode.INPUT) from None
     except click.UsageError as exc:
         hint = (
             f" (see 'harness {exc.ctx.command.name} --help')"
             if exc.ctx and exc.ctx.command.name != "cli"
             else ""
         )
-        _fail(EXIT_INPUT, f"{exc.format_message()}{hint}")
+        _fail(ExitCode.INPUT, f"{exc.format_message()}{hint}")
     except click.Abort:
-        _fail(EXIT_SIGNAL[signal.SIGINT], "interrupted")
+        _fail(ExitCode.SIGINT, "interrupted")
     except (SpecError, UsageError) as exc:
-        _fail(EXIT_INPUT, str(exc))
+        _fail(ExitCode.INPUT, str(exc))
     except ResultsError as exc:
-        _fail(EXIT_INPUT, str(exc))
+        _fail(ExitCode.INPUT, str(exc))
     except HarnessError as exc:
-        _fail(EXIT_INCONCLUSIVE, str(exc))
+        _fail(ExitCode.INCONCLUSIVE, str(exc))
     except click.exceptions.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except Exception:  # a bug: keep the traceback, but never pass as a verdict code
         traceback.print_exc()
-        _fail(EXIT_INTERNAL, "internal error (a bug in harness; the traceback is above)")
+        _fail(ExitCode.INTERNAL, "internal error (a bug in harness; the traceback is above)")

@@ -26,8 +26,9 @@ from harness.bisect.session import (
     find_target,
 )
 from harness.bisect.versions import FORMS, Version, check_pair, parse_version
-from harness.cli.app import EXIT_SIGNAL, err_console
+from harness.cli.app import err_console
 from harness.cli.signals import run_until_signal
+from harness.exitcodes import for_signal
 from harness.probe import build_probe
 from harness.results import default_folder
 from harness.spec import load_matrix
@@ -181,7 +182,7 @@ def bisect(
     if signum is not None:
         name = signal.Signals(signum).name
         err_console.print(f"harness: interrupted by {name}; steps so far kept in {folder}")
-        raise SystemExit(EXIT_SIGNAL.get(signal.Signals(signum), 130))
+        raise SystemExit(for_signal(signum))
     if fmt == "json":
         click.echo(json.dumps(to_json(report), indent=2, default=str))
     else:

@@ -1,10 +1,9 @@
-"""`harness report` and `harness diff`, plus the reports `harness run --report` writes."""
+"""`harness report` and `harness diff`."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -12,28 +11,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.cli.app import EXIT_MISMATCH, EXIT_OK
 from harness.diff import Change, RunDiff, diff_runs
 from harness.errors import ResultsError
+from harness.exitcodes import ExitCode
 from harness.report.console import STYLE
 from harness.report.markdown import append_step_summary
-from harness.report.render import FORMATS, render, write_reports
+from harness.report.render import FORMATS, render
 from harness.report.runs import load_run, load_runs
 from harness.results.records import Verdict
 
 REPORT_FORMATS = list(FORMATS)
-
-
-def write_run_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
-    """After `harness run --report ...`: write report.<ext> files into the results folder.
-
-    A Markdown report is also appended to `$GITHUB_STEP_SUMMARY` when that is set.
-    """
-    written = write_reports(folder, formats)
-    for path in written:
-        if path.suffix == ".md":
-            append_step_summary(path.read_text(encoding="utf-8"))
-    return written
 
 
 @click.command("report")
@@ -151,4 +138,4 @@ def diff(run_a: Path, run_b: Path, fmt: str) -> None:
         console.print(
             f"{result.verdicts_changed} verdict(s) changed, {len(result.changes)} change(s) in all"
         )
-    raise SystemExit(EXIT_MISMATCH if result.verdicts_changed else EXIT_OK)
+    raise SystemExit(ExitCode.MISMATCH if result.verdicts_changed else ExitCode.OK)

@@ -11,14 +11,15 @@ from typing import Any
 import click
 from rich.console import Console
 
-from harness.cli.app import EXIT_SIGNAL, err_console
-from harness.cli.report import REPORT_FORMATS, write_run_reports
+from harness.cli.app import err_console
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
+from harness.exitcodes import ExitCode, for_signal
 from harness.plan import Plan, make_plan, without
 from harness.plan import shard as shard_plan
 from harness.probe import build_probe
 from harness.report.console import LiveProgress, print_report
+from harness.report.render import FORMATS, write_reports
 from harness.results import ResultsStore, VerdictRecord, default_folder, exit_code
 from harness.results.resume import read_resumable
 from harness.runner import Runner
@@ -98,7 +99,7 @@ def _plan(
     "--report",
     "reports",
     multiple=True,
-    type=click.Choice(REPORT_FORMATS),
+    type=click.Choice(list(FORMATS)),
     help="Also write report.<ext> in this format into the results folder (repeatable).",
 )
 def run(
@@ -175,16 +176,16 @@ def run(
     finally:
         store.close()
     if reports:
-        write_run_reports(folder, reports)
+        write_reports(folder, reports)
     result = outcome or runner.outcome
     if signum is not None:
         name = signal.Signals(signum).name
         err_console.print(f"harness: interrupted by {name}; finished cells kept in {folder}")
-        raise SystemExit(EXIT_SIGNAL.get(signal.Signals(signum), 130))
+        raise SystemExit(for_signal(signum))
     verdicts = [*prior, *result.verdicts]
     code = exit_code(verdicts)
-    if code == 0 and result.store_error:
-        code = 3
+    if code == ExitCode.OK and result.store_error:
+        code = ExitCode.INCONCLUSIVE
     if result.store_error:
         err_console.print(
             f"harness: error: {result.store_error}; verdicts below were not all saved"

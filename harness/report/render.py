@@ -10,7 +10,7 @@ from typing import Any
 from harness.errors import ResultsError, UsageError
 from harness.report.html import render_html
 from harness.report.junit import render_junit
-from harness.report.markdown import render_markdown
+from harness.report.markdown import append_step_summary, render_markdown
 from harness.report.runs import Run, load_run
 
 # format -> file extension of `report.<ext>` in a results folder
@@ -59,7 +59,11 @@ def render(fmt: str, runs: Sequence[Run]) -> str:
 
 
 def write_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
-    """Write `report.<ext>` for each format into a finished results folder."""
+    """Write `report.<ext>` for each format into a finished results folder
+    (`harness run --report ...`).
+
+    A Markdown report is also appended to `$GITHUB_STEP_SUMMARY` when that is set.
+    """
     run = load_run(folder)
     written = []
     for fmt in dict.fromkeys(formats):
@@ -70,4 +74,6 @@ def write_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
         except OSError as exc:
             raise ResultsError(f"{path}: cannot write report: {exc.strerror}") from exc
         written.append(path)
+        if path.suffix == ".md":
+            append_step_summary(text)
     return written

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from harness.exitcodes import ExitCode
 from harness.results.properties import Observation
 from harness.results.records import (
     CellRecord,
@@ -167,15 +168,15 @@ def judge_property(
     return replace(base, verdict=Verdict.UNEXPECTED, reason=f"{why}: {observation.reason}")
 
 
-def exit_code(verdicts: Iterable[VerdictRecord]) -> int:
+def exit_code(verdicts: Iterable[VerdictRecord]) -> ExitCode:
     """The contract: 1 on any mismatch (a flaky one too), else 3 on any
     inconclusive, else 0."""
     seen = {v.verdict for v in verdicts}
     if seen & {Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY}:
-        return 1
+        return ExitCode.MISMATCH
     if Verdict.INCONCLUSIVE in seen:
-        return 3
-    return 0
+        return ExitCode.INCONCLUSIVE
+    return ExitCode.OK
 
 
 MISMATCH = frozenset({Verdict.REGRESSION, Verdict.UNEXPECTED})
