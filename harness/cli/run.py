@@ -23,7 +23,7 @@ from harness.report.render import FORMATS, write_reports
 from harness.results import ResultsStore, VerdictRecord, default_folder, exit_code
 from harness.results.resume import read_resumable
 from harness.runner import Runner
-from harness.scenarios import SCENARIOS
+from harness.scenarios import listed
 from harness.spec import Matrix, load_matrix
 
 
@@ -242,7 +242,7 @@ def validate(matrix: Path) -> None:
 @click.command("scenarios")
 def list_scenarios() -> None:
     """List the scenarios and the facts each measures."""
-    for scenario in SCENARIOS.values():
+    for scenario in listed():
         click.echo(f"{scenario.name}: {scenario.summary}")
         for fact, doc in scenario.facts.items():
             click.echo(f"  {fact:<26} {doc}")

@@ -7,7 +7,6 @@ observation is `inconclusive`, never `pass`.
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
@@ -21,9 +20,9 @@ from harness.results.records import (
     Verdict,
     VerdictRecord,
 )
+from harness.spec.models import COMPARISON
 
 Expected = int | bool | str
-_COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 _OPS: dict[str, Callable[[int, int], bool]] = {
     ">=": operator.ge,
     "<=": operator.le,
@@ -53,7 +52,7 @@ def fact_matches(expected: Expected, fact: FactObservation) -> bool:
     if expected == "available":
         return True
     value = fact.value
-    if isinstance(expected, str) and (m := _COMPARISON.match(expected)):
+    if isinstance(expected, str) and (m := COMPARISON.match(expected)):
         if isinstance(value, bool) or not isinstance(value, int):
             return False
         return _OPS[m.group(1)](value, int(m.group(2)))

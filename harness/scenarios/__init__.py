@@ -18,7 +18,12 @@ SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in (EGRESS, FILESYSTEM, PRIVILEGE, ATTRIBUTION, MECHANISMS, SELFTEST)
 }
 
-__all__ = ["SCENARIOS", "Check", "Control", "Scenario", "known_facts"]
+__all__ = ["SCENARIOS", "Check", "Control", "Scenario", "known_facts", "listed"]
+
+
+def listed() -> list[Scenario]:
+    """The scenarios a user may pick: everything but harness's own self-tests."""
+    return [s for s in SCENARIOS.values() if not s.internal]
 
 
 def known_facts() -> dict[str, str]:

@@ -38,3 +38,4 @@ class Scenario:
     property: str | None = None
     facts: dict[str, str] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    internal: bool = False  # for testing harness itself: accepted, never listed

@@ -13,4 +13,5 @@ SELFTEST = Scenario(
     probe_name="selftest",
     summary="for testing harness itself: one check that hangs until killed",
     facts={"selftest_hang": "blocks forever; the cell must be killed at its timeout"},
+    internal=True,
 )

@@ -6,6 +6,7 @@ same words the user would search their file for.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -18,8 +19,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import SpecError
-from harness.scenarios import SCENARIOS, known_facts
+from harness.scenarios import SCENARIOS, known_facts, listed
 from harness.spec.models import (
+    COMPARISON,
     RUNTIME_SPECS,
     Host,
     InventoryFile,
@@ -29,6 +31,10 @@ from harness.spec.models import (
 )
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# Facts whose values are words; every other fact is a number or a boolean, so a
+# word expected of it must be a status or a comparison.
+WORD_FACTS = frozenset({"kernel_release", "kernel_machine"})
+STATUSES = ("available", "unavailable")
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
@@ -87,12 +93,22 @@ def _key(prefix: str, loc: Sequence[int | str]) -> str:
     return ".".join(parts)
 
 
+def unknown(what: str, given: object, options: Sequence[str]) -> str:
+    """"unknown kind 'runc' (did you mean 'runsc'? expected one of: ...)": one wording
+    for every name that is not one of a known set."""
+    close = difflib.get_close_matches(str(given), options, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    shown = f" {given!r}" if what != "key" else ""
+    return f"unknown {what}{shown} ({hint}expected one of: {', '.join(options)})"
+
+
 def _explain(err: Mapping[str, Any], model: type[BaseModel], loc: Sequence[int | str]) -> str:
     kind = err.get("type", "")
     if kind == "extra_forbidden":
-        fields = _fields_at(model, loc[:-1])
-        known = f" (expected one of: {', '.join(sorted(fields))})" if fields else ""
-        return f"unknown key{known}"
+        fields = sorted(_fields_at(model, loc[:-1]))
+        if not fields:
+            return "unknown key"
+        return unknown("key", loc[-1] if loc else "", fields)
     if kind == "missing":
         return "required key is missing"
     if kind == "value_error":
@@ -241,8 +257,7 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
     if kind is None:
         raise SpecError(file, f"{prefix}.kind", "required key is missing")
     if kind not in RUNTIME_SPECS:
-        known = ", ".join(RUNTIME_SPECS)
-        raise SpecError(file, f"{prefix}.kind", f"unknown kind {kind!r} (expected one of: {known})")
+        raise SpecError(file, f"{prefix}.kind", unknown("kind", kind, list(RUNTIME_SPECS)))
     spec = _validate(RUNTIME_SPECS[str(kind)], raw, file=file, prefix=prefix)
     facts = known_facts()
     for fact in spec.facts:
@@ -250,14 +265,31 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
             raise SpecError(
                 file,
                 f"{prefix}.facts.{_part(fact)}",
-                f"unknown fact (expected one of: {', '.join(facts)})",
+                unknown("fact", fact, list(facts)).replace(f" {fact!r}", "", 1),
             )
+        _check_fact_value(fact, spec.facts[fact], file=file, key=f"{prefix}.facts.{_part(fact)}")
     if spec.kind == "command":
         if "{probe}" not in spec.argv:
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{probe}'")
         if spec.argv.count("{args}") != 1:
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{args}' once")
     return spec
+
+
+def _check_fact_value(fact: str, value: object, *, file: str, key: str) -> None:
+    """A misspelt status must not become an exact value that can never match."""
+    if not isinstance(value, str) or value in STATUSES or COMPARISON.match(value):
+        return
+    close = difflib.get_close_matches(value, STATUSES, n=1, cutoff=0.75)
+    if close:
+        raise SpecError(file, key, f"{value!r} is not a status (did you mean {close[0]!r}?)")
+    if fact not in WORD_FACTS:
+        raise SpecError(
+            file,
+            key,
+            f"{value!r}: expected 'available', 'unavailable', a comparison such as '>= 3',"
+            " or an exact number or boolean",
+        )
 
 
 def load_matrix(path: Path | str) -> Matrix:
@@ -290,7 +322,7 @@ def load_matrix(path: Path | str) -> Matrix:
             raise SpecError(
                 shown,
                 f"scenarios[{i}]",
-                f"unknown scenario {scenario!r} (expected one of: {', '.join(SCENARIOS)})",
+                unknown("scenario", scenario, [s.name for s in listed()]),
             )
     if not mf.runtimes:
         raise SpecError(shown, "runtimes", "defines no runtime")

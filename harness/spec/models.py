@@ -7,6 +7,7 @@ named them) by the time a model is built.
 
 from __future__ import annotations
 
+import re
 from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Annotated, Literal, get_args
@@ -15,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, mo
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
+# A fact expectation that compares a number: ">= 3", "!= 0" (the syntax of `facts`).
+COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 
 
 class _Strict(BaseModel):
