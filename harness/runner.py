@@ -123,6 +123,15 @@ def _transient(exc: Exception) -> bool:
     return isinstance(exc, TransportError) and exc.transient
 
 
+def _log_retry(details: Any) -> None:
+    """One readable line per scheduled connection retry (stamina's RetryDetails)."""
+    cause = " ".join(str(details.caused_by).split())[:200]
+    log.warning(
+        "%s; retry %d in %.1f s", cause or type(details.caused_by).__name__,
+        details.retry_num, details.wait_for,
+    )
+
+
 async def connect_with_retries(transport: Transport, host: Host) -> None:
     """Connect, retrying refused/reset/timed-out attempts with jittered backoff.
     A refused host key or login is final at once. This machine needs no retries."""
@@ -130,7 +139,9 @@ async def connect_with_retries(transport: Transport, host: Host) -> None:
         await transport.connect()
         return
     import stamina  # only for networked hosts: a local run starts sooner without it
+    from stamina.instrumentation import set_on_retry_hooks
 
+    set_on_retry_hooks([_log_retry])  # ours, not stamina's bare "stamina.retry_scheduled"
     async for attempt in stamina.retry_context(
         on=_transient,
         attempts=host.connect_retries + 1,

@@ -70,6 +70,9 @@ def test_unreachable_and_untrusted_hosts_are_inconclusive(
     cells = cells_of(out)
     assert cells[("dead", "host")]["status"] == "unreachable"
     assert "connection refused" in cells[("dead", "host")]["reason"]
+    # Retries are announced in harness's words, never as stamina's bare event name.
+    assert "stamina.retry_scheduled" not in output
+    assert "retry 1 in" in output
 
 
 def test_unknown_host_key_is_refused_and_nothing_runs(lab_run: tuple[int, str, Path, Path]) -> None:
