@@ -127,8 +127,10 @@ def _log_retry(details: Any) -> None:
     """One readable line per scheduled connection retry (stamina's RetryDetails)."""
     cause = " ".join(str(details.caused_by).split())[:200]
     log.warning(
-        "%s; retry %d in %.1f s", cause or type(details.caused_by).__name__,
-        details.retry_num, details.wait_for,
+        "%s; retry %d in %.1f s",
+        cause or type(details.caused_by).__name__,
+        details.retry_num,
+        details.wait_for,
     )
 
 

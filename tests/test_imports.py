@@ -22,8 +22,7 @@ HEAVY = ("harness.runner", "asyncssh", "click", "harness.transport.ssh")
 def test_readers_never_import_the_runner(module: str) -> None:
     """A report, diff or evidence read loads neither the runner nor asyncssh nor click."""
     probe = (
-        f"import sys, {module}; "
-        f"print(','.join(m for m in sys.modules if m.startswith({HEAVY!r})))"
+        f"import sys, {module}; print(','.join(m for m in sys.modules if m.startswith({HEAVY!r})))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

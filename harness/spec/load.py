@@ -94,7 +94,7 @@ def _key(prefix: str, loc: Sequence[int | str]) -> str:
 
 
 def unknown(what: str, given: object, options: Sequence[str]) -> str:
-    """"unknown kind 'runc' (did you mean 'runsc'? expected one of: ...)": one wording
+    """ "unknown kind 'runc' (did you mean 'runsc'? expected one of: ...)": one wording
     for every name that is not one of a known set."""
     close = difflib.get_close_matches(str(given), options, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
