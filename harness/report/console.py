@@ -139,17 +139,63 @@ def verdict_tables(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -
     tables = []
     for key, hosts in groups.items():
         columns, by_subject = shapes[key]
-        title = (
-            f"host: {hosts[0]}" if len(hosts) == 1 else f"{len(hosts)} hosts: {', '.join(hosts)}"
-        )
-        table = Table(title=title, title_justify="left", show_lines=False)
+        table = Table(title=_hosts_title(hosts), title_justify="left", show_lines=False)
         table.add_column("fact / property", style="bold")
         for rt in columns:
             table.add_column(rt)
-        for subject, by_rt in by_subject.items():
-            table.add_row(subject, *(_cell(by_rt.get(rt)) for rt in columns))
+        # Properties first: they are the verdict; mechanism facts are audit detail.
+        for subject, by_rt in sorted(by_subject.items(), key=lambda kv: _is_fact(kv[1])):
+            table.add_row(escape(subject), *(_cell(by_rt.get(rt)) for rt in columns))
         tables.append(table)
     return tables
+
+
+def _is_fact(by_runtime: dict[str, VerdictRecord]) -> bool:
+    return any(v.fact is not None for v in by_runtime.values())
+
+
+def _hosts_title(hosts: Sequence[str], shown: int = 5) -> str:
+    """ "host: a", or "3 hosts: a, b, c", or "48 hosts: a, b, c, d, e and 43 more"."""
+    if len(hosts) == 1:
+        return escape(f"host: {hosts[0]}")
+    names = ", ".join(hosts[:shown])
+    more = f" and {len(hosts) - shown} more" if len(hosts) > shown else ""
+    return escape(f"{len(hosts)} hosts: {names}{more}")
+
+
+def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Text]:
+    """Per runtime and property, across hosts: "runsc egress_confinement: pass on 48/50
+    hosts; regression on node-17, node-23". Empty for a single host."""
+    hosts = {v.host for v in verdicts}
+    if len(hosts) < 2:
+        return []
+    by_key: dict[tuple[str, str], dict[Verdict, list[str]]] = {}
+    for v in verdicts:
+        if v.property is not None:
+            by_key.setdefault((v.runtime, v.property), {}).setdefault(v.verdict, []).append(v.host)
+    order = {rt: i for i, rt in enumerate(runtimes)}
+    lines = []
+    for (runtime, prop), seen in sorted(
+        by_key.items(), key=lambda kv: order.get(kv[0][0], 1 << 30)
+    ):
+        total = sum(len(h) for h in seen.values())
+        main = max(seen, key=lambda verdict: len(seen[verdict]))
+        symbol, style = STYLE[main]
+        parts: list[tuple[str, str] | str] = [
+            (f"{symbol} ", style),
+            f"{runtime} {prop}: ",
+            (f"{main} on {len(seen[main])}/{total} hosts", style),
+        ]
+        for verdict in ORDER:
+            if verdict is main or verdict not in seen:
+                continue
+            names = seen[verdict]
+            listed = ", ".join(names[:5]) + (
+                f" and {len(names) - 5} more" if len(names) > 5 else ""
+            )
+            parts += ["; ", (f"{verdict} on {listed}", STYLE[verdict][1])]
+        lines.append(Text.assemble(*parts))
+    return lines
 
 
 def _pin_natural_widths(table: Table, width: int) -> None:
@@ -183,6 +229,39 @@ def summary_line(verdicts: Iterable[VerdictRecord]) -> Text:
     return Text.assemble(*parts)
 
 
+ATTENTION = (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY, Verdict.INCONCLUSIVE)
+
+
+def attention_lines(verdicts: Iterable[VerdictRecord]) -> list[Text]:
+    """Mismatches one per verdict; inconclusive verdicts that share a host and a reason
+    (a dead host, a missing runtime) as one line with their count."""
+    groups: dict[tuple[object, ...], list[VerdictRecord]] = {}
+    for v in verdicts:
+        if v.verdict not in ATTENTION:
+            continue
+        if v.verdict is Verdict.INCONCLUSIVE:
+            key: tuple[object, ...] = (v.verdict, v.host, v.reason)
+        else:
+            key = (v.verdict, v.host, v.runtime, v.subject())
+        groups.setdefault(key, []).append(v)
+    lines = []
+    for members in groups.values():
+        first = members[0]
+        symbol, style = STYLE[first.verdict]
+        if len(members) == 1:
+            where = f" {first.host}/{first.runtime} {first.subject()}: "
+        else:
+            runtimes = list(dict.fromkeys(v.runtime for v in members))
+            shown = runtimes[0] if len(runtimes) == 1 else f"{len(runtimes)} runtimes"
+            where = f" {first.host} ({shown}, {len(members)} verdicts): "
+        lines.append(
+            Text.assemble(
+                (f"{symbol} {first.verdict:<12}", style), where, (first.reason or "", "default")
+            )
+        )
+    return lines
+
+
 def print_report(
     console: Console,
     verdicts: Sequence[VerdictRecord],
@@ -191,27 +270,22 @@ def print_report(
     folder: str,
     exit_code: int,
 ) -> None:
-    """The end-of-run report: tables, then every verdict that needs attention."""
+    """The end-of-run report: a fleet summary, the tables, then every verdict that
+    needs attention (one line per shared cause: a dead host is one line, not one
+    per check)."""
+    summary = fleet_summary(verdicts, runtimes)
+    for line in summary:
+        console.print(line)
+    if summary:
+        console.print()
     for table in verdict_tables(verdicts, runtimes):
         _pin_natural_widths(table, console.width)
         console.print(table)
-    attention = [
-        v
-        for v in verdicts
-        if v.verdict
-        in (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY, Verdict.INCONCLUSIVE)
-    ]
+    attention = attention_lines(verdicts)
     if attention:
         console.print()
-        for v in attention:
-            symbol, style = STYLE[v.verdict]
-            console.print(
-                Text.assemble(
-                    (f"{symbol} {v.verdict:<12}", style),
-                    f" {v.host}/{v.runtime} {v.subject()}: ",
-                    (v.reason or "", "default"),
-                )
-            )
+        for line in attention:
+            console.print(line)
     console.print()
     console.print(summary_line(verdicts))
     console.print(f"results: {folder}   exit {exit_code}")

@@ -54,3 +54,38 @@ def test_a_different_measured_value_is_a_different_table() -> None:
     text = _report([*_verdicts("ci-1"), *other])
     assert "host: ci-1" in text and "host: ci-2" in text
     assert "4.4.0" in text and "4.4.1" in text
+
+
+def test_properties_come_before_facts() -> None:
+    """In each table the property rows sit above the mechanism-fact rows."""
+    text = _report(_verdicts("ci-1", order=-1))
+    assert text.index("egress_confinement") < text.index("kernel_release")
+
+
+def test_fleet_summary_names_the_hosts_that_differ() -> None:
+    """Across hosts, one line per runtime and property names the odd hosts out."""
+    text = _report([*_verdicts("ci-1"), *_verdicts("ci-2"), *_verdicts("ci-3", egress="violated")])
+    assert "runsc egress_confinement: pass on 2/3 hosts; regression on ci-3" in text
+    assert text.index("pass on 2/3 hosts") < text.index("2 hosts: ci-1, ci-2")
+
+
+def test_a_dead_host_is_one_line_with_its_reason_and_count() -> None:
+    """Inconclusive verdicts sharing a host and a reason are one line, with a count."""
+    reason = "unreachable: connection refused"
+    dead = [
+        VerdictRecord("dead", rt, "enforced", "inconclusive", Verdict.INCONCLUSIVE,
+                      property=prop, reason=reason)
+        for rt in ("host", "runsc")
+        for prop in ("egress_confinement", "filesystem_confinement", "privilege_floor")
+    ]  # fmt: skip
+    text = _report([*_verdicts("ci-1"), *dead])
+    assert text.count(reason) == 1
+    assert "dead (2 runtimes, 6 verdicts): unreachable: connection refused" in text
+
+
+def test_a_long_fleet_title_is_bounded() -> None:
+    """Fifty identical hosts share a table whose title names five and counts the rest."""
+    text = _report([v for i in range(50) for v in _verdicts(f"node-{i}")])
+    flat = " ".join(text.split())  # the title wraps over the narrow table
+    assert "50 hosts: node-0, node-1, node-2, node-3, node-4 and 45 more" in flat
+    assert "node-5," not in flat
