@@ -1,9 +1,13 @@
 """JUnit XML, the format CI systems read (Jenkins, GitLab, GitHub test reporters).
 
 The shape is the common "junit-10.xsd" one: testsuites > testsuite > testcase.
-One testsuite per (host, runtime) cell; one testcase per property and per fact.
-A mismatch (`regression`, `unexpected`) is a <failure>; an `inconclusive` one is
-an <error> (the lab could not judge, which is not the sandbox's failure); a
+One testsuite per (host, runtime) cell; one testcase per property, and per fact
+that was held to an expectation. A fact merely recorded (no expectation) is audit
+detail, not a test: it becomes a `fact.<name>` property of the suite, so a CI page
+lists the properties instead of a wall of skipped facts.
+
+A mismatch (`regression`, `unexpected`) is a <failure>; an `inconclusive` one is an
+<error> (the lab could not judge, which is not the sandbox's failure); a
 `skipped` one is <skipped/>. tests/report/junit.xsd holds the schema the tests
 validate against.
 """
@@ -104,17 +108,22 @@ def _testcase(suite: ET.Element, verdict: VerdictRecord, classname: str) -> None
         ET.SubElement(case, "skipped", {"message": _clean(verdict.reason or "skipped")})
 
 
-def _properties(suite: ET.Element, pairs: list[tuple[str, str | None]]) -> None:
-    props = ET.SubElement(suite, "properties")
+def _properties(
+    suite: ET.Element, pairs: list[tuple[str, str | None]], *, into: ET.Element | None = None
+) -> ET.Element:
+    props = into if into is not None else ET.SubElement(suite, "properties")
     for name, value in pairs:
         if value is not None:
             ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
+    return props
 
 
 def _suite(
     root: ET.Element, run: Run, host: str, runtime: str, rows: list[VerdictRecord], index: int
 ) -> tuple[int, int, int, int]:
     cell: CellRecord | None = run.cell(host, runtime)
+    recorded = [v for v in rows if v.fact is not None and v.verdict is Verdict.SKIPPED]
+    rows = [v for v in rows if not (v.fact is not None and v.verdict is Verdict.SKIPPED)]
     failures = sum(v.verdict in MISMATCH for v in rows)
     errors = sum(v.verdict is Verdict.INCONCLUSIVE for v in rows)
     skipped = sum(v.verdict is Verdict.SKIPPED for v in rows)
@@ -133,7 +142,7 @@ def _suite(
     if stamp:
         attrs["timestamp"] = stamp
     suite = ET.SubElement(root, "testsuite", attrs)
-    _properties(
+    props = _properties(
         suite,
         [
             ("run_id", run.run_id or None),
@@ -148,6 +157,7 @@ def _suite(
     for verdict in rows:
         kind = "property" if verdict.property is not None else "fact"
         _testcase(suite, verdict, f"{classname}.{kind}")
+    _properties(suite, [(f"fact.{v.subject()}", observed_text(v)) for v in recorded], into=props)
     if cell is not None:
         out = ET.SubElement(suite, "system-out")
         out.text = _clean(cell.stdout[:STDOUT_LIMIT])

@@ -10,7 +10,7 @@ import xmlschema
 
 from harness.report.junit import render_junit
 from harness.report.runs import load_run
-from harness.results.records import Verdict
+from harness.results.records import Verdict, VerdictRecord
 from tests.report.conftest import Runs, harness
 
 XSD = Path(__file__).with_name("junit.xsd")
@@ -51,18 +51,31 @@ def test_the_schema_is_strict(schema: xmlschema.XMLSchema) -> None:
         assert not schema.is_valid(doc)
 
 
-def test_one_suite_per_cell_one_case_per_verdict(runs: Runs) -> None:
-    """Suites are host/runtime cells; each holds one testcase per fact and per property."""
+def _tested(v: VerdictRecord) -> bool:
+    """A property, or a fact held to an expectation (not merely recorded)."""
+    return v.property is not None or v.verdict is not Verdict.SKIPPED
+
+
+def test_one_suite_per_cell_one_case_per_property_and_tested_fact(runs: Runs) -> None:
+    """Suites are host/runtime cells; each holds one testcase per property and per
+    fact with an expectation; recorded facts are suite properties, never skipped cases."""
     run = load_run(runs.mixed)
     root = ET.fromstring(render_junit(run))
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {f"localhost/{r}" for r in ("host", "runsc", "bare", "ghost")}
     for name, suite in suites.items():
         runtime = name.split("/", 1)[1]
-        expected = [v.subject() for v in run.verdicts if v.runtime == runtime]
+        expected = [v.subject() for v in run.verdicts if v.runtime == runtime and _tested(v)]
         assert [c.get("name") for c in suite.iter("testcase")] == expected
         assert suite.get("tests") == str(len(expected))
-    assert root.get("tests") == str(len(run.verdicts))
+        props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        for v in run.verdicts:
+            if v.runtime == runtime and not _tested(v):
+                assert f"fact.{v.subject()}" in props
+    assert root.get("tests") == str(sum(_tested(v) for v in run.verdicts))
+    skipped_facts = [c for c in root.iter("testcase") if c.get("classname", "").endswith(".fact")
+                     and c.find("skipped") is not None]  # fmt: skip
+    assert skipped_facts == []
     assert _cases(root)[("localhost/runsc", "privilege_floor")].get("classname") == (
         "localhost/runsc.property"
     )
@@ -101,13 +114,19 @@ def test_a_regression_is_a_failure_naming_the_escaped_check(runs: Runs) -> None:
 def test_inconclusive_is_an_error_with_its_reason_and_skipped_is_skipped(runs: Runs) -> None:
     """Inconclusive verdicts are <error> carrying the reason; skipped ones are <skipped/>."""
     run = load_run(runs.mixed)
+    # A property with nothing to measure (attribution without a record source) is skipped.
+    skipped_property = VerdictRecord(
+        "localhost", "runsc", "enforced", "skipped", Verdict.SKIPPED,
+        property="attribution", reason="no decision-record source",
+    )  # fmt: skip
+    run.verdicts.append(skipped_property)
     root = ET.fromstring(render_junit(run))
     cases = _cases(root)
     error = cases[("localhost/ghost", "privilege_floor")].find("error")
     assert error is not None and error.get("type") == "inconclusive"
     assert "runtime unavailable" in error.get("message", "")
     assert "reason: " in (error.text or "")
-    skipped = [v for v in run.verdicts if v.verdict is Verdict.SKIPPED]
+    skipped = [v for v in run.verdicts if v.verdict is Verdict.SKIPPED and _tested(v)]
     assert skipped
     for v in skipped:
         assert cases[(f"{v.host}/{v.runtime}", v.subject())].find("skipped") is not None
