@@ -9,6 +9,7 @@ changed verdict (`harness diff` exits 1 for those).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,9 +21,11 @@ from harness.results.records import CheckResult, VerdictRecord
 class Change:
     """One difference. `before` is run A's value, `after` run B's; None means absent.
 
-    `kind` is one of: kernel, version (runtime), verdict, expected, observed
-    (a property), fact (a fact's value), check (outcome, errno, control), added,
-    removed.
+    `kind` is one of: matrix (its sha256; host is ""), config (a runtime entry's
+    setting, e.g. its flags or release; host is ""), renamed (a runtime whose entry
+    is the same under another name; host is ""), kernel, version (runtime), verdict,
+    expected, observed (a property), fact (a fact's value), check (outcome, errno,
+    control), added, removed.
     """
 
     kind: str
@@ -105,27 +108,84 @@ def _verdict_changes(key: Key, a: VerdictRecord, b: VerdictRecord) -> list[Chang
     return changes
 
 
+def _flat(value: object, prefix: str = "") -> dict[str, str]:
+    """A runtime entry as dotted keys: {"flags": '["--network=none"]', "build.sha512": ...}."""
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            out.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: json.dumps(value, sort_keys=True)}
+
+
+def _entries(run: Run) -> dict[str, dict[str, str]]:
+    named = run.manifest.get("runtimes")
+    if not isinstance(named, dict):
+        return {}
+    return {str(name): _flat(entry) for name, entry in named.items() if isinstance(entry, dict)}
+
+
+def _renames(a: Run, b: Run) -> dict[str, str]:
+    """Run B's runtime name -> run A's, for runtimes only one run names whose entries
+    are identical: a rename is one change, not an added and a removed row per cell."""
+    entries_a, entries_b = _entries(a), _entries(b)
+    gone = {n: e for n, e in entries_a.items() if n not in entries_b}
+    new = {n: e for n, e in entries_b.items() if n not in entries_a}
+    renames: dict[str, str] = {}
+    for name_b, entry_b in new.items():
+        same = [n for n, e in gone.items() if e == entry_b and n not in renames.values()]
+        if len(same) == 1:
+            renames[name_b] = same[0]
+    return renames
+
+
+def _config_changes(a: Run, b: Run, renames: dict[str, str]) -> list[Change]:
+    """The matrix's sha256 and each runtime entry's settings (flags, release, build)."""
+    changes = []
+    sha_a = (a.manifest.get("matrix") or {}).get("sha256")
+    sha_b = (b.manifest.get("matrix") or {}).get("sha256")
+    if sha_a != sha_b:
+        changes.append(Change("matrix", "", subject="sha256", before=sha_a, after=sha_b))
+    for name_b, name_a in renames.items():
+        changes.append(Change("renamed", "", name_b, before=name_a, after=name_b))
+    entries_a, entries_b = _entries(a), _entries(b)
+    for name, entry_b in entries_b.items():
+        entry_a = entries_a.get(renames.get(name, name))
+        if entry_a is None:
+            continue
+        for key in dict.fromkeys([*entry_a, *entry_b]):
+            if entry_a.get(key) != entry_b.get(key):
+                changes.append(
+                    Change("config", "", name, key, before=entry_a.get(key), after=entry_b.get(key))
+                )
+    return changes
+
+
 def diff_runs(a: Run, b: Run) -> RunDiff:
     """Every difference from run A to run B.
 
-    Kernels and runtime versions first, then each verdict both runs have (in run B's
+    Configuration drift first (the matrix, renamed runtimes, runtime settings), then
+    kernels and runtime versions, then each verdict both runs have (in run B's
     order), then the verdicts only run B has, then those only run A had.
     """
-    changes: list[Change] = []
+    renames = _renames(a, b)
+    changes: list[Change] = _config_changes(a, b, renames)
     hosts_a = set(a.hosts())
     for host in [h for h in b.hosts() if h in hosts_a]:
         kernel_a, kernel_b = a.kernel(host), b.kernel(host)
         if kernel_a != kernel_b:
             changes.append(Change("kernel", host, before=kernel_a, after=kernel_b))
         runtimes_a = set(a.runtimes(host))
-        for runtime in [r for r in b.runtimes(host) if r in runtimes_a]:
-            version_a, version_b = (
-                a.runtime_version(host, runtime),
-                b.runtime_version(host, runtime),
-            )
+        for runtime in b.runtimes(host):
+            old = renames.get(runtime, runtime)
+            if old not in runtimes_a:
+                continue
+            version_a, version_b = a.runtime_version(host, old), b.runtime_version(host, runtime)
             if version_a != version_b:
                 changes.append(Change("version", host, runtime, before=version_a, after=version_b))
-    by_a, by_b = a.by_key(), b.by_key()
+    by_a = a.by_key()
+    # Run B's verdicts under run A's runtime names, so that a renamed runtime compares.
+    by_b = {(h, renames.get(r, r), s): v for (h, r, s), v in b.by_key().items()}
     for key, verdict_b in by_b.items():
         if key in by_a:
             changes.extend(_verdict_changes(key, by_a[key], verdict_b))

@@ -35,8 +35,11 @@ def test_a_changed_verdict_is_shown_and_exits_1(runs: Runs) -> None:
     done = harness("diff", runs.clean, runs.mixed)
     assert done.code == 1, done.stderr
     rows = [line for line in done.stdout.splitlines() if "landlock_abi" in line]
-    row = rows[0]  # changed verdicts come before the cells only one run has
-    assert "verdict" in row and "runsc" in row
+    # The matrix's changed expectation is drift, shown first; then the changed verdict,
+    # before the cells only one run has.
+    assert "config" in rows[0] and '"unavailable"' in rows[0]
+    row = next(r for r in rows if "verdict" in r)
+    assert "runsc" in row
     assert "✓ pass" in row and "! unexpected" in row
     assert "1 verdict(s) changed" in done.stdout
 
@@ -95,3 +98,46 @@ def test_bad_input_exits_2(runs: Runs, tmp_path: Path) -> None:
     assert done.code == 2
     assert "not a results folder" in done.stderr
     assert done.stderr.strip().count("\n") == 0
+
+
+def _renamed(source: Path, target: Path, old: str, new: str) -> Path:
+    """A copy of a real run where runtime `old` is called `new` everywhere."""
+    shutil.copytree(source, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["runtimes"][new] = manifest["runtimes"].pop(old)
+    host = manifest["hosts"]["localhost"]["runtimes"]
+    host[new] = host.pop(old)
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    for name in ("verdicts.jsonl", "cells.jsonl"):
+        rows = [json.loads(line) for line in (target / name).read_text().splitlines()]
+        for row in rows:
+            if row["runtime"] == old:
+                row["runtime"] = new
+        (target / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return target
+
+
+def test_a_renamed_runtime_is_one_line(runs: Runs, tmp_path: Path) -> None:
+    """Renaming a runtime (same entry) is one `renamed` change, not added/removed rows."""
+    renamed = _renamed(runs.mixed, tmp_path / "renamed", "runsc", "gvisor")
+    result = diff_runs(load_run(runs.mixed), load_run(renamed))
+    kinds = [c.kind for c in result.changes]
+    assert kinds == ["renamed"], result.changes
+    assert (result.changes[0].before, result.changes[0].after) == ("runsc", "gvisor")
+
+
+def test_configuration_drift_is_shown(runs: Runs, tmp_path: Path) -> None:
+    """A runtime's flags, its release and the matrix's sha256 changing are each a change."""
+    drifted = tmp_path / "drifted"
+    shutil.copytree(runs.mixed, drifted)
+    manifest = json.loads((drifted / "manifest.json").read_text())
+    manifest["matrix"]["sha256"] = "0" * 64
+    manifest["runtimes"]["runsc"]["flags"] = ["--network=host"]
+    manifest["runtimes"]["runsc"]["release"] = "20261101.0"
+    (drifted / "manifest.json").write_text(json.dumps(manifest))
+    result = diff_runs(load_run(runs.mixed), load_run(drifted))
+    drift = {(c.kind, c.runtime, c.subject): c.after for c in result.changes}
+    assert drift[("matrix", None, "sha256")] == "0" * 64
+    assert drift[("config", "runsc", "flags")] == '["--network=host"]'
+    assert drift[("config", "runsc", "release")] == '"20261101.0"'
+    assert result.verdicts_changed == 0
