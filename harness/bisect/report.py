@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from harness.bisect.session import BisectReport, StepRecord
 
 
-
 def exit_code(report: BisectReport) -> int:
     """0 when a boundary was found; 3 when it is ambiguous or the ends contradict."""
     found = report.result is not None and report.result.status is Status.FOUND

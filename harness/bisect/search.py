@@ -3,19 +3,19 @@
 Pure: no I/O. The caller asks `next()` for an index, runs whatever a step is,
 and `record()`s its outcome.
 
-It is a binary search between `--good` (index 0) and `--bad` (the last index).
-A skipped or flaky step is left out, as with `git bisect skip`, and the next
-try is the untried version nearest the middle. When the last good and the
-first bad are adjacent and one of them is an end the user named but nothing
-has run yet, that end is tried last, so the answer and the change it reports
-rest on observed behaviour: an end that contradicts the user (a `--good` that
-is bad, a `--bad` that is good) makes the search inconsistent, and an end that
-cannot be judged is taken on the user's word, like `git bisect`. If only
-skipped or flaky versions remain between the last good and the first bad, the
-first bad is one of them: ambiguous.
+Both ends are tried first: `--good` (index 0), then `--bad` (the last index). The
+search goes on only if they really differ, good then bad; an end that contradicts
+the user (a `--good` that is bad, a `--bad` that is good) makes the search
+inconsistent, and an end that cannot be judged (skipped or flaky) stops it as
+ambiguous: a bisection between ends that were never shown to differ would name a
+"first bad" build on the user's word alone. Then it is a binary search between the
+ends. A skipped or flaky step is left out, as with `git bisect skip`, and the next
+try is the untried version nearest the middle. If only skipped or flaky versions
+remain between the last good and the first bad, the first bad is one of them:
+ambiguous.
 
-Without skips a search over N versions takes at most ceil(log2(N-1)) + 1
-steps; `budget(N)` = ceil(log2 N) + 2 leaves room for a skip or two.
+Without skips a search over N versions takes at most 2 + ceil(log2(N-1)) steps;
+`budget(N)` = ceil(log2 N) + 3 leaves room for a skip.
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ def combine(outcomes: Sequence[Outcome]) -> Outcome:
 
 
 def budget(count: int) -> int:
-    """The step bound a search over `count` versions is held to: a binary search
-    over what lies between the ends, one end confirmed, and a skip of slack."""
-    return math.ceil(math.log2(count)) + 2
+    """The step bound a search over `count` versions is held to: both ends, a
+    binary search over what lies between them, and a skip of slack."""
+    return math.ceil(math.log2(count)) + 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,7 @@ class Bisection:
         self.tried: dict[int, Outcome] = {}
         self.order: list[int] = []
         self.inconsistent: str | None = None
+        self.unjudged_end: str | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -88,16 +89,15 @@ class Bisection:
 
     def next(self) -> int | None:
         """The index to try next, or None when the search is over."""
-        if self.inconsistent is not None or self.exhausted:
+        if self.inconsistent is not None or self.unjudged_end is not None or self.exhausted:
             return None
+        for end in (0, self.count - 1):  # the ends first: they must be shown to differ
+            if end not in self.tried:
+                return end
         between = [i for i in range(self.lo + 1, self.hi) if i not in self.tried]
         if between:
             middle = (self.lo + self.hi) / 2
             return min(between, key=lambda i: (abs(i - middle), i))
-        if self.hi == self.lo + 1:  # converged: confirm an end that was only assumed
-            for end in (self.lo, self.hi):
-                if end not in self.tried:
-                    return end
         return None
 
     def record(self, index: int, outcome: Outcome) -> None:
@@ -105,7 +105,13 @@ class Bisection:
             raise ValueError(f"index {index} was already tried or is out of range")
         self.tried[index] = outcome
         self.order.append(index)
-        if outcome is Outcome.GOOD:
+        if outcome in (Outcome.SKIPPED, Outcome.FLAKY) and index in (0, self.count - 1):
+            which = "--good" if index == 0 else "--bad"
+            self.unjudged_end = (
+                f"the {which} version could not be judged ({outcome}): the ends were never"
+                " shown to differ"
+            )
+        elif outcome is Outcome.GOOD:
             if index >= self.hi:
                 self.inconsistent = "the --bad version is good: no change to find in this range"
             else:
@@ -123,6 +129,9 @@ class Bisection:
         steps = tuple((i, self.tried[i]) for i in self.order)
         if self.inconsistent is not None:
             return SearchResult(Status.INCONSISTENT, None, None, (), self.inconsistent, steps)
+        if self.unjudged_end is not None:
+            candidates = tuple(range(1, self.count))
+            return SearchResult(Status.AMBIGUOUS, None, None, candidates, self.unjudged_end, steps)
         if self.hi == self.lo + 1:
             return SearchResult(Status.FOUND, self.lo, self.hi, (self.hi,), None, steps)
         candidates = tuple(range(self.lo + 1, self.hi + 1))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -222,6 +223,7 @@ class BisectSession:
         progress: Progress | None = None,
         observer: StepObserver | None = None,
         max_steps: int | None = None,
+        script: str | None = None,
     ) -> None:
         self.matrix = matrix
         self.host = host
@@ -234,6 +236,7 @@ class BisectSession:
         self.progress = progress
         self.observer = observer or _Silent()
         self.max_steps = max_steps
+        self.script = script
         self._opened = False
         self.report = BisectReport(
             matrix=matrix,
@@ -346,6 +349,8 @@ class BisectSession:
             where = folder if self.repeat == 1 else folder / f"run-{run + 1}"
             verdict = await self._run_once(installed.path, where)
             outcome, why = classify(verdict)
+            if self.script is not None:
+                outcome, why = await self._judge_by_script(step, installed.path, where)
             outcomes.append(outcome)
             step.verdicts.append(str(verdict.verdict) if verdict else "missing")
             if why:
@@ -357,6 +362,40 @@ class BisectSession:
             step.reason = f"runs disagree: {', '.join(step.verdicts)}"
         elif step.outcome is Outcome.SKIPPED:
             step.reason = reasons[0] if reasons else None
+
+    async def _judge_by_script(
+        self, step: StepRecord, remote_runsc: str, folder: Path
+    ) -> tuple[Outcome, str | None]:
+        """`--script CMD`, with git bisect run's convention: exit 0 good, 125 skip,
+        any other code below 128 bad; 128 and above (a crash, a signal) skip.
+
+        It runs on the controller, in the step's results folder, after the step's
+        harness run; its output is kept in `script.log` there.
+        """
+        assert self.script is not None and step.candidate is not None
+        env = {
+            **os.environ,
+            "HARNESS_VERSION": step.version.name,
+            "HARNESS_CHANNEL": step.version.channel,
+            "HARNESS_RUNSC_LOCAL": str(step.candidate.runsc),
+            "HARNESS_RUNSC": remote_runsc,
+            "HARNESS_HOST": self.host.name,
+            "HARNESS_RESULTS": str(folder),
+        }
+        folder.mkdir(parents=True, exist_ok=True)
+        done = await anyio.run_process(
+            ["sh", "-c", self.script], env=env, cwd=folder, check=False, stderr=subprocess.STDOUT
+        )
+        log = done.stdout[-64 * 1024 :]
+        (folder / "script.log").write_bytes(log)
+        code = done.returncode
+        if code == 0:
+            return Outcome.GOOD, None
+        if code == 125:
+            return Outcome.SKIPPED, "--script exited 125 (skip)"
+        if 0 < code < 128:
+            return Outcome.BAD, None
+        return Outcome.SKIPPED, f"--script exited {code} (crashed or killed)"
 
     def _step_matrix(self, binary: str) -> Matrix:
         spec = self.matrix.runtimes[self.runtime].model_copy(update={"binary": binary})

@@ -17,6 +17,7 @@ from rich.progress import (
 
 from harness.bisect.artifacts import cache_root
 from harness.bisect.index import DEFAULT_INDEX, open_index
+from harness.bisect.origin import regression_in
 from harness.bisect.report import exit_code, render_text, to_json
 from harness.bisect.session import (
     BisectReport,
@@ -28,6 +29,7 @@ from harness.bisect.session import (
 from harness.bisect.versions import FORMS, Version, check_pair, parse_version
 from harness.cli.app import err_console
 from harness.cli.signals import run_until_signal
+from harness.errors import UsageError
 from harness.exitcodes import for_signal
 from harness.probe import build_probe
 from harness.results import default_folder
@@ -62,12 +64,27 @@ async def _bisect(session: BisectSession) -> BisectReport:
 
 
 @click.command("bisect")
-@click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False), required=False)
 @click.option(
     "--runtime",
-    required=True,
     metavar="NAME",
     help="The runsc (or oci) runtime entry; each step replaces its binary.",
+)
+@click.option(
+    "--from",
+    "from_run",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="RESULTS",
+    help="Take the runtime, the property (or fact), the host and the matrix from the"
+    " regression in this results folder.",
+)
+@click.option(
+    "--script",
+    metavar="CMD",
+    help="Judge each step with CMD (sh -c), as git bisect run does: exit 0 good, 125"
+    " skip, 1-127 bad. It runs in the step's results folder after the step's run, with"
+    " HARNESS_VERSION, HARNESS_RUNSC (on the host), HARNESS_RUNSC_LOCAL, HARNESS_HOST"
+    " and HARNESS_RESULTS set.",
 )
 @click.option("--good", required=True, metavar="VERSION", help=f"A good build: {FORMS}.")
 @click.option("--bad", required=True, metavar="VERSION", help="A bad build, newer than --good.")
@@ -114,8 +131,10 @@ async def _bisect(session: BisectSession) -> BisectReport:
     help="json: print the answer as one JSON object on stdout.",
 )
 def bisect(
-    matrix: Path,
-    runtime: str,
+    matrix: Path | None,
+    runtime: str | None,
+    from_run: Path | None,
+    script: str | None,
     good: str,
     bad: str,
     prop: str | None,
@@ -140,6 +159,19 @@ def bisect(
     good_version = parse_version(good, flag="--good")
     bad_version = parse_version(bad, flag="--bad")
     check_pair(good_version, bad_version)
+    if from_run is not None:
+        picked = regression_in(from_run, runtime=runtime, prop=prop, fact=fact, host=host_name)
+        matrix = matrix or picked.matrix
+        runtime, host_name = picked.runtime, picked.host
+        prop, fact = (picked.subject, None) if picked.is_property else (None, picked.subject)
+        err_console.print(
+            f"bisect: {picked.subject} on {picked.host}/{picked.runtime}"
+            f" ({picked.verdict} in {from_run})",
+            markup=False,
+            highlight=False,
+        )
+    if matrix is None or runtime is None:
+        raise UsageError("give MATRIX and --runtime NAME, or --from RESULTS")
     target = find_target(prop=prop, fact=fact)
     loaded = load_matrix(matrix)
     host, _ = choose(loaded, runtime=runtime, host=host_name, target=target)
@@ -172,6 +204,7 @@ def bisect(
         repeat=repeat,
         progress=progress,
         observer=StepLines(),
+        script=script,
     )
     if progress is not None:
         with progress:

@@ -112,7 +112,8 @@ def main_run(world: World) -> tuple[CliResult, dict[str, Any]]:
 def test_finds_the_first_bad_build_within_budget(
     world: World, main_run: tuple[CliResult, dict[str, Any]]
 ) -> None:
-    """k is found, its predecessor is the last good, in at most ceil(log2 N) + 2 steps."""
+    """k is found, its predecessor is the last good, in at most ceil(log2 N) + 3 steps,
+    both ends among them."""
     _, answer = main_run
     k = world.releases.first_bad
     assert (answer["status"], answer["first_bad"], answer["last_good"]) == (
@@ -120,7 +121,8 @@ def test_finds_the_first_bad_build_within_budget(
         world.version(k),
         world.version(k - 1),
     )
-    assert len(answer["steps"]) <= math.ceil(math.log2(13)) + 2
+    assert len(answer["steps"]) <= math.ceil(math.log2(13)) + 3
+    assert [s["version"] for s in answer["steps"][:2]] == [world.version(0), world.version(12)]
     verdicts = {s["version"]: s["verdict"] for s in answer["steps"]}
     assert verdicts[world.version(k)] == "bad" and verdicts[world.version(k - 1)] == "good"
     assert answer["change"][0] == "egress_confinement: enforced -> violated"
@@ -209,50 +211,51 @@ def test_second_run_reuses_the_cache_over_ssh(
     assert again["host"] == "trusted"
 
 
-def test_only_a_broken_build_between_is_ambiguous(world: World) -> None:
-    """good, broken, bad: exit 3, and the text report names the candidate range."""
-    broken = world.releases.broken
+def test_an_end_that_cannot_be_judged_stops_with_exit_3(world: World) -> None:
+    """--bad names the build with a wrong sha512: after trying both ends the bisection
+    stops, exit 3, instead of searching between ends never shown to differ."""
+    broken, corrupt = world.releases.broken, world.releases.corrupt
     result = world.bisect(
         "--good",
         f"nightly/{world.version(broken - 1)}",
         "--bad",
-        world.version(broken + 1),
+        world.version(corrupt),
         "--property",
         "egress_confinement",
         out="ambiguous",
     )
     assert result.code == 3, result.stdout + result.stderr
-    names = f"{world.version(broken)}, {world.version(broken + 1)}"
-    assert f"candidates: the first bad is one of {names}" in result.stdout
     assert "ambiguous:" in result.stdout
+    assert "the --bad version could not be judged" in result.stdout
     saved = json.loads((world.folder / "ambiguous" / "bisect.json").read_text())
     assert saved["status"] == "ambiguous" and saved["first_bad"] is None
-    assert [s["version"] for s in saved["skipped"]] == [world.version(broken)]
+    assert [s["version"] for s in saved["steps"]] == [
+        world.version(broken - 1),
+        world.version(corrupt),
+    ]
+    assert world.version(broken) not in [s["version"] for s in saved["steps"]]
 
 
-def test_disagreeing_repeats_are_flaky(world: World) -> None:
-    """With --repeat 2 a build that behaves differently each run is reported flaky."""
-    flaky = world.releases.flaky
-    result = world.bisect(
-        "--good",
-        world.version(flaky - 1),
-        "--bad",
-        world.version(flaky + 1),
-        "--property",
-        "egress_confinement",
-        "--repeat",
-        "2",
-        "--format",
-        "json",
-        out="flaky",
-    )
+def test_disagreeing_repeats_are_flaky(world: World, tmp_path: Path) -> None:
+    """With --repeat 2 a build that behaves differently each run is reported flaky.
+
+    Its own mirror folder (the index as a local folder): the flaky build sits between
+    a good and a bad one, so both ends hold and only the middle disagrees."""
+    releases = stand_ins(tmp_path / "mirror", first_bad=10, flaky=9, broken=3, corrupt=4)
+    result = harness_cli(
+        "bisect", world.matrix, "--runtime", "runsc", "--index", releases.root,
+        "--cache", tmp_path / "cache", "--out", tmp_path / "flaky",
+        "--good", releases.versions[8], "--bad", releases.versions[10],
+        "--property", "egress_confinement", "--repeat", "2", "--format", "json",
+    )  # fmt: skip
     assert result.code == 3, result.stdout + result.stderr
     answer = json.loads(result.stdout)
-    assert answer["flaky"] == [world.version(flaky)]
-    (step,) = answer["steps"]
-    assert (step["verdict"], step["verdicts"]) == ("flaky", ["pass", "regression"])
-    assert step["reason"] == "runs disagree: pass, regression"
-    folder = world.folder / "flaky" / step["folder"]
+    assert answer["flaky"] == [releases.versions[9]], answer["steps"]
+    assert [s["verdict"] for s in answer["steps"]] == ["good", "bad", "flaky"]
+    step = answer["steps"][2]
+    assert (step["verdict"], sorted(step["verdicts"])) == ("flaky", ["pass", "regression"])
+    assert step["reason"].startswith("runs disagree: ")
+    folder = tmp_path / "flaky" / step["folder"]
     assert (folder / "run-1" / "verdicts.jsonl").is_file()
     assert (folder / "run-2" / "verdicts.jsonl").is_file()
 
@@ -300,3 +303,61 @@ def test_runtime_without_a_binary_is_refused(world: World) -> None:
     )  # fmt: skip
     assert result.code == 2
     assert "kind 'command' has no binary to replace" in result.stderr
+
+
+def test_script_judges_each_step_like_git_bisect_run(world: World, tmp_path: Path) -> None:
+    """--script decides each step: 0 good, 125 skip, other codes bad; its output is kept."""
+    good, skip, bad = world.version(0), world.version(1), world.version(2)
+    script = (
+        f'echo "judging $HARNESS_VERSION on $HARNESS_HOST"; test -x "$HARNESS_RUNSC_LOCAL"'
+        f' || exit 2; case "$HARNESS_VERSION" in {good}) exit 0;; {skip}) exit 125;; esac;'
+        " exit 1"
+    )
+    result = world.bisect(
+        "--good", good, "--bad", world.version(4), "--property", "egress_confinement",
+        "--script", script, "--format", "json", out="script",
+    )  # fmt: skip
+    # The real runs all pass (these builds are good); the script alone makes 2 and 4
+    # bad and skips 1, so the first bad is 1 or 2: ambiguous, exit 3.
+    assert result.code == 3, result.stdout + result.stderr
+    answer = json.loads(result.stdout)
+    verdicts = {s["version"]: s["verdict"] for s in answer["steps"]}
+    assert verdicts[good] == "good" and verdicts[skip] == "skipped" and verdicts[bad] == "bad"
+    assert answer["candidates"] == [skip, bad]
+    step = next(s for s in answer["steps"] if s["version"] == skip)
+    assert step["reason"] == "--script exited 125 (skip)"
+    log = (world.folder / "script" / step["folder"] / "script.log").read_text()
+    assert f"judging {skip} on localhost" in log
+
+
+def test_from_takes_the_regression_of_a_results_folder(
+    world: World, main_run: tuple[CliResult, dict[str, Any]]
+) -> None:
+    """--from RESULTS: runtime, property, host and matrix come from the run's regression."""
+    _, answer = main_run
+    bad_step = next(s for s in answer["steps"] if s["verdict"] == "bad")
+    k = world.releases.first_bad
+    result = harness_cli(
+        "bisect", "--from", world.folder / "main" / bad_step["folder"],
+        "--index", world.bucket.url, "--cache", world.cache, "--out", world.folder / "from",
+        "--good", world.version(k - 1), "--bad", world.version(k), "--format", "json",
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    assert "bisect: egress_confinement on localhost/runsc (regression in" in result.stderr
+    found = json.loads(result.stdout)
+    assert (found["status"], found["first_bad"]) == ("found", world.version(k))
+
+
+def test_from_a_clean_run_is_bad_input(
+    world: World, main_run: tuple[CliResult, dict[str, Any]]
+) -> None:
+    """--from a folder without a regression refuses with one line, exit 2."""
+    _, answer = main_run
+    good_step = next(s for s in answer["steps"] if s["verdict"] == "good")
+    result = harness_cli(
+        "bisect", "--from", world.folder / "main" / good_step["folder"],
+        "--good", world.version(0), "--bad", world.version(1),
+    )  # fmt: skip
+    assert result.code == 2
+    assert "no regression to bisect" in result.stderr
+    assert result.stderr.strip().count("\n") == 0

@@ -34,7 +34,7 @@ def counting(oracle: Callable[[int], Outcome], seen: list[int]) -> Callable[[int
 
 @pytest.mark.parametrize("count", [2, 3, 4, 5, 8, 9, 13, 16, 17, 33, 100])
 def test_finds_every_boundary_within_budget(count: int) -> None:
-    """For every first-bad position, the search finds it in at most ceil(log2 N) + 2 steps."""
+    """For every first-bad position, the search finds it in at most ceil(log2 N) + 3 steps."""
     for k in range(1, count):
         seen: list[int] = []
         result = run_search(count, counting(regressed_at(k), seen))
@@ -57,7 +57,7 @@ def test_skips_are_searched_around() -> None:
     result = run_search(13, counting(regressed_at(9, odd={6: S, 5: S}), seen))
     assert result.status is Status.FOUND
     assert (result.last_good, result.first_bad) == (8, 9)
-    assert seen[:2] == [6, 5]
+    assert seen[:4] == [0, 12, 6, 5]  # both ends first, then around the skipped middle
     assert len(seen) <= budget(13)
 
 
@@ -79,10 +79,10 @@ def test_flaky_is_treated_like_a_skip() -> None:
 
 
 def test_only_a_broken_candidate_between_is_ambiguous() -> None:
-    """good, broken, bad: one step, then the candidate range is the last two."""
+    """good, broken, bad: both ends, then the middle; the candidates are the last two."""
     result = run_search(3, regressed_at(2, odd={1: S}))
     assert result.status is Status.AMBIGUOUS
-    assert result.steps == ((1, S),)
+    assert result.steps == ((0, G), (2, B), (1, S))
     assert (result.last_good, result.first_bad, result.candidates) == (0, 2, (1, 2))
 
 
@@ -109,12 +109,28 @@ def test_bad_end_that_is_good_is_inconsistent() -> None:
     assert "--bad version is good" in (result.reason or "")
 
 
-def test_unjudgeable_end_is_taken_on_the_users_word() -> None:
-    """If the --good build itself cannot be judged, it is assumed good, like git bisect."""
-    result = run_search(5, regressed_at(1, odd={0: S}))
-    assert result.status is Status.FOUND
-    assert (result.last_good, result.first_bad) == (0, 1)
-    assert dict(result.steps)[0] is S
+@pytest.mark.parametrize(("end", "which"), [(0, "--good"), (4, "--bad")])
+@pytest.mark.parametrize("odd", [S, F])
+def test_an_unjudgeable_end_stops_the_search(end: int, which: str, odd: Outcome) -> None:
+    """If an end cannot be judged, nothing is searched on the user's word: ambiguous."""
+    seen: list[int] = []
+    result = run_search(5, counting(regressed_at(1, odd={end: odd}), seen))
+    assert result.status is Status.AMBIGUOUS
+    assert f"the {which} version could not be judged" in (result.reason or "")
+    assert seen == [0, 4][: [0, 4].index(end) + 1]
+    assert result.first_bad is None
+
+
+def test_ends_that_do_not_differ_stop_after_two_steps() -> None:
+    """Good and bad ends both bad: the search stops at once, having run only the ends."""
+    seen: list[int] = []
+    result = run_search(64, counting(lambda i: B, seen))
+    assert result.status is Status.INCONSISTENT
+    assert seen == [0]
+    seen.clear()
+    result = run_search(64, counting(lambda i: G, seen))
+    assert result.status is Status.INCONSISTENT
+    assert seen == [0, 63]
 
 
 def test_step_budget_stops_the_search() -> None:
