@@ -28,6 +28,7 @@ from harness.spec.models import (
     Matrix,
     MatrixFile,
     RuntimeSpec,
+    Settings,
 )
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -292,6 +293,23 @@ def _check_fact_value(fact: str, value: object, *, file: str, key: str) -> None:
         )
 
 
+def _settings(settings: Settings, base: Path, *, file: str) -> Settings:
+    """`index` as a URL, or as a folder resolved against the matrix's own folder."""
+    index = settings.index
+    if index is None or index.startswith(("http://", "https://")):
+        return settings
+    folder = _path(index.removeprefix("file://"), base, file=file, key="settings.index")
+    if folder is None or not folder.is_dir():
+        raise SpecError(file, "settings.index", f"neither an http(s) URL nor a folder: {index!r}")
+    return settings.model_copy(update={"index": str(folder)})
+
+
+def default_scenarios() -> list[str]:
+    """A matrix without `scenarios` judges every property and records the
+    mechanisms: a nightly job that forgot the key must still catch a regression."""
+    return [s.name for s in SCENARIOS.values() if s.property] + ["mechanisms"]
+
+
 def load_matrix(path: Path | str) -> Matrix:
     """Load a matrix and everything it references, or raise one SpecError."""
     path = Path(path)
@@ -317,7 +335,8 @@ def load_matrix(path: Path | str) -> Matrix:
                     f"host already defined in {pool[host.name].source}",
                 )
             pool[host.name] = host
-    for i, scenario in enumerate(mf.scenarios):
+    scenarios = default_scenarios() if mf.scenarios is None else mf.scenarios
+    for i, scenario in enumerate(scenarios):
         if scenario not in SCENARIOS:
             raise SpecError(
                 shown,
@@ -335,7 +354,7 @@ def load_matrix(path: Path | str) -> Matrix:
         sha256=hashlib.sha256(raw).hexdigest(),
         hosts=_select_hosts(mf.hosts, pool, file=shown),
         runtimes=runtimes,
-        scenarios=tuple(dict.fromkeys(mf.scenarios)),
-        settings=mf.settings,
+        scenarios=tuple(dict.fromkeys(scenarios)),
+        settings=_settings(mf.settings, path.parent, file=shown),
         canary=mf.canary,
     )

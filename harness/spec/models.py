@@ -161,17 +161,54 @@ class HostRuntimeSpec(_RuntimeBase):
     kind: Literal["host"]
 
 
+# A gVisor build named in a matrix: the newest of a channel, or one version.
+_RELEASE_NAME = r"^(latest|nightly|\d{8}(\.\d{1,6})?|\d{4}-\d{2}-\d{2}(\.\d{1,6})?)$"
+
+
 class RunscRuntimeSpec(_RuntimeBase):
-    """gVisor: the probe runs in an OCI bundle the harness generates."""
+    """gVisor: the probe runs in an OCI bundle the harness generates.
+
+    With `release`, harness fetches the build itself from the release index
+    (verified by sha512, cached by content) and stages it on each host for that
+    host's architecture; `binary` is then not given.
+    """
 
     kind: Literal["runsc"]
     binary: str = "runsc"
+    release: Annotated[str, StringConstraints(pattern=_RELEASE_NAME)] | None = None
+    channel: Literal["release", "nightly"] | None = None
     platform: str | None = None
     flags: list[str] = []
     user: Annotated[int, Field(ge=0)] = 0
     no_new_privs: bool = True
     nosuid: bool = True  # mount the privilege helpers nosuid
     netns: str | None = None  # join this network namespace (a name under /var/run/netns, or a path)
+
+    @model_validator(mode="after")
+    def _release(self) -> RunscRuntimeSpec:
+        if self.release is None:
+            if self.channel is not None:
+                raise ValueError("channel needs release")
+            return self
+        if "binary" in self.model_fields_set:
+            raise ValueError("give binary or release, not both")
+        said = self.channel
+        if self.release == "nightly" and said == "release":
+            raise ValueError("release 'nightly' is in channel 'nightly'")
+        if self.release[:1].isdigit():
+            shape = "nightly" if "-" in self.release else "release"
+            if said is not None and said != shape:
+                raise ValueError(f"release {self.release!r} is a {shape} version, not {said}")
+        return self
+
+    @property
+    def release_channel(self) -> str | None:
+        """The channel the release is looked up in (None without a release)."""
+        if self.release is None:
+            return None
+        if self.release == "nightly" or "-" in self.release:
+            return "nightly"
+        return self.channel or "release"
 
 
 class OciRuntimeSpec(_RuntimeBase):
@@ -304,6 +341,10 @@ class Settings(_Strict):
     concurrency: Annotated[int, Field(ge=1, le=4096)] = 16
     timeout: Annotated[float, Field(gt=0, le=86400)] = 120.0
     check_timeout: Annotated[float, Field(gt=0, le=3600)] = 5.0
+    # Where runsc runtimes with `release` find their builds: an http(s) URL of
+    # gVisor's bucket or a mirror, or a folder laid out like it (relative to the
+    # matrix). Default: gVisor's public bucket; `run --index` overrides it.
+    index: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
 
 
 class MatrixFile(_Strict):
@@ -312,7 +353,7 @@ class MatrixFile(_Strict):
     name: Name
     inventory: str | list[str]
     hosts: list[Name] | None = None
-    scenarios: list[Name] = ["mechanisms"]
+    scenarios: list[Name] | None = None  # default: every property scenario, then mechanisms
     settings: Settings = Settings()
     canary: Canary = Canary()
     runtimes: dict[Name, dict[str, object]]

@@ -106,3 +106,32 @@ def test_fact_expectations_keep_their_types(tmp_path: Path) -> None:
     facts = load_matrix(tmp_path / "m.toml").runtimes["host"].facts
     assert facts == {"seccomp_new_listener": True, "landlock_abi": 7, "kernel_machine": "x86_64"}
     assert facts["seccomp_new_listener"] is True
+
+
+def test_matrix_without_scenarios_runs_every_property_and_mechanisms(tmp_path: Path) -> None:
+    """No `scenarios` key: every property scenario, then mechanisms (never mechanisms alone)."""
+    from harness.scenarios import SCENARIOS
+
+    (tmp_path / "h.toml").write_text('[hosts.l]\ntransport = "local"\n')
+    (tmp_path / "m.toml").write_text(
+        'name = "m"\ninventory = "h.toml"\n[runtimes.host]\nkind = "host"\n'
+    )
+    scenarios = load_matrix(tmp_path / "m.toml").scenarios
+    judged = {SCENARIOS[s].property for s in scenarios} - {None}
+    assert judged == {
+        "egress_confinement",
+        "filesystem_confinement",
+        "privilege_floor",
+        "attribution",
+    }
+    assert scenarios[-1] == "mechanisms" and "selftest" not in scenarios
+
+
+def test_shipped_nightly_matrix_judges_every_property() -> None:
+    """matrices/gvisor.toml runs all property scenarios on each fleet host (with fixtures)."""
+    matrix = load_matrix(ROOT / "matrices" / "gvisor.toml")
+    assert set(matrix.scenarios) >= {
+        "egress-confinement", "filesystem-confinement", "privilege-floor", "attribution",
+        "mechanisms",
+    }  # fmt: skip
+    assert {h.name for h in matrix.hosts} == {"ci-1", "ci-2", "arm-1"}
