@@ -33,7 +33,7 @@ from harness.fixtures.filesystem import Sentinels, inspect_sentinels
 from harness.fixtures.helpers import Helpers, stage_helpers
 from harness.judge import judge_cell
 from harness.plan import Cell, Plan, make_plan
-from harness.probe import BuiltProbe
+from harness.probe import BuiltProbe, Probes
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
 from harness.results.attribution import find_records
@@ -201,7 +201,7 @@ class Runner:
         self,
         plan: Plan,
         *,
-        probe: BuiltProbe,
+        probe: BuiltProbe | Probes,
         store: ResultsStore,
         observer: Observer | None = None,
         selection: dict[str, Any] | None = None,
@@ -215,7 +215,8 @@ class Runner:
         self.resumed_from = resumed_from
         self.prior = list(prior)
         self.settings = plan.matrix.settings
-        self.probe = probe
+        self.probes = Probes.of(probe)
+        self.probe = self.probes.first  # the controller's own build
         self.store = store
         self.observer = observer or SilentObserver()
         self.outcome = RunOutcome(run_id=secrets.token_hex(4))
@@ -240,6 +241,7 @@ class Runner:
             "settings": self.settings.model_dump(),
             "canary": m.canary.model_dump(mode="json"),
             "probe": {"sha256": self.probe.sha256, "compiler": self.probe.compiler},
+            "probes": self.probes.manifest(),
             "runtimes": {c.runtime.name: runtime_manifest(c.runtime.spec) for c in self.plan.cells},
             "scenarios": list(self.plan.scenarios),
             "cells_planned": len(self.plan.cells),
@@ -379,7 +381,7 @@ class Runner:
                     entry["ssh"] = ssh
                 state = await prepare_host(
                     transport,
-                    self.probe,
+                    self.probes,
                     workdir=host.workdir,
                     runtimes=list({c.runtime.name: c.runtime for c in cells}.values()),
                 )
@@ -441,7 +443,7 @@ class Runner:
             ctx.helpers = await stage_helpers(
                 ctx.transport,
                 probe=ctx.state.probe_path,
-                probe_sha=self.probe.sha256,
+                probe_sha=ctx.state.probe_sha256,
             )
             entry["helpers"] = {
                 "folder": ctx.helpers.folder,
@@ -731,7 +733,7 @@ async def _quietly(awaitable: Any) -> None:
 
 
 async def execute(
-    plan: Plan, *, probe: BuiltProbe, store: ResultsStore, observer: Observer | None = None
+    plan: Plan, *, probe: BuiltProbe | Probes, store: ResultsStore, observer: Observer | None = None
 ) -> RunOutcome:
     """Run a plan into a store; see `Runner`."""
     return await Runner(plan, probe=probe, store=store, observer=observer).run()

@@ -10,8 +10,10 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
+import anyio
+
 from harness.errors import CommandError
-from harness.probe import BuiltProbe
+from harness.probe import BuiltProbe, Probes
 from harness.runtimes import Runtime
 from harness.transport import Completed, Transport
 
@@ -107,13 +109,17 @@ class HostState:
     probe_path: str
     probe_uploaded: bool
     runtimes: dict[str, RuntimeStatus] = field(default_factory=dict)
+    probe_sha256: str = ""
+    arch: str = ""
 
     def manifest(self) -> dict[str, object]:
         return {
             "workdir": self.workdir,
             "kernel_release": self.kernel_release,
             "machine": self.machine,
+            "arch": self.arch,
             "probe_path": self.probe_path,
+            "probe_sha256": self.probe_sha256,
             "probe_uploaded": self.probe_uploaded,
             "runtimes": {
                 name: {
@@ -141,13 +147,30 @@ async def run_or_raise(
     return done
 
 
+# $1: final path. Prints its sha256, or "missing".
+PRESENT_SCRIPT = r"""if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo missing; fi"""
+
+
 async def prepare_host(
-    transport: Transport, probe: BuiltProbe, *, workdir: str | None, runtimes: list[Runtime]
+    transport: Transport,
+    probe: BuiltProbe | Probes,
+    *,
+    workdir: str | None,
+    runtimes: list[Runtime],
 ) -> HostState:
     """Learn the host's basics and its runtimes' versions (one command), then make
-    sure the probe is there, verified by sha256."""
+    sure the probe for its architecture is there, verified by sha256.
+
+    The first command checks for the controller's own build; a host of another
+    architecture costs one more command, and its probe is built on first need.
+
+    Raises:
+        ProbeBuildError: no probe can be built for the host's machine.
+    """
+    probes = Probes.of(probe)
+    guess = probes.first
     local, remote, marker, args = _runtime_request(runtimes)
-    argv = ("sh", "-c", PREPARE_SCRIPT, "harness-setup", workdir or "", probe.sha256, *args)
+    argv = ("sh", "-c", PREPARE_SCRIPT, "harness-setup", workdir or "", guess.sha256, *args)
     done = await run_or_raise(transport, argv)
     lines = done.stdout.splitlines()
     kernel_machine = lines[1].split() if len(lines) >= 3 else []
@@ -156,13 +179,20 @@ async def prepare_host(
             transport.host, argv=argv[:3], exit_status=0, stderr=done.stdout or done.stderr
         )
     wd, (kernel, machine), present = lines[0], kernel_machine, lines[2].split()[0]
-    final = f"{wd}/probe/{probe.sha256}"
+    chosen = guess
+    if guess.arch and machine.lower() not in (guess.arch, *_spellings(guess.arch)):
+        chosen = await anyio.to_thread.run_sync(probes.for_arch, machine)
+        final = f"{wd}/probe/{chosen.sha256}"
+        present = (
+            await run_or_raise(transport, ("sh", "-c", PRESENT_SCRIPT, "harness-present", final))
+        ).stdout.strip()
+    final = f"{wd}/probe/{chosen.sha256}"
     uploaded = False
-    if present != probe.sha256:
-        tmp = f"{wd}/probe/.{probe.sha256[:16]}.{secrets.token_hex(4)}"
-        await transport.put_file(probe.path, tmp, mode=0o755)
+    if present != chosen.sha256:
+        tmp = f"{wd}/probe/.{chosen.sha256[:16]}.{secrets.token_hex(4)}"
+        await transport.put_file(chosen.path, tmp, mode=0o755)
         await run_or_raise(
-            transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, probe.sha256, final)
+            transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, chosen.sha256, final)
         )
         uploaded = True
     found = {**local, **_runtime_results(remote, marker, done, lines[3:])}
@@ -173,7 +203,15 @@ async def prepare_host(
         probe_path=final,
         probe_uploaded=uploaded,
         runtimes={rt.name: found[rt.name] for rt in runtimes},
+        probe_sha256=chosen.sha256,
+        arch=chosen.arch,
     )
+
+
+def _spellings(arch: str) -> tuple[str, ...]:
+    from harness.probe.build import ARCH_OF_MACHINE
+
+    return tuple(m for m, a in ARCH_OF_MACHINE.items() if a == arch)
 
 
 def _nothing_to_check(runtime: Runtime) -> bool:

@@ -62,6 +62,7 @@ VERBS = {
     "diff": "harness.cli.report:diff",
     "bisect": "harness.cli.bisect:bisect",
     "merge": "harness.cli.merge:merge",
+    "probe": "harness.cli.probe:probe",
 }
 
 

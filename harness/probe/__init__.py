@@ -1,5 +1,5 @@
-"""The static probe: its C source and the cached build."""
+"""The static probe: its C source and the cached build for each architecture."""
 
-from harness.probe.build import BuiltProbe, build_probe
+from harness.probe.build import BuiltProbe, Probes, build_probe
 
-__all__ = ["BuiltProbe", "build_probe"]
+__all__ = ["BuiltProbe", "Probes", "build_probe"]
