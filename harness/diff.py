@@ -1,4 +1,5 @@
-"""What changed between two runs: verdicts, observations, checks, facts, versions.
+"""What changed between two runs: verdicts, observations, checks, facts, versions,
+and the release builds harness fetched.
 
 Cells are matched by (host, runtime, fact or property) and checks by id. Check
 details and timings are not compared: they name ports, paths and run ids that
@@ -23,9 +24,10 @@ class Change:
 
     `kind` is one of: matrix (its sha256; host is ""), config (a runtime entry's
     setting, e.g. its flags or release; host is ""), renamed (a runtime whose entry
-    is the same under another name; host is ""), kernel, version (runtime), verdict,
-    expected, observed (a property), fact (a fact's value), check (outcome, errno,
-    control), added, removed.
+    is the same under another name; host is ""), kernel, version (runtime), build
+    (the release build harness fetched for a runtime on a host: version and
+    sha512), verdict, expected, observed (a property), fact (a fact's value), check
+    (outcome, errno, control), added, removed.
     """
 
     kind: str
@@ -183,6 +185,9 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             version_a, version_b = a.runtime_version(host, old), b.runtime_version(host, runtime)
             if version_a != version_b:
                 changes.append(Change("version", host, runtime, before=version_a, after=version_b))
+            build_a, build_b = a.runtime_build(host, old), b.runtime_build(host, runtime)
+            if build_a != build_b:
+                changes.append(Change("build", host, runtime, before=build_a, after=build_b))
     by_a = a.by_key()
     # Run B's verdicts under run A's runtime names, so that a renamed runtime compares.
     by_b = {(h, renames.get(r, r), s): v for (h, r, s), v in b.by_key().items()}

@@ -13,18 +13,20 @@ cell, judge, record.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
 from harness._version import __version__
-from harness.errors import HarnessError, ResultsError, TransportError
+from harness.errors import ArtifactError, CommandError, HarnessError, ResultsError, TransportError
 from harness.exitcodes import ExitCode
 from harness.fixtures.canary import RunningCanary, canary_events, start_canary, stop_canary
 from harness.fixtures.decisions import fetch_records
@@ -39,12 +41,16 @@ from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord,
 from harness.results.attribution import find_records
 from harness.results.store import utc_now
 from harness.results.verdicts import MISMATCH, settle_reruns
-from harness.runtimes import CellPaths
+from harness.runtimes import CellPaths, Runtime, make_runtime
 from harness.scenarios import SCENARIOS
 from harness.scenarios.attribution import ALLOWED_CONNECT
 from harness.spec import Host, RuntimeSpec
-from harness.staging import HostState, prepare_host
+from harness.spec.models import RunscRuntimeSpec
+from harness.staging import HostState, RuntimeStatus, prepare_host
 from harness.transport import Completed, Transport, open_transport
+
+if TYPE_CHECKING:
+    from harness.bisect.releases import ReleaseBuilds
 
 __all__ = ["Cell", "Plan", "RunOutcome", "Runner", "execute", "make_plan"]
 
@@ -170,6 +176,12 @@ def runtime_manifest(spec: RuntimeSpec) -> dict[str, Any]:
     return data
 
 
+def _release_of(runtime: Runtime) -> RunscRuntimeSpec | None:
+    """The runsc entry if it names a release build for harness to fetch."""
+    spec = runtime.spec
+    return spec if isinstance(spec, RunscRuntimeSpec) and spec.release is not None else None
+
+
 def kill_tagged(cell_id: str) -> tuple[str, ...]:
     """A command killing every process whose command line names the cell.
 
@@ -192,6 +204,11 @@ class HostContext:
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
     pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] = field(default_factory=list)
+    # Runtimes this host runs differently from the plan: a release build installed here.
+    runtimes: dict[str, Runtime] = field(default_factory=dict)
+
+    def runtime(self, cell: Cell) -> Runtime:
+        return self.runtimes.get(cell.runtime.name, cell.runtime)
 
 
 class Runner:
@@ -208,6 +225,7 @@ class Runner:
         resumed_from: dict[str, Any] | None = None,
         prior: Sequence[VerdictRecord] = (),
         reruns: int = 0,
+        releases: ReleaseBuilds | None = None,
     ) -> None:
         self.plan = plan
         self.reruns = reruns
@@ -226,6 +244,11 @@ class Runner:
         self._contexts: list[HostContext] = []
         scenarios = [SCENARIOS[s] for s in plan.scenarios]
         self._needs = {s.probe_name for s in scenarios}
+        self.releases = releases
+        if releases is None and any(_release_of(c.runtime) for c in plan.cells):
+            from harness.bisect.releases import ReleaseBuilds  # httpx: only when needed
+
+            self.releases = ReleaseBuilds(self.settings.index)
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -242,6 +265,7 @@ class Runner:
             "canary": m.canary.model_dump(mode="json"),
             "probe": {"sha256": self.probe.sha256, "compiler": self.probe.compiler},
             "probes": self.probes.manifest(),
+            **({"releases": self.releases.manifest()} if self.releases else {}),
             "runtimes": {c.runtime.name: runtime_manifest(c.runtime.spec) for c in self.plan.cells},
             "scenarios": list(self.plan.scenarios),
             "cells_planned": len(self.plan.cells),
@@ -349,10 +373,10 @@ class Runner:
         started = utc_now()
         self.store.write_manifest(self.manifest(started=started, ended=None))
         try:
-            async with anyio.create_task_group() as tg:
-                for index, host in enumerate(self.plan.hosts):
-                    cells = [c for c in self.plan.cells if c.host is host]
-                    tg.start_soon(self._run_host, host, index, cells)
+            async with contextlib.AsyncExitStack() as stack:
+                if self.releases is not None:
+                    await stack.enter_async_context(self.releases)
+                await self._run_hosts()
         except anyio.get_cancelled_exc_class():
             self.outcome.interrupted = True
             raise
@@ -363,6 +387,12 @@ class Runner:
                 except ResultsError as exc:
                     self.outcome.store_error = self.outcome.store_error or str(exc)
         return self.outcome
+
+    async def _run_hosts(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for index, host in enumerate(self.plan.hosts):
+                cells = [c for c in self.plan.cells if c.host is host]
+                tg.start_soon(self._run_host, host, index, cells)
 
     async def _run_host(self, host: Host, index: int, cells: list[Cell]) -> None:
         entry: dict[str, object] = {
@@ -379,15 +409,17 @@ class Runner:
                 await connect_with_retries(transport, host)
                 if ssh := transport.describe():
                     entry["ssh"] = ssh
+                runtimes = list({c.runtime.name: c.runtime for c in cells}.values())
                 state = await prepare_host(
                     transport,
                     self.probes,
                     workdir=host.workdir,
-                    runtimes=list({c.runtime.name: c.runtime for c in cells}.values()),
+                    runtimes=[rt for rt in runtimes if not _release_of(rt)],
                 )
                 ctx = HostContext(host=host, index=index, transport=transport, state=state)
                 self._contexts.append(ctx)
-                await self._start_fixtures(ctx, entry)
+                await self._start_fixtures(ctx, entry, [rt for rt in runtimes if _release_of(rt)])
+                state.runtimes = {rt.name: state.runtimes[rt.name] for rt in runtimes}
                 entry.update(state.manifest())
             except Exception as exc:  # a dead host, or a bug: either way, record and go on
                 if isinstance(exc, TransportError):
@@ -419,10 +451,43 @@ class Runner:
                     await _quietly(stop_canary(transport, ctx.canary))
                 await transport.aclose()
 
-    async def _start_fixtures(self, ctx: HostContext, entry: dict[str, object]) -> None:
-        """The canary and privilege helpers, once per host, if a scenario needs them."""
+    async def _start_fixtures(
+        self, ctx: HostContext, entry: dict[str, object], releases: list[Runtime]
+    ) -> None:
+        """The canary and privilege helpers, once per host, if a scenario needs them;
+        and the release builds the host's runtimes name."""
         await _together(
-            lambda: self._start_canary(ctx, entry), lambda: self._stage_helpers(ctx, entry)
+            lambda: self._start_canary(ctx, entry),
+            lambda: self._stage_helpers(ctx, entry),
+            *(partial(self._stage_release, ctx, rt) for rt in releases),
+        )
+
+    async def _stage_release(self, ctx: HostContext, runtime: Runtime) -> None:
+        """Install the runtime's release build for this host's architecture, and run
+        the runtime with it here. A build that cannot be had, verified or started
+        makes the runtime unavailable on this host: its verdicts are inconclusive."""
+        from harness.bisect.releases import Request, build_record
+
+        spec = _release_of(runtime)
+        assert spec is not None and self.releases is not None
+        request = Request.of(spec)
+        try:
+            candidate, installed = await self.releases.install(
+                ctx.transport, request, workdir=ctx.state.workdir, machine=ctx.state.machine
+            )
+        except (ArtifactError, CommandError) as exc:
+            why = f"release {request.channel}/{request.release}: {exc}"
+            ctx.state.runtimes[runtime.name] = RuntimeStatus(available=False, reason=why)
+            return
+        replaced = make_runtime(runtime.name, spec.model_copy(update={"binary": installed.path}))
+        seen = replaced.identify(installed.version)
+        ctx.runtimes[runtime.name] = replaced
+        ctx.state.runtimes[runtime.name] = RuntimeStatus(
+            available=seen.unavailable is None,
+            version=seen.version,
+            reason=seen.unavailable,
+            fingerprint=seen.fingerprint,
+            build=build_record(candidate, installed, request),
         )
 
     async def _start_canary(self, ctx: HostContext, entry: dict[str, object]) -> None:
@@ -499,19 +564,19 @@ class Runner:
         if canary and "egress" in self._needs:
             add(canary.probe_args())
         if "attribution" in self._needs:
-            source = cell.runtime.spec.attribution
+            source = ctx.runtime(cell).spec.attribution
             allowed = source.allowed if source and source.allowed else None
             if allowed is None and canary:
                 allowed = canary.endpoint(canary.config.allowed_port)
             if allowed:
                 add(["--allowed-tcp", allowed, "--nonce", self.nonce])
         if sentinels is not None:
-            inside = cell.runtime.inside(sentinels.allowed, role="allowed")
+            inside = ctx.runtime(cell).inside(sentinels.allowed, role="allowed")
             add(sentinels.probe_args(allowed_inside=inside))
         if ctx.helpers is not None:
             add(
                 ctx.helpers.probe_args(
-                    inside=cell.runtime.inside(ctx.helpers.folder, role="helpers")
+                    inside=ctx.runtime(cell).inside(ctx.helpers.folder, role="helpers")
                 )
             )
         return probe_args(
@@ -540,7 +605,9 @@ class Runner:
             helpers=ctx.helpers.folder if ctx.helpers else None,
         )
         timeout = self.settings.timeout
-        invocation = cell.runtime.invocation(paths, self._probe_args(ctx, cell, cell_id, sentinels))
+        invocation = ctx.runtime(cell).invocation(
+            paths, self._probe_args(ctx, cell, cell_id, sentinels)
+        )
         argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *invocation.argv)
         started, t0 = utc_now(), time.monotonic()
         done: Completed | None = None
@@ -558,7 +625,9 @@ class Runner:
                 with anyio.CancelScope(shield=True):
                     await self._cleanup(transport, (kill_tagged(cell_id), *invocation.cleanup))
         elapsed = time.monotonic() - t0
-        output = parse_output(cell.runtime.filter_output(done.stdout)) if done else ProbeOutput()
+        output = (
+            parse_output(ctx.runtime(cell).filter_output(done.stdout)) if done else ProbeOutput()
+        )
         if report is not None:
             host_side.update(report.host_side(sentinels))
         else:  # the envelope was cut short: ask the host in commands of their own
@@ -566,7 +635,7 @@ class Runner:
         if host_side.get("fs"):
             # A runtime that shares the allowed folder must show the host the inside
             # control's file; if not, the sandbox saw another tree (properties.py).
-            host_side["fs"]["allowed_shared"] = cell.runtime.shares_allowed
+            host_side["fs"]["allowed_shared"] = ctx.runtime(cell).shares_allowed
         if ctx.canary is not None and "canary_events" in host_side and unsettled(output):
             await settle_canary(ctx.transport, ctx.canary, host_side)
         if "canary_events" in host_side:
@@ -623,7 +692,7 @@ class Runner:
         self, ctx: HostContext, cell: Cell, output: ProbeOutput, host_side: dict[str, Any]
     ) -> None:
         """The supervisor's decision records for the cell's allowed connection."""
-        source = cell.runtime.spec.attribution
+        source = ctx.runtime(cell).spec.attribution
         if source is None or "attribution" not in self._needs:
             return
         with anyio.CancelScope(shield=True):

@@ -97,6 +97,7 @@ class RuntimeStatus:
     version: str | None = None
     reason: str | None = None
     fingerprint: dict[str, str] = field(default_factory=dict)
+    build: dict[str, str] | None = None  # a release build harness installed (manifest)
 
 
 @dataclass(slots=True)
@@ -127,6 +128,7 @@ class HostState:
                     "version": s.version,
                     "reason": s.reason,
                     **({"fingerprint": s.fingerprint} if s.fingerprint else {}),
+                    **({"build": s.build} if s.build else {}),
                 }
                 for name, s in self.runtimes.items()
             },

@@ -7,8 +7,9 @@ an `ArtifactError` and the file is deleted, never used. A `verified.json`
 marker, written last, is what makes a cache entry reusable: later runs use it
 without touching the network, after checking the runsc binary's sha256.
 
-Cache layout: `<cache>/<channel>/<version>/<arch>/` (default cache:
-`~/.cache/harness/runsc`, or `$XDG_CACHE_HOME/harness/runsc`).
+Cache layout: `<cache>/<channel>/<version>/<arch>/` for bisect, and
+`<cache>/sha512/<sha512>/` for `run`'s release builds, which are keyed by
+content (default cache: `~/.cache/harness/runsc`, or `$XDG_CACHE_HOME/harness/runsc`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import os
 import secrets
 import tarfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -214,11 +215,55 @@ async def fetch(
         ArtifactError: the build is not there, cannot be downloaded or unpacked,
             or its sha512 does not match (reason starts with "checksum mismatch").
     """
-    subject = str(version)
     folder = cache_dir(cache, version, arch)
     cached = _cached(folder, version, arch)
     if cached is not None:
         return cached
+    artifact, expected = await _published(index, version, arch=arch)
+    return await _store(
+        index, version, arch=arch, artifact=artifact, expected=expected, folder=folder,
+        progress=progress,
+    )  # fmt: skip
+
+
+def content_dir(root: Path, sha512: str) -> Path:
+    return root / "sha512" / sha512
+
+
+async def fetch_by_content(
+    index: ReleaseIndex,
+    version: Version,
+    *,
+    arch: str,
+    cache: Path,
+    progress: Progress | None = None,
+) -> Candidate:
+    """A verified runsc for `version`, cached by its artifact's sha512.
+
+    The index is asked for the build's checksum every time (a name such as
+    "latest" moves, and a mirror may be laid out anew), and the artifact is
+    downloaded only when no cache entry holds that sha512: two names for one
+    build share one entry, and one name that now means another build never
+    reuses the old one.
+
+    Raises:
+        ArtifactError: as `fetch`.
+    """
+    artifact, expected = await _published(index, version, arch=arch)
+    folder = content_dir(cache, expected)
+    cached = _cached(folder, version, arch)
+    source = index.url(version, arch, artifact)
+    if cached is not None and cached.sha512 == expected and cached.artifact == artifact:
+        return replace(cached, source=source)
+    return await _store(
+        index, version, arch=arch, artifact=artifact, expected=expected, folder=folder,
+        progress=progress,
+    )  # fmt: skip
+
+
+async def _published(index: ReleaseIndex, version: Version, *, arch: str) -> tuple[str, str]:
+    """The build's artifact name and the sha512 its `.sha512` file states."""
+    subject = str(version)
     files = await index.files(version, arch)
     artifact = _pick_style(files, subject=subject, where=index.url(version, arch, ""))
     sum_name = f"{artifact}.sha512"
@@ -227,6 +272,23 @@ async def fetch(
         subject=subject,
         name=sum_name,
     )
+    return artifact, expected
+
+
+async def _store(
+    index: ReleaseIndex,
+    version: Version,
+    *,
+    arch: str,
+    artifact: str,
+    expected: str,
+    folder: Path,
+    progress: Progress | None,
+) -> Candidate:
+    """Download the artifact into `folder`, verify it against `expected`, unpack
+    runsc, and write the marker last."""
+    subject = str(version)
+    sum_name = f"{artifact}.sha512"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

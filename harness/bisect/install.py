@@ -29,8 +29,10 @@ pwd -P
 uname -m
 """
 
-# $1: final path. Prints its sha256, or "missing".
-PRESENT_SCRIPT = r"""if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo missing; fi"""
+# $1: final path (<workdir>/runsc-bin/<sha256>/runsc). Prints its sha256, or
+# "missing" after making sure runsc-bin exists for the upload.
+PRESENT_SCRIPT = r"""if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; exit; fi
+mkdir -p "$(dirname "$(dirname "$1")")" && echo missing"""
 
 
 @dataclass(frozen=True, slots=True)

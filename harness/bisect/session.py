@@ -41,7 +41,7 @@ from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS
 from harness.spec import Host, Matrix
-from harness.spec.models import PROPERTIES
+from harness.spec.models import PROPERTIES, RunscRuntimeSpec
 from harness.transport import Transport, open_transport
 
 SUMMARY = "bisect.json"
@@ -398,7 +398,10 @@ class BisectSession:
         return Outcome.SKIPPED, f"--script exited {code} (crashed or killed)"
 
     def _step_matrix(self, binary: str) -> Matrix:
-        spec = self.matrix.runtimes[self.runtime].model_copy(update={"binary": binary})
+        spec = self.matrix.runtimes[self.runtime]
+        # A runtime that names a release runs the candidate instead, never its release.
+        unpinned = {"release": None, "channel": None} if isinstance(spec, RunscRuntimeSpec) else {}
+        spec = spec.model_copy(update={"binary": binary, **unpinned})
         return self.matrix.model_copy(
             update={
                 "runtimes": {**self.matrix.runtimes, self.runtime: spec},

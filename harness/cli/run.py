@@ -96,6 +96,12 @@ def _plan(
     help="No live progress on stderr (default when stderr is not a terminal).",
 )
 @click.option(
+    "--index",
+    metavar="URL|DIR",
+    help="Where runsc runtimes with `release` find their builds: a bucket or mirror URL, "
+    "or a folder laid out like it. Overrides `index` in [settings]; default: gVisor's bucket.",
+)
+@click.option(
     "--report",
     "reports",
     multiple=True,
@@ -114,6 +120,7 @@ def run(
     resume: Path | None,
     shard: str | None,
     reruns: int,
+    index: str | None,
 ) -> None:
     """Run MATRIX: every (host, runtime) cell, every scenario, then judge.
 
@@ -122,7 +129,7 @@ def run(
     prior: list[VerdictRecord] = []
     previous: dict[str, Any] | None = None
     if resume is not None:
-        if matrix or out or hosts or runtimes or scenarios or shard:
+        if matrix or out or hosts or runtimes or scenarios or shard or index:
             raise UsageError("--resume takes the matrix and selection from the results folder")
         previous, done, prior = read_resumable(resume)
         loaded = load_matrix(Path(previous["matrix"]["path"]))
@@ -133,10 +140,13 @@ def run(
             tuple(selection.get(k) or ()) for k in ("hosts", "runtimes", "scenarios")
         )
         shard = selection.get("shard")
+        index = selection.get("index")
     elif matrix is None:
         raise UsageError("MATRIX is required (or --resume DIR)")
     else:
         loaded = load_matrix(matrix)
+    if index is not None:
+        loaded = _with_index(loaded, index)
     plan = _plan(loaded, hosts, runtimes, scenarios)
     if shard:
         plan = shard_plan(plan, *_parse_shard(shard))
@@ -156,6 +166,7 @@ def run(
         "runtimes": list(runtimes),
         "scenarios": list(scenarios),
         "shard": shard,
+        "index": index,
     }
     runner = Runner(
         plan,
@@ -166,6 +177,7 @@ def run(
         resumed_from=previous,
         prior=prior,
         reruns=reruns,
+        releases=_resumed_releases(loaded, previous),
     )
     try:
         if live:
@@ -204,6 +216,30 @@ def run(
             exit_code=code,
         )
     raise SystemExit(code)
+
+
+def _with_index(matrix: Matrix, index: str) -> Matrix:
+    """`--index` in place of the matrix's own: a URL, or a folder that exists."""
+    if not index.startswith(("http://", "https://")):
+        folder = Path(index.removeprefix("file://")).expanduser()
+        if not folder.is_dir():
+            raise UsageError(f"--index: {index!r} is neither an http(s) URL nor a folder")
+        index = str(folder.resolve())
+    settings = matrix.settings.model_copy(update={"index": index})
+    return matrix.model_copy(update={"settings": settings})
+
+
+def _resumed_releases(matrix: Matrix, previous: dict[str, Any] | None) -> Any:
+    """A resumed run keeps the builds its first part resolved ("latest" included)."""
+    resolved = ((previous or {}).get("releases") or {}).get("resolved") or {}
+    pins = {
+        k: v["version"] for k, v in resolved.items() if isinstance(v, dict) and v.get("version")
+    }
+    if not pins:
+        return None
+    from harness.bisect.releases import ReleaseBuilds
+
+    return ReleaseBuilds(matrix.settings.index, pinned=pins)
 
 
 def echo_json_array(items: Iterable[Any]) -> None:

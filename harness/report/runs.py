@@ -125,6 +125,17 @@ class Run:
         cell = self.cell(host, runtime)
         return cell.runtime_version if cell else None
 
+    def runtime_build(self, host: str, runtime: str) -> str | None:
+        """The release build harness installed for the runtime, as
+        `channel/version (sha512 prefix)`; None for a runtime not run by release."""
+        entry = self.host_info(host).get("runtimes")
+        info = entry.get(runtime) if isinstance(entry, dict) else None
+        build = info.get("build") if isinstance(info, dict) else None
+        if not isinstance(build, dict) or not build.get("version"):
+            return None
+        digest = str(build.get("sha512") or "")[:16]
+        return f"{build.get('channel')}/{build.get('version')} (sha512 {digest})"
+
     def kernel(self, host: str) -> str | None:
         kernel = self.host_info(host).get("kernel_release")
         return str(kernel) if kernel else None
