@@ -260,3 +260,24 @@ flags = ["--network=none"]
     assert statuses == {"cancelled"}
     assert leftovers(str(tmp_path / "work")) == []
     assert runsc_containers(tmp_path / "work" / "runsc-root") == []
+
+
+def test_a_matrix_without_scenarios_judges_all_four_properties(tmp_path: Path) -> None:
+    """No `scenarios` key: the run judges egress, filesystem, privilege and attribution
+    (with the canary, sentinels and helpers) and records the mechanism facts."""
+    require_tool("runsc")
+    (tmp_path / "inv.toml").write_text('[hosts.localhost]\ntransport = "local"\n')
+    (tmp_path / "m.toml").write_text(
+        'name = "defaults"\ninventory = "inv.toml"\n[settings]\ntimeout = 60\n'
+        '[runtimes.host]\nkind = "host"\n'
+        '[runtimes.runsc]\nkind = "runsc"\nflags = ["--network=none"]\n'
+    )
+    result = harness_cli("run", tmp_path / "m.toml", "--out", tmp_path / "out", "--no-progress")
+    v = verdicts_of(tmp_path / "out")
+    properties = {k[2]: r for k, r in v.items() if k[1] == "runsc" and r.get("property")}
+    assert set(properties) == {
+        "egress_confinement", "filesystem_confinement", "privilege_floor", "attribution",
+    }, result.stdout + result.stderr  # fmt: skip
+    for name in ("egress_confinement", "filesystem_confinement", "privilege_floor"):
+        assert properties[name]["verdict"] == "pass", properties[name]
+    assert v[("localhost", "runsc", "landlock_abi")]["observed"] == "unavailable"
