@@ -141,3 +141,27 @@ def test_a_bad_index_is_bad_input(tmp_path: Path) -> None:
     done = harness_cli("run", m, "--index", tmp_path / "nowhere", "--out", tmp_path / "o")
     assert done.code == 2
     assert "--index" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_resumed_run_keeps_the_build_its_first_part_resolved(runsc: Path, tmp_path: Path) -> None:
+    """`--resume` after a new release appeared: the rest of the run still gets the
+    version "latest" meant when the run started, so one run never mixes builds."""
+    mirror = tmp_path / "mirror"
+    publish(mirror, "release", "20260101.0", runsc)
+    m = matrix(tmp_path, '[runtimes.runsc-latest]\nkind = "runsc"\nrelease = "latest"')
+    out = tmp_path / "out"
+    first = harness_cli("run", m, "--index", mirror, "--out", out, "--no-progress")
+    assert first.code == 0, first.stdout + first.stderr
+    for name in ("cells.jsonl", "verdicts.jsonl"):  # as if interrupted before that cell
+        rows = (out / name).read_text().splitlines()
+        kept = [r for r in rows if json.loads(r)["runtime"] != "runsc-latest"]
+        assert len(kept) < len(rows)
+        (out / name).write_text("".join(f"{r}\n" for r in kept))
+    publish(mirror, "release", "20260201.0", runsc)
+    resumed = harness_cli("run", "--resume", out, "--no-progress")
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["releases"]["resolved"]["release/latest"]["version"] == "20260101.0"
+    build = manifest["hosts"]["localhost"]["runtimes"]["runsc-latest"]["build"]
+    assert build["version"] == "20260101.0"
+    assert ("localhost", "runsc-latest", "filesystem_confinement") in verdicts_of(out)

@@ -128,9 +128,17 @@ facts = { landlock_abi = "unavailable" }
     assert result.code == 3, result.stderr
     rows = json.loads(result.stdout)
     missing = [r for r in rows if r["runtime"] == "runsc-missing"]
-    assert missing and all(r["verdict"] == "inconclusive" for r in missing)
+    # Every scenario runs by default; attribution has no decision source here: skipped.
+    judged = [r for r in missing if r.get("property") != "attribution"]
+    assert len(judged) == len(missing) - 1
+    assert judged and all(r["verdict"] == "inconclusive" for r in judged)
     assert "runtime unavailable on the host: /nonexistent/runsc: not found" in missing[0]["reason"]
-    assert all(r["verdict"] == "skipped" for r in rows if r["runtime"] == "host")
+    host = [r for r in rows if r["runtime"] == "host"]
+    assert all(r["verdict"] == "skipped" for r in host if r.get("fact"))  # no expectations
+    violated = {r["property"]: r["verdict"] for r in host if r.get("observed") == "violated"}
+    assert violated == dict.fromkeys(
+        ["egress_confinement", "filesystem_confinement", "privilege_floor"], "pass"
+    )  # the positive control, judged now that every scenario runs by default
 
 
 def test_invalid_matrix_exits_2_without_running(tmp_path: Path) -> None:
