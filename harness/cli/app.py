@@ -63,6 +63,7 @@ VERBS = {
     "bisect": "harness.cli.bisect:bisect",
     "merge": "harness.cli.merge:merge",
     "probe": "harness.cli.probe:probe",
+    "hosts": "harness.cli.hosts:hosts",
 }
 
 

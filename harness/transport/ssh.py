@@ -238,6 +238,7 @@ class SSHTransport(Transport):
         found = {
             "server_version": self._conn.get_extra_info("server_version"),
             "host_key": key.get_algorithm() if key else None,
+            "host_key_fingerprint": key.get_fingerprint() if key else None,
             "cipher": self._conn.get_extra_info("send_cipher"),
         }
         return {name: str(value) for name, value in found.items() if value}

@@ -1,0 +1,73 @@
+"""`harness hosts MATRIX`: one line per host, before a first fleet run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import click
+from rich.console import Console
+from rich.text import Text
+
+from harness.errors import UsageError
+from harness.exitcodes import ExitCode
+from harness.hostcheck import HostCheck, check_hosts
+from harness.probe import Probes
+from harness.runtimes import make_runtime
+from harness.spec import load_matrix
+
+
+def _line(found: HostCheck) -> Text:
+    mark, style = ("✓", "green") if found.usable else ("?", "yellow")
+    head = Text.assemble((f"{mark} ", style), (found.name, "bold"), f" ({found.address})")
+    if found.error is not None:
+        return Text.assemble(head, ": ", (f"unreachable: {found.error}", "yellow"))
+    parts = [
+        f"key {found.host_key}" if found.host_key else "",
+        f"{found.kernel} {found.machine}",
+        "; ".join(f"{name}: {what}" for name, what in found.runtimes.items()),
+        f"canary {found.canary}",
+    ]
+    return Text.assemble(head, ": ", " | ".join(p for p in parts if p))
+
+
+@click.command("hosts")
+@click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--host", "hosts", multiple=True, metavar="NAME", help="Only this host (repeatable).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="json: one object per host on stdout, for scripts.",
+)
+def hosts(matrix: Path, hosts: tuple[str, ...], fmt: str) -> None:
+    """Reach each host of MATRIX once and say whether a run could use it.
+
+    One line per host: reachability and its host key, kernel and architecture, each
+    runtime's version (or why it is unusable), and whether the netns canary can be
+    made there (root, `ip netns`). Use it before a first fleet run.
+
+    Exit 0 when every host and runtime is usable, 3 when one is not (as `run`
+    would be inconclusive there), 2 on bad input.
+    """
+    loaded = load_matrix(matrix)
+    known = [h.name for h in loaded.hosts]
+    for name in hosts:
+        if name not in known:
+            raise UsageError(f"--host: unknown host {name!r} (known: {', '.join(known)})")
+    chosen = [h for h in loaded.hosts if not hosts or h.name in hosts]
+    runtimes = [make_runtime(name, spec) for name, spec in loaded.runtimes.items()]
+    probes = Probes()
+    found = anyio.run(lambda: check_hosts(chosen, runtimes, probes), backend="asyncio")
+    if fmt == "json":
+        click.echo(json.dumps([f.to_json() for f in found], indent=2))
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        for item in found:
+            console.print(_line(item))
+        bad = sum(not f.usable for f in found)
+        console.print(f"{len(found) - bad}/{len(found)} hosts usable")
+    raise SystemExit(ExitCode.OK if all(f.usable for f in found) else ExitCode.INCONCLUSIVE)

@@ -1,0 +1,135 @@
+"""`harness hosts`: reach each host once and say whether a run could use it.
+
+Before a first fleet run (like `ansible -m ping`): is the host reachable, with which
+host key; its kernel and architecture; each runtime's version or why it is unusable;
+whether the netns canary can be made there. It prepares the host exactly as a run
+does (one command, the probe staged by sha256 for its architecture), so a host that
+passes here is one a run can use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import anyio
+
+from harness.errors import HarnessError, TransportError
+from harness.probe import Probes
+from harness.runtimes import Runtime
+from harness.spec import Host
+from harness.spec.models import RunscRuntimeSpec
+from harness.staging import prepare_host
+from harness.transport import open_transport
+
+# Prints the uid, then whether `ip` exists and can list network namespaces: the
+# netns canary needs root and `ip netns`.
+CANARY_SCRIPT = r"""id -u
+if ! command -v ip >/dev/null 2>&1; then echo "no-ip"
+elif ip netns list >/dev/null 2>&1; then echo "netns-ok"
+else echo "netns-refused"; fi"""
+
+
+@dataclass(slots=True)
+class HostCheck:
+    """What one host said; `usable` is False when a run there would be inconclusive."""
+
+    name: str
+    address: str
+    error: str | None = None
+    host_key: str | None = None
+    kernel: str | None = None
+    machine: str | None = None
+    runtimes: dict[str, str] = field(default_factory=dict)  # name -> version or reason
+    unusable: list[str] = field(default_factory=list)  # runtime names
+    canary: str | None = None
+    canary_ok: bool = False
+
+    @property
+    def usable(self) -> bool:
+        return self.error is None and not self.unusable and self.canary_ok
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "host": self.name,
+            "address": self.address,
+            "usable": self.usable,
+            "error": self.error,
+            "host_key": self.host_key,
+            "kernel": self.kernel,
+            "machine": self.machine,
+            "runtimes": self.runtimes,
+            "unusable": self.unusable,
+            "canary": self.canary,
+        }
+
+
+def _canary(text: str) -> tuple[str, bool]:
+    lines = text.split()
+    uid, ip = [*lines, "?", "?"][:2]
+    if uid != "0":
+        return f"cannot be made: not root (uid {uid})", False
+    if ip == "no-ip":
+        return "cannot be made: `ip` is not installed (iproute2)", False
+    if ip != "netns-ok":
+        return "cannot be made: `ip netns` is refused", False
+    return "can be made (root, ip netns)", True
+
+
+async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> HostCheck:
+    """Connect once, prepare as a run would, and probe the canary's needs."""
+    from harness.runner import connect_with_retries
+
+    where = host.address if host.transport == "ssh" else "local"
+    if host.transport == "ssh":
+        where = f"{host.user + '@' if host.user else ''}{host.address}:{host.port}"
+    found = HostCheck(name=host.name, address=where)
+    transport = open_transport(host)
+    try:
+        await connect_with_retries(transport, host)
+        ssh = transport.describe()
+        if ssh:
+            found.host_key = " ".join(
+                str(ssh[k]) for k in ("host_key", "host_key_fingerprint") if ssh.get(k)
+            )
+        fixed = [rt for rt in runtimes if not _is_release(rt)]
+        state = await prepare_host(transport, probes, workdir=host.workdir, runtimes=fixed)
+        found.kernel, found.machine = state.kernel_release, state.machine
+        for rt in runtimes:
+            status = state.runtimes.get(rt.name)
+            if status is None:
+                found.runtimes[rt.name] = "release build: fetched and staged by `harness run`"
+            elif status.available:
+                found.runtimes[rt.name] = " ".join((status.version or "available").split())[:80]
+            else:
+                found.runtimes[rt.name] = f"unusable: {status.reason}"
+                found.unusable.append(rt.name)
+        done = await transport.run(("sh", "-c", CANARY_SCRIPT), timeout=30)
+        found.canary, found.canary_ok = _canary(done.stdout)
+    except (TransportError, HarnessError) as exc:
+        found.error = exc.reason if isinstance(exc, TransportError) else str(exc)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await transport.aclose()
+    return found
+
+
+def _is_release(runtime: Runtime) -> bool:
+    spec = runtime.spec
+    return isinstance(spec, RunscRuntimeSpec) and spec.release is not None
+
+
+async def check_hosts(
+    hosts: list[Host], runtimes: list[Runtime], probes: Probes, *, limit: int = 16
+) -> list[HostCheck]:
+    """Every host at once (up to `limit`), in the inventory's order."""
+    results: dict[str, HostCheck] = {}
+    gate = anyio.CapacityLimiter(limit)
+
+    async def one(host: Host) -> None:
+        async with gate:
+            results[host.name] = await check_host(host, runtimes, probes)
+
+    async with anyio.create_task_group() as tg:
+        for host in hosts:
+            tg.start_soon(one, host)
+    return [results[h.name] for h in hosts]

@@ -1,0 +1,48 @@
+"""`harness hosts`: one line per host, with what a first fleet run needs to know."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Lab, harness_cli
+
+MATRIX = """
+name = "hosts"
+inventory = "inventory.toml"
+[runtimes.host]
+kind = "host"
+[runtimes.ghost]
+kind = "runsc"
+binary = "/nonexistent/runsc"
+"""
+
+
+def test_one_line_per_host_and_exit_3_when_one_is_unusable(lab: Lab, tmp_path: Path) -> None:
+    """A reachable host shows its key, kernel, runtimes and canary; an untrusted and a
+    dead host, and a missing runtime, each make the verb exit 3, one line per host."""
+    lab.inventory(tmp_path / "inventory.toml")
+    (tmp_path / "m.toml").write_text(MATRIX)
+    done = harness_cli("hosts", tmp_path / "m.toml")
+    assert done.code == 3, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4, done.stdout  # three hosts and the count
+    trusted = next(line for line in lines if "trusted (" in line)
+    assert "key ssh-ed25519 SHA256:" in trusted
+    assert "canary can be made (root, ip netns)" in trusted
+    assert "ghost: unusable: /nonexistent/runsc" in trusted
+    assert f"{lab.trusted.address}:{lab.trusted.port}" in trusted
+    assert "host key not verifiable" in next(line for line in lines if "stranger (" in line)
+    assert "unreachable: " in next(line for line in lines if "dead (" in line)
+    assert lines[-1] == "0/3 hosts usable"
+
+
+def test_json_and_a_usable_host_exit_0(lab: Lab, tmp_path: Path) -> None:
+    """--format json per host; a host whose runtimes all work exits 0."""
+    lab.inventory(tmp_path / "inventory.toml")
+    (tmp_path / "m.toml").write_text(MATRIX.split("[runtimes.ghost]")[0])
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
+    assert done.code == 0, done.stdout + done.stderr
+    (entry,) = json.loads(done.stdout)
+    assert entry["usable"] is True and entry["runtimes"] == {"host": "available"}
+    assert entry["machine"] and entry["kernel"]
