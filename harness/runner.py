@@ -38,6 +38,7 @@ from harness.plan import Cell, Plan, make_plan
 from harness.probe import BuiltProbe, Probes
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
+from harness.results.arrivals import of_cell
 from harness.results.attribution import find_records
 from harness.results.store import utc_now
 from harness.results.verdicts import MISMATCH, settle_reruns
@@ -203,6 +204,8 @@ class HostContext:
     helpers: Helpers | None = None
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
+    # Cells judged only after the canary's settle window (None: judged at once).
+    deferred: list[tuple[Cell, CellRecord]] | None = None
     pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] = field(default_factory=list)
     # Runtimes this host runs differently from the plan: a release build installed here.
     runtimes: dict[str, Runtime] = field(default_factory=dict)
@@ -239,6 +242,12 @@ class Runner:
         self.observer = observer or SilentObserver()
         self.outcome = RunOutcome(run_id=secrets.token_hex(4))
         self.nonce = secrets.token_hex(8)
+        # The sweep's high port, per run: no fixed port list can be allowlisted for it.
+        canary = plan.matrix.canary
+        taken = {canary.tcp_port, canary.allowed_port, canary.dns_port, canary.alt_dns_port}
+        self.high_port = next(
+            p for p in iter(lambda: 30000 + secrets.randbelow(30000), 0) if p not in taken
+        )
         self._limit = anyio.CapacityLimiter(self.settings.concurrency)
         self._serial = 0
         self._contexts: list[HostContext] = []
@@ -442,6 +451,7 @@ class Runner:
             async with anyio.create_task_group() as tg:
                 for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
                     tg.start_soon(self._run_cell, ctx, cell, host_limit)
+            await self._settle_host(ctx)
             async with anyio.create_task_group() as tg:
                 for cell, _record, verdicts in ctx.pending:
                     tg.start_soon(self._rerun, ctx, cell, verdicts)
@@ -500,8 +510,11 @@ class Runner:
                 run_id=self.outcome.run_id,
                 host_index=ctx.index,
                 nonce=self.nonce,
+                high_port=self.high_port,
             )
             entry["canary"] = ctx.canary.manifest()
+            if "egress" in self._needs and ctx.canary.error is None:
+                ctx.deferred = []
 
     async def _stage_helpers(self, ctx: HostContext, entry: dict[str, object]) -> None:
         if "privilege" in self._needs:
@@ -546,10 +559,55 @@ class Runner:
             if is_control and not ctx.control_done.is_set():
                 ctx.control_record = record  # the first host-runtime cell is the control
                 ctx.control_done.set()
+        if ctx.deferred is not None and record is not None:
+            ctx.deferred.append((cell, record))  # judged after the settle window
+            return
         if not is_control:
             await ctx.control_done.wait()
         pending = ctx.pending if self.reruns and not cell.control else None
         self._record(cell, record, control=ctx.control_record, pending=pending)
+
+    async def _settle_host(self, ctx: HostContext) -> None:
+        """Keep the canary up for its settle window after the host's last cell, read
+        its log once more, and only then judge the cells: an arrival that carries a
+        cell's tag, however late, turns that cell's egress to violated. An
+        interrupted window judges nothing (the cells are recorded as cancelled, so
+        `--resume` runs them again)."""
+        deferred, ctx.deferred = ctx.deferred, None
+        if not deferred or ctx.canary is None:
+            return
+        settle = self.plan.matrix.canary.settle
+        late: dict[str, Any] = {}
+        try:
+            await anyio.sleep(settle)
+            with anyio.CancelScope(shield=True):
+                await read_canary(ctx.transport, ctx.canary, late)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                for cell, record in deferred:
+                    why = "run interrupted during the canary's settle window"
+                    cancelled = replace(record, status=CellStatus.CANCELLED, reason=why)
+                    self._record(cell, cancelled, control=None)
+            raise
+        settled = []
+        for cell, record in deferred:
+            host_side = dict(record.host_side)
+            if "canary_events" in host_side:
+                if "canary_events" in late:
+                    tag = str(host_side.get("tag", ""))
+                    host_side["canary_events"] = of_cell(late["canary_events"], tag, record.checks)
+                    host_side["settled"] = settle
+                else:
+                    host_side.pop("canary_events")
+                    host_side["canary_error"] = f"after the settle window: {late['canary_error']}"
+            settled.append((cell, replace(record, host_side=host_side)))
+        for cell, record in settled:
+            control = ctx.control_record
+            if cell.is_host_runtime and control is not None and record.started == control.started:
+                ctx.control_record = record
+        for cell, record in settled:
+            pending = ctx.pending if self.reruns and not cell.control else None
+            self._record(cell, record, control=ctx.control_record, pending=pending)
 
     def _probe_args(
         self, ctx: HostContext, cell: Cell, cell_id: str, sentinels: Sentinels | None
@@ -636,14 +694,12 @@ class Runner:
             # A runtime that shares the allowed folder must show the host the inside
             # control's file; if not, the sandbox saw another tree (properties.py).
             host_side["fs"]["allowed_shared"] = ctx.runtime(cell).shares_allowed
-        if ctx.canary is not None and "canary_events" in host_side and unsettled(output):
-            await settle_canary(ctx.transport, ctx.canary, host_side)
-        if "canary_events" in host_side:
-            ports = {str(c.evidence["src_port"]) for c in output.checks if "src_port" in c.evidence}
-            mine = cell_id.lower()
-            host_side["canary_events"] = [
-                e for e in host_side["canary_events"] if _mine(e, mine, ports)
-            ]
+        if ctx.canary is not None and "canary_events" in host_side:
+            host_side["canary_families"] = ctx.canary.families()
+            # Cells judged after the host's settle window need no wait of their own.
+            if ctx.deferred is None and unsettled(output):
+                await settle_canary(ctx.transport, ctx.canary, host_side)
+            host_side["canary_events"] = of_cell(host_side["canary_events"], cell_id, output.checks)
         await self._decisions(ctx, cell, output, host_side)
         blank = replace(
             self._blank(cell, CellStatus.UNREACHABLE, reason, state=state),
@@ -771,13 +827,6 @@ async def settle_canary(
     with anyio.CancelScope(shield=True):
         await anyio.sleep(SETTLE)
         await read_canary(transport, canary, host_side)
-
-
-def _mine(event: dict[str, Any], tag: str, ports: set[str]) -> bool:
-    """Does a canary event belong to this cell: its marker (in any letter case),
-    or the source port one of its attempts reported?"""
-    text = f"{event.get('line') or ''} {event.get('qname') or ''}".lower()
-    return tag in text or str(event.get("peer", "")).rsplit(":", 1)[-1] in ports
 
 
 async def _together(*steps: Callable[[], Coroutine[Any, Any, None]]) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.results import arrivals
 from harness.results.records import CellRecord, CellStatus, CheckResult, ProbeCheck
 from harness.scenarios import Check, Control, Scenario
 from harness.scenarios.filesystem import SENTINEL_INTACT
@@ -57,38 +58,6 @@ class Observation:
     checks: list[CheckResult] = field(default_factory=list)
 
 
-def _port(address: object) -> str:
-    return str(address).rsplit(":", 1)[-1]
-
-
-def _arrivals(host_side: Mapping[str, Any], tag: str, check: ProbeCheck) -> list[str]:
-    """Canary log entries that this cell's attempt caused.
-
-    Matched by the attempt's marker (the HARNESS line, or the DNS name), case-
-    insensitively and also when the canary logged only the start of a line (a cut
-    connection), or by the source port the probe reported. Any of these proves a
-    crossing.
-    """
-    found = []
-    line = f"HARNESS {tag} {check.id}".lower()
-    prefix = f"{check.id}.{tag}.".lower()
-    src_port = check.evidence.get("src_port")
-    for event in host_side.get("canary_events", []):
-        kind = event.get("event")
-        logged = str(event.get("line") or "").lower()
-        qname = str(event.get("qname") or "").lower()
-        by_marker = (
-            kind == "tcp" and len(logged) > len("HARNESS ") and line.startswith(logged)
-        ) or (kind == "dns" and qname.startswith(prefix))
-        by_port = src_port is not None and _port(event.get("peer")) == str(src_port)
-        if by_marker or by_port:
-            if kind == "dns":
-                found.append(f"dns/{event.get('proto')} query from {event.get('peer')}")
-            else:
-                found.append(f"tcp from {event.get('peer')} to {event.get('listen')}")
-    return found
-
-
 def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) -> Outcome:
     """Combine what the probe reported with what the host saw."""
     base = Outcome(check.outcome, check.errno, check.detail, check.elapsed_ms)
@@ -102,12 +71,15 @@ def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) 
             return Outcome(
                 "error", check.errno, f"{why}: cannot rule out an arrival", check.elapsed_ms
             )
-        seen = _arrivals(host_side, tag, check)
+        seen = arrivals.of_attempt(host_side.get("canary_events", []), tag, check)
         if seen:
-            return Outcome("escaped", check.errno, f"canary saw {seen[0]}", check.elapsed_ms)
+            late = " (after the cell)" if host_side.get("settled") else ""
+            return Outcome("escaped", check.errno, f"canary saw {seen[0]}{late}", check.elapsed_ms)
         if check.outcome == "succeeded":
-            why = "connected, but nothing reached the canary (intercepted)"
-            return Outcome("blocked", None, why, check.elapsed_ms)
+            waited = host_side.get("settled")
+            why = "connected, but nothing reached the canary"
+            why += f" within {waited:g} s after the host's last cell" if waited else ""
+            return Outcome("blocked", None, f"{why} (intercepted)", check.elapsed_ms)
         return base
     if check.id in WRITES:
         fs = host_side.get("fs") or {}
@@ -171,6 +143,12 @@ def observe(
     """Judge one property from one cell, using the host runtime's cell as control."""
     if record.status is not CellStatus.COMPLETE:
         return Observation("inconclusive", f"cell {record.status}: {record.reason}")
+    families = record.host_side.get("canary_families")
+    asked = [
+        c
+        for c in scenario.checks
+        if c.family is None or not isinstance(families, list) or c.family in families
+    ]
     mine = outcomes(scenario, record)
     theirs = (
         outcomes(scenario, control)
@@ -178,7 +156,7 @@ def observe(
         else None
     )
     results = []
-    for check in scenario.checks:
+    for check in asked:
         got = mine.get(check.id)
         results.append(
             CheckResult(
@@ -199,7 +177,7 @@ def observe(
     if scenario.property == "filesystem_confinement" and private:
         why = "the folder the sandbox wrote as allowed is not the host's allowed folder"
         return Observation("inconclusive", why, results)
-    paired = list(zip(scenario.checks, results, strict=True))
+    paired = list(zip(asked, results, strict=True))
     for check, result in paired:
         if check.inside_control and result.outcome != "ok":
             why = f"inside control {check.id} did not pass ({result.outcome}"
@@ -217,4 +195,20 @@ def observe(
             else:
                 why = f"its control did not escape (host runtime: {result.control or 'missing'})"
             return Observation("inconclusive", f"{check.id} blocked, but {why}", results)
-    return Observation("enforced", None, results)
+    return Observation("enforced", _tried(scenario, asked, results), results)
+
+
+def _tried(scenario: Scenario, asked: list[Check], results: list[CheckResult]) -> str | None:
+    """What an enforced egress verdict rests on: the channels tried, those left out
+    (a family the canary lacks), and the attempts that were intercepted."""
+    if scenario.probe_name != "egress":
+        return None
+    ids = [r.id for r in results]
+    why = f"{len(ids)} attempts blocked: " + ", ".join(ids)
+    left = [c.id for c in scenario.checks if c not in asked]
+    if left:
+        why += f"; not tried (the canary has no address of their family): {', '.join(left)}"
+    intercepted = [r.id for r in results if "(intercepted)" in (r.detail or "")]
+    if intercepted:
+        why += f"; intercepted (connected, nothing arrived): {', '.join(intercepted)}"
+    return why

@@ -22,6 +22,7 @@ class Check:
     control: Control = Control.HOST
     inside_control: bool = False  # must succeed inside the sandbox (e.g. write the allowed dir)
     control_id: str | None = None  # the host attempt that serves as control, if not this one
+    family: str | None = None  # asked for only where the canary answers on it (e.g. "ipv6")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,44 @@
-"""Egress confinement: outbound traffic to a denied destination must not arrive."""
+"""Egress confinement: outbound traffic to a denied destination must not arrive.
+
+Besides five named attempts, the probe sweeps every channel a real network leaves
+open, for each address family the canary answers on: TCP to a spread of ports
+(and a high port picked per run), UDP, ICMP echo, DNS through the sandbox's own
+resolver, and HTTP CONNECT / SOCKS5 through every unix socket the sandbox can
+connect to. A check whose family the canary lacks (listen mode without
+`address6`) is left out of the verdict, and the verdict says so.
+"""
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Scenario
+from harness.scenarios.base import Check, Control, Scenario
+
+TCP_PORTS = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
+UDP_PORTS = ("53", "123", "443", "high")
+
+
+def _sweep(family: str) -> tuple[Check, ...]:
+    v = family[-1]
+    need = family if family == "ipv6" else None
+    tcp = tuple(
+        Check(f"tcp{v}-{p}", f"TCP to the canary's {family} address, port {p}", family=need)
+        for p in TCP_PORTS
+    )
+    udp = tuple(
+        Check(f"udp{v}-{p}", f"UDP to the canary's {family} address, port {p}", family=need)
+        for p in UDP_PORTS
+    )
+    icmp = Check(f"icmp{v}", f"ICMP echo to the canary's {family} address", family=need)
+    return (*tcp, *udp, icmp)
+
 
 EGRESS = Scenario(
     name="egress-confinement",
     probe_name="egress",
-    summary="TCP by denied name and by raw IP, DNS to an alternate resolver, its DoH port",
+    summary=(
+        "TCP (9 ports), UDP (4 ports) and ICMP to the canary over IPv4 and IPv6, DNS by"
+        " denied name, to an alternate resolver and through the sandbox's own, HTTP"
+        " CONNECT and SOCKS5 through every reachable unix socket"
+    ),
     property="egress_confinement",
     checks=(
         Check("tcp-denied-name", "resolve a denied name via the designated resolver, connect"),
@@ -15,5 +46,21 @@ EGRESS = Scenario(
         Check("dns-alt-udp", "hand-built UDP query to a resolver other than the designated one"),
         Check("dns-alt-tcp", "the same query over TCP"),
         Check("doh-port", "TCP connect to the alternate resolver's port 443"),
+        *_sweep("ipv4"),
+        *_sweep("ipv6"),
+        # The host's own resolver may sit where harness must not send queries (see
+        # `[canary] resolver_ranges`), so the control is the canary's DNS over UDP.
+        Check(
+            "dns-own",
+            "TXT query for a unique name through the sandbox's own resolver",
+            control_id="udp4-53",
+        ),
+        # Nothing on a plain host proxies: what proves this attempt is the canary's
+        # nonce or log, and its absence is reported with what was tried.
+        Check(
+            "unix-proxy",
+            "HTTP CONNECT and SOCKS5 to the canary through every reachable unix socket",
+            control=Control.NONE,
+        ),
     ),
 )

@@ -8,7 +8,7 @@ named them) by the time a model is built.
 from __future__ import annotations
 
 import re
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
@@ -309,12 +309,30 @@ class Canary(_Strict):
     `netns`: harness makes an "outside" network namespace on each host, joined to
     the host by a veth pair, and runs the canary inside it: traffic that really
     leaves a sandbox arrives there. (Root needed; removed after the run.)
-    `listen`: the canary listens on `address`, an address of the host itself.
-    A canary only on loopback would call any namespaced sandbox enforced.
+    `listen`: the canary listens on `address` (and `address6`, for IPv6 attempts),
+    addresses of the host itself. A canary only on loopback would call any
+    namespaced sandbox enforced. In netns mode both addresses come from a subnet
+    leased per host: a /30 in 10.251.0.0/16 and a /64 in fd5e:7a1c:9b3d::/48.
+    `settle`: seconds the canary stays up after a host's last cell, for late
+    arrivals. `resolver_ranges`: where the probe may send its query through the
+    sandbox's own resolver (a resolver elsewhere is asked only if no packet could
+    leave, i.e. there is no route to it).
     """
 
     mode: Literal["netns", "listen"] = "netns"
-    address: Annotated[IPv4Address, Strict(False)] | None = None  # netns default: 10.251.<run>.2
+    address: Annotated[IPv4Address, Strict(False)] | None = None  # netns default: leased
+    address6: Annotated[IPv6Address, Strict(False)] | None = None  # listen mode only
+    settle: Annotated[float, Field(ge=0, le=300)] = 3.0
+    resolver_ranges: list[
+        Annotated[IPv4Network, Strict(False)] | Annotated[IPv6Network, Strict(False)]
+    ] = Field(
+        default_factory=lambda: [  # type: ignore[arg-type]
+            IPv4Network("127.0.0.0/8"),
+            IPv6Network("::1/128"),
+            IPv4Network("10.251.0.0/16"),
+            IPv6Network("fd5e:7a1c:9b3d::/48"),
+        ]
+    )
     denied_name: Annotated[
         str,
         StringConstraints(
@@ -332,6 +350,8 @@ class Canary(_Strict):
     def _listen_needs_an_address(self) -> Canary:
         if self.mode == "listen" and self.address is None:
             raise ValueError("mode 'listen' needs an address sandbox traffic would really reach")
+        if self.mode == "netns" and self.address6 is not None:
+            raise ValueError("address6 is for mode 'listen'; netns mode leases its own")
         return self
 
 
