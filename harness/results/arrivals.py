@@ -6,8 +6,9 @@ protocol (`packet`, with the text around a harness marker in its payload). An
 arrival is an attempt's when it carries the attempt's marker (the cell's tag next
 to the check id, in any letter case, in a line, a query name or a payload), when a
 TCP line was cut short but is the start of the attempt's line, or when its source
-port and destination port are those the probe reported for the attempt. Any of
-these proves a crossing.
+port, destination port and protocol are those the probe reported for the attempt
+(unless a marked packet of the same flow names another cell). Any of these proves
+a crossing.
 """
 
 from __future__ import annotations
@@ -65,15 +66,50 @@ def _by_marker(event: Mapping[str, Any], tag: str, check_id: str) -> bool:
     return False
 
 
-def _by_port(event: Mapping[str, Any], check: ProbeCheck) -> bool:
+def _proto(check_id: str) -> str | None:
+    """The transport an attempt used, from its id (None: not known, or ICMP, whose
+    echo identifiers repeat across sandboxes and so match by marker only)."""
+    if check_id.startswith(("udp", "dns-alt-udp", "dns-own")):
+        return "udp"
+    if check_id.startswith(("tcp", "dns-alt-tcp", "doh-port")):
+        return "tcp"
+    return None
+
+
+def _owner(event: Mapping[str, Any]) -> tuple[str, int | None, int | None]:
+    """A flow's key: source address, source and destination port."""
+    if event.get("event") == "packet":
+        src = str(event.get("src") or "")
+    else:
+        src = str(event.get("peer") or "").rsplit(":", 1)[0].strip("[]")
+    return (src, *_ports(event))
+
+
+def owners(events: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int | None, int | None], str]:
+    """Each marked flow's text, so that an unmarked packet of the same flow (a TCP
+    SYN) can be told apart from another cell's that happens to share a port."""
+    return {_owner(e): _text(e) for e in events if _text(e).strip()}
+
+
+def _by_port(
+    event: Mapping[str, Any],
+    check: ProbeCheck,
+    tag: str,
+    flows: Mapping[tuple[str, int | None, int | None], str],
+) -> bool:
     src, dst = _attempt_ports(check)
-    if src is None:
+    proto = _proto(check.id)
+    if src is None or proto is None:
+        return False
+    kind = event.get("event")
+    got = event.get("proto") if kind in ("packet", "dns") else kind
+    if got != proto:
         return False
     got_src, got_dst = _ports(event)
-    if got_src != src:
+    if got_src != src or got_dst not in (None, dst):
         return False
-    # An ICMP echo has no destination port; elsewhere the destination must agree too.
-    return dst in (None, 0) or got_dst in (None, dst)
+    marked = flows.get(_owner(event))
+    return marked is None or tag.lower() in marked  # another cell's flow is not ours
 
 
 def describe(event: Mapping[str, Any]) -> str:
@@ -89,20 +125,24 @@ def describe(event: Mapping[str, Any]) -> str:
     return f"{kind} from {event.get('peer')} to {event.get('listen')}"
 
 
-def of_attempt(events: Iterable[Mapping[str, Any]], tag: str, check: ProbeCheck) -> list[str]:
+def of_attempt(events: list[dict[str, Any]], tag: str, check: ProbeCheck) -> list[str]:
     """The arrivals one attempt caused, each described."""
-    return [describe(e) for e in events if _by_marker(e, tag, check.id) or _by_port(e, check)]
+    flows = owners(events)
+    return [
+        describe(e)
+        for e in events
+        if _by_marker(e, tag, check.id) or _by_port(e, check, tag, flows)
+    ]
 
 
 def of_cell(
-    events: Iterable[dict[str, Any]], tag: str, checks: Iterable[ProbeCheck]
+    events: list[dict[str, Any]], tag: str, checks: Iterable[ProbeCheck]
 ) -> list[dict[str, Any]]:
     """The arrivals a cell caused: its tag anywhere in the marker text, or the
     ports one of its attempts reported."""
     tag = tag.lower()
     attempts = [c for c in checks if c.scenario == "egress"]
+    flows = owners(events)
     return [
-        e
-        for e in events
-        if tag in _tokens(e) or tag in _text(e) or any(_by_port(e, c) for c in attempts)
+        e for e in events if tag in _text(e) or any(_by_port(e, c, tag, flows) for c in attempts)
     ]
