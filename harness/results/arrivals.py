@@ -4,11 +4,11 @@ The canary logs four kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
 (`udp`), a DNS query (`dns`) and a packet seen by its capture on any port and
 protocol (`packet`, with the text around a harness marker in its payload). An
 arrival is an attempt's when it carries the attempt's marker (the cell's tag next
-to the check id, in any letter case, in a line, a query name or a payload), when a
-TCP line was cut short but is the start of the attempt's line, or when its source
-port, destination port and protocol are those the probe reported for the attempt
-(unless a marked packet of the same flow names another cell). Any of these proves
-a crossing.
+to the check id, in any letter case, in a line, a query name or a payload); when a
+TCP line was cut short (the canary says so) but is the start of the attempt's
+line; or when its source port, destination port and protocol are those the probe
+reported for the attempt (unless a marked packet of the same flow names another
+cell). Any of these proves a crossing.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _by_marker(event: Mapping[str, Any], tag: str, check_id: str) -> bool:
     for a, b in itertools.pairwise(tokens):
         if (a, b) in ((tag, check_id), (check_id, tag)):
             return True
-    if event.get("event") == "tcp":  # a connection cut mid-line: its start must match
+    if event.get("event") == "tcp" and event.get("complete") is False:
+        # A connection cut mid-line: what arrived must be the start of the line.
         logged = str(event.get("line") or "").lower()
         return len(logged) > len("HARNESS ") and f"harness {tag} {check_id}".startswith(logged)
     return False
