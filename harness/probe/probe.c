@@ -3115,6 +3115,24 @@ static void canary_network6(const char *iface, const char *cidr, const char *gw)
         fatal(2, "IPv6 socket: %s", strerror(errno));
     if (!r.ifindex || inet_pton(AF_INET6, addr, &r.addr) != 1 || ioctl(sock, SIOCSIFADDR, &r))
         fatal(2, "%s: IPv6 address %s: %s", iface, addr, strerror(errno));
+    /* Until the kernel has seen the link come up (its link watch may lag a second
+     * under load), the address stays tentative and cannot be bound: wait for it. */
+    char hex[33], table[8192];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", r.addr.s6_addr[i]);
+    for (int tries = 0;; tries++) {
+        ssize_t n = read_file("/proc/net/if_inet6", table, sizeof table - 1);
+        table[n > 0 ? n : 0] = '\0';
+        char *line = strstr(table, hex);
+        unsigned flags = 0x40;
+        if (line && sscanf(line, "%*32s %*x %*x %*x %x", &flags) != 1)
+            flags = 0x40;
+        if (!(flags & 0x40 /* IFA_F_TENTATIVE */))
+            break;
+        if (tries == 500)
+            fatal(2, "%s: IPv6 address %s still tentative after 10 s", iface, addr);
+        usleep(20000);
+    }
     if (gw) {
         struct in6_rtmsg rt;
         memset(&rt, 0, sizeof rt);

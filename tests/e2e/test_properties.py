@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -486,3 +487,49 @@ def test_loopback_canary_would_pass_the_same_sandbox(tmp_path: Path, routed_netn
     result = harness_cli("run", matrix, "--out", tmp_path / "out")
     row = verdicts_of(tmp_path / "out")[("localhost", "runc-routed", "egress_confinement")]
     assert row["observed"] == "enforced", result.stdout
+
+
+def _no_ipv6_filter(path: Path) -> None:
+    """A seccomp program refusing socket(AF_INET6, ...) with EAFNOSUPPORT: to the
+    workload, a machine without IPv6 at all (x86_64 only; other arches allowed)."""
+    prog = [
+        (0x20, 0, 0, 4),  # A = arch
+        (0x15, 0, 5, 0xC000003E),  # not x86_64: allow
+        (0x20, 0, 0, 0),  # A = syscall number
+        (0x15, 0, 3, 41),  # not socket(): allow
+        (0x20, 0, 0, 16),  # A = args[0] (low half)
+        (0x15, 0, 1, 10),  # not AF_INET6: allow
+        (0x06, 0, 0, 0x00050000 | 97),  # SECCOMP_RET_ERRNO | EAFNOSUPPORT
+        (0x06, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
+    ]
+    path.write_bytes(b"".join(struct.pack("=HBBI", *ins) for ins in prog))
+
+
+def test_a_runtime_without_ipv6_still_passes(tmp_path: Path) -> None:
+    """A sandbox with no IPv6 at all is enforced: its IPv6 attempts are blocked, each
+    with its errno (EAFNOSUPPORT), and their controls escaped on the host."""
+    require_tool("bwrap")
+    _no_ipv6_filter(tmp_path / "no-ipv6.bpf")
+    runtime = (
+        '[runtimes.bwrap-no-ipv6]\nkind = "command"\n'
+        'argv = ["sh", "-c", "exec 3<\\"$0\\" && exec \\"$@\\"", '
+        f'"{tmp_path}/no-ipv6.bpf", "bwrap", "--seccomp", "3", "--unshare-net", '
+        '"--unshare-pid", "--die-with-parent", "--ro-bind", "{probe}", "/probe", '
+        '"--proc", "/proc", "--dev", "/dev", "--", "/probe", "{args}"]\n'
+        'expect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path,
+        '[runtimes.host]\nkind = "host"\n' + runtime,
+        scenarios='["egress-confinement"]',
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-no-ipv6", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    v6 = [c for c in row["checks"] if c["id"].startswith(("tcp6", "udp6", "icmp6"))]
+    assert len(v6) == 14
+    assert all(
+        (c["outcome"], c["errno"], c["control"]) == ("blocked", "EAFNOSUPPORT", "escaped")
+        for c in v6
+    )
