@@ -695,7 +695,7 @@ class Runner:
             # control's file; if not, the sandbox saw another tree (properties.py).
             host_side["fs"]["allowed_shared"] = ctx.runtime(cell).shares_allowed
         if ctx.canary is not None and "canary_events" in host_side:
-            host_side["canary_families"] = ctx.canary.families()
+            host_side["canary_has"] = ctx.canary.abilities()
             # Cells judged after the host's settle window need no wait of their own.
             if ctx.deferred is None and unsettled(output):
                 await settle_canary(ctx.transport, ctx.canary, host_side)

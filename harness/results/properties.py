@@ -143,11 +143,11 @@ def observe(
     """Judge one property from one cell, using the host runtime's cell as control."""
     if record.status is not CellStatus.COMPLETE:
         return Observation("inconclusive", f"cell {record.status}: {record.reason}")
-    families = record.host_side.get("canary_families")
+    has = record.host_side.get("canary_has")
     asked = [
         c
         for c in scenario.checks
-        if c.family is None or not isinstance(families, list) or c.family in families
+        if not isinstance(has, list) or all(need in has for need in c.needs)
     ]
     mine = outcomes(scenario, record)
     theirs = (
@@ -207,7 +207,7 @@ def _tried(scenario: Scenario, asked: list[Check], results: list[CheckResult]) -
     why = f"{len(ids)} attempts blocked: " + ", ".join(ids)
     left = [c.id for c in scenario.checks if c not in asked]
     if left:
-        why += f"; not tried (the canary has no address of their family): {', '.join(left)}"
+        why += f"; not asked (the canary could not see them): {', '.join(left)}"
     intercepted = [r.id for r in results if "(intercepted)" in (r.detail or "")]
     if intercepted:
         why += f"; intercepted (connected, nothing arrived): {', '.join(intercepted)}"

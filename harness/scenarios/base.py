@@ -22,7 +22,9 @@ class Check:
     control: Control = Control.HOST
     inside_control: bool = False  # must succeed inside the sandbox (e.g. write the allowed dir)
     control_id: str | None = None  # the host attempt that serves as control, if not this one
-    family: str | None = None  # asked for only where the canary answers on it (e.g. "ipv6")
+    # What the canary must have for this attempt to prove anything ("ipv6": an IPv6
+    # address; "capture": a packet capture); without it the attempt is not asked for.
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

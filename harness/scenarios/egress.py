@@ -4,8 +4,9 @@ Besides five named attempts, the probe sweeps every channel a real network leave
 open, for each address family the canary answers on: TCP to a spread of ports
 (and a high port picked per run), UDP, ICMP echo, DNS through the sandbox's own
 resolver, and HTTP CONNECT / SOCKS5 through every unix socket the sandbox can
-connect to. A check whose family the canary lacks (listen mode without
-`address6`) is left out of the verdict, and the verdict says so.
+connect to. A check the canary cannot prove (an IPv6 one in listen mode without
+`address6`; ICMP without the netns canary's packet capture) is left out of the
+verdict, and the verdict says so.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ UDP_PORTS = ("53", "123", "443", "high")
 
 def _sweep(family: str) -> tuple[Check, ...]:
     v = family[-1]
-    need = family if family == "ipv6" else None
+    need: tuple[str, ...] = (family,) if family == "ipv6" else ()
     tcp = tuple(
-        Check(f"tcp{v}-{p}", f"TCP to the canary's {family} address, port {p}", family=need)
+        Check(f"tcp{v}-{p}", f"TCP to the canary's {family} address, port {p}", needs=need)
         for p in TCP_PORTS
     )
     udp = tuple(
-        Check(f"udp{v}-{p}", f"UDP to the canary's {family} address, port {p}", family=need)
+        Check(f"udp{v}-{p}", f"UDP to the canary's {family} address, port {p}", needs=need)
         for p in UDP_PORTS
     )
-    icmp = Check(f"icmp{v}", f"ICMP echo to the canary's {family} address", family=need)
+    # An echo reply proves nothing (anything may answer); only the canary's capture does.
+    icmp = Check(
+        f"icmp{v}", f"ICMP echo to the canary's {family} address", needs=(*need, "capture")
+    )
     return (*tcp, *udp, icmp)
 
 

@@ -27,8 +27,9 @@ def _filled(
     if scenario != "egress-confinement":
         return checks
     listed = {c["id"] for c in checks}
-    families = host_side.get("canary_families", ["ipv4", "ipv6"])
-    wanted = [i for i in SWEEP if "ipv6" in families or not i.endswith("6") and "6-" not in i]
+    has = host_side.get("canary_has", ["ipv4", "ipv6", "capture"])
+    needs = {c.id: c.needs for c in SCENARIOS[scenario].checks}
+    wanted = [i for i in SWEEP if all(n in has for n in needs[i])]
     rest = [{"id": i, "outcome": "blocked", "errno": "ENETUNREACH"} for i in wanted]
     return [*checks, *(c for c in rest if c["id"] not in listed)]
 
@@ -120,8 +121,8 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
         case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE
     )
     result = observe(scenario, record, control=_control(case))
-    families = case["host_side"].get("canary_families", ["ipv4", "ipv6"])
-    asked = [c for c in scenario.checks if c.family is None or c.family in families]
+    has = case["host_side"].get("canary_has", ["ipv4", "ipv6", "capture"])
+    asked = [c for c in scenario.checks if all(n in has for n in c.needs)]
     assert [c.id for c in result.checks] == [c.id for c in asked]
     for spec, got in zip(asked, result.checks, strict=True):
         if spec.control is Control.NONE or spec.inside_control:
