@@ -605,6 +605,7 @@ class Runner:
             control = ctx.control_record
             if cell.is_host_runtime and control is not None and record.started == control.started:
                 ctx.control_record = record
+        settled.sort(key=lambda pair: not pair[0].is_host_runtime)  # the control first, as before
         for cell, record in settled:
             pending = ctx.pending if self.reruns and not cell.control else None
             self._record(cell, record, control=ctx.control_record, pending=pending)
