@@ -94,6 +94,16 @@ def test_host_escapes_are_proved_by_host_side_evidence(local_run: tuple[int, str
     assert fs["fs-read-outside"]["outcome"] == "escaped"
 
 
+def test_manifest_records_both_canary_addresses(local_run: tuple[int, str, Path]) -> None:
+    """The canary's IPv4 and IPv6 (ULA) addresses and its leased subnet are recorded."""
+    _, _, out = local_run
+    canary = json.loads((out / "manifest.json").read_text())["hosts"]["localhost"]["canary"]
+    assert canary["address"].startswith("10.251.")
+    assert canary["address6"].startswith("fd5e:7a1c:9b3d:")
+    assert canary["subnet"]["addr6"] == canary["address6"]
+    assert 30000 <= canary["high_port"] < 60000
+
+
 def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) -> None:
     """The canary, its namespace and veth, and every sandbox are gone after the run."""
     _, _, out = local_run
@@ -141,6 +151,7 @@ EGRESS_MUTANTS = {
     "bwrap-port-allowlist": ({"tcp4-80", "udp4-123", "tcp6-80", "udp6-123"}, "the nonce came back"),
     "bwrap-own-resolver": ({"dns-own"}, "TXT answer from 127.0.0.53:53 (own resolver)"),
     "bwrap-unix-proxy": ({"unix-proxy"}, "through unix socket /run/harness-proxy/proxy.sock"),
+    "bwrap-unix-socks": ({"unix-proxy"}, "SOCKS5 through unix socket /run/harness-proxy/"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
 }
 
@@ -182,12 +193,13 @@ def test_own_resolver_forwarding_is_caught(mutants_run: tuple[int, str, Path]) -
 
 
 def test_unix_socket_proxy_is_caught(mutants_run: tuple[int, str, Path]) -> None:
-    """No network, but a host unix socket that proxies (HTTP CONNECT, SOCKS5) is
-    bound in: found by the folder walk, and the nonce comes back through it."""
-    checks = _egress_mutant(mutants_run[2], "bwrap-unix-proxy")
-    _, proof = EGRESS_MUTANTS["bwrap-unix-proxy"]
-    assert checks["unix-proxy"]["outcome"] == "escaped"
-    assert proof in str(checks["unix-proxy"]["detail"])
+    """No network, but a host unix socket that proxies (HTTP CONNECT and SOCKS5, or
+    SOCKS5 alone) is bound in: found by the folder walk, the nonce comes back."""
+    for runtime in ("bwrap-unix-proxy", "bwrap-unix-socks"):
+        checks = _egress_mutant(mutants_run[2], runtime)
+        _, proof = EGRESS_MUTANTS[runtime]
+        assert checks["unix-proxy"]["outcome"] == "escaped"
+        assert proof in str(checks["unix-proxy"]["detail"])
 
 
 def test_intercepting_middlebox_is_caught(mutants_run: tuple[int, str, Path]) -> None:

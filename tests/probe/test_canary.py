@@ -82,3 +82,39 @@ def test_a_log_that_cannot_be_written_is_reported(probe: Path, tmp_path: Path) -
 def _pids_logging(log: Path) -> list[str]:
     found = subprocess.run(["pgrep", "-f", str(log)], capture_output=True, text=True).stdout
     return found.split()
+
+
+def test_ipv6_and_udp_sweep_listeners_and_a_taken_port(probe: Path, tmp_path: Path) -> None:
+    """On IPv6 loopback: a UDP sweep port answers a datagram with the nonce and logs its
+    line; a sweep port already taken is logged as unbound, and the canary still starts."""
+    log = tmp_path / "canary.log"
+    udp = _free_udp6()
+    with socket.socket(socket.AF_INET6) as taken:
+        taken.bind(("::1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        argv = [str(probe), "canary", "--tcp", f"[::1]:{free_port('127.0.0.1')}",
+                "--sweep-udp", f"[::1]:{udp}", "--sweep-tcp", f"[::1]:{busy}",
+                "--nonce", "n0nce", "--daemon", str(log)]  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.strip().removeprefix("pid="))
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.sendto(b"HARNESS t udp6-123\n", ("::1", udp))
+            assert s.recv(100).startswith(b"NONCE n0nce")
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        assert {"event": "unbound", "proto": "tcp", "listen": f"[::1]:{busy}",
+                "error": "Address in use"} in events  # fmt: skip
+        udp_events = [e for e in events if e["event"] == "udp"]
+        assert udp_events[0]["line"] == "HARNESS t udp6-123"
+        assert udp_events[0]["listen"] == f"[::1]:{udp}"
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def _free_udp6() -> int:
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+        s.bind(("::1", 0))
+        return int(s.getsockname()[1])
