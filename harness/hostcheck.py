@@ -21,10 +21,11 @@ from harness.spec.models import RunscRuntimeSpec
 from harness.staging import prepare_host
 from harness.transport import open_transport
 
-# Prints the uid, then whether `ip` exists and can list network namespaces: the
-# netns canary needs root and `ip netns`.
+# Prints the uid, then whether `ip` exists and can list network namespaces, and
+# `flock` exists: the netns canary needs root, `ip netns` and a lease lock.
 CANARY_SCRIPT = r"""id -u
 if ! command -v ip >/dev/null 2>&1; then echo "no-ip"
+elif ! command -v flock >/dev/null 2>&1; then echo "no-flock"
 elif ip netns list >/dev/null 2>&1; then echo "netns-ok"
 else echo "netns-refused"; fi"""
 
@@ -70,6 +71,8 @@ def _canary(text: str) -> tuple[str, bool]:
         return f"cannot be made: not root (uid {uid})", False
     if ip == "no-ip":
         return "cannot be made: `ip` is not installed (iproute2)", False
+    if ip == "no-flock":
+        return "cannot be made: `flock` is not installed (util-linux), for the subnet lease", False
     if ip != "netns-ok":
         return "cannot be made: `ip netns` is refused", False
     return "can be made (root, ip netns)", True
