@@ -12,12 +12,31 @@ from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    model_validator,
+)
+
+from harness.caps import CAP_NAMES
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
 # A fact expectation that compares a number: ">= 3", "!= 0" (the syntax of `facts`).
 COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
+
+
+def _cap_name(value: str) -> str:
+    if value not in CAP_NAMES:
+        raise ValueError(f"unknown capability {value!r}: expected a name such as CAP_SYS_ADMIN")
+    return value
+
+
+CapName = Annotated[str, AfterValidator(_cap_name)]
 
 
 class _Strict(BaseModel):
@@ -151,6 +170,10 @@ class _RuntimeBase(_Strict):
     expect: dict[Property, Expectation] = {}
     attribution: AttributionSource | None = None
     endpoint_only: bool = False
+    # Capabilities beyond Docker's default set that this runtime may hold in the
+    # host's initial user namespace without failing the privilege floor; audited:
+    # the verdict names them.
+    allowed_caps: list[CapName] = []
     # Declared, never consulted: copied into evidence documents for audit only.
     mechanisms: dict[ContractProperty, Annotated[str, StringConstraints(max_length=200)]] = {}
 
@@ -183,6 +206,9 @@ class RunscRuntimeSpec(_RuntimeBase):
     no_new_privs: bool = True
     nosuid: bool = True  # mount the privilege helpers nosuid
     netns: str | None = None  # join this network namespace (a name under /var/run/netns, or a path)
+    cap_add: list[CapName | Literal["ALL"]] = []  # beyond Docker's default set, when uid 0
+    masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
+    host_pid: bool = False  # share the host's PID namespace (a mutant)
 
     @model_validator(mode="after")
     def _release(self) -> RunscRuntimeSpec:
@@ -222,6 +248,9 @@ class OciRuntimeSpec(_RuntimeBase):
     nosuid: bool = True
     netns: str | None = None
     own_kernel: bool = False
+    cap_add: list[CapName | Literal["ALL"]] = []  # beyond Docker's default set, when uid 0
+    masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
+    host_pid: bool = False  # share the host's PID namespace (a mutant)
 
 
 class CommandRuntimeSpec(_RuntimeBase):
