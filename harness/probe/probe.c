@@ -2232,8 +2232,27 @@ static void chk_priv_root_mount(void)
     outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
 }
 
-/* A cgroup v1 release_agent opened for writing (nothing written, nothing run):
- * one already mounted, else a hierarchy mounted in a private namespace. */
+/* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
+ * runs; the kernel checks CAP_SYS_ADMIN in the initial namespace at write time,
+ * so opening it is no proof). One already mounted, else a hierarchy mounted in a
+ * private mount namespace. 0, or the errno of the refusal. */
+static int rewrite_agent(const char *path)
+{
+    char v[4096];
+    ssize_t n = read_file(path, v, sizeof v - 1);
+    if (n < 0)
+        return errno;
+    if (n == 0)
+        v[n++] = '\n';
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ssize_t k = write(fd, v, (size_t)n);
+    int e = k == n ? 0 : k < 0 ? errno : EIO;
+    close(fd);
+    return e;
+}
+
 static void chk_priv_root_release_agent(void)
 {
     char p[4096];
@@ -2243,13 +2262,9 @@ static void chk_priv_root_release_agent(void)
             if (strcmp(g_mnt[i].type, "cgroup"))
                 continue;
             snprintf(p, sizeof p, "%s/release_agent", g_mnt[i].mp);
-            int fd = open(p, O_WRONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                close(fd);
-                outcome("escaped", 0, "%s is writable (nothing written)", p);
-            }
             seen++;
-            e = errno;
+            if ((e = rewrite_agent(p)) == 0)
+                outcome("escaped", 0, "wrote %s (its own value back)", p);
         }
     ev_int("mounted_release_agents", seen);
     if (unshare(CLONE_NEWNS) != 0)
@@ -2265,15 +2280,12 @@ static void chk_priv_root_release_agent(void)
             continue;
         }
         snprintf(p, sizeof p, "%s/release_agent", dir);
-        int fd = open(p, O_WRONLY | O_CLOEXEC);
-        e = errno;
+        e = rewrite_agent(p);
         umount2(dir, MNT_DETACH);
-        if (fd >= 0) {
-            close(fd);
-            outcome("escaped", 0, "mounted cgroup v1 (%s); its release_agent is writable (nothing written)", opts[i]);
-        }
+        if (e == 0)
+            outcome("escaped", 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
     }
-    outcome("blocked", e, "mount a cgroup v1 hierarchy");
+    outcome("blocked", e, "mount a cgroup v1 hierarchy and write its release_agent");
 }
 
 /* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
+from harness.caps import DOCKER_DEFAULT_CAPS
 from harness.runtimes.base import CellPaths, Invocation, Runtime
 from harness.spec.models import OciRuntimeSpec, RunscRuntimeSpec
 
@@ -68,8 +68,7 @@ def bundle_config(
     private tmpfs mounts, and exactly the folders the scenarios grant: the
     allowed folder (read-write) and the privilege helpers (read-only). The
     arguments after `hostname` exist to build mutants."""
-    added = list(CAP_NAMES) if "ALL" in cap_add else list(cap_add)
-    caps = sorted({*DEFAULT_CAPS, *added}) if uid == 0 else []
+    caps = sorted({*DEFAULT_CAPS, *cap_add}) if uid == 0 else []
     masking = (
         {"maskedPaths": MASKED_PATHS, "readonlyPaths": READONLY_PATHS} if masked_paths else {}
     )

@@ -206,7 +206,7 @@ class RunscRuntimeSpec(_RuntimeBase):
     no_new_privs: bool = True
     nosuid: bool = True  # mount the privilege helpers nosuid
     netns: str | None = None  # join this network namespace (a name under /var/run/netns, or a path)
-    cap_add: list[CapName | Literal["ALL"]] = []  # beyond Docker's default set, when uid 0
+    cap_add: list[CapName] = []  # beyond Docker's default set, when uid 0 (mutants)
     masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
     host_pid: bool = False  # share the host's PID namespace (a mutant)
 
@@ -248,7 +248,7 @@ class OciRuntimeSpec(_RuntimeBase):
     nosuid: bool = True
     netns: str | None = None
     own_kernel: bool = False
-    cap_add: list[CapName | Literal["ALL"]] = []  # beyond Docker's default set, when uid 0
+    cap_add: list[CapName] = []  # beyond Docker's default set, when uid 0 (mutants)
     masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
     host_pid: bool = False  # share the host's PID namespace (a mutant)
 
