@@ -33,7 +33,7 @@ def _no_harness_namespaces(run_id: str = "") -> bool:
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
     """One run of the shipped default matrix (all scenarios)."""
-    for tool in ("runsc", "bwrap", "ip"):
+    for tool in ("runsc", "bwrap", "runc", "ip"):
         require_tool(tool)
     out = tmp_path_factory.mktemp("props") / "results"
     result = harness_cli("run", "matrices/local.toml", "--out", out)
@@ -41,14 +41,14 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]
 
 
 def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) -> None:
-    """Host violates every property; runsc and bwrap enforce them; exit 0."""
+    """Host violates every property; runsc, bwrap and runc enforce them; exit 0."""
     code, output, out = local_run
     assert code == 0, output
     v = verdicts_of(out)
     for prop in PROPERTIES:
         assert v[("localhost", "host", prop)]["observed"] == "violated", prop
         assert v[("localhost", "host", prop)]["verdict"] == "pass"
-        for runtime in ("runsc", "bwrap"):
+        for runtime in ("runsc", "bwrap", "runc"):
             row = v[("localhost", runtime, prop)]
             assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (runtime, row)
     assert v[("localhost", "runsc", "attribution")]["verdict"] == "skipped"
@@ -78,6 +78,24 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
     assert all(c["errno"] for c in egress.values())
 
 
+def test_reference_sandboxes_start_within_dockers_capabilities(
+    local_run: tuple[int, str, Path],
+) -> None:
+    """bwrap (root in the host's user namespace) and runc hold nothing beyond Docker's default set."""
+    _, _, out = local_run
+    v = verdicts_of(out)
+    for runtime in ("bwrap", "runc"):
+        checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+        assert checks["priv-start"]["outcome"] == "blocked", checks["priv-start"]
+        assert "none beyond Docker's default set" in checks["priv-start"]["detail"]
+        assert checks["priv-root-sysctl"]["outcome"] == "blocked"
+        mounts = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
+        assert mounts["fs-mounts"]["outcome"] == "blocked", mounts["fs-mounts"]
+    host = {c["id"]: c for c in v[("localhost", "host", "privilege_floor")]["checks"]}
+    assert "CAP_SYS_ADMIN" in host["priv-start"]["detail"]
+    assert cells_of(out)[("localhost", "runc")]["host_side"]["host_fs"]["mounts"]
+
+
 def test_host_escapes_are_proved_by_host_side_evidence(local_run: tuple[int, str, Path]) -> None:
     """The host control's escapes come with proof: canary arrivals, sentinel writes."""
     _, _, out = local_run
@@ -101,25 +119,48 @@ def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) ->
     assert runsc_containers(Path(manifest["hosts"]["localhost"]["workdir"]) / "runsc-root") == []
 
 
+# Each mutant, the properties it breaks, and for each the check that must catch it
+# (None: whichever check comes first).
+MUTANTS: dict[str, dict[str, str | None]] = {
+    "runsc-network-host": {"egress_confinement": None},
+    "bwrap-shared-net": {"egress_confinement": None},
+    "bwrap-rw-root": {"filesystem_confinement": None},
+    "runc-setuid": {"privilege_floor": "priv-setuid-exec"},
+    "microvm-user-net": {"egress_confinement": None},
+    "bwrap-host-at-host-rw": {"filesystem_confinement": "fs-mounts"},
+    "bwrap-host-at-host-ro": {"filesystem_confinement": "fs-mounts"},
+    # Every sentinel hidden: only the mount table shows the host's root.
+    "bwrap-root-rw-hidden": {"filesystem_confinement": "fs-mounts"},
+    "bwrap-var-tmp-shared": {"filesystem_confinement": "fs-routes"},
+    "bwrap-dac-read-search": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
+    "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
+    "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
+    "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
+    "runc-host-pid": {"filesystem_confinement": "fs-routes"},
+}
+
+
 def test_every_mutant_is_caught() -> None:
-    """Each deliberately broken sandbox is a regression on the property it breaks."""
-    for tool in ("runsc", "bwrap", "runc", "ip"):
+    """Each deliberately broken sandbox is a regression on the property it breaks, by the
+    check that sees its class, and on no other."""
+    for tool in ("runsc", "bwrap", "runc", "ip", "setpriv"):
         require_tool(tool)
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
     result = harness_cli("run", "matrices/mutants.toml", "--out", out)
     assert result.code == 1, result.stdout + result.stderr
     v = verdicts_of(out)
-    broken = {
-        "runsc-network-host": "egress_confinement",
-        "bwrap-shared-net": "egress_confinement",
-        "bwrap-rw-root": "filesystem_confinement",
-        "runc-setuid": "privilege_floor",
-        "microvm-user-net": "egress_confinement",
-    }
-    for runtime, prop in broken.items():
-        row = v[("localhost", runtime, prop)]
-        assert (row["observed"], row["verdict"]) == ("violated", "regression"), (runtime, row)
-    assert not any(r["verdict"] == "regression" for k, r in v.items() if broken[k[1]] != k[2])
+    assert {k[1] for k in v} - {"host"} == set(MUTANTS)
+    for runtime, broken in MUTANTS.items():
+        for prop, check_id in broken.items():
+            row = v[("localhost", runtime, prop)]
+            assert (row["observed"], row["verdict"]) == ("violated", "regression"), (runtime, row)
+            if check_id is not None:
+                checks = {c["id"]: c for c in row["checks"]}
+                assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
+    wrong = [k for k, r in v.items() if r["verdict"] == "regression" and k[2] not in MUTANTS[k[1]]]
+    assert wrong == []
+    hidden = {c["id"]: c for c in v[("localhost", "bwrap-root-rw-hidden", "filesystem_confinement")]["checks"]}
+    assert hidden["fs-routes"]["outcome"] == "blocked"  # not found, and yet violated
     run_id = json.loads((out / "manifest.json").read_text())["run_id"]
     assert _no_harness_namespaces(run_id)
 
