@@ -254,6 +254,7 @@ UNSHARED_ALLOWED = """[runtimes.bwrap-private-allowed]
 kind = "command"
 argv = [
   "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
   "--ro-bind", "{probe}", "/probe", "--tmpfs", "/allowed", "--ro-bind", "{helpers}", "/helpers",
   "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
 ]
