@@ -34,7 +34,9 @@ def cap_names(mask: int) -> list[str]:
     ]
 
 
-def own_kernel(evidence: Mapping[str, Any], host_fs: Mapping[str, Any], host_kernel: str | None) -> bool:
+def own_kernel(
+    evidence: Mapping[str, Any], host_fs: Mapping[str, Any], host_kernel: str | None
+) -> bool:
     """True only when the sandbox proved it runs on a kernel other than the host's."""
     inside, host = str(evidence.get("boot_id") or ""), str(host_fs.get("boot_id") or "")
     if inside and host:
@@ -86,13 +88,15 @@ def exposures(
             found.append(f"{point} ({kind} {dev}, root {root})")
         return found
     inside = set(grants.get("inside", ()))
-    for dev, kind, point, root in mounts:
+    for dev, kind, point, _root in mounts:
         if (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) and point not in inside:
             found.append(f"{point} ({kind} {dev}, a host folder in the sandbox's own kernel)")
     return found
 
 
-def judge_mounts(evidence: Mapping[str, Any], host_side: Mapping[str, Any], host_kernel: str | None) -> tuple[str, str]:
+def judge_mounts(
+    evidence: Mapping[str, Any], host_side: Mapping[str, Any], host_kernel: str | None
+) -> tuple[str, str]:
     """(outcome, detail) of the `fs-mounts` check."""
     host_fs = host_side.get("host_fs") or {}
     mounts = evidence.get("mounts")
@@ -106,10 +110,15 @@ def judge_mounts(evidence: Mapping[str, Any], host_side: Mapping[str, Any], host
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return "escaped", f"mount {found[0]}{more} exposes a host filesystem beyond the grants"
-    return "blocked", f"{len(mounts)} mounts ({kernel}): none exposes a host filesystem beyond the grants"
+    return (
+        "blocked",
+        f"{len(mounts)} mounts ({kernel}): none exposes a host filesystem beyond the grants",
+    )
 
 
-def judge_start(evidence: Mapping[str, Any], *, allowed: Iterable[str], own: bool) -> tuple[str, str]:
+def judge_start(
+    evidence: Mapping[str, Any], *, allowed: Iterable[str], own: bool
+) -> tuple[str, str]:
     """(outcome, detail) of `priv-start`: capabilities beyond Docker's default set
     (and the runtime entry's declared extras) held in the host's initial user
     namespace are a violation."""
@@ -126,5 +135,7 @@ def judge_start(evidence: Mapping[str, Any], *, allowed: Iterable[str], own: boo
     if not evidence.get("initial_userns", 1):
         return "blocked", f"{len(names)} capabilities, in a child user namespace only{audit}"
     if beyond:
-        return "escaped", f"holds {', '.join(beyond)} in the initial user namespace (beyond Docker's default set){audit}"
+        named = ", ".join(beyond)
+        why = f"holds {named} in the initial user namespace (beyond Docker's default set){audit}"
+        return "escaped", why
     return "blocked", f"holds {len(names)} capabilities, none beyond Docker's default set{audit}"

@@ -69,9 +69,7 @@ def bundle_config(
     allowed folder (read-write) and the privilege helpers (read-only). The
     arguments after `hostname` exist to build mutants."""
     caps = sorted({*DEFAULT_CAPS, *cap_add}) if uid == 0 else []
-    masking = (
-        {"maskedPaths": MASKED_PATHS, "readonlyPaths": READONLY_PATHS} if masked_paths else {}
-    )
+    masking = {"maskedPaths": MASKED_PATHS, "readonlyPaths": READONLY_PATHS} if masked_paths else {}
     granted = []
     if allowed:
         granted.append(

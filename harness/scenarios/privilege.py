@@ -12,7 +12,9 @@ PRIVILEGE = Scenario(
     " mknod; then unprivileged: setuid and file-capability helpers, setuid(0), capset, ambient",
     property="privilege_floor",
     checks=(
-        Check("priv-start", "no capability beyond Docker's default set in the initial user namespace"),
+        Check(
+            "priv-start", "no capability beyond Docker's default set in the initial user namespace"
+        ),
         Check("priv-root-sysctl", "as started: write a /proc/sys value (its own value back)"),
         Check("priv-root-mount", "as started: mount a tmpfs and a proc"),
         Check("priv-root-release-agent", "as started: open a cgroup v1 release_agent for writing"),

@@ -81,7 +81,7 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
 def test_reference_sandboxes_start_within_dockers_capabilities(
     local_run: tuple[int, str, Path],
 ) -> None:
-    """bwrap (root in the host's user namespace) and runc hold nothing beyond Docker's default set."""
+    """bwrap (root in the host's user namespace) and runc hold no more than Docker's default."""
     _, _, out = local_run
     v = verdicts_of(out)
     for runtime in ("bwrap", "runc"):
@@ -132,7 +132,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # Every sentinel hidden: only the mount table shows the host's root.
     "bwrap-root-rw-hidden": {"filesystem_confinement": "fs-mounts"},
     "bwrap-var-tmp-shared": {"filesystem_confinement": "fs-routes"},
-    "bwrap-dac-read-search": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
+    "bwrap-dac-read-search": {
+        "filesystem_confinement": "fs-routes",
+        "privilege_floor": "priv-start",
+    },
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
@@ -159,7 +162,10 @@ def test_every_mutant_is_caught() -> None:
                 assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
     wrong = [k for k, r in v.items() if r["verdict"] == "regression" and k[2] not in MUTANTS[k[1]]]
     assert wrong == []
-    hidden = {c["id"]: c for c in v[("localhost", "bwrap-root-rw-hidden", "filesystem_confinement")]["checks"]}
+    hidden = {
+        c["id"]: c
+        for c in v[("localhost", "bwrap-root-rw-hidden", "filesystem_confinement")]["checks"]
+    }
     assert hidden["fs-routes"]["outcome"] == "blocked"  # not found, and yet violated
     run_id = json.loads((out / "manifest.json").read_text())["run_id"]
     assert _no_harness_namespaces(run_id)

@@ -158,7 +158,8 @@ def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
     result = harness_cli("run", "matrices/local.toml", "--runtime", "kata", "--out", tmp_path / "o")
     assert result.code == 2
     assert result.stderr.strip() == (
-        "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap, runc, microvm)"
+        "harness: error: --runtime: unknown runtime 'kata'"
+        " (known: host, runsc, bwrap, runc, microvm)"
     )
 
 
