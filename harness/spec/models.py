@@ -8,6 +8,7 @@ named them) by the time a model is built.
 from __future__ import annotations
 
 import re
+import difflib
 from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Annotated, Literal, get_args
@@ -32,7 +33,12 @@ COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 
 def _cap_name(value: str) -> str:
     if value not in CAP_NAMES:
-        raise ValueError(f"unknown capability {value!r}: expected a name such as CAP_SYS_ADMIN")
+        close = difflib.get_close_matches(value, CAP_NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(
+            f"unknown capability {value!r} ({hint}expected a Linux capability name,"
+            f" {CAP_NAMES[0]} ... {CAP_NAMES[-1]})"
+        )
     return value
 
 
