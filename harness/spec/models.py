@@ -7,8 +7,8 @@ named them) by the time a model is built.
 
 from __future__ import annotations
 
-import re
 import difflib
+import re
 from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Annotated, Literal, get_args
