@@ -269,6 +269,37 @@ helpers_inside = "/helpers"
 """
 
 
+FAKE_BOOT_ID = """
+[runtimes.bwrap-fake-kernel]
+kind = "command"
+argv = [
+  "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+  "--cap-add", "CAP_SYS_ADMIN",
+  "--ro-bind", "{probe}", "/probe", "--ro-bind", "{helpers}", "/helpers",
+  "--proc", "/proc",
+  "--ro-bind", "/proc/sys/kernel/random/uuid", "/proc/sys/kernel/random/boot_id",
+  "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
+]
+helpers_inside = "/helpers"
+"""
+
+
+def test_a_boot_id_that_changes_is_no_proof_of_another_kernel(tmp_path: Path) -> None:
+    """A sandbox on the host's kernel showing a changing boot id is still judged on it."""
+    require_tool("bwrap")
+    matrix = _matrix(
+        tmp_path, '[runtimes.host]\nkind = "host"\n' + FAKE_BOOT_ID, scenarios='["privilege-floor"]'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 1, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-fake-kernel", "privilege_floor")]
+    assert row["verdict"] == "regression", row
+    assert "CAP_SYS_ADMIN" in row["reason"]
+    start = {c["id"]: c for c in row["checks"]}["priv-start"]
+    assert "initial user namespace" in start["detail"]
+
+
 def test_a_sandbox_that_sees_another_allowed_folder_is_inconclusive(tmp_path: Path) -> None:
     """Every attempt is blocked (ENOENT: the host's paths are not there) and the inside
     controls pass, but on a folder the host never sees: not proof of confinement."""
