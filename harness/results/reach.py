@@ -12,11 +12,13 @@ a private one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
 
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Filesystems through which a sandbox with its own kernel reaches host files.
 PASSTHROUGH_TYPES = frozenset({"9p", "virtiofs", "fuse", "nfs", "nfs4", "cifs", "smb3", "overlay"})
 # Single device nodes a sandbox may bind from the host's devtmpfs.
@@ -37,9 +39,11 @@ def cap_names(mask: int) -> list[str]:
 def own_kernel(
     evidence: Mapping[str, Any], host_fs: Mapping[str, Any], host_kernel: str | None
 ) -> bool:
-    """True only when the sandbox proved it runs on a kernel other than the host's."""
+    """True only when the sandbox proved it runs on a kernel other than the host's:
+    a boot id (a UUID, as the kernel writes it) other than the host's, or, with no
+    trustworthy boot id, another release."""
     inside, host = str(evidence.get("boot_id") or ""), str(host_fs.get("boot_id") or "")
-    if inside and host:
+    if UUID.fullmatch(inside) and UUID.fullmatch(host):
         return inside != host
     release = str(evidence.get("release") or "")
     return bool(release and host_kernel and release != host_kernel)
