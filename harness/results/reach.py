@@ -114,10 +114,12 @@ def judge_mounts(
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return "escaped", f"mount {found[0]}{more} exposes a host filesystem beyond the grants"
-    return (
-        "blocked",
-        f"{len(mounts)} mounts ({kernel}): none exposes a host filesystem beyond the grants",
-    )
+    # The mount points with their types, for the reports (bounded: the whole table
+    # is in the cell record).
+    seen = ", ".join(f"{m[2]} {m[1]}" for m in mounts)
+    seen = seen if len(seen) <= 300 else seen[:297] + "..."
+    why = f"{len(mounts)} mounts ({kernel}), none exposing a host filesystem beyond the grants"
+    return "blocked", f"{why}: {seen}"
 
 
 def judge_start(
