@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.caps import DOCKER_DEFAULT_CAPS
 from harness.runtimes.base import CellPaths, Invocation, Runtime
-from harness.spec.models import OciRuntimeSpec, RunscRuntimeSpec
+from harness.spec.models import Bind, OciRuntimeSpec, RunscRuntimeSpec
 
 # A fixed script; every value reaches it as a positional argument, never as text.
 LIFECYCLE = r"""set -eu
@@ -63,6 +63,7 @@ def bundle_config(
     cap_add: Sequence[str] = (),
     masked_paths: bool = True,
     host_pid: bool = False,
+    binds: Sequence[Bind] = (),
 ) -> dict[str, Any]:
     """An OCI runtime config granting a read-only rootfs with the probe, /proc,
     private tmpfs mounts, and exactly the folders the scenarios grant: the
@@ -114,6 +115,15 @@ def bundle_config(
                 "options": ["nosuid", "nodev", "mode=1777"],
             },
             *granted,
+            *(
+                {
+                    "destination": b.destination,
+                    "type": "bind",
+                    "source": b.source,
+                    "options": ["rbind", "ro" if b.readonly else "rw"],
+                }
+                for b in binds
+            ),
         ],
         "linux": {
             "namespaces": [
@@ -177,6 +187,7 @@ class OciRuntime(Runtime):
             cap_add=self.spec.cap_add,
             masked_paths=self.spec.masked_paths,
             host_pid=self.spec.host_pid,
+            binds=self.spec.binds,
         )
         root = self.state_root(paths)
         argv = (

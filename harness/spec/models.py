@@ -143,6 +143,14 @@ Property = Literal["egress_confinement", "filesystem_confinement", "privilege_fl
 PROPERTIES: tuple[str, ...] = get_args(Property)
 
 
+class Bind(_Strict):
+    """A host folder bound into a generated OCI bundle (mutants only)."""
+
+    source: Annotated[str, StringConstraints(min_length=1, pattern=r"^/")]
+    destination: Annotated[str, StringConstraints(min_length=2, pattern=r"^/")]
+    readonly: bool = True
+
+
 class AttributionSource(_Strict):
     """Where the sandbox's egress supervisor publishes its decision records.
 
@@ -215,6 +223,7 @@ class RunscRuntimeSpec(_RuntimeBase):
     cap_add: list[CapName] = []  # beyond Docker's default set, when uid 0 (mutants)
     masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
     host_pid: bool = False  # share the host's PID namespace (a mutant)
+    binds: list[Bind] = []  # more host folders in the bundle (a mutant)
 
     @model_validator(mode="after")
     def _release(self) -> RunscRuntimeSpec:
@@ -257,6 +266,7 @@ class OciRuntimeSpec(_RuntimeBase):
     cap_add: list[CapName] = []  # beyond Docker's default set, when uid 0 (mutants)
     masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
     host_pid: bool = False  # share the host's PID namespace (a mutant)
+    binds: list[Bind] = []  # more host folders in the bundle (a mutant)
 
 
 class CommandRuntimeSpec(_RuntimeBase):

@@ -140,6 +140,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
     "runc-host-pid": {"filesystem_confinement": "fs-routes"},
+    "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
 }
 
 
@@ -162,6 +163,11 @@ def test_every_mutant_is_caught() -> None:
                 assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
     wrong = [k for k, r in v.items() if r["verdict"] == "regression" and k[2] not in MUTANTS[k[1]]]
     assert wrong == []
+    gvisor = {
+        c["id"]: c
+        for c in v[("localhost", "runsc-host-at-host", "filesystem_confinement")]["checks"]
+    }
+    assert "mount point + path suffix" in gvisor["fs-routes"]["detail"]
     hidden = {
         c["id"]: c
         for c in v[("localhost", "bwrap-root-rw-hidden", "filesystem_confinement")]["checks"]

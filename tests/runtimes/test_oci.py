@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.caps import DOCKER_DEFAULT_CAPS
 from harness.runtimes.oci import bundle_config
+from harness.spec.models import Bind
 
 
 def test_bundle_masks_and_protects_docker_default_paths() -> None:
@@ -28,3 +29,24 @@ def test_mutant_options_do_what_they_say() -> None:
     assert "CAP_SYS_ADMIN" in config["process"]["capabilities"]["effective"]
     assert "maskedPaths" not in config["linux"] and "readonlyPaths" not in config["linux"]
     assert "pid" not in [n["type"] for n in config["linux"]["namespaces"]]
+
+
+def test_binds_add_host_folders_read_only_by_default() -> None:
+    """A mutant's binds appear as bind mounts, read-only unless asked otherwise."""
+    binds = [
+        Bind(source="/", destination="/host"),
+        Bind(source="/tmp", destination="/t", readonly=False),
+    ]
+    mounts = bundle_config(args=["run"], uid=0, binds=binds)["mounts"]
+    assert {
+        "destination": "/host",
+        "type": "bind",
+        "source": "/",
+        "options": ["rbind", "ro"],
+    } in mounts
+    assert {
+        "destination": "/t",
+        "type": "bind",
+        "source": "/tmp",
+        "options": ["rbind", "rw"],
+    } in mounts
