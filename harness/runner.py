@@ -613,7 +613,7 @@ class Runner:
         )
         if ctx.host_fs is not None:
             host_side["host_fs"] = ctx.host_fs
-            host_side["grants"] = _grants(cell, paths)
+            host_side["grants"] = _grants(ctx.runtime(cell), paths)
         timeout = self.settings.timeout
         invocation = ctx.runtime(cell).invocation(
             paths, self._probe_args(ctx, cell, cell_id, sentinels)
@@ -790,11 +790,10 @@ def _mine(event: dict[str, Any], tag: str, ports: set[str]) -> bool:
     return tag in text or str(event.get("peer", "")).rsplit(":", 1)[-1] in ports
 
 
-def _grants(cell: Cell, paths: CellPaths) -> dict[str, list[str]]:
+def _grants(runtime: Runtime, paths: CellPaths) -> dict[str, list[str]]:
     """What the cell grants the sandbox, for `results/reach.py`: host paths (the
     probe, the allowed folder, the helpers, a bundle's rootfs) and, for a sandbox
     with its own kernel, the mount points inside where they appear."""
-    runtime = cell.runtime
     host = [paths.probe, f"{paths.cell_dir}/rootfs", f"{paths.workdir}/empty"]
     inside = ["/"] if runtime.own_root else []
     for role, path in (("allowed", paths.allowed), ("helpers", paths.helpers)):
