@@ -36,7 +36,9 @@ def judge_cell(
                 fetch_error=record.host_side.get("decisions_error"),
             )
         else:
-            observation = observe(scenario, record, control=control)
+            observation = observe(
+                scenario, record, control=control, allowed_caps=frozenset(spec.allowed_caps)
+            )
         expected = spec.expect.get(scenario.property) or default_expectation(cell.runtime.kind)  # type: ignore[call-overload]
         verdicts.append(judge_property(record, scenario.property, observation, expected=expected))
     return verdicts

@@ -33,6 +33,7 @@ from harness.fixtures.decisions import fetch_records
 from harness.fixtures.envelope import Envelope, Report
 from harness.fixtures.filesystem import Sentinels, inspect_sentinels
 from harness.fixtures.helpers import Helpers, stage_helpers
+from harness.fixtures.hostfs import read_host_fs
 from harness.judge import judge_cell
 from harness.plan import Cell, Plan, make_plan
 from harness.probe import BuiltProbe, Probes
@@ -202,6 +203,7 @@ class HostContext:
     state: HostState
     canary: RunningCanary | None = None
     helpers: Helpers | None = None
+    host_fs: dict[str, object] | None = None  # the host's boot id and mount table
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
     # Cells judged only after the canary's settle window (None: judged at once).
@@ -469,6 +471,7 @@ class Runner:
         await _together(
             lambda: self._start_canary(ctx, entry),
             lambda: self._stage_helpers(ctx, entry),
+            lambda: self._read_host_fs(ctx),
             *(partial(self._stage_release, ctx, rt) for rt in releases),
         )
 
@@ -499,6 +502,10 @@ class Runner:
             fingerprint=seen.fingerprint,
             build=build_record(candidate, installed, request),
         )
+
+    async def _read_host_fs(self, ctx: HostContext) -> None:
+        if self._needs & {"filesystem", "privilege"}:
+            ctx.host_fs = await read_host_fs(ctx.transport)
 
     async def _start_canary(self, ctx: HostContext, entry: dict[str, object]) -> None:
         if self._needs & {"egress", "attribution"}:
@@ -663,6 +670,9 @@ class Runner:
             allowed=sentinels.allowed if sentinels else None,
             helpers=ctx.helpers.folder if ctx.helpers else None,
         )
+        if ctx.host_fs is not None:
+            host_side["host_fs"] = ctx.host_fs
+            host_side["grants"] = _grants(ctx.runtime(cell), paths)
         timeout = self.settings.timeout
         invocation = ctx.runtime(cell).invocation(
             paths, self._probe_args(ctx, cell, cell_id, sentinels)
@@ -828,6 +838,19 @@ async def settle_canary(
     with anyio.CancelScope(shield=True):
         await anyio.sleep(SETTLE)
         await read_canary(transport, canary, host_side)
+
+
+def _grants(runtime: Runtime, paths: CellPaths) -> dict[str, list[str]]:
+    """What the cell grants the sandbox, for `results/reach.py`: host paths (the
+    probe, the allowed folder, the helpers, a bundle's rootfs) and, for a sandbox
+    with its own kernel, the mount points inside where they appear."""
+    host = [paths.probe, f"{paths.cell_dir}/rootfs", f"{paths.workdir}/empty"]
+    inside = ["/"] if runtime.own_root else []
+    for role, path in (("allowed", paths.allowed), ("helpers", paths.helpers)):
+        if path is not None:
+            host.append(path)
+            inside.append(runtime.inside(path, role=role))
+    return {"host": host, "inside": inside}
 
 
 async def _together(*steps: Callable[[], Coroutine[Any, Any, None]]) -> None:

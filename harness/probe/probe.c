@@ -52,6 +52,8 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -61,6 +63,8 @@
 #include <sys/un.h>
 #include <dirent.h>
 #include <netinet/ip_icmp.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -175,7 +179,7 @@ static struct {
     const char *tag, *canary_tcp, *resolver, *alt_dns, *doh, *denied_name, *nonce,
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
-        *resolver_ranges;
+        *resolver_ranges, *more_sentinels;
 } o;
 static const struct { const char *name; const char **val; } run_opts[] = {
     { "--tag", &o.tag }, { "--canary-tcp", &o.canary_tcp }, { "--resolver", &o.resolver },
@@ -186,15 +190,17 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--setuid-helper", &o.setuid_helper }, { "--fcap-helper", &o.fcap_helper },
     { "--unpriv-uid", &o.unpriv_uid }, { "--allowed-tcp", &o.allowed_tcp },
     { "--canary4", &o.canary4 }, { "--canary6", &o.canary6 }, { "--high-port", &o.high_port },
-    { "--resolver-ranges", &o.resolver_ranges },
+    { "--resolver-ranges", &o.resolver_ranges }, { "--more-sentinels", &o.more_sentinels },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 static unsigned g_unpriv_uid = 65534;
 
 /* ---- output helpers ---------------------------------------------------- */
 
-/* Big enough for any line we build; <= PIPE_BUF so a result is written atomically. */
-typedef struct { char s[4096]; size_t n; } Buf;
+/* Big enough for any line we build, the mount table included. A check child is
+ * its result pipe's only writer and the parent reads to the newline, so a result
+ * longer than PIPE_BUF still arrives whole. */
+typedef struct { char s[16384]; size_t n; } Buf;
 
 __attribute__((format(printf, 2, 3)))
 static void bput(Buf *b, const char *fmt, ...)
@@ -355,7 +361,7 @@ static void send_result(Buf *b)
         f();
     }
     bput(b, "\n");
-    write_all(g_resfd, b->s, b->n); /* < PIPE_BUF, so atomic */
+    write_all(g_resfd, b->s, b->n); /* the pipe's only writer */
     _exit(0);
 }
 
@@ -2349,6 +2355,299 @@ static void chk_fs_allowed_read(void)
     control_read(in_dir(&o.allowed_dir, "control-"));
 }
 
+/* ---- the mount table and every route to every sentinel ------------------- */
+
+#define PROC_SUPER_MAGIC 0x9fa0
+#define MAX_MOUNTS 512
+struct mnt { unsigned maj, min; char *root, *mp, *type; };
+static struct mnt g_mnt[MAX_MOUNTS];
+static int g_nmnt;
+static char g_mntbuf[131072];
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void mnt_unescape(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r;) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+            r[3] >= '0' && r[3] <= '7') {
+            *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+            r += 4;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+}
+
+/* Parse /proc/self/mountinfo into g_mnt; 0, or -1 with errno (EFBIG: too long). */
+static int read_mounts(void)
+{
+    ssize_t n = read_file("/proc/self/mountinfo", g_mntbuf, sizeof g_mntbuf - 1);
+    if (n < 0)
+        return -1;
+    if ((size_t)n == sizeof g_mntbuf - 1) {
+        errno = EFBIG;
+        return -1;
+    }
+    g_mntbuf[n] = '\0';
+    g_nmnt = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(g_mntbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *tok[64], *s2 = NULL;
+        int k = 0;
+        for (char *t = strtok_r(line, " ", &s2); t && k < 64; t = strtok_r(NULL, " ", &s2))
+            tok[k++] = t;
+        int sep = -1;
+        for (int i = 6; i < k; i++)
+            if (!strcmp(tok[i], "-")) {
+                sep = i;
+                break;
+            }
+        if (k < 5 || sep < 0 || sep + 1 >= k)
+            continue;
+        if (g_nmnt == MAX_MOUNTS) {
+            errno = EFBIG;
+            return -1;
+        }
+        struct mnt *m = &g_mnt[g_nmnt++];
+        if (sscanf(tok[2], "%u:%u", &m->maj, &m->min) != 2)
+            m->maj = m->min = 0;
+        m->root = tok[3];
+        m->mp = tok[4];
+        m->type = tok[sep + 1];
+        mnt_unescape(m->root);
+        mnt_unescape(m->mp);
+    }
+    return 0;
+}
+
+/* The boot id, if it can be trusted: read twice from a file on a proc
+ * filesystem (a file bound over it, or another proc file that changes on every
+ * read, such as .../uuid, gives ""). */
+static void read_boot_id(char *id, size_t cap)
+{
+    const char *p = "/proc/sys/kernel/random/boot_id";
+    char again[64];
+    struct statfs sf;
+    id[0] = '\0';
+    if (statfs(p, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC)
+        return;
+    ssize_t n = read_file(p, id, cap - 1), m = read_file(p, again, sizeof again - 1);
+    if (n <= 0 || n != m || memcmp(id, again, (size_t)n)) {
+        id[0] = '\0';
+        return;
+    }
+    id[n] = '\0';
+    if (id[n - 1] == '\n')
+        id[n - 1] = '\0';
+}
+
+/* This kernel's identity, so the harness can tell a shared kernel from a
+ * sandbox's own: the boot id (empty when unreadable or untrusted) and the release. */
+static void ev_kernel(void)
+{
+    char id[64];
+    struct utsname u;
+    read_boot_id(id, sizeof id);
+    ev_str("boot_id", id);
+    ev_str("release", uname(&u) == 0 ? u.release : "");
+}
+
+/* Every mount the sandbox sees, as [dev, type, mount point, root]: the harness
+ * judges which of them expose a host filesystem beyond the grants. */
+static void chk_fs_mounts(void)
+{
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    ev_kernel();
+    bput(&g_ev, ",\"mounts\":[");
+    for (int i = 0; i < g_nmnt; i++) {
+        bput(&g_ev, "%s[\"%u:%u\",", i ? "," : "", g_mnt[i].maj, g_mnt[i].min);
+        bstr(&g_ev, g_mnt[i].type);
+        bput(&g_ev, ",");
+        bstr(&g_ev, g_mnt[i].mp);
+        bput(&g_ev, ",");
+        bstr(&g_ev, g_mnt[i].root);
+        bput(&g_ev, "]");
+    }
+    bput(&g_ev, "]");
+    if (g_ev.n > sizeof g_ev.s - 1500) {
+        g_ev.n = 0;
+        fail(0, "the mount table (%d mounts) is too long to report", g_nmnt);
+    }
+    outcome("succeeded", 0, "%d mounts", g_nmnt);
+}
+
+#define MAX_SENTINELS 8
+static const char *g_sent[MAX_SENTINELS];
+static int g_nsent;
+static char g_sentbuf[4096];
+
+/* --sentinel and the newline-separated --more-sentinels (other host places). */
+static void load_sentinels(void)
+{
+    g_sent[0] = need(&o.sentinel);
+    g_nsent = 1;
+    if (!o.more_sentinels)
+        return;
+    snprintf(g_sentbuf, sizeof g_sentbuf, "%s", o.more_sentinels);
+    char *save = NULL;
+    for (char *p = strtok_r(g_sentbuf, "\n", &save); p && g_nsent < MAX_SENTINELS;
+         p = strtok_r(NULL, "\n", &save))
+        if (p[0] == '/')
+            g_sent[g_nsent++] = p;
+}
+
+static struct { int tried, absent, denied, other; } g_routes;
+
+/* A route opened: escaped if it is a regular file holding the token. */
+static void route_fd(int fd, const char *path, const char *how)
+{
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        n = read(fd, g_file, sizeof g_file);
+    close(fd);
+    if (has_token(g_file, n)) {
+        ev_str("route", how);
+        ev_int("routes_tried", g_routes.tried);
+        outcome("escaped", 0, "read the token through %s (%s)", path, how);
+    }
+}
+
+static void route_errno(int e)
+{
+    if (e == ENOENT || e == ENOTDIR)
+        g_routes.absent++;
+    else if (e == EACCES || e == EPERM)
+        g_routes.denied++;
+    else
+        g_routes.other++;
+}
+
+static void route(const char *path, const char *how)
+{
+    g_routes.tried++;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        route_errno(errno);
+    else
+        route_fd(fd, path, how);
+}
+
+/* Every suffix of a sentinel's host path ("/a/b/s", "/b/s", "/s") under a
+ * directory fd: a host folder bound anywhere, at any depth, is found. */
+static void routes_under(int dirfd, const char *prefix, const char *how)
+{
+    char path[4096];
+    for (int s = 0; s < g_nsent; s++)
+        for (const char *p = g_sent[s]; p; p = strchr(p + 1, '/')) {
+            if (dirfd >= 0) {
+                g_routes.tried++;
+                int fd = openat(dirfd, p + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                snprintf(path, sizeof path, "%s%s", prefix, p);
+                if (fd < 0)
+                    route_errno(errno);
+                else
+                    route_fd(fd, path, how);
+            } else if (strcmp(prefix, "/") || p != g_sent[s]) {
+                snprintf(path, sizeof path, "%s%s", strcmp(prefix, "/") ? prefix : "", p);
+                route(path, how);
+            }
+        }
+}
+
+/* The fs root of the filesystem mounted at mp, by a file handle made up for its
+ * root inode (ext2/3/4: FILEID_INO32_GEN, inode 2, generation 0): the "shocker"
+ * route, open only to a holder of CAP_DAC_READ_SEARCH in the initial namespace. */
+static int g_handle_errno;
+static void routes_by_handle(const char *mp)
+{
+    struct { struct file_handle fh; unsigned char f[128]; } h;
+    int mid;
+    h.fh.handle_bytes = sizeof h.f;
+    if (name_to_handle_at(AT_FDCWD, mp, &h.fh, &mid, 0) != 0)
+        return;
+    int mfd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (mfd < 0)
+        return;
+    g_routes.tried++;
+    int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        g_handle_errno = errno;
+        route_errno(errno);
+    } else {
+        close(fd);
+        if (h.fh.handle_type == 1 && h.fh.handle_bytes >= 8) {
+            uint32_t root[2] = { 2, 0 };
+            memcpy(h.fh.f_handle, root, sizeof root);
+            h.fh.handle_bytes = sizeof root;
+            fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd >= 0) {
+                char how[256];
+                snprintf(how, sizeof how, "open_by_handle_at(inode 2) on the fs of %s", mp);
+                routes_under(fd, "<fs root>", how);
+                close(fd);
+            } else {
+                route_errno(errno);
+            }
+        }
+    }
+    close(mfd);
+}
+
+/* Every route to every sentinel: its host path, every mount point joined with
+ * every suffix of it, /proc/<pid>/root of every visible process (as that
+ * process's owner, by setfsuid), and file handles on every mounted filesystem. */
+static void chk_fs_routes(void)
+{
+    char path[4096];
+    need(&o.token);
+    load_sentinels();
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    for (int s = 0; s < g_nsent; s++)
+        route(g_sent[s], "host path");
+    for (int i = 0; i < g_nmnt; i++)
+        routes_under(-1, g_mnt[i].mp, "mount point + path suffix");
+    DIR *d = opendir("/proc");
+    int pids = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        pids++;
+        unsigned fsuid = (unsigned)setfsuid((uid_t)-1), fsgid = (unsigned)setfsgid((gid_t)-1);
+        setfsgid(st.st_gid);
+        setfsuid(st.st_uid);
+        for (int s = 0; s < g_nsent; s++) {
+            snprintf(path, sizeof path, "/proc/%s/root%s", e->d_name, g_sent[s]);
+            route(path, "/proc/<pid>/root as the pid's owner");
+        }
+        setfsuid(fsuid);
+        setfsgid(fsgid);
+    }
+    if (d)
+        closedir(d);
+    for (int i = 0; i < g_nmnt; i++)
+        routes_by_handle(g_mnt[i].mp);
+    ev_int("routes_tried", g_routes.tried);
+    ev_int("sentinels", g_nsent);
+    ev_int("mounts", g_nmnt);
+    ev_int("pids", pids);
+    ev_int("absent", g_routes.absent);
+    ev_int("denied", g_routes.denied);
+    ev_int("other", g_routes.other);
+    if (g_handle_errno)
+        ev_str("open_by_handle_at", errname(g_handle_errno));
+    outcome("blocked", 0, "%d routes to %d sentinels failed (%d absent, %d denied, %d other)",
+            g_routes.tried, g_nsent, g_routes.absent, g_routes.denied, g_routes.other);
+}
+
 /* ---- scenario "privilege" -------------------------------------------------- */
 
 static int caps_get(struct cap_data d[2])
@@ -2515,6 +2814,265 @@ static void chk_priv_ambient(void)
     outcome(set ? "escaped" : "succeeded", 0, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW returned 0");
 }
 
+/* ---- privilege as started, and what a root workload would try ------------ */
+
+#define PROBE_CAP_SYS_MODULE 16
+#define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
+
+/* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
+static int initial_userns(void)
+{
+    char l[64];
+    ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);
+    if (k <= 0)
+        return 1;
+    l[k] = '\0';
+    return !strcmp(l, INIT_USER_NS);
+}
+
+/* The credentials the workload started with; the harness judges the
+ * capabilities against its baseline. */
+static void chk_priv_start(void)
+{
+    struct cap_data d[2];
+    char hex[3][24];
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t sets[3] = { cap64(d[0].effective, d[1].effective),
+                         cap64(d[0].permitted, d[1].permitted), cap_set_by_prctl(0) };
+    const char *keys[3] = { "cap_eff", "cap_prm", "cap_bnd" };
+    int init = initial_userns();
+    ev_int("uid", getuid());
+    ev_int("euid", geteuid());
+    ev_int("initial_userns", init);
+    for (int i = 0; i < 3; i++) {
+        snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)sets[i]);
+        ev_str(keys[i], hex[i]);
+    }
+    ev_kernel();
+    outcome("succeeded", 0, "uid %u, CapEff %s, CapPrm %s, %s user namespace", (unsigned)getuid(),
+            hex[0], hex[1], init ? "initial" : "a child");
+}
+
+/* Writable /proc/sys: write a value's own content back (changes nothing). */
+static void chk_priv_root_sysctl(void)
+{
+    const char *p = "/proc/sys/kernel/printk_ratelimit";
+    char v[64];
+    ssize_t n = read_file(p, v, sizeof v);
+    if (n <= 0)
+        outcome("blocked", n < 0 ? errno : 0, "read %s", p);
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        outcome("blocked", errno, "open %s for writing", p);
+    ssize_t k = write(fd, v, (size_t)n);
+    int e = errno;
+    close(fd);
+    if (k != n)
+        outcome("blocked", k < 0 ? e : 0, "write %s", p);
+    outcome("escaped", 0, "wrote %s (its own value back)", p);
+}
+
+/* A private mount namespace of this check child's own, so nothing propagates. */
+static const char *private_mountns(void)
+{
+    struct stat st;
+    if (unshare(CLONE_NEWNS) != 0)
+        outcome("blocked", errno, "unshare(CLONE_NEWNS)");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        outcome("blocked", errno, "make the new mount namespace private");
+    return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
+}
+
+static void chk_priv_root_mount(void)
+{
+    const char *dir = private_mountns();
+    char p[64];
+    if (mount("harness", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") != 0)
+        outcome("blocked", errno, "mount a tmpfs on %s", dir);
+    snprintf(p, sizeof p, "%s/proc", dir);
+    mkdir(p, 0755);
+    int pr = mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    ev_int("proc_mounted", pr == 0);
+    outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
+}
+
+/* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
+ * runs; the kernel checks CAP_SYS_ADMIN in the initial namespace at write time,
+ * so opening it is no proof). One already mounted, else a hierarchy mounted in a
+ * private mount namespace. 0, or the errno of the refusal. */
+static int rewrite_agent(const char *path)
+{
+    char v[4096];
+    ssize_t n = read_file(path, v, sizeof v - 1);
+    if (n < 0)
+        return errno;
+    if (n == 0)
+        v[n++] = '\n';
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ssize_t k = write(fd, v, (size_t)n);
+    int e = k == n ? 0 : k < 0 ? errno : EIO;
+    close(fd);
+    return e;
+}
+
+static void chk_priv_root_release_agent(void)
+{
+    char p[4096];
+    int e = 0, seen = 0;
+    if (read_mounts() == 0)
+        for (int i = 0; i < g_nmnt; i++) {
+            if (strcmp(g_mnt[i].type, "cgroup"))
+                continue;
+            snprintf(p, sizeof p, "%s/release_agent", g_mnt[i].mp);
+            seen++;
+            if ((e = rewrite_agent(p)) == 0)
+                outcome("escaped", 0, "wrote %s (its own value back)", p);
+        }
+    ev_int("mounted_release_agents", seen);
+    if (unshare(CLONE_NEWNS) != 0)
+        outcome("blocked", e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        outcome("blocked", errno, "make the new mount namespace private");
+    struct stat st;
+    const char *dir = stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
+    const char *opts[] = { "rdma", "none,name=harness-probe" };
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        if (mount("cgroup", dir, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) != 0) {
+            e = errno;
+            continue;
+        }
+        snprintf(p, sizeof p, "%s/release_agent", dir);
+        e = rewrite_agent(p);
+        umount2(dir, MNT_DETACH);
+        if (e == 0)
+            outcome("escaped", 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
+    }
+    outcome("blocked", e, "mount a cgroup v1 hierarchy and write its release_agent");
+}
+
+/* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
+static void chk_priv_root_handle(void)
+{
+    struct { struct file_handle fh; unsigned char f[128]; } h;
+    int mid, e = ENOENT;
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    for (int i = 0; i < g_nmnt; i++) {
+        h.fh.handle_bytes = sizeof h.f;
+        if (name_to_handle_at(AT_FDCWD, g_mnt[i].mp, &h.fh, &mid, 0) != 0) {
+            e = errno;
+            continue;
+        }
+        int mfd = open(g_mnt[i].mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (mfd < 0)
+            continue;
+        int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        e = errno;
+        close(mfd);
+        if (fd >= 0) {
+            close(fd);
+            outcome("escaped", 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
+        }
+        outcome("blocked", e, "open_by_handle_at on %s", g_mnt[i].mp);
+    }
+    outcome("blocked", e, "name_to_handle_at on every mount");
+}
+
+/* mknod a block device for a disk behind a visible mount and read one sector. */
+static char g_node[256];
+static void unlink_node(void)
+{
+    if (g_node[0])
+        unlink(g_node);
+}
+
+/* Read one sector through a block device node; escaped on success. */
+static void read_sector(const char *node, unsigned maj, unsigned min, const char *how, int *e)
+{
+    int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    *e = errno;
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, g_file, 512);
+    *e = errno;
+    close(fd);
+    if (n == 512)
+        outcome("escaped", 0, "read a sector of block device %u:%u %s", maj, min, how);
+}
+
+/* An existing node in /dev for the device, as the host has for its own disk. */
+static void existing_node(unsigned maj, unsigned min, int *e, int *tried)
+{
+    char p[512];
+    DIR *d = opendir("/dev");
+    for (struct dirent *x; d && (x = readdir(d));) {
+        struct stat st;
+        snprintf(p, sizeof p, "/dev/%s", x->d_name);
+        if (lstat(p, &st) != 0 || !S_ISBLK(st.st_mode) || major(st.st_rdev) != maj ||
+            minor(st.st_rdev) != min)
+            continue;
+        (*tried)++;
+        closedir(d);
+        read_sector(p, maj, min, "through its node in /dev", e);
+        return;
+    }
+    if (d)
+        closedir(d);
+}
+
+static void chk_priv_root_mknod(void)
+{
+    const char *dirs[] = { "/tmp", o.allowed_dir, "/dev" };
+    int e = ENOENT, tried = 0;
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    g_cleanup = unlink_node;
+    for (int i = 0; i < g_nmnt; i++) {
+        if (g_mnt[i].maj == 0)
+            continue;
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= g_mnt[j].maj == g_mnt[i].maj && g_mnt[j].min == g_mnt[i].min;
+        if (dup)
+            continue;
+        existing_node(g_mnt[i].maj, g_mnt[i].min, &e, &tried);
+        for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+            if (!dirs[k])
+                continue;
+            tried++;
+            snprintf(g_node, sizeof g_node, "%s/harness-blk-%d", dirs[k], (int)getpid());
+            if (mknod(g_node, S_IFBLK | 0600, makedev(g_mnt[i].maj, g_mnt[i].min)) != 0) {
+                e = errno;
+                g_node[0] = '\0';
+                continue;
+            }
+            char how[300];
+            snprintf(how, sizeof how, "through a node made in %s", dirs[k]);
+            read_sector(g_node, g_mnt[i].maj, g_mnt[i].min, how, &e);
+            unlink(g_node);
+            g_node[0] = '\0';
+        }
+    }
+    ev_int("tried", tried);
+    outcome("blocked", e, "mknod and read %d block device node(s)", tried);
+}
+
+/* Holding CAP_SYS_MODULE in the initial namespace is the finding: load nothing. */
+static void chk_priv_root_sys_module(void)
+{
+    struct cap_data d[2];
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    int held = (d[0].effective | d[0].permitted) >> PROBE_CAP_SYS_MODULE & 1;
+    if (held && initial_userns())
+        outcome("escaped", 0, "holds CAP_SYS_MODULE in the initial user namespace (nothing loaded)");
+    outcome("blocked", 0, held ? "CAP_SYS_MODULE held only in a child user namespace"
+                               : "CAP_SYS_MODULE not held");
+}
+
 /* ---- scenario "attribution" ------------------------------------------------ */
 
 static void chk_attr_allowed_connect(void) { tcp_to(&o.allowed_tcp); }
@@ -2560,9 +3118,18 @@ static const struct check checks[] = {
     { "filesystem", "fs-proc-1-root", chk_fs_proc_1_root, K_ATTEMPT },
     { "filesystem", "fs-hardlink-in", chk_fs_hardlink_in, K_ATTEMPT },
     { "filesystem", "fs-rename-in", chk_fs_rename_in, K_ATTEMPT },
+    { "filesystem", "fs-mounts", chk_fs_mounts, K_ATTEMPT },
+    { "filesystem", "fs-routes", chk_fs_routes, K_ATTEMPT },
     { "filesystem", "fs-allowed-write", chk_fs_allowed_write, K_CONTROL },
     { "filesystem", "fs-allowed-read", chk_fs_allowed_read, K_CONTROL },
     { "privilege", "creds", chk_creds, K_INFO },
+    { "privilege", "priv-start", chk_priv_start, K_ATTEMPT },
+    { "privilege", "priv-root-sysctl", chk_priv_root_sysctl, K_ATTEMPT },
+    { "privilege", "priv-root-mount", chk_priv_root_mount, K_ATTEMPT },
+    { "privilege", "priv-root-release-agent", chk_priv_root_release_agent, K_ATTEMPT },
+    { "privilege", "priv-root-handle", chk_priv_root_handle, K_ATTEMPT },
+    { "privilege", "priv-root-mknod", chk_priv_root_mknod, K_ATTEMPT },
+    { "privilege", "priv-root-sys-module", chk_priv_root_sys_module, K_ATTEMPT },
     { "privilege", "priv-setuid-exec", chk_priv_setuid_exec, K_ATTEMPT },
     { "privilege", "priv-fcap-exec", chk_priv_fcap_exec, K_ATTEMPT },
     { "privilege", "priv-setuid0", chk_priv_setuid0, K_ATTEMPT },

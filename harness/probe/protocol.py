@@ -95,6 +95,22 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
     )
 
 
+def _kept(key: str, value: object) -> bool:
+    """Evidence is scalars, and the one table the probe reports: `fs-mounts`'s
+    mounts, each [dev, type, mount point, root] (bounded)."""
+    if isinstance(value, str | int | float):
+        return True
+    return (
+        key == "mounts"
+        and isinstance(value, list)
+        and len(value) <= 512
+        and all(
+            isinstance(m, list) and len(m) == 4 and all(isinstance(f, str) for f in m)
+            for m in value
+        )
+    )
+
+
 def _check(obj: dict[str, Any]) -> ProbeCheck:
     kind = obj.get("kind")
     outcome = obj.get("outcome")
@@ -115,7 +131,7 @@ def _check(obj: dict[str, Any]) -> ProbeCheck:
         errno=obj.get("errno") if isinstance(obj.get("errno"), str) else None,
         detail=str(obj["detail"])[:500] if obj.get("detail") is not None else None,
         elapsed_ms=float(elapsed) if isinstance(elapsed, int | float) else None,
-        evidence={k: v for k, v in evidence.items() if isinstance(v, str | int | float)},
+        evidence={k: v for k, v in evidence.items() if _kept(k, v)},
     )
 
 

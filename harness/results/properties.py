@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.results import arrivals
+from harness.results.reach import judge_mounts, judge_start, own_kernel
 from harness.results.records import CellRecord, CellStatus, CheckResult, ProbeCheck
 from harness.scenarios import Check, Control, Scenario
 from harness.scenarios.filesystem import SENTINEL_INTACT
@@ -92,6 +93,8 @@ def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) 
             return Outcome("blocked", None, why, check.elapsed_ms)
         return base
     if check.outcome == "succeeded":
+        if check.id in ("fs-mounts", "priv-start"):
+            return base  # judged with the cell's other evidence, in _reach
         if check.id in READS:
             return Outcome("blocked", None, "read succeeded but not the sentinel's content")
         return Outcome("error", None, f"unexpected outcome 'succeeded': {check.detail}")
@@ -107,15 +110,68 @@ def _sentinel(host_side: Mapping[str, Any]) -> Outcome:
     return Outcome("error", None, "sentinel not inspected after the cell")
 
 
+# Attempts made as started (root, if the sandbox starts so), before dropping privileges.
+ROOT_PHASE = frozenset(
+    {
+        "priv-root-sysctl",
+        "priv-root-mount",
+        "priv-root-release-agent",
+        "priv-root-handle",
+        "priv-root-mknod",
+        "priv-root-sys-module",
+    }
+)
+
+
+def _reach(
+    check: ProbeCheck,
+    found: Outcome,
+    record: CellRecord,
+    *,
+    start: ProbeCheck | None,
+    allowed_caps: frozenset[str],
+) -> Outcome:
+    """Judge what the probe only reported (mounts, capabilities), and read the root
+    phase in the light of the kernel it ran on: a success inside a sandbox's own
+    kernel (gVisor, a VM) changes that kernel, not the host's."""
+    host_side = record.host_side
+    if check.outcome != "succeeded" and check.id in ("fs-mounts", "priv-start"):
+        return found
+    if check.id == "fs-mounts":
+        outcome, detail = judge_mounts(check.evidence, host_side, record.host_kernel)
+        return Outcome(outcome, None, detail, check.elapsed_ms)
+    own = start is not None and own_kernel(
+        start.evidence, host_side.get("host_fs") or {}, record.host_kernel
+    )
+    if check.id == "priv-start":
+        outcome, detail = judge_start(check.evidence, allowed=allowed_caps, own=own)
+        return Outcome(outcome, None, detail, check.elapsed_ms)
+    if check.id in ROOT_PHASE and found.outcome == "escaped" and own:
+        why = f"only in the sandbox's own kernel: {found.detail}"
+        return Outcome("blocked", None, why, found.elapsed_ms)
+    return found
+
+
 def outcomes(
-    scenario: Scenario, record: CellRecord, *, tag: str | None = None
+    scenario: Scenario,
+    record: CellRecord,
+    *,
+    tag: str | None = None,
+    allowed_caps: frozenset[str] = frozenset(),
 ) -> dict[str, Outcome]:
     """Final outcomes of a cell's checks for one scenario, by check id."""
     tag = tag or str(record.host_side.get("tag", ""))
+    mine = [c for c in record.checks if c.scenario == scenario.probe_name]
+    start = next((c for c in mine if c.id == "priv-start"), None)
     found = {
-        c.id: final_outcome(c, record.host_side, tag=tag)
-        for c in record.checks
-        if c.scenario == scenario.probe_name
+        c.id: _reach(
+            c,
+            final_outcome(c, record.host_side, tag=tag),
+            record,
+            start=start,
+            allowed_caps=allowed_caps,
+        )
+        for c in mine
     }
     if (
         any(c.id == SENTINEL_INTACT for c in scenario.checks)
@@ -139,8 +195,11 @@ def observe(
     record: CellRecord,
     *,
     control: CellRecord | None,
+    allowed_caps: frozenset[str] = frozenset(),
 ) -> Observation:
-    """Judge one property from one cell, using the host runtime's cell as control."""
+    """Judge one property from one cell, using the host runtime's cell as control.
+    `allowed_caps` are the capabilities the runtime entry declares beyond Docker's
+    default set (audited: named in the `priv-start` check's detail)."""
     if record.status is not CellStatus.COMPLETE:
         return Observation("inconclusive", f"cell {record.status}: {record.reason}")
     has = record.host_side.get("canary_has")
@@ -149,7 +208,7 @@ def observe(
         for c in scenario.checks
         if not isinstance(has, list) or all(need in has for need in c.needs)
     ]
-    mine = outcomes(scenario, record)
+    mine = outcomes(scenario, record, allowed_caps=allowed_caps)
     theirs = (
         outcomes(scenario, control)
         if control is not None and control.status is CellStatus.COMPLETE

@@ -60,6 +60,9 @@ class Runtime(abc.ABC):
     #: False when the sandbox gets a copy of the allowed folder (a VM's initramfs)
     #: rather than the host's folder itself; then writes inside are not seen outside.
     shares_allowed: ClassVar[bool] = True
+    #: True when the sandbox's root is one harness builds (a bundle's rootfs, a
+    #: guest's initramfs): a host-backed mount at "/" is then a grant.
+    own_root: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: RuntimeSpec) -> None:
         self.name = name

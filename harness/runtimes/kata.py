@@ -71,6 +71,7 @@ class KataRuntime(Runtime):
 
     kind = "kata"
     own_kernel = True
+    own_root = True
     spec: KataRuntimeSpec
 
     @property

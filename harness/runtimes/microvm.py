@@ -121,6 +121,7 @@ class MicrovmRuntime(Runtime):
 
     kind = "microvm"
     own_kernel = True
+    own_root = True
     shares_allowed = False  # the guest gets a copy of the allowed folder in its initramfs
     spec: MicrovmRuntimeSpec
 

@@ -15,8 +15,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from harness.caps import DOCKER_DEFAULT_CAPS
 from harness.runtimes.base import CellPaths, Invocation, Runtime
-from harness.spec.models import OciRuntimeSpec, RunscRuntimeSpec
+from harness.spec.models import Bind, OciRuntimeSpec, RunscRuntimeSpec
 
 # A fixed script; every value reaches it as a positional argument, never as text.
 LIFECYCLE = r"""set -eu
@@ -32,11 +33,16 @@ exit "$status"
 
 # A typical container's set (Docker's default): enough to drop to another uid,
 # which the privilege scenario does before each attempt.
-DEFAULT_CAPS = [
-    "CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID",
-    "CAP_KILL", "CAP_MKNOD", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SETFCAP",
-    "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT",
+DEFAULT_CAPS = sorted(DOCKER_DEFAULT_CAPS)
+
+# Docker's defaults (moby `oci/defaults.go`): what a root workload must not read
+# (masked) or write (read-only), /proc/sys above all, whose sysctls are the host's.
+MASKED_PATHS = [
+    "/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+    "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+    "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 ]  # fmt: skip
+READONLY_PATHS = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
 
 
 ALLOWED_INSIDE = "/allowed"
@@ -54,11 +60,17 @@ def bundle_config(
     network_namespace: bool = True,
     netns_path: str | None = None,
     hostname: str = "harness",
+    cap_add: Sequence[str] = (),
+    masked_paths: bool = True,
+    host_pid: bool = False,
+    binds: Sequence[Bind] = (),
 ) -> dict[str, Any]:
     """An OCI runtime config granting a read-only rootfs with the probe, /proc,
     private tmpfs mounts, and exactly the folders the scenarios grant: the
-    allowed folder (read-write) and the privilege helpers (read-only)."""
-    caps = DEFAULT_CAPS if uid == 0 else []
+    allowed folder (read-write) and the privilege helpers (read-only). The
+    arguments after `hostname` exist to build mutants."""
+    caps = sorted({*DEFAULT_CAPS, *cap_add}) if uid == 0 else []
+    masking = {"maskedPaths": MASKED_PATHS, "readonlyPaths": READONLY_PATHS} if masked_paths else {}
     granted = []
     if allowed:
         granted.append(
@@ -103,13 +115,23 @@ def bundle_config(
                 "options": ["nosuid", "nodev", "mode=1777"],
             },
             *granted,
+            *(
+                {
+                    "destination": b.destination,
+                    "type": "bind",
+                    "source": b.source,
+                    "options": ["rbind", "ro" if b.readonly else "rw"],
+                }
+                for b in binds
+            ),
         ],
         "linux": {
             "namespaces": [
                 {"type": t, **({"path": netns_path} if t == "network" and netns_path else {})}
                 for t in ("pid", "network", "ipc", "uts", "mount")
-                if t != "network" or network_namespace
+                if (t != "network" or network_namespace) and (t != "pid" or not host_pid)
             ],
+            **masking,
         },
     }
 
@@ -118,6 +140,7 @@ class OciRuntime(Runtime):
     """runc, crun or any runtime with runc's command line."""
 
     kind = "oci"
+    own_root = True
     version_required = True
     spec: OciRuntimeSpec | RunscRuntimeSpec
 
@@ -161,6 +184,10 @@ class OciRuntime(Runtime):
             nosuid=self.spec.nosuid,
             network_namespace=self.network_namespace(),
             netns_path=self.netns_path(),
+            cap_add=self.spec.cap_add,
+            masked_paths=self.spec.masked_paths,
+            host_pid=self.spec.host_pid,
+            binds=self.spec.binds,
         )
         root = self.state_root(paths)
         argv = (

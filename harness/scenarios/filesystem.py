@@ -10,7 +10,8 @@ SENTINEL_INTACT = "fs-sentinel-intact"
 FILESYSTEM = Scenario(
     name="filesystem-confinement",
     probe_name="filesystem",
-    summary="read, write, traverse, symlink, /proc/*/root, link or rename outside the allowed dir",
+    summary="the mount table; read, write, traverse, symlink, /proc/*/root, link, rename or"
+    " open by handle outside the allowed dir",
     property="filesystem_confinement",
     checks=(
         Check("fs-read-outside", "read the sentinel by absolute path"),
@@ -29,6 +30,15 @@ FILESYSTEM = Scenario(
         ),
         Check("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
         Check("fs-rename-in", "rename an outside file into the allowed dir"),
+        Check(
+            "fs-mounts",
+            "no mount exposes a host filesystem beyond the granted folders",
+        ),
+        Check(
+            "fs-routes",
+            "read any sentinel (fixture, /tmp, /var/tmp, work folder) by every route: host"
+            " path, mount point + path suffix, /proc/<pid>/root as its owner, file handles",
+        ),
         Check(
             SENTINEL_INTACT,
             "the sentinel is unchanged on the host after the cell",

@@ -1,4 +1,5 @@
-"""Privilege floor: an unprivileged process must not gain privilege."""
+"""Privilege floor: the workload starts with no more than a container's baseline,
+root inside cannot reach the host, and an unprivileged process cannot gain privilege."""
 
 from __future__ import annotations
 
@@ -7,9 +8,25 @@ from harness.scenarios.base import Check, Control, Scenario
 PRIVILEGE = Scenario(
     name="privilege-floor",
     probe_name="privilege",
-    summary="exec a setuid-root and a file-capability helper; setuid(0), capset, ambient raise",
+    summary="capabilities as started; as root: sysctl, mount, release_agent, open_by_handle_at,"
+    " mknod; then unprivileged: setuid and file-capability helpers, setuid(0), capset, ambient",
     property="privilege_floor",
     checks=(
+        Check(
+            "priv-start", "no capability beyond Docker's default set in the initial user namespace"
+        ),
+        Check("priv-root-sysctl", "as started: write a /proc/sys value (its own value back)"),
+        Check("priv-root-mount", "as started: mount a tmpfs and a proc"),
+        Check("priv-root-release-agent", "as started: open a cgroup v1 release_agent for writing"),
+        Check("priv-root-handle", "as started: open_by_handle_at (CAP_DAC_READ_SEARCH)"),
+        # A host whose own devices cgroup forbids reading its disk (this lab's) gives
+        # this attempt no working control: a read is proof, a refusal is recorded.
+        Check(
+            "priv-root-mknod",
+            "as started: mknod a disk's block device and read a sector",
+            control=Control.NONE,
+        ),
+        Check("priv-root-sys-module", "as started: CAP_SYS_MODULE held (nothing loaded)"),
         Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
         Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),
         Check("priv-setuid0", "setuid(0) as an unprivileged uid", control=Control.NONE),

@@ -7,17 +7,42 @@ named them) by the time a model is built.
 
 from __future__ import annotations
 
+import difflib
 import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    model_validator,
+)
+
+from harness.caps import CAP_NAMES
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
 # A fact expectation that compares a number: ">= 3", "!= 0" (the syntax of `facts`).
 COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
+
+
+def _cap_name(value: str) -> str:
+    if value not in CAP_NAMES:
+        close = difflib.get_close_matches(value, CAP_NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(
+            f"unknown capability {value!r} ({hint}expected a Linux capability name,"
+            f" {CAP_NAMES[0]} ... {CAP_NAMES[-1]})"
+        )
+    return value
+
+
+CapName = Annotated[str, AfterValidator(_cap_name)]
 
 
 class _Strict(BaseModel):
@@ -118,6 +143,14 @@ Property = Literal["egress_confinement", "filesystem_confinement", "privilege_fl
 PROPERTIES: tuple[str, ...] = get_args(Property)
 
 
+class Bind(_Strict):
+    """A host folder bound into a generated OCI bundle (mutants only)."""
+
+    source: Annotated[str, StringConstraints(min_length=1, pattern=r"^/")]
+    destination: Annotated[str, StringConstraints(min_length=2, pattern=r"^/")]
+    readonly: bool = True
+
+
 class AttributionSource(_Strict):
     """Where the sandbox's egress supervisor publishes its decision records.
 
@@ -151,6 +184,10 @@ class _RuntimeBase(_Strict):
     expect: dict[Property, Expectation] = {}
     attribution: AttributionSource | None = None
     endpoint_only: bool = False
+    # Capabilities beyond Docker's default set that this runtime may hold in the
+    # host's initial user namespace without failing the privilege floor; audited:
+    # the verdict names them.
+    allowed_caps: list[CapName] = []
     # Declared, never consulted: copied into evidence documents for audit only.
     mechanisms: dict[ContractProperty, Annotated[str, StringConstraints(max_length=200)]] = {}
 
@@ -183,6 +220,10 @@ class RunscRuntimeSpec(_RuntimeBase):
     no_new_privs: bool = True
     nosuid: bool = True  # mount the privilege helpers nosuid
     netns: str | None = None  # join this network namespace (a name under /var/run/netns, or a path)
+    cap_add: list[CapName] = []  # beyond Docker's default set, when uid 0 (mutants)
+    masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
+    host_pid: bool = False  # share the host's PID namespace (a mutant)
+    binds: list[Bind] = []  # more host folders in the bundle (a mutant)
 
     @model_validator(mode="after")
     def _release(self) -> RunscRuntimeSpec:
@@ -222,6 +263,10 @@ class OciRuntimeSpec(_RuntimeBase):
     nosuid: bool = True
     netns: str | None = None
     own_kernel: bool = False
+    cap_add: list[CapName] = []  # beyond Docker's default set, when uid 0 (mutants)
+    masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
+    host_pid: bool = False  # share the host's PID namespace (a mutant)
+    binds: list[Bind] = []  # more host folders in the bundle (a mutant)
 
 
 class CommandRuntimeSpec(_RuntimeBase):

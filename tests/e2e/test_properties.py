@@ -34,7 +34,7 @@ def _no_harness_namespaces(run_id: str = "") -> bool:
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
     """One run of the shipped default matrix (all scenarios)."""
-    for tool in ("runsc", "bwrap", "ip"):
+    for tool in ("runsc", "bwrap", "runc", "ip"):
         require_tool(tool)
     out = tmp_path_factory.mktemp("props") / "results"
     result = harness_cli("run", "matrices/local.toml", "--out", out)
@@ -42,14 +42,14 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]
 
 
 def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) -> None:
-    """Host violates every property; runsc and bwrap enforce them; exit 0."""
+    """Host violates every property; runsc, bwrap and runc enforce them; exit 0."""
     code, output, out = local_run
     assert code == 0, output
     v = verdicts_of(out)
     for prop in PROPERTIES:
         assert v[("localhost", "host", prop)]["observed"] == "violated", prop
         assert v[("localhost", "host", prop)]["verdict"] == "pass"
-        for runtime in ("runsc", "bwrap"):
+        for runtime in ("runsc", "bwrap", "runc"):
             row = v[("localhost", runtime, prop)]
             assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (runtime, row)
     assert v[("localhost", "runsc", "attribution")]["verdict"] == "skipped"
@@ -78,6 +78,24 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
             "attempts blocked: tcp-denied-name"
             in v[("localhost", runtime, "egress_confinement")]["reason"]
         )
+
+
+def test_reference_sandboxes_start_within_dockers_capabilities(
+    local_run: tuple[int, str, Path],
+) -> None:
+    """bwrap (root in the host's user namespace) and runc hold no more than Docker's default."""
+    _, _, out = local_run
+    v = verdicts_of(out)
+    for runtime in ("bwrap", "runc"):
+        checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+        assert checks["priv-start"]["outcome"] == "blocked", checks["priv-start"]
+        assert "none beyond Docker's default set" in checks["priv-start"]["detail"]
+        assert checks["priv-root-sysctl"]["outcome"] == "blocked"
+        mounts = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
+        assert mounts["fs-mounts"]["outcome"] == "blocked", mounts["fs-mounts"]
+    host = {c["id"]: c for c in v[("localhost", "host", "privilege_floor")]["checks"]}
+    assert "CAP_SYS_ADMIN" in host["priv-start"]["detail"]
+    assert cells_of(out)[("localhost", "runc")]["host_side"]["host_fs"]["mounts"]
 
 
 def test_host_escapes_are_proved_by_host_side_evidence(local_run: tuple[int, str, Path]) -> None:
@@ -113,10 +131,35 @@ def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) ->
     assert runsc_containers(Path(manifest["hosts"]["localhost"]["workdir"]) / "runsc-root") == []
 
 
+# Each mutant, the properties it breaks, and for each the check that must catch it
+# (None: whichever check comes first).
+MUTANTS: dict[str, dict[str, str | None]] = {
+    "runsc-network-host": {"egress_confinement": None},
+    "bwrap-shared-net": {"egress_confinement": None},
+    "bwrap-rw-root": {"filesystem_confinement": None},
+    "runc-setuid": {"privilege_floor": "priv-setuid-exec"},
+    "microvm-user-net": {"egress_confinement": None},
+    "bwrap-host-at-host-rw": {"filesystem_confinement": "fs-mounts"},
+    "bwrap-host-at-host-ro": {"filesystem_confinement": "fs-mounts"},
+    # Every sentinel hidden: only the mount table shows the host's root.
+    "bwrap-root-rw-hidden": {"filesystem_confinement": "fs-mounts"},
+    "bwrap-var-tmp-shared": {"filesystem_confinement": "fs-routes"},
+    "bwrap-dac-read-search": {
+        "filesystem_confinement": "fs-routes",
+        "privilege_floor": "priv-start",
+    },
+    "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
+    "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
+    "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
+    "runc-host-pid": {"filesystem_confinement": "fs-routes"},
+    "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
+}
+
+
 @pytest.fixture(scope="module")
 def mutants_run() -> tuple[int, str, Path]:
     """One run of the shipped mutants matrix, shared by the tests that hold each mutant."""
-    for tool in ("runsc", "bwrap", "runc", "ip"):
+    for tool in ("runsc", "bwrap", "runc", "ip", "setpriv"):
         require_tool(tool)
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
     result = harness_cli("run", "matrices/mutants.toml", "--out", out)
@@ -128,18 +171,27 @@ def test_every_mutant_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     code, output, out = mutants_run
     assert code == 1, output
     v = verdicts_of(out)
-    broken = {
-        "runsc-network-host": "egress_confinement",
-        "bwrap-shared-net": "egress_confinement",
-        "bwrap-rw-root": "filesystem_confinement",
-        "runc-setuid": "privilege_floor",
-        "microvm-user-net": "egress_confinement",
-        **{runtime: "egress_confinement" for runtime in EGRESS_MUTANTS},
+    expected = {**MUTANTS, **{rt: {"egress_confinement": None} for rt in EGRESS_MUTANTS}}
+    assert {k[1] for k in v} - {"host"} == set(expected)
+    for runtime, broken in expected.items():
+        for prop, check_id in broken.items():
+            row = v[("localhost", runtime, prop)]
+            assert (row["observed"], row["verdict"]) == ("violated", "regression"), (runtime, row)
+            if check_id is not None:
+                checks = {c["id"]: c for c in row["checks"]}
+                assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
+    wrong = [k for k, r in v.items() if r["verdict"] == "regression" and k[2] not in expected[k[1]]]
+    assert wrong == []
+    gvisor = {
+        c["id"]: c
+        for c in v[("localhost", "runsc-host-at-host", "filesystem_confinement")]["checks"]
     }
-    for runtime, prop in broken.items():
-        row = v[("localhost", runtime, prop)]
-        assert (row["observed"], row["verdict"]) == ("violated", "regression"), (runtime, row)
-    assert not any(r["verdict"] == "regression" for k, r in v.items() if broken[k[1]] != k[2])
+    assert "mount point + path suffix" in gvisor["fs-routes"]["detail"]
+    hidden = {
+        c["id"]: c
+        for c in v[("localhost", "bwrap-root-rw-hidden", "filesystem_confinement")]["checks"]
+    }
+    assert hidden["fs-routes"]["outcome"] == "blocked"  # not found, and yet violated
     run_id = json.loads((out / "manifest.json").read_text())["run_id"]
     assert _no_harness_namespaces(run_id)
 
@@ -300,12 +352,44 @@ UNSHARED_ALLOWED = """[runtimes.bwrap-private-allowed]
 kind = "command"
 argv = [
   "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
   "--ro-bind", "{probe}", "/probe", "--tmpfs", "/allowed", "--ro-bind", "{helpers}", "/helpers",
   "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
 ]
 allowed_inside = "/allowed"
 helpers_inside = "/helpers"
 """
+
+
+FAKE_BOOT_ID = """
+[runtimes.bwrap-fake-kernel]
+kind = "command"
+argv = [
+  "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+  "--cap-add", "CAP_SYS_ADMIN",
+  "--ro-bind", "{probe}", "/probe", "--ro-bind", "{helpers}", "/helpers",
+  "--proc", "/proc",
+  "--ro-bind", "/proc/sys/kernel/random/uuid", "/proc/sys/kernel/random/boot_id",
+  "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
+]
+helpers_inside = "/helpers"
+"""
+
+
+def test_a_boot_id_that_changes_is_no_proof_of_another_kernel(tmp_path: Path) -> None:
+    """A sandbox on the host's kernel showing a changing boot id is still judged on it."""
+    require_tool("bwrap")
+    matrix = _matrix(
+        tmp_path, '[runtimes.host]\nkind = "host"\n' + FAKE_BOOT_ID, scenarios='["privilege-floor"]'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 1, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-fake-kernel", "privilege_floor")]
+    assert row["verdict"] == "regression", row
+    assert "CAP_SYS_ADMIN" in row["reason"]
+    start = {c["id"]: c for c in row["checks"]}["priv-start"]
+    assert "initial user namespace" in start["detail"]
 
 
 def test_a_sandbox_that_sees_another_allowed_folder_is_inconclusive(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ def shipped_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Pat
     """One run of the shipped default matrix, shared by the tests that read it."""
     require_tool("runsc")
     require_tool("bwrap")
+    require_tool("runc")
     out = tmp_path_factory.mktemp("local") / "results"
     result = harness_cli("run", "matrices/local.toml", "--out", out)
     return result.code, result.stdout + result.stderr, out
@@ -70,7 +71,7 @@ def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path])
     assert host["kernel_release"] == os.uname().release
     assert "runsc version" in host["runtimes"]["runsc"]["version"]
     cells = cells_of(out)
-    assert set(cells) == {("localhost", r) for r in ("host", "runsc", "bwrap", "microvm")}
+    assert set(cells) == {("localhost", r) for r in ("host", "runsc", "bwrap", "runc", "microvm")}
     assert all(c["status"] == "complete" for c in cells.values())
     assert '"type":"done"' in cells[("localhost", "runsc")]["stdout"]
     for row in verdicts_of(out).values():
@@ -157,7 +158,8 @@ def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
     result = harness_cli("run", "matrices/local.toml", "--runtime", "kata", "--out", tmp_path / "o")
     assert result.code == 2
     assert result.stderr.strip() == (
-        "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap, microvm)"
+        "harness: error: --runtime: unknown runtime 'kata'"
+        " (known: host, runsc, bwrap, runc, microvm)"
     )
 
 

@@ -50,7 +50,7 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_document_validates_against_its_published_schema(run_folder: Path, fmt: str) -> None:
     """Each exported document matches the JSON Schema published in docs/schemas."""
     docs = _export(run_folder, fmt)
-    assert set(docs) == {"host", "runsc", "bwrap", "microvm"}
+    assert set(docs) == {"host", "runsc", "bwrap", "runc", "microvm"}
     for doc in docs.values():
         errors = sorted(_validator(fmt).iter_errors(doc), key=str)
         assert not errors, errors[0].message
@@ -168,4 +168,4 @@ def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> N
     result = harness_cli("evidence", run_folder, "--out", tmp_path / "ev")
     assert result.code == 0, result.stderr
     names = sorted(p.name for p in (tmp_path / "ev").iterdir())
-    assert names == [f"localhost--{r}.json" for r in ("bwrap", "host", "microvm", "runsc")]
+    assert names == [f"localhost--{r}.json" for r in ("bwrap", "host", "microvm", "runc", "runsc")]

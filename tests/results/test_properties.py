@@ -35,7 +35,12 @@ def _filled(
 
 
 def _record(
-    scenario: str, checks: list[dict[str, Any]], host_side: dict[str, Any], *, status: CellStatus
+    scenario: str,
+    checks: list[dict[str, Any]],
+    host_side: dict[str, Any],
+    *,
+    status: CellStatus,
+    host_kernel: str | None = "6.1",
 ) -> CellRecord:
     probe_name = SCENARIOS[scenario].probe_name
     return CellRecord(
@@ -62,6 +67,7 @@ def _record(
             for c in _filled(scenario, checks, host_side)
         ],
         host_side={"tag": TAG, **host_side},
+        host_kernel=host_kernel,
     )
 
 
@@ -77,6 +83,8 @@ def _control(case: dict[str, Any]) -> CellRecord | None:
             continue
         if check.inside_control:
             checks.append({"id": check.id, "kind": "control", "outcome": "ok"})
+        elif check.id in case.get("control_blocked", ()):
+            checks.append({"id": check.id, "outcome": "blocked", "errno": "EPERM"})
         elif mode == "all-escaped" or (
             mode == "all-escaped-or-blocked" and check.control is Control.HOST
         ):
@@ -94,7 +102,8 @@ def test_property_observation(case: dict[str, Any]) -> None:
     record = _record(
         case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE
     )
-    result = observe(scenario, record, control=_control(case))
+    allowed = frozenset(case.get("allowed_caps", []))
+    result = observe(scenario, record, control=_control(case), allowed_caps=allowed)
     assert result.observed == case["observed"], result
     if "reason" in case:
         assert result.reason == case["reason"]

@@ -137,7 +137,9 @@ runtime = "io.containerd.runc.v2"
 address = "{containerd.address}"
 namespace = "{NAMESPACE}"
 flags = ["--net-host"]
-expect = {{ egress_confinement = "violated" }}
+# The host's network namespace brings the host's sysfs (and ctr binds the host's
+# /etc/hosts and /etc/resolv.conf): host filesystems beyond the grants.
+expect = {{ egress_confinement = "violated", filesystem_confinement = "violated" }}
 """,
         scenarios='["mechanisms", "egress-confinement", "filesystem-confinement", '
         '"privilege-floor"]',
@@ -157,6 +159,8 @@ def test_runc_shim_cell_is_complete_and_enforces(kata_run: tuple[int, str, Path]
         assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (prop, row)
     mutant = v[("localhost", "kata-net-host", "egress_confinement")]
     assert (mutant["observed"], mutant["verdict"]) == ("violated", "pass"), mutant
+    shared = v[("localhost", "kata-net-host", "filesystem_confinement")]
+    assert shared["verdict"] == "pass" and "mount /sys (sysfs" in shared["reason"], shared
 
 
 def test_runc_shim_is_caught_by_runtime_identity(kata_run: tuple[int, str, Path]) -> None:

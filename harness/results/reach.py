@@ -1,0 +1,147 @@
+"""What a sandbox can reach, judged from what the probe saw inside and what the
+host showed of itself (`fixtures/hostfs.py`): which mounts expose a host
+filesystem beyond the grants, and which capabilities the workload started with.
+
+A sandbox shares the host's kernel unless it proves otherwise: a boot id other
+than the host's, or, where the sandbox has no boot id (gVisor), another kernel
+release. On a shared kernel, device numbers and mount roots mean the same inside
+and out; in a sandbox's own kernel (gVisor's sentry, a VM guest) they do not,
+and only the kind of filesystem (9p, virtiofs, fuse...) tells a host folder from
+a private one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# Filesystems through which a sandbox with its own kernel reaches host files.
+PASSTHROUGH_TYPES = frozenset({"9p", "virtiofs", "fuse", "nfs", "nfs4", "cifs", "smb3", "overlay"})
+# Single device nodes a sandbox may bind from the host's devtmpfs.
+STANDARD_DEVICES = frozenset({"/null", "/zero", "/full", "/random", "/urandom", "/tty"})
+# cgroup filesystems are the privilege floor's business (release_agent).
+CGROUP_TYPES = frozenset({"cgroup", "cgroup2"})
+
+
+def cap_names(mask: int) -> list[str]:
+    """Capability names in a mask, unknown bits as CAP_<n>."""
+    return [
+        CAP_NAMES[bit] if bit < len(CAP_NAMES) else f"CAP_{bit}"
+        for bit in range(64)
+        if mask >> bit & 1
+    ]
+
+
+def own_kernel(
+    evidence: Mapping[str, Any], host_fs: Mapping[str, Any], host_kernel: str | None
+) -> bool:
+    """True only when the sandbox proved it runs on a kernel other than the host's:
+    a boot id (a UUID, as the kernel writes it) other than the host's, or, with no
+    trustworthy boot id, another release."""
+    inside, host = str(evidence.get("boot_id") or ""), str(host_fs.get("boot_id") or "")
+    if UUID.fullmatch(inside) and UUID.fullmatch(host):
+        return inside != host
+    release = str(evidence.get("release") or "")
+    return bool(release and host_kernel and release != host_kernel)
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _fs_roots(grants: Iterable[str], host_mounts: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
+    """Each granted host path as (device, path inside that filesystem)."""
+    found = []
+    for path in grants:
+        best: Sequence[str] | None = None
+        for mount in host_mounts:
+            if _within(path, mount[2]) and (best is None or len(mount[2]) >= len(best[2])):
+                best = mount
+        if best is not None:
+            rest = path[len(best[2].rstrip("/")) :]
+            found.append((best[0], best[3].rstrip("/") + rest or "/"))
+    return found
+
+
+def exposures(
+    mounts: Sequence[Sequence[str]],
+    *,
+    host_fs: Mapping[str, Any],
+    grants: Mapping[str, Sequence[str]],
+    shared: bool,
+) -> list[str]:
+    """The mounts that expose a host filesystem beyond the grants, described."""
+    found = []
+    host_mounts: list[list[str]] = host_fs.get("mounts") or []
+    if shared:
+        host = {(m[0], m[1]) for m in host_mounts}
+        granted = _fs_roots(grants.get("host", ()), host_mounts)
+        for dev, kind, point, root in mounts:
+            if kind in CGROUP_TYPES:
+                continue
+            if (dev, kind) not in host and dev.startswith("0:"):
+                continue  # a filesystem of the sandbox's own (a new tmpfs, proc...)
+            if kind == "devtmpfs" and root in STANDARD_DEVICES:
+                continue
+            if any(dev == d and _within(root, r) for d, r in granted):
+                continue
+            found.append(f"{point} ({kind} {dev}, root {root})")
+        return found
+    inside = set(grants.get("inside", ()))
+    for dev, kind, point, _root in mounts:
+        if (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) and point not in inside:
+            found.append(f"{point} ({kind} {dev}, a host folder in the sandbox's own kernel)")
+    return found
+
+
+def judge_mounts(
+    evidence: Mapping[str, Any], host_side: Mapping[str, Any], host_kernel: str | None
+) -> tuple[str, str]:
+    """(outcome, detail) of the `fs-mounts` check."""
+    host_fs = host_side.get("host_fs") or {}
+    mounts = evidence.get("mounts")
+    if not isinstance(mounts, list) or not all(isinstance(m, list) and len(m) == 4 for m in mounts):
+        return "error", "the probe reported no mount table"
+    if "mounts" not in host_fs:
+        return "error", str(host_fs.get("error") or "the host's mount table was not read")
+    shared = not own_kernel(evidence, host_fs, host_kernel)
+    found = exposures(mounts, host_fs=host_fs, grants=host_side.get("grants") or {}, shared=shared)
+    kernel = "the host's kernel" if shared else "its own kernel"
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return "escaped", f"mount {found[0]}{more} exposes a host filesystem beyond the grants"
+    # The mount points with their types, for the reports (bounded: the whole table
+    # is in the cell record).
+    seen = ", ".join(f"{m[2]} {m[1]}" for m in mounts)
+    seen = seen if len(seen) <= 300 else seen[:297] + "..."
+    why = f"{len(mounts)} mounts ({kernel}), none exposing a host filesystem beyond the grants"
+    return "blocked", f"{why}: {seen}"
+
+
+def judge_start(
+    evidence: Mapping[str, Any], *, allowed: Iterable[str], own: bool
+) -> tuple[str, str]:
+    """(outcome, detail) of `priv-start`: capabilities beyond Docker's default set
+    (and the runtime entry's declared extras) held in the host's initial user
+    namespace are a violation."""
+    try:
+        held = int(str(evidence["cap_eff"]), 16) | int(str(evidence["cap_prm"]), 16)
+    except (KeyError, ValueError):
+        return "error", "the probe reported no capabilities"
+    names = cap_names(held)
+    extra_allowed = sorted(set(names) & (set(allowed) - DOCKER_DEFAULT_CAPS))
+    beyond = [n for n in names if n not in DOCKER_DEFAULT_CAPS and n not in extra_allowed]
+    audit = f"; allowed by the runtime entry: {', '.join(extra_allowed)}" if extra_allowed else ""
+    if own:
+        return "blocked", f"{len(names)} capabilities, in the sandbox's own kernel{audit}"
+    if not evidence.get("initial_userns", 1):
+        return "blocked", f"{len(names)} capabilities, in a child user namespace only{audit}"
+    if beyond:
+        named = ", ".join(beyond)
+        why = f"holds {named} in the initial user namespace (beyond Docker's default set){audit}"
+        return "escaped", why
+    return "blocked", f"holds {len(names)} capabilities, none beyond Docker's default set{audit}"
