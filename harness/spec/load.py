@@ -23,6 +23,7 @@ from harness.scenarios import SCENARIOS, known_facts, listed
 from harness.spec.models import (
     COMPARISON,
     RUNTIME_SPECS,
+    SUPERVISED_KINDS,
     Host,
     InventoryFile,
     Matrix,
@@ -269,12 +270,47 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
                 unknown("fact", fact, list(facts)).replace(f" {fact!r}", "", 1),
             )
         _check_fact_value(fact, spec.facts[fact], file=file, key=f"{prefix}.facts.{_part(fact)}")
+    _check_supervisor(spec, file=file, prefix=prefix)
     if spec.kind == "command":
         if "{probe}" not in spec.argv:
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{probe}'")
         if spec.argv.count("{args}") != 1:
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{args}' once")
     return spec
+
+
+def _check_supervisor(spec: RuntimeSpec, *, file: str, prefix: str) -> None:
+    """A supervisor that can be started, and an attribution expectation that can be
+    measured: an expectation with no record source would be a green skip."""
+    if spec.supervisor is not None:
+        if spec.kind not in SUPERVISED_KINDS:
+            kinds = ", ".join(SUPERVISED_KINDS)
+            raise SpecError(
+                file, f"{prefix}.supervisor", f"kind {spec.kind!r} cannot be supervised ({kinds})"
+            )
+        if spec.attribution is not None:
+            raise SpecError(
+                file,
+                f"{prefix}.attribution",
+                "the supervisor is the record source: give one or the other",
+            )
+        flags = getattr(spec, "flags", [])
+        if spec.kind == "runsc" and "--network=host" not in flags:
+            raise SpecError(
+                file,
+                f"{prefix}.flags",
+                "a supervised runsc needs '--network=host': the sentry's sockets must live"
+                " in the namespace the supervisor guards",
+            )
+    elif spec.supervisor_fault is not None:
+        raise SpecError(file, f"{prefix}.supervisor_fault", "needs supervisor = 'reference'")
+    if spec.expect.get("attribution") and spec.attribution is None and spec.supervisor is None:
+        raise SpecError(
+            file,
+            f"{prefix}.expect.attribution",
+            "cannot be measured: no decision-record source (set attribution = {...}"
+            " or supervisor = 'reference')",
+        )
 
 
 def _check_fact_value(fact: str, value: object, *, file: str, key: str) -> None:

@@ -179,6 +179,12 @@ ContractProperty = Literal[
 ]
 
 
+# Deliberate faults of the reference supervisor, for mutants (docs/supervisor.md).
+SupervisorFault = Literal["wrong-binary", "no-record", "allow-all"]
+# Kinds that harness can put in a network namespace of its own (nsenter).
+SUPERVISED_KINDS = ("runsc", "oci", "command")
+
+
 class _RuntimeBase(_Strict):
     facts: dict[Name, FactValue] = {}
     expect: dict[Property, Expectation] = {}
@@ -188,6 +194,10 @@ class _RuntimeBase(_Strict):
     # host's initial user namespace without failing the privilege floor; audited:
     # the verdict names them.
     allowed_caps: list[CapName] = []
+    # "reference": run the sandbox behind harness's reference egress supervisor
+    # (harness/supervisor/), which is then the attribution source.
+    supervisor: Literal["reference"] | None = None
+    supervisor_fault: SupervisorFault | None = None
     # Declared, never consulted: copied into evidence documents for audit only.
     mechanisms: dict[ContractProperty, Annotated[str, StringConstraints(max_length=200)]] = {}
 
