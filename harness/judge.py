@@ -30,10 +30,12 @@ def judge_cell(
         if scenario.property == "attribution":
             observation = observe_attribution(
                 record,
-                configured=spec.attribution is not None,
+                configured=spec.attribution is not None or spec.supervisor is not None,
                 endpoint_only=spec.endpoint_only,
                 decisions=record.host_side.get("decisions"),
                 fetch_error=record.host_side.get("decisions_error"),
+                expected_sha256=record.host_side.get("probe_sha256"),
+                via_supervisor=spec.supervisor is not None,
             )
         else:
             observation = observe(

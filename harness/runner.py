@@ -34,6 +34,7 @@ from harness.fixtures.envelope import Envelope, Report
 from harness.fixtures.filesystem import Sentinels, inspect_sentinels
 from harness.fixtures.helpers import Helpers, stage_helpers
 from harness.fixtures.hostfs import read_host_fs
+from harness.fixtures.supervisor import RunningSupervisor, start_supervisor, stop_supervisor
 from harness.judge import judge_cell
 from harness.plan import Cell, Plan, make_plan
 from harness.probe import BuiltProbe, Probes
@@ -204,6 +205,7 @@ class HostContext:
     canary: RunningCanary | None = None
     helpers: Helpers | None = None
     host_fs: dict[str, object] | None = None  # the host's boot id and mount table
+    supervisors: dict[str, RunningSupervisor] = field(default_factory=dict)
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
     # Cells judged only after the canary's settle window (None: judged at once).
@@ -431,6 +433,7 @@ class Runner:
                 self._contexts.append(ctx)
                 await self._start_fixtures(ctx, entry, [rt for rt in runtimes if _release_of(rt)])
                 state.runtimes = {rt.name: state.runtimes[rt.name] for rt in runtimes}
+                await self._start_supervisors(ctx, cells, entry)
                 entry.update(state.manifest())
             except Exception as exc:  # a dead host, or a bug: either way, record and go on
                 if isinstance(exc, TransportError):
@@ -459,6 +462,9 @@ class Runner:
                     tg.start_soon(self._rerun, ctx, cell, verdicts)
         finally:
             with anyio.CancelScope(shield=True):
+                if ctx is not None:
+                    for sup in ctx.supervisors.values():
+                        await _quietly(stop_supervisor(transport, sup))
                 if ctx is not None and ctx.canary is not None:
                     await _quietly(stop_canary(transport, ctx.canary))
                 await transport.aclose()
@@ -523,6 +529,34 @@ class Runner:
             if "egress" in self._needs and ctx.canary.error is None:
                 ctx.deferred = []
 
+    async def _start_supervisors(
+        self, ctx: HostContext, cells: list[Cell], entry: dict[str, object]
+    ) -> None:
+        """A reference supervisor per supervised runtime, once the canary is up: its
+        policy allows the canary's allowed port and nothing else."""
+        runtimes = {c.runtime.name: c.runtime.spec for c in cells if c.runtime.spec.supervisor}
+        canary = ctx.canary
+        if not runtimes or canary is None or canary.error is not None:
+            return  # without a canary there is nothing to guard the way to
+        async with anyio.create_task_group() as tg:
+            for serial, (name, spec) in enumerate(sorted(runtimes.items())):
+
+                async def start(name: str = name, serial: int = serial, spec: Any = spec) -> None:
+                    ctx.supervisors[name] = await start_supervisor(
+                        ctx.transport,
+                        runtime=name,
+                        workdir=ctx.state.workdir,
+                        run_id=self.outcome.run_id,
+                        host_index=ctx.index,
+                        serial=serial,
+                        canary=self.plan.matrix.canary,
+                        canary_address=canary.address,
+                        fault=spec.supervisor_fault,
+                    )
+
+                tg.start_soon(start)
+        entry["supervisors"] = {n: s.manifest() for n, s in sorted(ctx.supervisors.items())}
+
     async def _stage_helpers(self, ctx: HostContext, entry: dict[str, object]) -> None:
         if "privilege" in self._needs:
             ctx.helpers = await stage_helpers(
@@ -543,9 +577,12 @@ class Runner:
         record: CellRecord | None = None
         try:
             status = ctx.state.runtimes[cell.runtime.name]
+            unguarded = self._unguarded(ctx, cell)
             if not status.available:
                 reason = f"runtime unavailable on the host: {status.reason}"
                 record = self._blank(cell, CellStatus.UNAVAILABLE, reason, state=ctx.state)
+            elif unguarded is not None:
+                record = self._blank(cell, CellStatus.ERROR, unguarded, state=ctx.state)
             else:
                 async with self._limit, host_limit:
                     self.observer.cell_started(cell)
@@ -616,6 +653,16 @@ class Runner:
         for cell, record in settled:
             pending = ctx.pending if self.reruns and not cell.control else None
             self._record(cell, record, control=ctx.control_record, pending=pending)
+    def _unguarded(self, ctx: HostContext, cell: Cell) -> str | None:
+        """Why a supervised runtime cannot run on this host (no supervisor), if so:
+        run unguarded, its sandbox would be judged without the thing under test."""
+        if not cell.runtime.spec.supervisor:
+            return None
+        sup = ctx.supervisors.get(cell.runtime.name)
+        if sup is None:
+            why = (ctx.canary.error if ctx.canary else None) or "no canary to guard the way to"
+            return f"supervisor not started: {why}"
+        return sup.error
 
     def _probe_args(
         self, ctx: HostContext, cell: Cell, cell_id: str, sentinels: Sentinels | None
@@ -677,7 +724,10 @@ class Runner:
         invocation = ctx.runtime(cell).invocation(
             paths, self._probe_args(ctx, cell, cell_id, sentinels)
         )
-        argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *invocation.argv)
+        sandbox = invocation.argv
+        if (sup := ctx.supervisors.get(cell.runtime.name)) is not None:
+            sandbox = sup.wrap(sandbox)
+        argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *sandbox)
         started, t0 = utc_now(), time.monotonic()
         done: Completed | None = None
         report: Report | None = None
@@ -760,8 +810,12 @@ class Runner:
     ) -> None:
         """The supervisor's decision records for the cell's allowed connection."""
         source = ctx.runtime(cell).spec.attribution
+        if (sup := ctx.supervisors.get(cell.runtime.name)) is not None:
+            source = sup.source()
         if source is None or "attribution" not in self._needs:
             return
+        # The binary a record must name: the probe made the connection.
+        host_side["probe_sha256"] = ctx.state.probe_sha256
         with anyio.CancelScope(shield=True):
             try:
                 records, error = await fetch_records(source, ctx.transport)

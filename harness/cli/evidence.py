@@ -12,12 +12,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.evidence import FORMATS, HARNESS_PROPERTIES, CellEvidence, document, load_evidence
+from harness.evidence import FORMATS, CellEvidence, document, load_evidence
 from harness.evidence.legacy import legacy_document
-from harness.evidence.openshell import observation
+from harness.evidence.openshell import CONTRACT, contract_properties
 
 SAFE = re.compile(r"[^A-Za-z0-9_.-]")
-STYLE = {"enforced": "green", "violated": "red", "inconclusive": "yellow"}
 
 
 def _filename(host: str, runtime: str) -> str:
@@ -79,11 +78,12 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
 
 def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
     """The seed's argument as a table: the old contract judges mechanisms, the new
-    one properties. Failing legacy conditions are listed under the table."""
-    table = Table(title="old contract (mechanisms) vs properties", title_justify="left")
+    one the four contract properties (each `enforced`, as exported). Failing legacy
+    conditions, and why a property is not enforced, are listed under the table."""
+    table = Table(title="old contract (mechanisms) vs contract properties", title_justify="left")
     table.add_column("host/runtime", style="bold", no_wrap=True)
     table.add_column("legacy validate()", no_wrap=True)
-    for prop in HARNESS_PROPERTIES:
+    for prop in CONTRACT:
         table.add_column(prop, no_wrap=True)
     failures: list[tuple[str, list[str]]] = []
     for ev in cells:
@@ -94,11 +94,20 @@ def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
         else:
             verdict = Text(f"fails ({len(legacy['failing'])})", style="red")
             failures.append((name, legacy["failing"]))
-        observed = [observation(ev, p)[0] for p in HARNESS_PROPERTIES]
-        table.add_row(name, verdict, *(Text(o, style=STYLE.get(o, "dim")) for o in observed))
+        properties, _audit = contract_properties(ev)
+        shown = [
+            Text("true", style="green") if properties[p]["enforced"] else Text("false", style="red")
+            for p in CONTRACT
+        ]
+        table.add_row(name, verdict, *shown)
     console = Console(highlight=False)
     if not console.is_terminal:
         console.width = max(console.width, 160)
     console.print(table)
+    console.print(
+        "enforced, as exported: egress_interception needs egress_confinement and attribution"
+        " enforced; request_attribution needs attribution (docs/evidence.md)",
+        soft_wrap=True,
+    )
     for name, failing in failures:
         console.print(f"{name}: legacy validate() fails on: {', '.join(failing)}", soft_wrap=True)

@@ -5,6 +5,12 @@ Decision records are JSON objects; the one for the probe's allowed connection
 is found by `src_port` (the probe reports the source port it connected from).
 A record names the binary with `binary: {path, sha256}` (or `binary_path`), or
 declares `identity: "unavailable"` with a `reason`.
+
+A named binary must be the one that made the connection: the probe. When the run
+knows the probe's sha256, a record naming another binary (or a binary without its
+sha256) is a violation. Behind harness's reference supervisor, the allowed
+connection must also have reached the destination *through* it: the canary must
+have seen it arrive from the supervisor's upstream socket, and from nowhere else.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ def observe_attribution(
     endpoint_only: bool,
     decisions: Sequence[dict[str, Any]] | None,
     fetch_error: str | None,
+    expected_sha256: str | None = None,
+    via_supervisor: bool = False,
 ) -> Observation:
     """Judge attribution for one cell from the probe's allowed connection and the records."""
     if not configured:
@@ -84,9 +92,20 @@ def observe_attribution(
         why = f"{len(matches)} decision records match src_port {port}: which one is ambiguous"
         return Observation("inconclusive", why, [check])
     rec = matches[0]
+    if via_supervisor:
+        around = _route(record, rec)
+        if around is not None:
+            observed, why = around
+            return Observation(observed, why, [_with(check, why)])
     path, sha = _identity(rec)
     if path:
         detail = f"attributed to {path}" + (f" (sha256 {sha})" if sha else "")
+        if expected_sha256 and str(sha or "").lower() != expected_sha256.lower():
+            why = (
+                f"names the wrong binary: {path} (sha256 {sha or 'not given'}), but the probe"
+                f" (sha256 {expected_sha256[:16]}...) made the connection"
+            )
+            return Observation("violated", why, [_with(check, why)])
         return Observation("enforced", detail, [_with(check, detail)])
     if str(rec.get("identity", "")).lower() == "unavailable":
         reason = rec.get("reason")
@@ -101,6 +120,39 @@ def observe_attribution(
         return Observation("violated", why, [_with(check, why)])
     why = "decision record carries no binary identity"
     return Observation("violated", why, [_with(check, why)])
+
+
+def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[str, str] | None:
+    """Did the allowed connection reach the destination only through the supervisor?
+    None if so; else (observed, why)."""
+    events = record.host_side.get("canary_events")
+    if events is None:
+        why = record.host_side.get("canary_error") or "canary log unavailable"
+        return "inconclusive", f"{why}: cannot tell how the allowed connection got out"
+    line = f"HARNESS {record.host_side.get('tag', '')} {ALLOWED_CONNECT}".lower()
+    peers = [
+        str(e.get("peer"))
+        for e in events
+        if e.get("event") == "tcp" and _marks(str(e.get("line") or "").lower(), line)
+    ]
+    upstream = rec.get("upstream")
+    if not peers:
+        return "inconclusive", "the allowed connection never reached the destination"
+    if not upstream:
+        return "violated", "the decision record names no upstream connection"
+    around = [p for p in peers if p != str(upstream)]
+    if around:
+        why = (
+            f"the allowed destination was reached around the supervisor (from {around[0]};"
+            f" the supervisor's upstream is {upstream})"
+        )
+        return "violated", why
+    return None
+
+
+def _marks(logged: str, line: str) -> bool:
+    """The canary logged this connection's marker (or, for a cut one, its start)."""
+    return len(logged) > len("harness ") + 8 and line.startswith(logged.strip())
 
 
 def _with(check: CheckResult, detail: str) -> CheckResult:

@@ -35,7 +35,8 @@ belongs to the sentry (`runsc-sandbox`), not to the program inside; with gVisor'
 network stack no host socket exists at all.
 
 `--fault` makes a deliberately broken supervisor for harness's mutants:
-`wrong-binary` names the owner's parent process, `no-record` writes nothing,
+`wrong-binary` names the sandbox's launcher (the nearest ancestor running
+another program), `no-record` writes nothing,
 `allow-all` ignores the policy.
 
 Standard library only (Python 3.8+), so harness can stage it to a host as one file.
@@ -85,8 +86,8 @@ def setns(path: str) -> None:
 
 
 class Namespace:
-    """The sandbox's namespace: sockets are made in it; its TCP tables are read
-    through a thread that lives in it (/proc/PID/task/TID/net follows the thread)."""
+    """The sandbox's namespace, whose TCP tables are read through a thread that
+    lives in it (/proc/PID/task/TID/net follows the thread's namespace)."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path
@@ -193,6 +194,28 @@ def _ppid(pid: int) -> int | None:
         return None
 
 
+def _launcher(pid: int) -> int:
+    """The nearest ancestor running another program (the fault `wrong-binary`: a
+    supervisor that looks up the wrong process names the sandbox's launcher)."""
+    try:
+        mine = os.stat(f"/proc/{pid}/exe")
+    except OSError:
+        return pid
+    at = pid
+    for _ in range(64):
+        parent = _ppid(at)
+        if not parent:
+            return pid
+        try:
+            theirs = os.stat(f"/proc/{parent}/exe")
+        except OSError:
+            return parent
+        if (theirs.st_dev, theirs.st_ino) != (mine.st_dev, mine.st_ino):
+            return parent
+        at = parent
+    return pid
+
+
 def binary_of(pid: int) -> dict[str, object] | None:
     """Path and sha256 of the program a process runs. The hash is of the file the
     process executes (opened through /proc/PID/exe), whatever its path outside."""
@@ -228,7 +251,7 @@ def identify(tables: str, client: tuple[str, int], server: tuple[str, int], faul
     if pid is None:
         return {"identity": "unavailable", "reason": "endpoint-only: no process holds the socket"}
     if fault == "wrong-binary":
-        pid = _ppid(pid) or pid
+        pid = _launcher(pid)
     else:
         why = hidden_by(pid)
         if why:
