@@ -109,16 +109,26 @@ class RunOutcome:
 
 
 def cell_status(
-    done: Completed, output: ProbeOutput, *, elapsed: float, timeout: float
+    done: Completed,
+    output: ProbeOutput,
+    *,
+    elapsed: float,
+    timeout: float,
+    runtime: str = "the sandbox",
 ) -> tuple[CellStatus, str | None]:
     """How a finished sandbox command ended, judged strictly: only a clean exit
-    with complete probe output is `complete`."""
+    with complete probe output is `complete`. A runtime that failed before the probe
+    printed anything is one line naming the runtime, never the probe's confusion."""
     if done.timed_out or (done.exit_status in TIMEOUT_EXITS and elapsed >= timeout - 0.5):
         return CellStatus.TIMEOUT, f"exceeded the {timeout:g}s cell timeout; sandbox killed"
     if not output.complete:
         why = output.failure()
         if done.exit_status not in (0, None) or done.signal:
-            tail = (done.stderr.strip().splitlines() or [""])[-1][:200]
+            tail = (done.stderr.strip().splitlines() or [""])[-1][:300]
+            if output.start is None and not output.fatal:
+                ended = f"signal {done.signal}" if done.signal else f"exited {done.exit_status}"
+                why = f"{runtime} {ended} before the probe ran: {tail or '(no stderr)'}"
+                return CellStatus.ERROR, why
             exit_text = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
             why = f"{why} ({exit_text}{': ' + tail if tail else ''})"
         return CellStatus.ERROR, why
@@ -773,7 +783,9 @@ class Runner:
             return blank
         if report is not None and report.setup_error is not None:
             return replace(blank, status=CellStatus.ERROR, reason=host_side["fs_error"])
-        cell_state, why = cell_status(done, output, elapsed=elapsed, timeout=timeout)
+        cell_state, why = cell_status(
+            done, output, elapsed=elapsed, timeout=timeout, runtime=cell.runtime.binary
+        )
         return replace(
             blank,
             status=cell_state,

@@ -45,6 +45,7 @@ Standard library only (Python 3.8+), so harness can stage it to a host as one fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import hashlib
 import ipaddress
@@ -55,6 +56,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Callable
 
 CLONE_NEWNET = 0x40000000
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)  # Linux; older Pythons lack the name
@@ -241,7 +243,9 @@ def hidden_by(pid: int) -> str | None:
     return None
 
 
-def identify(tables: str, client: tuple[str, int], server: tuple[str, int], fault: str) -> dict[str, object]:
+def identify(
+    tables: str, client: tuple[str, int], server: tuple[str, int], fault: str
+) -> dict[str, object]:
     """The record's identity fields: `binary`, or `identity: unavailable` with why."""
     inode = socket_inode(tables, client, server)
     if inode is None:
@@ -253,9 +257,9 @@ def identify(tables: str, client: tuple[str, int], server: tuple[str, int], faul
     if fault == "wrong-binary":
         pid = _launcher(pid)
     else:
-        why = hidden_by(pid)
-        if why:
-            return {"identity": "unavailable", "reason": f"endpoint-only: {why}"}
+        hidden = hidden_by(pid)
+        if hidden:
+            return {"identity": "unavailable", "reason": f"endpoint-only: {hidden}"}
     binary = binary_of(pid)
     if binary is None:
         return {"identity": "unavailable", "reason": f"endpoint-only: /proc/{pid}/exe unreadable"}
@@ -296,7 +300,9 @@ class Supervisor:
             os.write(self.records, line.encode())
 
     # transparent TCP and HTTP CONNECT share this: decide, record, relay.
-    def handle(self, client: socket.socket, dst_host: str, dst_port: int, proto: str, head: bytes = b"") -> None:
+    def handle(
+        self, client: socket.socket, dst_host: str, dst_port: int, proto: str, head: bytes = b""
+    ) -> None:
         peer = client.getpeername()[:2]
         server = client.getsockname()[:2]
         dst = endpoint(dst_host, dst_port)
@@ -364,7 +370,8 @@ class Supervisor:
         name = _qname(query)
         rec: dict[str, object] = {"proto": f"dns/{proto}", "src": src, "dst": dst, "qname": name}
         rec["src_port"] = int(src.rsplit(":", 1)[1])
-        ok = name is not None and (self.fault == "allow-all" or name.lower().rstrip(".") in self.allow_names)
+        listed = name is not None and name.lower().rstrip(".") in self.allow_names
+        ok = name is not None and (self.fault == "allow-all" or listed)
         rec["decision"] = "allow" if ok else "deny"
         self.record(rec)
         if not ok or not self.upstream_dns:
@@ -387,7 +394,9 @@ class Supervisor:
                 if level == socket.IPPROTO_IP and kind == IP_PKTINFO:
                     local = value[4:8]  # ipi_spec_dst: the address the query was sent to
             dst_ip = socket.inet_ntoa(local) if local else sock.getsockname()[0]
-            answer = self.dns_answer(data, endpoint(*peer[:2]), endpoint(dst_ip, sock.getsockname()[1]), "udp")
+            answer = self.dns_answer(
+                data, endpoint(*peer[:2]), endpoint(dst_ip, sock.getsockname()[1]), "udp"
+            )
             if answer is not None:
                 info = struct.pack("=i4s4s", 0, local or bytes(4), bytes(4))
                 sock.sendmsg([answer], [(socket.IPPROTO_IP, IP_PKTINFO, info)], 0, peer)
@@ -450,13 +459,11 @@ def _pipe(src: socket.socket, dst: socket.socket) -> None:
         pass
     finally:
         for s in (src, dst):
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
-def _serve(listener: socket.socket, fn) -> None:  # type: ignore[no-untyped-def]
+def _serve(listener: socket.socket, fn: Callable[[socket.socket], None]) -> None:
     def one(client: socket.socket) -> None:
         client.settimeout(IO_TIMEOUT)
         try:
@@ -486,7 +493,8 @@ def _listener(netns: str | None, family: int, kind: int, address: tuple[str, int
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="reference-supervisor", description=(__doc__ or "").split("\n\n")[0])
+    summary = (__doc__ or "").split("\n\n")[0]
+    p = argparse.ArgumentParser(prog="reference-supervisor", description=summary)
     p.add_argument("--netns", help="the sandbox's network namespace (a path); default: this one")
     p.add_argument("--records", required=True, help="append decision records here (JSON lines)")
     p.add_argument("--allow", action="append", default=[], metavar="HOST:PORT")
@@ -505,14 +513,20 @@ def main(argv: list[str] | None = None) -> int:
     made: list[tuple[socket.socket, str]] = []
     try:
         for port in sorted(set(args.tcp_port) - {args.dns_port}):
-            made.append((_listener(args.netns, family, socket.SOCK_STREAM, (args.bind, port)), "tcp"))
+            made.append(
+                (_listener(args.netns, family, socket.SOCK_STREAM, (args.bind, port)), "tcp")
+            )
         if args.dns_port:
-            udp = _listener(args.netns, socket.AF_INET, socket.SOCK_DGRAM, ("0.0.0.0", args.dns_port))
+            udp = _listener(
+                args.netns, socket.AF_INET, socket.SOCK_DGRAM, ("0.0.0.0", args.dns_port)
+            )
             made.append((udp, "dns-udp"))
             tcp = _listener(args.netns, family, socket.SOCK_STREAM, (args.bind, args.dns_port))
             made.append((tcp, "dns-tcp"))
         if args.connect_port:
-            proxy = _listener(args.netns, socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", args.connect_port))
+            proxy = _listener(
+                args.netns, socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", args.connect_port)
+            )
             made.append((proxy, "connect"))
     except OSError as exc:
         print(f"supervisor: cannot listen: {exc}", file=sys.stderr)

@@ -55,6 +55,25 @@ def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) ->
     assert v[("localhost", "runsc", "attribution")]["verdict"] == "skipped"
 
 
+def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Path]) -> None:
+    """bwrap and runsc behind the reference supervisor enforce all four properties: bwrap's
+    connection is attributed to the probe itself, runsc's is explicitly endpoint-only."""
+    code, output, out = local_run
+    assert code == 0, output
+    v = verdicts_of(out)
+    for runtime in ("bwrap-supervised", "runsc-supervised"):
+        for prop in (*PROPERTIES, "attribution"):
+            row = v[("localhost", runtime, prop)]
+            assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (runtime, row)
+    probe_sha = json.loads((out / "manifest.json").read_text())["probe"]["sha256"]
+    assert probe_sha in str(v[("localhost", "bwrap-supervised", "attribution")]["reason"])
+    gvisor = str(v[("localhost", "runsc-supervised", "attribution")]["reason"])
+    assert "identity explicitly unavailable" in gvisor and "gVisor's sentry" in gvisor
+    # Denied attempts went nowhere: each ended at the supervisor, and its control escaped.
+    for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
+        assert (check["outcome"], check["control"]) == ("blocked", "escaped"), check
+
+
 def test_enforced_means_every_check_blocked_with_a_working_control(
     local_run: tuple[int, str, Path],
 ) -> None:
@@ -153,6 +172,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
     "runc-host-pid": {"filesystem_confinement": "fs-routes"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
+    # Broken reference supervisors (issue 17).
+    "supervisor-wrong-binary": {"attribution": "attr-allowed-connect"},
+    "supervisor-no-record": {"attribution": None},
+    "supervisor-allow-all": {"egress_confinement": "tcp-raw-ip"},
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -108,3 +109,74 @@ def test_no_source_is_skipped_and_a_failed_connection_inconclusive() -> None:
         _cell(), configured=True, endpoint_only=False, decisions=None, fetch_error="HTTP 500"
     )
     assert unread.observed == "inconclusive" and "HTTP 500" in (unread.reason or "")
+
+
+PROBE_SHA = "cd" * 32
+TAG = "harness-t-00001"
+UPSTREAM = "10.251.0.1:51234"
+
+
+def _supervised(events: list[dict[str, Any]] | None) -> CellRecord:
+    cell = _cell()
+    side: dict[str, Any] = {"tag": TAG, "probe_sha256": PROBE_SHA}
+    if events is not None:
+        side["canary_events"] = events
+    return replace(cell, host_side=side)
+
+
+def _arrival(peer: str) -> dict[str, Any]:
+    return {"event": "tcp", "peer": peer, "line": f"HARNESS {TAG} attr-allowed-connect"}
+
+
+@pytest.mark.parametrize(
+    ("binary", "observed", "reason"),
+    [
+        ({"path": "/probe", "sha256": PROBE_SHA}, "enforced", "attributed to /probe"),
+        ({"path": "/usr/bin/bwrap", "sha256": "ef" * 32}, "violated", "names the wrong binary"),
+        ({"path": "/probe"}, "violated", "names the wrong binary: /probe (sha256 not given)"),
+    ],
+)
+def test_the_named_binary_must_be_the_probe(
+    binary: dict[str, str], observed: str, reason: str
+) -> None:
+    """A record naming a binary is checked against the probe's sha256: the probe made
+    the connection, so any other binary (or one without its hash) is a violation."""
+    records = [{"src_port": 40112, "dst": DST, "binary": binary}]
+    result = observe_attribution(
+        _cell(), configured=True, endpoint_only=False, decisions=records, fetch_error=None,
+        expected_sha256=PROBE_SHA,
+    )  # fmt: skip
+    assert result.observed == observed, result
+    assert reason in (result.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("events", "record", "observed", "reason"),
+    [
+        ([_arrival(UPSTREAM)], {"upstream": UPSTREAM}, "enforced", "attributed to /probe"),
+        # The canary saw the allowed connection from somewhere else too: a way around.
+        (
+            [_arrival(UPSTREAM), _arrival("10.251.0.1:40112")],
+            {"upstream": UPSTREAM},
+            "violated",
+            "around the supervisor",
+        ),
+        ([_arrival(UPSTREAM)], {}, "violated", "names no upstream"),
+        ([], {"upstream": UPSTREAM}, "inconclusive", "never reached the destination"),
+        (None, {"upstream": UPSTREAM}, "inconclusive", "cannot tell how"),
+    ],
+)
+def test_behind_the_supervisor_the_allowed_connection_goes_through_it(
+    events: list[dict[str, Any]] | None, record: dict[str, Any], observed: str, reason: str
+) -> None:
+    """Behind the reference supervisor, the allowed destination must be reached only
+    from the supervisor's upstream socket; otherwise the record proves nothing."""
+    records = [
+        {"src_port": 40112, "dst": DST, "binary": {"path": "/probe", "sha256": PROBE_SHA}, **record}
+    ]
+    result = observe_attribution(
+        _supervised(events), configured=True, endpoint_only=False, decisions=records,
+        fetch_error=None, expected_sha256=PROBE_SHA, via_supervisor=True,
+    )  # fmt: skip
+    assert result.observed == observed, result
+    assert reason in (result.reason or "")

@@ -30,7 +30,13 @@ def _judge(case: dict[str, Any]) -> tuple[CellRecord, dict[str, VerdictRecord]]:
         elapsed=case.get("elapsed", 0.1),
     )
     output = parse_output(stdout)
-    status, reason = cell_status(done, output, elapsed=done.elapsed, timeout=10.0)
+    status, reason = cell_status(
+        done,
+        output,
+        elapsed=done.elapsed,
+        timeout=10.0,
+        runtime=case.get("runtime", "the sandbox"),
+    )
     cell = CellRecord(
         run_id="t",
         host="h",
