@@ -56,7 +56,7 @@ import struct
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 CLONE_NEWNET = 0x40000000
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)  # Linux; older Pythons lack the name
