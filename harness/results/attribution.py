@@ -92,14 +92,16 @@ def observe_attribution(
         why = f"{len(matches)} decision records match src_port {port}: which one is ambiguous"
         return Observation("inconclusive", why, [check])
     rec = matches[0]
+    route = ""
     if via_supervisor:
         around = _route(record, rec)
         if around is not None:
             observed, why = around
             return Observation(observed, why, [_with(check, why)])
+        route = f"; reached the destination only through the supervisor ({rec['upstream']})"
     path, sha = _identity(rec)
     if path:
-        detail = f"attributed to {path}" + (f" (sha256 {sha})" if sha else "")
+        detail = f"attributed to {path}" + (f" (sha256 {sha})" if sha else "") + route
         if expected_sha256 and str(sha or "").lower() != expected_sha256.lower():
             why = (
                 f"names the wrong binary: {path} (sha256 {sha or 'not given'}), but the probe"
@@ -110,7 +112,7 @@ def observe_attribution(
     if str(rec.get("identity", "")).lower() == "unavailable":
         reason = rec.get("reason")
         if endpoint_only and reason:
-            detail = f"identity explicitly unavailable: {reason}"
+            detail = f"identity explicitly unavailable: {reason}{route}"
             return Observation("enforced", detail, [_with(check, detail)])
         why = (
             "record says identity unavailable without a reason"

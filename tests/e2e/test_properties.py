@@ -500,15 +500,26 @@ def test_attribution_against_a_decision_record_source(tmp_path: Path) -> None:
         assert token not in path.read_text(), path
 
 
+SUPERVISED_RUNSC = """
+[runtimes.runsc-supervised]
+kind = "runsc"
+flags = ["--network=host"]
+supervisor = "reference"
+endpoint_only = true
+"""
+
+
 def test_properties_over_ssh(lab: Lab, tmp_path: Path) -> None:
-    """The same scenarios over SSH: canary, sentinels and helpers staged remotely."""
+    """The same scenarios over SSH: canary, sentinels, helpers and the reference
+    supervisor started remotely (its program sent on the command's stdin)."""
     require_tool("runsc")
     lab.inventory(tmp_path / "inventory.toml")
     (tmp_path / "m.toml").write_text(
         'name = "ssh-props"\ninventory = "inventory.toml"\nhosts = ["trusted"]\n'
-        'scenarios = ["egress-confinement", "filesystem-confinement", "privilege-floor"]\n'
+        'scenarios = ["egress-confinement", "filesystem-confinement", "privilege-floor",'
+        ' "attribution"]\n'
         "[settings]\ntimeout = 60\n"
-        '[runtimes.host]\nkind = "host"\n' + RUNSC
+        '[runtimes.host]\nkind = "host"\n' + RUNSC + SUPERVISED_RUNSC
     )
     result = harness_cli("run", tmp_path / "m.toml", "--out", tmp_path / "out")
     assert result.code == 0, result.stdout + result.stderr
@@ -516,6 +527,8 @@ def test_properties_over_ssh(lab: Lab, tmp_path: Path) -> None:
     for prop in PROPERTIES:
         assert v[("trusted", "host", prop)]["observed"] == "violated"
         assert v[("trusted", "runsc", prop)]["observed"] == "enforced"
+    for prop in (*PROPERTIES, "attribution"):
+        assert v[("trusted", "runsc-supervised", prop)]["observed"] == "enforced", prop
     run_id = json.loads((tmp_path / "out" / "manifest.json").read_text())["run_id"]
     assert _no_harness_namespaces(run_id)
 
