@@ -24,6 +24,7 @@ KEYS = [
     "binary", "flags", "argv", "facts", "expect", "attribution", "endpoint_only", "mechanisms",
     "timeout", "concurrency", "check_timeout", "mode", "address", "port", "transport",
     "defaults", "user", "identity_file", "known_hosts", "tags", "workdir", "netns", "platform",
+    "supervisor", "supervisor_fault",
 ]  # fmt: skip
 HOSTILE = ["$(touch /tmp/pwned)", "`id`", "a;b", "../../etc/passwd", "-oProxyCommand=x",
            "\u0000", "\n", "é🙂", "' OR 1=1", "x" * 5000, "{probe}", "{args}", "tag:"]  # fmt: skip
@@ -32,7 +33,9 @@ scalars = st.one_of(
     st.booleans(),
     st.integers(min_value=-(10**20), max_value=10**20),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from([*HOSTILE, "host", "runsc", "command", "local", "ssh", "mechanisms"]),
+    st.sampled_from(
+        [*HOSTILE, "host", "runsc", "command", "local", "ssh", "mechanisms", "reference"]
+    ),
     st.text(max_size=20),
 )
 values = st.recursive(
