@@ -44,9 +44,11 @@ T = TypeVar("T")
 def _display(path: Path) -> str:
     """Show a path the way the user most likely typed it: relative to cwd if inside."""
     try:
-        return os.path.relpath(path)
+        shown = os.path.relpath(path)
     except ValueError:  # pragma: no cover - other drive on Windows
-        return str(path)
+        shown = str(path)
+    # A name from a file may hold a newline: the error must stay one line.
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:

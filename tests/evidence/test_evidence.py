@@ -194,4 +194,5 @@ def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> N
     result = harness_cli("evidence", run_folder, "--out", tmp_path / "ev")
     assert result.code == 0, result.stderr
     names = sorted(p.name for p in (tmp_path / "ev").iterdir())
-    assert names == [f"localhost--{r}.json" for r in ("bwrap", "host", "microvm", "runc", "runsc")]
+    runtimes = ("bwrap", "bwrap-supervised", "host", "microvm", "runc", "runsc", "runsc-supervised")
+    assert names == sorted(f"localhost--{r}.json" for r in runtimes)
