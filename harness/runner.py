@@ -546,8 +546,10 @@ class Runner:
         policy allows the canary's allowed port and nothing else."""
         runtimes = {c.runtime.name: c.runtime.spec for c in cells if c.runtime.spec.supervisor}
         canary = ctx.canary
-        if not runtimes or canary is None or canary.error is not None:
-            return  # without a canary there is nothing to guard the way to
+        if not runtimes or (canary is not None and canary.error is not None):
+            return  # the canary was needed and is dead: the cells say so (_unguarded)
+        # No canary (no network scenario): still behind the supervisor, allowing nothing.
+        address = canary.address if canary is not None else None
         async with anyio.create_task_group() as tg:
             for serial, (name, spec) in enumerate(sorted(runtimes.items())):
 
@@ -560,7 +562,7 @@ class Runner:
                         host_index=ctx.index,
                         serial=serial,
                         canary=self.plan.matrix.canary,
-                        canary_address=canary.address,
+                        canary_address=address,
                         fault=spec.supervisor_fault,
                     )
 

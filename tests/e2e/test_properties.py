@@ -665,3 +665,25 @@ def test_a_runtime_without_ipv6_still_passes(tmp_path: Path) -> None:
         (c["outcome"], c["errno"], c["control"]) == ("blocked", "EAFNOSUPPORT", "escaped")
         for c in v6
     )
+
+
+def test_a_supervised_runtime_without_network_scenarios_still_runs_behind_it(
+    tmp_path: Path,
+) -> None:
+    """No canary is needed without egress or attribution, yet the supervised runtime
+    still runs behind its supervisor (allowing nothing), and its namespace goes away."""
+    for tool in ("runsc", "ip"):
+        require_tool(tool)
+    matrix = _matrix(
+        tmp_path,
+        '[runtimes.host]\nkind = "host"\n' + SUPERVISED_RUNSC,
+        scenarios='["filesystem-confinement"]',
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    assert v[("localhost", "runsc-supervised", "filesystem_confinement")]["verdict"] == "pass"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    supervisors = manifest["hosts"]["localhost"]["supervisors"]
+    assert supervisors["runsc-supervised"]["error"] is None
+    assert _no_harness_namespaces(manifest["run_id"])
