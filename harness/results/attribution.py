@@ -40,14 +40,22 @@ def find_records(
     return found
 
 
+# A record comes from the supervisor: what is copied out of it is bounded.
+MAX_TEXT = 300
+
+
+def _short(value: object) -> str | None:
+    return None if value is None else str(value)[:MAX_TEXT]
+
+
 def _identity(rec: dict[str, Any]) -> tuple[str | None, str | None]:
     binary = rec.get("binary")
     if isinstance(binary, dict) and binary.get("path"):
-        return str(binary["path"]), binary.get("sha256")
+        return _short(binary["path"]), _short(binary.get("sha256"))
     if isinstance(binary, str) and binary:
-        return binary, rec.get("sha256")
+        return _short(binary), _short(rec.get("sha256"))
     if rec.get("binary_path"):
-        return str(rec["binary_path"]), rec.get("sha256")
+        return _short(rec["binary_path"]), _short(rec.get("sha256"))
     return None, None
 
 
@@ -98,7 +106,8 @@ def observe_attribution(
         if around is not None:
             observed, why = around
             return Observation(observed, why, [_with(check, why)])
-        route = f"; reached the destination only through the supervisor ({rec['upstream']})"
+        through = _short(rec["upstream"])
+        route = f"; reached the destination only through the supervisor ({through})"
     path, sha = _identity(rec)
     if path:
         detail = f"attributed to {path}" + (f" (sha256 {sha})" if sha else "") + route
@@ -110,7 +119,7 @@ def observe_attribution(
             return Observation("violated", why, [_with(check, why)])
         return Observation("enforced", detail, [_with(check, detail)])
     if str(rec.get("identity", "")).lower() == "unavailable":
-        reason = rec.get("reason")
+        reason = _short(rec.get("reason"))
         if endpoint_only and reason:
             detail = f"identity explicitly unavailable: {reason}{route}"
             return Observation("enforced", detail, [_with(check, detail)])
@@ -146,7 +155,7 @@ def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[str, str] | None:
     if around:
         why = (
             f"the allowed destination was reached around the supervisor (from {around[0]};"
-            f" the supervisor's upstream is {upstream})"
+            f" the supervisor's upstream is {_short(upstream)})"
         )
         return "violated", why
     return None
