@@ -22,12 +22,17 @@ from harness.staging import prepare_host
 from harness.transport import open_transport
 
 # Prints the uid, then whether `ip` exists and can list network namespaces, and
-# `flock` exists: the netns canary needs root, `ip netns` and a lease lock.
+# `flock` exists: the netns canary needs root, `ip netns` and a lease lock. Then
+# what the reference supervisor needs besides (python3 for its program, nsenter to
+# put a sandbox behind it).
 CANARY_SCRIPT = r"""id -u
 if ! command -v ip >/dev/null 2>&1; then echo "no-ip"
 elif ! command -v flock >/dev/null 2>&1; then echo "no-flock"
 elif ip netns list >/dev/null 2>&1; then echo "netns-ok"
-else echo "netns-refused"; fi"""
+else echo "netns-refused"; fi
+for tool in python3 nsenter; do
+  if command -v "$tool" >/dev/null 2>&1; then echo "has-$tool"; else echo "no-$tool"; fi
+done"""
 
 
 @dataclass(slots=True)
@@ -108,6 +113,11 @@ async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> Hos
                 found.unusable.append(rt.name)
         done = await transport.run(("sh", "-c", CANARY_SCRIPT), timeout=30)
         found.canary, found.canary_ok = _canary(done.stdout)
+        missing = [w[3:] for w in done.stdout.split() if w in ("no-python3", "no-nsenter")]
+        for rt in runtimes:
+            if rt.spec.supervisor and missing and rt.name not in found.unusable:
+                found.runtimes[rt.name] = f"unusable: its supervisor needs {' and '.join(missing)}"
+                found.unusable.append(rt.name)
     except (TransportError, HarnessError) as exc:
         found.error = exc.reason if isinstance(exc, TransportError) else str(exc)
     finally:

@@ -46,3 +46,21 @@ def test_json_and_a_usable_host_exit_0(lab: Lab, tmp_path: Path) -> None:
     (entry,) = json.loads(done.stdout)
     assert entry["usable"] is True and entry["runtimes"] == {"host": "available"}
     assert entry["machine"] and entry["kernel"]
+
+
+def test_a_supervised_runtime_is_usable_where_its_supervisor_can_run(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """A runtime behind the reference supervisor is usable on a host with python3 and
+    nsenter (this machine has both); its line carries no complaint."""
+    lab.inventory(tmp_path / "inventory.toml")
+    (tmp_path / "m.toml").write_text(
+        MATRIX.split("[runtimes.ghost]")[0]
+        + '[runtimes.sup]\nkind = "command"\nargv = ["sh", "-c", "exec \\"$@\\"", "x",'
+        ' "{probe}", "{args}"]\nsupervisor = "reference"\n'
+    )
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
+    assert done.code == 0, done.stdout + done.stderr
+    (entry,) = json.loads(done.stdout)
+    assert entry["usable"] is True and entry["unusable"] == [], entry
+    assert "supervisor" not in entry["runtimes"]["sup"]
