@@ -71,7 +71,8 @@ def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path])
     assert host["kernel_release"] == os.uname().release
     assert "runsc version" in host["runtimes"]["runsc"]["version"]
     cells = cells_of(out)
-    assert set(cells) == {("localhost", r) for r in ("host", "runsc", "bwrap", "runc", "microvm")}
+    runtimes = ("host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised", "microvm")
+    assert set(cells) == {("localhost", r) for r in runtimes}
     assert all(c["status"] == "complete" for c in cells.values())
     assert '"type":"done"' in cells[("localhost", "runsc")]["stdout"]
     for row in verdicts_of(out).values():
@@ -158,8 +159,8 @@ def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
     result = harness_cli("run", "matrices/local.toml", "--runtime", "kata", "--out", tmp_path / "o")
     assert result.code == 2
     assert result.stderr.strip() == (
-        "harness: error: --runtime: unknown runtime 'kata'"
-        " (known: host, runsc, bwrap, runc, microvm)"
+        "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap,"
+        " runc, bwrap-supervised, runsc-supervised, microvm)"
     )
 
 
