@@ -665,6 +665,7 @@ class Runner:
         for cell, record in settled:
             pending = ctx.pending if self.reruns and not cell.control else None
             self._record(cell, record, control=ctx.control_record, pending=pending)
+
     def _unguarded(self, ctx: HostContext, cell: Cell) -> str | None:
         """Why a supervised runtime cannot run on this host (no supervisor), if so:
         run unguarded, its sandbox would be judged without the thing under test."""
