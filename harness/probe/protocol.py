@@ -17,9 +17,17 @@ from harness.results.records import (
     FactObservation,
     ProbeCheck,
 )
+from harness.scenarios import SCENARIOS
 
 PROTOCOL = 1
 FACT_STATUSES = frozenset({"ok", "unavailable", "error", "timeout"})
+# What each known check must be: an inside control must succeed, an attempt must
+# fail, so a line that calls an attempt a control (or the reverse) is not trusted.
+CHECK_KINDS = {
+    (s.probe_name, c.id): "control" if c.inside_control else "attempt"
+    for s in SCENARIOS.values()
+    for c in s.checks
+}
 
 
 def probe_args(
@@ -163,6 +171,9 @@ def parse_output(stdout: str) -> ProbeOutput:
                 out.facts.append(fact)
             elif kind == "check":
                 check = _check(obj)
+                must_be = CHECK_KINDS.get((check.scenario, check.id), check.kind)
+                if check.kind != must_be:
+                    raise ValueError(f"check {check.id} has kind {check.kind!r}, not {must_be!r}")
                 if any(c.id == check.id and c.scenario == check.scenario for c in out.checks):
                     raise ValueError(f"check {check.id} reported twice")
                 out.checks.append(check)

@@ -19,7 +19,9 @@ CASES = tomllib.loads(Path(__file__).with_name("probe_outputs.toml").read_text()
 HOST_KERNEL = "6.18.44-test"
 
 
-def _judge(case: dict[str, Any]) -> tuple[CellRecord, dict[str, VerdictRecord]]:
+def _judge(
+    case: dict[str, Any], *, status: CellStatus | None = None
+) -> tuple[CellRecord, dict[str, VerdictRecord]]:
     stdout = case["stdout"].lstrip("\n")
     done = Completed(
         argv=("probe",),
@@ -30,13 +32,16 @@ def _judge(case: dict[str, Any]) -> tuple[CellRecord, dict[str, VerdictRecord]]:
         elapsed=case.get("elapsed", 0.1),
     )
     output = parse_output(stdout)
-    status, reason = cell_status(
+    parsed, reason = cell_status(
         done,
         output,
         elapsed=done.elapsed,
         timeout=10.0,
         runtime=case.get("runtime", "the sandbox"),
     )
+    if status is not None:  # the same output from a cell that ended otherwise
+        reason = "forced"
+    status = status or parsed
     cell = CellRecord(
         run_id="t",
         host="h",
@@ -49,7 +54,8 @@ def _judge(case: dict[str, Any]) -> tuple[CellRecord, dict[str, VerdictRecord]]:
         ended="",
         elapsed=done.elapsed,
         facts=output.facts,
-        host_kernel=HOST_KERNEL,
+        checks=output.checks,
+        host_kernel=case.get("host_kernel", HOST_KERNEL) or None,
     )
     verdicts = judge_facts(
         cell,
@@ -71,14 +77,53 @@ def test_probe_output_yields_verdicts(case: dict[str, Any]) -> None:
         assert verdicts[fact].reason == reason
     for fact, shown in case.get("displays", {}).items():
         assert verdicts[fact].display == shown
+    for fact, expected in case.get("expected", {}).items():
+        assert verdicts[fact].expected == expected
+    if "problem" in case:
+        assert case["problem"] in (cell.reason or ""), cell.reason
+    if "checks" in case:
+        assert len(cell.checks) == case["checks"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_every_listed_fact_has_a_verdict(case: dict[str, Any]) -> None:
+    """A cell yields exactly one verdict per fact of its scenarios, whatever it printed."""
+    _, verdicts = _judge(case)
+    assert set(verdicts) == set(SCENARIOS["mechanisms"].facts)
+
+
+INCOMPLETE = [s for s in CellStatus if s is not CellStatus.COMPLETE]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_incomplete_output_never_passes(case: dict[str, Any]) -> None:
-    """Whatever the expectation, a cell that did not complete yields no pass."""
+    """A cell that did not complete yields only inconclusive verdicts; one that did
+    complete keeps every fact the probe reported, each judged on its own."""
     cell, verdicts = _judge(case)
-    if cell.status is not CellStatus.COMPLETE:
-        assert all(v.verdict is Verdict.INCONCLUSIVE for v in verdicts.values())
+    if cell.status is CellStatus.COMPLETE:
+        assert cell.reason is None
+        assert {f.id for f in cell.facts} <= set(verdicts)
+        for v in verdicts.values():
+            assert not (v.reason or "").startswith("cell "), v
+        for fact in cell.facts:
+            assert verdicts[fact.id].observed == (
+                "unavailable" if fact.status == "unavailable" else fact.value
+            )
+    else:
+        assert cell.reason
+        assert {v.verdict for v in verdicts.values()} == {Verdict.INCONCLUSIVE}
+        assert all(v.reason == f"cell {cell.status}: {cell.reason}" for v in verdicts.values())
+
+
+@pytest.mark.parametrize("status", INCOMPLETE, ids=str)
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_the_same_output_from_an_incomplete_cell_never_passes(
+    case: dict[str, Any], status: CellStatus
+) -> None:
+    """Even a complete, all-pass output is inconclusive when its cell did not complete."""
+    _, verdicts = _judge(case, status=status)
+    assert {v.verdict for v in verdicts.values()} == {Verdict.INCONCLUSIVE}
+    assert {v.display for v in verdicts.values()} == {str(status)}
 
 
 @pytest.mark.parametrize(
@@ -89,6 +134,10 @@ def test_incomplete_output_never_passes(case: dict[str, Any]) -> None:
         ([Verdict.PASS, Verdict.INCONCLUSIVE], 3),
         ([Verdict.INCONCLUSIVE, Verdict.UNEXPECTED], 1),
         ([Verdict.REGRESSION], 1),
+        ([Verdict.PASS, Verdict.FLAKY, Verdict.INCONCLUSIVE], 1),
+        ([Verdict.SKIPPED, Verdict.INCONCLUSIVE], 3),
+        ([Verdict.PASS, Verdict.UNEXPECTED], 1),
+        ([Verdict.SKIPPED], 0),
     ],
 )
 def test_exit_code_contract(verdicts: list[Verdict], code: int) -> None:
