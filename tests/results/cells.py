@@ -21,6 +21,7 @@ def record(
     host: str = "h",
     runtime: str = "r",
     host_kernel: str | None = None,
+    control: bool = False,
 ) -> CellRecord:
     """A cell record; each check dict names its scenario by name or defaults to the first."""
     default = SCENARIOS[scenarios[0]].probe_name
@@ -50,6 +51,7 @@ def record(
         ],
         host_side={"tag": TAG, **(host_side or {})},
         host_kernel=host_kernel,
+        control=control,
     )
 
 

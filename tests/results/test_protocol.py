@@ -1,1 +1,180 @@
-"""placeholder"""
+"""The probe's JSON lines: what is trusted, what spoils the cell, and what is kept."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from harness.probe.protocol import PROTOCOL, parse_output, probe_args
+
+START = {"type": "start", "probe": "harness-probe", "protocol": PROTOCOL, "pid": 1}
+
+
+def _out(*lines: dict[str, Any] | str, done: int | None = None) -> str:
+    rows = [json.dumps(START)]
+    rows += [line if isinstance(line, str) else json.dumps(line) for line in lines]
+    if done is not None:
+        rows.append(json.dumps({"type": "done", "count": done}))
+    return "\n".join(rows) + "\n"
+
+
+def _check(**fields: Any) -> dict[str, Any]:
+    return {"type": "check", "scenario": "egress", "id": "tcp-raw-ip", "kind": "attempt",
+            "outcome": "blocked", **fields}  # fmt: skip
+
+
+def _fact(**fields: Any) -> dict[str, Any]:
+    return {"type": "fact", "scenario": "mechanisms", "id": "landlock_abi", "status": "ok",
+            "value": 7, **fields}  # fmt: skip
+
+
+def test_a_complete_output_is_kept_whole() -> None:
+    """Facts, checks and info lines are kept with their fields; blank lines are ignored."""
+    stdout = _out(
+        _fact(errno=None, elapsed_ms=2, detail="x"),
+        "",
+        "   ",
+        _check(errno="ENETUNREACH", detail="d", elapsed_ms=1.5, evidence={"src_port": 4, "nested": {"a": 1}, "s": "v", "f": 0.5}),
+        {"type": "info", "id": "uid", "value": 65534},
+        done=2,
+    )
+    out = parse_output(stdout)
+    assert out.complete and out.done and out.problems == [] and out.fatal is None
+    assert out.start == START
+    [fact] = out.facts
+    assert (fact.id, fact.scenario, fact.status, fact.value, fact.errno, fact.detail, fact.elapsed_ms) == (
+        "landlock_abi", "mechanisms", "ok", 7, None, "x", 2.0
+    )
+    [check] = out.checks
+    assert (check.id, check.scenario, check.kind, check.outcome, check.errno, check.detail) == (
+        "tcp-raw-ip", "egress", "attempt", "blocked", "ENETUNREACH", "d"
+    )
+    assert check.elapsed_ms == 1.5
+    assert check.evidence == {"src_port": 4, "s": "v", "f": 0.5}
+    assert out.info == {"uid": {"id": "uid", "value": 65534}}
+
+
+def test_fields_of_the_wrong_type_are_dropped_not_trusted() -> None:
+    """A non-string errno, a non-numeric elapsed time and overlong details are cut."""
+    out = parse_output(
+        _out(
+            _fact(errno=38, elapsed_ms="slow", detail="d" * 600),
+            _check(errno=111, elapsed_ms=[1], detail="c" * 600),
+            done=2,
+        )
+    )
+    assert out.complete
+    assert out.facts[0].errno is None and out.facts[0].detail == "d" * 500
+    assert out.checks[0].errno is None and out.checks[0].detail == "c" * 500
+    assert out.checks[0].elapsed_ms is None
+    assert out.facts[0].elapsed_ms is None
+
+
+@pytest.mark.parametrize(
+    ("lines", "done", "problem"),
+    [
+        ([_check(), _check(outcome="escaped")], 2, "check tcp-raw-ip reported twice"),
+        ([_fact(), _fact(status="unavailable")], 2, "fact landlock_abi reported twice"),
+        ([_check(kind="control", id="priv-setuid0", scenario="privilege", outcome="ok")], 1,
+         "check priv-setuid0 has kind 'control', not 'attempt'"),
+        ([_check(kind="attempt", id="attr-allowed-connect", scenario="attribution")], 1,
+         "check attr-allowed-connect has kind 'attempt', not 'control'"),
+        ([_check(kind="probe")], 1, "unknown check kind 'probe'"),
+        ([_check(outcome="ok")], 1, "unknown attempt outcome 'ok'"),
+        ([_check(evidence=[1])], 1, "evidence is not an object"),
+        ([_fact(status="maybe")], 1, "unknown status 'maybe'"),
+        ([_fact(value=[7])], 1, "value is not a number, bool or string"),
+        ([_fact(value={"a": 1})], 1, "value is not a number, bool or string"),
+        ([{"type": "check", "scenario": "egress", "kind": "attempt", "outcome": "blocked"}], 1, "'id'"),
+        ([{"type": "fact", "status": "ok"}], 1, "'id'"),
+        ([{"type": "info"}], 0, "'id'"),
+        ([{"type": "mystery"}], 0, "unknown line type 'mystery'"),
+        (["[1, 2]"], 0, "not an object"),
+        (["not json"], 0, "Expecting value"),
+        ([START], 0, "a second start line"),
+        ([_fact()], 0, "completion line counts 0, saw 1"),
+        ([_fact()], 2, "completion line counts 2, saw 1"),
+        ([_fact(), _check()], 1, "completion line counts 1, saw 2"),
+    ],
+)
+def test_a_malformed_line_spoils_the_output(lines: list[Any], done: int, problem: str) -> None:
+    """Each of these makes the output incomplete (the cell inconclusive), naming the line."""
+    out = parse_output(_out(*lines, done=done))
+    assert not out.complete
+    assert out.problems, out
+    assert problem in out.problems[0]
+    assert out.failure() == out.problems[0]
+    assert out.problems[0].startswith("probe output line ")
+
+
+def test_output_after_the_done_line_is_refused() -> None:
+    """Anything after `done` (a check, a fact, a second done) is a problem."""
+    for extra in (_check(), _fact(), {"type": "done", "count": 1}):
+        out = parse_output(_out(_fact(), done=1) + json.dumps(extra) + "\n")
+        assert not out.complete
+        assert out.problems == [
+            f"probe output line 4 unusable (output after the completion line): {json.dumps(extra)!r}"
+            if len(json.dumps(extra)) <= 80
+            else f"probe output line 4 unusable (output after the completion line): {json.dumps(extra)[:77] + '...'!r}"
+        ]
+
+
+def test_a_boolean_count_is_not_a_count() -> None:
+    """`count: true` is not 1."""
+    stdout = _out(_fact()) + '{"type":"done","count":true}\n'
+    assert not parse_output(stdout).complete
+    assert parse_output(_out(_fact(), done=1)).complete
+
+
+def test_lines_before_the_start_line_are_refused() -> None:
+    """Facts, checks, info and done before `start` are not this probe's run."""
+    for line in (_fact(), _check(), {"type": "info", "id": "x"}, {"type": "done", "count": 0}):
+        out = parse_output(json.dumps(line) + "\n" + json.dumps(START) + "\n")
+        assert out.problems and "output before the start line" in out.problems[0]
+
+
+@pytest.mark.parametrize(
+    ("stdout", "failure"),
+    [
+        ("", "probe printed nothing it understood"),
+        (_out(_fact()), "probe output ended without its completion line"),
+        (_out('{"type":"fatal","detail":"deadline"}'), "probe failed: deadline"),
+        (_out('{"type":"fatal"}', done=0), "probe failed: unknown"),
+        (json.dumps({**START, "protocol": PROTOCOL + 1}) + "\n", "expected 1"),
+    ],
+)
+def test_why_an_output_is_not_trusted(stdout: str, failure: str) -> None:
+    """The one-line reason names what was missing or wrong."""
+    out = parse_output(stdout)
+    assert not out.complete
+    assert failure in out.failure()
+
+
+def test_a_fatal_line_spoils_even_a_done_output() -> None:
+    """A probe that reported a fatal error is never complete, and its detail is cut."""
+    out = parse_output(_out(json.dumps({"type": "fatal", "detail": "x" * 400}), done=0))
+    assert out.done and not out.complete
+    assert out.fatal == "x" * 300
+
+
+def test_a_long_bad_line_is_shown_cut() -> None:
+    """A problem shows at most 80 characters of the line."""
+    line = "y" * 200
+    out = parse_output(_out(line, done=0))
+    assert out.problems[0].endswith(repr("y" * 77 + "..."))
+    short = parse_output(_out("y" * 80, done=0))
+    assert short.problems[0].endswith(repr("y" * 80))
+
+
+def test_probe_arguments() -> None:
+    """Limits in milliseconds (at least 1), the tag, options, then the scenarios."""
+    assert probe_args(["egress", "mechanisms"], check_timeout=2.5, deadline=60, tag="t-1",
+                      options=["--resolver", "10.0.0.1"]) == [
+        "run", "--tag", "t-1", "--check-timeout-ms", "2500", "--deadline-ms", "60000",
+        "--resolver", "10.0.0.1", "egress", "mechanisms",
+    ]  # fmt: skip
+    assert probe_args([], check_timeout=0.0001, deadline=0, tag="t")[3:7] == [
+        "--check-timeout-ms", "1", "--deadline-ms", "1"
+    ]
