@@ -122,7 +122,7 @@ def test_reruns_must_judge_the_same_subjects() -> None:
 MATRIX = """
 name = "judge"
 inventory = "hosts.toml"
-scenarios = ["egress-confinement", "privilege-floor", "attribution", "mechanisms"]
+scenarios = ["mechanisms", "egress-confinement", "privilege-floor", "attribution"]
 
 [runtimes.host]
 kind = "host"
@@ -148,8 +148,11 @@ def cells(tmp_path: Path) -> dict[str, Cell]:
     return {c.runtime.name: c for c in plan.cells}
 
 
-SCENARIOS = ["egress-confinement", "privilege-floor", "attribution", "mechanisms"]
-EGRESS_BLOCKED = [{"id": c["id"], "outcome": "blocked", "errno": "EPERM"} for c in control_checks("egress-confinement", "all-blocked")]
+SCENARIOS = ["mechanisms", "egress-confinement", "privilege-floor", "attribution"]
+EGRESS_BLOCKED = [
+    {"id": c["id"], "scenario": "egress-confinement", "outcome": "blocked", "errno": "EPERM"}
+    for c in control_checks("egress-confinement", "all-blocked")
+]
 PRIV_BLOCKED = [{**c, "scenario": "privilege-floor"} for c in control_checks("privilege-floor", "all-blocked")]
 ALLOWED = {"id": "attr-allowed-connect", "scenario": "attribution", "kind": "control", "outcome": "ok", "evidence": {"src_port": 40112}}
 FACTS = [
@@ -159,7 +162,7 @@ FACTS = [
 
 
 def _control_record():  # type: ignore[no-untyped-def]
-    checks = control_checks("egress-confinement", "all-escaped") + [
+    checks = [{**c, "scenario": "egress-confinement"} for c in control_checks("egress-confinement", "all-escaped")] + [
         {**c, "scenario": "privilege-floor"} for c in control_checks("privilege-floor", "all-escaped-or-blocked")
     ]
     return record(SCENARIOS, checks, {"canary_events": []}, facts=FACTS, host_kernel="6.1.0-host")

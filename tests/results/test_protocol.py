@@ -178,3 +178,20 @@ def test_probe_arguments() -> None:
     assert probe_args([], check_timeout=0.0001, deadline=0, tag="t")[3:7] == [
         "--check-timeout-ms", "1", "--deadline-ms", "1"
     ]
+
+
+def test_distinct_checks_are_all_kept() -> None:
+    """Two checks of one scenario, or one id under two scenarios, are not duplicates."""
+    out = parse_output(
+        _out(_check(), _check(id="doh-port"), _check(scenario="other"), done=3)
+    )
+    assert out.complete, out.problems
+    assert [(c.scenario, c.id) for c in out.checks] == [
+        ("egress", "tcp-raw-ip"), ("egress", "doh-port"), ("other", "tcp-raw-ip")
+    ]
+
+
+def test_a_bad_line_of_81_characters_is_cut() -> None:
+    """The cut starts just past 80 characters."""
+    out = parse_output(_out("z" * 81, done=0))
+    assert out.problems[0].endswith(repr("z" * 77 + "..."))

@@ -145,8 +145,11 @@ def _shard(path: Path, shard: str, cells: list[tuple[str, str, CellStatus, bool]
 def test_merged_shards_are_one_run(tmp_path: Path) -> None:
     """Cells once each (a shard's own cell over a control copy), verdicts once per subject,
     the manifest's exit code from the merged verdicts, times and hosts combined."""
+    fact = VerdictRecord(host="h", runtime="runsc", fact="landlock_abi", expected="unavailable",
+                         observed=7, verdict=Verdict.UNEXPECTED)  # fmt: skip
     a = _shard(tmp_path / "a", "1/2", [("h", "host", DONE, True), ("h", "runsc", DONE, False)],
-               [_verdict("h", "runsc", "egress_confinement", Verdict.REGRESSION)])  # fmt: skip
+               [_verdict("h", "runsc", "egress_confinement", Verdict.REGRESSION),
+                _verdict("h", "runsc", "privilege_floor", Verdict.PASS), fact])  # fmt: skip
     b = _shard(tmp_path / "b", "2/2", [("h", "host", DONE, False), ("h", "bwrap", DONE, False)],
                [_verdict("h", "host", "egress_confinement", Verdict.PASS),
                 _verdict("h", "bwrap", "egress_confinement", Verdict.PASS)])  # fmt: skip
@@ -157,13 +160,16 @@ def test_merged_shards_are_one_run(tmp_path: Path) -> None:
         ("bwrap", False), ("host", False), ("runsc", False)
     ]
     verdicts = read_jsonl(out / "verdicts.jsonl")
-    assert sorted((v["runtime"], v["verdict"]) for v in verdicts) == [
-        ("bwrap", "pass"), ("host", "pass"), ("runsc", "regression")
-    ]
+    assert sorted((v["runtime"], v.get("property") or v["fact"], v["verdict"]) for v in verdicts) == [
+        ("bwrap", "egress_confinement", "pass"), ("host", "egress_confinement", "pass"),
+        ("runsc", "egress_confinement", "regression"), ("runsc", "landlock_abi", "unexpected"),
+        ("runsc", "privilege_floor", "pass"),
+    ]  # fmt: skip
     on_disk = json.loads((out / "manifest.json").read_text())
     assert on_disk == merged
     assert merged["exit_code"] == 1
     assert merged["interrupted"] is False
+    assert (merged["run_id"], merged["selection"]) == ("run-1", {"shard": "1/2"})  # the first's
     assert (merged["started"], merged["ended"]) == ("2026-01-01T00:00:00Z", "2026-01-02T01:00:00Z")
     assert merged["hosts"] == {"host1": {}, "host2": {}}
     assert merged["runtimes"] == {"rt1": {}, "rt2": {}}
@@ -208,6 +214,7 @@ def test_merged_exit_code_and_interruption(
     ("shards", "message"),
     [
         (["1/2"], "missing 2/2"),
+        (["2/2"], "missing 1/2"),
         (["1/3", "3/3"], "missing 2/3"),
         (["1/2", "1/2"], "missing 2/2; repeated 1/2"),
         (["1/2", "2/2", "2/2"], "repeated 2/2"),

@@ -10,7 +10,7 @@ import pytest
 
 from harness.probe.protocol import parse_output
 from harness.results import CellRecord, CellStatus, Verdict, exit_code, judge_facts
-from harness.results.records import VerdictRecord
+from harness.results.records import CheckResult, VerdictRecord
 from harness.runner import cell_status
 from harness.scenarios import SCENARIOS
 from harness.transport import Completed
@@ -109,6 +109,11 @@ def test_incomplete_output_never_passes(case: dict[str, Any]) -> None:
             assert verdicts[fact.id].observed == (
                 "unavailable" if fact.status == "unavailable" else fact.value
             )
+            assert verdicts[fact.id].errno == fact.errno
+            assert verdicts[fact.id].checks == [
+                CheckResult(id=fact.id, outcome=fact.status, errno=fact.errno,
+                            detail=fact.detail, elapsed_ms=fact.elapsed_ms)
+            ]  # fmt: skip
     else:
         assert cell.reason
         assert {v.verdict for v in verdicts.values()} == {Verdict.INCONCLUSIVE}
