@@ -6,6 +6,8 @@ removes; every address involved is inside that namespace or on loopback.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import socket
@@ -535,7 +537,38 @@ def test_properties_over_ssh(lab: Lab, tmp_path: Path) -> None:
     assert _no_harness_namespaces(run_id)
 
 
-ROUTED_NS = "harness-t-routed"
+# Unique per test process, so two copies of this file can run at once: the
+# namespace, the veth pair and the /30 between them.
+_UNIQUE = os.getpid() ^ int.from_bytes(os.urandom(2), "big")
+ROUTED_NS = f"harness-t-routed-{os.getpid()}-{_UNIQUE & 0xFFFF:04x}"
+VETH_HOST, VETH_NS = f"hv{_UNIQUE & 0xFFFFFF:06x}", f"hc{_UNIQUE & 0xFFFFFF:06x}"
+SUBNET = f"10.252.{(_UNIQUE >> 6) & 0xFF}.{(_UNIQUE & 0x3F) * 4}"
+FORWARD_LOCK = Path("/run/lock/harness-t-ip-forward")
+
+
+@contextlib.contextmanager
+def _forwarding() -> Iterator[None]:
+    """IPv4 forwarding on while any copy of these tests needs it; the first copy in
+    saves the machine's setting, the last one out restores it."""
+    forward = Path("/proc/sys/net/ipv4/ip_forward")
+    saved = FORWARD_LOCK.with_suffix(".saved")
+    with open(FORWARD_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not saved.exists():
+            saved.write_text(forward.read_text())
+        forward.write_text("1\n")
+        fcntl.flock(lock, fcntl.LOCK_SH)  # held while the test runs
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # another copy is still running; it restores the setting
+            else:
+                forward.write_text(saved.read_text())
+                saved.unlink()
 
 
 @pytest.fixture
@@ -546,39 +579,29 @@ def routed_netns() -> Iterator[str]:
     routed; the sandbox has no other way out. Forwarding is restored afterwards.
     """
     require_tool("ip")
-    forward = Path("/proc/sys/net/ipv4/ip_forward")
-    before = forward.read_text().strip()
+    base = SUBNET.rsplit(".", 1)
+    host_ip = f"{base[0]}.{int(base[1]) + 1}"
+    ns_ip = f"{base[0]}.{int(base[1]) + 2}"
+    inside = ["ip", "netns", "exec", ROUTED_NS]
     steps = [
         ["ip", "netns", "add", ROUTED_NS],
-        ["ip", "link", "add", "hvroute", "type", "veth", "peer", "name", "hcroute"],
-        ["ip", "link", "set", "hcroute", "netns", ROUTED_NS],
-        ["ip", "addr", "add", "10.252.0.1/30", "dev", "hvroute"],
-        ["ip", "link", "set", "hvroute", "up"],
-        ["ip", "netns", "exec", ROUTED_NS, "ip", "addr", "add", "10.252.0.2/30", "dev", "hcroute"],
-        ["ip", "netns", "exec", ROUTED_NS, "ip", "link", "set", "hcroute", "up"],
-        ["ip", "netns", "exec", ROUTED_NS, "ip", "link", "set", "lo", "up"],
-        [
-            "ip",
-            "netns",
-            "exec",
-            ROUTED_NS,
-            "ip",
-            "route",
-            "add",
-            "10.251.0.0/16",
-            "via",
-            "10.252.0.1",
-        ],
+        ["ip", "link", "add", VETH_HOST, "type", "veth", "peer", "name", VETH_NS],
+        ["ip", "link", "set", VETH_NS, "netns", ROUTED_NS],
+        ["ip", "addr", "add", f"{host_ip}/30", "dev", VETH_HOST],
+        ["ip", "link", "set", VETH_HOST, "up"],
+        [*inside, "ip", "addr", "add", f"{ns_ip}/30", "dev", VETH_NS],
+        [*inside, "ip", "link", "set", VETH_NS, "up"],
+        [*inside, "ip", "link", "set", "lo", "up"],
+        [*inside, "ip", "route", "add", "10.251.0.0/16", "via", host_ip],
     ]
     try:
         for step in steps:
             subprocess.run(step, check=True, capture_output=True)
-        forward.write_text("1\n")
-        yield ROUTED_NS
+        with _forwarding():
+            yield ROUTED_NS
     finally:
-        forward.write_text(before + "\n")
         subprocess.run(["ip", "netns", "del", ROUTED_NS], capture_output=True)
-        subprocess.run(["ip", "link", "del", "hvroute"], capture_output=True)
+        subprocess.run(["ip", "link", "del", VETH_HOST], capture_output=True)
 
 
 # runc rather than runsc: runsc --network=sandbox refuses to start on this machine

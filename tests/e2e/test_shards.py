@@ -104,27 +104,38 @@ def test_bad_shard_and_mixed_merge_are_bad_input(tmp_path: Path) -> None:
 
 def test_resume_runs_only_unfinished_cells(tmp_path: Path) -> None:
     """Interrupt a run, then `--resume`: only the unfinished cell runs; each cell
-    ends with exactly one final set of verdicts."""
+    ends with exactly one final set of verdicts, and a regression recorded before
+    the interruption survives the resume and keeps the exit code at 1."""
     flag = tmp_path / "go"
     slow = (
         '[runtimes.slow]\nkind = "command"\n'
         f'argv = ["sh", "-c", "[ -e {flag} ] || sleep 60; exec \\"$0\\" \\"$@\\"",'
         ' "{probe}", "{args}"]\n'
     )
-    matrix = _matrix(tmp_path, '[runtimes.host]\nkind = "host"\n' + slow, '["mechanisms"]')
+    # No sandbox at all, yet expected to enforce: a regression on the privilege floor.
+    unconfined = '[runtimes.open]\nkind = "command"\nargv = ["{probe}", "{args}"]\n'
+    matrix = _matrix(
+        tmp_path,
+        '[runtimes.host]\nkind = "host"\n' + unconfined + slow,
+        '["privilege-floor", "mechanisms"]',
+    )
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if (out / "cells.jsonl").exists() and "host" in (out / "cells.jsonl").read_text():
+        judged = (out / "verdicts.jsonl").read_text() if (out / "verdicts.jsonl").exists() else ""
+        if '"runtime":"open"' in judged and '"runtime":"host"' in judged:
             break
         time.sleep(0.1)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
     assert process.returncode == 130
+    before = [json.loads(line) for line in (out / "verdicts.jsonl").read_text().splitlines()]
+    regression = [v for v in before if v["verdict"] == "regression"]
+    assert [(v["runtime"], v["property"]) for v in regression] == [("open", "privilege_floor")]
     hold_lock = "import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, 2); time.sleep(3)"
     busy = subprocess.Popen([sys.executable, "-c", hold_lock, str(out / ".lock")])
     time.sleep(0.5)
@@ -133,16 +144,22 @@ def test_resume_runs_only_unfinished_cells(tmp_path: Path) -> None:
     assert locked.code == 2 and "another run is writing here" in locked.stderr
     flag.touch()
     resumed = harness_cli("run", "--resume", out)
-    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert resumed.code == 1, resumed.stdout + resumed.stderr
     rows = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
-    statuses = [(r["runtime"], r["status"]) for r in rows]
-    assert statuses.count(("host", "complete")) == 1  # not run again
+    statuses = [(r["runtime"], r["status"]) for r in rows if not r.get("control")]
+    assert statuses.count(("host", "complete")) == 1  # judged once; rerun only as a control
+    assert statuses.count(("open", "complete")) == 1
     assert ("slow", "cancelled") in statuses and ("slow", "complete") in statuses
     verdicts = [json.loads(line) for line in (out / "verdicts.jsonl").read_text().splitlines()]
-    keys = [(v["runtime"], v["fact"]) for v in verdicts]
-    assert len(keys) == len(set(keys))  # one final verdict per (runtime, fact)
+    keys = [(v["runtime"], v.get("property") or v["fact"]) for v in verdicts]
+    assert len(keys) == len(set(keys))  # one final verdict per (runtime, subject)
+    final = {(v["runtime"], v.get("property") or v["fact"]): v["verdict"] for v in verdicts}
+    assert final[("open", "privilege_floor")] == "regression"  # kept from before
+    assert final[("slow", "privilege_floor")] == "regression"  # judged after the resume
+    assert final[("host", "privilege_floor")] == "pass"
     manifest = json.loads((out / "manifest.json").read_text())
-    assert len(manifest["segments"]) == 1 and manifest["exit_code"] == 0
+    assert len(manifest["segments"]) == 1 and manifest["exit_code"] == 1
+    assert manifest["interrupted"] is False
 
 
 def test_resume_refuses_a_changed_matrix(tmp_path: Path) -> None:

@@ -44,7 +44,12 @@ def test_property_verdict(observed: str, expected: str, verdict: Verdict) -> Non
     """Pass only when observed equals expected; every other mismatch is never a pass."""
     got = _verdict(observed, expected)
     assert got.verdict is verdict
-    assert (got.host, got.runtime, got.property, got.fact) == ("lab-1", "runsc", "egress_confinement", None)
+    assert (got.host, got.runtime, got.property, got.fact) == (
+        "lab-1",
+        "runsc",
+        "egress_confinement",
+        None,
+    )
     assert (got.expected, got.observed, got.display) == (expected, observed, observed)
     assert got.checks == CHECKS
 
@@ -68,7 +73,9 @@ def test_default_expectation(kind: str, expected: str) -> None:
     assert default_expectation(kind) == expected
 
 
-def _row(subject: str, verdict: Verdict, *, fact: bool = False, reason: str | None = None) -> VerdictRecord:
+def _row(
+    subject: str, verdict: Verdict, *, fact: bool = False, reason: str | None = None
+) -> VerdictRecord:
     return VerdictRecord(
         host="h",
         runtime="r",
@@ -85,8 +92,14 @@ def _row(subject: str, verdict: Verdict, *, fact: bool = False, reason: str | No
 def test_reruns_that_agree_keep_the_verdict() -> None:
     """Agreeing reruns keep the first verdict; a mismatch says it held in every run."""
     runs = [
-        [_row("egress_confinement", Verdict.REGRESSION, reason="escaped"), _row("f", Verdict.PASS, fact=True)],
-        [_row("egress_confinement", Verdict.REGRESSION, reason="again"), _row("f", Verdict.PASS, fact=True)],
+        [
+            _row("egress_confinement", Verdict.REGRESSION, reason="escaped"),
+            _row("f", Verdict.PASS, fact=True),
+        ],
+        [
+            _row("egress_confinement", Verdict.REGRESSION, reason="again"),
+            _row("f", Verdict.PASS, fact=True),
+        ],
         [_row("egress_confinement", Verdict.REGRESSION), _row("f", Verdict.PASS, fact=True)],
     ]
     prop, fact = settle_reruns(runs)
@@ -102,7 +115,10 @@ def test_reruns_that_agree_keep_the_verdict() -> None:
 def test_reruns_that_disagree_are_flaky_never_pass() -> None:
     """A subject whose reruns disagree is flaky, with every attempt in the reason."""
     runs = [
-        [_row("egress_confinement", Verdict.REGRESSION), _row("landlock_abi", Verdict.UNEXPECTED, fact=True)],
+        [
+            _row("egress_confinement", Verdict.REGRESSION),
+            _row("landlock_abi", Verdict.UNEXPECTED, fact=True),
+        ],
         [_row("egress_confinement", Verdict.PASS), _row("landlock_abi", Verdict.PASS, fact=True)],
     ]
     prop, fact = settle_reruns(runs)
@@ -110,7 +126,10 @@ def test_reruns_that_disagree_are_flaky_never_pass() -> None:
     assert prop.reason == "outcomes disagree across 2 runs: regression, pass"
     assert (fact.verdict, fact.observed, fact.display) == (Verdict.FLAKY, "7", "7")
     assert exit_code([prop]) == 1
-    assert settle_reruns([[_row("p", Verdict.PASS)], [_row("p", Verdict.INCONCLUSIVE)]])[0].verdict is Verdict.FLAKY
+    assert (
+        settle_reruns([[_row("p", Verdict.PASS)], [_row("p", Verdict.INCONCLUSIVE)]])[0].verdict
+        is Verdict.FLAKY
+    )
 
 
 def test_reruns_must_judge_the_same_subjects() -> None:
@@ -153,8 +172,16 @@ EGRESS_BLOCKED = [
     {"id": c["id"], "scenario": "egress-confinement", "outcome": "blocked", "errno": "EPERM"}
     for c in control_checks("egress-confinement", "all-blocked")
 ]
-PRIV_BLOCKED = [{**c, "scenario": "privilege-floor"} for c in control_checks("privilege-floor", "all-blocked")]
-ALLOWED = {"id": "attr-allowed-connect", "scenario": "attribution", "kind": "control", "outcome": "ok", "evidence": {"src_port": 40112}}
+PRIV_BLOCKED = [
+    {**c, "scenario": "privilege-floor"} for c in control_checks("privilege-floor", "all-blocked")
+]
+ALLOWED = {
+    "id": "attr-allowed-connect",
+    "scenario": "attribution",
+    "kind": "control",
+    "outcome": "ok",
+    "evidence": {"src_port": 40112},
+}
 FACTS = [
     {"id": "landlock_abi", "status": "ok", "value": 7},
     {"id": "kernel_release", "status": "ok", "value": "6.1.0-host"},
@@ -162,8 +189,12 @@ FACTS = [
 
 
 def _control_record():  # type: ignore[no-untyped-def]
-    checks = [{**c, "scenario": "egress-confinement"} for c in control_checks("egress-confinement", "all-escaped")] + [
-        {**c, "scenario": "privilege-floor"} for c in control_checks("privilege-floor", "all-escaped-or-blocked")
+    checks = [
+        {**c, "scenario": "egress-confinement"}
+        for c in control_checks("egress-confinement", "all-escaped")
+    ] + [
+        {**c, "scenario": "privilege-floor"}
+        for c in control_checks("privilege-floor", "all-escaped-or-blocked")
     ]
     return record(SCENARIOS, checks, {"canary_events": []}, facts=FACTS, host_kernel="6.1.0-host")
 
@@ -184,9 +215,11 @@ def test_a_sandbox_cell_yields_every_fact_and_property(cells: dict[str, Cell]) -
     assert verdicts["egress_confinement"].verdict is Verdict.PASS
     assert verdicts["privilege_floor"].verdict is Verdict.PASS
     assert verdicts["attribution"].verdict is Verdict.PASS
-    assert [v.property for v in judge_cell(cells["runsc"], cell, control=_control_record()) if v.property] == [
-        "egress_confinement", "privilege_floor", "attribution"
-    ]
+    assert [
+        v.property
+        for v in judge_cell(cells["runsc"], cell, control=_control_record())
+        if v.property
+    ] == ["egress_confinement", "privilege_floor", "attribution"]
 
 
 def test_a_sandbox_cell_without_its_control_is_never_enforced(cells: dict[str, Cell]) -> None:
@@ -200,7 +233,10 @@ def test_a_sandbox_cell_without_its_control_is_never_enforced(cells: dict[str, C
 
 def test_the_host_runtime_is_expected_violated(cells: dict[str, Cell]) -> None:
     """The host runtime's escapes pass; its attribution is skipped (no source)."""
-    verdicts = {v.subject(): v for v in judge_cell(cells["host"], _control_record(), control=_control_record())}
+    verdicts = {
+        v.subject(): v
+        for v in judge_cell(cells["host"], _control_record(), control=_control_record())
+    }
     assert verdicts["egress_confinement"].expected == "violated"
     assert verdicts["egress_confinement"].verdict is Verdict.PASS
     assert verdicts["attribution"].verdict is Verdict.SKIPPED
@@ -209,9 +245,16 @@ def test_the_host_runtime_is_expected_violated(cells: dict[str, Cell]) -> None:
 
 def test_an_entry_expectation_overrides_the_default(cells: dict[str, Cell]) -> None:
     """`expect` in the runtime entry wins; other properties keep the default; own_kernel counts."""
-    cell = record(SCENARIOS, [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED], {"canary_events": []},
-                  facts=FACTS, host_kernel="6.1.0-host")  # fmt: skip
-    verdicts = {v.subject(): v for v in judge_cell(cells["wrapper"], cell, control=_control_record())}
+    cell = record(
+        SCENARIOS,
+        [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED],
+        {"canary_events": []},
+        facts=FACTS,
+        host_kernel="6.1.0-host",
+    )
+    verdicts = {
+        v.subject(): v for v in judge_cell(cells["wrapper"], cell, control=_control_record())
+    }
     assert verdicts["egress_confinement"].expected == "violated"
     assert verdicts["egress_confinement"].verdict is Verdict.UNEXPECTED
     assert verdicts["privilege_floor"].expected == "enforced"
@@ -226,8 +269,13 @@ def test_a_control_cell_yields_no_verdicts(cells: dict[str, Cell]) -> None:
 
 def test_an_incomplete_cell_yields_no_pass(cells: dict[str, Cell]) -> None:
     """Every verdict of a cell that did not complete is inconclusive."""
-    cell = record(SCENARIOS, [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED], {"canary_events": []},
-                  facts=FACTS, status=CellStatus.TIMEOUT)  # fmt: skip
+    cell = record(
+        SCENARIOS,
+        [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED],
+        {"canary_events": []},
+        facts=FACTS,
+        status=CellStatus.TIMEOUT,
+    )
     verdicts = judge_cell(cells["runsc"], cell, control=_control_record())
     assert verdicts and {v.verdict for v in verdicts} == {Verdict.INCONCLUSIVE}
     assert exit_code(verdicts) == 3

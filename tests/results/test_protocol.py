@@ -21,13 +21,25 @@ def _out(*lines: dict[str, Any] | str, done: int | None = None) -> str:
 
 
 def _check(**fields: Any) -> dict[str, Any]:
-    return {"type": "check", "scenario": "egress", "id": "tcp-raw-ip", "kind": "attempt",
-            "outcome": "blocked", **fields}  # fmt: skip
+    return {
+        "type": "check",
+        "scenario": "egress",
+        "id": "tcp-raw-ip",
+        "kind": "attempt",
+        "outcome": "blocked",
+        **fields,
+    }
 
 
 def _fact(**fields: Any) -> dict[str, Any]:
-    return {"type": "fact", "scenario": "mechanisms", "id": "landlock_abi", "status": "ok",
-            "value": 7, **fields}  # fmt: skip
+    return {
+        "type": "fact",
+        "scenario": "mechanisms",
+        "id": "landlock_abi",
+        "status": "ok",
+        "value": 7,
+        **fields,
+    }
 
 
 def test_a_complete_output_is_kept_whole() -> None:
@@ -36,7 +48,12 @@ def test_a_complete_output_is_kept_whole() -> None:
         _fact(errno=None, elapsed_ms=2, detail="x"),
         "",
         "   ",
-        _check(errno="ENETUNREACH", detail="d", elapsed_ms=1.5, evidence={"src_port": 4, "nested": {"a": 1}, "s": "v", "f": 0.5}),
+        _check(
+            errno="ENETUNREACH",
+            detail="d",
+            elapsed_ms=1.5,
+            evidence={"src_port": 4, "nested": {"a": 1}, "s": "v", "f": 0.5},
+        ),
         {"type": "info", "id": "uid", "value": 65534},
         done=2,
     )
@@ -44,12 +61,23 @@ def test_a_complete_output_is_kept_whole() -> None:
     assert out.complete and out.done and out.problems == [] and out.fatal is None
     assert out.start == START
     [fact] = out.facts
-    assert (fact.id, fact.scenario, fact.status, fact.value, fact.errno, fact.detail, fact.elapsed_ms) == (
-        "landlock_abi", "mechanisms", "ok", 7, None, "x", 2.0
-    )
+    assert (
+        fact.id,
+        fact.scenario,
+        fact.status,
+        fact.value,
+        fact.errno,
+        fact.detail,
+        fact.elapsed_ms,
+    ) == ("landlock_abi", "mechanisms", "ok", 7, None, "x", 2.0)
     [check] = out.checks
     assert (check.id, check.scenario, check.kind, check.outcome, check.errno, check.detail) == (
-        "tcp-raw-ip", "egress", "attempt", "blocked", "ENETUNREACH", "d"
+        "tcp-raw-ip",
+        "egress",
+        "attempt",
+        "blocked",
+        "ENETUNREACH",
+        "d",
     )
     assert check.elapsed_ms == 1.5
     assert check.evidence == {"src_port": 4, "s": "v", "f": 0.5}
@@ -77,17 +105,27 @@ def test_fields_of_the_wrong_type_are_dropped_not_trusted() -> None:
     [
         ([_check(), _check(outcome="escaped")], 2, "check tcp-raw-ip reported twice"),
         ([_fact(), _fact(status="unavailable")], 2, "fact landlock_abi reported twice"),
-        ([_check(kind="control", id="priv-setuid0", scenario="privilege", outcome="ok")], 1,
-         "check priv-setuid0 has kind 'control', not 'attempt'"),
-        ([_check(kind="attempt", id="attr-allowed-connect", scenario="attribution")], 1,
-         "check attr-allowed-connect has kind 'attempt', not 'control'"),
+        (
+            [_check(kind="control", id="priv-setuid0", scenario="privilege", outcome="ok")],
+            1,
+            "check priv-setuid0 has kind 'control', not 'attempt'",
+        ),
+        (
+            [_check(kind="attempt", id="attr-allowed-connect", scenario="attribution")],
+            1,
+            "check attr-allowed-connect has kind 'attempt', not 'control'",
+        ),
         ([_check(kind="probe")], 1, "unknown check kind 'probe'"),
         ([_check(outcome="ok")], 1, "unknown attempt outcome 'ok'"),
         ([_check(evidence=[1])], 1, "evidence is not an object"),
         ([_fact(status="maybe")], 1, "unknown status 'maybe'"),
         ([_fact(value=[7])], 1, "value is not a number, bool or string"),
         ([_fact(value={"a": 1})], 1, "value is not a number, bool or string"),
-        ([{"type": "check", "scenario": "egress", "kind": "attempt", "outcome": "blocked"}], 1, "'id'"),
+        (
+            [{"type": "check", "scenario": "egress", "kind": "attempt", "outcome": "blocked"}],
+            1,
+            "'id'",
+        ),
         ([{"type": "fact", "status": "ok"}], 1, "'id'"),
         ([{"type": "info"}], 0, "'id'"),
         ([{"type": "mystery"}], 0, "unknown line type 'mystery'"),
@@ -114,11 +152,10 @@ def test_output_after_the_done_line_is_refused() -> None:
     for extra in (_check(), _fact(), {"type": "done", "count": 1}):
         out = parse_output(_out(_fact(), done=1) + json.dumps(extra) + "\n")
         assert not out.complete
-        assert out.problems == [
-            f"probe output line 4 unusable (output after the completion line): {json.dumps(extra)!r}"
-            if len(json.dumps(extra)) <= 80
-            else f"probe output line 4 unusable (output after the completion line): {json.dumps(extra)[:77] + '...'!r}"
-        ]
+        line = json.dumps(extra)
+        shown = line if len(line) <= 80 else line[:77] + "..."
+        why = "output after the completion line"
+        assert out.problems == [f"probe output line 4 unusable ({why}): {shown!r}"]
 
 
 def test_a_boolean_count_is_not_a_count() -> None:
@@ -170,24 +207,41 @@ def test_a_long_bad_line_is_shown_cut() -> None:
 
 def test_probe_arguments() -> None:
     """Limits in milliseconds (at least 1), the tag, options, then the scenarios."""
-    assert probe_args(["egress", "mechanisms"], check_timeout=2.5, deadline=60, tag="t-1",
-                      options=["--resolver", "10.0.0.1"]) == [
-        "run", "--tag", "t-1", "--check-timeout-ms", "2500", "--deadline-ms", "60000",
-        "--resolver", "10.0.0.1", "egress", "mechanisms",
-    ]  # fmt: skip
+    assert probe_args(
+        ["egress", "mechanisms"],
+        check_timeout=2.5,
+        deadline=60,
+        tag="t-1",
+        options=["--resolver", "10.0.0.1"],
+    ) == [
+        "run",
+        "--tag",
+        "t-1",
+        "--check-timeout-ms",
+        "2500",
+        "--deadline-ms",
+        "60000",
+        "--resolver",
+        "10.0.0.1",
+        "egress",
+        "mechanisms",
+    ]
     assert probe_args([], check_timeout=0.0001, deadline=0, tag="t")[3:7] == [
-        "--check-timeout-ms", "1", "--deadline-ms", "1"
+        "--check-timeout-ms",
+        "1",
+        "--deadline-ms",
+        "1",
     ]
 
 
 def test_distinct_checks_are_all_kept() -> None:
     """Two checks of one scenario, or one id under two scenarios, are not duplicates."""
-    out = parse_output(
-        _out(_check(), _check(id="doh-port"), _check(scenario="other"), done=3)
-    )
+    out = parse_output(_out(_check(), _check(id="doh-port"), _check(scenario="other"), done=3))
     assert out.complete, out.problems
     assert [(c.scenario, c.id) for c in out.checks] == [
-        ("egress", "tcp-raw-ip"), ("egress", "doh-port"), ("other", "tcp-raw-ip")
+        ("egress", "tcp-raw-ip"),
+        ("egress", "doh-port"),
+        ("other", "tcp-raw-ip"),
     ]
 
 

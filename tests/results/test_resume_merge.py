@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,15 @@ from tests.results.cells import record
 
 
 def _verdict(host: str, runtime: str, subject: str, verdict: Verdict) -> VerdictRecord:
-    return VerdictRecord(host=host, runtime=runtime, property=subject, expected="enforced",
-                         observed="violated", verdict=verdict, reason=f"{runtime} said so")  # fmt: skip
+    return VerdictRecord(
+        host=host,
+        runtime=runtime,
+        property=subject,
+        expected="enforced",
+        observed="violated",
+        verdict=verdict,
+        reason=f"{runtime} said so",
+    )
 
 
 def _folder(
@@ -48,11 +56,17 @@ def test_finished_cells_and_their_verdicts_survive_a_resume(tmp_path: Path) -> N
     """A judged cell is finished and keeps its verdicts, a regression included (exit 1)."""
     folder = _folder(
         tmp_path / "run",
-        [("h", "runsc", DONE, False), ("h", "bwrap", DONE, False), ("h", "slow", CellStatus.CANCELLED, False)],
-        [_verdict("h", "runsc", "egress_confinement", Verdict.REGRESSION),
-         _verdict("h", "runsc", "privilege_floor", Verdict.PASS),
-         _verdict("h", "bwrap", "egress_confinement", Verdict.PASS)],
-    )  # fmt: skip
+        [
+            ("h", "runsc", DONE, False),
+            ("h", "bwrap", DONE, False),
+            ("h", "slow", CellStatus.CANCELLED, False),
+        ],
+        [
+            _verdict("h", "runsc", "egress_confinement", Verdict.REGRESSION),
+            _verdict("h", "runsc", "privilege_floor", Verdict.PASS),
+            _verdict("h", "bwrap", "egress_confinement", Verdict.PASS),
+        ],
+    )
     manifest, done, prior = read_resumable(folder)
     assert manifest == {"matrix": {"sha256": "m"}, "interrupted": True}
     assert done == {("h", "runsc"), ("h", "bwrap")}
@@ -82,7 +96,9 @@ def test_finished_cells_and_their_verdicts_survive_a_resume(tmp_path: Path) -> N
     ],
 )
 def test_unfinished_cells_run_again(
-    tmp_path: Path, cells: list[tuple[str, str, CellStatus, bool]], verdicts: list[tuple[str, str, Verdict]]
+    tmp_path: Path,
+    cells: list[tuple[str, str, CellStatus, bool]],
+    verdicts: list[tuple[str, str, Verdict]],
 ) -> None:
     """Only a cell that is both recorded (not cancelled, not a control) and judged is finished."""
     folder = _folder(tmp_path / "run", cells, [_verdict(h, r, "p", v) for h, r, v in verdicts])
@@ -95,7 +111,10 @@ def test_failed_cells_are_finished(tmp_path: Path) -> None:
     folder = _folder(
         tmp_path / "run",
         [("h", "a", CellStatus.ERROR, False), ("h", "b", CellStatus.TIMEOUT, False)],
-        [_verdict("h", "a", "p", Verdict.INCONCLUSIVE), _verdict("h", "b", "p", Verdict.INCONCLUSIVE)],
+        [
+            _verdict("h", "a", "p", Verdict.INCONCLUSIVE),
+            _verdict("h", "b", "p", Verdict.INCONCLUSIVE),
+        ],
     )
     _, done, prior = read_resumable(folder)
     assert done == {("h", "a"), ("h", "b")}
@@ -104,7 +123,9 @@ def test_failed_cells_are_finished(tmp_path: Path) -> None:
 
 def test_a_torn_last_line_is_not_a_verdict(tmp_path: Path) -> None:
     """An interrupted write leaves half a line: it is ignored, the rest kept."""
-    folder = _folder(tmp_path / "run", [("h", "r", DONE, False)], [_verdict("h", "r", "p", Verdict.PASS)])
+    folder = _folder(
+        tmp_path / "run", [("h", "r", DONE, False)], [_verdict("h", "r", "p", Verdict.PASS)]
+    )
     with open(folder / "verdicts.jsonl", "a") as fh:
         fh.write('{"host":"h","runtime":"r","verd')
     _, done, prior = read_resumable(folder)
@@ -132,39 +153,77 @@ def test_what_cannot_be_resumed(tmp_path: Path, broken: str) -> None:
         read_resumable(folder)
 
 
-def _shard(path: Path, shard: str, cells: list[tuple[str, str, CellStatus, bool]],
-           verdicts: list[VerdictRecord], **manifest: Any) -> Path:  # fmt: skip
+def _shard(
+    path: Path,
+    shard: str,
+    cells: list[tuple[str, str, CellStatus, bool]],
+    verdicts: list[VerdictRecord],
+    **manifest: Any,
+) -> Path:
     base = {
-        "matrix": {"sha256": "m"}, "selection": {"shard": shard}, "run_id": f"run-{shard[0]}",
-        "started": f"2026-01-0{shard[0]}T00:00:00Z", "ended": f"2026-01-0{shard[0]}T01:00:00Z",
-        "interrupted": False, "hosts": {f"host{shard[0]}": {}}, "runtimes": {f"rt{shard[0]}": {}},
-    }  # fmt: skip
+        "matrix": {"sha256": "m"},
+        "selection": {"shard": shard},
+        "run_id": f"run-{shard[0]}",
+        "started": f"2026-01-0{shard[0]}T00:00:00Z",
+        "ended": f"2026-01-0{shard[0]}T01:00:00Z",
+        "interrupted": False,
+        "hosts": {f"host{shard[0]}": {}},
+        "runtimes": {f"rt{shard[0]}": {}},
+    }
     return _folder(path, cells, verdicts, {**base, **manifest})
 
 
 def test_merged_shards_are_one_run(tmp_path: Path) -> None:
     """Cells once each (a shard's own cell over a control copy), verdicts once per subject,
     the manifest's exit code from the merged verdicts, times and hosts combined."""
-    fact = VerdictRecord(host="h", runtime="runsc", fact="landlock_abi", expected="unavailable",
-                         observed=7, verdict=Verdict.UNEXPECTED)  # fmt: skip
-    a = _shard(tmp_path / "a", "1/2", [("h", "host", DONE, True), ("h", "runsc", DONE, False)],
-               [_verdict("h", "runsc", "egress_confinement", Verdict.REGRESSION),
-                _verdict("h", "runsc", "privilege_floor", Verdict.PASS), fact])  # fmt: skip
-    b = _shard(tmp_path / "b", "2/2", [("h", "host", DONE, False), ("h", "bwrap", DONE, False)],
-               [_verdict("h", "host", "egress_confinement", Verdict.PASS),
-                _verdict("h", "bwrap", "egress_confinement", Verdict.PASS)])  # fmt: skip
+    fact = VerdictRecord(
+        host="h",
+        runtime="runsc",
+        fact="landlock_abi",
+        expected="unavailable",
+        observed=7,
+        verdict=Verdict.UNEXPECTED,
+    )
+    other = replace(fact, fact="seccomp_filter", verdict=Verdict.PASS)
+    a = _shard(
+        tmp_path / "a",
+        "1/2",
+        [("h", "host", DONE, True), ("h", "runsc", DONE, False)],
+        [
+            _verdict("h", "runsc", "egress_confinement", Verdict.REGRESSION),
+            _verdict("h", "runsc", "privilege_floor", Verdict.PASS),
+            fact,
+            other,
+        ],
+    )
+    b = _shard(
+        tmp_path / "b",
+        "2/2",
+        [("h", "host", DONE, False), ("h", "bwrap", DONE, False)],
+        [
+            _verdict("h", "host", "egress_confinement", Verdict.PASS),
+            _verdict("h", "bwrap", "egress_confinement", Verdict.PASS),
+        ],
+    )
     out = tmp_path / "m"
     merged = merge_runs([a, b], out)
     cells = read_jsonl(out / "cells.jsonl")
     assert sorted((c["runtime"], c["control"]) for c in cells) == [
-        ("bwrap", False), ("host", False), ("runsc", False)
+        ("bwrap", False),
+        ("host", False),
+        ("runsc", False),
     ]
     verdicts = read_jsonl(out / "verdicts.jsonl")
-    assert sorted((v["runtime"], v.get("property") or v["fact"], v["verdict"]) for v in verdicts) == [
-        ("bwrap", "egress_confinement", "pass"), ("host", "egress_confinement", "pass"),
-        ("runsc", "egress_confinement", "regression"), ("runsc", "landlock_abi", "unexpected"),
+    assert sorted(
+        (v["runtime"], v.get("property") or v["fact"], v["verdict"]) for v in verdicts
+    ) == [
+        ("bwrap", "egress_confinement", "pass"),
+        ("host", "egress_confinement", "pass"),
+        ("runsc", "egress_confinement", "regression"),
+        ("runsc", "landlock_abi", "unexpected"),
         ("runsc", "privilege_floor", "pass"),
-    ]  # fmt: skip
+        ("runsc", "seccomp_filter", "pass"),
+    ]
     on_disk = json.loads((out / "manifest.json").read_text())
     assert on_disk == merged
     assert merged["exit_code"] == 1
@@ -201,10 +260,20 @@ def test_merged_exit_code_and_interruption(
     tmp_path: Path, verdicts: list[Verdict], interrupted: tuple[bool, bool], code: int
 ) -> None:
     """The merged exit code follows the contract; one interrupted shard marks the merge."""
-    a = _shard(tmp_path / "a", "1/2", [("h", "a", DONE, False)], [_verdict("h", "a", "p", verdicts[0])],
-               interrupted=interrupted[0])  # fmt: skip
-    b = _shard(tmp_path / "b", "2/2", [("h", "b", DONE, False)], [_verdict("h", "b", "p", verdicts[1])],
-               interrupted=interrupted[1])  # fmt: skip
+    a = _shard(
+        tmp_path / "a",
+        "1/2",
+        [("h", "a", DONE, False)],
+        [_verdict("h", "a", "p", verdicts[0])],
+        interrupted=interrupted[0],
+    )
+    b = _shard(
+        tmp_path / "b",
+        "2/2",
+        [("h", "b", DONE, False)],
+        [_verdict("h", "b", "p", verdicts[1])],
+        interrupted=interrupted[1],
+    )
     merged = merge_runs([a, b], tmp_path / "m")
     assert merged["exit_code"] == code
     assert merged["interrupted"] is any(interrupted)
@@ -222,7 +291,9 @@ def test_merged_exit_code_and_interruption(
         (["1/2", ""], "every folder must come from"),
     ],
 )
-def test_a_missing_or_repeated_shard_is_refused(tmp_path: Path, shards: list[str], message: str) -> None:
+def test_a_missing_or_repeated_shard_is_refused(
+    tmp_path: Path, shards: list[str], message: str
+) -> None:
     """A merge that would look complete without being so is bad input."""
     folders = [
         _shard(tmp_path / str(i), s or "1/1", [], [], selection={"shard": s} if s else {})
