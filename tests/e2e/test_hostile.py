@@ -73,8 +73,7 @@ def test_hostile_values_over_ssh_never_execute(lab: Lab, tmp_path: Path) -> None
     hostile_flags = [r for r in rows if r["runtime"] == "runsc-hostile-flags"]
     assert hostile_flags and all(r["status"] != "complete" for r in hostile_flags)
     verdicts = [
-        json.loads(line)
-        for line in (tmp_path / "out" / "verdicts.jsonl").read_text().splitlines()
+        json.loads(line) for line in (tmp_path / "out" / "verdicts.jsonl").read_text().splitlines()
     ]
     by_runtime: dict[str, set[str]] = {}
     for v in verdicts:
