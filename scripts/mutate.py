@@ -128,6 +128,7 @@ COMPARE_SWAPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
     ast.Is: (ast.IsNot,),
     ast.IsNot: (ast.Is,),
 }
+SWAP_CALLS = {"any": "all", "all": "any", "min": "max", "max": "min"}
 SYMBOL = {
     ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
     ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
@@ -165,40 +166,69 @@ def _edits(node: ast.AST, parent: ast.AST | None) -> list[str]:
     if isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
             for new in COMPARE_SWAPS.get(type(op), ()):
-                out.append(f"`{SYMBOL[type(op)]}` -> `{SYMBOL[new]}` (operator {i + 1})")
+                out.append(f"{SYMBOL[type(op)]} -> {SYMBOL[new]} (operator {i + 1})")
     elif isinstance(node, ast.BoolOp):
         new_op = ast.Or if isinstance(node.op, ast.And) else ast.And
-        out.append(f"`{SYMBOL[type(node.op)]}` -> `{SYMBOL[new_op]}`")
+        out.append(f"{SYMBOL[type(node.op)]} -> {SYMBOL[new_op]}")
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        out.append("drop `not`")
+        out.append("drop not")
     elif isinstance(node, ast.If | ast.While | ast.IfExp):
         out.append("negate the condition")
     elif isinstance(node, ast.Return) and node.value is not None:
-        out.append("delete `return`")
+        out.append("delete return")
     elif isinstance(node, ast.Raise):
-        out.append("delete `raise`")
+        out.append("delete raise")
     elif isinstance(node, ast.Continue):
-        out.append("`continue` -> `break`")
+        out.append("continue -> break")
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        if node.func.id in ("any", "all"):
-            out.append(f"`{node.func.id}` -> `{'all' if node.func.id == 'any' else 'any'}`")
+        if node.func.id in SWAP_CALLS:
+            out.append(f"{node.func.id} -> {SWAP_CALLS[node.func.id]}")
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        out.append("delete the call")
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        if any(_is_int(side) for side in (node.left, node.right)):
+            sign = "+ -> -" if isinstance(node.op, ast.Add) else "- -> +"
+            out.append(sign)
     elif (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
         and node.value.id in ENUM_SWAPS
         and isinstance(node.ctx, ast.Load)
     ):
-        for new in ENUM_SWAPS[node.value.id].get(node.attr, ()):
-            out.append(f"`{node.value.id}.{node.attr}` -> `{node.value.id}.{new}`")
+        for member in ENUM_SWAPS[node.value.id].get(node.attr, ()):
+            out.append(f"{node.value.id}.{node.attr} -> {node.value.id}.{member}")
     elif isinstance(node, ast.Constant) and parent is not None:
         value = node.value
         if isinstance(value, bool):
-            out.append(f"`{value}` -> `{not value}`")
+            out.append(f"{value} -> {not value}")
         elif isinstance(value, int) and not isinstance(parent, ast.Slice):
-            out.append(f"`{value}` -> `{value + 1}`")
-        elif isinstance(value, str) and value in WORDS and not _is_docstring(parent, node):
-            out.extend(f"`{value!r}` -> `{new!r}`" for new in WORDS[value])
+            out.append(f"{value} -> {value + 1}")
+        elif isinstance(value, str) and not _is_docstring(parent, node):
+            out.extend(f"{value!r} -> {new!r}" for new in WORDS.get(value, ()))
+            if _is_key(node, parent):
+                out.append(f"key {value!r} -> {value + '_'!r}")
     return out
+
+
+def _is_int(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int)
+        and not isinstance(node.value, bool)
+    )
+
+
+def _is_key(node: ast.AST, parent: ast.AST) -> bool:
+    """A string used as a mapping key: `x["key"]` or `x.get("key")`."""
+    if isinstance(parent, ast.Subscript):
+        return parent.slice is node
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr in ("get", "pop", "setdefault")
+        and bool(parent.args)
+        and parent.args[0] is node
+    )
 
 
 def _walk(
@@ -306,7 +336,12 @@ def mutate_tree(tree: ast.Module, mutant: Mutant) -> ast.Module:
         new = ast.Break() if isinstance(node, ast.Continue) else ast.Pass()
     elif isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
-        node.func.id = "all" if node.func.id == "any" else "any"
+        node.func.id = SWAP_CALLS[node.func.id]
+        new = node
+    elif isinstance(node, ast.Expr):
+        new = ast.Pass()
+    elif isinstance(node, ast.BinOp):
+        node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
         new = node
     elif isinstance(node, ast.Attribute):
         assert isinstance(node.value, ast.Name)
@@ -318,8 +353,9 @@ def mutate_tree(tree: ast.Module, mutant: Mutant) -> ast.Module:
             node.value = not value
         elif isinstance(value, int):
             node.value = value + 1
-        else:
-            node.value = WORDS[value][mutant.choice]
+        elif isinstance(value, str):
+            words = WORDS.get(value, ())
+            node.value = words[mutant.choice] if mutant.choice < len(words) else value + "_"
         new = node
     else:  # pragma: no cover - _edits and mutate_tree disagree
         raise AssertionError(f"cannot mutate {type(node).__name__}")
@@ -449,7 +485,7 @@ class Mutator:
             finally:
                 sys.setprofile(None)
             if not ok:
-                self.error = f"a test fails without any mutant: {item.nodeid}"  # type: ignore[attr-defined]
+                self.error = f"a test fails without any mutant: {getattr(item, 'nodeid', item)}"
                 return True
             for key in seen:
                 calls.setdefault(key, []).append(index)
@@ -500,10 +536,9 @@ class Mutator:
                 how = "timeout" if os.WTERMSIG(status) == signal.SIGALRM else "crashed"
                 results.append(Result(mutant, False, how, count))
             else:
-                survived = os.WEXITSTATUS(status) == 0
-                results.append(
-                    Result(mutant, survived, "survived" if survived else "killed", count)
-                )
+                code = os.WEXITSTATUS(status)
+                how = {0: "survived", 1: "killed"}.get(code, "did not load")
+                results.append(Result(mutant, code == 0, how, count))
             if len(results) % 50 == 0:
                 os.write(self.progress, f"mutate: {len(results)}/{len(self.mutants)}\n".encode())
         order = {m.id: i for i, m in enumerate(self.mutants)}
@@ -539,7 +574,7 @@ def run(mutants: list[Mutant], *, jobs: int, timeout: float) -> list[Result]:
 
 # --- the reviewed survivors ---------------------------------------------------------
 
-_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*(equivalent|harmless)\s*\|\s*(.+?)\s*\|\s*$")
+_ROW = re.compile(r"^\|\s*`([^`|]+)`\s*\|\s*(equivalent|harmless)\s*\|\s*(.+?)\s*\|\s*$")
 
 
 def reviewed(doc: Path = DOC) -> dict[str, tuple[str, str]]:
@@ -643,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     results = run(mutants, jobs=args.jobs, timeout=args.timeout)
     dangerous = report(results, reviewed(), sys.stdout)
+    hows = Counter(r.how for r in results)
+    print("\n" + ", ".join(f"{n} {how}" for how, n in sorted(hows.items())))
     took = time.monotonic() - started
     print(f"\n{len(results)} mutants in {took:.0f}s with {args.jobs} jobs; {dangerous} dangerous")
     return 1 if dangerous else 0

@@ -231,6 +231,15 @@ def test_a_sandbox_cell_without_its_control_is_never_enforced(cells: dict[str, C
     assert verdicts["attribution"].verdict is Verdict.INCONCLUSIVE
 
 
+def test_why_decision_records_are_missing_is_kept(cells: dict[str, Cell]) -> None:
+    """The error met fetching decision records is the attribution verdict's reason."""
+    host_side = {"canary_events": [], "decisions_error": "HTTP 500"}
+    cell = record(SCENARIOS, [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED], host_side)
+    verdicts = {v.subject(): v for v in judge_cell(cells["runsc"], cell, control=None)}
+    assert verdicts["attribution"].verdict is Verdict.INCONCLUSIVE
+    assert verdicts["attribution"].reason == "decision records unavailable: HTTP 500"
+
+
 def test_the_host_runtime_is_expected_violated(cells: dict[str, Cell]) -> None:
     """The host runtime's escapes pass; its attribution is skipped (no source)."""
     verdicts = {
