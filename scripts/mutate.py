@@ -115,6 +115,11 @@ ENUM_SWAPS: dict[str, dict[str, tuple[str, ...]]] = {
         "ERROR": ("COMPLETE",),
     },
     "Control": {"NONE": ("HOST",), "HOST": ("NONE",)},
+    "ExitCode": {
+        "MISMATCH": ("OK", "INCONCLUSIVE"),
+        "INCONCLUSIVE": ("OK",),
+        "OK": ("INCONCLUSIVE",),
+    },
 }
 COMPARE_SWAPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
     ast.Eq: (ast.NotEq,),
