@@ -25,8 +25,8 @@ def _judge(
     stdout = case["stdout"].lstrip("\n")
     done = Completed(
         argv=("probe",),
-        exit_status=case.get("exit_status", 0),
-        signal=None,
+        exit_status=case.get("exit_status", None if "signal" in case else 0),
+        signal=case.get("signal"),
         stdout=stdout,
         stderr=case.get("stderr", ""),
         elapsed=case.get("elapsed", 0.1),
