@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from harness.results import CellRecord, CellStatus
@@ -13,11 +14,11 @@ TAG = "harness-t-00001"
 
 def record(
     scenarios: list[str],
-    checks: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    checks: Sequence[dict[str, Any]] = (),
     host_side: dict[str, Any] | None = None,
     *,
     status: CellStatus = CellStatus.COMPLETE,
-    facts: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    facts: Sequence[dict[str, Any]] = (),
     host: str = "h",
     runtime: str = "r",
     host_kernel: str | None = None,

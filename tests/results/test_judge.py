@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.judge import judge_cell
 from harness.plan import Cell, make_plan
-from harness.results import CellStatus, Verdict, exit_code
+from harness.results import CellRecord, CellStatus, Verdict, exit_code
 from harness.results.properties import Observation
 from harness.results.records import CheckResult, VerdictRecord
 from harness.results.verdicts import default_expectation, judge_property, settle_reruns
@@ -161,6 +162,7 @@ expect = { egress_confinement = "violated" }
 
 @pytest.fixture
 def cells(tmp_path: Path) -> dict[str, Cell]:
+    """The matrix's cells by runtime name: host, runsc and a wrapper."""
     (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
     (tmp_path / "m.toml").write_text(MATRIX)
     plan = make_plan(load_matrix(tmp_path / "m.toml"))
@@ -182,13 +184,13 @@ ALLOWED = {
     "outcome": "ok",
     "evidence": {"src_port": 40112},
 }
-FACTS = [
+FACTS: list[dict[str, Any]] = [
     {"id": "landlock_abi", "status": "ok", "value": 7},
     {"id": "kernel_release", "status": "ok", "value": "6.1.0-host"},
 ]
 
 
-def _control_record():  # type: ignore[no-untyped-def]
+def _control_record() -> CellRecord:
     checks = [
         {**c, "scenario": "egress-confinement"}
         for c in control_checks("egress-confinement", "all-escaped")
