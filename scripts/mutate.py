@@ -9,10 +9,11 @@ Usage (from the repository root):
     .venv/bin/python scripts/mutate.py --show ID           # one mutant's diff
 
 Each mutant is one small edit of one module: a flipped comparison, `and`<->`or`,
-a dropped `not`, a negated condition, a deleted `return` or `raise`, `any`<->`all`,
-a swapped verdict or outcome word, `True`<->`False`, a number off by one. The
-module's fast unit tests are run against each mutant; a mutant they do not fail
-on has *survived*.
+a dropped `not`, a negated condition, a deleted `return`, `raise` or call, `any`<->`all`,
+a verdict or outcome word swapped for the dangerous one, a misspelt mapping key,
+`True`<->`False`, a number off by one (docs/testing.md lists them all). The module's
+fast unit tests are run against each mutant; a mutant they do not fail on has
+*survived*.
 
 How it runs fast: one parent process imports harness, pytest and the tests once,
 then forks a child per mutant. The child swaps the mutated function's code object
