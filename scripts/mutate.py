@@ -59,6 +59,8 @@ FAST = [
 ]
 TARGETS: dict[str, list[str]] = {
     "harness/results/properties.py": FAST,
+    "harness/results/arrivals.py": FAST,
+    "harness/results/reach.py": FAST,
     "harness/results/verdicts.py": FAST,
     "harness/results/attribution.py": FAST,
     "harness/judge.py": FAST,
@@ -69,6 +71,9 @@ TARGETS: dict[str, list[str]] = {
 }
 # Modules of which only some functions judge: the rest is I/O, for the e2e tests.
 ONLY = {"harness/runner.py": {"cell_status"}}
+# Judging modules not yet at their target (they arrived with the egress sweep and the
+# filesystem reach, #14 and #15): run only when named, so CI gates on the others.
+NOT_YET = {"harness/results/arrivals.py", "harness/results/reach.py"}
 # Kill-rate targets (issue 20); the default run reports against them.
 TARGET_RATE = {
     "harness/results/resume.py": 0.90,
@@ -666,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
-    modules = args.modules or list(TARGETS)
+    modules = args.modules or [m for m in TARGETS if m not in NOT_YET]
     unknown = [m for m in modules if m not in TARGETS]
     if unknown:
         print(

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.results import CellRecord, CellStatus
-from harness.results.properties import observe
+from harness.results.properties import observe, outcomes
 from harness.results.records import ProbeCheck
-from harness.scenarios import SCENARIOS, Control
+from harness.scenarios import SCENARIOS, Check, Control, Scenario
 
 CASES = tomllib.loads(Path(__file__).with_name("property_cases.toml").read_text())["case"]
 TAG = "harness-t-00001"
@@ -109,17 +110,51 @@ def test_property_observation(case: dict[str, Any]) -> None:
         assert result.reason == case["reason"]
     for part in case.get("reason_contains", []):
         assert part in str(result.reason), result.reason
+    if result.observed == "enforced" and case["scenario"] != "egress-confinement":
+        assert result.reason is None  # only egress lists what an enforced verdict rests on
     details = {c.id: c.detail for c in result.checks}
     for check_id, detail in case.get("check_details", {}).items():
         assert details[check_id] == detail
+    found = {c.id: c.outcome for c in result.checks}
+    for check_id, outcome in case.get("check_outcomes", {}).items():
+        assert found[check_id] == outcome, (check_id, result)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_incomplete_cell_is_never_enforced(case: dict[str, Any]) -> None:
+@pytest.mark.parametrize("status", [s for s in CellStatus if s is not CellStatus.COMPLETE], ids=str)
+def test_incomplete_cell_is_never_enforced(case: dict[str, Any], status: CellStatus) -> None:
     """The same checks from a cell that did not complete are inconclusive."""
     scenario = SCENARIOS[case["scenario"]]
-    record = _record(case["scenario"], case["checks"], case["host_side"], status=CellStatus.ERROR)
-    assert observe(scenario, record, control=_control(case)).observed == "inconclusive"
+    record = _record(case["scenario"], case["checks"], case["host_side"], status=status)
+    result = observe(scenario, record, control=_control(case))
+    assert result.observed == "inconclusive"
+    assert result.reason == f"cell {status}: {record.reason}"
+
+
+WITH_CONTROL = [c for c in CASES if c["control"] != "none"]
+
+
+@pytest.mark.parametrize("case", WITH_CONTROL, ids=[c["name"] for c in WITH_CONTROL])
+def test_incomplete_control_is_no_control(case: dict[str, Any]) -> None:
+    """A control cell that did not complete proves nothing: never enforced."""
+    broken = _record(case["scenario"], [], {}, status=CellStatus.ERROR)
+    record = _record(
+        case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE
+    )
+    result = observe(SCENARIOS[case["scenario"]], record, control=broken)
+    assert result.observed != "enforced"
+    assert all(c.control in (None, "n/a") for c in result.checks)
+
+
+def _control_outcome(case: dict[str, Any], spec: Check) -> str:
+    """What `_control` gave the attempt that serves as this check's control."""
+    control_id = spec.control_id or spec.id
+    if case["control"] == "all-blocked" or control_id in case.get("control_blocked", ()):
+        return "blocked"
+    control = next(c for c in SCENARIOS[case["scenario"]].checks if c.id == control_id)
+    if case["control"] == "all-escaped-or-blocked" and control.control is not Control.HOST:
+        return "blocked"
+    return "escaped"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -139,7 +174,7 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
         elif case["control"] == "none":
             assert got.control is None
         else:
-            assert got.control in ("escaped", "blocked")
+            assert got.control == _control_outcome(case, spec), spec.id
 
 
 def test_a_missing_check_is_inconclusive() -> None:
@@ -151,3 +186,59 @@ def test_a_missing_check_is_inconclusive() -> None:
     result = observe(SCENARIOS[case["scenario"]], record, control=_control(case))
     assert result.observed == "inconclusive"
     assert result.reason == "doh-port: missing: the probe did not report this check"
+    missing = next(c for c in result.checks if c.id == "doh-port")
+    assert (missing.outcome, missing.errno) == ("missing", None)
+
+
+def test_checks_of_another_scenario_do_not_count() -> None:
+    """A blocked line reported under another scenario's name is not this scenario's check."""
+    case = CASES[0]
+    cell = _record(case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE)
+    moved = replace(cell, checks=[replace(c, scenario="privilege") for c in cell.checks])
+    result = observe(SCENARIOS[case["scenario"]], moved, control=_control(case))
+    assert result.observed == "inconclusive"
+    assert {c.outcome for c in result.checks} == {"missing"}
+
+
+def test_inside_controls_listed_first_leave_every_attempt_judged() -> None:
+    """The order of a scenario's checks never lets an attempt go unjudged."""
+    fs = SCENARIOS["filesystem-confinement"]
+    reordered = replace(fs, checks=tuple(sorted(fs.checks, key=lambda c: not c.inside_control)))
+    case = next(c for c in CASES if c["observed"] == "enforced" and c["scenario"] == fs.name)
+    checks = [
+        {**c, "outcome": "error", "detail": "no attempt"} if c["id"] == "fs-rename-in" else c
+        for c in case["checks"]
+    ]
+    cell = _record(fs.name, checks, case["host_side"], status=CellStatus.COMPLETE)
+    result = observe(reordered, cell, control=_control(case))
+    assert result.observed == "inconclusive"
+    assert result.reason == "fs-rename-in: error: no attempt"
+    mixed = Scenario(
+        name="privilege-floor",
+        probe_name="privilege",
+        summary="",
+        property="privilege_floor",
+        checks=(
+            Check("fs-allowed-write", "", inside_control=True),
+            Check("priv-setuid0", "an attempt after an inside control", control=Control.NONE),
+        ),
+    )
+    lines = [
+        {"id": "fs-allowed-write", "kind": "control", "outcome": "ok"},
+        {"id": "priv-setuid0", "outcome": "error", "detail": "no attempt"},
+    ]
+    cell = _record("privilege-floor", lines, {}, status=CellStatus.COMPLETE)
+    assert observe(mixed, cell, control=None).observed == "inconclusive"
+
+
+def test_the_sentinel_is_judged_only_for_a_complete_filesystem_cell() -> None:
+    """The host-side sentinel is an outcome of the filesystem scenario's complete cells only."""
+    fs = next(c for c in CASES if c["scenario"] == "filesystem-confinement")
+    cell = _record(fs["scenario"], fs["checks"], fs["host_side"], status=CellStatus.COMPLETE)
+    assert outcomes(SCENARIOS[fs["scenario"]], cell)["fs-sentinel-intact"].outcome == "blocked"
+    broken = replace(cell, status=CellStatus.ERROR)
+    assert "fs-sentinel-intact" not in outcomes(SCENARIOS[fs["scenario"]], broken)
+    egress = CASES[0]
+    cell = _record(egress["scenario"], egress["checks"], egress["host_side"],
+                   status=CellStatus.COMPLETE)  # fmt: skip
+    assert "fs-sentinel-intact" not in outcomes(SCENARIOS[egress["scenario"]], cell)

@@ -249,3 +249,31 @@ def test_a_bad_line_of_81_characters_is_cut() -> None:
     """The cut starts just past 80 characters."""
     out = parse_output(_out("z" * 81, done=0))
     assert out.problems[0].endswith(repr("z" * 77 + "..."))
+
+
+MOUNT = ["254:0", "ext4", "/allowed", "/w/allowed"]
+
+
+@pytest.mark.parametrize(
+    ("mounts", "kept"),
+    [
+        ([MOUNT], True),
+        ([], True),
+        ([MOUNT] * 512, True),
+        ([MOUNT] * 513, False),  # bounded
+        ([MOUNT[:3]], False),
+        ([[*MOUNT, "x"]], False),
+        ([["254:0", "ext4", "/allowed", 7]], False),
+        ([MOUNT, "254:0 ext4 / /"], False),
+        ("254:0 ext4 / /", True),  # a scalar is kept as a scalar
+    ],
+)
+def test_only_a_well_formed_mount_table_is_kept(mounts: Any, kept: bool) -> None:
+    """Evidence keeps scalars and `mounts` as bounded [dev, type, point, root] rows."""
+    line = _check(scenario="filesystem", id="fs-mounts", outcome="succeeded",
+                  evidence={"mounts": mounts, "boot_id": "b"})  # fmt: skip
+    [check] = parse_output(_out(line, done=1)).checks
+    assert check.evidence.get("boot_id") == "b"
+    assert ("mounts" in check.evidence) is kept
+    other = _check(evidence={"table": [MOUNT]})
+    assert parse_output(_out(other, done=1)).checks[0].evidence == {}
