@@ -1,0 +1,160 @@
+"""Which canary arrival is which attempt's, and which are a cell's (harness/results/arrivals.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.results.arrivals import of_attempt, of_cell
+from harness.results.records import ProbeCheck
+
+TAG = "harness-t-00001"
+
+
+def _attempt(check_id: str = "tcp4-25", **evidence: Any) -> ProbeCheck:
+    return ProbeCheck(
+        id=check_id, scenario="egress", kind="attempt", outcome="blocked", evidence=evidence
+    )
+
+
+TCP = _attempt(src_port=40001, dst="10.251.0.2:25")
+
+
+def _packet(
+    sport: Any = 40001, dport: Any = 25, src: str = "10.9.0.2", **more: Any
+) -> dict[str, Any]:
+    return {
+        "event": "packet",
+        "proto": "tcp",
+        "src": src,
+        "dst": "10.251.0.2",
+        "sport": sport,
+        "dport": dport,
+        **more,
+    }
+
+
+OTHER_CELL = "HARNESS.harness-t-00002.tcp4-25."
+
+
+@pytest.mark.parametrize(
+    ("check", "events", "matched"),
+    [
+        # by port: same source port and destination port, or an unknown destination port
+        (TCP, [_packet()], 1),
+        (TCP, [_packet(dport=26)], 0),
+        (TCP, [_packet(dport=0)], 0),
+        (TCP, [_packet(dport="25")], 1),  # a destination port the capture did not parse
+        (TCP, [_packet(sport=40002)], 0),
+        (TCP, [_packet(sport="40001")], 0),
+        (TCP, [{**_packet(), "proto": "udp"}], 0),
+        (_attempt(src_port=0, dst="10.251.0.2:25"), [_packet(sport=0)], 0),
+        (_attempt(src_port=1, dst="10.251.0.2:25"), [_packet(sport=1)], 1),
+        (
+            _attempt(dst="10.251.0.2:25"),
+            [{"event": "tcp", "peer": "10.251.0.1", "listen": "10.251.0.2:25"}],
+            0,
+        ),
+        (TCP, [{"event": "tcp", "peer": "10.251.0.1:40001", "listen": "10.251.0.2:26"}], 0),
+        (TCP, [{"event": "tcp", "peer": "10.251.0.1:40001", "listen": "10.251.0.2:25"}], 1),
+        (
+            _attempt("udp4-53", src_port=40003, dst="10.251.0.2:53"),
+            [{"event": "udp", "peer": "10.251.0.1:40003", "listen": "10.251.0.2:53"}],
+            1,
+        ),
+        (
+            _attempt("dns-own", src_port=40004, dst="10.251.0.2:53"),
+            [
+                {
+                    "event": "dns",
+                    "proto": "udp",
+                    "peer": "10.251.0.1:40004",
+                    "listen": "10.251.0.2:53",
+                }
+            ],
+            1,
+        ),
+        (_attempt("icmp4", src_port=40001), [{**_packet(), "proto": "icmp"}], 0),
+        # another cell's marked flow on the same ports, from another address, is not ours
+        (TCP, [_packet(src="10.9.0.3", mark=OTHER_CELL), _packet(src="10.9.0.2")], 1),
+        (TCP, [_packet(src="10.9.0.2", mark=OTHER_CELL), _packet(src="10.9.0.2")], 0),
+        (
+            TCP,
+            [
+                {
+                    "event": "tcp",
+                    "peer": "[fd00::3]:40001",
+                    "listen": "[fd5e::2]:25",
+                    "line": "HARNESS harness-t-00002 tcp4-25",
+                },
+                {"event": "tcp", "peer": "[fd00::2]:40001", "listen": "[fd5e::2]:25"},
+            ],
+            1,
+        ),
+        (
+            TCP,
+            [
+                {
+                    "event": "tcp",
+                    "peer": "10.251.0.3:40001",
+                    "listen": "10.251.0.2:25",
+                    "line": "HARNESS harness-t-00002 tcp4-25",
+                },
+                {"event": "tcp", "peer": "10.251.0.1:40001", "listen": "10.251.0.2:25"},
+            ],
+            1,
+        ),
+        # by marker, or by the start of a line the canary says was cut
+        (
+            TCP,
+            [
+                {
+                    "event": "tcp",
+                    "peer": "10.251.0.1:1",
+                    "line": "HARNESS harness-t-00001 tcp4",
+                    "complete": False,
+                }
+            ],
+            1,
+        ),
+        (TCP, [{"event": "tcp", "peer": "10.251.0.1:1", "line": "HARNESS ", "complete": False}], 0),
+        (
+            TCP,
+            [{"event": "tcp", "peer": "10.251.0.1:1", "line": "HARNESS harness-t-00001 tcp4"}],
+            0,
+        ),
+    ],
+)
+def test_which_arrivals_are_an_attempts(
+    check: ProbeCheck, events: list[dict[str, Any]], matched: int
+) -> None:
+    """An arrival is the attempt's by its marker, a cut line's start, or its ports and
+    protocol, unless a marked flow of the same source names another cell."""
+    assert len(of_attempt(events, TAG, check)) == matched
+
+
+def test_a_cells_arrivals() -> None:
+    """A cell's arrivals: its tag anywhere, or the ports of one of its egress attempts."""
+    mine = {"event": "dns", "proto": "udp", "peer": "10.251.0.1:5000", "qname": f"x.{TAG}.test"}
+    theirs = {
+        "event": "dns",
+        "proto": "udp",
+        "peer": "10.251.0.1:5001",
+        "qname": "x.harness-t-00002.test",
+    }
+    by_port = _packet(sport=40005)
+    other_port = _packet(sport=40006)
+    checks = [
+        _attempt("tcp4-80", src_port=40009, dst="10.251.0.2:80"),
+        _attempt("tcp4-25", src_port=40005, dst="10.251.0.2:25"),
+        ProbeCheck(
+            id="tcp4-25",
+            scenario="filesystem",
+            kind="attempt",
+            outcome="blocked",
+            evidence={"src_port": 40006, "dst": "10.251.0.2:25"},
+        ),
+    ]
+    found = of_cell([mine, theirs, by_port, other_port], TAG.upper(), checks)
+    assert found == [mine, by_port]

@@ -1,0 +1,173 @@
+"""What a sandbox can reach: mounts beyond the grants, capabilities as started
+(harness/results/reach.py), through its public functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.caps import CAP_NAMES
+from harness.results.reach import cap_names, exposures, judge_mounts, judge_start
+
+HOST_MOUNTS = [["254:0", "ext4", "/", "/"], ["0:6", "devtmpfs", "/dev", "/"]]
+
+
+def test_capability_names() -> None:
+    """Known bits by name, unknown ones as CAP_<n>, and only the 64 bits of a mask."""
+    assert cap_names(1 | 1 << 64) == [CAP_NAMES[0]]
+    assert cap_names(1 << len(CAP_NAMES)) == [f"CAP_{len(CAP_NAMES)}"]
+    assert cap_names(1 << (len(CAP_NAMES) - 1)) == [CAP_NAMES[-1]]
+
+
+@pytest.mark.parametrize(
+    ("host_mounts", "mounts", "exposed"),
+    [
+        # the granted folder lives on the longest matching host mount (/w), at /fs/allowed
+        (
+            [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/"]],
+            [["254:1", "ext4", "/allowed", "/fs/allowed"]],
+            [],
+        ),
+        (
+            [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/"]],
+            [["254:0", "ext4", "/allowed", "/w/fs/allowed"]],
+            ["/allowed (ext4 254:0, root /w/fs/allowed)"],
+        ),
+        # mounted over: the later mount at the same point is the one in use
+        (
+            [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/"], ["254:2", "ext4", "/w", "/"]],
+            [["254:2", "ext4", "/allowed", "/fs/allowed"]],
+            [],
+        ),
+        # the host mount's root is a subfolder of its filesystem (a bind mount)
+        (
+            [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/data"]],
+            [["254:1", "ext4", "/allowed", "/data/fs/allowed"]],
+            [],
+        ),
+        (
+            [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/data"]],
+            [["254:1", "ext4", "/allowed", "/fs/allowed"]],
+            ["/allowed (ext4 254:1, root /fs/allowed)"],
+        ),
+        # cgroups are skipped, but never the mounts after them
+        (
+            HOST_MOUNTS,
+            [["0:30", "cgroup2", "/sys/fs/cgroup", "/"], ["254:0", "ext4", "/host", "/"]],
+            ["/host (ext4 254:0, root /)"],
+        ),
+        # a standard device node is fine; the host's whole /dev is not
+        (HOST_MOUNTS, [["0:6", "devtmpfs", "/dev/null", "/null"]], []),
+        (HOST_MOUNTS, [["0:6", "devtmpfs", "/dev", "/"]], ["/dev (devtmpfs 0:6, root /)"]),
+        (HOST_MOUNTS, [["0:7", "tmpfs", "/null", "/null"]], []),  # the sandbox's own
+        # the longest mount point wins, whatever the roots of the others
+        (
+            [["254:0", "ext4", "/", "/rootfs/of/a/long/name"], ["254:1", "ext4", "/w", "/"]],
+            [["254:1", "ext4", "/allowed", "/fs/allowed"]],
+            [],
+        ),
+        # a standard device node first does not hide the mounts after it
+        (
+            HOST_MOUNTS,
+            [["0:6", "devtmpfs", "/dev/null", "/null"], ["254:0", "ext4", "/host", "/"]],
+            ["/host (ext4 254:0, root /)"],
+        ),
+        # on the host's kernel a 9p filesystem the host does not have is the sandbox's own
+        (HOST_MOUNTS, [["0:45", "9p", "/extra", "/"]], []),
+        # a granted mount first does not hide the ones after it
+        (
+            [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/"]],
+            [["254:1", "ext4", "/allowed", "/fs/allowed"], ["254:0", "ext4", "/etc2", "/etc"]],
+            ["/etc2 (ext4 254:0, root /etc)"],
+        ),
+    ],
+)
+def test_exposures_on_the_hosts_kernel(
+    host_mounts: list[list[str]], mounts: list[list[str]], exposed: list[str]
+) -> None:
+    """On a shared kernel, a host filesystem mounted beyond the grants is an exposure."""
+    grants = {"host": ["/w/fs/allowed"], "inside": ["/allowed"]}
+    found = exposures(mounts, host_fs={"mounts": host_mounts}, grants=grants, shared=True)
+    assert found == exposed
+
+
+def test_exposures_in_the_sandboxs_own_kernel() -> None:
+    """In its own kernel, only a passthrough filesystem off the granted points exposes."""
+    mounts = [
+        ["0:40", "9p", "/allowed", "/"],
+        ["0:41", "9p", "/host", "/"],
+        ["0:42", "ext4", "/", "/"],
+        ["0:43", "fuse.sshfs", "/mnt", "/"],
+    ]
+    found = exposures(
+        mounts, host_fs={"mounts": HOST_MOUNTS}, grants={"inside": ["/allowed"]}, shared=False
+    )
+    assert found == [
+        "/host (9p 0:41, a host folder in the sandbox's own kernel)",
+        "/mnt (fuse.sshfs 0:43, a host folder in the sandbox's own kernel)",
+    ]
+
+
+BOOT = "5386c38b-773f-4cb0-8ee0-a6337cb8d671"
+HOST_SIDE: dict[str, Any] = {"host_fs": {"boot_id": BOOT, "mounts": HOST_MOUNTS}, "grants": {}}
+
+
+@pytest.mark.parametrize(
+    "mounts",
+    [
+        None,
+        "/ ext4",
+        [["254:0", "ext4", "/"]],
+        [["254:0", "ext4", "/", "/"], "x"],
+        [("a", "b", "c", "d")],
+    ],
+)
+def test_no_mount_table_is_an_error(mounts: Any) -> None:
+    """A missing or malformed mount table proves nothing: error, never blocked."""
+    assert judge_mounts({"mounts": mounts, "boot_id": BOOT}, HOST_SIDE, "6.1") == (
+        "error",
+        "the probe reported no mount table",
+    )
+
+
+def test_the_hosts_table_unread_is_an_error() -> None:
+    """Without the host's own table nothing can be compared: error, with the reason."""
+    evidence = {"mounts": [["0:40", "tmpfs", "/", "/"]], "boot_id": BOOT}
+    assert judge_mounts(evidence, {"host_fs": {"error": "mountinfo: EACCES"}}, "6.1") == (
+        "error",
+        "mountinfo: EACCES",
+    )
+    assert judge_mounts(evidence, {}, "6.1") == ("error", "the host's mount table was not read")
+
+
+def test_mount_verdict_details() -> None:
+    """Exposures are counted; a clean table is listed, cut at 300 characters."""
+    two = [["254:0", "ext4", "/a", "/"], ["254:0", "ext4", "/b", "/"]]
+    outcome, detail = judge_mounts({"mounts": two, "boot_id": BOOT}, HOST_SIDE, "6.1")
+    assert outcome == "escaped"
+    assert (
+        detail
+        == "mount /a (ext4 254:0, root /) (and 1 more) exposes a host filesystem beyond the grants"
+    )
+    one = judge_mounts({"mounts": two[:1], "boot_id": BOOT}, HOST_SIDE, "6.1")[1]
+    assert "(and" not in one
+    for length, shown in ((300, None), (301, 297)):
+        point = "/" + "p" * (length - len(" tmpfs") - 1)
+        mounts = [["0:40", "tmpfs", point, "/"]]
+        outcome, detail = judge_mounts({"mounts": mounts, "boot_id": BOOT}, HOST_SIDE, "6.1")
+        assert outcome == "blocked"
+        seen = f"{point} tmpfs"
+        assert detail.endswith(": " + (seen if shown is None else seen[:shown] + "..."))
+        assert detail.startswith("1 mounts (the host's kernel), none exposing")
+    other = {"mounts": [["0:40", "tmpfs", "/", "/"]], "boot_id": BOOT.replace("5", "6")}
+    assert judge_mounts(other, HOST_SIDE, "6.1")[1].startswith("1 mounts (its own kernel), none")
+
+
+@pytest.mark.parametrize("evidence", [{}, {"cap_eff": "zz", "cap_prm": "0"}, {"cap_eff": "0"}])
+def test_no_capabilities_reported_is_an_error(evidence: dict[str, Any]) -> None:
+    """Capabilities the probe did not report (or garbled) are no proof: error."""
+    assert judge_start(evidence, allowed=(), own=False) == (
+        "error",
+        "the probe reported no capabilities",
+    )
