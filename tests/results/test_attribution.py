@@ -180,3 +180,149 @@ def test_behind_the_supervisor_the_allowed_connection_goes_through_it(
     )  # fmt: skip
     assert result.observed == observed, result
     assert reason in (result.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("records", "observed", "reason"),
+    [
+        # A sha256 alone does not name a binary.
+        (
+            [{"src_port": 40112, "binary": {"sha256": "ab" * 32}}],
+            "violated",
+            "carries no binary identity",
+        ),
+        (
+            [{"src_port": 40112, "binary": {"path": "", "sha256": "ab" * 32}}],
+            "violated",
+            "carries no binary identity",
+        ),
+        ([{"src_port": 40112, "sha256": "ab" * 32}], "violated", "carries no binary identity"),
+        ([{"src_port": 40112, "binary": ""}], "violated", "carries no binary identity"),
+        (
+            [{"src_port": 40112, "binary": "/usr/bin/curl", "sha256": "cd"}],
+            "enforced",
+            "attributed to /usr/bin/curl (sha256 cd)",
+        ),
+        (
+            [{"src_port": 40112, "binary_path": "/bin/wget", "sha256": "ef"}],
+            "enforced",
+            "attributed to /bin/wget (sha256 ef)",
+        ),
+        (
+            [{"src_port": 40112, "dst": DST, "binary": BINARY}],
+            "enforced",
+            f"attributed to /usr/bin/curl (sha256 {'ab' * 32})",
+        ),
+        ([{"src_port": 40112, "binary": {"path": "/bin/nc"}}], "enforced", "attributed to /bin/nc"),
+        # Identity declared unavailable, by an endpoint-only runtime, in any case.
+        (
+            [{"src_port": 40112, "identity": "Unavailable", "reason": "endpoint-only"}],
+            "violated",
+            "not declared endpoint_only",
+        ),
+        (
+            [{"dst": DST, "binary": BINARY}],
+            "violated",
+            "no decision record for the allowed connection (src_port 40112)",
+        ),
+        ([], "violated", "no decision record"),
+    ],
+)
+def test_what_names_a_binary(records: list[dict[str, Any]], observed: str, reason: str) -> None:
+    """Only a path names a binary; the detail says which one and its sha256 when given."""
+    result = observe_attribution(
+        _cell(), configured=True, endpoint_only=False, decisions=records, fetch_error=None
+    )
+    assert result.observed == observed, result
+    assert reason in (result.reason or "")
+    # The check shows the record's judgement; with no record it keeps the probe's detail.
+    matched = not reason.startswith("no decision record")
+    assert [c.detail for c in result.checks] == [result.reason if matched else None]
+
+
+def test_endpoint_only_identity_in_any_case() -> None:
+    """An endpoint-only runtime's explicit `identity: unavailable` is matched in any case."""
+    records = [{"src_port": 40112, "identity": "UNAVAILABLE", "reason": "endpoint-only"}]
+    result = observe_attribution(
+        _cell(), configured=True, endpoint_only=True, decisions=records, fetch_error=None
+    )
+    assert result.observed == "enforced"
+    assert result.reason == "identity explicitly unavailable: endpoint-only"
+
+
+def _with(check: ProbeCheck | None, status: CellStatus = CellStatus.COMPLETE) -> CellRecord:
+    return CellRecord(
+        run_id="t", host="h", runtime="r", kind="k", scenarios=["attribution"],
+        status=status, reason="probe crashed", started="", ended="", elapsed=0.0,
+        checks=[check] if check else [],
+    )  # fmt: skip
+
+
+GOOD = [{"src_port": 40112, "dst": DST, "binary": BINARY}]
+
+
+@pytest.mark.parametrize("status", [s for s in CellStatus if s is not CellStatus.COMPLETE])
+def test_an_incomplete_cell_is_inconclusive(status: CellStatus) -> None:
+    """A cell that did not complete proves nothing, even with a matching record."""
+    result = observe_attribution(
+        _with(_cell().checks[0], status), configured=True, endpoint_only=False, decisions=GOOD,
+        fetch_error=None,
+    )  # fmt: skip
+    assert result.observed == "inconclusive"
+    assert result.reason == f"cell {status}: probe crashed"
+
+
+def test_a_probe_that_never_reported_the_connection_is_inconclusive() -> None:
+    """No allowed-connection line (or only another check's): nothing to look up."""
+    other = ProbeCheck(id="tcp-raw-ip", scenario="egress", kind="attempt", outcome="blocked",
+                       evidence={"src_port": 40112})  # fmt: skip
+    for cell in (_with(None), _with(other)):
+        result = observe_attribution(
+            cell, configured=True, endpoint_only=False, decisions=GOOD, fetch_error=None
+        )
+        assert result.observed == "inconclusive"
+        assert result.reason == "the probe did not report the allowed connection"
+
+
+def test_a_connection_without_its_source_port_is_inconclusive() -> None:
+    """Without the source port no record can be matched: never a pass."""
+    check = ProbeCheck(id="attr-allowed-connect", scenario="attribution", kind="control",
+                       outcome="ok", evidence={"dst": DST})  # fmt: skip
+    result = observe_attribution(
+        _with(check), configured=True, endpoint_only=False, decisions=GOOD, fetch_error=None
+    )
+    assert result.observed == "inconclusive"
+    assert result.reason == "the allowed connection failed (ok ): None"
+    failed = observe_attribution(
+        _cell(outcome="failed"), configured=True, endpoint_only=False, decisions=GOOD,
+        fetch_error=None,
+    )  # fmt: skip
+    assert failed.observed == "inconclusive"
+    assert failed.checks[0].outcome == "failed" and failed.checks[0].control == "n/a"
+
+
+def test_a_record_for_the_connection_without_a_destination_matches() -> None:
+    """A record that does not name the destination matches by port alone."""
+    records: list[dict[str, Any]] = [
+        {"src_port": "40112", "binary": BINARY},
+        {"src_port": 40113, "binary": BINARY},
+    ]
+    result = observe_attribution(
+        _cell(), configured=True, endpoint_only=False, decisions=records, fetch_error=None
+    )
+    assert result.observed == "enforced"
+
+
+def test_the_matching_record_is_found_among_others() -> None:
+    """Records of other ports or destinations before the match do not hide it."""
+    records: list[dict[str, Any]] = [
+        {"src_port": 40999, "binary": BINARY},
+        {"src_port": 40112, "dst": "10.9.9.9:443", "binary": {"path": "/bin/other"}},
+        {"binary": BINARY},
+        {"src_port": 40112, "dst": DST, "binary": BINARY},
+    ]
+    result = observe_attribution(
+        _cell(), configured=True, endpoint_only=False, decisions=records, fetch_error=None
+    )
+    assert result.observed == "enforced"
+    assert result.reason == f"attributed to /usr/bin/curl (sha256 {'ab' * 32})"
