@@ -429,7 +429,10 @@ def apply(mutant: Mutant) -> None:
     top = mutant.function.split(".")
     for qualname in (mutant.function, ".".join(top[:2]), top[0]):
         if qualname in old and qualname in new:
+            # Defaults live on the function, not in its code: a mutated default too.
             old[qualname].__code__ = new[qualname].__code__
+            old[qualname].__defaults__ = new[qualname].__defaults__
+            old[qualname].__kwdefaults__ = new[qualname].__kwdefaults__
             return
     raise LookupError(f"{mutant.id}: no live function {mutant.function}")
 

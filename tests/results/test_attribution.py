@@ -326,3 +326,62 @@ def test_the_matching_record_is_found_among_others() -> None:
     )
     assert result.observed == "enforced"
     assert result.reason == f"attributed to /usr/bin/curl (sha256 {'ab' * 32})"
+
+
+def test_text_copied_from_a_record_is_bounded() -> None:
+    """A binary path from the supervisor is cut at 300 characters in the verdict."""
+    path = "/" + "x" * 399
+    records = [{"src_port": 40112, "dst": DST, "binary": {"path": path}}]
+    result = observe_attribution(
+        _cell(), configured=True, endpoint_only=False, decisions=records, fetch_error=None
+    )
+    assert result.reason == f"attributed to {path[:300]}"
+
+
+def test_why_the_canary_log_is_missing_is_kept() -> None:
+    """Behind the supervisor, an unreadable canary log is inconclusive, with its error."""
+    cell = replace(_supervised(None), host_side={"tag": TAG, "canary_error": "canary exited 1"})
+    records = [{"src_port": 40112, "dst": DST, "binary": {"path": "/probe"}, "upstream": UPSTREAM}]
+    result = observe_attribution(
+        cell, configured=True, endpoint_only=False, decisions=records, fetch_error=None,
+        via_supervisor=True,
+    )  # fmt: skip
+    assert result.observed == "inconclusive"
+    assert result.reason == "canary exited 1: cannot tell how the allowed connection got out"
+    default = observe_attribution(
+        _supervised(None), configured=True, endpoint_only=False, decisions=records,
+        fetch_error=None,
+    )  # fmt: skip
+    assert default.observed == "enforced"  # not behind a supervisor unless told
+
+
+@pytest.mark.parametrize(
+    ("line", "counted"),
+    [
+        (f"HARNESS {TAG} attr-allowed-connect", True),
+        (f"HARNESS {TAG[:9]}", True),  # a cut line, long enough to be this marker's start
+        (f"HARNESS {TAG[:8]}", False),  # too short to tell
+        ("HARNESS ", False),
+        (f"HARNESS {TAG} tcp-raw-ip", False),  # another attempt's line
+    ],
+)
+def test_which_canary_lines_are_the_allowed_connection(line: str, counted: bool) -> None:
+    """Only the allowed connection's marker (or a long enough start of it) is its arrival:
+    seen from another peer, it was a way around the supervisor."""
+    events = [
+        _arrival(UPSTREAM),
+        {"event": "tcp", "peer": "10.251.0.1:40999", "line": line},
+        {"event": "dns", "peer": "10.251.0.1:40998", "line": f"HARNESS {TAG} attr-allowed-connect"},
+    ]
+    records = [{"src_port": 40112, "dst": DST, "binary": {"path": "/probe"}, "upstream": UPSTREAM}]
+    result = observe_attribution(
+        _supervised(events), configured=True, endpoint_only=False, decisions=records,
+        fetch_error=None, via_supervisor=True,
+    )  # fmt: skip
+    assert result.observed == ("violated" if counted else "enforced"), result
+    only = [{"event": "tcp", "peer": UPSTREAM, "line": line}]
+    alone = observe_attribution(
+        _supervised(only), configured=True, endpoint_only=False, decisions=records,
+        fetch_error=None, via_supervisor=True,
+    )  # fmt: skip
+    assert alone.observed == ("enforced" if counted else "inconclusive"), alone

@@ -290,3 +290,13 @@ def test_an_incomplete_cell_yields_no_pass(cells: dict[str, Cell]) -> None:
     verdicts = judge_cell(cells["runsc"], cell, control=_control_record())
     assert verdicts and {v.verdict for v in verdicts} == {Verdict.INCONCLUSIVE}
     assert exit_code(verdicts) == 3
+
+
+def test_the_record_must_name_the_probe_the_run_staged(cells: dict[str, Cell]) -> None:
+    """The probe's sha256 from the host side is what a decision record must name."""
+    for sha, verdict in (("cd" * 32, Verdict.PASS), ("ef" * 32, Verdict.REGRESSION)):
+        decisions = [{"src_port": 40112, "binary": {"path": "/probe", "sha256": sha}}]
+        host_side = {"canary_events": [], "decisions": decisions, "probe_sha256": "cd" * 32}
+        cell = record(SCENARIOS, [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED], host_side)
+        verdicts = {v.subject(): v for v in judge_cell(cells["runsc"], cell, control=None)}
+        assert verdicts["attribution"].verdict is verdict, verdicts["attribution"]
