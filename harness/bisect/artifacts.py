@@ -70,10 +70,6 @@ def cache_root() -> Path:
     return Path(base) / "harness" / "runsc"
 
 
-def cache_dir(root: Path, version: Version, arch: str) -> Path:
-    return root / version.channel / version.name / arch
-
-
 def file_digest(path: Path, algorithm: str) -> str:
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, algorithm).hexdigest()
@@ -201,6 +197,10 @@ def _write_marker(folder: Path, data: dict[str, object]) -> None:
     os.replace(tmp, folder / MARKER)
 
 
+def content_dir(root: Path, sha512: str) -> Path:
+    return root / "sha512" / sha512
+
+
 async def fetch(
     index: ReleaseIndex,
     version: Version,
@@ -209,36 +209,8 @@ async def fetch(
     cache: Path,
     progress: Progress | None = None,
 ) -> Candidate:
-    """A verified runsc for `version`, from the cache or downloaded into it.
-
-    Raises:
-        ArtifactError: the build is not there, cannot be downloaded or unpacked,
-            or its sha512 does not match (reason starts with "checksum mismatch").
-    """
-    folder = cache_dir(cache, version, arch)
-    cached = _cached(folder, version, arch)
-    if cached is not None:
-        return cached
-    artifact, expected = await _published(index, version, arch=arch)
-    return await _store(
-        index, version, arch=arch, artifact=artifact, expected=expected, folder=folder,
-        progress=progress,
-    )  # fmt: skip
-
-
-def content_dir(root: Path, sha512: str) -> Path:
-    return root / "sha512" / sha512
-
-
-async def fetch_by_content(
-    index: ReleaseIndex,
-    version: Version,
-    *,
-    arch: str,
-    cache: Path,
-    progress: Progress | None = None,
-) -> Candidate:
-    """A verified runsc for `version`, cached by its artifact's sha512.
+    """A verified runsc for `version`, from the cache or downloaded into it; the
+    cache is keyed by the artifact's sha512, never by the version's name.
 
     The index is asked for the build's checksum every time (a name such as
     "latest" moves, and a mirror may be laid out anew), and the artifact is
@@ -247,7 +219,8 @@ async def fetch_by_content(
     reuses the old one.
 
     Raises:
-        ArtifactError: as `fetch`.
+        ArtifactError: the build is not there, cannot be downloaded or unpacked,
+            or its sha512 does not match (reason starts with "checksum mismatch").
     """
     artifact, expected = await _published(index, version, arch=arch)
     folder = content_dir(cache, expected)

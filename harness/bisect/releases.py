@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from harness.bisect.artifacts import Candidate, cache_root, fetch_by_content
+from harness.bisect.artifacts import Candidate, cache_root, fetch
 from harness.bisect.index import ReleaseIndex, open_index
 from harness.bisect.install import ARCH_OF_MACHINE, HostInfo, Installed, install
 from harness.bisect.versions import Version, parse_listed
@@ -131,7 +131,7 @@ class ReleaseBuilds:
             entry = self._entries[request]
             if arch not in entry.builds:
                 try:
-                    entry.builds[arch] = await fetch_by_content(
+                    entry.builds[arch] = await fetch(
                         self._open(), version, arch=arch, cache=self.cache
                     )
                 except ArtifactError as exc:

@@ -37,7 +37,7 @@ async def test_both_styles_yield_the_published_runsc(
             assert f"Stand-in for gVisor nightly {name}" in text
             assert got.runsc.stat().st_mode & 0o111
             assert got.sha256 == hashlib.sha256(got.runsc.read_bytes()).hexdigest()
-            assert got.runsc == cache / "nightly" / name / ARCH / "runsc"
+            assert got.runsc == cache / "sha512" / got.sha512 / "runsc"  # keyed by content
 
 
 async def test_checksum_mismatch_is_refused_and_nothing_is_kept(
@@ -50,24 +50,42 @@ async def test_checksum_mismatch_is_refused_and_nothing_is_kept(
         with pytest.raises(ArtifactError, match="checksum mismatch") as info:
             await fetch(index, _v(name), arch=ARCH, cache=cache)
     assert info.value.reason.startswith("checksum mismatch")
-    folder = cache / "nightly" / name / ARCH
-    assert sorted(p.name for p in folder.iterdir()) == []
+    assert [p for p in cache.rglob("*") if p.is_file()] == []
 
 
-async def test_cache_is_reused_without_any_request(
+async def test_cache_is_reused_without_a_download(
     releases: Releases, bucket: Bucket, tmp_path: Path
 ) -> None:
-    """A verified entry is used offline: no listing, no checksum, no download."""
+    """A verified entry is reused: its checksum is asked again, its artifact never."""
     cache = tmp_path / "cache"
     name = releases.versions[2]
+    artifact = f"releases/nightly/{name}/{ARCH}/{releases.styles[name]}"
     async with HttpIndex(bucket.url) as index:
         first = await fetch(index, _v(name), arch=ARCH, cache=cache)
-        before = list(bucket.requests)
         second = await fetch(index, _v(name), arch=ARCH, cache=cache)
     assert first.downloaded and not second.downloaded
-    assert bucket.requests == before
+    assert bucket.downloads()[artifact] == 1
     assert second.sha256 == first.sha256
     assert json.loads((first.runsc.parent / MARKER).read_text())["sha512"] == first.sha512
+
+
+async def test_a_build_rebuilt_under_the_same_version_is_fetched_anew(
+    releases: Releases, bucket: Bucket, tmp_path: Path
+) -> None:
+    """The cache is keyed by sha512: a release rebuilt under its old name is downloaded
+    and used, never served as the old build (a bisection would name the wrong one)."""
+    cache = tmp_path / "cache"
+    name = releases.versions[0]  # the runsc + runsc.sha512 style
+    folder = releases.root / "releases" / "nightly" / name / ARCH
+    async with HttpIndex(bucket.url) as index:
+        first = await fetch(index, _v(name), arch=ARCH, cache=cache)
+        rebuilt = (folder / "runsc").read_bytes() + b"# rebuilt\n"
+        (folder / "runsc").write_bytes(rebuilt)
+        (folder / "runsc.sha512").write_text(hashlib.sha512(rebuilt).hexdigest() + "  runsc\n")
+        second = await fetch(index, _v(name), arch=ARCH, cache=cache)
+    assert second.downloaded and second.sha512 != first.sha512
+    assert second.runsc.read_bytes() == rebuilt
+    assert first.runsc.read_bytes() != rebuilt  # the old build's entry is its own
 
 
 async def test_damaged_cache_entry_is_fetched_again(
