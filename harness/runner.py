@@ -678,7 +678,13 @@ class Runner:
         return sup.error
 
     def _probe_args(
-        self, ctx: HostContext, cell: Cell, cell_id: str, sentinels: Sentinels | None
+        self,
+        ctx: HostContext,
+        cell: Cell,
+        cell_id: str,
+        sentinels: Sentinels | None,
+        *,
+        cell_nonce: str,
     ) -> list[str]:
         """The probe's command line: limits, tag, each scenario's options, scenarios."""
         options: dict[str, str] = {}
@@ -710,6 +716,7 @@ class Runner:
             check_timeout=self.settings.check_timeout,
             deadline=self.settings.timeout,
             tag=cell_id,
+            cell_nonce=cell_nonce,
             options=[x for pair in options.items() for x in pair],
         )
 
@@ -734,9 +741,11 @@ class Runner:
             host_side["host_fs"] = ctx.host_fs
             host_side["grants"] = _grants(ctx.runtime(cell), paths)
         timeout = self.settings.timeout
-        invocation = ctx.runtime(cell).invocation(
-            paths, self._probe_args(ctx, cell, cell_id, sentinels)
-        )
+        # A secret for this one sandbox start: output that does not echo it (with a
+        # digest over its lines) was not printed by this cell's probe.
+        cell_nonce = secrets.token_hex(16)
+        args = self._probe_args(ctx, cell, cell_id, sentinels, cell_nonce=cell_nonce)
+        invocation = ctx.runtime(cell).invocation(paths, args)
         sandbox = invocation.argv
         if (sup := ctx.supervisors.get(cell.runtime.name)) is not None:
             sandbox = sup.wrap(sandbox)
@@ -758,7 +767,9 @@ class Runner:
                     await self._cleanup(transport, (kill_tagged(cell_id), *invocation.cleanup))
         elapsed = time.monotonic() - t0
         output = (
-            parse_output(ctx.runtime(cell).filter_output(done.stdout)) if done else ProbeOutput()
+            parse_output(ctx.runtime(cell).filter_output(done.stdout), cell_nonce=cell_nonce)
+            if done
+            else ProbeOutput()
         )
         if report is not None:
             host_side.update(report.host_side(sentinels))

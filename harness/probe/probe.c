@@ -14,7 +14,10 @@
  *   {"type":"fact","scenario":S,"id":ID,"status":ST,...,"elapsed_ms":F}   scenario mechanisms
  *   {"type":"check","scenario":S,"id":ID,"kind":K,"outcome":O,...,"elapsed_ms":F,"evidence":{..}}
  *   {"type":"info","scenario":S,"id":ID,...}   not counted by "done"
- *   {"type":"done","count":N}     only once every check has finished
+ *   {"type":"done","count":N,"digest":HEX}   only once every check has finished
+ * With --cell-nonce X, start and done also carry "cell_nonce":X, and the digest
+ * is the sha256 of X, a newline, and every line printed between start and done
+ * (each with its newline): output replayed from another cell does not match.
  *   {"type":"fatal","detail":D}   bad usage (exit 2) or overall deadline (exit 3)
  * status: "ok" (with "value"), "unavailable" (the kernel refused: "errno",
  * "errno_num", "detail"), "error" (the measurement itself failed: "detail",
@@ -179,7 +182,7 @@ static struct {
     const char *tag, *canary_tcp, *resolver, *alt_dns, *doh, *denied_name, *nonce,
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
-        *resolver_ranges, *more_sentinels;
+        *resolver_ranges, *more_sentinels, *cell_nonce;
 } o;
 static const struct { const char *name; const char **val; } run_opts[] = {
     { "--tag", &o.tag }, { "--canary-tcp", &o.canary_tcp }, { "--resolver", &o.resolver },
@@ -191,6 +194,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--unpriv-uid", &o.unpriv_uid }, { "--allowed-tcp", &o.allowed_tcp },
     { "--canary4", &o.canary4 }, { "--canary6", &o.canary6 }, { "--high-port", &o.high_port },
     { "--resolver-ranges", &o.resolver_ranges }, { "--more-sentinels", &o.more_sentinels },
+    { "--cell-nonce", &o.cell_nonce },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 static unsigned g_unpriv_uid = 65534;
@@ -237,6 +241,87 @@ static void bkv(Buf *b, const char *key, const char *val)
     bstr(b, val);
 }
 
+/* ---- SHA-256, for the digest binding a run's lines to its cell nonce ---- */
+
+typedef struct { uint32_t h[8]; uint64_t len; unsigned char blk[64]; size_t n; } Sha256;
+
+static const uint32_t sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR32(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+
+static void sha_block(Sha256 *c, const unsigned char *p)
+{
+    uint32_t w[64], a, b, d, e, f, g, h, cc;
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3], e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = h + (ROR32(e, 6) ^ ROR32(e, 11) ^ ROR32(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
+        uint32_t t2 = (ROR32(a, 2) ^ ROR32(a, 13) ^ ROR32(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+        h = g, g = f, f = e, e = d + t1, d = cc, cc = b, b = a, a = t1 + t2;
+    }
+    c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
+    c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
+}
+
+static void sha_init(Sha256 *c)
+{
+    static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+    memcpy(c->h, iv, sizeof iv);
+    c->len = 0;
+    c->n = 0;
+}
+
+static void sha_update(Sha256 *c, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    c->len += len;
+    while (len > 0) {
+        size_t k = 64 - c->n < len ? 64 - c->n : len;
+        memcpy(c->blk + c->n, p, k);
+        c->n += k, p += k, len -= k;
+        if (c->n == 64) {
+            sha_block(c, c->blk);
+            c->n = 0;
+        }
+    }
+}
+
+/* The digest as 64 hex digits into out[65]. */
+static void sha_hex(Sha256 *c, char *out)
+{
+    uint64_t bits = c->len * 8;
+    unsigned char pad = 0x80, zero = 0, lenb[8];
+    sha_update(c, &pad, 1);
+    while (c->n != 56)
+        sha_update(c, &zero, 1);
+    for (int i = 0; i < 8; i++)
+        lenb[i] = (unsigned char)(bits >> (56 - 8 * i));
+    sha_update(c, lenb, 8);
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 8 * i, 9, "%08x", c->h[i]);
+}
+
+/* While set (the parent of `probe run`, between its start and done lines), every
+ * printed line goes into the digest that the done line carries. */
+static Sha256 g_digest;
+static int g_digesting;
+
 static void write_all(int fd, const char *s, size_t n)
 {
     while (n > 0) {
@@ -258,6 +343,8 @@ static void emit(Buf *b)
     sigaddset(&set, SIGALRM);
     sigprocmask(SIG_BLOCK, &set, &old);
     bput(b, "\n");
+    if (g_digesting)
+        sha_update(&g_digest, b->s, b->n);
     write_all(STDOUT_FILENO, b->s, b->n);
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
@@ -4283,9 +4370,20 @@ int main(int argc, char **argv)
     setitimer(ITIMER_REAL, &itv, NULL);
 
     Buf b = { .n = 0 };
-    bput(&b, "{\"type\":\"start\",\"probe\":\"%s\",\"protocol\":%d,\"pid\":%d,\"uid\":%u,\"euid\":%u,\"gid\":%u}",
+    bput(&b, "{\"type\":\"start\",\"probe\":\"%s\",\"protocol\":%d,\"pid\":%d,\"uid\":%u,\"euid\":%u,\"gid\":%u",
          PROBE_NAME, PROTOCOL, (int)getpid(), (unsigned)getuid(), (unsigned)geteuid(), (unsigned)getgid());
+    if (o.cell_nonce)
+        bkv(&b, "cell_nonce", o.cell_nonce);
+    bput(&b, "}");
     emit(&b);
+    /* The digest covers the nonce and then every line up to the done line, so
+     * lines recorded in another cell cannot pass for this one's. */
+    sha_init(&g_digest);
+    if (o.cell_nonce) {
+        sha_update(&g_digest, o.cell_nonce, strlen(o.cell_nonce));
+        sha_update(&g_digest, "\n", 1);
+    }
+    g_digesting = 1;
 
     int count = 0;
     for (int j = i; j < argc; j++)
@@ -4293,8 +4391,14 @@ int main(int argc, char **argv)
             if (!strcmp(checks[k].scenario, argv[j]))
                 count += run_check(&checks[k]);
 
+    g_digesting = 0;
+    char digest[65];
+    sha_hex(&g_digest, digest);
     b.n = 0;
-    bput(&b, "{\"type\":\"done\",\"count\":%d}", count);
+    bput(&b, "{\"type\":\"done\",\"count\":%d", count);
+    if (o.cell_nonce)
+        bkv(&b, "cell_nonce", o.cell_nonce);
+    bput(&b, ",\"digest\":\"%s\"}", digest);
     emit(&b);
     return 0;
 }

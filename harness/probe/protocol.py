@@ -6,6 +6,8 @@ or whose count disagrees with the lines seen, is incomplete, never a pass.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ def probe_args(
     check_timeout: float,
     deadline: float,
     tag: str,
+    cell_nonce: str | None = None,
     options: Sequence[str] = (),
 ) -> list[str]:
     """Arguments for `probe run`: limits, a tag naming the cell, scenario options,
@@ -43,11 +46,14 @@ def probe_args(
 
     The tag puts the cell id in the probe's command line (and so in the remote
     `timeout` wrapper's), which is how cleanup finds what a dropped cell left.
+    The cell nonce, a secret made for this one sandbox start, comes back in the
+    start and done lines with a digest over everything between (`parse_output`).
     """
     return [
         "run",
         "--tag",
         tag,
+        *(["--cell-nonce", cell_nonce] if cell_nonce else []),
         "--check-timeout-ms",
         str(max(1, int(check_timeout * 1000))),
         "--deadline-ms",
@@ -143,10 +149,17 @@ def _check(obj: dict[str, Any]) -> ProbeCheck:
     )
 
 
-def parse_output(stdout: str) -> ProbeOutput:
-    """Sort probe stdout into facts; anything malformed is a recorded problem."""
+def parse_output(stdout: str, *, cell_nonce: str | None = None) -> ProbeOutput:
+    """Sort probe stdout into facts; anything malformed is a recorded problem.
+
+    With `cell_nonce`, the output must be this cell's own: the start and done lines
+    carry the nonce and the done line the sha256 of the nonce and of every line in
+    between. Output recorded elsewhere and replayed (a canned "all blocked") has
+    neither, so it is incomplete: never a pass.
+    """
     out = ProbeOutput()
-    for number, line in enumerate(stdout.splitlines(), start=1):
+    digest = hashlib.sha256(f"{cell_nonce}\n".encode()) if cell_nonce else None
+    for number, line in enumerate(stdout.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -161,8 +174,13 @@ def parse_output(stdout: str) -> ProbeOutput:
                     raise ValueError("a second start line")
                 if obj.get("protocol") != PROTOCOL:
                     raise ValueError(f"protocol {obj.get('protocol')!r}, expected {PROTOCOL}")
+                if cell_nonce is not None and obj.get("cell_nonce") != cell_nonce:
+                    raise ValueError("start line without this cell's nonce (replayed or stale)")
                 out.start = obj
-            elif out.start is None and kind in ("fact", "check", "info", "done"):
+                continue
+            if digest is not None and out.start is not None and kind != "done":
+                digest.update(f"{line}\n".encode())
+            if out.start is None and kind in ("fact", "check", "info", "done"):
                 raise ValueError("output before the start line")
             elif kind == "fact":
                 fact = _fact(obj)
@@ -184,6 +202,11 @@ def parse_output(stdout: str) -> ProbeOutput:
                 count = obj.get("count")
                 if isinstance(count, bool) or count != seen:
                     raise ValueError(f"completion line counts {obj.get('count')}, saw {seen}")
+                if cell_nonce is not None and digest is not None:
+                    if obj.get("cell_nonce") != cell_nonce:
+                        raise ValueError("completion line without this cell's nonce")
+                    if not hmac.compare_digest(str(obj.get("digest")), digest.hexdigest()):
+                        raise ValueError("completion line's digest does not match the lines seen")
                 out.done = True
             elif kind == "fatal":
                 out.fatal = str(obj.get("detail", "unknown"))[:300]
