@@ -9,7 +9,7 @@ from typing import Any
 from harness.errors import UsageError
 from harness.results.parse import verdict_from_json
 from harness.results.records import CellStatus, VerdictRecord
-from harness.results.store import CELLS, MANIFEST, VERDICTS, read_jsonl
+from harness.results.store import CELLS, MANIFEST, VERDICTS, complete_blocks, read_jsonl
 
 
 def read_resumable(
@@ -31,10 +31,11 @@ def read_resumable(
         for c in read_jsonl(folder / CELLS)
         if c.get("status") != CellStatus.CANCELLED and not c.get("control")
     }
-    rows = read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else []
+    rows = complete_blocks(read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else [])
     judged = {(str(r.get("host")), str(r.get("runtime"))) for r in rows}
-    # Finished means recorded AND judged: a mismatch whose verdicts were held for
-    # reruns, or lost to a failed write, is run again rather than forgotten.
+    # Finished means recorded AND judged, all of it: a mismatch whose verdicts were
+    # held for reruns, lost to a failed write, or cut short by a crash, is run
+    # again rather than forgotten.
     done = recorded & judged
     prior = [
         verdict_from_json(row)

@@ -2,6 +2,11 @@
 
 Records are appended and flushed as they arrive, so an interrupted run keeps
 what it finished. The manifest is replaced atomically (temp file + rename).
+
+A cell's verdicts are one block, written with one write(2), each line saying how
+many lines its block has (`cell_verdicts`). A crash or a full disk can still cut a
+block short; such a cell is not judged. Resuming first cuts each file back to its
+last complete line and drops cut blocks, so the cell is judged again, whole.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ MANIFEST = "manifest.json"
 CELLS = "cells.jsonl"
 VERDICTS = "verdicts.jsonl"
 LOCK = ".lock"
+BLOCK = "cell_verdicts"  # in each verdict line: how many lines its cell's block has
 
 
 def utc_now() -> str:
@@ -63,6 +69,10 @@ class ResultsStore:
                 raise ResultsError(f"{self.folder}: no run to resume (no {CELLS})")
             if not resume and ((self.folder / MANIFEST).exists() or (self.folder / CELLS).exists()):
                 raise ResultsError(taken)
+            if resume:
+                for name in (CELLS, VERDICTS):
+                    _cut_torn_tail(self.folder / name)
+                _drop_cut_blocks(self.folder / VERDICTS)
             mode = "a" if resume else "x"
             self._cells = open(self.folder / CELLS, mode, encoding="utf-8")  # noqa: SIM115
             self._verdicts = open(self.folder / VERDICTS, mode, encoding="utf-8")  # noqa: SIM115
@@ -84,8 +94,11 @@ class ResultsStore:
         self._append(self._cells, _dump(cell.to_json()))
 
     def add_verdicts(self, verdicts: Iterable[VerdictRecord]) -> None:
-        for verdict in verdicts:
-            self._append(self._verdicts, _dump(verdict.to_json()))
+        """One cell's verdicts, as one block in one write (see the module docstring)."""
+        rows = [v.to_json() for v in verdicts]
+        if rows:
+            block = "\n".join(_dump({**row, BLOCK: len(rows)}) for row in rows)
+            self._append(self._verdicts, block)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Replace manifest.json atomically: readers see the old or the new, never half."""
@@ -104,6 +117,63 @@ class ResultsStore:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._cells = self._verdicts = self._lock = None
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Cut a file back to its last complete line: a line torn by a crash would
+    otherwise have the next record glued onto it."""
+    if not path.is_file():
+        return
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        keep, step = 0, 65536
+        pos = size
+        while pos > 0:
+            start = max(0, pos - step)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            at = chunk.rfind(b"\n")
+            if at >= 0:
+                keep = start + at + 1
+                break
+            pos = start
+        if keep != size:
+            fh.truncate(keep)
+
+
+def complete_blocks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdict rows whose cell's block is all there. Rows written before blocks
+    existed (no `cell_verdicts`) count as complete."""
+    have: dict[tuple[str, str], int] = {}
+    for row in rows:
+        key = (str(row.get("host")), str(row.get("runtime")))
+        have[key] = have.get(key, 0) + 1
+    return [
+        row
+        for row in rows
+        if not isinstance(row.get(BLOCK), int)
+        or have[(str(row.get("host")), str(row.get("runtime")))] == row[BLOCK]
+    ]
+
+
+def _drop_cut_blocks(path: Path) -> None:
+    """Rewrite verdicts.jsonl without the blocks a crash cut short (atomically)."""
+    if not path.is_file():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    kept = complete_blocks([r for r in rows if isinstance(r, dict)])
+    if len(kept) == len(lines):
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".verdicts-", suffix=".jsonl")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.writelines(_dump(row) + "\n" for row in kept)
+    os.replace(tmp, path)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

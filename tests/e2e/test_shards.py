@@ -169,3 +169,45 @@ def test_resume_refuses_a_changed_matrix(tmp_path: Path) -> None:
     matrix.write_text(matrix.read_text() + "\n# edited\n")
     result = harness_cli("run", "--resume", tmp_path / "out")
     assert result.code == 2 and "changed since the run" in result.stderr
+
+
+BARE = """
+[runtimes.host]
+kind = "host"
+[runtimes.bare]
+kind = "command"
+argv = ["{probe}", "{args}"]
+expect = { filesystem_confinement = "enforced" }
+"""
+
+
+def test_resume_after_a_torn_write_keeps_the_regression(tmp_path: Path) -> None:
+    """A crash that wrote only part of a cell's verdicts and left a torn last line:
+    `--resume` judges the cell again, so the regression and exit 1 survive, and
+    every line of the folder still parses."""
+    out = tmp_path / "out"
+    matrix = _matrix(tmp_path, BARE, '["filesystem-confinement", "mechanisms"]')
+    first = harness_cli("run", matrix, "--out", out)
+    assert first.code == 1, first.stdout + first.stderr
+    lines = (out / "verdicts.jsonl").read_text().splitlines()
+    bare = [n for n, line in enumerate(lines) if json.loads(line)["runtime"] == "bare"]
+    regression = [n for n in bare if json.loads(lines[n])["verdict"] == "regression"]
+    assert regression and len(bare) > 1
+    # The crash: the bare cell's block cut after one of its lines, mid-line.
+    kept = [
+        line
+        for n, line in enumerate(lines)
+        if n not in bare or n == min(set(bare) - set(regression))
+    ]
+    (out / "verdicts.jsonl").write_text("\n".join(kept) + "\n" + lines[regression[0]][:25])
+    for torn in ("cells.jsonl",):
+        text = (out / torn).read_text()
+        (out / torn).write_text(text + text.splitlines()[0][:30])
+    resumed = harness_cli("run", "--resume", out)
+    assert resumed.code == 1, resumed.stdout + resumed.stderr
+    rows = [json.loads(line) for line in (out / "verdicts.jsonl").read_text().splitlines()]
+    got = [(r["runtime"], r.get("property") or r.get("fact"), r["verdict"]) for r in rows]
+    assert ("bare", "filesystem_confinement", "regression") in got
+    assert len(got) == len(set(got)) == len(lines)  # the partial block was not kept twice
+    for line in (out / "cells.jsonl").read_text().splitlines():
+        json.loads(line)
