@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.text import shorten
+
 
 class HarnessError(Exception):
     """Root of every error harness raises deliberately."""
@@ -51,7 +53,7 @@ class TransportError(HarnessError):
 
     def __init__(self, host: str, reason: str, *, transient: bool = False) -> None:
         self.host = host
-        self.reason = reason
+        self.reason = shorten(reason)  # copied into every cell of the host: keep it short
         self.transient = transient
         super().__init__(f"{host}: {reason}")
 
@@ -68,8 +70,8 @@ class CommandError(TransportError):
     ) -> None:
         self.argv = list(argv)
         self.exit_status = exit_status
-        self.stderr = stderr
-        tail = stderr.strip().splitlines()[-1] if stderr.strip() else "no stderr"
+        self.stderr = stderr[-4000:]
+        tail = stderr[-4000:].strip().splitlines()[-1] if stderr.strip() else "no stderr"
         super().__init__(host, f"{argv[0]} exited {exit_status}: {tail}")
 
 

@@ -50,6 +50,7 @@ from harness.scenarios.attribution import ALLOWED_CONNECT
 from harness.spec import Host, RuntimeSpec
 from harness.spec.models import RunscRuntimeSpec
 from harness.staging import HostState, RuntimeStatus, prepare_host
+from harness.text import REASON_LIMIT, shorten
 from harness.transport import Completed, Transport, open_transport
 
 if TYPE_CHECKING:
@@ -325,6 +326,8 @@ class Runner:
     ) -> None:
         """Store a cell and its verdicts. With `--reruns`, a mismatched cell's
         verdicts wait in `pending` until its reruns settle them."""
+        if record.reason is not None and len(record.reason) > REASON_LIMIT:
+            record = replace(record, reason=shorten(record.reason))  # never copied long
         # A cancelled cell has no verdicts yet: `--resume` runs it and judges it then.
         cancelled = record.status is CellStatus.CANCELLED
         verdicts = [] if cancelled else judge_cell(cell, record, control=control)

@@ -13,6 +13,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+# What a transport keeps of each output stream of one command; the rest is read
+# and dropped, so a flooding host costs bounded memory.
+MAX_OUTPUT = 32 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Completed:

@@ -17,9 +17,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from harness.errors import TransportError
-from harness.transport.base import Completed, Transport
+from harness.transport.base import MAX_OUTPUT, Completed, Transport
 
-MAX_OUTPUT = 32 * 1024 * 1024
 _CLOSED = (anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
@@ -44,8 +43,9 @@ async def _drain(stream: object, sink: bytearray) -> None:
     try:
         while True:
             chunk = await reader.receive(65536)
-            if len(sink) < MAX_OUTPUT:
-                sink.extend(chunk)
+            room = MAX_OUTPUT - len(sink)
+            if room > 0:
+                sink.extend(chunk[:room])
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         return
 

@@ -24,7 +24,7 @@ import asyncssh
 
 from harness.errors import HostKeyError, TransportError
 from harness.spec.models import Host
-from harness.transport.base import Completed, Transport
+from harness.transport.base import MAX_OUTPUT, Completed, Transport
 
 log = logging.getLogger(__name__)
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
@@ -255,36 +255,57 @@ class SSHTransport(Transport):
         stdin: bytes | None = None,
         timeout: float | None = None,
     ) -> Completed:
+        """Run argv, streaming its output: at most MAX_OUTPUT bytes of each stream
+        are kept and the rest is read and dropped, as the local transport does, so
+        a host that floods (one endless line, or output without end) costs the
+        controller a bounded amount of memory."""
         conn = self._connection()
         command = shlex.join(argv)
         started = time.monotonic()
+        out, err = bytearray(), bytearray()
         async with self._sessions:
             try:
-                result = await conn.run(
-                    command, input=stdin, encoding=None, check=False, timeout=timeout
-                )
-            except asyncssh.TimeoutError as exc:
-                return Completed(
-                    argv=tuple(argv),
-                    exit_status=None,
-                    signal=None,
-                    stdout=_text(exc.stdout),
-                    stderr=_text(exc.stderr),
-                    elapsed=time.monotonic() - started,
-                    timed_out=True,
-                )
+                process = await conn.create_process(command, encoding=None)
             except (OSError, asyncssh.Error) as exc:
                 raise TransportError(self.host, _describe(exc), transient=True) from exc
-        if result.exit_status is None and not result.exit_signal:
+            timed_out = False
+            try:
+                with anyio.move_on_after(timeout) as scope:
+                    if stdin:
+                        process.stdin.write(stdin)
+                    process.stdin.write_eof()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(_drain, process.stdout, out)
+                        tg.start_soon(_drain, process.stderr, err)
+                    await process.wait_closed()
+                timed_out = scope.cancelled_caught
+            except (OSError, asyncssh.Error) as exc:
+                raise TransportError(self.host, _describe(exc), transient=True) from exc
+            finally:
+                if timed_out or (process.exit_status is None and not process.exit_signal):
+                    process.close()
+                    with anyio.move_on_after(CLOSE_GRACE, shield=True):
+                        await process.wait_closed()
+        if timed_out:
+            return Completed(
+                argv=tuple(argv),
+                exit_status=None,
+                signal=None,
+                stdout=_text(out),
+                stderr=_text(err),
+                elapsed=time.monotonic() - started,
+                timed_out=True,
+            )
+        if process.exit_status is None and not process.exit_signal:
             # The channel closed without saying how the command ended: the
             # connection dropped (sshd died, the network was cut).
             raise TransportError(self.host, "connection lost while the command ran", transient=True)
         return Completed(
             argv=tuple(argv),
-            exit_status=result.exit_status,
-            signal=result.exit_signal[0] if result.exit_signal else None,
-            stdout=_text(result.stdout),
-            stderr=_text(result.stderr),
+            exit_status=process.exit_status,
+            signal=process.exit_signal[0] if process.exit_signal else None,
+            stdout=_text(out),
+            stderr=_text(err),
             elapsed=time.monotonic() - started,
         )
 
@@ -315,9 +336,20 @@ class SSHTransport(Transport):
                 await conn.wait_closed()
 
 
+async def _drain(stream: asyncssh.SSHReader[bytes], sink: bytearray) -> None:
+    """Read a stream to its end, keeping its first MAX_OUTPUT bytes."""
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return
+        room = MAX_OUTPUT - len(sink)
+        if room > 0:
+            sink.extend(chunk[:room])
+
+
 def _text(data: object) -> str:
     if data is None:
         return ""
-    if isinstance(data, bytes):
+    if isinstance(data, bytes | bytearray):
         return data.decode("utf-8", "replace")
     return str(data)

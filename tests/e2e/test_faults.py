@@ -280,3 +280,24 @@ def test_runtime_binary_that_cannot_start_is_unavailable(tmp_path: Path) -> None
     cell = cells_of(tmp_path / "out")[("localhost", "broken")]
     assert cell["status"] == "unavailable"
     assert "its version command exited 1: runsc: cannot execute" in cell["reason"]
+
+
+def test_a_long_host_error_is_kept_short_in_every_record(tmp_path: Path) -> None:
+    """A host whose preparation fails with a very long message: each cell and
+    verdict carries one short line, never a copy of the whole message."""
+    (tmp_path / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "/proc/{"x" * 3000}"\n'
+    )
+    runtimes = "".join(
+        f'[runtimes.r{i}]\nkind = "command"\nargv = ["{{probe}}", "{{args}}"]\n' for i in range(4)
+    )
+    (tmp_path / "m.toml").write_text(
+        f'name = "m"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n{runtimes}'
+    )
+    result = harness_cli("run", tmp_path / "m.toml", "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    for name in ("cells.jsonl", "verdicts.jsonl"):
+        for line in (tmp_path / "out" / name).read_text().splitlines():
+            row = json.loads(line)
+            assert row["reason"] and len(row["reason"]) <= 400, row["reason"][:100]
+            assert "\n" not in row["reason"]

@@ -261,3 +261,28 @@ async def test_local_transport_kills_the_process_group_on_timeout(tmp_path: Path
     await anyio.sleep(0.2)
     out = await LocalTransport().run(["pgrep", "-f", marker])
     assert out.stdout.strip() == ""
+
+
+async def test_flood_over_ssh_is_capped(lab: Lab) -> None:
+    """A command printing more than MAX_OUTPUT on one line comes back capped, with its
+    exit status, as over the local transport; stderr is capped the same way."""
+    from harness.transport.base import MAX_OUTPUT
+
+    flood = f"head -c {MAX_OUTPUT + 5_000_000} /dev/zero | tr '\\0' x"
+    async with SSHTransport(_host(lab, lab.trusted)) as t:
+        done = await t.run(["sh", "-c", f"{flood}; {flood} >&2; exit 7"], timeout=120)
+    assert done.exit_status == 7
+    assert len(done.stdout) == MAX_OUTPUT and len(done.stderr) == MAX_OUTPUT
+
+
+async def test_endless_output_over_ssh_ends_at_the_timeout(lab: Lab) -> None:
+    """Output without end is read and dropped past the cap until the timeout."""
+    from harness.transport.base import MAX_OUTPUT
+
+    async with SSHTransport(_host(lab, lab.trusted)) as t:
+        done = await t.run(
+            ["sh", "-c", "yes yyyyyyyyyyyyyyyyyyyyyyyyyyyy | tr -d '\\n'"], timeout=8
+        )
+        assert done.timed_out
+        assert len(done.stdout) <= MAX_OUTPUT
+        assert (await t.run(["true"])).ok  # the connection is still usable
