@@ -1,13 +1,99 @@
 """Text that came from outside (hosts, probes, files), made safe to keep and show.
 
-`shorten` bounds a reason to one short line, so a flood of output never gets
-copied into every record. `visible` makes control characters visible, so no
-escape sequence from a host ever reaches a terminal or a report as itself.
+Everything a host, a probe or a file supplied (names, details, stderr, reasons) is
+data. It reaches a terminal, rich, Markdown, HTML, XML or a file name only through
+this module, so an escape sequence never moves a cursor, markup never styles or
+links, and `<script>` never runs:
+
+- `visible` writes control characters (C0, DEL, C1, bidi and line-separator
+  controls, lone surrogates, U+FFFE/U+FFFF) as `\\xNN` / `\\uNNNN`;
+- `rich_text` is a rich `Text` (never parsed as markup) of the visible text, and
+  `markup` the same for the few places that take a markup string;
+- `markdown` and `html_text` escape for those formats, `xml_text` for XML 1.0;
+- `file_name` makes a unique, bounded file name part;
+- `shorten` bounds a reason to one short line, so a flood of output is never
+  copied into every record.
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
 REASON_LIMIT = 300
+NAME_LIMIT = 60
+
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff]"
+)
+_CONTROL_KEEP_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff]"
+)
+# What could make HTML, a link or image, a code span, emphasis or a table break.
+_MARKDOWN = re.compile(r"([\\`*\[\]|~<>&])")
+_UNSAFE_FILE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _show(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object, *, lines: bool = False) -> str:
+    """`text` with every control character written out visibly; with `lines`,
+    newlines and tabs stay as they are (multi-line bodies)."""
+    return (_CONTROL_KEEP_LINES if lines else _CONTROL).sub(_show, str(text))
+
+
+def rich_text(text: object, style: str = "") -> Text:
+    """A rich Text of the visible text: styled by us, never parsed as markup."""
+    from rich.text import Text  # errors.py imports this module: keep rich out of it
+
+    return Text(visible(text), style=style)
+
+
+def markup(text: object) -> str:
+    """For rich APIs that take markup strings: visible, with markup escaped."""
+    from rich.markup import escape
+
+    return escape(visible(text))
+
+
+def markdown(text: object) -> str:
+    """Inline Markdown that renders as the literal text: no HTML, links, images,
+    emphasis or table breaks (GitHub-flavoured Markdown)."""
+    flat = visible(" ".join(str(text).split()))
+    return _MARKDOWN.sub(r"\\\1", flat)
+
+
+def html_text(text: object) -> str:
+    """HTML text or attribute value."""
+    return html.escape(visible(text), quote=True)
+
+
+def xml_text(text: object, *, lines: bool = False) -> str:
+    """Valid in XML 1.0 (the serializer escapes <, > and &)."""
+    return visible(text, lines=lines)
+
+
+def file_name(*parts: str, limit: int = NAME_LIMIT) -> str:
+    """A file name part from values, joined by `--`: safe characters only and each
+    part bounded. Values that are not already safe, short and free of `--` get a
+    hash of the exact values appended, so two never share a name (`web 1` and
+    `web_1`, or two long names alike in their first characters)."""
+    plain = all(p not in ("", ".", "..") and len(p) <= limit and "--" not in p for p in parts)
+    if plain and not any(_UNSAFE_FILE.search(p) for p in parts):
+        return "--".join(parts)
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    shown = "--".join(_UNSAFE_FILE.sub("_", p)[:limit] for p in parts)
+    return f"{shown}--{digest}"
 
 
 def shorten(text: str, limit: int = REASON_LIMIT) -> str:

@@ -26,6 +26,7 @@ from rich.console import Console
 from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, SpecError, UsageError
 from harness.exitcodes import ExitCode
+from harness.text import rich_text, visible
 
 # Raised when a group is invoked bare; its message is the help text.
 NoArgsIsHelp: type[click.UsageError] = getattr(
@@ -67,6 +68,13 @@ VERBS = {
 }
 
 
+class _VisibleFormatter(logging.Formatter):
+    """Log lines carry host names and remote errors: control characters shown."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record), lines=True)
+
+
 @click.group(
     cls=LazyGroup,
     lazy=VERBS,
@@ -82,15 +90,13 @@ def cli(verbose: bool) -> None:
     once per (host, runtime) cell, runs the static probe inside it, and judges
     what it saw against the expectations in the matrix.
     """
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="harness: %(message)s",
-        stream=sys.stderr,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_VisibleFormatter("harness: %(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
 
 
 def _fail(code: int, message: str) -> None:
-    err_console.print(f"harness: error: {message}", markup=False, soft_wrap=True)
+    err_console.print(rich_text(f"harness: error: {message}"), soft_wrap=True)
     raise SystemExit(code)
 
 

@@ -34,6 +34,7 @@ from harness.exitcodes import for_signal
 from harness.probe import build_probe
 from harness.results import default_folder
 from harness.spec import load_matrix
+from harness.text import rich_text
 
 
 class StepLines:
@@ -41,7 +42,7 @@ class StepLines:
 
     def step_started(self, number: int, version: Version) -> None:
         err_console.print(
-            f"step {number}: {version} ...", markup=False, highlight=False, soft_wrap=True
+            rich_text(f"step {number}: {version} ..."), highlight=False, soft_wrap=True
         )
 
     def step_finished(self, step: StepRecord) -> None:
@@ -50,8 +51,9 @@ class StepLines:
             how = " [downloaded]" if step.candidate.downloaded else " [cached]"
         why = f": {step.reason}" if step.reason else ""
         err_console.print(
-            f"step {step.number}: {step.version} {step.outcome}{why}{how} ({step.elapsed:.1f}s)",
-            markup=False,
+            rich_text(
+                f"step {step.number}: {step.version} {step.outcome}{why}{how} ({step.elapsed:.1f}s)"
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -214,7 +216,9 @@ def bisect(
     report = session.report  # what was learned, even when interrupted
     if signum is not None:
         name = signal.Signals(signum).name
-        err_console.print(f"harness: interrupted by {name}; steps so far kept in {folder}")
+        err_console.print(
+            rich_text(f"harness: interrupted by {name}; steps so far kept in {folder}")
+        )
         raise SystemExit(for_signal(signum))
     if fmt == "json":
         click.echo(json.dumps(to_json(report), indent=2, default=str))

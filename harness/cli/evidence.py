@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,12 @@ from rich.text import Text
 from harness.evidence import FORMATS, CellEvidence, document, load_evidence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
-
-SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+from harness.text import file_name, rich_text
 
 
 def _filename(host: str, runtime: str) -> str:
-    return f"{SAFE.sub('_', host)}--{SAFE.sub('_', runtime)}.json"
+    """Unique per (host, runtime) and bounded, whatever the names hold."""
+    return f"{file_name(host, runtime)}.json"
 
 
 @click.command()
@@ -99,7 +98,7 @@ def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
             Text("true", style="green") if properties[p]["enforced"] else Text("false", style="red")
             for p in CONTRACT
         ]
-        table.add_row(name, verdict, *shown)
+        table.add_row(rich_text(name), verdict, *shown)
     console = Console(highlight=False)
     if not console.is_terminal:
         console.width = max(console.width, 160)
@@ -110,4 +109,5 @@ def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
         soft_wrap=True,
     )
     for name, failing in failures:
-        console.print(f"{name}: legacy validate() fails on: {', '.join(failing)}", soft_wrap=True)
+        shown = f"{name}: legacy validate() fails on: {', '.join(failing)}"
+        console.print(rich_text(shown), soft_wrap=True)

@@ -19,6 +19,7 @@ from harness.report.markdown import append_step_summary
 from harness.report.render import FORMATS, render
 from harness.report.runs import load_run, load_runs
 from harness.results.records import Verdict
+from harness.text import rich_text
 
 REPORT_FORMATS = list(FORMATS)
 
@@ -82,12 +83,14 @@ def _verdict_text(value: str | None) -> Text:
 def _value(change: Change, value: str | None) -> Text:
     if change.kind in ("verdict", "added", "removed"):
         return _verdict_text(value)
-    return Text("-", "dim") if value is None else Text(value)
+    return Text("-", "dim") if value is None else rich_text(value)
 
 
 def diff_table(result: RunDiff) -> Table:
     table = Table(
-        title=Text(f"A: {result.a.folder}\nB: {result.b.folder}"),
+        title=Text.assemble(
+            rich_text(f"A: {result.a.folder}"), "\n", rich_text(f"B: {result.b.folder}")
+        ),
         title_justify="left",
         show_lines=False,
     )
@@ -95,11 +98,11 @@ def diff_table(result: RunDiff) -> Table:
         table.add_column(column)
     for change in result.changes:
         table.add_row(
-            Text(change.kind),
-            Text(change.host),
-            Text(change.runtime or ""),
-            Text(change.subject or ""),
-            Text(change.check or ""),
+            rich_text(change.kind),
+            rich_text(change.host),
+            rich_text(change.runtime or ""),
+            rich_text(change.subject or ""),
+            rich_text(change.check or ""),
             _value(change, change.before),
             _value(change, change.after),
         )
@@ -134,7 +137,7 @@ def diff(run_a: Path, run_b: Path, fmt: str) -> None:
         if result.changes:
             console.print(diff_table(result))
         else:
-            console.print(f"no changes between {run_a} and {run_b}", markup=False)
+            console.print(rich_text(f"no changes between {run_a} and {run_b}"))
         console.print(
             f"{result.verdicts_changed} verdict(s) changed, {len(result.changes)} change(s) in all"
         )

@@ -25,6 +25,7 @@ from harness.results.resume import read_resumable
 from harness.runner import Runner
 from harness.scenarios import listed
 from harness.spec import Matrix, load_matrix
+from harness.text import rich_text
 
 
 def _check_names(kind: str, asked: Sequence[str], known: Sequence[str]) -> None:
@@ -192,7 +193,9 @@ def run(
     result = outcome or runner.outcome
     if signum is not None:
         name = signal.Signals(signum).name
-        err_console.print(f"harness: interrupted by {name}; finished cells kept in {folder}")
+        err_console.print(
+            rich_text(f"harness: interrupted by {name}; finished cells kept in {folder}")
+        )
         raise SystemExit(for_signal(signum))
     verdicts = [*prior, *result.verdicts]
     code = exit_code(verdicts)
@@ -200,7 +203,7 @@ def run(
         code = ExitCode.INCONCLUSIVE
     if result.store_error:
         err_console.print(
-            f"harness: error: {result.store_error}; verdicts below were not all saved"
+            rich_text(f"harness: error: {result.store_error}; verdicts below were not all saved")
         )
     if fmt == "json":
         echo_json_array(v.to_json() for v in verdicts)

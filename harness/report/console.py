@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from harness.results.records import CellRecord, Verdict, VerdictRecord
+from harness.text import markup, rich_text, visible
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -67,7 +67,7 @@ class LiveProgress:
         if len(cells_per_host) > 1:
             for host, count in cells_per_host.items():
                 self.hosts[host] = self.progress.add_task(
-                    f"  {escape(host)}", total=count, note="connecting"
+                    f"  {markup(host)}", total=count, note="connecting"
                 )
 
     def __enter__(self) -> LiveProgress:
@@ -79,7 +79,7 @@ class LiveProgress:
 
     def host_ready(self, host: str, error: str | None) -> None:
         if host in self.hosts:
-            note = f"[red]{escape(error)}[/]" if error else ""
+            note = f"[red]{markup(error)}[/]" if error else ""
             self.progress.update(self.hosts[host], note=note)
 
     def cell_started(self, cell: object) -> None:
@@ -97,8 +97,8 @@ class LiveProgress:
         if counts[Verdict.INCONCLUSIVE]:
             marks += f"[yellow]{counts[Verdict.INCONCLUSIVE]} inconclusive[/]"
         # Names come from user files: escape them, rich markup is for our own styling.
-        where = escape(f"{record.host}/{record.runtime}")
-        line = f"{where}: {record.status} in {record.elapsed:.1f}s {marks}"
+        where = markup(f"{record.host}/{record.runtime}")
+        line = f"{where}: {markup(record.status)} in {record.elapsed:.1f}s {marks}"
         self.progress.console.log(line.rstrip())
 
 
@@ -106,7 +106,7 @@ def _cell(v: VerdictRecord | None) -> Text:
     if v is None:
         return Text("")
     symbol, style = STYLE[v.verdict]
-    shown = v.display or str(v.observed)
+    shown = visible(v.display or str(v.observed))
     return Text.assemble(
         (symbol + " ", style), (shown, "dim" if v.verdict is Verdict.SKIPPED else style)
     )
@@ -139,13 +139,14 @@ def verdict_tables(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -
     tables = []
     for key, hosts in groups.items():
         columns, by_subject = shapes[key]
+        # Names and subjects come from files and hosts: Text, never markup.
         table = Table(title=_hosts_title(hosts), title_justify="left", show_lines=False)
         table.add_column("fact / property", style="bold")
         for rt in columns:
-            table.add_column(rt)
+            table.add_column(rich_text(rt))
         # Properties first: they are the verdict; mechanism facts are audit detail.
         for subject, by_rt in sorted(by_subject.items(), key=lambda kv: _is_fact(kv[1])):
-            table.add_row(escape(subject), *(_cell(by_rt.get(rt)) for rt in columns))
+            table.add_row(rich_text(subject), *(_cell(by_rt.get(rt)) for rt in columns))
         tables.append(table)
     return tables
 
@@ -154,13 +155,13 @@ def _is_fact(by_runtime: dict[str, VerdictRecord]) -> bool:
     return any(v.fact is not None for v in by_runtime.values())
 
 
-def _hosts_title(hosts: Sequence[str], shown: int = 5) -> str:
+def _hosts_title(hosts: Sequence[str], shown: int = 5) -> Text:
     """ "host: a", or "3 hosts: a, b, c", or "48 hosts: a, b, c, d, e and 43 more"."""
     if len(hosts) == 1:
-        return escape(f"host: {hosts[0]}")
+        return rich_text(f"host: {hosts[0]}")
     names = ", ".join(hosts[:shown])
     more = f" and {len(hosts) - shown} more" if len(hosts) > shown else ""
-    return escape(f"{len(hosts)} hosts: {names}{more}")
+    return rich_text(f"{len(hosts)} hosts: {names}{more}")
 
 
 def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Text]:
@@ -183,14 +184,14 @@ def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) ->
         symbol, style = STYLE[main]
         parts: list[tuple[str, str] | str] = [
             (f"{symbol} ", style),
-            f"{runtime} {prop}: ",
+            f"{visible(runtime)} {prop}: ",
             (f"{main} on {len(seen[main])}/{total} hosts", style),
         ]
         for verdict in ORDER:
             if verdict is main or verdict not in seen:
                 continue
             names = seen[verdict]
-            listed = ", ".join(names[:5]) + (
+            listed = ", ".join(map(visible, names[:5])) + (
                 f" and {len(names) - 5} more" if len(names) > 5 else ""
             )
             parts += ["; ", (f"{verdict} on {listed}", STYLE[verdict][1])]
@@ -249,14 +250,16 @@ def attention_lines(verdicts: Iterable[VerdictRecord]) -> list[Text]:
         first = members[0]
         symbol, style = STYLE[first.verdict]
         if len(members) == 1:
-            where = f" {first.host}/{first.runtime} {first.subject()}: "
+            where = f" {visible(first.host)}/{visible(first.runtime)} {visible(first.subject())}: "
         else:
             runtimes = list(dict.fromkeys(v.runtime for v in members))
-            shown = runtimes[0] if len(runtimes) == 1 else f"{len(runtimes)} runtimes"
-            where = f" {first.host} ({shown}, {len(members)} verdicts): "
+            shown = visible(runtimes[0]) if len(runtimes) == 1 else f"{len(runtimes)} runtimes"
+            where = f" {visible(first.host)} ({shown}, {len(members)} verdicts): "
         lines.append(
             Text.assemble(
-                (f"{symbol} {first.verdict:<12}", style), where, (first.reason or "", "default")
+                (f"{symbol} {first.verdict:<12}", style),
+                where,
+                (visible(first.reason or ""), "default"),
             )
         )
     return lines
@@ -288,4 +291,4 @@ def print_report(
             console.print(line)
     console.print()
     console.print(summary_line(verdicts))
-    console.print(f"results: {folder}   exit {exit_code}")
+    console.print(rich_text(f"results: {folder}   exit {exit_code}"))

@@ -14,7 +14,6 @@ shows each cell's verdicts across the runs, marking where each mismatch appeared
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from harness.report.history import Step, mismatch_since, timelines
 from harness.report.runs import (
@@ -28,6 +27,7 @@ from harness.report.runs import (
     observed_text,
 )
 from harness.results.records import CellRecord, VerdictRecord
+from harness.text import html_text
 
 RAW_LIMIT = 256 * 1024  # characters of raw probe output kept per cell
 
@@ -117,7 +117,7 @@ CSP = (
 
 
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    return html_text(value)
 
 
 def _vclass(verdict: VerdictRecord | None) -> str:

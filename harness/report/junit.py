@@ -26,6 +26,7 @@ from harness.report.runs import (
     observed_text,
 )
 from harness.results.records import CellRecord, Verdict, VerdictRecord
+from harness.text import xml_text
 
 STDOUT_LIMIT = 64 * 1024  # raw probe output per suite; a runaway probe must not bloat CI
 
@@ -57,12 +58,15 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:.3f}"
 
 
-def _clean(text: str) -> str:
-    """XML 1.0 cannot hold most control characters; a probe's raw output might."""
-    return "".join(
-        ch if ch in "\t\n\r" or (ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)) else "?"
-        for ch in text
-    )
+def _clean(text: object) -> str:
+    """XML 1.0 cannot hold most control characters; a probe's raw output might.
+    They are written out visibly (`\\x1b`), as everywhere else."""
+    return xml_text(text, lines=True)
+
+
+def _attrs(attrs: dict[str, str]) -> dict[str, str]:
+    """Attribute values from names and values in files: one line, valid XML."""
+    return {k: xml_text(v) for k, v in attrs.items()}
 
 
 def verdict_text(verdict: VerdictRecord) -> str:
@@ -87,25 +91,25 @@ def _testcase(suite: ET.Element, verdict: VerdictRecord, classname: str) -> None
     case = ET.SubElement(
         suite,
         "testcase",
-        {"classname": classname, "name": verdict.subject(), "time": _fmt_time(elapsed)},
+        _attrs({"classname": classname, "name": verdict.subject(), "time": _fmt_time(elapsed)}),
     )
     summary = f"expected {describe(verdict.expected)}, observed {observed_text(verdict)}"
     if verdict.verdict in MISMATCH:
         failure = ET.SubElement(
             case,
             "failure",
-            {"message": _clean(f"{verdict.verdict}: {summary}"), "type": str(verdict.verdict)},
+            _attrs({"message": f"{verdict.verdict}: {summary}", "type": str(verdict.verdict)}),
         )
         failure.text = _clean(verdict_text(verdict))
     elif verdict.verdict is Verdict.INCONCLUSIVE:
         error = ET.SubElement(
             case,
             "error",
-            {"message": _clean(verdict.reason or "inconclusive"), "type": "inconclusive"},
+            _attrs({"message": verdict.reason or "inconclusive", "type": "inconclusive"}),
         )
         error.text = _clean(verdict_text(verdict))
     elif verdict.verdict is Verdict.SKIPPED:
-        ET.SubElement(case, "skipped", {"message": _clean(verdict.reason or "skipped")})
+        ET.SubElement(case, "skipped", _attrs({"message": verdict.reason or "skipped"}))
 
 
 def _properties(
@@ -114,7 +118,7 @@ def _properties(
     props = into if into is not None else ET.SubElement(suite, "properties")
     for name, value in pairs:
         if value is not None:
-            ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
+            ET.SubElement(props, "property", _attrs({"name": name, "value": value}))
     return props
 
 
@@ -141,7 +145,7 @@ def _suite(
     stamp = _timestamp(cell.started if cell else run.started)
     if stamp:
         attrs["timestamp"] = stamp
-    suite = ET.SubElement(root, "testsuite", attrs)
+    suite = ET.SubElement(root, "testsuite", _attrs(attrs))
     props = _properties(
         suite,
         [
@@ -168,7 +172,7 @@ def _suite(
 
 def render_junit(run: Run) -> str:
     """The whole run as one JUnit XML document."""
-    root = ET.Element("testsuites", {"name": f"harness {run.matrix_name}".strip()})
+    root = ET.Element("testsuites", _attrs({"name": f"harness {run.matrix_name}".strip()}))
     totals = [0, 0, 0, 0]
     index = 0
     for host in run.hosts():

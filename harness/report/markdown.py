@@ -20,6 +20,7 @@ from harness.report.runs import (
     observed_text,
 )
 from harness.results.records import Verdict, VerdictRecord
+from harness.text import markdown, visible
 
 ATTENTION_LIMIT = 50
 TEXT_LIMIT = 160
@@ -27,11 +28,11 @@ STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 
 def _cell_text(text: str, limit: int = TEXT_LIMIT) -> str:
-    """Safe inside a table cell: one line, pipes escaped, not too long."""
-    flat = " ".join(text.split())
+    """Safe inside a table cell: one line, no HTML, links or table breaks, not too long."""
+    flat = visible(" ".join(text.split()))
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
-    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+    return markdown(flat)
 
 
 def _verdict_cell(verdict: VerdictRecord | None) -> str:
@@ -73,11 +74,14 @@ def render_markdown(run: Run) -> str:
         headline = f"{SYMBOL[Verdict.INCONCLUSIVE]} {counts[Verdict.INCONCLUSIVE]} inconclusive"
     else:
         headline = f"{SYMBOL[Verdict.PASS]} all verdicts pass"
-    title = f"harness: {run.matrix_name}" if run.matrix_name else "harness"
+    title = f"harness: {markdown(run.matrix_name)}" if run.matrix_name else "harness"
     lines = [f"## {title}: {headline}", ""]
-    facts = [f"run `{run.run_id}`" if run.run_id else None, f"results `{run.name}`"]
+    facts = [
+        f"run {markdown(run.run_id)}" if run.run_id else None,
+        f"results {markdown(run.name)}",
+    ]
     if run.started:
-        facts.append(f"started {run.started}")
+        facts.append(f"started {markdown(run.started)}")
     if run.exit_code is not None:
         facts.append(f"exit {run.exit_code}")
     if run.interrupted:
