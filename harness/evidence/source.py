@@ -7,13 +7,11 @@ document was built from, so a document can be traced back to its results folder.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.results.parse import read_cells, read_manifest, read_verdicts
 
 
 @dataclass(slots=True)
@@ -46,44 +44,28 @@ class CellEvidence:
         return {c["id"]: c for c in self.cell.get("checks", [])}
 
 
-def _lines(path: Path) -> Iterator[tuple[bytes, dict[str, Any]]]:
-    with open(path, "rb") as fh:
-        for raw in fh:
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError:
-                continue  # a torn last line from an interrupted run
-            if isinstance(obj, dict):
-                yield raw, obj
-
-
 def load_evidence(folder: Path) -> tuple[dict[str, Any], list[CellEvidence]]:
-    """The manifest and one CellEvidence per completed-or-not, non-control cell."""
-    manifest_path = folder / "manifest.json"
-    if not manifest_path.is_file() or not (folder / "cells.jsonl").is_file():
-        raise UsageError(f"{folder}: not a results folder (no manifest.json and cells.jsonl)")
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{folder}/manifest.json: unreadable: {exc}") from None
+    """The manifest and one CellEvidence per completed-or-not, non-control cell.
+    Every line is validated as the record it must be (`results/parse.py`)."""
+    manifest = read_manifest(folder)
+    runtimes = manifest.get("runtimes") or {}
+    hosts = manifest.get("hosts") or {}
     cells: dict[tuple[str, str], CellEvidence] = {}
-    for raw, cell in _lines(folder / "cells.jsonl"):
-        if cell.get("control"):
+    for line, record in read_cells(folder):
+        if record.control:
             continue
-        key = (str(cell.get("host")), str(cell.get("runtime")))
+        key = (record.host, record.runtime)
         cells[key] = CellEvidence(
             host=key[0],
             runtime=key[1],
-            cell=cell,
-            runtime_spec=manifest.get("runtimes", {}).get(key[1], {}),
-            host_info=manifest.get("hosts", {}).get(key[0], {}),
-            raw_lines=[raw],
+            cell=line.data,
+            runtime_spec=runtimes.get(key[1], {}),
+            host_info=hosts.get(key[0], {}),
+            raw_lines=[line.raw],
         )
-    verdicts = folder / "verdicts.jsonl"
-    if verdicts.is_file():
-        for raw, row in _lines(verdicts):
-            found = cells.get((str(row.get("host")), str(row.get("runtime"))))
-            if found is not None:
-                found.verdicts.append(row)
-                found.raw_lines.append(raw)
+    for line, verdict in read_verdicts(folder, required=False):
+        found = cells.get((verdict.host, verdict.runtime))
+        if found is not None:
+            found.verdicts.append(line.data)
+            found.raw_lines.append(line.raw)
     return manifest, list(cells.values())

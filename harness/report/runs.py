@@ -8,23 +8,20 @@ still report on a newer run; a missing required key is bad input.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
 from harness.report.console import ORDER as CONSOLE_ORDER
 from harness.report.console import STYLE
-from harness.results.parse import cell_from_json, verdict_from_json
+from harness.results.parse import read_cells, read_manifest, read_verdicts
 from harness.results.records import (
     CellRecord,
     CheckResult,
     Verdict,
     VerdictRecord,
 )
-from harness.results.store import CELLS, MANIFEST, VERDICTS, read_jsonl
 
 # Every verdict that is neither a pass, a skip nor inconclusive is a mismatch: it makes
 # the run exit 1, a JUnit <failure>, and a row under "Mismatches".
@@ -153,25 +150,9 @@ def load_run(folder: Path) -> Run:
     Raises:
         UsageError: the folder does not exist or does not hold a run.
     """
-    if not folder.is_dir():
-        raise UsageError(f"{folder}: not a results folder (no such directory)")
-    manifest_path = folder / MANIFEST
-    if not manifest_path.is_file() or not (folder / VERDICTS).is_file():
-        raise UsageError(f"{folder}: not a results folder (no {MANIFEST} or {VERDICTS})")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{manifest_path}: unreadable manifest: {exc}") from None
-    if not isinstance(manifest, dict):
-        raise UsageError(f"{manifest_path}: unreadable manifest: not a JSON object")
-    try:
-        verdict_rows = read_jsonl(folder / VERDICTS)
-        cell_rows = read_jsonl(folder / CELLS) if (folder / CELLS).is_file() else []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{folder}: unreadable results: {exc}") from None
-    where_v, where_c = str(folder / VERDICTS), str(folder / CELLS)
-    verdicts = [verdict_from_json(r, where_v) for r in verdict_rows if isinstance(r, dict)]
-    cells = [cell_from_json(r, where_c) for r in cell_rows if isinstance(r, dict)]
+    manifest = read_manifest(folder)
+    verdicts = [v for _line, v in read_verdicts(folder)]
+    cells = [c for _line, c in read_cells(folder, required=False)]
     return Run(folder=folder, manifest=manifest, cells=cells, verdicts=verdicts)
 
 

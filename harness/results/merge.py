@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
-from harness.results.parse import verdict_from_json
-from harness.results.store import CELLS, MANIFEST, VERDICTS, ResultsStore, read_jsonl
+from harness.results.parse import read_cells, read_manifest, read_verdicts, verdict_from_json
+from harness.results.records import CellRecord, CellStatus
+from harness.results.store import CELLS, VERDICTS, ResultsStore
 from harness.results.verdicts import exit_code
 
 
-def _manifest(folder: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((folder / MANIFEST).read_text())
-    except (OSError, json.JSONDecodeError):
-        raise UsageError(f"{folder}: not a results folder (no readable {MANIFEST})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{folder}/{MANIFEST}: not a manifest")
-    return data
+def _rank(cell: CellRecord, order: int) -> tuple[bool, bool, int]:
+    """Which record of a cell merge keeps: a shard's own over a control-only copy,
+    a finished one over one cancelled by an interruption, then the latest (after an
+    interrupted shard is resumed, its final record comes last)."""
+    return (not cell.control, cell.status is not CellStatus.CANCELLED, order)
 
 
 def _check_shards(shards: list[str]) -> None:
     """Every shard of one split, each exactly once: a missing or repeated shard
     would make the merged run look complete when it is not."""
-    if not all(shards):
+    if not all(re.fullmatch(r"[1-9][0-9]{0,5}/[1-9][0-9]{0,5}", s) for s in shards):
         raise UsageError("merge: every folder must come from `harness run --shard I/N`")
     totals = {s.split("/")[1] for s in shards}
     if len(totals) != 1:
@@ -54,31 +53,33 @@ def merge_runs(folders: list[Path], out: Path) -> dict[str, Any]:
     Cells are kept once per (host, runtime), preferring a shard's own cell over a
     control-only copy; verdicts are kept once per (host, runtime, subject).
     """
-    manifests = [_manifest(f) for f in folders]
-    shas = {m.get("matrix", {}).get("sha256") for m in manifests}
+    manifests = [read_manifest(f) for f in folders]
+    shas = {(m.get("matrix") or {}).get("sha256") for m in manifests}
     if len(shas) != 1:
         raise UsageError("merge: the folders come from different matrices (sha256 differs)")
     _check_shards([str((m.get("selection") or {}).get("shard") or "") for m in manifests])
-    cells: dict[tuple[str, str], str] = {}
+    cells: dict[tuple[str, str], tuple[tuple[bool, bool, int], str]] = {}
     verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
+    order = 0
     for folder in folders:
-        for row in read_jsonl(folder / CELLS):
-            key = (str(row["host"]), str(row["runtime"]))
-            if key not in cells or (
-                not row.get("control") and json.loads(cells[key]).get("control")
-            ):
-                cells[key] = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-        for row in read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else []:
-            subject = str(row.get("property") or row.get("fact"))
-            verdicts[(str(row["host"]), str(row["runtime"]), subject)] = row
+        for line, cell in read_cells(folder):
+            order += 1
+            key, rank = (cell.host, cell.runtime), _rank(cell, order)
+            if key not in cells or rank > cells[key][0]:
+                cells[key] = (
+                    rank,
+                    json.dumps(line.data, ensure_ascii=False, separators=(",", ":")),
+                )
+        for line, verdict in read_verdicts(folder, required=False):
+            verdicts[(verdict.host, verdict.runtime, verdict.subject())] = line.data
     first = manifests[0]
     merged = {
         **first,
         "started": min(str(m.get("started")) for m in manifests),
         "ended": max(str(m.get("ended")) for m in manifests),
         "interrupted": any(m.get("interrupted") for m in manifests),
-        "hosts": {k: v for m in manifests for k, v in m.get("hosts", {}).items()},
-        "runtimes": {k: v for m in manifests for k, v in m.get("runtimes", {}).items()},
+        "hosts": {k: v for m in manifests for k, v in (m.get("hosts") or {}).items()},
+        "runtimes": {k: v for m in manifests for k, v in (m.get("runtimes") or {}).items()},
         "merged_from": [
             {
                 "folder": str(f),
@@ -93,7 +94,7 @@ def merge_runs(folders: list[Path], out: Path) -> dict[str, Any]:
     store.open()
     try:
         with open(out / CELLS, "a", encoding="utf-8") as fh:
-            fh.writelines(line + "\n" for line in cells.values())
+            fh.writelines(line + "\n" for _rank, line in cells.values())
         with open(out / VERDICTS, "a", encoding="utf-8") as fh:
             fh.writelines(
                 json.dumps(v, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
-from harness.results.parse import verdict_from_json
+from harness.results.parse import read_cells, read_manifest, read_verdicts
 from harness.results.records import CellStatus, VerdictRecord
-from harness.results.store import CELLS, MANIFEST, VERDICTS, complete_blocks, read_jsonl
+from harness.results.store import MANIFEST, complete_blocks
 
 
 def read_resumable(
@@ -20,26 +19,21 @@ def read_resumable(
     A cell is finished when it has a record other than `cancelled`; control-only
     cells never count, they are rerun as needed.
     """
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{folder}: cannot resume: no readable {MANIFEST} ({exc})") from None
-    if not (folder / CELLS).is_file():
-        raise UsageError(f"{folder}: cannot resume: no {CELLS}")
+    manifest = read_manifest(folder)
+    matrix = manifest.get("matrix") or {}
+    if not matrix.get("path") or not matrix.get("sha256"):
+        raise UsageError(f"{folder}/{MANIFEST}: cannot resume: matrix.path or sha256 missing")
     recorded = {
-        (str(c["host"]), str(c["runtime"]))
-        for c in read_jsonl(folder / CELLS)
-        if c.get("status") != CellStatus.CANCELLED and not c.get("control")
+        (cell.host, cell.runtime)
+        for _line, cell in read_cells(folder)
+        if cell.status is not CellStatus.CANCELLED and not cell.control
     }
-    rows = complete_blocks(read_jsonl(folder / VERDICTS) if (folder / VERDICTS).is_file() else [])
-    judged = {(str(r.get("host")), str(r.get("runtime"))) for r in rows}
+    rows = read_verdicts(folder, required=False)
+    complete = {id(d) for d in complete_blocks([line.data for line, _v in rows])}
+    judged = {(v.host, v.runtime) for line, v in rows if id(line.data) in complete}
     # Finished means recorded AND judged, all of it: a mismatch whose verdicts were
     # held for reruns, lost to a failed write, or cut short by a crash, is run
     # again rather than forgotten.
     done = recorded & judged
-    prior = [
-        verdict_from_json(row)
-        for row in rows
-        if (str(row.get("host")), str(row.get("runtime"))) in done
-    ]
+    prior = [v for line, v in rows if id(line.data) in complete and (v.host, v.runtime) in done]
     return manifest, done, prior

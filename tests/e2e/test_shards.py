@@ -211,3 +211,26 @@ def test_resume_after_a_torn_write_keeps_the_regression(tmp_path: Path) -> None:
     assert len(got) == len(set(got)) == len(lines)  # the partial block was not kept twice
     for line in (out / "cells.jsonl").read_text().splitlines():
         json.loads(line)
+
+
+def test_merge_keeps_the_final_record_of_a_resumed_shard(tmp_path: Path) -> None:
+    """A shard interrupted and then resumed holds a cell's `cancelled` record and,
+    later, its final one: merge keeps the final record, raw output and all."""
+    runtimes = '[runtimes.host]\nkind = "host"\n' + "".join(
+        f'[runtimes.r{i}]\nkind = "command"\nargv = ["{{probe}}", "{{args}}"]\n' for i in range(2)
+    )
+    matrix = _matrix(tmp_path, runtimes, '["mechanisms"]')
+    for i in (1, 2):
+        shard = harness_cli("run", matrix, "--shard", f"{i}/2", "--out", tmp_path / f"s{i}")
+        assert shard.code == 0, shard.stdout + shard.stderr
+    cells = tmp_path / "s1" / "cells.jsonl"
+    rows = [json.loads(line) for line in cells.read_text().splitlines()]
+    final = next(r for r in rows if not r["control"])
+    cancelled = {**final, "status": "cancelled", "reason": "run interrupted", "stdout": ""}
+    # What an interrupted run followed by --resume leaves: cancelled first, final later.
+    text = "".join(json.dumps(r) + "\n" for r in [cancelled, *rows])
+    cells.write_text(text)
+    merged = harness_cli("merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "m")
+    assert merged.code == 0, merged.stderr
+    kept = cells_of(tmp_path / "m")[(final["host"], final["runtime"])]
+    assert kept["status"] == "complete" and kept["stdout"] == final["stdout"] != ""

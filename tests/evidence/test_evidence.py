@@ -186,7 +186,7 @@ def test_not_a_results_folder_is_bad_input(tmp_path: Path) -> None:
     """Pointing evidence at any other folder: exit 2 and one line."""
     result = harness_cli("evidence", tmp_path)
     assert result.code == 2
-    assert result.stderr.strip().endswith("not a results folder (no manifest.json and cells.jsonl)")
+    assert result.stderr.strip().endswith("not a results folder (no manifest.json)")
 
 
 def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> None:
