@@ -183,7 +183,7 @@ class SSHTransport(Transport):
             try:
                 self._conn = await asyncssh.connect(self._spec.address, **self._options())
             except asyncssh.HostKeyNotVerifiable:
-                if not self._spec.accept_new_host_key or self._key_on_record():
+                if not self._spec.accept_new_host_key:
                     raise
                 self._conn = await self._accept_new()
         except asyncssh.HostKeyNotVerifiable as exc:
@@ -197,32 +197,53 @@ class SSHTransport(Transport):
         except (OSError, asyncssh.Error, TimeoutError) as exc:
             raise TransportError(self.host, _describe(exc), transient=True) from exc
 
-    def _key_on_record(self) -> bool:
-        """Does known_hosts already hold a key for this host? Then a mismatch is a
-        *changed* key, which accept-new never trusts."""
+    def _names_checked(self, conn: asyncssh.SSHClientConnection) -> tuple[str, str, int | None]:
+        """The (host, address, port) asyncssh matched known_hosts against: the
+        ssh_config `Hostname` (or `HostKeyAlias`) of the inventory's address, the
+        address the connection reached, and the port unless it is 22."""
+        options = asyncssh.SSHClientConnectionOptions(
+            host=self._spec.address, **{**self._options(), "known_hosts": None}
+        )
+        host = options.host_key_alias or options.host or self._spec.address
+        peer = conn.get_extra_info("peername")
+        addr = str(peer[0]) if peer else ""
+        port = options.port if options.port != 22 else None
+        return host, addr, port
+
+    def _key_on_record(self, names: tuple[str, str, int | None]) -> bool:
+        """Does known_hosts already hold a key for any name asyncssh checked? Then a
+        mismatch is a *changed* key, which accept-new never trusts, whichever
+        spelling or alias of the host the inventory used."""
         path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
         if not path.is_file():
             return False
         keys = _load_known_hosts(path)
-        port = self._spec.port if self._spec.port != 22 else None
-        trusted, _ca, _revoked, *_ = keys.match(self._spec.address, "", port)
-        return bool(trusted)
+        host, addr, port = names
+        for name in dict.fromkeys((host, self._spec.address, addr)):
+            trusted, ca, *_ = keys.match(name, addr, port)
+            if trusted or ca:
+                return True
+        return False
 
     async def _accept_new(self) -> asyncssh.SSHClientConnection:
         """Trust on first use, for a host whose inventory entry opts in: connect,
-        then record the key it presented in known_hosts (created if missing)."""
+        make sure no key is on record for the host under any name, then record
+        the key it presented in known_hosts (created if missing)."""
         options = {**self._options(), "known_hosts": None}
         conn = await asyncssh.connect(self._spec.address, **options)
+        names = self._names_checked(conn)
+        if self._key_on_record(names):
+            conn.close()
+            raise HostKeyError(
+                self.host, "host key changed (a different key is in known_hosts); refused"
+            )
         key = conn.get_server_host_key()
         if key is None:  # pragma: no cover - every SSH server presents one
             conn.close()
             raise HostKeyError(self.host, "server presented no host key")
         path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
-        name = (
-            self._spec.address
-            if self._spec.port == 22
-            else f"[{self._spec.address}]:{self._spec.port}"
-        )
+        host, _addr, port = names
+        name = host if port is None else f"[{host}]:{port}"
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="ascii") as fh:
             fh.write(f"{name} {key.export_public_key('openssh').decode().strip()}\n")

@@ -286,3 +286,45 @@ async def test_endless_output_over_ssh_ends_at_the_timeout(lab: Lab) -> None:
         assert done.timed_out
         assert len(done.stdout) <= MAX_OUTPUT
         assert (await t.run(["true"])).ok  # the connection is still usable
+
+
+def _changed_key_file(lab: Lab, tmp_path: Path) -> Path:
+    """known_hosts holding another key for the trusted host, under its address."""
+    known = tmp_path / "known_hosts"
+    kind, key = lab.stranger.host_pub.split()[:2]
+    known.write_text(f"[{lab.trusted.address}]:{lab.trusted.port} {kind} {key}\n")
+    return known
+
+
+async def test_accept_new_refuses_a_changed_key_under_another_spelling(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """Reached as `127.2` (the same address spelled otherwise), a changed key is
+    still refused with accept_new_host_key, and nothing is recorded."""
+    known = _changed_key_file(lab, tmp_path)
+    spelled = "127." + lab.trusted.address.split(".")[-1]
+    assert spelled != lab.trusted.address
+    host = _host(lab, lab.trusted, known_hosts=known, accept_new_host_key=True)
+    host = host.model_copy(update={"address": spelled})
+    with pytest.raises(HostKeyError):
+        async with SSHTransport(host):
+            pass
+    assert known.read_text().count("\n") == 1
+
+
+async def test_accept_new_refuses_a_changed_key_through_an_ssh_config_alias(
+    lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reached through an ssh_config `Hostname` alias, a changed key is refused too:
+    the key is checked against every name asyncssh checked."""
+    known = _changed_key_file(lab, tmp_path)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "config").write_text(f"Host trusted-alias\n  Hostname {lab.trusted.address}\n")
+    monkeypatch.setenv("HOME", str(home))
+    host = _host(lab, lab.trusted, known_hosts=known, accept_new_host_key=True)
+    host = host.model_copy(update={"address": "trusted-alias"})
+    with pytest.raises(HostKeyError):
+        async with SSHTransport(host):
+            pass
+    assert known.read_text().count("\n") == 1
