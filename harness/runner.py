@@ -66,6 +66,7 @@ KILL_GRACE = 5.0
 LOCAL_GRACE = 10.0
 CLEANUP_TIMEOUT = 30.0
 TIMEOUT_EXITS = (124, 137)
+PROBE_DEADLINE_EXIT = 3  # the probe's own exit when its --deadline-ms passes
 # How long after a cell an intercepted-looking attempt waits for late arrivals.
 SETTLE = 0.5
 
@@ -120,7 +121,14 @@ def cell_status(
     """How a finished sandbox command ended, judged strictly: only a clean exit
     with complete probe output is `complete`. A runtime that failed before the probe
     printed anything is one line naming the runtime, never the probe's confusion."""
-    if done.timed_out or (done.exit_status in TIMEOUT_EXITS and elapsed >= timeout - 0.5):
+    # The probe's deadline is this same timeout, passed down: on a busy machine it
+    # can fire before the remote `timeout` does (exit 3 and a fatal "deadline").
+    probe_deadline = output.fatal == "deadline" and done.exit_status == PROBE_DEADLINE_EXIT
+    if (
+        done.timed_out
+        or probe_deadline
+        or (done.exit_status in TIMEOUT_EXITS and elapsed >= timeout - 0.5)
+    ):
         return CellStatus.TIMEOUT, f"exceeded the {timeout:g}s cell timeout; sandbox killed"
     if not output.complete:
         why = output.failure()

@@ -78,3 +78,26 @@ async def test_a_canary_that_died_meanwhile_is_an_error(canary: RunningCanary) -
     await settle_canary(LocalTransport(), canary, host_side)
     assert "canary_events" not in host_side
     assert final_outcome(ATTEMPT, host_side, tag=TAG).outcome == "error"
+
+
+def test_probe_deadline_before_the_remote_timeout_is_a_timeout(tmp_path: Path) -> None:
+    """Under load the probe's own deadline (the same cell timeout, passed down) can
+    fire before `timeout` does: the real probe's fatal deadline line and exit 3 make
+    the cell a `timeout`, as the remote timeout's 124 would, never an `error`."""
+    from harness.probe.build import build_probe
+    from harness.probe.protocol import parse_output
+    from harness.results.records import CellStatus
+    from harness.runner import cell_status
+    from harness.transport import Completed
+
+    probe = build_probe(cache=tmp_path)
+    argv = [str(probe.path), "run", "--deadline-ms", "300", "--check-timeout-ms", "60000",
+            "--cell-nonce", "n", "selftest"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 3 and '"deadline"' in done.stdout
+    completed = Completed(
+        argv=tuple(argv), exit_status=3, signal=None, stdout=done.stdout, stderr="", elapsed=0.3
+    )
+    output = parse_output(done.stdout, cell_nonce="n")
+    status, why = cell_status(completed, output, elapsed=0.3, timeout=0.3)
+    assert status is CellStatus.TIMEOUT, why
