@@ -34,6 +34,7 @@ from harness.fixtures.envelope import Envelope, Report
 from harness.fixtures.filesystem import Sentinels, inspect_sentinels
 from harness.fixtures.helpers import Helpers, stage_helpers
 from harness.fixtures.hostfs import read_host_fs
+from harness.fixtures.lease import RunLease, claim, keep_renewing, release
 from harness.fixtures.supervisor import RunningSupervisor, start_supervisor, stop_supervisor
 from harness.judge import judge_cell
 from harness.plan import Cell, Plan, make_plan
@@ -225,6 +226,7 @@ class HostContext:
     helpers: Helpers | None = None
     host_fs: dict[str, object] | None = None  # the host's boot id and mount table
     supervisors: dict[str, RunningSupervisor] = field(default_factory=dict)
+    lease: RunLease | None = None
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
     # Cells judged only after the canary's settle window (None: judged at once).
@@ -452,6 +454,11 @@ class Runner:
                 )
                 ctx = HostContext(host=host, index=index, transport=transport, state=state)
                 self._contexts.append(ctx)
+                # Own the host first: clean what dead runs left, take this run's lease.
+                ctx.lease = await claim(transport, state.workdir, self.outcome.run_id)
+                if ctx.lease.cleaned:
+                    entry["cleaned_runs"] = ctx.lease.cleaned
+                    log.info("%s: cleaned up after dead runs %s", host.name, ctx.lease.cleaned)
                 await self._start_fixtures(ctx, entry, [rt for rt in runtimes if _release_of(rt)])
                 state.runtimes = {rt.name: state.runtimes[rt.name] for rt in runtimes}
                 await self._start_supervisors(ctx, cells, entry)
@@ -474,13 +481,17 @@ class Runner:
             if not any(c.is_host_runtime for c in cells):
                 ctx.control_done.set()  # nothing to wait for: blocked checks stay inconclusive
             host_limit = anyio.CapacityLimiter(host.max_cells)
-            async with anyio.create_task_group() as tg:
-                for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
-                    tg.start_soon(self._run_cell, ctx, cell, host_limit)
-            await self._settle_host(ctx)
-            async with anyio.create_task_group() as tg:
-                for cell, _record, verdicts in ctx.pending:
-                    tg.start_soon(self._rerun, ctx, cell, verdicts)
+            async with anyio.create_task_group() as renewing:
+                if ctx.lease is not None:
+                    renewing.start_soon(keep_renewing, transport, ctx.lease)
+                async with anyio.create_task_group() as tg:
+                    for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
+                        tg.start_soon(self._run_cell, ctx, cell, host_limit)
+                await self._settle_host(ctx)
+                async with anyio.create_task_group() as tg:
+                    for cell, _record, verdicts in ctx.pending:
+                        tg.start_soon(self._rerun, ctx, cell, verdicts)
+                renewing.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 if ctx is not None:
@@ -488,6 +499,8 @@ class Runner:
                         await _quietly(stop_supervisor(transport, sup))
                 if ctx is not None and ctx.canary is not None:
                     await _quietly(stop_canary(transport, ctx.canary))
+                if ctx is not None and ctx.lease is not None:
+                    await _quietly(release(transport, ctx.lease))
                 await transport.aclose()
 
     async def _start_fixtures(
@@ -545,6 +558,7 @@ class Runner:
                 host_index=ctx.index,
                 nonce=self.nonce,
                 high_port=self.high_port,
+                run_lease=ctx.lease.path if ctx.lease else None,
             )
             entry["canary"] = ctx.canary.manifest()
             if "egress" in self._needs and ctx.canary.error is None:

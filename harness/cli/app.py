@@ -65,6 +65,7 @@ VERBS = {
     "merge": "harness.cli.merge:merge",
     "probe": "harness.cli.probe:probe",
     "hosts": "harness.cli.hosts:hosts",
+    "clean": "harness.cli.clean:clean",
 }
 
 

@@ -3904,6 +3904,26 @@ static void capture_read(int fd)
     }
 }
 
+/* The run's lease (a file whose first line is the epoch second it ends at) is
+ * still running: the file is there, readable, and its end is not past. A run that
+ * was killed stops renewing it, and the canary then exits by itself. */
+static int lease_alive(const char *path)
+{
+    char text[64] = { 0 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    char *end = NULL;
+    long long until = strtoll(text, &end, 10);
+    if (end == text)
+        return 0;
+    return (long long)time(NULL) <= until;
+}
+
 /* Single-threaded poll loop; never waits on one client. */
 __attribute__((noreturn))
 static void canary_main(int argc, char **argv)
@@ -3913,8 +3933,9 @@ static void canary_main(int argc, char **argv)
     static struct pollfd pf[MAX_LISTEN + MAX_CLIENTS + 1];
     size_t nl = 0, nc = 0;
     const char *answer = NULL, *daemon_log = NULL, *netns = NULL, *iface = NULL, *cidr = NULL,
-               *gw = NULL, *cidr6 = NULL, *gw6 = NULL;
+               *gw = NULL, *cidr6 = NULL, *gw6 = NULL, *lease = NULL;
     int capture = 0, cap_fd = -1;
+    double lease_checked = 0;
 
     g_fatal_type = "event";
     signal(SIGPIPE, SIG_IGN);
@@ -3957,6 +3978,8 @@ static void canary_main(int argc, char **argv)
             cidr = val;
         else if (!strcmp(opt, "--gateway"))
             gw = val;
+        else if (!strcmp(opt, "--lease"))
+            lease = val;
         else
             fatal(2, "bad argument: %s", opt);
     }
@@ -3997,6 +4020,17 @@ static void canary_main(int argc, char **argv)
                 next = cl[k].end;
         }
         int wait = next < 0 ? -1 : next <= now ? 0 : (int)(next - now + 1);
+        if (lease && (wait < 0 || wait > 1000))
+            wait = 1000;
+        if (lease && now - lease_checked >= 1000) {
+            lease_checked = now;
+            if (!lease_alive(lease)) {
+                b.n = 0;
+                bput(&b, "{\"event\":\"lease-ended\",\"pid\":%d}", (int)getpid());
+                emit(&b);
+                _exit(0);
+            }
+        }
         pf[nl + nc] = (struct pollfd){ .fd = cap_fd, .events = POLLIN };
         if (poll(pf, nl + nc + 1, wait) < 0 && errno != EINTR)
             fatal(2, "poll: %s", strerror(errno));
@@ -4331,7 +4365,7 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "run"))
         fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] [OPTIONS] SCENARIO..."
                  " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"
-                 " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG]"
+                 " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG] [--lease FILE]"
                  " | probe whoami | probe version");
 
     int i = 2;

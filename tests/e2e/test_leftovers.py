@@ -1,0 +1,134 @@
+"""Nothing outlives a run: after `kill -9` of harness, `harness clean` (or the next
+run on the host) removes the canary, its namespace and veth, the hung sandbox,
+the cell and sentinel folders and the log; a canary cancelled while starting is
+torn down at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness.fixtures.canary import start_canary, stop_canary
+from harness.probe import build_probe
+from harness.spec.models import Canary
+from harness.transport import LocalTransport
+from tests.conftest import ROOT, harness_cli
+from tests.e2e.helpers import leftovers
+from tests.lab import require_tool
+
+
+def _matrix(tmp: Path, flag: Path) -> Path:
+    (tmp / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp}/work"\n'
+    )
+    slow = (
+        '[runtimes.slow]\nkind = "command"\n'
+        f'argv = ["sh", "-c", "[ -e {flag} ] || sleep 600; exec \\"$0\\" \\"$@\\"",'
+        ' "{probe}", "{args}"]\n'
+    )
+    path = tmp / "m.toml"
+    path.write_text(
+        'name = "left"\ninventory = "inv.toml"\n'
+        'scenarios = ["egress-confinement", "filesystem-confinement"]\n'
+        '[settings]\ntimeout = 600\n[canary]\nmode = "netns"\n'
+        '[runtimes.host]\nkind = "host"\n' + slow
+    )
+    return path
+
+
+def _namespaces(run_id: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if f"harness-{run_id}-" in line]
+
+
+def _killed_run(tmp: Path) -> tuple[Path, str]:
+    """A run killed with SIGKILL while its slow cell hangs; its matrix and run id."""
+    require_tool("ip")
+    flag = tmp / "go"
+    matrix = _matrix(tmp, flag)
+    out = tmp / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        cells = out / "cells.jsonl"
+        if (
+            cells.exists()
+            and '"host"' in cells.read_text()
+            and list((tmp / "work" / "fs").iterdir())
+        ):
+            break
+        time.sleep(0.2)
+    run_id = json.loads((out / "manifest.json").read_text())["run_id"]
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert _namespaces(run_id), "the canary's namespace should be left behind by kill -9"
+    assert leftovers(f"harness-{run_id}-", wait=0)  # the hung cell and the canary
+    flag.touch()
+    return matrix, run_id
+
+
+def _assert_clean(tmp: Path, run_id: str) -> None:
+    work = tmp / "work"
+    assert _namespaces(run_id) == []
+    assert leftovers(f"harness-{run_id}-") == []
+    assert leftovers(f"canary-{run_id}-") == []
+    assert not any(p.name.startswith(f"harness-{run_id}-") for p in (work / "cells").iterdir())
+    assert not any(p.name.startswith(f"harness-{run_id}-") for p in (work / "fs").iterdir())
+    assert not list(work.glob(f"canary-{run_id}-*"))
+    assert not (work / "runs" / f"{run_id}.lease").exists()
+
+
+def test_clean_removes_what_a_killed_run_left(tmp_path: Path) -> None:
+    """`harness clean MATRIX` right after kill -9: everything of that run is gone."""
+    matrix, run_id = _killed_run(tmp_path)
+    result = harness_cli("clean", matrix)
+    assert result.code == 0, result.stdout + result.stderr
+    assert f"cleaned runs {run_id}" in result.stdout
+    _assert_clean(tmp_path, run_id)
+    again = harness_cli("clean", matrix, "--host", "localhost")
+    assert again.code == 0 and "nothing to clean" in again.stdout
+
+
+def test_next_run_cleans_its_host_first(tmp_path: Path) -> None:
+    """The next run on the host removes a killed run's leftovers before it starts,
+    and says so in its manifest."""
+    matrix, run_id = _killed_run(tmp_path)
+    result = harness_cli("run", matrix, "--out", tmp_path / "again")
+    assert result.code == 1, result.stdout + result.stderr  # `slow` has no sandbox
+    manifest = json.loads((tmp_path / "again" / "manifest.json").read_text())
+    assert manifest["hosts"]["localhost"]["cleaned_runs"] == [run_id]
+    _assert_clean(tmp_path, run_id)
+
+
+@pytest.mark.anyio
+async def test_canary_cancelled_while_starting_is_torn_down(tmp_path: Path) -> None:
+    """SIGTERM while the canary starts (a cancelled start): no namespace, veth or
+    canary process of it remains, at whichever moment the start was cut."""
+    require_tool("ip")
+    probe = build_probe()
+    transport = LocalTransport()
+    cut = 0
+    for n in range(16):
+        run_id = f"{os.getpid() % 0xFFFF:04x}{n:04x}"
+        with anyio.move_on_after(0.003 * n) as scope:
+            running = await start_canary(
+                transport, probe=str(probe.path), workdir=str(tmp_path),
+                canary=Canary(mode="netns"), run_id=run_id, host_index=0, nonce="n",
+            )  # fmt: skip
+        if not scope.cancelled_caught:
+            await stop_canary(transport, running)  # started in time: stopped as a run does
+        cut += scope.cancelled_caught
+        assert _namespaces(run_id) == []
+        assert leftovers(f"harness-{run_id}-") == []
+    assert cut  # at least one start was cut short
