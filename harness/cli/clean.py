@@ -7,8 +7,9 @@ from pathlib import Path
 import anyio
 import click
 
-from harness.cli.app import EXIT_INCONCLUSIVE, err_console
+from harness.cli.app import err_console
 from harness.errors import HarnessError, UsageError
+from harness.exitcodes import ExitCode
 from harness.spec.models import Host
 from harness.text import rich_text
 
@@ -92,4 +93,4 @@ def clean(matrix: Path | None, hosts: tuple[str, ...]) -> None:
         else:
             click.echo(rich_text(f"{host.name}: nothing to clean").plain)
     if failed:
-        raise SystemExit(EXIT_INCONCLUSIVE)
+        raise SystemExit(ExitCode.INCONCLUSIVE)
