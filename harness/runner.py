@@ -28,7 +28,13 @@ import anyio
 from harness._version import __version__
 from harness.errors import ArtifactError, CommandError, HarnessError, ResultsError, TransportError
 from harness.exitcodes import ExitCode
-from harness.fixtures.canary import RunningCanary, canary_events, start_canary, stop_canary
+from harness.fixtures.canary import (
+    RunningCanary,
+    canary_events,
+    canary_netns,
+    start_canary,
+    stop_canary,
+)
 from harness.fixtures.decisions import fetch_records
 from harness.fixtures.envelope import Envelope, Report
 from harness.fixtures.filesystem import Sentinels, inspect_sentinels
@@ -500,7 +506,14 @@ class Runner:
                 if ctx is not None and ctx.canary is not None:
                     await _quietly(stop_canary(transport, ctx.canary))
                 if ctx is not None and ctx.lease is not None:
-                    await _quietly(release(transport, ctx.lease))
+                    canary = self._needs & {"egress", "attribution"}
+                    netns_mode = self.plan.matrix.canary.mode == "netns"
+                    netns = (
+                        canary_netns(self.outcome.run_id, ctx.index)
+                        if canary and netns_mode
+                        else ""
+                    )
+                    await _quietly(release(transport, ctx.lease, netns=netns))
                 await transport.aclose()
 
     async def _start_fixtures(
