@@ -360,7 +360,10 @@ class SSHTransport(Transport):
 async def _drain(stream: asyncssh.SSHReader[bytes], sink: bytearray) -> None:
     """Read a stream to its end, keeping its first MAX_OUTPUT bytes."""
     while True:
-        chunk = await stream.read(65536)
+        try:
+            chunk = await stream.read(65536)
+        except (OSError, asyncssh.Error):
+            return  # the connection broke: the caller sees no exit status, and says so
         if not chunk:
             return
         room = MAX_OUTPUT - len(sink)
