@@ -60,16 +60,15 @@ def _killed_run(tmp: Path) -> tuple[Path, str]:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        cells = out / "cells.jsonl"
-        if (
-            cells.exists()
-            and '"host"' in cells.read_text()
-            and list((tmp / "work" / "fs").iterdir())
-        ):
+    run_id = ""
+    while time.monotonic() < deadline:  # the canary is up and the slow cell hangs
+        if not run_id and (out / "manifest.json").exists():
+            run_id = json.loads((out / "manifest.json").read_text())["run_id"]
+        fs = tmp / "work" / "fs"
+        ready = run_id and _namespaces(run_id) and fs.exists() and list(fs.iterdir())
+        if ready and leftovers("sleep 600", wait=0):
             break
         time.sleep(0.2)
-    run_id = json.loads((out / "manifest.json").read_text())["run_id"]
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     assert _namespaces(run_id), "the canary's namespace should be left behind by kill -9"
@@ -125,6 +124,7 @@ async def test_canary_cancelled_while_starting_is_torn_down(tmp_path: Path) -> N
             running = await start_canary(
                 transport, probe=str(probe.path), workdir=str(tmp_path),
                 canary=Canary(mode="netns"), run_id=run_id, host_index=0, nonce="n",
+                high_port=42424,
             )  # fmt: skip
         if not scope.cancelled_caught:
             await stop_canary(transport, running)  # started in time: stopped as a run does

@@ -15,9 +15,12 @@ BWRAP = """
 [runtimes.bwrap]
 kind = "command"
 argv = [
-  "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+  "--die-with-parent", "--new-session",
+  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
   "--ro-bind", "{probe}", "/probe", "--ro-bind", "{helpers}", "/helpers",
-  "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
+  "--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+  "--", "/probe", "{args}",
 ]
 helpers_inside = "/helpers"
 expect = { egress_confinement = "enforced", privilege_floor = "enforced" }
