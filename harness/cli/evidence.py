@@ -109,5 +109,5 @@ def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
         soft_wrap=True,
     )
     for name, failing in failures:
-        shown = f"{name}: legacy validate() fails on: {', '.join(failing)}"
-        console.print(rich_text(shown), soft_wrap=True)
+        line = f"{name}: legacy validate() fails on: {', '.join(failing)}"
+        console.print(rich_text(line), soft_wrap=True)
