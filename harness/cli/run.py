@@ -133,8 +133,13 @@ def run(
         if matrix or out or hosts or runtimes or scenarios or shard or index:
             raise UsageError("--resume takes the matrix and selection from the results folder")
         previous, done, prior = read_resumable(resume)
-        loaded = load_matrix(Path(previous["matrix"]["path"]))
-        if loaded.sha256 != previous["matrix"]["sha256"]:
+        recorded = previous.get("matrix") or {}
+        if not recorded.get("path") or not recorded.get("sha256"):
+            raise UsageError(
+                f"{resume}/manifest.json: cannot resume: matrix.path or sha256 missing"
+            )
+        loaded = load_matrix(Path(recorded["path"]))
+        if loaded.sha256 != recorded["sha256"]:
             raise UsageError(f"{loaded.path}: changed since the run in {resume} started")
         selection = previous.get("selection") or {}
         hosts, runtimes, scenarios = (

@@ -8,7 +8,7 @@ from typing import Any
 from harness.errors import UsageError
 from harness.results.parse import read_cells, read_manifest, read_verdicts
 from harness.results.records import CellStatus, VerdictRecord
-from harness.results.store import MANIFEST, complete_blocks
+from harness.results.store import complete_blocks
 
 
 def read_resumable(
@@ -19,16 +19,17 @@ def read_resumable(
     A cell is finished when it has a record other than `cancelled`; control-only
     cells never count, they are rerun as needed.
     """
-    manifest = read_manifest(folder)
-    matrix = manifest.get("matrix") or {}
-    if not matrix.get("path") or not matrix.get("sha256"):
-        raise UsageError(f"{folder}/{MANIFEST}: cannot resume: matrix.path or sha256 missing")
+    try:
+        manifest = read_manifest(folder)
+        cells = read_cells(folder)
+        rows = read_verdicts(folder, required=False)
+    except UsageError as exc:
+        raise UsageError(f"cannot resume: {exc}") from None
     recorded = {
         (cell.host, cell.runtime)
-        for _line, cell in read_cells(folder)
+        for _line, cell in cells
         if cell.status is not CellStatus.CANCELLED and not cell.control
     }
-    rows = read_verdicts(folder, required=False)
     complete = {id(d) for d in complete_blocks([line.data for line, _v in rows])}
     judged = {(v.host, v.runtime) for line, v in rows if id(line.data) in complete}
     # Finished means recorded AND judged, all of it: a mismatch whose verdicts were

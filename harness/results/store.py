@@ -94,10 +94,18 @@ class ResultsStore:
         self._append(self._cells, _dump(cell.to_json()))
 
     def add_verdicts(self, verdicts: Iterable[VerdictRecord]) -> None:
-        """One cell's verdicts, as one block in one write (see the module docstring)."""
+        """One cell's verdicts, as one block in one write (see the module docstring).
+        Given several cells' verdicts, each line counts its own cell's."""
         rows = [v.to_json() for v in verdicts]
+        sizes: dict[tuple[str, str], int] = {}
+        for row in rows:  # one cell's verdicts as a rule; each cell counts its own
+            key = (str(row["host"]), str(row["runtime"]))
+            sizes[key] = sizes.get(key, 0) + 1
         if rows:
-            block = "\n".join(_dump({**row, BLOCK: len(rows)}) for row in rows)
+            block = "\n".join(
+                _dump({**row, BLOCK: sizes[(str(row["host"]), str(row["runtime"]))]})
+                for row in rows
+            )
             self._append(self._verdicts, block)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
