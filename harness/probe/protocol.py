@@ -202,7 +202,7 @@ def parse_output(stdout: str, *, cell_nonce: str | None = None) -> ProbeOutput:
                 count = obj.get("count")
                 if isinstance(count, bool) or count != seen:
                     raise ValueError(f"completion line counts {obj.get('count')}, saw {seen}")
-                if cell_nonce is not None and digest is not None:
+                if digest is not None:  # there is a cell nonce
                     if obj.get("cell_nonce") != cell_nonce:
                         raise ValueError("completion line without this cell's nonce")
                     if not hmac.compare_digest(str(obj.get("digest")), digest.hexdigest()):

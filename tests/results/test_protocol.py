@@ -277,3 +277,71 @@ def test_only_a_well_formed_mount_table_is_kept(mounts: Any, kept: bool) -> None
     assert ("mounts" in check.evidence) is kept
     other = _check(evidence={"table": [MOUNT]})
     assert parse_output(_out(other, done=1)).checks[0].evidence == {}
+
+
+# --- the cell nonce and the digest (a replayed output is never complete) -------------
+
+
+def _bound(nonce: str, *body: dict[str, Any], start_nonce: str | None = None,
+           done_nonce: str | None = None, digest: str | None = None) -> str:  # fmt: skip
+    """Output as the probe prints it with --cell-nonce: the nonce in start and done,
+    the digest over the nonce and every line between."""
+    import hashlib
+
+    lines = [json.dumps(b) for b in body]
+    start = {**START, "cell_nonce": start_nonce if start_nonce is not None else nonce}
+    want = hashlib.sha256(f"{nonce}\n".encode() + "".join(f"{ln}\n" for ln in lines).encode())
+    done = {
+        "type": "done",
+        "count": len(body),
+        "cell_nonce": done_nonce if done_nonce is not None else nonce,
+        "digest": digest if digest is not None else want.hexdigest(),
+    }
+    return "\n".join([json.dumps(start), *lines, json.dumps(done)]) + "\n"
+
+
+def test_output_bound_to_this_cell_is_complete() -> None:
+    """The nonce in start and done and the right digest: complete, every line kept."""
+    out = parse_output(_bound("n1", _check(), _fact()), cell_nonce="n1")
+    assert out.complete, out.problems
+    assert len(out.checks) == 1 and len(out.facts) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"start_nonce": "n0"}, "start line without this cell's nonce"),
+        ({"done_nonce": "n0"}, "completion line without this cell's nonce"),
+        ({"digest": "0" * 64}, "digest does not match"),
+        ({"digest": ""}, "digest does not match"),
+    ],
+)
+def test_output_of_another_cell_is_never_complete(change: dict[str, str], why: str) -> None:
+    """A nonce or digest that is not this cell's: incomplete (the cell is an error and
+    its verdicts inconclusive), with the reason."""
+    out = parse_output(_bound("n1", _check(), **change), cell_nonce="n1")
+    assert not out.complete
+    assert why in out.failure()
+
+
+def test_replayed_lines_under_a_fresh_frame_fail_the_digest() -> None:
+    """Check lines recorded in another cell, between a start and a done line that carry
+    this cell's nonce and the other cell's digest, are caught by the digest."""
+    recorded = _bound("n0", _check(outcome="blocked")).splitlines()
+    own = _bound("n1", _check(outcome="escaped")).splitlines()
+    forged = "\n".join([own[0], recorded[1], own[2]]) + "\n"
+    out = parse_output(forged, cell_nonce="n1")
+    assert not out.complete and "digest" in out.failure()
+
+
+def test_without_a_cell_nonce_nothing_is_asked() -> None:
+    """Parsing without a nonce (an older results folder) asks for neither."""
+    out = parse_output(_out(_check(), done=1))
+    assert out.complete, out.problems
+
+
+def test_probe_args_carry_the_cell_nonce() -> None:
+    """The nonce is on the probe's command line only when there is one."""
+    args = probe_args(["egress"], check_timeout=1, deadline=2, tag="t", cell_nonce="abc")
+    assert args[args.index("--cell-nonce") + 1] == "abc"
+    assert "--cell-nonce" not in probe_args(["egress"], check_timeout=1, deadline=2, tag="t")

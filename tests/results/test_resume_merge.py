@@ -248,6 +248,27 @@ def test_the_control_copy_never_replaces_a_shards_own_cell(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
+    ("statuses", "kept"),
+    [
+        ([CellStatus.CANCELLED, DONE], "complete"),  # interrupted, then resumed
+        ([DONE, CellStatus.CANCELLED], "complete"),  # never the cancelled one
+        ([CellStatus.ERROR, DONE], "complete"),  # a later attempt is the final one
+        ([DONE, CellStatus.TIMEOUT], "timeout"),
+    ],
+)
+def test_merge_keeps_a_resumed_cells_final_record(
+    tmp_path: Path, statuses: list[CellStatus], kept: str
+) -> None:
+    """Of one cell's records in a shard (cancelled by an interruption, then the
+    resumed one), merge keeps the final record, never the cancelled one."""
+    a = _shard(tmp_path / "a", "1/2", [("h", "r", s, False) for s in statuses], [])
+    b = _shard(tmp_path / "b", "2/2", [("h", "r", CellStatus.ERROR, True)], [])
+    merge_runs([a, b], tmp_path / "m")
+    [cell] = read_jsonl(tmp_path / "m" / "cells.jsonl")
+    assert (cell["status"], cell["control"]) == (kept, False)
+
+
+@pytest.mark.parametrize(
     ("verdicts", "interrupted", "code"),
     [
         ([Verdict.PASS, Verdict.SKIPPED], (False, False), 0),
@@ -322,3 +343,12 @@ def test_a_folder_that_is_not_a_run_is_refused(tmp_path: Path, manifest: str | N
         (a / "manifest.json").write_text(manifest)
     with pytest.raises(UsageError, match="manifest"):
         merge_runs([a], tmp_path / "m")
+
+
+def test_a_shard_without_verdicts_still_merges(tmp_path: Path) -> None:
+    """A shard that judged nothing yet (no verdicts.jsonl) merges; its cells are kept."""
+    a = _shard(tmp_path / "a", "1/2", [("h", "r", DONE, False)], [])
+    b = _shard(tmp_path / "b", "2/2", [("h", "s", CellStatus.CANCELLED, False)], [])
+    (b / "verdicts.jsonl").unlink()
+    merge_runs([a, b], tmp_path / "m")
+    assert len(read_jsonl(tmp_path / "m" / "cells.jsonl")) == 2
