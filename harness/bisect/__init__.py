@@ -2,22 +2,7 @@
 
 versions: names and ordering; index: listing (bucket XML API or a folder);
 artifacts: download, sha512, cache; install: upload to the host by sha256;
-search: the pure bisection; session: one bisection's steps; report: text and JSON.
+search: the pure bisection; session: one bisection's steps; report: text and JSON;
+origin: what to bisect, from a results folder. Import the module you need: the
+package imports nothing, so reading a bisection's report never loads the runner.
 """
-
-from harness.bisect.search import Bisection, Outcome, SearchResult, Status
-from harness.bisect.session import BisectReport, BisectSession, StepRecord, Target
-from harness.bisect.versions import Version, parse_version
-
-__all__ = [
-    "BisectReport",
-    "BisectSession",
-    "Bisection",
-    "Outcome",
-    "SearchResult",
-    "Status",
-    "StepRecord",
-    "Target",
-    "Version",
-    "parse_version",
-]

@@ -14,6 +14,8 @@ from harness.bisect.versions import Version, compare_url
 from harness.exitcodes import ExitCode
 from harness.results import VerdictRecord
 
+SUMMARY = "bisect.json"  # the bisection folder's summary, rewritten after every step
+
 if TYPE_CHECKING:
     from harness.bisect.session import BisectReport, StepRecord
 

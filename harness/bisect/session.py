@@ -29,7 +29,7 @@ from rich.progress import Progress
 from harness.bisect.artifacts import Candidate, fetch
 from harness.bisect.index import ReleaseIndex
 from harness.bisect.install import HostInfo, install, prepare_host
-from harness.bisect.report import to_json
+from harness.bisect.report import SUMMARY, to_json
 from harness.bisect.search import Bisection, Outcome, SearchResult, combine
 from harness.bisect.versions import Version, select_range
 from harness.errors import ArtifactError, ResultsError, TransportError, UsageError
@@ -44,7 +44,6 @@ from harness.spec import Host, Matrix
 from harness.spec.models import PROPERTIES, RunscRuntimeSpec
 from harness.transport import Transport, open_transport
 
-SUMMARY = "bisect.json"
 STEP = "step.json"
 BISECTABLE = ("runsc", "oci")
 

@@ -11,14 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.bisect.report import SUMMARY
+from harness.cli.app import err_console
 from harness.diff import Change, RunDiff, diff_runs
-from harness.errors import ResultsError
+from harness.errors import ResultsError, UsageError
 from harness.exitcodes import ExitCode
 from harness.report.console import STYLE
 from harness.report.markdown import append_step_summary
 from harness.report.render import FORMATS, render
 from harness.report.runs import load_run, load_runs
 from harness.results.records import Verdict
+from harness.results.store import MANIFEST
 from harness.text import rich_text
 
 REPORT_FORMATS = list(FORMATS)
@@ -42,20 +45,34 @@ REPORT_FORMATS = list(FORMATS)
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the report to this file instead of stdout.",
 )
-def report(folders: tuple[Path, ...], fmt: str, output: Path | None) -> None:
+@click.option(
+    "--mixed",
+    is_flag=True,
+    help="Report on runs of different matrices together (refused otherwise).",
+)
+def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool) -> None:
     """Report on results folders (DIR...) written by `harness run`.
 
     HTML takes several folders (`results/*`) and adds a history of each cell's
     verdicts, marking the run where each mismatch first appeared; the newest run
     (by start time) is the grid; plain files among several DIRs are skipped. The
     other formats take one folder. Markdown is also appended to
-    $GITHUB_STEP_SUMMARY when that is set.
+    $GITHUB_STEP_SUMMARY when that is set. Among several DIRs, a bisection's folder
+    is skipped with a note (its steps are results folders of their own), and runs
+    of different matrices are refused unless --mixed is given.
 
     Exit 0 when the report was written, 2 when a folder is not a results folder.
     """
     if len(folders) > 1:  # `results/*` also matches results/README.md: skip plain files
         folders = tuple(f for f in folders if not (f.exists() and not f.is_dir()))
+        folders = tuple(f for f in folders if not _bisection(f))
     runs = load_runs(folders)
+    matrices = sorted({run.matrix_name for run in runs})
+    if len(runs) > 1 and len(matrices) > 1 and not mixed and fmt == "html":
+        raise UsageError(
+            f"the folders hold runs of {len(matrices)} matrices ({', '.join(matrices)});"
+            " give one matrix's runs, or --mixed to report on them together"
+        )
     text = render(fmt, runs)
     if output is not None:
         try:
@@ -67,6 +84,20 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None) -> None:
         sys.stdout.flush()
     if fmt == "markdown":
         append_step_summary(text)
+
+
+def _bisection(folder: Path) -> bool:
+    """A `harness bisect` folder, which is no run: skipped among several, with a note."""
+    if (folder / SUMMARY).is_file() and not (folder / MANIFEST).is_file():
+        err_console.print(
+            rich_text(
+                f"harness: note: {folder} is a bisection (bisect.json), not a run; skipped"
+                " (its step-* folders are runs of their own)"
+            ),
+            soft_wrap=True,
+        )
+        return True
+    return False
 
 
 def _verdict_text(value: str | None) -> Text:

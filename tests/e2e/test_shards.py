@@ -77,8 +77,24 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
         assert shard.code == 0, shard.stdout + shard.stderr
     own = [{k for k, c in cells_of(tmp_path / f"s{i}").items() if not c["control"]} for i in (1, 2)]
     assert not own[0] & own[1] and len(own[0]) == len(own[1]) == 2  # disjoint and even
+    # A missing shard: its cells are there, cancelled, every verdict inconclusive, so
+    # the merged run never looks complete and the report still works.
     partial = harness_cli("merge", tmp_path / "s1", "--out", tmp_path / "partial")
-    assert partial.code == 2 and "missing 2/2" in partial.stderr  # never a complete-looking run
+    assert partial.code == 0, partial.stderr
+    shown = json.loads((tmp_path / "partial" / "manifest.json").read_text())
+    assert shown["missing_shards"] == ["2/2"] and shown["exit_code"] == 3
+    lost = cells_of(tmp_path / "partial")
+    for key in own[1]:
+        assert lost[key]["status"] == "cancelled" and "shard 2/2 is missing" in lost[key]["reason"]
+    rows = [
+        json.loads(x) for x in (tmp_path / "partial" / "verdicts.jsonl").read_text().splitlines()
+    ]
+    for row in rows:
+        if (row["host"], row["runtime"]) in own[1] and "property" in row:
+            assert row["verdict"] == "inconclusive", row
+    assert {(r["host"], r["runtime"]) for r in rows} >= own[0] | own[1]
+    report = harness_cli("report", tmp_path / "partial", "--format", "json")
+    assert report.code == 0, report.stderr
     twice = harness_cli("merge", tmp_path / "s1", tmp_path / "s1", "--out", tmp_path / "twice")
     assert twice.code == 2 and "repeated 1/2" in twice.stderr
     merged = harness_cli("merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "merged")

@@ -41,3 +41,32 @@ def test_unknown_format_is_bad_input(runs: Runs, tmp_path: Path) -> None:
     done = harness("run", "matrices/local.toml", "--report", "pdf", "--out", tmp_path / "x")
     assert done.code == 2 and "pdf" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_a_bisection_among_the_folders_is_skipped_with_a_note(runs: Runs, tmp_path: Path) -> None:
+    """`harness report results/*` with a bisect folder among them: a note, not exit 2."""
+    bisection = tmp_path / "20260903T000000Z-bisect-runsc"
+    (bisection / "step-01-2026-09-01").mkdir(parents=True)
+    (bisection / "bisect.json").write_text('{"status": "found"}\n')
+    done = harness("report", runs.mixed, runs.mixed_again, bisection, "--format", "html", "-o",
+                   tmp_path / "r.html")  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert f"{bisection} is a bisection (bisect.json), not a run; skipped" in done.stderr
+    assert (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_runs_of_different_matrices_are_refused_unless_mixed(runs: Runs, tmp_path: Path) -> None:
+    """Two matrices' runs in one history would mislead: refused, unless --mixed."""
+    other = tmp_path / "other"
+    import shutil
+
+    shutil.copytree(runs.clean, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["matrix"]["name"] = "another-matrix"
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    refused = harness("report", runs.clean, other, "--format", "html", "-o", tmp_path / "a.html")
+    assert refused.code == 2
+    assert "2 matrices" in refused.stderr and "--mixed" in refused.stderr
+    allowed = harness("report", runs.clean, other, "--format", "html", "--mixed",
+                      "-o", tmp_path / "b.html")  # fmt: skip
+    assert allowed.code == 0, allowed.stderr

@@ -26,7 +26,8 @@ def history_page(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`harness report results/* --format html`, as a user would run it."""
     page = tmp_path_factory.mktemp("html") / "history.html"
     folders = sorted(runs.root.iterdir())  # README.md among them, as in results/*
-    done = harness("report", *folders, "--format", "html", "-o", page)
+    # The fixture's runs come from two matrices (local.toml's and the mixed one).
+    done = harness("report", *folders, "--format", "html", "--mixed", "-o", page)
     assert done.code == 0, done.stderr
     return page
 

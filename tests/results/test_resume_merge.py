@@ -303,10 +303,11 @@ def test_merged_exit_code_and_interruption(
 @pytest.mark.parametrize(
     ("shards", "message"),
     [
-        (["1/2"], "missing 2/2"),
+        (["1/2"], "missing 2/2, and its cells cannot be named"),
         (["2/2"], "missing 1/2"),
         (["1/3", "3/3"], "missing 2/3"),
-        (["1/2", "1/2"], "missing 2/2; repeated 1/2"),
+        (["1/2", "1/2"], "repeated 1/2"),
+        (["1/2", "3/2"], "out of range"),
         (["1/2", "2/2", "2/2"], "repeated 2/2"),
         (["1/2", "2/3"], "different splits"),
         (["1/2", ""], "every folder must come from"),
@@ -352,3 +353,123 @@ def test_a_shard_without_verdicts_still_merges(tmp_path: Path) -> None:
     (b / "verdicts.jsonl").unlink()
     merge_runs([a, b], tmp_path / "m")
     assert len(read_jsonl(tmp_path / "m" / "cells.jsonl")) == 2
+
+
+# -- a missing shard: its cells are named from the matrix, cancelled, inconclusive --
+
+SPLIT_MATRIX = """name = "split"
+inventory = "inv.toml"
+scenarios = ["egress-confinement", "mechanisms"]
+[runtimes.host]
+kind = "host"
+[runtimes.a]
+kind = "runsc"
+[runtimes.b]
+kind = "runsc"
+[runtimes.c]
+kind = "runsc"
+"""
+
+
+def _split(tmp_path: Path, *, selection: dict[str, Any] | None = None) -> tuple[Path, str]:
+    """A real matrix file (never run): two hosts, three sandboxed runtimes and the host."""
+    import hashlib
+
+    (tmp_path / "inv.toml").write_text(
+        '[hosts.h1]\ntransport = "local"\n[hosts.h2]\ntransport = "local"\n'
+    )
+    path = tmp_path / "split.toml"
+    path.write_text(SPLIT_MATRIX)
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _shard_of(tmp_path: Path, matrix: Path, sha: str, shard: str, **extra: Any) -> Path:
+    return _shard(
+        tmp_path / shard.replace("/", "-"),
+        shard,
+        [],
+        [],
+        matrix={"path": str(matrix), "sha256": sha},
+        run_id="run-x",
+        **extra,
+    )
+
+
+def test_a_missing_shards_cells_are_cancelled_and_inconclusive(tmp_path: Path) -> None:
+    """Merging 1/3 and 3/3 of a split: shard 2's cells are present, cancelled with the
+    reason, every property inconclusive, and the exit code at least 3."""
+    matrix, sha = _split(tmp_path)
+    folders = [_shard_of(tmp_path, matrix, sha, s, ended="2026-01-01T02:00:00Z")
+               for s in ("1/3", "3/3")]  # fmt: skip
+    merged = merge_runs(folders, tmp_path / "m")
+    assert merged["missing_shards"] == ["2/3"]
+    assert merged["exit_code"] == 3
+    cells = {(c["host"], c["runtime"]): c for c in read_jsonl(tmp_path / "m" / "cells.jsonl")}
+    # 8 worker cells, (host, runtime) ordered; shard 2 of 3 holds the 2nd and 5th and 8th.
+    assert set(cells) == {("h1", "b"), ("h2", "a"), ("h2", "host")}
+    for cell in cells.values():
+        assert cell["status"] == "cancelled"
+        assert cell["reason"] == "shard 2/3 is missing from the merge: this cell never ran"
+        assert cell["run_id"] == "run-x" and cell["started"] == "2026-01-01T02:00:00Z"
+        assert cell["scenarios"] == ["egress-confinement", "mechanisms"]
+    rows = read_jsonl(tmp_path / "m" / "verdicts.jsonl")
+    props = [r for r in rows if r.get("property")]
+    assert {(r["host"], r["runtime"]) for r in props} == set(cells)
+    assert all(r["verdict"] == "inconclusive" for r in props)
+    assert all(r["property"] == "egress_confinement" for r in props)
+    assert any(r.get("fact") == "landlock_abi" for r in rows)
+
+
+def test_a_missing_shard_follows_the_recorded_selection(tmp_path: Path) -> None:
+    """The missing cells come from the shards' own selection (hosts, runtimes, scenarios)."""
+    matrix, sha = _split(tmp_path)
+    chosen = {"hosts": ["h2"], "runtimes": ["a", "c"], "scenarios": ["mechanisms"]}
+    folders = [_shard_of(tmp_path, matrix, sha, "1/2", selection={**chosen, "shard": "1/2"})]
+    merged = merge_runs(folders, tmp_path / "m")
+    assert merged["missing_shards"] == ["2/2"]
+    cells = read_jsonl(tmp_path / "m" / "cells.jsonl")
+    assert [(c["host"], c["runtime"], c["scenarios"]) for c in cells] == [
+        ("h2", "c", ["mechanisms"])
+    ]
+    assert all(r.get("property") is None for r in read_jsonl(tmp_path / "m" / "verdicts.jsonl"))
+
+
+def test_a_missing_shard_of_a_changed_or_lost_matrix_is_refused(tmp_path: Path) -> None:
+    """Without the very matrix the shards ran, the missing cells cannot be named: exit 2."""
+    matrix, sha = _split(tmp_path)
+    changed = [_shard_of(tmp_path, matrix, "0" * 64, "1/2")]
+    with pytest.raises(UsageError, match=r"missing 2/2, and .*split.toml changed since"):
+        merge_runs(changed, tmp_path / "m1")
+    lost = [_shard(tmp_path / "lost", "1/2", [], [], matrix={"sha256": sha})]
+    with pytest.raises(UsageError, match="missing 2/2, and its cells cannot be named"):
+        merge_runs(lost, tmp_path / "m2")
+    assert not (tmp_path / "m1").exists() and not (tmp_path / "m2").exists()
+
+
+def test_present_shards_keep_their_cells_next_to_the_missing_ones(tmp_path: Path) -> None:
+    """A shard's own records are never replaced by a missing shard's placeholders."""
+    matrix, sha = _split(tmp_path)
+    mine = _shard(
+        tmp_path / "one", "1/2", [("h1", "a", DONE, False)],
+        [_verdict("h1", "a", "egress_confinement", Verdict.REGRESSION)],
+        matrix={"path": str(matrix), "sha256": sha}, run_id="run-x",
+    )  # fmt: skip
+    merged = merge_runs([mine], tmp_path / "m")
+    assert merged["exit_code"] == 1  # the regression stands; the missing cells add inconclusive
+    cells = {(c["host"], c["runtime"]): c for c in read_jsonl(tmp_path / "m" / "cells.jsonl")}
+    assert cells[("h1", "a")]["status"] == "complete"
+    rows = {(r["host"], r["runtime"], r.get("property")): r
+            for r in read_jsonl(tmp_path / "m" / "verdicts.jsonl")}  # fmt: skip
+    assert rows[("h1", "a", "egress_confinement")]["verdict"] == "regression"
+    assert rows[("h1", "b", "egress_confinement")]["verdict"] == "inconclusive"
+
+
+def test_a_missing_shards_cells_take_the_start_time_when_no_end_was_recorded(
+    tmp_path: Path,
+) -> None:
+    """An interrupted shard has no end time: the placeholders carry its start time."""
+    matrix, sha = _split(tmp_path)
+    folders = [_shard_of(tmp_path, matrix, sha, "1/2", ended=None)]
+    merge_runs(folders, tmp_path / "m")
+    cells = read_jsonl(tmp_path / "m" / "cells.jsonl")
+    assert cells and all(c["started"] == "2026-01-01T00:00:00Z" for c in cells)
