@@ -17,8 +17,8 @@ import importlib
 import logging
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -33,7 +33,22 @@ NoArgsIsHelp: type[click.UsageError] = getattr(
     click.exceptions, "NoArgsIsHelpError", click.exceptions.UsageError
 )
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 err_console = Console(stderr=True, highlight=False)
+
+
+def json_or_human(json_help: str, *, human: str = "table") -> Callable[[F], F]:
+    """The `--format HUMAN|json` option every verb with a human view shares: HUMAN
+    (the default) is for people, json is for scripts on stdout."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice([human, "json"]),
+        default=human,
+        show_default=True,
+        help=f"json: {json_help}",
+    )
 
 
 class LazyGroup(click.Group):

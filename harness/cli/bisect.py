@@ -27,7 +27,7 @@ from harness.bisect.session import (
     find_target,
 )
 from harness.bisect.versions import FORMS, Version, check_pair, parse_version
-from harness.cli.app import err_console
+from harness.cli.app import err_console, json_or_human
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import for_signal
@@ -124,14 +124,7 @@ async def _bisect(session: BisectSession) -> BisectReport:
     metavar="DIR",
     help="Results folder (default: results/<UTC time>-bisect-<runtime>).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: print the answer as one JSON object on stdout.",
-)
+@json_or_human("print the answer as one JSON object on stdout.", human="text")
 def bisect(
     matrix: Path | None,
     runtime: str | None,

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from harness.cli.app import json_or_human
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode
 from harness.hostcheck import HostCheck, check_hosts
@@ -35,14 +36,7 @@ def _line(found: HostCheck) -> Text:
 @click.command("hosts")
 @click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--host", "hosts", multiple=True, metavar="NAME", help="Only this host (repeatable).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="json: one object per host on stdout, for scripts.",
-)
+@json_or_human("one object per host on stdout, for scripts.")
 def hosts(matrix: Path, hosts: tuple[str, ...], fmt: str) -> None:
     """Reach each host of MATRIX once and say whether a run could use it.
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.bisect.report import SUMMARY
-from harness.cli.app import err_console
+from harness.cli.app import err_console, json_or_human
 from harness.diff import Change, RunDiff, diff_runs
 from harness.errors import ResultsError, UsageError
 from harness.exitcodes import ExitCode
@@ -143,14 +143,7 @@ def diff_table(result: RunDiff) -> Table:
 @click.command("diff")
 @click.argument("run_a", type=click.Path(path_type=Path), metavar="RUN_A")
 @click.argument("run_b", type=click.Path(path_type=Path), metavar="RUN_B")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="json: the changes as a JSON object on stdout, for scripts.",
-)
+@json_or_human("the changes as a JSON object on stdout, for scripts.")
 def diff(run_a: Path, run_b: Path, fmt: str) -> None:
     """Show what changed from RUN_A to RUN_B (two results folders).
 

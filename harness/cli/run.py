@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from harness.cli.app import err_console
+from harness.cli.app import err_console, json_or_human
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode, for_signal
@@ -83,14 +83,7 @@ def _plan(
     metavar="NAME",
     help="Only this scenario (repeatable).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="json: print the verdicts as a JSON array on stdout, for scripts.",
-)
+@json_or_human("print the verdicts as a JSON array on stdout, for scripts.")
 @click.option(
     "--no-progress",
     is_flag=True,
