@@ -68,6 +68,7 @@ class CuttableProxy:
         self.target = target
         self.conns: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -81,6 +82,9 @@ class CuttableProxy:
             upstream = socket.create_connection(self.target)
             with self._lock:
                 self.conns += [client, upstream]
+                if self._closed:  # accepted while closing: nobody else will close these
+                    self._cut_locked()
+                    return
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
@@ -98,17 +102,23 @@ class CuttableProxy:
 
     def cut(self) -> None:
         with self._lock:
-            for conn in self.conns:
-                try:
-                    conn.shutdown(socket.SHUT_RDWR)
-                    conn.close()
-                except OSError:
-                    pass
-            self.conns.clear()
+            self._cut_locked()
+
+    def _cut_locked(self) -> None:
+        for conn in self.conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+        self.conns.clear()
 
     def close(self) -> None:
-        self.cut()
+        """Stop accepting first, then close every connection, even one accepted while
+        closing: a socket left to the garbage collector fails a later test with a
+        ResourceWarning (the suite runs with warnings as errors)."""
+        with self._lock:
+            self._closed = True
         self.server.close()
+        self.cut()
 
 
 class SilentServer:
@@ -120,6 +130,8 @@ class SilentServer:
         self.server = socket.create_server((address, 0))
         self.port = int(self.server.getsockname()[1])
         self.held: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -128,9 +140,16 @@ class SilentServer:
                 conn, _ = self.server.accept()
             except OSError:
                 return
-            self.held.append(conn)
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self.held.append(conn)
 
     def close(self) -> None:
-        for conn in self.held:
-            conn.close()
+        with self._lock:
+            self._closed = True
+            for conn in self.held:
+                conn.close()
+            self.held.clear()
         self.server.close()
