@@ -95,7 +95,9 @@ def test_host_that_never_speaks_ssh(lab: Lab, tmp_path: Path) -> None:
     assert cells[("mute", "host")]["status"] == "unreachable"
     assert "timed out" in cells[("mute", "host")]["reason"]
     assert cells[("trusted", "host")]["status"] == "complete"
-    assert elapsed < 3 * 2 + 10
+    # Bounded by the connect timeout and its retries, not left to hang: a generous
+    # bound, since a loaded machine stretches every step (speed lives in bench/).
+    assert elapsed < 120
 
 
 def _hang_matrix(tmp: Path) -> Path:
@@ -158,7 +160,7 @@ def test_sshd_killed_mid_run(lab: Lab, tmp_path: Path) -> None:
     }
     assert "transport failed during the cell" in cells[("doomed", "host")]["reason"]
     assert cells[("trusted", "host")]["status"] == "timeout"  # the hang, killed at 8 s
-    assert time.monotonic() - started < 8 + 10
+    assert time.monotonic() - started < 8 + 40  # killed at 8 s, not waited out (generous: load)
     # The orphaned probe ends at its own deadline: nothing outlives the cell timeout.
     assert leftovers(f"{tmp_path}/work-doomed", wait=12) == []
     assert process.returncode == 3, out + err

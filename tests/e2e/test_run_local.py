@@ -264,7 +264,7 @@ flags = ["--network=none"]
         if process.poll() is None:
             process.kill()
     assert process.returncode == code, stdout + stderr
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 45  # torn down promptly, not after the cell timeout
     assert "interrupted" in stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["interrupted"] is True and manifest["ended"]
