@@ -71,7 +71,8 @@ def listener() -> socket.socket:
 
 
 def ms(values: list[float]) -> str:
-    return f"median {statistics.median(values):.1f} ms (min {min(values):.1f}, max {max(values):.1f})"
+    low, high = min(values), max(values)
+    return f"median {statistics.median(values):.1f} ms (min {low:.1f}, max {high:.1f})"
 
 
 async def main() -> None:
