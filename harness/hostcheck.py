@@ -85,7 +85,7 @@ def _canary(text: str) -> tuple[str, bool]:
 
 async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> HostCheck:
     """Connect once, prepare as a run would, and probe the canary's needs."""
-    from harness.runner import connect_with_retries
+    from harness.transport.retry import connect_with_retries
 
     where = host.address if host.transport == "ssh" else "local"
     if host.transport == "ssh":

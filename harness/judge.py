@@ -8,6 +8,7 @@ from harness.results.attribution import observe_attribution
 from harness.results.properties import observe
 from harness.results.verdicts import default_expectation, judge_property
 from harness.scenarios import SCENARIOS
+from harness.scenarios.base import Need
 
 
 def judge_cell(
@@ -27,20 +28,21 @@ def judge_cell(
     for scenario in scenarios:
         if scenario.property is None:
             continue
-        if scenario.property == "attribution":
+        if Need.DECISIONS in scenario.needs:
+            evidence = record.host_side
             observation = observe_attribution(
                 record,
                 configured=spec.attribution is not None or spec.supervisor is not None,
                 endpoint_only=spec.endpoint_only,
-                decisions=record.host_side.get("decisions"),
-                fetch_error=record.host_side.get("decisions_error"),
-                expected_sha256=record.host_side.get("probe_sha256"),
+                decisions=evidence.decisions,
+                fetch_error=evidence.decisions_error,
+                expected_sha256=evidence.probe_sha256,
                 via_supervisor=spec.supervisor is not None,
             )
         else:
             observation = observe(
                 scenario, record, control=control, allowed_caps=frozenset(spec.allowed_caps)
             )
-        expected = spec.expect.get(scenario.property) or default_expectation(cell.runtime.kind)  # type: ignore[call-overload]
+        expected = spec.expect.get(scenario.property) or default_expectation(cell.runtime.kind)
         verdicts.append(judge_property(record, scenario.property, observation, expected=expected))
     return verdicts

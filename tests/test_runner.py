@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.fixtures.canary import RunningCanary
+from harness.fixtures.canary import SETTLE, RunningCanary, settle_canary, unsettled
 from harness.probe.protocol import ProbeOutput
 from harness.results.properties import final_outcome
-from harness.results.records import ProbeCheck
-from harness.runner import SETTLE, settle_canary, unsettled
+from harness.results.records import HostEvidence, ProbeCheck
+from harness.scenarios import SCENARIOS
 from harness.spec.models import Canary
 from harness.transport import LocalTransport
 
@@ -25,6 +25,8 @@ pytestmark = pytest.mark.anyio
 
 TAG = "harness-abcd1234-00001"
 ATTEMPT = ProbeCheck("tcp-raw-ip", "egress", "attempt", "succeeded", detail="connected, no nonce")
+RULE = SCENARIOS["egress-confinement"].check("tcp-raw-ip")
+TARGETS = frozenset({"egress"})
 
 
 @pytest.fixture
@@ -45,16 +47,18 @@ def test_only_an_attempt_refused_at_once_needs_no_wait() -> None:
     control = ProbeCheck("egress-control", "egress", "control", "failed")
     fs = ProbeCheck("fs-read-outside", "filesystem", "attempt", "succeeded")
     escaped = ProbeCheck("tcp-raw-ip", "egress", "attempt", "escaped")
-    assert not unsettled(ProbeOutput(checks=[refused, escaped, control, fs]))
+    assert not unsettled(ProbeOutput(checks=[refused, escaped, control, fs]), TARGETS)
     for maybe_in_flight in (ATTEMPT, timed_out, answered):
-        assert unsettled(ProbeOutput(checks=[refused, maybe_in_flight]))
+        assert unsettled(ProbeOutput(checks=[refused, maybe_in_flight]), TARGETS)
+        assert not unsettled(ProbeOutput(checks=[maybe_in_flight]), frozenset({"other"}))
 
 
 async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary) -> None:
     """The sandbox's proxy delivers the attempt to the canary after the cell ended:
     without the second look it would be judged intercepted (blocked)."""
-    host_side: dict[str, object] = {"canary_events": []}
-    assert final_outcome(ATTEMPT, host_side, tag=TAG).outcome == "blocked"
+    assert (
+        final_outcome(ATTEMPT, RULE, HostEvidence(canary_events=[]), tag=TAG).outcome == "blocked"
+    )
     line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
 
     def arrive() -> None:
@@ -64,9 +68,9 @@ async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary)
 
     late = threading.Thread(target=arrive)
     late.start()
-    await settle_canary(LocalTransport(), canary, host_side)
+    found = await settle_canary(LocalTransport(), canary)
     late.join()
-    outcome = final_outcome(ATTEMPT, host_side, tag=TAG)
+    outcome = final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG)
     assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
 
 
@@ -74,20 +78,19 @@ async def test_a_canary_that_died_meanwhile_is_an_error(canary: RunningCanary) -
     dead = subprocess.Popen(["true"])
     dead.wait()
     canary.pid = str(dead.pid)
-    host_side: dict[str, object] = {"canary_events": []}
-    await settle_canary(LocalTransport(), canary, host_side)
-    assert "canary_events" not in host_side
-    assert final_outcome(ATTEMPT, host_side, tag=TAG).outcome == "error"
+    found = await settle_canary(LocalTransport(), canary)
+    assert found["canary_events"] is None
+    assert final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG).outcome == "error"
 
 
 def test_probe_deadline_before_the_remote_timeout_is_a_timeout(tmp_path: Path) -> None:
     """Under load the probe's own deadline (the same cell timeout, passed down) can
     fire before `timeout` does: the real probe's fatal deadline line and exit 3 make
     the cell a `timeout`, as the remote timeout's 124 would, never an `error`."""
+    from harness.execution import cell_status
     from harness.probe.build import build_probe
     from harness.probe.protocol import parse_output
     from harness.results.records import CellStatus
-    from harness.runner import cell_status
     from harness.transport import Completed
 
     probe = build_probe(cache=tmp_path)

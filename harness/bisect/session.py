@@ -40,8 +40,9 @@ from harness.results.store import utc_now
 from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS
+from harness.scenarios.base import PROPERTIES
 from harness.spec import Host, Matrix
-from harness.spec.models import PROPERTIES, RunscRuntimeSpec
+from harness.spec.models import RunscRuntimeSpec
 from harness.transport import Transport, open_transport
 
 STEP = "step.json"
@@ -63,8 +64,8 @@ def find_target(*, prop: str | None, fact: str | None) -> Target:
         raise UsageError("give exactly one of --property P or --fact F")
     if prop is not None:
         for scenario in SCENARIOS.values():
-            if scenario.property == prop:
-                return Target("property", prop, scenario.name)
+            if scenario.property is not None and scenario.property == prop:
+                return Target("property", scenario.property, scenario.name)
         raise UsageError(f"--property: unknown property {prop!r} (known: {', '.join(PROPERTIES)})")
     assert fact is not None
     for scenario in SCENARIOS.values():

@@ -23,8 +23,8 @@ exit 0
 async def _clean_host(host: Host) -> tuple[list[str], str | None]:
     """(cleaned run ids, or why the host could not be cleaned)."""
     from harness.fixtures.lease import clean, dead_runs
-    from harness.runner import connect_with_retries
     from harness.transport import open_transport
+    from harness.transport.retry import connect_with_retries
 
     transport = open_transport(host)
     try:

@@ -136,11 +136,11 @@ def observe_attribution(
 def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[str, str] | None:
     """Did the allowed connection reach the destination only through the supervisor?
     None if so; else (observed, why)."""
-    events = record.host_side.get("canary_events")
+    events = record.host_side.canary_events
     if events is None:
-        why = record.host_side.get("canary_error") or "canary log unavailable"
+        why = record.host_side.canary_error or "canary log unavailable"
         return "inconclusive", f"{why}: cannot tell how the allowed connection got out"
-    line = f"HARNESS {record.host_side.get('tag', '')} {ALLOWED_CONNECT}".lower()
+    line = f"HARNESS {record.host_side.tag} {ALLOWED_CONNECT}".lower()
     peers = [
         str(e.get("peer"))
         for e in events

@@ -11,33 +11,13 @@ The rules, in order:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.results import arrivals
 from harness.results.reach import judge_mounts, judge_start, own_kernel
-from harness.results.records import CellRecord, CellStatus, CheckResult, ProbeCheck
+from harness.results.records import CellRecord, CellStatus, CheckResult, HostEvidence, ProbeCheck
 from harness.scenarios import Check, Control, Scenario
-from harness.scenarios.filesystem import SENTINEL_INTACT
-
-READS = frozenset(
-    {
-        "fs-read-outside",
-        "fs-traversal",
-        "fs-symlink-planted",
-        "fs-symlink-made",
-        "fs-proc-self-root",
-        "fs-proc-1-root",
-        "fs-hardlink-in",
-    }
-)
-# Write attempts and the host-side fact that proves them.
-WRITES = {
-    "fs-create-outside": "created",
-    "fs-overwrite-outside": "overwritten",
-    "fs-rename-in": "renamed",
-}
+from harness.scenarios.base import Need, Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,33 +39,21 @@ class Observation:
     checks: list[CheckResult] = field(default_factory=list)
 
 
-def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) -> Outcome:
-    """Combine what the probe reported with what the host saw."""
+def final_outcome(
+    check: ProbeCheck, rule: Check | None, evidence: HostEvidence, *, tag: str
+) -> Outcome:
+    """Combine what the probe reported with what the host saw, by the declared
+    check's rule (a check no scenario declares keeps the probe's word)."""
     base = Outcome(check.outcome, check.errno, check.detail, check.elapsed_ms)
     if check.kind == "control":
         return base
-    if check.scenario == "egress":
-        if check.outcome == "escaped":
-            return base  # the canary's nonce came back: proof on its own
-        if "canary_events" not in host_side:
-            why = host_side.get("canary_error") or "canary log unavailable"
-            return Outcome(
-                "error", check.errno, f"{why}: cannot rule out an arrival", check.elapsed_ms
-            )
-        seen = arrivals.of_attempt(host_side.get("canary_events", []), tag, check)
-        if seen:
-            late = " (after the cell)" if host_side.get("settled") else ""
-            return Outcome("escaped", check.errno, f"canary saw {seen[0]}{late}", check.elapsed_ms)
-        if check.outcome == "succeeded":
-            waited = host_side.get("settled")
-            why = "connected, but nothing reached the canary"
-            why += f" within {waited:g} s after the host's last cell" if waited else ""
-            return Outcome("blocked", None, f"{why} (intercepted)", check.elapsed_ms)
-        return base
-    if check.id in WRITES:
-        fs = host_side.get("fs") or {}
-        if fs.get(WRITES[check.id]):
-            return Outcome("escaped", None, f"visible on the host: {WRITES[check.id]}")
+    kind = rule.rule if rule is not None else Rule.PROBE
+    if kind is Rule.ARRIVAL:
+        return _arrival(check, base, evidence, tag=tag)
+    if kind is Rule.WRITE and rule is not None and rule.host_fact:
+        fs = evidence.fs or {}
+        if fs.get(rule.host_fact):
+            return Outcome("escaped", None, f"visible on the host: {rule.host_fact}")
         if check.outcome == "succeeded":
             if not fs:
                 return Outcome("error", None, "host-side state not inspected", check.elapsed_ms)
@@ -93,16 +61,35 @@ def final_outcome(check: ProbeCheck, host_side: Mapping[str, Any], *, tag: str) 
             return Outcome("blocked", None, why, check.elapsed_ms)
         return base
     if check.outcome == "succeeded":
-        if check.id in ("fs-mounts", "priv-start"):
+        if kind in (Rule.MOUNTS, Rule.CAPS):
             return base  # judged with the cell's other evidence, in _reach
-        if check.id in READS:
+        if kind is Rule.READ:
             return Outcome("blocked", None, "read succeeded but not the sentinel's content")
         return Outcome("error", None, f"unexpected outcome 'succeeded': {check.detail}")
     return base
 
 
-def _sentinel(host_side: Mapping[str, Any]) -> Outcome:
-    state = (host_side.get("fs") or {}).get("sentinel")
+def _arrival(check: ProbeCheck, base: Outcome, evidence: HostEvidence, *, tag: str) -> Outcome:
+    """An attempt towards the canary: escaped if its log holds the attempt's arrival."""
+    if check.outcome == "escaped":
+        return base  # the canary's nonce came back: proof on its own
+    if evidence.canary_events is None:
+        why = evidence.canary_error or "canary log unavailable"
+        return Outcome("error", check.errno, f"{why}: cannot rule out an arrival", check.elapsed_ms)
+    seen = arrivals.of_attempt(evidence.canary_events, tag, check)
+    if seen:
+        late = " (after the cell)" if evidence.settled else ""
+        return Outcome("escaped", check.errno, f"canary saw {seen[0]}{late}", check.elapsed_ms)
+    if check.outcome == "succeeded":
+        waited = evidence.settled
+        why = "connected, but nothing reached the canary"
+        why += f" within {waited:g} s after the host's last cell" if waited else ""
+        return Outcome("blocked", None, f"{why} (intercepted)", check.elapsed_ms)
+    return base
+
+
+def _sentinel(evidence: HostEvidence) -> Outcome:
+    state = (evidence.fs or {}).get("sentinel")
     if state == "intact":
         return Outcome("blocked", None, "sentinel unchanged on the host")
     if state in ("changed", "missing"):
@@ -110,21 +97,9 @@ def _sentinel(host_side: Mapping[str, Any]) -> Outcome:
     return Outcome("error", None, "sentinel not inspected after the cell")
 
 
-# Attempts made as started (root, if the sandbox starts so), before dropping privileges.
-ROOT_PHASE = frozenset(
-    {
-        "priv-root-sysctl",
-        "priv-root-mount",
-        "priv-root-release-agent",
-        "priv-root-handle",
-        "priv-root-mknod",
-        "priv-root-sys-module",
-    }
-)
-
-
 def _reach(
     check: ProbeCheck,
+    rule: Check | None,
     found: Outcome,
     record: CellRecord,
     *,
@@ -134,19 +109,20 @@ def _reach(
     """Judge what the probe only reported (mounts, capabilities), and read the root
     phase in the light of the kernel it ran on: a success inside a sandbox's own
     kernel (gVisor, a VM) changes that kernel, not the host's."""
-    host_side = record.host_side
-    if check.outcome != "succeeded" and check.id in ("fs-mounts", "priv-start"):
+    evidence = record.host_side
+    kind = rule.rule if rule is not None else Rule.PROBE
+    if check.outcome != "succeeded" and kind in (Rule.MOUNTS, Rule.CAPS):
         return found
-    if check.id == "fs-mounts":
-        outcome, detail = judge_mounts(check.evidence, host_side, record.host_kernel)
+    if kind is Rule.MOUNTS:
+        outcome, detail = judge_mounts(check.evidence, evidence, record.host_kernel)
         return Outcome(outcome, None, detail, check.elapsed_ms)
     own = start is not None and own_kernel(
-        start.evidence, host_side.get("host_fs") or {}, record.host_kernel
+        start.evidence, evidence.host_fs or {}, record.host_kernel
     )
-    if check.id == "priv-start":
+    if kind is Rule.CAPS:
         outcome, detail = judge_start(check.evidence, allowed=allowed_caps, own=own)
         return Outcome(outcome, None, detail, check.elapsed_ms)
-    if check.id in ROOT_PHASE and found.outcome == "escaped" and own:
+    if kind is Rule.ROOT and found.outcome == "escaped" and own:
         why = f"only in the sandbox's own kernel: {found.detail}"
         return Outcome("blocked", None, why, found.elapsed_ms)
     return found
@@ -160,24 +136,25 @@ def outcomes(
     allowed_caps: frozenset[str] = frozenset(),
 ) -> dict[str, Outcome]:
     """Final outcomes of a cell's checks for one scenario, by check id."""
-    tag = tag or str(record.host_side.get("tag", ""))
-    mine = [c for c in record.checks if c.scenario == scenario.probe_name]
-    start = next((c for c in mine if c.id == "priv-start"), None)
+    tag = tag or record.host_side.tag
+    mine = [(c, scenario.check(c.id)) for c in record.checks if c.scenario == scenario.probe_name]
+    # Which kernel the root phase ran in is read off the capabilities check's evidence.
+    start = next((c for c, rule in mine if rule is not None and rule.rule is Rule.CAPS), None)
     found = {
         c.id: _reach(
             c,
-            final_outcome(c, record.host_side, tag=tag),
+            rule,
+            final_outcome(c, rule, record.host_side, tag=tag),
             record,
             start=start,
             allowed_caps=allowed_caps,
         )
-        for c in mine
+        for c, rule in mine
     }
-    if (
-        any(c.id == SENTINEL_INTACT for c in scenario.checks)
-        and record.status is CellStatus.COMPLETE
-    ):
-        found[SENTINEL_INTACT] = _sentinel(record.host_side)
+    if record.status is CellStatus.COMPLETE:
+        for check in scenario.checks:
+            if check.rule is Rule.SENTINEL:
+                found[check.id] = _sentinel(record.host_side)
     return found
 
 
@@ -202,12 +179,8 @@ def observe(
     default set (audited: named in the `priv-start` check's detail)."""
     if record.status is not CellStatus.COMPLETE:
         return Observation("inconclusive", f"cell {record.status}: {record.reason}")
-    has = record.host_side.get("canary_has")
-    asked = [
-        c
-        for c in scenario.checks
-        if not isinstance(has, list) or all(need in has for need in c.needs)
-    ]
+    has = record.host_side.canary_has
+    asked = [c for c in scenario.checks if has is None or all(need in has for need in c.needs)]
     mine = outcomes(scenario, record, allowed_caps=allowed_caps)
     theirs = (
         outcomes(scenario, control)
@@ -231,9 +204,9 @@ def observe(
     if escaped:
         first = escaped[0]
         return Observation("violated", f"{first.id} escaped: {first.detail}", results)
-    fs = record.host_side.get("fs") or {}
+    fs = record.host_side.fs or {}
     private = fs.get("allowed_shared") and fs.get("allowed_visible") is False
-    if scenario.property == "filesystem_confinement" and private:
+    if Need.SENTINELS in scenario.needs and private:
         why = "the folder the sandbox wrote as allowed is not the host's allowed folder"
         return Observation("inconclusive", why, results)
     paired = list(zip(asked, results, strict=True))
@@ -260,7 +233,7 @@ def observe(
 def _tried(scenario: Scenario, asked: list[Check], results: list[CheckResult]) -> str | None:
     """What an enforced egress verdict rests on: the channels tried, those left out
     (a family the canary lacks), and the attempts that were intercepted."""
-    if scenario.probe_name != "egress":
+    if Need.TARGETS not in scenario.needs:
         return None
     ids = [r.id for r in results]
     why = f"{len(ids)} attempts blocked: " + ", ".join(ids)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
+from harness.results.records import HostEvidence
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Filesystems through which a sandbox with its own kernel reaches host files.
@@ -99,17 +100,17 @@ def exposures(
 
 
 def judge_mounts(
-    evidence: Mapping[str, Any], host_side: Mapping[str, Any], host_kernel: str | None
+    evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[str, str]:
     """(outcome, detail) of the `fs-mounts` check."""
-    host_fs = host_side.get("host_fs") or {}
+    host_fs = host.host_fs or {}
     mounts = evidence.get("mounts")
     if not isinstance(mounts, list) or not all(isinstance(m, list) and len(m) == 4 for m in mounts):
         return "error", "the probe reported no mount table"
     if "mounts" not in host_fs:
         return "error", str(host_fs.get("error") or "the host's mount table was not read")
     shared = not own_kernel(evidence, host_fs, host_kernel)
-    found = exposures(mounts, host_fs=host_fs, grants=host_side.get("grants") or {}, shared=shared)
+    found = exposures(mounts, host_fs=host_fs, grants=host.grants or {}, shared=shared)
     kernel = "the host's kernel" if shared else "its own kernel"
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""

@@ -108,6 +108,39 @@ class ProbeCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class HostEvidence:
+    """What the host saw around one cell, apart from the probe's own report.
+
+    Every field is optional: a missing one is a gap (the fixture was not needed, or
+    could not be read, with the `*_error` saying why), and a gap makes the checks
+    that depend on it inconclusive, never passed. Written under `host_side` in
+    `cells.jsonl`, with unset fields left out.
+    """
+
+    tag: str = ""  # the cell's id, carried by every attempt the probe makes
+    # Canary: every arrival logged for this cell (None: the log was not read).
+    canary_events: list[dict[str, Any]] | None = None
+    canary_error: str | None = None
+    canary_has: list[str] | None = None  # "ipv4", "ipv6", "capture": what it can see
+    settled: float | None = None  # seconds waited after the host's last cell, if any
+    # Sentinels: their state after the cell (created, overwritten, renamed...).
+    fs: dict[str, Any] | None = None
+    fs_error: str | None = None
+    # The host's mount table and boot id, and what the cell granted the sandbox.
+    host_fs: dict[str, Any] | None = None
+    grants: dict[str, list[str]] | None = None
+    # Decision records matching the cell's allowed connection.
+    decisions: list[dict[str, Any]] | None = None
+    decisions_error: str | None = None
+    probe_sha256: str | None = None  # the binary a decision record must name
+    evidence_error: str | None = None  # the host could not be asked at all
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _plain(self)
+        return {k: v for k, v in data.items() if v is not None and v != ""}
+
+
+@dataclass(frozen=True, slots=True)
 class CellRecord:
     """One attempt at one (host, runtime) cell, raw probe output included."""
 
@@ -129,7 +162,7 @@ class CellRecord:
     facts: list[FactObservation] = field(default_factory=list)
     checks: list[ProbeCheck] = field(default_factory=list)
     info: dict[str, dict[str, Any]] = field(default_factory=dict)
-    host_side: dict[str, Any] = field(default_factory=dict)  # canary arrivals, sentinel state...
+    host_side: HostEvidence = field(default_factory=HostEvidence)
     control: bool = False  # an implicit host-runtime cell run only as the control
     attempt: int = 1  # >1 for `--reruns` of a mismatched cell
     host_kernel: str | None = None
@@ -138,6 +171,7 @@ class CellRecord:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(self)
         data["status"] = str(self.status)
+        data["host_side"] = self.host_side.to_json()
         return data
 
 

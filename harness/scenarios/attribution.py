@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Scenario
+from harness.scenarios.base import Check, Need, Scenario
 
 ALLOWED_CONNECT = "attr-allowed-connect"
 
@@ -11,5 +11,7 @@ ATTRIBUTION = Scenario(
     probe_name="attribution",
     summary="the supervisor's record of an allowed connection names the resolved binary",
     property="attribution",
+    # Judged from the decision records, not by attempts (`results/attribution.py`).
+    needs=frozenset({Need.CANARY, Need.DECISIONS}),
     checks=(Check(ALLOWED_CONNECT, "connect to the allowed destination", inside_control=True),),
 )

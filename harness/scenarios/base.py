@@ -1,9 +1,18 @@
-"""The shape every scenario shares."""
+"""The shape every scenario shares: its checks, the fixtures it needs, and the rule
+by which host-side evidence decides each check.
+
+A scenario module declares all three; `results/properties.py` applies the rules and
+the runner starts the fixtures, so neither ever names a scenario.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal, get_args
+
+Property = Literal["egress_confinement", "filesystem_confinement", "privilege_floor", "attribution"]
+PROPERTIES: tuple[Property, ...] = get_args(Property)
 
 
 class Control(StrEnum):
@@ -11,6 +20,30 @@ class Control(StrEnum):
 
     HOST = "host"  # the same attempt from the host runtime, same host, same run, escaped
     NONE = "none"  # a direct syscall whose refusal is unambiguous (e.g. setuid(0))
+
+
+class Need(StrEnum):
+    """A host-side fixture a scenario needs (see `fixtures/`)."""
+
+    CANARY = "canary"  # a canary on the host, its log read after every cell
+    TARGETS = "targets"  # the canary's addresses given to the probe; late arrivals awaited
+    SENTINELS = "sentinels"  # files outside the allowed folder, inspected after the cell
+    HELPERS = "helpers"  # setuid and file-capability binaries granted to the sandbox
+    HOST_FS = "host-fs"  # the host's mount table and boot id, for what a mount exposes
+    DECISIONS = "decisions"  # the supervisor's decision records: judged from them
+
+
+class Rule(StrEnum):
+    """How host-side evidence turns the probe's report of an attempt into its outcome."""
+
+    PROBE = "probe"  # the probe's word; a `succeeded` it cannot explain is an error
+    ARRIVAL = "arrival"  # escaped if the canary saw it (however late), whatever the probe said
+    READ = "read"  # a read that went through without the sentinel's content is blocked
+    WRITE = "write"  # escaped only if the host sees the change named by `host_fact`
+    MOUNTS = "mounts"  # the mount table the probe saw, judged against the host's
+    CAPS = "caps"  # capabilities as started, judged against the runtime's allowance
+    ROOT = "root"  # a root-phase success inside the sandbox's own kernel is blocked
+    SENTINEL = "sentinel"  # host-side only: the sentinel unchanged after the cell
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +58,15 @@ class Check:
     # What the canary must have for this attempt to prove anything ("ipv6": an IPv6
     # address; "capture": a packet capture); without it the attempt is not asked for.
     needs: tuple[str, ...] = ()
+    rule: Rule = Rule.PROBE
+    host_fact: str | None = None  # for `Rule.WRITE`: the sentinel fact that proves it
+    # The row of probe.c's check table that reports it: its own id, "sweep" for
+    # one of the sweep's many lines, None for a check judged on the host alone.
+    row: str | None = ""
+
+    @property
+    def table_row(self) -> str | None:
+        return self.id if self.row == "" else self.row
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +80,12 @@ class Scenario:
     name: str
     probe_name: str
     summary: str
-    property: str | None = None
+    property: Property | None = None
     facts: dict[str, str] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    needs: frozenset[Need] = frozenset()
+    info: tuple[str, ...] = ()  # probe table rows that only inform (printed, never judged)
     internal: bool = False  # for testing harness itself: accepted, never listed
+
+    def check(self, check_id: str) -> Check | None:
+        return next((c for c in self.checks if c.id == check_id), None)

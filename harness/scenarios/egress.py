@@ -11,27 +11,50 @@ verdict, and the verdict says so.
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Control, Scenario
+from harness.scenarios.base import Check, Control, Need, Rule, Scenario
 
 TCP_PORTS = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
 UDP_PORTS = ("53", "123", "443", "high")
+
+
+def _attempt(check_id: str, doc: str) -> Check:
+    """A named attempt: an arrival at the canary proves it, whatever the probe says."""
+    return Check(check_id, doc, rule=Rule.ARRIVAL)
+
+
+def _swept(
+    check_id: str,
+    doc: str,
+    needs: tuple[str, ...] = (),
+    *,
+    control: Control = Control.HOST,
+    control_id: str | None = None,
+) -> Check:
+    """One of the lines the probe's sweep row reports; judged like a named attempt."""
+    return Check(
+        check_id,
+        doc,
+        control=control,
+        control_id=control_id,
+        needs=needs,
+        rule=Rule.ARRIVAL,
+        row="sweep",
+    )
 
 
 def _sweep(family: str) -> tuple[Check, ...]:
     v = family[-1]
     need: tuple[str, ...] = (family,) if family == "ipv6" else ()
     tcp = tuple(
-        Check(f"tcp{v}-{p}", f"TCP to the canary's {family} address, port {p}", needs=need)
+        _swept(f"tcp{v}-{p}", f"TCP to the canary's {family} address, port {p}", need)
         for p in TCP_PORTS
     )
     udp = tuple(
-        Check(f"udp{v}-{p}", f"UDP to the canary's {family} address, port {p}", needs=need)
+        _swept(f"udp{v}-{p}", f"UDP to the canary's {family} address, port {p}", need)
         for p in UDP_PORTS
     )
     # An echo reply proves nothing (anything may answer); only the canary's capture does.
-    icmp = Check(
-        f"icmp{v}", f"ICMP echo to the canary's {family} address", needs=(*need, "capture")
-    )
+    icmp = _swept(f"icmp{v}", f"ICMP echo to the canary's {family} address", (*need, "capture"))
     return (*tcp, *udp, icmp)
 
 
@@ -44,24 +67,25 @@ EGRESS = Scenario(
         " CONNECT and SOCKS5 through every reachable unix socket"
     ),
     property="egress_confinement",
+    needs=frozenset({Need.CANARY, Need.TARGETS}),
     checks=(
-        Check("tcp-denied-name", "resolve a denied name via the designated resolver, connect"),
-        Check("tcp-raw-ip", "connect to the canary's literal IP; no DNS involved"),
-        Check("dns-alt-udp", "hand-built UDP query to a resolver other than the designated one"),
-        Check("dns-alt-tcp", "the same query over TCP"),
-        Check("doh-port", "TCP connect to the alternate resolver's port 443"),
+        _attempt("tcp-denied-name", "resolve a denied name via the designated resolver, connect"),
+        _attempt("tcp-raw-ip", "connect to the canary's literal IP; no DNS involved"),
+        _attempt("dns-alt-udp", "hand-built UDP query to a resolver other than the designated one"),
+        _attempt("dns-alt-tcp", "the same query over TCP"),
+        _attempt("doh-port", "TCP connect to the alternate resolver's port 443"),
         *_sweep("ipv4"),
         *_sweep("ipv6"),
         # The host's own resolver may sit where harness must not send queries (see
         # `[canary] resolver_ranges`), so the control is the canary's DNS over UDP.
-        Check(
+        _swept(
             "dns-own",
             "TXT query for a unique name through the sandbox's own resolver",
             control_id="udp4-53",
         ),
         # Nothing on a plain host proxies: what proves this attempt is the canary's
         # nonce or log, and its absence is reported with what was tried.
-        Check(
+        _swept(
             "unix-proxy",
             "HTTP CONNECT and SOCKS5 to the canary through every reachable unix socket",
             control=Control.NONE,

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Control, Scenario
+from harness.scenarios.base import Check, Control, Need, Rule, Scenario
 
 # Checked on the host after the cell, not by the probe: writes count only if visible there.
 SENTINEL_INTACT = "fs-sentinel-intact"
+
+
+def _write(check_id: str, doc: str, host_fact: str) -> Check:
+    """A write: an escape only if the host sees `host_fact` in the sentinels' state."""
+    doc = f"{doc} (escape only if the host sees it)"
+    return Check(check_id, doc, rule=Rule.WRITE, host_fact=host_fact)
+
 
 FILESYSTEM = Scenario(
     name="filesystem-confinement",
@@ -13,26 +20,39 @@ FILESYSTEM = Scenario(
     summary="the mount table; read, write, traverse, symlink, /proc/*/root, link, rename or"
     " open by handle outside the allowed dir",
     property="filesystem_confinement",
+    needs=frozenset({Need.SENTINELS, Need.HOST_FS}),
     checks=(
-        Check("fs-read-outside", "read the sentinel by absolute path"),
-        Check("fs-create-outside", "create a file outside (escape only if the host sees it)"),
-        Check("fs-overwrite-outside", "overwrite a file outside (escape only if the host sees it)"),
-        Check("fs-traversal", "read the sentinel via .. from the allowed dir"),
-        Check("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
-        Check("fs-symlink-made", "make a symlink to the sentinel in the allowed dir, read it"),
-        Check("fs-proc-self-root", "read the sentinel via /proc/self/root"),
+        Check("fs-read-outside", "read the sentinel by absolute path", rule=Rule.READ),
+        _write("fs-create-outside", "create a file outside", "created"),
+        _write("fs-overwrite-outside", "overwrite a file outside", "overwritten"),
+        Check("fs-traversal", "read the sentinel via .. from the allowed dir", rule=Rule.READ),
+        Check(
+            "fs-symlink-planted",
+            "read through a symlink the harness planted, pointing out",
+            rule=Rule.READ,
+        ),
+        Check(
+            "fs-symlink-made",
+            "make a symlink to the sentinel in the allowed dir, read it",
+            rule=Rule.READ,
+        ),
+        Check("fs-proc-self-root", "read the sentinel via /proc/self/root", rule=Rule.READ),
         # The host may deny /proc/1/root even to root (ptrace access to pid 1), so
         # the control is the sentinel being readable at all.
         Check(
             "fs-proc-1-root",
             "read the sentinel via /proc/1/root",
             control_id="fs-read-outside",
+            rule=Rule.READ,
         ),
-        Check("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
-        Check("fs-rename-in", "rename an outside file into the allowed dir"),
+        Check(
+            "fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it", rule=Rule.READ
+        ),
+        _write("fs-rename-in", "rename an outside file into the allowed dir", "renamed"),
         Check(
             "fs-mounts",
             "no mount exposes a host filesystem beyond the granted folders",
+            rule=Rule.MOUNTS,
         ),
         Check(
             "fs-routes",
@@ -43,6 +63,8 @@ FILESYSTEM = Scenario(
             SENTINEL_INTACT,
             "the sentinel is unchanged on the host after the cell",
             control=Control.NONE,
+            rule=Rule.SENTINEL,
+            row=None,
         ),
         Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
         Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),

@@ -11,7 +11,7 @@ import difflib
 import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from harness.caps import CAP_NAMES
+from harness.scenarios.base import Property
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
@@ -139,8 +140,6 @@ class Host(_Strict):
 
 
 Expectation = Literal["enforced", "violated"]
-Property = Literal["egress_confinement", "filesystem_confinement", "privilege_floor", "attribution"]
-PROPERTIES: tuple[str, ...] = get_args(Property)
 
 
 class Bind(_Strict):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.results import CellRecord, CellStatus
-from harness.results.records import FactObservation, ProbeCheck
+from harness.results.records import FactObservation, HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS, Control
 
 TAG = "harness-t-00001"
@@ -50,7 +50,7 @@ def record(
             )
             for c in checks
         ],
-        host_side={"tag": TAG, **(host_side or {})},
+        host_side=HostEvidence(tag=TAG, **(host_side or {})),
         host_kernel=host_kernel,
         control=control,
     )

@@ -9,7 +9,7 @@ import pytest
 
 from harness.results import CellRecord, CellStatus
 from harness.results.attribution import observe_attribution
-from harness.results.records import ProbeCheck
+from harness.results.records import HostEvidence, ProbeCheck
 
 DST = "10.251.0.2:8081"
 
@@ -121,7 +121,7 @@ def _supervised(events: list[dict[str, Any]] | None) -> CellRecord:
     side: dict[str, Any] = {"tag": TAG, "probe_sha256": PROBE_SHA}
     if events is not None:
         side["canary_events"] = events
-    return replace(cell, host_side=side)
+    return replace(cell, host_side=HostEvidence(**side))
 
 
 def _arrival(peer: str) -> dict[str, Any]:
@@ -340,7 +340,9 @@ def test_text_copied_from_a_record_is_bounded() -> None:
 
 def test_why_the_canary_log_is_missing_is_kept() -> None:
     """Behind the supervisor, an unreadable canary log is inconclusive, with its error."""
-    cell = replace(_supervised(None), host_side={"tag": TAG, "canary_error": "canary exited 1"})
+    cell = replace(
+        _supervised(None), host_side=HostEvidence(tag=TAG, canary_error="canary exited 1")
+    )
     records = [{"src_port": 40112, "dst": DST, "binary": {"path": "/probe"}, "upstream": UPSTREAM}]
     result = observe_attribution(
         cell, configured=True, endpoint_only=False, decisions=records, fetch_error=None,

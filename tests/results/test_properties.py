@@ -11,7 +11,7 @@ import pytest
 
 from harness.results import CellRecord, CellStatus
 from harness.results.properties import observe, outcomes
-from harness.results.records import ProbeCheck
+from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS, Check, Control, Scenario
 
 CASES = tomllib.loads(Path(__file__).with_name("property_cases.toml").read_text())["case"]
@@ -67,7 +67,7 @@ def _record(
             )
             for c in _filled(scenario, checks, host_side)
         ],
-        host_side={"tag": TAG, **host_side},
+        host_side=HostEvidence(tag=TAG, **host_side),
         host_kernel=host_kernel,
     )
 

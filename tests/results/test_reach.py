@@ -9,6 +9,7 @@ import pytest
 
 from harness.caps import CAP_NAMES
 from harness.results.reach import cap_names, exposures, judge_mounts, judge_start
+from harness.results.records import HostEvidence
 
 HOST_MOUNTS = [["254:0", "ext4", "/", "/"], ["0:6", "devtmpfs", "/dev", "/"]]
 
@@ -110,7 +111,7 @@ def test_exposures_in_the_sandboxs_own_kernel() -> None:
 
 
 BOOT = "5386c38b-773f-4cb0-8ee0-a6337cb8d671"
-HOST_SIDE: dict[str, Any] = {"host_fs": {"boot_id": BOOT, "mounts": HOST_MOUNTS}, "grants": {}}
+HOST_SIDE = HostEvidence(host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants={})
 
 
 @pytest.mark.parametrize(
@@ -134,11 +135,14 @@ def test_no_mount_table_is_an_error(mounts: Any) -> None:
 def test_the_hosts_table_unread_is_an_error() -> None:
     """Without the host's own table nothing can be compared: error, with the reason."""
     evidence = {"mounts": [["0:40", "tmpfs", "/", "/"]], "boot_id": BOOT}
-    assert judge_mounts(evidence, {"host_fs": {"error": "mountinfo: EACCES"}}, "6.1") == (
+    assert judge_mounts(evidence, HostEvidence(host_fs={"error": "mountinfo: EACCES"}), "6.1") == (
         "error",
         "mountinfo: EACCES",
     )
-    assert judge_mounts(evidence, {}, "6.1") == ("error", "the host's mount table was not read")
+    assert judge_mounts(evidence, HostEvidence(), "6.1") == (
+        "error",
+        "the host's mount table was not read",
+    )
 
 
 def test_mount_verdict_details() -> None:

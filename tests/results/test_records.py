@@ -9,6 +9,7 @@ from harness.results.records import (
     CellStatus,
     CheckResult,
     FactObservation,
+    HostEvidence,
     ProbeCheck,
     Verdict,
     VerdictRecord,
@@ -33,16 +34,33 @@ def _cell() -> CellRecord:
             ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", evidence={"dst": ["a", 1]})
         ],
         info={"x": {"nested": [1, 2, {"k": (3, 4)}]}},
-        host_side={"tag": "t", "canary_events": [{"event": "tcp"}]},
+        host_side=HostEvidence(tag="t", canary_events=[{"event": "tcp"}]),
     )
 
 
 def test_cell_to_json_matches_asdict() -> None:
-    """A cell record's JSON shape is asdict's, with the status as a plain string."""
+    """A cell record's JSON shape is asdict's, with the status as a plain string and
+    the host evidence's unset fields left out."""
     cell = _cell()
     expected = dataclasses.asdict(cell)
     expected["status"] = "complete"
+    expected["host_side"] = {"tag": "t", "canary_events": [{"event": "tcp"}]}
     assert cell.to_json() == expected
+
+
+def test_host_evidence_round_trips_through_the_reader() -> None:
+    """Host evidence written to cells.jsonl reads back as the same typed record; an
+    evidence field never set is absent from the file, not null."""
+    from harness.results.parse import cell_from_json
+
+    evidence = HostEvidence(
+        tag="t", canary_events=[], canary_has=["ipv4"], settled=3.0, fs={"sentinel": "intact"}
+    )
+    cell = dataclasses.replace(_cell(), host_side=evidence)
+    data = cell.to_json()
+    assert "decisions" not in data["host_side"] and "canary_error" not in data["host_side"]
+    assert cell_from_json(data).host_side == evidence
+    assert cell_from_json({**data, "host_side": {}}).host_side == HostEvidence()
 
 
 def test_verdict_to_json_matches_asdict() -> None:
@@ -69,6 +87,6 @@ def test_to_json_is_an_independent_copy() -> None:
     data["host_side"]["canary_events"].append({"event": "dns"})
     data["info"]["x"]["nested"][2]["k"] = None
     data["checks"][0]["evidence"]["dst"].append(2)
-    assert cell.host_side["canary_events"] == [{"event": "tcp"}]
+    assert cell.host_side.canary_events == [{"event": "tcp"}]
     assert cell.info["x"]["nested"][2] == {"k": (3, 4)}
     assert cell.checks[0].evidence["dst"] == ["a", 1]

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from harness.execution import cell_status
 from harness.probe.protocol import parse_output
 from harness.results import CellRecord, CellStatus, Verdict, exit_code, judge_facts
 from harness.results.records import CheckResult, VerdictRecord
-from harness.runner import cell_status
 from harness.scenarios import SCENARIOS
 from harness.transport import Completed
 

@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from harness.errors import HostKeyError, TransportError
-from harness.runner import connect_with_retries
 from harness.spec.models import Host
 from harness.transport import LocalTransport, SSHTransport
+from harness.transport.retry import connect_with_retries
 from harness.transport.ssh import config_sets_ciphers, has_aes_instructions
 from tests.conftest import Lab
 from tests.lab import Sshd, free_port, keygen, start_sshd

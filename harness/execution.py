@@ -1,0 +1,187 @@
+"""One cell, run once: the sandbox command in its envelope, the probe's output
+read strictly, and the host evidence each fixture collects around it.
+
+One command per cell (`fixtures/envelope.py`): make the sentinels, run the
+sandbox under a remote `timeout`, report what the host saw. A cell that did not
+end cleanly is torn down by its tag.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, replace
+
+import anyio
+
+from harness.errors import TransportError
+from harness.fixtures.base import CellSetup
+from harness.fixtures.compose import HostFixtures
+from harness.fixtures.envelope import Envelope, Report
+from harness.plan import Cell
+from harness.probe.protocol import ProbeOutput, parse_output, probe_args
+from harness.results.records import CellRecord, CellStatus, HostEvidence
+from harness.results.store import utc_now
+from harness.runtimes import CellPaths, Runtime
+from harness.scenarios import SCENARIOS
+from harness.spec.models import Settings
+from harness.staging import HostState
+from harness.transport import Completed, Transport
+
+# The remote `timeout` sends TERM at the deadline and KILL this much later.
+KILL_GRACE = 5.0
+# How long the harness waits past the remote deadline before abandoning the channel.
+LOCAL_GRACE = 10.0
+CLEANUP_TIMEOUT = 30.0
+TIMEOUT_EXITS = (124, 137)
+PROBE_DEADLINE_EXIT = 3  # the probe's own exit when its --deadline-ms passes
+
+
+def cell_status(
+    done: Completed,
+    output: ProbeOutput,
+    *,
+    elapsed: float,
+    timeout: float,
+    runtime: str = "the sandbox",
+) -> tuple[CellStatus, str | None]:
+    """How a finished sandbox command ended, judged strictly: only a clean exit
+    with complete probe output is `complete`. A runtime that failed before the probe
+    printed anything is one line naming the runtime, never the probe's confusion."""
+    # The probe's deadline is this same timeout, passed down: on a busy machine it
+    # can fire before the remote `timeout` does (exit 3 and a fatal "deadline").
+    probe_deadline = output.fatal == "deadline" and done.exit_status == PROBE_DEADLINE_EXIT
+    if (
+        done.timed_out
+        or probe_deadline
+        or (done.exit_status in TIMEOUT_EXITS and elapsed >= timeout - 0.5)
+    ):
+        return CellStatus.TIMEOUT, f"exceeded the {timeout:g}s cell timeout; sandbox killed"
+    if not output.complete:
+        why = output.failure()
+        if done.exit_status not in (0, None) or done.signal:
+            tail = (done.stderr.strip().splitlines() or [""])[-1][:300]
+            if output.start is None and not output.fatal:
+                ended = f"signal {done.signal}" if done.signal else f"exited {done.exit_status}"
+                why = f"{runtime} {ended} before the probe ran: {tail or '(no stderr)'}"
+                return CellStatus.ERROR, why
+            exit_text = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
+            why = f"{why} ({exit_text}{': ' + tail if tail else ''})"
+        return CellStatus.ERROR, why
+    if not done.ok:
+        shown = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
+        return CellStatus.ERROR, f"probe completed but the runtime ended with {shown}"
+    return CellStatus.COMPLETE, None
+
+
+def kill_tagged(cell_id: str) -> tuple[str, ...]:
+    """A command killing every process whose command line names the cell.
+
+    The bracket keeps the pattern from matching the shell that runs pkill itself;
+    ids have a fixed width, so one never matches a prefix of another.
+    """
+    return ("pkill", "-KILL", "-f", "--", f"[{cell_id[0]}]{cell_id[1:]}")
+
+
+@dataclass(slots=True)
+class HostSide:
+    """What a cell runs with on its host."""
+
+    transport: Transport
+    state: HostState
+    fixtures: HostFixtures
+    settings: Settings
+
+
+async def run_cell(
+    host: HostSide, cell: Cell, runtime: Runtime, cell_id: str, blank: CellRecord
+) -> CellRecord:
+    """Run the cell's sandbox once and fill in `blank` with what it and the host showed."""
+    state, timeout = host.state, host.settings.timeout
+    setup = CellSetup(
+        cell=cell,
+        cell_id=cell_id,
+        runtime=runtime,
+        paths=CellPaths(
+            probe=state.probe_path,
+            workdir=state.workdir,
+            cell_dir=f"{state.workdir}/cells/{cell_id}",
+            cell_id=cell_id,
+        ),
+    )
+    host.fixtures.prepare(setup)
+    envelope = Envelope.new(cell_id, sentinels=setup.sentinels, canary=setup.canary)
+    # A secret for this one sandbox start: output that does not echo it (with a
+    # digest over its lines) was not printed by this cell's probe.
+    cell_nonce = secrets.token_hex(16)
+    args = probe_args(
+        [SCENARIOS[s].probe_name for s in cell.scenarios],
+        check_timeout=host.settings.check_timeout,
+        deadline=timeout,
+        tag=cell_id,
+        cell_nonce=cell_nonce,
+        options=host.fixtures.probe_options(setup),
+    )
+    invocation = runtime.invocation(setup.paths, args)
+    sandbox = host.fixtures.wrap(setup, invocation.argv)
+    argv = ("timeout", "-k", f"{KILL_GRACE:g}", f"{timeout:g}", *sandbox)
+    started, t0 = utc_now(), time.monotonic()
+    done: Completed | None = None
+    report: Report | None = None
+    reason: str | None = None
+    try:
+        done = await host.transport.run(
+            envelope.wrap(argv), stdin=invocation.stdin, timeout=timeout + LOCAL_GRACE
+        )
+        done, report = envelope.open(done)
+    except TransportError as exc:
+        reason = f"transport failed during the cell: {exc.reason}"
+    finally:
+        if done is None or not done.ok:
+            with anyio.CancelScope(shield=True):
+                await cleanup(host.transport, (kill_tagged(cell_id), *invocation.cleanup))
+    elapsed = time.monotonic() - t0
+    output = (
+        parse_output(runtime.filter_output(done.stdout), cell_nonce=cell_nonce)
+        if done
+        else ProbeOutput()
+    )
+    await host.fixtures.collect(setup, report, output)
+    record = replace(
+        blank,
+        reason=reason,
+        started=started,
+        ended=utc_now(),
+        elapsed=round(elapsed, 3),
+        host_side=HostEvidence(tag=cell_id, **setup.evidence),
+    )
+    if done is None:
+        return record
+    if report is not None and report.setup_error is not None:
+        return replace(record, status=CellStatus.ERROR, reason=report.setup_reason)
+    status, why = cell_status(
+        done, output, elapsed=elapsed, timeout=timeout, runtime=cell.runtime.binary
+    )
+    return replace(
+        record,
+        status=status,
+        reason=why,
+        exit_status=done.exit_status,
+        signal=done.signal,
+        stdout=done.stdout,
+        stderr=done.stderr[-4000:],
+        probe_start=output.start,
+        facts=output.facts,
+        checks=output.checks,
+        info=output.info,
+    )
+
+
+async def cleanup(transport: Transport, commands: tuple[tuple[str, ...], ...]) -> None:
+    """Best effort teardown; a cleanup that fails is not worth failing the run."""
+    for argv in commands:
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                await transport.run(argv, timeout=CLEANUP_TIMEOUT)
+        except TransportError:
+            return
