@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -29,9 +29,11 @@ from harness.errors import HarnessError, ResultsError, TransportError
 from harness.execution import HostSide, run_cell
 from harness.exitcodes import ExitCode
 from harness.fixtures.base import HostSetup
+from harness.fixtures.canary import high_port
 from harness.fixtures.compose import HostFixtures, compose, needs_of, targets_of
 from harness.fixtures.lease import RunLease, claim, keep_renewing, release
 from harness.judge import judge_cell
+from harness.observer import Observer, SilentObserver
 from harness.plan import Cell, Plan, make_plan
 from harness.probe import BuiltProbe, Probes
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
@@ -52,29 +54,6 @@ if TYPE_CHECKING:
 __all__ = ["Cell", "Plan", "RunOutcome", "Runner", "execute", "make_plan"]
 
 log = logging.getLogger(__name__)
-
-
-class Observer(Protocol):
-    """Told about progress; the console implements it, tests may too."""
-
-    def host_ready(self, host: str, error: str | None) -> None: ...
-
-    def cell_started(self, cell: Cell) -> None: ...
-
-    def cell_finished(
-        self, cell: Cell, record: CellRecord, verdicts: list[VerdictRecord]
-    ) -> None: ...
-
-
-class SilentObserver:
-    def host_ready(self, host: str, error: str | None) -> None:
-        pass
-
-    def cell_started(self, cell: Cell) -> None:
-        pass
-
-    def cell_finished(self, cell: Cell, record: CellRecord, verdicts: list[VerdictRecord]) -> None:
-        pass
 
 
 @dataclass(slots=True)
@@ -163,12 +142,7 @@ class Runner:
         self.observer = observer or SilentObserver()
         self.outcome = RunOutcome(run_id=secrets.token_hex(4))
         self.nonce = secrets.token_hex(8)
-        # The sweep's high port, per run: no fixed port list can be allowlisted for it.
-        canary = plan.matrix.canary
-        taken = {canary.tcp_port, canary.allowed_port, canary.dns_port, canary.alt_dns_port}
-        self.high_port = next(
-            p for p in iter(lambda: 30000 + secrets.randbelow(30000), 0) if p not in taken
-        )
+        self.high_port = high_port(plan.matrix.canary)
         self._limit = anyio.CapacityLimiter(self.settings.concurrency)
         self._serial = 0
         self._contexts: list[HostContext] = []
@@ -463,10 +437,9 @@ class Runner:
 
     async def _settle_host(self, ctx: HostContext) -> None:
         """Keep the fixtures up for their settle window after the host's last cell
-        (the canary: an arrival that carries a cell's tag, however late, turns that
-        attempt into an escape), and only then judge the cells. An interrupted
-        window judges nothing: the cells are recorded as cancelled, so `--resume`
-        runs them again."""
+        (an arrival that carries a cell's tag, however late, turns that attempt into
+        an escape), and only then judge the cells. An interrupted window judges
+        nothing: the cells are recorded as cancelled, so `--resume` runs them again."""
         deferred, ctx.deferred = ctx.deferred, None
         if not deferred:
             return
@@ -475,7 +448,7 @@ class Runner:
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 for cell, record in deferred:
-                    why = "run interrupted during the canary's settle window"
+                    why = "run interrupted during the settle window"
                     cancelled = replace(record, status=CellStatus.CANCELLED, reason=why)
                     self._record(cell, cancelled, control=None)
             raise

@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.fixtures.canary import SETTLE, RunningCanary, settle_canary, unsettled
+from harness.fixtures.base import CellSetup, HostSetup
+from harness.fixtures.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
 from harness.probe.protocol import ProbeOutput
 from harness.results.properties import final_outcome
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS
+from harness.scenarios.base import Need
 from harness.spec.models import Canary
+from harness.staging import HostState
 from harness.transport import LocalTransport
 
 pytestmark = pytest.mark.anyio
@@ -27,6 +30,7 @@ TAG = "harness-abcd1234-00001"
 ATTEMPT = ProbeCheck("tcp-raw-ip", "egress", "attempt", "succeeded", detail="connected, no nonce")
 RULE = SCENARIOS["egress-confinement"].check("tcp-raw-ip")
 TARGETS = frozenset({"egress"})
+WAIT = 0.5
 
 
 @pytest.fixture
@@ -62,13 +66,13 @@ async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary)
     line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
 
     def arrive() -> None:
-        time.sleep(SETTLE / 3)
+        time.sleep(WAIT / 3)
         with open(canary.log_path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
 
     late = threading.Thread(target=arrive)
     late.start()
-    found = await settle_canary(LocalTransport(), canary)
+    found = await settle_canary(LocalTransport(), canary, wait=WAIT)
     late.join()
     outcome = final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG)
     assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
@@ -78,9 +82,46 @@ async def test_a_canary_that_died_meanwhile_is_an_error(canary: RunningCanary) -
     dead = subprocess.Popen(["true"])
     dead.wait()
     canary.pid = str(dead.pid)
-    found = await settle_canary(LocalTransport(), canary)
+    found = await settle_canary(LocalTransport(), canary, wait=0)
     assert found["canary_events"] is None
     assert final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG).outcome == "error"
+
+
+async def test_a_rerun_after_the_window_waits_a_whole_window(canary: RunningCanary) -> None:
+    """A cell run again after the host's settle window (`--reruns`) waits a window of
+    its own: a relay that delivers well after a moment, but within the window, is
+    still an escape, never `blocked (intercepted)`."""
+    window = 3.0
+    fixture = CanaryFixture()
+    fixture.host = HostSetup(
+        transport=LocalTransport(),
+        state=HostState("/w", "6.1", "x86_64", "/w/probe", False),
+        index=0,
+        run_id="abcd1234",
+        nonce="nonce",
+        high_port=40000,
+        canary=Canary(settle=window),
+        needs=frozenset({Need.CANARY, Need.TARGETS}),
+        targets=TARGETS,
+    )
+    fixture.running = canary  # started; its window over (`waiting` is False)
+    assert fixture.window() is None
+    line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
+
+    def arrive() -> None:
+        time.sleep(window / 3)  # later than any short pause, well within the window
+        with open(canary.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+
+    cell = CellSetup(cell=None, cell_id=TAG, runtime=None, paths=None)  # type: ignore[arg-type]
+    late = threading.Thread(target=arrive)
+    late.start()
+    await fixture.collect(cell, None, ProbeOutput(checks=[ATTEMPT]))
+    late.join()
+    evidence = HostEvidence(tag=TAG, **cell.evidence)
+    assert evidence.canary_has == ["ipv4", "capture"]
+    outcome = final_outcome(ATTEMPT, RULE, evidence, tag=TAG)
+    assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
 
 
 def test_probe_deadline_before_the_remote_timeout_is_a_timeout(tmp_path: Path) -> None:
