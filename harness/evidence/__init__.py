@@ -12,14 +12,10 @@ from typing import Any
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import observation, openshell_document
 from harness.evidence.source import CellEvidence, load_evidence
+from harness.scenarios.base import PROPERTIES
 
 FORMATS = ("openshell", "openshell-legacy", "json")
-HARNESS_PROPERTIES = (
-    "egress_confinement",
-    "filesystem_confinement",
-    "privilege_floor",
-    "attribution",
-)
+HARNESS_PROPERTIES = PROPERTIES
 
 __all__ = ["FORMATS", "HARNESS_PROPERTIES", "CellEvidence", "document", "load_evidence"]
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from harness.evidence.source import CellEvidence
+from harness.scenarios.base import Property
 
 SCHEMA = "https://harness.invalid/schemas/openshell-boundary-confirmation-v1.json"
-CONTRACT: dict[str, tuple[str, ...]] = {
+CONTRACT: dict[str, tuple[Property, ...]] = {
     "filesystem_confinement": ("filesystem_confinement",),
     "egress_interception": ("egress_confinement", "attribution"),
     "request_attribution": ("attribution",),
@@ -28,7 +29,7 @@ CONTRACT: dict[str, tuple[str, ...]] = {
 UNDECLARED = "undeclared"
 
 
-def observation(ev: CellEvidence, prop: str) -> tuple[str, str | None]:
+def observation(ev: CellEvidence, prop: Property) -> tuple[str, str | None]:
     """(observed, reason) for a harness property in this cell; not measured -> why."""
     row = ev.property_rows().get(prop)
     if row is None:
@@ -55,7 +56,7 @@ def contract_properties(ev: CellEvidence) -> tuple[dict[str, Any], dict[str, Any
     return properties, audit
 
 
-def _why(seen: dict[str, tuple[str, str | None]]) -> str:
+def _why(seen: dict[Property, tuple[str, str | None]]) -> str:
     parts = [
         f"{src} {o}" + (f": {r}" if r else "") for src, (o, r) in seen.items() if o != "enforced"
     ]

@@ -20,6 +20,7 @@ from harness.results.records import (
     Verdict,
     VerdictRecord,
 )
+from harness.scenarios.base import Property
 from harness.spec.models import COMPARISON
 
 Expected = int | bool | str
@@ -141,7 +142,7 @@ def default_expectation(kind: str) -> str:
 
 
 def judge_property(
-    cell: CellRecord, prop: str, observation: Observation, *, expected: str
+    cell: CellRecord, prop: Property, observation: Observation, *, expected: str
 ) -> VerdictRecord:
     """A property verdict: a regression is expected-enforced but observed-violated."""
     base = VerdictRecord(

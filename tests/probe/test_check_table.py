@@ -12,7 +12,7 @@ from importlib import resources
 
 from harness.fixtures.filesystem import Sentinels
 from harness.scenarios import SCENARIOS
-from harness.scenarios.base import Rule
+from harness.scenarios.base import Need, Rule
 
 SOURCE = resources.files("harness.probe").joinpath("probe.c").read_text()
 KIND = {"attempt": "K_ATTEMPT", "control": "K_CONTROL"}
@@ -85,3 +85,16 @@ def test_every_write_names_a_fact_the_sentinels_report() -> None:
     assert writes, "the filesystem scenario declares its writes"
     for c in writes:
         assert c.host_fact in seen, c.id
+
+
+def test_every_attempt_at_the_canary_is_judged_by_its_arrival() -> None:
+    """In a scenario whose attempts aim at the canary, each attempt is decided by the
+    canary's log: one judged on the probe's word alone would be `blocked` whenever the
+    probe saw no answer, even if a relay delivered it (a false `enforced`)."""
+    aiming = [s for s in SCENARIOS.values() if Need.TARGETS in s.needs]
+    assert aiming, "the egress scenario aims at the canary"
+    for s in aiming:
+        assert Need.CANARY in s.needs
+        for c in s.checks:
+            if not c.inside_control:
+                assert c.rule is Rule.ARRIVAL, c.id
