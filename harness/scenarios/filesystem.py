@@ -8,6 +8,11 @@ from harness.scenarios.base import Check, Control, Need, Rule, Scenario
 SENTINEL_INTACT = "fs-sentinel-intact"
 
 
+def _read(check_id: str, doc: str, *, control_id: str | None = None) -> Check:
+    """A read: one that goes through without the sentinel's content is blocked."""
+    return Check(check_id, doc, control_id=control_id, rule=Rule.READ)
+
+
 def _write(check_id: str, doc: str, host_fact: str) -> Check:
     """A write: an escape only if the host sees `host_fact` in the sentinels' state."""
     doc = f"{doc} (escape only if the host sees it)"
@@ -22,32 +27,17 @@ FILESYSTEM = Scenario(
     property="filesystem_confinement",
     needs=frozenset({Need.SENTINELS, Need.HOST_FS}),
     checks=(
-        Check("fs-read-outside", "read the sentinel by absolute path", rule=Rule.READ),
+        _read("fs-read-outside", "read the sentinel by absolute path"),
         _write("fs-create-outside", "create a file outside", "created"),
         _write("fs-overwrite-outside", "overwrite a file outside", "overwritten"),
-        Check("fs-traversal", "read the sentinel via .. from the allowed dir", rule=Rule.READ),
-        Check(
-            "fs-symlink-planted",
-            "read through a symlink the harness planted, pointing out",
-            rule=Rule.READ,
-        ),
-        Check(
-            "fs-symlink-made",
-            "make a symlink to the sentinel in the allowed dir, read it",
-            rule=Rule.READ,
-        ),
-        Check("fs-proc-self-root", "read the sentinel via /proc/self/root", rule=Rule.READ),
+        _read("fs-traversal", "read the sentinel via .. from the allowed dir"),
+        _read("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
+        _read("fs-symlink-made", "make a symlink to the sentinel in the allowed dir, read it"),
+        _read("fs-proc-self-root", "read the sentinel via /proc/self/root"),
         # The host may deny /proc/1/root even to root (ptrace access to pid 1), so
         # the control is the sentinel being readable at all.
-        Check(
-            "fs-proc-1-root",
-            "read the sentinel via /proc/1/root",
-            control_id="fs-read-outside",
-            rule=Rule.READ,
-        ),
-        Check(
-            "fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it", rule=Rule.READ
-        ),
+        _read("fs-proc-1-root", "read the sentinel via /proc/1/root", control_id="fs-read-outside"),
+        _read("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
         _write("fs-rename-in", "rename an outside file into the allowed dir", "renamed"),
         Check(
             "fs-mounts",

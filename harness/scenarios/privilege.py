@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from harness.scenarios.base import Check, Control, Need, Rule, Scenario
 
+
+def _as_root(check_id: str, doc: str, control: Control = Control.HOST) -> Check:
+    """An attempt made as started (root, if the sandbox starts so), before dropping
+    privileges: a success inside the sandbox's own kernel reaches no host."""
+    return Check(check_id, f"as started: {doc}", control=control, rule=Rule.ROOT)
+
+
 PRIVILEGE = Scenario(
     name="privilege-floor",
     probe_name="privilege",
@@ -19,35 +26,14 @@ PRIVILEGE = Scenario(
             "no capability beyond Docker's default set in the initial user namespace",
             rule=Rule.CAPS,
         ),
-        Check(
-            "priv-root-sysctl",
-            "as started: write a /proc/sys value (its own value back)",
-            rule=Rule.ROOT,
-        ),
-        Check("priv-root-mount", "as started: mount a tmpfs and a proc", rule=Rule.ROOT),
-        Check(
-            "priv-root-release-agent",
-            "as started: open a cgroup v1 release_agent for writing",
-            rule=Rule.ROOT,
-        ),
-        Check(
-            "priv-root-handle",
-            "as started: open_by_handle_at (CAP_DAC_READ_SEARCH)",
-            rule=Rule.ROOT,
-        ),
+        _as_root("priv-root-sysctl", "write a /proc/sys value (its own value back)"),
+        _as_root("priv-root-mount", "mount a tmpfs and a proc"),
+        _as_root("priv-root-release-agent", "open a cgroup v1 release_agent for writing"),
+        _as_root("priv-root-handle", "open_by_handle_at (CAP_DAC_READ_SEARCH)"),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
         # this attempt no working control: a read is proof, a refusal is recorded.
-        Check(
-            "priv-root-mknod",
-            "as started: mknod a disk's block device and read a sector",
-            control=Control.NONE,
-            rule=Rule.ROOT,
-        ),
-        Check(
-            "priv-root-sys-module",
-            "as started: CAP_SYS_MODULE held (nothing loaded)",
-            rule=Rule.ROOT,
-        ),
+        _as_root("priv-root-mknod", "mknod a disk's block device and read a sector", Control.NONE),
+        _as_root("priv-root-sys-module", "CAP_SYS_MODULE held (nothing loaded)"),
         Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
         Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),
         Check("priv-setuid0", "setuid(0) as an unprivileged uid", control=Control.NONE),
