@@ -242,3 +242,14 @@ def test_the_sentinel_is_judged_only_for_a_complete_filesystem_cell() -> None:
     cell = _record(egress["scenario"], egress["checks"], egress["host_side"],
                    status=CellStatus.COMPLETE)  # fmt: skip
     assert "fs-sentinel-intact" not in outcomes(SCENARIOS[egress["scenario"]], cell)
+
+
+def test_the_kernel_is_read_off_the_capabilities_check_wherever_it_is_reported() -> None:
+    """Which kernel the root phase ran in comes from `priv-start`'s evidence, not from
+    whichever check the probe happened to print first: reported last, it still
+    makes root-phase successes in the sandbox's own kernel blocked."""
+    case = next(c for c in CASES if c["name"].startswith("every capability in the sandbox's own"))
+    checks = [*case["checks"][1:], case["checks"][0]]
+    cell = _record(case["scenario"], checks, case["host_side"], status=CellStatus.COMPLETE)
+    result = observe(SCENARIOS[case["scenario"]], cell, control=_control(case))
+    assert result.observed == "enforced", result.reason
