@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 
@@ -149,6 +150,18 @@ async def run_or_raise(
     return done
 
 
+async def upload_verified(
+    transport: Transport, source: Path, *, sha256: str, folder: str, final: str
+) -> None:
+    """Stage a file by content hash: upload it under a temporary name in `folder`
+    (which must exist), check its sha256 on the host, then move it to `final`, so
+    a half-copied or tampered file is never run and a run using `final` never sees
+    it change."""
+    tmp = f"{folder}/.{sha256[:16]}.{secrets.token_hex(4)}"
+    await transport.put_file(source, tmp, mode=0o755)
+    await run_or_raise(transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, sha256, final))
+
+
 # $1: final path. Prints its sha256, or "missing".
 PRESENT_SCRIPT = r"""if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo missing; fi"""
 
@@ -189,14 +202,11 @@ async def prepare_host(
             await run_or_raise(transport, ("sh", "-c", PRESENT_SCRIPT, "harness-present", final))
         ).stdout.strip()
     final = f"{wd}/probe/{chosen.sha256}"
-    uploaded = False
-    if present != chosen.sha256:
-        tmp = f"{wd}/probe/.{chosen.sha256[:16]}.{secrets.token_hex(4)}"
-        await transport.put_file(chosen.path, tmp, mode=0o755)
-        await run_or_raise(
-            transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, chosen.sha256, final)
+    uploaded = present != chosen.sha256
+    if uploaded:
+        await upload_verified(
+            transport, chosen.path, sha256=chosen.sha256, folder=f"{wd}/probe", final=final
         )
-        uploaded = True
     found = {**local, **_runtime_results(remote, marker, done, lines[3:])}
     return HostState(
         workdir=wd,

@@ -3,13 +3,14 @@ cannot be made fails the host, instead of quietly working somewhere else."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from harness.errors import CommandError
 from harness.probe import build_probe
-from harness.staging import prepare_host
+from harness.staging import prepare_host, upload_verified
 from harness.transport import LocalTransport
 
 pytestmark = pytest.mark.anyio
@@ -30,3 +31,22 @@ async def test_the_work_folder_is_resolved_and_the_probe_found_missing(tmp_path:
     assert state.workdir == str((tmp_path / "wd").resolve())
     assert state.probe_uploaded  # it was missing, so it was staged and verified
     assert Path(state.probe_path).is_file() and (tmp_path / "wd" / "empty").is_dir()
+
+
+async def test_an_upload_whose_sha256_differs_never_reaches_its_final_path(
+    tmp_path: Path,
+) -> None:
+    """upload_verified (the probe's and bisect's candidates' staging) refuses a file
+    whose content is not the one named, and leaves no temporary copy behind."""
+    source, folder = tmp_path / "source", tmp_path / "staged"
+    source.write_bytes(b"not the build it claims to be")
+    folder.mkdir()
+    final = f"{folder}/{'0' * 64}/runsc"
+    with pytest.raises(CommandError, match="sha256 mismatch"):
+        await upload_verified(
+            LocalTransport(), source, sha256="0" * 64, folder=str(folder), final=final
+        )
+    assert not Path(final).exists() and list(folder.iterdir()) == []
+    good = hashlib.sha256(source.read_bytes()).hexdigest()
+    await upload_verified(LocalTransport(), source, sha256=good, folder=str(folder), final=final)
+    assert Path(final).read_bytes() == source.read_bytes() and Path(final).stat().st_mode & 0o111

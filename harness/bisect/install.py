@@ -8,12 +8,11 @@ script with positional arguments.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 
 from harness.bisect.artifacts import Candidate
 from harness.errors import CommandError, UsageError
-from harness.staging import VERIFY_SCRIPT, run_or_raise
+from harness.staging import run_or_raise, upload_verified
 from harness.transport import Transport
 
 FOLDER = "runsc-bin"
@@ -58,8 +57,12 @@ async def _stdout(transport: Transport, argv: tuple[str, ...]) -> str:
     return (await run_or_raise(transport, argv)).stdout
 
 
-async def prepare_host(transport: Transport, *, workdir: str | None) -> HostInfo:
-    """The host's work folder and machine; refuses machines gVisor does not build for."""
+async def candidate_host(transport: Transport, *, workdir: str | None) -> HostInfo:
+    """Where candidates go on the host (its work folder, `runsc-bin` made) and which
+    builds it needs (its machine); refuses machines gVisor does not build for.
+
+    Not `staging.prepare_host`: a bisection stages candidate runsc builds, not the
+    probe, and learns the host's runtimes through the runs it starts."""
     out = await _stdout(transport, ("sh", "-c", PREPARE_SCRIPT, "harness-bisect", workdir or ""))
     lines = out.splitlines()
     if len(lines) < 2:
@@ -83,10 +86,12 @@ async def install(transport: Transport, candidate: Candidate, *, host: HostInfo)
     present = await _stdout(transport, ("sh", "-c", PRESENT_SCRIPT, "harness-present", final))
     uploaded = present.strip() != candidate.sha256
     if uploaded:
-        tmp = f"{host.workdir}/{FOLDER}/.{candidate.sha256[:16]}.{secrets.token_hex(4)}"
-        await transport.put_file(candidate.runsc, tmp, mode=0o755)
-        await _stdout(
-            transport, ("sh", "-c", VERIFY_SCRIPT, "harness-verify", tmp, candidate.sha256, final)
+        await upload_verified(
+            transport,
+            candidate.runsc,
+            sha256=candidate.sha256,
+            folder=f"{host.workdir}/{FOLDER}",
+            final=final,
         )
     done = await run_or_raise(transport, (final, "--version"), shown=("runsc --version",))
     version = " ".join(done.stdout.split())[:300]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.bisect.search import Outcome, Status, budget
+from harness.bisect.search import Status, StepOutcome, budget
 from harness.bisect.versions import Version, compare_url
 from harness.exitcodes import ExitCode
 from harness.results import VerdictRecord
@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     from harness.bisect.session import BisectReport, StepRecord
 
 
-def exit_code(report: BisectReport) -> int:
-    """0 when a boundary was found; 3 when it is ambiguous or the ends contradict."""
+def bisection_exit_code(report: BisectReport) -> ExitCode:
+    """What `harness bisect` exits with: OK when a boundary was found, INCONCLUSIVE
+    when it is ambiguous or the ends contradict. A run's code comes from its verdicts
+    instead (`harness.results.exit_code`)."""
     found = report.result is not None and report.result.status is Status.FOUND
     return ExitCode.OK if found else ExitCode.INCONCLUSIVE
 
@@ -80,7 +82,7 @@ def _compare(report: BisectReport) -> str | None:
 def _assumed(report: BisectReport, index: int | None) -> bool:
     """Was this end taken on the user's word (its own step could not be judged)?"""
     step = _step_of(report, _version(report, index))
-    return step is None or step.outcome not in (Outcome.GOOD, Outcome.BAD)
+    return step is None or step.outcome not in (StepOutcome.GOOD, StepOutcome.BAD)
 
 
 def to_json(report: BisectReport) -> dict[str, Any]:
@@ -128,21 +130,21 @@ def to_json(report: BisectReport) -> dict[str, Any]:
         "skipped": [
             {"version": s.version.name, "verdict": str(s.outcome), "reason": s.reason}
             for s in report.steps
-            if s.outcome in (Outcome.SKIPPED, Outcome.FLAKY)
+            if s.outcome in (StepOutcome.SKIPPED, StepOutcome.FLAKY)
         ],
-        "flaky": [s.version.name for s in report.steps if s.outcome is Outcome.FLAKY],
+        "flaky": [s.version.name for s in report.steps if s.outcome is StepOutcome.FLAKY],
         "folder": str(report.folder),
         "started": report.started,
         "ended": report.ended,
         "interrupted": report.interrupted,
-        "exit_code": exit_code(report) if result and not report.interrupted else None,
+        "exit_code": bisection_exit_code(report) if result and not report.interrupted else None,
     }
 
 
 def _detail(step: StepRecord, width: int = 100) -> str:
-    if step.outcome in (Outcome.GOOD, Outcome.BAD) and step.judged is not None:
+    if step.outcome in (StepOutcome.GOOD, StepOutcome.BAD) and step.judged is not None:
         text = f"{step.judged.verdict}: {step.judged.display}"
-        if step.outcome is Outcome.BAD and step.judged.reason:
+        if step.outcome is StepOutcome.BAD and step.judged.reason:
             text += f" ({step.judged.reason})"
     else:
         text = step.reason or ""

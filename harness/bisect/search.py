@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
-class Outcome(StrEnum):
+class StepOutcome(StrEnum):
+    """What one bisection step (one version, its runs combined) showed; not a
+    check's outcome (`harness.results`), which is about one attempt in a cell."""
+
     GOOD = "good"
     BAD = "bad"
     SKIPPED = "skipped"  # could not be judged: install, checksum, control, timeout...
@@ -39,16 +42,16 @@ class Status(StrEnum):
     INCONSISTENT = "inconsistent"  # an end contradicts what the user said about it
 
 
-def combine(outcomes: Sequence[Outcome]) -> Outcome:
+def combine(outcomes: Sequence[StepOutcome]) -> StepOutcome:
     """One step's outcome from its repeated runs: good and bad together are
     flaky; otherwise any run that could not be judged makes the step skipped."""
     seen = set(outcomes)
     if not seen:
-        return Outcome.SKIPPED
-    if {Outcome.GOOD, Outcome.BAD} <= seen or Outcome.FLAKY in seen:
-        return Outcome.FLAKY
-    if Outcome.SKIPPED in seen:
-        return Outcome.SKIPPED
+        return StepOutcome.SKIPPED
+    if {StepOutcome.GOOD, StepOutcome.BAD} <= seen or StepOutcome.FLAKY in seen:
+        return StepOutcome.FLAKY
+    if StepOutcome.SKIPPED in seen:
+        return StepOutcome.SKIPPED
     return outcomes[0]
 
 
@@ -65,7 +68,7 @@ class SearchResult:
     first_bad: int | None  # index of the first bad version (tried, or the --bad end)
     candidates: tuple[int, ...]  # where the first bad can be: one index when found
     reason: str | None
-    steps: tuple[tuple[int, Outcome], ...]
+    steps: tuple[tuple[int, StepOutcome], ...]
 
 
 class Bisection:
@@ -78,7 +81,7 @@ class Bisection:
         self.max_steps = max_steps
         self.lo = 0
         self.hi = count - 1
-        self.tried: dict[int, Outcome] = {}
+        self.tried: dict[int, StepOutcome] = {}
         self.order: list[int] = []
         self.inconsistent: str | None = None
         self.unjudged_end: str | None = None
@@ -100,23 +103,23 @@ class Bisection:
             return min(between, key=lambda i: (abs(i - middle), i))
         return None
 
-    def record(self, index: int, outcome: Outcome) -> None:
+    def record(self, index: int, outcome: StepOutcome) -> None:
         if index in self.tried or not 0 <= index < self.count:
             raise ValueError(f"index {index} was already tried or is out of range")
         self.tried[index] = outcome
         self.order.append(index)
-        if outcome in (Outcome.SKIPPED, Outcome.FLAKY) and index in (0, self.count - 1):
+        if outcome in (StepOutcome.SKIPPED, StepOutcome.FLAKY) and index in (0, self.count - 1):
             which = "--good" if index == 0 else "--bad"
             self.unjudged_end = (
                 f"the {which} version could not be judged ({outcome}): the ends were never"
                 " shown to differ"
             )
-        elif outcome is Outcome.GOOD:
+        elif outcome is StepOutcome.GOOD:
             if index >= self.hi:
                 self.inconsistent = "the --bad version is good: no change to find in this range"
             else:
                 self.lo = max(self.lo, index)
-        elif outcome is Outcome.BAD:
+        elif outcome is StepOutcome.BAD:
             if index <= self.lo:
                 self.inconsistent = (
                     "the --good version is bad: the change is at or before it; "
@@ -146,7 +149,7 @@ class Bisection:
 
 
 def run_search(
-    count: int, oracle: Callable[[int], Outcome], *, max_steps: int | None = None
+    count: int, oracle: Callable[[int], StepOutcome], *, max_steps: int | None = None
 ) -> SearchResult:
     """Drive a whole search with a synchronous step function (tests, simulations)."""
     search = Bisection(count, max_steps=max_steps)

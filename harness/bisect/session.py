@@ -28,9 +28,9 @@ from rich.progress import Progress
 
 from harness.bisect.artifacts import Candidate, fetch
 from harness.bisect.index import ReleaseIndex
-from harness.bisect.install import HostInfo, install, prepare_host
+from harness.bisect.install import HostInfo, candidate_host, install
 from harness.bisect.report import SUMMARY, to_json
-from harness.bisect.search import Bisection, Outcome, SearchResult, combine
+from harness.bisect.search import Bisection, SearchResult, StepOutcome, combine
 from harness.bisect.versions import Version, select_range
 from harness.errors import ArtifactError, ResultsError, TransportError, UsageError
 from harness.plan import make_plan
@@ -117,7 +117,7 @@ class StepRecord:
 
     number: int
     version: Version
-    outcome: Outcome = Outcome.SKIPPED
+    outcome: StepOutcome = StepOutcome.SKIPPED
     reason: str | None = None
     verdicts: list[str] = field(default_factory=list)
     judged: VerdictRecord | None = None  # the first run's verdict, when there was one
@@ -180,15 +180,15 @@ class _Silent:
         pass
 
 
-def classify(verdict: VerdictRecord | None) -> tuple[Outcome, str | None]:
+def classify(verdict: VerdictRecord | None) -> tuple[StepOutcome, str | None]:
     """A run's verdict for the target as a step outcome, with the reason if skipped."""
     if verdict is None:
-        return Outcome.SKIPPED, "the run gave no verdict for it"
+        return StepOutcome.SKIPPED, "the run gave no verdict for it"
     if verdict.verdict is Verdict.PASS:
-        return Outcome.GOOD, None
+        return StepOutcome.GOOD, None
     if verdict.verdict in (Verdict.REGRESSION, Verdict.UNEXPECTED):
-        return Outcome.BAD, None
-    return Outcome.SKIPPED, f"{verdict.verdict}: {verdict.reason or 'no reason given'}"
+        return StepOutcome.BAD, None
+    return StepOutcome.SKIPPED, f"{verdict.verdict}: {verdict.reason or 'no reason given'}"
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -278,7 +278,7 @@ class BisectSession:
         try:
             self._save()
             async with open_transport(self.host) as transport:
-                info = await prepare_host(transport, workdir=self.host.workdir)
+                info = await candidate_host(transport, workdir=self.host.workdir)
                 report.arch = info.arch
                 while (i := search.next()) is not None:
                     step = await self._step(
@@ -343,7 +343,7 @@ class BisectSession:
             return
         step.remote_path, step.uploaded = installed.path, installed.uploaded
         step.reported_version = installed.version
-        outcomes: list[Outcome] = []
+        outcomes: list[StepOutcome] = []
         reasons: list[str] = []
         for run in range(self.repeat):
             where = folder if self.repeat == 1 else folder / f"run-{run + 1}"
@@ -355,17 +355,17 @@ class BisectSession:
             step.verdicts.append(str(verdict.verdict) if verdict else "missing")
             if why:
                 reasons.append(why)
-            if step.judged is None and outcome in (Outcome.GOOD, Outcome.BAD):
+            if step.judged is None and outcome in (StepOutcome.GOOD, StepOutcome.BAD):
                 step.judged = verdict
         step.outcome = combine(outcomes)
-        if step.outcome is Outcome.FLAKY:
+        if step.outcome is StepOutcome.FLAKY:
             step.reason = f"runs disagree: {', '.join(step.verdicts)}"
-        elif step.outcome is Outcome.SKIPPED:
+        elif step.outcome is StepOutcome.SKIPPED:
             step.reason = reasons[0] if reasons else None
 
     async def _judge_by_script(
         self, step: StepRecord, remote_runsc: str, folder: Path
-    ) -> tuple[Outcome, str | None]:
+    ) -> tuple[StepOutcome, str | None]:
         """`--script CMD`, with git bisect run's convention: exit 0 good, 125 skip,
         any other code below 128 bad; 128 and above (a crash, a signal) skip.
 
@@ -390,12 +390,12 @@ class BisectSession:
         (folder / "script.log").write_bytes(log)
         code = done.returncode
         if code == 0:
-            return Outcome.GOOD, None
+            return StepOutcome.GOOD, None
         if code == 125:
-            return Outcome.SKIPPED, "--script exited 125 (skip)"
+            return StepOutcome.SKIPPED, "--script exited 125 (skip)"
         if 0 < code < 128:
-            return Outcome.BAD, None
-        return Outcome.SKIPPED, f"--script exited {code} (crashed or killed)"
+            return StepOutcome.BAD, None
+        return StepOutcome.SKIPPED, f"--script exited {code} (crashed or killed)"
 
     def _step_matrix(self, binary: str) -> Matrix:
         spec = self.matrix.runtimes[self.runtime]

@@ -18,7 +18,7 @@ from rich.progress import (
 from harness.bisect.artifacts import cache_root
 from harness.bisect.index import DEFAULT_INDEX, open_index
 from harness.bisect.origin import regression_in
-from harness.bisect.report import exit_code, render_text, to_json
+from harness.bisect.report import bisection_exit_code, render_text, to_json
 from harness.bisect.session import (
     BisectReport,
     BisectSession,
@@ -217,4 +217,4 @@ def bisect(
         click.echo(json.dumps(to_json(report), indent=2, default=str))
     else:
         click.echo(render_text(report))
-    raise SystemExit(exit_code(report))
+    raise SystemExit(bisection_exit_code(report))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.bisect.report import describe_change, exit_code, render_text, to_json
-from harness.bisect.search import Outcome, run_search
+from harness.bisect.report import bisection_exit_code, describe_change, render_text, to_json
+from harness.bisect.search import StepOutcome, run_search
 from harness.bisect.session import BisectReport, StepRecord, Target
 from harness.bisect.versions import parse_listed, parse_version
+from harness.exitcodes import ExitCode
 from harness.results import CheckResult, Verdict, VerdictRecord
 from harness.spec import load_matrix
 
@@ -70,11 +71,11 @@ def _report(tmp_path: Path, outcomes: dict[int, str]) -> BisectReport:
         arch="x86_64",
     )
 
-    def step(i: int) -> Outcome:
-        outcome = Outcome(outcomes[i])
+    def step(i: int) -> StepOutcome:
+        outcome = StepOutcome(outcomes[i])
         record = StepRecord(len(report.steps) + 1, versions[i], outcome, folder=f"s{i}")
         record.judged = {"good": GOOD, "bad": BAD}.get(outcomes[i])
-        record.reason = "checksum mismatch: x" if outcome is Outcome.SKIPPED else None
+        record.reason = "checksum mismatch: x" if outcome is StepOutcome.SKIPPED else None
         report.steps.append(record)
         return outcome
 
@@ -95,7 +96,7 @@ def test_found_report_text_and_json(tmp_path: Path) -> None:
         "https://github.com/google/gvisor/compare/release-20260812.0...release-20260813.0"
     )
     assert all({"version", "verdict"} <= set(s) for s in data["steps"])
-    assert data["skipped"] == [] and exit_code(report) == 0
+    assert data["skipped"] == [] and bisection_exit_code(report) is ExitCode.OK
     text = render_text(report)
     assert "first bad:  20260813.0" in text and "last good:  20260812.0" in text
     assert "tcp-raw-ip: blocked (ENETUNREACH) -> escaped" in text
@@ -113,6 +114,6 @@ def test_ambiguous_report_names_the_candidates(tmp_path: Path) -> None:
     assert data["skipped"] == [
         {"version": "20260812.0", "verdict": "skipped", "reason": "checksum mismatch: x"}
     ]
-    assert exit_code(report) == 3
+    assert bisection_exit_code(report) is ExitCode.INCONCLUSIVE
     assert "candidates: the first bad is one of 20260812.0, 20260813.0" in render_text(report)
     assert parse_version("release-20260812.0", flag="--good") == report.versions[2]

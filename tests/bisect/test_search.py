@@ -8,24 +8,26 @@ import pytest
 
 from harness.bisect.search import (
     Bisection,
-    Outcome,
     Status,
+    StepOutcome,
     budget,
     combine,
     run_search,
 )
 
-G, B, S, F = Outcome.GOOD, Outcome.BAD, Outcome.SKIPPED, Outcome.FLAKY
+G, B, S, F = StepOutcome.GOOD, StepOutcome.BAD, StepOutcome.SKIPPED, StepOutcome.FLAKY
 
 
-def regressed_at(k: int, *, odd: dict[int, Outcome] | None = None) -> Callable[[int], Outcome]:
+def regressed_at(
+    k: int, *, odd: dict[int, StepOutcome] | None = None
+) -> Callable[[int], StepOutcome]:
     """Versions before k are good, k and later bad, except those in `odd`."""
     odd = odd or {}
     return lambda i: odd.get(i, G if i < k else B)
 
 
-def counting(oracle: Callable[[int], Outcome], seen: list[int]) -> Callable[[int], Outcome]:
-    def step(i: int) -> Outcome:
+def counting(oracle: Callable[[int], StepOutcome], seen: list[int]) -> Callable[[int], StepOutcome]:
+    def step(i: int) -> StepOutcome:
         seen.append(i)
         return oracle(i)
 
@@ -111,7 +113,7 @@ def test_bad_end_that_is_good_is_inconsistent() -> None:
 
 @pytest.mark.parametrize(("end", "which"), [(0, "--good"), (4, "--bad")])
 @pytest.mark.parametrize("odd", [S, F])
-def test_an_unjudgeable_end_stops_the_search(end: int, which: str, odd: Outcome) -> None:
+def test_an_unjudgeable_end_stops_the_search(end: int, which: str, odd: StepOutcome) -> None:
     """If an end cannot be judged, nothing is searched on the user's word: ambiguous."""
     seen: list[int] = []
     result = run_search(5, counting(regressed_at(1, odd={end: odd}), seen))
@@ -160,7 +162,7 @@ def test_two_versions_need_both_ends() -> None:
         ([G, F], F),
     ],
 )
-def test_repeated_runs_combine(runs: list[Outcome], combined: Outcome) -> None:
+def test_repeated_runs_combine(runs: list[StepOutcome], combined: StepOutcome) -> None:
     """Disagreeing runs are flaky; a run that could not be judged makes the step skipped."""
     assert combine(runs) is combined
 
