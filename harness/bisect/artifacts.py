@@ -65,11 +65,6 @@ class Candidate:
         }
 
 
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(base) / "harness" / "runsc"
-
-
 def file_digest(path: Path, algorithm: str) -> str:
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, algorithm).hexdigest()

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import anyio
 
-from harness.bisect.artifacts import Candidate, cache_root, fetch
+from harness.bisect.artifacts import Candidate, fetch
 from harness.bisect.index import ReleaseIndex, open_index
 from harness.bisect.install import ARCH_OF_MACHINE, HostInfo, Installed, install
 from harness.bisect.versions import Version, parse_listed
+from harness.cache import RUNSC_BUILDS, cache_dir
 from harness.errors import ArtifactError
 from harness.spec.models import RunscRuntimeSpec
 from harness.transport import Transport
@@ -63,7 +64,7 @@ class ReleaseBuilds:
         pinned: Mapping[str, str] | None = None,
     ) -> None:
         self.location = index
-        self.cache = cache or cache_root()
+        self.cache = cache or cache_dir(RUNSC_BUILDS)
         self.pinned = dict(pinned or {})  # "channel/release" -> version name (a resume)
         self._index: ReleaseIndex | None = None
         self._entries: dict[Request, _Entry] = {}

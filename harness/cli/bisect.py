@@ -15,7 +15,6 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from harness.bisect.artifacts import cache_root
 from harness.bisect.index import DEFAULT_INDEX, open_index
 from harness.bisect.origin import regression_in
 from harness.bisect.report import bisection_exit_code, render_text, to_json
@@ -27,6 +26,7 @@ from harness.bisect.session import (
     find_target,
 )
 from harness.bisect.versions import FORMS, Version, check_pair, parse_version
+from harness.cache import RUNSC_BUILDS, cache_dir
 from harness.cli.app import err_console, json_or_human
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
@@ -193,7 +193,7 @@ def bisect(
         good=good_version,
         bad=bad_version,
         index=index,
-        cache=cache or cache_root(),
+        cache=cache or cache_dir(RUNSC_BUILDS),
         folder=folder,
         probe=probe,
         repeat=repeat,

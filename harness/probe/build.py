@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache import PROBES, cache_dir
 from harness.errors import ProbeBuildError
 
 log = logging.getLogger(__name__)
@@ -74,11 +75,6 @@ class BuiltProbe:
         return {"sha256": self.sha256, "compiler": self.compiler, "arch": self.arch}
 
 
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(base) / "harness" / "probe"
-
-
 def _compilers(arch: str) -> list[tuple[str, list[str]]]:
     """The compilers that can build for `arch` here, preferred first."""
     found = []
@@ -116,7 +112,7 @@ def build_probe(
     errors: list[str] = []
     for name, argv in compilers:
         key = hashlib.sha256(text + "\0".join(argv).encode()).hexdigest()[:20]
-        target = (cache or cache_root()) / arch / key / "probe"
+        target = (cache or cache_dir(PROBES)) / arch / key / "probe"
         if not target.is_file():
             if arch == native_arch() and name != "musl-gcc":
                 why = "musl-gcc failed" if errors else "musl-gcc not found"

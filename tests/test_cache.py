@@ -1,0 +1,39 @@
+"""The controller's cache folder: one place decides it, and the probe's build and
+bisect's release builds each keep to their own subfolder of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.bisect.releases import ReleaseBuilds
+from harness.cache import PROBES, RUNSC_BUILDS, cache_dir
+from harness.probe import build_probe
+
+
+def test_xdg_cache_home_is_honoured_and_home_is_the_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """XDG_CACHE_HOME holds the cache; unset or empty, it is ~/.cache/harness."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir(PROBES) == tmp_path / "xdg" / "harness" / "probe"
+    assert cache_dir(RUNSC_BUILDS) == tmp_path / "xdg" / "harness" / "runsc"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for unset in (True, False):
+        if unset:
+            monkeypatch.delenv("XDG_CACHE_HOME")
+        else:
+            monkeypatch.setenv("XDG_CACHE_HOME", "")
+        assert cache_dir(RUNSC_BUILDS) == tmp_path / "home" / ".cache" / "harness" / "runsc"
+
+
+def test_the_probe_and_release_builds_default_to_their_own_subfolders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --cache, a built probe lands under harness/probe and release builds
+    are kept under harness/runsc, as before the cache folder was named once."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = build_probe()
+    assert built.path.is_relative_to(tmp_path / "harness" / "probe" / built.arch)
+    assert ReleaseBuilds(None).cache == tmp_path / "harness" / "runsc"
