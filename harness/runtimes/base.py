@@ -12,6 +12,12 @@ from typing import ClassVar
 
 from harness.spec.models import RuntimeSpec
 
+# Where a runtime that builds the sandbox's root (`fixed_grants`) mounts the granted
+# folders, whatever their paths on the host: the probe is told these paths, and its
+# mount table is read against them.
+ALLOWED_INSIDE = "/allowed"
+HELPERS_INSIDE = "/helpers"
+
 
 @dataclass(frozen=True, slots=True)
 class CellPaths:
@@ -63,6 +69,9 @@ class Runtime(abc.ABC):
     #: True when the sandbox's root is one harness builds (a bundle's rootfs, a
     #: guest's initramfs): a host-backed mount at "/" is then a grant.
     own_root: ClassVar[bool] = False
+    #: True when the granted folders appear at ALLOWED_INSIDE and HELPERS_INSIDE
+    #: (a bundle's bind mounts, a guest's initramfs) rather than at their host paths.
+    fixed_grants: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: RuntimeSpec) -> None:
         self.name = name
@@ -92,7 +101,10 @@ class Runtime(abc.ABC):
 
     def inside(self, host_path: str, *, role: str) -> str:
         """Where a host folder granted to the sandbox (`allowed`, `helpers`) appears
-        inside it. Same path by default: the sandbox shares the host's view."""
+        inside it: the fixed path for its role when the runtime mounts grants there,
+        else the same path (the sandbox shares the host's view)."""
+        if self.fixed_grants:
+            return ALLOWED_INSIDE if role == "allowed" else HELPERS_INSIDE
         return host_path
 
     @abc.abstractmethod

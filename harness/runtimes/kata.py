@@ -17,11 +17,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.runtimes.base import CellPaths, Identity, Invocation, Runtime
+from harness.runtimes.base import (
+    ALLOWED_INSIDE,
+    HELPERS_INSIDE,
+    CellPaths,
+    Identity,
+    Invocation,
+    Runtime,
+)
 from harness.spec.models import KataRuntimeSpec
-
-ALLOWED_INSIDE = "/allowed"
-HELPERS_INSIDE = "/helpers"
 
 # $1 cell folder, $2 probe; the rest is the `ctr run` argv.
 LIFECYCLE = r"""set -eu
@@ -72,6 +76,7 @@ class KataRuntime(Runtime):
     kind = "kata"
     own_kernel = True
     own_root = True
+    fixed_grants = True
     spec: KataRuntimeSpec
 
     @property
@@ -101,9 +106,6 @@ class KataRuntime(Runtime):
         }
         version = f"containerd {server}" if server else None
         return Identity(version=version, fingerprint=fingerprint, unavailable=seen.get("missing"))
-
-    def inside(self, host_path: str, *, role: str) -> str:
-        return ALLOWED_INSIDE if role == "allowed" else HELPERS_INSIDE
 
     def run_argv(self, paths: CellPaths, probe_args: Sequence[str]) -> list[str]:
         """`ctr run` for one cell: the rootfs, the granted folders, the probe's args."""

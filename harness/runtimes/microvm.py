@@ -24,11 +24,16 @@ import json
 from collections.abc import Sequence
 
 from harness.runtimes import initramfs
-from harness.runtimes.base import CellPaths, Identity, Invocation, Runtime
+from harness.runtimes.base import (
+    ALLOWED_INSIDE,
+    HELPERS_INSIDE,
+    CellPaths,
+    Identity,
+    Invocation,
+    Runtime,
+)
 from harness.spec.models import MicrovmRuntimeSpec
 
-ALLOWED_INSIDE = "/allowed"
-HELPERS_INSIDE = "/helpers"
 # qemu's user-mode network (slirp) and the address it gives the first guest.
 USER_NET = "eth0 10.0.2.15 24 10.0.2.2"
 # What a guest needs for a virtio NIC on the microvm machine, when they are modules.
@@ -122,6 +127,7 @@ class MicrovmRuntime(Runtime):
     kind = "microvm"
     own_kernel = True
     own_root = True
+    fixed_grants = True
     shares_allowed = False  # the guest gets a copy of the allowed folder in its initramfs
     spec: MicrovmRuntimeSpec
 
@@ -165,9 +171,6 @@ class MicrovmRuntime(Runtime):
         """Only the probe's JSON lines; the console also carries the kernel's log."""
         lines = (line.strip("\r") for line in stdout.split("\n"))
         return "".join(f"{line}\n" for line in lines if line.startswith('{"type":'))
-
-    def inside(self, host_path: str, *, role: str) -> str:
-        return ALLOWED_INSIDE if role == "allowed" else HELPERS_INSIDE
 
     def kernel_cmdline(self) -> str:
         """Serial console, reboot on panic and at the end, init's mode after `--`."""
@@ -225,11 +228,12 @@ class MicrovmRuntime(Runtime):
         for arg in probe_args:
             if "\0" in arg:
                 raise ValueError("a probe argument holds a NUL byte")
+        allowed, helpers_dir = ALLOWED_INSIDE.lstrip("/"), HELPERS_INSIDE.lstrip("/")
         entries = [
             initramfs.folder(name)
-            for name in ("dev", "proc", "sys", "tmp", "allowed", "modules", "harness", "helpers")
+            for name in ("dev", "proc", "sys", "tmp", allowed, "modules", "harness", helpers_dir)
         ]
-        entries[4] = initramfs.folder("allowed", 0o777)
+        entries[4] = initramfs.folder(allowed, 0o777)
         entries.append(initramfs.Entry("dev/console", initramfs.CHR | 0o600, rdev=(5, 1)))
         entries.append(
             initramfs.file("harness/args", b"".join(a.encode() + b"\0" for a in probe_args))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.caps import DOCKER_DEFAULT_CAPS
-from harness.runtimes.base import CellPaths, Invocation, Runtime
+from harness.runtimes.base import ALLOWED_INSIDE, HELPERS_INSIDE, CellPaths, Invocation, Runtime
 from harness.spec.models import Bind, OciRuntimeSpec, RunscRuntimeSpec
 
 # A fixed script; every value reaches it as a positional argument, never as text.
@@ -43,10 +43,6 @@ MASKED_PATHS = [
     "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 ]  # fmt: skip
 READONLY_PATHS = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
-
-
-ALLOWED_INSIDE = "/allowed"
-HELPERS_INSIDE = "/helpers"
 
 
 def bundle_config(
@@ -141,6 +137,7 @@ class OciRuntime(Runtime):
 
     kind = "oci"
     own_root = True
+    fixed_grants = True
     version_required = True
     spec: OciRuntimeSpec | RunscRuntimeSpec
 
@@ -170,9 +167,6 @@ class OciRuntime(Runtime):
 
     def state_root(self, paths: CellPaths) -> str:
         return f"{paths.workdir}/runsc-root"
-
-    def inside(self, host_path: str, *, role: str) -> str:
-        return ALLOWED_INSIDE if role == "allowed" else HELPERS_INSIDE
 
     def invocation(self, paths: CellPaths, probe_args: Sequence[str]) -> Invocation:
         config = bundle_config(
