@@ -38,14 +38,32 @@ F = TypeVar("F", bound=Callable[..., Any])
 err_console = Console(stderr=True, highlight=False)
 
 
-def json_or_human(json_help: str, *, human: str = "table") -> Callable[[F], F]:
-    """The `--format HUMAN|json` option every verb with a human view shares: HUMAN
-    (the default) is for people, json is for scripts on stdout."""
+HUMAN = "table"  # the human view's name in every verb's --format
+
+
+class _Choice(click.Choice[str]):
+    """A choice that also takes older spellings, unlisted in help and errors, and
+    hands the verb the current name."""
+
+    def __init__(self, choices: Sequence[str], *, old: Sequence[str]) -> None:
+        super().__init__(choices)
+        self.old = tuple(old)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        if value in self.old:
+            return HUMAN
+        return super().convert(value, param, ctx)
+
+
+def json_or_human(json_help: str, *, old: Sequence[str] = ()) -> Callable[[F], F]:
+    """The `--format table|json` option every verb with a human view shares: table
+    (the default) is for people, json is for scripts on stdout. `old` names earlier
+    spellings of `table` that scripts may still pass (bisect's `text`)."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice([human, "json"]),
-        default=human,
+        type=_Choice([HUMAN, "json"], old=old),
+        default=HUMAN,
         show_default=True,
         help=f"json: {json_help}",
     )

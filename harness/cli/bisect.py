@@ -124,7 +124,7 @@ async def _bisect(session: BisectSession) -> BisectReport:
     metavar="DIR",
     help="Results folder (default: results/<UTC time>-bisect-<runtime>).",
 )
-@json_or_human("print the answer as one JSON object on stdout.", human="text")
+@json_or_human("print the answer as one JSON object on stdout.", old=("text",))
 def bisect(
     matrix: Path | None,
     runtime: str | None,
