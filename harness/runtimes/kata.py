@@ -17,14 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.runtimes.base import (
-    ALLOWED_INSIDE,
-    HELPERS_INSIDE,
-    CellPaths,
-    Identity,
-    Invocation,
-    Runtime,
-)
+from harness.runtimes.base import CellPaths, Identity, Invocation, Runtime
 from harness.spec.models import KataRuntimeSpec
 
 # $1 cell folder, $2 probe; the rest is the `ctr run` argv.
@@ -110,14 +103,15 @@ class KataRuntime(Runtime):
     def run_argv(self, paths: CellPaths, probe_args: Sequence[str]) -> list[str]:
         """`ctr run` for one cell: the rootfs, the granted folders, the probe's args."""
         mounts = ["type=tmpfs,src=tmpfs,dst=/tmp,options=nosuid:nodev:mode=1777"]
-        for source, target, options in (
-            (paths.allowed, ALLOWED_INSIDE, "rbind:rw"),
-            (paths.helpers, HELPERS_INSIDE, "rbind:ro:nosuid:nodev"),
+        for source, role, options in (
+            (paths.allowed, "allowed", "rbind:rw"),
+            (paths.helpers, "helpers", "rbind:ro:nosuid:nodev"),
         ):
             if source is None:
                 continue
             if any(c in source for c in ",:"):
                 raise ValueError(f"a granted folder's path cannot hold ',' or ':': {source}")
+            target = self.inside(source, role=role)
             mounts.append(f"type=bind,src={source},dst={target},options={options}")
         return [
             *self.ctr(), "run", "--rm", "--runtime", self.spec.runtime,
