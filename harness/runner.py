@@ -20,11 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
-from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, TransportError
 from harness.execution import HostSide, run_cell
 from harness.exitcodes import ExitCode
@@ -73,18 +71,10 @@ class RunOutcome:
 
 
 def runtime_manifest(spec: RuntimeSpec) -> dict[str, Any]:
-    """A runtime entry as recorded in the manifest: what it promised and declared.
-    A URL's user:password part is dropped; token values are never in the spec."""
-    data = spec.model_dump(mode="json")
-    source = data.get("attribution")
-    if source and source.get("url"):
-        parts = urlsplit(source["url"])
-        if parts.username or parts.password:
-            netloc = parts.hostname or ""
-            if parts.port:
-                netloc += f":{parts.port}"
-            source["url"] = urlunsplit(parts._replace(netloc=netloc))
-    return data
+    """A runtime entry as recorded in the manifest (built by the results folder's owner)."""
+    from harness.results.store import runtime_entry
+
+    return runtime_entry(spec)
 
 
 @dataclass(slots=True)
@@ -157,44 +147,27 @@ class Runner:
     # -- bookkeeping ---------------------------------------------------------------
 
     def manifest(self, *, started: str, ended: str | None) -> dict[str, Any]:
-        m = self.plan.matrix
-        manifest: dict[str, Any] = {
-            "harness_version": __version__,
-            "run_id": self.outcome.run_id,
-            "matrix": {"name": m.name, "path": str(m.path), "sha256": m.sha256},
-            "started": started,
-            "ended": ended,
-            "interrupted": self.outcome.interrupted,
-            "settings": self.settings.model_dump(),
-            "canary": m.canary.model_dump(mode="json"),
-            "probe": {"sha256": self.probe.sha256, "compiler": self.probe.compiler},
-            "probes": self.probes.manifest(),
-            **({"releases": self.releases.manifest()} if self.releases else {}),
-            "runtimes": {c.runtime.name: runtime_manifest(c.runtime.spec) for c in self.plan.cells},
-            "scenarios": list(self.plan.scenarios),
-            "cells_planned": len(self.plan.cells),
-            "hosts": self.outcome.hosts,
-            "selection": self.selection,
-            "exit_code": exit_code([*self.prior, *self.outcome.verdicts, *self._held()])
+        from harness.results.store import run_manifest  # the results folder's owner
+
+        return run_manifest(
+            run_id=self.outcome.run_id,
+            matrix=self.plan.matrix,
+            started=started,
+            ended=ended,
+            interrupted=self.outcome.interrupted,
+            probe={"sha256": self.probe.sha256, "compiler": self.probe.compiler},
+            probes=self.probes.manifest(),
+            releases=self.releases.manifest() if self.releases else None,
+            runtimes={c.runtime.name: c.runtime.spec for c in self.plan.cells},
+            scenarios=self.plan.scenarios,
+            cells_planned=len(self.plan.cells),
+            hosts=self.outcome.hosts,
+            selection=self.selection,
+            exit_code=exit_code([*self.prior, *self.outcome.verdicts, *self._held()])
             if ended
             else None,
-        }
-        if self.resumed_from is not None:
-            # A resumed run: the first segment's identity and hosts stay, each later
-            # segment is listed, and the exit code covers every verdict in the folder.
-            first = self.resumed_from
-            hosts = {**first.get("hosts", {}), **self.outcome.hosts}
-            segments = [
-                *first.get("segments", []),
-                {"run_id": self.outcome.run_id, "started": started, "ended": ended},
-            ]
-            manifest.update(
-                run_id=first.get("run_id", self.outcome.run_id),
-                started=first.get("started", started),
-                hosts=hosts,
-                segments=segments,
-            )
-        return manifest
+            resumed_from=self.resumed_from,
+        ).to_json()
 
     def _record(
         self,

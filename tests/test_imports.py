@@ -11,7 +11,9 @@ READERS = [
     "harness",
     "harness.report.runs",
     "harness.report.render",
-    "harness.diff",
+    "harness.report.diff",
+    "harness.results.store",
+    "harness.evidence",
     "harness.evidence.source",
     "harness.evidence.openshell",
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -14,6 +13,7 @@ from rich.text import Text
 from harness.evidence import FORMATS, CellEvidence, document, load_evidence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
+from harness.results.store import Manifest
 from harness.text import file_name, rich_text
 
 
@@ -58,7 +58,7 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
     mechanism is recorded for audit and never changes it.
     """
     manifest, cells = load_evidence(folder)
-    order = {name: i for i, name in enumerate(manifest.get("runtimes", {}))}
+    order = {name: i for i, name in enumerate(manifest.runtimes or {})}
     cells.sort(key=lambda ev: (ev.host, order.get(ev.runtime, len(order))))
     if compare:
         _compare(manifest, cells)
@@ -75,7 +75,7 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
         click.echo(str(path))
 
 
-def _compare(manifest: dict[str, Any], cells: list[CellEvidence]) -> None:
+def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:
     """The seed's argument as a table: the old contract judges mechanisms, the new
     one the four contract properties (each `enforced`, as exported). Failing legacy
     conditions, and why a property is not enforced, are listed under the table."""

@@ -13,15 +13,14 @@ from rich.text import Text
 
 from harness.bisect.report import SUMMARY
 from harness.cli.app import err_console, json_or_human
-from harness.diff import Change, RunDiff, diff_runs
 from harness.errors import ResultsError, UsageError
 from harness.exitcodes import ExitCode
 from harness.report.console import STYLE
+from harness.report.diff import Change, RunDiff, diff_runs
 from harness.report.markdown import append_step_summary
 from harness.report.render import FORMATS, render
-from harness.report.runs import load_run, load_runs
 from harness.results.records import Verdict
-from harness.results.store import MANIFEST
+from harness.results.store import holds_run, load_run, load_runs
 from harness.text import rich_text
 
 REPORT_FORMATS = list(FORMATS)
@@ -88,7 +87,7 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool
 
 def _bisection(folder: Path) -> bool:
     """A `harness bisect` folder, which is no run: skipped among several, with a note."""
-    if (folder / SUMMARY).is_file() and not (folder / MANIFEST).is_file():
+    if (folder / SUMMARY).is_file() and not holds_run(folder):
         err_console.print(
             rich_text(
                 f"harness: note: {folder} is a bisection (bisect.json), not a run; skipped"

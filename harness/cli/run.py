@@ -22,6 +22,7 @@ from harness.report.console import LiveProgress, print_report
 from harness.report.render import FORMATS, write_reports
 from harness.results import ResultsStore, VerdictRecord, default_folder, exit_code
 from harness.results.resume import read_resumable
+from harness.results.store import MANIFEST, Manifest, Selection
 from harness.runner import Runner
 from harness.scenarios import listed
 from harness.spec import Matrix, load_matrix
@@ -121,25 +122,22 @@ def run(
     Exit 0 all verdicts pass, 1 a mismatch, 2 bad input, 3 inconclusive only.
     """
     prior: list[VerdictRecord] = []
-    previous: dict[str, Any] | None = None
+    previous: Manifest | None = None
     if resume is not None:
         if matrix or out or hosts or runtimes or scenarios or shard or index:
             raise UsageError("--resume takes the matrix and selection from the results folder")
         previous, done, prior = read_resumable(resume)
-        recorded = previous.get("matrix") or {}
-        if not recorded.get("path") or not recorded.get("sha256"):
-            raise UsageError(
-                f"{resume}/manifest.json: cannot resume: matrix.path or sha256 missing"
-            )
-        loaded = load_matrix(Path(recorded["path"]))
-        if loaded.sha256 != recorded["sha256"]:
+        recorded = previous.matrix
+        if recorded is None or not recorded.path or not recorded.sha256:
+            raise UsageError(f"{resume}/{MANIFEST}: cannot resume: matrix.path or sha256 missing")
+        loaded = load_matrix(Path(recorded.path))
+        if loaded.sha256 != recorded.sha256:
             raise UsageError(f"{loaded.path}: changed since the run in {resume} started")
-        selection = previous.get("selection") or {}
+        asked = previous.selection or Selection()
         hosts, runtimes, scenarios = (
-            tuple(selection.get(k) or ()) for k in ("hosts", "runtimes", "scenarios")
+            tuple(names or ()) for names in (asked.hosts, asked.runtimes, asked.scenarios)
         )
-        shard = selection.get("shard")
-        index = selection.get("index")
+        shard, index = asked.shard, asked.index
     elif matrix is None:
         raise UsageError("MATRIX is required (or --resume DIR)")
     else:
@@ -173,7 +171,7 @@ def run(
         store=store,
         observer=live,
         selection=selection,
-        resumed_from=previous,
+        resumed_from=previous.to_json() if previous else None,
         prior=prior,
         reruns=reruns,
         releases=_resumed_releases(loaded, previous),
@@ -230,9 +228,9 @@ def _with_index(matrix: Matrix, index: str) -> Matrix:
     return matrix.model_copy(update={"settings": settings})
 
 
-def _resumed_releases(matrix: Matrix, previous: dict[str, Any] | None) -> Any:
+def _resumed_releases(matrix: Matrix, previous: Manifest | None) -> Any:
     """A resumed run keeps the builds its first part resolved ("latest" included)."""
-    resolved = ((previous or {}).get("releases") or {}).get("resolved") or {}
+    resolved = ((previous.releases if previous else None) or {}).get("resolved") or {}
     pins = {
         k: v["version"] for k, v in resolved.items() if isinstance(v, dict) and v.get("version")
     }

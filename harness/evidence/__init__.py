@@ -12,6 +12,7 @@ from typing import Any
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import observation, openshell_document
 from harness.evidence.source import CellEvidence, load_evidence
+from harness.results.store import Manifest
 from harness.scenarios.base import PROPERTIES
 
 FORMATS = ("openshell", "openshell-legacy", "json")
@@ -20,7 +21,7 @@ HARNESS_PROPERTIES = PROPERTIES
 __all__ = ["FORMATS", "HARNESS_PROPERTIES", "CellEvidence", "document", "load_evidence"]
 
 
-def document(ev: CellEvidence, manifest: dict[str, Any], fmt: str) -> dict[str, Any]:
+def document(ev: CellEvidence, manifest: Manifest, fmt: str) -> dict[str, Any]:
     """One evidence document for one (host, runtime) in the asked format."""
     if fmt == "openshell":
         return openshell_document(ev, manifest)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.evidence.source import CellEvidence
+from harness.results.store import Manifest
 
 SCHEMA = "https://harness.invalid/schemas/openshell-legacy-confirm-evidence-v1.json"
 SECCOMP_FACTS = {
@@ -71,7 +72,7 @@ def validate(fields: dict[str, Any]) -> list[str]:
     return failing
 
 
-def legacy_document(ev: CellEvidence, manifest: dict[str, Any]) -> dict[str, Any]:
+def legacy_document(ev: CellEvidence, manifest: Manifest) -> dict[str, Any]:
     fields = legacy_fields(ev)
     failing = validate(fields)
     return {
@@ -82,7 +83,7 @@ def legacy_document(ev: CellEvidence, manifest: dict[str, Any]) -> dict[str, Any
         "validate": {"passed": not failing, "failing": failing},
         "evidence_digest": ev.digest,
         "source": {
-            "run_id": manifest.get("run_id"),
-            "matrix_sha256": (manifest.get("matrix") or {}).get("sha256"),
+            "run_id": manifest.run_id,
+            "matrix_sha256": manifest.matrix_sha256,
         },
     }

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.evidence.source import CellEvidence
+from harness.results.store import Manifest
 from harness.scenarios.base import Property
 
 SCHEMA = "https://harness.invalid/schemas/openshell-boundary-confirmation-v1.json"
@@ -84,7 +85,7 @@ def backend_audit(ev: CellEvidence, property_audit: dict[str, Any]) -> dict[str,
     }
 
 
-def openshell_document(ev: CellEvidence, manifest: dict[str, Any]) -> dict[str, Any]:
+def openshell_document(ev: CellEvidence, manifest: Manifest) -> dict[str, Any]:
     properties, audit = contract_properties(ev)
     return {
         "$schema": SCHEMA,
@@ -94,8 +95,8 @@ def openshell_document(ev: CellEvidence, manifest: dict[str, Any]) -> dict[str, 
         "backend_audit": backend_audit(ev, audit),
         "evidence_digest": ev.digest,
         "source": {
-            "run_id": manifest.get("run_id"),
-            "matrix_sha256": (manifest.get("matrix") or {}).get("sha256"),
-            "harness_version": manifest.get("harness_version"),
+            "run_id": manifest.run_id,
+            "matrix_sha256": manifest.matrix_sha256,
+            "harness_version": manifest.harness_version,
         },
     }

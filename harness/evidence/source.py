@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results.parse import read_cells, read_manifest, read_verdicts
+from harness.results.store import Manifest, read_cells, read_manifest, read_verdicts
 
 
 @dataclass(slots=True)
@@ -44,12 +44,10 @@ class CellEvidence:
         return {c["id"]: c for c in self.cell.get("checks", [])}
 
 
-def load_evidence(folder: Path) -> tuple[dict[str, Any], list[CellEvidence]]:
+def load_evidence(folder: Path) -> tuple[Manifest, list[CellEvidence]]:
     """The manifest and one CellEvidence per completed-or-not, non-control cell.
-    Every line is validated as the record it must be (`results/parse.py`)."""
+    Every line is validated as the record it must be (`results/store.py`)."""
     manifest = read_manifest(folder)
-    runtimes = manifest.get("runtimes") or {}
-    hosts = manifest.get("hosts") or {}
     cells: dict[tuple[str, str], CellEvidence] = {}
     for line, record in read_cells(folder):
         if record.control:
@@ -59,8 +57,8 @@ def load_evidence(folder: Path) -> tuple[dict[str, Any], list[CellEvidence]]:
             host=key[0],
             runtime=key[1],
             cell=line.data,
-            runtime_spec=runtimes.get(key[1], {}),
-            host_info=hosts.get(key[0], {}),
+            runtime_spec=manifest.runtime(key[1]),
+            host_info=manifest.host(key[0]),
             raw_lines=[line.raw],
         )
     for line, verdict in read_verdicts(folder, required=False):

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.results.records import CellRecord, Verdict, VerdictRecord
+from harness.results.verdicts import MISMATCH
 from harness.text import markup, rich_text, visible
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class LiveProgress:
         if record.host in self.hosts:
             self.progress.advance(self.hosts[record.host])
         counts = Counter(v.verdict for v in verdicts)
-        bad = counts[Verdict.REGRESSION] + counts[Verdict.UNEXPECTED]
+        bad = sum(counts[v] for v in MISMATCH)
         marks = f"[red]{bad} mismatch[/] " if bad else ""
         if counts[Verdict.INCONCLUSIVE]:
             marks += f"[yellow]{counts[Verdict.INCONCLUSIVE]} inconclusive[/]"
@@ -230,7 +231,7 @@ def summary_line(verdicts: Iterable[VerdictRecord]) -> Text:
     return Text.assemble(*parts)
 
 
-ATTENTION = (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY, Verdict.INCONCLUSIVE)
+ATTENTION = MISMATCH | {Verdict.INCONCLUSIVE}  # a mismatch, or a lab that could not tell
 
 
 def attention_lines(verdicts: Iterable[VerdictRecord]) -> list[Text]:

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.report.console import ATTENTION
 from harness.report.history import Step, mismatch_since, timelines
 from harness.report.runs import (
-    ATTENTION,
-    MISMATCH,
     ORDER,
     SYMBOL,
-    Run,
     describe,
     failing_checks,
     observed_text,
+    verdict_counts,
 )
 from harness.results.records import CellRecord, VerdictRecord
+from harness.results.store import Run
+from harness.results.verdicts import MISMATCH
 from harness.text import html_text
 
 RAW_LIMIT = 256 * 1024  # characters of raw probe output kept per cell
@@ -125,7 +126,7 @@ def _vclass(verdict: VerdictRecord | None) -> str:
 
 
 def _counts(run: Run) -> str:
-    counts = run.counts()
+    counts = verdict_counts(run)
     return "".join(
         f'<span class="v-{v}"><span class="sym">{SYMBOL[v]}</span> {counts[v]} {v}</span>'
         for v in ORDER

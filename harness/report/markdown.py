@@ -11,15 +11,10 @@ import os
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.report.runs import (
-    MISMATCH,
-    ORDER,
-    SYMBOL,
-    Run,
-    describe,
-    observed_text,
-)
+from harness.report.runs import ORDER, SYMBOL, describe, observed_text, verdict_counts
 from harness.results.records import Verdict, VerdictRecord
+from harness.results.store import Run
+from harness.results.verdicts import MISMATCH
 from harness.text import markdown, visible
 
 ATTENTION_LIMIT = 50
@@ -58,13 +53,13 @@ def _attention_row(v: VerdictRecord) -> str:
 
 
 def summary_text(run: Run) -> str:
-    counts = run.counts()
+    counts = verdict_counts(run)
     return " · ".join(f"{SYMBOL[v]} {counts[v]} {v}" for v in ORDER)
 
 
 def render_markdown(run: Run) -> str:
     """The report: headline, mismatches, inconclusive verdicts, one matrix table per host."""
-    counts = run.counts()
+    counts = verdict_counts(run)
     mismatches = sum(counts[v] for v in MISMATCH)
     if mismatches:
         headline = f"{SYMBOL[Verdict.REGRESSION]} {mismatches} mismatch" + (

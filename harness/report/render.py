@@ -11,7 +11,8 @@ from harness.errors import ResultsError, UsageError
 from harness.report.html import render_html
 from harness.report.junit import render_junit
 from harness.report.markdown import append_step_summary, render_markdown
-from harness.report.runs import Run, load_run
+from harness.report.runs import verdict_counts
+from harness.results.store import Run, load_run
 
 # format -> file extension of `report.<ext>` in a results folder
 FORMATS: dict[str, str] = {"junit": "xml", "markdown": "md", "html": "html", "json": "json"}
@@ -27,7 +28,7 @@ def render_json(run: Run) -> str:
         "ended": run.ended,
         "interrupted": run.interrupted,
         "exit_code": run.exit_code,
-        "counts": {str(k): n for k, n in run.counts().items()},
+        "counts": {str(k): n for k, n in verdict_counts(run).items()},
         "verdicts": [v.to_json() for v in run.verdicts],
     }
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, UsageError
-from harness.results.parse import read_cells, read_manifest, read_verdicts, verdict_from_json
 from harness.results.records import CellRecord, CellStatus, VerdictRecord
-from harness.results.store import CELLS, VERDICTS, ResultsStore
+from harness.results.store import (
+    Manifest,
+    ResultsStore,
+    merged_manifest,
+    read_cells,
+    read_manifest,
+    read_verdicts,
+)
 from harness.results.verdicts import exit_code
 
 
@@ -41,7 +46,7 @@ def _check_shards(shards: list[str]) -> tuple[int, list[int]]:
 
 
 def missing_cells(
-    manifest: dict[str, Any], missing: list[int], total: int
+    manifest: Manifest, missing: list[int], total: int
 ) -> tuple[list[CellRecord], list[VerdictRecord]]:
     """The cells the missing shards would have run, each recorded as cancelled, and
     their verdicts (every property inconclusive), so a merged run never looks
@@ -54,32 +59,32 @@ def missing_cells(
     from harness.plan import make_plan, shard
     from harness.spec import load_matrix
 
-    recorded = manifest.get("matrix") or {}
+    recorded = manifest.matrix
     shown = ", ".join(f"{i}/{total}" for i in missing)
     try:
-        matrix = load_matrix(Path(str(recorded.get("path"))))
+        matrix = load_matrix(Path(str(recorded and recorded.path)))
     except HarnessError as exc:
         raise UsageError(f"merge: missing {shown}, and its cells cannot be named: {exc}") from None
-    if matrix.sha256 != recorded.get("sha256"):
+    if matrix.sha256 != manifest.matrix_sha256:
         raise UsageError(
             f"merge: missing {shown}, and {matrix.path} changed since the shards ran,"
             " so its cells cannot be named"
         )
-    selection = manifest.get("selection") or {}
+    selection = manifest.selection
     plan = make_plan(
         matrix,
-        hosts=selection.get("hosts") or (),
-        runtimes=selection.get("runtimes") or (),
-        scenarios=selection.get("scenarios") or (),
+        hosts=(selection and selection.hosts) or (),
+        runtimes=(selection and selection.runtimes) or (),
+        scenarios=(selection and selection.scenarios) or (),
     )
-    now = str(manifest.get("ended") or manifest.get("started") or "")
+    now = str(manifest.ended or manifest.started or "")
     cells, verdicts = [], []
     for index in missing:
         for cell in shard(plan, index, total).cells:
             if cell.control:
                 continue
             record = CellRecord(
-                run_id=str(manifest.get("run_id") or ""),
+                run_id=str(manifest.run_id or ""),
                 host=cell.host.name,
                 runtime=cell.runtime.name,
                 kind=cell.runtime.kind,
@@ -102,64 +107,39 @@ def merge_runs(folders: list[Path], out: Path) -> dict[str, Any]:
     control-only copy; verdicts are kept once per (host, runtime, subject).
     """
     manifests = [read_manifest(f) for f in folders]
-    shas = {(m.get("matrix") or {}).get("sha256") for m in manifests}
-    if len(shas) != 1:
+    if len({m.matrix_sha256 for m in manifests}) != 1:
         raise UsageError("merge: the folders come from different matrices (sha256 differs)")
-    total, missing = _check_shards(
-        [str((m.get("selection") or {}).get("shard") or "") for m in manifests]
-    )
-    cells: dict[tuple[str, str], tuple[tuple[bool, bool, int], str]] = {}
-    verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
+    total, missing = _check_shards([m.shard for m in manifests])
+    cells: dict[tuple[str, str], tuple[tuple[bool, bool, int], dict[str, Any]]] = {}
+    verdicts: dict[tuple[str, str, str], tuple[VerdictRecord, dict[str, Any]]] = {}
     order = 0
     for folder in folders:
         for line, cell in read_cells(folder):
             order += 1
             key, rank = (cell.host, cell.runtime), _rank(cell, order)
             if key not in cells or rank > cells[key][0]:
-                cells[key] = (
-                    rank,
-                    json.dumps(line.data, ensure_ascii=False, separators=(",", ":")),
-                )
+                cells[key] = (rank, line.data)
         for line, verdict in read_verdicts(folder, required=False):
-            verdicts[(verdict.host, verdict.runtime, verdict.subject())] = line.data
+            verdicts[(verdict.host, verdict.runtime, verdict.subject())] = (verdict, line.data)
     if missing:
         lost_cells, lost_verdicts = missing_cells(manifests[0], missing, total)
         for cell in lost_cells:
-            cells.setdefault(
-                (cell.host, cell.runtime), ((False, False, 0), json.dumps(cell.to_json()))
-            )
+            cells.setdefault((cell.host, cell.runtime), ((False, False, 0), cell.to_json()))
         for v in lost_verdicts:
-            verdicts.setdefault((v.host, v.runtime, v.subject()), v.to_json())
-    first = manifests[0]
-    merged = {
-        **first,
-        "started": min(str(m.get("started")) for m in manifests),
-        "ended": max(str(m.get("ended")) for m in manifests),
-        "interrupted": any(m.get("interrupted") for m in manifests),
-        "hosts": {k: v for m in manifests for k, v in (m.get("hosts") or {}).items()},
-        "runtimes": {k: v for m in manifests for k, v in (m.get("runtimes") or {}).items()},
-        "merged_from": [
-            {
-                "folder": str(f),
-                "run_id": m.get("run_id"),
-                "shard": (m.get("selection") or {}).get("shard"),
-            }
-            for f, m in zip(folders, manifests, strict=True)
-        ],
-        "exit_code": exit_code(verdict_from_json(v) for v in verdicts.values()),
-        "missing_shards": [f"{i}/{total}" for i in missing],
-    }
+            verdicts.setdefault((v.host, v.runtime, v.subject()), (v, v.to_json()))
+    merged = merged_manifest(
+        list(zip(folders, manifests, strict=True)),
+        exit_code=exit_code(v for v, _row in verdicts.values()),
+        missing_shards=[f"{i}/{total}" for i in missing],
+    )
     store = ResultsStore(out)
     store.open()
     try:
-        with open(out / CELLS, "a", encoding="utf-8") as fh:
-            fh.writelines(line + "\n" for _rank, line in cells.values())
-        with open(out / VERDICTS, "a", encoding="utf-8") as fh:
-            fh.writelines(
-                json.dumps(v, ensure_ascii=False, separators=(",", ":")) + "\n"
-                for v in verdicts.values()
-            )
+        store.add_rows(
+            cells=[row for _rank, row in cells.values()],
+            verdicts=[row for _v, row in verdicts.values()],
+        )
         store.write_manifest(merged)
     finally:
         store.close()
-    return merged
+    return merged.to_json()

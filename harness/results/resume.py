@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from harness.errors import UsageError
-from harness.results.parse import read_cells, read_manifest, read_verdicts
 from harness.results.records import CellStatus, VerdictRecord
-from harness.results.store import complete_blocks
+from harness.results.store import (
+    Manifest,
+    complete_blocks,
+    read_cells,
+    read_manifest,
+    read_verdicts,
+)
 
 
 def read_resumable(
     folder: Path,
-) -> tuple[dict[str, Any], set[tuple[str, str]], list[VerdictRecord]]:
+) -> tuple[Manifest, set[tuple[str, str]], list[VerdictRecord]]:
     """(manifest, finished (host, runtime) cells, their verdicts).
 
     A cell is finished when it has a record other than `cancelled`; control-only
     cells never count, they are rerun as needed.
     """
-    try:
-        manifest = read_manifest(folder)
-        cells = read_cells(folder)
-        rows = read_verdicts(folder, required=False)
-    except UsageError as exc:
-        raise UsageError(f"cannot resume: {exc}") from None
+    manifest = read_manifest(folder)
+    cells = read_cells(folder)
+    rows = read_verdicts(folder, required=False)
     recorded = {
         (cell.host, cell.runtime)
         for _line, cell in cells

@@ -1,12 +1,23 @@
-"""The results folder: manifest.json, cells.jsonl, verdicts.jsonl.
+"""The results folder: manifest.json, cells.jsonl, verdicts.jsonl. Its one owner.
 
-Records are appended and flushed as they arrive, so an interrupted run keeps
-what it finished. The manifest is replaced atomically (temp file + rename).
+Everything that writes a folder (`harness run`, `--resume`, `merge`) and everything
+that reads one (`report`, `diff`, `evidence`, `run --resume`, `merge`, `bisect
+--from`) goes through this module: the typed `Manifest`, the record types of
+`records.py`, one validation, and one error wording (`ResultsError`, "DIR: not a
+results folder (why)"), exit 2.
 
+Writing: records are appended and flushed as they arrive, so an interrupted run
+keeps what it finished. The manifest is replaced atomically (temp file + rename).
 A cell's verdicts are one block, written with one write(2), each line saying how
 many lines its block has (`cell_verdicts`). A crash or a full disk can still cut a
 block short; such a cell is not judged. Resuming first cuts each file back to its
 last complete line and drops cut blocks, so the cell is judged again, whole.
+
+Reading: unknown keys are ignored (kept in the manifest), so an older harness can
+read a newer run and a newer one an older run. Anything else that is wrong (not
+JSON, not UTF-8, not an object, nested too deep, a wrong type, a missing key or
+file) is one line naming the folder, the file, the line and the key. A torn last
+line, left by a run that was killed mid-write, is skipped.
 """
 
 from __future__ import annotations
@@ -16,19 +27,30 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import ResultsError
 from harness.results.records import CellRecord, VerdictRecord
+
+if TYPE_CHECKING:
+    from harness.spec import Matrix, RuntimeSpec
 
 MANIFEST = "manifest.json"
 CELLS = "cells.jsonl"
 VERDICTS = "verdicts.jsonl"
 LOCK = ".lock"
 BLOCK = "cell_verdicts"  # in each verdict line: how many lines its cell's block has
+MAX_DEPTH = 64  # deeper JSON is not a record harness wrote
+
+T = TypeVar("T")
+Key = tuple[str, str, str]  # (host, runtime, fact or property)
 
 
 def utc_now() -> str:
@@ -41,12 +63,471 @@ def default_folder(matrix_name: str, root: Path = Path("results")) -> Path:
     return root / f"{stamp}-{safe}"
 
 
+def unreadable(folder: Path, why: str) -> ResultsError:
+    """The one wording for a folder that cannot be read as a run, whatever is wrong."""
+    return ResultsError(f"{folder}: not a results folder ({why})")
+
+
+def holds_run(folder: Path) -> bool:
+    """Does the folder look like a run (it has a manifest)? Reading it may still fail."""
+    return (folder / MANIFEST).is_file()
+
+
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+# -- the manifest ---------------------------------------------------------------------
+
+
+class _Open(BaseModel):
+    """Tolerant of keys it does not name: they are kept, and written back as read."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def to_json(self) -> dict[str, Any]:
+        """As written: the keys set, none added."""
+        return self.model_dump(exclude_unset=True)
+
+
+class MatrixRef(_Open):
+    name: str | None = None
+    path: str | None = None
+    sha256: str | None = None
+
+
+class Selection(_Open):
+    """What `harness run` was asked to run: `--resume` and `merge` run it again."""
+
+    hosts: list[str] | None = None
+    runtimes: list[str] | None = None
+    scenarios: list[str] | None = None
+    shard: str | None = None
+    index: str | None = None
+
+
+class Segment(_Open):
+    """One part of a run that was interrupted and resumed (`--resume`)."""
+
+    run_id: str | None = None
+    started: str | None = None
+    ended: str | None = None
+
+
+class Manifest(_Open):
+    """manifest.json. Every key is optional on reading, so older folders still read;
+    only the keys given (or read) are written, in this order, then any others."""
+
+    harness_version: str | None = None
+    run_id: str | None = None
+    matrix: MatrixRef | None = None
+    started: str | None = None
+    ended: str | None = None
+    interrupted: bool | None = None
+    settings: dict[str, Any] | None = None
+    canary: dict[str, Any] | None = None
+    probe: dict[str, Any] | None = None  # the controller's build: sha256, compiler
+    probes: dict[str, Any] | None = None  # every architecture's build
+    releases: dict[str, Any] | None = None  # the release index and what names resolved to
+    runtimes: dict[str, dict[str, Any]] | None = None  # each entry as the matrix declares it
+    scenarios: list[str] | None = None
+    cells_planned: int | None = None
+    hosts: dict[str, dict[str, Any]] | None = None  # what each host said about itself
+    selection: Selection | None = None
+    exit_code: int | None = None  # None until the run ended
+    segments: list[Segment] | None = None  # a resumed run's later parts
+    merged_from: list[dict[str, Any]] | None = None  # a merged run's shards
+    missing_shards: list[str] | None = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """One key as written, by name: for a key the model does not name."""
+        return self.to_json().get(key, default)
+
+    @property
+    def shard(self) -> str:
+        return str(self.selection.shard or "") if self.selection else ""
+
+    @property
+    def matrix_sha256(self) -> str | None:
+        return self.matrix.sha256 if self.matrix else None
+
+    def host(self, name: str) -> dict[str, Any]:
+        """What a host said about itself (kernel, runtimes, canary...), or {}."""
+        return (self.hosts or {}).get(name) or {}
+
+    def runtime(self, name: str) -> dict[str, Any]:
+        """A runtime's entry as the matrix declared it, or {}."""
+        return (self.runtimes or {}).get(name) or {}
+
+
+def runtime_entry(spec: RuntimeSpec) -> dict[str, Any]:
+    """A runtime entry as recorded in the manifest: what it promised and declared.
+    A URL's user:password part is dropped; token values are never in the spec."""
+    data = spec.model_dump(mode="json")
+    source = data.get("attribution")
+    if source and source.get("url"):
+        parts = urlsplit(source["url"])
+        if parts.username or parts.password:
+            netloc = parts.hostname or ""
+            if parts.port:
+                netloc += f":{parts.port}"
+            source["url"] = urlunsplit(parts._replace(netloc=netloc))
+    return data
+
+
+def run_manifest(
+    *,
+    run_id: str,
+    matrix: Matrix,
+    started: str,
+    ended: str | None,
+    interrupted: bool,
+    probe: dict[str, Any],
+    probes: dict[str, Any],
+    releases: dict[str, Any] | None,
+    runtimes: Mapping[str, RuntimeSpec],
+    scenarios: Sequence[str],
+    cells_planned: int,
+    hosts: dict[str, Any],
+    selection: Mapping[str, Any],
+    exit_code: int | None,
+    resumed_from: Mapping[str, Any] | None = None,
+) -> Manifest:
+    """The manifest of a run (or of a resumed run's latest part).
+
+    A resumed run keeps its first part's identity and hosts, lists each later part
+    in `segments`, and its exit code covers every verdict in the folder.
+    """
+    from harness._version import __version__
+
+    data: dict[str, Any] = {
+        "harness_version": __version__,
+        "run_id": run_id,
+        "matrix": {"name": matrix.name, "path": str(matrix.path), "sha256": matrix.sha256},
+        "started": started,
+        "ended": ended,
+        "interrupted": interrupted,
+        "settings": matrix.settings.model_dump(),
+        "canary": matrix.canary.model_dump(mode="json"),
+        "probe": probe,
+        "probes": probes,
+        **({"releases": releases} if releases is not None else {}),
+        "runtimes": {name: runtime_entry(spec) for name, spec in runtimes.items()},
+        "scenarios": list(scenarios),
+        "cells_planned": cells_planned,
+        "hosts": hosts,
+        "selection": dict(selection),
+        "exit_code": exit_code,
+    }
+    if resumed_from is not None:
+        first = Manifest.model_validate(dict(resumed_from))
+        data.update(
+            run_id=first.run_id or run_id,
+            started=first.started or started,
+            hosts={**(first.hosts or {}), **hosts},
+            segments=[
+                *(s.to_json() for s in first.segments or ()),
+                {"run_id": run_id, "started": started, "ended": ended},
+            ],
+        )
+    return Manifest.model_validate(data)
+
+
+def merged_manifest(
+    shards: Sequence[tuple[Path, Manifest]], *, exit_code: int, missing_shards: list[str]
+) -> Manifest:
+    """The manifest of shards merged into one run: the first shard's, spanning them all."""
+    manifests = [m for _folder, m in shards]
+    return Manifest.model_validate(
+        {
+            **manifests[0].to_json(),
+            "started": min(str(m.started) for m in manifests),
+            "ended": max(str(m.ended) for m in manifests),
+            "interrupted": any(m.interrupted for m in manifests),
+            "hosts": {k: v for m in manifests for k, v in (m.hosts or {}).items()},
+            "runtimes": {k: v for m in manifests for k, v in (m.runtimes or {}).items()},
+            "merged_from": [
+                {"folder": str(f), "run_id": m.run_id, "shard": m.selection and m.selection.shard}
+                for f, m in shards
+            ],
+            "exit_code": exit_code,
+            "missing_shards": missing_shards,
+        }
+    )
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One record line: its exact bytes (evidence digests them) and its object."""
+
+    number: int
+    raw: bytes
+    data: dict[str, Any]
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type[T]) -> TypeAdapter[T]:
+    """Built once per record type, on first use (a report that reads no cells
+    never builds the cell model)."""
+    found = _ADAPTERS.get(cls)
+    if found is None:
+        found = _ADAPTERS[cls] = TypeAdapter(cls)
+    return found
+
+
+def _problem(exc: ValidationError) -> str:
+    """The first error as `key.path: message (got value)`, on one short line."""
+    from harness.text import shorten
+
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"]) or "(record)"
+    got = err.get("input")
+    shown = "" if isinstance(got, dict | list) else f" (got {shorten(repr(got), 60)})"
+    return f"{key}: {err['msg']}{shown}"
+
+
+class _Invalid(ValueError):
+    """A record that is JSON but not the record it must be (a key, a type)."""
+
+
+def _validate(cls: type[T], data: Any, where: str) -> T:
+    try:
+        return _adapter(cls).validate_python(data)
+    except ValidationError as exc:
+        raise _Invalid(f"{where}: {_problem(exc)}") from None
+
+
+def _depth(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Is the value nested no deeper than `limit`? (Iterative: no recursion limit.)"""
+    stack = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if level > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return True
+
+
+def _loads(raw: bytes) -> Any:
+    """JSON from bytes, or ValueError; nesting past json's recursion is refused too."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """manifest.json, typed."""
+    if not folder.is_dir():
+        raise unreadable(folder, "no such directory")
+    try:
+        data = _loads((folder / MANIFEST).read_bytes())
+    except FileNotFoundError:
+        raise unreadable(folder, f"no {MANIFEST}") from None
+    except OSError as exc:
+        raise unreadable(folder, f"{MANIFEST}: unreadable: {exc.strerror}") from None
+    except ValueError as exc:
+        why = str(exc).splitlines()[0][:120]
+        raise unreadable(folder, f"{MANIFEST}: not JSON: {why}") from None
+    if not isinstance(data, dict):
+        raise unreadable(folder, f"{MANIFEST}: not a JSON object")
+    if not _depth(data):
+        raise unreadable(folder, f"{MANIFEST}: nested deeper than {MAX_DEPTH} levels")
+    try:
+        return _validate(Manifest, data, MANIFEST)
+    except _Invalid as exc:
+        raise unreadable(folder, str(exc)) from None
+
+
+def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
+    """Every record line of one of the folder's `.jsonl` files, each a JSON object;
+    a torn last line (no newline at its end) is skipped."""
+    try:
+        blob = (folder / name).read_bytes()
+    except FileNotFoundError:
+        if not required:
+            return []
+        raise unreadable(folder, f"no {name}") from None
+    except OSError as exc:
+        raise unreadable(folder, f"{name}: unreadable: {exc.strerror}") from None
+    lines = []
+    pieces = blob.split(b"\n")
+    for number, raw in enumerate(pieces, start=1):
+        last = number == len(pieces)
+        if not raw.strip():
+            continue
+        try:
+            data = _loads(raw)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            if not _depth(data):
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        except ValueError as exc:
+            if last:
+                continue  # torn by a run killed mid-write
+            why = str(exc).splitlines()[0][:120]
+            raise unreadable(folder, f"{name} line {number}: {why}") from None
+        lines.append(Line(number, raw + (b"" if last else b"\n"), data))
+    return lines
+
+
+def _records(folder: Path, name: str, cls: type[T], *, required: bool) -> list[tuple[Line, T]]:
+    rows = []
+    for line in read_lines(folder, name, required=required):
+        try:
+            rows.append((line, _validate(cls, line.data, f"{name} line {line.number}")))
+        except _Invalid as exc:
+            raise unreadable(folder, str(exc)) from None
+    return rows
+
+
+def read_cells(folder: Path, *, required: bool = True) -> list[tuple[Line, CellRecord]]:
+    return _records(folder, CELLS, CellRecord, required=required)
+
+
+def read_verdicts(folder: Path, *, required: bool = True) -> list[tuple[Line, VerdictRecord]]:
+    return _records(folder, VERDICTS, VerdictRecord, required=required)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One results folder, read back."""
+
+    folder: Path
+    manifest: Manifest
+    cells: list[CellRecord] = field(default_factory=list)
+    verdicts: list[VerdictRecord] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id or ""
+
+    @property
+    def matrix_name(self) -> str:
+        matrix = self.manifest.matrix
+        return matrix.name or "" if matrix else ""
+
+    @property
+    def started(self) -> str:
+        return self.manifest.started or ""
+
+    @property
+    def ended(self) -> str | None:
+        return self.manifest.ended or None
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.manifest.exit_code
+
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.manifest.interrupted)
+
+    def hosts(self) -> list[str]:
+        """Hosts in the manifest's order, then any that only the verdicts name."""
+        order = list(self.manifest.hosts or {})
+        return list(dict.fromkeys([*order, *(v.host for v in self.verdicts)]))
+
+    def runtimes(self, host: str | None = None) -> list[str]:
+        """Runtimes in matrix order (as the manifest lists them), for one host or all."""
+        order: list[str] = []
+        for name, entry in (self.manifest.hosts or {}).items():
+            if host in (None, name):
+                order.extend(entry.get("runtimes") or {})
+        seen = [v.runtime for v in self.verdicts if host in (None, v.host)]
+        present = set(seen)
+        return [r for r in dict.fromkeys([*order, *seen]) if r in present]
+
+    def subjects(self, host: str | None = None) -> list[str]:
+        """Facts and properties in the order the cells report them."""
+        return list(dict.fromkeys(v.subject() for v in self.verdicts if host in (None, v.host)))
+
+    def by_key(self) -> dict[Key, VerdictRecord]:
+        return {(v.host, v.runtime, v.subject()): v for v in self.verdicts}
+
+    def cell(self, host: str, runtime: str) -> CellRecord | None:
+        """The (last) record of a judged cell; implicit control cells are not judged."""
+        found = None
+        for cell in self.cells:
+            if cell.host == host and cell.runtime == runtime and not cell.control:
+                found = cell
+        return found
+
+    def host_info(self, host: str) -> dict[str, Any]:
+        return self.manifest.host(host)
+
+    def _runtime_info(self, host: str, runtime: str) -> dict[str, Any]:
+        entry = self.host_info(host).get("runtimes")
+        info = entry.get(runtime) if isinstance(entry, dict) else None
+        return info if isinstance(info, dict) else {}
+
+    def runtime_version(self, host: str, runtime: str) -> str | None:
+        """What the runtime said about itself (e.g. `runsc --version`), if anything."""
+        version = self._runtime_info(host, runtime).get("version")
+        if version:
+            return str(version)
+        cell = self.cell(host, runtime)
+        return cell.runtime_version if cell else None
+
+    def runtime_build(self, host: str, runtime: str) -> str | None:
+        """The release build harness installed for the runtime, as
+        `channel/version (sha512 prefix)`; None for a runtime not run by release."""
+        build = self._runtime_info(host, runtime).get("build")
+        if not isinstance(build, dict) or not build.get("version"):
+            return None
+        digest = str(build.get("sha512") or "")[:16]
+        return f"{build.get('channel')}/{build.get('version')} (sha512 {digest})"
+
+    def kernel(self, host: str) -> str | None:
+        kernel = self.host_info(host).get("kernel_release")
+        return str(kernel) if kernel else None
+
+
+def load_run(folder: Path) -> Run:
+    """Read one results folder: its manifest, verdicts (required) and cells."""
+    manifest = read_manifest(folder)
+    verdicts = [v for _line, v in read_verdicts(folder)]
+    cells = [c for _line, c in read_cells(folder, required=False)]
+    return Run(folder=folder, manifest=manifest, cells=cells, verdicts=verdicts)
+
+
+def load_runs(folders: Iterable[Path]) -> list[Run]:
+    """Several folders, oldest first (by start time, then folder name)."""
+    runs = [load_run(Path(f)) for f in folders]
+    return sorted(runs, key=lambda r: (r.started, r.name))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Read a results file, ignoring a torn last line from an interrupted write."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
 class ResultsStore:
-    """Owns one run's folder. Refuses a folder that already holds a run."""
+    """Owns one run's folder while it is written. Refuses a folder that already holds a run."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -108,12 +589,23 @@ class ResultsStore:
             )
             self._append(self._verdicts, block)
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def add_rows(
+        self, *, cells: Iterable[Mapping[str, Any]], verdicts: Iterable[Mapping[str, Any]]
+    ) -> None:
+        """Records read from other folders, written as they were read (merge)."""
+        for stream, rows in ((self._cells, cells), (self._verdicts, verdicts)):
+            lines = [_dump(row) for row in rows]
+            if lines:
+                self._append(stream, "\n".join(lines))
+
+    def write_manifest(self, manifest: Manifest | Mapping[str, Any]) -> None:
         """Replace manifest.json atomically: readers see the old or the new, never half."""
+        if not isinstance(manifest, Manifest):
+            manifest = Manifest.model_validate(dict(manifest))
         try:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".manifest-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(manifest, fh, indent=2, ensure_ascii=False, default=str)
+                json.dump(manifest.to_json(), fh, indent=2, ensure_ascii=False, default=str)
                 fh.write("\n")
             os.replace(tmp, self.folder / MANIFEST)
         except OSError as exc:
@@ -182,15 +674,3 @@ def _drop_cut_blocks(path: Path) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.writelines(_dump(row) + "\n" for row in kept)
     os.replace(tmp, path)
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Read a results file, ignoring a torn last line from an interrupted write."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows

@@ -168,18 +168,21 @@ def judge_property(
     return replace(base, verdict=Verdict.UNEXPECTED, reason=f"{why}: {observation.reason}")
 
 
+# The one definition of a mismatch: a verdict that went against its expectation. It
+# makes the run exit 1, a JUnit <failure>, a row under "Mismatches", a cell held for
+# reruns. A flaky verdict is one too: reruns disagreed, so it never passes.
+MISMATCH = frozenset({Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY})
+
+
 def exit_code(verdicts: Iterable[VerdictRecord]) -> ExitCode:
     """The contract: 1 on any mismatch (a flaky one too), else 3 on any
     inconclusive, else 0."""
     seen = {v.verdict for v in verdicts}
-    if seen & {Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY}:
+    if seen & MISMATCH:
         return ExitCode.MISMATCH
     if Verdict.INCONCLUSIVE in seen:
         return ExitCode.INCONCLUSIVE
     return ExitCode.OK
-
-
-MISMATCH = frozenset({Verdict.REGRESSION, Verdict.UNEXPECTED})
 
 
 def settle_reruns(attempts: list[list[VerdictRecord]]) -> list[VerdictRecord]:

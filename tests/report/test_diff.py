@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from harness.diff import diff_runs
-from harness.report.runs import load_run
+from harness.report.diff import diff_runs
+from harness.results.store import load_run
 from tests.report.conftest import Runs, harness
 
 

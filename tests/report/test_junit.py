@@ -9,8 +9,8 @@ import pytest
 import xmlschema
 
 from harness.report.junit import render_junit
-from harness.report.runs import load_run
 from harness.results.records import Verdict, VerdictRecord
+from harness.results.store import load_run
 from tests.report.conftest import Runs, harness
 
 XSD = Path(__file__).with_name("junit.xsd")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.report.markdown import render_markdown
-from harness.report.runs import Run, load_run
 from harness.results.records import Verdict, VerdictRecord
+from harness.results.store import Manifest, Run, load_run
 from tests.report.conftest import Runs, harness
 
 
@@ -45,7 +45,7 @@ def test_table_cells_cannot_break_the_table(tmp_path: Path) -> None:
         property="egress_confinement",
         display="violated",
     )
-    text = render_markdown(Run(folder=tmp_path, manifest={}, verdicts=[verdict]))
+    text = render_markdown(Run(folder=tmp_path, manifest=Manifest(), verdicts=[verdict]))
     row = next(line for line in text.splitlines() if line.startswith("| ✗ regression"))
     assert "a \\| b c xxx" in row
     assert row.count(" | ") == 6  # seven columns, the escaped pipe is not a separator

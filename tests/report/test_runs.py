@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
-from harness.report.runs import failing_checks, load_run, load_runs
+from harness.errors import ResultsError
+from harness.report.runs import failing_checks
 from harness.results.records import CellStatus, Verdict
+from harness.results.store import load_run, load_runs
 from tests.report.conftest import Runs, harness
 
 
@@ -66,14 +67,14 @@ def test_newer_keys_are_ignored(runs: Runs, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("make", ["missing", "empty", "bad-manifest"])
 def test_not_a_results_folder(tmp_path: Path, make: str) -> None:
-    """A folder that does not hold a run is bad input (UsageError), not a crash."""
+    """A folder that does not hold a run is bad input (ResultsError), not a crash."""
     folder = tmp_path / "x"
     if make != "missing":
         folder.mkdir()
     if make == "bad-manifest":
         (folder / "manifest.json").write_text("{not json")
         (folder / "verdicts.jsonl").write_text("")
-    with pytest.raises(UsageError, match="x"):
+    with pytest.raises(ResultsError, match="x: not a results folder"):
         load_run(folder)
 
 

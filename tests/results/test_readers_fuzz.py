@@ -1,7 +1,8 @@
 """Fuzzing every reader of a results folder (report in each format, diff, merge,
-evidence, resume): a broken folder gives a result or one one-line UsageError
-(exit 2), never a traceback. Folders are built from valid records with parts
-broken: wrong types, non-objects, deep nesting, binary bytes, missing files."""
+evidence, resume): a broken folder gives a result or one one-line error (ResultsError,
+or UsageError for shards that do not fit together: exit 2), never a traceback. Folders
+are built from valid records with parts broken: wrong types, non-objects, deep
+nesting, binary bytes, missing files."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.diff import diff_runs
-from harness.errors import UsageError
+from harness.errors import ResultsError, UsageError
 from harness.evidence import FORMATS, document, load_evidence
+from harness.report.diff import diff_runs
 from harness.report.render import FORMATS as REPORTS
 from harness.report.render import render
-from harness.report.runs import load_run
 from harness.results.merge import merge_runs
 from harness.results.resume import read_resumable
+from harness.results.store import load_run
 
 MANIFEST: dict[str, Any] = {
     "run_id": "abcd1234",
@@ -123,7 +124,7 @@ def _each_reader(folder: Path, scratch: Path) -> list[BaseException | None]:
         try:
             step()
             outcomes.append(None)
-        except UsageError as exc:
+        except (ResultsError, UsageError) as exc:
             outcomes.append(exc)
     return outcomes
 
@@ -131,7 +132,7 @@ def _each_reader(folder: Path, scratch: Path) -> list[BaseException | None]:
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(folders())
 def test_every_reader_gives_a_result_or_one_line_error(files: dict[str, bytes | None]) -> None:
-    """No broken folder makes a reader raise anything but a one-line UsageError."""
+    """No broken folder makes a reader raise anything but a one-line ResultsError/UsageError."""
     with tempfile.TemporaryDirectory() as tmp:
         folder, scratch = Path(tmp) / "run", Path(tmp) / "scratch"
         folder.mkdir()

@@ -14,8 +14,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.report.runs import Key, Run, describe, observed_text
+from harness.report.runs import describe, observed_text
 from harness.results.records import CheckResult, VerdictRecord
+from harness.results.store import Key, Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +122,7 @@ def _flat(value: object, prefix: str = "") -> dict[str, str]:
 
 
 def _entries(run: Run) -> dict[str, dict[str, str]]:
-    named = run.manifest.get("runtimes")
-    if not isinstance(named, dict):
-        return {}
-    return {str(name): _flat(entry) for name, entry in named.items() if isinstance(entry, dict)}
+    return {str(name): _flat(entry) for name, entry in (run.manifest.runtimes or {}).items()}
 
 
 def _renames(a: Run, b: Run) -> dict[str, str]:
@@ -144,8 +142,7 @@ def _renames(a: Run, b: Run) -> dict[str, str]:
 def _config_changes(a: Run, b: Run, renames: dict[str, str]) -> list[Change]:
     """The matrix's sha256 and each runtime entry's settings (flags, release, build)."""
     changes = []
-    sha_a = (a.manifest.get("matrix") or {}).get("sha256")
-    sha_b = (b.manifest.get("matrix") or {}).get("sha256")
+    sha_a, sha_b = a.manifest.matrix_sha256, b.manifest.matrix_sha256
     if sha_a != sha_b:
         changes.append(Change("matrix", "", subject="sha256", before=sha_a, after=sha_b))
     for name_b, name_a in renames.items():
