@@ -23,7 +23,7 @@ def _filename(host: str, runtime: str) -> str:
 
 
 @click.command()
-@click.argument("folder", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument("folder", type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",

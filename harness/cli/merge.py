@@ -14,7 +14,7 @@ from harness.results.merge import merge_runs
     "folders",
     nargs=-1,
     required=True,
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    type=click.Path(path_type=Path),
 )
 @click.option(
     "--out",

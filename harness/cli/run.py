@@ -50,7 +50,8 @@ def _plan(
 @click.argument("matrix", type=click.Path(path_type=Path, dir_okay=False), required=False)
 @click.option(
     "--resume",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    type=click.Path(path_type=Path),
+    metavar="DIRECTORY",
     help="Finish the interrupted run in this results folder: run only the cells that have "
     "no final record, with the matrix and selection it was started with.",
 )

@@ -320,6 +320,8 @@ def _loads(raw: bytes) -> Any:
     """JSON from bytes, or ValueError; nesting past json's recursion is refused too."""
     try:
         return json.loads(raw.decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
     except UnicodeDecodeError:
@@ -329,7 +331,7 @@ def _loads(raw: bytes) -> Any:
 def read_manifest(folder: Path) -> Manifest:
     """manifest.json, typed."""
     if not folder.is_dir():
-        raise unreadable(folder, "no such directory")
+        raise unreadable(folder, "not a directory" if folder.exists() else "no such directory")
     try:
         data = _loads((folder / MANIFEST).read_bytes())
     except FileNotFoundError:
@@ -338,7 +340,7 @@ def read_manifest(folder: Path) -> Manifest:
         raise unreadable(folder, f"{MANIFEST}: unreadable: {exc.strerror}") from None
     except ValueError as exc:
         why = str(exc).splitlines()[0][:120]
-        raise unreadable(folder, f"{MANIFEST}: not JSON: {why}") from None
+        raise unreadable(folder, f"{MANIFEST}: {why}") from None
     if not isinstance(data, dict):
         raise unreadable(folder, f"{MANIFEST}: not a JSON object")
     if not _depth(data):

@@ -152,3 +152,13 @@ def test_exit_code_contract(verdicts: list[Verdict], code: int) -> None:
         for v in verdicts
     ]
     assert exit_code(records) == code
+
+
+@pytest.mark.parametrize("verdict", list(Verdict))
+def test_a_mismatch_is_what_exits_1(verdict: Verdict) -> None:
+    """One definition of a mismatch: exactly the verdicts that make the run exit 1."""
+    from harness.results.verdicts import MISMATCH
+
+    row = VerdictRecord(host="h", runtime="r", expected=None, observed=None, verdict=verdict)
+    assert (exit_code([row]) == 1) is (verdict in MISMATCH)
+    assert (verdict in MISMATCH) is (verdict in {"regression", "unexpected", "flaky"})

@@ -1,0 +1,196 @@
+"""The results folder's one owner: the typed manifest round-trips, older folders
+still read, and every verb says the same thing about a folder it cannot read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.errors import ResultsError
+from harness.results.store import (
+    Manifest,
+    ResultsStore,
+    holds_run,
+    load_run,
+    merged_manifest,
+    read_manifest,
+)
+from tests.conftest import harness_cli
+from tests.results.test_readers_fuzz import CELL, MANIFEST, VERDICT
+
+# What `Runner.manifest()` writes, key for key (values shortened).
+WRITTEN: dict[str, Any] = {
+    "harness_version": "0.1.0",
+    "run_id": "abcd1234",
+    "matrix": {"name": "m", "path": "/m.toml", "sha256": "0" * 64},
+    "started": "2026-01-01T00:00:00.000Z",
+    "ended": None,
+    "interrupted": False,
+    "settings": {"concurrency": 4},
+    "canary": {"tcp_port": 1},
+    "probe": {"sha256": "1" * 64, "compiler": "musl-gcc"},
+    "probes": {"x86_64": {"sha256": "1" * 64}},
+    "runtimes": {"runsc": {"kind": "runsc", "flags": ["--network=none"]}},
+    "scenarios": ["egress-confinement"],
+    "cells_planned": 2,
+    "hosts": {"h": {"kernel_release": "6.1", "runtimes": {"runsc": {"version": "1"}}}},
+    "selection": {"hosts": [], "runtimes": [], "scenarios": [], "shard": None, "index": None},
+    "exit_code": None,
+}
+
+
+def _write(folder: Path, manifest: dict[str, Any]) -> Path:
+    store = ResultsStore(folder)
+    store.open()
+    try:
+        store.write_manifest(manifest)
+    finally:
+        store.close()
+    return folder
+
+
+def test_the_manifest_round_trips(tmp_path: Path) -> None:
+    """What is written is read back typed, and written again unchanged, key order included."""
+    folder = _write(tmp_path / "run", WRITTEN)
+    on_disk = (folder / "manifest.json").read_text()
+    assert json.loads(on_disk) == WRITTEN
+    assert list(json.loads(on_disk)) == list(WRITTEN)
+    manifest = read_manifest(folder)
+    assert manifest.matrix is not None and manifest.matrix.sha256 == "0" * 64
+    assert manifest.selection is not None and manifest.selection.hosts == []
+    assert manifest.host("h")["kernel_release"] == "6.1" and manifest.host("x") == {}
+    assert manifest.to_json() == WRITTEN
+    again = _write(tmp_path / "again", manifest.to_json())
+    assert (again / "manifest.json").read_text() == on_disk
+
+
+def test_an_older_folder_still_reads(tmp_path: Path) -> None:
+    """A manifest without the keys a newer harness writes (harness_version, probes,
+    selection, exit_code...) reads; what it lacks is None, never invented on rewrite."""
+    older = {k: v for k, v in WRITTEN.items() if k in ("run_id", "matrix", "started", "hosts")}
+    folder = _write(tmp_path / "run", older)
+    (folder / "verdicts.jsonl").write_text(json.dumps(VERDICT) + "\n")
+    manifest = read_manifest(folder)
+    assert manifest.harness_version is None and manifest.selection is None
+    assert manifest.exit_code is None and manifest.shard == ""
+    assert manifest.to_json() == older
+    run = load_run(folder)
+    assert (run.run_id, run.matrix_name, run.ended, run.exit_code) == ("abcd1234", "m", None, None)
+    assert run.kernel("h") == "6.1" and run.runtime_version("h", "runsc") == "1"
+
+
+def test_a_newer_folder_keeps_its_unknown_keys(tmp_path: Path) -> None:
+    """Keys this harness does not know are kept as read, on the manifest and its parts."""
+    newer = {**WRITTEN, "future": {"a": 1}, "matrix": {**WRITTEN["matrix"], "extra": True}}
+    manifest = read_manifest(_write(tmp_path / "run", newer))
+    assert manifest.get("future") == {"a": 1}
+    assert manifest.to_json() == newer
+
+
+def test_a_resumed_and_a_merged_manifest_are_built_from_the_parts(tmp_path: Path) -> None:
+    """Merging keeps the first shard's identity and spans every shard's times and hosts."""
+    a = Manifest.model_validate({**WRITTEN, "selection": {"shard": "1/2"}, "ended": "2026-01-02"})
+    b = Manifest.model_validate(
+        {
+            **WRITTEN,
+            "run_id": "b",
+            "started": "2025-12-31",
+            "ended": "2026-01-03",
+            "hosts": {"g": {}},
+            "selection": {"shard": "2/2"},
+        }
+    )
+    merged = merged_manifest(
+        [(tmp_path / "a", a), (tmp_path / "b", b)], exit_code=1, missing_shards=[]
+    )
+    assert (merged.run_id, merged.started, merged.ended) == ("abcd1234", "2025-12-31", "2026-01-03")
+    assert list(merged.hosts or {}) == ["h", "g"] and merged.exit_code == 1
+    assert merged.merged_from == [
+        {"folder": str(tmp_path / "a"), "run_id": "abcd1234", "shard": "1/2"},
+        {"folder": str(tmp_path / "b"), "run_id": "b", "shard": "2/2"},
+    ]
+
+
+def _broken(folder: Path, how: str) -> str:
+    """Make `folder` a results folder broken one way; returns what the error must say."""
+    if how == "missing":
+        return "no such directory"
+    folder.mkdir()
+    manifest, cells, verdicts = json.dumps(MANIFEST), json.dumps(CELL), json.dumps(VERDICT)
+    why = {
+        "no manifest": "no manifest.json",
+        "manifest not JSON": "manifest.json: not JSON: Expecting value",
+        "manifest a list": "manifest.json: not a JSON object",
+        "manifest key": "manifest.json: started: Input should be a valid string (got 5)",
+        "cells line": "cells.jsonl line 1: not JSON: Expecting property name",
+        "cells key": "cells.jsonl line 1: host: Input should be a valid string)",
+        "verdicts line": "verdicts.jsonl line 1: not a JSON object",
+    }[how]
+    if how == "manifest not JSON":
+        manifest = "nope"
+    elif how == "manifest a list":
+        manifest = "[]"
+    elif how == "manifest key":
+        manifest = json.dumps({**MANIFEST, "started": 5})
+    elif how == "cells line":
+        cells = "{torn\n" + cells
+    elif how == "cells key":
+        cells = json.dumps({**CELL, "host": ["x"]})
+    elif how == "verdicts line":
+        verdicts = "[1]\n" + verdicts
+    if how != "no manifest":
+        (folder / "manifest.json").write_text(manifest)
+    (folder / "cells.jsonl").write_text(cells + "\n")
+    (folder / "verdicts.jsonl").write_text(verdicts + "\n")
+    return why
+
+
+BROKEN = [
+    "missing",
+    "no manifest",
+    "manifest not JSON",
+    "manifest a list",
+    "manifest key",
+    "cells line",
+    "cells key",
+    "verdicts line",
+]
+VERBS = {
+    "report": lambda d, out: ["report", d, "--format", "json"],
+    "diff": lambda d, out: ["diff", d, d],
+    "merge": lambda d, out: ["merge", d, "--out", out],
+    "evidence": lambda d, out: ["evidence", d, "--stdout"],
+    "resume": lambda d, out: ["run", "--resume", d],
+}
+
+
+@pytest.mark.parametrize("how", BROKEN)
+def test_every_verb_says_the_same_about_a_broken_folder(tmp_path: Path, how: str) -> None:
+    """report, diff, merge, evidence and run --resume read through one owner: on the
+    same broken folder each exits 2 with the same one line, naming the folder, the
+    file, the line and the key."""
+    folder = tmp_path / "run"
+    why = _broken(folder, how)
+    expected = f"harness: error: {folder}: not a results folder ({why}"
+    said = {}
+    for verb, argv in VERBS.items():
+        result = harness_cli(*argv(folder, tmp_path / "merged"))
+        assert result.code == 2, (verb, result.stderr)
+        said[verb] = result.stderr.strip()
+    assert len(set(said.values())) == 1, said
+    line = said["report"]
+    assert "\n" not in line, line
+    assert line.startswith(expected), line
+    assert not (tmp_path / "merged").exists()
+
+
+def test_a_folder_that_is_a_file_is_not_a_results_folder(tmp_path: Path) -> None:
+    """A plain file where a folder is expected: the same error type, saying so."""
+    path = tmp_path / "file"
+    path.write_text("x")
+    with pytest.raises(ResultsError, match=r"file: not a results folder \(not a directory\)$"):
+        read_manifest(path)
+    assert not holds_run(path) and not holds_run(tmp_path)
