@@ -302,6 +302,23 @@ def _validate(cls: type[T], data: Any, where: str) -> T:
         raise _Invalid(f"{where}: {_problem(exc)}") from None
 
 
+def _from_json(cls: type[T], data: Mapping[str, Any], where: str) -> T:
+    try:
+        return _validate(cls, dict(data), where)
+    except _Invalid as exc:
+        raise ResultsError(str(exc)) from None
+
+
+def cell_from_json(data: Mapping[str, Any]) -> CellRecord:
+    """One object of cells.jsonl as its record (`CellRecord.to_json`'s inverse)."""
+    return _from_json(CellRecord, data, CELLS)
+
+
+def verdict_from_json(data: Mapping[str, Any]) -> VerdictRecord:
+    """One object of verdicts.jsonl as its record (`VerdictRecord.to_json`'s inverse)."""
+    return _from_json(VerdictRecord, data, VERDICTS)
+
+
 def _depth(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Is the value nested no deeper than `limit`? (Iterative: no recursion limit.)"""
     stack = [(value, 0)]
