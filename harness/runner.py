@@ -40,7 +40,7 @@ from harness.results.verdicts import MISMATCH, settle_reruns
 from harness.runtimes import Runtime
 from harness.runtimes.release import release_of, stage_release
 from harness.scenarios import SCENARIOS
-from harness.spec import Host, RuntimeSpec
+from harness.spec import Host
 from harness.staging import HostState, prepare_host
 from harness.text import REASON_LIMIT, shorten
 from harness.transport import open_transport
@@ -68,13 +68,6 @@ class RunOutcome:
         """The contract's code; lost results make a clean run inconclusive (3)."""
         code = exit_code(self.verdicts)
         return ExitCode.INCONCLUSIVE if code == ExitCode.OK and self.store_error else code
-
-
-def runtime_manifest(spec: RuntimeSpec) -> dict[str, Any]:
-    """A runtime entry as recorded in the manifest (built by the results folder's owner)."""
-    from harness.results.store import runtime_entry
-
-    return runtime_entry(spec)
 
 
 @dataclass(slots=True)
@@ -151,16 +144,13 @@ class Runner:
 
         return run_manifest(
             run_id=self.outcome.run_id,
-            matrix=self.plan.matrix,
+            plan=self.plan,
             started=started,
             ended=ended,
             interrupted=self.outcome.interrupted,
             probe={"sha256": self.probe.sha256, "compiler": self.probe.compiler},
             probes=self.probes.manifest(),
             releases=self.releases.manifest() if self.releases else None,
-            runtimes={c.runtime.name: c.runtime.spec for c in self.plan.cells},
-            scenarios=self.plan.scenarios,
-            cells_planned=len(self.plan.cells),
             hosts=self.outcome.hosts,
             selection=self.selection,
             exit_code=exit_code([*self.prior, *self.outcome.verdicts, *self._held()])

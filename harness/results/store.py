@@ -40,7 +40,8 @@ from harness.errors import ResultsError
 from harness.results.records import CellRecord, VerdictRecord
 
 if TYPE_CHECKING:
-    from harness.spec import Matrix, RuntimeSpec
+    from harness.plan import Plan
+    from harness.spec import RuntimeSpec
 
 MANIFEST = "manifest.json"
 CELLS = "cells.jsonl"
@@ -178,28 +179,26 @@ def runtime_entry(spec: RuntimeSpec) -> dict[str, Any]:
 def run_manifest(
     *,
     run_id: str,
-    matrix: Matrix,
+    plan: Plan,
     started: str,
     ended: str | None,
     interrupted: bool,
     probe: dict[str, Any],
     probes: dict[str, Any],
     releases: dict[str, Any] | None,
-    runtimes: Mapping[str, RuntimeSpec],
-    scenarios: Sequence[str],
-    cells_planned: int,
     hosts: dict[str, Any],
     selection: Mapping[str, Any],
     exit_code: int | None,
     resumed_from: Mapping[str, Any] | None = None,
 ) -> Manifest:
-    """The manifest of a run (or of a resumed run's latest part).
+    """The manifest of a run of `plan` (or of a resumed run's latest part).
 
     A resumed run keeps its first part's identity and hosts, lists each later part
     in `segments`, and its exit code covers every verdict in the folder.
     """
     from harness._version import __version__
 
+    matrix = plan.matrix
     data: dict[str, Any] = {
         "harness_version": __version__,
         "run_id": run_id,
@@ -212,9 +211,9 @@ def run_manifest(
         "probe": probe,
         "probes": probes,
         **({"releases": releases} if releases is not None else {}),
-        "runtimes": {name: runtime_entry(spec) for name, spec in runtimes.items()},
-        "scenarios": list(scenarios),
-        "cells_planned": cells_planned,
+        "runtimes": {c.runtime.name: runtime_entry(c.runtime.spec) for c in plan.cells},
+        "scenarios": list(plan.scenarios),
+        "cells_planned": len(plan.cells),
         "hosts": hosts,
         "selection": dict(selection),
         "exit_code": exit_code,
