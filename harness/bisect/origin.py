@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.report.runs import load_run
-from harness.results.records import Verdict
+from harness.results.verdicts import MISMATCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ def regression_in(
     found = [
         v
         for v in run.verdicts
-        if v.verdict in (Verdict.REGRESSION, Verdict.UNEXPECTED, Verdict.FLAKY)
+        if v.verdict in MISMATCH
         and runtime in (None, v.runtime)
         and host in (None, v.host)
         and (prop is None or v.property == prop)
@@ -57,7 +57,7 @@ def regression_in(
             " --property or --fact"
         )
     first = next(v for v in found if (v.runtime, v.subject()) == pairs[0])
-    path = (run.manifest.get("matrix") or {}).get("path")
+    path = run.manifest.matrix.path if run.manifest.matrix else None
     if not path:
         raise UsageError(f"--from {folder}: the manifest names no matrix; give MATRIX")
     return Origin(

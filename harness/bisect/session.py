@@ -37,6 +37,7 @@ from harness.plan import make_plan
 from harness.probe import BuiltProbe
 from harness.results import ResultsStore, Verdict, VerdictRecord
 from harness.results.store import utc_now
+from harness.results.verdicts import MISMATCH
 from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS
@@ -186,7 +187,8 @@ def classify(verdict: VerdictRecord | None) -> tuple[StepOutcome, str | None]:
         return StepOutcome.SKIPPED, "the run gave no verdict for it"
     if verdict.verdict is Verdict.PASS:
         return StepOutcome.GOOD, None
-    if verdict.verdict in (Verdict.REGRESSION, Verdict.UNEXPECTED):
+    # A mismatch but `flaky`: reruns of this step disagreed, so it is no clean `bad`.
+    if verdict.verdict in MISMATCH and verdict.verdict is not Verdict.FLAKY:
         return StepOutcome.BAD, None
     return StepOutcome.SKIPPED, f"{verdict.verdict}: {verdict.reason or 'no reason given'}"
 

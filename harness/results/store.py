@@ -140,10 +140,6 @@ class Manifest(_Open):
     merged_from: list[dict[str, Any]] | None = None  # a merged run's shards
     missing_shards: list[str] | None = None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """One key as written, by name: for a key the model does not name."""
-        return self.to_json().get(key, default)
-
     @property
     def shard(self) -> str:
         return str(self.selection.shard or "") if self.selection else ""
