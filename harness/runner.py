@@ -32,7 +32,7 @@ from harness.fixtures.compose import HostFixtures, compose, needs_of, targets_of
 from harness.fixtures.lease import RunLease, claim, keep_renewing, release
 from harness.judge import judge_cell
 from harness.observer import Observer, SilentObserver
-from harness.plan import Cell, Plan, make_plan
+from harness.plan import Cell, Plan
 from harness.probe import BuiltProbe, Probes
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
 from harness.results.store import utc_now
@@ -49,7 +49,7 @@ from harness.transport.retry import connect_with_retries
 if TYPE_CHECKING:
     from harness.bisect.releases import ReleaseBuilds
 
-__all__ = ["Cell", "Plan", "RunOutcome", "Runner", "execute", "make_plan"]
+__all__ = ["RunOutcome", "Runner"]
 
 log = logging.getLogger(__name__)
 
@@ -440,10 +440,3 @@ async def _quietly(awaitable: Any) -> None:
         await awaitable
     except HarnessError as exc:
         log.warning("teardown failed: %s", exc)
-
-
-async def execute(
-    plan: Plan, *, probe: BuiltProbe | Probes, store: ResultsStore, observer: Observer | None = None
-) -> RunOutcome:
-    """Run a plan into a store; see `Runner`."""
-    return await Runner(plan, probe=probe, store=store, observer=observer).run()
