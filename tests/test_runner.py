@@ -15,6 +15,7 @@ import pytest
 
 from harness.fixtures.base import CellSetup, HostSetup
 from harness.fixtures.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
+from harness.fixtures.envelope import Report
 from harness.probe.protocol import ProbeOutput
 from harness.results.properties import final_outcome
 from harness.results.records import HostEvidence, ProbeCheck
@@ -87,11 +88,8 @@ async def test_a_canary_that_died_meanwhile_is_an_error(canary: RunningCanary) -
     assert final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG).outcome == "error"
 
 
-async def test_a_rerun_after_the_window_waits_a_whole_window(canary: RunningCanary) -> None:
-    """A cell run again after the host's settle window (`--reruns`) waits a window of
-    its own: a relay that delivers well after a moment, but within the window, is
-    still an escape, never `blocked (intercepted)`."""
-    window = 3.0
+def _fixture(canary: RunningCanary, settle: float) -> CanaryFixture:
+    """A started canary fixture whose settle window is over (`waiting` is False)."""
     fixture = CanaryFixture()
     fixture.host = HostSetup(
         transport=LocalTransport(),
@@ -100,11 +98,31 @@ async def test_a_rerun_after_the_window_waits_a_whole_window(canary: RunningCana
         run_id="abcd1234",
         nonce="nonce",
         high_port=40000,
-        canary=Canary(settle=window),
+        canary=Canary(settle=settle),
         needs=frozenset({Need.CANARY, Need.TARGETS}),
         targets=TARGETS,
     )
-    fixture.running = canary  # started; its window over (`waiting` is False)
+    fixture.running = canary
+    return fixture
+
+
+async def test_a_cell_whose_sandbox_never_started_has_no_canary_evidence(
+    canary: RunningCanary,
+) -> None:
+    """Sentinels that could not be made stop the sandbox before the canary is asked:
+    that is recorded as the setup error, not as a dead canary."""
+    cell = CellSetup(cell=None, cell_id=TAG, runtime=None, paths=None)  # type: ignore[arg-type]
+    report = Report(exit_status=87, setup_error="mkdir: File exists")
+    await _fixture(canary, 0).collect(cell, report, ProbeOutput())
+    assert cell.evidence == {}
+
+
+async def test_a_rerun_after_the_window_waits_a_whole_window(canary: RunningCanary) -> None:
+    """A cell run again after the host's settle window (`--reruns`) waits a window of
+    its own: a relay that delivers well after a moment, but within the window, is
+    still an escape, never `blocked (intercepted)`."""
+    window = 3.0
+    fixture = _fixture(canary, window)
     assert fixture.window() is None
     line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
 
