@@ -32,7 +32,11 @@ PRIVILEGE = Scenario(
         _as_root("priv-root-handle", "open_by_handle_at (CAP_DAC_READ_SEARCH)"),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
         # this attempt no working control: a read is proof, a refusal is recorded.
-        _as_root("priv-root-mknod", "mknod a disk's block device and read a sector", Control.NONE),
+        _as_root(
+            "priv-root-mknod",
+            "read a sector of any block device in /dev, or of a mounted disk through mknod",
+            Control.NONE,
+        ),
         _as_root("priv-root-sys-module", "CAP_SYS_MODULE held (nothing loaded)"),
         Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
         Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),

@@ -171,6 +171,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-start",
     },
+    # A host loop device in /dev that no mount names.
+    "bwrap-block-device": {"privilege_floor": "priv-root-mknod"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
