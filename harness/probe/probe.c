@@ -2942,22 +2942,42 @@ static void chk_priv_start(void)
 }
 
 /* Writable /proc/sys: write a value's own content back (changes nothing). */
-static void chk_priv_root_sysctl(void)
+/* Write one kernel value back as read; 0 if written, else the errno (or EIO). */
+static int write_back(const char *p)
 {
-    const char *p = "/proc/sys/kernel/printk_ratelimit";
-    char v[64];
+    char v[256];
     ssize_t n = read_file(p, v, sizeof v);
     if (n <= 0)
-        outcome("blocked", n < 0 ? errno : 0, "read %s", p);
+        return n < 0 ? errno : EIO;
     int fd = open(p, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
-        outcome("blocked", errno, "open %s for writing", p);
+        return errno;
     ssize_t k = write(fd, v, (size_t)n);
     int e = errno;
     close(fd);
-    if (k != n)
-        outcome("blocked", k < 0 ? e : 0, "write %s", p);
-    outcome("escaped", 0, "wrote %s (its own value back)", p);
+    return k == n ? 0 : (k < 0 ? e : EIO);
+}
+
+/* Host kernel settings: a sysctl, and two under /sys that a read-write sysfs exposes
+   (uevent_helper runs a program of the writer's choice on the host at the next
+   uevent; a module parameter stands for the rest). Each gets its own value back. */
+static void chk_priv_root_sysctl(void)
+{
+    const char *paths[] = {
+        "/proc/sys/kernel/printk_ratelimit",
+        "/sys/kernel/uevent_helper",
+        "/sys/module/printk/parameters/time",
+    };
+    int first = 0;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        int e = write_back(paths[i]);
+        if (e == 0)
+            outcome("escaped", 0, "wrote %s (its own value back)", paths[i]);
+        if (!first)
+            first = e;
+    }
+    outcome("blocked", first, "write %s, /sys/kernel/uevent_helper or a /sys module parameter",
+            paths[0]);
 }
 
 /* A private mount namespace of this check child's own, so nothing propagates. */

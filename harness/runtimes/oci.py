@@ -60,12 +60,14 @@ def bundle_config(
     masked_paths: bool = True,
     host_pid: bool = False,
     binds: Sequence[Bind] = (),
+    sysfs: str = "none",
 ) -> dict[str, Any]:
     """An OCI runtime config granting a read-only rootfs with the probe, /proc,
     private tmpfs mounts, and exactly the folders the scenarios grant: the
     allowed folder (read-write) and the privilege helpers (read-only). The
     arguments after `hostname` exist to build mutants."""
     caps = sorted({*DEFAULT_CAPS, *cap_add}) if uid == 0 else []
+    sys_opts = ["nosuid", "noexec", "nodev", *(["ro"] if sysfs == "ro" else [])]
     masking = {"maskedPaths": MASKED_PATHS, "readonlyPaths": READONLY_PATHS} if masked_paths else {}
     granted = []
     if allowed:
@@ -111,6 +113,11 @@ def bundle_config(
                 "options": ["nosuid", "nodev", "mode=1777"],
             },
             *granted,
+            *(
+                [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": sys_opts}]
+                if sysfs != "none"
+                else []
+            ),
             *(
                 {
                     "destination": b.destination,
@@ -182,6 +189,7 @@ class OciRuntime(Runtime):
             masked_paths=self.spec.masked_paths,
             host_pid=self.spec.host_pid,
             binds=self.spec.binds,
+            sysfs=self.spec.sysfs,
         )
         root = self.state_root(paths)
         argv = (

@@ -26,7 +26,11 @@ PRIVILEGE = Scenario(
             "no capability beyond Docker's default set in the initial user namespace",
             rule=Rule.CAPS,
         ),
-        _as_root("priv-root-sysctl", "write a /proc/sys value (its own value back)"),
+        _as_root(
+            "priv-root-sysctl",
+            "write a /proc/sys value, /sys/kernel/uevent_helper or a module parameter"
+            " (each its own value back)",
+        ),
         _as_root("priv-root-mount", "mount a tmpfs and a proc"),
         _as_root("priv-root-release-agent", "open a cgroup v1 release_agent for writing"),
         _as_root("priv-root-handle", "open_by_handle_at (CAP_DAC_READ_SEARCH)"),

@@ -233,6 +233,8 @@ class RunscRuntimeSpec(_RuntimeBase):
     masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
     host_pid: bool = False  # share the host's PID namespace (a mutant)
     binds: list[Bind] = []  # more host folders in the bundle (a mutant)
+    # A sysfs at /sys: Docker mounts one read-only; read-write is a mutant.
+    sysfs: Literal["none", "ro", "rw"] = "none"
 
     @model_validator(mode="after")
     def _release(self) -> RunscRuntimeSpec:
@@ -276,6 +278,8 @@ class OciRuntimeSpec(_RuntimeBase):
     masked_paths: bool = True  # Docker's default maskedPaths and readonlyPaths
     host_pid: bool = False  # share the host's PID namespace (a mutant)
     binds: list[Bind] = []  # more host folders in the bundle (a mutant)
+    # A sysfs at /sys: Docker mounts one read-only; read-write is a mutant.
+    sysfs: Literal["none", "ro", "rw"] = "none"
 
 
 class CommandRuntimeSpec(_RuntimeBase):

@@ -176,6 +176,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
+    "runc-sysfs-rw": {"privilege_floor": "priv-root-sysctl"},
     "runc-host-pid": {"filesystem_confinement": "fs-routes"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
     # Broken reference supervisors (issue 17).

@@ -31,6 +31,20 @@ def test_mutant_options_do_what_they_say() -> None:
     assert "pid" not in [n["type"] for n in config["linux"]["namespaces"]]
 
 
+def test_sysfs_is_absent_unless_asked_and_read_write_only_when_asked() -> None:
+    """No /sys by default; `sysfs = "ro"` is Docker's read-only one, `"rw"` the mutant."""
+
+    def sysfs(mode: str | None) -> list[dict[str, object]]:
+        kw = {} if mode is None else {"sysfs": mode}
+        return [
+            m for m in bundle_config(args=["run"], uid=0, **kw)["mounts"] if m["type"] == "sysfs"
+        ]
+
+    assert sysfs(None) == [] and sysfs("none") == []
+    assert [m["options"] for m in sysfs("ro")] == [["nosuid", "noexec", "nodev", "ro"]]
+    assert [m["options"] for m in sysfs("rw")] == [["nosuid", "noexec", "nodev"]]
+
+
 def test_binds_add_host_folders_read_only_by_default() -> None:
     """A mutant's binds appear as bind mounts, read-only unless asked otherwise."""
     binds = [
