@@ -159,13 +159,17 @@ def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) ->
 MUTANTS: dict[str, dict[str, str | None]] = {
     "runsc-network-host": {"egress_confinement": None},
     "bwrap-shared-net": {"egress_confinement": None},
-    "bwrap-rw-root": {"filesystem_confinement": None},
+    # The host's root bound read-write brings the host's sysfs with it, writable.
+    "bwrap-rw-root": {"filesystem_confinement": None, "privilege_floor": "priv-root-sysctl"},
     "runc-setuid": {"privilege_floor": "priv-setuid-exec"},
     "microvm-user-net": {"egress_confinement": None},
     "bwrap-host-at-host-rw": {"filesystem_confinement": "fs-mounts"},
     "bwrap-host-at-host-ro": {"filesystem_confinement": "fs-mounts"},
     # Every sentinel hidden: only the mount table shows the host's root.
-    "bwrap-root-rw-hidden": {"filesystem_confinement": "fs-mounts"},
+    "bwrap-root-rw-hidden": {
+        "filesystem_confinement": "fs-mounts",
+        "privilege_floor": "priv-root-sysctl",
+    },
     "bwrap-var-tmp-shared": {"filesystem_confinement": "fs-routes"},
     "bwrap-dac-read-search": {
         "filesystem_confinement": "fs-routes",
