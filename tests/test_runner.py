@@ -29,7 +29,7 @@ pytestmark = pytest.mark.anyio
 
 TAG = "harness-abcd1234-00001"
 ATTEMPT = ProbeCheck("tcp-raw-ip", "egress", "attempt", "succeeded", detail="connected, no nonce")
-RULE = SCENARIOS["egress-confinement"].check("tcp-raw-ip")
+RULE = next(c for c in SCENARIOS["egress-confinement"].checks if c.id == "tcp-raw-ip")
 TARGETS = frozenset({"egress"})
 WAIT = 0.5
 

@@ -137,7 +137,8 @@ def outcomes(
 ) -> dict[str, Outcome]:
     """Final outcomes of a cell's checks for one scenario, by check id."""
     tag = tag or record.host_side.tag
-    mine = [(c, scenario.check(c.id)) for c in record.checks if c.scenario == scenario.probe_name]
+    declared = {c.id: c for c in scenario.checks}
+    mine = [(c, declared.get(c.id)) for c in record.checks if c.scenario == scenario.probe_name]
     # Which kernel the root phase ran in is read off the capabilities check's evidence.
     start = next((c for c, rule in mine if rule is not None and rule.rule is Rule.CAPS), None)
     found = {

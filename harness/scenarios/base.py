@@ -86,6 +86,3 @@ class Scenario:
     needs: frozenset[Need] = frozenset()
     info: tuple[str, ...] = ()  # probe table rows that only inform (printed, never judged)
     internal: bool = False  # for testing harness itself: accepted, never listed
-
-    def check(self, check_id: str) -> Check | None:
-        return next((c for c in self.checks if c.id == check_id), None)
