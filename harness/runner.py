@@ -30,13 +30,13 @@ from harness.fixtures.base import HostSetup
 from harness.fixtures.canary import high_port
 from harness.fixtures.compose import HostFixtures, compose, needs_of, targets_of
 from harness.fixtures.lease import RunLease, claim, keep_renewing, release
-from harness.judge import judge_cell
+from harness.judge.cell import judge_cell
+from harness.judge.verdicts import MISMATCH, exit_code, settle_reruns
 from harness.observer import Observer, SilentObserver
 from harness.plan import Cell, Plan
 from harness.probe import BuiltProbe, Probes
-from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord, exit_code
+from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord
 from harness.results.store import utc_now
-from harness.results.verdicts import MISMATCH, settle_reruns
 from harness.runtimes import Runtime
 from harness.runtimes.release import release_of, stage_release
 from harness.scenarios import SCENARIOS

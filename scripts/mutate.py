@@ -51,25 +51,25 @@ DOC = ROOT / "docs" / "testing.md"
 
 # Module -> the fast unit tests that judge it (never e2e: those start sandboxes).
 FAST = [
-    "tests/results/test_properties.py",
-    "tests/results/test_verdicts.py",
-    "tests/results/test_attribution.py",
-    "tests/results/test_judge.py",
+    "tests/judge/test_properties.py",
+    "tests/judge/test_verdicts.py",
+    "tests/judge/test_attribution.py",
+    "tests/judge/test_judge.py",
     "tests/results/test_protocol.py",
-    "tests/results/test_arrivals.py",
-    "tests/results/test_reach.py",
+    "tests/judge/test_arrivals.py",
+    "tests/judge/test_reach.py",
 ]
 TARGETS: dict[str, list[str]] = {
-    "harness/results/properties.py": FAST,
-    "harness/results/arrivals.py": FAST,
-    "harness/results/reach.py": FAST,
-    "harness/results/verdicts.py": FAST,
-    "harness/results/attribution.py": FAST,
-    "harness/judge.py": FAST,
+    "harness/judge/properties.py": FAST,
+    "harness/judge/arrivals.py": FAST,
+    "harness/judge/reach.py": FAST,
+    "harness/judge/verdicts.py": FAST,
+    "harness/judge/attribution.py": FAST,
+    "harness/judge/cell.py": FAST,
     "harness/probe/protocol.py": FAST,
     "harness/results/resume.py": ["tests/results/test_resume_merge.py"],
     "harness/results/merge.py": ["tests/results/test_resume_merge.py"],
-    "harness/execution.py": ["tests/results/test_verdicts.py"],
+    "harness/execution.py": ["tests/judge/test_verdicts.py"],
 }
 # Modules of which only some functions judge: the rest is I/O, for the e2e tests.
 ONLY = {"harness/execution.py": {"cell_status"}}

@@ -44,7 +44,7 @@ def test_a_survivor_nobody_reviewed_is_dangerous() -> None:
     """An unreviewed survivor counts as dangerous; a reviewed one is shown with its reason,
     and an equivalent one leaves the kill rate."""
     tool = _tool()
-    module = "harness/results/verdicts.py"
+    module = "harness/judge/verdicts.py"
     mutants = [m for m in tool.find_mutants(module) if m.function == "default_expectation"][:3]
     results = [
         tool.Result(mutants[0], True, "survived", 1),
@@ -81,8 +81,8 @@ def test_a_mutant_reaches_every_holder_of_the_function() -> None:
         "import importlib.util as u;"
         "s = u.spec_from_file_location('m', sys.argv[2]); t = u.module_from_spec(s);"
         "sys.modules['m'] = t; s.loader.exec_module(t);"
-        "import harness.judge as j;"
-        "[m] = [m for m in t.find_mutants('harness/results/verdicts.py')"
+        "import harness.judge.cell as j;"
+        "[m] = [m for m in t.find_mutants('harness/judge/verdicts.py')"
         " if m.function == 'default_expectation' and m.what == \"'violated' -> 'enforced'\"];"
         "t.apply(m); print(j.default_expectation('host'))"
     )

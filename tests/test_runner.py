@@ -16,8 +16,8 @@ import pytest
 from harness.fixtures.base import CellSetup, HostSetup
 from harness.fixtures.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
 from harness.fixtures.envelope import Report
+from harness.judge.properties import final_outcome
 from harness.probe.protocol import ProbeOutput
-from harness.results.properties import final_outcome
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need

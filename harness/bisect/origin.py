@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.judge.verdicts import MISMATCH
 from harness.report.runs import load_run
-from harness.results.verdicts import MISMATCH
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,11 +33,11 @@ from harness.bisect.report import SUMMARY, to_json
 from harness.bisect.search import Bisection, SearchResult, StepOutcome, combine
 from harness.bisect.versions import Version, select_range
 from harness.errors import ArtifactError, ResultsError, TransportError, UsageError
+from harness.judge.verdicts import MISMATCH
 from harness.plan import make_plan
 from harness.probe import BuiltProbe
 from harness.results import ResultsStore, Verdict, VerdictRecord
 from harness.results.store import utc_now
-from harness.results.verdicts import MISMATCH
 from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS

@@ -15,12 +15,13 @@ from harness.cli.app import err_console, json_or_human
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode, for_signal
+from harness.judge.verdicts import exit_code
 from harness.plan import Plan, make_plan, without
 from harness.plan import shard as shard_plan
 from harness.probe import build_probe
 from harness.report.console import LiveProgress, print_report
 from harness.report.render import FORMATS, write_reports
-from harness.results import ResultsStore, VerdictRecord, default_folder, exit_code
+from harness.results import ResultsStore, VerdictRecord, default_folder
 from harness.results.resume import read_resumable
 from harness.results.store import MANIFEST, Manifest, Selection
 from harness.runner import Runner

@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.judge.verdicts import MISMATCH
 from harness.results.records import CellRecord, Verdict, VerdictRecord
-from harness.results.verdicts import MISMATCH
 from harness.text import markup, rich_text, visible
 
 if TYPE_CHECKING:

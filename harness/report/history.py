@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.judge.verdicts import MISMATCH
 from harness.report.runs import observed_text
 from harness.results.records import VerdictRecord
 from harness.results.store import Key, Run
-from harness.results.verdicts import MISMATCH
 
 
 @dataclass(frozen=True, slots=True)

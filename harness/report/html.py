@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.judge.verdicts import MISMATCH
 from harness.report.console import ATTENTION
 from harness.report.history import Step, mismatch_since, timelines
 from harness.report.runs import (
@@ -27,7 +28,6 @@ from harness.report.runs import (
 )
 from harness.results.records import CellRecord, VerdictRecord
 from harness.results.store import Run
-from harness.results.verdicts import MISMATCH
 from harness.text import html_text
 
 RAW_LIMIT = 256 * 1024  # characters of raw probe output kept per cell

@@ -17,10 +17,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from datetime import datetime
 
+from harness.judge.verdicts import MISMATCH
 from harness.report.runs import check_line, describe, failing_checks, observed_text
 from harness.results.records import CellRecord, Verdict, VerdictRecord
 from harness.results.store import Run
-from harness.results.verdicts import MISMATCH
 from harness.text import xml_text
 
 STDOUT_LIMIT = 64 * 1024  # raw probe output per suite; a runaway probe must not bloat CI

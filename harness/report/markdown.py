@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.judge.verdicts import MISMATCH
 from harness.report.runs import ORDER, SYMBOL, describe, observed_text, verdict_counts
 from harness.results.records import Verdict, VerdictRecord
 from harness.results.store import Run
-from harness.results.verdicts import MISMATCH
 from harness.text import markdown, visible
 
 ATTENTION_LIMIT = 50

@@ -9,7 +9,6 @@ from harness.results.records import (
     VerdictRecord,
 )
 from harness.results.store import ResultsStore, default_folder, read_jsonl
-from harness.results.verdicts import exit_code, judge_facts
 
 __all__ = [
     "CellRecord",
@@ -20,7 +19,5 @@ __all__ = [
     "Verdict",
     "VerdictRecord",
     "default_folder",
-    "exit_code",
-    "judge_facts",
     "read_jsonl",
 ]

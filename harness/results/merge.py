@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, UsageError
+from harness.judge.verdicts import exit_code
 from harness.results.records import CellRecord, CellStatus, VerdictRecord
 from harness.results.store import (
     Manifest,
@@ -16,7 +17,6 @@ from harness.results.store import (
     read_manifest,
     read_verdicts,
 )
-from harness.results.verdicts import exit_code
 
 
 def _rank(cell: CellRecord, order: int) -> tuple[bool, bool, int]:
@@ -55,7 +55,7 @@ def missing_cells(
     The cells come from the matrix the shards ran, which must still be the same file
     (by sha256): a shard's folder alone does not name the other shards' cells.
     """
-    from harness.judge import judge_cell  # judging needs the plan, not only the records
+    from harness.judge.cell import judge_cell  # judging needs the plan, not only the records
     from harness.plan import make_plan, shard
     from harness.spec import load_matrix
 

@@ -11,7 +11,7 @@ ATTRIBUTION = Scenario(
     probe_name="attribution",
     summary="the supervisor's record of an allowed connection names the resolved binary",
     property="attribution",
-    # Judged from the decision records, not by attempts (`results/attribution.py`).
+    # Judged from the decision records, not by attempts (`judge/attribution.py`).
     needs=frozenset({Need.CANARY, Need.DECISIONS}),
     checks=(Check(ALLOWED_CONNECT, "connect to the allowed destination", inside_control=True),),
 )

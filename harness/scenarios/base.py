@@ -1,7 +1,7 @@
 """The shape every scenario shares: its checks, the fixtures it needs, and the rule
 by which host-side evidence decides each check.
 
-A scenario module declares all three; `results/properties.py` applies the rules and
+A scenario module declares all three; `judge/properties.py` applies the rules and
 the runner starts the fixtures, so neither ever names a scenario.
 """
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from harness.errors import ResultsError, UsageError
-from harness.results import CellStatus, ResultsStore, Verdict, VerdictRecord, exit_code, read_jsonl
+from harness.judge.verdicts import exit_code
+from harness.results import CellStatus, ResultsStore, Verdict, VerdictRecord, read_jsonl
 from harness.results.merge import merge_runs
 from harness.results.resume import read_resumable
 from tests.results.cells import record

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from harness.judge.attribution import observe_attribution
 from harness.results import CellRecord, CellStatus
-from harness.results.attribution import observe_attribution
 from harness.results.records import HostEvidence, ProbeCheck
 
 DST = "10.251.0.2:8081"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.results.properties import Observation
+from harness.judge.properties import Observation
 from harness.results.records import CellRecord, CellStatus, CheckResult
 from harness.scenarios.attribution import ALLOWED_CONNECT
 

@@ -1,4 +1,4 @@
-"""Which canary arrival is which attempt's, and which are a cell's (harness/results/arrivals.py)."""
+"""Which canary arrival is which attempt's, and which are a cell's (harness/judge/arrivals.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.results.arrivals import of_attempt, of_cell
+from harness.judge.arrivals import of_attempt, of_cell
 from harness.results.records import ProbeCheck
 
 TAG = "harness-t-00001"

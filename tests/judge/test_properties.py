@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from harness.judge.properties import observe, outcomes
 from harness.results import CellRecord, CellStatus
-from harness.results.properties import observe, outcomes
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS, Check, Control, Scenario
 

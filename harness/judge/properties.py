@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.results import arrivals
-from harness.results.reach import judge_mounts, judge_start, own_kernel
+from harness.judge import arrivals
+from harness.judge.reach import judge_mounts, judge_start, own_kernel
 from harness.results.records import CellRecord, CellStatus, CheckResult, HostEvidence, ProbeCheck
 from harness.scenarios import Check, Control, Scenario
 from harness.scenarios.base import Need, Rule

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from harness.judge import judge_cell
+from harness.judge.cell import judge_cell
+from harness.judge.properties import Observation
+from harness.judge.verdicts import default_expectation, exit_code, judge_property, settle_reruns
 from harness.plan import Cell, make_plan
-from harness.results import CellRecord, CellStatus, Verdict, exit_code
-from harness.results.properties import Observation
+from harness.results import CellRecord, CellStatus, Verdict
 from harness.results.records import CheckResult, VerdictRecord
-from harness.results.verdicts import default_expectation, judge_property, settle_reruns
 from harness.runtimes import RUNTIMES
 from harness.spec import load_matrix
 from tests.results.cells import control_checks, record

@@ -1,5 +1,5 @@
 """What a sandbox can reach: mounts beyond the grants, capabilities as started
-(harness/results/reach.py), through its public functions."""
+(harness/judge/reach.py), through its public functions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.caps import CAP_NAMES
-from harness.results.reach import cap_names, exposures, judge_mounts, judge_start
+from harness.judge.reach import cap_names, exposures, judge_mounts, judge_start
 from harness.results.records import HostEvidence
 
 HOST_MOUNTS = [["254:0", "ext4", "/", "/"], ["0:6", "devtmpfs", "/dev", "/"]]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from harness.exitcodes import ExitCode
-from harness.results.properties import Observation
+from harness.judge.properties import Observation
 from harness.results.records import (
     CellRecord,
     CellStatus,

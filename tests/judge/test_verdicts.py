@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from harness.execution import cell_status
+from harness.judge.verdicts import exit_code, judge_facts
 from harness.probe.protocol import parse_output
-from harness.results import CellRecord, CellStatus, Verdict, exit_code, judge_facts
+from harness.results import CellRecord, CellStatus, Verdict
 from harness.results.records import CheckResult, VerdictRecord
 from harness.scenarios import SCENARIOS
 from harness.transport import Completed
@@ -157,7 +158,7 @@ def test_exit_code_contract(verdicts: list[Verdict], code: int) -> None:
 @pytest.mark.parametrize("verdict", list(Verdict))
 def test_a_mismatch_is_what_exits_1(verdict: Verdict) -> None:
     """One definition of a mismatch: exactly the verdicts that make the run exit 1."""
-    from harness.results.verdicts import MISMATCH
+    from harness.judge.verdicts import MISMATCH
 
     row = VerdictRecord(host="h", runtime="r", expected=None, observed=None, verdict=verdict)
     assert (exit_code([row]) == 1) is (verdict in MISMATCH)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from harness.judge.attribution import observe_attribution
+from harness.judge.properties import observe
+from harness.judge.verdicts import default_expectation, judge_facts, judge_property
 from harness.plan import Cell
-from harness.results import CellRecord, VerdictRecord, judge_facts
-from harness.results.attribution import observe_attribution
-from harness.results.properties import observe
-from harness.results.verdicts import default_expectation, judge_property
+from harness.results import CellRecord, VerdictRecord
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need
 
