@@ -125,6 +125,33 @@ ENUM_SWAPS: dict[str, dict[str, tuple[str, ...]]] = {
         "ERROR": ("COMPLETE",),
     },
     "Control": {"NONE": ("HOST",), "HOST": ("NONE",)},
+    "CheckOutcome": {
+        "BLOCKED": ("ESCAPED", "ERROR"),
+        "ESCAPED": ("BLOCKED",),
+        "SUCCEEDED": ("BLOCKED",),
+        "ERROR": ("BLOCKED",),
+        "TIMEOUT": ("BLOCKED",),
+        "MISSING": ("BLOCKED",),
+        "OK": ("FAILED",),
+        "FAILED": ("OK",),
+    },
+    "Observed": {
+        "ENFORCED": ("VIOLATED", "INCONCLUSIVE"),
+        "VIOLATED": ("ENFORCED",),
+        "INCONCLUSIVE": ("ENFORCED",),
+        "SKIPPED": ("ENFORCED",),
+        "FLAKY": ("ENFORCED",),
+    },
+    "Rule": {
+        "PROBE": ("READ",),
+        "ARRIVAL": ("PROBE",),
+        "READ": ("PROBE",),
+        "WRITE": ("PROBE",),
+        "MOUNTS": ("PROBE",),
+        "CAPS": ("PROBE",),
+        "ROOT": ("PROBE",),
+        "SENTINEL": ("PROBE",),
+    },
     "ExitCode": {
         "MISMATCH": ("OK", "INCONCLUSIVE"),
         "INCONCLUSIVE": ("OK",),
@@ -194,7 +221,15 @@ def _edits(node: ast.AST, parent: ast.AST | None) -> list[str]:
     elif isinstance(node, ast.Raise):
         out.append("delete raise")
     elif isinstance(node, ast.Continue):
-        out.append("continue -> break")
+        out.extend(("continue -> break", "delete continue"))
+    elif isinstance(node, ast.Set | ast.Tuple | ast.List) and _is_table(node):
+        # A member dropped from, or misspelt in, a constant set or tuple that decides
+        # a judgement (filesystem types, outcome sets, id prefixes).
+        for i, elt in enumerate(node.elts):
+            shown = ast.unparse(elt)
+            out.append(f"drop member {i + 1} ({shown})")
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                out.append(f"misspell member {i + 1} ({shown})")
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id in SWAP_CALLS:
             out.append(f"{node.func.id} -> {SWAP_CALLS[node.func.id]}")
@@ -223,6 +258,19 @@ def _edits(node: ast.AST, parent: ast.AST | None) -> list[str]:
             if _is_key(node, parent):
                 out.append(f"key {value!r} -> {value + '_'!r}")
     return out
+
+
+def _is_table(node: ast.Set | ast.Tuple | ast.List) -> bool:
+    """A literal collection of names for things: every member a string or an enum
+    member (`Rule.CAPS`), read, not assigned to."""
+    if not node.elts or isinstance(getattr(node, "ctx", None), ast.Store):
+        return False
+    words = all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+    members = all(
+        isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id[0].isupper()
+        for e in node.elts
+    )
+    return words or members
 
 
 def _is_int(node: ast.AST) -> bool:
@@ -350,8 +398,19 @@ def mutate_tree(tree: ast.Module, mutant: Mutant) -> ast.Module:
     elif isinstance(node, ast.If | ast.While | ast.IfExp):
         node.test = ast.UnaryOp(op=ast.Not(), operand=node.test)
         new = node
-    elif isinstance(node, ast.Return | ast.Raise | ast.Continue):
-        new = ast.Break() if isinstance(node, ast.Continue) else ast.Pass()
+    elif isinstance(node, ast.Continue):
+        new = ast.Break() if mutant.what == "continue -> break" else ast.Pass()
+    elif isinstance(node, ast.Return | ast.Raise):
+        new = ast.Pass()
+    elif isinstance(node, ast.Set | ast.Tuple | ast.List):
+        verb, n = re.match(r"(drop|misspell) member (\d+)", mutant.what).groups()  # type: ignore[union-attr]
+        member = node.elts[int(n) - 1]
+        if verb == "drop":
+            del node.elts[int(n) - 1]
+        else:
+            assert isinstance(member, ast.Constant)
+            member.value = _misspelt(member.value)
+        new = node
     elif isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
         node.func.id = SWAP_CALLS[node.func.id]
@@ -382,6 +441,11 @@ def mutate_tree(tree: ast.Module, mutant: Mutant) -> ast.Module:
     else:
         getattr(holder, field)[index] = new
     return ast.fix_missing_locations(tree)
+
+
+def _misspelt(word: str) -> str:
+    """A near miss that matches nothing real: the last letter doubled."""
+    return word + word[-1] if word else "_"
 
 
 def module_name(module: str) -> str:

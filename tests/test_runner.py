@@ -4,6 +4,7 @@ that connected without the nonce can count as intercepted."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import threading
@@ -16,7 +17,7 @@ import pytest
 from harness.fixtures.base import CellSetup, HostSetup
 from harness.fixtures.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
 from harness.fixtures.envelope import Report
-from harness.judge.properties import final_outcome
+from harness.judge.properties import Context, Outcome, judge_attempt
 from harness.probe.protocol import ProbeOutput
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS
@@ -24,6 +25,7 @@ from harness.scenarios.base import Need
 from harness.spec.models import Canary
 from harness.staging import HostState
 from harness.transport import LocalTransport
+from tests.results.cells import record
 
 pytestmark = pytest.mark.anyio
 
@@ -32,6 +34,12 @@ ATTEMPT = ProbeCheck("tcp-raw-ip", "egress", "attempt", "succeeded", detail="con
 RULE = next(c for c in SCENARIOS["egress-confinement"].checks if c.id == "tcp-raw-ip")
 TARGETS = frozenset({"egress"})
 WAIT = 0.5
+
+
+def final_outcome(evidence: HostEvidence) -> Outcome:
+    """The attempt's outcome once the host's evidence is weighed, by its declared rule."""
+    cell = dataclasses.replace(record(["egress-confinement"]), host_side=evidence)
+    return judge_attempt(ATTEMPT, RULE, Context(cell, TAG))
 
 
 @pytest.fixture
@@ -61,9 +69,7 @@ def test_only_an_attempt_refused_at_once_needs_no_wait() -> None:
 async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary) -> None:
     """The sandbox's proxy delivers the attempt to the canary after the cell ended:
     without the second look it would be judged intercepted (blocked)."""
-    assert (
-        final_outcome(ATTEMPT, RULE, HostEvidence(canary_events=[]), tag=TAG).outcome == "blocked"
-    )
+    assert final_outcome(HostEvidence(canary_events=[])).outcome == "blocked"
     line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
 
     def arrive() -> None:
@@ -75,7 +81,7 @@ async def test_a_late_arrival_makes_the_attempt_an_escape(canary: RunningCanary)
     late.start()
     found = await settle_canary(LocalTransport(), canary, wait=WAIT)
     late.join()
-    outcome = final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG)
+    outcome = final_outcome(HostEvidence(**found))
     assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
 
 
@@ -85,7 +91,7 @@ async def test_a_canary_that_died_meanwhile_is_an_error(canary: RunningCanary) -
     canary.pid = str(dead.pid)
     found = await settle_canary(LocalTransport(), canary, wait=0)
     assert found["canary_events"] is None
-    assert final_outcome(ATTEMPT, RULE, HostEvidence(**found), tag=TAG).outcome == "error"
+    assert final_outcome(HostEvidence(**found)).outcome == "error"
 
 
 def _fixture(canary: RunningCanary, settle: float) -> CanaryFixture:
@@ -138,7 +144,7 @@ async def test_a_rerun_after_the_window_waits_a_whole_window(canary: RunningCana
     late.join()
     evidence = HostEvidence(tag=TAG, **cell.evidence)
     assert evidence.canary_has == ["ipv4", "capture"]
-    outcome = final_outcome(ATTEMPT, RULE, evidence, tag=TAG)
+    outcome = final_outcome(evidence)
     assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
 
 

@@ -277,9 +277,25 @@ def validate(matrix: Path) -> None:
 
 
 @click.command("scenarios")
-def list_scenarios() -> None:
+@click.option(
+    "--checks",
+    "show_checks",
+    is_flag=True,
+    help="Also list every check: its id, the rule that judges it, its control, how its"
+    " arrivals are matched, and what it attempts (docs/checks.md has the same).",
+)
+def list_scenarios(show_checks: bool) -> None:
     """List the scenarios and the facts each measures."""
+    from harness.scenarios.listing import rows
+
     for scenario in listed():
         click.echo(f"{scenario.name}: {scenario.summary}")
         for fact, doc in scenario.facts.items():
             click.echo(f"  {fact:<26} {doc}")
+        if not show_checks:
+            continue
+        for r in rows(scenario):
+            inside = " (inside control)" if r.kind == "inside control" else ""
+            click.echo(
+                f"  {r.id:<22} {r.rule:<8} {r.transport:<3} control: {r.control}; {r.doc}{inside}"
+            )

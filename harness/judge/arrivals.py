@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from harness.results.records import ProbeCheck
+from harness.scenarios import transport_of
 
 _SPLIT = re.compile(r"[^a-z0-9-]+")
-_LINE_KINDS = ("tcp", "udp")
 
 
 def _text(event: Mapping[str, Any]) -> str:
@@ -67,16 +67,6 @@ def _by_marker(event: Mapping[str, Any], tag: str, check_id: str) -> bool:
     return False
 
 
-def _proto(check_id: str) -> str | None:
-    """The transport an attempt used, from its id (None: not known, or ICMP, whose
-    echo identifiers repeat across sandboxes and so match by marker only)."""
-    if check_id.startswith(("udp", "dns-alt-udp", "dns-own")):
-        return "udp"
-    if check_id.startswith(("tcp", "dns-alt-tcp", "doh-port")):
-        return "tcp"
-    return None
-
-
 def _owner(event: Mapping[str, Any]) -> tuple[str, int | None, int | None]:
     """A flow's key: source address, source and destination port."""
     if event.get("event") == "packet":
@@ -99,7 +89,7 @@ def _by_port(
     flows: Mapping[tuple[str, int | None, int | None], str],
 ) -> bool:
     src, dst = _attempt_ports(check)
-    proto = _proto(check.id)
+    proto = transport_of(check.scenario, check.id)
     if src is None or proto is None:
         return False
     kind = event.get("event")
@@ -140,9 +130,9 @@ def of_cell(
     events: list[dict[str, Any]], tag: str, checks: Iterable[ProbeCheck]
 ) -> list[dict[str, Any]]:
     """The arrivals a cell caused: its tag anywhere in the marker text, or the
-    ports one of its attempts reported."""
+    ports one of its attempts reported (those whose scenario declares a transport)."""
     tag = tag.lower()
-    attempts = [c for c in checks if c.scenario == "egress"]
+    attempts = [c for c in checks if transport_of(c.scenario, c.id) is not None]
     flows = owners(events)
     return [
         e for e in events if tag in _text(e) or any(_by_port(e, c, tag, flows) for c in attempts)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.judge.properties import Observation
-from harness.results.records import CellRecord, CellStatus, CheckResult
+from harness.results.records import CellRecord, CellStatus, CheckOutcome, CheckResult, Observed
 from harness.scenarios.attribution import ALLOWED_CONNECT
 
 
@@ -71,12 +71,14 @@ def observe_attribution(
 ) -> Observation:
     """Judge attribution for one cell from the probe's allowed connection and the records."""
     if not configured:
-        return Observation("skipped", "no decision-record source configured for this runtime")
+        return Observation(
+            Observed.SKIPPED, "no decision-record source configured for this runtime"
+        )
     if record.status is not CellStatus.COMPLETE:
-        return Observation("inconclusive", f"cell {record.status}: {record.reason}")
+        return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
     probe = next((c for c in record.checks if c.id == ALLOWED_CONNECT), None)
     if probe is None:
-        return Observation("inconclusive", "the probe did not report the allowed connection")
+        return Observation(Observed.INCONCLUSIVE, "the probe did not report the allowed connection")
     port = probe.evidence.get("src_port")
     check = CheckResult(
         id=ALLOWED_CONNECT,
@@ -86,19 +88,21 @@ def observe_attribution(
         elapsed_ms=probe.elapsed_ms,
         control="n/a",
     )
-    if probe.outcome != "ok" or port is None:
+    if probe.outcome != CheckOutcome.OK or port is None:
         why = f"the allowed connection failed ({probe.outcome} {probe.errno or ''}): {probe.detail}"
-        return Observation("inconclusive", why.replace("  ", " "), [check])
+        return Observation(Observed.INCONCLUSIVE, why.replace("  ", " "), [check])
     if decisions is None:
-        return Observation("inconclusive", f"decision records unavailable: {fetch_error}", [check])
+        return Observation(
+            Observed.INCONCLUSIVE, f"decision records unavailable: {fetch_error}", [check]
+        )
     dst = probe.evidence.get("dst")
     matches = find_records(decisions, int(port), str(dst) if dst else None)
     if not matches:
         why = f"no decision record for the allowed connection (src_port {port})"
-        return Observation("violated", why, [check])
+        return Observation(Observed.VIOLATED, why, [check])
     if len(matches) > 1:
         why = f"{len(matches)} decision records match src_port {port}: which one is ambiguous"
-        return Observation("inconclusive", why, [check])
+        return Observation(Observed.INCONCLUSIVE, why, [check])
     rec = matches[0]
     route = ""
     if via_supervisor:
@@ -116,30 +120,30 @@ def observe_attribution(
                 f"names the wrong binary: {path} (sha256 {sha or 'not given'}), but the probe"
                 f" (sha256 {expected_sha256[:16]}...) made the connection"
             )
-            return Observation("violated", why, [_with(check, why)])
-        return Observation("enforced", detail, [_with(check, detail)])
+            return Observation(Observed.VIOLATED, why, [_with(check, why)])
+        return Observation(Observed.ENFORCED, detail, [_with(check, detail)])
     if str(rec.get("identity", "")).lower() == "unavailable":
         reason = _short(rec.get("reason"))
         if endpoint_only and reason:
             detail = f"identity explicitly unavailable: {reason}{route}"
-            return Observation("enforced", detail, [_with(check, detail)])
+            return Observation(Observed.ENFORCED, detail, [_with(check, detail)])
         why = (
             "record says identity unavailable without a reason"
             if endpoint_only
             else "record says identity unavailable, but the runtime is not declared endpoint_only"
         )
-        return Observation("violated", why, [_with(check, why)])
+        return Observation(Observed.VIOLATED, why, [_with(check, why)])
     why = "decision record carries no binary identity"
-    return Observation("violated", why, [_with(check, why)])
+    return Observation(Observed.VIOLATED, why, [_with(check, why)])
 
 
-def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[str, str] | None:
+def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[Observed, str] | None:
     """Did the allowed connection reach the destination only through the supervisor?
     None if so; else (observed, why)."""
     events = record.host_side.canary_events
     if events is None:
         why = record.host_side.canary_error or "canary log unavailable"
-        return "inconclusive", f"{why}: cannot tell how the allowed connection got out"
+        return Observed.INCONCLUSIVE, f"{why}: cannot tell how the allowed connection got out"
     line = f"HARNESS {record.host_side.tag} {ALLOWED_CONNECT}".lower()
     peers = [
         str(e.get("peer"))
@@ -148,16 +152,16 @@ def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[str, str] | None:
     ]
     upstream = rec.get("upstream")
     if not peers:
-        return "inconclusive", "the allowed connection never reached the destination"
+        return Observed.INCONCLUSIVE, "the allowed connection never reached the destination"
     if not upstream:
-        return "violated", "the decision record names no upstream connection"
+        return Observed.VIOLATED, "the decision record names no upstream connection"
     around = [p for p in peers if p != str(upstream)]
     if around:
         why = (
             f"the allowed destination was reached around the supervisor (from {around[0]};"
             f" the supervisor's upstream is {_short(upstream)})"
         )
-        return "violated", why
+        return Observed.VIOLATED, why
     return None
 
 

@@ -11,121 +11,196 @@ The rules, in order:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.judge import arrivals
 from harness.judge.reach import judge_mounts, judge_start, own_kernel
-from harness.results.records import CellRecord, CellStatus, CheckResult, HostEvidence, ProbeCheck
+from harness.results.records import (
+    CellRecord,
+    CellStatus,
+    CheckOutcome,
+    CheckResult,
+    HostEvidence,
+    Observed,
+    ProbeCheck,
+)
 from harness.scenarios import Check, Control, Scenario
 from harness.scenarios.base import Need, Rule
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """The harness's final word on one attempt, after weighing host-side evidence."""
+    """The harness's final word on one attempt, after weighing host-side evidence.
 
-    outcome: str  # blocked | escaped | error | timeout | ok | failed
+    `intercepted`: the attempt connected, yet nothing reached the canary (a proxy or
+    supervisor answered in its place); an enforced verdict says which attempts were.
+    """
+
+    outcome: CheckOutcome
     errno: str | None = None
     detail: str | None = None
     elapsed_ms: float | None = None
+    intercepted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Observation:
     """What a cell showed about one property, with the checks behind it."""
 
-    observed: str  # enforced | violated | inconclusive | skipped
+    observed: Observed
     reason: str | None = None
     checks: list[CheckResult] = field(default_factory=list)
 
 
-def final_outcome(
-    check: ProbeCheck, rule: Check | None, evidence: HostEvidence, *, tag: str
-) -> Outcome:
-    """Combine what the probe reported with what the host saw, by the declared
-    check's rule (a check no scenario declares keeps the probe's word)."""
-    base = Outcome(check.outcome, check.errno, check.detail, check.elapsed_ms)
-    if check.kind == "control":
-        return base
-    kind = rule.rule if rule is not None else Rule.PROBE
-    if kind is Rule.ARRIVAL:
-        return _arrival(check, base, evidence, tag=tag)
-    if kind is Rule.WRITE and rule is not None and rule.host_fact:
-        fs = evidence.fs or {}
-        if fs.get(rule.host_fact):
-            return Outcome("escaped", None, f"visible on the host: {rule.host_fact}")
-        if check.outcome == "succeeded":
-            if not fs:
-                return Outcome("error", None, "host-side state not inspected", check.elapsed_ms)
-            why = "write succeeded inside but is not visible on the host (swallowed)"
-            return Outcome("blocked", None, why, check.elapsed_ms)
-        return base
-    if check.outcome == "succeeded":
-        if kind in (Rule.MOUNTS, Rule.CAPS):
-            return base  # judged with the cell's other evidence, in _reach
-        if kind is Rule.READ:
-            return Outcome("blocked", None, "read succeeded but not the sentinel's content")
-        return Outcome("error", None, f"unexpected outcome 'succeeded': {check.detail}")
-    return base
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What every rule may weigh besides the attempt: the cell's record, the tag its
+    arrivals carry, whether it ran on a kernel of its own, and the capabilities its
+    runtime entry allows."""
+
+    record: CellRecord
+    tag: str
+    own_kernel: bool = False
+    allowed_caps: frozenset[str] = frozenset()
+
+    @property
+    def evidence(self) -> HostEvidence:
+        return self.record.host_side
 
 
-def _arrival(check: ProbeCheck, base: Outcome, evidence: HostEvidence, *, tag: str) -> Outcome:
+def _reported(check: ProbeCheck) -> Outcome:
+    """The probe's word as it stands (a word harness does not know is an error)."""
+    try:
+        outcome = CheckOutcome(check.outcome)
+    except ValueError:
+        why = f"unknown outcome {check.outcome!r}: {check.detail}"
+        return Outcome(CheckOutcome.ERROR, check.errno, why, check.elapsed_ms)
+    return Outcome(outcome, check.errno, check.detail, check.elapsed_ms)
+
+
+def _unexplained(check: ProbeCheck) -> Outcome:
+    """A `succeeded` the rule has no host evidence for is an error, never a pass."""
+    why = f"unexpected outcome 'succeeded': {check.detail}"
+    return Outcome(CheckOutcome.ERROR, None, why)
+
+
+def _probe(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """The probe's word."""
+    if check.outcome == CheckOutcome.SUCCEEDED:
+        return _unexplained(check)
+    return _reported(check)
+
+
+def _arrival(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     """An attempt towards the canary: escaped if its log holds the attempt's arrival."""
-    if check.outcome == "escaped":
-        return base  # the canary's nonce came back: proof on its own
+    if check.outcome == CheckOutcome.ESCAPED:
+        return _reported(check)  # the canary's nonce came back: proof on its own
+    evidence = ctx.evidence
     if evidence.canary_events is None:
         why = evidence.canary_error or "canary log unavailable"
-        return Outcome("error", check.errno, f"{why}: cannot rule out an arrival", check.elapsed_ms)
-    seen = arrivals.of_attempt(evidence.canary_events, tag, check)
+        why = f"{why}: cannot rule out an arrival"
+        return Outcome(CheckOutcome.ERROR, check.errno, why, check.elapsed_ms)
+    seen = arrivals.of_attempt(evidence.canary_events, ctx.tag, check)
     if seen:
         late = " (after the cell)" if evidence.settled else ""
-        return Outcome("escaped", check.errno, f"canary saw {seen[0]}{late}", check.elapsed_ms)
-    if check.outcome == "succeeded":
+        why = f"canary saw {seen[0]}{late}"
+        return Outcome(CheckOutcome.ESCAPED, check.errno, why, check.elapsed_ms)
+    if check.outcome == CheckOutcome.SUCCEEDED:
         waited = evidence.settled
         why = "connected, but nothing reached the canary"
         why += f" within {waited:g} s after the host's last cell" if waited else ""
-        return Outcome("blocked", None, f"{why} (intercepted)", check.elapsed_ms)
-    return base
+        why += " (intercepted)"
+        return Outcome(CheckOutcome.BLOCKED, None, why, check.elapsed_ms, intercepted=True)
+    return _reported(check)
 
 
-def _sentinel(evidence: HostEvidence) -> Outcome:
-    state = (evidence.fs or {}).get("sentinel")
-    if state == "intact":
-        return Outcome("blocked", None, "sentinel unchanged on the host")
-    if state in ("changed", "missing"):
-        return Outcome("escaped", None, f"sentinel {state} on the host")
-    return Outcome("error", None, "sentinel not inspected after the cell")
+def _read(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """A read that went through without the sentinel's content reached nothing."""
+    if check.outcome == CheckOutcome.SUCCEEDED:
+        why = "read succeeded but not the sentinel's content"
+        return Outcome(CheckOutcome.BLOCKED, None, why)
+    return _reported(check)
 
 
-def _reach(
-    check: ProbeCheck,
-    rule: Check | None,
-    found: Outcome,
-    record: CellRecord,
-    *,
-    start: ProbeCheck | None,
-    allowed_caps: frozenset[str],
-) -> Outcome:
-    """Judge what the probe only reported (mounts, capabilities), and read the root
-    phase in the light of the kernel it ran on: a success inside a sandbox's own
-    kernel (gVisor, a VM) changes that kernel, not the host's."""
-    evidence = record.host_side
-    kind = rule.rule if rule is not None else Rule.PROBE
-    if check.outcome != "succeeded" and kind in (Rule.MOUNTS, Rule.CAPS):
-        return found
-    if kind is Rule.MOUNTS:
-        outcome, detail = judge_mounts(check.evidence, evidence, record.host_kernel)
-        return Outcome(outcome, None, detail, check.elapsed_ms)
-    own = start is not None and own_kernel(
-        start.evidence, evidence.host_fs or {}, record.host_kernel
-    )
-    if kind is Rule.CAPS:
-        outcome, detail = judge_start(check.evidence, allowed=allowed_caps, own=own)
-        return Outcome(outcome, None, detail, check.elapsed_ms)
-    if kind is Rule.ROOT and found.outcome == "escaped" and own:
+def _write(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """Escaped only if the host sees the change the check's `host_fact` names."""
+    if not declared.host_fact:
+        return _probe(check, declared, ctx)
+    fs = ctx.evidence.fs or {}
+    if fs.get(declared.host_fact):
+        return Outcome(CheckOutcome.ESCAPED, None, f"visible on the host: {declared.host_fact}")
+    if check.outcome == CheckOutcome.SUCCEEDED:
+        if not fs:
+            why = "host-side state not inspected"
+            return Outcome(CheckOutcome.ERROR, None, why, check.elapsed_ms)
+        why = "write succeeded inside but is not visible on the host (swallowed)"
+        return Outcome(CheckOutcome.BLOCKED, None, why, check.elapsed_ms)
+    return _reported(check)
+
+
+def _mounts(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """The mount table the probe saw, judged against the host's."""
+    if check.outcome != CheckOutcome.SUCCEEDED:
+        return _reported(check)
+    outcome, detail = judge_mounts(check.evidence, ctx.evidence, ctx.record.host_kernel)
+    return Outcome(outcome, None, detail, check.elapsed_ms)
+
+
+def _caps(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """Capabilities as started, judged against what the runtime entry allows."""
+    if check.outcome != CheckOutcome.SUCCEEDED:
+        return _reported(check)
+    outcome, detail = judge_start(check.evidence, allowed=ctx.allowed_caps, own=ctx.own_kernel)
+    return Outcome(outcome, None, detail, check.elapsed_ms)
+
+
+def _root(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """A root-phase success inside the sandbox's own kernel (gVisor, a VM) changed
+    that kernel, not the host's."""
+    found = _probe(check, declared, ctx)
+    if found.outcome == CheckOutcome.ESCAPED and ctx.own_kernel:
         why = f"only in the sandbox's own kernel: {found.detail}"
-        return Outcome("blocked", None, why, found.elapsed_ms)
+        return Outcome(CheckOutcome.BLOCKED, None, why, found.elapsed_ms)
     return found
+
+
+def _sentinel(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """Host-side only: the sentinel unchanged after the cell (the report is ignored)."""
+    state = (ctx.evidence.fs or {}).get("sentinel")
+    if state == "intact":
+        return Outcome(CheckOutcome.BLOCKED, None, "sentinel unchanged on the host")
+    if state in ("changed", "missing"):
+        return Outcome(CheckOutcome.ESCAPED, None, f"sentinel {state} on the host")
+    return Outcome(CheckOutcome.ERROR, None, "sentinel not inspected after the cell")
+
+
+Apply = Callable[[ProbeCheck, Check, Context], Outcome]
+# The one table from a rule to the function that applies it
+# (tests/judge/test_properties.py holds that every rule has one).
+RULES: dict[Rule, Apply] = {
+    Rule.PROBE: _probe,
+    Rule.ARRIVAL: _arrival,
+    Rule.READ: _read,
+    Rule.WRITE: _write,
+    Rule.MOUNTS: _mounts,
+    Rule.CAPS: _caps,
+    Rule.ROOT: _root,
+    Rule.SENTINEL: _sentinel,
+}
+# Rules that the host alone decides: applied to every declared check of a complete
+# cell, whether or not the probe reported it.
+HOST_ONLY = frozenset({Rule.SENTINEL})
+
+
+def judge_attempt(check: ProbeCheck, declared: Check | None, ctx: Context) -> Outcome:
+    """One reported check's final outcome, by its declared rule. An inside control
+    keeps the probe's word; so does a check no scenario declares."""
+    if check.kind == "control":
+        return _reported(check)
+    if declared is None:
+        return _probe(check, Check(check.id, "undeclared"), ctx)
+    return RULES[declared.rule](check, declared, ctx)
 
 
 def outcomes(
@@ -136,26 +211,22 @@ def outcomes(
     allowed_caps: frozenset[str] = frozenset(),
 ) -> dict[str, Outcome]:
     """Final outcomes of a cell's checks for one scenario, by check id."""
-    tag = tag or record.host_side.tag
     declared = {c.id: c for c in scenario.checks}
     mine = [(c, declared.get(c.id)) for c in record.checks if c.scenario == scenario.probe_name]
     # Which kernel the root phase ran in is read off the capabilities check's evidence.
     start = next((c for c, rule in mine if rule is not None and rule.rule is Rule.CAPS), None)
-    found = {
-        c.id: _reach(
-            c,
-            rule,
-            final_outcome(c, rule, record.host_side, tag=tag),
-            record,
-            start=start,
-            allowed_caps=allowed_caps,
-        )
-        for c, rule in mine
-    }
+    own = start is not None and own_kernel(
+        start.evidence, record.host_side.host_fs or {}, record.host_kernel
+    )
+    ctx = Context(record, tag or record.host_side.tag, own, allowed_caps)
+    found = {c.id: judge_attempt(c, rule, ctx) for c, rule in mine}
     if record.status is CellStatus.COMPLETE:
         for check in scenario.checks:
-            if check.rule is Rule.SENTINEL:
-                found[check.id] = _sentinel(record.host_side)
+            if check.rule in HOST_ONLY:
+                unreported = ProbeCheck(
+                    check.id, scenario.probe_name, "attempt", CheckOutcome.MISSING
+                )
+                found[check.id] = RULES[check.rule](unreported, check, ctx)
     return found
 
 
@@ -179,7 +250,7 @@ def observe(
     `allowed_caps` are the capabilities the runtime entry declares beyond Docker's
     default set (audited: named in the `priv-start` check's detail)."""
     if record.status is not CellStatus.COMPLETE:
-        return Observation("inconclusive", f"cell {record.status}: {record.reason}")
+        return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
     has = record.host_side.canary_has
     asked = [c for c in scenario.checks if has is None or all(need in has for need in c.needs)]
     mine = outcomes(scenario, record, allowed_caps=allowed_caps)
@@ -194,44 +265,49 @@ def observe(
         results.append(
             CheckResult(
                 id=check.id,
-                outcome=got.outcome if got else "missing",
+                outcome=got.outcome if got else CheckOutcome.MISSING,
                 errno=got.errno if got else None,
                 detail=got.detail if got else "the probe did not report this check",
                 elapsed_ms=got.elapsed_ms if got else None,
                 control=_control_text(check, theirs),
             )
         )
-    escaped = [r for r in results if r.outcome == "escaped"]
+    escaped = [r for r in results if r.outcome == CheckOutcome.ESCAPED]
     if escaped:
         first = escaped[0]
-        return Observation("violated", f"{first.id} escaped: {first.detail}", results)
+        return Observation(Observed.VIOLATED, f"{first.id} escaped: {first.detail}", results)
     fs = record.host_side.fs or {}
     private = fs.get("allowed_shared") and fs.get("allowed_visible") is False
     if Need.SENTINELS in scenario.needs and private:
         why = "the folder the sandbox wrote as allowed is not the host's allowed folder"
-        return Observation("inconclusive", why, results)
+        return Observation(Observed.INCONCLUSIVE, why, results)
     paired = list(zip(asked, results, strict=True))
     for check, result in paired:
-        if check.inside_control and result.outcome != "ok":
+        if check.inside_control and result.outcome != CheckOutcome.OK:
             why = f"inside control {check.id} did not pass ({result.outcome}"
             why += f" {result.errno})" if result.errno else ")"
-            return Observation("inconclusive", f"{why}: {result.detail}", results)
+            return Observation(Observed.INCONCLUSIVE, f"{why}: {result.detail}", results)
     for check, result in paired:
         if check.inside_control:
             continue
-        if result.outcome != "blocked":
+        if result.outcome != CheckOutcome.BLOCKED:
             why = f"{check.id}: {result.outcome}: {result.detail}"
-            return Observation("inconclusive", why, results)
-        if result.control not in ("escaped", "n/a"):
+            return Observation(Observed.INCONCLUSIVE, why, results)
+        if result.control not in (CheckOutcome.ESCAPED, "n/a"):
             if theirs is None:
                 why = "no usable control cell (host runtime) on this host"
             else:
                 why = f"its control did not escape (host runtime: {result.control or 'missing'})"
-            return Observation("inconclusive", f"{check.id} blocked, but {why}", results)
-    return Observation("enforced", _tried(scenario, asked, results), results)
+            return Observation(Observed.INCONCLUSIVE, f"{check.id} blocked, but {why}", results)
+    intercepted = [c.id for c in asked if (got := mine.get(c.id)) and got.intercepted]
+    return Observation(
+        Observed.ENFORCED, _tried(scenario, asked, results, intercepted=intercepted), results
+    )
 
 
-def _tried(scenario: Scenario, asked: list[Check], results: list[CheckResult]) -> str | None:
+def _tried(
+    scenario: Scenario, asked: list[Check], results: list[CheckResult], *, intercepted: list[str]
+) -> str | None:
     """What an enforced egress verdict rests on: the channels tried, those left out
     (a family the canary lacks), and the attempts that were intercepted."""
     if Need.TARGETS not in scenario.needs:
@@ -241,7 +317,6 @@ def _tried(scenario: Scenario, asked: list[Check], results: list[CheckResult]) -
     left = [c.id for c in scenario.checks if c not in asked]
     if left:
         why += f"; not asked (the canary could not see them): {', '.join(left)}"
-    intercepted = [r.id for r in results if "(intercepted)" in (r.detail or "")]
     if intercepted:
         why += f"; intercepted (connected, nothing arrived): {', '.join(intercepted)}"
     return why

@@ -17,11 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
-from harness.results.records import HostEvidence
+from harness.results.records import CheckOutcome, HostEvidence
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-# Filesystems through which a sandbox with its own kernel reaches host files.
-PASSTHROUGH_TYPES = frozenset({"9p", "virtiofs", "fuse", "nfs", "nfs4", "cifs", "smb3", "overlay"})
+# Filesystems through which a sandbox with its own kernel reaches host files (and
+# every `fuse.*` type, matched by prefix).
+PASSTHROUGH_TYPES = frozenset({"9p", "virtiofs", "nfs", "nfs4", "cifs", "smb3", "overlay"})
 # Single device nodes a sandbox may bind from the host's devtmpfs.
 STANDARD_DEVICES = frozenset({"/null", "/zero", "/full", "/random", "/urandom", "/tty"})
 # cgroup filesystems are the privilege floor's business (release_agent).
@@ -101,48 +102,62 @@ def exposures(
 
 def judge_mounts(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
-) -> tuple[str, str]:
+) -> tuple[CheckOutcome, str]:
     """(outcome, detail) of the `fs-mounts` check."""
     host_fs = host.host_fs or {}
     mounts = evidence.get("mounts")
     if not isinstance(mounts, list) or not all(isinstance(m, list) and len(m) == 4 for m in mounts):
-        return "error", "the probe reported no mount table"
+        return CheckOutcome.ERROR, "the probe reported no mount table"
     if "mounts" not in host_fs:
-        return "error", str(host_fs.get("error") or "the host's mount table was not read")
+        return CheckOutcome.ERROR, str(
+            host_fs.get("error") or "the host's mount table was not read"
+        )
     shared = not own_kernel(evidence, host_fs, host_kernel)
     found = exposures(mounts, host_fs=host_fs, grants=host.grants or {}, shared=shared)
     kernel = "the host's kernel" if shared else "its own kernel"
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        return "escaped", f"mount {found[0]}{more} exposes a host filesystem beyond the grants"
+        return (
+            CheckOutcome.ESCAPED,
+            f"mount {found[0]}{more} exposes a host filesystem beyond the grants",
+        )
     # The mount points with their types, for the reports (bounded: the whole table
     # is in the cell record).
     seen = ", ".join(f"{m[2]} {m[1]}" for m in mounts)
     seen = seen if len(seen) <= 300 else seen[:297] + "..."
     why = f"{len(mounts)} mounts ({kernel}), none exposing a host filesystem beyond the grants"
-    return "blocked", f"{why}: {seen}"
+    return CheckOutcome.BLOCKED, f"{why}: {seen}"
 
 
 def judge_start(
     evidence: Mapping[str, Any], *, allowed: Iterable[str], own: bool
-) -> tuple[str, str]:
+) -> tuple[CheckOutcome, str]:
     """(outcome, detail) of `priv-start`: capabilities beyond Docker's default set
     (and the runtime entry's declared extras) held in the host's initial user
     namespace are a violation."""
     try:
         held = int(str(evidence["cap_eff"]), 16) | int(str(evidence["cap_prm"]), 16)
     except (KeyError, ValueError):
-        return "error", "the probe reported no capabilities"
+        return CheckOutcome.ERROR, "the probe reported no capabilities"
     names = cap_names(held)
     extra_allowed = sorted(set(names) & (set(allowed) - DOCKER_DEFAULT_CAPS))
     beyond = [n for n in names if n not in DOCKER_DEFAULT_CAPS and n not in extra_allowed]
     audit = f"; allowed by the runtime entry: {', '.join(extra_allowed)}" if extra_allowed else ""
     if own:
-        return "blocked", f"{len(names)} capabilities, in the sandbox's own kernel{audit}"
+        return (
+            CheckOutcome.BLOCKED,
+            f"{len(names)} capabilities, in the sandbox's own kernel{audit}",
+        )
     if not evidence.get("initial_userns", 1):
-        return "blocked", f"{len(names)} capabilities, in a child user namespace only{audit}"
+        return (
+            CheckOutcome.BLOCKED,
+            f"{len(names)} capabilities, in a child user namespace only{audit}",
+        )
     if beyond:
         named = ", ".join(beyond)
         why = f"holds {named} in the initial user namespace (beyond Docker's default set){audit}"
-        return "escaped", why
-    return "blocked", f"holds {len(names)} capabilities, none beyond Docker's default set{audit}"
+        return CheckOutcome.ESCAPED, why
+    return (
+        CheckOutcome.BLOCKED,
+        f"holds {len(names)} capabilities, none beyond Docker's default set{audit}",
+    )

@@ -17,6 +17,7 @@ from harness.results.records import (
     CellStatus,
     CheckResult,
     FactObservation,
+    Observed,
     Verdict,
     VerdictRecord,
 )
@@ -138,7 +139,7 @@ def judge_facts(
 def default_expectation(kind: str) -> str:
     """The host runtime is the positive control: it must be violated. Every
     sandbox must enforce unless its entry says otherwise."""
-    return "violated" if kind == "host" else "enforced"
+    return Observed.VIOLATED if kind == "host" else Observed.ENFORCED
 
 
 def judge_property(
@@ -156,13 +157,13 @@ def judge_property(
         display=observation.observed,
         checks=observation.checks,
     )
-    if observation.observed == "skipped":
+    if observation.observed == Observed.SKIPPED:
         return replace(base, verdict=Verdict.SKIPPED)
-    if observation.observed == "inconclusive":
+    if observation.observed == Observed.INCONCLUSIVE:
         return base
     if observation.observed == expected:
         return replace(base, verdict=Verdict.PASS)
-    if expected == "enforced":
+    if expected == Observed.ENFORCED:
         return replace(base, verdict=Verdict.REGRESSION)
     why = f"expected {expected}, observed {observation.observed}"
     return replace(base, verdict=Verdict.UNEXPECTED, reason=f"{why}: {observation.reason}")
@@ -201,7 +202,7 @@ def settle_reruns(attempts: list[list[VerdictRecord]]) -> list[VerdictRecord]:
         else:
             history = ", ".join(str(v) for v in seen)
             # A property that held only sometimes was not observed enforced.
-            observed = "flaky" if first.property else first.observed
+            observed = Observed.FLAKY if first.property else first.observed
             final.append(
                 replace(
                     first,

@@ -85,8 +85,46 @@ class FactObservation:
         return self.status
 
 
-ATTEMPT_OUTCOMES = frozenset({"blocked", "escaped", "succeeded", "error", "timeout"})
-CONTROL_OUTCOMES = frozenset({"ok", "failed", "error", "timeout"})
+class CheckOutcome(StrEnum):
+    """A check's outcome: the probe's word, then harness's after the host's evidence.
+
+    An attempt reports `blocked`, `escaped`, `succeeded` (it went through, proof to
+    come from the host), `error` or `timeout`; an inside control `ok` or `failed`.
+    `missing` is harness's: a declared check the probe never reported.
+    """
+
+    BLOCKED = "blocked"
+    ESCAPED = "escaped"
+    SUCCEEDED = "succeeded"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    OK = "ok"
+    FAILED = "failed"
+    MISSING = "missing"
+
+
+class Observed(StrEnum):
+    """What a cell showed about one property (`flaky`: reruns disagreed)."""
+
+    ENFORCED = "enforced"
+    VIOLATED = "violated"
+    INCONCLUSIVE = "inconclusive"
+    SKIPPED = "skipped"
+    FLAKY = "flaky"
+
+
+ATTEMPT_OUTCOMES = frozenset(
+    {
+        CheckOutcome.BLOCKED,
+        CheckOutcome.ESCAPED,
+        CheckOutcome.SUCCEEDED,
+        CheckOutcome.ERROR,
+        CheckOutcome.TIMEOUT,
+    }
+)
+CONTROL_OUTCOMES = frozenset(
+    {CheckOutcome.OK, CheckOutcome.FAILED, CheckOutcome.ERROR, CheckOutcome.TIMEOUT}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ with a runtime. Scenarios never import runtimes.
 from __future__ import annotations
 
 from harness.scenarios.attribution import ATTRIBUTION
-from harness.scenarios.base import Check, Control, Scenario
+from harness.scenarios.base import Check, Control, Scenario, Transport
 from harness.scenarios.egress import EGRESS
 from harness.scenarios.filesystem import FILESYSTEM
 from harness.scenarios.mechanisms import MECHANISMS
@@ -18,7 +18,23 @@ SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in (EGRESS, FILESYSTEM, PRIVILEGE, ATTRIBUTION, MECHANISMS, SELFTEST)
 }
 
-__all__ = ["SCENARIOS", "Check", "Control", "Scenario", "known_facts", "listed"]
+# Each reported check's declared transport, by (the probe's scenario name, check id).
+_TRANSPORTS: dict[tuple[str, str], Transport] = {
+    (s.probe_name, c.id): c.transport
+    for s in SCENARIOS.values()
+    for c in s.checks
+    if c.transport is not None
+}
+
+__all__ = [
+    "SCENARIOS",
+    "Check",
+    "Control",
+    "Scenario",
+    "known_facts",
+    "listed",
+    "transport_of",
+]
 
 
 def listed() -> list[Scenario]:
@@ -29,3 +45,9 @@ def listed() -> list[Scenario]:
 def known_facts() -> dict[str, str]:
     """Every fact any scenario measures, with the sentence that explains it."""
     return {fact: doc for s in SCENARIOS.values() for fact, doc in s.facts.items()}
+
+
+def transport_of(probe_scenario: str, check_id: str) -> Transport | None:
+    """How a reported attempt's packets travel, as its scenario declares (None: not
+    declared, so its arrivals match by marker only)."""
+    return _TRANSPORTS.get((probe_scenario, check_id))

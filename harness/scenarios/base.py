@@ -33,6 +33,14 @@ class Need(StrEnum):
     DECISIONS = "decisions"  # the supervisor's decision records: judged from them
 
 
+class Transport(StrEnum):
+    """The protocol an attempt's packets use, so that an arrival at the canary can be
+    matched to it by ports when no marker survived (a SYN, a proxy's rewrite)."""
+
+    TCP = "tcp"
+    UDP = "udp"
+
+
 class Rule(StrEnum):
     """How host-side evidence turns the probe's report of an attempt into its outcome."""
 
@@ -60,6 +68,9 @@ class Check:
     needs: tuple[str, ...] = ()
     rule: Rule = Rule.PROBE
     host_fact: str | None = None  # for `Rule.WRITE`: the sentinel fact that proves it
+    # For `Rule.ARRIVAL`: how its packets travel (None: matched by marker only, as ICMP,
+    # whose echo identifiers repeat across sandboxes).
+    transport: Transport | None = None
     # The row of probe.c's check table that reports it: its own id, "sweep" for
     # one of the sweep's many lines, None for a check judged on the host alone.
     row: str | None = ""

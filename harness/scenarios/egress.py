@@ -11,15 +11,15 @@ verdict, and the verdict says so.
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Control, Need, Rule, Scenario
+from harness.scenarios.base import Check, Control, Need, Rule, Scenario, Transport
 
 TCP_PORTS = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
 UDP_PORTS = ("53", "123", "443", "high")
 
 
-def _attempt(check_id: str, doc: str) -> Check:
+def _attempt(check_id: str, doc: str, transport: Transport) -> Check:
     """A named attempt: an arrival at the canary proves it, whatever the probe says."""
-    return Check(check_id, doc, rule=Rule.ARRIVAL)
+    return Check(check_id, doc, rule=Rule.ARRIVAL, transport=transport)
 
 
 def _swept(
@@ -27,6 +27,7 @@ def _swept(
     doc: str,
     needs: tuple[str, ...] = (),
     *,
+    transport: Transport | None,
     control: Control = Control.HOST,
     control_id: str | None = None,
 ) -> Check:
@@ -38,6 +39,7 @@ def _swept(
         control_id=control_id,
         needs=needs,
         rule=Rule.ARRIVAL,
+        transport=transport,
         row="sweep",
     )
 
@@ -46,15 +48,30 @@ def _sweep(family: str) -> tuple[Check, ...]:
     v = family[-1]
     need: tuple[str, ...] = (family,) if family == "ipv6" else ()
     tcp = tuple(
-        _swept(f"tcp{v}-{p}", f"TCP to the canary's {family} address, port {p}", need)
+        _swept(
+            f"tcp{v}-{p}",
+            f"TCP to the canary's {family} address, port {p}",
+            need,
+            transport=Transport.TCP,
+        )
         for p in TCP_PORTS
     )
     udp = tuple(
-        _swept(f"udp{v}-{p}", f"UDP to the canary's {family} address, port {p}", need)
+        _swept(
+            f"udp{v}-{p}",
+            f"UDP to the canary's {family} address, port {p}",
+            need,
+            transport=Transport.UDP,
+        )
         for p in UDP_PORTS
     )
     # An echo reply proves nothing (anything may answer); only the canary's capture does.
-    icmp = _swept(f"icmp{v}", f"ICMP echo to the canary's {family} address", (*need, "capture"))
+    icmp = _swept(
+        f"icmp{v}",
+        f"ICMP echo to the canary's {family} address",
+        (*need, "capture"),
+        transport=None,
+    )
     return (*tcp, *udp, icmp)
 
 
@@ -69,11 +86,21 @@ EGRESS = Scenario(
     property="egress_confinement",
     needs=frozenset({Need.CANARY, Need.TARGETS}),
     checks=(
-        _attempt("tcp-denied-name", "resolve a denied name via the designated resolver, connect"),
-        _attempt("tcp-raw-ip", "connect to the canary's literal IP; no DNS involved"),
-        _attempt("dns-alt-udp", "hand-built UDP query to a resolver other than the designated one"),
-        _attempt("dns-alt-tcp", "the same query over TCP"),
-        _attempt("doh-port", "TCP connect to the alternate resolver's port 443"),
+        _attempt(
+            "tcp-denied-name",
+            "resolve a denied name via the designated resolver, connect",
+            Transport.TCP,
+        ),
+        _attempt(
+            "tcp-raw-ip", "connect to the canary's literal IP; no DNS involved", Transport.TCP
+        ),
+        _attempt(
+            "dns-alt-udp",
+            "hand-built UDP query to a resolver other than the designated one",
+            Transport.UDP,
+        ),
+        _attempt("dns-alt-tcp", "the same query over TCP", Transport.TCP),
+        _attempt("doh-port", "TCP connect to the alternate resolver's port 443", Transport.TCP),
         *_sweep("ipv4"),
         *_sweep("ipv6"),
         # The host's own resolver may sit where harness must not send queries (see
@@ -81,6 +108,7 @@ EGRESS = Scenario(
         _swept(
             "dns-own",
             "TXT query for a unique name through the sandbox's own resolver",
+            transport=Transport.UDP,
             control_id="udp4-53",
         ),
         # Nothing on a plain host proxies: what proves this attempt is the canary's
@@ -88,6 +116,7 @@ EGRESS = Scenario(
         _swept(
             "unix-proxy",
             "HTTP CONNECT and SOCKS5 to the canary through every reachable unix socket",
+            transport=None,
             control=Control.NONE,
         ),
     ),

@@ -15,6 +15,7 @@ from harness.plan import Cell, make_plan
 from harness.results import CellRecord, CellStatus, Verdict
 from harness.results.records import CheckResult, VerdictRecord
 from harness.runtimes import RUNTIMES
+from harness.scenarios import SCENARIOS as SCENARIO_TABLE
 from harness.spec import load_matrix
 from tests.results.cells import control_checks, record
 
@@ -222,6 +223,11 @@ def test_a_sandbox_cell_yields_every_fact_and_property(cells: dict[str, Cell]) -
         for v in judge_cell(cells["runsc"], cell, control=_control_record())
         if v.property
     ] == ["egress_confinement", "privilege_floor", "attribution"]
+    # mechanisms has facts only: no property verdict of its own, nothing unnamed
+    every = judge_cell(cells["runsc"], cell, control=_control_record())
+    facts = [f for s in SCENARIOS for f in SCENARIO_TABLE[s].facts]
+    assert [v.fact for v in every if v.fact] == facts
+    assert len(every) == len(facts) + 3
 
 
 def test_a_sandbox_cell_without_its_control_is_never_enforced(cells: dict[str, Cell]) -> None:

@@ -9,30 +9,42 @@ from typing import Any
 
 import pytest
 
-from harness.judge.properties import observe, outcomes
+from harness.judge.properties import HOST_ONLY, RULES, Context, judge_attempt, observe, outcomes
 from harness.results import CellRecord, CellStatus
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS, Check, Control, Scenario
+from harness.scenarios.base import Rule
 
-CASES = tomllib.loads(Path(__file__).with_name("property_cases.toml").read_text())["case"]
+DATA = tomllib.loads(Path(__file__).with_name("property_cases.toml").read_text())
+CASES = DATA["case"]
 TAG = "harness-t-00001"
-# The egress sweep's checks: a case that does not list one has it blocked (no route).
-SWEEP = [c.id for c in SCENARIOS["egress-confinement"].checks[5:]]
+
+
+def _default(scenario: str, check: Check) -> dict[str, Any]:
+    """What the probe reports for a check a case does not list: an inside control
+    passed, an attempt blocked with the scenario's usual errno."""
+    if check.inside_control:
+        return {"id": check.id, "kind": "control", "outcome": "ok"}
+    return {"id": check.id, **DATA["default"][scenario]}
 
 
 def _filled(
-    scenario: str, checks: list[dict[str, Any]], host_side: dict[str, Any]
+    scenario: str, checks: list[dict[str, Any]], host_side: dict[str, Any], unreported: list[str]
 ) -> list[dict[str, Any]]:
-    """A case's checks, with the sweep's unlisted ones blocked (those of a family
-    the canary lacks are not asked for, so the probe does not report them)."""
-    if scenario != "egress-confinement":
-        return checks
+    """A case's checks, with every declared check it does not list at its default.
+    Left out: checks the host alone decides, those of a family the canary lacks
+    (the probe is not asked for them), and those the case says went unreported."""
     listed = {c["id"] for c in checks}
     has = host_side.get("canary_has", ["ipv4", "ipv6", "capture"])
-    needs = {c.id: c.needs for c in SCENARIOS[scenario].checks}
-    wanted = [i for i in SWEEP if all(n in has for n in needs[i])]
-    rest = [{"id": i, "outcome": "blocked", "errno": "ENETUNREACH"} for i in wanted]
-    return [*checks, *(c for c in rest if c["id"] not in listed)]
+    rest = [
+        _default(scenario, c)
+        for c in SCENARIOS[scenario].checks
+        if c.table_row is not None
+        and c.id not in listed
+        and c.id not in unreported
+        and all(n in has for n in c.needs)
+    ]
+    return [*checks, *rest]
 
 
 def _record(
@@ -42,6 +54,7 @@ def _record(
     *,
     status: CellStatus,
     host_kernel: str | None = "6.1",
+    unreported: list[str] | None = None,
 ) -> CellRecord:
     probe_name = SCENARIOS[scenario].probe_name
     return CellRecord(
@@ -65,7 +78,7 @@ def _record(
                 detail=c.get("detail"),
                 evidence=c.get("evidence", {}),
             )
-            for c in _filled(scenario, checks, host_side)
+            for c in _filled(scenario, checks, host_side, unreported or [])
         ],
         host_side=HostEvidence(tag=TAG, **host_side),
         host_kernel=host_kernel,
@@ -101,7 +114,11 @@ def test_property_observation(case: dict[str, Any]) -> None:
     """Each case yields the observation (and reason) the table lists."""
     scenario = SCENARIOS[case["scenario"]]
     record = _record(
-        case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE
+        case["scenario"],
+        case["checks"],
+        case["host_side"],
+        status=CellStatus.COMPLETE,
+        unreported=case.get("unreported", []),
     )
     allowed = frozenset(case.get("allowed_caps", []))
     result = observe(scenario, record, control=_control(case), allowed_caps=allowed)
@@ -180,8 +197,13 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
 def test_a_missing_check_is_inconclusive() -> None:
     """If the probe skipped an attempt, the property cannot be enforced."""
     case = CASES[0]
+    assert not any(c["id"] == "doh-port" for c in case["checks"])
     record = _record(
-        case["scenario"], case["checks"][:-1], case["host_side"], status=CellStatus.COMPLETE
+        case["scenario"],
+        case["checks"],
+        case["host_side"],
+        status=CellStatus.COMPLETE,
+        unreported=["doh-port"],
     )
     result = observe(SCENARIOS[case["scenario"]], record, control=_control(case))
     assert result.observed == "inconclusive"
@@ -206,8 +228,8 @@ def test_inside_controls_listed_first_leave_every_attempt_judged() -> None:
     reordered = replace(fs, checks=tuple(sorted(fs.checks, key=lambda c: not c.inside_control)))
     case = next(c for c in CASES if c["observed"] == "enforced" and c["scenario"] == fs.name)
     checks = [
-        {**c, "outcome": "error", "detail": "no attempt"} if c["id"] == "fs-rename-in" else c
-        for c in case["checks"]
+        *(c for c in case["checks"] if c["id"] != "fs-rename-in"),
+        {"id": "fs-rename-in", "outcome": "error", "detail": "no attempt"},
     ]
     cell = _record(fs.name, checks, case["host_side"], status=CellStatus.COMPLETE)
     result = observe(reordered, cell, control=_control(case))
@@ -249,7 +271,67 @@ def test_the_kernel_is_read_off_the_capabilities_check_wherever_it_is_reported()
     whichever check the probe happened to print first: reported last, it still
     makes root-phase successes in the sandbox's own kernel blocked."""
     case = next(c for c in CASES if c["name"].startswith("every capability in the sandbox's own"))
-    checks = [*case["checks"][1:], case["checks"][0]]
-    cell = _record(case["scenario"], checks, case["host_side"], status=CellStatus.COMPLETE)
+    cell = _record(case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE)
+    start = next(c for c in cell.checks if c.id == "priv-start")
+    assert cell.checks[0] is start
+    cell = replace(cell, checks=[*(c for c in cell.checks if c is not start), start])
     result = observe(SCENARIOS[case["scenario"]], cell, control=_control(case))
     assert result.observed == "enforced", result.reason
+
+
+def test_every_rule_has_the_function_that_applies_it() -> None:
+    """The judge's one table covers every rule a check may declare: a new rule without
+    its function cannot be declared (it would raise, never pass)."""
+    assert set(RULES) == set(Rule)
+    assert set(RULES) >= HOST_ONLY
+    for scenario in SCENARIOS.values():
+        for check in scenario.checks:
+            assert check.rule in RULES, check.id
+
+
+def test_an_outcome_the_judge_does_not_know_is_an_error() -> None:
+    """A word outside the protocol's outcomes (an old or forged record) never counts
+    as blocked."""
+    check = ProbeCheck("fs-routes", "filesystem", "attempt", "blockd", detail="x")
+    rule = next(c for c in SCENARIOS["filesystem-confinement"].checks if c.id == "fs-routes")
+    cell = _record("filesystem-confinement", [], {}, status=CellStatus.COMPLETE)
+    got = judge_attempt(check, rule, Context(cell, TAG))
+    assert (got.outcome, got.detail) == ("error", "unknown outcome 'blockd': x")
+
+
+def test_intercepted_is_a_field_not_prose() -> None:
+    """What an enforced egress verdict calls intercepted comes from the outcome's field:
+    a detail that merely says "(intercepted)" does not make it so."""
+    case = CASES[0]
+    checks = [{"id": "tcp-raw-ip", "outcome": "blocked", "detail": "refused (intercepted)"}]
+    cell = _record(case["scenario"], checks, case["host_side"], status=CellStatus.COMPLETE)
+    result = observe(SCENARIOS[case["scenario"]], cell, control=_control(case))
+    assert result.observed == "enforced"
+    assert "intercepted (connected" not in str(result.reason)
+    checks = [{"id": "tcp-raw-ip", "outcome": "succeeded", "detail": "connected, no nonce"}]
+    cell = _record(case["scenario"], checks, case["host_side"], status=CellStatus.COMPLETE)
+    result = observe(SCENARIOS[case["scenario"]], cell, control=_control(case))
+    assert result.observed == "enforced"
+    assert str(result.reason).endswith("; intercepted (connected, nothing arrived): tcp-raw-ip")
+
+
+def test_a_check_no_scenario_declares_keeps_the_probes_word() -> None:
+    """A line the scenario does not declare is judged by the probe's word alone: its
+    `succeeded` is an error, never blocked."""
+    cell = _record("filesystem-confinement", [], {}, status=CellStatus.COMPLETE)
+    ctx = Context(cell, TAG)
+    odd = ProbeCheck("fs-new-thing", "filesystem", "attempt", "succeeded", detail="went through")
+    assert judge_attempt(odd, None, ctx).outcome == "error"
+    escaped = replace(odd, outcome="escaped")
+    assert judge_attempt(escaped, None, ctx).outcome == "escaped"
+
+
+def test_a_write_without_its_host_fact_is_the_probes_word() -> None:
+    """A write check that names no host fact cannot be proved swallowed: its `succeeded`
+    is an error, never blocked, even when the host's sentinel state was read."""
+    check = Check("fs-odd-write", "a write", rule=Rule.WRITE)
+    cell = _record(
+        "filesystem-confinement", [], {"fs": {"sentinel": "intact"}}, status=CellStatus.COMPLETE
+    )
+    report = ProbeCheck("fs-odd-write", "filesystem", "attempt", "succeeded", detail="wrote")
+    assert judge_attempt(report, check, Context(cell, TAG)).outcome == "error"

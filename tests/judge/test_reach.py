@@ -110,6 +110,39 @@ def test_exposures_in_the_sandboxs_own_kernel() -> None:
     ]
 
 
+# Every member of the judging tables, one by one: a type dropped or misspelt there
+# turns an exposure into none (or the reverse).
+@pytest.mark.parametrize(
+    "kind", ["9p", "virtiofs", "fuse", "nfs", "nfs4", "cifs", "smb3", "overlay", "fuse.sshfs"]
+)
+def test_every_passthrough_filesystem_exposes_in_the_sandboxs_own_kernel(kind: str) -> None:
+    """Each filesystem through which a guest kernel reaches host files is an exposure off
+    the granted points, and none at them."""
+    mounts = [["0:41", kind, "/host", "/"], ["0:42", kind, "/allowed", "/"]]
+    found = exposures(
+        mounts, host_fs={"mounts": HOST_MOUNTS}, grants={"inside": ["/allowed"]}, shared=False
+    )
+    assert found == [f"/host ({kind} 0:41, a host folder in the sandbox's own kernel)"]
+
+
+@pytest.mark.parametrize("node", ["/null", "/zero", "/full", "/random", "/urandom", "/tty"])
+def test_every_standard_device_node_is_no_exposure(node: str) -> None:
+    """A runtime binds these single nodes from the host's devtmpfs; any other is judged."""
+    mounts = [["0:6", "devtmpfs", f"/dev{node}", node], ["0:6", "devtmpfs", "/dev/sda", "/sda"]]
+    found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=True)
+    assert found == ["/dev/sda (devtmpfs 0:6, root /sda)"]
+
+
+@pytest.mark.parametrize("kind", ["cgroup", "cgroup2"])
+def test_a_host_cgroup_filesystem_is_left_to_the_privilege_floor(kind: str) -> None:
+    """The host's own cgroup hierarchy, visible inside, is not a filesystem escape
+    (release_agent is the privilege floor's check); the mounts after it still count."""
+    host = [*HOST_MOUNTS, ["0:30", kind, "/sys/fs/cgroup", "/"]]
+    mounts = [["0:30", kind, "/sys/fs/cgroup", "/"], ["254:0", "ext4", "/host", "/"]]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={}, shared=True)
+    assert found == ["/host (ext4 254:0, root /)"]
+
+
 BOOT = "5386c38b-773f-4cb0-8ee0-a6337cb8d671"
 HOST_SIDE = HostEvidence(host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants={})
 

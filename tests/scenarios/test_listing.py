@@ -1,0 +1,80 @@
+"""A check's metadata has one source, its scenario module: the listing, the CLI and
+the docs are held to it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.scenarios import SCENARIOS, known_facts, listed, transport_of
+from harness.scenarios.base import Rule, Transport
+from harness.scenarios.listing import markdown
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_the_checks_page_is_generated_from_the_scenarios() -> None:
+    """docs/checks.md is exactly what the scenario modules declare (regenerate it with
+    `python -m harness.scenarios.listing > docs/checks.md`)."""
+    assert (DOCS / "checks.md").read_text(encoding="utf-8") == markdown()
+
+
+def test_the_cli_lists_every_check() -> None:
+    """`harness scenarios --checks` names every check of every listed scenario."""
+    result = CliRunner().invoke(cli, ["scenarios", "--checks"])
+    assert result.exit_code == 0, result.output
+    named = {line.split()[0] for line in result.output.splitlines() if line.startswith("  ")}
+    for scenario in listed():
+        assert {c.id for c in scenario.checks} <= named, scenario.name
+
+
+def _family(check_id: str) -> str:
+    """`tcp4-443` -> `tcp4-P`: how the protocol page names a sweep's line."""
+    return re.sub(r"-(\d+|high)$", "-P", check_id)
+
+
+def test_the_protocol_page_names_every_reported_check_and_no_other() -> None:
+    """docs/probe-protocol.md describes each check the probe reports (a sweep's lines
+    by family), and names no check that no scenario declares."""
+    text = (DOCS / "probe-protocol.md").read_text(encoding="utf-8")
+    first_cells = re.findall(r"^\| ([^|]+) \|", text, re.M)
+    named = set(re.findall(r"`([A-Za-z0-9_-]+)`", " ".join(first_cells)))
+    reported = {
+        c.id: c for s in SCENARIOS.values() if not s.internal for c in s.checks if c.table_row
+    }
+    for check_id in reported:
+        assert check_id in named or _family(check_id) in named, check_id
+    known = set(reported) | {_family(i) for i in reported} | set(known_facts())
+    outcomes = {"blocked", "escaped", "succeeded", "error", "timeout"}
+    strays = {n for n in named if "-" in n or "_" in n} - known - outcomes
+    assert not strays, strays
+
+
+def test_every_transport_is_pinned() -> None:
+    """The attempts matched to arrivals by TCP or UDP ports, member by member: a
+    transport dropped or misspelt loses an escape that left no marker."""
+    egress = SCENARIOS["egress-confinement"]
+    tcp = {c.id for c in egress.checks if c.transport is Transport.TCP}
+    udp = {c.id for c in egress.checks if c.transport is Transport.UDP}
+    ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
+    assert tcp == {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port"} | {
+        f"tcp{v}-{p}" for v in "46" for p in ports
+    }
+    assert udp == {"dns-alt-udp", "dns-own"} | {
+        f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
+    }
+    marker_only = {c.id for c in egress.checks if c.transport is None}
+    assert marker_only == {"icmp4", "icmp6", "unix-proxy"}
+    assert transport_of("egress", "tcp4-22") is Transport.TCP
+    assert transport_of("filesystem", "tcp4-22") is None  # another scenario's line
+
+
+def test_only_arrival_checks_declare_a_transport() -> None:
+    """A transport means "match canary arrivals by port"; only the canary's rule reads it."""
+    for scenario in SCENARIOS.values():
+        for check in scenario.checks:
+            if check.transport is not None:
+                assert check.rule is Rule.ARRIVAL, check.id
