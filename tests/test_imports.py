@@ -22,17 +22,41 @@ READERS = [
     "harness.evidence.openshell",
 ]
 HEAVY = ("harness.runner", "asyncssh", "click", "harness.transport.ssh")
+# The writers that do not draw; render holds the JSON writer.
+WRITERS = [
+    "harness.report.junit",
+    "harness.report.markdown",
+    "harness.report.html",
+    "harness.report.runs",
+    "harness.report.render",
+    "harness.report.diff",
+    "harness.bisect.report",
+]
+
+
+def _loaded(module: str, packages: tuple[str, ...]) -> str:
+    """Which of `packages` (or their submodules) a fresh interpreter has after
+    importing `module`, comma-separated."""
+    probe = (
+        f"import sys, {module}; print(','.join(m for m in sys.modules"
+        f" if any(m == p or m.startswith(p + '.') for p in {packages!r})))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @pytest.mark.parametrize("module", READERS)
 def test_readers_never_import_the_runner(module: str) -> None:
     """A report, diff or evidence read loads neither the runner nor asyncssh nor click."""
-    probe = (
-        f"import sys, {module}; print(','.join(m for m in sys.modules if m.startswith({HEAVY!r})))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    loaded = _loaded(module, HEAVY)
+    assert loaded == "", f"{module} imports {loaded}"
+
+
+@pytest.mark.parametrize("module", WRITERS)
+def test_writers_that_do_not_draw_never_load_rich(module: str) -> None:
+    """JUnit, Markdown, HTML and JSON are written without rich: only the terminal draws."""
+    loaded = _loaded(module, ("rich",))
     assert loaded == "", f"{module} imports {loaded}"
 
 

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.report.runs import ORDER, SYMBOL, describe, observed_text, verdict_counts
+from harness.report.runs import describe, observed_text, verdict_counts
+from harness.report.symbols import ORDER, SYMBOL
 from harness.results.records import Verdict, VerdictRecord
 from harness.results.store import Run
 from harness.results.verdicts import MISMATCH
