@@ -169,6 +169,15 @@ def test_no_module_is_part_of_an_import_cycle() -> None:
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 
+def test_releases_serve_run_and_bisect_without_importing_either() -> None:
+    """`harness.releases` sits below both verbs: it imports neither bisect nor the runner."""
+    graph = import_graph(Path(harness.__file__).parent)
+    for module, targets in graph.items():
+        if module.startswith("harness.releases"):
+            above = sorted(t for t in targets if t.startswith(("harness.bisect", "harness.runner")))
+            assert above == [], f"{module} imports {above}"
+
+
 def test_the_cycle_check_sees_function_level_imports(tmp_path: Path) -> None:
     """A cycle closed inside a function counts; one through TYPE_CHECKING or through
     `from pkg import submodule` does not."""
