@@ -47,7 +47,7 @@ from harness.transport import open_transport
 from harness.transport.retry import connect_with_retries
 
 if TYPE_CHECKING:
-    from harness.bisect.releases import ReleaseBuilds
+    from harness.releases.builds import ReleaseBuilds
 
 __all__ = ["RunOutcome", "Runner"]
 
@@ -133,7 +133,7 @@ class Runner:
         self._needs, self._targets = needs_of(scenarios), targets_of(scenarios)
         self.releases = releases
         if releases is None and any(release_of(c.runtime) for c in plan.cells):
-            from harness.bisect.releases import ReleaseBuilds  # httpx: only when needed
+            from harness.releases.builds import ReleaseBuilds  # httpx: only when needed
 
             self.releases = ReleaseBuilds(self.settings.index)
 

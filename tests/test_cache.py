@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.bisect.releases import ReleaseBuilds
 from harness.cache import PROBES, RUNSC_BUILDS, cache_dir
 from harness.probe import build_probe
+from harness.releases.builds import ReleaseBuilds
 
 
 def test_xdg_cache_home_is_honoured_and_home_is_the_fallback(

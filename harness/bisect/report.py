@@ -7,17 +7,15 @@ between the two versions, and the upstream compare link.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.bisect.search import Status, StepOutcome, budget
-from harness.bisect.versions import Version, compare_url
+from harness.bisect.steps import BisectReport, StepRecord
 from harness.exitcodes import ExitCode
+from harness.releases.versions import Version, compare_url
 from harness.results import VerdictRecord
 
 SUMMARY = "bisect.json"  # the bisection folder's summary, rewritten after every step
-
-if TYPE_CHECKING:
-    from harness.bisect.session import BisectReport, StepRecord
 
 
 def bisection_exit_code(report: BisectReport) -> ExitCode:

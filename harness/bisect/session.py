@@ -19,23 +19,23 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import anyio
 from rich.progress import Progress
 
-from harness.bisect.artifacts import Candidate, fetch
-from harness.bisect.index import ReleaseIndex
-from harness.bisect.install import HostInfo, candidate_host, install
 from harness.bisect.report import SUMMARY, to_json
-from harness.bisect.search import Bisection, SearchResult, StepOutcome, combine
-from harness.bisect.versions import Version, select_range
+from harness.bisect.search import Bisection, StepOutcome, combine
+from harness.bisect.steps import BisectReport, StepRecord, Target
 from harness.errors import ArtifactError, ResultsError, TransportError, UsageError
 from harness.judge.verdicts import MISMATCH
 from harness.plan import make_plan
 from harness.probe import BuiltProbe
+from harness.releases.artifacts import fetch
+from harness.releases.index import ReleaseIndex
+from harness.releases.install import HostInfo, candidate_host, install
+from harness.releases.versions import Version, select_range
 from harness.results import ResultsStore, Verdict, VerdictRecord
 from harness.results.store import utc_now
 from harness.runner import Runner
@@ -48,15 +48,6 @@ from harness.transport import Transport, open_transport
 
 STEP = "step.json"
 BISECTABLE = ("runsc", "oci")
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What each step judges: one property or one fact, and the scenario that has it."""
-
-    kind: Literal["property", "fact"]
-    name: str
-    scenario: str
 
 
 def find_target(*, prop: str | None, fact: str | None) -> Target:
@@ -110,61 +101,6 @@ def choose(matrix: Matrix, *, runtime: str, host: str | None, target: Target) ->
         if h.name == host:
             return h, runtime
     raise UsageError(f"--host: unknown host {host!r} (known: {', '.join(names) or 'none'})")
-
-
-@dataclass(slots=True)
-class StepRecord:
-    """One tried version: what happened, and where its runs are recorded."""
-
-    number: int
-    version: Version
-    outcome: StepOutcome = StepOutcome.SKIPPED
-    reason: str | None = None
-    verdicts: list[str] = field(default_factory=list)
-    judged: VerdictRecord | None = None  # the first run's verdict, when there was one
-    folder: str = ""
-    candidate: Candidate | None = None
-    remote_path: str | None = None
-    uploaded: bool | None = None
-    reported_version: str | None = None  # what the candidate's `--version` says
-    elapsed: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "step": self.number,
-            "version": self.version.name,
-            "verdict": str(self.outcome),
-            "verdicts": self.verdicts,
-            "observed": self.judged.display if self.judged else None,
-            "reason": self.reason,
-            "folder": self.folder,
-            "downloaded": self.candidate.downloaded if self.candidate else None,
-            "uploaded": self.uploaded,
-            "reported_version": self.reported_version,
-            "elapsed": round(self.elapsed, 3),
-        }
-
-
-@dataclass(slots=True)
-class BisectReport:
-    """Everything a bisection produced; report.py renders it."""
-
-    matrix: Matrix
-    runtime: str
-    host: str
-    target: Target
-    good: Version
-    bad: Version
-    index: str
-    folder: Path
-    repeat: int
-    versions: list[Version] = field(default_factory=list)
-    arch: str | None = None
-    steps: list[StepRecord] = field(default_factory=list)
-    result: SearchResult | None = None
-    started: str = field(default_factory=utc_now)
-    ended: str | None = None
-    interrupted: bool = False
 
 
 class StepObserver(Protocol):

@@ -71,7 +71,7 @@ def json_or_human(json_help: str, *, old: Sequence[str] = ()) -> Callable[[F], F
 
 class LazyGroup(click.Group):
     """A group whose verbs are imported when used: `harness run` need not import
-    bisect's HTTP client, and `harness report` never imports the runner."""
+    the bisect verb, and `harness report` never imports the runner."""
 
     def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -15,23 +15,18 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from harness.bisect.index import DEFAULT_INDEX, open_index
 from harness.bisect.origin import regression_in
 from harness.bisect.report import bisection_exit_code, render_text, to_json
-from harness.bisect.session import (
-    BisectReport,
-    BisectSession,
-    StepRecord,
-    choose,
-    find_target,
-)
-from harness.bisect.versions import FORMS, Version, check_pair, parse_version
+from harness.bisect.session import BisectSession, choose, find_target
+from harness.bisect.steps import BisectReport, StepRecord
 from harness.cache import RUNSC_BUILDS, cache_dir
 from harness.cli.app import err_console, json_or_human
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import for_signal
 from harness.probe import build_probe
+from harness.releases.index import DEFAULT_INDEX, open_index
+from harness.releases.versions import FORMS, Version, check_pair, parse_version
 from harness.results import default_folder
 from harness.spec import load_matrix
 from harness.text import rich_text

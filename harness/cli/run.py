@@ -238,7 +238,7 @@ def _resumed_releases(matrix: Matrix, previous: Manifest | None) -> Any:
     }
     if not pins:
         return None
-    from harness.bisect.releases import ReleaseBuilds
+    from harness.releases.builds import ReleaseBuilds
 
     return ReleaseBuilds(matrix.settings.index, pinned=pins)
 

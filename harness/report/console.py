@@ -16,28 +16,22 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.judge.verdicts import MISMATCH
+from harness.report.symbols import ATTENTION, ORDER, SYMBOL
 from harness.results.records import CellRecord, Verdict, VerdictRecord
 from harness.text import markup, rich_text, visible
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-STYLE = {
-    Verdict.PASS: ("✓", "green"),
-    Verdict.REGRESSION: ("✗", "bold red"),
-    Verdict.UNEXPECTED: ("!", "red"),
-    Verdict.INCONCLUSIVE: ("?", "yellow"),
-    Verdict.SKIPPED: ("·", "dim"),
-    Verdict.FLAKY: ("~", "bold magenta"),
+COLOUR = {
+    Verdict.PASS: "green",
+    Verdict.REGRESSION: "bold red",
+    Verdict.UNEXPECTED: "red",
+    Verdict.INCONCLUSIVE: "yellow",
+    Verdict.SKIPPED: "dim",
+    Verdict.FLAKY: "bold magenta",
 }
-ORDER = [
-    Verdict.PASS,
-    Verdict.REGRESSION,
-    Verdict.UNEXPECTED,
-    Verdict.FLAKY,
-    Verdict.INCONCLUSIVE,
-    Verdict.SKIPPED,
-]
+STYLE = {verdict: (SYMBOL[verdict], COLOUR[verdict]) for verdict in ORDER}
 
 
 class LiveProgress:
@@ -229,9 +223,6 @@ def summary_line(verdicts: Iterable[VerdictRecord]) -> Text:
             parts.append("  ")
         parts.append((f"{symbol} {counts[verdict]} {verdict}", style if counts[verdict] else "dim"))
     return Text.assemble(*parts)
-
-
-ATTENTION = MISMATCH | {Verdict.INCONCLUSIVE}  # a mismatch, or a lab that could not tell
 
 
 def attention_lines(verdicts: Iterable[VerdictRecord]) -> list[Text]:

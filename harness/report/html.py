@@ -16,16 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.judge.verdicts import MISMATCH
-from harness.report.console import ATTENTION
 from harness.report.history import Step, mismatch_since, timelines
-from harness.report.runs import (
-    ORDER,
-    SYMBOL,
-    describe,
-    failing_checks,
-    observed_text,
-    verdict_counts,
-)
+from harness.report.runs import describe, failing_checks, observed_text, verdict_counts
+from harness.report.symbols import ATTENTION, ORDER, SYMBOL
 from harness.results.records import CellRecord, VerdictRecord
 from harness.results.store import Run
 from harness.text import html_text

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.judge.verdicts import MISMATCH
-from harness.report.runs import ORDER, SYMBOL, describe, observed_text, verdict_counts
+from harness.report.runs import describe, observed_text, verdict_counts
+from harness.report.symbols import ORDER, SYMBOL
 from harness.results.records import Verdict, VerdictRecord
 from harness.results.store import Run
 from harness.text import markdown, visible

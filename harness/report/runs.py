@@ -1,20 +1,15 @@
-"""What every report shares: verdict order and symbols, which verdicts need
-attention, and how a verdict, a check or a value is written.
+"""What every report shares: how a verdict, a check or a value is written, and
+how many verdicts of each kind (the order and symbols are `symbols.py`'s).
 
 Reports read a folder through `harness.results.store` (`load_run`, `Run`).
 """
 
 from __future__ import annotations
 
-from harness.report.console import ORDER as CONSOLE_ORDER
-from harness.report.console import STYLE
+from harness.report.symbols import ORDER
 from harness.results.records import CheckResult, Verdict, VerdictRecord
 from harness.results.store import Run
 from harness.results.store import load_run as load_run  # where `bisect --from` finds it
-
-# One symbol per verdict, the same in every report as in the terminal table.
-ORDER: tuple[Verdict, ...] = tuple(CONSOLE_ORDER)
-SYMBOL: dict[Verdict, str] = {verdict: symbol for verdict, (symbol, _) in STYLE.items()}
 
 
 def verdict_counts(run: Run) -> dict[Verdict, int]:

@@ -12,7 +12,7 @@ from harness.staging import HostState, RuntimeStatus
 from harness.transport import Transport
 
 if TYPE_CHECKING:
-    from harness.bisect.releases import ReleaseBuilds
+    from harness.releases.builds import ReleaseBuilds
 
 
 def release_of(runtime: Runtime) -> RunscRuntimeSpec | None:
@@ -28,7 +28,7 @@ async def stage_release(
     runtime to run in its place here, recorded in `state`. A build that cannot be
     had, verified or started makes the runtime unavailable on this host (None):
     its verdicts are inconclusive."""
-    from harness.bisect.releases import Request, build_record  # httpx: only when needed
+    from harness.releases.builds import Request, build_record  # httpx: only when needed
 
     spec = release_of(runtime)
     assert spec is not None

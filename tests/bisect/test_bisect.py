@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.bisect.bucket import Bucket, Releases
-from tests.bisect.conftest import ARCH, stand_ins
 from tests.conftest import CliResult, Lab, harness_cli
 from tests.lab import require_tool
+from tests.releases.bucket import ARCH, Bucket, Releases, stand_ins
 
 MATRIX = """name = "bisect-test"
 inventory = "{inventory}"

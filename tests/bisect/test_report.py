@@ -6,9 +6,9 @@ from pathlib import Path
 
 from harness.bisect.report import bisection_exit_code, describe_change, render_text, to_json
 from harness.bisect.search import StepOutcome, run_search
-from harness.bisect.session import BisectReport, StepRecord, Target
-from harness.bisect.versions import parse_listed, parse_version
+from harness.bisect.steps import BisectReport, StepRecord, Target
 from harness.exitcodes import ExitCode
+from harness.releases.versions import parse_listed, parse_version
 from harness.results import CheckResult, Verdict, VerdictRecord
 from harness.spec import load_matrix
 

@@ -11,7 +11,7 @@ import pytest
 
 from harness.report.history import mismatch_since, timelines
 from harness.report.html import CSS, render_html
-from harness.report.runs import SYMBOL
+from harness.report.symbols import SYMBOL
 from harness.results.records import Verdict
 from harness.results.store import load_run, load_runs
 from tests.conftest import ROOT

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from harness._version import __version__
-from harness.bisect.versions import Version, parse_listed
 from harness.errors import ArtifactError, UsageError
+from harness.releases.versions import Version, parse_listed
 
 if TYPE_CHECKING:
     import httpx

@@ -5,11 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from harness.bisect.index import FolderIndex, HttpIndex, open_index, parse_listing
-from harness.bisect.versions import parse_listed
 from harness.errors import ArtifactError, UsageError
-from tests.bisect.bucket import Bucket, Releases
-from tests.bisect.conftest import ARCH
+from harness.releases.index import FolderIndex, HttpIndex, open_index, parse_listing
+from harness.releases.versions import parse_listed
+from tests.releases.bucket import ARCH, Bucket, Releases
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,7 @@
 "latest"/"nightly" and of pinned versions, one download per content, architecture
 selection, and installation on a host by sha256.
 
-The bucket (tests/bisect/bucket.py) is the fake, at the outermost boundary: an HTTP
+The bucket (tests/releases/bucket.py) is the fake, at the outermost boundary: an HTTP
 server on 127.0.0.1 speaking the bucket's XML listing API, serving stand-in builds.
 """
 
@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.bisect.releases import ReleaseBuilds, Request
 from harness.errors import ArtifactError
+from harness.releases.builds import ReleaseBuilds, Request
 from harness.transport import LocalTransport
-from tests.bisect.bucket import Bucket, Releases
-from tests.bisect.conftest import ARCH
+from tests.releases.bucket import ARCH, Bucket, Releases
 
 pytestmark = pytest.mark.anyio
 

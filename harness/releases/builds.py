@@ -18,12 +18,12 @@ from pathlib import Path
 
 import anyio
 
-from harness.bisect.artifacts import Candidate, fetch
-from harness.bisect.index import ReleaseIndex, open_index
-from harness.bisect.install import ARCH_OF_MACHINE, HostInfo, Installed, install
-from harness.bisect.versions import Version, parse_listed
 from harness.cache import RUNSC_BUILDS, cache_dir
 from harness.errors import ArtifactError
+from harness.releases.artifacts import Candidate, fetch
+from harness.releases.index import ReleaseIndex, open_index
+from harness.releases.install import ARCH_OF_MACHINE, HostInfo, Installed, install
+from harness.releases.versions import Version, parse_listed
 from harness.spec.models import RunscRuntimeSpec
 from harness.transport import Transport
 

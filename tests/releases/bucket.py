@@ -16,6 +16,8 @@ import bz2
 import datetime
 import hashlib
 import io
+import shutil
+import sys
 import tarfile
 import threading
 from collections import Counter
@@ -262,3 +264,19 @@ def publish(
         (folder / f"{name}.sha512").write_bytes(_sha512_line(checked, name))
     (root / "releases" / "nightly" / "latest").mkdir()  # the bucket has one; not a version
     return out
+
+
+ARCH = "x86_64"
+
+
+def stand_ins(root: Path, **overrides: int) -> Releases:
+    """13 nightlies; first bad at 9; broken at 5; checksum wrong at 6; flaky at 11."""
+    layout = {"count": 13, "first_bad": 9, "broken": 5, "corrupt": 6, "flaky": 11, **overrides}
+    return publish(
+        root,
+        runsc=shutil.which("runsc") or "/usr/bin/runsc",
+        python=sys.executable,
+        state=root.parent / "flaky-state",
+        arch=ARCH,
+        **layout,
+    )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.bisect.artifacts import Candidate
 from harness.errors import CommandError, UsageError
+from harness.releases.artifacts import Candidate
 from harness.staging import run_or_raise, upload_verified
 from harness.transport import Transport
 

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.bisect.artifacts import MARKER, fetch
-from harness.bisect.index import FolderIndex, HttpIndex
-from harness.bisect.versions import Version, parse_version
 from harness.errors import ArtifactError
-from tests.bisect.bucket import Bucket, Releases
-from tests.bisect.conftest import ARCH
+from harness.releases.artifacts import MARKER, fetch
+from harness.releases.index import FolderIndex, HttpIndex
+from harness.releases.versions import Version, parse_version
+from tests.releases.bucket import ARCH, Bucket, Releases
 
 pytestmark = pytest.mark.anyio
 

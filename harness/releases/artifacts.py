@@ -25,9 +25,9 @@ from typing import IO
 
 from rich.progress import Progress
 
-from harness.bisect.index import ReleaseIndex
-from harness.bisect.versions import Version
 from harness.errors import ArtifactError
+from harness.releases.index import ReleaseIndex
+from harness.releases.versions import Version
 from harness.results.store import utc_now
 
 RUNSC = "runsc"

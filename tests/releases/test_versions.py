@@ -6,14 +6,14 @@ import datetime
 
 import pytest
 
-from harness.bisect.versions import (
+from harness.errors import UsageError
+from harness.releases.versions import (
     Version,
     compare_url,
     parse_listed,
     parse_version,
     select_range,
 )
-from harness.errors import UsageError
 
 
 def _release(text: str) -> Version:
