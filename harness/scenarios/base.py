@@ -60,8 +60,8 @@ class Check:
     needs: tuple[str, ...] = ()
     rule: Rule = Rule.PROBE
     host_fact: str | None = None  # for `Rule.WRITE`: the sentinel fact that proves it
-    # The row of probe.c's check table that reports it: its own id, "sweep" for
-    # one of the sweep's many lines, None for a check judged on the host alone.
+    # The row of the probe's check table (checks.def) that reports it: its own id,
+    # "sweep" for one of the sweep's many lines, None for a check judged on the host alone.
     row: str | None = ""
 
     @property
