@@ -123,9 +123,9 @@ struct check { const char *scenario, *id; void (*fn)(void); int kind; };
 
 /* ---- main.c: options ------------------------------------------------------- */
 
-extern int g_check_timeout_ms;
-extern const char *g_argv0;
-extern unsigned g_unpriv_uid;
+extern int g_check_timeout_ms; /* --check-timeout-ms */
+extern const char *g_argv0;     /* how the probe was started: its own file for a check */
+extern unsigned g_unpriv_uid;   /* --unpriv-uid, parsed: whom the unprivileged attempts run as */
 
 /* Options of `probe run`; a check that needs a missing one reports "error". */
 struct run_options {
