@@ -1,5 +1,5 @@
-"""Compile probe.c into a static binary for a host's architecture, cached by the
-hash of what goes in and by that architecture.
+"""Compile the probe's C sources into a static binary for a host's architecture,
+cached by the hash of what goes in and by that architecture.
 
 Static so it runs in any sandbox, guest or empty rootfs. For the controller's own
 architecture musl is preferred (small, truly static); glibc's `gcc -static` is a
@@ -29,7 +29,10 @@ from harness.errors import ProbeBuildError
 
 log = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("probe.c")
+SOURCE_DIR = Path(__file__).parent
+# Every file of the probe's C project: the compiled .c files, and the header and
+# check table they include (a change to any of them must change the cache key).
+SOURCE_SUFFIXES = (".c", ".h", ".def")
 CFLAGS = ("-static", "-Os", "-Wall", "-Wextra")  # tests/probe also builds with -Werror
 # `uname -m` spellings of the architectures a probe can be built for.
 ARCH_OF_MACHINE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
@@ -75,6 +78,26 @@ class BuiltProbe:
         return {"sha256": self.sha256, "compiler": self.compiler, "arch": self.arch}
 
 
+def sources(directory: Path = SOURCE_DIR) -> list[Path]:
+    """The probe's source files in `directory`, by name: a stable order for the
+    hash and the compiler's command line."""
+    return sorted(
+        (p for p in directory.iterdir() if p.suffix in SOURCE_SUFFIXES and p.is_file()),
+        key=lambda p: p.name,
+    )
+
+
+def source_digest(files: list[Path]) -> bytes:
+    """One digest over every file's name and content, so a renamed, added or
+    removed file changes it as much as an edited one."""
+    h = hashlib.sha256()
+    for path in files:
+        data = path.read_bytes()
+        h.update(f"{path.name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.digest()
+
+
 def _compilers(arch: str) -> list[tuple[str, list[str]]]:
     """The compilers that can build for `arch` here, preferred first."""
     found = []
@@ -92,15 +115,19 @@ def _compilers(arch: str) -> list[tuple[str, list[str]]]:
 
 
 def build_probe(
-    *, arch: str | None = None, source: Path = SOURCE, cache: Path | None = None
+    *, arch: str | None = None, source_dir: Path = SOURCE_DIR, cache: Path | None = None
 ) -> BuiltProbe:
-    """Return the cached probe for this source and architecture (default: this
+    """Return the cached probe for these sources and architecture (default: this
     machine's), compiling it first if needed."""
     arch = normalise_arch(arch) if arch is not None else native_arch()
     try:
-        text = source.read_bytes()
+        files = sources(source_dir)
+        inputs = source_digest(files)
     except OSError as exc:
-        raise ProbeBuildError(f"cannot read probe source {source}: {exc}") from exc
+        raise ProbeBuildError(f"cannot read the probe's sources in {source_dir}: {exc}") from exc
+    units = [p for p in files if p.suffix == ".c"]
+    if not units:
+        raise ProbeBuildError(f"no probe sources (*.c) in {source_dir}")
     compilers = _compilers(arch)
     if not compilers:
         hint = (
@@ -111,14 +138,14 @@ def build_probe(
         raise ProbeBuildError(f"no C compiler for {arch}: {hint}")
     errors: list[str] = []
     for name, argv in compilers:
-        key = hashlib.sha256(text + "\0".join(argv).encode()).hexdigest()[:20]
+        key = hashlib.sha256(inputs + "\0".join(argv).encode()).hexdigest()[:20]
         target = (cache or cache_dir(PROBES)) / arch / key / "probe"
         if not target.is_file():
             if arch == native_arch() and name != "musl-gcc":
                 why = "musl-gcc failed" if errors else "musl-gcc not found"
                 log.warning("%s; building the probe with %s -static", why, name)
             try:
-                _compile(argv, source, target, arch=arch)
+                _compile(argv, units, target, arch=arch)
             except ProbeBuildError as exc:
                 errors.append(str(exc))
                 continue
@@ -146,13 +173,13 @@ def check_static_elf(path: Path, *, arch: str) -> None:
             raise ProbeBuildError(f"{path}: dynamically linked (has an interpreter)")
 
 
-def _compile(argv: list[str], source: Path, target: Path, *, arch: str) -> None:
+def _compile(argv: list[str], units: list[Path], target: Path, *, arch: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".probe-")
     os.close(fd)
     try:
         done = subprocess.run(
-            [*argv, "-o", tmp, str(source)], capture_output=True, text=True, timeout=300
+            [*argv, "-o", tmp, *map(str, units)], capture_output=True, text=True, timeout=300
         )
         if done.returncode != 0:
             first = (done.stderr.strip().splitlines() or ["no output"])[0]

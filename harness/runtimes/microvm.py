@@ -2,7 +2,7 @@
 
 The guest boots an uncompressed ELF `vmlinux` (PVH under qemu: decompressing a
 bzImage under TCG costs tens of seconds) with an initramfs made for the cell:
-the probe as /init, started as `/init init` (see probe.c), which runs
+the probe as /init, started as `/init init` (see harness/probe/init.c), which runs
 `probe run ARGS` with its output on the serial console, then reboots. With
 `reboot=t` and `-no-reboot` (or firecracker) the VMM exits when it does.
 

@@ -71,8 +71,8 @@ class Check:
     # For `Rule.ARRIVAL`: how its packets travel (None: matched by marker only, as ICMP,
     # whose echo identifiers repeat across sandboxes).
     transport: Transport | None = None
-    # The row of probe.c's check table that reports it: its own id, "sweep" for
-    # one of the sweep's many lines, None for a check judged on the host alone.
+    # The row of the probe's check table (checks.def) that reports it: its own id,
+    # "sweep" for one of the sweep's many lines, None for a check judged on the host alone.
     row: str | None = ""
 
     @property

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from harness.probe.build import CFLAGS, MUSL_EXTRA, SOURCE, build_probe
+from harness.probe.build import CFLAGS, MUSL_EXTRA, build_probe, source_digest, sources
 from tests.lab import require_tool
 
 
@@ -17,9 +18,36 @@ def test_probe_compiles_without_warnings(compiler: str, tmp_path: Path) -> None:
     """-Wall -Wextra -Werror passes with musl and with glibc's static gcc."""
     require_tool(compiler)
     extra = list(MUSL_EXTRA) if compiler == "musl-gcc" else []
-    argv = [compiler, *CFLAGS, "-Werror", *extra, "-o", str(tmp_path / "probe"), str(SOURCE)]
+    units = [str(p) for p in sources() if p.suffix == ".c"]
+    argv = [compiler, *CFLAGS, "-Werror", *extra, "-o", str(tmp_path / "probe"), *units]
     done = subprocess.run(argv, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_every_source_file_is_in_the_cache_key(tmp_path: Path) -> None:
+    """The header, the check table and each .c file feed the key: a probe built
+    before an edit to any of them must not be reused after it."""
+    names = {p.name for p in sources()}
+    assert {"probe.h", "checks.def", "main.c", "canary.c", "init.c"} <= names
+    assert all(p.suffix in {".c", ".h", ".def"} for p in sources())
+    for p in sources():
+        shutil.copy(p, tmp_path / p.name)
+    before = source_digest(sources(tmp_path))
+    assert before == source_digest(sources())
+    for name in ("probe.h", "checks.def", "attribution.c"):
+        with (tmp_path / name).open("a") as f:
+            f.write("\n")
+        after = source_digest(sources(tmp_path))
+        assert after != before, name
+        before = after
+    (tmp_path / "attribution.c").rename(tmp_path / "attribution2.c")  # same bytes, new name
+    assert source_digest(sources(tmp_path)) != before
+
+
+def test_no_c_file_is_over_900_lines() -> None:
+    """The probe stays a project of small files, one concern each (docs/architecture.md)."""
+    long = {p.name: n for p in sources() if (n := len(p.read_text().splitlines())) > 900}
+    assert long == {}
 
 
 def test_cached_build_is_static_and_speaks_the_protocol(tmp_path: Path) -> None:

@@ -1,69 +1,65 @@
-"""probe.c's check table and the scenario modules name the same checks, both ways.
+"""The probe's check table (checks.def) and the scenario modules name the same
+checks, both ways.
 
-Adding a scenario means probe.c and one scenario module: if either side names a
-check the other does not, the probe would report a line nobody judges, or a
-scenario would wait for a line the probe never prints (inconclusive forever).
+Adding a check means its C file, its row in checks.def and one scenario module: if
+either side names a check the other does not, the probe would report a line nobody
+judges, or a scenario would wait for a line the probe never prints (inconclusive
+forever).
 """
 
 from __future__ import annotations
 
-import re
-from importlib import resources
+import pytest
 
 from harness.fixtures.filesystem import Sentinels
+from harness.probe import table
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need, Rule
 
-SOURCE = resources.files("harness.probe").joinpath("probe.c").read_text()
-KIND = {"attempt": "K_ATTEMPT", "control": "K_CONTROL"}
-
 
 def _table() -> set[tuple[str, str, str]]:
-    body = SOURCE.split("static const struct check checks[] = {", 1)[1].split("};", 1)[0]
-    rows = re.findall(r'\{\s*"([\w-]+)",\s*"([\w-]+)",\s*\w+,\s*(K_\w+)\s*\}', body)
-    assert len(rows) == body.count("{"), "a row of the table did not parse"
-    return set(rows)
+    return {(row.scenario, row.id, row.kind) for row in table.rows()}
 
 
 def _declared() -> set[tuple[str, str, str]]:
     rows = set()
     for s in SCENARIOS.values():
-        rows |= {(s.probe_name, fact, "K_FACT") for fact in s.facts}
-        rows |= {(s.probe_name, info, "K_INFO") for info in s.info}
+        rows |= {(s.probe_name, fact, "fact") for fact in s.facts}
+        rows |= {(s.probe_name, info, "info") for info in s.info}
         for c in s.checks:
             if c.table_row == "sweep":
-                rows.add((s.probe_name, "sweep", "K_SWEEP"))
+                rows.add((s.probe_name, "sweep", "sweep"))
             elif c.table_row is not None:
-                kind = "control" if c.inside_control else "attempt"
-                rows.add((s.probe_name, c.table_row, KIND[kind]))
+                rows.add((s.probe_name, c.table_row, "control" if c.inside_control else "attempt"))
     return rows
 
 
 def test_every_table_row_is_declared_by_a_scenario_and_back() -> None:
-    """Each row of probe.c's table is a fact, check or info line some scenario
+    """Each row of checks.def is a fact, check or info line some scenario
     declares, with the same kind; and each declared one has its row."""
-    table, declared = _table(), _declared()
-    assert table - declared == set(), "rows in probe.c that no scenario declares"
-    assert declared - table == set(), "declared checks that probe.c does not run"
-
-
-def _ports(name: str) -> list[str]:
-    values = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", SOURCE)
-    assert values is not None, name
-    numbers = re.sub(r"/\*.*?\*/", "", values.group(1)).split(",")
-    return [("high" if n.strip() == "0" else n.strip()) for n in numbers if n.strip()]
+    in_table, declared = _table(), _declared()
+    assert in_table - declared == set(), "rows in checks.def that no scenario declares"
+    assert declared - in_table == set(), "declared checks that checks.def does not run"
 
 
 def test_the_sweep_reports_exactly_the_declared_sweep_checks() -> None:
-    """The sweep row prints many lines: their ids (built from probe.c's port lists
+    """The sweep row prints many lines: their ids (built from egress.c's port lists
     and named attempts) are exactly the checks declared as the sweep's."""
-    made = {f"icmp{v}" for v in "46"}
-    for v in "46":
-        made |= {f"tcp{v}-{p}" for p in _ports("sweep_tcp_ports")}
-        made |= {f"udp{v}-{p}" for p in _ports("sweep_udp_ports")}
-    made |= set(re.findall(r'att_new\("([\w-]+)"', SOURCE))
     declared = {c.id for s in SCENARIOS.values() for c in s.checks if c.table_row == "sweep"}
-    assert made == declared
+    assert table.sweep_ids() == declared
+
+
+def test_the_table_is_read_whole_and_in_order() -> None:
+    """Every row is read, in file order (the order the probe runs and prints them),
+    and a line the parser cannot read is an error, not a skipped check."""
+    rows = table.rows()
+    assert [r.id for r in rows[:2]] == ["landlock_abi", "landlock_enforces"]
+    assert len({(r.scenario, r.id) for r in rows}) == len(rows)
+    assert {r.kind for r in rows} == set(table.KINDS)
+    text = 'CHECK("egress", "tcp-raw-ip", chk_tcp_raw_ip, ATTEMPT) /* a comment */\n'
+    assert table.rows(text) == [table.Row("egress", "tcp-raw-ip", "chk_tcp_raw_ip", "attempt")]
+    with pytest.raises(ValueError, match=r"checks\.def:2"):
+        table.rows(text + 'CHECK("egress", "tcp-raw-ip", chk_tcp_raw_ip, ATEMPT)\n')
 
 
 def test_host_side_checks_are_not_in_the_table() -> None:

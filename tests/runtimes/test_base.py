@@ -4,6 +4,7 @@ allowed folder, the privilege helpers) appear inside the sandbox."""
 from __future__ import annotations
 
 import json
+from importlib import resources
 
 import pytest
 
@@ -81,3 +82,12 @@ def test_a_guest_gets_the_grants_at_the_inside_paths() -> None:
     assert {ALLOWED_INSIDE.lstrip("/"), HELPERS_INSIDE.lstrip("/")} <= folders
     assert f"member {HELPERS_INSIDE.lstrip('/')}/setuid" in microvm.LIFECYCLE
     assert f'"{ALLOWED_INSIDE.lstrip("/")}/$b"' in microvm.LIFECYCLE
+
+
+def test_the_guest_init_spells_the_helpers_path() -> None:
+    """The probe's init (init.c) gives the fcap helper its capability and remounts
+    the helpers nosuid at HELPERS_INSIDE: a drift would leave the helpers unguarded."""
+    init = resources.files("harness.probe").joinpath("init.c").read_text()
+    assert f'stat("{HELPERS_INSIDE}", &st)' in init
+    assert f'mount("{HELPERS_INSIDE}", "{HELPERS_INSIDE}", NULL, MS_BIND, NULL)' in init
+    assert f'"{HELPERS_INSIDE}/fcap", "security.capability"' in init

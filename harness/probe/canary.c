@@ -1,0 +1,653 @@
+/* Mode "canary": TCP and DNS listeners on the host that answer with the nonce and
+ * log what arrives; sandboxes send what they like, so everything read is parsed
+ * with bounds. */
+
+#include "probe.h"
+
+#define MAX_LISTEN 96
+#define MAX_CLIENTS 512
+#define CLIENT_MS 2000 /* a client has this long to send its line or query */
+
+enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE };
+/* optional: a sweep port that may be taken (listen mode); a failed bind is logged. */
+struct listener { int fd, type; const char *spec; int optional; };
+struct client {
+    int fd;
+    const struct listener *l;
+    char peer[80];
+    double end;
+    size_t n;
+    unsigned char buf[2 + 512];
+};
+
+static const char *g_canary_nonce;
+static struct in_addr g_answer;
+static int g_have_answer;
+
+/* Answer a query (A: --answer, TXT: nonce=<nonce>, else NOERROR and no
+ * answer) into r; the reply length or -1. The question goes to qname/qtype. */
+static int dns_answer(const unsigned char *q, size_t n, unsigned char *r, size_t cap,
+                      char *qname, size_t ncap, int *qtype)
+{
+    long off;
+    if (n < 12 || q[2] & 0x80 || (q[4] << 8 | q[5]) < 1 ||
+        (off = dns_get_name(q, n, 12, qname, ncap)) < 0 || (size_t)off + 4 > n)
+        return -1;
+    *qtype = q[off] << 8 | q[off + 1];
+    size_t p = (size_t)off + 4, rdlen = 0;
+    unsigned char rd[256];
+    if (*qtype == DNS_A && g_have_answer) {
+        memcpy(rd, &g_answer, 4);
+        rdlen = 4;
+    } else if (*qtype == DNS_TXT) {
+        rdlen = (size_t)snprintf((char *)rd + 1, sizeof rd - 1, "nonce=%s", g_canary_nonce);
+        rd[0] = (unsigned char)rdlen++;
+    }
+    if (p + 12 + rdlen > cap)
+        return -1;
+    memcpy(r, q, p);                                /* header and question */
+    r[2] = (unsigned char)(0x80 | (q[2] & 0x79));    /* QR, opcode, RD */
+    r[3] = 0x80;                                     /* RA, NOERROR */
+    memset(r + 4, 0, 8);
+    r[5] = 1;
+    if (rdlen) {
+        static const unsigned char rr[] = { 0xc0, 12, 0, 0, 0, 1, 0, 0, 0, 60, 0, 0 };
+        memcpy(r + p, rr, sizeof rr);                /* name: pointer to the question */
+        r[p + 3] = (unsigned char)*qtype;
+        r[p + 11] = (unsigned char)rdlen;
+        memcpy(r + p + 12, rd, rdlen);
+        p += 12 + rdlen;
+        r[7] = 1;                                    /* ANCOUNT */
+    }
+    return (int)p;
+}
+
+/* Log a query and build its reply; the reply length (0: none). */
+static size_t canary_dns(const char *proto, const char *listen, const char *peer,
+                         const unsigned char *q, size_t n, unsigned char *r, size_t cap)
+{
+    char qname[256];
+    int qtype = -1, len = dns_answer(q, n, r, cap, qname, sizeof qname, &qtype);
+    Buf b = { .n = 0 };
+    bput(&b, "{\"event\":\"dns\"");
+    bkv(&b, "proto", proto);
+    bkv(&b, "listen", listen);
+    bkv(&b, "peer", peer);
+    if (len < 0)
+        bkv(&b, "error", "malformed query");
+    else {
+        bkv(&b, "qname", qname);
+        bput(&b, ",\"qtype\":%d", qtype);
+    }
+    bput(&b, "}");
+    emit(&b);
+    return len > 0 ? (size_t)len : 0;
+}
+
+static void serve_udp(const struct listener *l)
+{
+    for (int k = 0; k < 64; k++) { /* a bounded batch, then the other sockets */
+        unsigned char q[1500], r[600];
+        Addr from;
+        socklen_t fl = sizeof from;
+        char peer[80];
+        ssize_t n = recvfrom(l->fd, q, sizeof q, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return;
+        fmt_addr(&from, peer, sizeof peer);
+        size_t len = canary_dns("udp", l->spec, peer, q, (size_t)n, r, sizeof r);
+        if (len)
+            sendto(l->fd, r, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
+    }
+}
+
+/* A datagram on a sweep port: log its first line, answer with the nonce. */
+static void serve_udp_line(const struct listener *l)
+{
+    for (int k = 0; k < 64; k++) {
+        char q[1500], peer[80];
+        Addr from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(l->fd, q, sizeof q - 1, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return;
+        q[n] = '\0';
+        q[strcspn(q, "\r\n")] = '\0';
+        fmt_addr(&from, peer, sizeof peer);
+        Buf b = { .n = 0 };
+        bput(&b, "{\"event\":\"udp\"");
+        bkv(&b, "listen", l->spec);
+        bkv(&b, "peer", peer);
+        bkv(&b, "line", q);
+        bput(&b, "}");
+        emit(&b);
+        b.n = 0;
+        bput(&b, "NONCE %s\n", g_canary_nonce);
+        sendto(l->fd, b.s, b.n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
+    }
+}
+
+/* 1: the client's line or query is complete; 0: not yet; -1: it never will be. */
+static int client_ready(const struct client *c)
+{
+    if (c->l->type == L_LINE)
+        return memchr(c->buf, '\n', c->n) ? 1 : c->n >= sizeof c->buf - 1 ? -1 : 0;
+    if (c->n < 2)
+        return 0;
+    size_t want = (size_t)(c->buf[0] << 8 | c->buf[1]);
+    return want + 3 > sizeof c->buf ? -1 : c->n >= 2 + want;
+}
+
+/* Log the client's line or query, answer it, and close. */
+static void client_finish(struct client *c, int complete)
+{
+    if (c->l->type == L_LINE) {
+        char line[sizeof c->buf];
+        memcpy(line, c->buf, c->n);
+        line[c->n] = '\0';
+        line[strcspn(line, "\r\n")] = '\0';
+        Buf b = { .n = 0 };
+        bput(&b, "{\"event\":\"tcp\"");
+        bkv(&b, "listen", c->l->spec);
+        bkv(&b, "peer", c->peer);
+        bkv(&b, "line", line);
+        if (!complete)
+            bput(&b, ",\"complete\":false");
+        bput(&b, "}");
+        emit(&b);
+        b.n = 0;
+        bput(&b, "NONCE %s\n", g_canary_nonce);
+        send(c->fd, b.s, b.n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } else if (complete) {
+        unsigned char r[2 + 600];
+        size_t len = canary_dns("tcp", c->l->spec, c->peer, c->buf + 2, c->n - 2, r + 2, sizeof r - 2);
+        r[0] = (unsigned char)(len >> 8);
+        r[1] = (unsigned char)len;
+        if (len)
+            send(c->fd, r, len + 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } else {
+        Buf b = { .n = 0 };
+        bput(&b, "{\"event\":\"dns\",\"proto\":\"tcp\"");
+        bkv(&b, "listen", c->l->spec);
+        bkv(&b, "peer", c->peer);
+        bput(&b, ",\"error\":\"incomplete query\"}");
+        emit(&b);
+    }
+    shutdown(c->fd, SHUT_WR);
+    close(c->fd);
+    c->fd = -1;
+}
+
+static void client_read(struct client *c)
+{
+    ssize_t k = read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (k > 0)
+        c->n += (size_t)k;
+    int ready = client_ready(c);
+    if (ready || k <= 0)
+        client_finish(c, ready > 0);
+}
+
+static void accept_all(const struct listener *l, struct client *cl, size_t *nc)
+{
+    for (int k = 0; k < 64; k++) {
+        Addr from;
+        socklen_t fl = sizeof from;
+        int fd = accept4(l->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EINTR || errno == ECONNABORTED))
+            continue;
+        if (fd < 0)
+            return;
+        struct client *c = &cl[*nc];
+        if (*nc == MAX_CLIENTS) { /* full: the oldest client makes room */
+            c = cl;
+            for (size_t i = 1; i < MAX_CLIENTS; i++)
+                if (cl[i].end < c->end)
+                    c = &cl[i];
+            client_finish(c, 0);
+        } else {
+            (*nc)++;
+        }
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->l = l;
+        c->end = now_ms() + CLIENT_MS;
+        fmt_addr(&from, c->peer, sizeof c->peer);
+    }
+}
+
+static int canary_bind(const struct listener *l)
+{
+    Addr a;
+    const char *spec = l->spec;
+    int one = 1, st = l->type == L_DNS_UDP || l->type == L_UDP_LINE ? SOCK_DGRAM : SOCK_STREAM;
+    if (parse_addr(spec, &a) != 0)
+        fatal(2, "bad address (want IP:PORT): %s", spec);
+    int fd = socket(a.ss_family, st | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        fatal(2, "socket for %s: %s", spec, strerror(errno));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a.ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&a, addr_len(&a)) != 0
+        || (st == SOCK_STREAM && listen(fd, 512) != 0)) {
+        if (!l->optional)
+            fatal(2, "bind(%s %s): %s", st == SOCK_DGRAM ? "udp" : "tcp", spec, strerror(errno));
+        Buf b = { .n = 0 };
+        bput(&b, "{\"event\":\"unbound\",\"proto\":\"%s\"", st == SOCK_DGRAM ? "udp" : "tcp");
+        bkv(&b, "listen", spec);
+        bkv(&b, "error", strerror(errno));
+        bput(&b, "}");
+        emit(&b);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* --daemon: the readiness pipe's write end, in the daemon; -1 otherwise. */
+static int g_ready_fd = -1;
+
+/*
+ * Fork a daemon that logs to `log` in a session of its own; the caller's process
+ * waits until the daemon says it is ready, then prints "pid=N" and exits 0. If
+ * the daemon fails first (or takes over 10 s), its log goes to stderr and the
+ * exit status is 86. No polling: the daemon closes the pipe by writing a byte,
+ * or by dying. Returns in the daemon only.
+ */
+static void canary_daemonize(const char *log)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        fatal(2, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0)
+        fatal(2, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(p[0]);
+        setsid();
+        int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+            _exit(2); /* the caller reports the missing log */
+        close(out);
+        close(in);
+        g_ready_fd = p[1];
+        return;
+    }
+    close(p[1]);
+    struct pollfd pf = { .fd = p[0], .events = POLLIN };
+    char c;
+    int waited = poll(&pf, 1, 10000);
+    if (waited > 0 && read(p[0], &c, 1) == 1) {
+        dprintf(1, "pid=%d\n", (int)pid);
+        _exit(0);
+    }
+    if (waited == 0) {
+        kill(pid, SIGKILL);
+        dprintf(2, "canary did not report ready within 10s\n");
+    }
+    char buf[4096];
+    int fd = open(log, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+    if (n > 0)
+        (void)!write(2, buf, (size_t)n);
+    else
+        dprintf(2, "canary failed before writing %s\n", log);
+    _exit(86);
+}
+
+/* --netns/--iface: move into the outside namespace and configure its end. */
+static void canary_network(const char *netns, const char *iface, const char *cidr, const char *gw)
+{
+    if (netns) {
+        int fd = open(netns, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || setns(fd, CLONE_NEWNET))
+            fatal(2, "setns %s: %s", netns, strerror(errno));
+        close(fd);
+    }
+    if (!iface)
+        return;
+    char addr[64];
+    int prefix = 0;
+    const char *slash = cidr ? strchr(cidr, '/') : NULL;
+    if (!slash || (size_t)(slash - cidr) >= sizeof addr || sscanf(slash + 1, "%d", &prefix) != 1
+        || prefix < 1 || prefix > 32)
+        fatal(2, "bad --iface-addr (want IPV4/PREFIX): %s", cidr ? cidr : "(none)");
+    memcpy(addr, cidr, (size_t)(slash - cidr));
+    addr[slash - cidr] = '\0';
+    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sock < 0 || net_ifup(sock, "lo", NULL, 0))
+        fatal(2, "lo: %s", strerror(errno));
+    if (net_ifup(sock, iface, addr, prefix))
+        fatal(2, "%s: %s", iface, strerror(errno));
+    if (gw && net_default_route(sock, gw))
+        fatal(2, "default route via %s: %s", gw, strerror(errno));
+    close(sock);
+}
+
+/* struct in6_ifreq (linux/ipv6.h, which musl's headers cannot include). */
+struct probe_in6_ifreq { struct in6_addr addr; uint32_t prefixlen; int ifindex; };
+
+/* --iface-addr6/--gateway6: the outside end's IPv6 address (no duplicate address
+ * detection: the address must be usable at once) and a default route back. */
+static void canary_network6(const char *iface, const char *cidr, const char *gw)
+{
+    char addr[64], path[128];
+    int prefix = 0;
+    const char *slash = cidr ? strchr(cidr, '/') : NULL;
+    if (!iface)
+        fatal(2, "--iface-addr6 needs --iface");
+    if (!slash || (size_t)(slash - cidr) >= sizeof addr || sscanf(slash + 1, "%d", &prefix) != 1
+        || prefix < 1 || prefix > 128)
+        fatal(2, "bad --iface-addr6 (want IPV6/PREFIX): %s", cidr);
+    memcpy(addr, cidr, (size_t)(slash - cidr));
+    addr[slash - cidr] = '\0';
+    snprintf(path, sizeof path, "/proc/sys/net/ipv6/conf/%s/accept_dad", iface);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)!write(fd, "0\n", 2);
+        close(fd);
+    }
+    struct probe_in6_ifreq r = { .prefixlen = (uint32_t)prefix, .ifindex = (int)if_nametoindex(iface) };
+    int sock = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sock < 0)
+        fatal(2, "IPv6 socket: %s", strerror(errno));
+    if (!r.ifindex || inet_pton(AF_INET6, addr, &r.addr) != 1 || ioctl(sock, SIOCSIFADDR, &r))
+        fatal(2, "%s: IPv6 address %s: %s", iface, addr, strerror(errno));
+    /* Until the kernel has seen the link come up (its link watch may lag a second
+     * under load), the address stays tentative and cannot be bound: wait for it. */
+    char hex[33], table[8192];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", r.addr.s6_addr[i]);
+    for (int tries = 0;; tries++) {
+        ssize_t n = read_file("/proc/net/if_inet6", table, sizeof table - 1);
+        table[n > 0 ? n : 0] = '\0';
+        char *line = strstr(table, hex);
+        unsigned flags = 0x40;
+        if (line && sscanf(line, "%*32s %*x %*x %*x %x", &flags) != 1)
+            flags = 0x40;
+        if (!(flags & 0x40 /* IFA_F_TENTATIVE */))
+            break;
+        if (tries == 500)
+            fatal(2, "%s: IPv6 address %s still tentative after 10 s", iface, addr);
+        usleep(20000);
+    }
+    if (gw) {
+        struct in6_rtmsg rt;
+        memset(&rt, 0, sizeof rt);
+        rt.rtmsg_flags = RTF_UP | RTF_GATEWAY;
+        rt.rtmsg_metric = 1;
+        rt.rtmsg_ifindex = r.ifindex;
+        if (inet_pton(AF_INET6, gw, &rt.rtmsg_gateway) != 1 || ioctl(sock, SIOCADDRT, &rt))
+            fatal(2, "IPv6 default route via %s: %s", gw, strerror(errno));
+    }
+    close(sock);
+}
+
+/* --capture: every packet arriving in the outside namespace, on any interface but
+ * lo, on any port and protocol, is logged ("packet" events): TCP SYNs, every UDP
+ * datagram and ICMP echo request, and any packet whose payload names harness (its
+ * marker, with some context). Attempts to ports nobody listens on count too. */
+static int capture_open(void)
+{
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(0x0003 /* ETH_P_ALL */));
+    if (fd < 0)
+        fatal(2, "packet capture: %s", strerror(errno));
+    int size = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    return fd;
+}
+
+/* The printable text around the first "harness" in p (case-insensitive), or "". */
+static void capture_mark(const unsigned char *p, size_t n, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i + 7 <= n; i++) {
+        if (strncasecmp((const char *)p + i, "harness", 7))
+            continue;
+        size_t from = i > 48 ? i - 48 : 0, k = 0;
+        for (size_t j = from; j < n && k + 1 < cap && j < i + 120; j++)
+            out[k++] = p[j] >= 0x21 && p[j] < 0x7f ? (char)p[j] : '.';
+        out[k] = '\0';
+        return;
+    }
+}
+
+static void capture_read(int fd)
+{
+    static unsigned char pkt[65536];
+    static int lo;
+    if (!lo)
+        lo = (int)if_nametoindex("lo");
+    for (int k = 0; k < 256; k++) {
+        struct sockaddr_ll from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(fd, pkt, sizeof pkt, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return;
+        if (from.sll_pkttype == PACKET_OUTGOING || from.sll_ifindex == lo)
+            continue;
+        unsigned proto_eth = ntohs(from.sll_protocol), l4 = 0;
+        size_t hl = 0;
+        char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
+        if (proto_eth == 0x0800 && n >= 20 && (pkt[0] >> 4) == 4) {
+            hl = (size_t)(pkt[0] & 15) * 4;
+            l4 = pkt[9];
+            inet_ntop(AF_INET, pkt + 12, src, sizeof src);
+            inet_ntop(AF_INET, pkt + 16, dst, sizeof dst);
+        } else if (proto_eth == 0x86dd && n >= 40 && (pkt[0] >> 4) == 6) {
+            hl = 40;
+            l4 = pkt[6]; /* no extension headers expected here */
+            inet_ntop(AF_INET6, pkt + 8, src, sizeof src);
+            inet_ntop(AF_INET6, pkt + 24, dst, sizeof dst);
+        } else {
+            continue;
+        }
+        if (hl > (size_t)n)
+            continue;
+        const unsigned char *t = pkt + hl;
+        size_t tn = (size_t)n - hl, off = 0;
+        const char *name;
+        int sport = -1, dport = -1, keep = 0;
+        if (l4 == 6 && tn >= 20) {
+            name = "tcp";
+            sport = t[0] << 8 | t[1];
+            dport = t[2] << 8 | t[3];
+            off = (size_t)(t[12] >> 4) * 4;
+            keep = (t[13] & 0x12) == 0x02; /* SYN without ACK: a new connection */
+        } else if (l4 == 17 && tn >= 8) {
+            name = "udp";
+            sport = t[0] << 8 | t[1];
+            dport = t[2] << 8 | t[3];
+            off = 8;
+            keep = 1;
+        } else if ((l4 == 1 && tn >= 8 && t[0] == 8) || (l4 == 58 && tn >= 8 && t[0] == 128)) {
+            name = l4 == 1 ? "icmp" : "icmp6";
+            sport = t[4] << 8 | t[5]; /* the echo identifier */
+            off = 8;
+            keep = 1;
+        } else {
+            continue;
+        }
+        char mark[200] = "";
+        if (off < tn)
+            capture_mark(t + off, tn - off, mark, sizeof mark);
+        if (!keep && !mark[0])
+            continue;
+        Buf b = { .n = 0 };
+        bput(&b, "{\"event\":\"packet\"");
+        bkv(&b, "proto", name);
+        bkv(&b, "src", src);
+        bkv(&b, "dst", dst);
+        bput(&b, ",\"sport\":%d,\"dport\":%d", sport, dport);
+        if (mark[0])
+            bkv(&b, "mark", mark);
+        bput(&b, "}");
+        emit(&b);
+    }
+}
+
+/* The run's lease (a file whose first line is the epoch second it ends at) is
+ * still running: the file is there, readable, and its end is not past. A run that
+ * was killed stops renewing it, and the canary then exits by itself. */
+static int lease_alive(const char *path)
+{
+    char text[64] = { 0 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    char *end = NULL;
+    long long until = strtoll(text, &end, 10);
+    if (end == text)
+        return 0;
+    return (long long)time(NULL) <= until;
+}
+
+/* Single-threaded poll loop; never waits on one client. */
+__attribute__((noreturn))
+void canary_main(int argc, char **argv)
+{
+    static struct listener ls[MAX_LISTEN];
+    static struct client cl[MAX_CLIENTS];
+    static struct pollfd pf[MAX_LISTEN + MAX_CLIENTS + 1];
+    size_t nl = 0, nc = 0;
+    const char *answer = NULL, *daemon_log = NULL, *netns = NULL, *iface = NULL, *cidr = NULL,
+               *gw = NULL, *cidr6 = NULL, *gw6 = NULL, *lease = NULL;
+    int capture = 0, cap_fd = -1;
+    double lease_checked = 0;
+
+    g_fatal_type = "event";
+    signal(SIGPIPE, SIG_IGN);
+    for (int i = 2; i < argc; i += 2) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int dns = !strcmp(opt, "--dns");
+        if (!strcmp(opt, "--capture")) {
+            capture = 1;
+            i--; /* a flag: no value */
+            continue;
+        }
+        if (!val)
+            fatal(2, "bad argument: %s", opt);
+        if ((dns || !strcmp(opt, "--tcp")) && nl + 2 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0 };
+            if (dns)
+                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0 };
+        } else if (!strcmp(opt, "--sweep-tcp") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1 };
+        } else if (!strcmp(opt, "--sweep-dns") && nl + 2 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1 };
+        } else if (!strcmp(opt, "--sweep-udp") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1 };
+        } else if (!strcmp(opt, "--iface-addr6"))
+            cidr6 = val;
+        else if (!strcmp(opt, "--gateway6"))
+            gw6 = val;
+        else if (!strcmp(opt, "--nonce"))
+            g_canary_nonce = val;
+        else if (!strcmp(opt, "--answer"))
+            answer = val;
+        else if (!strcmp(opt, "--daemon"))
+            daemon_log = val;
+        else if (!strcmp(opt, "--netns"))
+            netns = val;
+        else if (!strcmp(opt, "--iface"))
+            iface = val;
+        else if (!strcmp(opt, "--iface-addr"))
+            cidr = val;
+        else if (!strcmp(opt, "--gateway"))
+            gw = val;
+        else if (!strcmp(opt, "--lease"))
+            lease = val;
+        else
+            fatal(2, "bad argument: %s", opt);
+    }
+    if (!g_canary_nonce || !*g_canary_nonce || strlen(g_canary_nonce) > 200)
+        fatal(2, "--nonce not given (or longer than 200)");
+    if (nl > MAX_LISTEN - 2)
+        fatal(2, "too many listeners (at most %d)", MAX_LISTEN - 2);
+    if (answer && inet_pton(AF_INET, answer, &g_answer) != 1)
+        fatal(2, "bad --answer (want an IPv4 address): %s", answer);
+    g_have_answer = answer != NULL;
+    if (nl == 0)
+        fatal(2, "no --tcp or --dns given");
+    if (daemon_log)
+        canary_daemonize(daemon_log);
+    canary_network(netns, iface, cidr, gw);
+    if (cidr6)
+        canary_network6(iface, cidr6, gw6);
+    if (capture)
+        cap_fd = capture_open();
+    for (size_t k = 0; k < nl; k++)
+        ls[k].fd = canary_bind(&ls[k]);
+
+    Buf b = { .n = 0 };
+    bput(&b, "{\"event\":\"ready\",\"pid\":%d}", (int)getpid());
+    emit(&b);
+    if (g_ready_fd >= 0) {
+        (void)!write(g_ready_fd, "r", 1);
+        close(g_ready_fd);
+    }
+
+    for (;;) {
+        double now = now_ms(), next = -1;
+        for (size_t k = 0; k < nl; k++)
+            pf[k] = (struct pollfd){ .fd = ls[k].fd, .events = POLLIN };
+        for (size_t k = 0; k < nc; k++) {
+            pf[nl + k] = (struct pollfd){ .fd = cl[k].fd, .events = POLLIN };
+            if (next < 0 || cl[k].end < next)
+                next = cl[k].end;
+        }
+        int wait = next < 0 ? -1 : next <= now ? 0 : (int)(next - now + 1);
+        if (lease && (wait < 0 || wait > 1000))
+            wait = 1000;
+        if (lease && now - lease_checked >= 1000) {
+            lease_checked = now;
+            if (!lease_alive(lease)) {
+                b.n = 0;
+                bput(&b, "{\"event\":\"lease-ended\",\"pid\":%d}", (int)getpid());
+                emit(&b);
+                _exit(0);
+            }
+        }
+        pf[nl + nc] = (struct pollfd){ .fd = cap_fd, .events = POLLIN };
+        if (poll(pf, nl + nc + 1, wait) < 0 && errno != EINTR)
+            fatal(2, "poll: %s", strerror(errno));
+        if (pf[nl + nc].revents)
+            capture_read(cap_fd);
+        /* Clients first, then drop the finished ones, then take new ones. */
+        for (size_t k = 0; k < nc; k++) {
+            if (pf[nl + k].revents)
+                client_read(&cl[k]);
+            if (cl[k].fd >= 0 && now_ms() >= cl[k].end)
+                client_finish(&cl[k], 0);
+        }
+        size_t kept = 0;
+        for (size_t k = 0; k < nc; k++)
+            if (cl[k].fd >= 0)
+                cl[kept++] = cl[k];
+        nc = kept;
+        for (size_t k = 0; k < nl; k++)
+            if (pf[k].revents) {
+                if (ls[k].type == L_DNS_UDP)
+                    serve_udp(&ls[k]);
+                else if (ls[k].type == L_UDP_LINE)
+                    serve_udp_line(&ls[k]);
+                else
+                    accept_all(&ls[k], cl, &nc);
+            }
+    }
+}

@@ -1,0 +1,191 @@
+/* `probe run`: its arguments, the check table and the check loop; and which mode
+ * (run, canary, init, whoami, version) the arguments ask for. */
+
+#include "probe.h"
+
+int g_check_timeout_ms = 5000;
+static long g_deadline_ms = 60000;
+const char *g_argv0 = "probe";
+unsigned g_unpriv_uid = 65534;
+
+struct run_options o;
+static const struct { const char *name; const char **val; } run_opts[] = {
+    { "--tag", &o.tag }, { "--canary-tcp", &o.canary_tcp }, { "--resolver", &o.resolver },
+    { "--alt-dns", &o.alt_dns }, { "--doh", &o.doh }, { "--denied-name", &o.denied_name },
+    { "--nonce", &o.nonce }, { "--allowed-dir", &o.allowed_dir }, { "--sentinel", &o.sentinel },
+    { "--token", &o.token }, { "--outside-dir", &o.outside_dir }, { "--overwrite", &o.overwrite },
+    { "--rename", &o.rename }, { "--planted-link", &o.planted_link },
+    { "--setuid-helper", &o.setuid_helper }, { "--fcap-helper", &o.fcap_helper },
+    { "--unpriv-uid", &o.unpriv_uid }, { "--allowed-tcp", &o.allowed_tcp },
+    { "--canary4", &o.canary4 }, { "--canary6", &o.canary6 }, { "--high-port", &o.high_port },
+    { "--resolver-ranges", &o.resolver_ranges }, { "--more-sentinels", &o.more_sentinels },
+    { "--cell-nonce", &o.cell_nonce },
+};
+#define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
+
+/* The value of an option this check needs; "error" when it was not given. */
+const char *need(const char **opt)
+{
+    for (size_t i = 0; i < NRUNOPTS; i++)
+        if (run_opts[i].val == opt && (!*opt || !**opt))
+            fail(0, "%s not given", run_opts[i].name);
+    return *opt;
+}
+
+/* The address in an option this check needs. */
+void need_addr(const char **opt, Addr *a)
+{
+    const char *s = need(opt);
+    if (parse_addr(s, a) != 0)
+        for (size_t i = 0; i < NRUNOPTS; i++)
+            if (run_opts[i].val == opt)
+                fail(0, "bad %s (want IP:PORT): %s", run_opts[i].name, s);
+}
+
+/* The check table (checks.def), in the order the checks run and print. */
+static const struct check checks[] = {
+#define CHECK(scenario, id, fn, kind) { scenario, id, fn, K_##kind },
+#include "checks.def"
+#undef CHECK
+};
+#define NCHECKS (sizeof checks / sizeof checks[0])
+
+static void on_deadline(int sig)
+{
+    static const char msg[] = "{\"type\":\"fatal\",\"detail\":\"deadline\"}\n";
+    pid_t c = g_child;
+    (void)sig;
+    if (c > 0) {
+        kill(-c, SIGKILL);
+        kill(c, SIGKILL);
+    }
+    write_all(STDOUT_FILENO, msg, sizeof msg - 1);
+    _exit(3);
+}
+
+/* SIGTERM/SIGINT/SIGHUP (e.g. from `timeout` at the cell deadline): take the
+ * running check's process group down too, then go. */
+static void on_term(int sig)
+{
+    pid_t c = g_child;
+    if (c > 0) {
+        kill(-c, SIGKILL);
+        kill(c, SIGKILL);
+    }
+    _exit(128 + sig);
+}
+
+static long parse_num(const char *opt, const char *s, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0 || v > max)
+        fatal(2, "bad value for %s: %s", opt, s);
+    return v;
+}
+
+static int scenario_known(const char *name)
+{
+    for (size_t i = 0; i < NCHECKS; i++)
+        if (!strcmp(checks[i].scenario, name))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 0 && argv[0] && argv[0][0])
+        g_argv0 = argv[0];
+    if (argc == 2 && !strcmp(argv[1], "version")) {
+        Buf b = { .n = 0 };
+        bput(&b, "{\"type\":\"version\",\"probe\":\"%s\",\"protocol\":%d}", PROBE_NAME, PROTOCOL);
+        emit(&b);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "whoami")) {
+        Buf b = { .n = 0 };
+        bput(&b, "{\"type\":\"whoami\",");
+        put_creds(&b, 0);
+        bput(&b, "}");
+        emit(&b);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "canary"))
+        canary_main(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "init"))
+        init_main();
+    if (argc < 2 || strcmp(argv[1], "run"))
+        fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] [OPTIONS] SCENARIO..."
+                 " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"
+                 " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG] [--lease FILE]"
+                 " | probe whoami | probe version");
+
+    int i = 2;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char **slot = NULL;
+        for (size_t k = 0; k < NRUNOPTS && !slot; k++)
+            if (!strcmp(argv[i], run_opts[k].name))
+                slot = run_opts[k].val;
+        if (!strcmp(argv[i], "--check-timeout-ms") && i + 1 < argc)
+            g_check_timeout_ms = (int)parse_num(argv[i], argv[i + 1], 86400000L), i++;
+        else if (!strcmp(argv[i], "--deadline-ms") && i + 1 < argc)
+            g_deadline_ms = parse_num(argv[i], argv[i + 1], 86400000L), i++;
+        else if (slot && i + 1 < argc)
+            *slot = argv[++i];
+        else
+            fatal(2, "bad argument: %s", argv[i]);
+    }
+    if (o.unpriv_uid)
+        g_unpriv_uid = (unsigned)parse_num("--unpriv-uid", o.unpriv_uid, 4294967294L);
+    if (i == argc)
+        fatal(2, "no scenario given");
+    for (int j = i; j < argc; j++)
+        if (!scenario_known(argv[j]))
+            fatal(2, "unknown scenario: %s", argv[j]);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_deadline;
+    sigaction(SIGALRM, &sa, NULL);
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    struct itimerval itv = { .it_value = { .tv_sec = g_deadline_ms / 1000,
+                                           .tv_usec = (g_deadline_ms % 1000) * 1000 } };
+    setitimer(ITIMER_REAL, &itv, NULL);
+
+    Buf b = { .n = 0 };
+    bput(&b, "{\"type\":\"start\",\"probe\":\"%s\",\"protocol\":%d,\"pid\":%d,\"uid\":%u,\"euid\":%u,\"gid\":%u",
+         PROBE_NAME, PROTOCOL, (int)getpid(), (unsigned)getuid(), (unsigned)geteuid(), (unsigned)getgid());
+    if (o.cell_nonce)
+        bkv(&b, "cell_nonce", o.cell_nonce);
+    bput(&b, "}");
+    emit(&b);
+    /* The digest covers the nonce and then every line up to the done line, so
+     * lines recorded in another cell cannot pass for this one's. */
+    sha_init(&g_digest);
+    if (o.cell_nonce) {
+        sha_update(&g_digest, o.cell_nonce, strlen(o.cell_nonce));
+        sha_update(&g_digest, "\n", 1);
+    }
+    g_digesting = 1;
+
+    int count = 0;
+    for (int j = i; j < argc; j++)
+        for (size_t k = 0; k < NCHECKS; k++)
+            if (!strcmp(checks[k].scenario, argv[j]))
+                count += run_check(&checks[k]);
+
+    g_digesting = 0;
+    char digest[65];
+    sha_hex(&g_digest, digest);
+    b.n = 0;
+    bput(&b, "{\"type\":\"done\",\"count\":%d", count);
+    if (o.cell_nonce)
+        bkv(&b, "cell_nonce", o.cell_nonce);
+    bput(&b, ",\"digest\":\"%s\"}", digest);
+    emit(&b);
+    return 0;
+}

@@ -1,0 +1,217 @@
+/* Network helpers: addresses, sockets with deadlines, the TCP exchange with the
+ * canary, and the interface set-up that the canary and init share. */
+
+#include "probe.h"
+
+socklen_t addr_len(const Addr *a)
+{
+    return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+unsigned addr_port(const Addr *a)
+{
+    const struct sockaddr_in *s4 = (const void *)a;
+    const struct sockaddr_in6 *s6 = (const void *)a;
+    return ntohs(a->ss_family == AF_INET6 ? s6->sin6_port : s4->sin_port);
+}
+
+/* "IP:PORT" or "[IPv6]:PORT" (no names: nothing here may use a resolver). */
+int parse_addr(const char *s, Addr *a)
+{
+    char host[64], *end;
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof host)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    long port = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || port < 0 || port > 65535)
+        return -1;
+    memset(a, 0, sizeof *a);
+    size_t hl = strlen(host);
+    if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+        struct sockaddr_in6 *s6 = (void *)a;
+        host[hl - 1] = '\0';
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        return inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1 ? 0 : -1;
+    }
+    struct sockaddr_in *s4 = (void *)a;
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &s4->sin_addr) == 1 ? 0 : -1;
+}
+
+void fmt_addr(const Addr *a, char *out, size_t cap)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (a->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, ip, sizeof ip);
+        snprintf(out, cap, "[%s]:%u", ip, addr_port(a));
+    } else {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)a)->sin_addr, ip, sizeof ip);
+        snprintf(out, cap, "%s:%u", ip, addr_port(a));
+    }
+}
+
+/* One network step (connect, or a read) gives up after at most 2 s. */
+double net_end(void)
+{
+    double end = now_ms() + 2000.0;
+    return end < check_end() ? end : check_end();
+}
+
+/* A nonblocking socket of `type` connected to a; -1 with errno. */
+int connect_to(const Addr *a, int type, double end)
+{
+    int fd = socket(a->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)a, addr_len(a)) != 0) {
+        int e = errno;
+        socklen_t len = sizeof e;
+        if (e == EINPROGRESS && wait_io(fd, POLLOUT, end) != 0)
+            e = errno;
+        else if (e == EINPROGRESS && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+            e = errno;
+        if (e) {
+            close(fd);
+            errno = e;
+            return -1;
+        }
+    }
+    return fd;
+}
+
+int send_all(int fd, const void *p, size_t n, double end)
+{
+    const char *s = p;
+    while (n > 0) {
+        ssize_t k = send(fd, s, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno != EAGAIN || wait_io(fd, POLLOUT, end) != 0))
+            return -1;
+        if (k > 0) {
+            s += k;
+            n -= (size_t)k;
+        }
+    }
+    return 0;
+}
+
+/* Read until `want` bytes, a newline (if `line`), EOF, an error or `end`.
+ * Returns the byte count; errno is 0 unless an error or the deadline stopped it. */
+size_t recv_until(int fd, void *buf, size_t want, int line, double end)
+{
+    char *b = buf;
+    size_t n = 0;
+    while (n < want && !(line && memchr(b, '\n', n))) {
+        if (wait_io(fd, POLLIN, end) != 0)
+            return n;
+        ssize_t k = read(fd, b + n, want - n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k < 0)
+            return n;
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    errno = 0;
+    return n;
+}
+
+/* The TCP exchange: connect to a, send "HARNESS <tag> <check-id>\n", read
+ * one line back (newline stripped) into reply. -1 (errno set) when the
+ * connect failed; else 0, with *rerr the errno of a failed send or read. */
+static int tcp_exchange(const Addr *a, char *reply, size_t cap, int *rerr)
+{
+    char msg[256];
+    Addr me;
+    socklen_t ml = sizeof me;
+    int fd = connect_to(a, SOCK_STREAM, net_end());
+    if (fd < 0)
+        return -1;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+        ev_int("src_port", addr_port(&me));
+    int n = snprintf(msg, sizeof msg, "HARNESS %s %s\n", o.tag, g_cur->id);
+    size_t got = 0;
+    if (send_all(fd, msg, (size_t)n, net_end()) == 0)
+        got = recv_until(fd, reply, cap - 1, 1, net_end());
+    *rerr = errno;
+    reply[got] = '\0';
+    reply[strcspn(reply, "\r\n")] = '\0';
+    close(fd);
+    return 0;
+}
+
+/* A TCP attempt (or control): escaped (ok) when "NONCE <nonce>" comes back;
+ * succeeded (failed) when the connection worked but the nonce did not. */
+__attribute__((noreturn))
+void tcp_check(const Addr *a)
+{
+    int ctl = g_cur->kind == K_CONTROL, rerr;
+    char dst[80], reply[256], want[256];
+    need(&o.tag);
+    snprintf(want, sizeof want, "NONCE %s", need(&o.nonce));
+    fmt_addr(a, dst, sizeof dst);
+    ev_str("dst", dst);
+    if (tcp_exchange(a, reply, sizeof reply, &rerr) != 0)
+        outcome(ctl ? "failed" : "blocked", errno, "connect(%s)", dst);
+    if (!strcmp(reply, want))
+        outcome(ctl ? "ok" : "escaped", 0, "the nonce came back from %s", dst);
+    /* A control only needs the connection: the allowed destination may be any
+     * service, not necessarily a canary that knows the nonce. */
+    outcome(ctl ? "ok" : "succeeded", 0, "connected to %s, but no nonce came back (%s, reply \"%.100s\")",
+            dst, rerr ? strerror(rerr) : "no error", reply);
+}
+
+/* An IPv4 address (or INADDR_ANY for NULL) as a sockaddr: 0, or -1. */
+static int net_inet4(struct sockaddr *out, const char *text)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET };
+    if (text && inet_pton(AF_INET, text, &sin.sin_addr) != 1)
+        return -1;
+    memcpy(out, &sin, sizeof sin);
+    return 0;
+}
+
+/* Bring an interface up, with an IPv4 address if one is given. */
+int net_ifup(int sock, const char *ifname, const char *addr, int prefix)
+{
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+    if (addr) {
+        if (net_inet4(&ifr.ifr_addr, addr))
+            return errno = EINVAL, -1;
+        /* A driver may still be registering the device: retry for a second. */
+        int tries = 0;
+        while (ioctl(sock, SIOCSIFADDR, &ifr) && errno == ENODEV && ++tries < 20)
+            usleep(50000);
+        if (tries == 20)
+            return -1;
+        struct sockaddr_in mask = { .sin_family = AF_INET };
+        mask.sin_addr.s_addr = htonl(prefix > 0 ? 0xffffffffU << (32 - prefix) : 0);
+        memcpy(&ifr.ifr_netmask, &mask, sizeof mask);
+        if (ioctl(sock, SIOCSIFNETMASK, &ifr))
+            return -1;
+    }
+    if (ioctl(sock, SIOCGIFFLAGS, &ifr))
+        return -1;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    return ioctl(sock, SIOCSIFFLAGS, &ifr);
+}
+
+/* A default route via `gw` (IPv4). */
+int net_default_route(int sock, const char *gw)
+{
+    struct rtentry rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rt_flags = RTF_UP | RTF_GATEWAY;
+    if (net_inet4(&rt.rt_dst, "0.0.0.0") || net_inet4(&rt.rt_genmask, "0.0.0.0")
+        || net_inet4(&rt.rt_gateway, gw))
+        return errno = EINVAL, -1;
+    return ioctl(sock, SIOCADDRT, &rt);
+}

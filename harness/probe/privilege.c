@@ -1,0 +1,468 @@
+/* Scenario "privilege": the credentials the workload starts with, what a root
+ * workload would try, and the unprivileged attempts. */
+
+#include "probe.h"
+
+static int caps_get(struct cap_data d[2])
+{
+    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
+    memset(d, 0, 2 * sizeof *d);
+    return (int)syscall(SYS_capget, &h, d);
+}
+
+static uint64_t cap64(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
+
+/* The bounding (PR_CAPBSET_READ) or ambient (PR_CAP_AMBIENT_IS_SET) set. */
+static uint64_t cap_set_by_prctl(int ambient)
+{
+    uint64_t m = 0;
+    for (unsigned long c = 0; c < 64; c++) {
+        int r = ambient ? prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0)
+                        : prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+        if (r < 0)
+            break; /* EINVAL past the last capability */
+        if (r > 0)
+            m |= 1ULL << c;
+    }
+    return m;
+}
+
+static void bcap(Buf *b, const char *key, uint64_t v)
+{
+    bput(b, ",\"%s\":\"%016llx\"", key, (unsigned long long)v);
+}
+
+/* "uid":..,"euid":..,"cap_eff":..,"nnp":.. and, if full, the other sets. */
+void put_creds(Buf *b, int full)
+{
+    struct cap_data d[2];
+    int e = caps_get(d) ? errno : 0;
+    bput(b, "\"uid\":%u,\"euid\":%u", (unsigned)getuid(), (unsigned)geteuid());
+    bcap(b, "cap_eff", cap64(d[0].effective, d[1].effective));
+    bput(b, ",\"nnp\":%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    if (full) {
+        bput(b, ",\"gid\":%u,\"egid\":%u", (unsigned)getgid(), (unsigned)getegid());
+        bcap(b, "cap_prm", cap64(d[0].permitted, d[1].permitted));
+        bcap(b, "cap_inh", cap64(d[0].inheritable, d[1].inheritable));
+        bcap(b, "cap_bnd", cap_set_by_prctl(0));
+        bcap(b, "cap_amb", cap_set_by_prctl(1));
+    }
+    if (e)
+        bkv(b, "detail", strerror(e));
+}
+
+void chk_creds(void)
+{
+    Buf b = { .n = 0 };
+    put_creds(&b, 1);
+    send_result(&b);
+}
+
+/* Attempts run unprivileged: as root, become --unpriv-uid (gid the same),
+ * deliberately without no_new_privs. */
+static void drop_privs(void)
+{
+    uid_t u = g_unpriv_uid;
+    if (geteuid() != 0)
+        return;
+    if (setgroups(0, NULL) != 0)
+        fail(errno, "setgroups(0, NULL)");
+    if (setresgid(u, u, u) != 0)
+        fail(errno, "setresgid(%u)", u);
+    if (setresuid(u, u, u) != 0)
+        fail(errno, "setresuid(%u)", u);
+    ev_int("uid", u);
+}
+
+/* Run `<helper> whoami` in a grandchild, stdout to a pipe; its euid and CapEff. */
+static void exec_helper(const char **opt, unsigned *euid, uint64_t *cap_eff)
+{
+    const char *path = need(opt);
+    char out[1024];
+    int p[2], st;
+    drop_privs();
+    if (pipe2(p, O_CLOEXEC) != 0)
+        fail(errno, "pipe");
+    if ((g_target = fork()) < 0)
+        fail(errno, "fork");
+    if (g_target == 0) {
+        char *const argv[] = { (char *)path, "whoami", NULL };
+        dup2(p[1], STDOUT_FILENO);
+        execv(path, argv);
+        dprintf(STDOUT_FILENO, "{\"exec_errno\":%d}\n", errno);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t n = recv_until(p[0], out, sizeof out - 1, 0, check_end());
+    out[n] = '\0';
+    if (errno == ETIMEDOUT)
+        kill(g_target, SIGKILL);
+    while (waitpid(g_target, &st, 0) < 0)
+        if (errno != EINTR)
+            fail(errno, "waitpid(helper)");
+    g_target = 0;
+    const char *ee = strstr(out, "\"exec_errno\":"), *eu = strstr(out, "\"euid\":"),
+               *ce = strstr(out, "\"cap_eff\":\"");
+    if (ee)
+        outcome("blocked", atoi(ee + 13), "execve(%s)", path);
+    if (!eu || !ce)
+        fail(0, "helper %s printed no whoami line (wait status 0x%x): \"%.100s\"", path, (unsigned)st, out);
+    *euid = (unsigned)strtoul(eu + 7, NULL, 10);
+    *cap_eff = strtoull(ce + 11, NULL, 16);
+}
+
+void chk_priv_setuid_exec(void)
+{
+    unsigned euid;
+    uint64_t caps;
+    exec_helper(&o.setuid_helper, &euid, &caps);
+    ev_int("euid", euid);
+    outcome(euid == 0 ? "escaped" : "blocked", 0, "the setuid helper ran with euid %u", euid);
+}
+
+void chk_priv_fcap_exec(void)
+{
+    unsigned euid;
+    uint64_t caps;
+    char hex[24];
+    exec_helper(&o.fcap_helper, &euid, &caps);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
+    ev_str("cap_eff", hex);
+    outcome(caps >> PROBE_CAP_NET_RAW & 1 ? "escaped" : "blocked", 0,
+            "the fcap helper ran with CapEff %s", hex);
+}
+
+void chk_priv_setuid0(void)
+{
+    drop_privs();
+    if (setuid(0) != 0)
+        outcome("blocked", errno, "setuid(0)");
+    ev_int("euid", geteuid());
+    outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
+}
+
+void chk_priv_capset(void)
+{
+    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
+    struct cap_data d[2];
+    drop_privs();
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    d[0].effective |= 1U << PROBE_CAP_SYS_ADMIN;
+    d[0].permitted |= 1U << PROBE_CAP_SYS_ADMIN;
+    if (syscall(SYS_capset, &h, d) != 0)
+        outcome("blocked", errno, "capset(+CAP_SYS_ADMIN)");
+    caps_get(d);
+    ev_int("cap_sys_admin", d[0].effective >> PROBE_CAP_SYS_ADMIN & 1);
+    outcome(d[0].effective >> PROBE_CAP_SYS_ADMIN & 1 ? "escaped" : "succeeded", 0,
+            "capset(+CAP_SYS_ADMIN) returned 0");
+}
+
+void chk_priv_ambient(void)
+{
+    drop_privs();
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, PROBE_CAP_NET_RAW, 0, 0) != 0)
+        outcome("blocked", errno, "prctl(PR_CAP_AMBIENT_RAISE, CAP_NET_RAW)");
+    int set = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, PROBE_CAP_NET_RAW, 0, 0) == 1;
+    outcome(set ? "escaped" : "succeeded", 0, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW returned 0");
+}
+
+/* ---- privilege as started, and what a root workload would try ------------ */
+
+#define PROBE_CAP_SYS_MODULE 16
+#define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
+
+/* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
+static int initial_userns(void)
+{
+    char l[64];
+    ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);
+    if (k <= 0)
+        return 1;
+    l[k] = '\0';
+    return !strcmp(l, INIT_USER_NS);
+}
+
+/* The credentials the workload started with; the harness judges the
+ * capabilities against its baseline. */
+void chk_priv_start(void)
+{
+    struct cap_data d[2];
+    char hex[3][24];
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t sets[3] = { cap64(d[0].effective, d[1].effective),
+                         cap64(d[0].permitted, d[1].permitted), cap_set_by_prctl(0) };
+    const char *keys[3] = { "cap_eff", "cap_prm", "cap_bnd" };
+    int init = initial_userns();
+    ev_int("uid", getuid());
+    ev_int("euid", geteuid());
+    ev_int("initial_userns", init);
+    for (int i = 0; i < 3; i++) {
+        snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)sets[i]);
+        ev_str(keys[i], hex[i]);
+    }
+    ev_kernel();
+    outcome("succeeded", 0, "uid %u, CapEff %s, CapPrm %s, %s user namespace", (unsigned)getuid(),
+            hex[0], hex[1], init ? "initial" : "a child");
+}
+
+/* Writable /proc/sys: write a value's own content back (changes nothing). */
+/* Write one kernel value back as read; 0 if written, else the errno (or EIO). */
+static int write_back(const char *p)
+{
+    char v[256];
+    ssize_t n = read_file(p, v, sizeof v);
+    if (n <= 0)
+        return n < 0 ? errno : EIO;
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ssize_t k = write(fd, v, (size_t)n);
+    int e = errno;
+    close(fd);
+    return k == n ? 0 : (k < 0 ? e : EIO);
+}
+
+/* Host kernel settings: a sysctl, and two under /sys that a read-write sysfs exposes
+   (uevent_helper runs a program of the writer's choice on the host at the next
+   uevent; a module parameter stands for the rest). Each gets its own value back. */
+void chk_priv_root_sysctl(void)
+{
+    const char *paths[] = {
+        "/proc/sys/kernel/printk_ratelimit",
+        "/sys/kernel/uevent_helper",
+        "/sys/module/printk/parameters/time",
+    };
+    int first = 0;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        int e = write_back(paths[i]);
+        if (e == 0)
+            outcome("escaped", 0, "wrote %s (its own value back)", paths[i]);
+        if (!first)
+            first = e;
+    }
+    outcome("blocked", first, "write %s, /sys/kernel/uevent_helper or a /sys module parameter",
+            paths[0]);
+}
+
+/* A private mount namespace of this check child's own, so nothing propagates. */
+static const char *private_mountns(void)
+{
+    struct stat st;
+    if (unshare(CLONE_NEWNS) != 0)
+        outcome("blocked", errno, "unshare(CLONE_NEWNS)");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        outcome("blocked", errno, "make the new mount namespace private");
+    return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
+}
+
+void chk_priv_root_mount(void)
+{
+    const char *dir = private_mountns();
+    char p[64];
+    if (mount("harness", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") != 0)
+        outcome("blocked", errno, "mount a tmpfs on %s", dir);
+    snprintf(p, sizeof p, "%s/proc", dir);
+    mkdir(p, 0755);
+    int pr = mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    ev_int("proc_mounted", pr == 0);
+    outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
+}
+
+/* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
+ * runs; the kernel checks CAP_SYS_ADMIN in the initial namespace at write time,
+ * so opening it is no proof). One already mounted, else a hierarchy mounted in a
+ * private mount namespace. 0, or the errno of the refusal. */
+static int rewrite_agent(const char *path)
+{
+    char v[4096];
+    ssize_t n = read_file(path, v, sizeof v - 1);
+    if (n < 0)
+        return errno;
+    if (n == 0)
+        v[n++] = '\n';
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ssize_t k = write(fd, v, (size_t)n);
+    int e = k == n ? 0 : k < 0 ? errno : EIO;
+    close(fd);
+    return e;
+}
+
+void chk_priv_root_release_agent(void)
+{
+    char p[4096];
+    int e = 0, seen = 0;
+    if (read_mounts() == 0)
+        for (int i = 0; i < g_nmnt; i++) {
+            if (strcmp(g_mnt[i].type, "cgroup"))
+                continue;
+            snprintf(p, sizeof p, "%s/release_agent", g_mnt[i].mp);
+            seen++;
+            if ((e = rewrite_agent(p)) == 0)
+                outcome("escaped", 0, "wrote %s (its own value back)", p);
+        }
+    ev_int("mounted_release_agents", seen);
+    if (unshare(CLONE_NEWNS) != 0)
+        outcome("blocked", e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        outcome("blocked", errno, "make the new mount namespace private");
+    struct stat st;
+    const char *dir = stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
+    const char *opts[] = { "rdma", "none,name=harness-probe" };
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        if (mount("cgroup", dir, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) != 0) {
+            e = errno;
+            continue;
+        }
+        snprintf(p, sizeof p, "%s/release_agent", dir);
+        e = rewrite_agent(p);
+        umount2(dir, MNT_DETACH);
+        if (e == 0)
+            outcome("escaped", 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
+    }
+    outcome("blocked", e, "mount a cgroup v1 hierarchy and write its release_agent");
+}
+
+/* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
+void chk_priv_root_handle(void)
+{
+    struct { struct file_handle fh; unsigned char f[128]; } h;
+    int mid, e = ENOENT;
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    for (int i = 0; i < g_nmnt; i++) {
+        h.fh.handle_bytes = sizeof h.f;
+        if (name_to_handle_at(AT_FDCWD, g_mnt[i].mp, &h.fh, &mid, 0) != 0) {
+            e = errno;
+            continue;
+        }
+        int mfd = open(g_mnt[i].mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (mfd < 0)
+            continue;
+        int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        e = errno;
+        close(mfd);
+        if (fd >= 0) {
+            close(fd);
+            outcome("escaped", 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
+        }
+        outcome("blocked", e, "open_by_handle_at on %s", g_mnt[i].mp);
+    }
+    outcome("blocked", e, "name_to_handle_at on every mount");
+}
+
+/* mknod a block device for a disk behind a visible mount and read one sector. */
+static char g_node[256];
+static void unlink_node(void)
+{
+    if (g_node[0])
+        unlink(g_node);
+}
+
+/* Read one sector through a block device node; escaped on success. */
+static void read_sector(const char *node, unsigned maj, unsigned min, const char *how, int *e)
+{
+    int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    *e = errno;
+    if (fd < 0)
+        return;
+    char sector[512];
+    ssize_t n = read(fd, sector, sizeof sector);
+    *e = errno;
+    close(fd);
+    if (n == 512)
+        outcome("escaped", 0, "read a sector of block device %u:%u %s", maj, min, how);
+}
+
+/* An existing node in /dev for the device, as the host has for its own disk. */
+static void existing_node(unsigned maj, unsigned min, int *e, int *tried)
+{
+    char p[512];
+    DIR *d = opendir("/dev");
+    for (struct dirent *x; d && (x = readdir(d));) {
+        struct stat st;
+        snprintf(p, sizeof p, "/dev/%s", x->d_name);
+        if (lstat(p, &st) != 0 || !S_ISBLK(st.st_mode) || major(st.st_rdev) != maj ||
+            minor(st.st_rdev) != min)
+            continue;
+        (*tried)++;
+        closedir(d);
+        read_sector(p, maj, min, "through its node in /dev", e);
+        return;
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Every block device node already in /dev, whatever it backs: a host disk, loop
+   device or zram passed into the sandbox (`--device`) is host storage in reach,
+   even when no mount of the sandbox's names it. */
+static void every_node(int *e, int *tried)
+{
+    char p[512];
+    DIR *d = opendir("/dev");
+    for (struct dirent *x; d && (x = readdir(d));) {
+        struct stat st;
+        snprintf(p, sizeof p, "/dev/%s", x->d_name);
+        if (lstat(p, &st) != 0 || !S_ISBLK(st.st_mode))
+            continue;
+        (*tried)++;
+        read_sector(p, major(st.st_rdev), minor(st.st_rdev), "through its node in /dev", e);
+    }
+    if (d)
+        closedir(d);
+}
+
+void chk_priv_root_mknod(void)
+{
+    const char *dirs[] = { "/tmp", o.allowed_dir, "/dev" };
+    int e = ENOENT, tried = 0;
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    g_cleanup = unlink_node;
+    for (int i = 0; i < g_nmnt; i++) {
+        if (g_mnt[i].maj == 0)
+            continue;
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= g_mnt[j].maj == g_mnt[i].maj && g_mnt[j].min == g_mnt[i].min;
+        if (dup)
+            continue;
+        existing_node(g_mnt[i].maj, g_mnt[i].min, &e, &tried);
+        for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+            if (!dirs[k])
+                continue;
+            tried++;
+            snprintf(g_node, sizeof g_node, "%s/harness-blk-%d", dirs[k], (int)getpid());
+            if (mknod(g_node, S_IFBLK | 0600, makedev(g_mnt[i].maj, g_mnt[i].min)) != 0) {
+                e = errno;
+                g_node[0] = '\0';
+                continue;
+            }
+            char how[300];
+            snprintf(how, sizeof how, "through a node made in %s", dirs[k]);
+            read_sector(g_node, g_mnt[i].maj, g_mnt[i].min, how, &e);
+            unlink(g_node);
+            g_node[0] = '\0';
+        }
+    }
+    every_node(&e, &tried);
+    ev_int("tried", tried);
+    outcome("blocked", e, "mknod and read %d block device node(s)", tried);
+}
+
+/* Holding CAP_SYS_MODULE in the initial namespace is the finding: load nothing. */
+void chk_priv_root_sys_module(void)
+{
+    struct cap_data d[2];
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    int held = (d[0].effective | d[0].permitted) >> PROBE_CAP_SYS_MODULE & 1;
+    if (held && initial_userns())
+        outcome("escaped", 0, "holds CAP_SYS_MODULE in the initial user namespace (nothing loaded)");
+    outcome("blocked", 0, held ? "CAP_SYS_MODULE held only in a child user namespace"
+                               : "CAP_SYS_MODULE not held");
+}

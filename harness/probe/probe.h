@@ -1,0 +1,247 @@
+/*
+ * harness-probe: a small static binary that checks sandbox security properties
+ * where it runs, by really exercising them. The protocol is specified in
+ * docs/probe-protocol.md.
+ *
+ *   probe run [OPTIONS] SCENARIO...   checks; JSON lines on stdout
+ *   probe canary [OPTIONS]            TCP and DNS canary that answers with the nonce
+ *   probe whoami                      credentials (the setuid/fcap helper's job)
+ *   probe version
+ *   probe init                        PID 1 of a microVM guest: runs `probe run`, reboots
+ *
+ * Protocol 1: JSON lines on stdout, each line written with a single write(2).
+ *   {"type":"start","probe":"harness-probe","protocol":1,"pid":N,"uid":N,"euid":N,"gid":N}
+ *   {"type":"fact","scenario":S,"id":ID,"status":ST,...,"elapsed_ms":F}   scenario mechanisms
+ *   {"type":"check","scenario":S,"id":ID,"kind":K,"outcome":O,...,"elapsed_ms":F,"evidence":{..}}
+ *   {"type":"info","scenario":S,"id":ID,...}   not counted by "done"
+ *   {"type":"done","count":N,"digest":HEX}   only once every check has finished
+ * With --cell-nonce X, start and done also carry "cell_nonce":X, and the digest
+ * is the sha256 of X, a newline, and every line printed between start and done
+ * (each with its newline): output replayed from another cell does not match.
+ *   {"type":"fatal","detail":D}   bad usage (exit 2) or overall deadline (exit 3)
+ * status: "ok" (with "value"), "unavailable" (the kernel refused: "errno",
+ * "errno_num", "detail"), "error" (the measurement itself failed: "detail",
+ * maybe "errno"), "timeout" (the check overran and was SIGKILLed).
+ * outcome (kind "attempt"): blocked, escaped, succeeded, error, timeout;
+ * outcome (kind "control"): ok, failed, error, timeout.
+ *
+ * Every check runs in its own forked child, in its own process group, and
+ * writes one JSON fragment ("status":... or "outcome":...) into a pipe. A
+ * check may thus restrict itself irreversibly (no_new_privs, Landlock,
+ * seccomp, dropping privileges), crash or hang without affecting the parent
+ * or later checks: the parent only waits with a timeout, kills the whole group
+ * and prints the line. The parent never restricts itself.
+ *
+ * The sources: this header (what every file shares); checks.def (the check
+ * table, one CHECK() row per check, in output order); main.c (arguments, the
+ * table, the check loop); runner.c (a check in a forked child, with its time
+ * limit); output.c (JSON lines and a check child's results); sha256.c; net.c and
+ * dns.c (helpers of the network checks and the canary); one file per scenario
+ * (mechanisms.c, egress.c, filesystem.c, privilege.c, attribution.c); canary.c
+ * (mode "canary"); init.c (mode "init").
+ *
+ * New checks: write a chk_* function in the scenario's file and add its row to
+ * checks.def, which also declares it.
+ */
+
+#ifndef PROBE_H
+#define PROBE_H
+
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netpacket/packet.h>
+#include <net/route.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <netinet/ip_icmp.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <linux/filter.h>
+#include <linux/ioctl.h>
+#include <linux/seccomp.h>
+
+#define PROBE_NAME "harness-probe"
+#define PROTOCOL 1
+
+/* Capabilities: raw capget/capset, so no libcap and no linux/capability.h. */
+#ifndef PR_CAPBSET_READ
+#define PR_CAPBSET_READ 23
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#endif
+#ifndef PR_CAP_AMBIENT_IS_SET
+#define PR_CAP_AMBIENT_IS_SET 1
+#endif
+#ifndef PR_CAP_AMBIENT_RAISE
+#define PR_CAP_AMBIENT_RAISE 2
+#endif
+#define PROBE_CAP_VERSION_3 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */
+#define PROBE_CAP_NET_RAW 13
+#define PROBE_CAP_SYS_ADMIN 21
+struct cap_header { uint32_t version; int pid; };
+struct cap_data { uint32_t effective, permitted, inheritable; };
+
+/* A row of the check table; the kind decides the line type (fact, check, info). */
+enum { K_FACT, K_ATTEMPT, K_CONTROL, K_INFO, K_SWEEP };
+struct check { const char *scenario, *id; void (*fn)(void); int kind; };
+
+/* Every check function, declared from the table. */
+#define CHECK(scenario, id, fn, kind) void fn(void);
+#include "checks.def"
+#undef CHECK
+
+/* ---- main.c: options ------------------------------------------------------- */
+
+extern int g_check_timeout_ms; /* --check-timeout-ms */
+extern const char *g_argv0;     /* how the probe was started: its own file for a check */
+extern unsigned g_unpriv_uid;   /* --unpriv-uid, parsed: whom the unprivileged attempts run as */
+
+/* Options of `probe run`; a check that needs a missing one reports "error". */
+struct run_options {
+    const char *tag, *canary_tcp, *resolver, *alt_dns, *doh, *denied_name, *nonce,
+        *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
+        *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
+        *resolver_ranges, *more_sentinels, *cell_nonce;
+};
+extern struct run_options o;
+const char *need(const char **opt);
+
+/* ---- runner.c: the check now running, and what its child shares ------------ */
+
+extern const struct check *g_cur;        /* the check now running (parent and child) */
+extern int g_resfd;                      /* in a check child: write end of the result pipe */
+extern pid_t g_target;                   /* in a check child: a grandchild to kill on exit */
+extern void (*g_cleanup)(void);          /* in a check child: run before the result is sent */
+extern volatile sig_atomic_t g_child;    /* in the parent: the check child now running */
+
+int run_check(const struct check *c);
+double check_end(void);
+int wait_io(int fd, short events, double end);
+ssize_t read_file(const char *path, char *buf, size_t cap);
+
+/* ---- output.c: lines, and a check child's results --------------------------- */
+
+/* Big enough for any line we build, the mount table included. A check child is
+ * its result pipe's only writer and the parent reads to the newline, so a result
+ * longer than PIPE_BUF still arrives whole. */
+typedef struct { char s[16384]; size_t n; } Buf;
+
+__attribute__((format(printf, 2, 3)))
+void bput(Buf *b, const char *fmt, ...);
+void bstr(Buf *b, const char *str);
+void bkv(Buf *b, const char *key, const char *val);
+void write_all(int fd, const char *s, size_t n);
+void emit(Buf *b);
+__attribute__((format(printf, 2, 3), noreturn))
+void fatal(int code, const char *fmt, ...);
+double now_ms(void);
+const char *errname(int e);
+void frag_errno(Buf *b, int e);
+int is_check_kind(int kind);
+void frag_status(Buf *b, const char *status, int e, const char *detail);
+
+extern const char *g_fatal_type; /* the canary says "event" */
+extern Buf g_ev;                 /* the check's evidence: "key":value,... */
+void ev_int(const char *key, long long v);
+void ev_str(const char *key, const char *v);
+__attribute__((noreturn)) void send_result(Buf *b);
+__attribute__((noreturn)) void ok_int(long long v);
+__attribute__((noreturn)) void ok_bool(int v, const char *detail);
+__attribute__((format(printf, 1, 2), noreturn))
+void ok_false(const char *fmt, ...);
+__attribute__((noreturn)) void ok_str(const char *v);
+__attribute__((noreturn)) void unavail(const char *call, int e);
+__attribute__((format(printf, 2, 3), noreturn))
+void fail(int e, const char *fmt, ...);
+__attribute__((format(printf, 3, 4), noreturn))
+void outcome(const char *oc, int e, const char *fmt, ...);
+
+/* ---- sha256.c ---------------------------------------------------------------- */
+
+typedef struct { uint32_t h[8]; uint64_t len; unsigned char blk[64]; size_t n; } Sha256;
+void sha_init(Sha256 *c);
+void sha_update(Sha256 *c, const void *data, size_t len);
+void sha_hex(Sha256 *c, char *out);
+
+/* While set (the parent of `probe run`, between its start and done lines), every
+ * printed line goes into the digest that the done line carries. */
+extern Sha256 g_digest;
+extern int g_digesting;
+
+/* ---- net.c ------------------------------------------------------------------ */
+
+typedef struct sockaddr_storage Addr;
+void need_addr(const char **opt, Addr *a); /* in main.c, beside need() */
+socklen_t addr_len(const Addr *a);
+unsigned addr_port(const Addr *a);
+int parse_addr(const char *s, Addr *a);
+void fmt_addr(const Addr *a, char *out, size_t cap);
+double net_end(void);
+int connect_to(const Addr *a, int type, double end);
+int send_all(int fd, const void *p, size_t n, double end);
+size_t recv_until(int fd, void *buf, size_t want, int line, double end);
+__attribute__((noreturn)) void tcp_check(const Addr *a);
+int net_ifup(int sock, const char *ifname, const char *addr, int prefix);
+int net_default_route(int sock, const char *gw);
+
+/* ---- dns.c ------------------------------------------------------------------ */
+
+enum { DNS_A = 1, DNS_TXT = 16 };
+struct dns_ans { int rcode, ancount, has_a; struct in_addr a; char txt[256]; };
+enum { DQ_ENCODE, DQ_CONNECT, DQ_SEND, DQ_RECV, DQ_PARSE };
+extern const char *const dq_step[];
+long dns_get_name(const unsigned char *m, size_t len, size_t off, char *out, size_t cap);
+int dns_build(unsigned char *q, size_t cap, uint16_t id, const char *name, int qtype);
+int dns_parse(const unsigned char *m, size_t len, uint16_t id, struct dns_ans *r);
+int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_ans *r, int *step);
+
+/* ---- the scenarios' files: what another file uses --------------------------- */
+
+__attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
+
+/* filesystem.c: the mount table, also read by privilege.c's root attempts. */
+struct mnt { unsigned maj, min; char *root, *mp, *type; };
+extern struct mnt g_mnt[];
+extern int g_nmnt;
+int read_mounts(void);
+void ev_kernel(void);
+
+void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
+
+/* ---- the other modes ---------------------------------------------------------- */
+
+__attribute__((noreturn)) void canary_main(int argc, char **argv);
+__attribute__((noreturn)) void init_main(void);
+
+#endif
