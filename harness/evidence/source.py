@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results.store import Manifest, read_cells, read_manifest, read_verdicts
+from harness.results.store import HostEntry, Manifest, read_cells, read_manifest, read_verdicts
 
 
 @dataclass(slots=True)
@@ -23,7 +23,7 @@ class CellEvidence:
     cell: dict[str, Any]
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     runtime_spec: dict[str, Any] = field(default_factory=dict)
-    host_info: dict[str, Any] = field(default_factory=dict)
+    host_info: HostEntry = field(default_factory=HostEntry)
     raw_lines: list[bytes] = field(default_factory=list)
 
     @property

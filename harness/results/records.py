@@ -1,6 +1,7 @@
 """The values a run produces: what the probe saw, what each cell did, and verdicts.
 
-These are the shapes of `cells.jsonl` and `verdicts.jsonl` (see README, "Results").
+These are the shapes of `cells.jsonl` and `verdicts.jsonl` (docs/results.md; their JSON
+Schemas, generated from these types, are in docs/schemas/).
 """
 
 from __future__ import annotations

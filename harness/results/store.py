@@ -115,6 +115,97 @@ class Segment(_Open):
     ended: str | None = None
 
 
+class SshInfo(_Open):
+    """What an SSH connection negotiated (`Transport.describe`); local hosts have none."""
+
+    server_version: str | None = None
+    host_key: str | None = None
+    host_key_fingerprint: str | None = None
+    cipher: str | None = None
+
+
+class CanaryInfo(_Open):
+    """The canary a host ran (the canary fixture's `manifest()`)."""
+
+    mode: str | None = None
+    address: str | None = None
+    address6: str | None = None
+    high_port: int | None = None
+    netns: str | None = None
+    subnet: dict[str, str] | None = None  # the leased /30 and /64: index and addresses
+    error: str | None = None
+
+
+class HelpersInfo(_Open):
+    """The privilege helpers staged on a host, and whether their bits took."""
+
+    folder: str | None = None
+    setuid: bool | None = None
+    fcap: bool | None = None
+
+
+class SupervisorInfo(_Open):
+    """One reference supervisor a host ran, under its runtime's name."""
+
+    kind: str | None = None
+    sha256: str | None = None
+    netns: str | None = None
+    records: str | None = None
+    fault: str | None = None
+    error: str | None = None
+
+
+class RuntimeBuild(_Open):
+    """The release build harness installed on a host for a runtime (`build_record`)."""
+
+    release: str | None = None
+    channel: str | None = None
+    version: str | None = None
+    arch: str | None = None
+    sha512: str | None = None
+    source: str | None = None
+    runsc_sha256: str | None = None
+    path: str | None = None
+
+
+class HostRuntime(_Open):
+    """What a runtime said about itself on a host (`RuntimeStatus`)."""
+
+    available: bool | None = None
+    version: str | None = None
+    reason: str | None = None
+    fingerprint: dict[str, str] | None = None  # microvm and kata: what they run on
+    build: RuntimeBuild | None = None
+
+
+class HostEntry(_Open):
+    """One host in the manifest: how it was reached, what the fixtures set up there
+    and what preparing it learned (`HostState.manifest`), or why it failed.
+
+    The runner fills it in this order, so the fields are declared in it: a folder
+    read and written again (merge, resume) keeps its keys where they were.
+    """
+
+    transport: str | None = None
+    address: str | None = None
+    port: int | None = None  # None for the local transport
+    user: str | None = None
+    ssh: SshInfo | None = None
+    cleaned_runs: list[str] | None = None  # dead runs this run cleaned up after
+    canary: CanaryInfo | None = None
+    helpers: HelpersInfo | None = None
+    supervisors: dict[str, SupervisorInfo] | None = None
+    workdir: str | None = None
+    kernel_release: str | None = None
+    machine: str | None = None
+    arch: str | None = None
+    probe_path: str | None = None
+    probe_sha256: str | None = None
+    probe_uploaded: bool | None = None
+    runtimes: dict[str, HostRuntime] | None = None
+    error: str | None = None  # why the host could not be used
+
+
 class Manifest(_Open):
     """manifest.json. Every key is optional on reading, so older folders still read;
     only the keys given (or read) are written, in this order, then any others."""
@@ -133,7 +224,7 @@ class Manifest(_Open):
     runtimes: dict[str, dict[str, Any]] | None = None  # each entry as the matrix declares it
     scenarios: list[str] | None = None
     cells_planned: int | None = None
-    hosts: dict[str, dict[str, Any]] | None = None  # what each host said about itself
+    hosts: dict[str, HostEntry] | None = None  # what each host said about itself
     selection: Selection | None = None
     exit_code: int | None = None  # None until the run ended
     segments: list[Segment] | None = None  # a resumed run's later parts
@@ -148,9 +239,9 @@ class Manifest(_Open):
     def matrix_sha256(self) -> str | None:
         return self.matrix.sha256 if self.matrix else None
 
-    def host(self, name: str) -> dict[str, Any]:
-        """What a host said about itself (kernel, runtimes, canary...), or {}."""
-        return (self.hosts or {}).get(name) or {}
+    def host(self, name: str) -> HostEntry:
+        """What a host said about itself (kernel, runtimes, canary...); empty if nothing."""
+        return (self.hosts or {}).get(name) or HostEntry()
 
     def runtime(self, name: str) -> dict[str, Any]:
         """A runtime's entry as the matrix declared it, or {}."""
@@ -461,7 +552,7 @@ class Run:
         order: list[str] = []
         for name, entry in (self.manifest.hosts or {}).items():
             if host in (None, name):
-                order.extend(entry.get("runtimes") or {})
+                order.extend(entry.runtimes or {})
         seen = [v.runtime for v in self.verdicts if host in (None, v.host)]
         present = set(seen)
         return [r for r in dict.fromkeys([*order, *seen]) if r in present]
@@ -481,34 +572,31 @@ class Run:
                 found = cell
         return found
 
-    def host_info(self, host: str) -> dict[str, Any]:
+    def host_info(self, host: str) -> HostEntry:
         return self.manifest.host(host)
 
-    def _runtime_info(self, host: str, runtime: str) -> dict[str, Any]:
-        entry = self.host_info(host).get("runtimes")
-        info = entry.get(runtime) if isinstance(entry, dict) else None
-        return info if isinstance(info, dict) else {}
+    def _runtime_info(self, host: str, runtime: str) -> HostRuntime:
+        return (self.host_info(host).runtimes or {}).get(runtime) or HostRuntime()
 
     def runtime_version(self, host: str, runtime: str) -> str | None:
         """What the runtime said about itself (e.g. `runsc --version`), if anything."""
-        version = self._runtime_info(host, runtime).get("version")
+        version = self._runtime_info(host, runtime).version
         if version:
-            return str(version)
+            return version
         cell = self.cell(host, runtime)
         return cell.runtime_version if cell else None
 
     def runtime_build(self, host: str, runtime: str) -> str | None:
         """The release build harness installed for the runtime, as
         `channel/version (sha512 prefix)`; None for a runtime not run by release."""
-        build = self._runtime_info(host, runtime).get("build")
-        if not isinstance(build, dict) or not build.get("version"):
+        build = self._runtime_info(host, runtime).build
+        if build is None or not build.version:
             return None
-        digest = str(build.get("sha512") or "")[:16]
-        return f"{build.get('channel')}/{build.get('version')} (sha512 {digest})"
+        digest = (build.sha512 or "")[:16]
+        return f"{build.channel}/{build.version} (sha512 {digest})"
 
     def kernel(self, host: str) -> str | None:
-        kernel = self.host_info(host).get("kernel_release")
-        return str(kernel) if kernel else None
+        return self.host_info(host).kernel_release or None
 
 
 def load_run(folder: Path) -> Run:

@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import ROOT, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
 from tests.lab import require_tool
+from tests.results.schemas import folder_problems
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +79,16 @@ def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path])
     assert '"type":"done"' in cells[("localhost", "runsc")]["stdout"]
     for row in verdicts_of(out).values():
         assert {"host", "runtime", "expected", "observed", "verdict", "checks"} <= set(row)
+
+
+def test_results_folder_matches_the_schemas(shipped_run: tuple[int, str, Path]) -> None:
+    """A real run's manifest.json and every line of cells.jsonl and verdicts.jsonl
+    validate against docs/schemas/ (host entries with canary, helpers, supervisors)."""
+    _, _, out = shipped_run
+    manifest = json.loads((out / "manifest.json").read_text())
+    host = manifest["hosts"]["localhost"]
+    assert {"canary", "helpers", "supervisors", "runtimes"} <= set(host)
+    assert folder_problems(out) == []
 
 
 def _matrix(tmp: Path, body: str, *, top: str = "") -> Path:

@@ -11,6 +11,7 @@ import pytest
 
 from harness.errors import ResultsError
 from harness.results.store import (
+    HostEntry,
     Manifest,
     ResultsStore,
     holds_run,
@@ -18,8 +19,80 @@ from harness.results.store import (
     merged_manifest,
     read_manifest,
 )
+from harness.staging import HostState, RuntimeStatus
 from tests.conftest import harness_cli
 from tests.results.test_readers_fuzz import CELL, MANIFEST, VERDICT
+
+
+def _host_entry() -> dict[str, Any]:
+    """A host entry as `Runner._run_host` builds it, key for key: how the host was
+    reached, what each fixture recorded, then `HostState.manifest()` (values shortened)."""
+    state = HostState(
+        workdir="/root/.cache/harness",
+        kernel_release="6.1.0",
+        machine="x86_64",
+        probe_path="/root/.cache/harness/probe/" + "1" * 64,
+        probe_uploaded=False,
+        probe_sha256="1" * 64,
+        arch="x86_64",
+        runtimes={
+            "host": RuntimeStatus(available=True),
+            "runsc": RuntimeStatus(
+                available=True,
+                version="runsc version release-20260824.0",
+                build={
+                    "release": "latest",
+                    "channel": "release",
+                    "version": "20260824.0",
+                    "arch": "x86_64",
+                    "sha512": "2" * 128,
+                    "source": "https://storage.googleapis.com/gvisor/runsc",
+                    "runsc_sha256": "3" * 64,
+                    "path": "/root/.cache/harness/runsc-bin/" + "3" * 64 + "/runsc",
+                },
+            ),
+            "microvm": RuntimeStatus(
+                available=True, version="QEMU 7.2", fingerprint={"vmm": "qemu", "accel": "tcg"}
+            ),
+            "ghost": RuntimeStatus(available=False, reason="runsc: not found on the host"),
+        },
+    )
+    return {
+        "transport": "ssh",
+        "address": "ci-1.lab.example",
+        "port": 22,
+        "user": "root",
+        "ssh": {"server_version": "SSH-2.0-OpenSSH_9.2", "host_key": "ssh-ed25519"},
+        "cleaned_runs": ["deadbeef"],
+        "canary": {
+            "mode": "netns",
+            "address": "10.251.0.2",
+            "address6": "fd5e:7a1c:9b3d::2",
+            "high_port": 41234,
+            "netns": "harness-abcd1234-0",
+            "subnet": {
+                "subnet": "0",
+                "addr4": "10.251.0.2",
+                "addr6": "fd5e:7a1c:9b3d:0::2",
+                "host4": "10.251.0.1",
+                "host6": "fd5e:7a1c:9b3d:0::1",
+            },
+            "error": None,
+        },
+        "helpers": {"folder": "/var/tmp/harness-helpers-0/h-1", "setuid": True, "fcap": True},
+        "supervisors": {
+            "bwrap-supervised": {
+                "kind": "reference",
+                "sha256": "4" * 64,
+                "netns": "harness-sup-abcd1234-0",
+                "records": "/root/.cache/harness/supervisor/records.jsonl",
+                "fault": None,
+                "error": None,
+            }
+        },
+        **state.manifest(),
+    }
+
 
 # What `Runner.manifest()` writes, key for key (values shortened).
 WRITTEN: dict[str, Any] = {
@@ -36,7 +109,18 @@ WRITTEN: dict[str, Any] = {
     "runtimes": {"runsc": {"kind": "runsc", "flags": ["--network=none"]}},
     "scenarios": ["egress-confinement"],
     "cells_planned": 2,
-    "hosts": {"h": {"kernel_release": "6.1", "runtimes": {"runsc": {"version": "1"}}}},
+    "hosts": {
+        "h": {"kernel_release": "6.1", "runtimes": {"runsc": {"version": "1"}}},
+        "ci-1": _host_entry(),
+        "local": {"transport": "local", "address": "localhost", "port": None, "user": None},
+        "dead": {
+            "transport": "ssh",
+            "address": "10.0.0.9",
+            "port": 22,
+            "user": "root",
+            "error": "connection refused",
+        },
+    },
     "selection": {"hosts": [], "runtimes": [], "scenarios": [], "shard": None, "index": None},
     "exit_code": None,
 }
@@ -61,7 +145,7 @@ def test_the_manifest_round_trips(tmp_path: Path) -> None:
     manifest = read_manifest(folder)
     assert manifest.matrix is not None and manifest.matrix.sha256 == "0" * 64
     assert manifest.selection is not None and manifest.selection.hosts == []
-    assert manifest.host("h")["kernel_release"] == "6.1" and manifest.host("x") == {}
+    assert manifest.host("h").kernel_release == "6.1" and manifest.host("x").to_json() == {}
     assert manifest.to_json() == WRITTEN
     again = _write(tmp_path / "again", manifest.to_json())
     assert (again / "manifest.json").read_text() == on_disk
@@ -82,9 +166,57 @@ def test_an_older_folder_still_reads(tmp_path: Path) -> None:
     assert run.kernel("h") == "6.1" and run.runtime_version("h", "runsc") == "1"
 
 
+def test_host_entries_are_typed_and_written_as_the_runner_wrote_them(tmp_path: Path) -> None:
+    """Each host entry reads typed (runtimes, their builds, the fixtures' parts); keys
+    written null stay null, keys never written stay absent, in the runner's order."""
+    folder = _write(tmp_path / "run", WRITTEN)
+    written = json.loads((folder / "manifest.json").read_text())["hosts"]
+    for name, entry in WRITTEN["hosts"].items():
+        assert list(written[name]) == list(entry)
+        for key, value in entry.items():
+            if isinstance(value, dict):
+                assert list(written[name][key]) == list(value)
+    host = read_manifest(folder).host("ci-1")
+    assert isinstance(host, HostEntry)
+    assert host.ssh is not None and host.ssh.host_key == "ssh-ed25519"
+    assert host.canary is not None and host.canary.high_port == 41234
+    assert host.canary.error is None and "error" in host.canary.to_json()
+    assert host.helpers is not None and host.helpers.setuid is True
+    assert host.supervisors is not None and host.supervisors["bwrap-supervised"].fault is None
+    runtimes = host.runtimes or {}
+    build = runtimes["runsc"].build
+    assert build is not None and build.sha512 == "2" * 128
+    assert "build" not in runtimes["host"].to_json()
+    assert runtimes["microvm"].fingerprint == {"vmm": "qemu", "accel": "tcg"}
+    assert runtimes["ghost"].available is False and runtimes["ghost"].version is None
+    run = load_run(_with_verdicts(folder))
+    assert run.runtime_build("ci-1", "runsc") == f"release/20260824.0 (sha512 {'2' * 16})"
+    assert run.runtime_build("ci-1", "microvm") is None
+    assert run.kernel("ci-1") == "6.1.0" and run.kernel("dead") is None
+
+
+def test_a_host_entry_that_is_not_one_is_refused(tmp_path: Path) -> None:
+    """A host entry of the wrong shape is the folder's one-line error, naming the key."""
+    bad = {**WRITTEN, "hosts": {"h": {"runtimes": {"runsc": {"available": "maybe"}}}}}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(bad))
+    with pytest.raises(ResultsError, match=r"hosts\.h\.runtimes\.runsc\.available"):
+        read_manifest(tmp_path / "run")
+
+
+def _with_verdicts(folder: Path) -> Path:
+    (folder / "verdicts.jsonl").write_text(json.dumps(VERDICT) + "\n")
+    return folder
+
+
 def test_a_newer_folder_keeps_its_unknown_keys(tmp_path: Path) -> None:
     """Keys this harness does not know are kept as read, on the manifest and its parts."""
-    newer = {**WRITTEN, "future": {"a": 1}, "matrix": {**WRITTEN["matrix"], "extra": True}}
+    newer = {
+        **WRITTEN,
+        "future": {"a": 1},
+        "matrix": {**WRITTEN["matrix"], "extra": True},
+        "hosts": {"h": {"kernel_release": "6.1", "gpu": "none", "canary": {"port": 1}}},
+    }
     manifest = read_manifest(_write(tmp_path / "run", newer))
     assert manifest.to_json()["future"] == {"a": 1}
     assert manifest.to_json() == newer
@@ -107,7 +239,7 @@ def test_a_resumed_and_a_merged_manifest_are_built_from_the_parts(tmp_path: Path
         [(tmp_path / "a", a), (tmp_path / "b", b)], exit_code=1, missing_shards=[]
     )
     assert (merged.run_id, merged.started, merged.ended) == ("abcd1234", "2025-12-31", "2026-01-03")
-    assert list(merged.hosts or {}) == ["h", "g"] and merged.exit_code == 1
+    assert list(merged.hosts or {}) == [*WRITTEN["hosts"], "g"] and merged.exit_code == 1
     assert merged.merged_from == [
         {"folder": str(tmp_path / "a"), "run_id": "abcd1234", "shard": "1/2"},
         {"folder": str(tmp_path / "b"), "run_id": "b", "shard": "2/2"},
