@@ -89,7 +89,7 @@ async def main(rounds: int) -> dict[str, object]:
             raise SystemExit(canary.error)
         _blackhole(ns)
         full = ["run", "--tag", f"harness-{run_id}-00001", "--check-timeout-ms", "5000",
-                *canary.probe_args(), "egress"]  # fmt: skip
+                *canary.probe_args(), "egress-confinement"]  # fmt: skip
         at = full.index("--high-port")
         older = full[:at] + full[at + 2 :]
         sandboxes = {

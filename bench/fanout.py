@@ -293,7 +293,7 @@ class PeerSetup:
         if self.canary.error:
             raise SystemExit(f"bench canary: {self.canary.error}")
         args = probe_args(
-            ["mechanisms", "egress"],
+            ["mechanisms", "egress-confinement"],
             check_timeout=5,
             deadline=TIMEOUT,
             tag="bench-peer-cell",

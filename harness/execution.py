@@ -115,7 +115,7 @@ async def run_cell(
     # digest over its lines) was not printed by this cell's probe.
     cell_nonce = secrets.token_hex(16)
     args = probe_args(
-        [SCENARIOS[s].probe_name for s in cell.scenarios],
+        [SCENARIOS[s].name for s in cell.scenarios],
         check_timeout=host.settings.check_timeout,
         deadline=timeout,
         tag=cell_id,

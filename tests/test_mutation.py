@@ -75,7 +75,7 @@ def test_the_reviewed_survivors_are_read_from_the_docs() -> None:
 
 def test_a_mutant_reaches_every_holder_of_the_function() -> None:
     """A mutant swaps the function's code, so a module that imported it by name runs
-    the mutant too (here: judge.py's `default_expectation`)."""
+    the mutant too (here: judge/cell.py's `default_expectation`)."""
     program = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import importlib.util as u;"
@@ -83,7 +83,8 @@ def test_a_mutant_reaches_every_holder_of_the_function() -> None:
         "sys.modules['m'] = t; s.loader.exec_module(t);"
         "import harness.judge.cell as j;"
         "[m] = [m for m in t.find_mutants('harness/judge/verdicts.py')"
-        " if m.function == 'default_expectation' and m.what == \"'violated' -> 'enforced'\"];"
+        " if m.function == 'default_expectation'"
+        " and m.what == 'Observed.VIOLATED -> Observed.ENFORCED'];"
         "t.apply(m); print(j.default_expectation('host'))"
     )
     done = subprocess.run(

@@ -30,9 +30,11 @@ from tests.results.cells import record
 pytestmark = pytest.mark.anyio
 
 TAG = "harness-abcd1234-00001"
-ATTEMPT = ProbeCheck("tcp-raw-ip", "egress", "attempt", "succeeded", detail="connected, no nonce")
+ATTEMPT = ProbeCheck(
+    "tcp-raw-ip", "egress-confinement", "attempt", "succeeded", detail="connected, no nonce"
+)
 RULE = next(c for c in SCENARIOS["egress-confinement"].checks if c.id == "tcp-raw-ip")
-TARGETS = frozenset({"egress"})
+TARGETS = frozenset({"egress-confinement"})
 WAIT = 0.5
 
 
@@ -54,12 +56,16 @@ def canary(tmp_path: Path) -> Iterator[RunningCanary]:
 
 
 def test_only_an_attempt_refused_at_once_needs_no_wait() -> None:
-    refused = ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", errno="ENETUNREACH")
-    timed_out = ProbeCheck("dns-alt-udp", "egress", "attempt", "blocked", errno="ETIMEDOUT")
-    answered = ProbeCheck("tcp-denied-name", "egress", "attempt", "blocked")  # an rcode
-    control = ProbeCheck("egress-control", "egress", "control", "failed")
-    fs = ProbeCheck("fs-read-outside", "filesystem", "attempt", "succeeded")
-    escaped = ProbeCheck("tcp-raw-ip", "egress", "attempt", "escaped")
+    refused = ProbeCheck(
+        "tcp-raw-ip", "egress-confinement", "attempt", "blocked", errno="ENETUNREACH"
+    )
+    timed_out = ProbeCheck(
+        "dns-alt-udp", "egress-confinement", "attempt", "blocked", errno="ETIMEDOUT"
+    )
+    answered = ProbeCheck("tcp-denied-name", "egress-confinement", "attempt", "blocked")  # an rcode
+    control = ProbeCheck("egress-control", "egress-confinement", "control", "failed")
+    fs = ProbeCheck("fs-read-outside", "filesystem-confinement", "attempt", "succeeded")
+    escaped = ProbeCheck("tcp-raw-ip", "egress-confinement", "attempt", "escaped")
     assert not unsettled(ProbeOutput(checks=[refused, escaped, control, fs]), TARGETS)
     for maybe_in_flight in (ATTEMPT, timed_out, answered):
         assert unsettled(ProbeOutput(checks=[refused, maybe_in_flight]), TARGETS)

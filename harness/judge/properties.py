@@ -212,7 +212,7 @@ def outcomes(
 ) -> dict[str, Outcome]:
     """Final outcomes of a cell's checks for one scenario, by check id."""
     declared = {c.id: c for c in scenario.checks}
-    mine = [(c, declared.get(c.id)) for c in record.checks if c.scenario == scenario.probe_name]
+    mine = [(c, declared.get(c.id)) for c in record.checks if c.scenario == scenario.name]
     # Which kernel the root phase ran in is read off the capabilities check's evidence.
     start = next((c for c, rule in mine if rule is not None and rule.rule is Rule.CAPS), None)
     own = start is not None and own_kernel(
@@ -223,9 +223,7 @@ def outcomes(
     if record.status is CellStatus.COMPLETE:
         for check in scenario.checks:
             if check.rule in HOST_ONLY:
-                unreported = ProbeCheck(
-                    check.id, scenario.probe_name, "attempt", CheckOutcome.MISSING
-                )
+                unreported = ProbeCheck(check.id, scenario.name, "attempt", CheckOutcome.MISSING)
                 found[check.id] = RULES[check.rule](unreported, check, ctx)
     return found
 

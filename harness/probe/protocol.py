@@ -26,7 +26,7 @@ FACT_STATUSES = frozenset({"ok", "unavailable", "error", "timeout"})
 # What each known check must be: an inside control must succeed, an attempt must
 # fail, so a line that calls an attempt a control (or the reverse) is not trusted.
 CHECK_KINDS = {
-    (s.probe_name, c.id): "control" if c.inside_control else "attempt"
+    (s.name, c.id): "control" if c.inside_control else "attempt"
     for s in SCENARIOS.values()
     for c in s.checks
 }

@@ -145,6 +145,19 @@ class ProbeCheck:
     elapsed_ms: float | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Folders written before the probe spoke the scenarios' own names still read.
+        if self.scenario in LEGACY_SCENARIO_NAMES:
+            object.__setattr__(self, "scenario", LEGACY_SCENARIO_NAMES[self.scenario])
+
+
+# The probe's short scenario names up to harness 0.1.0's check table of 2026-11.
+LEGACY_SCENARIO_NAMES = {
+    "egress": "egress-confinement",
+    "filesystem": "filesystem-confinement",
+    "privilege": "privilege-floor",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class HostEvidence:

@@ -20,7 +20,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 # Each reported check's declared transport, by (the probe's scenario name, check id).
 _TRANSPORTS: dict[tuple[str, str], Transport] = {
-    (s.probe_name, c.id): c.transport
+    (s.name, c.id): c.transport
     for s in SCENARIOS.values()
     for c in s.checks
     if c.transport is not None

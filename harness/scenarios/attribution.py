@@ -8,7 +8,6 @@ ALLOWED_CONNECT = "attr-allowed-connect"
 
 ATTRIBUTION = Scenario(
     name="attribution",
-    probe_name="attribution",
     summary="the supervisor's record of an allowed connection names the resolved binary",
     property="attribution",
     # Judged from the decision records, not by attempts (`judge/attribution.py`).

@@ -88,8 +88,7 @@ class Scenario:
     attempted violations that decide the property.
     """
 
-    name: str
-    probe_name: str
+    name: str  # also the probe's: checks.def and every line it prints carry it
     summary: str
     property: Property | None = None
     facts: dict[str, str] = field(default_factory=dict)

@@ -77,7 +77,6 @@ def _sweep(family: str) -> tuple[Check, ...]:
 
 EGRESS = Scenario(
     name="egress-confinement",
-    probe_name="egress",
     summary=(
         "TCP (9 ports), UDP (4 ports) and ICMP to the canary over IPv4 and IPv6, DNS by"
         " denied name, to an alternate resolver and through the sandbox's own, HTTP"

@@ -21,7 +21,6 @@ def _write(check_id: str, doc: str, host_fact: str) -> Check:
 
 FILESYSTEM = Scenario(
     name="filesystem-confinement",
-    probe_name="filesystem",
     summary="the mount table; read, write, traverse, symlink, /proc/*/root, link, rename or"
     " open by handle outside the allowed dir",
     property="filesystem_confinement",

@@ -10,7 +10,6 @@ from harness.scenarios.base import Scenario
 
 MECHANISMS = Scenario(
     name="mechanisms",
-    probe_name="mechanisms",
     summary="Landlock and seccomp facts, and the kernel the sandbox reports",
     facts={
         "landlock_abi": "Landlock ABI version, or the errno that refused it",

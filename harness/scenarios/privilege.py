@@ -14,7 +14,6 @@ def _as_root(check_id: str, doc: str, control: Control = Control.HOST) -> Check:
 
 PRIVILEGE = Scenario(
     name="privilege-floor",
-    probe_name="privilege",
     summary="capabilities as started; as root: sysctl, mount, release_agent, open_by_handle_at,"
     " mknod; then unprivileged: setuid and file-capability helpers, setuid(0), capset, ambient",
     property="privilege_floor",

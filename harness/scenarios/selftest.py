@@ -10,7 +10,6 @@ from harness.scenarios.base import Scenario
 
 SELFTEST = Scenario(
     name="selftest",
-    probe_name="selftest",
     summary="for testing harness itself: one check that hangs until killed",
     facts={"selftest_hang": "blocks forever; the cell must be killed at its timeout"},
     internal=True,

@@ -14,7 +14,11 @@ TAG = "harness-t-00001"
 
 def _attempt(check_id: str = "tcp4-25", **evidence: Any) -> ProbeCheck:
     return ProbeCheck(
-        id=check_id, scenario="egress", kind="attempt", outcome="blocked", evidence=evidence
+        id=check_id,
+        scenario="egress-confinement",
+        kind="attempt",
+        outcome="blocked",
+        evidence=evidence,
     )
 
 
@@ -150,7 +154,7 @@ def test_a_cells_arrivals() -> None:
         _attempt("tcp4-25", src_port=40005, dst="10.251.0.2:25"),
         ProbeCheck(
             id="tcp4-25",
-            scenario="filesystem",
+            scenario="filesystem-confinement",
             kind="attempt",
             outcome="blocked",
             evidence={"src_port": 40006, "dst": "10.251.0.2:25"},

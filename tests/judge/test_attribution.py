@@ -274,8 +274,8 @@ def test_an_incomplete_cell_is_inconclusive(status: CellStatus) -> None:
 
 def test_a_probe_that_never_reported_the_connection_is_inconclusive() -> None:
     """No allowed-connection line (or only another check's): nothing to look up."""
-    other = ProbeCheck(id="tcp-raw-ip", scenario="egress", kind="attempt", outcome="blocked",
-                       evidence={"src_port": 40112})  # fmt: skip
+    other = ProbeCheck(id="tcp-raw-ip", scenario="egress-confinement", kind="attempt",
+                       outcome="blocked", evidence={"src_port": 40112})  # fmt: skip
     for cell in (_with(None), _with(other)):
         result = observe_attribution(
             cell, configured=True, endpoint_only=False, decisions=GOOD, fetch_error=None

@@ -56,7 +56,6 @@ def _record(
     host_kernel: str | None = "6.1",
     unreported: list[str] | None = None,
 ) -> CellRecord:
-    probe_name = SCENARIOS[scenario].probe_name
     return CellRecord(
         run_id="t",
         host="h",
@@ -71,7 +70,7 @@ def _record(
         checks=[
             ProbeCheck(
                 id=c["id"],
-                scenario=probe_name,
+                scenario=scenario,
                 kind=c.get("kind", "attempt"),
                 outcome=c["outcome"],
                 errno=c.get("errno"),
@@ -216,7 +215,7 @@ def test_checks_of_another_scenario_do_not_count() -> None:
     """A blocked line reported under another scenario's name is not this scenario's check."""
     case = CASES[0]
     cell = _record(case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE)
-    moved = replace(cell, checks=[replace(c, scenario="privilege") for c in cell.checks])
+    moved = replace(cell, checks=[replace(c, scenario="privilege-floor") for c in cell.checks])
     result = observe(SCENARIOS[case["scenario"]], moved, control=_control(case))
     assert result.observed == "inconclusive"
     assert {c.outcome for c in result.checks} == {"missing"}
@@ -237,7 +236,6 @@ def test_inside_controls_listed_first_leave_every_attempt_judged() -> None:
     assert result.reason == "fs-rename-in: error: no attempt"
     mixed = Scenario(
         name="privilege-floor",
-        probe_name="privilege",
         summary="",
         property="privilege_floor",
         checks=(
@@ -292,7 +290,7 @@ def test_every_rule_has_the_function_that_applies_it() -> None:
 def test_an_outcome_the_judge_does_not_know_is_an_error() -> None:
     """A word outside the protocol's outcomes (an old or forged record) never counts
     as blocked."""
-    check = ProbeCheck("fs-routes", "filesystem", "attempt", "blockd", detail="x")
+    check = ProbeCheck("fs-routes", "filesystem-confinement", "attempt", "blockd", detail="x")
     rule = next(c for c in SCENARIOS["filesystem-confinement"].checks if c.id == "fs-routes")
     cell = _record("filesystem-confinement", [], {}, status=CellStatus.COMPLETE)
     got = judge_attempt(check, rule, Context(cell, TAG))
@@ -320,7 +318,9 @@ def test_a_check_no_scenario_declares_keeps_the_probes_word() -> None:
     `succeeded` is an error, never blocked."""
     cell = _record("filesystem-confinement", [], {}, status=CellStatus.COMPLETE)
     ctx = Context(cell, TAG)
-    odd = ProbeCheck("fs-new-thing", "filesystem", "attempt", "succeeded", detail="went through")
+    odd = ProbeCheck(
+        "fs-new-thing", "filesystem-confinement", "attempt", "succeeded", detail="went through"
+    )
     assert judge_attempt(odd, None, ctx).outcome == "error"
     escaped = replace(odd, outcome="escaped")
     assert judge_attempt(escaped, None, ctx).outcome == "escaped"
@@ -333,5 +333,7 @@ def test_a_write_without_its_host_fact_is_the_probes_word() -> None:
     cell = _record(
         "filesystem-confinement", [], {"fs": {"sentinel": "intact"}}, status=CellStatus.COMPLETE
     )
-    report = ProbeCheck("fs-odd-write", "filesystem", "attempt", "succeeded", detail="wrote")
+    report = ProbeCheck(
+        "fs-odd-write", "filesystem-confinement", "attempt", "succeeded", detail="wrote"
+    )
     assert judge_attempt(report, check, Context(cell, TAG)).outcome == "error"

@@ -122,7 +122,7 @@ def test_aarch64_attempts_of_each_scenario_under_qemu(arm_probe: Path, tmp_path:
             "--token", "tok123", "--outside-dir", str(outside),
             "--overwrite", str(outside / "overwrite-me"), "--rename", str(outside / "rename-me"),
             "--planted-link", str(allowed / "planted-link"),
-            "egress", "filesystem", "privilege", "attribution",
+            "egress-confinement", "filesystem-confinement", "privilege-floor", "attribution",
         )  # fmt: skip
     finally:
         os.kill(pid, signal.SIGKILL)
@@ -134,7 +134,7 @@ def test_aarch64_attempts_of_each_scenario_under_qemu(arm_probe: Path, tmp_path:
     assert checks["fs-allowed-write"].outcome == "ok"
     assert checks["priv-setuid0"].outcome == "blocked" and checks["priv-setuid0"].errno == "EPERM"
     assert {c.scenario for c in output.checks} == {
-        "egress", "filesystem", "privilege", "attribution",
+        "egress-confinement", "filesystem-confinement", "privilege-floor", "attribution",
     }  # fmt: skip
 
 

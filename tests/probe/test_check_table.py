@@ -24,13 +24,13 @@ def _table() -> set[tuple[str, str, str]]:
 def _declared() -> set[tuple[str, str, str]]:
     rows = set()
     for s in SCENARIOS.values():
-        rows |= {(s.probe_name, fact, "fact") for fact in s.facts}
-        rows |= {(s.probe_name, info, "info") for info in s.info}
+        rows |= {(s.name, fact, "fact") for fact in s.facts}
+        rows |= {(s.name, info, "info") for info in s.info}
         for c in s.checks:
             if c.table_row == "sweep":
-                rows.add((s.probe_name, "sweep", "sweep"))
+                rows.add((s.name, "sweep", "sweep"))
             elif c.table_row is not None:
-                rows.add((s.probe_name, c.table_row, "control" if c.inside_control else "attempt"))
+                rows.add((s.name, c.table_row, "control" if c.inside_control else "attempt"))
     return rows
 
 
@@ -56,10 +56,12 @@ def test_the_table_is_read_whole_and_in_order() -> None:
     assert [r.id for r in rows[:2]] == ["landlock_abi", "landlock_enforces"]
     assert len({(r.scenario, r.id) for r in rows}) == len(rows)
     assert {r.kind for r in rows} == set(table.KINDS)
-    text = 'CHECK("egress", "tcp-raw-ip", chk_tcp_raw_ip, ATTEMPT) /* a comment */\n'
-    assert table.rows(text) == [table.Row("egress", "tcp-raw-ip", "chk_tcp_raw_ip", "attempt")]
+    text = 'CHECK("egress-confinement", "tcp-raw-ip", chk_tcp_raw_ip, ATTEMPT) /* a comment */\n'
+    assert table.rows(text) == [
+        table.Row("egress-confinement", "tcp-raw-ip", "chk_tcp_raw_ip", "attempt")
+    ]
     with pytest.raises(ValueError, match=r"checks\.def:2"):
-        table.rows(text + 'CHECK("egress", "tcp-raw-ip", chk_tcp_raw_ip, ATEMPT)\n')
+        table.rows(text + 'CHECK("egress-confinement", "tcp-raw-ip", chk_tcp_raw_ip, ATEMPT)\n')
 
 
 def test_host_side_checks_are_not_in_the_table() -> None:

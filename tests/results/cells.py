@@ -25,7 +25,7 @@ def record(
     control: bool = False,
 ) -> CellRecord:
     """A cell record; each check dict names its scenario by name or defaults to the first."""
-    default = SCENARIOS[scenarios[0]].probe_name
+    default = SCENARIOS[scenarios[0]].name
     return CellRecord(
         run_id="t",
         host=host,
@@ -41,7 +41,7 @@ def record(
         checks=[
             ProbeCheck(
                 id=c["id"],
-                scenario=SCENARIOS[c["scenario"]].probe_name if "scenario" in c else default,
+                scenario=SCENARIOS[c["scenario"]].name if "scenario" in c else default,
                 kind=c.get("kind", "attempt"),
                 outcome=c["outcome"],
                 errno=c.get("errno"),

@@ -23,7 +23,7 @@ def _out(*lines: dict[str, Any] | str, done: int | None = None) -> str:
 def _check(**fields: Any) -> dict[str, Any]:
     return {
         "type": "check",
-        "scenario": "egress",
+        "scenario": "egress-confinement",
         "id": "tcp-raw-ip",
         "kind": "attempt",
         "outcome": "blocked",
@@ -73,7 +73,7 @@ def test_a_complete_output_is_kept_whole() -> None:
     [check] = out.checks
     assert (check.id, check.scenario, check.kind, check.outcome, check.errno, check.detail) == (
         "tcp-raw-ip",
-        "egress",
+        "egress-confinement",
         "attempt",
         "blocked",
         "ENETUNREACH",
@@ -106,7 +106,7 @@ def test_fields_of_the_wrong_type_are_dropped_not_trusted() -> None:
         ([_check(), _check(outcome="escaped")], 2, "check tcp-raw-ip reported twice"),
         ([_fact(), _fact(status="unavailable")], 2, "fact landlock_abi reported twice"),
         (
-            [_check(kind="control", id="priv-setuid0", scenario="privilege", outcome="ok")],
+            [_check(kind="control", id="priv-setuid0", scenario="privilege-floor", outcome="ok")],
             1,
             "check priv-setuid0 has kind 'control', not 'attempt'",
         ),
@@ -122,7 +122,14 @@ def test_fields_of_the_wrong_type_are_dropped_not_trusted() -> None:
         ([_fact(value=[7])], 1, "value is not a number, bool or string"),
         ([_fact(value={"a": 1})], 1, "value is not a number, bool or string"),
         (
-            [{"type": "check", "scenario": "egress", "kind": "attempt", "outcome": "blocked"}],
+            [
+                {
+                    "type": "check",
+                    "scenario": "egress-confinement",
+                    "kind": "attempt",
+                    "outcome": "blocked",
+                }
+            ],
             1,
             "'id'",
         ),
@@ -208,7 +215,7 @@ def test_a_long_bad_line_is_shown_cut() -> None:
 def test_probe_arguments() -> None:
     """Limits in milliseconds (at least 1), the tag, options, then the scenarios."""
     assert probe_args(
-        ["egress", "mechanisms"],
+        ["egress-confinement", "mechanisms"],
         check_timeout=2.5,
         deadline=60,
         tag="t-1",
@@ -223,7 +230,7 @@ def test_probe_arguments() -> None:
         "60000",
         "--resolver",
         "10.0.0.1",
-        "egress",
+        "egress-confinement",
         "mechanisms",
     ]
     assert probe_args([], check_timeout=0.0001, deadline=0, tag="t")[3:7] == [
@@ -239,8 +246,8 @@ def test_distinct_checks_are_all_kept() -> None:
     out = parse_output(_out(_check(), _check(id="doh-port"), _check(scenario="other"), done=3))
     assert out.complete, out.problems
     assert [(c.scenario, c.id) for c in out.checks] == [
-        ("egress", "tcp-raw-ip"),
-        ("egress", "doh-port"),
+        ("egress-confinement", "tcp-raw-ip"),
+        ("egress-confinement", "doh-port"),
         ("other", "tcp-raw-ip"),
     ]
 
@@ -270,7 +277,7 @@ MOUNT = ["254:0", "ext4", "/allowed", "/w/allowed"]
 )
 def test_only_a_well_formed_mount_table_is_kept(mounts: Any, kept: bool) -> None:
     """Evidence keeps scalars and `mounts` as bounded [dev, type, point, root] rows."""
-    line = _check(scenario="filesystem", id="fs-mounts", outcome="succeeded",
+    line = _check(scenario="filesystem-confinement", id="fs-mounts", outcome="succeeded",
                   evidence={"mounts": mounts, "boot_id": "b"})  # fmt: skip
     [check] = parse_output(_out(line, done=1)).checks
     assert check.evidence.get("boot_id") == "b"
@@ -342,6 +349,10 @@ def test_without_a_cell_nonce_nothing_is_asked() -> None:
 
 def test_probe_args_carry_the_cell_nonce() -> None:
     """The nonce is on the probe's command line only when there is one."""
-    args = probe_args(["egress"], check_timeout=1, deadline=2, tag="t", cell_nonce="abc")
+    args = probe_args(
+        ["egress-confinement"], check_timeout=1, deadline=2, tag="t", cell_nonce="abc"
+    )
     assert args[args.index("--cell-nonce") + 1] == "abc"
-    assert "--cell-nonce" not in probe_args(["egress"], check_timeout=1, deadline=2, tag="t")
+    assert "--cell-nonce" not in probe_args(
+        ["egress-confinement"], check_timeout=1, deadline=2, tag="t"
+    )

@@ -35,7 +35,7 @@ MANIFEST: dict[str, Any] = {
     "selection": {"shard": "1/1"},
     "segments": [],
 }
-CHECK = {"id": "c", "scenario": "egress", "kind": "attempt", "outcome": "blocked",
+CHECK = {"id": "c", "scenario": "egress-confinement", "kind": "attempt", "outcome": "blocked",
          "errno": "EPERM", "detail": "d", "elapsed_ms": 1.0, "evidence": {"dst": "x"}}  # fmt: skip
 CELL: dict[str, Any] = {
     "run_id": "abcd1234", "host": "h", "runtime": "r", "kind": "command",

@@ -31,7 +31,9 @@ def _cell() -> CellRecord:
         probe_start={"type": "start", "pid": 1},
         facts=[FactObservation("landlock_abi", "mechanisms", "unavailable", errno="ENOSYS")],
         checks=[
-            ProbeCheck("tcp-raw-ip", "egress", "attempt", "blocked", evidence={"dst": ["a", 1]})
+            ProbeCheck(
+                "tcp-raw-ip", "egress-confinement", "attempt", "blocked", evidence={"dst": ["a", 1]}
+            )
         ],
         info={"x": {"nested": [1, 2, {"k": (3, 4)}]}},
         host_side=HostEvidence(tag="t", canary_events=[{"event": "tcp"}]),

@@ -68,8 +68,8 @@ def test_every_transport_is_pinned() -> None:
     }
     marker_only = {c.id for c in egress.checks if c.transport is None}
     assert marker_only == {"icmp4", "icmp6", "unix-proxy"}
-    assert transport_of("egress", "tcp4-22") is Transport.TCP
-    assert transport_of("filesystem", "tcp4-22") is None  # another scenario's line
+    assert transport_of("egress-confinement", "tcp4-22") is Transport.TCP
+    assert transport_of("filesystem-confinement", "tcp4-22") is None  # another scenario's line
 
 
 def test_only_arrival_checks_declare_a_transport() -> None:
