@@ -274,6 +274,16 @@ def validate(matrix: Path) -> None:
         f"{matrix}: ok: {len(loaded.hosts)} hosts x {len(loaded.runtimes)} runtimes"
         f" = {cells} cells; scenarios: {', '.join(loaded.scenarios)}"
     )
+    for name, spec in loaded.runtimes.items():
+        if spec.policy is None:
+            continue
+        policy = spec.policy
+        click.echo(
+            f"runtimes.{name}.policy: {policy.source} (sha256 {policy.sha256[:16]}):"
+            f" {len(policy.readable)} readable, {len(policy.writable)} writable paths"
+        )
+        for note in policy.notes():
+            click.echo(f"  note: {note}")
 
 
 @click.command("scenarios")

@@ -41,7 +41,11 @@ def judge_cell(
             )
         else:
             observation = observe(
-                scenario, record, control=control, allowed_caps=frozenset(spec.allowed_caps)
+                scenario,
+                record,
+                control=control,
+                allowed_caps=frozenset(spec.allowed_caps),
+                policy=spec.policy,
             )
         expected = spec.expect.get(scenario.property) or default_expectation(cell.runtime.kind)
         verdicts.append(judge_property(record, scenario.property, observation, expected=expected))

@@ -27,6 +27,7 @@ from harness.results.records import (
 )
 from harness.scenarios import Check, Control, Scenario
 from harness.scenarios.base import Need, Rule
+from harness.spec.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +57,14 @@ class Observation:
 @dataclass(frozen=True, slots=True)
 class Context:
     """What every rule may weigh besides the attempt: the cell's record, the tag its
-    arrivals carry, whether it ran on a kernel of its own, and the capabilities its
-    runtime entry allows."""
+    arrivals carry, whether it ran on a kernel of its own, the capabilities its
+    runtime entry allows and the policy it declares."""
 
     record: CellRecord
     tag: str
     own_kernel: bool = False
     allowed_caps: frozenset[str] = frozenset()
+    policy: Policy | None = None
 
     @property
     def evidence(self) -> HostEvidence:
@@ -151,7 +153,10 @@ def _caps(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     """Capabilities as started, judged against what the runtime entry allows."""
     if check.outcome != CheckOutcome.SUCCEEDED:
         return _reported(check)
-    outcome, detail = judge_start(check.evidence, allowed=ctx.allowed_caps, own=ctx.own_kernel)
+    process = ctx.policy.process if ctx.policy is not None else None
+    outcome, detail = judge_start(
+        check.evidence, allowed=ctx.allowed_caps, own=ctx.own_kernel, process=process
+    )
     return Outcome(outcome, None, detail, check.elapsed_ms)
 
 
@@ -209,6 +214,7 @@ def outcomes(
     *,
     tag: str | None = None,
     allowed_caps: frozenset[str] = frozenset(),
+    policy: Policy | None = None,
 ) -> dict[str, Outcome]:
     """Final outcomes of a cell's checks for one scenario, by check id."""
     declared = {c.id: c for c in scenario.checks}
@@ -218,7 +224,7 @@ def outcomes(
     own = start is not None and own_kernel(
         start.evidence, record.host_side.host_fs or {}, record.host_kernel
     )
-    ctx = Context(record, tag or record.host_side.tag, own, allowed_caps)
+    ctx = Context(record, tag or record.host_side.tag, own, allowed_caps, policy)
     found = {c.id: judge_attempt(c, rule, ctx) for c, rule in mine}
     if record.status is CellStatus.COMPLETE:
         for check in scenario.checks:
@@ -243,15 +249,17 @@ def observe(
     *,
     control: CellRecord | None,
     allowed_caps: frozenset[str] = frozenset(),
+    policy: Policy | None = None,
 ) -> Observation:
     """Judge one property from one cell, using the host runtime's cell as control.
     `allowed_caps` are the capabilities the runtime entry declares beyond Docker's
-    default set (audited: named in the `priv-start` check's detail)."""
+    default set (audited: named in the `priv-start` check's detail); `policy` is what
+    the runtime entry declares (the workload's user and group are held to it)."""
     if record.status is not CellStatus.COMPLETE:
         return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
     has = record.host_side.canary_has
     asked = [c for c in scenario.checks if has is None or all(need in has for need in c.needs)]
-    mine = outcomes(scenario, record, allowed_caps=allowed_caps)
+    mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     theirs = (
         outcomes(scenario, control)
         if control is not None and control.status is CellStatus.COMPLETE

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
 from harness.results.records import CheckOutcome, HostEvidence
+from harness.spec.policy import ProcessPolicy
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Filesystems through which a sandbox with its own kernel reaches host files (and
@@ -129,12 +130,38 @@ def judge_mounts(
     return CheckOutcome.BLOCKED, f"{why}: {seen}"
 
 
+def _started_as(evidence: Mapping[str, Any], process: ProcessPolicy) -> str | None:
+    """Why the workload did not start as the policy's user and group (None: it did).
+    A name is what the sandbox's own /etc/passwd or /etc/group calls the id."""
+    for want, id_key, name_key, policy_key in (
+        (process.run_as_user, "uid", "user", "run_as_user"),
+        (process.run_as_group, "gid", "group", "run_as_group"),
+    ):
+        if want is None:
+            continue
+        got_id, got_name = evidence.get(id_key), evidence.get(name_key)
+        if not isinstance(got_id, int):
+            return f"the probe reported no {id_key}, so {policy_key} cannot be checked"
+        numeric = isinstance(want, int) or want.isdigit()
+        if (int(want) == got_id) if numeric else (want == got_name):
+            continue
+        shown = f"{id_key} {got_id}" + (f" ({got_name})" if isinstance(got_name, str) else "")
+        return f"started as {shown}, but the policy says {policy_key}: {want}"
+    return None
+
+
 def judge_start(
-    evidence: Mapping[str, Any], *, allowed: Iterable[str], own: bool
+    evidence: Mapping[str, Any],
+    *,
+    allowed: Iterable[str],
+    own: bool,
+    process: ProcessPolicy | None = None,
 ) -> tuple[CheckOutcome, str]:
-    """(outcome, detail) of `priv-start`: capabilities beyond Docker's default set
-    (and the runtime entry's declared extras) held in the host's initial user
-    namespace are a violation."""
+    """(outcome, detail) of `priv-start`: a start as anyone but the policy's user and
+    group, or capabilities beyond Docker's default set (and the runtime entry's
+    declared extras) held in the host's initial user namespace, are a violation."""
+    if process is not None and (wrong := _started_as(evidence, process)):
+        return CheckOutcome.ESCAPED, wrong
     try:
         held = int(str(evidence["cap_eff"]), 16) | int(str(evidence["cap_prm"]), 16)
     except (KeyError, ValueError):

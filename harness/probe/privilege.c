@@ -197,6 +197,16 @@ void chk_priv_start(void)
     int init = initial_userns();
     ev_int("uid", getuid());
     ev_int("euid", geteuid());
+    ev_int("gid", getgid());
+    ev_int("egid", getegid());
+    /* The names the sandbox's own /etc/passwd and /etc/group give them: what a
+     * policy's run_as_user and run_as_group name. */
+    struct passwd *pw = getpwuid(getuid());
+    if (pw != NULL)
+        ev_str("user", pw->pw_name);
+    struct group *gr = getgrgid(getgid());
+    if (gr != NULL)
+        ev_str("group", gr->gr_name);
     ev_int("initial_userns", init);
     for (int i = 0; i < 3; i++) {
         snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)sets[i]);

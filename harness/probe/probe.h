@@ -55,6 +55,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>

@@ -31,6 +31,7 @@ from harness.spec.models import (
     RuntimeSpec,
     Settings,
 )
+from harness.spec.policy_load import inline_policy, load_policy, validated
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 # Facts whose values are words; every other fact is a number or a boolean, so a
@@ -262,7 +263,10 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
         raise SpecError(file, f"{prefix}.kind", "required key is missing")
     if kind not in RUNTIME_SPECS:
         raise SpecError(file, f"{prefix}.kind", unknown("kind", kind, list(RUNTIME_SPECS)))
-    spec = _validate(RUNTIME_SPECS[str(kind)], raw, file=file, prefix=prefix)
+    # The policy is loaded on its own (`_with_policy`): a path or a table, never a
+    # loaded `Policy` written by hand.
+    entry = {k: v for k, v in raw.items() if k != "policy"}
+    spec = _validate(RUNTIME_SPECS[str(kind)], entry, file=file, prefix=prefix)
     facts = known_facts()
     for fact in spec.facts:
         if fact not in facts:
@@ -279,6 +283,23 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
         if spec.argv.count("{args}") != 1:
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{args}' once")
     return spec
+
+
+def _with_policy(spec: RuntimeSpec, raw: object, base: Path, *, file: str, key: str) -> RuntimeSpec:
+    """The runtime entry with its declared policy loaded (docs/policy.md): a policy
+    file's path, relative to the matrix, or the same fields as an inline table."""
+    if raw is None:
+        return spec
+    if isinstance(raw, str):
+        where = _path(raw, base, file=file, key=key)
+        assert where is not None
+        policy = load_policy(where, shown=_display(where))
+    elif isinstance(raw, dict):
+        policy = inline_policy(validated(raw, file=file, prefix=key))
+    else:
+        why = f"expected a policy file's path or an inline table, got {type(raw).__name__}"
+        raise SpecError(file, key, why)
+    return spec.model_copy(update={"policy": policy})
 
 
 def _check_supervisor(spec: RuntimeSpec, *, file: str, prefix: str) -> None:
@@ -384,7 +405,14 @@ def load_matrix(path: Path | str) -> Matrix:
     if not mf.runtimes:
         raise SpecError(shown, "runtimes", "defines no runtime")
     runtimes = {
-        name: _load_runtime(name, raw_rt, file=shown) for name, raw_rt in mf.runtimes.items()
+        name: _with_policy(
+            _load_runtime(name, raw_rt, file=shown),
+            raw_rt.get("policy") if isinstance(raw_rt, dict) else None,
+            path.parent,
+            file=shown,
+            key=f"runtimes.{_part(name)}.policy",
+        )
+        for name, raw_rt in mf.runtimes.items()
     }
     return Matrix(
         name=mf.name,

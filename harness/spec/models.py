@@ -25,6 +25,7 @@ from pydantic import (
 
 from harness.caps import CAP_NAMES
 from harness.scenarios.base import Property
+from harness.spec.policy import Policy
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 FactValue = int | bool | str
@@ -199,6 +200,10 @@ class _RuntimeBase(_Strict):
     supervisor_fault: SupervisorFault | None = None
     # Declared, never consulted: copied into evidence documents for audit only.
     mechanisms: dict[ContractProperty, Annotated[str, StringConstraints(max_length=200)]] = {}
+    # What the sandbox declares it allows (harness/spec/policy.py), loaded from the
+    # entry's `policy` key (a path to an OpenShell policy file, or the same fields
+    # inline) by `spec/load.py`. None: judged against harness's own grants alone.
+    policy: Policy | None = None
 
 
 class HostRuntimeSpec(_RuntimeBase):

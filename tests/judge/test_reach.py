@@ -208,3 +208,61 @@ def test_no_capabilities_reported_is_an_error(evidence: dict[str, Any]) -> None:
         "error",
         "the probe reported no capabilities",
     )
+
+
+START = {"uid": 65534, "euid": 65534, "gid": 65534, "egid": 65534, "user": "nobody",
+         "group": "nogroup", "initial_userns": 0, "cap_eff": "0", "cap_prm": "0"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("process", "outcome", "detail"),
+    [
+        ({}, "blocked", "0 capabilities, in a child user namespace only"),
+        ({"run_as_user": 65534, "run_as_group": 65534}, "blocked", "0 capabilities"),
+        ({"run_as_user": "nobody", "run_as_group": "nogroup"}, "blocked", "0 capabilities"),
+        ({"run_as_user": "65534"}, "blocked", "0 capabilities"),
+        (
+            {"run_as_user": "sandbox"},
+            "escaped",
+            "started as uid 65534 (nobody), but the policy says run_as_user: sandbox",
+        ),
+        (
+            {"run_as_user": 65534, "run_as_group": 0},
+            "escaped",
+            "started as gid 65534 (nogroup), but the policy says run_as_group: 0",
+        ),
+    ],
+)
+def test_the_workload_starts_as_the_policys_user(
+    process: dict[str, Any], outcome: str, detail: str
+) -> None:
+    """Starting as anyone but the policy's user and group is a violation naming both."""
+    from harness.spec.policy import ProcessPolicy
+
+    got = judge_start(START, allowed=(), own=False, process=ProcessPolicy(**process))
+    assert got[0] == outcome and got[1].startswith(detail), got
+
+
+def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
+    """A name in the policy, and no name for the uid inside: the mismatch is reported."""
+    from harness.spec.policy import ProcessPolicy
+
+    bare = {k: v for k, v in START.items() if k != "user"}
+    got = judge_start(bare, allowed=(), own=False, process=ProcessPolicy(run_as_user="nobody"))
+    assert got == ("escaped", "started as uid 65534, but the policy says run_as_user: nobody")
+    no_uid = {k: v for k, v in START.items() if k != "uid"}
+    got = judge_start(no_uid, allowed=(), own=False, process=ProcessPolicy(run_as_user=1))
+    assert got[0] == "escaped" and "no uid" in got[1]
+
+
+def test_what_the_policy_grants_read_is_no_exposure() -> None:
+    """A co-located sandbox shows the host's /usr and /etc because its policy grants
+    them; /var, which it does not, is still an exposure."""
+    mounts = [
+        ["254:0", "ext4", "/usr", "/usr"],
+        ["254:0", "ext4", "/etc", "/etc"],
+        ["254:0", "ext4", "/var", "/var"],
+    ]
+    grants = {"host": ["/w/fs/allowed", "/usr", "/etc"]}
+    found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants=grants, shared=True)
+    assert found == ["/var (ext4 254:0, root /var)"]

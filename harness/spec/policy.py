@@ -1,0 +1,176 @@
+"""A sandbox's declared policy: what it says the workload may read, change, run as and
+reach. harness judges a sandbox against it (docs/policy.md): "outside" means outside
+the policy (plus harness's own grants), so a sandbox that shows the host's /usr
+because its policy grants it is not escaping.
+
+The file format is OpenShell's sandbox policy (YAML) as it is; the same fields may be
+written inline in a matrix's runtime entry. Unknown keys are errors naming the file and
+key; keys harness reads but does not judge (Landlock's compatibility mode, L7 endpoint
+rules) are accepted with a note that says so, never silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+MAX_POLICY_BYTES = 1024 * 1024
+MAX_PATHS = 256
+
+HostPath = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+Principal = int | Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _absolute(paths: list[str]) -> list[str]:
+    """Absolute, normalised paths: `/usr/` and `/usr` are one grant; `..` is refused."""
+    out = []
+    for path in paths:
+        if "\x00" in path:
+            raise ValueError("a path cannot contain a NUL byte")
+        if not path.startswith("/"):
+            raise ValueError(f"{path!r} is not an absolute path")
+        if ".." in path.split("/"):
+            raise ValueError(f"{path!r} contains '..'")
+        out.append(posixpath.normpath(path).replace("//", "/"))
+    return out
+
+
+class FilesystemPolicy(_Strict):
+    """Host paths the workload may read (`read_only`) and change (`read_write`)."""
+
+    include_workdir: bool = False
+    read_only: Annotated[list[HostPath], Field(max_length=MAX_PATHS)] = []
+    read_write: Annotated[list[HostPath], Field(max_length=MAX_PATHS)] = []
+
+    @field_validator("read_only", "read_write")
+    @classmethod
+    def _paths(cls, value: list[str]) -> list[str]:
+        return _absolute(value)
+
+
+class ProcessPolicy(_Strict):
+    """Who the workload must start as: a name (as the sandbox's own /etc/passwd and
+    /etc/group say) or a number."""
+
+    run_as_user: Principal | None = None
+    run_as_group: Principal | None = None
+
+
+class LandlockPolicy(_Strict):
+    """How OpenShell applies Landlock: a mechanism, recorded, never judged."""
+
+    compatibility: Annotated[str, StringConstraints(max_length=64)] | None = None
+
+
+class Binary(_Strict):
+    path: HostPath
+
+
+class Endpoint(_Strict):
+    """An allowed destination. Layer-7 fields are accepted and noted: harness judges
+    whether bytes can get out, not what an HTTP proxy does with them."""
+
+    host: Annotated[str, StringConstraints(min_length=1, max_length=253)]
+    port: Annotated[int, Field(ge=1, le=65535)]
+    protocol: Annotated[str, StringConstraints(max_length=64)] | None = None
+    enforcement: Annotated[str, StringConstraints(max_length=64)] | None = None
+    access: Annotated[str, StringConstraints(max_length=64)] | None = None
+    tls: Annotated[str, StringConstraints(max_length=64)] | None = None
+    rules: list[Any] | None = None
+
+
+class NetworkPolicy(_Strict):
+    name: Annotated[str, StringConstraints(max_length=128)] | None = None
+    endpoints: Annotated[list[Endpoint], Field(max_length=MAX_PATHS)] = []
+    binaries: Annotated[list[Binary | HostPath], Field(max_length=MAX_PATHS)] = []
+
+
+class PolicyFile(_Strict):
+    """A sandbox policy as written: a YAML file's top level, or a matrix's inline table."""
+
+    version: int = 1
+    filesystem_policy: FilesystemPolicy = FilesystemPolicy()
+    process: ProcessPolicy = ProcessPolicy()
+    landlock: LandlockPolicy | None = None
+    network_policies: dict[Annotated[str, StringConstraints(max_length=128)], NetworkPolicy] = {}
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: int) -> int:
+        if value != 1:
+            raise ValueError(f"version {value} is not supported (expected 1)")
+        return value
+
+    @property
+    def readable(self) -> tuple[str, ...]:
+        """Every host path the policy lets the workload read."""
+        fs = self.filesystem_policy
+        return tuple(dict.fromkeys([*fs.read_only, *fs.read_write]))
+
+    @property
+    def writable(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.filesystem_policy.read_write))
+
+    def grants_read(self, path: str) -> bool:
+        """Does the policy let the workload read `path` (a host path)?"""
+        return any(_within(path, root) for root in self.readable)
+
+    def grants_write(self, path: str) -> bool:
+        return any(_within(path, root) for root in self.writable)
+
+    def notes(self) -> list[str]:
+        """What harness reads here but does not judge, in words for `harness validate`."""
+        out = []
+        if self.landlock is not None:
+            out.append("landlock: a mechanism, recorded for audit, never judged")
+        if self.filesystem_policy.include_workdir:
+            out.append(
+                "filesystem_policy.include_workdir: the workload's working folder is"
+                " harness's allowed folder"
+            )
+        l7 = sorted(
+            {
+                f
+                for net in self.network_policies.values()
+                for e in net.endpoints
+                for f in ("protocol", "enforcement", "access", "tls", "rules")
+                if getattr(e, f) is not None
+            }
+        )
+        if l7:
+            out.append(
+                f"network_policies: {', '.join(l7)} (layer 7) not judged; harness judges"
+                " which destinations bytes can reach"
+            )
+        if self.network_policies:
+            out.append(
+                "network_policies: recorded; egress is judged against the canary, which"
+                " no policy may allow"
+            )
+        return out
+
+
+class Policy(PolicyFile):
+    """A loaded policy: `source` is the file it came from ("inline" for a matrix
+    table) and `sha256` the digest of what was read, for the manifest and the evidence
+    export."""
+
+    source: str = "inline"
+    sha256: str = ""
+
+
+def _within(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def digest(data: Any) -> str:
+    """The sha256 of an inline policy: its canonical JSON."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
