@@ -71,7 +71,15 @@ def backend_audit(ev: CellEvidence, property_audit: dict[str, Any]) -> dict[str,
         for fid, f in ev.facts().items()
     }
     cell = ev.cell
+    declared = ev.runtime_spec.get("policy") or None
     return {
+        # The policy the sandbox was judged against (docs/policy.md): where it came
+        # from and the digest of what was read; none, harness's own grants alone.
+        "policy": (
+            {"source": declared.get("source"), "sha256": declared.get("sha256")}
+            if isinstance(declared, dict)
+            else None
+        ),
         "mechanism_facts": facts,
         "fingerprint": {
             "kind": cell.get("kind"),

@@ -293,6 +293,7 @@ def _with_policy(spec: RuntimeSpec, raw: object, base: Path, *, file: str, key: 
     if isinstance(raw, str):
         where = _path(raw, base, file=file, key=key)
         assert where is not None
+        where = Path(os.path.normpath(where))
         policy = load_policy(where, shown=_display(where))
     elif isinstance(raw, dict):
         policy = inline_policy(validated(raw, file=file, prefix=key))

@@ -57,6 +57,28 @@ def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) ->
     assert v[("localhost", "runsc", "attribution")]["verdict"] == "skipped"
 
 
+def test_the_colocated_shape_is_judged_against_its_policy(
+    local_run: tuple[int, str, Path],
+) -> None:
+    """bwrap showing the host's /usr and /etc, read-only, to an unprivileged workload:
+    enforced on every property against the policy that grants exactly that (issue
+    25), with the policy's digest in the manifest; the same mounts are escapes to a
+    policy that does not grant them (the mutants hold that)."""
+    _, _, out = local_run
+    v = verdicts_of(out)
+    for prop in ("egress_confinement", "filesystem_confinement", "privilege_floor"):
+        row = v[("localhost", "bwrap-colocated", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (prop, row)
+    fs = {
+        c["id"]: c for c in v[("localhost", "bwrap-colocated", "filesystem_confinement")]["checks"]
+    }
+    assert "/usr ext4" in fs["fs-mounts"]["detail"] and "/etc ext4" in fs["fs-mounts"]["detail"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    policy = manifest["runtimes"]["bwrap-colocated"]["policy"]
+    assert policy["source"].endswith("policies/bwrap-colocated.yaml")
+    assert len(policy["sha256"]) == 64 and policy["process"]["run_as_user"] == "nobody"
+
+
 def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Path]) -> None:
     """bwrap and runsc behind the reference supervisor enforce all four properties: bwrap's
     connection is attributed to the probe itself, runsc's is explicitly endpoint-only."""
@@ -183,6 +205,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-sysfs-rw": {"privilege_floor": "priv-root-sysctl"},
     "runc-host-pid": {"filesystem_confinement": "fs-routes"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
+    # Looser than the policy it declares (issue 25): a read-only grant the policy does
+    # not have, a writable folder it has none for, another starting user.
+    "colocated-undeclared-etc": {"filesystem_confinement": "fs-mounts"},
+    "colocated-undeclared-rw": {"filesystem_confinement": "fs-mounts"},
+    "colocated-wrong-user": {"privilege_floor": "priv-start"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},

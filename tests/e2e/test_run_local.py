@@ -73,7 +73,10 @@ def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path])
     assert host["kernel_release"] == os.uname().release
     assert "runsc version" in host["runtimes"]["runsc"]["version"]
     cells = cells_of(out)
-    runtimes = ("host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised", "microvm")
+    runtimes = (
+        "host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised",
+        "bwrap-colocated", "microvm",
+    )  # fmt: skip
     assert set(cells) == {("localhost", r) for r in runtimes}
     assert all(c["status"] == "complete" for c in cells.values())
     assert '"type":"done"' in cells[("localhost", "runsc")]["stdout"]
@@ -172,7 +175,7 @@ def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
     assert result.code == 2
     assert result.stderr.strip() == (
         "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap,"
-        " runc, bwrap-supervised, runsc-supervised, microvm)"
+        " runc, bwrap-supervised, runsc-supervised, bwrap-colocated, microvm)"
     )
 
 

@@ -51,7 +51,8 @@ def test_every_document_validates_against_its_published_schema(run_folder: Path,
     """Each exported document matches the JSON Schema published in docs/schemas."""
     docs = _export(run_folder, fmt)
     assert set(docs) == {
-        "host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised", "microvm",
+        "host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised",
+        "bwrap-colocated", "microvm",
     }  # fmt: skip
     for doc in docs.values():
         errors = sorted(_validator(fmt).iter_errors(doc), key=str)
@@ -124,6 +125,10 @@ def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
     gvisor = [c.strip() for c in rows["localhost/runsc-supervised"].split("│")[2:7]]
     assert gvisor[0].startswith("fails") and gvisor[1:] == ["true"] * 4, gvisor
     assert [c.strip() for c in rows["localhost/host"].split("│")[3:7]] == ["false"] * 4
+    # The co-located shape (issue 25): judged against its policy, filesystem and
+    # privilege hold though it shows the host's own /usr and /etc.
+    colocated = [c.strip() for c in rows["localhost/bwrap-colocated"].split("│")[3:7]]
+    assert colocated[0] == "true" and colocated[3] == "true", colocated
     why = next(ln for ln in result.stdout.splitlines() if ln.startswith("localhost/runsc: legacy"))
     assert "seccomp.new_listener" in why and "landlock_abi >= 3 (got 0)" in why
 
@@ -194,5 +199,18 @@ def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> N
     result = harness_cli("evidence", run_folder, "--out", tmp_path / "ev")
     assert result.code == 0, result.stderr
     names = sorted(p.name for p in (tmp_path / "ev").iterdir())
-    runtimes = ("bwrap", "bwrap-supervised", "host", "microvm", "runc", "runsc", "runsc-supervised")
+    runtimes = (
+        "bwrap", "bwrap-colocated", "bwrap-supervised", "host", "microvm", "runc", "runsc",
+        "runsc-supervised",
+    )  # fmt: skip
     assert names == sorted(f"localhost--{r}.json" for r in runtimes)
+
+
+def test_the_policy_judged_against_is_in_the_evidence(run_folder: Path) -> None:
+    """A runtime that declares a policy carries its source and digest into the export;
+    one that declares none says so (null)."""
+    docs = _export(run_folder, "openshell")
+    policy = docs["bwrap-colocated"]["backend_audit"]["policy"]
+    assert policy["source"].endswith("policies/bwrap-colocated.yaml")
+    assert len(policy["sha256"]) == 64
+    assert docs["runsc"]["backend_audit"]["policy"] is None
