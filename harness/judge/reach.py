@@ -70,20 +70,38 @@ def _fs_roots(grants: Iterable[str], host_mounts: Sequence[Sequence[str]]) -> li
     return found
 
 
+def _reach(mount: Sequence[str]) -> str | None:
+    """What the probe could read at a mount point (`fs-mounts`' fifth field): an entry's
+    name, "(file)", "" for nothing (visible, not readable) or "?" (not tried); None
+    from a probe that did not say."""
+    return mount[4] if len(mount) > 4 else None
+
+
+def _described(mount: Sequence[str], where: str) -> str:
+    reach = _reach(mount)
+    proof = f", read {reach!r} there" if reach not in (None, "?", "") else ""
+    return f"{mount[2]} ({mount[1]} {mount[0]}, {where}{proof})"
+
+
 def exposures(
     mounts: Sequence[Sequence[str]],
     *,
     host_fs: Mapping[str, Any],
     grants: Mapping[str, Sequence[str]],
     shared: bool,
+    readable_only: bool = True,
 ) -> list[str]:
-    """The mounts that expose a host filesystem beyond the grants, described."""
+    """The mounts that expose a host filesystem beyond the grants, described with
+    what was read there. A host mount the sandbox can see but not read (Landlock on
+    the host's own view) is no exposure, unless `readable_only` is False."""
     found = []
     host_mounts: list[list[str]] = host_fs.get("mounts") or []
+    beyond = []
     if shared:
         host = {(m[0], m[1]) for m in host_mounts}
         granted = _fs_roots(grants.get("host", ()), host_mounts)
-        for dev, kind, point, root in mounts:
+        for mount in mounts:
+            dev, kind, _point, root = mount[:4]
             if kind in CGROUP_TYPES:
                 continue
             if (dev, kind) not in host and dev.startswith("0:"):
@@ -92,12 +110,17 @@ def exposures(
                 continue
             if any(dev == d and _within(root, r) for d, r in granted):
                 continue
-            found.append(f"{point} ({kind} {dev}, root {root})")
-        return found
-    inside = set(grants.get("inside", ()))
-    for dev, kind, point, _root in mounts:
-        if (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) and point not in inside:
-            found.append(f"{point} ({kind} {dev}, a host folder in the sandbox's own kernel)")
+            beyond.append((mount, f"root {root}"))
+    else:
+        inside = set(grants.get("inside", ()))
+        for mount in mounts:
+            kind, point = mount[1], mount[2]
+            if (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) and point not in inside:
+                beyond.append((mount, "a host folder in the sandbox's own kernel"))
+    for mount, where in beyond:
+        if readable_only and _reach(mount) == "":
+            continue
+        found.append(_described(mount, where))
     return found
 
 
@@ -107,14 +130,18 @@ def judge_mounts(
     """(outcome, detail) of the `fs-mounts` check."""
     host_fs = host.host_fs or {}
     mounts = evidence.get("mounts")
-    if not isinstance(mounts, list) or not all(isinstance(m, list) and len(m) == 4 for m in mounts):
+    if not isinstance(mounts, list) or not all(
+        isinstance(m, list) and len(m) in (4, 5) and all(isinstance(f, str) for f in m)
+        for m in mounts
+    ):
         return CheckOutcome.ERROR, "the probe reported no mount table"
     if "mounts" not in host_fs:
         return CheckOutcome.ERROR, str(
             host_fs.get("error") or "the host's mount table was not read"
         )
     shared = not own_kernel(evidence, host_fs, host_kernel)
-    found = exposures(mounts, host_fs=host_fs, grants=host.grants or {}, shared=shared)
+    grants = host.grants or {}
+    found = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared)
     kernel = "the host's kernel" if shared else "its own kernel"
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
@@ -122,11 +149,14 @@ def judge_mounts(
             CheckOutcome.ESCAPED,
             f"mount {found[0]}{more} exposes a host filesystem beyond the grants",
         )
+    visible = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared, readable_only=False)
     # The mount points with their types, for the reports (bounded: the whole table
     # is in the cell record).
     seen = ", ".join(f"{m[2]} {m[1]}" for m in mounts)
     seen = seen if len(seen) <= 300 else seen[:297] + "..."
     why = f"{len(mounts)} mounts ({kernel}), none exposing a host filesystem beyond the grants"
+    if visible:
+        why += f" ({len(visible)} host mounts visible but not readable)"
     return CheckOutcome.BLOCKED, f"{why}: {seen}"
 
 

@@ -229,6 +229,46 @@ void ev_kernel(void)
 
 /* Every mount the sandbox sees, as [dev, type, mount point, root]: the harness
  * judges which of them expose a host filesystem beyond the grants. */
+/* What a mount point yields to this process, as proof of reach: the name of one entry
+ * of a directory it could list ("." for an empty one), "(file)" for a regular file it
+ * could read, "" when it could do neither (visible, not readable), "?" when it did
+ * not try (a device or other special file, whose open may have side effects). */
+static void mount_reach(const char *mp, char *out, size_t cap)
+{
+    struct stat st;
+    snprintf(out, cap, "?");
+    if (stat(mp, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+        if (errno == EACCES || errno == EPERM)
+            out[0] = 0;
+        return;
+    }
+    out[0] = 0;
+    int fd = open(mp, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return;
+    if (S_ISREG(st.st_mode)) {
+        char c;
+        if (read(fd, &c, 1) >= 0)
+            snprintf(out, cap, "(file)");
+        close(fd);
+        return;
+    }
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return;
+    }
+    errno = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(out, cap, "%.*s", (int)cap - 1, e->d_name); /* bounded: proof, not data */
+            break;
+        }
+        snprintf(out, cap, ".");
+    }
+    closedir(d);
+}
+
 void chk_fs_mounts(void)
 {
     if (read_mounts() != 0)
@@ -236,12 +276,16 @@ void chk_fs_mounts(void)
     ev_kernel();
     bput(&g_ev, ",\"mounts\":[");
     for (int i = 0; i < g_nmnt; i++) {
+        char reach[64];
+        mount_reach(g_mnt[i].mp, reach, sizeof reach);
         bput(&g_ev, "%s[\"%u:%u\",", i ? "," : "", g_mnt[i].maj, g_mnt[i].min);
         bstr(&g_ev, g_mnt[i].type);
         bput(&g_ev, ",");
         bstr(&g_ev, g_mnt[i].mp);
         bput(&g_ev, ",");
         bstr(&g_ev, g_mnt[i].root);
+        bput(&g_ev, ",");
+        bstr(&g_ev, reach);
         bput(&g_ev, "]");
     }
     bput(&g_ev, "]");

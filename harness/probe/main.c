@@ -115,10 +115,13 @@ int main(int argc, char **argv)
         canary_main(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "init"))
         init_main();
+    if (argc >= 2 && !strcmp(argv[1], "confine"))
+        confine_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "run"))
         fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] [OPTIONS] SCENARIO..."
                  " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"
                  " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG] [--lease FILE]"
+                 " | probe confine [--read PATH]... [--write PATH]... -- COMMAND..."
                  " | probe whoami | probe version");
 
     int i = 2;

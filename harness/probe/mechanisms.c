@@ -2,35 +2,10 @@
  * notification, the kernel), for audit only. */
 
 #include "probe.h"
+#include "landlock.h"
+
 
 #define MAGIC_RET 424242 /* what a supervisor makes the trapped getppid() return */
-
-/* Landlock: musl's include path has no linux/landlock.h, so define what we use. */
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#endif
-#ifndef __NR_landlock_add_rule
-#define __NR_landlock_add_rule 445
-#endif
-#ifndef __NR_landlock_restrict_self
-#define __NR_landlock_restrict_self 446
-#endif
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_READ_FILE
-#define LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_READ_DIR
-#define LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
-#endif
-#ifndef LANDLOCK_RULE_PATH_BENEATH
-#define LANDLOCK_RULE_PATH_BENEATH 1 /* enum landlock_rule_type */
-#endif
-/* ABI 1 layout; newer kernels accept it (missing fields mean "handle nothing"). */
-struct probe_ruleset_attr { uint64_t handled_access_fs; };
-/* struct landlock_path_beneath_attr, which the UAPI declares packed (12 bytes). */
-struct probe_path_beneath_attr { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
 
 /* Seccomp constants newer than some UAPI headers. */
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
@@ -107,7 +82,7 @@ void chk_landlock_enforces(void)
         fail(0, "%s is not a regular file", path);
     close(fd);
 
-    struct probe_ruleset_attr attr = { .handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE };
+    struct probe_ruleset_attr attr = { .handled_access_fs = LL_FS_READ_FILE };
     long rs = syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (rs < 0)
         unavail("landlock_create_ruleset(READ_FILE)", errno);
@@ -182,7 +157,7 @@ static int make_file(const char *path, const char *text)
 void chk_landlock_allow_deny(void)
 {
     struct probe_ruleset_attr attr = {
-        .handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+        .handled_access_fs = LL_FS_READ_FILE | LL_FS_READ_DIR,
     };
     long rs = syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (rs < 0)
@@ -203,7 +178,7 @@ void chk_landlock_allow_deny(void)
 
     ll_path(p, sizeof p, "allowed", NULL);
     struct probe_path_beneath_attr rule;
-    rule.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+    rule.allowed_access = LL_FS_READ_FILE | LL_FS_READ_DIR;
     rule.parent_fd = open(p, O_PATH | O_CLOEXEC);
     if (rule.parent_fd < 0)
         fail(errno, "open(%s, O_PATH)", p);

@@ -38,7 +38,8 @@
  * limit); output.c (JSON lines and a check child's results); sha256.c; net.c and
  * dns.c (helpers of the network checks and the canary); one file per scenario
  * (mechanisms.c, egress.c, filesystem.c, privilege.c, attribution.c); canary.c
- * (mode "canary"); init.c (mode "init").
+ * (mode "canary"); init.c (mode "init"); confine.c (mode "confine", a Landlock
+ * launcher for the co-located references); landlock.h (its UAPI, shared).
  *
  * New checks: write a chk_* function in the scenario's file and add its row to
  * checks.def, which also declares it.
@@ -97,6 +98,9 @@
 /* Capabilities: raw capget/capset, so no libcap and no linux/capability.h. */
 #ifndef PR_CAPBSET_READ
 #define PR_CAPBSET_READ 23
+#endif
+#ifndef PR_CAPBSET_DROP
+#define PR_CAPBSET_DROP 24
 #endif
 #ifndef PR_CAP_AMBIENT
 #define PR_CAP_AMBIENT 47
@@ -244,5 +248,6 @@ void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
 
 __attribute__((noreturn)) void canary_main(int argc, char **argv);
 __attribute__((noreturn)) void init_main(void);
+__attribute__((noreturn)) void confine_main(int argc, char **argv);
 
 #endif

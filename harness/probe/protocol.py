@@ -111,7 +111,8 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
 
 def _kept(key: str, value: object) -> bool:
     """Evidence is scalars, and the one table the probe reports: `fs-mounts`'s
-    mounts, each [dev, type, mount point, root] (bounded)."""
+    mounts, each [dev, type, mount point, root, what was read there] (bounded; a
+    probe before the last field reported four)."""
     if isinstance(value, str | int | float):
         return True
     return (
@@ -119,7 +120,7 @@ def _kept(key: str, value: object) -> bool:
         and isinstance(value, list)
         and len(value) <= 512
         and all(
-            isinstance(m, list) and len(m) == 4 and all(isinstance(f, str) for f in m)
+            isinstance(m, list) and len(m) in (4, 5) and all(isinstance(f, str) for f in m)
             for m in value
         )
     )

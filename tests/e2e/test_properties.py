@@ -60,19 +60,26 @@ def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) ->
 def test_the_colocated_shape_is_judged_against_its_policy(
     local_run: tuple[int, str, Path],
 ) -> None:
-    """bwrap showing the host's /usr and /etc, read-only, to an unprivileged workload:
-    enforced on every property against the policy that grants exactly that (issue
-    25), with the policy's digest in the manifest; the same mounts are escapes to a
-    policy that does not grant them (the mutants hold that)."""
+    """The co-located shape (issue 25), judged against the policy it declares: bwrap
+    showing the host's /usr and /etc read-only to nobody, and Landlock on the host's
+    own view behind the reference supervisor, enforced on every property; the
+    Landlock one sees host mounts it cannot read, which are no escape."""
     _, _, out = local_run
     v = verdicts_of(out)
-    for prop in ("egress_confinement", "filesystem_confinement", "privilege_floor"):
-        row = v[("localhost", "bwrap-colocated", prop)]
-        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (prop, row)
+    for runtime, props in (
+        ("bwrap-colocated", PROPERTIES),
+        ("landlock-colocated", (*PROPERTIES, "attribution")),
+    ):
+        for prop in props:
+            row = v[("localhost", runtime, prop)]
+            assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (runtime, prop, row)
     fs = {
         c["id"]: c for c in v[("localhost", "bwrap-colocated", "filesystem_confinement")]["checks"]
     }
     assert "/usr ext4" in fs["fs-mounts"]["detail"] and "/etc ext4" in fs["fs-mounts"]["detail"]
+    ll = v[("localhost", "landlock-colocated", "filesystem_confinement")]["checks"]
+    mounts = next(c for c in ll if c["id"] == "fs-mounts")["detail"]
+    assert "host mounts visible but not readable" in mounts, mounts
     manifest = json.loads((out / "manifest.json").read_text())
     policy = manifest["runtimes"]["bwrap-colocated"]["policy"]
     assert policy["source"].endswith("policies/bwrap-colocated.yaml")
@@ -210,6 +217,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "colocated-undeclared-etc": {"filesystem_confinement": "fs-mounts"},
     "colocated-undeclared-rw": {"filesystem_confinement": "fs-mounts"},
     "colocated-wrong-user": {"privilege_floor": "priv-start"},
+    "landlock-undeclared-read": {"filesystem_confinement": "fs-routes"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},

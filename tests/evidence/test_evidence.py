@@ -52,7 +52,7 @@ def test_every_document_validates_against_its_published_schema(run_folder: Path,
     docs = _export(run_folder, fmt)
     assert set(docs) == {
         "host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised",
-        "bwrap-colocated", "microvm",
+        "bwrap-colocated", "landlock-colocated", "microvm",
     }  # fmt: skip
     for doc in docs.values():
         errors = sorted(_validator(fmt).iter_errors(doc), key=str)
@@ -129,6 +129,10 @@ def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
     # privilege hold though it shows the host's own /usr and /etc.
     colocated = [c.strip() for c in rows["localhost/bwrap-colocated"].split("│")[3:7]]
     assert colocated[0] == "true" and colocated[3] == "true", colocated
+    # OpenShell's own backend, Landlock on the host's view behind a supervisor: the
+    # legacy validate() passes, and so does every contract property, measured.
+    landlock = [c.strip() for c in rows["localhost/landlock-colocated"].split("│")[2:7]]
+    assert landlock == ["passes", "true", "true", "true", "true"], landlock
     why = next(ln for ln in result.stdout.splitlines() if ln.startswith("localhost/runsc: legacy"))
     assert "seccomp.new_listener" in why and "landlock_abi >= 3 (got 0)" in why
 
@@ -200,8 +204,8 @@ def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> N
     assert result.code == 0, result.stderr
     names = sorted(p.name for p in (tmp_path / "ev").iterdir())
     runtimes = (
-        "bwrap", "bwrap-colocated", "bwrap-supervised", "host", "microvm", "runc", "runsc",
-        "runsc-supervised",
+        "bwrap", "bwrap-colocated", "bwrap-supervised", "host", "landlock-colocated", "microvm",
+        "runc", "runsc", "runsc-supervised",
     )  # fmt: skip
     assert names == sorted(f"localhost--{r}.json" for r in runtimes)
 

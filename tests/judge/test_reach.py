@@ -266,3 +266,51 @@ def test_what_the_policy_grants_read_is_no_exposure() -> None:
     grants = {"host": ["/w/fs/allowed", "/usr", "/etc"]}
     found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants=grants, shared=True)
     assert found == ["/var (ext4 254:0, root /var)"]
+
+
+@pytest.mark.parametrize(
+    ("reach", "exposed"),
+    [
+        ("", []),  # visible, not readable: Landlock on the host's own view
+        ("passwd", ["/etc (ext4 254:0, root /etc, read 'passwd' there)"]),
+        (".", ["/etc (ext4 254:0, root /etc, read '.' there)"]),  # listed, empty
+        ("(file)", ["/etc (ext4 254:0, root /etc, read '(file)' there)"]),
+        ("?", ["/etc (ext4 254:0, root /etc)"]),  # not tried: counts as readable
+    ],
+)
+def test_a_host_mount_counts_only_if_it_can_be_read(reach: str, exposed: list[str]) -> None:
+    """What the probe could read at a mount point decides: a visible but unreadable host
+    mount is no escape; one it read from is, shown by what was read."""
+    mounts = [["254:0", "ext4", "/etc", "/etc", reach]]
+    assert exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=True) == exposed
+    own = [["0:41", "9p", "/host", "/", reach]]
+    found = exposures(own, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=False)
+    assert bool(found) == bool(exposed)
+
+
+def test_unreadable_mounts_are_named_in_the_blocked_detail() -> None:
+    """An enforced verdict says how many host mounts were visible but not readable."""
+    evidence = {
+        "boot_id": BOOT,
+        "mounts": [["254:0", "ext4", "/", "/", ""], ["0:99", "tmpfs", "/tmp", "/", "."]],
+    }
+    outcome, detail = judge_mounts(evidence, HOST_SIDE, "6.1")
+    assert outcome == "blocked"
+    assert "(1 host mounts visible but not readable)" in detail
+    bad = {**evidence, "mounts": [["254:0", "ext4", "/", "/", 5]]}
+    assert judge_mounts(bad, HOST_SIDE, "6.1")[0] == "error"
+
+
+def test_an_unreadable_mount_first_does_not_hide_a_readable_one() -> None:
+    """Every mount is weighed, whatever comes before it in the table."""
+    mounts = [["254:0", "ext4", "/srv", "/srv", ""], ["254:0", "ext4", "/etc", "/etc", "passwd"]]
+    found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=True)
+    assert found == ["/etc (ext4 254:0, root /etc, read 'passwd' there)"]
+
+
+def test_a_policy_naming_only_the_group_is_held_to_it() -> None:
+    """No run_as_user does not skip run_as_group."""
+    from harness.spec.policy import ProcessPolicy
+
+    got = judge_start(START, allowed=(), own=False, process=ProcessPolicy(run_as_group=0))
+    assert got[0] == "escaped" and "run_as_group: 0" in got[1]

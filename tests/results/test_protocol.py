@@ -269,7 +269,9 @@ MOUNT = ["254:0", "ext4", "/allowed", "/w/allowed"]
         ([MOUNT] * 512, True),
         ([MOUNT] * 513, False),  # bounded
         ([MOUNT[:3]], False),
-        ([[*MOUNT, "x"]], False),
+        ([[*MOUNT, "passwd"]], True),  # what the probe read at the mount point
+        ([[*MOUNT, "x", "y"]], False),
+        ([[*MOUNT, 5]], False),
         ([["254:0", "ext4", "/allowed", 7]], False),
         ([MOUNT, "254:0 ext4 / /"], False),
         ("254:0 ext4 / /", True),  # a scalar is kept as a scalar
