@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import asyncssh
 
-from harness.errors import HostKeyError, TransportError
+from harness.errors import HarnessError, HostKeyError, TransportError
 from harness.spec.models import Host
 from harness.transport.base import MAX_OUTPUT, Completed, Transport
 
@@ -187,7 +187,8 @@ class SSHTransport(Transport):
                     raise
                 self._conn = await self._accept_new()
         except asyncssh.HostKeyNotVerifiable as exc:
-            raise HostKeyError(self.host, _describe(exc)) from exc
+            changed = await self._changed_key()
+            raise HostKeyError(self.host, changed or _describe(exc)) from exc
         except (
             asyncssh.PermissionDenied,
             asyncssh.KeyImportError,
@@ -197,7 +198,9 @@ class SSHTransport(Transport):
         except (OSError, asyncssh.Error, TimeoutError) as exc:
             raise TransportError(self.host, _describe(exc), transient=True) from exc
 
-    def _names_checked(self, conn: asyncssh.SSHClientConnection) -> tuple[str, str, int | None]:
+    def _names_checked(
+        self, conn: asyncssh.SSHClientConnection | None
+    ) -> tuple[str, str, int | None]:
         """The (host, address, port) asyncssh matched known_hosts against: the
         ssh_config `Hostname` (or `HostKeyAlias`) of the inventory's address, the
         address the connection reached, and the port unless it is 22."""
@@ -205,25 +208,58 @@ class SSHTransport(Transport):
             host=self._spec.address, **{**self._options(), "known_hosts": None}
         )
         host = options.host_key_alias or options.host or self._spec.address
-        peer = conn.get_extra_info("peername")
+        peer = conn.get_extra_info("peername") if conn is not None else None
         addr = str(peer[0]) if peer else ""
         port = options.port if options.port != 22 else None
         return host, addr, port
 
-    def _key_on_record(self, names: tuple[str, str, int | None]) -> bool:
-        """Does known_hosts already hold a key for any name asyncssh checked? Then a
-        mismatch is a *changed* key, which accept-new never trusts, whichever
+    def _key_on_record(self, names: tuple[str, str, int | None]) -> asyncssh.SSHKey | None:
+        """The key known_hosts already holds for any name asyncssh checked, if any.
+        Then a mismatch is a *changed* key, which accept-new never trusts, whichever
         spelling or alias of the host the inventory used."""
         path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
         if not path.is_file():
-            return False
+            return None
         keys = _load_known_hosts(path)
         host, addr, port = names
         for name in dict.fromkeys((host, self._spec.address, addr)):
             trusted, ca, *_ = keys.match(name, addr, port)
             if trusted or ca:
-                return True
-        return False
+                return (list(trusted) or list(ca))[0]
+        return None
+
+    def _changed_reason(
+        self, names: tuple[str, str, int | None], presented: asyncssh.SSHKey | None
+    ) -> str | None:
+        """A changed key, said as such: both fingerprints and the command that
+        forgets the old one (ssh-keygen -R, with -f unless it is the default file)."""
+        recorded = self._key_on_record(names)
+        if recorded is None:
+            return None
+        host, _addr, port = names
+        name = host if port is None else f"[{host}]:{port}"
+        where = self._spec.known_hosts
+        command = f"ssh-keygen -R {shlex.quote(name)}"
+        if where is not None:
+            command += f" -f {shlex.quote(str(where.expanduser()))}"
+        now = presented.get_fingerprint() if presented is not None else "another key"
+        return (
+            f"host key changed: known_hosts has {recorded.get_fingerprint()}, the host now"
+            f" presents {now}; if expected: {command}"
+        )
+
+    async def _changed_key(self) -> str | None:
+        """Why a strict check refused the host, when the reason is a changed key: the
+        presented key is fetched without logging in (nothing is sent to the host)."""
+        try:
+            options = {**self._options(), "known_hosts": None}
+            presented = await asyncssh.get_server_host_key(
+                self._spec.address,
+                options=asyncssh.SSHClientConnectionOptions(host=self._spec.address, **options),
+            )
+        except (OSError, asyncssh.Error, TimeoutError, HarnessError):
+            return None
+        return self._changed_reason(self._names_checked(None), presented)
 
     async def _accept_new(self) -> asyncssh.SSHClientConnection:
         """Trust on first use, for a host whose inventory entry opts in: connect,
@@ -232,12 +268,11 @@ class SSHTransport(Transport):
         options = {**self._options(), "known_hosts": None}
         conn = await asyncssh.connect(self._spec.address, **options)
         names = self._names_checked(conn)
-        if self._key_on_record(names):
-            conn.close()
-            raise HostKeyError(
-                self.host, "host key changed (a different key is in known_hosts); refused"
-            )
         key = conn.get_server_host_key()
+        changed = self._changed_reason(names, key)
+        if changed is not None:
+            conn.close()
+            raise HostKeyError(self.host, changed)
         if key is None:  # pragma: no cover - every SSH server presents one
             conn.close()
             raise HostKeyError(self.host, "server presented no host key")

@@ -109,6 +109,29 @@ async def test_changed_key_is_refused_even_with_accept_new(lab: Lab, tmp_path: P
     assert known.read_text().count("\n") == 1
 
 
+@pytest.mark.parametrize("accept_new", [False, True])
+async def test_a_changed_key_says_it_changed_and_how_to_fix_it(
+    lab: Lab, tmp_path: Path, accept_new: bool
+) -> None:
+    """A changed key is not "untrusted": the error says it changed, shows the recorded
+    and the presented fingerprints, and the ssh-keygen -R command for that file."""
+    import asyncssh
+
+    known = _changed_key_file(lab, tmp_path)
+    old = asyncssh.import_public_key(lab.stranger.host_pub).get_fingerprint()
+    new = asyncssh.import_public_key(lab.trusted.host_pub).get_fingerprint()
+    host = _host(lab, lab.trusted, known_hosts=known, accept_new_host_key=accept_new)
+    with pytest.raises(HostKeyError) as caught:
+        async with SSHTransport(host):
+            pass
+    name = f"[{lab.trusted.address}]:{lab.trusted.port}"
+    assert caught.value.reason == (
+        f"host key changed: known_hosts has {old}, the host now presents {new};"
+        f" if expected: ssh-keygen -R '{name}' -f {known}"
+    )
+    assert known.read_text().count("\n") == 1
+
+
 async def test_every_argument_arrives_literally(lab: Lab, tmp_path: Path) -> None:
     """Hostile argv elements reach the remote program unchanged and never execute."""
     async with SSHTransport(_host(lab, lab.trusted)) as t:
