@@ -18,7 +18,7 @@ from harness.probe import Probes
 from harness.runtimes import Runtime
 from harness.spec import Host
 from harness.spec.models import RunscRuntimeSpec
-from harness.staging import prepare_host
+from harness.staging import HostState, claim_place, prepare_host
 from harness.transport import open_transport
 
 # Prints the uid, then whether `ip` exists and can list network namespaces, and
@@ -49,6 +49,7 @@ class HostCheck:
     unusable: list[str] = field(default_factory=list)  # runtime names
     canary: str | None = None
     canary_ok: bool = False
+    state: HostState | None = None  # what preparing it learned (None if unreachable)
 
     @property
     def usable(self) -> bool:
@@ -101,7 +102,7 @@ async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> Hos
             )
         fixed = [rt for rt in runtimes if not _is_release(rt)]
         state = await prepare_host(transport, probes, workdir=host.workdir, runtimes=fixed)
-        found.kernel, found.machine = state.kernel_release, state.machine
+        found.kernel, found.machine, found.state = state.kernel_release, state.machine, state
         for rt in runtimes:
             status = state.runtimes.get(rt.name)
             if status is None:
@@ -145,4 +146,12 @@ async def check_hosts(
     async with anyio.create_task_group() as tg:
         for host in hosts:
             tg.start_soon(one, host)
-    return [results[h.name] for h in hosts]
+    found = [results[h.name] for h in hosts]
+    places: dict[tuple[str, str], str] = {}
+    for item in found:  # in the inventory's order, as a run would refuse the later one
+        if item.state is not None and item.error is None:
+            try:
+                claim_place(places, item.name, item.state)
+            except TransportError as exc:
+                item.error = exc.reason
+    return found

@@ -64,3 +64,33 @@ def test_a_supervised_runtime_is_usable_where_its_supervisor_can_run(
     (entry,) = json.loads(done.stdout)
     assert entry["usable"] is True and entry["unusable"] == [], entry
     assert "supervisor" not in entry["runtimes"]["sup"]
+
+
+def test_two_entries_on_one_machine_with_one_work_folder_are_refused(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """The same sshd twice under two names and one work folder would share a canary
+    and cells: the second entry is refused, naming the first and the fix; with its
+    own work folder it is usable."""
+    lab.inventory(
+        tmp_path / "inventory.toml",
+        extra=f"""
+[hosts.again]
+address = "{lab.trusted.address}"
+port = {lab.trusted.port}
+workdir = "{tmp_path}/work-trusted"
+""",
+    )
+    (tmp_path / "m.toml").write_text(MATRIX.split("[runtimes.ghost]")[0])
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--host", "again")
+    assert done.code == 3, done.stdout + done.stderr
+    again = next(line for line in done.stdout.splitlines() if line.startswith("? again ("))
+    assert f"work folder {tmp_path}/work-trusted as host 'trusted'" in again, again
+    assert "give one of them its own `workdir` in the inventory" in again
+    assert "✓ trusted (" in done.stdout
+    text = (tmp_path / "inventory.toml").read_text()
+    (tmp_path / "inventory.toml").write_text(
+        text.replace(f'workdir = "{tmp_path}/work-trusted"\n', "", 1)
+    )
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--host", "again")
+    assert done.code == 0, done.stdout + done.stderr
