@@ -121,6 +121,14 @@ def _known_hosts(host: Host) -> asyncssh.SSHKnownHosts | bytes:
     return b""  # no file: nothing is trusted, every key is refused
 
 
+# put_file's command: $1 the destination, $2 its mode (octal). Written private
+# (umask), then given its mode: nothing half-written is ever runnable by others.
+PUT_SCRIPT = r"""umask 077
+cat > "$1" && chmod "$2" "$1"
+"""
+CHUNK = 1 << 20  # bytes per write: the channel's flow control paces the rest
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return f"host key not verifiable: {exc.reason}"
@@ -366,23 +374,45 @@ class SSHTransport(Transport):
         )
 
     async def put_file(self, source: Path, dest: str, *, mode: int = 0o644) -> None:
+        """Stream the file over the exec channel commands use (no SFTP subsystem
+        needed: many hosts' sshd has none), made private while written."""
+        argv = ("sh", "-c", PUT_SCRIPT, "harness-put", dest, f"{mode:o}")
         conn = self._connection()
         async with self._sessions:
             try:
-                async with conn.start_sftp_client() as sftp:
-                    await sftp.put(str(source), dest)
-                    await sftp.chmod(dest, mode)
+                process = await conn.create_process(
+                    shlex.join(argv), encoding=None, stdout=asyncssh.DEVNULL
+                )
+                async with await anyio.open_file(source, "rb") as fh:
+                    while chunk := await fh.read(CHUNK):
+                        process.stdin.write(chunk)
+                        await process.stdin.drain()
+                process.stdin.write_eof()
+                err = bytearray()
+                await _drain(process.stderr, err)
+                await process.wait_closed()
             except (OSError, asyncssh.Error) as exc:
                 raise TransportError(self.host, f"upload to {dest}: {_describe(exc)}") from exc
+        if process.exit_status != 0:
+            why = _text(err).strip() or f"exit {process.exit_status}"
+            raise TransportError(self.host, f"upload to {dest}: {why}")
 
     async def get_file(self, source: str, dest: Path) -> None:
+        """The file's bytes over the exec channel (`cat`), as put_file sends them."""
         conn = self._connection()
         async with self._sessions:
             try:
-                async with conn.start_sftp_client() as sftp:
-                    await sftp.get(source, str(dest))
+                process = await conn.create_process(
+                    shlex.join(("cat", "--", source)), encoding=None, stderr=asyncssh.DEVNULL
+                )
+                async with await anyio.open_file(dest, "wb") as fh:
+                    while chunk := await process.stdout.read(CHUNK):
+                        await fh.write(chunk)
+                await process.wait_closed()
             except (OSError, asyncssh.Error) as exc:
                 raise TransportError(self.host, f"download {source}: {_describe(exc)}") from exc
+        if process.exit_status != 0:
+            raise TransportError(self.host, f"download {source}: exit {process.exit_status}")
 
     async def aclose(self) -> None:
         if self._conn is not None:

@@ -201,6 +201,27 @@ async def test_files_round_trip(lab: Lab, tmp_path: Path) -> None:
     assert (tmp_path / "up.bin").stat().st_mode & 0o777 == 0o750
 
 
+async def test_files_are_staged_without_the_sftp_subsystem(lab: Lab, tmp_path: Path) -> None:
+    """A host whose sshd has no SFTP subsystem still takes and gives files: they go
+    over the exec channel that commands use, bytes and mode unchanged."""
+    bare = start_sshd(
+        tmp_path, name="nosftp", address=lab.trusted.address,
+        authorized=lab.folder / "authorized_keys", sftp=False,
+    )  # fmt: skip
+    try:
+        src = tmp_path / "src.bin"
+        src.write_bytes(bytes(range(256)) * 9000)  # 2.3 MB: more than one chunk
+        known = tmp_path / "known_hosts"
+        host = _host(lab, bare, known_hosts=known, accept_new_host_key=True)
+        async with SSHTransport(host) as t:
+            await t.put_file(src, str(tmp_path / "up.bin"), mode=0o750)
+            await t.get_file(str(tmp_path / "up.bin"), tmp_path / "down.bin")
+        assert (tmp_path / "down.bin").read_bytes() == src.read_bytes()
+        assert (tmp_path / "up.bin").stat().st_mode & 0o777 == 0o750
+    finally:
+        bare.stop()
+
+
 async def test_sessions_are_capped_per_host(lab: Lab) -> None:
     """Many concurrent commands share one connection within max_sessions."""
     async with SSHTransport(_host(lab, lab.trusted, max_sessions=3)) as t:
