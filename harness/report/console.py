@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.judge.verdicts import MISMATCH
+from harness.report.runs import unreachable_hosts
 from harness.report.symbols import ATTENTION, ORDER, SYMBOL
 from harness.results.records import CellRecord, Verdict, VerdictRecord
 from harness.text import markup, rich_text, visible
@@ -161,16 +162,26 @@ def _hosts_title(hosts: Sequence[str], shown: int = 5) -> Text:
 
 def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Text]:
     """Per runtime and property, across hosts: "runsc egress_confinement: pass on 48/50
-    hosts; regression on node-17, node-23". Empty for a single host."""
+    hosts; regression on node-17, node-23", after one line per host that could not be
+    reached at all (left out of the counts). Empty for a single host."""
     hosts = {v.host for v in verdicts}
     if len(hosts) < 2:
         return []
+    dead = unreachable_hosts(verdicts)
+    lines = [  # a lost host once, not once per runtime and property
+        Text.assemble(
+            (f"{STYLE[Verdict.INCONCLUSIVE][0]} ", STYLE[Verdict.INCONCLUSIVE][1]),
+            f"{visible(host)} unreachable: ",
+            (visible(why), "default"),
+            f" ({count} verdicts inconclusive)",
+        )
+        for host, (why, count) in dead.items()
+    ]
     by_key: dict[tuple[str, str], dict[Verdict, list[str]]] = {}
     for v in verdicts:
-        if v.property is not None:
+        if v.property is not None and v.host not in dead:
             by_key.setdefault((v.runtime, v.property), {}).setdefault(v.verdict, []).append(v.host)
     order = {rt: i for i, rt in enumerate(runtimes)}
-    lines = []
     for (runtime, prop), seen in sorted(
         by_key.items(), key=lambda kv: order.get(kv[0][0], 1 << 30)
     ):

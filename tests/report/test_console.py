@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 
@@ -89,3 +90,17 @@ def test_a_long_fleet_title_is_bounded() -> None:
     flat = " ".join(text.split())  # the title wraps over the narrow table
     assert "50 hosts: node-0, node-1, node-2, node-3, node-4 and 45 more" in flat
     assert "node-5," not in flat
+
+
+def test_the_fleet_summary_says_a_dead_host_once(tmp_path: Path) -> None:
+    """node-2, unreachable, is one line on top, and the per-property lines count only
+    the hosts that were reached (no "pass on 2/3 hosts; inconclusive on node-2")."""
+    from harness.report.console import fleet_summary
+    from harness.results.store import load_run
+    from tests.report.fleet import nights
+
+    _, b = nights(tmp_path)
+    lines = [t.plain for t in fleet_summary(load_run(b).verdicts, ["host", "runsc"])]
+    assert lines[0] == "? node-2 unreachable: connection refused (10 verdicts inconclusive)"
+    assert not any("node-2" in line for line in lines[1:]), lines
+    assert "✓ runsc privilege_floor: pass on 2/2 hosts" in lines
