@@ -43,7 +43,7 @@ def _verdicts(host: str, runtime: str, *, dead: bool, regressed: bool) -> list[V
         reason=UNREACHABLE if dead else "no expectation: recorded only",
         display="unreachable" if dead else "6.1",
     )  # fmt: skip
-    return [*rows, fact]
+    return [fact, *rows]  # as a run judges them: the mechanism facts first
 
 
 def night(folder: Path, *, second: bool) -> Path:
