@@ -35,6 +35,25 @@ LOCAL_GRACE = 10.0
 CLEANUP_TIMEOUT = 30.0
 TIMEOUT_EXITS = (124, 137)
 PROBE_DEADLINE_EXIT = 3  # the probe's own exit when its --deadline-ms passes
+CANNOT_EXECUTE = 126  # what unshare, setpriv, env and sh exit when execve fails
+
+
+def start_failure(runtime: str, done: Completed, *, workdir: str | None = None) -> str:
+    """Why a sandbox ended before the probe printed anything. An execve refused
+    (126, permission denied) is nearly always the probe out of the sandbox user's
+    reach, not the wrapper: say so, and what to change. `harness hosts` knows the
+    work folder and names it; a run points at `harness hosts`."""
+    tail = (done.stderr.strip().splitlines() or [""])[-1][:300]
+    if done.exit_status == CANNOT_EXECUTE and "permission denied" in tail.lower():
+        folder = f" {workdir}" if workdir else ""
+        return (
+            f"{runtime} could not execute the probe (exit 126: {tail}): the sandbox's user"
+            f" must be able to traverse every folder above the work folder{folder}; set"
+            " `workdir` in the inventory to one it can (e.g. /var/tmp/harness)"
+            + ("" if workdir else ", as `harness hosts` checks")
+        )
+    ended = f"signal {done.signal}" if done.signal else f"exited {done.exit_status}"
+    return f"{runtime} {ended} before the probe ran: {tail or '(no stderr)'}"
 
 
 def cell_status(
@@ -62,9 +81,7 @@ def cell_status(
         if done.exit_status not in (0, None) or done.signal:
             tail = (done.stderr.strip().splitlines() or [""])[-1][:300]
             if output.start is None and not output.fatal:
-                ended = f"signal {done.signal}" if done.signal else f"exited {done.exit_status}"
-                why = f"{runtime} {ended} before the probe ran: {tail or '(no stderr)'}"
-                return CellStatus.ERROR, why
+                return CellStatus.ERROR, start_failure(runtime, done)
             exit_text = f"signal {done.signal}" if done.signal else f"exit {done.exit_status}"
             why = f"{why} ({exit_text}{': ' + tail if tail else ''})"
         return CellStatus.ERROR, why

@@ -9,17 +9,18 @@ passes here is one a run can use.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 import anyio
 
 from harness.errors import HarnessError, TransportError
 from harness.probe import Probes
-from harness.runtimes import Runtime
+from harness.runtimes import CellPaths, Runtime
 from harness.spec import Host
 from harness.spec.models import RunscRuntimeSpec
-from harness.staging import prepare_host
-from harness.transport import open_transport
+from harness.staging import HostState, claim_place, prepare_host
+from harness.transport import Transport, open_transport
 
 # Prints the uid, then whether `ip` exists and can list network namespaces, and
 # `flock` exists: the netns canary needs root, `ip netns` and a lease lock. Then
@@ -49,6 +50,7 @@ class HostCheck:
     unusable: list[str] = field(default_factory=list)  # runtime names
     canary: str | None = None
     canary_ok: bool = False
+    state: HostState | None = None  # what preparing it learned (None if unreachable)
 
     @property
     def usable(self) -> bool:
@@ -101,7 +103,7 @@ async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> Hos
             )
         fixed = [rt for rt in runtimes if not _is_release(rt)]
         state = await prepare_host(transport, probes, workdir=host.workdir, runtimes=fixed)
-        found.kernel, found.machine = state.kernel_release, state.machine
+        found.kernel, found.machine, found.state = state.kernel_release, state.machine, state
         for rt in runtimes:
             status = state.runtimes.get(rt.name)
             if status is None:
@@ -111,6 +113,12 @@ async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> Hos
             else:
                 found.runtimes[rt.name] = f"unusable: {status.reason}"
                 found.unusable.append(rt.name)
+        for rt in runtimes:
+            if rt.kind == "command" and rt.name not in found.unusable:
+                why = await _cannot_start(transport, rt, state)
+                if why is not None:
+                    found.runtimes[rt.name] = f"unusable: {why}"
+                    found.unusable.append(rt.name)
         done = await transport.run(("sh", "-c", CANARY_SCRIPT), timeout=30)
         found.canary, found.canary_ok = _canary(done.stdout)
         missing = [w[3:] for w in done.stdout.split() if w in ("no-python3", "no-nsenter")]
@@ -124,6 +132,31 @@ async def check_host(host: Host, runtimes: list[Runtime], probes: Probes) -> Hos
         with anyio.CancelScope(shield=True):
             await transport.aclose()
     return found
+
+
+async def _cannot_start(transport: Transport, runtime: Runtime, state: HostState) -> str | None:
+    """Can the wrapper start the probe at all? A command runtime may run it as another
+    user (setpriv, unshare, sudo -u), who must reach the staged probe in the work
+    folder: ask the probe `whoami` through it, as a cell would run it."""
+    from harness.execution import start_failure
+
+    cell_id = f"hosts-{secrets.token_hex(4)}"
+    paths = CellPaths(
+        probe=state.probe_path,
+        workdir=state.workdir,
+        cell_dir=f"{state.workdir}/cells/{cell_id}",
+        cell_id=cell_id,
+    )
+    call = runtime.invocation(paths, ["whoami"])
+    try:
+        done = await transport.run(call.argv, stdin=call.stdin, timeout=30)
+    finally:
+        with anyio.CancelScope(shield=True):
+            for argv in (*call.cleanup, ("rm", "-rf", "--", paths.cell_dir)):
+                await transport.run(argv, timeout=30)
+    if '"type":"whoami"' in done.stdout:
+        return None
+    return start_failure(runtime.name, done, workdir=state.workdir)
 
 
 def _is_release(runtime: Runtime) -> bool:
@@ -145,4 +178,12 @@ async def check_hosts(
     async with anyio.create_task_group() as tg:
         for host in hosts:
             tg.start_soon(one, host)
-    return [results[h.name] for h in hosts]
+    found = [results[h.name] for h in hosts]
+    places: dict[tuple[str, str], str] = {}
+    for item in found:  # in the inventory's order, as a run would refuse the later one
+        if item.state is not None and item.error is None:
+            try:
+                claim_place(places, item.name, item.state)
+            except TransportError as exc:
+                item.error = exc.reason
+    return found

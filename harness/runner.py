@@ -41,7 +41,7 @@ from harness.runtimes import Runtime
 from harness.runtimes.release import release_of, stage_release
 from harness.scenarios import SCENARIOS
 from harness.spec import Host
-from harness.staging import HostState, prepare_host
+from harness.staging import HostState, claim_place, prepare_host
 from harness.text import REASON_LIMIT, shorten
 from harness.transport import open_transport
 from harness.transport.retry import connect_with_retries
@@ -129,6 +129,7 @@ class Runner:
         self._limit = anyio.CapacityLimiter(self.settings.concurrency)
         self._serial = 0
         self._contexts: list[HostContext] = []
+        self._places: dict[tuple[str, str], str] = {}  # (machine id, workdir) -> host
         scenarios = [SCENARIOS[s] for s in plan.scenarios]
         self._needs, self._targets = needs_of(scenarios), targets_of(scenarios)
         self.releases = releases
@@ -286,6 +287,7 @@ class Runner:
                     workdir=host.workdir,
                     runtimes=[rt for rt in runtimes if not release_of(rt)],
                 )
+                claim_place(self._places, host.name, state)
                 ctx = HostContext(host, HostSide(transport, state, fixtures, self.settings))
                 self._contexts.append(ctx)
                 # Own the host first: clean what dead runs left, take this run's lease.

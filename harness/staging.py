@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 
-from harness.errors import CommandError
+from harness.errors import CommandError, TransportError
 from harness.probe import BuiltProbe, Probes
 from harness.runtimes import Runtime
 from harness.transport import Completed, Transport
@@ -22,7 +22,8 @@ SETUP_TIMEOUT = 60.0
 
 # facts WORKDIR SHA: WORKDIR as configured (may be empty or relative to $HOME),
 # SHA the probe's sha256. Prints the work folder; the kernel release and machine
-# (one line: a release has no spaces); the staged probe's sha256 (or "missing").
+# (one line: a release has no spaces); the staged probe's sha256 (or "missing");
+# the machine id (or "unknown"), which tells two inventory entries on one machine.
 # Each step fails explicitly: `set -e` would be ignored wherever the caller tests
 # the function's status.
 FACTS_FUNCTION = r"""facts() (
@@ -33,6 +34,8 @@ FACTS_FUNCTION = r"""facts() (
   pwd -P || exit 1
   uname -r -m || exit 1
   if [ -f "probe/$2" ]; then sha256sum "probe/$2" || exit 1; else echo missing; fi
+  id=$(cat /etc/machine-id 2>/dev/null)
+  echo "${id:-unknown}"
 )
 """
 
@@ -113,6 +116,12 @@ class HostState:
     runtimes: dict[str, RuntimeStatus] = field(default_factory=dict)
     probe_sha256: str = ""
     arch: str = ""
+    machine_id: str = "unknown"  # /etc/machine-id: one machine behind two entries?
+
+    def place(self) -> tuple[str, str] | None:
+        """Where this host's runs live, as (machine id, work folder): two inventory
+        entries with the same place would share canaries, leases and cells."""
+        return None if self.machine_id == "unknown" else (self.machine_id, self.workdir)
 
     def manifest(self) -> dict[str, object]:
         return {
@@ -134,6 +143,26 @@ class HostState:
                 for name, s in self.runtimes.items()
             },
         }
+
+
+def claim_place(places: dict[tuple[str, str], str], host: str, state: HostState) -> None:
+    """Take the host's (machine id, work folder) for `host`, or refuse: two inventory
+    entries on one machine with one work folder would tear down each other's canary
+    and cells. The entry that came second is the one refused.
+
+    Raises:
+        TransportError: another entry already holds this machine and work folder.
+    """
+    place = state.place()
+    if place is None:
+        return
+    other = places.setdefault(place, host)
+    if other != host:
+        raise TransportError(
+            host,
+            f"the same machine (machine id {place[0][:12]}) and work folder {place[1]} as"
+            f" host {other!r}: give one of them its own `workdir` in the inventory",
+        )
 
 
 async def run_or_raise(
@@ -188,8 +217,8 @@ async def prepare_host(
     argv = ("sh", "-c", PREPARE_SCRIPT, "harness-setup", workdir or "", guess.sha256, *args)
     done = await run_or_raise(transport, argv)
     lines = done.stdout.splitlines()
-    kernel_machine = lines[1].split() if len(lines) >= 3 else []
-    if len(kernel_machine) != 2 or not lines[2].strip():
+    kernel_machine = lines[1].split() if len(lines) >= 4 else []
+    if len(kernel_machine) != 2 or not lines[2].strip() or not lines[3].strip():
         raise CommandError(
             transport.host, argv=argv[:3], exit_status=0, stderr=done.stdout or done.stderr
         )
@@ -207,7 +236,7 @@ async def prepare_host(
         await upload_verified(
             transport, chosen.path, sha256=chosen.sha256, folder=f"{wd}/probe", final=final
         )
-    found = {**local, **_runtime_results(remote, marker, done, lines[3:])}
+    found = {**local, **_runtime_results(remote, marker, done, lines[4:])}
     return HostState(
         workdir=wd,
         kernel_release=kernel,
@@ -217,6 +246,7 @@ async def prepare_host(
         runtimes={rt.name: found[rt.name] for rt in runtimes},
         probe_sha256=chosen.sha256,
         arch=chosen.arch,
+        machine_id=lines[3].strip()[:64],
     )
 
 

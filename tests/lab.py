@@ -36,10 +36,16 @@ def free_port(address: str) -> int:
 
 
 def start_sshd(
-    root: Path, *, name: str, address: str, authorized: Path, port: int | None = None
+    root: Path,
+    *,
+    name: str,
+    address: str,
+    authorized: Path,
+    port: int | None = None,
+    sftp: bool = True,
 ) -> Sshd:
     """A test host: sshd with a host key of its own, in `root/name`, on a free port
-    unless one is given."""
+    unless one is given; `sftp=False` leaves out the SFTP subsystem, as some hosts do."""
     folder = root / name
     folder.mkdir(parents=True)
     hostkey = folder / "host_key"
@@ -52,6 +58,7 @@ def start_sshd(
         host_keys=[hostkey],
         authorized=authorized,
         host_pub=host_pub,
+        sftp=sftp,
     )
 
 

@@ -66,6 +66,7 @@ def spawn_sshd(
     extra: tuple[str, ...] = (),
     log_level: str = "ERROR",
     host_pub: str = "",
+    sftp: bool = True,
 ) -> Sshd:
     """Start sshd in the foreground (-D) with its own config in `folder`, and wait
     until it answers with its banner."""
@@ -86,7 +87,7 @@ def spawn_sshd(
                 "StrictModes no",
                 "MaxSessions 20",
                 "MaxStartups 200:30:400",
-                "Subsystem sftp internal-sftp",
+                *(["Subsystem sftp internal-sftp"] if sftp else []),
                 f"LogLevel {log_level}",
                 *extra,
                 "",

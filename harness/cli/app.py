@@ -18,7 +18,8 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -27,6 +28,9 @@ from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, SpecError, UsageError
 from harness.exitcodes import ExitCode
 from harness.text import rich_text, visible
+
+if TYPE_CHECKING:
+    from harness.spec import Matrix
 
 # Raised when a group is invoked bare; its message is the help text.
 NoArgsIsHelp: type[click.UsageError] = getattr(
@@ -172,3 +176,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception:  # a bug: keep the traceback, but never pass as a verdict code
         traceback.print_exc()
         _fail(ExitCode.INTERNAL, "internal error (a bug in harness; the traceback is above)")
+
+
+def with_index(matrix: Matrix, index: str) -> Matrix:
+    """`--index` in place of the matrix's own: a URL, or a folder that exists. Every
+    verb that reaches an index (run, bisect) resolves it here, so they agree."""
+    if not index.startswith(("http://", "https://")):
+        folder = Path(index.removeprefix("file://")).expanduser()
+        if not folder.is_dir():
+            raise UsageError(f"--index: {index!r} is neither an http(s) URL nor a folder")
+        index = str(folder.resolve())
+    settings = matrix.settings.model_copy(update={"index": index})
+    return matrix.model_copy(update={"settings": settings})

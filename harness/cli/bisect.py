@@ -20,7 +20,7 @@ from harness.bisect.report import bisection_exit_code, render_text, to_json
 from harness.bisect.session import BisectSession, choose, find_target
 from harness.bisect.steps import BisectReport, StepRecord
 from harness.cache import RUNSC_BUILDS, cache_dir
-from harness.cli.app import err_console, json_or_human
+from harness.cli.app import err_console, json_or_human, with_index
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import for_signal
@@ -96,8 +96,9 @@ async def _bisect(session: BisectSession) -> BisectReport:
     "--index",
     "index_at",
     metavar="URL|DIR",
-    help=f"Where builds are listed: a bucket URL (default {DEFAULT_INDEX}) or a local"
-    " folder laid out like it (releases/<channel>/<version>/<arch>/).",
+    help="Where builds are listed: a bucket URL or a local folder laid out like it"
+    " (releases/<channel>/<version>/<arch>/). Overrides `index` in [settings];"
+    f" default: {DEFAULT_INDEX}.",
 )
 @click.option(
     "--cache",
@@ -164,8 +165,10 @@ def bisect(
         raise UsageError("give MATRIX and --runtime NAME, or --from RESULTS")
     target = find_target(prop=prop, fact=fact)
     loaded = load_matrix(matrix)
+    if index_at is not None:
+        loaded = with_index(loaded, index_at)
     host, _ = choose(loaded, runtime=runtime, host=host_name, target=target)
-    index = open_index(index_at)
+    index = open_index(loaded.settings.index)
     probe = build_probe()
     folder = out or default_folder(f"bisect-{runtime}")
     progress = (

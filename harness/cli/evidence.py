@@ -79,11 +79,23 @@ def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:
     """The seed's argument as a table: the old contract judges mechanisms, the new
     one the four contract properties (each `enforced`, as exported). Failing legacy
     conditions, and why a property is not enforced, are listed under the table."""
-    table = Table(title="old contract (mechanisms) vs contract properties", title_justify="left")
+    table = Table(
+        title="old contract (mechanisms) vs contract properties, and harness's own verdicts",
+        title_justify="left",
+    )
     table.add_column("host/runtime", style="bold", no_wrap=True)
     table.add_column("legacy validate()", no_wrap=True)
     for prop in CONTRACT:
         table.add_column(prop, no_wrap=True)
+    # The projection folds properties together (egress_interception needs a supervisor),
+    # so a regressed build can project like a good one: harness's verdicts tell them apart.
+    judged = {p for ev in cells for p in ev.property_rows()}
+    own: list[str] = [
+        p for p in dict.fromkeys(p for ps in CONTRACT.values() for p in ps) if p in judged
+    ]
+    own += sorted(judged - set(own))
+    for prop in own:
+        table.add_column(f"{prop} (harness)", no_wrap=True)
     failures: list[tuple[str, list[str]]] = []
     for ev in cells:
         legacy = legacy_document(ev, manifest)["validate"]
@@ -98,16 +110,28 @@ def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:
             Text("true", style="green") if properties[p]["enforced"] else Text("false", style="red")
             for p in CONTRACT
         ]
-        table.add_row(rich_text(name), verdict, *shown)
+        rows = ev.property_rows()
+        verdicts = [_verdict_text(rows[p]["verdict"]) if p in rows else Text("-") for p in own]
+        table.add_row(rich_text(name), verdict, *shown, *verdicts)
     console = Console(highlight=False)
     if not console.is_terminal:
-        console.width = max(console.width, 160)
+        console.width = max(console.width, 320)  # never cut: the (harness) columns too
     console.print(table)
     console.print(
         "enforced, as exported: egress_interception needs egress_confinement and attribution"
-        " enforced; request_attribution needs attribution (docs/evidence.md)",
+        " enforced; request_attribution needs attribution (docs/evidence.md). The"
+        " (harness) columns are harness's own verdicts: a regression shows there even"
+        " when the projection looks like a good build's.",
         soft_wrap=True,
     )
     for name, failing in failures:
         line = f"{name}: legacy validate() fails on: {', '.join(failing)}"
         console.print(rich_text(line), soft_wrap=True)
+
+
+VERDICT_STYLE = {"pass": "green", "regression": "red", "unexpected": "red", "flaky": "red"}
+
+
+def _verdict_text(verdict: str) -> Text:
+    """One verdict word, coloured as the report colours it (inconclusive: yellow)."""
+    return Text(verdict, style=VERDICT_STYLE.get(verdict, "yellow"))

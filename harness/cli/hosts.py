@@ -41,8 +41,10 @@ def hosts(matrix: Path, hosts: tuple[str, ...], fmt: str) -> None:
     """Reach each host of MATRIX once and say whether a run could use it.
 
     One line per host: reachability and its host key, kernel and architecture, each
-    runtime's version (or why it is unusable), and whether the netns canary can be
-    made there (root, `ip netns`). Use it before a first fleet run.
+    runtime's version (or why it is unusable: a `command` runtime must start the
+    probe from the work folder, as whichever user it runs it), and whether the netns
+    canary can be made there (root, `ip netns`). Two entries on one machine with one
+    work folder are refused. Use it before a first fleet run.
 
     Exit 0 when every host and runtime is usable, 3 when one is not (as `run`
     would be inconclusive there), 2 on bad input.

@@ -124,11 +124,13 @@ def diff_table(result: RunDiff) -> Table:
         title_justify="left",
         show_lines=False,
     )
-    for column in ("change", "host", "runtime", "fact / property", "check", "A", "B"):
+    for column in ("side", "change", "host", "runtime", "fact / property", "check", "A", "B"):
         table.add_column(column)
     for change in result.changes:
+        kind = change.kind + (f" ({change.verdicts} verdicts)" if change.verdicts else "")
         table.add_row(
-            rich_text(change.kind),
+            rich_text(change.side),
+            rich_text(kind),
             rich_text(change.host),
             rich_text(change.runtime or ""),
             rich_text(change.subject or ""),
@@ -147,8 +149,10 @@ def diff(run_a: Path, run_b: Path, fmt: str) -> None:
     """Show what changed from RUN_A to RUN_B (two results folders).
 
     Verdicts, expectations, observations, fact values, check outcomes (errno and
-    control included), runtime versions and host kernels. Exit 1 when a verdict
-    present in both runs changed, 0 otherwise, 2 on bad input.
+    control included), runtime versions and host kernels, and how hosts are reached
+    (inventory drift). Each change is the config's, the lab's (a host lost, a verdict
+    inconclusive on one side) or the sandbox's; a lost host is one line. Exit 1 when
+    a verdict present in both runs changed, 0 otherwise, 2 on bad input.
     """
     result = diff_runs(load_run(run_a), load_run(run_b))
     if fmt == "json":
@@ -161,7 +165,10 @@ def diff(run_a: Path, run_b: Path, fmt: str) -> None:
             console.print(diff_table(result))
         else:
             console.print(rich_text(f"no changes between {run_a} and {run_b}"))
+        sandbox = result.sandbox_verdicts
         console.print(
-            f"{result.verdicts_changed} verdict(s) changed, {len(result.changes)} change(s) in all"
+            f"{result.verdicts_changed} verdict(s) changed: {sandbox} the sandbox's,"
+            f" {result.verdicts_changed - sandbox} the lab's (unreachable hosts, inconclusive"
+            f" cells); {len(result.changes)} change(s) in all"
         )
     raise SystemExit(ExitCode.MISMATCH if result.verdicts_changed else ExitCode.OK)

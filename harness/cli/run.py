@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from harness.cli.app import err_console, json_or_human
+from harness.cli.app import err_console, json_or_human, with_index
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode, for_signal
@@ -145,7 +145,7 @@ def run(
     else:
         loaded = load_matrix(matrix)
     if index is not None:
-        loaded = _with_index(loaded, index)
+        loaded = with_index(loaded, index)
     plan = _plan(loaded, hosts, runtimes, scenarios)
     if shard:
         plan = shard_plan(plan, *_parse_shard(shard))
@@ -217,17 +217,6 @@ def run(
             exit_code=code,
         )
     raise SystemExit(code)
-
-
-def _with_index(matrix: Matrix, index: str) -> Matrix:
-    """`--index` in place of the matrix's own: a URL, or a folder that exists."""
-    if not index.startswith(("http://", "https://")):
-        folder = Path(index.removeprefix("file://")).expanduser()
-        if not folder.is_dir():
-            raise UsageError(f"--index: {index!r} is neither an http(s) URL nor a folder")
-        index = str(folder.resolve())
-    settings = matrix.settings.model_copy(update={"index": index})
-    return matrix.model_copy(update={"settings": settings})
 
 
 def _resumed_releases(matrix: Matrix, previous: Manifest | None) -> Any:

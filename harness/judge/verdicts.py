@@ -111,12 +111,17 @@ def judge_fact(
         display=fact.display(),
         checks=[_check(fact)],
     )
-    if fact.status in ("error", "timeout"):
-        return replace(base, reason=f"{fact.status}: {fact.detail or 'no detail'}")
+    failed = fact.status in ("error", "timeout")
+    why = f"{fact.status}: {fact.detail or 'no detail'}"
+    if expected is None:
+        # Recorded for audit only: nothing was promised, so a fact that could not be
+        # measured is no reason to call the run inconclusive; its error stays visible.
+        note = f" ({why})" if failed else ""
+        return replace(base, verdict=Verdict.SKIPPED, reason=f"no expectation: recorded only{note}")
+    if failed:
+        return replace(base, reason=why)
     if identity:
         return _identity_verdict(base, fact, cell.host_kernel)
-    if expected is None:
-        return replace(base, verdict=Verdict.SKIPPED, reason="no expectation: recorded only")
     if fact_matches(expected, fact):
         return replace(base, verdict=Verdict.PASS)
     reason = f"expected {describe_expectation(expected)}, observed {fact.display()}"

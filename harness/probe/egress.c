@@ -452,7 +452,11 @@ static void own_dns_gate(struct att *a)
         return;
     }
     close(fd);
-    att_end(a, "error", 0, "%s is outside the resolver ranges harness may query; not tried", a->dsts);
+    /* Typically the host's /etc bound in: say what makes the attempt possible. */
+    att_end(a, "error", 0,
+            "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
+            " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
+            a->dsts);
 }
 
 static void unix_add(const char *path, int abstract)

@@ -6,16 +6,19 @@ has its own symbol as well as its own colour, so the table reads without colour.
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from harness.judge.verdicts import MISMATCH
+from harness.report.runs import unreachable_hosts
 from harness.report.symbols import ATTENTION, ORDER, SYMBOL
 from harness.results.records import CellRecord, Verdict, VerdictRecord
 from harness.text import markup, rich_text, visible
@@ -107,10 +110,17 @@ def _cell(v: VerdictRecord | None) -> Text:
     )
 
 
-def verdict_tables(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Table]:
+def verdict_tables(
+    verdicts: Sequence[VerdictRecord], runtimes: Sequence[str], *, width: int | None = None
+) -> list[Table]:
     """Facts and properties down, runtimes across: one table per host, except that
     hosts whose tables would be identical share one (a fleet is mostly alike, and
-    fifty copies of a table hide the one host that differs)."""
+    fifty copies of a table hide the one host that differs).
+
+    No name is ever cut: the fact / property column keeps its longest name whole;
+    runtime names head their columns when they all fit in `width` beside it, and
+    otherwise the columns are numbered and named in a legend under the table. Values
+    wrap, and fold rather than end in "…"."""
     by_host: dict[str, list[VerdictRecord]] = {}
     for v in verdicts:  # one pass: a fleet has thousands of hosts
         by_host.setdefault(v.host, []).append(v)
@@ -135,15 +145,60 @@ def verdict_tables(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -
     for key, hosts in groups.items():
         columns, by_subject = shapes[key]
         # Names and subjects come from files and hosts: Text, never markup.
-        table = Table(title=_hosts_title(hosts), title_justify="left", show_lines=False)
-        table.add_column("fact / property", style="bold")
-        for rt in columns:
-            table.add_column(rich_text(rt))
-        # Properties first: they are the verdict; mechanism facts are audit detail.
-        for subject, by_rt in sorted(by_subject.items(), key=lambda kv: _is_fact(kv[1])):
-            table.add_row(rich_text(subject), *(_cell(by_rt.get(rt)) for rt in columns))
+        table = _table(hosts, columns, by_subject, numbered=False)
+        if width is not None and _narrowest(table, width) > width:
+            table = _table(hosts, columns, by_subject, numbered=True)
         tables.append(table)
     return tables
+
+
+def _table(
+    hosts: Sequence[str],
+    columns: Sequence[str],
+    by_subject: dict[str, dict[str, VerdictRecord]],
+    *,
+    numbered: bool,
+) -> Table:
+    """One host group's table; `numbered`: runtime columns 1..N, named in a legend."""
+    # Names and subjects come from files and hosts: Text, never markup.
+    legend = "  ".join(f"{i}={visible(rt)}" for i, rt in enumerate(columns, 1))
+    table = Table(
+        title=_hosts_title(hosts),
+        title_justify="left",
+        show_lines=False,
+        caption=rich_text(f"runtimes: {legend}") if numbered else None,
+        caption_justify="left",
+    )
+    longest = max((cell_len(visible(s)) for s in by_subject), default=0)
+    table.add_column("fact / property", style="bold", no_wrap=True, min_width=longest)
+    for i, rt in enumerate(columns, 1):
+        if numbered:
+            table.add_column(str(i), overflow="fold")
+        else:
+            table.add_column(rich_text(rt), overflow="fold", min_width=cell_len(visible(rt)))
+    # Properties first: they are the verdict; mechanism facts are audit detail.
+    for subject, by_rt in sorted(by_subject.items(), key=lambda kv: _is_fact(kv[1])):
+        table.add_row(rich_text(subject), *(_cell(by_rt.get(rt)) for rt in columns))
+    return table
+
+
+def _narrowest(table: Table, width: int) -> int:
+    """How narrow rich can draw the table without cutting a name (every runtime name
+    whole in its header, every value's longest word whole)."""
+    # Measured unbounded: rich clamps a measurement to the width it is given.
+    console = Console(width=max(width, 1 << 14), file=io.StringIO())
+    return Measurement.get(console, console.options, table).minimum
+
+
+def _natural_width(table: Table) -> int:
+    """The width the table takes when nothing is wrapped: its longest cells, a space
+    either side of each, and a rule before, between and after columns."""
+    natural = []
+    for column in table.columns:
+        texts = [column.header, *column.cells]
+        plain = [t.plain if isinstance(t, Text) else str(t) for t in texts]
+        natural.append(max(cell_len(line) for text in plain for line in text.split("\n")))
+    return sum(natural) + 3 * len(natural) + 1
 
 
 def _is_fact(by_runtime: dict[str, VerdictRecord]) -> bool:
@@ -161,16 +216,26 @@ def _hosts_title(hosts: Sequence[str], shown: int = 5) -> Text:
 
 def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) -> list[Text]:
     """Per runtime and property, across hosts: "runsc egress_confinement: pass on 48/50
-    hosts; regression on node-17, node-23". Empty for a single host."""
+    hosts; regression on node-17, node-23", after one line per host that could not be
+    reached at all (left out of the counts). Empty for a single host."""
     hosts = {v.host for v in verdicts}
     if len(hosts) < 2:
         return []
+    dead = unreachable_hosts(verdicts)
+    lines = [  # a lost host once, not once per runtime and property
+        Text.assemble(
+            (f"{STYLE[Verdict.INCONCLUSIVE][0]} ", STYLE[Verdict.INCONCLUSIVE][1]),
+            f"{visible(host)} unreachable: ",
+            (visible(why), "default"),
+            f" ({count} verdicts inconclusive)",
+        )
+        for host, (why, count) in dead.items()
+    ]
     by_key: dict[tuple[str, str], dict[Verdict, list[str]]] = {}
     for v in verdicts:
-        if v.property is not None:
+        if v.property is not None and v.host not in dead:
             by_key.setdefault((v.runtime, v.property), {}).setdefault(v.verdict, []).append(v.host)
     order = {rt: i for i, rt in enumerate(runtimes)}
-    lines = []
     for (runtime, prop), seen in sorted(
         by_key.items(), key=lambda kv: order.get(kv[0][0], 1 << 30)
     ):
@@ -201,14 +266,13 @@ def _pin_natural_widths(table: Table, width: int) -> None:
     cost for a fleet (one table per host). The output is the same: a table that
     fits is drawn at its natural widths anyway; one that does not is left alone.
     """
+    if _natural_width(table) > width:
+        return
     natural = []
     for column in table.columns:
         texts = [column.header, *column.cells]
         plain = [t.plain if isinstance(t, Text) else str(t) for t in texts]
         natural.append(max(cell_len(line) for text in plain for line in text.split("\n")))
-    # A space either side of each cell, and a rule before, between and after columns.
-    if sum(natural) + 3 * len(natural) + 1 > width:
-        return
     for column, pinned in zip(table.columns, natural, strict=True):
         column.width = pinned
         column.no_wrap = True
@@ -273,7 +337,7 @@ def print_report(
         console.print(line)
     if summary:
         console.print()
-    for table in verdict_tables(verdicts, runtimes):
+    for table in verdict_tables(verdicts, runtimes, width=console.width):
         _pin_natural_widths(table, console.width)
         console.print(table)
     attention = attention_lines(verdicts)

@@ -11,11 +11,11 @@ changed verdict (`harness diff` exits 1 for those).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from harness.report.runs import describe, observed_text
-from harness.results.records import CheckResult, VerdictRecord
+from harness.report.runs import describe, observed_text, unreachable_hosts
+from harness.results.records import CheckResult, Verdict, VerdictRecord
 from harness.results.store import Key, Run
 
 
@@ -28,7 +28,14 @@ class Change:
     is the same under another name; host is ""), kernel, version (runtime), build
     (the release build harness fetched for a runtime on a host: version and
     sha512), verdict, expected, observed (a property), fact (a fact's value), check
-    (outcome, errno, control), added, removed.
+    (outcome, errno, control), added, removed; and the lab's: inventory (how a host
+    is reached: transport, address, port, user, workdir) and unreachable (a host
+    reached in one run only: one change standing for all its verdicts, `verdicts`
+    of which changed).
+
+    `side` says whose change it is: "config" (the matrix, runtimes and hosts as
+    set up), "lab" (a host lost or moved, or a verdict that is inconclusive on one
+    side: the lab could not judge) or "sandbox" (a judged verdict that changed).
     """
 
     kind: str
@@ -38,6 +45,8 @@ class Change:
     check: str | None = None  # the check id, for kind "check"
     before: str | None = None
     after: str | None = None
+    side: str = "sandbox"
+    verdicts: int = 0  # for kind "unreachable": the host's verdict changes it stands for
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,15 +58,30 @@ class RunDiff:
     b: Run
     changes: list[Change] = field(default_factory=list)
 
+    def _verdicts(self, side: str | None = None) -> int:
+        return sum(
+            (c.kind == "verdict") + c.verdicts
+            for c in self.changes
+            if side is None or c.side == side
+        )
+
     @property
     def verdicts_changed(self) -> int:
-        return sum(c.kind == "verdict" for c in self.changes)
+        """Every verdict present in both runs that changed, a dead host's included."""
+        return self._verdicts()
+
+    @property
+    def sandbox_verdicts(self) -> int:
+        """Changed verdicts judged on both sides: the sandbox's behaviour changed."""
+        return self._verdicts("sandbox")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "a": str(self.a.folder),
             "b": str(self.b.folder),
             "verdicts_changed": self.verdicts_changed,
+            "sandbox_verdicts_changed": self.sandbox_verdicts,
+            "lab_verdicts_changed": self._verdicts("lab"),
             "changes": [c.to_json() for c in self.changes],
         }
 
@@ -86,6 +110,12 @@ def _checks(key: Key, a: VerdictRecord, b: VerdictRecord) -> list[Change]:
 
 
 def _verdict_changes(key: Key, a: VerdictRecord, b: VerdictRecord) -> list[Change]:
+    """A verdict's changes, each the lab's when either side is inconclusive."""
+    lab = Verdict.INCONCLUSIVE in (a.verdict, b.verdict)
+    return [replace(c, side="lab") if lab else c for c in _judged_changes(key, a, b)]
+
+
+def _judged_changes(key: Key, a: VerdictRecord, b: VerdictRecord) -> list[Change]:
     host, runtime, subject = key
     changes = []
     if a.verdict != b.verdict:
@@ -144,9 +174,11 @@ def _config_changes(a: Run, b: Run, renames: dict[str, str]) -> list[Change]:
     changes = []
     sha_a, sha_b = a.manifest.matrix_sha256, b.manifest.matrix_sha256
     if sha_a != sha_b:
-        changes.append(Change("matrix", "", subject="sha256", before=sha_a, after=sha_b))
+        changes.append(
+            Change("matrix", "", subject="sha256", before=sha_a, after=sha_b, side="config")
+        )
     for name_b, name_a in renames.items():
-        changes.append(Change("renamed", "", name_b, before=name_a, after=name_b))
+        changes.append(Change("renamed", "", name_b, before=name_a, after=name_b, side="config"))
     entries_a, entries_b = _entries(a), _entries(b)
     for name, entry_b in entries_b.items():
         entry_a = entries_a.get(renames.get(name, name))
@@ -154,9 +186,29 @@ def _config_changes(a: Run, b: Run, renames: dict[str, str]) -> list[Change]:
             continue
         for key in dict.fromkeys([*entry_a, *entry_b]):
             if entry_a.get(key) != entry_b.get(key):
+                before, after = entry_a.get(key), entry_b.get(key)
                 changes.append(
-                    Change("config", "", name, key, before=entry_a.get(key), after=entry_b.get(key))
+                    Change("config", "", name, key, before=before, after=after, side="config")
                 )
+    return changes
+
+
+# How a host is reached: what an inventory entry sets (the work folder as resolved).
+REACHED = ("transport", "address", "port", "user", "workdir")
+
+
+def _inventory_changes(a: Run, b: Run, host: str) -> list[Change]:
+    """Inventory drift of one host, as matrix drift is shown: a key per change. A
+    key one run did not record (a dead host has no resolved workdir) is not drift."""
+    entry_a, entry_b = a.manifest.host(host), b.manifest.host(host)
+    changes = []
+    for key in REACHED:
+        before, after = getattr(entry_a, key), getattr(entry_b, key)
+        if before is not None and after is not None and before != after:
+            changes.append(
+                Change("inventory", host, subject=key, before=str(before), after=str(after),
+                       side="lab")
+            )  # fmt: skip
     return changes
 
 
@@ -169,8 +221,21 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
     """
     renames = _renames(a, b)
     changes: list[Change] = _config_changes(a, b, renames)
+    dead_a, dead_b = unreachable_hosts(a.verdicts), unreachable_hosts(b.verdicts)
+    dead = set(dead_a) | set(dead_b)
     hosts_a = set(a.hosts())
-    for host in [h for h in b.hosts() if h in hosts_a]:
+    both = [h for h in b.hosts() if h in hosts_a]
+    for host in both:
+        changes.extend(_inventory_changes(a, b, host))
+    lost: dict[str, Change] = {}
+    for host in both:
+        if (host in dead_a) != (host in dead_b):
+            before = f"unreachable: {dead_a[host][0]}" if host in dead_a else "reachable"
+            after = f"unreachable: {dead_b[host][0]}" if host in dead_b else "reachable"
+            lost[host] = Change("unreachable", host, before=before, after=after, side="lab")
+    for host in both:
+        if host in dead:
+            continue  # a lost host's kernel and versions are not known: not drift
         kernel_a, kernel_b = a.kernel(host), b.kernel(host)
         if kernel_a != kernel_b:
             changes.append(Change("kernel", host, before=kernel_a, after=kernel_b))
@@ -181,20 +246,41 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
                 continue
             version_a, version_b = a.runtime_version(host, old), b.runtime_version(host, runtime)
             if version_a != version_b:
-                changes.append(Change("version", host, runtime, before=version_a, after=version_b))
+                changes.append(
+                    Change("version", host, runtime, before=version_a, after=version_b,
+                           side="config")
+                )  # fmt: skip
             build_a, build_b = a.runtime_build(host, old), b.runtime_build(host, runtime)
             if build_a != build_b:
-                changes.append(Change("build", host, runtime, before=build_a, after=build_b))
+                changes.append(
+                    Change("build", host, runtime, before=build_a, after=build_b, side="config")
+                )
     by_a = a.by_key()
     # Run B's verdicts under run A's runtime names, so that a renamed runtime compares.
     by_b = {(h, renames.get(r, r), s): v for (h, r, s), v in b.by_key().items()}
+    judged: list[Change] = []
+    folded: dict[str, int] = dict.fromkeys(lost, 0)
     for key, verdict_b in by_b.items():
         if key in by_a:
-            changes.extend(_verdict_changes(key, by_a[key], verdict_b))
+            found = _verdict_changes(key, by_a[key], verdict_b)
+            if key[0] in dead:  # one line per lost host, not one per verdict and check
+                if key[0] in folded:  # lost in both runs: all inconclusive, nothing changed
+                    folded[key[0]] += sum(c.kind == "verdict" for c in found)
+                continue
+            judged.extend(found)
     for key, verdict_b in by_b.items():
-        if key not in by_a:
-            changes.append(Change("added", *key, before=None, after=str(verdict_b.verdict)))
+        if key not in by_a and key[0] not in dead:
+            side = "lab" if verdict_b.verdict is Verdict.INCONCLUSIVE else "sandbox"
+            judged.append(
+                Change("added", *key, before=None, after=str(verdict_b.verdict), side=side)
+            )
     for key, verdict_a in by_a.items():
-        if key not in by_b:
-            changes.append(Change("removed", *key, before=str(verdict_a.verdict), after=None))
+        if key not in by_b and key[0] not in dead:
+            side = "lab" if verdict_a.verdict is Verdict.INCONCLUSIVE else "sandbox"
+            judged.append(
+                Change("removed", *key, before=str(verdict_a.verdict), after=None, side=side)
+            )
+    changes += [replace(c, verdicts=folded[h]) for h, c in lost.items()]
+    # The lab's changes before the sandbox's: what to fix in the lab, then what changed.
+    changes += [c for c in judged if c.side == "lab"] + [c for c in judged if c.side != "lab"]
     return RunDiff(a=a, b=b, changes=changes)

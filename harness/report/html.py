@@ -13,6 +13,7 @@ shows each cell's verdicts across the runs, marking where each mismatch appeared
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from harness.judge.verdicts import MISMATCH
@@ -76,6 +77,8 @@ ol.timeline li.first { box-shadow: 0 0 0 2px #1f2328; position: relative; }
 ol.timeline li.first::after { content: "▲"; position: absolute; left: 0; right: 0; top: 1.3rem;
   font-size: 9px; color: #1f2328; }
 td.history { padding: 0 0 .6rem; }
+ol.timeline li[data-runs] { width: auto; padding: 0 .25rem; }
+ol.timeline .times { font-weight: 400; font-size: 10px; }
 ol.runs { padding-left: 1.5rem; }
 """
 
@@ -114,6 +117,12 @@ def _e(value: object) -> str:
     return html_text(value)
 
 
+def _t(value: object) -> str:
+    """Escaped for a text node (not an attribute), where quotes need no escaping: a
+    probe's raw JSON lines are mostly quotes, and a fleet's page has hundreds of them."""
+    return html_text(value).replace("&quot;", '"').replace("&#x27;", "'")
+
+
 def _vclass(verdict: VerdictRecord | None) -> str:
     return f"v-{verdict.verdict}" if verdict is not None else "v-none"
 
@@ -146,6 +155,14 @@ def _run_label(run: Run, index: int | None = None) -> str:
     return f"{prefix}{run.name}{when}"
 
 
+def _subjects(run: Run, host: str) -> list[str]:
+    """Properties first, as the terminal puts them: they are the verdict; mechanism
+    facts are audit detail. Otherwise in the order the cells report them."""
+    facts = {v.subject() for v in run.verdicts if v.host == host and v.fact is not None}
+    subjects = run.subjects(host)
+    return [s for s in subjects if s not in facts] + [s for s in subjects if s in facts]
+
+
 def _grid(
     run: Run,
     host: str,
@@ -153,7 +170,7 @@ def _grid(
     history: dict[tuple[str, str, str], list[Step]] | None,
 ) -> str:
     runtimes = run.runtimes(host)
-    subjects = run.subjects(host)
+    subjects = _subjects(run, host)
     by_key = {(v.runtime, v.subject()): v for v in run.verdicts if v.host == host}
     kernel = run.kernel(host)
     head = "".join(
@@ -222,7 +239,7 @@ def _checks_table(verdict: VerdictRecord) -> str:
             f'<tr class="check {cls}" data-check="{_e(check.id)}">'
             f'<td class="mono">{_e(check.id)}</td><td class="outcome">{_e(check.outcome)}</td>'
             f'<td class="errno mono">{_e(check.errno or "")}</td>'
-            f'<td class="detail">{_e(check.detail or "")}</td>'
+            f'<td class="detail">{_t(check.detail or "")}</td>'
             f"<td>{_e(elapsed)}</td><td>{_e(check.control or '')}</td></tr>"
         )
     return (
@@ -261,8 +278,11 @@ def _detail(
         since = mismatch_since(steps)
         if since is not None:
             items.append(("mismatch since", _e(_run_label(since.run, since.index))))
-        trail = "".join(_step(s) for s in steps)
-        items.append(("history", f'<ol class="timeline">{trail}</ol>'))
+        # The trail itself is in the history section, once: here, a count per verdict.
+        seen = Counter(str(s.verdict.verdict) if s.verdict else "absent" for s in steps)
+        counts = ", ".join(f"{n} {v}" for v, n in seen.items())
+        link = '(<a href="#history">history</a>)'
+        items.append(("history", f"{len(steps)} runs: {_e(counts)} {link}"))
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     return (
         f'<article class="panel detail" id="{_detail_id(hi, ri, si)}"'
@@ -299,8 +319,8 @@ def _raw(run: Run, host: str, runtime: str, hi: int, ri: int) -> str:
             stdout = stdout[:RAW_LIMIT]
             cut = f'<p class="meta">cut at {RAW_LIMIT} characters; cells.jsonl has it all</p>'
         body = (
-            f'<dl>{dl}</dl><h3>probe stdout</h3><pre class="stdout">{_e(stdout)}</pre>{cut}'
-            f'<h3>probe stderr (tail)</h3><pre class="stderr">{_e(cell.stderr)}</pre>'
+            f'<dl>{dl}</dl><h3>probe stdout</h3><pre class="stdout">{_t(stdout)}</pre>{cut}'
+            f'<h3>probe stderr (tail)</h3><pre class="stderr">{_t(cell.stderr)}</pre>'
         )
     return (
         f'<article class="panel raw" id="{_raw_id(hi, ri)}"'
@@ -310,22 +330,59 @@ def _raw(run: Run, host: str, runtime: str, hi: int, ri: int) -> str:
     )
 
 
-def _step(step: Step) -> str:
+def _step(step: Step, *, count: int = 1) -> str:
+    """A run's square, or `count` runs in a row from this one (`data-runs`, "xN")."""
     verdict = step.verdict
+    last = step.index + count
+    runs = f"runs #{step.index + 1}-#{last}" if count > 1 else f"run #{step.index + 1}"
+    span = f' data-runs="{count}"' if count > 1 else ""
+    times = f'<span class="times">&#215;{count}</span>' if count > 1 else ""
     if verdict is None:
-        title = f"{_run_label(step.run, step.index)}: not in this run"
-        return f'<li class="step v-none" data-run="{step.index}" title="{_e(title)}">&#8211;</li>'
+        title = f"{runs}: not in this run"
+        return (
+            f'<li class="step v-none" data-run="{step.index}"{span} title="{_e(title)}">'
+            f"&#8211;{times}</li>"
+        )
     title = (
-        f"{_run_label(step.run, step.index)}: {verdict.verdict}, observed "
-        f"{observed_text(verdict)}"
+        f"{runs}: {verdict.verdict}, observed {observed_text(verdict)}"
         + (" (mismatch first seen here)" if step.first else "")
-        + (f"; {verdict.reason}" if verdict.reason else "")
+        + (f"; {verdict.reason}" if verdict.reason and count == 1 else "")
     )
     first = " first" if step.first else ""
     return (
-        f'<li class="step {_vclass(verdict)}{first}" data-run="{step.index}"'
-        f' data-verdict="{verdict.verdict}" title="{_e(title)}">{SYMBOL[verdict.verdict]}</li>'
+        f'<li class="step {_vclass(verdict)}{first}" data-run="{step.index}"{span}'
+        f' data-verdict="{verdict.verdict}" title="{_e(title)}">{SYMBOL[verdict.verdict]}'
+        f"{times}</li>"
     )
+
+
+def _same(a: Step, b: Step) -> bool:
+    """Would one square say both runs? The same verdict and observation, and neither
+    is the run where a mismatch first appeared (that one is always its own square)."""
+    if a.first or b.first:
+        return False
+    if a.verdict is None or b.verdict is None:
+        return a.verdict is None and b.verdict is None
+    return (a.verdict.verdict, observed_text(a.verdict)) == (
+        b.verdict.verdict,
+        observed_text(b.verdict),
+    )
+
+
+def _trail(steps: list[Step]) -> str:
+    """One square per run, except that runs in a row where the cell stayed the same are
+    one square with their count (a healthy fleet, night after night, is mostly that):
+    30 nights of a fleet stay a page that opens at once. A run where a mismatch first
+    appeared always has its own square."""
+    squares: list[str] = []
+    i = 0
+    while i < len(steps):
+        j = i + 1
+        while j < len(steps) and _same(steps[i], steps[j]):
+            j += 1
+        squares.append(_step(steps[i], count=j - i))
+        i = j
+    return "".join(squares)
 
 
 def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]]) -> str:
@@ -340,7 +397,7 @@ def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]
     sections = []
     for host in hosts:
         runtimes = list(dict.fromkeys(rt for r in newest_first for rt in r.runtimes(host)))
-        subjects = list(dict.fromkeys(s for r in newest_first for s in r.subjects(host)))
+        subjects = list(dict.fromkeys(s for r in newest_first for s in _subjects(r, host)))
         if not runtimes:
             continue
         head = "".join(f'<th scope="col">{_e(rt)}</th>' for rt in runtimes)
@@ -352,7 +409,7 @@ def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]
                 if steps is None:
                     cells.append('<td class="history"></td>')
                     continue
-                trail = "".join(_step(s) for s in steps)
+                trail = _trail(steps)
                 cells.append(
                     f'<td class="history" data-runtime="{_e(runtime)}"'
                     f' data-subject="{_e(subject)}"><ol class="timeline">{trail}</ol></td>'
@@ -368,7 +425,8 @@ def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]
     return (
         f'<section id="history"><h2>History: {len(runs)} runs, oldest first</h2>'
         '<p class="meta">One square per run. A ringed square with ▲ marks the run where a'
-        " mismatch first appeared; &#8211; means the run did not have that cell.</p>"
+        " mismatch first appeared; &#8211; means the run did not have that cell; a"
+        " square marked &#215;N stands for N runs in a row where the cell stayed the same.</p>"
         f'<ol class="runs">{items}</ol>{"".join(sections)}</section>'
     )
 
@@ -384,7 +442,7 @@ def render_html(runs: Sequence[Run]) -> str:
     grids, panels = [], []
     for hi, host in enumerate(hosts):
         grids.append(_grid(run, host, hi, history))
-        subjects = run.subjects(host)
+        subjects = _subjects(run, host)
         for ri, runtime in enumerate(run.runtimes(host)):
             panels.append(_raw(run, host, runtime, hi, ri))
             for si, subject in enumerate(subjects):

@@ -18,7 +18,13 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 
 from harness.judge.verdicts import MISMATCH
-from harness.report.runs import check_line, describe, failing_checks, observed_text
+from harness.report.runs import (
+    check_line,
+    describe,
+    failing_checks,
+    observed_text,
+    unreachable_hosts,
+)
 from harness.results.records import CellRecord, Verdict, VerdictRecord
 from harness.results.store import Run
 from harness.text import xml_text
@@ -165,12 +171,36 @@ def _suite(
     return len(rows), failures, errors, skipped
 
 
+def _dead_suite(root: ET.Element, run: Run, host: str, why: str, count: int, index: int) -> None:
+    """A host the run could not reach: one testsuite with one errored testcase, not
+    an error per verdict (its verdicts only say that the host was lost)."""
+    attrs = {
+        "name": host, "tests": "1", "failures": "0", "errors": "1", "skipped": "0",
+        "time": _fmt_time(0.0), "hostname": host, "id": str(index),
+        "package": run.matrix_name or "harness",
+    }  # fmt: skip
+    suite = ET.SubElement(root, "testsuite", _attrs(attrs))
+    case = ET.SubElement(
+        suite, "testcase", _attrs({"classname": host, "name": "reachable", "time": "0.000"})
+    )
+    error = ET.SubElement(
+        case, "error", _attrs({"message": f"unreachable: {why}", "type": "unreachable"})
+    )
+    error.text = _clean(f"{host} was not reached: {why}\n{count} verdicts inconclusive")
+
+
 def render_junit(run: Run) -> str:
     """The whole run as one JUnit XML document."""
     root = ET.Element("testsuites", _attrs({"name": f"harness {run.matrix_name}".strip()}))
     totals = [0, 0, 0, 0]
     index = 0
+    dead = unreachable_hosts(run.verdicts)
     for host in run.hosts():
+        if host in dead:
+            _dead_suite(root, run, host, *dead[host], index)
+            totals = [totals[0] + 1, totals[1], totals[2] + 1, totals[3]]
+            index += 1
+            continue
         for runtime in run.runtimes(host):
             rows = [v for v in run.verdicts if v.host == host and v.runtime == runtime]
             if not rows:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.judge.verdicts import MISMATCH
-from harness.report.runs import describe, observed_text, verdict_counts
+from harness.report.runs import describe, observed_text, unreachable_hosts, verdict_counts
 from harness.report.symbols import ORDER, SYMBOL
 from harness.results.records import Verdict, VerdictRecord
 from harness.results.store import Run
@@ -84,8 +84,16 @@ def render_markdown(run: Run) -> str:
         facts.append("**interrupted**")
     lines += [" · ".join(f for f in facts if f), "", summary_text(run), ""]
 
+    dead = unreachable_hosts(run.verdicts)
+    if dead:  # one line per lost host: its verdicts say only that it was lost
+        lines += ["### Unreachable hosts", ""]
+        lines += [
+            f"- {_cell_text(host)}: {_cell_text(why)} ({count} verdicts inconclusive)"
+            for host, (why, count) in dead.items()
+        ]
+        lines.append("")
     mismatched = [v for v in run.verdicts if v.verdict in MISMATCH]
-    unjudged = [v for v in run.verdicts if v.verdict is Verdict.INCONCLUSIVE]
+    unjudged = [v for v in run.verdicts if v.verdict is Verdict.INCONCLUSIVE and v.host not in dead]
     room = ATTENTION_LIMIT
     for heading, rows in (("Mismatches", mismatched), ("Inconclusive", unjudged)):
         if not rows:
@@ -99,7 +107,7 @@ def render_markdown(run: Run) -> str:
 
     for host in run.hosts():
         runtimes = run.runtimes(host)
-        if not runtimes:
+        if not runtimes or host in dead:
             continue
         by_key = {(v.runtime, v.subject()): v for v in run.verdicts if v.host == host}
         lines += [f"### host: {_cell_text(host)}", ""]

@@ -6,6 +6,8 @@ Reports read a folder through `harness.results.store` (`load_run`, `Run`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from harness.report.symbols import ORDER
 from harness.results.records import CheckResult, Verdict, VerdictRecord
 from harness.results.store import Run
@@ -55,3 +57,22 @@ def check_line(check: CheckResult) -> str:
         parts.append(f"control={check.control}")
     line = " ".join(parts)
     return f"{line}: {check.detail}" if check.detail else line
+
+
+UNREACHABLE = "cell unreachable: "
+
+
+def unreachable_hosts(verdicts: Iterable[VerdictRecord]) -> dict[str, tuple[str, int]]:
+    """Hosts the run could not reach at all, each with its reason and how many
+    verdicts that left inconclusive. Every report folds such a host into one line:
+    its verdicts say nothing about the sandbox, only that the lab lost a host."""
+    seen: dict[str, list[VerdictRecord]] = {}
+    for v in verdicts:
+        seen.setdefault(v.host, []).append(v)
+    dead = {}
+    for host, rows in seen.items():
+        reasons = {v.reason or "" for v in rows}
+        if all(r.startswith(UNREACHABLE) for r in reasons):
+            why = min(reasons).removeprefix(UNREACHABLE)
+            dead[host] = (why, len(rows))
+    return dead

@@ -45,6 +45,11 @@ def _check_shards(shards: list[str]) -> tuple[int, list[int]]:
     return total, sorted(set(range(1, total + 1)) - set(have))
 
 
+def missing_shard_reason(shard: str) -> str:
+    """How a missing shard's cells are marked: `merge` counts them by it."""
+    return f"shard {shard} is missing from the merge"
+
+
 def missing_cells(
     manifest: Manifest, missing: list[int], total: int
 ) -> tuple[list[CellRecord], list[VerdictRecord]]:
@@ -90,7 +95,7 @@ def missing_cells(
                 kind=cell.runtime.kind,
                 scenarios=list(cell.scenarios),
                 status=CellStatus.CANCELLED,
-                reason=f"shard {index}/{total} is missing from the merge: this cell never ran",
+                reason=f"{missing_shard_reason(f'{index}/{total}')}: this cell never ran",
                 started=now,
                 ended=now,
                 elapsed=0.0,

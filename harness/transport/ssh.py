@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import asyncssh
 
-from harness.errors import HostKeyError, TransportError
+from harness.errors import HarnessError, HostKeyError, TransportError
 from harness.spec.models import Host
 from harness.transport.base import MAX_OUTPUT, Completed, Transport
 
@@ -121,6 +121,14 @@ def _known_hosts(host: Host) -> asyncssh.SSHKnownHosts | bytes:
     return b""  # no file: nothing is trusted, every key is refused
 
 
+# put_file's command: $1 the destination, $2 its mode (octal). Written private
+# (umask), then given its mode: nothing half-written is ever runnable by others.
+PUT_SCRIPT = r"""umask 077
+cat > "$1" && chmod "$2" "$1"
+"""
+CHUNK = 1 << 20  # bytes per write: the channel's flow control paces the rest
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return f"host key not verifiable: {exc.reason}"
@@ -187,7 +195,8 @@ class SSHTransport(Transport):
                     raise
                 self._conn = await self._accept_new()
         except asyncssh.HostKeyNotVerifiable as exc:
-            raise HostKeyError(self.host, _describe(exc)) from exc
+            changed = await self._changed_key()
+            raise HostKeyError(self.host, changed or _describe(exc)) from exc
         except (
             asyncssh.PermissionDenied,
             asyncssh.KeyImportError,
@@ -197,7 +206,9 @@ class SSHTransport(Transport):
         except (OSError, asyncssh.Error, TimeoutError) as exc:
             raise TransportError(self.host, _describe(exc), transient=True) from exc
 
-    def _names_checked(self, conn: asyncssh.SSHClientConnection) -> tuple[str, str, int | None]:
+    def _names_checked(
+        self, conn: asyncssh.SSHClientConnection | None
+    ) -> tuple[str, str, int | None]:
         """The (host, address, port) asyncssh matched known_hosts against: the
         ssh_config `Hostname` (or `HostKeyAlias`) of the inventory's address, the
         address the connection reached, and the port unless it is 22."""
@@ -205,25 +216,58 @@ class SSHTransport(Transport):
             host=self._spec.address, **{**self._options(), "known_hosts": None}
         )
         host = options.host_key_alias or options.host or self._spec.address
-        peer = conn.get_extra_info("peername")
+        peer = conn.get_extra_info("peername") if conn is not None else None
         addr = str(peer[0]) if peer else ""
         port = options.port if options.port != 22 else None
         return host, addr, port
 
-    def _key_on_record(self, names: tuple[str, str, int | None]) -> bool:
-        """Does known_hosts already hold a key for any name asyncssh checked? Then a
-        mismatch is a *changed* key, which accept-new never trusts, whichever
+    def _key_on_record(self, names: tuple[str, str, int | None]) -> asyncssh.SSHKey | None:
+        """The key known_hosts already holds for any name asyncssh checked, if any.
+        Then a mismatch is a *changed* key, which accept-new never trusts, whichever
         spelling or alias of the host the inventory used."""
         path = (self._spec.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
         if not path.is_file():
-            return False
+            return None
         keys = _load_known_hosts(path)
         host, addr, port = names
         for name in dict.fromkeys((host, self._spec.address, addr)):
             trusted, ca, *_ = keys.match(name, addr, port)
             if trusted or ca:
-                return True
-        return False
+                return (list(trusted) or list(ca))[0]
+        return None
+
+    def _changed_reason(
+        self, names: tuple[str, str, int | None], presented: asyncssh.SSHKey | None
+    ) -> str | None:
+        """A changed key, said as such: both fingerprints and the command that
+        forgets the old one (ssh-keygen -R, with -f unless it is the default file)."""
+        recorded = self._key_on_record(names)
+        if recorded is None:
+            return None
+        host, _addr, port = names
+        name = host if port is None else f"[{host}]:{port}"
+        where = self._spec.known_hosts
+        command = f"ssh-keygen -R {shlex.quote(name)}"
+        if where is not None:
+            command += f" -f {shlex.quote(str(where.expanduser()))}"
+        now = presented.get_fingerprint() if presented is not None else "another key"
+        return (
+            f"host key changed: known_hosts has {recorded.get_fingerprint()}, the host now"
+            f" presents {now}; if expected: {command}"
+        )
+
+    async def _changed_key(self) -> str | None:
+        """Why a strict check refused the host, when the reason is a changed key: the
+        presented key is fetched without logging in (nothing is sent to the host)."""
+        try:
+            options = {**self._options(), "known_hosts": None}
+            presented = await asyncssh.get_server_host_key(
+                self._spec.address,
+                options=asyncssh.SSHClientConnectionOptions(host=self._spec.address, **options),
+            )
+        except (OSError, asyncssh.Error, TimeoutError, HarnessError):
+            return None
+        return self._changed_reason(self._names_checked(None), presented)
 
     async def _accept_new(self) -> asyncssh.SSHClientConnection:
         """Trust on first use, for a host whose inventory entry opts in: connect,
@@ -232,12 +276,11 @@ class SSHTransport(Transport):
         options = {**self._options(), "known_hosts": None}
         conn = await asyncssh.connect(self._spec.address, **options)
         names = self._names_checked(conn)
-        if self._key_on_record(names):
-            conn.close()
-            raise HostKeyError(
-                self.host, "host key changed (a different key is in known_hosts); refused"
-            )
         key = conn.get_server_host_key()
+        changed = self._changed_reason(names, key)
+        if changed is not None:
+            conn.close()
+            raise HostKeyError(self.host, changed)
         if key is None:  # pragma: no cover - every SSH server presents one
             conn.close()
             raise HostKeyError(self.host, "server presented no host key")
@@ -331,23 +374,45 @@ class SSHTransport(Transport):
         )
 
     async def put_file(self, source: Path, dest: str, *, mode: int = 0o644) -> None:
+        """Stream the file over the exec channel commands use (no SFTP subsystem
+        needed: many hosts' sshd has none), made private while written."""
+        argv = ("sh", "-c", PUT_SCRIPT, "harness-put", dest, f"{mode:o}")
         conn = self._connection()
         async with self._sessions:
             try:
-                async with conn.start_sftp_client() as sftp:
-                    await sftp.put(str(source), dest)
-                    await sftp.chmod(dest, mode)
+                process = await conn.create_process(
+                    shlex.join(argv), encoding=None, stdout=asyncssh.DEVNULL
+                )
+                async with await anyio.open_file(source, "rb") as fh:
+                    while chunk := await fh.read(CHUNK):
+                        process.stdin.write(chunk)
+                        await process.stdin.drain()
+                process.stdin.write_eof()
+                err = bytearray()
+                await _drain(process.stderr, err)
+                await process.wait_closed()
             except (OSError, asyncssh.Error) as exc:
                 raise TransportError(self.host, f"upload to {dest}: {_describe(exc)}") from exc
+        if process.exit_status != 0:
+            why = _text(err).strip() or f"exit {process.exit_status}"
+            raise TransportError(self.host, f"upload to {dest}: {why}")
 
     async def get_file(self, source: str, dest: Path) -> None:
+        """The file's bytes over the exec channel (`cat`), as put_file sends them."""
         conn = self._connection()
         async with self._sessions:
             try:
-                async with conn.start_sftp_client() as sftp:
-                    await sftp.get(source, str(dest))
+                process = await conn.create_process(
+                    shlex.join(("cat", "--", source)), encoding=None, stderr=asyncssh.DEVNULL
+                )
+                async with await anyio.open_file(dest, "wb") as fh:
+                    while chunk := await process.stdout.read(CHUNK):
+                        await fh.write(chunk)
+                await process.wait_closed()
             except (OSError, asyncssh.Error) as exc:
                 raise TransportError(self.host, f"download {source}: {_describe(exc)}") from exc
+        if process.exit_status != 0:
+            raise TransportError(self.host, f"download {source}: exit {process.exit_status}")
 
     async def aclose(self) -> None:
         if self._conn is not None:

@@ -366,3 +366,28 @@ def test_from_a_clean_run_is_bad_input(
     assert result.code == 2
     assert "no regression to bisect" in result.stderr
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_the_matrix_index_is_used_and_nothing_else_is_reached(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --index, bisect lists builds where `run` would: the matrix's
+    [settings] index (a mirror folder here). Any other index would have to go through
+    the proxy, which is a closed loopback port, so no query can leave this machine."""
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    matrix = world.folder / "mirrored.toml"
+    matrix.write_text(
+        MATRIX.format(inventory="inventory.toml").replace(
+            "[settings]\n", f'[settings]\nindex = "{world.releases.root}"\n'
+        )
+    )
+    result = harness_cli(
+        "bisect", matrix, "--runtime", "runsc", "--cache", world.cache,
+        "--out", world.folder / "mirrored", "--good", "2026-08-01", "--bad", "2026-09-05",
+        "--property", "egress_confinement",
+    )  # fmt: skip
+    assert result.code == 2, result.stdout + result.stderr
+    assert "--good: nightly/2026-08-01 is not in the index (nearest: 2026-09-01)" in result.stderr

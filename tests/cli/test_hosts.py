@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 from tests.conftest import Lab, harness_cli
@@ -64,3 +66,77 @@ def test_a_supervised_runtime_is_usable_where_its_supervisor_can_run(
     (entry,) = json.loads(done.stdout)
     assert entry["usable"] is True and entry["unusable"] == [], entry
     assert "supervisor" not in entry["runtimes"]["sup"]
+
+
+def test_two_entries_on_one_machine_with_one_work_folder_are_refused(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """The same sshd twice under two names and one work folder would share a canary
+    and cells: the second entry is refused, naming the first and the fix; with its
+    own work folder it is usable."""
+    lab.inventory(
+        tmp_path / "inventory.toml",
+        extra=f"""
+[hosts.again]
+address = "{lab.trusted.address}"
+port = {lab.trusted.port}
+workdir = "{tmp_path}/work-trusted"
+""",
+    )
+    (tmp_path / "m.toml").write_text(MATRIX.split("[runtimes.ghost]")[0])
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--host", "again")
+    assert done.code == 3, done.stdout + done.stderr
+    again = next(line for line in done.stdout.splitlines() if line.startswith("? again ("))
+    assert f"work folder {tmp_path}/work-trusted as host 'trusted'" in again, again
+    assert "give one of them its own `workdir` in the inventory" in again
+    assert "✓ trusted (" in done.stdout
+    text = (tmp_path / "inventory.toml").read_text()
+    (tmp_path / "inventory.toml").write_text(
+        text.replace(f'workdir = "{tmp_path}/work-trusted"\n', "", 1)
+    )
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--host", "again")
+    assert done.code == 0, done.stdout + done.stderr
+
+
+# Drops to nobody, then execs the probe, failing as unshare or setpriv would (126).
+AS_NOBODY = (
+    "import os, sys\\n"
+    "os.setgroups([]); os.setgid(65534); os.setuid(65534)\\n"
+    "try:\\n    os.execv(sys.argv[1], sys.argv[1:])\\n"
+    "except OSError as exc:\\n"
+    "    print(f'nobody: execv: {exc.strerror}', file=sys.stderr); sys.exit(126)\\n"
+)
+
+
+def test_a_sandbox_user_that_cannot_reach_the_work_folder_is_caught(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """A runtime whose user (nobody) cannot traverse the work folder (under pytest's
+    0700 folder) is unusable, with the reason and the fix; one in /var/tmp is not."""
+    assert tmp_path.parent.parent.stat().st_mode & 0o001 == 0  # pytest-of-root is 0700
+    lab.inventory(tmp_path / "inventory.toml")
+    (tmp_path / "m.toml").write_text(
+        MATRIX.split("[runtimes.ghost]")[0]
+        + '[runtimes.nobody]\nkind = "command"\n'
+        + f'argv = ["python3", "-c", "{AS_NOBODY}", "{{probe}}", "{{args}}"]\n'
+    )
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
+    assert done.code == 3, done.stdout + done.stderr
+    (entry,) = json.loads(done.stdout)
+    assert entry["unusable"] == ["nobody"], entry
+    assert entry["runtimes"]["nobody"] == (
+        "unusable: nobody could not execute the probe (exit 126: nobody: execv: Permission"
+        " denied): the sandbox's user must be able to traverse every folder above the work"
+        f" folder {tmp_path}/work-trusted; set `workdir` in the inventory to one it can"
+        " (e.g. /var/tmp/harness)"
+    )
+    reachable = Path("/var/tmp") / f"harness-test-{tmp_path.name}-{os.getpid()}"
+    inventory = (tmp_path / "inventory.toml").read_text()
+    (tmp_path / "inventory.toml").write_text(
+        inventory.replace(f'"{tmp_path}/work-trusted"', f'"{reachable}"')
+    )
+    try:
+        done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted")
+        assert done.code == 0, done.stdout + done.stderr
+    finally:
+        shutil.rmtree(reachable, ignore_errors=True)

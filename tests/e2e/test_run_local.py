@@ -308,3 +308,29 @@ def test_a_matrix_without_scenarios_judges_all_four_properties(tmp_path: Path) -
     for name in ("egress_confinement", "filesystem_confinement", "privilege_floor"):
         assert properties[name]["verdict"] == "pass", properties[name]
     assert v[("localhost", "runsc", "landlock_abi")]["observed"] == "unavailable"
+
+
+def test_two_entries_on_one_machine_and_work_folder_are_refused(tmp_path: Path) -> None:
+    """Two inventory entries for this machine with one work folder would share a
+    canary and cells: a run refuses the one that came second (unreachable, naming
+    the other and the fix) and runs the first."""
+    (tmp_path / "inv.toml").write_text(
+        f'[hosts.first]\ntransport = "local"\nworkdir = "{tmp_path}/work"\n'
+        f'[hosts.second]\ntransport = "local"\nworkdir = "{tmp_path}/work"\n'
+    )
+    (tmp_path / "m.toml").write_text(
+        'name = "t"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n'
+        '[runtimes.host]\nkind = "host"\n'
+    )
+    result = harness_cli("run", tmp_path / "m.toml", "--out", tmp_path / "out")
+    assert result.code == 3, result.stdout + result.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    errors = {name: entry.get("error") for name, entry in manifest["hosts"].items()}
+    refused = [name for name, error in errors.items() if error]
+    assert len(refused) == 1, errors
+    (other,) = set(errors) - set(refused)
+    assert f"work folder {tmp_path}/work as host {other!r}" in errors[refused[0]]
+    assert "give one of them its own `workdir` in the inventory" in errors[refused[0]]
+    cells = cells_of(tmp_path / "out")
+    assert cells[(refused[0], "host")]["status"] == "unreachable"
+    assert cells[(other, "host")]["status"] == "complete"

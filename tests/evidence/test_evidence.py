@@ -218,3 +218,41 @@ def test_the_policy_judged_against_is_in_the_evidence(run_folder: Path) -> None:
     assert policy["source"].endswith("policies/bwrap-colocated.yaml")
     assert len(policy["sha256"]) == 64
     assert docs["runsc"]["backend_audit"]["policy"] is None
+
+
+def test_compare_shows_harness_own_verdicts_next_to_the_projection(tmp_path: Path) -> None:
+    """Two unsupervised runsc builds both project `egress_interception false`; the
+    regressed one must not look like the good one: each row carries harness's own
+    verdict per property next to the contract's columns."""
+    from harness.results import CellStatus, ResultsStore, Verdict, VerdictRecord
+    from tests.results.cells import record
+
+    store = ResultsStore(tmp_path / "run")
+    store.open()
+    try:
+        for runtime, verdict, observed in (
+            ("good", Verdict.PASS, "enforced"),
+            ("bad", Verdict.REGRESSION, "violated"),
+        ):
+            store.add_cell(record(["egress-confinement"], host="node", runtime=runtime,
+                                  status=CellStatus.COMPLETE))  # fmt: skip
+            store.add_verdicts([VerdictRecord(
+                host="node", runtime=runtime, property="egress_confinement",
+                expected="enforced", observed=observed, verdict=verdict,
+            )])  # fmt: skip
+        store.write_manifest({"matrix": {"sha256": "m"}, "runtimes": {"good": {}, "bad": {}}})
+    finally:
+        store.close()
+    result = harness_cli("evidence", tmp_path / "run", "--compare")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if "host/runtime" in line)
+    names = [c.strip() for c in header.split("┃")[1:-1]]
+    assert names[6:] == ["egress_confinement (harness)"], names
+    rows = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+        for line in lines
+        if line.startswith("│ node/")
+    }
+    assert rows["node/good"][3] == rows["node/bad"][3] == "false"  # the projection alike
+    assert rows["node/good"][6] == "pass" and rows["node/bad"][6] == "regression"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 
@@ -89,3 +90,44 @@ def test_a_long_fleet_title_is_bounded() -> None:
     flat = " ".join(text.split())  # the title wraps over the narrow table
     assert "50 hosts: node-0, node-1, node-2, node-3, node-4 and 45 more" in flat
     assert "node-5," not in flat
+
+
+def test_the_fleet_summary_says_a_dead_host_once(tmp_path: Path) -> None:
+    """node-2, unreachable, is one line on top, and the per-property lines count only
+    the hosts that were reached (no "pass on 2/3 hosts; inconclusive on node-2")."""
+    from harness.report.console import fleet_summary
+    from harness.results.store import load_run
+    from tests.report.fleet import nights
+
+    _, b = nights(tmp_path)
+    lines = [t.plain for t in fleet_summary(load_run(b).verdicts, ["host", "runsc"])]
+    assert lines[0] == "? node-2 unreachable: connection refused (10 verdicts inconclusive)"
+    assert not any("node-2" in line for line in lines[1:]), lines
+    assert "✓ runsc privilege_floor: pass on 2/2 hosts" in lines
+
+
+SEVEN = ["host", "runsc", "bwrap", "runc", "landlock-supervised", "runsc-supervised", "microvm"]
+SUBJECTS = ["egress_confinement", "filesystem_confinement", "seccomp_retained_socket_operation"]
+
+
+def test_seven_runtimes_fit_the_width_and_no_name_is_cut() -> None:
+    """With seven runtimes the table fits the terminal and never ends a name in "…":
+    runtime names head their columns when they fit, or else number them, named in a
+    legend under the table; each fact and property name is whole on its line."""
+    verdicts = [
+        VerdictRecord("node-1", rt, "enforced", "unavailable (ENOSYS)", Verdict.PASS,
+                      property=subject, display="unavailable (ENOSYS)")
+        for rt in SEVEN for subject in SUBJECTS
+    ]  # fmt: skip
+    for width in (80, 120, 200):
+        out = io.StringIO()
+        console = Console(file=out, width=width, highlight=False, color_system=None)
+        print_report(console, verdicts, runtimes=SEVEN, folder="out", exit_code=0)
+        lines = out.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= width, width
+        assert not any("…" in line for line in lines), out.getvalue()
+        for subject in SUBJECTS:
+            assert any(f"│ {subject} " in line for line in lines), (width, subject)
+        for runtime in SEVEN:
+            shown = f" {runtime} " if width == 200 else f"={runtime}"
+            assert any(shown in f"{line} " for line in lines), (width, runtime, out.getvalue())

@@ -9,6 +9,7 @@ from pathlib import Path
 from harness.report.diff import diff_runs
 from harness.results.store import load_run
 from tests.report.conftest import Runs, harness
+from tests.report.fleet import nights
 
 
 def _doctor(source: Path, target: Path) -> Path:
@@ -59,6 +60,8 @@ def test_json_output(runs: Runs) -> None:
         "check": None,
         "before": "pass",
         "after": "unexpected",
+        "side": "sandbox",
+        "verdicts": 0,
     } in changes
     expected = next(c for c in changes if c["kind"] == "expected")
     assert (expected["before"], expected["after"]) == ("unavailable", "7")
@@ -141,3 +144,34 @@ def test_configuration_drift_is_shown(runs: Runs, tmp_path: Path) -> None:
     assert drift[("config", "runsc", "flags")] == '["--network=host"]'
     assert drift[("config", "runsc", "release")] == '"20261101.0"'
     assert result.verdicts_changed == 0
+
+
+def test_a_dead_host_is_one_line_and_the_lab_is_told_from_the_sandbox(tmp_path: Path) -> None:
+    """node-2 dead in the second night is one `unreachable` change standing for its
+    verdicts, not one per verdict and check; node-3's new address is inventory drift;
+    the one regression is the sandbox's, listed after the lab's changes."""
+    a, b = nights(tmp_path)
+    done = harness("diff", a, b, "--format", "json")
+    assert done.code == 1, done.stderr
+    data = json.loads(done.stdout)
+    node2 = [c for c in data["changes"] if c["host"] == "node-2"]
+    assert node2 == [{
+        "kind": "unreachable", "host": "node-2", "runtime": None, "subject": None,
+        "check": None, "before": "reachable", "after": "unreachable: connection refused",
+        "side": "lab", "verdicts": 10,
+    }]  # fmt: skip
+    inventory = [c for c in data["changes"] if c["kind"] == "inventory"]
+    assert [(c["host"], c["subject"], c["before"], c["after"]) for c in inventory] == [
+        ("node-3", "address", "10.0.0.3", "10.0.9.3")
+    ]
+    kinds = [(c["kind"], c["side"]) for c in data["changes"]]
+    assert kinds == [("inventory", "lab"), ("unreachable", "lab"), ("verdict", "sandbox"),
+                     ("observed", "sandbox")]  # fmt: skip
+    assert (data["changes"][2]["host"], data["changes"][2]["after"]) == ("node-1", "regression")
+    assert (data["sandbox_verdicts_changed"], data["lab_verdicts_changed"]) == (1, 10)
+    text = harness("diff", a, b)
+    assert len(text.stdout.splitlines()) < 20, text.stdout
+    assert text.stdout.splitlines()[-1] == (
+        "11 verdict(s) changed: 1 the sandbox's, 10 the lab's (unreachable hosts, inconclusive"
+        " cells); 4 change(s) in all"
+    )

@@ -158,3 +158,53 @@ def test_in_chromium_grid_and_click_through(runs: Runs, history_page: Path, tmp_
     for shot in (grid_shot, detail_shot):
         assert shot.read_bytes().startswith(b"\x89PNG")
         shutil.copy(shot, ARTIFACTS / shot.name)
+
+
+def test_properties_come_first_in_each_grid(tmp_path: Path) -> None:
+    """The cells report the mechanism facts first; the grid, like the terminal, puts
+    the properties (the verdict) on top and the facts (audit detail) below."""
+    from harness.report.html import render_html
+    from harness.results.store import load_run
+    from tests.report.fleet import PROPERTIES, nights
+
+    _, b = nights(tmp_path)
+    page = render_html([load_run(b)])
+    grid = re.search(r'<section class="host" id="grid-0".*?</section>', page, re.S)
+    assert grid is not None
+    kinds = re.findall(r'<th scope="row" class="subject" data-kind="(\w+)">([^<]*)<', grid.group(0))
+    assert kinds == [("property", p) for p in PROPERTIES] + [("fact", "kernel_release")]
+
+
+def test_a_history_of_unchanged_nights_stays_small(tmp_path: Path) -> None:
+    """Thirty nights of a cell that never changed are one square marked x30, not thirty;
+    a cell that changed keeps a square where its mismatch first appeared. The page of
+    30 nights is then barely bigger than one night's (bench/report_size.py measures a
+    real fleet)."""
+    from harness.report.html import render_html
+    from harness.results.store import load_run
+    from tests.report.fleet import night
+
+    folders = [night(tmp_path / f"n{i:02d}", second=i == 29) for i in range(30)]
+    runs = [load_run(f) for f in folders]
+    page = render_html(runs)
+    steady = re.search(
+        r'<table class="history-grid" data-host="node-3">.*?<td class="history"'
+        r' data-runtime="runsc" data-subject="privilege_floor">(.*?)</td>',
+        page,
+        re.S,
+    )
+    assert steady is not None
+    square = r'<li class="step ([^"]*)" data-run="(\d+)"( data-runs="\d+")?'
+    assert re.findall(square, steady.group(1)) == [("v-pass", "0", ' data-runs="30"')]
+    changed = re.search(
+        r'<table class="history-grid" data-host="node-1">.*?<td class="history"'
+        r' data-runtime="runsc" data-subject="egress_confinement">(.*?)</td>',
+        page,
+        re.S,
+    )
+    assert changed is not None
+    assert re.findall(r'<li class="step ([^"]*)" data-run="(\d+)"', changed.group(1)) == [
+        ("v-pass", "0"),
+        ("v-regression first", "29"),
+    ]
+    assert len(page) < 2 * len(render_html(runs[-1:]))

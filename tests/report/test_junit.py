@@ -154,3 +154,22 @@ def test_run_report_and_report_command_write_the_same_junit(
     done = harness("report", runs.mixed, "--format", "junit", "-o", out)
     assert done.code == 0, done.stderr
     assert out.read_text() == written.read_text()
+
+
+def test_a_dead_host_is_one_error_not_one_per_verdict(tmp_path: Path) -> None:
+    """node-2, unreachable all night, is one testsuite with one <error> naming why;
+    the reachable hosts keep one testcase per verdict."""
+    from tests.report.fleet import nights
+
+    _, b = nights(tmp_path)
+    xml = render_junit(load_run(b))
+    xmlschema.XMLSchema(str(XSD)).validate(xml)
+    root = ET.fromstring(xml)
+    errors = root.findall(".//error")
+    assert [(e.get("type"), e.get("message")) for e in errors] == [
+        ("unreachable", "unreachable: connection refused")
+    ]
+    (dead,) = [s for s in root.findall("testsuite") if s.get("hostname") == "node-2"]
+    assert (dead.get("name"), dead.get("tests"), dead.get("errors")) == ("node-2", "1", "1")
+    assert root.get("errors") == "1"
+    assert len(root.findall(".//failure")) == 1  # node-1's regression

@@ -72,3 +72,16 @@ def test_step_summary_is_appended(runs: Runs, tmp_path: Path) -> None:
     assert text.startswith("before\n")
     assert text.count("### Mismatches") == 2
     assert done.stdout in text
+
+
+def test_a_dead_host_is_one_line(tmp_path: Path) -> None:
+    """node-2, unreachable, is one line under "Unreachable hosts": no inconclusive row
+    per verdict, no table of question marks."""
+    from tests.report.fleet import nights
+
+    _, b = nights(tmp_path)
+    text = render_markdown(load_run(b))
+    dead = "- node-2: connection refused (10 verdicts inconclusive)"
+    assert f"### Unreachable hosts\n\n{dead}\n" in text
+    assert "### Inconclusive" not in text and "host: node-2" not in text
+    assert [line for line in text.splitlines() if "node-2" in line] == [dead]

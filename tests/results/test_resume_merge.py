@@ -474,3 +474,20 @@ def test_a_missing_shards_cells_take_the_start_time_when_no_end_was_recorded(
     merge_runs(folders, tmp_path / "m")
     cells = read_jsonl(tmp_path / "m" / "cells.jsonl")
     assert cells and all(c["started"] == "2026-01-01T00:00:00Z" for c in cells)
+
+
+def test_merging_an_incomplete_set_warns_on_stdout(tmp_path: Path) -> None:
+    """`harness merge` without shard 2/3 still merges (exit 0), and says on stdout which
+    shard is missing and what that does to the merged run, not only "merged 2 folders"."""
+    from tests.conftest import harness_cli
+
+    matrix, sha = _split(tmp_path)
+    folders = [_shard_of(tmp_path, matrix, sha, s) for s in ("1/3", "3/3")]
+    done = harness_cli("merge", *folders, "--out", tmp_path / "m")
+    assert done.code == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"merged 2 folders into {tmp_path / 'm'}")
+    assert lines[1] == (
+        "warning: shard 2/3 is missing: its 3 cell(s) are recorded cancelled and their"
+        " verdicts inconclusive (merged exit code 3)"
+    )

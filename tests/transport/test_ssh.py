@@ -109,6 +109,29 @@ async def test_changed_key_is_refused_even_with_accept_new(lab: Lab, tmp_path: P
     assert known.read_text().count("\n") == 1
 
 
+@pytest.mark.parametrize("accept_new", [False, True])
+async def test_a_changed_key_says_it_changed_and_how_to_fix_it(
+    lab: Lab, tmp_path: Path, accept_new: bool
+) -> None:
+    """A changed key is not "untrusted": the error says it changed, shows the recorded
+    and the presented fingerprints, and the ssh-keygen -R command for that file."""
+    import asyncssh
+
+    known = _changed_key_file(lab, tmp_path)
+    old = asyncssh.import_public_key(lab.stranger.host_pub).get_fingerprint()
+    new = asyncssh.import_public_key(lab.trusted.host_pub).get_fingerprint()
+    host = _host(lab, lab.trusted, known_hosts=known, accept_new_host_key=accept_new)
+    with pytest.raises(HostKeyError) as caught:
+        async with SSHTransport(host):
+            pass
+    name = f"[{lab.trusted.address}]:{lab.trusted.port}"
+    assert caught.value.reason == (
+        f"host key changed: known_hosts has {old}, the host now presents {new};"
+        f" if expected: ssh-keygen -R '{name}' -f {known}"
+    )
+    assert known.read_text().count("\n") == 1
+
+
 async def test_every_argument_arrives_literally(lab: Lab, tmp_path: Path) -> None:
     """Hostile argv elements reach the remote program unchanged and never execute."""
     async with SSHTransport(_host(lab, lab.trusted)) as t:
@@ -176,6 +199,27 @@ async def test_files_round_trip(lab: Lab, tmp_path: Path) -> None:
         await t.get_file(str(tmp_path / "up.bin"), tmp_path / "down.bin")
     assert (tmp_path / "down.bin").read_bytes() == src.read_bytes()
     assert (tmp_path / "up.bin").stat().st_mode & 0o777 == 0o750
+
+
+async def test_files_are_staged_without_the_sftp_subsystem(lab: Lab, tmp_path: Path) -> None:
+    """A host whose sshd has no SFTP subsystem still takes and gives files: they go
+    over the exec channel that commands use, bytes and mode unchanged."""
+    bare = start_sshd(
+        tmp_path, name="nosftp", address=lab.trusted.address,
+        authorized=lab.folder / "authorized_keys", sftp=False,
+    )  # fmt: skip
+    try:
+        src = tmp_path / "src.bin"
+        src.write_bytes(bytes(range(256)) * 9000)  # 2.3 MB: more than one chunk
+        known = tmp_path / "known_hosts"
+        host = _host(lab, bare, known_hosts=known, accept_new_host_key=True)
+        async with SSHTransport(host) as t:
+            await t.put_file(src, str(tmp_path / "up.bin"), mode=0o750)
+            await t.get_file(str(tmp_path / "up.bin"), tmp_path / "down.bin")
+        assert (tmp_path / "down.bin").read_bytes() == src.read_bytes()
+        assert (tmp_path / "up.bin").stat().st_mode & 0o777 == 0o750
+    finally:
+        bare.stop()
 
 
 async def test_sessions_are_capped_per_host(lab: Lab) -> None:
