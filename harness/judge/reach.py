@@ -160,23 +160,49 @@ def judge_mounts(
     return CheckOutcome.BLOCKED, f"{why}: {seen}"
 
 
-def _started_as(evidence: Mapping[str, Any], process: ProcessPolicy) -> str | None:
-    """Why the workload did not start as the policy's user and group (None: it did).
-    A name is what the sandbox's own /etc/passwd or /etc/group calls the id."""
-    for want, id_key, name_key, policy_key in (
-        (process.run_as_user, "uid", "user", "run_as_user"),
-        (process.run_as_group, "gid", "group", "run_as_group"),
+def _ids(evidence: Mapping[str, Any], keys: tuple[str, ...]) -> list[int] | None:
+    """The ids under `keys`, all of them integers, or None."""
+    found = [evidence.get(k) for k in keys]
+    ids = [v for v in found if isinstance(v, int) and not isinstance(v, bool)]
+    return ids if len(ids) == len(keys) else None
+
+
+def _started_as(
+    evidence: Mapping[str, Any], process: ProcessPolicy
+) -> tuple[CheckOutcome, str] | None:
+    """How the workload's start differs from the policy's user and group (None: it does
+    not): its real, effective and saved ids, and, with a group declared, no
+    supplementary group but that one. A name is what the sandbox's own /etc/passwd or
+    /etc/group calls the id; a name it cannot give cannot be checked (an error)."""
+    for want, keys, name_key, policy_key in (
+        (process.run_as_user, ("uid", "euid", "suid"), "user", "run_as_user"),
+        (process.run_as_group, ("gid", "egid", "sgid"), "group", "run_as_group"),
     ):
         if want is None:
             continue
-        got_id, got_name = evidence.get(id_key), evidence.get(name_key)
-        if not isinstance(got_id, int):
-            return f"the probe reported no {id_key}, so {policy_key} cannot be checked"
-        numeric = isinstance(want, int) or want.isdigit()
-        if (int(want) == got_id) if numeric else (want == got_name):
-            continue
-        shown = f"{id_key} {got_id}" + (f" ({got_name})" if isinstance(got_name, str) else "")
-        return f"started as {shown}, but the policy says {policy_key}: {want}"
+        ids, name = _ids(evidence, keys), evidence.get(name_key)
+        if ids is None:
+            why = f"the probe reported no {'/'.join(keys)}, so {policy_key} cannot be checked"
+            return CheckOutcome.ERROR, why
+        numeric = isinstance(want, int) or re.fullmatch(r"[0-9]+", want) is not None
+        if not numeric and not isinstance(name, str):
+            why = f"the sandbox names no {name_key} for {keys[0]} {ids[0]}, so {policy_key}"
+            return CheckOutcome.ERROR, f"{why}: {want} cannot be checked"
+        real_ok = (int(want) == ids[0]) if numeric else (want == name)
+        if not real_ok or len(set(ids)) > 1:
+            shown = f"{keys[0]} {ids[0]}" + (f" ({name})" if isinstance(name, str) else "")
+            if len(set(ids)) > 1:
+                shown += f", {'/'.join(keys)} {'/'.join(map(str, ids))}"
+            return (
+                CheckOutcome.ESCAPED,
+                f"started as {shown}, but the policy says {policy_key}: {want}",
+            )
+        if policy_key == "run_as_group":
+            extra = [g for g in str(evidence.get("groups") or "").split(",") if g]
+            beyond = [g for g in extra if g != str(ids[0])]
+            if beyond:
+                why = f"started with supplementary groups {','.join(beyond)}, but the policy"
+                return CheckOutcome.ESCAPED, f"{why} says run_as_group: {want} alone"
     return None
 
 
@@ -191,7 +217,7 @@ def judge_start(
     group, or capabilities beyond Docker's default set (and the runtime entry's
     declared extras) held in the host's initial user namespace, are a violation."""
     if process is not None and (wrong := _started_as(evidence, process)):
-        return CheckOutcome.ESCAPED, wrong
+        return wrong
     try:
         held = int(str(evidence["cap_eff"]), 16) | int(str(evidence["cap_prm"]), 16)
     except (KeyError, ValueError):

@@ -22,7 +22,12 @@ MAX_POLICY_BYTES = 1024 * 1024
 MAX_PATHS = 256
 
 HostPath = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
-Principal = int | Annotated[str, StringConstraints(min_length=1, max_length=64)]
+# A user or group: a number, or a name (POSIX portable characters; a trailing $ for
+# machine accounts). Nothing else: "²" is a digit to str.isdigit and not to int().
+Principal = (
+    Annotated[int, Field(ge=0, le=2**32 - 2)]
+    | Annotated[str, StringConstraints(pattern=r"^([0-9]+|[A-Za-z_][A-Za-z0-9_.-]{0,31}[$]?)$")]
+)
 
 
 class _Strict(BaseModel):

@@ -210,8 +210,9 @@ def test_no_capabilities_reported_is_an_error(evidence: dict[str, Any]) -> None:
     )
 
 
-START = {"uid": 65534, "euid": 65534, "gid": 65534, "egid": 65534, "user": "nobody",
-         "group": "nogroup", "initial_userns": 0, "cap_eff": "0", "cap_prm": "0"}  # fmt: skip
+START = {"uid": 65534, "euid": 65534, "suid": 65534, "gid": 65534, "egid": 65534,
+         "sgid": 65534, "groups": "65534", "user": "nobody", "group": "nogroup",
+         "initial_userns": 0, "cap_eff": "0", "cap_prm": "0"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -244,15 +245,40 @@ def test_the_workload_starts_as_the_policys_user(
 
 
 def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
-    """A name in the policy, and no name for the uid inside: the mismatch is reported."""
+    """A name in the policy and none for the uid inside (no /etc/passwd), or no ids at
+    all: the start cannot be checked, an error (inconclusive), never a pass."""
     from harness.spec.policy import ProcessPolicy
 
     bare = {k: v for k, v in START.items() if k != "user"}
     got = judge_start(bare, allowed=(), own=False, process=ProcessPolicy(run_as_user="nobody"))
-    assert got == ("escaped", "started as uid 65534, but the policy says run_as_user: nobody")
-    no_uid = {k: v for k, v in START.items() if k != "uid"}
+    assert got[0] == "error" and "cannot be checked" in got[1], got
+    assert (
+        judge_start(bare, allowed=(), own=False, process=ProcessPolicy(run_as_user=65534))[0]
+        == "blocked"
+    )
+    no_uid = {k: v for k, v in START.items() if k != "suid"}
     got = judge_start(no_uid, allowed=(), own=False, process=ProcessPolicy(run_as_user=1))
-    assert got[0] == "escaped" and "no uid" in got[1]
+    assert got[0] == "error" and "suid" in got[1]
+
+
+@pytest.mark.parametrize(
+    ("change", "process", "detail"),
+    [
+        ({"euid": 0}, {"run_as_user": "nobody"}, "uid/euid/suid 65534/0/65534"),
+        ({"suid": 0}, {"run_as_user": 65534}, "uid/euid/suid 65534/65534/0"),
+        ({"egid": 0}, {"run_as_group": 65534}, "gid/egid/sgid 65534/0/65534"),
+        ({"groups": "65534,42"}, {"run_as_group": 65534}, "supplementary groups 42"),
+    ],
+)
+def test_every_id_the_workload_holds_is_held_to_the_policy(
+    change: dict[str, Any], process: dict[str, Any], detail: str
+) -> None:
+    """The effective and saved ids, and supplementary groups, count as much as the real
+    ones: a workload in the shadow group reads /etc/shadow whatever its gid."""
+    from harness.spec.policy import ProcessPolicy
+
+    got = judge_start({**START, **change}, allowed=(), own=False, process=ProcessPolicy(**process))
+    assert got[0] == "escaped" and detail in got[1], got
 
 
 def test_what_the_policy_grants_read_is_no_exposure() -> None:

@@ -103,6 +103,13 @@ def test_the_same_fields_inline(tmp_path: Path) -> None:
             "runtimes.r.policy.filesystem_policy.read_write: '/a/../etc' contains '..'",
         ),
         ("{ version = 2 }", "m.toml", "runtimes.r.policy.version: version 2 is not supported"),
+        ('{ process = { run_as_user = "²" } }', "m.toml", "runtimes.r.policy.process.run_as_user"),
+        (
+            '{ process = { run_as_group = "a b" } }',
+            "m.toml",
+            "runtimes.r.policy.process.run_as_group",
+        ),
+        ("{ process = { run_as_user = -1 } }", "m.toml", "runtimes.r.policy.process.run_as_user"),
         (
             '{ network_policies = { a = { endpoints = [ { host = "x", port = 0 } ] } } }',
             "m.toml",
