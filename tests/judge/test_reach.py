@@ -314,3 +314,28 @@ def test_a_policy_naming_only_the_group_is_held_to_it() -> None:
 
     got = judge_start(START, allowed=(), own=False, process=ProcessPolicy(run_as_group=0))
     assert got[0] == "escaped" and "run_as_group: 0" in got[1]
+
+
+def test_a_mount_of_its_own_below_a_granted_folder_is_granted() -> None:
+    """A policy granting /var grants the host's /var/tmp on a device of its own: the
+    host shows that filesystem within /var (V2). Its root elsewhere is still beyond."""
+    host = [*HOST_MOUNTS, ["254:5", "ext4", "/var/tmp", "/"], ["254:6", "xfs", "/data", "/"]]
+    mounts = [
+        ["254:5", "ext4", "/var/tmp", "/", "x"],
+        ["254:5", "ext4", "/deep", "/sub", "x"],
+        ["254:6", "xfs", "/data", "/", "x"],
+    ]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/var"]}, shared=True)
+    assert found == ["/data (xfs 254:6, root /, read 'x' there)"]
+    narrow = exposures(
+        mounts, host_fs={"mounts": host}, grants={"host": ["/var/tmp/sub"]}, shared=True
+    )
+    assert [f.split(" ")[0] for f in narrow] == ["/var/tmp", "/data"]
+
+
+def test_a_file_read_below_an_unreadable_mount_point_is_the_proof() -> None:
+    """Landlock on "/" (or a 0711 folder): the mount point does not list, but a host
+    file below it was read by name; that path is the proof of an exposure (F1, F3)."""
+    mounts = [["254:0", "ext4", "/", "/", "root/rv-secret/secret.txt"]]
+    found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=True)
+    assert found == ["/ (ext4 254:0, root /, read 'root/rv-secret/secret.txt' there)"]
