@@ -339,3 +339,25 @@ def test_a_file_read_below_an_unreadable_mount_point_is_the_proof() -> None:
     mounts = [["254:0", "ext4", "/", "/", "root/rv-secret/secret.txt"]]
     found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=True)
     assert found == ["/ (ext4 254:0, root /, read 'root/rv-secret/secret.txt' there)"]
+
+
+def test_a_grants_own_filesystem_is_granted_where_the_host_mounts_over_it() -> None:
+    """What lies in a granted folder's own filesystem is granted even where the host
+    has mounted something else over part of it (a bind that does not carry the host's
+    submount shows the folder's own files there); another device's is not."""
+    host = [*HOST_MOUNTS, ["254:9", "ext4", "/w/sub", "/"]]
+    mounts = [["254:0", "ext4", "/a", "/w/sub", "x"], ["254:1", "ext4", "/b", "/w/sub", "x"]]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/w"]}, shared=True)
+    assert found == ["/b (ext4 254:1, root /w/sub, read 'x' there)"]
+
+
+def test_a_grant_below_a_bind_mount_is_where_the_host_shows_it() -> None:
+    """A grant below a host bind mount (mount point /w, root /data/long) is that much
+    below the mount's root, not the whole root: a sibling is an exposure."""
+    host = [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/data/long"], ["254:9", "ext4", "/w/x/s", "/"]]
+    mounts = [
+        ["254:1", "ext4", "/a", "/data/long/x/s", "x"],
+        ["254:1", "ext4", "/b", "/data/long/y", "x"],
+    ]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/w/x"]}, shared=True)
+    assert found == ["/b (ext4 254:1, root /data/long/y, read 'x' there)"]
