@@ -60,14 +60,49 @@ def _fs_roots(grants: Iterable[str], host_mounts: Sequence[Sequence[str]]) -> li
     """Each granted host path as (device, path inside that filesystem)."""
     found = []
     for path in grants:
-        best: Sequence[str] | None = None
-        for mount in host_mounts:
-            if _within(path, mount[2]) and (best is None or len(mount[2]) >= len(best[2])):
-                best = mount
+        best = _serving(path, host_mounts)
         if best is not None:
             rest = path[len(best[2].rstrip("/")) :]
             found.append((best[0], best[3].rstrip("/") + rest or "/"))
     return found
+
+
+def _serving(path: str, host_mounts: Sequence[Sequence[str]]) -> Sequence[str] | None:
+    """The host mount that serves a host path: the longest mount point holding it,
+    the later of two at the same point (mounted over)."""
+    best: Sequence[str] | None = None
+    for mount in host_mounts:
+        if _within(path, mount[2]) and (best is None or len(mount[2]) >= len(best[2])):
+            best = mount
+    return best
+
+
+def _host_paths(dev: str, root: str, host_mounts: Sequence[Sequence[str]]) -> list[str]:
+    """Where the host shows a filesystem's `root` of device `dev`: each host mount of
+    that device whose root holds it, at its mount point plus the path below, unless
+    another host mount hides that path."""
+    found = []
+    for m in host_mounts:
+        if m[0] == dev and _within(root, m[3]):
+            path = m[2].rstrip("/") + root[len(m[3].rstrip("/")) :] or "/"
+            if _serving(path, host_mounts) is m:
+                found.append(path)
+    return found
+
+
+def _granted(
+    dev: str,
+    root: str,
+    granted: Sequence[tuple[str, str]],
+    grants: Sequence[str],
+    host_mounts: Sequence[Sequence[str]],
+) -> bool:
+    """A sandbox mount is granted if it lies within a grant's own filesystem, or if
+    the host shows it within a granted host path (a mount of its own below a grant:
+    /var/tmp of its own device, under a policy granting /var)."""
+    return any(dev == d and _within(root, r) for d, r in granted) or any(
+        _within(path, g) for path in _host_paths(dev, root, host_mounts) for g in grants
+    )
 
 
 def _reach(mount: Sequence[str]) -> str | None:
@@ -100,6 +135,7 @@ def exposures(
     if shared:
         host = {(m[0], m[1]) for m in host_mounts}
         granted = _fs_roots(grants.get("host", ()), host_mounts)
+        host_grants = list(grants.get("host", ()))
         for mount in mounts:
             dev, kind, _point, root = mount[:4]
             if kind in CGROUP_TYPES:
@@ -108,7 +144,7 @@ def exposures(
                 continue  # a filesystem of the sandbox's own (a new tmpfs, proc...)
             if kind == "devtmpfs" and root in STANDARD_DEVICES:
                 continue
-            if any(dev == d and _within(root, r) for d, r in granted):
+            if _granted(dev, root, granted, host_grants, host_mounts):
                 continue
             beyond.append((mount, f"root {root}"))
     else:

@@ -227,8 +227,6 @@ void ev_kernel(void)
     ev_str("release", uname(&u) == 0 ? u.release : "");
 }
 
-/* Every mount the sandbox sees, as [dev, type, mount point, root]: the harness
- * judges which of them expose a host filesystem beyond the grants. */
 /* What a mount point yields to this process, as proof of reach: the name of one entry
  * of a directory it could list ("." for an empty one), "(file)" for a regular file it
  * could read, "" when it could do neither (visible, not readable), "?" when it did
@@ -237,11 +235,15 @@ static void mount_reach(const char *mp, char *out, size_t cap)
 {
     struct stat st;
     snprintf(out, cap, "?");
-    if (stat(mp, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+    errno = 0;
+    int found = stat(mp, &st) == 0;
+    if (!found) {
         if (errno == EACCES || errno == EPERM)
             out[0] = 0;
         return;
     }
+    if (!(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+        return; /* a device: not opened, so not tried */
     out[0] = 0;
     int fd = open(mp, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
@@ -269,15 +271,105 @@ static void mount_reach(const char *mp, char *out, size_t cap)
     closedir(d);
 }
 
+/* --reach-targets: newline-separated "MAJ:MIN FSPATH", files and folders the host
+ * listed on its own filesystems (`fixtures/hostfs.py`), less what the cell grants. */
+#define TARGETS_MAX 131072
+static char g_targets[TARGETS_MAX];
+
+/* Is the opened fd a folder that lists, or a regular file that gives a byte? */
+static int reach_fd(int fd, int dir)
+{
+    if (dir) {
+        DIR *d = fdopendir(fd);
+        if (d == NULL) {
+            close(fd);
+            return 0;
+        }
+        errno = 0;
+        int ok = readdir(d) != NULL || errno == 0;
+        closedir(d);
+        return ok;
+    }
+    char c;
+    int ok = read(fd, &c, 1) >= 0;
+    close(fd);
+    return ok;
+}
+
+/* Below a mount point this process could not read (F1: Landlock on "/"; a host folder
+ * of mode 0711): try each host target on the mount's device within its root, at the
+ * mount point + its path below the root. The first one read is the proof (its path
+ * below the mount point), a device or other special file is never opened, and only a
+ * file of the mount point's own device counts (a mount of the sandbox's over the path
+ * is not the host's file). Meaningful only on the host's kernel: device numbers match. */
+static void reach_below(const struct mnt *m, char *out, size_t cap)
+{
+    struct stat top, st;
+    int have_top = stat(m->mp, &top) == 0;
+    size_t rootlen = strlen(m->root);
+    if (rootlen == 1)
+        rootlen = 0; /* "/": every path is below it */
+    const char *p = g_targets;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[4096];
+        unsigned maj, min;
+        int off = 0;
+        if (len < sizeof line) {
+            memcpy(line, p, len);
+            line[len] = 0;
+        } else {
+            line[0] = 0;
+        }
+        p += len + (end != NULL);
+        if (sscanf(line, "%u:%u %n", &maj, &min, &off) != 2 || off == 0 || maj != m->maj ||
+            min != m->min)
+            continue;
+        const char *fspath = line + off;
+        if (fspath[0] != '/' || strncmp(fspath, m->root, rootlen) ||
+            (fspath[rootlen] != '/' && fspath[rootlen] != 0))
+            continue;
+        const char *rest = fspath + rootlen;
+        char path[4096];
+        if (!*rest || snprintf(path, sizeof path, "%s%s", strcmp(m->mp, "/") ? m->mp : "",
+                               rest) >= (int)sizeof path)
+            continue;
+        if (stat(path, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+            continue;
+        if (have_top ? st.st_dev != top.st_dev
+                     : (major(st.st_dev) != m->maj || minor(st.st_dev) != m->min))
+            continue;
+        int dir = S_ISDIR(st.st_mode);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (dir ? O_DIRECTORY : 0));
+        if (fd < 0)
+            continue;
+        struct stat got;
+        if (fstat(fd, &got) != 0 || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
+            close(fd); /* swapped since the stat: not what was aimed at */
+            continue;
+        }
+        if (reach_fd(fd, dir)) {
+            snprintf(out, cap, "%.*s", (int)cap - 1, rest + 1); /* bounded: proof, not data */
+            return;
+        }
+    }
+}
+
+/* Every mount the sandbox sees, as [dev, type, mount point, root, reach]: the harness
+ * judges which of them expose a host filesystem beyond the grants. */
 void chk_fs_mounts(void)
 {
     if (read_mounts() != 0)
         fail(errno, "read /proc/self/mountinfo");
+    snprintf(g_targets, sizeof g_targets, "%s", o.reach_targets ? o.reach_targets : "");
     ev_kernel();
     bput(&g_ev, ",\"mounts\":[");
     for (int i = 0; i < g_nmnt; i++) {
         char reach[64];
         mount_reach(g_mnt[i].mp, reach, sizeof reach);
+        if (!reach[0])
+            reach_below(&g_mnt[i], reach, sizeof reach);
         bput(&g_ev, "%s[\"%u:%u\",", i ? "," : "", g_mnt[i].maj, g_mnt[i].min);
         bstr(&g_ev, g_mnt[i].type);
         bput(&g_ev, ",");

@@ -218,6 +218,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "colocated-undeclared-rw": {"filesystem_confinement": "fs-mounts"},
     "colocated-wrong-user": {"privilege_floor": "priv-start"},
     "landlock-undeclared-read": {"filesystem_confinement": "fs-routes"},
+    # A host folder below an unlistable "/", no sentinel in it: only the host's files
+    # tried below the mount point find it.
+    "landlock-undeclared-below": {"filesystem_confinement": "fs-mounts"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},

@@ -340,3 +340,50 @@ def test_a_policy_naming_only_the_group_is_held_to_it() -> None:
 
     got = judge_start(START, allowed=(), own=False, process=ProcessPolicy(run_as_group=0))
     assert got[0] == "escaped" and "run_as_group: 0" in got[1]
+
+
+def test_a_mount_of_its_own_below_a_granted_folder_is_granted() -> None:
+    """A policy granting /var grants the host's /var/tmp on a device of its own: the
+    host shows that filesystem within /var (V2). Its root elsewhere is still beyond."""
+    host = [*HOST_MOUNTS, ["254:5", "ext4", "/var/tmp", "/"], ["254:6", "xfs", "/data", "/"]]
+    mounts = [
+        ["254:5", "ext4", "/var/tmp", "/", "x"],
+        ["254:5", "ext4", "/deep", "/sub", "x"],
+        ["254:6", "xfs", "/data", "/", "x"],
+    ]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/var"]}, shared=True)
+    assert found == ["/data (xfs 254:6, root /, read 'x' there)"]
+    narrow = exposures(
+        mounts, host_fs={"mounts": host}, grants={"host": ["/var/tmp/sub"]}, shared=True
+    )
+    assert [f.split(" ")[0] for f in narrow] == ["/var/tmp", "/data"]
+
+
+def test_a_file_read_below_an_unreadable_mount_point_is_the_proof() -> None:
+    """Landlock on "/" (or a 0711 folder): the mount point does not list, but a host
+    file below it was read by name; that path is the proof of an exposure (F1, F3)."""
+    mounts = [["254:0", "ext4", "/", "/", "root/rv-secret/secret.txt"]]
+    found = exposures(mounts, host_fs={"mounts": HOST_MOUNTS}, grants={}, shared=True)
+    assert found == ["/ (ext4 254:0, root /, read 'root/rv-secret/secret.txt' there)"]
+
+
+def test_a_grants_own_filesystem_is_granted_where_the_host_mounts_over_it() -> None:
+    """What lies in a granted folder's own filesystem is granted even where the host
+    has mounted something else over part of it (a bind that does not carry the host's
+    submount shows the folder's own files there); another device's is not."""
+    host = [*HOST_MOUNTS, ["254:9", "ext4", "/w/sub", "/"]]
+    mounts = [["254:0", "ext4", "/a", "/w/sub", "x"], ["254:1", "ext4", "/b", "/w/sub", "x"]]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/w"]}, shared=True)
+    assert found == ["/b (ext4 254:1, root /w/sub, read 'x' there)"]
+
+
+def test_a_grant_below_a_bind_mount_is_where_the_host_shows_it() -> None:
+    """A grant below a host bind mount (mount point /w, root /data/long) is that much
+    below the mount's root, not the whole root: a sibling is an exposure."""
+    host = [*HOST_MOUNTS, ["254:1", "ext4", "/w", "/data/long"], ["254:9", "ext4", "/w/x/s", "/"]]
+    mounts = [
+        ["254:1", "ext4", "/a", "/data/long/x/s", "x"],
+        ["254:1", "ext4", "/b", "/data/long/y", "x"],
+    ]
+    found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/w/x"]}, shared=True)
+    assert found == ["/b (ext4 254:1, root /data/long/y, read 'x' there)"]

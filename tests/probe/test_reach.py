@@ -1,0 +1,107 @@
+"""`fs-mounts` on the real probe: what it reads at and below a mount point it
+cannot list, as an unprivileged user in a private mount namespace (root needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.probe.build import build_probe
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"),
+    reason="needs root, unshare and setpriv",
+)
+
+# In a private mount namespace: the 0711 folder bound at a mount point, then /dev/null
+# bound on a file after it (its mount point is a device), then the probe as nobody.
+SCRIPT = r"""hidden=$1 point=$2 devpoint=$3; shift 3
+mount --bind "$hidden" "$point" && mount --bind /dev/null "$devpoint" &&
+exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+"""
+
+
+def _fs_path(path: Path) -> tuple[str, str]:
+    """(device, path inside its filesystem) of a host path, from this mount table."""
+    best = ("", "/", "")
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        f = line.split(" ")
+        point = f[4]
+        if (str(path) + "/").startswith(point.rstrip("/") + "/") and len(point) >= len(best[2]):
+            best = (f[2], f[3], point)
+    dev, root, point = best
+    return dev, root.rstrip("/") + str(path)[len(point.rstrip("/")) :]
+
+
+@pytest.fixture
+def made() -> Iterator[Path]:
+    """The 0711 folder with a file two levels below, the mount points, the probe, in
+    a folder nobody can traverse to (pytest's own is 0700)."""
+    tmp_path = Path(tempfile.mkdtemp(prefix="harness-test-reach-", dir="/tmp"))
+    tmp_path.chmod(0o755)
+    hidden = tmp_path / "hidden"
+    (hidden / "sub").mkdir(parents=True)
+    (hidden / "sub" / "secret.txt").write_text("s")
+    for p in (tmp_path, hidden / "sub"):
+        p.chmod(0o755)
+    hidden.chmod(0o711)  # listing refused, files readable by name
+    (tmp_path / "point").mkdir()
+    (tmp_path / "dev").write_text("")
+    probe = build_probe(cache=tmp_path / "cache").path
+    for p in (probe.parent, *probe.parent.parents):
+        if p == tmp_path:
+            break
+        p.chmod(0o755)
+    yield tmp_path
+    shutil.rmtree(tmp_path)
+
+
+def _mounts(tmp_path: Path, targets: str | None) -> dict[str, str]:
+    """Each mount point's reach as the probe reports it, with the given targets."""
+    hidden = tmp_path / "hidden"
+    probe = build_probe(cache=tmp_path / "cache").path
+    run = [str(probe), "run", "--tag", "t"]
+    if targets is not None:
+        run += ["--reach-targets", targets]
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT, "t"]
+    argv += [str(hidden), str(tmp_path / "point"), str(tmp_path / "dev"), *run]
+    out = subprocess.run([*argv, "filesystem-confinement"], capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        if row.get("id") == "fs-mounts":
+            return {m[2]: m[4] for m in row["evidence"]["mounts"]}
+    raise AssertionError(out.stdout + out.stderr)
+
+
+def test_a_folder_that_does_not_list_is_read_below(made: Path) -> None:
+    """A 0711 host folder bound in: unlistable at its mount point, but a file the
+    host listed below it is readable by name, and that is the proof (F3)."""
+    tmp_path = made
+    dev, fspath = _fs_path(tmp_path / "hidden")
+    point = str(tmp_path / "point")
+    assert _mounts(tmp_path, None)[point] == ""
+    targets = f"{dev} {fspath}/elsewhere\n{dev} {fspath}/sub/secret.txt\n{dev} {fspath}/sub"
+    assert _mounts(tmp_path, targets)[point] == "sub/secret.txt"
+
+
+def test_another_device_or_root_is_not_tried(made: Path) -> None:
+    """Targets on another device, or outside the mount's root, prove nothing."""
+    tmp_path = made
+    dev, fspath = _fs_path(tmp_path / "hidden")
+    other = "999:999" if dev != "999:999" else "998:0"
+    targets = f"{other} {fspath}/sub/secret.txt\n{dev} {fspath}-not/sub/secret.txt"
+    assert _mounts(tmp_path, targets)[str(tmp_path / "point")] == ""
+
+
+def test_a_device_mount_point_is_not_tried_even_after_a_refusal(made: Path) -> None:
+    """A device bound after a mount whose open was refused is "?" (not tried), not
+    "" (F5: a stale errno from the refusal made it unreadable, and no exposure)."""
+    tmp_path = made
+    assert _mounts(tmp_path, None)[str(tmp_path / "dev")] == "?"
