@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import ResultsError
+from harness.files import Unreadable, read_regular
 from harness.results.records import CellRecord, VerdictRecord
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ VERDICTS = "verdicts.jsonl"
 LOCK = ".lock"
 BLOCK = "cell_verdicts"  # in each verdict line: how many lines its cell's block has
 MAX_DEPTH = 64  # deeper JSON is not a record harness wrote
+MAX_MANIFEST = 64 * 1024 * 1024  # a manifest names hosts and runtimes: far below this
 
 T = TypeVar("T")
 Key = tuple[str, str, str]  # (host, runtime, fact or property)
@@ -436,11 +438,10 @@ def read_manifest(folder: Path) -> Manifest:
     if not folder.is_dir():
         raise unreadable(folder, "not a directory" if folder.exists() else "no such directory")
     try:
-        data = _loads((folder / MANIFEST).read_bytes())
-    except FileNotFoundError:
-        raise unreadable(folder, f"no {MANIFEST}") from None
-    except OSError as exc:
-        raise unreadable(folder, f"{MANIFEST}: unreadable: {exc.strerror}") from None
+        data = _loads(read_regular(folder / MANIFEST, limit=MAX_MANIFEST))
+    except Unreadable as exc:
+        why = f"no {MANIFEST}" if exc.missing else f"{MANIFEST}: {exc.why}"
+        raise unreadable(folder, why) from None
     except ValueError as exc:
         why = str(exc).splitlines()[0][:120]
         raise unreadable(folder, f"{MANIFEST}: {why}") from None
@@ -458,13 +459,11 @@ def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
     """Every record line of one of the folder's `.jsonl` files, each a JSON object;
     a torn last line (no newline at its end) is skipped."""
     try:
-        blob = (folder / name).read_bytes()
-    except FileNotFoundError:
-        if not required:
+        blob = read_regular(folder / name, limit=None)
+    except Unreadable as exc:
+        if exc.missing and not required:
             return []
-        raise unreadable(folder, f"no {name}") from None
-    except OSError as exc:
-        raise unreadable(folder, f"{name}: unreadable: {exc.strerror}") from None
+        raise unreadable(folder, f"no {name}" if exc.missing else f"{name}: {exc.why}") from None
     lines = []
     pieces = blob.split(b"\n")
     for number, raw in enumerate(pieces, start=1):

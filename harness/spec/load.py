@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import SpecError
+from harness.files import Unreadable, read_regular
 from harness.scenarios import SCENARIOS, known_facts, listed
 from harness.spec.models import (
     COMPARISON,
@@ -54,15 +55,10 @@ def _display(path: Path) -> str:
 def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
     shown = _display(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SpecError(shown, "", f"file is larger than {MAX_FILE_BYTES} bytes")
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(shown, "", "no such file") from None
-    except IsADirectoryError:
-        raise SpecError(shown, "", "is a directory, expected a TOML file") from None
-    except OSError as exc:
-        raise SpecError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+        raw = read_regular(path, limit=MAX_FILE_BYTES)
+    except Unreadable as exc:
+        why = "is a directory, expected a TOML file" if "directory" in exc.why else exc.why
+        raise SpecError(shown, "", why) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -362,7 +358,8 @@ def load_matrix(path: Path | str) -> Matrix:
         where = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"
         inv_path = _path(inv, path.parent, file=shown, key=where)
         assert inv_path is not None
-        if inv_path.resolve() == path.resolve():
+        # realpath, not resolve(): a symlink loop is for the read to report, in one line
+        if os.path.realpath(inv_path) == os.path.realpath(path):
             key = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"
             raise SpecError(shown, key, "refers to the matrix itself")
         for host in load_inventory(inv_path):
