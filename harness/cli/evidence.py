@@ -13,6 +13,7 @@ from rich.text import Text
 from harness.evidence import FORMATS, CellEvidence, document, load_evidence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
+from harness.files import write_atomic
 from harness.results.store import Manifest
 from harness.text import file_name, rich_text
 
@@ -71,7 +72,7 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
     target.mkdir(parents=True, exist_ok=True)
     for ev, doc in zip(cells, docs, strict=True):
         path = target / _filename(ev.host, ev.runtime)
-        path.write_text(json.dumps(doc, indent=2) + "\n")
+        write_atomic(path, json.dumps(doc, indent=2) + "\n")
         click.echo(str(path))
 
 

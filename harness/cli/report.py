@@ -15,6 +15,7 @@ from harness.bisect.report import SUMMARY
 from harness.cli.app import err_console, json_or_human
 from harness.errors import ResultsError, UsageError
 from harness.exitcodes import ExitCode
+from harness.files import output_error, write_atomic
 from harness.report.console import STYLE
 from harness.report.diff import Change, RunDiff, diff_runs
 from harness.report.markdown import append_step_summary
@@ -75,9 +76,9 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool
     text = render(fmt, runs)
     if output is not None:
         try:
-            output.write_text(text, encoding="utf-8")
+            write_atomic(output, text)
         except OSError as exc:
-            raise ResultsError(f"{output}: cannot write report: {exc.strerror}") from exc
+            raise ResultsError(output_error(output, exc)) from exc
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

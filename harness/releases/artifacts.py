@@ -26,6 +26,7 @@ from typing import IO
 from rich.progress import Progress
 
 from harness.errors import ArtifactError
+from harness.files import write_atomic
 from harness.releases.index import ReleaseIndex
 from harness.releases.versions import Version
 from harness.results.store import utc_now
@@ -187,9 +188,7 @@ async def _download(
 
 
 def _write_marker(folder: Path, data: dict[str, object]) -> None:
-    tmp = folder / f".{MARKER}.{secrets.token_hex(4)}"
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, folder / MARKER)
+    write_atomic(folder / MARKER, json.dumps(data, indent=2) + "\n")
 
 
 def content_dir(root: Path, sha512: str) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ResultsError, UsageError
+from harness.files import write_atomic
 from harness.report.html import render_html
 from harness.report.junit import render_junit
 from harness.report.markdown import append_step_summary, render_markdown
@@ -71,7 +72,7 @@ def write_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
         path = folder / f"report.{FORMATS.get(fmt, fmt)}"
         text = render(fmt, [run])
         try:
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         except OSError as exc:
             raise ResultsError(f"{path}: cannot write report: {exc.strerror}") from exc
         written.append(path)

@@ -26,7 +26,6 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import ResultsError
-from harness.files import Unreadable, read_regular
+from harness.files import Unreadable, read_regular, write_atomic
 from harness.results.records import CellRecord, VerdictRecord
 
 if TYPE_CHECKING:
@@ -704,11 +703,8 @@ class ResultsStore:
         if not isinstance(manifest, Manifest):
             manifest = Manifest.model_validate(dict(manifest))
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".manifest-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(manifest.to_json(), fh, indent=2, ensure_ascii=False, default=str)
-                fh.write("\n")
-            os.replace(tmp, self.folder / MANIFEST)
+            text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str)
+            write_atomic(self.folder / MANIFEST, text + "\n")
         except OSError as exc:
             raise ResultsError(f"{self.folder}: cannot write manifest: {exc.strerror}") from exc
 
@@ -771,7 +767,4 @@ def _drop_cut_blocks(path: Path) -> None:
     kept = complete_blocks([r for r in rows if isinstance(r, dict)])
     if len(kept) == len(lines):
         return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".verdicts-", suffix=".jsonl")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(_dump(row) + "\n" for row in kept)
-    os.replace(tmp, path)
+    write_atomic(path, "".join(_dump(row) + "\n" for row in kept))
