@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import ResultsError
 from harness.files import Unreadable, read_regular, write_atomic
 from harness.results.records import CellRecord, VerdictRecord
+from harness.text import redact_url
 
 if TYPE_CHECKING:
     from harness.plan import Plan
@@ -251,17 +251,20 @@ class Manifest(_Open):
 
 def runtime_entry(spec: RuntimeSpec) -> dict[str, Any]:
     """A runtime entry as recorded in the manifest: what it promised and declared.
-    A URL's user:password part is dropped; token values are never in the spec."""
+    A URL's user:password part and secret query values are dropped; token values are
+    never in the spec."""
     data = spec.model_dump(mode="json")
     source = data.get("attribution")
     if source and source.get("url"):
-        parts = urlsplit(source["url"])
-        if parts.username or parts.password:
-            netloc = parts.hostname or ""
-            if parts.port:
-                netloc += f":{parts.port}"
-            source["url"] = urlunsplit(parts._replace(netloc=netloc))
+        source["url"] = redact_url(source["url"])
     return data
+
+
+def _settings_entry(settings: dict[str, Any]) -> dict[str, Any]:
+    """The matrix's settings as recorded: an index URL's credentials redacted."""
+    if isinstance(settings.get("index"), str):
+        settings["index"] = redact_url(settings["index"])
+    return settings
 
 
 def run_manifest(
@@ -294,7 +297,7 @@ def run_manifest(
         "started": started,
         "ended": ended,
         "interrupted": interrupted,
-        "settings": matrix.settings.model_dump(),
+        "settings": _settings_entry(matrix.settings.model_dump()),
         "canary": matrix.canary.model_dump(mode="json"),
         "probe": probe,
         "probes": probes,
