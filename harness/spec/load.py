@@ -34,6 +34,9 @@ from harness.spec.models import (
 )
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# A run plans every (host, runtime) cell up front; past this a plan would take
+# minutes and gigabytes before the first cell (docs/matrix.md).
+MAX_CELLS = 100_000
 # Facts whose values are words; every other fact is a number or a boolean, so a
 # word expected of it must be a status or a comparison.
 WORD_FACTS = frozenset({"kernel_release", "kernel_machine"})
@@ -380,6 +383,15 @@ def load_matrix(path: Path | str) -> Matrix:
             )
     if not mf.runtimes:
         raise SpecError(shown, "runtimes", "defines no runtime")
+    selected = _select_hosts(mf.hosts, pool, file=shown)
+    cells = len(selected) * len(mf.runtimes)
+    if cells > MAX_CELLS:  # before any runtime is bound or any cell planned
+        raise SpecError(
+            shown,
+            "runtimes",
+            f"{len(selected)} hosts x {len(mf.runtimes)} runtimes = {cells} cells, more than"
+            f" the {MAX_CELLS} one matrix may plan; split it into several matrices",
+        )
     runtimes = {
         name: _load_runtime(name, raw_rt, file=shown) for name, raw_rt in mf.runtimes.items()
     }
@@ -387,7 +399,7 @@ def load_matrix(path: Path | str) -> Matrix:
         name=mf.name,
         path=path,
         sha256=hashlib.sha256(raw).hexdigest(),
-        hosts=_select_hosts(mf.hosts, pool, file=shown),
+        hosts=selected,
         runtimes=runtimes,
         scenarios=tuple(dict.fromkeys(scenarios)),
         settings=_settings(mf.settings, path.parent, file=shown),
