@@ -44,6 +44,7 @@ from harness.spec import Host
 from harness.staging import HostState, prepare_host
 from harness.text import REASON_LIMIT, shorten
 from harness.transport import open_transport
+from harness.transport.guard import StallGuard
 from harness.transport.retry import connect_with_retries
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ class Runner:
             "user": host.user,
         }
         self.outcome.hosts[host.name] = entry
-        transport = open_transport(host)
+        transport = StallGuard(open_transport(host))  # one stall costs the host one deadline
         ctx: HostContext | None = None
         runtimes = list({c.runtime.name: c.runtime for c in cells}.values())
         fixtures = HostFixtures(compose(self._needs, runtimes))
