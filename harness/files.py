@@ -17,7 +17,9 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 
 class Unreadable(Exception):
@@ -41,8 +43,8 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: Path, *, limit: int | None) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes (None: no size limit).
+def open_regular(path: Path, *, limit: int | None = None) -> BinaryIO:
+    """A regular file of at most `limit` bytes, opened for reading (binary).
 
     Opened with O_NONBLOCK so a FIFO never blocks the open; the type is judged on
     the opened descriptor, so a file swapped in between cannot slip through.
@@ -66,36 +68,39 @@ def read_regular(path: Path, *, limit: int | None) -> bytes:
         if limit is not None and info.st_size > limit:
             raise Unreadable(f"file is larger than {limit} bytes")
         os.set_blocking(fd, True)
-        chunks = []
-        total = 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            total += len(chunk)
-            if limit is not None and total > limit:  # grew while read
-                raise Unreadable(f"file is larger than {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Replace `path` with `data` whole: temporary file in the same folder, fsync,
-    rename, fsync the folder. On any failure the temporary file is removed and
-    the old file (if any) is left as it was; the OSError propagates.
+def read_regular(path: Path, *, limit: int | None) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (None: no size limit)."""
+    with open_regular(path, limit=limit) as fh:
+        try:
+            data = fh.read() if limit is None else fh.read(limit + 1)
+        except OSError as exc:
+            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+    if limit is not None and len(data) > limit:  # grew while read
+        raise Unreadable(f"file is larger than {limit} bytes")
+    return data
+
+
+def write_atomic(path: Path, data: bytes | str | Iterable[str]) -> None:
+    """Replace `path` with `data` whole (text may come in pieces, written as they
+    come): temporary file in the same folder, fsync, rename, fsync the folder. On
+    any failure the temporary file is removed and the old file (if any) is left as
+    it was; the OSError propagates.
     """
-    blob = data.encode("utf-8") if isinstance(data, str) else data
+    parts: Iterable[bytes | str] = [data] if isinstance(data, bytes | str) else data
     folder = path.parent
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name[:40]}.", suffix=".tmp")
     try:
         try:
-            view = memoryview(blob)
-            while view:
-                view = view[os.write(fd, view) :]
+            for part in parts:
+                view = memoryview(part.encode("utf-8") if isinstance(part, str) else part)
+                while view:
+                    view = view[os.write(fd, view) :]
             os.fchmod(fd, 0o644 & ~_umask())
             os.fsync(fd)
         finally:

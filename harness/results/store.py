@@ -26,16 +26,16 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import ResultsError
-from harness.files import Unreadable, read_regular, write_atomic
+from harness.files import Unreadable, open_regular, read_regular, write_atomic
 from harness.results.records import CellRecord, VerdictRecord
 from harness.text import redact_url
 
@@ -356,6 +356,7 @@ class Line:
     number: int
     raw: bytes
     data: dict[str, Any]
+    offset: int = 0  # where the line starts in its file
 
 
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {}
@@ -457,44 +458,54 @@ def read_manifest(folder: Path) -> Manifest:
         raise unreadable(folder, str(exc)) from None
 
 
-def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
-    """Every record line of one of the folder's `.jsonl` files, each a JSON object;
-    a torn last line (no newline at its end) is skipped."""
+def iter_lines(folder: Path, name: str, *, required: bool = True) -> Iterator[Line]:
+    """Each record line of one of the folder's `.jsonl` files, each a JSON object,
+    read one at a time (a report's memory never holds the whole file); a torn last
+    line (no newline at its end) is skipped."""
     try:
-        blob = read_regular(folder / name, limit=None)
+        fh = open_regular(folder / name)
     except Unreadable as exc:
         if exc.missing and not required:
-            return []
+            return
         raise unreadable(folder, f"no {name}" if exc.missing else f"{name}: {exc.why}") from None
-    lines = []
-    pieces = blob.split(b"\n")
-    for number, raw in enumerate(pieces, start=1):
-        last = number == len(pieces)
-        if not raw.strip():
-            continue
+    with fh:
+        offset = 0
+        for number, raw in enumerate(fh, start=1):
+            start, offset = offset, offset + len(raw)
+            last = not raw.endswith(b"\n")
+            if not raw.strip():
+                continue
+            try:
+                data = _loads(raw)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                if not _depth(data):
+                    raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+            except ValueError as exc:
+                if last:
+                    continue  # torn by a run killed mid-write
+                why = str(exc).splitlines()[0][:120]
+                raise unreadable(folder, f"{name} line {number}: {why}") from None
+            yield Line(number, raw, data, start)
+
+
+def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
+    """Every record line of one of the folder's `.jsonl` files (`iter_lines`)."""
+    return list(iter_lines(folder, name, required=required))
+
+
+def _iter_records(
+    folder: Path, name: str, cls: type[T], *, required: bool
+) -> Iterator[tuple[Line, T]]:
+    for line in iter_lines(folder, name, required=required):
         try:
-            data = _loads(raw)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            if not _depth(data):
-                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        except ValueError as exc:
-            if last:
-                continue  # torn by a run killed mid-write
-            why = str(exc).splitlines()[0][:120]
-            raise unreadable(folder, f"{name} line {number}: {why}") from None
-        lines.append(Line(number, raw + (b"" if last else b"\n"), data))
-    return lines
+            yield line, _validate(cls, line.data, f"{name} line {line.number}")
+        except _Invalid as exc:
+            raise unreadable(folder, str(exc)) from None
 
 
 def _records(folder: Path, name: str, cls: type[T], *, required: bool) -> list[tuple[Line, T]]:
-    rows = []
-    for line in read_lines(folder, name, required=required):
-        try:
-            rows.append((line, _validate(cls, line.data, f"{name} line {line.number}")))
-        except _Invalid as exc:
-            raise unreadable(folder, str(exc)) from None
-    return rows
+    return list(_iter_records(folder, name, cls, required=required))
 
 
 def read_cells(folder: Path, *, required: bool = True) -> list[tuple[Line, CellRecord]]:
@@ -505,6 +516,9 @@ def read_verdicts(folder: Path, *, required: bool = True) -> list[tuple[Line, Ve
     return _records(folder, VERDICTS, VerdictRecord, required=required)
 
 
+CellsKept = Literal["all", "lazy", "none"]
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One results folder, read back."""
@@ -513,6 +527,20 @@ class Run:
     manifest: Manifest
     cells: list[CellRecord] = field(default_factory=list)
     verdicts: list[VerdictRecord] = field(default_factory=list)
+    # Verdicts by host and judged cells by (host, runtime), built on first use: a
+    # report asks per host, and scanning every record per host grew as hosts².
+    _index: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _of_host(self, host: str | None) -> list[VerdictRecord]:
+        if host is None:
+            return self.verdicts
+        if "verdicts" not in self._index:
+            grouped: dict[str, list[VerdictRecord]] = {}
+            for v in self.verdicts:
+                grouped.setdefault(v.host, []).append(v)
+            self._index["verdicts"] = grouped
+        found: list[VerdictRecord] = self._index["verdicts"].get(host, [])
+        return found
 
     @property
     def name(self) -> str:
@@ -551,27 +579,49 @@ class Run:
     def runtimes(self, host: str | None = None) -> list[str]:
         """Runtimes in matrix order (as the manifest lists them), for one host or all."""
         order: list[str] = []
-        for name, entry in (self.manifest.hosts or {}).items():
-            if host in (None, name):
-                order.extend(entry.runtimes or {})
-        seen = [v.runtime for v in self.verdicts if host in (None, v.host)]
+        hosts = self.manifest.hosts or {}
+        entries = hosts.values() if host is None else [hosts[host]] if host in hosts else []
+        for entry in entries:
+            order.extend(entry.runtimes or {})
+        seen = [v.runtime for v in self._of_host(host)]
         present = set(seen)
         return [r for r in dict.fromkeys([*order, *seen]) if r in present]
 
     def subjects(self, host: str | None = None) -> list[str]:
         """Facts and properties in the order the cells report them."""
-        return list(dict.fromkeys(v.subject() for v in self.verdicts if host in (None, v.host)))
+        return list(dict.fromkeys(v.subject() for v in self._of_host(host)))
+
+    def verdicts_of(self, host: str) -> list[VerdictRecord]:
+        """One host's verdicts, in file order."""
+        return self._of_host(host)
 
     def by_key(self) -> dict[Key, VerdictRecord]:
         return {(v.host, v.runtime, v.subject()): v for v in self.verdicts}
 
     def cell(self, host: str, runtime: str) -> CellRecord | None:
         """The (last) record of a judged cell; implicit control cells are not judged."""
-        found = None
-        for cell in self.cells:
-            if cell.host == host and cell.runtime == runtime and not cell.control:
-                found = cell
+        offsets = self._index.get("offsets")
+        if offsets is not None:
+            at = offsets.get((host, runtime))
+            return None if at is None else self._read_cell(at)
+        if "cells" not in self._index:
+            self._index["cells"] = {
+                (c.host, c.runtime): c for c in self.cells if not c.control
+            }  # the last record of each wins
+        found: CellRecord | None = self._index["cells"].get((host, runtime))
         return found
+
+    def _read_cell(self, offset: int) -> CellRecord:
+        """The cell record whose line starts at `offset` (checked when first read)."""
+        try:
+            with open_regular(self.folder / CELLS) as fh:
+                fh.seek(offset)
+                data = _loads(fh.readline())
+            return _validate(CellRecord, data, CELLS)
+        except Unreadable as exc:
+            raise unreadable(self.folder, f"{CELLS}: {exc.why}") from None
+        except (ValueError, _Invalid) as exc:  # rewritten while the report was made
+            raise unreadable(self.folder, f"{CELLS}: changed while read: {exc}") from None
 
     def host_info(self, host: str) -> HostEntry:
         return self.manifest.host(host)
@@ -600,17 +650,32 @@ class Run:
         return self.host_info(host).kernel_release or None
 
 
-def load_run(folder: Path) -> Run:
-    """Read one results folder: its manifest, verdicts (required) and cells."""
+def load_run(folder: Path, *, cells: CellsKept = "all") -> Run:
+    """Read one results folder: its manifest, verdicts (required) and cells.
+
+    Every cell line is read and checked, one at a time. `cells` says what is kept:
+    "all" the records; "lazy" only where each judged cell's line starts, so that
+    `Run.cell` reads it again when asked (a report holds one cell's probe output at
+    a time, however many hosts); "none" nothing (a report of verdicts only).
+    """
     manifest = read_manifest(folder)
-    verdicts = [v for _line, v in read_verdicts(folder)]
-    cells = [c for _line, c in read_cells(folder, required=False)]
-    return Run(folder=folder, manifest=manifest, cells=cells, verdicts=verdicts)
+    verdicts = [v for _line, v in _iter_records(folder, VERDICTS, VerdictRecord, required=True)]
+    kept: list[CellRecord] = []
+    offsets: dict[tuple[str, str], int] = {}
+    for line, cell in _iter_records(folder, CELLS, CellRecord, required=False):
+        if cells == "all":
+            kept.append(cell)
+        elif cells == "lazy" and not cell.control:
+            offsets[(cell.host, cell.runtime)] = line.offset  # the last record wins
+    run = Run(folder=folder, manifest=manifest, cells=kept, verdicts=verdicts)
+    if cells == "lazy":
+        run._index["offsets"] = offsets
+    return run
 
 
-def load_runs(folders: Iterable[Path]) -> list[Run]:
+def load_runs(folders: Iterable[Path], *, cells: CellsKept = "all") -> list[Run]:
     """Several folders, oldest first (by start time, then folder name)."""
-    runs = [load_run(Path(f)) for f in folders]
+    runs = [load_run(Path(f), cells=cells) for f in folders]
     return sorted(runs, key=lambda r: (r.started, r.name))
 
 
