@@ -469,24 +469,27 @@ def iter_lines(folder: Path, name: str, *, required: bool = True) -> Iterator[Li
             return
         raise unreadable(folder, f"no {name}" if exc.missing else f"{name}: {exc.why}") from None
     with fh:
-        offset = 0
-        for number, raw in enumerate(fh, start=1):
-            start, offset = offset, offset + len(raw)
-            last = not raw.endswith(b"\n")
-            if not raw.strip():
-                continue
-            try:
-                data = _loads(raw)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                if not _depth(data):
-                    raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-            except ValueError as exc:
-                if last:
-                    continue  # torn by a run killed mid-write
-                why = str(exc).splitlines()[0][:120]
-                raise unreadable(folder, f"{name} line {number}: {why}") from None
-            yield Line(number, raw, data, start)
+        try:
+            offset = 0
+            for number, raw in enumerate(fh, start=1):
+                start, offset = offset, offset + len(raw)
+                last = not raw.endswith(b"\n")
+                if not raw.strip():
+                    continue
+                try:
+                    data = _loads(raw)
+                    if not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    if not _depth(data):
+                        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+                except ValueError as exc:
+                    if last:
+                        continue  # torn by a run killed mid-write
+                    why = str(exc).splitlines()[0][:120]
+                    raise unreadable(folder, f"{name} line {number}: {why}") from None
+                yield Line(number, raw, data, start)
+        except OSError as exc:  # an I/O error part way through the file
+            raise unreadable(folder, f"{name}: cannot read: {exc.strerror}") from None
 
 
 def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
