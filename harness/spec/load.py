@@ -34,6 +34,7 @@ from harness.spec.models import (
 )
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+PATH_SHOWN = 240  # a longer path is shown by its start and its end
 # A run plans every (host, runtime) cell up front; past this a plan would take
 # minutes and gigabytes before the first cell (docs/matrix.md).
 MAX_CELLS = 100_000
@@ -51,8 +52,9 @@ def _display(path: Path) -> str:
         shown = os.path.relpath(path)
     except ValueError:  # pragma: no cover - other drive on Windows
         shown = str(path)
-    # A name from a file may hold a newline: the error must stay one line.
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    # A name from a file may hold a newline: the error must stay one line, and short.
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    return shown if len(shown) <= PATH_SHOWN else f"{shown[:120]}…{shown[-(PATH_SHOWN - 121) :]}"
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
