@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.text import shorten
+from harness.text import redact_urls, shorten
 
 
 class HarnessError(Exception):
@@ -53,9 +53,10 @@ class TransportError(HarnessError):
 
     def __init__(self, host: str, reason: str, *, transient: bool = False) -> None:
         self.host = host
-        self.reason = shorten(reason)  # copied into every cell of the host: keep it short
+        # Copied into every cell of the host: kept short, and any URL in it redacted.
+        self.reason = shorten(redact_urls(reason))
         self.transient = transient
-        super().__init__(f"{host}: {reason}")
+        super().__init__(f"{host}: {redact_urls(reason)}")
 
 
 class HostKeyError(TransportError):
@@ -85,5 +86,5 @@ class ArtifactError(HarnessError):
 
     def __init__(self, subject: str, reason: str) -> None:
         self.subject = subject
-        self.reason = reason
-        super().__init__(f"{subject}: {reason}")
+        self.reason = redact_urls(reason)  # an index URL may carry credentials
+        super().__init__(f"{subject}: {self.reason}")

@@ -44,6 +44,7 @@ from harness.spec import Host
 from harness.staging import HostState, claim_place, prepare_host
 from harness.text import REASON_LIMIT, shorten
 from harness.transport import open_transport
+from harness.transport.guard import StallGuard
 from harness.transport.retry import connect_with_retries
 
 if TYPE_CHECKING:
@@ -272,10 +273,23 @@ class Runner:
             "user": host.user,
         }
         self.outcome.hosts[host.name] = entry
-        transport = open_transport(host)
+        transport = StallGuard(open_transport(host))  # one stall costs the host one deadline
         ctx: HostContext | None = None
         runtimes = list({c.runtime.name: c.runtime for c in cells}.values())
         fixtures = HostFixtures(compose(self._needs, runtimes))
+        finished = False
+
+        async def finish() -> None:
+            """Stop the fixtures and give up the lease, once."""
+            nonlocal finished
+            if finished:
+                return
+            finished = True
+            with anyio.CancelScope(shield=True):
+                await fixtures.stop()
+                if ctx is not None and ctx.lease is not None:
+                    await _quietly(release(transport, ctx.lease, netns=fixtures.namespace()))
+
         try:
             try:
                 await connect_with_retries(transport, host)
@@ -336,19 +350,22 @@ class Runner:
             async with anyio.create_task_group() as renewing:
                 if ctx.lease is not None:
                     renewing.start_soon(keep_renewing, transport, ctx.lease)
-                async with anyio.create_task_group() as tg:
-                    for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
-                        tg.start_soon(self._run_cell, ctx, cell, host_limit)
-                await self._settle_host(ctx)
-                async with anyio.create_task_group() as tg:
-                    for cell, _record, verdicts in ctx.pending:
-                        tg.start_soon(self._rerun, ctx, cell, verdicts)
-                renewing.cancel_scope.cancel()
+                try:
+                    async with anyio.create_task_group() as tg:
+                        for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
+                            tg.start_soon(self._run_cell, ctx, cell, host_limit)
+                    await self._settle_host(ctx)
+                    async with anyio.create_task_group() as tg:
+                        for cell, _record, verdicts in ctx.pending:
+                            tg.start_soon(self._rerun, ctx, cell, verdicts)
+                finally:
+                    # Teardown while the run's lock is still held: a cleaner must not
+                    # take a run that is tearing down for a dead one.
+                    await finish()
+                    renewing.cancel_scope.cancel()
         finally:
+            await finish()
             with anyio.CancelScope(shield=True):
-                await fixtures.stop()
-                if ctx is not None and ctx.lease is not None:
-                    await _quietly(release(transport, ctx.lease, netns=fixtures.namespace()))
                 await transport.aclose()
 
     async def _stage_release(self, ctx: HostContext, runtime: Runtime) -> None:

@@ -16,9 +16,11 @@ import anyio
 from harness.errors import CommandError, TransportError
 from harness.probe import BuiltProbe, Probes
 from harness.runtimes import Runtime
+from harness.text import shorten
 from harness.transport import Completed, Transport
 
 SETUP_TIMEOUT = 60.0
+HOST_WORD_LIMIT = 200  # a kernel release or machine name, as a host reports it
 
 # facts WORKDIR SHA: WORKDIR as configured (may be empty or relative to $HOME),
 # SHA the probe's sha256. Prints the work folder; the kernel release and machine
@@ -223,6 +225,9 @@ async def prepare_host(
             transport.host, argv=argv[:3], exit_status=0, stderr=done.stdout or done.stderr
         )
     wd, (kernel, machine), present = lines[0], kernel_machine, lines[2].split()[0]
+    # A real release is at most 64 bytes (utsname): anything longer is kept short, not
+    # copied whole into every record and report.
+    kernel, machine = shorten(kernel, HOST_WORD_LIMIT), shorten(machine, HOST_WORD_LIMIT)
     chosen = guess
     if guess.arch and machine.lower() not in (guess.arch, *_spellings(guess.arch)):
         chosen = await anyio.to_thread.run_sync(probes.for_arch, machine)

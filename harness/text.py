@@ -12,7 +12,9 @@ links, and `<script>` never runs:
 - `markdown` and `html_text` escape for those formats, `xml_text` for XML 1.0;
 - `file_name` makes a unique, bounded file name part;
 - `shorten` bounds a reason to one short line, so a flood of output is never
-  copied into every record.
+  copied into every record;
+- `redact_url` and `redact_urls` drop a URL's user:password and the values of
+  secret-looking query keys, before a URL is kept in a record or a log line.
 """
 
 from __future__ import annotations
@@ -102,3 +104,44 @@ def shorten(text: str, limit: int = REASON_LIMIT) -> str:
         text = text[: limit * 4] + " " + text[-limit * 4 :]
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+# Query keys whose values are credentials (matched in lower case, `-` as `_`): an
+# API key, a token, a signature, a password, a session.
+_SECRET_KEY = re.compile(
+    r"(?:^|_)(?:key|apikey|token|secret|password|passwd|pwd|pass|sig|signature|auth"
+    r"|authorization|credential|credentials|session|sessionid|code)$|^x_amz_(?:signature|credential|security_token)$"
+)
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]*[^\s\"'<>:.,;)]")
+REDACTED = "REDACTED"
+
+
+def redact_url(url: str) -> str:
+    """`url` without its user:password part and with the values of secret-looking
+    query keys (`key`, `token`, `sig`, ...) replaced: what a record or log may keep."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            if any(_secret(k) for k, _v in pairs):
+                query = urlencode(
+                    [(k, REDACTED if _secret(k) else v) for k, v in pairs], safe=REDACTED
+                )
+        return urlunsplit(parts._replace(netloc=netloc, query=query))
+    except ValueError:  # not a URL urllib can take apart: keep nothing after the scheme
+        return url.partition("://")[0] + "://" + REDACTED
+
+
+def _secret(key: str) -> bool:
+    return bool(_SECRET_KEY.search(key.lower().replace("-", "_")))
+
+
+def redact_urls(text: str) -> str:
+    """Free text (an error, a log line) with every URL in it redacted (`redact_url`)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda m: redact_url(m.group()), text)

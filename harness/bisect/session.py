@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from harness.bisect.report import SUMMARY, to_json
 from harness.bisect.search import Bisection, StepOutcome, combine
 from harness.bisect.steps import BisectReport, StepRecord, Target
 from harness.errors import ArtifactError, ResultsError, TransportError, UsageError
+from harness.files import output_error, write_atomic
 from harness.judge.verdicts import MISMATCH
 from harness.plan import make_plan
 from harness.probe import BuiltProbe
@@ -132,13 +132,9 @@ def classify(verdict: VerdictRecord | None) -> tuple[StepOutcome, str | None]:
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Replace a JSON file atomically."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-            fh.write("\n")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
     except OSError as exc:
-        raise ResultsError(f"{path}: cannot write: {exc.strerror}") from exc
+        raise ResultsError(output_error(path, exc)) from exc
 
 
 class BisectSession:
@@ -325,7 +321,7 @@ class BisectSession:
             ["sh", "-c", self.script], env=env, cwd=folder, check=False, stderr=subprocess.STDOUT
         )
         log = done.stdout[-64 * 1024 :]
-        (folder / "script.log").write_bytes(log)
+        write_atomic(folder / "script.log", log)
         code = done.returncode
         if code == 0:
             return StepOutcome.GOOD, None

@@ -56,6 +56,9 @@ class StepRecord:
             "reason": self.reason,
             "folder": self.folder,
             "downloaded": self.candidate.downloaded if self.candidate else None,
+            # Which bytes ran: this version's own verified artifact and its runsc.
+            "sha512": self.candidate.sha512 if self.candidate else None,
+            "runsc_sha256": self.candidate.sha256 if self.candidate else None,
             "uploaded": self.uploaded,
             "reported_version": self.reported_version,
             "elapsed": round(self.elapsed, 3),

@@ -27,7 +27,7 @@ from rich.console import Console
 from harness._version import __version__
 from harness.errors import HarnessError, ResultsError, SpecError, UsageError
 from harness.exitcodes import ExitCode
-from harness.text import rich_text, visible
+from harness.text import redact_urls, rich_text, visible
 
 if TYPE_CHECKING:
     from harness.spec import Matrix
@@ -107,10 +107,11 @@ VERBS = {
 
 
 class _VisibleFormatter(logging.Formatter):
-    """Log lines carry host names and remote errors: control characters shown."""
+    """Log lines carry host names, remote errors and URLs (httpx logs each request):
+    control characters shown, a URL's credentials and secret query values redacted."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return visible(super().format(record), lines=True)
+        return redact_urls(visible(super().format(record), lines=True))
 
 
 @click.group(

@@ -29,7 +29,7 @@ from harness.releases.index import DEFAULT_INDEX, open_index
 from harness.releases.versions import FORMS, Version, check_pair, parse_version
 from harness.results import default_folder
 from harness.spec import load_matrix
-from harness.text import rich_text
+from harness.text import rich_text, visible
 
 
 class StepLines:
@@ -214,5 +214,5 @@ def bisect(
     if fmt == "json":
         click.echo(json.dumps(to_json(report), indent=2, default=str))
     else:
-        click.echo(render_text(report))
+        click.echo(visible(render_text(report), lines=True))  # host reasons, versions
     raise SystemExit(bisection_exit_code(report))

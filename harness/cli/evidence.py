@@ -10,9 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.errors import ResultsError
 from harness.evidence import FORMATS, CellEvidence, document, load_evidence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
+from harness.files import output_error, write_atomic
 from harness.results.store import Manifest
 from harness.text import file_name, rich_text
 
@@ -68,11 +70,15 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
         click.echo(json.dumps(docs, indent=2))
         return
     target = out or folder / "evidence" / fmt
-    target.mkdir(parents=True, exist_ok=True)
-    for ev, doc in zip(cells, docs, strict=True):
-        path = target / _filename(ev.host, ev.runtime)
-        path.write_text(json.dumps(doc, indent=2) + "\n")
-        click.echo(str(path))
+    path = target
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for ev, doc in zip(cells, docs, strict=True):
+            path = target / _filename(ev.host, ev.runtime)
+            write_atomic(path, json.dumps(doc, indent=2) + "\n")
+            click.echo(str(path))
+    except OSError as exc:  # read-only, a file's child, a full disk: one line, exit 2
+        raise ResultsError(output_error(path, exc)) from exc
 
 
 def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:

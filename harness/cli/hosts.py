@@ -17,20 +17,24 @@ from harness.hostcheck import HostCheck, check_hosts
 from harness.probe import Probes
 from harness.runtimes import make_runtime
 from harness.spec import load_matrix
+from harness.text import visible
 
 
 def _line(found: HostCheck) -> Text:
+    """Everything after the mark came from the inventory or the host: shown visibly."""
     mark, style = ("✓", "green") if found.usable else ("?", "yellow")
-    head = Text.assemble((f"{mark} ", style), (found.name, "bold"), f" ({found.address})")
+    head = Text.assemble(
+        (f"{mark} ", style), (visible(found.name), "bold"), f" ({visible(found.address)})"
+    )
     if found.error is not None:
-        return Text.assemble(head, ": ", (f"unreachable: {found.error}", "yellow"))
+        return Text.assemble(head, ": ", (f"unreachable: {visible(found.error)}", "yellow"))
     parts = [
         f"key {found.host_key}" if found.host_key else "",
         f"{found.kernel} {found.machine}",
         "; ".join(f"{name}: {what}" for name, what in found.runtimes.items()),
         f"canary {found.canary}",
     ]
-    return Text.assemble(head, ": ", " | ".join(p for p in parts if p))
+    return Text.assemble(head, ": ", visible(" | ".join(p for p in parts if p)))
 
 
 @click.command("hosts")

@@ -15,15 +15,21 @@ from harness.bisect.report import SUMMARY
 from harness.cli.app import err_console, json_or_human
 from harness.errors import ResultsError, UsageError
 from harness.exitcodes import ExitCode
+from harness.files import output_error, write_atomic
 from harness.report.console import STYLE
 from harness.report.diff import Change, RunDiff, diff_runs
 from harness.report.markdown import append_step_summary
-from harness.report.render import FORMATS, render
+from harness.report.render import FORMATS, render, render_parts
 from harness.results.records import Verdict
 from harness.results.store import holds_run, load_run, load_runs
 from harness.text import rich_text
 
 REPORT_FORMATS = list(FORMATS)
+# Formats that show a cell's probe output; the others show verdicts only, so the
+# cells (most of a folder's bytes) are checked as they are read but not kept.
+CELL_FORMATS = ("html", "junit")
+# Formats written as they are made (JSON a verdict at a time, HTML a host at a time).
+STREAMED = ("json", "html")
 
 
 @click.command("report")
@@ -65,23 +71,25 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool
     if len(folders) > 1:  # `results/*` also matches results/README.md: skip plain files
         folders = tuple(f for f in folders if not (f.exists() and not f.is_dir()))
         folders = tuple(f for f in folders if not _bisection(f))
-    runs = load_runs(folders)
+    runs = load_runs(folders, cells="lazy" if fmt in CELL_FORMATS else "none")
     matrices = sorted({run.matrix_name for run in runs})
     if len(runs) > 1 and len(matrices) > 1 and not mixed and fmt == "html":
         raise UsageError(
             f"the folders hold runs of {len(matrices)} matrices ({', '.join(matrices)});"
             " give one matrix's runs, or --mixed to report on them together"
         )
-    text = render(fmt, runs)
+    text = None if fmt in STREAMED else render(fmt, runs)
+    parts = [text] if text is not None else render_parts(fmt, runs)
     if output is not None:
         try:
-            output.write_text(text, encoding="utf-8")
+            write_atomic(output, parts)
         except OSError as exc:
-            raise ResultsError(f"{output}: cannot write report: {exc.strerror}") from exc
+            raise ResultsError(output_error(output, exc)) from exc
     else:
-        sys.stdout.write(text)
+        for part in parts:
+            sys.stdout.write(part)
         sys.stdout.flush()
-    if fmt == "markdown":
+    if fmt == "markdown" and text is not None:
         append_step_summary(text)
 
 

@@ -26,6 +26,7 @@ from typing import IO
 from rich.progress import Progress
 
 from harness.errors import ArtifactError
+from harness.files import write_atomic
 from harness.releases.index import ReleaseIndex
 from harness.releases.versions import Version
 from harness.results.store import utc_now
@@ -79,12 +80,30 @@ def parse_sha512(text: bytes, *, subject: str, name: str) -> str:
     return digest
 
 
+def _build_key(version: Version, arch: str) -> str:
+    return f"{version.channel}/{version.name}/{arch}"
+
+
+def _verified_for(marker: dict[str, object]) -> list[str]:
+    """The builds whose own artifact was downloaded and matched this entry's sha512
+    (a marker written before the list existed names its one build)."""
+    listed = marker.get("verified_for")
+    if isinstance(listed, list):
+        return [str(k) for k in listed]
+    return [f"{marker.get('channel')}/{marker.get('version')}/{marker.get('arch')}"]
+
+
 def _cached(folder: Path, version: Version, arch: str) -> Candidate | None:
-    """The cache entry, if its marker is intact and runsc still has the sha256 it
-    had when it was verified; a damaged entry is discarded and fetched again."""
+    """The cache entry, if its marker is intact, runsc still has the sha256 it had
+    when it was verified, and this very build's artifact was among those verified
+    into it: another release whose `.sha512` merely names the same digest (a
+    swapped or truncated upload, a lying mirror) never gets the entry without its
+    own bytes being read. A damaged entry is discarded and fetched again."""
     try:
         marker = json.loads((folder / MARKER).read_text())
         runsc = folder / RUNSC
+        if _build_key(version, arch) not in _verified_for(marker):
+            return None
         if file_digest(runsc, "sha256") == marker["runsc_sha256"]:
             return Candidate(
                 version=version,
@@ -187,9 +206,16 @@ async def _download(
 
 
 def _write_marker(folder: Path, data: dict[str, object]) -> None:
-    tmp = folder / f".{MARKER}.{secrets.token_hex(4)}"
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, folder / MARKER)
+    write_atomic(folder / MARKER, json.dumps(data, indent=2) + "\n")
+
+
+def _also_verified(folder: Path, sha256: str) -> list[str]:
+    """The other builds already verified into this entry with the same runsc."""
+    try:
+        marker = json.loads((folder / MARKER).read_text())
+        return _verified_for(marker) if marker.get("runsc_sha256") == sha256 else []
+    except (OSError, ValueError, AttributeError):
+        return []
 
 
 def content_dir(root: Path, sha512: str) -> Path:
@@ -284,6 +310,9 @@ async def _store(
         _write_marker(
             folder,
             {
+                "verified_for": list(
+                    dict.fromkeys([*_also_verified(folder, sha256), _build_key(version, arch)])
+                ),
                 "version": version.name,
                 "channel": version.channel,
                 "arch": arch,

@@ -25,6 +25,7 @@ from harness.releases.index import ReleaseIndex, open_index
 from harness.releases.install import ARCH_OF_MACHINE, HostInfo, Installed, install
 from harness.releases.versions import Version, parse_listed
 from harness.spec.models import RunscRuntimeSpec
+from harness.text import redact_url
 from harness.transport import Transport
 
 
@@ -167,7 +168,7 @@ class ReleaseBuilds:
                     if isinstance(got, ArtifactError)
                     else {
                         "sha512": got.sha512,
-                        "source": got.source,
+                        "source": redact_url(got.source),
                         "artifact": got.artifact,
                         "runsc_sha256": got.sha256,
                         "downloaded": got.downloaded,
@@ -192,7 +193,7 @@ def build_record(candidate: Candidate, installed: Installed, request: Request) -
         "version": candidate.version.name,
         "arch": candidate.arch,
         "sha512": candidate.sha512,
-        "source": candidate.source,
+        "source": redact_url(candidate.source),
         "runsc_sha256": candidate.sha256,
         "path": installed.path,
     }

@@ -14,7 +14,7 @@ shows each cell's verdicts across the runs, marking where each mismatch appeared
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from harness.judge.verdicts import MISMATCH
 from harness.report.history import Step, mismatch_since, timelines
@@ -158,7 +158,7 @@ def _run_label(run: Run, index: int | None = None) -> str:
 def _subjects(run: Run, host: str) -> list[str]:
     """Properties first, as the terminal puts them: they are the verdict; mechanism
     facts are audit detail. Otherwise in the order the cells report them."""
-    facts = {v.subject() for v in run.verdicts if v.host == host and v.fact is not None}
+    facts = {v.subject() for v in run.verdicts_of(host) if v.fact is not None}
     subjects = run.subjects(host)
     return [s for s in subjects if s not in facts] + [s for s in subjects if s in facts]
 
@@ -171,7 +171,7 @@ def _grid(
 ) -> str:
     runtimes = run.runtimes(host)
     subjects = _subjects(run, host)
-    by_key = {(v.runtime, v.subject()): v for v in run.verdicts if v.host == host}
+    by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
     kernel = run.kernel(host)
     head = "".join(
         f'<th scope="col" data-runtime="{_e(rt)}"'
@@ -433,23 +433,18 @@ def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]
 
 def render_html(runs: Sequence[Run]) -> str:
     """The newest run's grid and details, plus a history when given several runs."""
+    return "".join(html_parts(runs))
+
+
+def html_parts(runs: Sequence[Run]) -> Iterator[str]:
+    """`render_html`'s page in pieces: the grids host by host, then each host's
+    panels, reading each cell's record only while its panel is made, so a page of
+    many hosts is never held whole."""
     if not runs:
         raise ValueError("render_html needs at least one run")
     run = runs[-1]
     history = timelines(runs) if len(runs) > 1 else None
     hosts = [h for h in run.hosts() if run.runtimes(h)]
-    by_key = run.by_key()
-    grids, panels = [], []
-    for hi, host in enumerate(hosts):
-        grids.append(_grid(run, host, hi, history))
-        subjects = _subjects(run, host)
-        for ri, runtime in enumerate(run.runtimes(host)):
-            panels.append(_raw(run, host, runtime, hi, ri))
-            for si, subject in enumerate(subjects):
-                verdict = by_key.get((host, runtime, subject))
-                if verdict is not None:
-                    steps = history.get((host, runtime, subject)) if history else None
-                    panels.append(_detail(run, verdict, ids=(hi, ri, si), steps=steps))
     title = f"harness: {run.matrix_name}" if run.matrix_name else "harness"
     meta = [f'results <span class="mono">{_e(run.name)}</span>']
     if run.run_id:
@@ -461,7 +456,7 @@ def render_html(runs: Sequence[Run]) -> str:
     if run.interrupted:
         meta.append("<strong>interrupted</strong>")
     mismatches = sum(v.verdict in MISMATCH for v in run.verdicts)
-    return (
+    yield (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -475,8 +470,19 @@ def render_html(runs: Sequence[Run]) -> str:
         '<p class="tools"><label><input type="checkbox" id="attention-only"> only rows that'
         " need attention</label> · click a cell for its checks, errno, detail and raw output</p>"
         "</header>"
-        f"<main>{''.join(grids)}"
-        f"{_history(runs, history) if history else ''}</main>"
-        f"{''.join(panels)}"
-        f"<script>{JS}</script></body></html>\n"
+        "<main>"
     )
+    for hi, host in enumerate(hosts):
+        yield _grid(run, host, hi, history)
+    yield f"{_history(runs, history) if history else ''}</main>"
+    for hi, host in enumerate(hosts):
+        subjects = _subjects(run, host)  # the grid's order: its cells link to these ids
+        by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
+        for ri, runtime in enumerate(run.runtimes(host)):
+            yield _raw(run, host, runtime, hi, ri)
+            for si, subject in enumerate(subjects):
+                verdict = by_key.get((runtime, subject))
+                if verdict is not None:
+                    steps = history.get((host, runtime, subject)) if history else None
+                    yield _detail(run, verdict, ids=(hi, ri, si), steps=steps)
+    yield f"<script>{JS}</script></body></html>\n"

@@ -202,7 +202,7 @@ def render_junit(run: Run) -> str:
             index += 1
             continue
         for runtime in run.runtimes(host):
-            rows = [v for v in run.verdicts if v.host == host and v.runtime == runtime]
+            rows = [v for v in run.verdicts_of(host) if v.runtime == runtime]
             if not rows:
                 continue
             counted = _suite(root, run, host, runtime, rows, index)

@@ -109,7 +109,7 @@ def render_markdown(run: Run) -> str:
         runtimes = run.runtimes(host)
         if not runtimes or host in dead:
             continue
-        by_key = {(v.runtime, v.subject()): v for v in run.verdicts if v.host == host}
+        by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
         lines += [f"### host: {_cell_text(host)}", ""]
         lines.append("| fact / property | " + " | ".join(map(_cell_text, runtimes)) + " |")
         lines.append("| --- |" + " --- |" * len(runtimes))

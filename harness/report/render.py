@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ResultsError, UsageError
-from harness.report.html import render_html
+from harness.files import write_atomic
+from harness.report.html import html_parts, render_html
 from harness.report.junit import render_junit
 from harness.report.markdown import append_step_summary, render_markdown
 from harness.report.runs import verdict_counts
@@ -20,7 +22,14 @@ FORMATS: dict[str, str] = {"junit": "xml", "markdown": "md", "html": "html", "js
 
 def render_json(run: Run) -> str:
     """The run's verdicts with enough context for a script: one JSON object."""
-    data: dict[str, Any] = {
+    return "".join(json_parts(run))
+
+
+def json_parts(run: Run) -> Iterator[str]:
+    """`render_json`'s text in pieces, one verdict at a time, byte for byte what
+    `json.dumps(..., indent=2)` of the whole would be: a report of many hosts never
+    holds the whole document."""
+    head: dict[str, Any] = {
         "folder": str(run.folder),
         "run_id": run.run_id or None,
         "matrix": run.matrix_name or None,
@@ -29,9 +38,27 @@ def render_json(run: Run) -> str:
         "interrupted": run.interrupted,
         "exit_code": run.exit_code,
         "counts": {str(k): n for k, n in verdict_counts(run).items()},
-        "verdicts": [v.to_json() for v in run.verdicts],
+        "verdicts": [],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    text = json.dumps(head, indent=2, ensure_ascii=False, default=str)
+    if not run.verdicts:
+        yield text + "\n"
+        return
+    yield text.removesuffix("[]\n}") + "["
+    for i, verdict in enumerate(run.verdicts):
+        row = json.dumps(verdict.to_json(), indent=2, ensure_ascii=False, default=str)
+        yield ("\n" if i == 0 else ",\n") + textwrap.indent(row, "    ")
+    yield "\n  ]\n}\n"
+
+
+def render_parts(fmt: str, runs: Sequence[Run]) -> Iterator[str]:
+    """`render`'s text in pieces (JSON streams its verdicts; the rest come whole)."""
+    if fmt == "json" and len(runs) == 1:
+        yield from json_parts(runs[0])
+    elif fmt == "html" and runs:
+        yield from html_parts(runs)
+    else:
+        yield render(fmt, runs)
 
 
 def render(fmt: str, runs: Sequence[Run]) -> str:
@@ -71,7 +98,7 @@ def write_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
         path = folder / f"report.{FORMATS.get(fmt, fmt)}"
         text = render(fmt, [run])
         try:
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         except OSError as exc:
             raise ResultsError(f"{path}: cannot write report: {exc.strerror}") from exc
         written.append(path)

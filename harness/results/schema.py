@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from harness.files import write_atomic
 from harness.results.records import (
     CellRecord,
     CellStatus,
@@ -112,7 +113,7 @@ def write(folder: Path) -> list[Path]:
     written = []
     for name, make in SCHEMAS.items():
         path = folder / name
-        path.write_text(render(make()), encoding="utf-8")
+        write_atomic(path, render(make()))
         written.append(path)
     return written
 

@@ -26,18 +26,18 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.errors import ResultsError
+from harness.files import Unreadable, open_regular, read_regular, write_atomic
 from harness.results.records import CellRecord, VerdictRecord
+from harness.text import redact_url
 
 if TYPE_CHECKING:
     from harness.plan import Plan
@@ -49,6 +49,7 @@ VERDICTS = "verdicts.jsonl"
 LOCK = ".lock"
 BLOCK = "cell_verdicts"  # in each verdict line: how many lines its cell's block has
 MAX_DEPTH = 64  # deeper JSON is not a record harness wrote
+MAX_MANIFEST = 64 * 1024 * 1024  # a manifest names hosts and runtimes: far below this
 
 T = TypeVar("T")
 Key = tuple[str, str, str]  # (host, runtime, fact or property)
@@ -250,17 +251,20 @@ class Manifest(_Open):
 
 def runtime_entry(spec: RuntimeSpec) -> dict[str, Any]:
     """A runtime entry as recorded in the manifest: what it promised and declared.
-    A URL's user:password part is dropped; token values are never in the spec."""
+    A URL's user:password part and secret query values are dropped; token values are
+    never in the spec."""
     data = spec.model_dump(mode="json")
     source = data.get("attribution")
     if source and source.get("url"):
-        parts = urlsplit(source["url"])
-        if parts.username or parts.password:
-            netloc = parts.hostname or ""
-            if parts.port:
-                netloc += f":{parts.port}"
-            source["url"] = urlunsplit(parts._replace(netloc=netloc))
+        source["url"] = redact_url(source["url"])
     return data
+
+
+def _settings_entry(settings: dict[str, Any]) -> dict[str, Any]:
+    """The matrix's settings as recorded: an index URL's credentials redacted."""
+    if isinstance(settings.get("index"), str):
+        settings["index"] = redact_url(settings["index"])
+    return settings
 
 
 def run_manifest(
@@ -293,7 +297,7 @@ def run_manifest(
         "started": started,
         "ended": ended,
         "interrupted": interrupted,
-        "settings": matrix.settings.model_dump(),
+        "settings": _settings_entry(matrix.settings.model_dump()),
         "canary": matrix.canary.model_dump(mode="json"),
         "probe": probe,
         "probes": probes,
@@ -352,6 +356,7 @@ class Line:
     number: int
     raw: bytes
     data: dict[str, Any]
+    offset: int = 0  # where the line starts in its file
 
 
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {}
@@ -436,11 +441,10 @@ def read_manifest(folder: Path) -> Manifest:
     if not folder.is_dir():
         raise unreadable(folder, "not a directory" if folder.exists() else "no such directory")
     try:
-        data = _loads((folder / MANIFEST).read_bytes())
-    except FileNotFoundError:
-        raise unreadable(folder, f"no {MANIFEST}") from None
-    except OSError as exc:
-        raise unreadable(folder, f"{MANIFEST}: unreadable: {exc.strerror}") from None
+        data = _loads(read_regular(folder / MANIFEST, limit=MAX_MANIFEST))
+    except Unreadable as exc:
+        why = f"no {MANIFEST}" if exc.missing else f"{MANIFEST}: {exc.why}"
+        raise unreadable(folder, why) from None
     except ValueError as exc:
         why = str(exc).splitlines()[0][:120]
         raise unreadable(folder, f"{MANIFEST}: {why}") from None
@@ -454,46 +458,57 @@ def read_manifest(folder: Path) -> Manifest:
         raise unreadable(folder, str(exc)) from None
 
 
-def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
-    """Every record line of one of the folder's `.jsonl` files, each a JSON object;
-    a torn last line (no newline at its end) is skipped."""
+def iter_lines(folder: Path, name: str, *, required: bool = True) -> Iterator[Line]:
+    """Each record line of one of the folder's `.jsonl` files, each a JSON object,
+    read one at a time (a report's memory never holds the whole file); a torn last
+    line (no newline at its end) is skipped."""
     try:
-        blob = (folder / name).read_bytes()
-    except FileNotFoundError:
-        if not required:
-            return []
-        raise unreadable(folder, f"no {name}") from None
-    except OSError as exc:
-        raise unreadable(folder, f"{name}: unreadable: {exc.strerror}") from None
-    lines = []
-    pieces = blob.split(b"\n")
-    for number, raw in enumerate(pieces, start=1):
-        last = number == len(pieces)
-        if not raw.strip():
-            continue
+        fh = open_regular(folder / name)
+    except Unreadable as exc:
+        if exc.missing and not required:
+            return
+        raise unreadable(folder, f"no {name}" if exc.missing else f"{name}: {exc.why}") from None
+    with fh:
         try:
-            data = _loads(raw)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            if not _depth(data):
-                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        except ValueError as exc:
-            if last:
-                continue  # torn by a run killed mid-write
-            why = str(exc).splitlines()[0][:120]
-            raise unreadable(folder, f"{name} line {number}: {why}") from None
-        lines.append(Line(number, raw + (b"" if last else b"\n"), data))
-    return lines
+            offset = 0
+            for number, raw in enumerate(fh, start=1):
+                start, offset = offset, offset + len(raw)
+                last = not raw.endswith(b"\n")
+                if not raw.strip():
+                    continue
+                try:
+                    data = _loads(raw)
+                    if not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    if not _depth(data):
+                        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+                except ValueError as exc:
+                    if last:
+                        continue  # torn by a run killed mid-write
+                    why = str(exc).splitlines()[0][:120]
+                    raise unreadable(folder, f"{name} line {number}: {why}") from None
+                yield Line(number, raw, data, start)
+        except OSError as exc:  # an I/O error part way through the file
+            raise unreadable(folder, f"{name}: cannot read: {exc.strerror}") from None
+
+
+def read_lines(folder: Path, name: str, *, required: bool = True) -> list[Line]:
+    """Every record line of one of the folder's `.jsonl` files (`iter_lines`)."""
+    return list(iter_lines(folder, name, required=required))
+
+
+def _iter_records(
+    folder: Path, name: str, cls: type[T], *, required: bool
+) -> Iterator[tuple[Line, T]]:
+    for line in iter_lines(folder, name, required=required):
+        try:
+            yield line, _validate(cls, line.data, f"{name} line {line.number}")
+        except _Invalid as exc:
+            raise unreadable(folder, str(exc)) from None
 
 
 def _records(folder: Path, name: str, cls: type[T], *, required: bool) -> list[tuple[Line, T]]:
-    rows = []
-    for line in read_lines(folder, name, required=required):
-        try:
-            rows.append((line, _validate(cls, line.data, f"{name} line {line.number}")))
-        except _Invalid as exc:
-            raise unreadable(folder, str(exc)) from None
-    return rows
+    return list(_iter_records(folder, name, cls, required=required))
 
 
 def read_cells(folder: Path, *, required: bool = True) -> list[tuple[Line, CellRecord]]:
@@ -504,6 +519,9 @@ def read_verdicts(folder: Path, *, required: bool = True) -> list[tuple[Line, Ve
     return _records(folder, VERDICTS, VerdictRecord, required=required)
 
 
+CellsKept = Literal["all", "lazy", "none"]
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One results folder, read back."""
@@ -512,6 +530,20 @@ class Run:
     manifest: Manifest
     cells: list[CellRecord] = field(default_factory=list)
     verdicts: list[VerdictRecord] = field(default_factory=list)
+    # Verdicts by host and judged cells by (host, runtime), built on first use: a
+    # report asks per host, and scanning every record per host grew as hosts².
+    _index: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _of_host(self, host: str | None) -> list[VerdictRecord]:
+        if host is None:
+            return self.verdicts
+        if "verdicts" not in self._index:
+            grouped: dict[str, list[VerdictRecord]] = {}
+            for v in self.verdicts:
+                grouped.setdefault(v.host, []).append(v)
+            self._index["verdicts"] = grouped
+        found: list[VerdictRecord] = self._index["verdicts"].get(host, [])
+        return found
 
     @property
     def name(self) -> str:
@@ -550,27 +582,49 @@ class Run:
     def runtimes(self, host: str | None = None) -> list[str]:
         """Runtimes in matrix order (as the manifest lists them), for one host or all."""
         order: list[str] = []
-        for name, entry in (self.manifest.hosts or {}).items():
-            if host in (None, name):
-                order.extend(entry.runtimes or {})
-        seen = [v.runtime for v in self.verdicts if host in (None, v.host)]
+        hosts = self.manifest.hosts or {}
+        entries = hosts.values() if host is None else [hosts[host]] if host in hosts else []
+        for entry in entries:
+            order.extend(entry.runtimes or {})
+        seen = [v.runtime for v in self._of_host(host)]
         present = set(seen)
         return [r for r in dict.fromkeys([*order, *seen]) if r in present]
 
     def subjects(self, host: str | None = None) -> list[str]:
         """Facts and properties in the order the cells report them."""
-        return list(dict.fromkeys(v.subject() for v in self.verdicts if host in (None, v.host)))
+        return list(dict.fromkeys(v.subject() for v in self._of_host(host)))
+
+    def verdicts_of(self, host: str) -> list[VerdictRecord]:
+        """One host's verdicts, in file order."""
+        return self._of_host(host)
 
     def by_key(self) -> dict[Key, VerdictRecord]:
         return {(v.host, v.runtime, v.subject()): v for v in self.verdicts}
 
     def cell(self, host: str, runtime: str) -> CellRecord | None:
         """The (last) record of a judged cell; implicit control cells are not judged."""
-        found = None
-        for cell in self.cells:
-            if cell.host == host and cell.runtime == runtime and not cell.control:
-                found = cell
+        offsets = self._index.get("offsets")
+        if offsets is not None:
+            at = offsets.get((host, runtime))
+            return None if at is None else self._read_cell(at)
+        if "cells" not in self._index:
+            self._index["cells"] = {
+                (c.host, c.runtime): c for c in self.cells if not c.control
+            }  # the last record of each wins
+        found: CellRecord | None = self._index["cells"].get((host, runtime))
         return found
+
+    def _read_cell(self, offset: int) -> CellRecord:
+        """The cell record whose line starts at `offset` (checked when first read)."""
+        try:
+            with open_regular(self.folder / CELLS) as fh:
+                fh.seek(offset)
+                data = _loads(fh.readline())
+            return _validate(CellRecord, data, CELLS)
+        except Unreadable as exc:
+            raise unreadable(self.folder, f"{CELLS}: {exc.why}") from None
+        except (ValueError, _Invalid) as exc:  # rewritten while the report was made
+            raise unreadable(self.folder, f"{CELLS}: changed while read: {exc}") from None
 
     def host_info(self, host: str) -> HostEntry:
         return self.manifest.host(host)
@@ -599,17 +653,32 @@ class Run:
         return self.host_info(host).kernel_release or None
 
 
-def load_run(folder: Path) -> Run:
-    """Read one results folder: its manifest, verdicts (required) and cells."""
+def load_run(folder: Path, *, cells: CellsKept = "all") -> Run:
+    """Read one results folder: its manifest, verdicts (required) and cells.
+
+    Every cell line is read and checked, one at a time. `cells` says what is kept:
+    "all" the records; "lazy" only where each judged cell's line starts, so that
+    `Run.cell` reads it again when asked (a report holds one cell's probe output at
+    a time, however many hosts); "none" nothing (a report of verdicts only).
+    """
     manifest = read_manifest(folder)
-    verdicts = [v for _line, v in read_verdicts(folder)]
-    cells = [c for _line, c in read_cells(folder, required=False)]
-    return Run(folder=folder, manifest=manifest, cells=cells, verdicts=verdicts)
+    verdicts = [v for _line, v in _iter_records(folder, VERDICTS, VerdictRecord, required=True)]
+    kept: list[CellRecord] = []
+    offsets: dict[tuple[str, str], int] = {}
+    for line, cell in _iter_records(folder, CELLS, CellRecord, required=False):
+        if cells == "all":
+            kept.append(cell)
+        elif cells == "lazy" and not cell.control:
+            offsets[(cell.host, cell.runtime)] = line.offset  # the last record wins
+    run = Run(folder=folder, manifest=manifest, cells=kept, verdicts=verdicts)
+    if cells == "lazy":
+        run._index["offsets"] = offsets
+    return run
 
 
-def load_runs(folders: Iterable[Path]) -> list[Run]:
+def load_runs(folders: Iterable[Path], *, cells: CellsKept = "all") -> list[Run]:
     """Several folders, oldest first (by start time, then folder name)."""
-    runs = [load_run(Path(f)) for f in folders]
+    runs = [load_run(Path(f), cells=cells) for f in folders]
     return sorted(runs, key=lambda r: (r.started, r.name))
 
 
@@ -705,11 +774,8 @@ class ResultsStore:
         if not isinstance(manifest, Manifest):
             manifest = Manifest.model_validate(dict(manifest))
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".manifest-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(manifest.to_json(), fh, indent=2, ensure_ascii=False, default=str)
-                fh.write("\n")
-            os.replace(tmp, self.folder / MANIFEST)
+            text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False, default=str)
+            write_atomic(self.folder / MANIFEST, text + "\n")
         except OSError as exc:
             raise ResultsError(f"{self.folder}: cannot write manifest: {exc.strerror}") from exc
 
@@ -772,7 +838,4 @@ def _drop_cut_blocks(path: Path) -> None:
     kept = complete_blocks([r for r in rows if isinstance(r, dict)])
     if len(kept) == len(lines):
         return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".verdicts-", suffix=".jsonl")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(_dump(row) + "\n" for row in kept)
-    os.replace(tmp, path)
+    write_atomic(path, "".join(_dump(row) + "\n" for row in kept))

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import SpecError
+from harness.files import Unreadable, read_regular
 from harness.scenarios import SCENARIOS, known_facts, listed
 from harness.spec.models import (
     COMPARISON,
@@ -34,6 +35,10 @@ from harness.spec.models import (
 from harness.spec.policy_load import inline_policy, load_policy, validated
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+PATH_SHOWN = 240  # a longer path is shown by its start and its end
+# A run plans every (host, runtime) cell up front; past this a plan would take
+# minutes and gigabytes before the first cell (docs/matrix.md).
+MAX_CELLS = 100_000
 # Facts whose values are words; every other fact is a number or a boolean, so a
 # word expected of it must be a status or a comparison.
 WORD_FACTS = frozenset({"kernel_release", "kernel_machine"})
@@ -48,22 +53,18 @@ def _display(path: Path) -> str:
         shown = os.path.relpath(path)
     except ValueError:  # pragma: no cover - other drive on Windows
         shown = str(path)
-    # A name from a file may hold a newline: the error must stay one line.
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    # A name from a file may hold a newline: the error must stay one line, and short.
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+    return shown if len(shown) <= PATH_SHOWN else f"{shown[:120]}…{shown[-(PATH_SHOWN - 121) :]}"
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
     shown = _display(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SpecError(shown, "", f"file is larger than {MAX_FILE_BYTES} bytes")
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(shown, "", "no such file") from None
-    except IsADirectoryError:
-        raise SpecError(shown, "", "is a directory, expected a TOML file") from None
-    except OSError as exc:
-        raise SpecError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+        raw = read_regular(path, limit=MAX_FILE_BYTES)
+    except Unreadable as exc:
+        why = "is a directory, expected a TOML file" if "directory" in exc.why else exc.why
+        raise SpecError(shown, "", why) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -384,7 +385,8 @@ def load_matrix(path: Path | str) -> Matrix:
         where = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"
         inv_path = _path(inv, path.parent, file=shown, key=where)
         assert inv_path is not None
-        if inv_path.resolve() == path.resolve():
+        # realpath, not resolve(): a symlink loop is for the read to report, in one line
+        if os.path.realpath(inv_path) == os.path.realpath(path):
             key = "inventory" if isinstance(mf.inventory, str) else f"inventory[{i}]"
             raise SpecError(shown, key, "refers to the matrix itself")
         for host in load_inventory(inv_path):
@@ -405,6 +407,15 @@ def load_matrix(path: Path | str) -> Matrix:
             )
     if not mf.runtimes:
         raise SpecError(shown, "runtimes", "defines no runtime")
+    selected = _select_hosts(mf.hosts, pool, file=shown)
+    cells = len(selected) * len(mf.runtimes)
+    if cells > MAX_CELLS:  # before any runtime is bound or any cell planned
+        raise SpecError(
+            shown,
+            "runtimes",
+            f"{len(selected)} hosts x {len(mf.runtimes)} runtimes = {cells} cells, more than"
+            f" the {MAX_CELLS} one matrix may plan; split it into several matrices",
+        )
     runtimes = {
         name: _with_policy(
             _load_runtime(name, raw_rt, file=shown),
@@ -419,7 +430,7 @@ def load_matrix(path: Path | str) -> Matrix:
         name=mf.name,
         path=path,
         sha256=hashlib.sha256(raw).hexdigest(),
-        hosts=_select_hosts(mf.hosts, pool, file=shown),
+        hosts=selected,
         runtimes=runtimes,
         scenarios=tuple(dict.fromkeys(scenarios)),
         settings=_settings(mf.settings, path.parent, file=shown),

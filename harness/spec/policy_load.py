@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from harness.errors import SpecError
+from harness.files import Unreadable, read_regular
 from harness.spec.policy import MAX_POLICY_BYTES, Policy, PolicyFile, digest
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -66,24 +65,9 @@ def validated(data: object, *, file: str, prefix: str = "") -> PolicyFile:
 def _read(path: Path, shown: str) -> bytes:
     """The file's bytes: a regular file only, bounded, never following a loop."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise SpecError(shown, "", "no such file") from None
-    except OSError as exc:
-        raise SpecError(shown, "", f"cannot read: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SpecError(shown, "", "not a regular file, expected a YAML policy file")
-        raw = b""
-        while len(raw) <= MAX_POLICY_BYTES and (chunk := os.read(fd, 65536)):
-            raw += chunk
-    except OSError as exc:
-        raise SpecError(shown, "", f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_POLICY_BYTES:
-        raise SpecError(shown, "", f"file is larger than {MAX_POLICY_BYTES} bytes")
-    return raw
+        return read_regular(path, limit=MAX_POLICY_BYTES)
+    except Unreadable as exc:
+        raise SpecError(shown, "", "no such file" if exc.missing else exc.why) from None
 
 
 def load_policy(path: Path, *, shown: str) -> Policy:

@@ -117,3 +117,29 @@ async def test_missing_build_names_what_is_there(bucket: Bucket, tmp_path: Path)
             ArtifactError, match=r"no runsc or gvisor.tar.bz2 .* \(found: nothing\)"
         ):
             await fetch(index, _v("2026-09-01"), arch="aarch64", cache=tmp_path / "c")
+
+
+async def test_a_release_naming_a_cached_digest_is_read_before_it_is_used(
+    releases: Releases, bucket: Bucket, tmp_path: Path
+) -> None:
+    """A release whose `.sha512` names another build's digest, already in the cache
+    (a swapped upload, a lying mirror), is not served that build: its own artifact
+    is downloaded and, not matching, refused. Only bytes it really has are used."""
+    cache = tmp_path / "cache"
+    good, liar = releases.versions[0], releases.versions[2]  # both the runsc style
+    liar_folder = releases.root / "releases" / "nightly" / liar / ARCH
+    async with HttpIndex(bucket.url) as index:
+        first = await fetch(index, _v(good), arch=ARCH, cache=cache)
+        (liar_folder / "runsc.sha512").write_text(f"{first.sha512}  runsc\n")
+        with pytest.raises(ArtifactError, match="checksum mismatch"):
+            await fetch(index, _v(liar), arch=ARCH, cache=cache)
+        assert bucket.downloads()[f"releases/nightly/{liar}/{ARCH}/runsc"] == 1
+        # The same bytes really published under the second name: read once, then shared.
+        (liar_folder / "runsc").write_bytes(first.runsc.read_bytes())
+        again = await fetch(index, _v(liar), arch=ARCH, cache=cache)
+        assert again.downloaded and again.sha256 == first.sha256
+        third = await fetch(index, _v(liar), arch=ARCH, cache=cache)
+        assert not third.downloaded
+        assert not (await fetch(index, _v(good), arch=ARCH, cache=cache)).downloaded
+    marker = json.loads((first.runsc.parent / MARKER).read_text())
+    assert marker["verified_for"] == [f"nightly/{good}/{ARCH}", f"nightly/{liar}/{ARCH}"]

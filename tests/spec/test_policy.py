@@ -89,7 +89,7 @@ def test_the_same_fields_inline(tmp_path: Path) -> None:
     ("policy", "file", "error"),
     [
         ('"nope.yaml"', "nope.yaml", "no such file"),
-        ('"dir"', "dir", "not a regular file"),
+        ('"dir"', "dir", "is a directory, expected a regular file"),
         ("5", "m.toml", "runtimes.r.policy: expected a policy file's path or an inline table"),
         ("{ filesystem_polcy = {} }", "m.toml", "runtimes.r.policy.filesystem_polcy: unknown key"),
         (

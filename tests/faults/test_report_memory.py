@@ -1,0 +1,58 @@
+"""Reports stream: a folder whose cells hold far more bytes than the report needs at
+once is reported within a memory bound that does not grow with the cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+HOSTS = 60
+STDOUT = 3_000_000  # each cell's recorded probe output: 180 MB of cells in all
+RSS_BOUND_MB = 150
+
+
+def _big_folder(template: Path, folder: Path) -> int:
+    """HOSTS copies of the template's records, each cell with a 3 MB stdout."""
+    manifest = json.loads((template / "manifest.json").read_text())
+    cells = [json.loads(line) for line in (template / "cells.jsonl").read_text().splitlines()]
+    verdicts = [json.loads(v) for v in (template / "verdicts.jsonl").read_text().splitlines()]
+    (source,) = {c["host"] for c in cells}
+    entry = (manifest.get("hosts") or {})[source]
+    names = [f"h{i:03d}" for i in range(HOSTS)]
+    manifest["hosts"] = {name: entry for name in names}
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    flood = "x" * STDOUT
+    with open(folder / "cells.jsonl", "w") as c_out, open(folder / "verdicts.jsonl", "w") as v_out:
+        for name in names:
+            for cell in cells:
+                c_out.write(json.dumps({**cell, "host": name, "stdout": flood}) + "\n")
+            for row in verdicts:
+                v_out.write(json.dumps({**row, "host": name}) + "\n")
+    return (folder / "cells.jsonl").stat().st_size
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
+def test_report_memory_does_not_grow_with_the_cells(
+    local_run: Path, tmp_path: Path, fmt: str
+) -> None:
+    size = _big_folder(local_run, tmp_path / "big")
+    assert size > 150_000_000
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "report", str(tmp_path / "big"), "--format", fmt,
+         "-o", str(tmp_path / "report")],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _pid, status, usage = os.wait4(proc.pid, 0)  # rusage of this one process
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0
+    peak_mb = usage.ru_maxrss / 1024
+    assert peak_mb < RSS_BOUND_MB, f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of cells"
+    assert (tmp_path / "report").stat().st_size > 0
