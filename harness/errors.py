@@ -88,3 +88,13 @@ class ArtifactError(HarnessError):
         self.subject = subject
         self.reason = redact_urls(reason)  # an index URL may carry credentials
         super().__init__(f"{subject}: {self.reason}")
+
+
+def failure_reason(exc: Exception) -> str:
+    """What a run records for a failure: a transport's short reason, a harness error's
+    own words, else "internal error" with the exception's type (a bug, logged)."""
+    if isinstance(exc, TransportError):
+        return exc.reason
+    if isinstance(exc, HarnessError):
+        return str(exc)
+    return f"internal error: {type(exc).__name__}: {exc}"

@@ -6,9 +6,8 @@ recorded with its reason and the rest of the matrix goes on.
 
 Per host: connect; learn its facts and runtimes and stage the probe (one
 command); start the fixtures the plan's scenarios need (`fixtures/compose.py`).
-Per cell: run it once (`execution.py`); then wait for the host's control cell
-and for any fixture's settle window, judge, record. Nothing here knows a
-scenario or a property by name.
+Per cell: run it once (`execution.py`); then wait for the host's control cell and
+for any fixture's settle window, judge, record. It names no scenario or property.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from harness.errors import HarnessError, ResultsError, TransportError
+from harness.errors import HarnessError, ResultsError, failure_reason
 from harness.execution import HostSide, run_cell
 from harness.exitcodes import ExitCode
 from harness.fixtures.base import HostSetup
@@ -266,13 +265,7 @@ class Runner:
                 tg.start_soon(self._run_host, host, index, cells)
 
     async def _run_host(self, host: Host, index: int, cells: list[Cell]) -> None:
-        entry: dict[str, object] = {
-            "transport": host.transport,
-            "address": host.address,
-            "port": host.port if host.transport == "ssh" else None,
-            "user": host.user,
-        }
-        self.outcome.hosts[host.name] = entry
+        entry = self.outcome.hosts[host.name] = host.reached_by()
         transport = StallGuard(open_transport(host))  # one stall costs the host one deadline
         ctx: HostContext | None = None
         runtimes = list({c.runtime.name: c.runtime for c in cells}.values())
@@ -330,13 +323,9 @@ class Runner:
                 if fixtures.window() is not None:
                     ctx.deferred = []
             except Exception as exc:  # a dead host, or a bug: either way, record and go on
-                if isinstance(exc, TransportError):
-                    reason = exc.reason
-                elif isinstance(exc, HarnessError):
-                    reason = str(exc)
-                else:
+                if not isinstance(exc, HarnessError):
                     log.exception("internal error preparing %s", host.name)
-                    reason = f"internal error: {type(exc).__name__}: {exc}"
+                reason = failure_reason(exc)
                 entry.update(fixtures.manifest(), error=reason)
                 self.observer.host_ready(host.name, reason)
                 for cell in cells:
@@ -449,8 +438,8 @@ class Runner:
 
     async def _execute(self, ctx: HostContext, cell: Cell) -> CellRecord:
         self._serial += 1
-        cell_id = f"harness-{self.outcome.run_id}-{self._serial:05d}"
         blank = self._blank(cell, CellStatus.UNREACHABLE, None, state=ctx.state)
+        cell_id = f"harness-{self.outcome.run_id}-{self._serial:05d}"
         return await run_cell(ctx.side, cell, ctx.runtime(cell), cell_id, blank)
 
 

@@ -136,6 +136,12 @@ class Host(_Strict):
     tags: tuple[str, ...] = ()
     source: str = ""
 
+    def reached_by(self) -> dict[str, object]:
+        """How the host is reached, as a run's manifest records it."""
+        port = self.port if self.transport == "ssh" else None
+        return {"transport": self.transport, "address": self.address, "port": port,
+                "user": self.user}  # fmt: skip
+
 
 # --- runtimes --------------------------------------------------------------------
 
