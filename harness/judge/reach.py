@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
 from harness.results.records import CheckOutcome, HostEvidence
-from harness.spec.policy import ProcessPolicy
+from harness.spec.policy import ProcessPolicy, within
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Filesystems through which a sandbox with its own kernel reaches host files (and
@@ -52,10 +52,6 @@ def own_kernel(
     return bool(release and host_kernel and release != host_kernel)
 
 
-def _within(path: str, top: str) -> bool:
-    return path == top or path.startswith(top.rstrip("/") + "/")
-
-
 def _fs_roots(grants: Iterable[str], host_mounts: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
     """Each granted host path as (device, path inside that filesystem)."""
     found = []
@@ -72,7 +68,7 @@ def _serving(path: str, host_mounts: Sequence[Sequence[str]]) -> Sequence[str] |
     the later of two at the same point (mounted over)."""
     best: Sequence[str] | None = None
     for mount in host_mounts:
-        if _within(path, mount[2]) and (best is None or len(mount[2]) >= len(best[2])):
+        if within(path, mount[2]) and (best is None or len(mount[2]) >= len(best[2])):
             best = mount
     return best
 
@@ -83,7 +79,7 @@ def _host_paths(dev: str, root: str, host_mounts: Sequence[Sequence[str]]) -> li
     another host mount hides that path."""
     found = []
     for m in host_mounts:
-        if m[0] == dev and _within(root, m[3]):
+        if m[0] == dev and within(root, m[3]):
             path = m[2].rstrip("/") + root[len(m[3].rstrip("/")) :] or "/"
             if _serving(path, host_mounts) is m:
                 found.append(path)
@@ -100,8 +96,8 @@ def _granted(
     """A sandbox mount is granted if it lies within a grant's own filesystem, or if
     the host shows it within a granted host path (a mount of its own below a grant:
     /var/tmp of its own device, under a policy granting /var)."""
-    return any(dev == d and _within(root, r) for d, r in granted) or any(
-        _within(path, g) for path in _host_paths(dev, root, host_mounts) for g in grants
+    return any(dev == d and within(root, r) for d, r in granted) or any(
+        within(path, g) for path in _host_paths(dev, root, host_mounts) for g in grants
     )
 
 

@@ -126,10 +126,10 @@ class PolicyFile(_Strict):
 
     def grants_read(self, path: str) -> bool:
         """Does the policy let the workload read `path` (a host path)?"""
-        return any(_within(path, root) for root in self.readable)
+        return any(within(path, root) for root in self.readable)
 
     def grants_write(self, path: str) -> bool:
-        return any(_within(path, root) for root in self.writable)
+        return any(within(path, root) for root in self.writable)
 
     def notes(self) -> list[str]:
         """What harness reads here but does not judge, in words for `harness validate`."""
@@ -172,7 +172,9 @@ class Policy(PolicyFile):
     sha256: str = ""
 
 
-def _within(path: str, root: str) -> bool:
+def within(path: str, root: str) -> bool:
+    """Is `path` `root` or below it (both absolute, normalised)? The one test of
+    "beneath a folder" for grants, policies and host listings."""
     return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
 
 
