@@ -1,0 +1,155 @@
+"""Network rows: every way a workload can put bytes on the network or hand them to
+something that will: socket families and types, the paths that send, source ports,
+and the sockets it is handed."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from harness.catalogue.rows import NOT_YET, Row, Surface
+
+_FAMILY = "socket family"
+_SEND = "send path"
+_HANDED = "handed"
+
+_net = partial(Row, Surface.NETWORK)
+
+_SWEEP4 = tuple(f"tcp4-{p}" for p in ("22", "25", "53", "80", "443", "853", "8080", "8443", "high"))
+_SWEEP6 = tuple(c.replace("tcp4", "tcp6") for c in _SWEEP4)
+_UDP4 = ("udp4-53", "udp4-123", "udp4-443", "udp4-high")
+_UDP6 = tuple(c.replace("udp4", "udp6") for c in _UDP4)
+
+ROWS: tuple[Row, ...] = (
+    _net(
+        _FAMILY,
+        "AF_INET TCP, by name and by raw address",
+        ("socket", "connect"),
+        checks=("tcp-denied-name", "tcp-raw-ip", "doh-port", "dns-alt-tcp", *_SWEEP4),
+        target="the canary's IPv4 address, every swept port",
+    ),
+    _net(
+        _FAMILY,
+        "AF_INET UDP",
+        ("socket", "sendto"),
+        checks=("dns-alt-udp", "dns-own", *_UDP4),
+        target="the canary's IPv4 address, every swept port",
+    ),
+    _net(
+        _FAMILY,
+        "AF_INET6 TCP",
+        ("socket", "connect"),
+        checks=_SWEEP6,
+        target="the canary's IPv6 address",
+        kernels="all (when the canary has IPv6)",
+    ),
+    _net(
+        _FAMILY,
+        "AF_INET6 UDP",
+        ("socket", "sendto"),
+        checks=_UDP6,
+        target="the canary's IPv6 address",
+        kernels="all (when the canary has IPv6)",
+    ),
+    _net(
+        _FAMILY,
+        "ICMP echo (ping sockets)",
+        ("socket", "sendto"),
+        checks=("icmp4", "icmp6"),
+        target="the canary's addresses",
+    ),
+    _net(
+        _FAMILY,
+        "other IP protocols: SCTP, DCCP, UDP-Lite, raw",
+        ("socket", "sendto"),
+        unseen=NOT_YET,
+    ),
+    _net(_FAMILY, "AF_PACKET", ("socket", "sendto"), unseen=NOT_YET),
+    _net(
+        _FAMILY,
+        "AF_UNIX by path: a proxy on the host",
+        ("socket", "connect"),
+        checks=("unix-proxy",),
+        target="a relay to the canary",
+    ),
+    _net(_FAMILY, "AF_UNIX abstract names", ("socket", "connect"), unseen=NOT_YET),
+    _net(_FAMILY, "AF_VSOCK", ("socket", "connect"), unseen=NOT_YET),
+    _net(
+        _FAMILY, "AF_NETLINK and the other families the kernel lists", ("socket",), unseen=NOT_YET
+    ),
+    _net(
+        _SEND,
+        "the socket API's send calls, connected or not",
+        (
+            "sendto",
+            "sendmsg",
+            "sendmmsg",
+            "write",
+            "writev",
+            "pwritev",
+            "sendfile",
+            "splice",
+            "vmsplice",
+        ),
+        unseen=NOT_YET,
+    ),
+    _net(
+        _SEND,
+        "io_uring's network operations",
+        ("io_uring_setup", "io_uring_enter"),
+        unseen=NOT_YET,
+        kernels="5.5+",
+    ),
+    _net(_SEND, "privileged source ports", ("bind",), unseen=NOT_YET),
+    _net(
+        _SEND,
+        "the rest of the socket API (no bytes leave by it alone)",
+        (
+            "socketpair",
+            "bind",
+            "listen",
+            "accept",
+            "accept4",
+            "shutdown",
+            "setsockopt",
+            "getsockopt",
+            "getsockname",
+            "getpeername",
+            "recvfrom",
+            "recvmsg",
+            "recvmmsg",
+        ),
+        unseen="no bytes leave by these alone: a listener or a received datagram is"
+        " egress only through one of the send paths above",
+    ),
+    _net(
+        _HANDED,
+        "sockets the workload holds when it starts",
+        ("dup", "dup2", "dup3"),
+        unseen=NOT_YET,
+    ),
+    _net(
+        _HANDED,
+        "System V and POSIX IPC shared with the host",
+        (
+            "msgget",
+            "msgsnd",
+            "msgrcv",
+            "msgctl",
+            "semget",
+            "semop",
+            "semtimedop",
+            "semctl",
+            "shmget",
+            "shmat",
+            "shmdt",
+            "shmctl",
+            "mq_open",
+            "mq_unlink",
+            "mq_timedsend",
+            "mq_timedreceive",
+            "mq_notify",
+            "mq_getsetattr",
+        ),
+        unseen=NOT_YET,
+    ),
+)

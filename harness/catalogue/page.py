@@ -1,0 +1,73 @@
+"""docs/attack-surface.md, generated from the catalogue's rows so that the page
+cannot drift from the code (tests/catalogue/ holds it).
+
+Regenerate it with `python -m harness.catalogue.page > docs/attack-surface.md`.
+"""
+
+from __future__ import annotations
+
+from harness.catalogue.rows import NOT_YET, Row, Surface
+from harness.catalogue.syscalls import GROUPS
+from harness.catalogue.table import all_rows
+
+_TITLES = {
+    Surface.FILESYSTEM: "Filesystem: reading or changing a file that was not granted",
+    Surface.PRIVILEGE: "Privilege: gaining credentials or capabilities",
+    Surface.NETWORK: "Network: bytes out, or handed to something that sends them",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _line(row: Row) -> str:
+    calls = ", ".join(f"`{s}`" for s in row.syscalls) or "-"
+    if row.checks:
+        how = ", ".join(f"`{c}`" for c in row.checks)
+    elif row.unseen == NOT_YET:
+        how = "**not attempted yet**"
+    else:
+        how = f"not attempted: {row.unseen}"
+    return (
+        f"| {_cell(row.group)} | {_cell(row.operation)} | {calls} | {how}"
+        f" | {_cell(row.target) or '-'} | {_cell(row.kernels)} |"
+    )
+
+
+def markdown() -> str:
+    out = [
+        "# Attack surface",
+        "",
+        "Every way the kernel lets a workload reach what its sandbox did not grant, and the",
+        "check that attempts it. Generated from `harness/catalogue/` by",
+        "`python -m harness.catalogue.page > docs/attack-surface.md`; do not edit by hand.",
+        "A test holds the catalogue complete: every syscall of the kernel's table is in a",
+        "row below or in the last table with the reason it reaches nothing; every attempt",
+        "of the filesystem, privilege and egress scenarios names a row; every row has a",
+        "check or says why harness cannot see it. Checks are listed in [checks.md](checks.md).",
+    ]
+    for surface in Surface:
+        out += [
+            "",
+            f"## {_TITLES[surface]}",
+            "",
+            "| group | operation | syscalls | checks | against | kernels |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [_line(r) for r in all_rows() if r.surface is surface]
+    out += [
+        "",
+        "## Syscalls that reach none of them",
+        "",
+        "| why | syscalls |",
+        "|---|---|",
+    ]
+    out += [
+        f"| {_cell(why)} | {', '.join(f'`{n}`' for n in names)} |" for why, names in GROUPS.items()
+    ]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

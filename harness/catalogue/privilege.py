@@ -1,0 +1,159 @@
+"""Privilege rows: every way credentials and capabilities change, and the kernel
+interfaces that only privilege opens (what `priv-root-*` proves unreachable)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from harness.catalogue.rows import NOT_YET, Row, Surface
+
+_CREDS = "credentials"
+_EXEC = "exec"
+_NS = "namespaces"
+_ROOT = "what privilege opens"
+
+_priv = partial(Row, Surface.PRIVILEGE)
+
+ROWS: tuple[Row, ...] = (
+    _priv(
+        _CREDS,
+        "starting user and group",
+        (),
+        checks=("priv-start",),
+        target="the policy's run_as_user and run_as_group",
+    ),
+    _priv(
+        _CREDS,
+        "set*id to root",
+        (
+            "setuid",
+            "setgid",
+            "setreuid",
+            "setregid",
+            "setresuid",
+            "setresgid",
+            "setfsuid",
+            "setfsgid",
+            "setgroups",
+        ),
+        checks=("priv-setuid0",),
+        target="uid 0",
+    ),
+    _priv(
+        _CREDS,
+        "capset: raise a capability",
+        ("capset", "capget"),
+        checks=("priv-capset",),
+        target="CAP_SYS_ADMIN",
+    ),
+    _priv(
+        _CREDS, "ambient capabilities", ("prctl",), checks=("priv-ambient",), target="CAP_NET_RAW"
+    ),
+    _priv(_CREDS, "securebits", ("prctl",), unseen=NOT_YET),
+    _priv(
+        _EXEC,
+        "exec of a setuid-root file",
+        ("execve", "execveat"),
+        checks=("priv-setuid-exec",),
+        target="the setuid-root helper",
+    ),
+    _priv(_EXEC, "exec of a setgid file", ("execve", "execveat"), unseen=NOT_YET),
+    _priv(
+        _EXEC,
+        "exec of a file with capabilities",
+        ("execve", "execveat"),
+        checks=("priv-fcap-exec",),
+        target="the cap_net_raw helper",
+    ),
+    _priv(
+        _NS,
+        "user namespaces",
+        ("unshare", "clone", "clone3", "setns"),
+        unseen=NOT_YET,
+    ),
+    _priv(_CREDS, "keyrings", ("add_key", "request_key", "keyctl"), unseen=NOT_YET),
+    _priv(
+        _ROOT,
+        "mount, and the new mount API",
+        (
+            "mount",
+            "umount2",
+            "pivot_root",
+            "chroot",
+            "open_tree",
+            "move_mount",
+            "fsopen",
+            "fsconfig",
+            "fsmount",
+            "fspick",
+            "mount_setattr",
+            "open_tree_attr",
+        ),
+        checks=("priv-root-mount",),
+        target="a tmpfs and a proc",
+    ),
+    _priv(
+        _ROOT,
+        "kernel parameters (/proc/sys)",
+        ("_sysctl",),
+        checks=("priv-root-sysctl",),
+        target="a sysctl written back unchanged",
+    ),
+    _priv(
+        _ROOT,
+        "cgroup release_agent",
+        (),
+        checks=("priv-root-release-agent",),
+        target="a cgroup v1 release_agent",
+    ),
+    _priv(
+        _ROOT,
+        "kernel modules",
+        (
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "create_module",
+            "query_module",
+            "get_kernel_syms",
+        ),
+        checks=("priv-root-sys-module",),
+        target="CAP_SYS_MODULE (nothing loaded)",
+    ),
+    _priv(
+        _ROOT,
+        "other processes' memory and descriptors",
+        ("ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "process_mrelease"),
+        unseen=NOT_YET,
+    ),
+    _priv(
+        _ROOT,
+        "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock",
+        (
+            "kexec_load",
+            "kexec_file_load",
+            "reboot",
+            "bpf",
+            "perf_event_open",
+            "iopl",
+            "ioperm",
+            "swapon",
+            "swapoff",
+            "quotactl",
+            "quotactl_fd",
+            "acct",
+            "syslog",
+            "settimeofday",
+            "clock_settime",
+            "adjtimex",
+            "clock_adjtime",
+            "vhangup",
+            "lookup_dcookie",
+            "nfsservctl",
+            "uselib",
+            "sethostname",
+            "setdomainname",
+        ),
+        unseen=NOT_YET,
+    ),
+)

@@ -1,0 +1,129 @@
+"""The catalogue is complete: against the kernel's syscall table, against the
+scenarios' checks, and against its own page (docs/attack-surface.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.catalogue.page import markdown
+from harness.catalogue.rows import NOT_YET, Surface
+from harness.catalogue.syscalls import HEADER, UNRELATED, header_syscalls
+from harness.catalogue.table import all_rows
+from harness.scenarios import SCENARIOS
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+JUDGED = ("egress-confinement", "filesystem-confinement", "privilege-floor")
+
+# Rows harness does not attempt yet. This set may only shrink: a row leaves it when
+# a check attempts it (or a reason says why none can); a new row must come with one.
+KNOWN_GAPS = {
+    "filesystem: EXECUTE: run a file",
+    "filesystem: READ_DIR: list a folder",
+    "filesystem: TRUNCATE: cut a file",
+    "filesystem: REMOVE_FILE: unlink a file",
+    "filesystem: REMOVE_DIR: remove a folder",
+    "filesystem: MAKE_DIR: create a folder",
+    "filesystem: MAKE_SYM: create a symlink",
+    "filesystem: MAKE_FIFO: create a named pipe",
+    "filesystem: MAKE_SOCK: create a unix socket file",
+    "filesystem: IOCTL_DEV: ioctl on a device file",
+    "filesystem: mode: chmod",
+    "filesystem: owner: chown",
+    "filesystem: times: utime",
+    "filesystem: extended attributes: set or remove",
+    "filesystem: inode flags: chattr",
+    "filesystem: through a descriptor the workload holds when it starts",
+    "filesystem: through another process's descriptors",
+    "filesystem: through io_uring's file operations",
+    "privilege: securebits",
+    "privilege: exec of a setgid file",
+    "privilege: user namespaces",
+    "privilege: keyrings",
+    "privilege: other processes' memory and descriptors",
+    "privilege: the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock",
+    "network: other IP protocols: SCTP, DCCP, UDP-Lite, raw",
+    "network: AF_PACKET",
+    "network: AF_UNIX abstract names",
+    "network: AF_VSOCK",
+    "network: AF_NETLINK and the other families the kernel lists",
+    "network: the socket API's send calls, connected or not",
+    "network: io_uring's network operations",
+    "network: privileged source ports",
+    "network: sockets the workload holds when it starts",
+    "network: System V and POSIX IPC shared with the host",
+}
+
+
+def _attempts() -> dict[str, str]:
+    """Every attempt of a judged scenario: id -> scenario."""
+    return {c.id: name for name in JUDGED for c in SCENARIOS[name].checks if not c.inside_control}
+
+
+def test_the_page_is_generated_from_the_catalogue() -> None:
+    """Regenerate with `python -m harness.catalogue.page > docs/attack-surface.md`."""
+    assert (DOCS / "attack-surface.md").read_text(encoding="utf-8") == markdown()
+
+
+def test_every_syscall_of_the_kernels_table_is_in_a_row_or_said_to_reach_nothing() -> None:
+    """A syscall a newer kernel adds is in neither, and this names it."""
+    if not HEADER.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{HEADER} is missing (linux-libc-dev)")
+        pytest.skip(f"{HEADER} is missing (linux-libc-dev)")
+    in_rows = {s for r in all_rows() for s in r.syscalls}
+    missing = [n for n in header_syscalls() if n not in in_rows and n not in UNRELATED]
+    assert missing == []
+    assert sorted(in_rows & set(UNRELATED)) == []
+
+
+def test_the_syscall_table_is_read_as_the_kernel_writes_it(tmp_path: Path) -> None:
+    header = tmp_path / "unistd_64.h"
+    header.write_text(
+        "#ifndef _ASM_UNISTD_64_H\n#define __NR_read 0\n#define __NR_cachestat 451\n"
+        "#define __NR_fchmodat2 452\n#endif\n"
+    )
+    assert header_syscalls(header) == ["read", "cachestat", "fchmodat2"]
+    assert "cachestat" not in UNRELATED  # a newer one: the completeness test would name it
+
+
+def test_every_attempt_names_a_row_and_every_row_names_real_checks() -> None:
+    attempts = _attempts()
+    named = {c for r in all_rows() for c in r.checks}
+    assert sorted(set(attempts) - named) == []
+    assert sorted(named - set(attempts)) == []
+
+
+def test_a_rows_checks_belong_to_its_own_property() -> None:
+    """Filesystem rows name filesystem checks, and so on; a device node is made
+    through privilege (`priv-root-mknod`), the one crossing."""
+    surface_of = {
+        "filesystem-confinement": Surface.FILESYSTEM,
+        "privilege-floor": Surface.PRIVILEGE,
+        "egress-confinement": Surface.NETWORK,
+    }
+    attempts = _attempts()
+    crossing = {"priv-root-mknod", "priv-root-handle"}
+    for row in all_rows():
+        for check in row.checks:
+            if check not in crossing:
+                assert surface_of[attempts[check]] is row.surface, (row.key, check)
+
+
+def test_every_row_has_a_check_or_a_reason() -> None:
+    for row in all_rows():
+        assert row.checks or row.unseen, row.key
+        assert not (row.checks and row.unseen), row.key
+
+
+def test_rows_not_attempted_yet_only_shrink() -> None:
+    gaps = {r.key for r in all_rows() if r.unseen == NOT_YET}
+    assert sorted(gaps - KNOWN_GAPS) == []
+    assert sorted(KNOWN_GAPS - gaps) == [], "a gap was closed: take it out of KNOWN_GAPS"
+
+
+def test_row_keys_are_unique() -> None:
+    keys = [r.key for r in all_rows()]
+    assert len(keys) == len(set(keys))
