@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.catalogue.rows import NOT_YET, Row, Surface
+from harness.catalogue.rows import Row, Surface
 
 _CREDS = "credentials"
 _EXEC = "exec"
@@ -49,7 +49,13 @@ ROWS: tuple[Row, ...] = (
     _priv(
         _CREDS, "ambient capabilities", ("prctl",), checks=("priv-ambient",), target="CAP_NET_RAW"
     ),
-    _priv(_CREDS, "securebits", ("prctl",), unseen=NOT_YET),
+    _priv(
+        _CREDS,
+        "securebits",
+        ("prctl",),
+        checks=("priv-securebits",),
+        target="SECBIT_NOROOT and the others a sandbox set unlocked; an exec after",
+    ),
     _priv(
         _EXEC,
         "exec of a setuid-root file",
@@ -57,7 +63,13 @@ ROWS: tuple[Row, ...] = (
         checks=("priv-setuid-exec",),
         target="the setuid-root helper",
     ),
-    _priv(_EXEC, "exec of a setgid file", ("execve", "execveat"), unseen=NOT_YET),
+    _priv(
+        _EXEC,
+        "exec of a setgid file",
+        ("execve", "execveat"),
+        checks=("priv-setgid-exec",),
+        target="the setgid-root helper (egid 0)",
+    ),
     _priv(
         _EXEC,
         "exec of a file with capabilities",
@@ -69,9 +81,20 @@ ROWS: tuple[Row, ...] = (
         _NS,
         "user namespaces",
         ("unshare", "clone", "clone3", "setns"),
-        unseen=NOT_YET,
+        unseen="not a gain of its own: capabilities in a user namespace of the workload's"
+        " own reach only what that namespace owns, and the kernel asks the initial one for"
+        " everything of the host's, which the root-phase attempts and `priv-start` try (the"
+        " `userns` info line records whether one can be made); setns into the host's"
+        " namespaces needs CAP_SYS_ADMIN there (`priv-start`)",
     ),
-    _priv(_CREDS, "keyrings", ("add_key", "request_key", "keyctl"), unseen=NOT_YET),
+    _priv(
+        _CREDS,
+        "keyrings",
+        ("add_key", "request_key", "keyctl"),
+        unseen="keys are data, not privilege: a user keyring is shared by every process of"
+        " its uid, the host's included (Docker's seccomp profile refuses these calls for"
+        " that reason), but harness places no sentinel key, so a shared keyring is not seen",
+    ),
     _priv(
         _ROOT,
         "mount, and the new mount API",
@@ -124,7 +147,8 @@ ROWS: tuple[Row, ...] = (
         _ROOT,
         "other processes' memory and descriptors",
         ("ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "process_mrelease"),
-        unseen=NOT_YET,
+        checks=("priv-proc-access",),
+        target="every visible process not the sandbox's own (the decoy)",
     ),
     _priv(
         _ROOT,
@@ -154,6 +178,7 @@ ROWS: tuple[Row, ...] = (
             "sethostname",
             "setdomainname",
         ),
-        unseen=NOT_YET,
+        checks=("priv-root-kernel",),
+        target="a no-op form of each (the capability proven); the rest by `priv-start`",
     ),
 )

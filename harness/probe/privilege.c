@@ -2,6 +2,8 @@
  * workload would try, and the unprivileged attempts. */
 
 #include "probe.h"
+#include <sys/ptrace.h>
+#include <sys/timex.h>
 
 static int caps_get(struct cap_data d[2])
 {
@@ -37,11 +39,12 @@ void put_creds(Buf *b, int full)
 {
     struct cap_data d[2];
     int e = caps_get(d) ? errno : 0;
-    bput(b, "\"uid\":%u,\"euid\":%u", (unsigned)getuid(), (unsigned)geteuid());
+    bput(b, "\"uid\":%u,\"euid\":%u,\"egid\":%u", (unsigned)getuid(), (unsigned)geteuid(),
+         (unsigned)getegid());
     bcap(b, "cap_eff", cap64(d[0].effective, d[1].effective));
     bput(b, ",\"nnp\":%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
     if (full) {
-        bput(b, ",\"gid\":%u,\"egid\":%u", (unsigned)getgid(), (unsigned)getegid());
+        bput(b, ",\"gid\":%u", (unsigned)getgid());
         bcap(b, "cap_prm", cap64(d[0].permitted, d[1].permitted));
         bcap(b, "cap_inh", cap64(d[0].inheritable, d[1].inheritable));
         bcap(b, "cap_bnd", cap_set_by_prctl(0));
@@ -74,13 +77,15 @@ static void drop_privs(void)
     ev_int("uid", u);
 }
 
-/* Run `<helper> whoami` in a grandchild, stdout to a pipe; its euid and CapEff. */
-static void exec_helper(const char **opt, unsigned *euid, uint64_t *cap_eff)
+/* What `<file> whoami` reported when run. */
+struct whoami { unsigned euid, egid; uint64_t cap_eff; };
+
+/* Run `<path> whoami` in a grandchild, stdout to a pipe (as the caller is: the
+ * unprivileged attempts drop privileges first). */
+static void run_whoami(const char *path, struct whoami *w)
 {
-    const char *path = need(opt);
     char out[1024];
     int p[2], st;
-    drop_privs();
     if (pipe2(p, O_CLOEXEC) != 0)
         fail(errno, "pipe");
     if ((g_target = fork()) < 0)
@@ -107,25 +112,45 @@ static void exec_helper(const char **opt, unsigned *euid, uint64_t *cap_eff)
         outcome("blocked", atoi(ee + 13), "execve(%s)", path);
     if (!eu || !ce)
         fail(0, "helper %s printed no whoami line (wait status 0x%x): \"%.100s\"", path, (unsigned)st, out);
-    *euid = (unsigned)strtoul(eu + 7, NULL, 10);
-    *cap_eff = strtoull(ce + 11, NULL, 16);
+    const char *eg = strstr(out, "\"egid\":");
+    w->euid = (unsigned)strtoul(eu + 7, NULL, 10);
+    w->egid = eg ? (unsigned)strtoul(eg + 7, NULL, 10) : (unsigned)-1;
+    w->cap_eff = strtoull(ce + 11, NULL, 16);
+}
+
+/* A helper run as the unprivileged uid. */
+static void exec_helper(const char **opt, struct whoami *w)
+{
+    const char *path = need(opt);
+    drop_privs();
+    run_whoami(path, w);
 }
 
 void chk_priv_setuid_exec(void)
 {
-    unsigned euid;
-    uint64_t caps;
-    exec_helper(&o.setuid_helper, &euid, &caps);
-    ev_int("euid", euid);
-    outcome(euid == 0 ? "escaped" : "blocked", 0, "the setuid helper ran with euid %u", euid);
+    struct whoami w;
+    exec_helper(&o.setuid_helper, &w);
+    ev_int("euid", w.euid);
+    outcome(w.euid == 0 ? "escaped" : "blocked", 0, "the setuid helper ran with euid %u", w.euid);
+}
+
+/* The helper is setgid to group 0: running with egid 0 is the gain. */
+void chk_priv_setgid_exec(void)
+{
+    struct whoami w;
+    exec_helper(&o.setgid_helper, &w);
+    if (w.egid == (unsigned)-1)
+        fail(0, "the setgid helper reported no egid");
+    ev_int("egid", w.egid);
+    outcome(w.egid == 0 ? "escaped" : "blocked", 0, "the setgid helper ran with egid %u", w.egid);
 }
 
 void chk_priv_fcap_exec(void)
 {
-    unsigned euid;
-    uint64_t caps;
+    struct whoami w;
     char hex[24];
-    exec_helper(&o.fcap_helper, &euid, &caps);
+    exec_helper(&o.fcap_helper, &w);
+    uint64_t caps = w.cap_eff;
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
     ev_str("cap_eff", hex);
     outcome(caps >> PROBE_CAP_NET_RAW & 1 ? "escaped" : "blocked", 0,
@@ -491,4 +516,268 @@ void chk_priv_root_sys_module(void)
         outcome("escaped", 0, "holds CAP_SYS_MODULE in the initial user namespace (nothing loaded)");
     outcome("blocked", 0, held ? "CAP_SYS_MODULE held only in a child user namespace"
                                : "CAP_SYS_MODULE not held");
+}
+
+/* ---- securebits, other processes, the kernel itself, user namespaces ------- */
+
+#define SECBIT_NOROOT_ 0
+#define SECBIT_NO_SETUID_FIXUP_ 2
+#define SECBIT_NO_CAP_AMBIENT_RAISE_ 6
+
+/* As started: clear every securebit the sandbox set and left unlocked (with
+ * CAP_SETPCAP, in Docker's default set), then run the probe's own file: a
+ * capability the new program holds beyond those held before is the gain (a root
+ * neutered by SECBIT_NOROOT, unlocked, gets its bounding set back at exec). */
+void chk_priv_securebits(void)
+{
+    struct cap_data d[2];
+    struct whoami w;
+    const int bits[] = { SECBIT_NOROOT_, SECBIT_NO_SETUID_FIXUP_, SECBIT_NO_CAP_AMBIENT_RAISE_ };
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t held = cap64(d[0].effective | d[0].permitted, d[1].effective | d[1].permitted);
+    /* A kernel without securebits (gVisor's sentry): nothing to clear, the exec
+     * still tried. */
+    int sb = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    ev_int("securebits", sb);
+    if (sb < 0)
+        sb = 0;
+    int want = sb, e = 0;
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        if (sb >> bits[i] & 1 && !(sb >> (bits[i] + 1) & 1))
+            want &= ~(1 << bits[i]);
+    if (want != sb && prctl(PR_SET_SECUREBITS, want, 0, 0, 0) != 0)
+        e = errno;
+    int now = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    ev_int("cleared", now >= 0 ? sb & ~now : 0);
+    run_whoami("/proc/self/exe", &w);
+    uint64_t gained = w.cap_eff & ~held;
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
+    if (gained && initial_userns())
+        outcome("escaped", 0, "securebits 0x%x, now 0x%x: exec gained capabilities %s", sb, now, hex);
+    outcome("blocked", e, "securebits 0x%x (%s), exec gained no capability", sb,
+            want == sb ? "nothing unlocked to clear" : e ? "clearing refused" : "cleared");
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#define PF_KTHREAD_ 0x00200000UL
+
+/* A process's parent and flags from /proc/<pid>/stat; -1 if gone or unreadable. */
+static int proc_stat(int pid, int *ppid, unsigned long *flags, char *state)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    ssize_t n = read_file(p, buf, sizeof buf - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *r = strrchr(buf, ')');
+    /* ") S ppid pgrp session tty_nr tpgid flags" */
+    if (!r || sscanf(r + 1, " %c %d %*d %*d %*d %*d %lu", state, ppid, flags) != 3)
+        return -1;
+    return 0;
+}
+
+/* 0 if this process may read `pid`'s memory or take its descriptors (ptrace's
+ * attach permission), naming how in `how`; else the errno of the refusal. Each
+ * way changes nothing in the target: a read, a duplicate of a descriptor closed
+ * at once, a seize that ends when this check's child exits. */
+static int touch_process(int pid, char *how, size_t n)
+{
+    char p[64], line[128], b[16];
+    unsigned long addr = 0;
+    snprintf(p, sizeof p, "/proc/%d/maps", pid);
+    if (read_file(p, line, sizeof line - 1) > 0)
+        addr = strtoul(line, NULL, 16);
+    struct iovec l = { b, sizeof b }, r = { (void *)addr, sizeof b };
+    ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (k >= 0 || errno == EFAULT) { /* EFAULT: allowed, the address was not */
+        snprintf(how, n, "process_vm_readv of pid %d %s", pid, k >= 0 ? "read its memory" : "was allowed");
+        return 0;
+    }
+    int e = errno;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        for (int fd = 0; fd < 3; fd++) {
+            int got = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+            if (got >= 0 || errno == EBADF) { /* EBADF: allowed, no such descriptor */
+                if (got >= 0)
+                    close(got);
+                close(pfd);
+                snprintf(how, n, "pidfd_getfd took descriptor %d of pid %d", fd, pid);
+                return 0;
+            }
+        }
+        close(pfd);
+    }
+    if (ptrace(PTRACE_SEIZE, pid, 0, 0) == 0) {
+        snprintf(how, n, "ptrace(PTRACE_SEIZE) attached to pid %d", pid);
+        return 0;
+    }
+    return e;
+}
+
+/* Every visible process that is not this check's own (itself, its ancestors) nor
+ * a kernel thread: in its own PID namespace a sandbox sees none; in the host's it
+ * sees the host's (the filesystem fixture's decoy among them). 0 if one was
+ * reached; the candidates count in *seen. */
+static int reach_processes(int *seen, int *e, char *how, size_t n)
+{
+    int anc[64], na = 0, self = getpid(), pid = self, pp;
+    unsigned long fl;
+    char st;
+    while (na < 64 && pid > 1 && proc_stat(pid, &pp, &fl, &st) == 0 && pp > 0)
+        anc[na++] = pid = pp;
+    DIR *d = opendir("/proc");
+    if (!d)
+        fail(errno, "opendir /proc: cannot list processes");
+    *seen = 0;
+    for (struct dirent *x; (x = readdir(d)) && *seen < 4096;) {
+        char *end;
+        long v = strtol(x->d_name, &end, 10);
+        if (*end || v <= 0 || v == self)
+            continue;
+        int mine = 0;
+        for (int i = 0; i < na; i++)
+            mine |= anc[i] == v;
+        if (mine || proc_stat((int)v, &pp, &fl, &st) != 0 || fl & PF_KTHREAD_ || st == 'Z' || v == 2)
+            continue;
+        (*seen)++;
+        int r = touch_process((int)v, how, n);
+        if (r == 0) {
+            closedir(d);
+            return 0;
+        }
+        if (r != ESRCH || !*e)
+            *e = r;
+    }
+    closedir(d);
+    return -1;
+}
+
+/* Another process's memory and descriptors: as started, then as the
+ * unprivileged uid (the decoy's owner). */
+void chk_priv_proc_access(void)
+{
+    char how[160];
+    int seen = 0, e = 0;
+    if (reach_processes(&seen, &e, how, sizeof how) == 0)
+        outcome("escaped", 0, "as started: %s", how);
+    int first = seen;
+    if (geteuid() == 0) {
+        drop_privs();
+        if (reach_processes(&seen, &e, how, sizeof how) == 0)
+            outcome("escaped", 0, "as uid %u: %s", g_unpriv_uid, how);
+    }
+    ev_int("processes", first);
+    if (!first)
+        outcome("blocked", ESRCH, "no process but this check's own (and its ancestors) visible");
+    outcome("blocked", e, "memory and descriptors of %d other process(es) refused", first);
+}
+
+/* What only CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_ADMIN, CAP_SYS_PACCT, CAP_SYSLOG,
+ * CAP_SYS_RAWIO, CAP_BPF and CAP_PERFMON open, each asked so that success changes
+ * nothing: an argument the kernel refuses only after the capability check (a bad
+ * reboot magic, a tick out of range, a path that cannot exist, too many kexec
+ * segments), or something undone at once (an I/O port, a BPF program never
+ * attached, a disabled perf event). Every errno is recorded. */
+struct kattempt { const char *name; int granted; int e; };
+
+static int perf_paranoid(void)
+{
+    char v[16];
+    return read_file("/proc/sys/kernel/perf_event_paranoid", v, sizeof v - 1) > 0 ? atoi(v) : 2;
+}
+
+static void k_try(struct kattempt *a, long r, int ok_errno)
+{
+    a->e = r == 0 || r > 0 ? 0 : errno;
+    a->granted = r >= 0 || (ok_errno && a->e == ok_errno);
+}
+
+void chk_priv_root_kernel(void)
+{
+    struct kattempt a[10];
+    int n = 0;
+    char name[1100];
+    memset(name, 'h', sizeof name);
+    a[n].name = "reboot (bad magic)";
+    k_try(&a[n++], syscall(SYS_reboot, 0, 0, 0, NULL), EINVAL);
+#ifdef SYS_kexec_load
+    a[n].name = "kexec_load (too many segments)";
+    k_try(&a[n++], syscall(SYS_kexec_load, 0UL, 1000UL, NULL, 0UL), EINVAL);
+#endif
+    struct timex tx = { .modes = ADJ_TICK, .tick = 0 };
+    a[n].name = "adjtimex (tick 0)";
+    k_try(&a[n++], syscall(SYS_adjtimex, &tx), EINVAL);
+    a[n].name = "swapon (no such file)";
+    k_try(&a[n++], syscall(SYS_swapon, "/proc/harness-no-such-file", 0), ENOENT);
+    a[n].name = "acct (no such file)";
+    k_try(&a[n++], syscall(SYS_acct, "/proc/harness-no-such-file"), ENOENT);
+    a[n].name = "syslog (unknown action)";
+    k_try(&a[n++], syscall(SYS_syslog, 9999, NULL, 0), EINVAL);
+    a[n].name = "sethostname (too long)";
+    k_try(&a[n++], syscall(SYS_sethostname, name, sizeof name), EINVAL);
+#if defined(__x86_64__) || defined(__i386__)
+    a[n].name = "ioperm (port 0x80)";
+    k_try(&a[n], syscall(SYS_ioperm, 0x80UL, 1UL, 1), 0);
+    if (a[n++].granted)
+        syscall(SYS_ioperm, 0x80UL, 1UL, 0);
+#endif
+    /* r0 = 0; exit: a kprobe program, loaded and never attached */
+    struct { uint8_t code, regs; int16_t off; int32_t imm; } insns[2] = { { 0xb7, 0, 0, 0 }, { 0x95, 0, 0, 0 } };
+    uint64_t battr[16] = { 0 };
+    battr[0] = 2 | (uint64_t)2 << 32; /* BPF_PROG_TYPE_KPROBE, two instructions */
+    battr[1] = (uint64_t)(uintptr_t)insns;
+    battr[2] = (uint64_t)(uintptr_t)"GPL";
+    a[n].name = "bpf (load a kprobe program)";
+    long fd = syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, battr, sizeof battr);
+    k_try(&a[n++], fd, 0);
+    if (fd >= 0)
+        close((int)fd);
+    /* A disabled software event on one CPU, kernel included: CAP_PERFMON, unless
+     * perf_event_paranoid lets anyone (then it proves nothing). */
+    uint32_t pattr[32] = { 0 };
+    pattr[0] = 1;              /* PERF_TYPE_SOFTWARE, config 0: the CPU clock */
+    pattr[1] = sizeof pattr;   /* size */
+    pattr[10] = 1;             /* disabled; exclude_kernel left clear */
+    int paranoid = perf_paranoid();
+    a[n].name = "perf_event_open (a CPU, kernel included)";
+    fd = syscall(SYS_perf_event_open, pattr, -1, 0, -1, 0UL);
+    k_try(&a[n], fd, 0);
+    if (fd >= 0)
+        close((int)fd);
+    a[n++].granted &= paranoid >= 1;
+    int init = initial_userns();
+    char list[800];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s", i ? "; " : "", a[i].name,
+                                a[i].granted ? "allowed" : strerror(a[i].e));
+    ev_str("attempts", list);
+    ev_int("perf_event_paranoid", paranoid);
+    for (int i = 0; i < n; i++)
+        /* reboot and sethostname ask the namespace's own user namespace */
+        if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11))))
+            outcome("escaped", 0, "%s allowed (nothing changed)", a[i].name);
+    outcome("blocked", n ? a[0].e : 0, "%d kernel operations refused", n);
+}
+
+/* What a user namespace of the workload's own gives: recorded, never judged
+ * (its capabilities reach only what that namespace owns). */
+void chk_userns(void)
+{
+    Buf b = { .n = 0 };
+    int r = unshare(CLONE_NEWUSER);
+    bput(&b, "\"userns\":%s", r == 0 ? "true" : "false");
+    if (r != 0)
+        bkv(&b, "detail", strerror(errno));
+    send_result(&b);
 }

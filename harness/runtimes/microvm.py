@@ -70,6 +70,7 @@ cat > "$dir/initrd"
   if [ -n "$helpers" ]; then
     member helpers/setuid 35309 "$helpers/setuid"
     member helpers/fcap 33261 "$helpers/fcap"
+    if [ -f "$helpers/setgid" ]; then member helpers/setgid 34285 "$helpers/setgid"; fi
   fi
   if [ -n "$allowed" ]; then
     for f in "$allowed"/* "$allowed"/.[!.]*; do

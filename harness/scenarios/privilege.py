@@ -15,10 +15,11 @@ def _as_root(check_id: str, doc: str, control: Control = Control.HOST) -> Check:
 PRIVILEGE = Scenario(
     name="privilege-floor",
     summary="capabilities as started; as root: sysctl, mount, release_agent, open_by_handle_at,"
-    " mknod; then unprivileged: setuid and file-capability helpers, setuid(0), capset, ambient",
+    " mknod, securebits, the kernel's own operations; then unprivileged: setuid, setgid and"
+    " file-capability helpers, setuid(0), capset, ambient; other processes' memory",
     property="privilege_floor",
     needs=frozenset({Need.HELPERS, Need.HOST_FS}),
-    info=("creds",),
+    info=("creds", "userns"),
     checks=(
         Check(
             "priv-start",
@@ -46,5 +47,23 @@ PRIVILEGE = Scenario(
         Check("priv-setuid0", "setuid(0) as an unprivileged uid", control=Control.NONE),
         Check("priv-capset", "raise CAP_SYS_ADMIN with capset", control=Control.NONE),
         Check("priv-ambient", "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW", control=Control.NONE),
+        Check("priv-setgid-exec", "exec a setgid-root helper as an unprivileged uid (egid 0)"),
+        # Nothing to clear and nothing to gain on the host: the exec itself is the proof.
+        _as_root(
+            "priv-securebits",
+            "clear every securebit left unlocked, then exec: no capability gained",
+            Control.NONE,
+        ),
+        Check(
+            "priv-proc-access",
+            "process_vm_readv, pidfd_getfd, ptrace on every visible process not the check's"
+            " own, as started and as the unprivileged uid (the filesystem fixture's decoy)",
+            rule=Rule.ROOT,
+        ),
+        _as_root(
+            "priv-root-kernel",
+            "reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm, bpf,"
+            " perf_event_open, each asked so that success changes nothing",
+        ),
     ),
 )
