@@ -210,7 +210,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
     "runc-sysfs-rw": {"privilege_floor": "priv-root-sysctl"},
-    "runc-host-pid": {"filesystem_confinement": "fs-routes"},
+    "runc-host-pid": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-proc-access"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
     # Looser than the policy it declares (issue 25): a read-only grant the policy does
     # not have, a writable folder it has none for, another starting user.
@@ -221,6 +221,13 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A host folder below an unlistable "/", no sentinel in it: only the host's files
     # tried below the mount point find it.
     "landlock-undeclared-below": {"filesystem_confinement": "fs-mounts"},
+    # Privilege rows of the catalogue (issue 26), each the one privilege row left open
+    # (on the host's filesystem, so a filesystem regression too).
+    "root-securebits-unlocked": {
+        "filesystem_confinement": None,
+        "privilege_floor": "priv-securebits",
+    },
+    "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
