@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import re
 import resource
 import shlex
@@ -40,8 +41,8 @@ import contextlib
 
 from bench._common import (
     ROOT,
-    envelope_split,
     ensure_bytecode,
+    envelope_split,
     harness_argv,
     machine,
     require_complete,
@@ -80,7 +81,7 @@ def record_outputs(work: Path, matrix: Path) -> dict[str, dict[str, Any]]:
     first = plan.cells[0].host
     out: dict[str, dict[str, Any]] = {}
     for cell in (c for c in plan.cells if c.host is first):
-        cid = f"bench-scale-{cell.runtime.name}"
+        cid = f"bench-scale-{os.getpid()}-{cell.runtime.name}"  # two benches at once
         paths = CellPaths(
             probe=str(staged), workdir=str(folder), cell_dir=str(folder / cid), cell_id=cid
         )
@@ -164,7 +165,10 @@ def serve(spec_path: str) -> None:
         nonce = found.group(1).decode() if found else ""
         # Mechanisms only: no canary, no sentinels, so an empty report.
         marker = values[0]
-        out = f"{bound_to(canned[rt]['stdout'], nonce)}\n{marker} evidence\n{marker} 0 0\n"
+        text = (
+            canned[rt]["stdout"] if spec.get("unbound") else bound_to(canned[rt]["stdout"], nonce)
+        )
+        out = f"{text}\n{marker} evidence\n{marker} 0 0\n"
         return out, canned[rt]["elapsed"]
 
     async def handle(process: asyncssh.SSHServerProcess[bytes]) -> None:
@@ -209,7 +213,7 @@ def serve(spec_path: str) -> None:
 
 
 def prepare(
-    work: Path, *, hosts: int, concurrency: int, results: dict[str, Any]
+    work: Path, *, hosts: int, concurrency: int, results: dict[str, Any], unbound: bool = False
 ) -> tuple[Path, subprocess.Popen[bytes]]:
     """Record the real outputs, start the simulated hosts, write the matrix."""
     local = (ROOT / "matrices" / "local.toml").read_text()
@@ -258,6 +262,7 @@ flags = ["--network=none"]
         "authorized": str(work / "client_key.pub"),
         "canned": canned,
         "ports": str(work / "ports.json"),
+        "unbound": unbound,
     }
     (work / "spec.json").write_text(json.dumps(spec))
     print(f"starting {hosts} simulated hosts", flush=True)
@@ -305,6 +310,12 @@ def main() -> None:
     parser.add_argument(
         "--smoke", action="store_true", help="3 hosts, no waiting, nothing saved: does it run?"
     )
+    parser.add_argument(
+        "--unbound",
+        action="store_true",
+        help="replay the recorded output as it is, which the cell nonce rejects (as before"
+        " 2026-12): shows that the bench then refuses to judge its targets",
+    )
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument(
@@ -337,7 +348,11 @@ def main() -> None:
     server: subprocess.Popen[bytes] | None = None
     try:
         matrix, server = prepare(
-            work, hosts=args.hosts, concurrency=args.concurrency, results=results
+            work,
+            hosts=args.hosts,
+            concurrency=args.concurrency,
+            results=results,
+            unbound=args.unbound,
         )
         server_cpu0 = tree_cpu([server.pid])
         print("harness run", flush=True)
@@ -357,9 +372,7 @@ def main() -> None:
         if m.exit_status not in (0, 3):
             print(f"harness exited {m.exit_status}: {m.stderr[-1500:]}")
         reasons = sorted({str(c.get("reason")) for c in cells if c["status"] != "complete"})
-        require_complete(
-            "scale", complete, args.hosts * len(RUNTIMES), "; ".join(reasons)[:500]
-        )
+        require_complete("scale", complete, args.hosts * len(RUNTIMES), "; ".join(reasons)[:500])
         per_cell_ms = 1000 * m.cpu / max(1, len(cells))
         per_cell_ms_net = 1000 * (m.cpu - startup.cpu) / max(1, len(cells))
         results.update(
