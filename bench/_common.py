@@ -5,8 +5,8 @@ CPU accounting (see bench/README.md):
 - a process the bench starts itself (the harness CLI, ansible, a shell loop) is
   measured with os.wait4: its rusage holds its own CPU plus that of every
   descendant it reaped, and its peak RSS;
-- long-lived servers (the sshd fleet, the simulated hosts) are measured with
-  psutil as a delta of user+system+children_user+children_system between two
+- long-lived servers (the sshd fleet, the simulated hosts) are measured from
+  /proc/PID/stat as a delta of user+system+children's user+system between two
   quiet points, so it covers every session, shell, probe and sandbox they reaped;
 - /proc/stat's machine-wide busy time is recorded as a cross-check; it also
   counts anything else running on the machine, which is why it is not primary.
@@ -28,8 +28,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import psutil
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -57,6 +55,23 @@ def ensure_bytecode() -> None:
         check=True,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     )
+
+
+def envelope_split(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """A cell's one command (harness/fixtures/envelope.py), split into the envelope's
+    own values ($1 marker, $2 sentinel root, $3 token, $4 original, ...) and the
+    sandbox command; None for any other command. The count of values is read from
+    the envelope's own `shift`, so the benches follow when it changes."""
+    import re
+
+    from harness.fixtures.envelope import SCRIPT
+
+    if len(argv) < 4 or list(argv[:2]) != ["sh", "-c"] or argv[3] != "harness-cell":
+        return None
+    found = re.search(r"shift (\d+)", SCRIPT)
+    assert found, "the envelope's script no longer shifts its own values"
+    n = int(found.group(1))
+    return list(argv[4 : 4 + n]), list(argv[4 + n :])
 
 
 # -- the machine -------------------------------------------------------------------
@@ -103,6 +118,13 @@ def wait_for_quiet(*, below: float = 0.25, max_wait: float = 600.0) -> dict[str,
     }
 
 
+def memory_kib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1])
+    return 0
+
+
 def machine(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     def version(argv: Sequence[str]) -> str:
         if not shutil.which(argv[0]):
@@ -120,7 +142,7 @@ def machine(extra: dict[str, Any] | None = None) -> dict[str, Any]:
         "cpu_model": cpu_model(),
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "memory_gib": round(memory_kib() / 2**20, 1),
         "openssh": version(["ssh", "-V"]),
         "runsc": version(["runsc", "--version"]),
         "bwrap": version(["bwrap", "--version"]),
@@ -139,15 +161,34 @@ def machine_busy() -> float:
 
 
 def tree_cpu(pids: Iterable[int]) -> float:
-    """CPU of long-lived processes and of every descendant they have reaped."""
-    total = 0.0
+    """CPU of long-lived processes and of every descendant they have reaped
+    (/proc/PID/stat: utime, stime, cutime, cstime), so the bench needs no psutil."""
+    total = 0
     for pid in pids:
         try:
-            t = psutil.Process(pid).cpu_times()
-        except psutil.Error:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
             continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+        fields = stat.rpartition(")")[2].split()  # the name may hold spaces
+        total += sum(int(x) for x in fields[11:15])
+    return total / TICK
+
+
+class Incomplete(SystemExit):
+    """A target's verdict over cells that did not complete is not a figure."""
+
+
+def require_complete(what: str, complete: int, total: int, why: str = "") -> None:
+    """Refuse to judge a target unless every cell completed: say why, exit 2."""
+    if total and complete == total:
+        return
+    detail = f": {why}" if why else ""
+    print(
+        f"NOT JUDGED: {what}: {complete} of {total} cells complete{detail}."
+        " A figure measured on failed cells is not a figure; no target verdict printed.",
+        flush=True,
+    )
+    raise Incomplete(2)
 
 
 @dataclass

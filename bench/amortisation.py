@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +38,11 @@ import anyio
 from bench._common import (
     ROOT,
     ensure_bytecode,
+    envelope_split,
     harness_argv,
     machine,
     median,
+    require_complete,
     run_measured,
     save,
     table,
@@ -49,6 +52,40 @@ from bench._common import (
 
 MATRIX = ROOT / "matrices" / "local.toml"
 TARGET = 1.2
+
+
+def smoke_matrix(work: Path) -> Path:
+    """The local matrix cut down to host and bwrap, with a short settle window: the
+    whole bench in seconds, to show that it runs (its numbers mean nothing)."""
+    local = tomllib.loads(MATRIX.read_text())
+    bwrap = local["runtimes"]["bwrap"]
+    path = work / "smoke.toml"
+    path.write_text(
+        f"""name = "bench-smoke"
+inventory = "{(MATRIX.parent / local["inventory"]).resolve()}"
+hosts = ["localhost"]
+scenarios = ["egress-confinement", "filesystem-confinement", "mechanisms"]
+
+[settings]
+concurrency = 4
+timeout = 60
+check_timeout = 5
+
+[canary]
+mode = "netns"
+settle = 0.5
+
+[runtimes.host]
+kind = "host"
+
+[runtimes.bwrap]
+kind = "command"
+argv = {json.dumps(bwrap["argv"])}
+allowed_inside = "/allowed"
+helpers_inside = "/helpers"
+"""
+    )
+    return path
 
 
 @dataclass
@@ -89,7 +126,11 @@ def run_harness(label: str, out: Path, *args: str) -> tuple[Any, dict[str, dict[
     )
     if m.exit_status not in (0, 1, 3):
         raise SystemExit(f"{label}: harness exited {m.exit_status}: {m.stderr[-2000:]}")
-    return m, cell_stats(out)
+    stats = cell_stats(out)
+    failed = {rt: s["status"] for rt, s in stats.items() if s["status"] != "complete"}
+    why = ", ".join(f"{rt} {status}" for rt, status in failed.items())
+    require_complete(f"amortisation, {label}", len(stats) - len(failed), len(stats), why)
+    return m, stats
 
 
 # -- recording the cells' commands ----------------------------------------------------
@@ -112,7 +153,7 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
 
     recorded: list[Recorded] = []
     deferred: list[tuple[list[str], bytes | None]] = []
-    held = ("harness-canary-down",)
+    held = ("harness-canary-down", "harness-release")  # the canary stays up for the replays
     fixtures: list[list[str]] = []  # each cell's sentinels, made again for the replays
 
     class Recording(LocalTransport):
@@ -125,14 +166,16 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
                 deferred.append((argv, stdin))
                 return Completed(tuple(argv), 0, None, "", "", 0.0)
             done = await super().run(argv, stdin=stdin, timeout=timeout)
-            if argv[:4] == ["sh", "-c", argv[2], "harness-cell"]:
+            split = envelope_split(argv)
+            if split is not None:
                 # The envelope: $1 marker, $2-$4 the sentinels, $5 tag, $6-$7 the
-                # canary; then the sandbox command itself.
-                root, token, original = argv[5:8]
-                recorded.append(Recorded(runtime="?", argv=argv[11:], stdin=stdin))
+                # canary, $8 where no sentinel goes; then the sandbox command itself.
+                values, inner = split
+                root, token, original, skip = values[1], values[2], values[3], values[7]
+                recorded.append(Recorded(runtime="?", argv=inner, stdin=stdin))
                 if root:
-                    setup = FUNCTIONS + 'fs_setup "$1" "$2" "$3"'
-                    fixtures.append(["sh", "-c", setup, "fs", root, token, original])
+                    setup = FUNCTIONS + 'fs_setup "$1" "$2" "$3" "$4"'
+                    fixtures.append(["sh", "-c", setup, "fs", root, token, original, skip])
                     deferred.append((["rm", "-rf", "--", root], None))
             return done
 
@@ -148,10 +191,12 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     finally:
         runner_mod.open_transport = original
         store.close()
+    done = sum(c.status == "complete" for c in outcome.cells)
+    require_complete("amortisation, the recorded run", done, len(outcome.cells))
     for argv in fixtures:
         subprocess.run(argv, capture_output=True, check=True)
     # Match commands to runtimes by the cell tags in the records, in order.
-    by_tag = {c.host_side.get("tag"): c.runtime for c in outcome.cells}
+    by_tag = {c.host_side.tag: c.runtime for c in outcome.cells}
     for rec in recorded:
         tag = next((t for t in by_tag if t and any(t in a for a in rec.argv)), None)
         if tag is None and rec.stdin:
@@ -161,9 +206,13 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
 
 
 def replay(cmd: Recorded) -> float:
+    """The cell's sandbox command, run bare; a replay that did not complete is no floor."""
     started = time.monotonic()
-    subprocess.run(cmd.argv, input=cmd.stdin or b"", capture_output=True, check=False)
-    return time.monotonic() - started
+    done = subprocess.run(cmd.argv, input=cmd.stdin or b"", capture_output=True, check=False)
+    elapsed = time.monotonic() - started
+    if b'"type":"done"' not in done.stdout:
+        require_complete(f"amortisation, {cmd.runtime} replayed", 0, 1, "no completion line")
+    return elapsed
 
 
 def teardown(deferred: list[tuple[list[str], bytes | None]]) -> None:
@@ -226,14 +275,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="host and bwrap only, one round, no warm-up, nothing saved: does it run?",
+    )
     args = parser.parse_args()
+    global MATRIX
     ensure_bytecode()
-    quiet = wait_for_quiet(max_wait=0 if args.no_wait else 300)
     work = Path(tempfile.mkdtemp(prefix="harness-bench-amort-"))
+    if args.smoke:
+        args.repeats, args.no_wait = 1, True
+        MATRIX = smoke_matrix(work)
+    quiet = wait_for_quiet(max_wait=0 if args.no_wait else 300)
     results: dict[str, Any] = {"machine": machine(quiet), "matrix": str(MATRIX)}
     try:
-        print(f"busy cores {quiet['busy_cores_at_start']}; warming up", flush=True)
-        run_harness("warm-up", work / "warm")
+        if not args.smoke:
+            print(f"busy cores {quiet['busy_cores_at_start']}; warming up", flush=True)
+            run_harness("warm-up", work / "warm")
 
         # 1. harness, whole matrix, then per runtime (interleaved repeats).
         whole: list[Any] = []
@@ -384,7 +443,8 @@ def main() -> None:
             f"target: harness <= {TARGET} x floor (sum of bare start + probe per cell):"
             f" {sum_ratio:.2f} -> {verdict(sum_ratio, TARGET)}"
         )
-        print(f"results: {save('amortisation', results)}")
+        if not args.smoke:
+            print(f"results: {save('amortisation', results)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

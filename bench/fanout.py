@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -52,6 +53,7 @@ from bench._common import (
     machine,
     machine_busy,
     median,
+    require_complete,
     run_measured,
     save,
     table,
@@ -59,7 +61,7 @@ from bench._common import (
     verdict,
     wait_for_quiet,
 )
-from bench._lab import Fleet, fleet
+from bench._lab import PORT, Fleet, fleet
 
 SCENARIOS = ["mechanisms", "egress-confinement"]
 RUNTIMES = ["host", "bwrap", "runsc"]
@@ -138,7 +140,7 @@ def _mode_canaries(spec: dict[str, Any]) -> None:
     """Start one egress canary per host at once, as harness does, then stop them."""
     import anyio
 
-    from harness.fixtures.canary import start_canary, stop_canary
+    from harness.fixtures.canary import high_port, start_canary, stop_canary
     from harness.spec.models import Canary
     from harness.transport import LocalTransport
 
@@ -156,6 +158,7 @@ def _mode_canaries(spec: dict[str, Any]) -> None:
                 run_id=run_id,
                 host_index=i,
                 nonce="00" * 8,
+                high_port=high_port(Canary()),
             )
 
         async with anyio.create_task_group() as tg:
@@ -220,10 +223,19 @@ def helper(
         os.unlink(fh.name)
 
 
+def free_port() -> int:
+    """A port nobody listens on now, so that a smoke run does not meet another's fleet."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 # -- the setup ----------------------------------------------------------------------
 
 
-def write_matrix(work: Path, lab: Fleet, *, concurrency: int) -> Path:
+def write_matrix(work: Path, lab: Fleet, *, concurrency: int, settle: float = 3.0) -> Path:
     local = tomllib.loads((ROOT / "matrices" / "local.toml").read_text())
     bwrap_argv = json.dumps(local["runtimes"]["bwrap"]["argv"])
     inventory = lab.inventory(work / "inventory.toml", workdir=work / "hosts")
@@ -237,6 +249,9 @@ scenarios = {json.dumps(SCENARIOS)}
 concurrency = {concurrency}
 timeout = {TIMEOUT}
 check_timeout = 5
+
+[canary]
+settle = {settle}
 
 [runtimes.host]
 kind = "host"
@@ -262,7 +277,7 @@ class PeerSetup:
     def __init__(self, work: Path, matrix: Path) -> None:
         import anyio
 
-        from harness.fixtures.canary import start_canary
+        from harness.fixtures.canary import high_port, start_canary
         from harness.plan import make_plan
         from harness.probe import build_probe
         from harness.probe.protocol import probe_args
@@ -288,6 +303,7 @@ class PeerSetup:
                 run_id=secrets.token_hex(4),
                 host_index=63,
                 nonce=nonce,
+                high_port=high_port(Canary()),
             )
         )
         if self.canary.error:
@@ -333,8 +349,9 @@ class PeerSetup:
 class Meter:
     """Wall, client-side CPU and server-side CPU (the sshd trees) of one phase."""
 
-    def __init__(self, lab: Fleet | None) -> None:
+    def __init__(self, lab: Fleet | None, quiet: float = 1.0) -> None:
         self.lab = lab
+        self.quiet = quiet
 
     def __call__(self, label: str, fn: Any) -> dict[str, Any]:
         server0 = tree_cpu(self.lab.pids) if self.lab else 0.0
@@ -343,7 +360,7 @@ class Meter:
         out = fn()
         if isinstance(out, tuple):
             out, extra_client = out
-        time.sleep(1.0)  # let sshd reap its sessions
+        time.sleep(self.quiet)  # let sshd reap its sessions
         server = (tree_cpu(self.lab.pids) if self.lab else 0.0) - server0
         busy = machine_busy() - busy0
         m: Measured = out
@@ -595,7 +612,21 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=3, help="head-to-head rounds of harness and parallel-ssh"
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2 hosts on a free port, one round, no SSH algorithms, a short settle window,"
+        " the peers whose tools are installed, nothing saved: does it run?",
+    )
     args = parser.parse_args()
+    port, settle = PORT, 3.0
+    if args.smoke:
+        args.hosts, args.rounds, args.no_wait, args.skip_algorithms = 2, 1, True, True
+        port, settle = free_port(), 0.5
+        for peer, module in (("pssh", "pssh"), ("ansible", "ansible")):
+            if importlib.util.find_spec(module) is None:
+                print(f"smoke: {peer} is not installed here; skipped", flush=True)
+                args.skip.append(peer)
     n = args.hosts
     ensure_bytecode()
     quiet = wait_for_quiet(max_wait=0 if args.no_wait else 300)
@@ -616,16 +647,29 @@ def main() -> None:
                 print(f"results: {save('fanout-algorithms', results)}")
                 return
         print(f"starting {n} sshd on 127.0.1.1..{n}", flush=True)
-        with fleet(work / "fleet", n) as lab:
-            matrix = write_matrix(work, lab, concurrency=n)
-            meter = Meter(lab)
+        with fleet(work / "fleet", n, port=port) as lab:
+            matrix = write_matrix(work, lab, concurrency=n, settle=settle)
+            meter = Meter(lab, quiet=0.2 if args.smoke else 1.0)
             addresses = [h.address for h in lab.hosts]
             rows: dict[str, dict[str, Any]] = {}
             print("warm-up harness run (stages the probe on every host)", flush=True)
 
             def harness_run(out: str) -> Measured:
                 argv = harness_argv("run", str(matrix), "--out", str(work / out), "--no-progress")
-                return run_measured("harness", argv)
+                m = run_measured("harness", argv)
+                found = work / out / "cells.jsonl"
+                cells = (
+                    [json.loads(x) for x in found.read_text().splitlines()]
+                    if found.exists()
+                    else []
+                )
+                failed = sorted({str(c.get("reason")) for c in cells if c["status"] != "complete"})
+                done = len(cells) - sum(c["status"] != "complete" for c in cells)
+                why = (
+                    "; ".join(failed)[:500] or f"harness exited {m.exit_status}: {m.stderr[-300:]}"
+                )
+                require_complete(f"fan-out, harness ({out})", done, n * len(RUNTIMES), why)
+                return m
 
             rows["harness (first run, stages)"] = meter(
                 "harness (first run, stages)", lambda: harness_run("run-cold")
@@ -653,7 +697,7 @@ def main() -> None:
                 alone = {}
                 for rt in RUNTIMES:
                     times = []
-                    for _ in range(3):
+                    for _ in range(1 if args.smoke else 3):
                         t0 = time.monotonic()
                         subprocess.run(
                             ["bash", "-c", peers.commands[rt]], capture_output=True, check=False
@@ -729,10 +773,15 @@ def main() -> None:
         for row in rows.values():
             with contextlib.suppress(ValueError, IndexError):
                 row.update(json.loads(row["stdout_tail"].strip().splitlines()[-1]))
+        for name in ("every cell, local, at once", "ansible", "parallel-ssh", "ssh loop"):
+            if name in rows:
+                done = int(rows[name].get("complete", 0))
+                require_complete(f"fan-out, {name}", done, n * len(RUNTIMES))
         results["rows"] = rows
         report(results)
         results["elapsed_s"] = time.monotonic() - started
-        print(f"results: {save('fanout', results)}")
+        if not args.smoke:
+            print(f"results: {save('fanout', results)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

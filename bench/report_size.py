@@ -110,14 +110,22 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=10)
     parser.add_argument("--nights", type=int, default=30)
     parser.add_argument("--from", dest="source", type=Path, help="a results folder to copy")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2 hosts, 2 nights, the host runtime alone if no --from, nothing saved",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.hosts, args.nights = 2, 2
     work = Path(tempfile.mkdtemp(prefix="harness-report-size-"))
     try:
         source = args.source
         if source is None:
             source = work / "local"
-            done = subprocess.run(_harness("run", "matrices/local.toml", "--out", str(source)),
-                                  cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+            only = ["--runtime", "host"] if args.smoke else []
+            run = _harness("run", "matrices/local.toml", "--out", str(source), *only)
+            done = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
             if done.returncode not in (0, 1):
                 raise SystemExit(f"harness run failed: {done.stderr[-2000:]}")
         folders = fleet(source, work / "fleet", hosts=args.hosts, nights=args.nights)
@@ -143,6 +151,8 @@ def main() -> None:
         met = ratio <= TARGET_RATIO and whole["seconds"] <= TARGET_S
         print(f"{args.nights} nights / 1 night: {ratio:.2f}x; target {TARGET_RATIO}x and"
               f" {TARGET_S} s: {'met' if met else 'MISSED'}")  # fmt: skip
+        if args.smoke:
+            return
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "report-size-latest.json").write_text(json.dumps(
             {"hosts": args.hosts, "nights": args.nights, "cells_per_night": cells,

@@ -57,12 +57,22 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("template", type=Path)
+    parser.add_argument("template", type=Path, nargs="?", help="a results folder (else: --smoke)")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--smoke", action="store_true", help="3 hosts: does it run?")
     args = parser.parse_args()
+    if args.smoke:
+        args.hosts = 3
+    elif args.template is None:
+        parser.error("a template results folder is needed (or --smoke)")
     with tempfile.TemporaryDirectory(prefix="bench-reports-") as tmp:
         folder = Path(tmp) / "run"
+        if args.template is None:  # smoke: the host runtime alone, on this machine
+            args.template = Path(tmp) / "template"
+            run = [sys.executable, "-m", "harness", "run", "matrices/local.toml", "--runtime"]
+            out = str(args.template)
+            subprocess.run([*run, "host", "--out", out], cwd=ROOT, check=False, capture_output=True)
         size = synthesize(args.template, folder, args.hosts)
         print(f"{args.hosts} hosts, cells.jsonl {size / 1e6:.0f} MB")
         print("| format | seconds | peak RSS | exit |\n|---|---|---|---|")
@@ -71,6 +81,8 @@ def main() -> None:
             argv = [sys.executable, "-m", "harness", "report", str(folder), "--format", fmt]
             wall, rss, code = measure([*argv, "-o", str(out)])
             print(f"| {fmt} | {wall:.1f} s | {rss:.0f} MB | {code} |", flush=True)
+            if code != 0:  # a report that failed has no time worth quoting
+                raise SystemExit(f"harness report --format {fmt} exited {code}")
 
 
 if __name__ == "__main__":

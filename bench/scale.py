@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import os
+import re
 import resource
 import shlex
 import shutil
@@ -39,8 +42,10 @@ import contextlib
 from bench._common import (
     ROOT,
     ensure_bytecode,
+    envelope_split,
     harness_argv,
     machine,
+    require_complete,
     run_measured,
     save,
     table,
@@ -76,7 +81,7 @@ def record_outputs(work: Path, matrix: Path) -> dict[str, dict[str, Any]]:
     first = plan.cells[0].host
     out: dict[str, dict[str, Any]] = {}
     for cell in (c for c in plan.cells if c.host is first):
-        cid = f"bench-scale-{cell.runtime.name}"
+        cid = f"bench-scale-{os.getpid()}-{cell.runtime.name}"  # two benches at once
         paths = CellPaths(
             probe=str(staged), workdir=str(folder), cell_dir=str(folder / cid), cell_id=cid
         )
@@ -99,6 +104,31 @@ def record_outputs(work: Path, matrix: Path) -> dict[str, dict[str, Any]]:
 # -- the simulated hosts (a separate process) -----------------------------------------
 
 
+NONCE = re.compile(rb'--cell-nonce"?[\s,]*"?([0-9a-f]{16,})')
+
+
+def bound_to(recorded: str, nonce: str) -> str:
+    """The recorded probe output, bound to this cell as the probe itself would bind it
+    (harness/probe/protocol.py `parse_output`): the nonce in the start and done lines,
+    the done line's digest over the nonce and every line in between."""
+    lines = [x for x in recorded.split("\n") if x.strip()]
+    digest = hashlib.sha256(f"{nonce}\n".encode())
+    out = []
+    for line in lines:
+        obj = json.loads(line)
+        if obj.get("type") == "start":
+            obj["cell_nonce"] = nonce
+            line = json.dumps(obj, separators=(",", ":"))
+        elif obj.get("type") == "done":
+            obj["cell_nonce"] = nonce
+            obj["digest"] = digest.hexdigest()
+            line = json.dumps(obj, separators=(",", ":"))
+        else:
+            digest.update(f"{line}\n".encode())
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def serve(spec_path: str) -> None:
     import asyncssh
 
@@ -106,48 +136,56 @@ def serve(spec_path: str) -> None:
     canned: dict[str, dict[str, Any]] = spec["canned"]
     by_binary = {"runsc": "runsc", "bwrap": "bwrap"}
 
-    def answer(command: str) -> tuple[str, float, bool]:
-        """Output, delay, and whether the command gets stdin (a runsc bundle config)."""
-        argv = shlex.split(command)
-        if argv[:2] == ["sh", "-c"] and len(argv) > 3:
-            name = argv[3]
-            if name == "harness-setup":  # workdir, sha; then MARKER and per runtime: N, words
-                workdir, sha = argv[4] or ".cache/harness", argv[5]
-                out = [f"/sim/{workdir}\n6.1.0-sim x86_64\n{sha}  probe/{sha}\n"]
-                if len(argv) > 6:
-                    marker, rest, k = argv[6], argv[7:], 0
-                    while rest:
-                        n = int(rest[0])
-                        binary, has_version = rest[1], n > 1
-                        out.append(f"{marker} {k}\n")
-                        if binary in by_binary and has_version:
-                            version = canned[by_binary[binary]]["version"]
-                            out.append(f"{version}\n\nharness-version-status=0\n")
-                        rest, k = rest[1 + n :], k + 1
-                return "".join(out), 0.0, False
-            if name == "harness-cell":  # the envelope: marker, 6 fixture values, the cell
-                marker, inner = argv[4], argv[11:]
-                joined = " ".join(inner)
-                rt = (
-                    "runsc"
-                    if "harness-runsc" in joined
-                    else "bwrap"
-                    if "bwrap" in joined
-                    else "host"
-                )
-                # Mechanisms only: no canary, no sentinels, so an empty report.
-                out = f"{canned[rt]['stdout']}\n{marker} evidence\n{marker} 0 0\n"
-                return out, canned[rt]["elapsed"], rt == "runsc"
-        return "", 0.0, False
+    def setup(argv: list[str], port: int) -> str:
+        """The host's preparation: workdir, sha; then MARKER and per runtime: N, words.
+        Each host has a machine id of its own, as a fleet's hosts do."""
+        workdir, sha = argv[4] or ".cache/harness", argv[5]
+        out = [f"/sim/{workdir}\n6.1.0-sim x86_64\n{sha}  probe/{sha}\nsim{port:08d}\n"]
+        if len(argv) > 6:
+            marker, rest, k = argv[6], argv[7:], 0
+            while rest:
+                n = int(rest[0])
+                binary, has_version = rest[1], n > 1
+                out.append(f"{marker} {k}\n")
+                if binary in by_binary and has_version:
+                    version = canned[by_binary[binary]]["version"]
+                    out.append(f"{version}\n\nharness-version-status=0\n")
+                rest, k = rest[1 + n :], k + 1
+        return "".join(out)
 
-    async def handle(process: asyncssh.SSHServerProcess[str]) -> None:
-        out, delay, reads = answer(process.command or "")
-        if reads:  # the runsc bundle's config arrives on stdin, then EOF
-            with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
-                await asyncio.wait_for(process.stdin.read(), timeout=30)
+    def cell(argv: list[str], stdin: bytes) -> tuple[str, float]:
+        """The envelope: the recorded output of this runtime, bound to the cell's
+        nonce (in the command, or in the runsc bundle's config on stdin)."""
+        split = envelope_split(argv)
+        assert split is not None
+        values, inner = split
+        joined = " ".join(inner)
+        rt = "runsc" if "harness-runsc" in joined else "bwrap" if "bwrap" in joined else "host"
+        found = NONCE.search(joined.encode()) or NONCE.search(stdin)
+        nonce = found.group(1).decode() if found else ""
+        # Mechanisms only: no canary, no sentinels, so an empty report.
+        marker = values[0]
+        text = (
+            canned[rt]["stdout"] if spec.get("unbound") else bound_to(canned[rt]["stdout"], nonce)
+        )
+        out = f"{text}\n{marker} evidence\n{marker} 0 0\n"
+        return out, canned[rt]["elapsed"]
+
+    async def handle(process: asyncssh.SSHServerProcess[bytes]) -> None:
+        port = process.get_extra_info("sockname")[1]
+        argv = shlex.split(process.command or "")
+        out, delay = "", 0.0
+        if argv[:2] == ["sh", "-c"] and len(argv) > 3 and argv[3] == "harness-setup":
+            out = setup(argv, port)
+        elif argv[:2] == ["sh", "-c"] and len(argv) > 3 and argv[3] == "harness-cell":
+            stdin = b""
+            if "harness-runsc" in " ".join(argv):  # the bundle's config, then EOF
+                with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
+                    stdin = await asyncio.wait_for(process.stdin.read(), timeout=30)
+            out, delay = cell(argv, stdin)
         if delay:
             await asyncio.sleep(delay)
-        process.stdout.write(out)
+        process.stdout.write(out.encode())
         process.exit(0)
 
     async def main() -> None:
@@ -161,7 +199,7 @@ def serve(spec_path: str) -> None:
                 server_host_keys=[key],
                 authorized_client_keys=spec["authorized"],
                 process_factory=handle,
-                encoding="utf-8",
+                encoding=None,
                 allow_scp=False,
                 sftp_factory=False,
                 reuse_address=True,
@@ -175,7 +213,7 @@ def serve(spec_path: str) -> None:
 
 
 def prepare(
-    work: Path, *, hosts: int, concurrency: int, results: dict[str, Any]
+    work: Path, *, hosts: int, concurrency: int, results: dict[str, Any], unbound: bool = False
 ) -> tuple[Path, subprocess.Popen[bytes]]:
     """Record the real outputs, start the simulated hosts, write the matrix."""
     local = (ROOT / "matrices" / "local.toml").read_text()
@@ -224,6 +262,7 @@ flags = ["--network=none"]
         "authorized": str(work / "client_key.pub"),
         "canned": canned,
         "ports": str(work / "ports.json"),
+        "unbound": unbound,
     }
     (work / "spec.json").write_text(json.dumps(spec))
     print(f"starting {hosts} simulated hosts", flush=True)
@@ -268,6 +307,15 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument(
+        "--smoke", action="store_true", help="3 hosts, no waiting, nothing saved: does it run?"
+    )
+    parser.add_argument(
+        "--unbound",
+        action="store_true",
+        help="replay the recorded output as it is, which the cell nonce rejects (as before"
+        " 2026-12): shows that the bench then refuses to judge its targets",
+    )
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument(
@@ -281,6 +329,8 @@ def main() -> None:
         "--profile", metavar="FILE", help="also write a cProfile (CPU time) of the controller here"
     )
     args = parser.parse_args()
+    if args.smoke:
+        args.hosts, args.no_wait = 3, True
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
     ensure_bytecode()
@@ -298,7 +348,11 @@ def main() -> None:
     server: subprocess.Popen[bytes] | None = None
     try:
         matrix, server = prepare(
-            work, hosts=args.hosts, concurrency=args.concurrency, results=results
+            work,
+            hosts=args.hosts,
+            concurrency=args.concurrency,
+            results=results,
+            unbound=args.unbound,
         )
         server_cpu0 = tree_cpu([server.pid])
         print("harness run", flush=True)
@@ -309,10 +363,16 @@ def main() -> None:
             argv = [argv[0], str(Path(__file__).with_name("_profile.py")), args.profile, *argv[3:]]
         m = run_measured("harness", argv)
         server_cpu = tree_cpu([server.pid]) - server_cpu0
-        cells = [json.loads(x) for x in (work / "run" / "cells.jsonl").read_text().splitlines()]
+        found = work / "run" / "cells.jsonl"
+        lines = found.read_text().splitlines() if found.exists() else []
+        cells = [json.loads(x) for x in lines]
         complete = sum(c["status"] == "complete" for c in cells)
         # The interpreter and imports, for the fixed part of the controller's CPU.
         startup = run_measured("startup", harness_argv("--version"))
+        if m.exit_status not in (0, 3):
+            print(f"harness exited {m.exit_status}: {m.stderr[-1500:]}")
+        reasons = sorted({str(c.get("reason")) for c in cells if c["status"] != "complete"})
+        require_complete("scale", complete, args.hosts * len(RUNTIMES), "; ".join(reasons)[:500])
         per_cell_ms = 1000 * m.cpu / max(1, len(cells))
         per_cell_ms_net = 1000 * (m.cpu - startup.cpu) / max(1, len(cells))
         results.update(
@@ -367,9 +427,8 @@ def main() -> None:
         )
         for k, v in results["targets"].items():
             print(f"target {k}: {v}")
-        if m.exit_status not in (0, 3):
-            print(f"harness exited {m.exit_status}: {m.stderr[-1500:]}")
-        print(f"results: {save('scale', results)}")
+        if not args.smoke:
+            print(f"results: {save('scale', results)}")
     finally:
         if server is not None:
             server.terminate()

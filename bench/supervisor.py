@@ -79,7 +79,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument(
+        "--smoke", action="store_true", help="2 starts, 5 connections, nothing saved: does it run?"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.starts, args.connections = 2, 5
     server = listener()
     port = server.getsockname()[1]
     canary = Canary(allowed_port=port)
@@ -156,6 +161,8 @@ async def main() -> None:
     print(f"allowed exchange through it:           {ms(results['through_supervisor_ms'])}")
     print(f"the same exchange, direct:             {ms(results['direct_ms'])}")
     print(f"attribution lookup ({processes} processes):    {ms(lookups)}")
+    if args.smoke:
+        return
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "supervisor-latest.json").write_text(json.dumps(results, indent=1) + "\n")

@@ -26,7 +26,7 @@ from harness.errors import HarnessError, ResultsError, failure_reason
 from harness.execution import HostSide, run_cell
 from harness.exitcodes import ExitCode
 from harness.fixtures.base import HostSetup
-from harness.fixtures.canary import high_port
+from harness.fixtures.canary import high_port, start_order
 from harness.fixtures.compose import HostFixtures, compose, needs_of, targets_of
 from harness.fixtures.lease import RunLease, claim, keep_renewing, release
 from harness.judge.cell import judge_cell
@@ -341,7 +341,7 @@ class Runner:
                     renewing.start_soon(keep_renewing, transport, ctx.lease)
                 try:
                     async with anyio.create_task_group() as tg:
-                        for cell in sorted(cells, key=lambda c: not c.is_host_runtime):
+                        for cell in sorted(cells, key=start_order):  # the control first
                             tg.start_soon(self._run_cell, ctx, cell, host_limit)
                     await self._settle_host(ctx)
                     async with anyio.create_task_group() as tg:

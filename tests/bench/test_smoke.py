@@ -1,0 +1,140 @@
+"""Every benchmark's `--smoke` mode, so that a refactor that breaks a bench breaks the
+build: a few hosts, one round, seconds each. Their numbers mean nothing; that each
+bench runs to its end, over cells that all completed, does.
+
+The scripts run at once (most of their time is waiting: settle windows, sandboxes
+starting), each in its own process with this tree's harness, as a user runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench._common import Incomplete, require_complete
+from tests.lab import require_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKES = {
+    "amortisation": ["bench/amortisation.py", "--smoke"],
+    "fanout": ["bench/fanout.py", "--smoke"],
+    "scale": ["bench/scale.py", "--smoke"],
+    "scale-unbound": ["bench/scale.py", "--smoke", "--unbound"],
+    "egress_sweep": ["bench/egress_sweep.py", "--smoke"],
+    "supervisor": ["bench/supervisor.py", "--smoke"],
+    "report_size": ["bench/report_size.py", "--smoke"],
+    "reports": ["bench/reports.py", "--smoke"],
+}
+TIMEOUT = 150
+
+
+class Smokes:
+    """The smoke runs, started at once; `finished` waits for one."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for name, argv in SMOKES.items():
+            with (logs / f"{name}.out").open("wb") as out:
+                self.procs[name] = subprocess.Popen(
+                    [sys.executable, *argv], cwd=ROOT, env=env, stdout=out, stderr=out
+                )
+
+    def finished(self, name: str) -> tuple[int, str]:
+        """Its exit status and its output."""
+        code = self.procs[name].wait(TIMEOUT)
+        return code, (self.logs / f"{name}.out").read_text()
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="module")
+def smokes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Smokes]:
+    for tool in ("bwrap", "runsc", "sshd", "ip"):
+        require_tool(tool)
+    if os.geteuid() != 0:
+        pytest.skip("the benches make network namespaces: root only")
+    running = Smokes(tmp_path_factory.mktemp("smoke"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def test_amortisation_runs(smokes: Smokes) -> None:
+    code, out = smokes.finished("amortisation")
+    assert code == 0, out
+    assert "| host " in out and "| bwrap " in out and "target: harness <=" in out, out
+
+
+def test_fanout_runs(smokes: Smokes) -> None:
+    code, out = smokes.finished("fanout")
+    assert code == 0, out
+    assert "harness run " in out and "target wall <= 1.3 x floor" in out, out
+
+
+def test_scale_runs_with_every_cell_complete(smokes: Smokes) -> None:
+    """The simulated hosts answer as the protocol requires: 9 cells of 9 complete."""
+    code, out = smokes.finished("scale")
+    assert code == 0, out
+    row = next(line for line in out.splitlines() if line.startswith("| 3 "))
+    assert [c.strip() for c in row.strip("|").split("|")][:3] == ["3", "9", "9"], out
+    assert "target peak RSS <= 250 MB" in out
+
+
+def test_scale_refuses_a_verdict_over_replayed_output(
+    smokes: Smokes,
+) -> None:
+    """Recorded output replayed as it is (the nonce rejects it): no target's verdict,
+    the reason said, a non-zero exit."""
+    code, out = smokes.finished("scale-unbound")
+    assert code == 2, out
+    assert "NOT JUDGED: scale: 0 of 9 cells complete" in out and "nonce" in out
+    assert "target peak RSS" not in out and "target CPU" not in out
+
+
+def test_egress_sweep_runs(smokes: Smokes) -> None:
+    code, out = smokes.finished("egress_sweep")
+    assert code == 0, out
+    assert "| host | 6 |" in out and "| isolated | 6 |" in out, out
+
+
+def test_supervisor_runs(smokes: Smokes) -> None:
+    code, out = smokes.finished("supervisor")
+    assert code == 0, out
+    assert "allowed exchange through it" in out, out
+
+
+def test_report_size_runs(smokes: Smokes) -> None:
+    code, out = smokes.finished("report_size")
+    assert code == 0, out
+    assert "2 nights / 1 night" in out, out
+
+
+def test_require_complete_refuses_and_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    require_complete("x", 3, 3)  # all complete: nothing said
+    assert capsys.readouterr().out == ""
+    with pytest.raises(Incomplete) as raised:
+        require_complete("fan-out, harness", 5, 6, "runtime unavailable")
+    assert raised.value.code == 2
+    said = capsys.readouterr().out
+    assert "5 of 6 cells complete: runtime unavailable" in said and "no target verdict" in said
+    with pytest.raises(Incomplete):
+        require_complete("nothing ran", 0, 0)
+
+
+def test_reports_runs(smokes: Smokes) -> None:
+    code, out = smokes.finished("reports")
+    assert code == 0, out
+    assert "| html |" in out and "| junit |" in out, out
