@@ -152,4 +152,12 @@ ROWS: tuple[Row, ...] = (
         ),
         unseen=NOT_YET,
     ),
+    # Issue 25: a policy's endpoint is allowed to the binaries it names, no other.
+    _net(
+        _FAMILY,
+        "AF_INET TCP to an allowed destination, from a program the policy does not name",
+        ("execve", "connect"),
+        checks=("egress-other-binary",),
+        target="the canary's allowed destination (where the policy names binaries)",
+    ),
 )

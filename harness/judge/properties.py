@@ -26,7 +26,7 @@ from harness.results.records import (
     ProbeCheck,
 )
 from harness.scenarios import Check, Control, Scenario
-from harness.scenarios.base import Need, Rule
+from harness.scenarios.base import POLICY_BINARIES, Need, Rule
 from harness.spec.policy import Policy
 
 
@@ -243,6 +243,18 @@ def _control_text(check: Check, control: dict[str, Outcome] | None) -> str | Non
     return seen.outcome if seen else None
 
 
+def _asked(check: Check, has: list[str] | None, policy: Policy | None) -> bool:
+    """Is this check asked of the cell: the canary has what it needs, and a check
+    of the policy's binaries only where the policy names some."""
+    for need in check.needs:
+        if need == POLICY_BINARIES:
+            if policy is None or not policy.names_binaries:
+                return False
+        elif has is not None and need not in has:
+            return False
+    return True
+
+
 def observe(
     scenario: Scenario,
     record: CellRecord,
@@ -257,8 +269,7 @@ def observe(
     the runtime entry declares (the workload's user and group are held to it)."""
     if record.status is not CellStatus.COMPLETE:
         return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
-    has = record.host_side.canary_has
-    asked = [c for c in scenario.checks if has is None or all(need in has for need in c.needs)]
+    asked = [c for c in scenario.checks if _asked(c, record.host_side.canary_has, policy)]
     mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     theirs = (
         outcomes(scenario, control)
@@ -318,9 +329,12 @@ def _tried(
     (a family the canary lacks), and the attempts that were intercepted."""
     if Need.TARGETS not in scenario.needs:
         return None
-    ids = [r.id for r in results]
+    ids = [r.id for c, r in zip(asked, results, strict=True) if not c.inside_control]
     why = f"{len(ids)} attempts blocked: " + ", ".join(ids)
-    left = [c.id for c in scenario.checks if c not in asked]
+    controls = [c.id for c in asked if c.inside_control]
+    if controls:
+        why += f"; allowed as the policy says: {', '.join(controls)}"
+    left = [c.id for c in scenario.checks if c not in asked and POLICY_BINARIES not in c.needs]
     if left:
         why += f"; not asked (the canary could not see them): {', '.join(left)}"
     if intercepted:

@@ -21,6 +21,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--resolver-ranges", &o.resolver_ranges }, { "--more-sentinels", &o.more_sentinels },
     { "--cell-nonce", &o.cell_nonce }, { "--reach-targets", &o.reach_targets },
     { "--setgid-helper", &o.setgid_helper },
+    { "--other-binary", &o.other_binary },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 
@@ -118,12 +119,14 @@ int main(int argc, char **argv)
         init_main();
     if (argc >= 2 && !strcmp(argv[1], "confine"))
         confine_main(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "connect"))
+        connect_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "run"))
         fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] [OPTIONS] SCENARIO..."
                  " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"
                  " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG] [--lease FILE]"
                  " | probe confine [--read PATH]... [--write PATH]... -- COMMAND..."
-                 " | probe whoami | probe version");
+                 " | probe connect TAG CHECK-ID IP:PORT NONCE | probe whoami | probe version");
 
     int i = 2;
     for (; i < argc && argv[i][0] == '-'; i++) {

@@ -137,7 +137,8 @@ struct run_options {
     const char *tag, *canary_tcp, *resolver, *alt_dns, *doh, *denied_name, *nonce,
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
-        *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper;
+        *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
+        *other_binary;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -249,5 +250,6 @@ void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
 __attribute__((noreturn)) void canary_main(int argc, char **argv);
 __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
+__attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
 
 #endif

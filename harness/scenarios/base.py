@@ -22,6 +22,12 @@ class Control(StrEnum):
     NONE = "none"  # a direct syscall whose refusal is unambiguous (e.g. setuid(0))
 
 
+# A check's need that the runtime's policy, not the canary, meets: the policy names
+# the binaries that may reach its network endpoints (judge/properties.py asks the
+# check only then).
+POLICY_BINARIES = "policy-binaries"
+
+
 class Need(StrEnum):
     """A host-side fixture a scenario needs (see `fixtures/`)."""
 
@@ -64,7 +70,8 @@ class Check:
     inside_control: bool = False  # must succeed inside the sandbox (e.g. write the allowed dir)
     control_id: str | None = None  # the host attempt that serves as control, if not this one
     # What the canary must have for this attempt to prove anything ("ipv6": an IPv6
-    # address; "capture": a packet capture); without it the attempt is not asked for.
+    # address; "capture": a packet capture), or POLICY_BINARIES; without it the
+    # attempt is not asked for.
     needs: tuple[str, ...] = ()
     rule: Rule = Rule.PROBE
     host_fact: str | None = None  # for `Rule.WRITE`: the sentinel fact that proves it

@@ -11,7 +11,15 @@ verdict, and the verdict says so.
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Control, Need, Rule, Scenario, Transport
+from harness.scenarios.base import (
+    POLICY_BINARIES,
+    Check,
+    Control,
+    Need,
+    Rule,
+    Scenario,
+    Transport,
+)
 
 TCP_PORTS = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
 UDP_PORTS = ("53", "123", "443", "high")
@@ -83,7 +91,8 @@ EGRESS = Scenario(
         " CONNECT and SOCKS5 through every reachable unix socket"
     ),
     property="egress_confinement",
-    needs=frozenset({Need.CANARY, Need.TARGETS}),
+    # The helpers: the other binary that tries the allowed destination.
+    needs=frozenset({Need.CANARY, Need.TARGETS, Need.HELPERS}),
     checks=(
         _attempt(
             "tcp-denied-name",
@@ -117,6 +126,23 @@ EGRESS = Scenario(
             "HTTP CONNECT and SOCKS5 to the canary through every reachable unix socket",
             transport=None,
             control=Control.NONE,
+        ),
+        # Against a policy whose network_policies name binaries (docs/policy.md): the
+        # allowed destination (the canary's allowed port stands for every endpoint)
+        # is reached by the probe, which stands for the policy's binaries, and is
+        # refused to another program.
+        Check(
+            "egress-policy-binary",
+            "connect to the allowed destination as a binary the policy allows (the probe)",
+            inside_control=True,
+            needs=(POLICY_BINARIES,),
+        ),
+        Check(
+            "egress-other-binary",
+            "the same connection from another program (the helpers' `other`)",
+            needs=(POLICY_BINARIES,),
+            rule=Rule.ARRIVAL,
+            transport=Transport.TCP,
         ),
     ),
 )

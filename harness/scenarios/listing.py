@@ -68,7 +68,8 @@ def markdown() -> str:
         "succeeded; **transport** is how a canary arrival is matched to the attempt when no",
         "marker survived (`-`: by marker only); **row** is the probe's check-table row",
         "(`harness/probe/`) that reports it (`host`: decided on the host alone); **needs** is",
-        "what the canary must have for the attempt to be asked.",
+        "what the canary must have for the attempt to be asked (`policy-binaries`: the",
+        "runtime's policy names the binaries that may reach its endpoints).",
     ]
     for scenario in listed():
         table = rows(scenario)

@@ -124,6 +124,12 @@ class PolicyFile(_Strict):
     def writable(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.filesystem_policy.read_write))
 
+    @property
+    def names_binaries(self) -> bool:
+        """Does a network policy with endpoints name the binaries that may reach
+        them? Then another program must be refused there (docs/policy.md)."""
+        return any(net.endpoints and net.binaries for net in self.network_policies.values())
+
     def grants_read(self, path: str) -> bool:
         """Does the policy let the workload read `path` (a host path)?"""
         return any(within(path, root) for root in self.readable)
@@ -157,8 +163,10 @@ class PolicyFile(_Strict):
             )
         if self.network_policies:
             out.append(
-                "network_policies: recorded; egress is judged against the canary, which"
-                " no policy may allow"
+                "network_policies: every endpoint host and port stands for the canary's"
+                " allowed destination, every binary for the probe (by its sha256); the"
+                " reference supervisor enforces them, and every other destination is an"
+                " attempt that must fail"
             )
         return out
 

@@ -18,9 +18,12 @@ What it serves:
 - DNS (UDP and TCP) on `--dns-port`: names in `--allow-name` are forwarded to
   `--upstream-dns`, every other query is answered REFUSED.
 
-Policy: an allow-list of `HOST:PORT` destinations (`--allow`); everything else is
-denied (accepted, then closed without a byte). One decision record per connection
-or query is appended to `--records` as a JSON line:
+Policy: an allow-list of `HOST:PORT` destinations (`--allow`), each for every
+binary or, as `HOST:PORT=BINARY,...`, for those binaries alone: a BINARY is a path
+(as the process sees its own executable) or `sha256:HEX` (the file's content).
+Everything else is denied (accepted, then closed without a byte); so is a
+connection to a destination allowed per binary whose binary cannot be named. One
+decision record per connection or query is appended to `--records` as a JSON line:
 
     {"time": ..., "proto": "tcp", "src_port": 40112, "src": "10.251.0.2:40112",
      "dst": "10.251.0.2:8081", "decision": "allow", "upstream": "10.251.0.1:51234",
@@ -37,7 +40,8 @@ network stack no host socket exists at all.
 `--fault` makes a deliberately broken supervisor for harness's mutants:
 `wrong-binary` names the sandbox's launcher (the nearest ancestor running
 another program), `no-record` writes nothing,
-`allow-all` ignores the policy.
+`allow-all` ignores the policy, `any-binary` ignores its binaries (a destination
+allowed to one binary is allowed to all).
 
 Standard library only (Python 3.8+), so harness can stage it to a host as one file.
 """
@@ -60,7 +64,7 @@ from collections.abc import Callable
 
 CLONE_NEWNET = 0x40000000
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)  # Linux; older Pythons lack the name
-FAULTS = ("none", "wrong-binary", "no-record", "allow-all")
+FAULTS = ("none", "wrong-binary", "no-record", "allow-all", "any-binary")
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
 SANDBOX_KERNELS = {
     "runsc-sandbox": "gVisor's sentry",
@@ -276,7 +280,13 @@ def endpoint(ip: str, port: int) -> str:
 
 class Supervisor:
     def __init__(self, args: argparse.Namespace, ns: Namespace) -> None:
-        self.allow = {self._canon(a) for a in args.allow}
+        # destination -> the binaries it is allowed to (None: every binary)
+        self.allow: dict[str, set[str] | None] = {}
+        for rule in args.allow:
+            dst, _, binaries = rule.partition("=")
+            names = {b for b in binaries.split(",") if b} if binaries else None
+            had = self.allow.get(self._canon(dst), set())
+            self.allow[self._canon(dst)] = None if had is None or names is None else had | names
         self.allow_names = {n.lower().rstrip(".") for n in args.allow_name}
         self.upstream_dns = args.upstream_dns
         self.fault = args.fault
@@ -289,8 +299,19 @@ class Supervisor:
         host, _, port = text.rpartition(":")
         return endpoint(host.strip("[]"), int(port))
 
-    def allowed(self, dst: str) -> bool:
-        return self.fault == "allow-all" or dst in self.allow
+    def allowed(self, dst: str, identity: dict[str, object]) -> bool:
+        """Is `dst` allowed to the binary `identity` names?"""
+        if self.fault == "allow-all":
+            return True
+        if dst not in self.allow:
+            return False
+        binaries = self.allow[dst]
+        if binaries is None or self.fault == "any-binary":
+            return True
+        binary = identity.get("binary")
+        if not isinstance(binary, dict):
+            return False  # a binary that cannot be named is none of those allowed
+        return bool({str(binary.get("path")), f"sha256:{binary.get('sha256')}"} & binaries)
 
     def record(self, rec: dict[str, object]) -> None:
         if self.fault == "no-record":
@@ -313,8 +334,9 @@ class Supervisor:
             "dst": dst,
         }
         # Identify first: the client may close as soon as it has its answer.
-        rec.update(identify(self.ns.tables, (peer[0], peer[1]), (server[0], server[1]), self.fault))
-        if not self.allowed(dst):
+        identity = identify(self.ns.tables, (peer[0], peer[1]), (server[0], server[1]), self.fault)
+        rec.update(identity)
+        if not self.allowed(dst, identity):
             rec["decision"] = "deny"
             self.record(rec)
             if proto == "connect":
@@ -497,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="reference-supervisor", description=summary)
     p.add_argument("--netns", help="the sandbox's network namespace (a path); default: this one")
     p.add_argument("--records", required=True, help="append decision records here (JSON lines)")
-    p.add_argument("--allow", action="append", default=[], metavar="HOST:PORT")
+    p.add_argument("--allow", action="append", default=[], metavar="HOST:PORT[=BINARY,...]")
     p.add_argument("--allow-name", action="append", default=[], metavar="NAME")
     p.add_argument("--tcp-port", action="append", type=int, default=[], metavar="PORT")
     p.add_argument("--dns-port", type=int, default=0)

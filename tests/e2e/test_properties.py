@@ -232,6 +232,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
     "supervisor-allow-all": {"egress_confinement": "tcp-raw-ip"},
+    # Issue 25: the policy's endpoint allowed to every binary, not the one it names.
+    "supervisor-any-binary": {"egress_confinement": "egress-other-binary"},
 }
 
 

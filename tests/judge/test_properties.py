@@ -14,6 +14,7 @@ from harness.results import CellRecord, CellStatus
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS, Check, Control, Scenario
 from harness.scenarios.base import Rule
+from harness.spec.policy import Policy
 
 DATA = tomllib.loads(Path(__file__).with_name("property_cases.toml").read_text())
 CASES = DATA["case"]
@@ -337,3 +338,51 @@ def test_a_write_without_its_host_fact_is_the_probes_word() -> None:
         "fs-odd-write", "filesystem-confinement", "attempt", "succeeded", detail="wrote"
     )
     assert judge_attempt(report, check, Context(cell, TAG)).outcome == "error"
+
+
+NAMES_BINARIES = Policy.model_validate(
+    {
+        "network_policies": {
+            "api": {"endpoints": [{"host": "api.example.test", "port": 443}], "binaries": ["/a"]}
+        }
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("control", "other", "observed", "reason"),
+    [
+        ("ok", "blocked", "enforced", "; allowed as the policy says: egress-policy-binary"),
+        ("ok", "escaped", "violated", "egress-other-binary escaped: to other"),
+        ("failed", "blocked", "inconclusive", "inside control egress-policy-binary did not pass"),
+    ],
+)
+def test_a_policy_naming_binaries_asks_for_both_directions(
+    control: str, other: str, observed: str, reason: str
+) -> None:
+    """Where the policy names the binaries that may reach its endpoints, the probe
+    must reach the allowed destination and another program must not; a policy that
+    names none (or no policy) asks neither."""
+    egress = SCENARIOS["egress-confinement"]
+    case = CASES[0]
+    lines = [
+        {"id": "egress-policy-binary", "kind": "control", "outcome": control},
+        {"id": "egress-other-binary", "outcome": other, "detail": "to other"},
+    ]
+    cell = _record(egress.name, lines, case["host_side"], status=CellStatus.COMPLETE)
+    host = _control(case)
+    assert host is not None
+    escaped = ProbeCheck("egress-other-binary", egress.name, "attempt", "escaped", detail="c")
+    host = replace(host, checks=[*host.checks, escaped])
+    result = observe(egress, cell, control=host, policy=NAMES_BINARIES)
+    assert result.observed == observed, result
+    assert reason in str(result.reason)
+    assert {"egress-policy-binary", "egress-other-binary"} <= {c.id for c in result.checks}
+    no_binaries = Policy.model_validate(
+        {"network_policies": {"api": {"endpoints": [{"host": "h", "port": 1}]}}}
+    )
+    for policy in (None, no_binaries):
+        plain = observe(egress, cell, control=host, policy=policy)
+        assert "binary" not in " ".join(c.id for c in plain.checks)
+        assert plain.observed == "enforced"  # neither check weighs without binaries named
+        assert "binary" not in str(plain.reason)  # nor is listed as left out by the canary
