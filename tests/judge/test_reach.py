@@ -244,6 +244,36 @@ def test_the_workload_starts_as_the_policys_user(
     assert got[0] == outcome and got[1].startswith(detail), got
 
 
+@pytest.mark.parametrize(
+    ("ids", "process", "detail"),
+    [
+        # A forged /etc/passwd calls uid 0 "nobody": still root.
+        ({"uid": 0, "euid": 0, "suid": 0, "user": "nobody"}, {"run_as_user": "nobody"},
+         "started as uid 0 (nobody), but the policy says run_as_user: nobody"),
+        # ...or calls uid 65534 "root": not root.
+        ({"user": "root"}, {"run_as_user": "root"},
+         "started as uid 65534 (root), but the policy says run_as_user: root"),
+        ({"gid": 0, "egid": 0, "sgid": 0, "groups": "0", "group": "nogroup"},
+         {"run_as_group": "nogroup"}, "started as gid 0 (nogroup)"),
+        ({"group": "root"}, {"run_as_group": "root"}, "started as gid 65534 (root)"),
+    ],
+)  # fmt: skip
+def test_id_0_is_root_whatever_the_sandboxs_files_say(
+    ids: dict[str, Any], process: dict[str, Any], detail: str
+) -> None:
+    """A policy naming its user is checked against the sandbox's own passwd file, which
+    the sandbox may forge; id 0 is the one name it cannot hide."""
+    from harness.spec.policy import ProcessPolicy
+
+    got = judge_start({**START, **ids}, allowed=(), own=False, process=ProcessPolicy(**process))
+    assert got[0] == "escaped" and got[1].startswith(detail), got
+    root = {**START, "uid": 0, "euid": 0, "suid": 0, "user": "root"}
+    assert (
+        judge_start(root, allowed=(), own=False, process=ProcessPolicy(run_as_user="root"))[0]
+        == "blocked"
+    )
+
+
 def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
     """A name in the policy and none for the uid inside (no /etc/passwd), or no ids at
     all: the start cannot be checked, an error (inconclusive), never a pass."""
