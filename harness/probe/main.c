@@ -21,6 +21,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--resolver-ranges", &o.resolver_ranges }, { "--more-sentinels", &o.more_sentinels },
     { "--cell-nonce", &o.cell_nonce }, { "--reach-targets", &o.reach_targets },
     { "--setgid-helper", &o.setgid_helper },
+    { "--barrier", &o.barrier },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 

@@ -137,7 +137,8 @@ struct run_options {
     const char *tag, *canary_tcp, *resolver, *alt_dns, *doh, *denied_name, *nonce,
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
-        *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper;
+        *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
+        *barrier;
 };
 extern struct run_options o;
 const char *need(const char **opt);
