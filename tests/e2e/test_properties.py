@@ -232,6 +232,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
     "supervisor-allow-all": {"egress_confinement": "tcp-raw-ip"},
+    # Issue 28: its fallback relays straight out once it is killed.
+    "supervisor-fail-open": {"controller_loss_fails_closed": "loss-new"},
 }
 
 
