@@ -4,6 +4,7 @@ worked before it; without a supervisor harness runs, nothing is measured."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -110,3 +111,25 @@ def test_a_control_that_did_not_escape_is_inconclusive() -> None:
 def test_without_a_supervisor_nothing_is_measured() -> None:
     observed, reason = _judge(_cell("escaped", "escaped"), supervised=False)
     assert observed is Observed.SKIPPED and "no controller to lose" in reason
+
+
+def test_a_leak_after_the_kill_is_violated_even_if_the_connection_failed_before() -> None:
+    observed, _ = _judge(_cell("escaped", "blocked", before="Connection refused"))
+    assert observed is Observed.VIOLATED
+
+
+def test_an_incomplete_cell_says_why_before_anything_else() -> None:
+    observed, reason = _judge(_cell(status=CellStatus.TIMEOUT, phases={}))
+    assert observed is Observed.INCONCLUSIVE and reason.startswith("cell timeout")
+
+
+def test_the_barrier_proves_the_folder_shared_without_the_filesystem_scenario() -> None:
+    """The filesystem scenario's proof that the allowed folder is the host's is not
+    needed: the host saw the barrier there."""
+    record = _cell()
+    side = HostEvidence(
+        tag=TAG, canary_events=[], phases=KILLED,
+        fs={"allowed_shared": True, "allowed_visible": False},
+    )  # fmt: skip
+    observed, _ = _judge(replace(record, host_side=side))
+    assert observed is Observed.ENFORCED
