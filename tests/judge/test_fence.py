@@ -5,6 +5,7 @@ worked before it; without a supervisor harness runs, nothing is measured."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,3 +134,37 @@ def test_the_barrier_proves_the_folder_shared_without_the_filesystem_scenario() 
     )  # fmt: skip
     observed, _ = _judge(replace(record, host_side=side))
     assert observed is Observed.ENFORCED
+
+
+SUPERVISED = """
+name = "fence"
+inventory = "hosts.toml"
+scenarios = ["controller-loss"]
+
+[runtimes.host]
+kind = "host"
+
+[runtimes.plain]
+kind = "command"
+argv = ["{probe}", "{args}"]
+
+[runtimes.guarded]
+kind = "command"
+argv = ["{probe}", "{args}"]
+supervisor = "reference"
+"""
+
+
+def test_a_cell_is_judged_on_the_guarantee_only_behind_harness_supervisor(
+    tmp_path: Path,
+) -> None:
+    from harness.judge.cell import judge_cell
+    from harness.plan import make_plan
+    from harness.spec import load_matrix
+
+    (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
+    (tmp_path / "m.toml").write_text(SUPERVISED)
+    cells = {c.runtime.name: c for c in make_plan(load_matrix(tmp_path / "m.toml")).cells}
+    for name, observed in (("guarded", Observed.ENFORCED), ("plain", Observed.SKIPPED)):
+        [verdict] = judge_cell(cells[name], _cell(), control=CONTROL)
+        assert (verdict.property, verdict.observed) == ("controller_loss_fails_closed", observed)
