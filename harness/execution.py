@@ -23,7 +23,8 @@ from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results.records import CellRecord, CellStatus, HostEvidence
 from harness.results.store import utc_now
 from harness.runtimes import CellPaths, Runtime
-from harness.scenarios import SCENARIOS
+from harness.scenarios import SCENARIOS, Scenario
+from harness.scenarios.base import NO_ACTION
 from harness.spec.models import Settings
 from harness.staging import HostState
 from harness.transport import Completed, Transport
@@ -127,17 +128,22 @@ async def run_cell(
         ),
     )
     host.fixtures.prepare(setup)
-    envelope = Envelope.new(cell_id, sentinels=setup.sentinels, canary=setup.canary)
+    scenarios = phased_last([SCENARIOS[s] for s in cell.scenarios])
+    phases = cell_phases(scenarios, setup, host.fixtures.phase_hooks(setup))
+    envelope = Envelope.new(cell_id, sentinels=setup.sentinels, canary=setup.canary, phases=phases)
     # A secret for this one sandbox start: output that does not echo it (with a
     # digest over its lines) was not printed by this cell's probe.
     cell_nonce = secrets.token_hex(16)
+    options = host.fixtures.probe_options(setup)
+    if envelope.phases and setup.sentinels is not None:
+        options += ["--barrier", runtime.inside(setup.sentinels.allowed, role="allowed")]
     args = probe_args(
-        [SCENARIOS[s].name for s in cell.scenarios],
+        [s.name for s in scenarios],
         check_timeout=host.settings.check_timeout,
         deadline=timeout,
         tag=cell_id,
         cell_nonce=cell_nonce,
-        options=host.fixtures.probe_options(setup),
+        options=options,
     )
     invocation = runtime.invocation(setup.paths, args)
     sandbox = host.fixtures.wrap(setup, invocation.argv)
@@ -151,6 +157,8 @@ async def run_cell(
             envelope.wrap(argv), stdin=invocation.stdin, timeout=timeout + LOCAL_GRACE
         )
         done, report = envelope.open(done)
+        if report is not None and report.phases is not None:
+            setup.evidence["phases"] = {n: p.to_json() for n, p in report.phases.items()}
     except TransportError as exc:
         reason = f"transport failed during the cell: {exc.reason}"
     finally:
@@ -192,6 +200,28 @@ async def run_cell(
         checks=output.checks,
         info=output.info,
     )
+
+
+# A phase no fixture acts at still has its barrier released: the control cell's and
+# an unsupervised sandbox's attempts run as the supervised ones do.
+NO_ACTION_HOOK = f"echo {NO_ACTION}"
+
+
+def phased_last(scenarios: list[Scenario]) -> list[Scenario]:
+    """Scenarios in phases run after the others: what their host hooks do (kill the
+    supervisor) must not change the other scenarios' attempts."""
+    return sorted(scenarios, key=lambda s: bool(s.phases))
+
+
+def cell_phases(
+    scenarios: list[Scenario], setup: CellSetup, hooks: dict[str, str]
+) -> list[tuple[str, str]]:
+    """(phase, host hook) for each barrier the cell's probe will stop at. None when
+    the sandbox does not share the allowed folder with the host (a VM's copy): the
+    probe gets no barrier folder and its phased checks say so."""
+    if setup.sentinels is None or not setup.runtime.shares_allowed:
+        return []
+    return [(name, hooks.get(name, NO_ACTION_HOOK)) for s in scenarios for name in s.phases]
 
 
 async def cleanup(transport: Transport, commands: tuple[tuple[str, ...], ...]) -> None:

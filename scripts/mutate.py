@@ -58,6 +58,7 @@ FAST = [
     "tests/results/test_protocol.py",
     "tests/judge/test_arrivals.py",
     "tests/judge/test_reach.py",
+    "tests/judge/test_fence.py",
 ]
 TARGETS: dict[str, list[str]] = {
     "harness/judge/properties.py": FAST,
@@ -66,6 +67,7 @@ TARGETS: dict[str, list[str]] = {
     "harness/judge/verdicts.py": FAST,
     "harness/judge/attribution.py": FAST,
     "harness/judge/cell.py": FAST,
+    "harness/judge/fence.py": FAST,
     "harness/probe/protocol.py": FAST,
     "harness/spec/policy.py": FAST,
     "harness/results/resume.py": ["tests/results/test_resume_merge.py"],

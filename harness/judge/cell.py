@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.judge.attribution import observe_attribution
+from harness.judge.fence import observe_phased
 from harness.judge.properties import observe
 from harness.judge.verdicts import default_expectation, judge_facts, judge_property
 from harness.plan import Cell
@@ -38,6 +39,10 @@ def judge_cell(
                 fetch_error=evidence.decisions_error,
                 expected_sha256=evidence.probe_sha256,
                 via_supervisor=spec.supervisor is not None,
+            )
+        elif Need.PHASES in scenario.needs:
+            observation = observe_phased(
+                scenario, record, control=control, supervised=spec.supervisor is not None
             )
         else:
             observation = observe(

@@ -22,6 +22,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--cell-nonce", &o.cell_nonce }, { "--reach-targets", &o.reach_targets },
     { "--setgid-helper", &o.setgid_helper },
     { "--other-binary", &o.other_binary },
+    { "--barrier", &o.barrier },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 

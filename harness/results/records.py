@@ -185,6 +185,9 @@ class HostEvidence:
     decisions: list[dict[str, Any]] | None = None
     decisions_error: str | None = None
     probe_sha256: str | None = None  # the binary a decision record must name
+    # What the host did at each barrier of a cell in phases, by phase name:
+    # {status, ms, said} (docs/probe-protocol.md, "Phases").
+    phases: dict[str, dict[str, Any]] | None = None
     evidence_error: str | None = None  # the host could not be asked at all
 
     def to_json(self) -> dict[str, Any]:

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, get_args
 
-Property = Literal["egress_confinement", "filesystem_confinement", "privilege_floor", "attribution"]
+Property = Literal[
+    "egress_confinement",
+    "filesystem_confinement",
+    "privilege_floor",
+    "attribution",
+    "controller_loss_fails_closed",
+]
 PROPERTIES: tuple[Property, ...] = get_args(Property)
 
 
@@ -37,6 +43,12 @@ class Need(StrEnum):
     HELPERS = "helpers"  # setuid and file-capability binaries granted to the sandbox
     HOST_FS = "host-fs"  # the host's mount table and boot id, for what a mount exposes
     DECISIONS = "decisions"  # the supervisor's decision records: judged from them
+    PHASES = "phases"  # barriers in the allowed folder, released once the host has acted
+
+
+# What the host says at a barrier no fixture acts at (the control cell's, an
+# unsupervised sandbox's): the barrier is released, and nothing was measured.
+NO_ACTION = "nothing to act on"
 
 
 class Transport(StrEnum):
@@ -103,3 +115,5 @@ class Scenario:
     needs: frozenset[Need] = frozenset()
     info: tuple[str, ...] = ()  # probe table rows that only inform (printed, never judged)
     internal: bool = False  # for testing harness itself: accepted, never listed
+    # Barriers its checks stop at, in order, where the host acts (`Need.PHASES`).
+    phases: tuple[str, ...] = ()

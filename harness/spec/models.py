@@ -186,7 +186,7 @@ ContractProperty = Literal[
 
 
 # Deliberate faults of the reference supervisor, for mutants (docs/supervisor.md).
-SupervisorFault = Literal["wrong-binary", "no-record", "allow-all", "any-binary"]
+SupervisorFault = Literal["wrong-binary", "no-record", "allow-all", "any-binary", "fail-open"]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")
 

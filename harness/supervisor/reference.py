@@ -41,7 +41,12 @@ network stack no host socket exists at all.
 `wrong-binary` names the sandbox's launcher (the nearest ancestor running
 another program), `no-record` writes nothing,
 `allow-all` ignores the policy, `any-binary` ignores its binaries (a destination
-allowed to one binary is allowed to all).
+allowed to one binary is allowed to all), `fail-open` leaves a helper behind, outside
+its own session, that relays straight to the destination once the supervisor is gone.
+
+Killed, this supervisor fails closed: its listeners and every relayed socket die
+with its one process, and the namespace's `local` routes still catch every
+destination, so new connections are refused and held ones are cut.
 
 Standard library only (Python 3.8+), so harness can stage it to a host as one file.
 """
@@ -64,7 +69,7 @@ from collections.abc import Callable
 
 CLONE_NEWNET = 0x40000000
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)  # Linux; older Pythons lack the name
-FAULTS = ("none", "wrong-binary", "no-record", "allow-all", "any-binary")
+FAULTS = ("none", "wrong-binary", "no-record", "allow-all", "any-binary", "fail-open")
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
 SANDBOX_KERNELS = {
     "runsc-sandbox": "gVisor's sentry",
@@ -514,6 +519,35 @@ def _listener(netns: str | None, family: int, kind: int, address: tuple[str, int
     return sock
 
 
+# -- the fault `fail-open` ----------------------------------------------------------
+
+
+def fall_back_when_gone(made: list[tuple[socket.socket, str]]) -> None:
+    """The fault `fail-open`: a helper in a session of its own (so killing the
+    supervisor's session misses it) that, once the supervisor is gone, serves its
+    transparent listeners itself and relays every connection straight to where it
+    was going: no policy, no record. A redirect that falls back to a direct route
+    when its controller dies looks like this from inside the sandbox."""
+    parent = os.getpid()
+    if os.fork():
+        return
+    os.setsid()
+    while os.getppid() == parent:
+        time.sleep(0.02)
+
+    def direct(client: socket.socket) -> None:
+        host, port = client.getsockname()[:2]
+        upstream = socket.create_connection((_norm(host), port), timeout=IO_TIMEOUT)
+        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        _pipe(client, upstream)
+
+    for sock, kind in made:
+        if kind == "tcp":
+            threading.Thread(target=_serve, args=(sock, direct), daemon=True).start()
+    threading.Event().wait()
+    os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     summary = (__doc__ or "").split("\n\n")[0]
     p = argparse.ArgumentParser(prog="reference-supervisor", description=summary)
@@ -571,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
         null = os.open(os.devnull, os.O_RDONLY)
         for fd, src in ((0, null), (1, log), (2, log)):
             os.dup2(src, fd)
+    if args.fault == "fail-open":
+        fall_back_when_gone(made)
     # Threads start only now: a fork keeps none.
     sup = Supervisor(args, Namespace(args.netns))
     for sock, kind in made:

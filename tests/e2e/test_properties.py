@@ -234,6 +234,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-allow-all": {"egress_confinement": "tcp-raw-ip"},
     # Issue 25: the policy's endpoint allowed to every binary, not the one it names.
     "supervisor-any-binary": {"egress_confinement": "egress-other-binary"},
+    # Issue 28: its fallback relays straight out once it is killed.
+    "supervisor-fail-open": {"controller_loss_fails_closed": "loss-new"},
 }
 
 

@@ -123,6 +123,7 @@ def test_matrix_without_scenarios_runs_every_property_and_mechanisms(tmp_path: P
         "filesystem_confinement",
         "privilege_floor",
         "attribution",
+        "controller_loss_fails_closed",
     }
     assert scenarios[-1] == "mechanisms" and "selftest" not in scenarios
 

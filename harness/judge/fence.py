@@ -1,0 +1,49 @@
+"""The outer fence's guarantees that need the host to act mid-cell (cells in
+phases): judged like any property from the attempts after the barrier, with the
+host runtime's same attempts as control, and only when the host did act.
+
+A guarantee about a supervisor is measured only where harness runs one (the
+reference supervisor): without a controller there is nothing to lose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.judge.properties import Observation, observe
+from harness.results.records import CellRecord, CellStatus, Observed
+from harness.scenarios.base import NO_ACTION, Need, Scenario
+from harness.scenarios.fence import LOSS_HELD
+
+
+def observe_phased(
+    scenario: Scenario, record: CellRecord, *, control: CellRecord | None, supervised: bool
+) -> Observation:
+    """One guarantee from a cell in phases."""
+    if not supervised:
+        return Observation(Observed.SKIPPED, "no supervisor harness runs: no controller to lose")
+    # The folder is shared if the host saw the barrier: that is checked below, and
+    # the filesystem scenario's own proof of it need not have run.
+    shared = replace(scenario, needs=scenario.needs - {Need.SENTINELS})
+    found = observe(shared, record, control=control)
+    if record.status is not CellStatus.COMPLETE:
+        return found
+    acted = record.host_side.phases or {}
+    for phase in scenario.phases:
+        did = acted.get(phase)
+        if did is None:
+            why = f"the host never acted at barrier {phase}"
+            return Observation(Observed.INCONCLUSIVE, why, found.checks)
+        said = str(did.get("said") or "")
+        if did.get("status") != 0 or said == NO_ACTION:
+            why = f"the host's action at barrier {phase} failed: {said or 'no output'}"
+            return Observation(Observed.INCONCLUSIVE, why, found.checks)
+    if found.observed is not Observed.ENFORCED:
+        return found
+    held = next((c for c in record.checks if c.id == LOSS_HELD), None)
+    before = held.evidence.get("before") if held is not None else None
+    if before != "ok":
+        why = f"the allowed connection did not work before the barrier ({before}): nothing to lose"
+        return Observation(Observed.INCONCLUSIVE, why, found.checks)
+    done = "; ".join(f"{p}: {acted[p].get('said')}" for p in scenario.phases)
+    return replace(found, reason=f"{found.reason}; at the barrier {done}")

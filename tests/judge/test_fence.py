@@ -1,0 +1,170 @@
+"""controller_loss_fails_closed from a cell in phases: the attempts after the
+barrier decide, but only when the host acted there and the allowed connection
+worked before it; without a supervisor harness runs, nothing is measured."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.judge.fence import observe_phased
+from harness.results import CellRecord, CellStatus
+from harness.results.records import HostEvidence, Observed, ProbeCheck
+from harness.scenarios.fence import CONTROLLER_LOSS
+
+TAG = "c0001"
+DST = "10.251.0.2:8081"
+KILLED = {"controller-loss": {"status": 0, "ms": 40, "said": "killed the supervisor session 9"}}
+
+
+def _cell(
+    held: str = "blocked",
+    new: str = "blocked",
+    *,
+    before: str = "ok",
+    phases: dict[str, Any] | None = None,
+    events: list[dict[str, Any]] | None = None,
+    status: CellStatus = CellStatus.COMPLETE,
+) -> CellRecord:
+    checks = [
+        ProbeCheck("loss-held", "controller-loss", "attempt", held, evidence={"before": before}),
+        ProbeCheck("loss-new", "controller-loss", "attempt", new, evidence={"dst": DST}),
+    ]
+    return CellRecord(
+        run_id="t", host="h", runtime="r", kind="command", scenarios=["controller-loss"],
+        status=status, reason=None if status is CellStatus.COMPLETE else "why", started="",
+        ended="", elapsed=0.0, checks=checks,
+        host_side=HostEvidence(
+            tag=TAG, canary_events=[] if events is None else events,
+            phases=KILLED if phases is None else phases,
+        ),
+    )  # fmt: skip
+
+
+CONTROL = _cell("escaped", "escaped", phases={})
+
+
+def _judge(record: CellRecord, *, supervised: bool = True) -> tuple[Observed, str]:
+    found = observe_phased(CONTROLLER_LOSS, record, control=CONTROL, supervised=supervised)
+    return found.observed, found.reason or ""
+
+
+def test_both_attempts_failing_after_the_kill_is_enforced() -> None:
+    observed, reason = _judge(_cell())
+    assert observed is Observed.ENFORCED
+    assert "loss-held, loss-new" in reason and "killed the supervisor session 9" in reason
+
+
+@pytest.mark.parametrize(("held", "new"), [("escaped", "blocked"), ("blocked", "escaped")])
+def test_either_attempt_getting_out_is_violated(held: str, new: str) -> None:
+    observed, reason = _judge(_cell(held, new))
+    assert observed is Observed.VIOLATED and "escaped" in reason
+
+
+def test_an_arrival_at_the_canary_is_violated_whatever_the_probe_said() -> None:
+    line = {"event": "tcp", "peer": "10.251.0.1:5", "line": f"HARNESS {TAG} loss-held"}
+    observed, reason = _judge(_cell(events=[line]))
+    assert observed is Observed.VIOLATED and reason.startswith("loss-held escaped: canary saw")
+
+
+@pytest.mark.parametrize(
+    ("phases", "why"),
+    [
+        ({}, "the host never acted at barrier controller-loss"),
+        (
+            {"controller-loss": {"status": 1, "ms": 2, "said": "supervisor 9 was not running"}},
+            "failed: supervisor 9 was not running",
+        ),
+        ({"controller-loss": {"status": 0, "ms": 1, "said": "nothing to act on"}}, "failed"),
+    ],
+)
+def test_a_barrier_the_host_did_not_act_at_proves_nothing(phases: dict[str, Any], why: str) -> None:
+    for held, new in (("blocked", "blocked"), ("blocked", "escaped")):
+        observed, reason = _judge(_cell(held, new, phases=phases))
+        assert observed is Observed.INCONCLUSIVE and why in reason
+
+
+def test_a_connection_that_never_worked_has_nothing_to_lose() -> None:
+    observed, reason = _judge(_cell(before="Connection refused"))
+    assert observed is Observed.INCONCLUSIVE
+    assert "did not work before the barrier (Connection refused)" in reason
+
+
+def test_a_barrier_never_released_is_a_timeout_never_a_pass() -> None:
+    observed, reason = _judge(_cell("timeout", "error"))
+    assert observed is Observed.INCONCLUSIVE and reason.startswith("loss-held: timeout")
+
+
+def test_an_incomplete_cell_is_inconclusive() -> None:
+    observed, _ = _judge(_cell(status=CellStatus.TIMEOUT))
+    assert observed is Observed.INCONCLUSIVE
+
+
+def test_a_control_that_did_not_escape_is_inconclusive() -> None:
+    dead = _cell("blocked", "blocked", phases={})
+    found = observe_phased(CONTROLLER_LOSS, _cell(), control=dead, supervised=True)
+    assert found.observed is Observed.INCONCLUSIVE and "control did not escape" in str(found.reason)
+
+
+def test_without_a_supervisor_nothing_is_measured() -> None:
+    observed, reason = _judge(_cell("escaped", "escaped"), supervised=False)
+    assert observed is Observed.SKIPPED and "no controller to lose" in reason
+
+
+def test_a_leak_after_the_kill_is_violated_even_if_the_connection_failed_before() -> None:
+    observed, _ = _judge(_cell("escaped", "blocked", before="Connection refused"))
+    assert observed is Observed.VIOLATED
+
+
+def test_an_incomplete_cell_says_why_before_anything_else() -> None:
+    observed, reason = _judge(_cell(status=CellStatus.TIMEOUT, phases={}))
+    assert observed is Observed.INCONCLUSIVE and reason.startswith("cell timeout")
+
+
+def test_the_barrier_proves_the_folder_shared_without_the_filesystem_scenario() -> None:
+    """The filesystem scenario's proof that the allowed folder is the host's is not
+    needed: the host saw the barrier there."""
+    record = _cell()
+    side = HostEvidence(
+        tag=TAG, canary_events=[], phases=KILLED,
+        fs={"allowed_shared": True, "allowed_visible": False},
+    )  # fmt: skip
+    observed, _ = _judge(replace(record, host_side=side))
+    assert observed is Observed.ENFORCED
+
+
+SUPERVISED = """
+name = "fence"
+inventory = "hosts.toml"
+scenarios = ["controller-loss"]
+
+[runtimes.host]
+kind = "host"
+
+[runtimes.plain]
+kind = "command"
+argv = ["{probe}", "{args}"]
+
+[runtimes.guarded]
+kind = "command"
+argv = ["{probe}", "{args}"]
+supervisor = "reference"
+"""
+
+
+def test_a_cell_is_judged_on_the_guarantee_only_behind_harness_supervisor(
+    tmp_path: Path,
+) -> None:
+    from harness.judge.cell import judge_cell
+    from harness.plan import make_plan
+    from harness.spec import load_matrix
+
+    (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
+    (tmp_path / "m.toml").write_text(SUPERVISED)
+    cells = {c.runtime.name: c for c in make_plan(load_matrix(tmp_path / "m.toml")).cells}
+    for name, observed in (("guarded", Observed.ENFORCED), ("plain", Observed.SKIPPED)):
+        [verdict] = judge_cell(cells[name], _cell(), control=CONTROL)
+        assert (verdict.property, verdict.observed) == ("controller_loss_fails_closed", observed)
