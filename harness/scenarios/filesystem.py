@@ -50,12 +50,31 @@ FILESYSTEM = Scenario(
         ),
         Check(
             SENTINEL_INTACT,
-            "the sentinel is unchanged on the host after the cell",
+            "every file harness made outside is as it made it on the host after the cell"
+            " (content, size, existence, name, mode, owner, times, extended attributes)",
             control=Control.NONE,
             rule=Rule.SENTINEL,
             row=None,
         ),
         Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
         Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
+        # The catalogue's write kinds (docs/attack-surface.md), each on its own fresh
+        # target outside, every syscall of the kind in turn.
+        _write("fs-truncate-outside", "truncate a file outside (truncate, O_TRUNC)", "truncated"),
+        _write("fs-unlink-outside", "unlink a file outside", "unlinked"),
+        _write("fs-rmdir-outside", "remove a folder outside", "removed_dir"),
+        _write("fs-mkdir-outside", "make a folder outside", "made_dir"),
+        _write("fs-symlink-outside", "make a symlink outside", "made_symlink"),
+        _write("fs-mkfifo-outside", "make a named pipe outside (mknod S_IFIFO)", "made_fifo"),
+        _write("fs-socket-outside", "bind a unix socket file outside", "made_socket"),
+        _write("fs-chmod-outside", "change a file's mode outside", "mode_changed"),
+        _write("fs-chown-outside", "change a file's owner or group outside", "owner_changed"),
+        _write("fs-utime-outside", "change a file's times outside", "times_changed"),
+        _write(
+            "fs-xattr-outside",
+            "set or remove a file's user.* extended attributes outside",
+            "xattrs_changed",
+        ),
+        _read("fs-list-outside", "list the outside folder: a name harness put there shows"),
     ),
 )
