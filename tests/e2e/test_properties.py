@@ -221,6 +221,21 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A host folder below an unlistable "/", no sentinel in it: only the host's files
     # tried below the mount point find it.
     "landlock-undeclared-below": {"filesystem_confinement": "fs-mounts"},
+    # The Landlock reference less one Landlock right or one family of its seccomp
+    # filter: each row of the filesystem catalogue it leaves open, caught by that
+    # row's own check (issue 26).
+    "landlock-unhandled-truncate": {"filesystem_confinement": "fs-truncate-outside"},
+    "landlock-unhandled-remove-file": {"filesystem_confinement": "fs-unlink-outside"},
+    "landlock-unhandled-remove-dir": {"filesystem_confinement": "fs-rmdir-outside"},
+    "landlock-unhandled-make-dir": {"filesystem_confinement": "fs-mkdir-outside"},
+    "landlock-unhandled-make-sym": {"filesystem_confinement": "fs-symlink-outside"},
+    "landlock-unhandled-make-fifo": {"filesystem_confinement": "fs-mkfifo-outside"},
+    "landlock-unhandled-make-sock": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-unhandled-read-dir": {"filesystem_confinement": "fs-list-outside"},
+    "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
+    "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
+    "landlock-unfiltered-utime": {"filesystem_confinement": "fs-utime-outside"},
+    "landlock-unfiltered-xattr": {"filesystem_confinement": "fs-xattr-outside"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
