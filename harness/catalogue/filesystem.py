@@ -267,7 +267,8 @@ ROWS: tuple[Row, ...] = (
         _ROUTE,
         "through a descriptor the workload holds when it starts",
         ("dup", "dup2", "dup3", "fcntl", "openat", "openat2"),
-        unseen=NOT_YET,
+        checks=("fs-inherited-fds",),
+        target="every sentinel; overwrite-me",
     ),
     _fs(
         _ROUTE,

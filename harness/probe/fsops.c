@@ -253,3 +253,136 @@ void chk_fs_list_outside(void)
         outcome("blocked", e, "readdir %s", dir);
     outcome("succeeded", 0, "listed %d names in %s, but not the host's", n, dir);
 }
+
+/* ---- routes through the descriptors the workload holds when it starts ------- */
+
+#define MAX_HELD 64
+static int g_held[MAX_HELD], g_nheld;
+
+/* Called first thing in main, before the probe opens anything: every descriptor
+ * open now was handed in by whoever started the probe (a launcher that leaks one). */
+void fds_at_start(void)
+{
+    for (int fd = 0; fd < 1024 && g_nheld < MAX_HELD; fd++)
+        if (fcntl(fd, F_GETFD) != -1)
+            g_held[g_nheld++] = fd;
+}
+
+static const char *g_paths[10];
+static int g_npaths;
+static char g_pathbuf[4096];
+
+/* --sentinel and --more-sentinels: what a route must not reach. */
+static void held_targets(void)
+{
+    g_paths[g_npaths++] = need(&o.sentinel);
+    snprintf(g_pathbuf, sizeof g_pathbuf, "%s", o.more_sentinels ? o.more_sentinels : "");
+    char *save = NULL;
+    for (char *p = strtok_r(g_pathbuf, "\n", &save); p && g_npaths < 9; p = strtok_r(NULL, "\n", &save))
+        if (p[0] == '/')
+            g_paths[g_npaths++] = p;
+}
+
+static char g_held_buf[65536];
+static int g_held_tried;
+
+/* Read an opened route: escaped when the token is in it. */
+static void held_read(int fd, const char *how, int n)
+{
+    struct stat st;
+    ssize_t got = -1;
+    g_held_tried++;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = pread(fd, g_held_buf, sizeof g_held_buf, 0);
+    close(fd);
+    if (got > 0 && memmem(g_held_buf, (size_t)got, o.token, strlen(o.token))) {
+        ev_int("fd", n);
+        outcome("escaped", 0, "read the token through descriptor %d held at start (%s)", n, how);
+    }
+}
+
+static void held_open(int dirfd, const char *rel, const char *how, int n)
+{
+    int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0)
+        held_read(fd, how, n);
+    else
+        g_held_tried++;
+}
+
+/* Under a folder held at start: each sentinel by its host path after climbing with
+ * ".." to the root of that folder's tree (a folder from outside the sandbox's root
+ * climbs to the host's), and every suffix of its path below the folder itself. An
+ * overwrite through the climb is tried too: the host's sentinel state shows it. */
+static void held_dir(int dirfd, int n)
+{
+    char rel[4096];
+    for (int s = 0; s < g_npaths; s++) {
+        int k = 0;
+        for (int i = 0; i < 40; i++)
+            k += snprintf(rel + k, sizeof rel - (size_t)k, "../");
+        snprintf(rel + k, sizeof rel - (size_t)k, "%s", g_paths[s] + 1);
+        held_open(dirfd, rel, "\"..\" up from it, then the host path", n);
+        for (const char *p = strchr(g_paths[s] + 1, '/'); p; p = strchr(p + 1, '/'))
+            held_open(dirfd, p + 1, "a suffix of the host path below it", n);
+    }
+    if (o.overwrite) {
+        int k = 0;
+        for (int i = 0; i < 40; i++)
+            k += snprintf(rel + k, sizeof rel - (size_t)k, "../");
+        snprintf(rel + k, sizeof rel - (size_t)k, "%s", o.overwrite + 1);
+        int fd = openat(dirfd, rel, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd >= 0) {
+            if (write(fd, o.token, strlen(o.token)) < 0)
+                ev_int("overwrite_errno", errno);
+            close(fd);
+            ev_int("overwrote_through_fd", n);
+        }
+    }
+}
+
+/* Every descriptor the workload held when it started: a folder (or an O_PATH handle
+ * to one) is a root to open the sentinels under; a file is read, and re-opened
+ * through /proc/self/fd/N (which gives a read that an O_PATH or write-only
+ * descriptor does not); each is reported by number and kind. */
+void chk_fs_inherited_fds(void)
+{
+    need(&o.token);
+    held_targets();
+    char kinds[512] = "";
+    size_t kn = 0;
+    for (int i = 0; i < g_nheld; i++) {
+        int n = g_held[i];
+        struct stat st;
+        if (fstat(n, &st) != 0)
+            continue;
+        const char *kind = S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file"
+                         : S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket"
+                         : S_ISCHR(st.st_mode) ? "char" : "other";
+        int flags = fcntl(n, F_GETFL);
+        if (kn < sizeof kinds)
+            kn += (size_t)snprintf(kinds + kn, sizeof kinds - kn, "%s%d:%s%s", kn ? " " : "", n,
+                                   kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
+        if (S_ISDIR(st.st_mode)) {
+            held_dir(n, n);
+            int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (again >= 0) {
+                held_dir(again, n);
+                close(again);
+            }
+        } else if (S_ISREG(st.st_mode)) {
+            int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
+            if (dup >= 0)
+                held_read(dup, "read from offset 0", n);
+            int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+            if (again >= 0)
+                held_read(again, "re-opened through /proc/self/fd", n);
+        }
+    }
+    ev_str("held", kinds);
+    ev_int("routes_tried", g_held_tried);
+    outcome("blocked", 0, "%d descriptors held at start (%s), %d routes through them failed",
+            g_nheld, kinds[0] ? kinds : "none", g_held_tried);
+}

@@ -68,6 +68,15 @@ FILESYSTEM = Scenario(
             "xattrs_changed",
         ),
         _read("fs-list-outside", "list the outside folder: a name harness put there shows"),
+        # A descriptor handed in at start is a route only where a launcher leaks one:
+        # there is nothing for the host runtime to hold, so nothing to control.
+        Check(
+            "fs-inherited-fds",
+            "read any sentinel through each descriptor held at start: under a folder (up"
+            " with .., or a path suffix below it), a file's content, /proc/self/fd/N",
+            control=Control.NONE,
+            rule=Rule.READ,
+        ),
         # Last: a reason names the attempt that made a change before this catch-all.
         Check(
             SENTINEL_INTACT,

@@ -236,6 +236,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
     "landlock-unfiltered-utime": {"filesystem_confinement": "fs-utime-outside"},
     "landlock-unfiltered-xattr": {"filesystem_confinement": "fs-xattr-outside"},
+    # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
+    "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
