@@ -274,7 +274,9 @@ ROWS: tuple[Row, ...] = (
         _ROUTE,
         "through another process's descriptors",
         ("pidfd_open", "pidfd_getfd", "kcmp"),
-        unseen=NOT_YET,
+        checks=("fs-proc-fds",),
+        target="sentinel (the decoy's fd 3)",
+        kernels="all (pidfd_getfd: 5.6+)",
     ),
     _fs(
         _ROUTE,

@@ -386,3 +386,85 @@ void chk_fs_inherited_fds(void)
     outcome("blocked", 0, "%d descriptors held at start (%s), %d routes through them failed",
             g_nheld, kinds[0] ? kinds : "none", g_held_tried);
 }
+
+/* ---- routes through another process's descriptors -------------------------- */
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+/* Every visible process's descriptors to small regular files (the sentinel is one;
+ * nothing else is opened, so no device's open runs): re-opened through
+ * /proc/<pid>/fd/N as the process's owner (setfsuid, as fs-routes does for
+ * /proc/<pid>/root), and taken with pidfd_getfd. The fixture's decoy holds the
+ * sentinel on its fd 3, so the host runtime's control reads it. */
+void chk_fs_proc_fds(void)
+{
+    need(&o.token);
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        outcome("blocked", errno, "opendir /proc");
+    int pids = 0, fds = 0, last = 0;
+    char path[600];
+    pid_t self = getpid();
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == self)
+            continue;
+        struct stat owner;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &owner) != 0)
+            continue;
+        pids++;
+        unsigned fsuid = (unsigned)setfsuid((uid_t)-1), fsgid = (unsigned)setfsgid((gid_t)-1);
+        setfsgid(owner.st_gid);
+        setfsuid(owner.st_uid);
+        snprintf(path, sizeof path, "/proc/%s/fd", e->d_name);
+        DIR *fdd = opendir(path);
+        int pidfd = -2;
+        for (struct dirent *f; fdd && (f = readdir(fdd)) != NULL;) {
+            struct stat st;
+            if (f->d_name[0] < '0' || f->d_name[0] > '9')
+                continue;
+            snprintf(path, sizeof path, "/proc/%s/fd/%s", e->d_name, f->d_name);
+            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
+                continue;
+            fds++;
+            int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+            if (fd >= 0) {
+                ssize_t n = pread(fd, g_held_buf, sizeof g_held_buf, 0);
+                close(fd);
+                if (n > 0 && memmem(g_held_buf, (size_t)n, o.token, strlen(o.token)))
+                    outcome("escaped", 0, "read the token through %s, as its owner uid %u", path,
+                            (unsigned)owner.st_uid);
+            } else {
+                last = errno;
+            }
+            if (pidfd == -2)
+                pidfd = (int)syscall(SYS_pidfd_open, atoi(e->d_name), 0);
+            fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, atoi(f->d_name), 0) : -1;
+            if (fd >= 0) {
+                ssize_t n = pread(fd, g_held_buf, sizeof g_held_buf, 0);
+                close(fd);
+                if (n > 0 && memmem(g_held_buf, (size_t)n, o.token, strlen(o.token)))
+                    outcome("escaped", 0, "read the token through pidfd_getfd(%s, %s)", e->d_name,
+                            f->d_name);
+            } else {
+                last = errno;
+            }
+        }
+        if (fdd)
+            closedir(fdd);
+        if (pidfd >= 0)
+            close(pidfd);
+        setfsuid(fsuid);
+        setfsgid(fsgid);
+    }
+    closedir(d);
+    ev_int("pids", pids);
+    ev_int("fds", fds);
+    outcome("blocked", last, "%d small files held by %d other visible processes: none gave the token",
+            fds, pids);
+}

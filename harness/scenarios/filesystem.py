@@ -77,6 +77,11 @@ FILESYSTEM = Scenario(
             control=Control.NONE,
             rule=Rule.READ,
         ),
+        _read(
+            "fs-proc-fds",
+            "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"
+            " its owner, pidfd_getfd (the host's decoy holds it)",
+        ),
         # Last: a reason names the attempt that made a change before this catch-all.
         Check(
             SENTINEL_INTACT,

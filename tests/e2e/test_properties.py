@@ -238,6 +238,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-unfiltered-xattr": {"filesystem_confinement": "fs-xattr-outside"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
+    # As nobody in the host's PID namespace: the decoy's descriptor to the sentinel.
+    "bwrap-shared-pid-fds": {"filesystem_confinement": "fs-proc-fds"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
