@@ -5,10 +5,10 @@ route (fs-inherited-fds), and `probe confine`'s knobs leave exactly one thing op
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
