@@ -282,7 +282,8 @@ ROWS: tuple[Row, ...] = (
         _ROUTE,
         "through io_uring's file operations",
         ("io_uring_setup", "io_uring_enter", "io_uring_register"),
-        unseen=NOT_YET,
+        checks=("fs-io-uring",),
+        target="sentinel; uring-me",
         kernels="5.1+ (operations added up to 6.x)",
     ),
 )

@@ -3,7 +3,7 @@
  * the kernel's Landlock ABI knows, allows reading (and executing) beneath each --read
  * path and everything beneath each --write path, keeps only Docker's default
  * capabilities (less CAP_MKNOD), refuses changes of mode, owner, times and extended
- * attributes with a seccomp filter (Landlock governs none of them, and the
+ * attributes, and io_uring (which makes some of them unseen), with a seccomp filter (Landlock governs none of them, and the
  * capabilities kept allow them on any host file), sets no_new_privs, then execs the
  * command after "--". harness uses it for its reference (matrices/local.toml) and its
  * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
@@ -130,6 +130,10 @@ static const struct { const char *family; long nr[8]; } meta_calls[] = {
     { "utime", { SYS_utime, SYS_utimes, SYS_futimesat, SYS_utimensat, -1, -1, -1, -1 } },
     { "xattr", { SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_setxattrat, SYS_removexattr,
                  SYS_lremovexattr, SYS_fremovexattr, SYS_removexattrat } },
+    /* io_uring sets extended attributes (IORING_OP_SETXATTR) where no filter on the
+     * syscalls above sees it; Docker's default seccomp profile refuses it too. */
+    { "io_uring", { __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register, -1, -1, -1,
+                    -1, -1 } },
 };
 #define N_FAMILIES (sizeof meta_calls / sizeof meta_calls[0])
 
@@ -138,7 +142,7 @@ static int meta_family(const char *name)
     for (size_t i = 0; i < N_FAMILIES; i++)
         if (!strcmp(meta_calls[i].family, name))
             return (int)i;
-    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr)", name);
+    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring)", name);
 }
 
 /* EPERM for every call of the families not left out; another architecture's calls
@@ -146,7 +150,7 @@ static int meta_family(const char *name)
 static void metadata_filter(const int *unfiltered)
 {
 #ifdef CONFINE_AUDIT_ARCH
-    struct sock_filter f[80];
+    struct sock_filter f[96];
     unsigned n = 0;
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_AUDIT_ARCH, 1, 0);

@@ -5,6 +5,8 @@
  * reading the outside folder's listing. */
 
 #include "probe.h"
+#include <sys/mman.h>
+#include <linux/io_uring.h>
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -467,4 +469,104 @@ void chk_fs_proc_fds(void)
     ev_int("fds", fds);
     outcome("blocked", last, "%d small files held by %d other visible processes: none gave the token",
             fds, pids);
+}
+
+/* ---- io_uring's file operations ------------------------------------------- */
+
+/* One ring, one request at a time: what a seccomp filter on the syscalls never
+ * sees. Returns the request's result (negative errno), or -errno of the setup. */
+struct uring {
+    int fd;
+    unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+    struct io_uring_sqe *sqes;
+    struct io_uring_cqe *cqes;
+};
+
+static int uring_open(struct uring *u)
+{
+    struct io_uring_params p;
+    memset(&p, 0, sizeof p);
+    u->fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+    if (u->fd < 0)
+        return -errno;
+    size_t sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+    size_t cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+    char *sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+                    IORING_OFF_SQ_RING);
+    char *cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+                    IORING_OFF_CQ_RING);
+    void *sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+    if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
+        return -errno;
+    u->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+    u->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+    u->sq_array = (unsigned *)(sq + p.sq_off.array);
+    u->cq_head = (unsigned *)(cq + p.cq_off.head);
+    u->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+    u->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+    u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+    u->sqes = sqes;
+    return 0;
+}
+
+static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
+{
+    unsigned tail = *u->sq_tail, idx = tail & *u->sq_mask;
+    u->sqes[idx] = *sqe;
+    u->sq_array[idx] = idx;
+    __atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+    if (syscall(__NR_io_uring_enter, u->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+        return -errno;
+    unsigned head = *u->cq_head;
+    if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
+        return -EAGAIN;
+    int res = u->cqes[head & *u->cq_mask].res;
+    __atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
+    return res;
+}
+
+/* Through io_uring: open and read the sentinel (escaped on the token), and set an
+ * extended attribute of <outside>/uring-me (Landlock governs none; the host's state
+ * shows it). */
+void chk_fs_io_uring(void)
+{
+    const char *sentinel = need(&o.sentinel), *path = outside("uring-me", 0), *v = need(&o.tag);
+    need(&o.token);
+    struct uring u;
+    int rc = uring_open(&u);
+    if (rc < 0)
+        outcome("blocked", -rc, "io_uring_setup");
+    struct io_uring_sqe sqe;
+    memset(&sqe, 0, sizeof sqe);
+    sqe.opcode = IORING_OP_OPENAT;
+    sqe.fd = AT_FDCWD;
+    sqe.addr = (uint64_t)(uintptr_t)sentinel;
+    sqe.open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    int fd = uring_do(&u, &sqe), opened = fd;
+    if (fd >= 0) {
+        memset(&sqe, 0, sizeof sqe);
+        sqe.opcode = IORING_OP_READ;
+        sqe.fd = fd;
+        sqe.addr = (uint64_t)(uintptr_t)g_held_buf;
+        sqe.len = sizeof g_held_buf;
+        int n = uring_do(&u, &sqe);
+        close(fd);
+        if (n > 0 && memmem(g_held_buf, (size_t)n, o.token, strlen(o.token)))
+            outcome("escaped", 0, "read the token of %s through io_uring (IORING_OP_OPENAT, READ)",
+                    sentinel);
+    }
+    memset(&sqe, 0, sizeof sqe);
+    sqe.opcode = IORING_OP_SETXATTR;
+    sqe.addr = (uint64_t)(uintptr_t)"user.harness-uring";
+    sqe.addr2 = (uint64_t)(uintptr_t)v;
+    sqe.addr3 = (uint64_t)(uintptr_t)path;
+    sqe.len = (uint32_t)strlen(v);
+    int set = uring_do(&u, &sqe);
+    close(u.fd);
+    if (set == 0)
+        outcome("succeeded", 0, "IORING_OP_SETXATTR on %s", path);
+    ev_str("openat", opened < 0 ? errname(-opened) : "ok");
+    outcome("blocked", -set, "IORING_OP_SETXATTR on %s (IORING_OP_OPENAT of the sentinel: %s)",
+            path, opened < 0 ? errname(-opened) : "opened, no token");
 }

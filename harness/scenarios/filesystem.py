@@ -77,6 +77,12 @@ FILESYSTEM = Scenario(
             control=Control.NONE,
             rule=Rule.READ,
         ),
+        _write(
+            "fs-io-uring",
+            "through io_uring: read the sentinel (IORING_OP_OPENAT, READ), set an extended"
+            " attribute outside (IORING_OP_SETXATTR)",
+            "uring_changed",
+        ),
         _read(
             "fs-proc-fds",
             "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"

@@ -23,7 +23,6 @@ KNOWN_GAPS = {
     "filesystem: EXECUTE: run a file",
     "filesystem: IOCTL_DEV: ioctl on a device file",
     "filesystem: inode flags: chattr",
-    "filesystem: through io_uring's file operations",
     "privilege: securebits",
     "privilege: exec of a setgid file",
     "privilege: user namespaces",
