@@ -200,7 +200,14 @@ ROWS: tuple[Row, ...] = (
         target="xattr-me (user.*)",
         kernels="all (setxattrat, removexattrat: 6.13+)",
     ),
-    _fs(_BEYOND, "inode flags: chattr", ("ioctl", "file_setattr"), unseen=NOT_YET),
+    _fs(
+        _BEYOND,
+        "inode flags: chattr",
+        ("ioctl", "file_setattr"),
+        checks=("fs-chattr-outside",),
+        target="chattr-me (the no-dump flag)",
+        kernels="all (file_setattr: 6.17+)",
+    ),
     _fs(
         _BEYOND,
         "metadata: stat, access, readlink, extended attribute reads, watches",

@@ -3,7 +3,8 @@
  * the kernel's Landlock ABI knows, allows reading (and executing) beneath each --read
  * path and everything beneath each --write path, keeps only Docker's default
  * capabilities (less CAP_MKNOD), refuses changes of mode, owner, times and extended
- * attributes, and io_uring (which makes some of them unseen), with a seccomp filter (Landlock governs none of them, and the
+ * attributes, inode flags, and io_uring (which makes some of them unseen), with a
+ * seccomp filter (Landlock governs none of them, and the
  * capabilities kept allow them on any host file), sets no_new_privs, then execs the
  * command after "--". harness uses it for its reference (matrices/local.toml) and its
  * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
@@ -99,6 +100,9 @@ static uint64_t ll_right(const char *name)
 #ifndef SYS_removexattrat
 #define SYS_removexattrat 466
 #endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469
+#endif
 #if defined(__x86_64__)
 #define CONFINE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
 #elif defined(__aarch64__)
@@ -134,6 +138,8 @@ static const struct { const char *family; long nr[8]; } meta_calls[] = {
      * syscalls above sees it; Docker's default seccomp profile refuses it too. */
     { "io_uring", { __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register, -1, -1, -1,
                     -1, -1 } },
+    /* Inode flags by path; by descriptor they are ioctl commands (below). */
+    { "chattr", { SYS_file_setattr, -1, -1, -1, -1, -1, -1, -1 } },
 };
 #define N_FAMILIES (sizeof meta_calls / sizeof meta_calls[0])
 
@@ -142,7 +148,7 @@ static int meta_family(const char *name)
     for (size_t i = 0; i < N_FAMILIES; i++)
         if (!strcmp(meta_calls[i].family, name))
             return (int)i;
-    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring)", name);
+    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring, chattr)", name);
 }
 
 /* EPERM for every call of the families not left out; another architecture's calls
@@ -150,7 +156,7 @@ static int meta_family(const char *name)
 static void metadata_filter(const int *unfiltered)
 {
 #ifdef CONFINE_AUDIT_ARCH
-    struct sock_filter f[96];
+    struct sock_filter f[112];
     unsigned n = 0;
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_AUDIT_ARCH, 1, 0);
@@ -165,6 +171,18 @@ static void metadata_filter(const int *unfiltered)
                                                       (uint32_t)meta_calls[i].nr[k], 0, 1);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             }
+    if (!unfiltered[meta_family("chattr")]) {
+        /* ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR (the command's low 32 bits). */
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                              offsetof(struct seccomp_data, args[1]));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              (uint32_t)_IOW('f', 2, long), 2, 0);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), 1, 0);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    }
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
     if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)

@@ -570,3 +570,37 @@ void chk_fs_io_uring(void)
     outcome("blocked", -set, "IORING_OP_SETXATTR on %s (IORING_OP_OPENAT of the sentinel: %s)",
             path, opened < 0 ? errname(-opened) : "opened, no token");
 }
+
+/* ---- inode flags ------------------------------------------------------------ */
+
+#ifndef SYS_file_getattr
+#define SYS_file_getattr 468
+#endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469
+#endif
+#define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
+#define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
+#define PROBE_FS_NODUMP_FL 0x00000040
+#define PROBE_FS_XFLAG_NODUMP 0x00000080
+
+/* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
+ * set: by path with file_setattr (6.17+), and by FS_IOC_SETFLAGS if it opens. */
+void chk_fs_chattr_outside(void)
+{
+    const char *path = outside("chattr-me", 0);
+    struct { uint64_t xflags; uint32_t extsize, nextents, projid, cowextsize; } fa;
+    memset(&fa, 0, sizeof fa);
+    syscall(SYS_file_getattr, AT_FDCWD, path, &fa, sizeof fa, 0);
+    fa.xflags ^= PROBE_FS_XFLAG_NODUMP;
+    tried("file_setattr", syscall(SYS_file_setattr, AT_FDCWD, path, &fa, sizeof fa, 0));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        int flags = 0;
+        ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags);
+        flags ^= PROBE_FS_NODUMP_FL;
+        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        close(fd);
+    }
+    verdict("change the inode flags of", path);
+}

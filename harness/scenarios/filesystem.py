@@ -67,6 +67,11 @@ FILESYSTEM = Scenario(
             "set or remove a file's user.* extended attributes outside",
             "xattrs_changed",
         ),
+        _write(
+            "fs-chattr-outside",
+            "change a file's inode flags outside (file_setattr, FS_IOC_SETFLAGS)",
+            "flags_changed",
+        ),
         _read("fs-list-outside", "list the outside folder: a name harness put there shows"),
         # A descriptor handed in at start is a route only where a launcher leaks one:
         # there is nothing for the host runtime to hold, so nothing to control.

@@ -22,7 +22,6 @@ JUDGED = ("egress-confinement", "filesystem-confinement", "privilege-floor")
 KNOWN_GAPS = {
     "filesystem: EXECUTE: run a file",
     "filesystem: IOCTL_DEV: ioctl on a device file",
-    "filesystem: inode flags: chattr",
     "privilege: securebits",
     "privilege: exec of a setgid file",
     "privilege: user namespaces",

@@ -243,6 +243,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The Landlock reference with io_uring left out of its filter: an extended
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
+    "landlock-unfiltered-chattr": {"filesystem_confinement": "fs-chattr-outside"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
