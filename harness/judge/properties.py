@@ -171,12 +171,18 @@ def _root(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
 
 
 def _sentinel(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
-    """Host-side only: the sentinel unchanged after the cell (the report is ignored)."""
-    state = (ctx.evidence.fs or {}).get("sentinel")
-    if state == "intact":
-        return Outcome(CheckOutcome.BLOCKED, None, "sentinel unchanged on the host")
+    """Host-side only: every file harness made outside as it made it (content, size,
+    existence, name, mode, owner, times, extended attributes) after the cell; the
+    report is ignored."""
+    fs = ctx.evidence.fs or {}
+    state, changes = fs.get("sentinel"), fs.get("changes")
     if state in ("changed", "missing"):
-        return Outcome(CheckOutcome.ESCAPED, None, f"sentinel {state} on the host")
+        why = f"sentinel {state} on the host" + (f": {changes}" if changes else "")
+        return Outcome(CheckOutcome.ESCAPED, None, why)
+    if state == "intact" and changes:
+        return Outcome(CheckOutcome.ESCAPED, None, f"changed on the host: {changes}")
+    if state == "intact":
+        return Outcome(CheckOutcome.BLOCKED, None, "sentinels unchanged on the host")
     return Outcome(CheckOutcome.ERROR, None, "sentinel not inspected after the cell")
 
 

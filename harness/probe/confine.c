@@ -2,8 +2,14 @@
  * builds on the host's own filesystem view. It handles every filesystem access right
  * the kernel's Landlock ABI knows, allows reading (and executing) beneath each --read
  * path and everything beneath each --write path, keeps only Docker's default
- * capabilities (less CAP_MKNOD), sets no_new_privs, then execs the command after "--". harness uses it
- * for its reference (matrices/local.toml) and its mutants; it is not a check. */
+ * capabilities (less CAP_MKNOD), refuses changes of mode, owner, times and extended
+ * attributes, inode flags, and io_uring (which makes some of them unseen), with a
+ * seccomp filter (Landlock governs none of them, and the
+ * capabilities kept allow them on any host file), sets no_new_privs, then execs the
+ * command after "--". harness uses it for its reference (matrices/local.toml) and its
+ * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
+ * Landlock access right unhandled, `--unfiltered FAMILY` a family of calls out of
+ * the filter. It is not a check. */
 
 #include "probe.h"
 #include "landlock.h"
@@ -66,15 +72,146 @@ static void docker_capabilities(void)
         fatal(2, "confine: capset: %s", strerror(errno));
 }
 
+/* ---- the mutants' knobs, and the filter on metadata changes ---------------- */
+
+static const struct { const char *name; uint64_t right; } ll_names[] = {
+    { "execute", LL_FS_EXECUTE }, { "write-file", LL_FS_WRITE_FILE },
+    { "read-file", LL_FS_READ_FILE }, { "read-dir", LL_FS_READ_DIR },
+    { "remove-dir", 1ULL << 4 }, { "remove-file", 1ULL << 5 }, { "make-char", 1ULL << 6 },
+    { "make-dir", 1ULL << 7 }, { "make-reg", 1ULL << 8 }, { "make-sock", 1ULL << 9 },
+    { "make-fifo", 1ULL << 10 }, { "make-block", 1ULL << 11 }, { "make-sym", 1ULL << 12 },
+    { "refer", LL_FS_REFER }, { "truncate", LL_FS_TRUNCATE }, { "ioctl-dev", LL_FS_IOCTL_DEV },
+};
+
+static uint64_t ll_right(const char *name)
+{
+    for (size_t i = 0; i < sizeof ll_names / sizeof ll_names[0]; i++)
+        if (!strcmp(ll_names[i].name, name))
+            return ll_names[i].right;
+    fatal(2, "confine: unknown Landlock right %s", name);
+}
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466
+#endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469
+#endif
+#if defined(__x86_64__)
+#define CONFINE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
+#elif defined(__aarch64__)
+#define CONFINE_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
+#endif
+
+/* The calls that change a file's metadata, by family (-1: not on this architecture). */
+#ifndef SYS_chmod
+#define SYS_chmod -1
+#endif
+#ifndef SYS_chown
+#define SYS_chown -1
+#endif
+#ifndef SYS_lchown
+#define SYS_lchown -1
+#endif
+#ifndef SYS_utime
+#define SYS_utime -1
+#endif
+#ifndef SYS_utimes
+#define SYS_utimes -1
+#endif
+#ifndef SYS_futimesat
+#define SYS_futimesat -1
+#endif
+static const struct { const char *family; long nr[8]; } meta_calls[] = {
+    { "chmod", { SYS_chmod, SYS_fchmod, SYS_fchmodat, SYS_fchmodat2, -1, -1, -1, -1 } },
+    { "chown", { SYS_chown, SYS_fchown, SYS_lchown, SYS_fchownat, -1, -1, -1, -1 } },
+    { "utime", { SYS_utime, SYS_utimes, SYS_futimesat, SYS_utimensat, -1, -1, -1, -1 } },
+    { "xattr", { SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_setxattrat, SYS_removexattr,
+                 SYS_lremovexattr, SYS_fremovexattr, SYS_removexattrat } },
+    /* io_uring sets extended attributes (IORING_OP_SETXATTR) where no filter on the
+     * syscalls above sees it; Docker's default seccomp profile refuses it too. */
+    { "io_uring", { __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register, -1, -1, -1,
+                    -1, -1 } },
+    /* Inode flags by path; by descriptor they are ioctl commands (below). */
+    { "chattr", { SYS_file_setattr, -1, -1, -1, -1, -1, -1, -1 } },
+};
+#define N_FAMILIES (sizeof meta_calls / sizeof meta_calls[0])
+
+static int meta_family(const char *name)
+{
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        if (!strcmp(meta_calls[i].family, name))
+            return (int)i;
+    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring, chattr)", name);
+}
+
+/* EPERM for every call of the families not left out; another architecture's calls
+ * (x32 on x86_64 included) are refused too, so none of them is a way around. */
+static void metadata_filter(const int *unfiltered)
+{
+#ifdef CONFINE_AUDIT_ARCH
+    struct sock_filter f[112];
+    unsigned n = 0;
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_AUDIT_ARCH, 1, 0);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        for (int k = 0; k < 8 && !unfiltered[i]; k++)
+            if (meta_calls[i].nr[k] >= 0) {
+                f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                      (uint32_t)meta_calls[i].nr[k], 0, 1);
+                f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+            }
+    if (!unfiltered[meta_family("chattr")]) {
+        /* ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR (the command's low 32 bits). */
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                              offsetof(struct seccomp_data, args[1]));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              (uint32_t)_IOW('f', 2, long), 2, 0);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), 1, 0);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    }
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
+    if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+        fatal(2, "confine: seccomp: %s", strerror(errno));
+#else
+    (void)unfiltered;
+    fatal(2, "confine: no seccomp filter for this architecture");
+#endif
+}
+
 void confine_main(int argc, char **argv)
 {
     const char *paths[MAX_RULES];
     uint64_t rights[MAX_RULES];
-    int n = 0, i = 2;
+    int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 };
+    uint64_t unhandled = 0;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         int write = !strcmp(argv[i], "--write");
+        if (i + 1 < argc && !strcmp(argv[i], "--unhandled")) {
+            unhandled |= ll_right(argv[++i]);
+            continue;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--unfiltered")) {
+            unfiltered[meta_family(argv[++i])] = 1;
+            continue;
+        }
         if ((!write && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
-            fatal(2, "usage: probe confine [--read PATH]... [--write PATH]... -- COMMAND...");
+            fatal(2, "usage: probe confine [--read PATH]... [--write PATH]... [--unhandled RIGHT]..."
+                     " [--unfiltered FAMILY]... -- COMMAND...");
         paths[n] = argv[++i];
         rights[n++] = write ? ~0ULL : (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR);
     }
@@ -83,7 +220,7 @@ void confine_main(int argc, char **argv)
     int abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     if (abi < 1)
         fatal(2, "confine: Landlock unavailable: %s", strerror(errno));
-    uint64_t handled = handled_rights(abi);
+    uint64_t handled = handled_rights(abi) & ~unhandled;
     struct probe_ruleset_attr attr = { .handled_access_fs = handled };
     int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (ruleset < 0)
@@ -93,6 +230,7 @@ void confine_main(int argc, char **argv)
     docker_capabilities();
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         fatal(2, "confine: no_new_privs: %s", strerror(errno));
+    metadata_filter(unfiltered);
     if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         fatal(2, "confine: landlock_restrict_self: %s", strerror(errno));
     close(ruleset);

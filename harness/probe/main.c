@@ -98,6 +98,7 @@ static int scenario_known(const char *name)
 
 int main(int argc, char **argv)
 {
+    fds_at_start(); /* before anything is opened: what the workload was handed */
     if (argc > 0 && argv[0] && argv[0][0])
         g_argv0 = argv[0];
     if (argc == 2 && !strcmp(argv[1], "version")) {

@@ -37,7 +37,7 @@
  * table, the check loop); runner.c (a check in a forked child, with its time
  * limit); output.c (JSON lines and a check child's results); sha256.c; net.c and
  * dns.c (helpers of the network checks and the canary); one file per scenario
- * (mechanisms.c, egress.c, filesystem.c, privilege.c, attribution.c); canary.c
+ * (mechanisms.c, egress.c, filesystem.c and fsops.c, privilege.c, attribution.c); canary.c
  * (mode "canary"); init.c (mode "init"); confine.c (mode "confine", a Landlock
  * launcher for the co-located references); landlock.h (its UAPI, shared).
  *
@@ -125,6 +125,10 @@ struct check { const char *scenario, *id; void (*fn)(void); int kind; };
 #define CHECK(scenario, id, fn, kind) void fn(void);
 #include "checks.def"
 #undef CHECK
+
+/* ---- fsops.c: the descriptors held at start (main calls it first) ---------- */
+
+void fds_at_start(void);
 
 /* ---- main.c: options ------------------------------------------------------- */
 

@@ -48,14 +48,59 @@ FILESYSTEM = Scenario(
             "read any sentinel (fixture, /tmp, /var/tmp, work folder) by every route: host"
             " path, mount point + path suffix, /proc/<pid>/root as its owner, file handles",
         ),
+        Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
+        Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
+        # The catalogue's write kinds (docs/attack-surface.md), each on its own fresh
+        # target outside, every syscall of the kind in turn.
+        _write("fs-truncate-outside", "truncate a file outside (truncate, O_TRUNC)", "truncated"),
+        _write("fs-unlink-outside", "unlink a file outside", "unlinked"),
+        _write("fs-rmdir-outside", "remove a folder outside", "removed_dir"),
+        _write("fs-mkdir-outside", "make a folder outside", "made_dir"),
+        _write("fs-symlink-outside", "make a symlink outside", "made_symlink"),
+        _write("fs-mkfifo-outside", "make a named pipe outside (mknod S_IFIFO)", "made_fifo"),
+        _write("fs-socket-outside", "bind a unix socket file outside", "made_socket"),
+        _write("fs-chmod-outside", "change a file's mode outside", "mode_changed"),
+        _write("fs-chown-outside", "change a file's owner or group outside", "owner_changed"),
+        _write("fs-utime-outside", "change a file's times outside", "times_changed"),
+        _write(
+            "fs-xattr-outside",
+            "set or remove a file's user.* extended attributes outside",
+            "xattrs_changed",
+        ),
+        _write(
+            "fs-chattr-outside",
+            "change a file's inode flags outside (file_setattr, FS_IOC_SETFLAGS)",
+            "flags_changed",
+        ),
+        _read("fs-list-outside", "list the outside folder: a name harness put there shows"),
+        # A descriptor handed in at start is a route only where a launcher leaks one:
+        # there is nothing for the host runtime to hold, so nothing to control.
+        Check(
+            "fs-inherited-fds",
+            "read any sentinel through each descriptor held at start: under a folder (up"
+            " with .., or a path suffix below it), a file's content, /proc/self/fd/N",
+            control=Control.NONE,
+            rule=Rule.READ,
+        ),
+        _write(
+            "fs-io-uring",
+            "through io_uring: read the sentinel (IORING_OP_OPENAT, READ), set an extended"
+            " attribute outside (IORING_OP_SETXATTR)",
+            "uring_changed",
+        ),
+        _read(
+            "fs-proc-fds",
+            "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"
+            " its owner, pidfd_getfd (the host's decoy holds it)",
+        ),
+        # Last: a reason names the attempt that made a change before this catch-all.
         Check(
             SENTINEL_INTACT,
-            "the sentinel is unchanged on the host after the cell",
+            "every file harness made outside is as it made it on the host after the cell"
+            " (content, size, existence, name, mode, owner, times, extended attributes)",
             control=Control.NONE,
             rule=Rule.SENTINEL,
             row=None,
         ),
-        Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
-        Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
     ),
 )

@@ -228,6 +228,29 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "privilege_floor": "priv-securebits",
     },
     "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
+    # The Landlock reference less one Landlock right or one family of its seccomp
+    # filter: each row of the filesystem catalogue it leaves open, caught by that
+    # row's own check (issue 26).
+    "landlock-unhandled-truncate": {"filesystem_confinement": "fs-truncate-outside"},
+    "landlock-unhandled-remove-file": {"filesystem_confinement": "fs-unlink-outside"},
+    "landlock-unhandled-remove-dir": {"filesystem_confinement": "fs-rmdir-outside"},
+    "landlock-unhandled-make-dir": {"filesystem_confinement": "fs-mkdir-outside"},
+    "landlock-unhandled-make-sym": {"filesystem_confinement": "fs-symlink-outside"},
+    "landlock-unhandled-make-fifo": {"filesystem_confinement": "fs-mkfifo-outside"},
+    "landlock-unhandled-make-sock": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-unhandled-read-dir": {"filesystem_confinement": "fs-list-outside"},
+    "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
+    "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
+    "landlock-unfiltered-utime": {"filesystem_confinement": "fs-utime-outside"},
+    "landlock-unfiltered-xattr": {"filesystem_confinement": "fs-xattr-outside"},
+    # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
+    "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
+    # As nobody in the host's PID namespace: the decoy's descriptor to the sentinel.
+    "bwrap-shared-pid-fds": {"filesystem_confinement": "fs-proc-fds"},
+    # The Landlock reference with io_uring left out of its filter: an extended
+    # attribute set through it, which no filter on the syscalls sees.
+    "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
+    "landlock-unfiltered-chattr": {"filesystem_confinement": "fs-chattr-outside"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},

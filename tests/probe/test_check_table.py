@@ -77,7 +77,12 @@ def test_every_write_names_a_fact_the_sentinels_report() -> None:
     """A write is an escape only through the host fact it names: a misspelt fact
     would never be seen, and the write never judged escaped."""
     seen = Sentinels("/w/fs/c", "t").inspection(
-        {"inspected": "yes", "created": "no", "rename_source": "yes"}
+        {
+            "inspected": "yes",
+            "created": "no",
+            "rename_source": "yes",
+            "before:outside/sentinel": "81a4 32 0 0 2 1 1 1",
+        }
     )
     writes = [c for s in SCENARIOS.values() for c in s.checks if c.rule is Rule.WRITE]
     assert writes, "the filesystem scenario declares its writes"

@@ -1,0 +1,111 @@
+"""The catalogue's attempts on the real probe: a descriptor handed in at start is a
+route (fs-inherited-fds), and `probe confine`'s knobs leave exactly one thing open
+(the mutants of matrices/mutants.toml are built from them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.probe.build import build_probe
+
+TOKEN = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def probe() -> Path:
+    return build_probe().path
+
+
+def _held(probe: Path, sentinel: Path, *, hand_in: str | None) -> dict[str, object]:
+    """fs-inherited-fds's line, with fd 3 opened on `hand_in` by the launcher."""
+    run = [str(probe), "run", "--tag", "t", "--token", TOKEN, "--sentinel", str(sentinel)]
+    launch = ["sh", "-c", 'exec 3<"$0" && exec "$@"', hand_in] if hand_in else []
+    out = subprocess.run([*launch, *run, "filesystem-confinement"], capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        if row.get("id") == "fs-inherited-fds":
+            return dict(row)
+    raise AssertionError(out.stdout + out.stderr)
+
+
+def test_a_folder_handed_in_at_start_is_a_route(probe: Path, tmp_path: Path) -> None:
+    """A launcher's leaked descriptor on a folder above the sentinel reaches it."""
+    sentinel = tmp_path / "deep" / "sentinel"
+    sentinel.parent.mkdir()
+    sentinel.write_text(TOKEN)
+    row = _held(probe, sentinel, hand_in=str(tmp_path / "deep"))
+    assert row["outcome"] == "escaped", row
+    assert "descriptor 3 held at start" in str(row["detail"])
+
+
+def test_a_file_handed_in_at_start_is_read(probe: Path, tmp_path: Path) -> None:
+    sentinel = tmp_path / "sentinel"
+    sentinel.write_text(TOKEN)
+    row = _held(probe, tmp_path / "elsewhere", hand_in=str(sentinel))
+    assert row["outcome"] == "escaped", row
+
+
+def test_nothing_handed_in_is_blocked_and_says_what_it_held(probe: Path, tmp_path: Path) -> None:
+    row = _held(probe, tmp_path / "sentinel", hand_in=None)
+    assert row["outcome"] == "blocked", row
+    assert "3:" not in str(row["evidence"]), row  # only what the test's runner left open
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (capabilities)")
+
+
+def _confined(probe: Path, tmp_path: Path, knobs: list[str], command: list[str]) -> int:
+    argv = [str(probe), "confine", *knobs, "--read", "/", "--write", str(tmp_path / "w")]
+    tool = shutil.which(command[0]) or command[0]  # confine execs without a PATH search
+    done = subprocess.run([*argv, "--", tool, *command[1:]], capture_output=True, text=True)
+    if "Landlock unavailable" in done.stdout + done.stderr:
+        pytest.skip("this kernel has no Landlock")
+    return done.returncode
+
+
+@needs_root
+@pytest.mark.parametrize(
+    ("knob", "command", "changed"),
+    [
+        (["--unfiltered", "chmod"], ["chmod", "600", "{f}"], lambda f: f.stat().st_mode & 0o777),
+        (["--unfiltered", "chown"], ["chown", "65534", "{f}"], lambda f: f.stat().st_uid),
+        (["--unfiltered", "utime"], ["touch", "-d", "@5", "{f}"], lambda f: f.stat().st_mtime),
+        (["--unhandled", "make-dir"], ["mkdir", "{o}/d"], lambda f: (f.parent / "d").exists()),
+        (["--unhandled", "remove-file"], ["rm", "{f}"], lambda f: f.exists()),
+    ],
+)
+def test_each_knob_leaves_its_change_open_and_only_then(
+    probe: Path,
+    tmp_path: Path,
+    knob: list[str],
+    command: list[str],
+    changed: Callable[[Path], object],
+) -> None:
+    """Without the knob the change is refused (Landlock, or the filter on metadata
+    calls, which covers the writable folder too); with it, it goes through."""
+    (tmp_path / "w").mkdir()
+    outside = tmp_path / "o"
+    outside.mkdir()
+    f = outside / "f"
+    f.write_text("x")
+    f.chmod(0o666)
+    argv = [a.format(f=f, o=outside) for a in command]
+    before = changed(f)
+    assert _confined(probe, tmp_path, [], argv) != 0
+    assert changed(f) == before
+    assert _confined(probe, tmp_path, knob, argv) == 0
+    assert changed(f) != before
+
+
+@pytest.mark.parametrize("knob", [["--unhandled", "nothing"], ["--unfiltered", "mount"]])
+def test_an_unknown_knob_is_a_usage_error(probe: Path, knob: list[str]) -> None:
+    done = subprocess.run([str(probe), "confine", *knob, "--", "true"], capture_output=True)
+    assert done.returncode == 2
+    assert b"unknown" in done.stdout + done.stderr
