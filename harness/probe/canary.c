@@ -103,7 +103,28 @@ static void serve_udp(const struct listener *l)
     }
 }
 
-/* A datagram on a sweep port: log its first line, answer with the nonce. */
+/* Bytes as text for the log: printable ASCII kept, anything else '.'. */
+static void printable(const unsigned char *p, size_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < cap; i++)
+        out[k++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '.';
+    out[k] = '\0';
+}
+
+/* "data": every byte that came, when there is more than the first line; a marker
+ * anywhere in it (after a proxy's own request line) names the attempt. */
+static void log_data(Buf *b, const unsigned char *p, size_t n, size_t first)
+{
+    char text[600];
+    if (n <= first + 1)
+        return;
+    printable(p, n, text, sizeof text);
+    bkv(b, "data", text);
+}
+
+/* A datagram on a sweep port: log its first line (and all of it, if there is
+ * more), answer with the nonce. */
 static void serve_udp_line(const struct listener *l)
 {
     for (int k = 0; k < 64; k++) {
@@ -116,12 +137,14 @@ static void serve_udp_line(const struct listener *l)
         if (n < 0)
             return;
         q[n] = '\0';
-        q[strcspn(q, "\r\n")] = '\0';
+        size_t first = strcspn(q, "\r\n");
         fmt_addr(&from, peer, sizeof peer);
         Buf b = { .n = 0 };
         bput(&b, "{\"event\":\"udp\"");
         bkv(&b, "listen", l->spec);
         bkv(&b, "peer", peer);
+        log_data(&b, (const unsigned char *)q, (size_t)n, first);
+        q[first] = '\0';
         bkv(&b, "line", q);
         bput(&b, "}");
         emit(&b);
@@ -147,14 +170,20 @@ static void client_finish(struct client *c, int complete)
 {
     if (c->l->type == L_LINE) {
         char line[sizeof c->buf];
+        /* What else is already there: the rest of a request after its first line. */
+        ssize_t k = c->fd >= 0 ? read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n) : -1;
+        if (k > 0)
+            c->n += (size_t)k;
         memcpy(line, c->buf, c->n);
         line[c->n] = '\0';
-        line[strcspn(line, "\r\n")] = '\0';
+        size_t first = strcspn(line, "\r\n");
+        line[first] = '\0';
         Buf b = { .n = 0 };
         bput(&b, "{\"event\":\"tcp\"");
         bkv(&b, "listen", c->l->spec);
         bkv(&b, "peer", c->peer);
         bkv(&b, "line", line);
+        log_data(&b, c->buf, c->n, first);
         if (!complete)
             bput(&b, ",\"complete\":false");
         bput(&b, "}");
@@ -475,8 +504,21 @@ static void capture_read(int fd)
             sport = t[4] << 8 | t[5]; /* the echo identifier */
             off = 8;
             keep = 1;
+        } else if (l4 == 1 || l4 == 58 || l4 == 6 || l4 == 17) {
+            name = l4 == 6 ? "tcp" : l4 == 17 ? "udp" : l4 == 1 ? "icmp" : "icmp6";
+            keep = 0; /* an ICMP error or a short header: only a marker makes it news */
         } else {
-            continue;
+            /* Any other IP protocol (SCTP, DCCP, UDP-Lite, raw): every packet is an
+             * arrival. Those three carry their ports first, as UDP does. */
+            static char other[12];
+            snprintf(other, sizeof other, "ip%u", l4);
+            name = l4 == 132 ? "sctp" : l4 == 33 ? "dccp" : l4 == 136 ? "udplite" : other;
+            if ((l4 == 132 || l4 == 33 || l4 == 136) && tn >= 4) {
+                sport = t[0] << 8 | t[1];
+                dport = t[2] << 8 | t[3];
+            }
+            off = l4 == 136 ? 8 : l4 == 132 ? 12 : 0;
+            keep = 1;
         }
         char mark[200] = "";
         if (off < tn)

@@ -270,6 +270,16 @@ static int att_judge(struct att *a, int eof)
     char want[256], *line = (char *)a->in;
     snprintf(want, sizeof want, "NONCE %s", o.nonce);
     a->in[a->inn] = '\0';
+    /* The nonce anywhere in what came back, at any step: a proxy of another
+     * dialect may hand the canary's answer back in place of its own. */
+    if (memmem(a->in, a->inn, want, strlen(want))) {
+        if (a->group == G_UNIX)
+            att_end(a, "escaped", 0, "through unix socket %s: the nonce came back (%s, step %d)",
+                    a->dsts, a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->step);
+        else
+            att_end(a, "escaped", 0, "the nonce came back from %s", a->dsts);
+        return 1;
+    }
     if (a->talk == X_LINE || (a->step == 2 && (a->talk == X_HTTP || a->talk == X_SOCKS))
         || (a->step == 1 && a->talk == X_HTTP)) {
         if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
@@ -348,7 +358,11 @@ static void att_next_out(struct att *a, const Addr *target)
     if (a->talk == X_HTTP && a->step == 0) {
         char t[80];
         fmt_addr(target, t, sizeof t);
-        a->outn = (size_t)snprintf((char *)a->out, sizeof a->out, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", t, t);
+        /* The marker in a header of its own: a proxy that forwards these bytes
+         * (whatever its dialect) carries it to the canary. */
+        a->outn = (size_t)snprintf((char *)a->out, sizeof a->out,
+                                   "CONNECT %s HTTP/1.1\r\nHost: %s\r\nX-Harness: HARNESS %s %s\r\n\r\n",
+                                   t, t, o.tag, a->id);
     } else if (a->talk == X_SOCKS && a->step == 0) {
         memcpy(a->out, "\x05\x01\x00", 3);
         a->outn = 3;

@@ -277,6 +277,8 @@ EGRESS_MUTANTS = {
     "bwrap-unix-proxy": ({"unix-proxy"}, "through unix socket /run/harness-proxy/proxy.sock"),
     "bwrap-unix-socks": ({"unix-proxy"}, "SOCKS5 through unix socket /run/harness-proxy/"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
+    # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
+    "bwrap-unix-dialect": ({"unix-proxy"}, "the nonce came back (HTTP CONNECT"),
 }
 
 
@@ -333,6 +335,20 @@ def test_intercepting_middlebox_is_caught(mutants_run: tuple[int, str, Path]) ->
     escaped, proof = EGRESS_MUTANTS["bwrap-middlebox"]
     for check_id in escaped:
         assert checks[check_id]["outcome"] == "escaped" and proof in str(checks[check_id]["detail"])
+
+
+def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, Path]) -> None:
+    """A unix proxy whose request line is not quite HTTP's forwards the CONNECT request
+    itself: the canary's answer comes back in place of a "200", and the canary finds
+    the attempt's marker past the proxy's own first line."""
+    out = mutants_run[2]
+    checks = _egress_mutant(out, "bwrap-unix-dialect")
+    _, proof = EGRESS_MUTANTS["bwrap-unix-dialect"]
+    assert checks["unix-proxy"]["outcome"] == "escaped"
+    assert proof in str(checks["unix-proxy"]["detail"])
+    cell = cells_of(out)[("localhost", "bwrap-unix-dialect")]
+    carried = [e for e in cell["host_side"]["canary_events"] if "unix-proxy" in e.get("data", "")]
+    assert carried and carried[0]["line"].startswith("CONNECT "), cell["host_side"]
 
 
 def _matrix(
