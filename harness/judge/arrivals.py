@@ -1,8 +1,9 @@
 """Which canary arrivals belong to which cell and attempt: the one place that decides.
 
-The canary logs four kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
-(`udp`), a DNS query (`dns`) and a packet seen by its capture on any port and
-protocol (`packet`, with the text around a harness marker in its payload). An
+The canary logs five kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
+(`udp`), a line on its abstract unix listener (`unix`), a DNS query (`dns`) and a
+packet seen by its capture on any port and protocol (`packet`, with the text around
+a harness marker in its payload). An
 arrival is an attempt's when it carries the attempt's marker (the cell's tag next
 to the check id, in any letter case, in a line, anywhere in the bytes a connection
 or datagram carried, a query name or a payload); when a
@@ -158,7 +159,7 @@ def unexplained(
     to one of the canary's `addresses` counts (a host's multicast chatter on the
     veth is nobody's attempt)."""
     listed = [dict(e) for e in events]
-    to_canary = {a.strip("[]") for a in addresses if a}
+    to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX}
     claimed: set[int] = set()
     for tag, checks in cells:
         claimed.update(id(e) for e in of_cell(listed, tag, checks))
@@ -170,8 +171,13 @@ def unexplained(
     ]
 
 
+_UNIX = "unix"  # an arrival on the canary's abstract unix listener: to the canary
+
+
 def _destination(event: Mapping[str, Any]) -> str:
     """The address an arrival was sent to."""
+    if event.get("event") == "unix":
+        return _UNIX
     if event.get("event") == "packet":
         return str(event.get("dst") or "")
     return str(event.get("listen") or "").rsplit(":", 1)[0].strip("[]")

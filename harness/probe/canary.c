@@ -8,7 +8,9 @@
 #define MAX_CLIENTS 512
 #define CLIENT_MS 2000 /* a client has this long to send its line or query */
 
-enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE };
+/* L_UNIX_LINE: a line listener on an abstract unix name, bound in the namespace
+ * the canary starts in (the host's), before it moves to its own. */
+enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE, L_UNIX_LINE };
 /* optional: a sweep port that may be taken (listen mode); a failed bind is logged. */
 struct listener { int fd, type; const char *spec; int optional; };
 struct client {
@@ -157,7 +159,7 @@ static void serve_udp_line(const struct listener *l)
 /* 1: the client's line or query is complete; 0: not yet; -1: it never will be. */
 static int client_ready(const struct client *c)
 {
-    if (c->l->type == L_LINE)
+    if (c->l->type == L_LINE || c->l->type == L_UNIX_LINE)
         return memchr(c->buf, '\n', c->n) ? 1 : c->n >= sizeof c->buf - 1 ? -1 : 0;
     if (c->n < 2)
         return 0;
@@ -168,7 +170,7 @@ static int client_ready(const struct client *c)
 /* Log the client's line or query, answer it, and close. */
 static void client_finish(struct client *c, int complete)
 {
-    if (c->l->type == L_LINE) {
+    if (c->l->type == L_LINE || c->l->type == L_UNIX_LINE) {
         char line[sizeof c->buf];
         /* What else is already there: the rest of a request after its first line. */
         ssize_t k = c->fd >= 0 ? read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n) : -1;
@@ -179,7 +181,7 @@ static void client_finish(struct client *c, int complete)
         size_t first = strcspn(line, "\r\n");
         line[first] = '\0';
         Buf b = { .n = 0 };
-        bput(&b, "{\"event\":\"tcp\"");
+        bput(&b, "{\"event\":\"%s\"", c->l->type == L_UNIX_LINE ? "unix" : "tcp");
         bkv(&b, "listen", c->l->spec);
         bkv(&b, "peer", c->peer);
         bkv(&b, "line", line);
@@ -247,8 +249,30 @@ static void accept_all(const struct listener *l, struct client *cl, size_t *nc)
         c->fd = fd;
         c->l = l;
         c->end = now_ms() + CLIENT_MS;
-        fmt_addr(&from, c->peer, sizeof c->peer);
+        if (l->type == L_UNIX_LINE) { /* no address: the peer's pid, as this namespace sees it */
+            struct ucred cr = { 0 };
+            socklen_t cl = sizeof cr;
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl);
+            snprintf(c->peer, sizeof c->peer, "pid %d", (int)cr.pid);
+        } else {
+            fmt_addr(&from, c->peer, sizeof c->peer);
+        }
     }
+}
+
+/* --unix-abstract NAME: a stream listener at "@NAME"; fatal if it cannot bind. */
+static int canary_bind_unix(const char *name)
+{
+    struct sockaddr_un un = { .sun_family = AF_UNIX };
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof un.sun_path - 1)
+        fatal(2, "bad --unix-abstract (1 to %zu bytes): %s", sizeof un.sun_path - 2, name);
+    memcpy(un.sun_path + 1, name, len);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0
+        || listen(fd, 512) != 0)
+        fatal(2, "bind(unix @%s): %s", name, strerror(errno));
+    return fd;
 }
 
 static int canary_bind(const struct listener *l)
@@ -594,6 +618,8 @@ void canary_main(int argc, char **argv)
             ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1 };
         } else if (!strcmp(opt, "--sweep-udp") && nl + 1 <= MAX_LISTEN) {
             ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1 };
+        } else if (!strcmp(opt, "--unix-abstract") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0 };
         } else if (!strcmp(opt, "--iface-addr6"))
             cidr6 = val;
         else if (!strcmp(opt, "--gateway6"))
@@ -628,13 +654,17 @@ void canary_main(int argc, char **argv)
         fatal(2, "no --tcp or --dns given");
     if (daemon_log)
         canary_daemonize(daemon_log);
+    for (size_t k = 0; k < nl; k++) /* in the namespace it started in: the host's */
+        if (ls[k].type == L_UNIX_LINE)
+            ls[k].fd = canary_bind_unix(ls[k].spec);
     canary_network(netns, iface, cidr, gw);
     if (cidr6)
         canary_network6(iface, cidr6, gw6);
     if (capture)
         cap_fd = capture_open();
     for (size_t k = 0; k < nl; k++)
-        ls[k].fd = canary_bind(&ls[k]);
+        if (ls[k].type != L_UNIX_LINE)
+            ls[k].fd = canary_bind(&ls[k]);
 
     Buf b = { .n = 0 };
     bput(&b, "{\"event\":\"ready\",\"pid\":%d}", (int)getpid());

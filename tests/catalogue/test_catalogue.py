@@ -44,15 +44,6 @@ KNOWN_GAPS = {
     "privilege: keyrings",
     "privilege: other processes' memory and descriptors",
     "privilege: the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock",
-    "network: other IP protocols: SCTP, DCCP, UDP-Lite, raw",
-    "network: AF_PACKET",
-    "network: AF_UNIX abstract names",
-    "network: AF_VSOCK",
-    "network: AF_NETLINK and the other families the kernel lists",
-    "network: the socket API's send calls, connected or not",
-    "network: io_uring's network operations",
-    "network: privileged source ports",
-    "network: sockets the workload holds when it starts",
     "network: System V and POSIX IPC shared with the host",
 }
 

@@ -60,14 +60,16 @@ def test_every_transport_is_pinned() -> None:
     tcp = {c.id for c in egress.checks if c.transport is Transport.TCP}
     udp = {c.id for c in egress.checks if c.transport is Transport.UDP}
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
-    assert tcp == {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port"} | {
+    assert tcp == {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "uring4"} | {
         f"tcp{v}-{p}" for v in "46" for p in ports
     }
-    assert udp == {"dns-alt-udp", "dns-own"} | {
+    sends = {f"send4-{call}" for call in ("sendto", "sendmsg", "sendmmsg", "write")}
+    assert udp == {"dns-alt-udp", "dns-own", "udp4-privport", *sends} | {
         f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
     }
     marker_only = {c.id for c in egress.checks if c.transport is None}
-    assert marker_only == {"icmp4", "icmp6", "unix-proxy"}
+    others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
+    assert marker_only == {"icmp4", "icmp6", "unix-proxy", "unix-abstract", "held-fds", *others}
     assert transport_of("egress-confinement", "tcp4-22") is Transport.TCP
     assert transport_of("filesystem-confinement", "tcp4-22") is None  # another scenario's line
 
