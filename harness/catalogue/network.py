@@ -11,6 +11,7 @@ from harness.catalogue.rows import NOT_YET, Row, Surface
 _FAMILY = "socket family"
 _SEND = "send path"
 _HANDED = "handed"
+_WHERE = "destination"
 
 _net = partial(Row, Surface.NETWORK)
 
@@ -167,6 +168,23 @@ ROWS: tuple[Row, ...] = (
         ),
         unseen="no bytes leave by these alone: a listener or a received datagram is"
         " egress only through one of the send paths above",
+    ),
+    _net(
+        _WHERE,
+        "the host's own addresses",
+        ("connect", "sendto"),
+        checks=("host4-tcp", "host4-udp", "host6-tcp", "host6-udp"),
+        target="the host's end of the canary's veth (netns mode): any of the host's"
+        " addresses answers a packet that reaches its stack, forwarded or not",
+    ),
+    _net(
+        _WHERE,
+        "destinations other than the canary and the host",
+        ("connect", "sendto"),
+        unseen="egress is judged towards the canary and the host only: a sandbox that lets"
+        " through only some other address (one harness does not own) is not seen; the"
+        " canary's addresses are leased per host from 10.251.0.0/16 and fd5e:7a1c:9b3d::/48,"
+        " not yet from a configurable range",
     ),
     _net(
         _HANDED,

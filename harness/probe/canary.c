@@ -12,7 +12,8 @@
  * the canary starts in (the host's), before it moves to its own. */
 enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE, L_UNIX_LINE };
 /* optional: a sweep port that may be taken (listen mode); a failed bind is logged. */
-struct listener { int fd, type; const char *spec; int optional; };
+/* early: bound in the namespace the canary starts in (the host's), before it moves. */
+struct listener { int fd, type; const char *spec; int optional, early; };
 struct client {
     int fd;
     const struct listener *l;
@@ -608,18 +609,22 @@ void canary_main(int argc, char **argv)
         if (!val)
             fatal(2, "bad argument: %s", opt);
         if ((dns || !strcmp(opt, "--tcp")) && nl + 2 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0 };
+            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0, 0 };
             if (dns)
-                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0 };
+                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0, 0 };
         } else if (!strcmp(opt, "--sweep-tcp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_LINE, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 0 };
         } else if (!strcmp(opt, "--sweep-dns") && nl + 2 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1 };
-            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1, 0 };
+            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1, 0 };
         } else if (!strcmp(opt, "--sweep-udp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 0 };
         } else if (!strcmp(opt, "--unix-abstract") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0 };
+            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0, 1 };
+        } else if (!strcmp(opt, "--host-tcp") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 1 };
+        } else if (!strcmp(opt, "--host-udp") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 1 };
         } else if (!strcmp(opt, "--iface-addr6"))
             cidr6 = val;
         else if (!strcmp(opt, "--gateway6"))
@@ -655,15 +660,15 @@ void canary_main(int argc, char **argv)
     if (daemon_log)
         canary_daemonize(daemon_log);
     for (size_t k = 0; k < nl; k++) /* in the namespace it started in: the host's */
-        if (ls[k].type == L_UNIX_LINE)
-            ls[k].fd = canary_bind_unix(ls[k].spec);
+        if (ls[k].early)
+            ls[k].fd = ls[k].type == L_UNIX_LINE ? canary_bind_unix(ls[k].spec) : canary_bind(&ls[k]);
     canary_network(netns, iface, cidr, gw);
     if (cidr6)
         canary_network6(iface, cidr6, gw6);
     if (capture)
         cap_fd = capture_open();
     for (size_t k = 0; k < nl; k++)
-        if (ls[k].type != L_UNIX_LINE)
+        if (!ls[k].early)
             ls[k].fd = canary_bind(&ls[k]);
 
     Buf b = { .n = 0 };

@@ -533,6 +533,10 @@ void chk_egress_sweep(void)
     }
     if (o.canary4 && *o.canary4)
         sweep_calls(o.canary4, (int)high);
+    const char *hosts[2] = { o.host4, o.host6 };
+    for (int f = 0; f < 2; f++)
+        if (hosts[f] && *hosts[f])
+            sweep_host(f, hosts[f], (int)high);
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
     sweep_unix();

@@ -20,7 +20,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--canary4", &o.canary4 }, { "--canary6", &o.canary6 }, { "--high-port", &o.high_port },
     { "--resolver-ranges", &o.resolver_ranges }, { "--more-sentinels", &o.more_sentinels },
     { "--cell-nonce", &o.cell_nonce }, { "--reach-targets", &o.reach_targets },
-    { "--canary-unix", &o.canary_unix },
+    { "--canary-unix", &o.canary_unix }, { "--host4", &o.host4 }, { "--host6", &o.host6 },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 

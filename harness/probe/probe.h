@@ -137,7 +137,8 @@ struct run_options {
     const char *tag, *canary_tcp, *resolver, *alt_dns, *doh, *denied_name, *nonce,
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
-        *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *canary_unix;
+        *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *canary_unix, *host4,
+        *host6;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -276,6 +277,7 @@ void sweep_protocols(int f, const char *ip, int high);
 void sweep_calls(const char *ip, int high);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high);
+void sweep_host(int f, const char *ip, int high);
 void group_report(int group, const char *id, double t0, const char *none);
 
 /* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4) */

@@ -333,3 +333,12 @@ void sweep_held(const char *ip4, const char *ip6, int high)
             a->how = H_SENDTO;
     }
 }
+
+/* The host's own addresses (the host's end of the canary's veth): a sandbox whose
+ * packets reach the host's stack reaches its services, even where the host
+ * forwards nothing to the canary. */
+void sweep_host(int f, const char *ip, int high)
+{
+    sweep_add(f ? "host6-tcp" : "host4-tcp", ip, high, SOCK_STREAM, X_LINE);
+    sweep_add(f ? "host6-udp" : "host4-udp", ip, high, SOCK_DGRAM, X_LINE);
+}

@@ -5,7 +5,8 @@ open, for each address family the canary answers on: TCP to a spread of ports
 (and a high port picked per run), UDP, ICMP echo, UDP-Lite and raw IP, DNS through
 the sandbox's own resolver, and HTTP CONNECT / SOCKS5 through every unix socket the
 sandbox can connect to; then the other send calls, a privileged source port,
-io_uring, the canary's abstract unix name and every socket held at the start. A
+io_uring, the canary's abstract unix name, the host's own addresses and every socket
+held at the start. A
 check the canary cannot prove (an IPv6 one in listen mode without `address6`; ICMP,
 UDP-Lite and raw IP without the netns canary's packet capture) is left out of the
 verdict, and the verdict says so.
@@ -102,8 +103,8 @@ EGRESS = Scenario(
         "TCP (9 ports), UDP (4 ports), ICMP, UDP-Lite and raw IP to the canary over IPv4"
         " and IPv6, DNS by denied name, to an alternate resolver and through the sandbox's"
         " own, HTTP CONNECT and SOCKS5 through every reachable unix socket, the other"
-        " send calls, a privileged source port, io_uring, the canary's abstract unix name"
-        " and every socket held at the start"
+        " send calls, a privileged source port, io_uring, the canary's abstract unix name,"
+        " the host's own addresses and every socket held at the start"
     ),
     property="egress_confinement",
     needs=frozenset({Need.CANARY, Need.TARGETS}),
@@ -166,6 +167,17 @@ EGRESS = Scenario(
             "unix-abstract",
             "the HARNESS line to the canary's listener in the host's abstract unix namespace",
             transport=None,
+        ),
+        # The host's own addresses (netns mode: the host's end of the canary's veth).
+        *(
+            _swept(
+                f"host{v}-{proto.value}",
+                f"{proto.value.upper()} to the host's own {family} address, the high port",
+                (*(("ipv6",) if v == "6" else ()), "hostaddr"),
+                transport=proto,
+            )
+            for v, family in (("4", "IPv4"), ("6", "IPv6"))
+            for proto in (Transport.TCP, Transport.UDP)
         ),
         # A plain host hands its probe no socket: the canary's log is the only proof.
         _swept(

@@ -291,6 +291,10 @@ EGRESS_MUTANTS = {
         "canary saw",
     ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
+    "bwrap-no-forward": (
+        {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
+        "the nonce came back",
+    ),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -300,6 +304,7 @@ ROW_MUTANTS = (
     "bwrap-privport",
     "bwrap-other-protocols",
     "bwrap-held-socket",
+    "bwrap-no-forward",
 )
 
 

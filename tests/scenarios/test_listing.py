@@ -60,11 +60,13 @@ def test_every_transport_is_pinned() -> None:
     tcp = {c.id for c in egress.checks if c.transport is Transport.TCP}
     udp = {c.id for c in egress.checks if c.transport is Transport.UDP}
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
-    assert tcp == {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "uring4"} | {
+    hosts = {"host4-tcp", "host6-tcp"}
+    assert tcp == {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "uring4", *hosts} | {
         f"tcp{v}-{p}" for v in "46" for p in ports
     }
     sends = {f"send4-{call}" for call in ("sendto", "sendmsg", "sendmmsg", "write")}
-    assert udp == {"dns-alt-udp", "dns-own", "udp4-privport", *sends} | {
+    hosts = {"host4-udp", "host6-udp"}
+    assert udp == {"dns-alt-udp", "dns-own", "udp4-privport", *sends, *hosts} | {
         f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
     }
     marker_only = {c.id for c in egress.checks if c.transport is None}
