@@ -191,6 +191,10 @@ def _cell(tag: str = TAG, *checks: ProbeCheck) -> tuple[str, list[ProbeCheck]]:
         ({"event": "tcp", "peer": "[fd00::2]:1", "listen": "[fd5e::2]:80", "line": "x"}, True),
         (_packet(sport=40002), True),
         ({**_packet(sport=-1, dport=-1), "proto": "ip253"}, True),
+        # the canary's abstract unix listener has no address: an arrival there is the
+        # canary's, explained by a tag or not at all
+        ({"event": "unix", "listen": "harness-canary-r-0", "peer": "pid 7", "line": "x"}, True),
+        ({"event": "unix", "listen": "u", "peer": "pid 7", "line": f"HARNESS {TAG} x"}, False),
         # sent elsewhere (a host's multicast on the veth): not an arrival at the canary
         ({**_packet(sport=5353, dport=5353), "proto": "udp", "dst": "224.0.0.251"}, False),
         ({**_packet(sport=5353, dport=5353), "proto": "udp", "dst": "ff02::fb"}, False),
