@@ -131,7 +131,8 @@ ROWS: tuple[Row, ...] = (
             "vmsplice",
         ),
         checks=("send4-sendto", "send4-sendmsg", "send4-sendmmsg", "send4-write"),
-        target="the canary's IPv4 high port (send(2) on a connected socket: the sweep)",
+        target="the canary's IPv4 high port (send(2) on a connected socket: the sweep;"
+        " writev, pwritev, sendfile, splice and vmsplice are not tried apart)",
     ),
     _net(
         _SEND,
