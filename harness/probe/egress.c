@@ -350,9 +350,11 @@ static int att_judge(struct att *a, int eof)
     /* The nonce anywhere in what came back, at any step: a proxy of another
      * dialect may hand the canary's answer back in place of its own. */
     if (memmem(a->in, a->inn, want, strlen(want))) {
+        int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
         if (a->group == G_UNIX)
-            att_end(a, "escaped", 0, "through unix socket %s: the nonce came back (%s, step %d)",
-                    a->dsts, a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->step);
+            att_end(a, "escaped", 0, "%s through unix socket %s: the nonce came back%s",
+                    a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
+                    a->step < last ? " in place of the proxy's answer" : "");
         else
             att_end(a, "escaped", 0, "the nonce came back from %s", a->dsts);
         return 1;
@@ -362,16 +364,8 @@ static int att_judge(struct att *a, int eof)
         if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
             return 0;
         line[strcspn(line, "\r\n")] = '\0';
-        if (!strcmp(line, want)) {
-            if (a->group == G_UNIX)
-                att_end(a, "escaped", 0, "%s through unix socket %s: the nonce came back",
-                        a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts);
-            else
-                att_end(a, "escaped", 0, "the nonce came back from %s", a->dsts);
-        } else {
-            att_end(a, a->group == G_UNIX ? "blocked" : "succeeded", 0,
-                    "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
-        }
+        att_end(a, a->group == G_UNIX ? "blocked" : "succeeded", 0,
+                "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
         return 1;
     }
     if (a->talk == X_URING) {

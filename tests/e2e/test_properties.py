@@ -279,7 +279,11 @@ EGRESS_MUTANTS = {
     "bwrap-unix-socks": ({"unix-proxy"}, "SOCKS5 through unix socket /run/harness-proxy/"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
-    "bwrap-unix-dialect": ({"unix-proxy"}, "the nonce came back (HTTP CONNECT"),
+    "bwrap-unix-dialect": (
+        {"unix-proxy"},
+        "HTTP CONNECT through unix socket /run/harness-proxy/proxy.sock: the nonce came back"
+        " in place of the proxy's answer",
+    ),
     # Issue 27: one mutant per row of the network catalogue, caught by that row's checks
     # alone (harness/catalogue/network.py).
     "bwrap-send-calls": ({"send4-sendmsg", "send4-sendmmsg"}, "the nonce came back"),
