@@ -11,6 +11,7 @@ from harness.catalogue.rows import NOT_YET, Row, Surface
 _FAMILY = "socket family"
 _SEND = "send path"
 _HANDED = "handed"
+_WHERE = "destination"
 
 _net = partial(Row, Surface.NETWORK)
 
@@ -59,11 +60,31 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
-        "other IP protocols: SCTP, DCCP, UDP-Lite, raw",
+        "other IP protocols: UDP-Lite and raw IP",
         ("socket", "sendto"),
-        unseen=NOT_YET,
+        checks=("udplite4", "udplite6", "rawip4", "rawip6"),
+        target="the canary's addresses, seen by its capture (netns mode)",
+        kernels="all (raw IP with CAP_NET_RAW)",
     ),
-    _net(_FAMILY, "AF_PACKET", ("socket", "sendto"), unseen=NOT_YET),
+    _net(
+        _FAMILY,
+        "other IP protocols: SCTP and DCCP",
+        ("socket", "connect"),
+        kernels="with the sctp or dccp module (DCCP is gone from 6.16)",
+        unseen="the canary's capture logs any IP protocol, so an SCTP or DCCP packet that"
+        " arrives makes the verdict inconclusive (unexplained), but the probe does not"
+        " attempt them: the lab's kernel has neither module, so no control could escape",
+    ),
+    _net(
+        _FAMILY,
+        "AF_PACKET",
+        ("socket", "sendto"),
+        kernels="all (with CAP_NET_RAW)",
+        unseen="a packet socket sends frames on the sandbox's own links only; a frame that"
+        " reaches the canary is any IP protocol to its capture (unexplained: inconclusive),"
+        " but the probe builds no frames itself (it would need the next hop's link address);"
+        " holding CAP_NET_RAW is judged by privilege-floor",
+    ),
     _net(
         _FAMILY,
         "AF_UNIX by path: a proxy on the host",
@@ -71,10 +92,29 @@ ROWS: tuple[Row, ...] = (
         checks=("unix-proxy",),
         target="a relay to the canary",
     ),
-    _net(_FAMILY, "AF_UNIX abstract names", ("socket", "connect"), unseen=NOT_YET),
-    _net(_FAMILY, "AF_VSOCK", ("socket", "connect"), unseen=NOT_YET),
     _net(
-        _FAMILY, "AF_NETLINK and the other families the kernel lists", ("socket",), unseen=NOT_YET
+        _FAMILY,
+        "AF_UNIX abstract names",
+        ("socket", "connect"),
+        checks=("unix-abstract",),
+        target="the canary's listener in the host's abstract namespace",
+    ),
+    _net(
+        _FAMILY,
+        "AF_VSOCK",
+        ("socket", "connect"),
+        kernels="in a VM (and on a host with vsock loaded)",
+        unseen="vsock reaches the hypervisor's host (CID 2) or other guests, never an IP"
+        " address: harness has no vsock canary, so a guest's vsock way out is not seen",
+    ),
+    _net(
+        _FAMILY,
+        "AF_NETLINK and the other families the kernel lists",
+        ("socket",),
+        unseen="netlink talks to the kernel itself (routes, addresses, firewall rules), not"
+        " to another machine: changing them needs CAP_NET_ADMIN, which privilege-floor"
+        " judges; the other families (Bluetooth, CAN, X.25, ...) need hardware a sandbox"
+        " is not given",
     ),
     _net(
         _SEND,
@@ -90,16 +130,25 @@ ROWS: tuple[Row, ...] = (
             "splice",
             "vmsplice",
         ),
-        unseen=NOT_YET,
+        checks=("send4-sendto", "send4-sendmsg", "send4-sendmmsg", "send4-write"),
+        target="the canary's IPv4 high port (send(2) on a connected socket: the sweep;"
+        " writev, pwritev, sendfile, splice and vmsplice are not tried apart)",
     ),
     _net(
         _SEND,
         "io_uring's network operations",
         ("io_uring_setup", "io_uring_enter"),
-        unseen=NOT_YET,
+        checks=("uring4",),
+        target="the canary's IPv4 high port",
         kernels="5.5+",
     ),
-    _net(_SEND, "privileged source ports", ("bind",), unseen=NOT_YET),
+    _net(
+        _SEND,
+        "privileged source ports",
+        ("bind",),
+        checks=("udp4-privport",),
+        target="the canary's IPv4 high port, from 53, 123, 67, 88 or 500",
+    ),
     _net(
         _SEND,
         "the rest of the socket API (no bytes leave by it alone)",
@@ -122,10 +171,28 @@ ROWS: tuple[Row, ...] = (
         " egress only through one of the send paths above",
     ),
     _net(
+        _WHERE,
+        "the host's own addresses",
+        ("connect", "sendto"),
+        checks=("host4-tcp", "host4-udp", "host6-tcp", "host6-udp"),
+        target="the host's end of the canary's veth (netns mode): any of the host's"
+        " addresses answers a packet that reaches its stack, forwarded or not",
+    ),
+    _net(
+        _WHERE,
+        "destinations other than the canary and the host",
+        ("connect", "sendto"),
+        unseen="egress is judged towards the canary and the host only: a sandbox that lets"
+        " through only some other address (one harness does not own) is not seen; the"
+        " canary's addresses are leased per host from 10.251.0.0/16 and fd5e:7a1c:9b3d::/48,"
+        " not yet from a configurable range",
+    ),
+    _net(
         _HANDED,
         "sockets the workload holds when it starts",
         ("dup", "dup2", "dup3"),
-        unseen=NOT_YET,
+        checks=("held-fds",),
+        target="whatever the socket leads to (connected), or the canary (unconnected)",
     ),
     _net(
         _HANDED,

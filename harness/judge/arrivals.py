@@ -1,14 +1,18 @@
 """Which canary arrivals belong to which cell and attempt: the one place that decides.
 
-The canary logs four kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
-(`udp`), a DNS query (`dns`) and a packet seen by its capture on any port and
-protocol (`packet`, with the text around a harness marker in its payload). An
+The canary logs five kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
+(`udp`), a line on its abstract unix listener (`unix`), a DNS query (`dns`) and a
+packet seen by its capture on any port and protocol (`packet`, with the text around
+a harness marker in its payload). An
 arrival is an attempt's when it carries the attempt's marker (the cell's tag next
-to the check id, in any letter case, in a line, a query name or a payload); when a
+to the check id, in any letter case, in a line, anywhere in the bytes a connection
+or datagram carried, a query name or a payload); when a
 TCP line was cut short (the canary says so) but is the start of the attempt's
 line; or when its source port, destination port and protocol are those the probe
 reported for the attempt (unless a marked packet of the same flow names another
-cell). Any of these proves a crossing.
+cell). Any of these proves a crossing. An arrival that no attempt of any cell
+explains (`unexplained`) proves a crossing too, by an unknown way from an unknown
+cell: it counts against every cell's `enforced`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ _SPLIT = re.compile(r"[^a-z0-9-]+")
 
 
 def _text(event: Mapping[str, Any]) -> str:
-    return " ".join(str(event.get(k) or "") for k in ("line", "qname", "mark")).lower()
+    return " ".join(str(event.get(k) or "") for k in ("line", "data", "qname", "mark")).lower()
 
 
 def _tokens(event: Mapping[str, Any]) -> list[str]:
@@ -116,6 +120,12 @@ def describe(event: Mapping[str, Any]) -> str:
     return f"{kind} from {event.get('peer')} to {event.get('listen')}"
 
 
+def shown(event: Mapping[str, Any]) -> str:
+    """An arrival as a reason shows it: what it was, and the start of what it carried."""
+    carried = " ".join(_text(event).split())[:80]
+    return f"{describe(event)} ({carried!r})" if carried else describe(event)
+
+
 def of_attempt(events: list[dict[str, Any]], tag: str, check: ProbeCheck) -> list[str]:
     """The arrivals one attempt caused, each described."""
     flows = owners(events)
@@ -137,3 +147,37 @@ def of_cell(
     return [
         e for e in events if tag in _text(e) or any(_by_port(e, c, tag, flows) for c in attempts)
     ]
+
+
+def unexplained(
+    events: Iterable[Mapping[str, Any]],
+    cells: Iterable[tuple[str, Iterable[ProbeCheck]]],
+    addresses: Iterable[str],
+) -> list[dict[str, Any]]:
+    """The arrivals no cell explains: not one of the `cells`' (tag, checks) by
+    `of_cell`, nor a packet of a flow one of their arrivals marked. Only what was sent
+    to one of the canary's `addresses` counts (a host's multicast chatter on the
+    veth is nobody's attempt)."""
+    listed = [dict(e) for e in events]
+    to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX}
+    claimed: set[int] = set()
+    for tag, checks in cells:
+        claimed.update(id(e) for e in of_cell(listed, tag, checks))
+    marked = owners(e for e in listed if id(e) in claimed)
+    return [
+        e
+        for e in listed
+        if id(e) not in claimed and _owner(e) not in marked and _destination(e) in to_canary
+    ]
+
+
+_UNIX = "unix"  # an arrival on the canary's abstract unix listener: to the canary
+
+
+def _destination(event: Mapping[str, Any]) -> str:
+    """The address an arrival was sent to."""
+    if event.get("event") == "unix":
+        return _UNIX
+    if event.get("event") == "packet":
+        return str(event.get("dst") or "")
+    return str(event.get("listen") or "").rsplit(":", 1)[0].strip("[]")

@@ -6,7 +6,8 @@ The rules, in order:
 - every attempt blocked, every inside control passed, and every attempt's
   control (the same attempt from the host runtime) escaped: `enforced`;
 - anything else (an error, a timeout, a dead canary, a control that did not
-  escape, an incomplete cell): `inconclusive`. Never `enforced`.
+  escape, an incomplete cell, an arrival at the canary that no attempt explains):
+  `inconclusive`. Never `enforced`.
 """
 
 from __future__ import annotations
@@ -299,6 +300,11 @@ def observe(
     if escaped:
         first = escaped[0]
         return Observation(Observed.VIOLATED, f"{first.id} escaped: {first.detail}", results)
+    stray = record.host_side.canary_unexplained
+    if Need.TARGETS in scenario.needs and stray:
+        why = f"the canary saw {arrivals.shown(stray[0])}, which no attempt explains"
+        why += f" ({len(stray)} such arrivals)" if len(stray) > 1 else ""
+        return Observation(Observed.INCONCLUSIVE, why, results)
     fs = record.host_side.fs or {}
     private = fs.get("allowed_shared") and fs.get("allowed_visible") is False
     if Need.SENTINELS in scenario.needs and private:

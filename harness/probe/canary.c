@@ -8,9 +8,12 @@
 #define MAX_CLIENTS 512
 #define CLIENT_MS 2000 /* a client has this long to send its line or query */
 
-enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE };
+/* L_UNIX_LINE: a line listener on an abstract unix name, bound in the namespace
+ * the canary starts in (the host's), before it moves to its own. */
+enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE, L_UNIX_LINE };
 /* optional: a sweep port that may be taken (listen mode); a failed bind is logged. */
-struct listener { int fd, type; const char *spec; int optional; };
+/* early: bound in the namespace the canary starts in (the host's), before it moves. */
+struct listener { int fd, type; const char *spec; int optional, early; };
 struct client {
     int fd;
     const struct listener *l;
@@ -103,7 +106,28 @@ static void serve_udp(const struct listener *l)
     }
 }
 
-/* A datagram on a sweep port: log its first line, answer with the nonce. */
+/* Bytes as text for the log: printable ASCII kept, anything else '.'. */
+static void printable(const unsigned char *p, size_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < cap; i++)
+        out[k++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '.';
+    out[k] = '\0';
+}
+
+/* "data": every byte that came, when there is more than the first line; a marker
+ * anywhere in it (after a proxy's own request line) names the attempt. */
+static void log_data(Buf *b, const unsigned char *p, size_t n, size_t first)
+{
+    char text[600];
+    if (n <= first + 1)
+        return;
+    printable(p, n, text, sizeof text);
+    bkv(b, "data", text);
+}
+
+/* A datagram on a sweep port: log its first line (and all of it, if there is
+ * more), answer with the nonce. */
 static void serve_udp_line(const struct listener *l)
 {
     for (int k = 0; k < 64; k++) {
@@ -116,12 +140,14 @@ static void serve_udp_line(const struct listener *l)
         if (n < 0)
             return;
         q[n] = '\0';
-        q[strcspn(q, "\r\n")] = '\0';
+        size_t first = strcspn(q, "\r\n");
         fmt_addr(&from, peer, sizeof peer);
         Buf b = { .n = 0 };
         bput(&b, "{\"event\":\"udp\"");
         bkv(&b, "listen", l->spec);
         bkv(&b, "peer", peer);
+        log_data(&b, (const unsigned char *)q, (size_t)n, first);
+        q[first] = '\0';
         bkv(&b, "line", q);
         bput(&b, "}");
         emit(&b);
@@ -134,7 +160,7 @@ static void serve_udp_line(const struct listener *l)
 /* 1: the client's line or query is complete; 0: not yet; -1: it never will be. */
 static int client_ready(const struct client *c)
 {
-    if (c->l->type == L_LINE)
+    if (c->l->type == L_LINE || c->l->type == L_UNIX_LINE)
         return memchr(c->buf, '\n', c->n) ? 1 : c->n >= sizeof c->buf - 1 ? -1 : 0;
     if (c->n < 2)
         return 0;
@@ -145,16 +171,22 @@ static int client_ready(const struct client *c)
 /* Log the client's line or query, answer it, and close. */
 static void client_finish(struct client *c, int complete)
 {
-    if (c->l->type == L_LINE) {
+    if (c->l->type == L_LINE || c->l->type == L_UNIX_LINE) {
         char line[sizeof c->buf];
+        /* What else is already there: the rest of a request after its first line. */
+        ssize_t k = c->fd >= 0 ? read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n) : -1;
+        if (k > 0)
+            c->n += (size_t)k;
         memcpy(line, c->buf, c->n);
         line[c->n] = '\0';
-        line[strcspn(line, "\r\n")] = '\0';
+        size_t first = strcspn(line, "\r\n");
+        line[first] = '\0';
         Buf b = { .n = 0 };
-        bput(&b, "{\"event\":\"tcp\"");
+        bput(&b, "{\"event\":\"%s\"", c->l->type == L_UNIX_LINE ? "unix" : "tcp");
         bkv(&b, "listen", c->l->spec);
         bkv(&b, "peer", c->peer);
         bkv(&b, "line", line);
+        log_data(&b, c->buf, c->n, first);
         if (!complete)
             bput(&b, ",\"complete\":false");
         bput(&b, "}");
@@ -218,8 +250,30 @@ static void accept_all(const struct listener *l, struct client *cl, size_t *nc)
         c->fd = fd;
         c->l = l;
         c->end = now_ms() + CLIENT_MS;
-        fmt_addr(&from, c->peer, sizeof c->peer);
+        if (l->type == L_UNIX_LINE) { /* no address: the peer's pid, as this namespace sees it */
+            struct ucred cr = { 0 };
+            socklen_t cl = sizeof cr;
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl);
+            snprintf(c->peer, sizeof c->peer, "pid %d", (int)cr.pid);
+        } else {
+            fmt_addr(&from, c->peer, sizeof c->peer);
+        }
     }
+}
+
+/* --unix-abstract NAME: a stream listener at "@NAME"; fatal if it cannot bind. */
+static int canary_bind_unix(const char *name)
+{
+    struct sockaddr_un un = { .sun_family = AF_UNIX };
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof un.sun_path - 1)
+        fatal(2, "bad --unix-abstract (1 to %zu bytes): %s", sizeof un.sun_path - 2, name);
+    memcpy(un.sun_path + 1, name, len);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0
+        || listen(fd, 512) != 0)
+        fatal(2, "bind(unix @%s): %s", name, strerror(errno));
+    return fd;
 }
 
 static int canary_bind(const struct listener *l)
@@ -475,8 +529,21 @@ static void capture_read(int fd)
             sport = t[4] << 8 | t[5]; /* the echo identifier */
             off = 8;
             keep = 1;
+        } else if (l4 == 1 || l4 == 58 || l4 == 6 || l4 == 17) {
+            name = l4 == 6 ? "tcp" : l4 == 17 ? "udp" : l4 == 1 ? "icmp" : "icmp6";
+            keep = 0; /* an ICMP error or a short header: only a marker makes it news */
         } else {
-            continue;
+            /* Any other IP protocol (SCTP, DCCP, UDP-Lite, raw): every packet is an
+             * arrival. Those three carry their ports first, as UDP does. */
+            static char other[12];
+            snprintf(other, sizeof other, "ip%u", l4);
+            name = l4 == 132 ? "sctp" : l4 == 33 ? "dccp" : l4 == 136 ? "udplite" : other;
+            if ((l4 == 132 || l4 == 33 || l4 == 136) && tn >= 4) {
+                sport = t[0] << 8 | t[1];
+                dport = t[2] << 8 | t[3];
+            }
+            off = l4 == 136 ? 8 : l4 == 132 ? 12 : 0;
+            keep = 1;
         }
         char mark[200] = "";
         if (off < tn)
@@ -542,16 +609,22 @@ void canary_main(int argc, char **argv)
         if (!val)
             fatal(2, "bad argument: %s", opt);
         if ((dns || !strcmp(opt, "--tcp")) && nl + 2 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0 };
+            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0, 0 };
             if (dns)
-                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0 };
+                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0, 0 };
         } else if (!strcmp(opt, "--sweep-tcp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_LINE, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 0 };
         } else if (!strcmp(opt, "--sweep-dns") && nl + 2 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1 };
-            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1, 0 };
+            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1, 0 };
         } else if (!strcmp(opt, "--sweep-udp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1 };
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 0 };
+        } else if (!strcmp(opt, "--unix-abstract") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0, 1 };
+        } else if (!strcmp(opt, "--host-tcp") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 1 };
+        } else if (!strcmp(opt, "--host-udp") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 1 };
         } else if (!strcmp(opt, "--iface-addr6"))
             cidr6 = val;
         else if (!strcmp(opt, "--gateway6"))
@@ -586,13 +659,17 @@ void canary_main(int argc, char **argv)
         fatal(2, "no --tcp or --dns given");
     if (daemon_log)
         canary_daemonize(daemon_log);
+    for (size_t k = 0; k < nl; k++) /* in the namespace it started in: the host's */
+        if (ls[k].early)
+            ls[k].fd = ls[k].type == L_UNIX_LINE ? canary_bind_unix(ls[k].spec) : canary_bind(&ls[k]);
     canary_network(netns, iface, cidr, gw);
     if (cidr6)
         canary_network6(iface, cidr6, gw6);
     if (capture)
         cap_fd = capture_open();
     for (size_t k = 0; k < nl; k++)
-        ls[k].fd = canary_bind(&ls[k]);
+        if (!ls[k].early)
+            ls[k].fd = canary_bind(&ls[k]);
 
     Buf b = { .n = 0 };
     bput(&b, "{\"event\":\"ready\",\"pid\":%d}", (int)getpid());

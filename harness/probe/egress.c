@@ -89,27 +89,10 @@ void chk_dns_alt_tcp(void) { dns_alt(1); }
 static const int sweep_tcp_ports[] = { 22, 25, 53, 80, 443, 853, 8080, 8443, 0 /* high */ };
 static const int sweep_udp_ports[] = { 53, 123, 443, 0 /* high */ };
 
-enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP };
-enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
-enum { G_SELF, G_OWN_DNS, G_UNIX };
-#define MAX_ATT 192
-#define UNIX_MAX 48
+struct att g_att[MAX_ATT];
+size_t g_natt;
 
-struct att {
-    char id[48], dsts[120];
-    int family, type, talk, group, raw, fd, state, step, err, src_port;
-    Addr dst;
-    struct sockaddr_un un;
-    double t0, end;
-    unsigned char out[700], in[1500];
-    size_t outn, outoff, inn;
-    uint16_t qid;
-    char oc[12], detail[300], qname[300];
-};
-static struct att g_att[MAX_ATT];
-static size_t g_natt;
-
-static struct att *att_new(const char *id, int group)
+struct att *att_new(const char *id, int group)
 {
     if (g_natt == MAX_ATT)
         return NULL;
@@ -121,8 +104,7 @@ static struct att *att_new(const char *id, int group)
     return a;
 }
 
-__attribute__((format(printf, 4, 5)))
-static void att_end(struct att *a, const char *oc, int e, const char *fmt, ...)
+void att_end(struct att *a, const char *oc, int e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -134,10 +116,13 @@ static void att_end(struct att *a, const char *oc, int e, const char *fmt, ...)
     if (a->fd >= 0)
         close(a->fd);
     a->fd = -1;
+    if (a->kid > 0)
+        kill(a->kid, SIGKILL);
+    a->kid = 0;
 }
 
 /* One check line's fragment for the parent: "id":..,"kind":"attempt",... */
-static void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
+void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
                      const char *dst, int src_port, const char *qname)
 {
     Buf b = { .n = 0 };
@@ -198,6 +183,73 @@ static void att_src_port(struct att *a)
         a->src_port = (int)addr_port(&me);
 }
 
+/* The privileged source ports a stateless rule may let through ("sport 53"): the
+ * first that binds, with the workload's own credentials. */
+static int bind_privileged(struct att *a)
+{
+    static const int ports[] = { 53, 123, 67, 88, 500 };
+    int one = 1, e = 0;
+    setsockopt(a->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
+        Addr me;
+        memset(&me, 0, sizeof me);
+        me.ss_family = (sa_family_t)a->family;
+        if (a->family == AF_INET6)
+            ((struct sockaddr_in6 *)(void *)&me)->sin6_port = htons((uint16_t)ports[i]);
+        else
+            ((struct sockaddr_in *)(void *)&me)->sin_port = htons((uint16_t)ports[i]);
+        if (bind(a->fd, (struct sockaddr *)&me, addr_len(&me)) == 0) {
+            a->bind_port = ports[i];
+            return 0;
+        }
+        e = errno;
+        if (e != EADDRINUSE)
+            break;
+    }
+    att_end(a, "blocked", e, "bind a privileged source port (53, 123, 67, 88, 500) for %s", a->dsts);
+    return -1;
+}
+
+/* The io_uring exchange, in a child the sweep can kill at the attempt's end; it
+ * writes "OUTCOME ERRNO SRC_PORT DETAIL" to a pipe the sweep polls. */
+static void uring_start(struct att *a)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        att_end(a, "error", errno, "pipe");
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        att_end(a, "error", errno, "fork");
+        return;
+    }
+    if (pid == 0) {
+        char reply[512], line[700], want[256];
+        const char *step = "";
+        int src = 0;
+        close(p[0]);
+        snprintf(want, sizeof want, "NONCE %s", o.nonce);
+        const char *oc = "blocked";
+        int e = 0;
+        if (uring_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step) != 0)
+            e = errno;
+        else if (strstr(reply, want))
+            oc = "escaped", step = "the nonce came back";
+        else
+            oc = "succeeded", step = "connected and sent, no nonce came back";
+        int n = snprintf(line, sizeof line, "%s %d %d %s\n", oc, e, src, step);
+        write_all(p[1], line, (size_t)n);
+        _exit(0);
+    }
+    close(p[1]);
+    a->kid = pid;
+    a->fd = p[0];
+    a->state = S_RECV;
+}
+
 /* Open the socket and start the attempt; failures end it at once. */
 static void att_start(struct att *a)
 {
@@ -249,13 +301,38 @@ static void att_start(struct att *a)
         a->state = S_RECV;
         return;
     }
-    a->fd = socket(a->family, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (a->talk == X_URING) {
+        uring_start(a);
+        return;
+    }
+    if (!a->held)
+        a->fd = socket(a->family, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC, a->proto);
     if (a->fd < 0) {
         att_end(a, "blocked", errno, "socket for %s", a->dsts);
         return;
     }
+    if (a->held) {
+        fcntl(a->fd, F_SETFL, fcntl(a->fd, F_GETFL) | O_NONBLOCK);
+        if (a->held > 1 || a->how == H_SENDTO) {
+            a->state = S_SEND; /* connected by whoever handed it over, or a datagram */
+            return;
+        }
+    }
+    if (a->bind_port && bind_privileged(a) != 0)
+        return;
+    if (a->how == H_SENDTO || a->how == H_SENDMSG || a->how == H_SENDMMSG) {
+        /* Unconnected: the destination goes with each datagram, and an ICMP refusal
+         * reaches the socket only if asked for (else the attempt waits it out). */
+        int one = 1;
+        if (a->family == AF_INET6)
+            setsockopt(a->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof one);
+        else if (a->family == AF_INET)
+            setsockopt(a->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
+        a->state = S_SEND;
+        return;
+    }
     const struct sockaddr *sa = a->family == AF_UNIX ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->dst;
-    socklen_t sl = a->family == AF_UNIX ? (socklen_t)sizeof a->un : addr_len(&a->dst);
+    socklen_t sl = a->family == AF_UNIX ? (a->unlen ? a->unlen : (socklen_t)sizeof a->un) : addr_len(&a->dst);
     if (connect(a->fd, sa, sl) != 0 && errno != EINPROGRESS) {
         att_end(a, "blocked", errno, "connect(%s)", a->dsts);
         return;
@@ -270,21 +347,38 @@ static int att_judge(struct att *a, int eof)
     char want[256], *line = (char *)a->in;
     snprintf(want, sizeof want, "NONCE %s", o.nonce);
     a->in[a->inn] = '\0';
+    /* The nonce anywhere in what came back, at any step: a proxy of another
+     * dialect may hand the canary's answer back in place of its own. */
+    if (memmem(a->in, a->inn, want, strlen(want))) {
+        int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
+        if (a->group == G_UNIX)
+            att_end(a, "escaped", 0, "%s through unix socket %s: the nonce came back%s",
+                    a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
+                    a->step < last ? " in place of the proxy's answer" : "");
+        else
+            att_end(a, "escaped", 0, "the nonce came back from %s", a->dsts);
+        return 1;
+    }
     if (a->talk == X_LINE || (a->step == 2 && (a->talk == X_HTTP || a->talk == X_SOCKS))
         || (a->step == 1 && a->talk == X_HTTP)) {
         if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
             return 0;
         line[strcspn(line, "\r\n")] = '\0';
-        if (!strcmp(line, want)) {
-            if (a->group == G_UNIX)
-                att_end(a, "escaped", 0, "%s through unix socket %s: the nonce came back",
-                        a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts);
-            else
-                att_end(a, "escaped", 0, "the nonce came back from %s", a->dsts);
-        } else {
-            att_end(a, a->group == G_UNIX ? "blocked" : "succeeded", 0,
-                    "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
+        att_end(a, a->group == G_UNIX ? "blocked" : "succeeded", 0,
+                "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
+        return 1;
+    }
+    if (a->talk == X_URING) {
+        if (!eof && !memchr(a->in, '\n', a->inn))
+            return 0;
+        char oc[16] = "", step[200] = "";
+        int e = 0, src = 0;
+        if (sscanf(line, "%15s %d %d %199[^\n]", oc, &e, &src, step) < 3) {
+            att_end(a, "blocked", ETIMEDOUT, "io_uring: no completion for %s", a->dsts);
+            return 1;
         }
+        a->src_port = src;
+        att_end(a, oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
         return 1;
     }
     if (a->talk == X_DNS) {
@@ -340,6 +434,35 @@ static int att_judge(struct att *a, int eof)
     return 2;
 }
 
+/* The bytes, by the call this attempt is about. */
+static ssize_t att_send(struct att *a)
+{
+    const void *p = a->out + a->outoff;
+    size_t n = a->outn - a->outoff;
+    const struct sockaddr *to = (const struct sockaddr *)&a->dst;
+    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+    struct mmsghdr mm;
+    memset(&mm, 0, sizeof mm);
+    mm.msg_hdr.msg_iov = &iov;
+    mm.msg_hdr.msg_iovlen = 1;
+    mm.msg_hdr.msg_name = (void *)to;
+    mm.msg_hdr.msg_namelen = addr_len(&a->dst);
+    switch (a->how) {
+    case H_SENDTO:
+        return sendto(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT, to, addr_len(&a->dst));
+    case H_SENDMSG:
+        return sendmsg(a->fd, &mm.msg_hdr, MSG_NOSIGNAL | MSG_DONTWAIT);
+    case H_SENDMMSG: {
+        int k = sendmmsg(a->fd, &mm, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        return k == 1 ? (ssize_t)mm.msg_len : k < 0 ? -1 : 0;
+    }
+    case H_WRITE:
+        return write(a->fd, p, n);
+    default:
+        return send(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+}
+
 /* What to send at the attempt's current step. */
 static void att_next_out(struct att *a, const Addr *target)
 {
@@ -348,7 +471,11 @@ static void att_next_out(struct att *a, const Addr *target)
     if (a->talk == X_HTTP && a->step == 0) {
         char t[80];
         fmt_addr(target, t, sizeof t);
-        a->outn = (size_t)snprintf((char *)a->out, sizeof a->out, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", t, t);
+        /* The marker in a header of its own: a proxy that forwards these bytes
+         * (whatever its dialect) carries it to the canary. */
+        a->outn = (size_t)snprintf((char *)a->out, sizeof a->out,
+                                   "CONNECT %s HTTP/1.1\r\nHost: %s\r\nX-Harness: HARNESS %s %s\r\n\r\n",
+                                   t, t, o.tag, a->id);
     } else if (a->talk == X_SOCKS && a->step == 0) {
         memcpy(a->out, "\x05\x01\x00", 3);
         a->outn = 3;
@@ -362,228 +489,6 @@ static void att_next_out(struct att *a, const Addr *target)
     } else {
         att_line_msg(a);
     }
-}
-
-static int in_ranges(const Addr *a, const char *ranges)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", ranges ? ranges : "");
-    for (char *save = NULL, *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
-        char *slash = strchr(r, '/');
-        int bits = slash ? atoi(slash + 1) : -1;
-        if (slash)
-            *slash = '\0';
-        unsigned char net[16], *ip;
-        int len;
-        if (a->ss_family == AF_INET && inet_pton(AF_INET, r, net) == 1) {
-            ip = (unsigned char *)&((struct sockaddr_in *)(void *)a)->sin_addr;
-            len = 4;
-        } else if (a->ss_family == AF_INET6 && inet_pton(AF_INET6, r, net) == 1) {
-            ip = (unsigned char *)&((struct sockaddr_in6 *)(void *)a)->sin6_addr;
-            len = 16;
-        } else {
-            continue;
-        }
-        if (bits < 0 || bits > len * 8)
-            bits = len * 8;
-        int ok = 1;
-        for (int i = 0; i < bits && ok; i++)
-            ok = ((ip[i / 8] ^ net[i / 8]) & (0x80 >> (i % 8))) == 0;
-        if (ok)
-            return 1;
-    }
-    return 0;
-}
-
-/* The sandbox's own resolvers (/etc/resolv.conf; libc's default without one). */
-static void sweep_own_dns(const char *denied)
-{
-    char conf[4096], name[300];
-    ssize_t n = read_file("/etc/resolv.conf", conf, sizeof conf - 1);
-    int found = 0;
-    conf[n > 0 ? n : 0] = '\0';
-    snprintf(name, sizeof name, "dns-own.%s.%s", o.tag, denied);
-    for (char *save = NULL, *l = strtok_r(conf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char ip[64], spec[80];
-        if (sscanf(l, " nameserver %63s", ip) != 1 || found == 3)
-            continue;
-        snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:53" : "%s:53", ip);
-        struct att *a = att_new("dns-own", G_OWN_DNS);
-        if (!a || parse_addr(spec, &a->dst) != 0) {
-            if (a)
-                g_natt--;
-            continue;
-        }
-        found++;
-        a->family = a->dst.ss_family;
-        a->type = SOCK_DGRAM;
-        a->talk = X_DNS;
-        snprintf(a->dsts, sizeof a->dsts, "%s (own resolver)", spec);
-        snprintf(a->qname, sizeof a->qname, "%s", name);
-    }
-    if (!found) { /* no resolv.conf: libc asks the local host */
-        struct att *a = att_new("dns-own", G_OWN_DNS);
-        if (a) {
-            parse_addr("127.0.0.1:53", &a->dst);
-            a->family = AF_INET;
-            a->type = SOCK_DGRAM;
-            a->talk = X_DNS;
-            snprintf(a->dsts, sizeof a->dsts, "127.0.0.1:53 (libc default, no resolv.conf)");
-            snprintf(a->qname, sizeof a->qname, "%s", name);
-        }
-    }
-}
-
-/* A resolver outside --resolver-ranges is asked only if no packet could leave:
- * connecting a UDP socket sends nothing, and tells whether there is a route. */
-static void own_dns_gate(struct att *a)
-{
-    if (in_ranges(&a->dst, o.resolver_ranges))
-        return;
-    int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        att_end(a, "blocked", errno, "socket for %s", a->dsts);
-        return;
-    }
-    if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0) {
-        int e = errno;
-        close(fd);
-        att_end(a, "blocked", e, "no route to %s", a->dsts);
-        return;
-    }
-    close(fd);
-    /* Typically the host's /etc bound in: say what makes the attempt possible. */
-    att_end(a, "error", 0,
-            "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
-            " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
-            a->dsts);
-}
-
-static void unix_add(const char *path, int abstract)
-{
-    for (size_t i = 0; i < g_natt; i++)
-        if (g_att[i].group == G_UNIX && !strcmp(g_att[i].dsts, path) && (g_att[i].un.sun_path[0] == 0) == abstract)
-            return;
-    size_t len = strlen(path);
-    if (len == 0 || len >= sizeof ((struct sockaddr_un *)0)->sun_path - 1)
-        return;
-    for (int talk = X_HTTP; talk <= X_SOCKS; talk++) {
-        size_t units = 0;
-        for (size_t i = 0; i < g_natt; i++)
-            units += g_att[i].group == G_UNIX;
-        if (units >= 2 * UNIX_MAX)
-            return;
-        struct att *a = att_new("unix-proxy", G_UNIX);
-        if (!a)
-            return;
-        a->family = AF_UNIX;
-        a->type = SOCK_STREAM;
-        a->talk = talk;
-        a->un.sun_family = AF_UNIX;
-        memcpy(a->un.sun_path + abstract, path, len);
-        snprintf(a->dsts, sizeof a->dsts, "%s%s", abstract ? "@" : "", path);
-        if (abstract) /* dsts shows '@'; compare on the bare name above */
-            snprintf(a->dsts, sizeof a->dsts, "%s", path);
-    }
-}
-
-static void unix_walk(const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char p[512];
-        struct stat st;
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
-        if (lstat(p, &st) != 0)
-            continue;
-        if (S_ISSOCK(st.st_mode))
-            unix_add(p, 0);
-        else if (S_ISDIR(st.st_mode) && depth > 0 && strcmp(p, "/proc") && strcmp(p, "/sys"))
-            unix_walk(p, depth - 1);
-    }
-    closedir(d);
-}
-
-static void sweep_unix(void)
-{
-    char buf[65536];
-    ssize_t n = read_file("/proc/net/unix", buf, sizeof buf - 1);
-    buf[n > 0 ? n : 0] = '\0';
-    for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char flags[16], path[256] = "";
-        unsigned type;
-        /* Num RefCount Protocol Flags Type St Inode Path */
-        if (sscanf(l, "%*s %*s %*s %15s %x %*s %*s %255s", flags, &type, path) != 3)
-            continue;
-        if (type != 1 || strtoul(flags, NULL, 16) != 0x10000) /* stream, listening */
-            continue;
-        unix_add(path[0] == '@' ? path + 1 : path, path[0] == '@');
-    }
-    static const char *const dirs[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm", "/" };
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        unix_walk(dirs[i], strcmp(dirs[i], "/") ? 3 : 1);
-}
-
-/* The line for a group (own resolver, unix sockets): escaped if any attempt
- * escaped; else what leaves most doubt; with what was tried. */
-static void group_report(int group, const char *id, double t0)
-{
-    static const char *const rank[] = { "escaped", "succeeded", "error", "blocked" };
-    const struct att *pick = NULL;
-    size_t tried = 0;
-    char list[300] = "";
-    for (size_t i = 0; i < g_natt; i++) {
-        const struct att *a = &g_att[i];
-        if (a->group != group)
-            continue;
-        tried++;
-        size_t l = strlen(list);
-        if (!strstr(list, a->dsts) && l + strlen(a->dsts) + 3 < sizeof list)
-            snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", a->dsts);
-        for (size_t r = 0; r < 4; r++) {
-            if (strcmp(a->oc, rank[r]))
-                continue;
-            size_t cur = 4;
-            for (size_t k = 0; pick && k < 4; k++)
-                if (!strcmp(pick->oc, rank[k]))
-                    cur = k;
-            if (r < cur)
-                pick = a;
-        }
-    }
-    if (!tried) {
-        att_line(id, "blocked", 0, "no unix socket is visible in the sandbox", t0, "", 0, NULL);
-        return;
-    }
-    char detail[700];
-    snprintf(detail, sizeof detail, "%s (%zu attempt%s: %s)", pick ? pick->detail : "?", tried,
-             tried == 1 ? "" : "s", list);
-    att_line(id, pick ? pick->oc : "error", pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
-             pick ? pick->src_port : 0, pick ? pick->qname : NULL);
-}
-
-static void sweep_add(const char *id, const char *ip, int port, int type, int talk)
-{
-    char spec[96];
-    struct att *a = att_new(id, G_SELF);
-    if (!a)
-        return;
-    snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
-    snprintf(a->dsts, sizeof a->dsts, "%s", spec);
-    if (parse_addr(spec, &a->dst) != 0) {
-        att_end(a, "error", 0, "bad canary address %s", spec);
-        return;
-    }
-    a->family = a->dst.ss_family;
-    a->type = type;
-    a->talk = talk;
-    if (talk == X_DNS)
-        snprintf(a->qname, sizeof a->qname, "%s.%s.%s", id, o.tag, o.denied_name);
 }
 
 void chk_egress_sweep(void)
@@ -618,9 +523,19 @@ void chk_egress_sweep(void)
         }
         snprintf(id, sizeof id, "icmp%d", f ? 6 : 4);
         sweep_add(id, fams[f], 0, 0, X_ICMP);
+        sweep_protocols(f, fams[f], (int)high);
     }
+    if (o.canary4 && *o.canary4)
+        sweep_calls(o.canary4, (int)high);
+    const char *hosts[2] = { o.host4, o.host6 };
+    for (int f = 0; f < 2; f++)
+        if (hosts[f] && *hosts[f])
+            sweep_host(f, hosts[f], (int)high);
+    sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
     sweep_unix();
+    if (o.canary_unix && *o.canary_unix)
+        sweep_abstract();
 
     for (size_t i = 0; i < g_natt; i++) {
         struct att *a = &g_att[i];
@@ -683,14 +598,22 @@ void chk_egress_sweep(void)
                     a->state = S_SEND;
                 }
             } else if (a->state == S_SEND) {
-                ssize_t w = send(a->fd, a->out + a->outoff, a->outn - a->outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (w < 0 && errno != EAGAIN && errno != EINTR)
+                ssize_t w = att_send(a);
+                if (w > 0 && a->how != H_SEND && a->how != H_WRITE && !a->src_port)
+                    att_src_port(a); /* bound by this first datagram */
+                if (w > 0 && a->talk == X_FIRE && a->outoff + (size_t)w == a->outn)
+                    att_end(a, "succeeded", 0,
+                            "sent to %s; nothing answers it: only the canary's capture proves a crossing",
+                            a->dsts);
+                else if (w < 0 && errno != EAGAIN && errno != EINTR)
                     att_end(a, a->type == SOCK_STREAM && a->group == G_SELF ? "succeeded" : "blocked", errno,
                             "send to %s", a->dsts);
                 else if (w > 0 && (a->outoff += (size_t)w) == a->outn)
                     a->state = S_RECV;
             } else {
-                ssize_t r = recv(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn, MSG_DONTWAIT);
+                ssize_t r = a->talk == X_URING /* a pipe from its child */
+                                ? read(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn)
+                                : recv(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn, MSG_DONTWAIT);
                 if (r < 0 && (errno == EAGAIN || errno == EINTR))
                     continue;
                 if (r < 0 && a->type == SOCK_DGRAM) {
@@ -714,7 +637,8 @@ void chk_egress_sweep(void)
                 att_report(a);
         }
     }
-    group_report(G_OWN_DNS, "dns-own", t0);
-    group_report(G_UNIX, "unix-proxy", t0);
+    group_report(G_OWN_DNS, "dns-own", t0, "no resolver");
+    group_report(G_UNIX, "unix-proxy", t0, "no unix socket is visible in the sandbox");
+    group_report(G_HELD, "held-fds", t0, "no socket was held at the start (descriptors 3 and up)");
     _exit(0);
 }

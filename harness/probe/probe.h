@@ -142,7 +142,7 @@ struct run_options {
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
-        *other_binary, *barrier;
+        *other_binary, *barrier, *canary_unix, *host4, *host6;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -239,6 +239,54 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
 /* ---- the scenarios' files: what another file uses --------------------------- */
 
 __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
+/* ---- egress.c and sweep.c: the egress sweep's attempts ---------------------
+ * Every attempt of the sweep is one `struct att`, run concurrently by egress.c;
+ * sweep.c says what to try. */
+/* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
+ * proves it; X_URING: the exchange made by io_uring in a child (uring.c). */
+enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING };
+enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
+enum { G_SELF, G_OWN_DNS, G_UNIX, G_HELD };
+/* How the bytes are sent: send(2) on a connected socket, or another call. */
+enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE };
+#define MAX_ATT 192
+#define UNIX_MAX 48
+
+struct att {
+    char id[48], dsts[120];
+    int family, type, talk, group, raw, fd, state, step, err, src_port;
+    int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
+    pid_t kid; /* X_URING's child */
+    Addr dst;
+    struct sockaddr_un un;
+    socklen_t unlen; /* an abstract name's exact length; 0: a path */
+    double t0, end;
+    unsigned char out[700], in[1500];
+    size_t outn, outoff, inn;
+    uint16_t qid;
+    char oc[12], detail[300], qname[300];
+};
+extern struct att g_att[MAX_ATT];
+extern size_t g_natt;
+struct att *att_new(const char *id, int group);
+__attribute__((format(printf, 4, 5)))
+void att_end(struct att *a, const char *oc, int e, const char *fmt, ...);
+void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
+              const char *dst, int src_port, const char *qname);
+struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk);
+void sweep_own_dns(const char *denied);
+void own_dns_gate(struct att *a);
+void sweep_unix(void);
+void sweep_protocols(int f, const char *ip, int high);
+void sweep_calls(const char *ip, int high);
+void sweep_abstract(void);
+void sweep_held(const char *ip4, const char *ip6, int high);
+void sweep_host(int f, const char *ip, int high);
+void group_report(int group, const char *id, double t0, const char *none);
+
+/* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4) */
+int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
+                   const char **step);
 
 /* filesystem.c: the mount table, also read by privilege.c's root attempts. */
 struct mnt { unsigned maj, min; char *root, *mp, *type; };

@@ -65,14 +65,22 @@ def _ports(code: str, name: str) -> list[str]:
     return ["high" if n == "0" else n for n in numbers]  # 0: a high port, chosen per run
 
 
+# An id the sweep names as a literal: att_new("id", sweep_add("id", a choice of two
+# (`f ? "id6" : "id4"`), or a row of a table of calls (`{ "id", H_... }`).
+_NAMED = re.compile(
+    r'(?:att_new|sweep_add)\((?:\w+ \? "([\w-]+)" : )?"([\w-]+)"|\{ "([\w-]+)", H_\w+ \}'
+)
+
+
 def sweep_ids(text: str | None = None) -> set[str]:
-    """The ids of the lines the sweep row prints (`text`: an egress.c; default the
-    package's): TCP and UDP to each listed port and ICMP echo, over IPv4 and IPv6,
-    and the attempts it names (its own resolver, the unix sockets)."""
-    code = _code(_source("egress.c") if text is None else text)
+    """The ids of the lines the sweep row prints (`text`: an egress.c and sweep.c;
+    default the package's): TCP and UDP to each listed port and ICMP echo, over IPv4
+    and IPv6, and the attempts it names (its own resolver, the unix sockets, the other
+    protocols and send calls, ...)."""
+    code = _code(_source("egress.c") + _source("sweep.c") if text is None else text)
     made = {f"icmp{v}" for v in "46"}
     for v in "46":
         made |= {f"tcp{v}-{p}" for p in _ports(code, "sweep_tcp_ports")}
         made |= {f"udp{v}-{p}" for p in _ports(code, "sweep_udp_ports")}
-    made |= set(re.findall(r'att_new\("([\w-]+)"', code))
+    made |= {i for found in _NAMED.findall(code) for i in found if i}
     return made

@@ -175,6 +175,9 @@ class HostEvidence:
     canary_error: str | None = None
     canary_has: list[str] | None = None  # "ipv4", "ipv6", "capture": what it can see
     settled: float | None = None  # seconds waited after the host's last cell, if any
+    # Arrivals at the canary that no attempt of any cell on the host explains (the
+    # first few): a crossing by an unknown way, held against every cell there.
+    canary_unexplained: list[dict[str, Any]] | None = None
     # Sentinels: their state after the cell (created, overwritten, renamed...).
     fs: dict[str, Any] | None = None
     fs_error: str | None = None

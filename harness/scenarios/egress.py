@@ -2,10 +2,13 @@
 
 Besides five named attempts, the probe sweeps every channel a real network leaves
 open, for each address family the canary answers on: TCP to a spread of ports
-(and a high port picked per run), UDP, ICMP echo, DNS through the sandbox's own
-resolver, and HTTP CONNECT / SOCKS5 through every unix socket the sandbox can
-connect to. A check the canary cannot prove (an IPv6 one in listen mode without
-`address6`; ICMP without the netns canary's packet capture) is left out of the
+(and a high port picked per run), UDP, ICMP echo, UDP-Lite and raw IP, DNS through
+the sandbox's own resolver, and HTTP CONNECT / SOCKS5 through every unix socket the
+sandbox can connect to; then the other send calls, a privileged source port,
+io_uring, the canary's abstract unix name, the host's own addresses and every socket
+held at the start. A
+check the canary cannot prove (an IPv6 one in listen mode without `address6`; ICMP,
+UDP-Lite and raw IP without the netns canary's packet capture) is left out of the
 verdict, and the verdict says so.
 """
 
@@ -80,15 +83,36 @@ def _sweep(family: str) -> tuple[Check, ...]:
         (*need, "capture"),
         transport=None,
     )
-    return (*tcp, *udp, icmp)
+    # Nothing answers these: the canary's capture is the only proof (issue 27).
+    others = (
+        _swept(
+            f"udplite{v}",
+            f"a UDP-Lite datagram to the canary's {family} address",
+            (*need, "capture"),
+            transport=None,
+        ),
+        _swept(
+            f"rawip{v}",
+            f"a raw IP packet of protocol 253 to the canary's {family} address",
+            (*need, "capture"),
+            transport=None,
+        ),
+    )
+    return (*tcp, *udp, icmp, *others)
+
+
+# The socket API's other send calls, a privileged source port, io_uring: IPv4 only.
+SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write")
 
 
 EGRESS = Scenario(
     name="egress-confinement",
     summary=(
-        "TCP (9 ports), UDP (4 ports) and ICMP to the canary over IPv4 and IPv6, DNS by"
-        " denied name, to an alternate resolver and through the sandbox's own, HTTP"
-        " CONNECT and SOCKS5 through every reachable unix socket"
+        "TCP (9 ports), UDP (4 ports), ICMP, UDP-Lite and raw IP to the canary over IPv4"
+        " and IPv6, DNS by denied name, to an alternate resolver and through the sandbox's"
+        " own, HTTP CONNECT and SOCKS5 through every reachable unix socket, the other"
+        " send calls, a privileged source port, io_uring, the canary's abstract unix name,"
+        " the host's own addresses and every socket held at the start"
     ),
     property="egress_confinement",
     # The helpers: the other binary that tries the allowed destination.
@@ -143,6 +167,50 @@ EGRESS = Scenario(
             needs=(POLICY_BINARIES,),
             rule=Rule.ARRIVAL,
             transport=Transport.TCP,
+        ),
+        # Issue 27: the rest of the network surface (harness/catalogue/network.py).
+        *(
+            _swept(
+                f"send4-{call}",
+                f"a UDP datagram to the canary's IPv4 high port by {call}"
+                + (" on a connected socket" if call == "write" else " on an unconnected socket"),
+                transport=Transport.UDP,
+            )
+            for call in SEND_CALLS
+        ),
+        _swept(
+            "udp4-privport",
+            "a UDP datagram to the canary's IPv4 high port from a privileged source port"
+            " (53, 123, 67, 88 or 500, the first that binds)",
+            transport=Transport.UDP,
+        ),
+        _swept(
+            "uring4",
+            "TCP to the canary's IPv4 high port by io_uring alone (connect, send, recv)",
+            transport=Transport.TCP,
+        ),
+        _swept(
+            "unix-abstract",
+            "the HARNESS line to the canary's listener in the host's abstract unix namespace",
+            transport=None,
+        ),
+        # The host's own addresses (netns mode: the host's end of the canary's veth).
+        *(
+            _swept(
+                f"host{v}-{proto.value}",
+                f"{proto.value.upper()} to the host's own {family} address, the high port",
+                (*(("ipv6",) if v == "6" else ()), "hostaddr"),
+                transport=proto,
+            )
+            for v, family in (("4", "IPv4"), ("6", "IPv6"))
+            for proto in (Transport.TCP, Transport.UDP)
+        ),
+        # A plain host hands its probe no socket: the canary's log is the only proof.
+        _swept(
+            "held-fds",
+            "the HARNESS line through every socket held at the start (descriptors 3 and up)",
+            transport=None,
+            control=Control.NONE,
         ),
     ),
 )

@@ -22,15 +22,6 @@ JUDGED = ("egress-confinement", "filesystem-confinement", "privilege-floor")
 KNOWN_GAPS = {
     "filesystem: EXECUTE: run a file",
     "filesystem: IOCTL_DEV: ioctl on a device file",
-    "network: other IP protocols: SCTP, DCCP, UDP-Lite, raw",
-    "network: AF_PACKET",
-    "network: AF_UNIX abstract names",
-    "network: AF_VSOCK",
-    "network: AF_NETLINK and the other families the kernel lists",
-    "network: the socket API's send calls, connected or not",
-    "network: io_uring's network operations",
-    "network: privileged source ports",
-    "network: sockets the workload holds when it starts",
     "network: System V and POSIX IPC shared with the host",
 }
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalogue.network import ROWS
 from tests.conftest import Lab, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
 from tests.lab import require_tool
@@ -246,7 +247,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # As nobody in the host's PID namespace: the decoy's descriptor to the sentinel.
-    "bwrap-shared-pid-fds": {"filesystem_confinement": "fs-proc-fds"},
+    "bwrap-shared-pid-fds": {
+        "filesystem_confinement": "fs-proc-fds",
+        "privilege_floor": "priv-proc-access",  # the decoy's memory, readable as nobody
+    },
     # The Landlock reference with io_uring left out of its filter: an extended
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
@@ -311,7 +315,38 @@ EGRESS_MUTANTS = {
     "bwrap-unix-proxy": ({"unix-proxy"}, "through unix socket /run/harness-proxy/proxy.sock"),
     "bwrap-unix-socks": ({"unix-proxy"}, "SOCKS5 through unix socket /run/harness-proxy/"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
+    # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
+    "bwrap-unix-dialect": (
+        {"unix-proxy"},
+        "HTTP CONNECT through unix socket /run/harness-proxy/proxy.sock: the nonce came back"
+        " in place of the proxy's answer",
+    ),
+    # Issue 27: one mutant per row of the network catalogue, caught by that row's checks
+    # alone (harness/catalogue/network.py).
+    "bwrap-send-calls": ({"send4-sendmsg", "send4-sendmmsg"}, "the nonce came back"),
+    "bwrap-io-uring": ({"uring4"}, "by io_uring (connect, send, recv; the nonce came back)"),
+    "bwrap-abstract-unix": ({"unix-abstract"}, "the nonce came back from @harness-canary-"),
+    "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
+    "bwrap-other-protocols": (
+        {"udplite4", "udplite6", "rawip4", "rawip6"},
+        "canary saw",
+    ),
+    "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
+    "bwrap-no-forward": (
+        {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
+        "the nonce came back",
+    ),
 }
+# The network rows whose mutant must escape by exactly the row's checks.
+ROW_MUTANTS = (
+    "bwrap-send-calls",
+    "bwrap-io-uring",
+    "bwrap-abstract-unix",
+    "bwrap-privport",
+    "bwrap-other-protocols",
+    "bwrap-held-socket",
+    "bwrap-no-forward",
+)
 
 
 def _egress_mutant(out: Path, runtime: str) -> dict[str, dict[str, object]]:
@@ -367,6 +402,37 @@ def test_intercepting_middlebox_is_caught(mutants_run: tuple[int, str, Path]) ->
     escaped, proof = EGRESS_MUTANTS["bwrap-middlebox"]
     for check_id in escaped:
         assert checks[check_id]["outcome"] == "escaped" and proof in str(checks[check_id]["detail"])
+
+
+def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, Path]) -> None:
+    """A unix proxy whose request line is not quite HTTP's forwards the CONNECT request
+    itself: the canary's answer comes back in place of a "200", and the canary finds
+    the attempt's marker past the proxy's own first line."""
+    out = mutants_run[2]
+    checks = _egress_mutant(out, "bwrap-unix-dialect")
+    _, proof = EGRESS_MUTANTS["bwrap-unix-dialect"]
+    assert checks["unix-proxy"]["outcome"] == "escaped"
+    assert proof in str(checks["unix-proxy"]["detail"])
+    cell = cells_of(out)[("localhost", "bwrap-unix-dialect")]
+    carried = [e for e in cell["host_side"]["canary_events"] if "unix-proxy" in e.get("data", "")]
+    assert carried and carried[0]["line"].startswith("CONNECT "), cell["host_side"]
+
+
+@pytest.mark.parametrize("runtime", ROW_MUTANTS)
+def test_each_network_row_is_caught_by_its_own_checks(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """Each mutant leaves one row of the network catalogue open (a seccomp filter on
+    the host's network that misses sendmsg or io_uring or abstract unix names, a
+    stateless sport rule, relays for UDP-Lite and raw IP, a socket the launcher hands
+    in): exactly that row's checks escape, with their proof, and the rest stay blocked."""
+    checks = _egress_mutant(mutants_run[2], runtime)
+    escaped, proof = EGRESS_MUTANTS[runtime]
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped
+    for check_id in escaped:
+        assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    rows = [r.key for r in ROWS if escaped & set(r.checks)]
+    assert len(rows) == 1 and all(escaped <= set(r.checks) for r in ROWS if r.key in rows), rows
 
 
 def _matrix(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.judge.arrivals import of_attempt, of_cell
+from harness.judge.arrivals import of_attempt, of_cell, unexplained
 from harness.results.records import ProbeCheck
 
 TAG = "harness-t-00001"
@@ -162,3 +162,61 @@ def test_a_cells_arrivals() -> None:
     ]
     found = of_cell([mine, theirs, by_port, other_port], TAG.upper(), checks)
     assert found == [mine, by_port]
+
+
+def _cell(tag: str = TAG, *checks: ProbeCheck) -> tuple[str, list[ProbeCheck]]:
+    return tag, list(checks or (TCP,))
+
+
+@pytest.mark.parametrize(
+    ("event", "stray"),
+    [
+        # claimed by a cell: its tag anywhere (a line, the bytes after it), its ports
+        ({"event": "tcp", "peer": "10.9.0.2:1", "listen": "10.251.0.2:80", "line": TAG}, False),
+        (
+            {
+                "event": "tcp",
+                "peer": "10.9.0.2:1",
+                "listen": "10.251.0.2:80",
+                "line": "CONNECT 10.251.0.2:80 HTTP/1.1",
+                "data": f"CONNECT x..X-Harness: HARNESS {TAG} unix-proxy..",
+            },
+            False,
+        ),
+        (_packet(), False),
+        # another cell's tag: that cell explains it
+        (_packet(sport=5, mark="HARNESS harness-t-00002 icmp4"), False),
+        # nobody's: no tag, no attempt's ports
+        ({"event": "tcp", "peer": "10.9.0.2:1", "listen": "10.251.0.2:80", "line": "GET /"}, True),
+        ({"event": "tcp", "peer": "[fd00::2]:1", "listen": "[fd5e::2]:80", "line": "x"}, True),
+        (_packet(sport=40002), True),
+        ({**_packet(sport=-1, dport=-1), "proto": "ip253"}, True),
+        # the canary's abstract unix listener has no address: an arrival there is the
+        # canary's, explained by a tag or not at all
+        ({"event": "unix", "listen": "harness-canary-r-0", "peer": "pid 7", "line": "x"}, True),
+        ({"event": "unix", "listen": "u", "peer": "pid 7", "line": f"HARNESS {TAG} x"}, False),
+        # sent elsewhere (a host's multicast on the veth): not an arrival at the canary
+        ({**_packet(sport=5353, dport=5353), "proto": "udp", "dst": "224.0.0.251"}, False),
+        ({**_packet(sport=5353, dport=5353), "proto": "udp", "dst": "ff02::fb"}, False),
+    ],
+)
+def test_arrivals_no_cell_explains(event: dict[str, Any], stray: bool) -> None:
+    """An arrival at the canary's addresses that no cell's tag, ports or marked flow
+    explains is unexplained; one sent elsewhere is nobody's."""
+    cells = [_cell(), _cell("harness-t-00002", _attempt("icmp4"))]
+    found = unexplained([event], cells, ["10.251.0.2", "[fd5e::2]"])
+    assert found == ([event] if stray else [])
+
+
+def test_a_packet_of_a_marked_flow_is_explained_by_its_marker() -> None:
+    """The SYN of a connection whose line carried a cell's marker (a proxy's upstream,
+    from a source port no attempt reported) is that cell's, not unexplained."""
+    line = {
+        "event": "tcp",
+        "peer": "10.9.0.7:41000",
+        "listen": "10.251.0.2:8080",
+        "line": f"HARNESS {TAG} unix-proxy",
+    }
+    syn = _packet(sport=41000, dport=8080, src="10.9.0.7")
+    assert unexplained([syn, line], [_cell()], ["10.251.0.2"]) == []
+    assert unexplained([syn], [_cell()], ["10.251.0.2"]) == [syn]

@@ -60,13 +60,19 @@ def test_every_transport_is_pinned() -> None:
     tcp = {c.id for c in egress.checks if c.transport is Transport.TCP}
     udp = {c.id for c in egress.checks if c.transport is Transport.UDP}
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
+    hosts = {"host4-tcp", "host6-tcp"}
     named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "egress-other-binary"}
-    assert tcp == named | {f"tcp{v}-{p}" for v in "46" for p in ports}
-    assert udp == {"dns-alt-udp", "dns-own"} | {
+    assert tcp == named | {"uring4", *hosts} | {f"tcp{v}-{p}" for v in "46" for p in ports}
+    sends = {f"send4-{call}" for call in ("sendto", "sendmsg", "sendmmsg", "write")}
+    hosts = {"host4-udp", "host6-udp"}
+    assert udp == {"dns-alt-udp", "dns-own", "udp4-privport", *sends, *hosts} | {
         f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
     }
     marker_only = {c.id for c in egress.checks if c.transport is None}
-    assert marker_only == {"icmp4", "icmp6", "unix-proxy", "egress-policy-binary"}
+    others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
+    assert marker_only == {
+        "icmp4", "icmp6", "unix-proxy", "unix-abstract", "held-fds", "egress-policy-binary", *others
+    }  # fmt: skip
     assert transport_of("egress-confinement", "tcp4-22") is Transport.TCP
     assert transport_of("filesystem-confinement", "tcp4-22") is None  # another scenario's line
 

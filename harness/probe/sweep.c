@@ -1,0 +1,344 @@
+/* The egress sweep's targets beyond the canary's own ports: the sandbox's own
+ * resolvers, every unix socket it can reach, the other IP protocols, send calls,
+ * a privileged source port, io_uring, the canary's abstract unix name and the
+ * sockets held at the start; and the line for a group of attempts. The exchange
+ * itself is egress.c's. */
+
+#include "probe.h"
+
+static int in_ranges(const Addr *a, const char *ranges)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", ranges ? ranges : "");
+    for (char *save = NULL, *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+        char *slash = strchr(r, '/');
+        int bits = slash ? atoi(slash + 1) : -1;
+        if (slash)
+            *slash = '\0';
+        unsigned char net[16], *ip;
+        int len;
+        if (a->ss_family == AF_INET && inet_pton(AF_INET, r, net) == 1) {
+            ip = (unsigned char *)&((struct sockaddr_in *)(void *)a)->sin_addr;
+            len = 4;
+        } else if (a->ss_family == AF_INET6 && inet_pton(AF_INET6, r, net) == 1) {
+            ip = (unsigned char *)&((struct sockaddr_in6 *)(void *)a)->sin6_addr;
+            len = 16;
+        } else {
+            continue;
+        }
+        if (bits < 0 || bits > len * 8)
+            bits = len * 8;
+        int ok = 1;
+        for (int i = 0; i < bits && ok; i++)
+            ok = ((ip[i / 8] ^ net[i / 8]) & (0x80 >> (i % 8))) == 0;
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+/* The sandbox's own resolvers (/etc/resolv.conf; libc's default without one). */
+void sweep_own_dns(const char *denied)
+{
+    char conf[4096], name[300];
+    ssize_t n = read_file("/etc/resolv.conf", conf, sizeof conf - 1);
+    int found = 0;
+    conf[n > 0 ? n : 0] = '\0';
+    snprintf(name, sizeof name, "dns-own.%s.%s", o.tag, denied);
+    for (char *save = NULL, *l = strtok_r(conf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char ip[64], spec[80];
+        if (sscanf(l, " nameserver %63s", ip) != 1 || found == 3)
+            continue;
+        snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:53" : "%s:53", ip);
+        struct att *a = att_new("dns-own", G_OWN_DNS);
+        if (!a || parse_addr(spec, &a->dst) != 0) {
+            if (a)
+                g_natt--;
+            continue;
+        }
+        found++;
+        a->family = a->dst.ss_family;
+        a->type = SOCK_DGRAM;
+        a->talk = X_DNS;
+        snprintf(a->dsts, sizeof a->dsts, "%s (own resolver)", spec);
+        snprintf(a->qname, sizeof a->qname, "%s", name);
+    }
+    if (!found) { /* no resolv.conf: libc asks the local host */
+        struct att *a = att_new("dns-own", G_OWN_DNS);
+        if (a) {
+            parse_addr("127.0.0.1:53", &a->dst);
+            a->family = AF_INET;
+            a->type = SOCK_DGRAM;
+            a->talk = X_DNS;
+            snprintf(a->dsts, sizeof a->dsts, "127.0.0.1:53 (libc default, no resolv.conf)");
+            snprintf(a->qname, sizeof a->qname, "%s", name);
+        }
+    }
+}
+
+/* A resolver outside --resolver-ranges is asked only if no packet could leave:
+ * connecting a UDP socket sends nothing, and tells whether there is a route. */
+void own_dns_gate(struct att *a)
+{
+    if (in_ranges(&a->dst, o.resolver_ranges))
+        return;
+    int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        att_end(a, "blocked", errno, "socket for %s", a->dsts);
+        return;
+    }
+    if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0) {
+        int e = errno;
+        close(fd);
+        att_end(a, "blocked", e, "no route to %s", a->dsts);
+        return;
+    }
+    close(fd);
+    /* Typically the host's /etc bound in: say what makes the attempt possible. */
+    att_end(a, "error", 0,
+            "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
+            " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
+            a->dsts);
+}
+
+static void unix_add(const char *path, int abstract)
+{
+    for (size_t i = 0; i < g_natt; i++)
+        if (g_att[i].group == G_UNIX && !strcmp(g_att[i].dsts, path) && (g_att[i].un.sun_path[0] == 0) == abstract)
+            return;
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof ((struct sockaddr_un *)0)->sun_path - 1)
+        return;
+    for (int talk = X_HTTP; talk <= X_SOCKS; talk++) {
+        size_t units = 0;
+        for (size_t i = 0; i < g_natt; i++)
+            units += g_att[i].group == G_UNIX;
+        if (units >= 2 * UNIX_MAX)
+            return;
+        struct att *a = att_new("unix-proxy", G_UNIX);
+        if (!a)
+            return;
+        a->family = AF_UNIX;
+        a->type = SOCK_STREAM;
+        a->talk = talk;
+        a->un.sun_family = AF_UNIX;
+        memcpy(a->un.sun_path + abstract, path, len);
+        if (abstract) /* the name is exactly its bytes: no trailing zeros */
+            a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+        snprintf(a->dsts, sizeof a->dsts, "%s%s", abstract ? "@" : "", path);
+        if (abstract) /* dsts shows '@'; compare on the bare name above */
+            snprintf(a->dsts, sizeof a->dsts, "%s", path);
+    }
+}
+
+static void unix_walk(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char p[512];
+        struct stat st;
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
+        if (lstat(p, &st) != 0)
+            continue;
+        if (S_ISSOCK(st.st_mode))
+            unix_add(p, 0);
+        else if (S_ISDIR(st.st_mode) && depth > 0 && strcmp(p, "/proc") && strcmp(p, "/sys"))
+            unix_walk(p, depth - 1);
+    }
+    closedir(d);
+}
+
+void sweep_unix(void)
+{
+    char buf[65536];
+    ssize_t n = read_file("/proc/net/unix", buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char flags[16], path[256] = "";
+        unsigned type;
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        if (sscanf(l, "%*s %*s %*s %15s %x %*s %*s %255s", flags, &type, path) != 3)
+            continue;
+        if (type != 1 || strtoul(flags, NULL, 16) != 0x10000) /* stream, listening */
+            continue;
+        if (path[0] == '@' && o.canary_unix && !strcmp(path + 1, o.canary_unix))
+            continue; /* the canary's own: unix-abstract tries it */
+        unix_add(path[0] == '@' ? path + 1 : path, path[0] == '@');
+    }
+    static const char *const dirs[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm", "/" };
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        unix_walk(dirs[i], strcmp(dirs[i], "/") ? 3 : 1);
+}
+
+/* The line for a group (own resolver, unix sockets): escaped if any attempt
+ * escaped; else what leaves most doubt; with what was tried. */
+void group_report(int group, const char *id, double t0, const char *none)
+{
+    static const char *const rank[] = { "escaped", "succeeded", "error", "blocked" };
+    const struct att *pick = NULL;
+    size_t tried = 0;
+    char list[300] = "";
+    for (size_t i = 0; i < g_natt; i++) {
+        const struct att *a = &g_att[i];
+        if (a->group != group)
+            continue;
+        tried++;
+        size_t l = strlen(list);
+        if (!strstr(list, a->dsts) && l + strlen(a->dsts) + 3 < sizeof list)
+            snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", a->dsts);
+        for (size_t r = 0; r < 4; r++) {
+            if (strcmp(a->oc, rank[r]))
+                continue;
+            size_t cur = 4;
+            for (size_t k = 0; pick && k < 4; k++)
+                if (!strcmp(pick->oc, rank[k]))
+                    cur = k;
+            if (r < cur)
+                pick = a;
+        }
+    }
+    if (!tried) {
+        att_line(id, "blocked", 0, none, t0, "", 0, NULL);
+        return;
+    }
+    char detail[700];
+    snprintf(detail, sizeof detail, "%s (%zu attempt%s: %s)", pick ? pick->detail : "?", tried,
+             tried == 1 ? "" : "s", list);
+    att_line(id, pick ? pick->oc : "error", pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
+             pick ? pick->src_port : 0, pick ? pick->qname : NULL);
+}
+
+struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk)
+{
+    char spec[96];
+    struct att *a = att_new(id, G_SELF);
+    if (!a)
+        return NULL;
+    snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
+    snprintf(a->dsts, sizeof a->dsts, "%s", spec);
+    if (parse_addr(spec, &a->dst) != 0) {
+        att_end(a, "error", 0, "bad canary address %s", spec);
+        return a;
+    }
+    a->family = a->dst.ss_family;
+    a->type = type;
+    a->talk = talk;
+    if (talk == X_DNS)
+        snprintf(a->qname, sizeof a->qname, "%s.%s.%s", id, o.tag, o.denied_name);
+    return a;
+}
+
+/* Beyond TCP, UDP and ICMP: UDP-Lite and a raw IP protocol (253, for
+ * experiments) carry the marker where nothing answers; the capture sees them. */
+void sweep_protocols(int f, const char *ip, int high)
+{
+    struct att *a = sweep_add(f ? "udplite6" : "udplite4", ip, high, SOCK_DGRAM, X_FIRE);
+    if (a)
+        a->proto = IPPROTO_UDPLITE, a->how = H_SENDTO;
+    if ((a = sweep_add(f ? "rawip6" : "rawip4", ip, 0, SOCK_RAW, X_FIRE)))
+        a->proto = 253, a->how = H_SENDTO;
+}
+
+/* The socket API's other ways to send (unconnected sendto, sendmsg, sendmmsg;
+ * write on a connected socket), a privileged source port, and io_uring, each to
+ * the canary's IPv4 high port: a filter on one call or one port is not enough. */
+void sweep_calls(const char *ip, int high)
+{
+    static const struct { const char *id; int how; } calls[] = {
+        { "send4-sendto", H_SENDTO }, { "send4-sendmsg", H_SENDMSG },
+        { "send4-sendmmsg", H_SENDMMSG }, { "send4-write", H_WRITE },
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        struct att *a = sweep_add(calls[i].id, ip, high, SOCK_DGRAM, X_LINE);
+        if (a)
+            a->how = calls[i].how;
+    }
+    struct att *a = sweep_add("udp4-privport", ip, high, SOCK_DGRAM, X_LINE);
+    if (a)
+        a->bind_port = 1;
+    sweep_add("uring4", ip, high, SOCK_STREAM, X_URING);
+}
+
+/* The canary's own listener in the host's abstract unix namespace: reachable
+ * from a sandbox that shares the host's network namespace, whatever its IP rules. */
+void sweep_abstract(void)
+{
+    struct att *a = att_new("unix-abstract", G_SELF);
+    if (!a)
+        return;
+    size_t len = strlen(o.canary_unix);
+    snprintf(a->dsts, sizeof a->dsts, "@%s", o.canary_unix);
+    if (len == 0 || len >= sizeof a->un.sun_path - 1) {
+        att_end(a, "error", 0, "bad --canary-unix %s", o.canary_unix);
+        return;
+    }
+    a->family = AF_UNIX;
+    a->type = SOCK_STREAM;
+    a->talk = X_LINE;
+    a->un.sun_family = AF_UNIX;
+    memcpy(a->un.sun_path + 1, o.canary_unix, len);
+    a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+}
+
+/* Every socket the probe held when it started (descriptors 3 and up; 0 to 2 carry
+ * its own output): connected ones get the HARNESS line, unconnected IP ones are
+ * aimed at the canary. A launcher's socket into the host's network is egress. */
+void sweep_held(const char *ip4, const char *ip6, int high)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        struct stat st;
+        int listening = 0, domain = 0, type = 0;
+        socklen_t l = sizeof listening;
+        if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l);
+        l = sizeof domain;
+        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l);
+        l = sizeof type;
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+        if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM))
+            continue;
+        Addr peer;
+        socklen_t pl = sizeof peer;
+        int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
+        const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
+        if (!connected && (!ip || !*ip))
+            continue; /* an unconnected unix socket, or a family the canary lacks */
+        struct att *a = att_new("held-fds", G_HELD);
+        if (!a)
+            return;
+        a->fd = fd;
+        a->family = domain;
+        a->type = type;
+        a->talk = X_LINE;
+        a->held = connected ? 2 : 1;
+        if (connected) {
+            char where[80] = "unix";
+            if (domain == AF_INET || domain == AF_INET6)
+                fmt_addr(&peer, where, sizeof where);
+            snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s)", fd, where);
+            continue;
+        }
+        char spec[80];
+        snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.60s]:%d" : "%.60s:%d", ip, high);
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected, to %s)", fd, spec);
+        if (parse_addr(spec, &a->dst) != 0)
+            att_end(a, "error", 0, "bad canary address %s", spec);
+        if (type == SOCK_DGRAM)
+            a->how = H_SENDTO;
+    }
+}
+
+/* The host's own addresses (the host's end of the canary's veth): a sandbox whose
+ * packets reach the host's stack reaches its services, even where the host
+ * forwards nothing to the canary. */
+void sweep_host(int f, const char *ip, int high)
+{
+    sweep_add(f ? "host6-tcp" : "host4-tcp", ip, high, SOCK_STREAM, X_LINE);
+    sweep_add(f ? "host6-udp" : "host4-udp", ip, high, SOCK_DGRAM, X_LINE);
+}
