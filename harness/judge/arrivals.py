@@ -153,22 +153,39 @@ def unexplained(
     events: Iterable[Mapping[str, Any]],
     cells: Iterable[tuple[str, Iterable[ProbeCheck]]],
     addresses: Iterable[str],
+    allowed_ports: Iterable[int] = (),
 ) -> list[dict[str, Any]]:
     """The arrivals no cell explains: not one of the `cells`' (tag, checks) by
     `of_cell`, nor a packet of a flow one of their arrivals marked. Only what was sent
     to one of the canary's `addresses` counts (a host's multicast chatter on the
-    veth is nobody's attempt)."""
+    veth is nobody's attempt). A TCP connection to an allowed destination's port
+    that carried no byte at all carries nothing out: a supervisor opens one upstream
+    for a connection the workload then never writes to (controller-loss's held
+    connection, cut at the kill)."""
     listed = [dict(e) for e in events]
     to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX}
     claimed: set[int] = set()
     for tag, checks in cells:
         claimed.update(id(e) for e in of_cell(listed, tag, checks))
     marked = owners(e for e in listed if id(e) in claimed)
+    silent = _silent(listed, set(allowed_ports))
     return [
         e
         for e in listed
-        if id(e) not in claimed and _owner(e) not in marked and _destination(e) in to_canary
+        if id(e) not in claimed
+        and _owner(e) not in marked
+        and _owner(e) not in silent
+        and _destination(e) in to_canary
     ]
+
+
+def _silent(
+    events: list[dict[str, Any]], ports: set[int]
+) -> set[tuple[str, int | None, int | None]]:
+    """The TCP flows to one of `ports` on which no byte arrived."""
+    tcp = [e for e in events if e.get("event") == "tcp" and _ports(e)[1] in ports]
+    spoke = {_owner(e) for e in events if _text(e).strip()}
+    return {_owner(e) for e in tcp} - spoke
 
 
 _UNIX = "unix"  # an arrival on the canary's abstract unix listener: to the canary

@@ -220,3 +220,20 @@ def test_a_packet_of_a_marked_flow_is_explained_by_its_marker() -> None:
     syn = _packet(sport=41000, dport=8080, src="10.9.0.7")
     assert unexplained([syn, line], [_cell()], ["10.251.0.2"]) == []
     assert unexplained([syn], [_cell()], ["10.251.0.2"]) == [syn]
+
+
+def test_a_connection_to_the_allowed_port_that_carried_nothing_is_no_arrival() -> None:
+    """A supervisor's upstream connection to the allowed destination that the workload
+    never wrote to (controller-loss's held connection, cut at the kill) carried
+    nothing out; one that carried a byte, or went to another port, still counts."""
+    empty = {"event": "tcp", "peer": "10.251.0.1:55716", "listen": "10.251.0.2:8081",
+             "line": "", "complete": False}  # fmt: skip
+    syn = _packet(sport=55716, dport=8081, src="10.251.0.1")
+    assert unexplained([syn, empty], [_cell()], ["10.251.0.2"], [8081]) == []
+    assert unexplained([syn, empty], [_cell()], ["10.251.0.2"]) == [syn, empty]
+    spoke = {**empty, "data": "secret"}
+    assert unexplained([syn, spoke], [_cell()], ["10.251.0.2"], [8081]) == [syn, spoke]
+    # A packet alone (no connection the canary accepted) is not known to have been empty.
+    assert unexplained([syn], [_cell()], ["10.251.0.2"], [8081]) == [syn]
+    elsewhere = {**empty, "listen": "10.251.0.2:8080", "peer": "10.251.0.1:55717"}
+    assert unexplained([elsewhere], [_cell()], ["10.251.0.2"], [8081]) == [elsewhere]
