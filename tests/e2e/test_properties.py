@@ -251,6 +251,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
     "landlock-unfiltered-chattr": {"filesystem_confinement": "fs-chattr-outside"},
+    # EXECUTE unhandled: a host program granted read-only as data runs.
+    "landlock-unhandled-execute": {"filesystem_confinement": "fs-exec-outside"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
