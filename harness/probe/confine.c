@@ -1,7 +1,8 @@
 /* `probe confine`: a small Landlock launcher, the co-located sandbox shape OpenShell
  * builds on the host's own filesystem view. It handles every filesystem access right
  * the kernel's Landlock ABI knows, allows reading (and executing) beneath each --read
- * path and everything beneath each --write path, keeps only Docker's default
+ * path, reading alone beneath each --data path, and everything beneath each --write
+ * path, keeps only Docker's default
  * capabilities (less CAP_MKNOD), refuses changes of mode, owner, times and extended
  * attributes, inode flags, and io_uring (which makes some of them unseen), with a
  * seccomp filter (Landlock governs none of them, and the
@@ -200,7 +201,7 @@ void confine_main(int argc, char **argv)
     int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 };
     uint64_t unhandled = 0;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
-        int write = !strcmp(argv[i], "--write");
+        int write = !strcmp(argv[i], "--write"), data = !strcmp(argv[i], "--data");
         if (i + 1 < argc && !strcmp(argv[i], "--unhandled")) {
             unhandled |= ll_right(argv[++i]);
             continue;
@@ -209,11 +210,11 @@ void confine_main(int argc, char **argv)
             unfiltered[meta_family(argv[++i])] = 1;
             continue;
         }
-        if ((!write && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
-            fatal(2, "usage: probe confine [--read PATH]... [--write PATH]... [--unhandled RIGHT]..."
-                     " [--unfiltered FAMILY]... -- COMMAND...");
+        if ((!write && !data && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
+            fatal(2, "usage: probe confine [--read PATH]... [--data PATH]... [--write PATH]..."
+                     " [--unhandled RIGHT]... [--unfiltered FAMILY]... -- COMMAND...");
         paths[n] = argv[++i];
-        rights[n++] = write ? ~0ULL : (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR);
+        rights[n++] = write ? ~0ULL : (LL_FS_READ_FILE | LL_FS_READ_DIR | (data ? 0 : LL_FS_EXECUTE));
     }
     if (i + 1 >= argc)
         fatal(2, "confine: no command after --");

@@ -604,3 +604,61 @@ void chk_fs_chattr_outside(void)
     }
     verdict("change the inode flags of", path);
 }
+
+/* ---- execute ---------------------------------------------------------------- */
+
+#ifndef SYS_execveat
+#define SYS_execveat 322
+#endif
+
+/* Run `exec-me version` in a grandchild, stdout to a pipe: by path (dirfd AT_FDCWD)
+ * or through an O_PATH handle (AT_EMPTY_PATH). 1 if it ran (printed the probe's
+ * version line), else 0 with *err the refusal's errno. */
+static int exec_ran(const char *path, int by_handle, int *err)
+{
+    char out[512];
+    int p[2], st;
+    if (pipe2(p, O_CLOEXEC) != 0)
+        fail(errno, "pipe");
+    if ((g_target = fork()) < 0)
+        fail(errno, "fork");
+    if (g_target == 0) {
+        char *const argv[] = { "exec-me", "version", NULL }, *const envp[] = { NULL };
+        dup2(p[1], STDOUT_FILENO);
+        if (by_handle) {
+            int fd = open(path, O_PATH); /* not close-on-exec: execveat runs it */
+            if (fd >= 0)
+                syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+        } else {
+            syscall(SYS_execveat, AT_FDCWD, path, argv, envp, 0);
+        }
+        dprintf(STDOUT_FILENO, "{\"exec_errno\":%d}\n", errno);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t n = recv_until(p[0], out, sizeof out - 1, 1, check_end());
+    out[n] = '\0';
+    close(p[0]);
+    kill(g_target, SIGKILL);
+    while (waitpid(g_target, &st, 0) < 0 && errno == EINTR)
+        ;
+    g_target = 0;
+    const char *ee = strstr(out, "\"exec_errno\":");
+    *err = ee ? atoi(ee + 13) : EIO;
+    return strstr(out, "\"type\":\"version\"") != NULL;
+}
+
+/* EXECUTE: <outside>/exec-me is a copy of the probe harness put there (static, so a
+ * sandbox's own libraries do not matter): run by path, and through an O_PATH handle,
+ * which no read right governs when it opens. It ran: escaped. */
+void chk_fs_exec_outside(void)
+{
+    const char *path = outside("exec-me", 0);
+    int e1, e2;
+    if (exec_ran(path, 0, &e1))
+        outcome("escaped", 0, "ran %s (execve): it printed the probe's version line", path);
+    if (exec_ran(path, 1, &e2))
+        outcome("escaped", 0, "ran %s through an O_PATH handle (execveat AT_EMPTY_PATH)", path);
+    ev_str("by_handle", errname(e2));
+    outcome("blocked", e1, "execve %s", path);
+}

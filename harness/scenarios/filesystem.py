@@ -93,6 +93,12 @@ FILESYSTEM = Scenario(
             "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"
             " its owner, pidfd_getfd (the host's decoy holds it)",
         ),
+        # Landlock asks for READ_FILE as well as EXECUTE when a file is run, so a sandbox
+        # that lets this through also lets a read of that file through.
+        _read(
+            "fs-exec-outside",
+            "run a file outside (a copy of the probe): by path, and through an O_PATH handle",
+        ),
         # Last: a reason names the attempt that made a change before this catch-all.
         Check(
             SENTINEL_INTACT,

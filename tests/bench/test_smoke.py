@@ -29,6 +29,7 @@ SMOKES = {
     "supervisor": ["bench/supervisor.py", "--smoke"],
     "report_size": ["bench/report_size.py", "--smoke"],
     "reports": ["bench/reports.py", "--smoke"],
+    "probe_checks": ["bench/probe_checks.py", "--smoke"],
 }
 TIMEOUT = 150
 
@@ -138,3 +139,10 @@ def test_reports_runs(smokes: Smokes) -> None:
     code, out = smokes.finished("reports")
     assert code == 0, out
     assert "| html |" in out and "| junit |" in out, out
+
+
+def test_probe_checks_runs(smokes: Smokes) -> None:
+    """This tree's probe and the base commit's, each in bwrap: both cells complete."""
+    code, out = smokes.finished("probe_checks")
+    assert code == 0, out
+    assert "| bwrap " in out and "under 500 ms" in out, out

@@ -259,6 +259,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
     "landlock-unfiltered-chattr": {"filesystem_confinement": "fs-chattr-outside"},
+    # EXECUTE unhandled: a host program granted read-only as data runs.
+    "landlock-unhandled-execute": {"filesystem_confinement": "fs-exec-outside"},
+    # A capability declared in allowed_caps passes priv-start, and is still judged by use.
+    "runc-syslog-allowed": {"privilege_floor": "priv-root-kernel"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},

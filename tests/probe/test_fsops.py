@@ -104,6 +104,28 @@ def test_each_knob_leaves_its_change_open_and_only_then(
     assert changed(f) != before
 
 
+def test_a_program_granted_as_data_runs_only_with_execute_unhandled(
+    probe: Path, tmp_path: Path
+) -> None:
+    """`--data` grants reading alone: the program is refused (Landlock wants EXECUTE
+    as well as READ_FILE to run it) until EXECUTE is left unhandled; `--read` grants
+    running too (landlock-unhandled-execute's mutant is built from this)."""
+    (tmp_path / "w").mkdir()
+    program = tmp_path / "exec-me"
+    shutil.copy(probe, program)
+
+    def run(*knobs: str) -> int:
+        argv = [str(probe), "confine", *knobs, "--write", str(tmp_path / "w")]
+        done = subprocess.run([*argv, "--", str(program), "version"], capture_output=True)
+        if b"Landlock unavailable" in done.stdout:
+            pytest.skip("this kernel has no Landlock")
+        return done.returncode
+
+    assert run("--data", str(program)) == 127
+    assert run("--unhandled", "execute", "--data", str(program)) == 0
+    assert run("--read", str(program)) == 0
+
+
 @pytest.mark.parametrize("knob", [["--unhandled", "nothing"], ["--unfiltered", "mount"]])
 def test_an_unknown_knob_is_a_usage_error(probe: Path, knob: list[str]) -> None:
     done = subprocess.run([str(probe), "confine", *knob, "--", "true"], capture_output=True)
