@@ -213,3 +213,57 @@ def test_revocation_is_judged_from_its_own_held_check_and_both_barriers() -> Non
     lost = observe_phased(REVOCATION, _revoked(phases=half), control=control, supervised=True)
     assert lost.observed is Observed.INCONCLUSIVE
     assert "never acted at barrier revocation-restore" in (lost.reason or "")
+
+
+EXTERNAL = """
+name = "fence"
+inventory = "hosts.toml"
+scenarios = ["controller-loss", "revocation"]
+
+[runtimes.host]
+kind = "host"
+
+[runtimes.recorded]
+kind = "command"
+argv = ["{probe}", "{args}"]
+attribution = { source = "file", path = "/var/log/d.jsonl" }
+
+[runtimes.revocable]
+kind = "command"
+argv = ["{probe}", "{args}"]
+attribution = { source = "file", path = "/var/log/d.jsonl", revoke = "a", restore = "b" }
+"""
+
+
+def test_an_external_supervisor_is_revocable_through_its_commands_and_never_killed(
+    tmp_path: Path,
+) -> None:
+    """revocation_verified is measured behind an external supervisor with a revoke
+    command, skipped behind one without; controller loss is never measured there."""
+    from harness.judge.cell import judge_cell
+    from harness.plan import make_plan
+    from harness.spec import load_matrix
+
+    (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
+    (tmp_path / "m.toml").write_text(EXTERNAL)
+    cells = {c.runtime.name: c for c in make_plan(load_matrix(tmp_path / "m.toml")).cells}
+    record = _revoked()
+    record = replace(
+        record,
+        scenarios=["controller-loss", "revocation"],
+        checks=[*_cell().checks, *record.checks],
+        host_side=replace(record.host_side, phases={**KILLED, **REVOKED}),
+    )
+    control = replace(
+        record,
+        checks=[
+            replace(c, outcome="escaped" if c.kind == "attempt" else "ok") for c in record.checks
+        ],
+        host_side=replace(record.host_side, phases={}),
+    )
+    for name, revoked in (("revocable", Observed.ENFORCED), ("recorded", Observed.SKIPPED)):
+        got = {v.property: v.observed for v in judge_cell(cells[name], record, control=control)}
+        assert got == {
+            "controller_loss_fails_closed": Observed.SKIPPED,
+            "revocation_verified": revoked,
+        }, name
