@@ -25,6 +25,7 @@ from harness.results.store import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
 from harness.scenarios.base import NO_ACTION
+from harness.scenarios.fence import PHASE_ORDER
 from harness.spec.models import Settings
 from harness.staging import HostState
 from harness.transport import Completed, Transport
@@ -209,8 +210,9 @@ NO_ACTION_HOOK = f"echo {NO_ACTION}"
 
 def phased_last(scenarios: list[Scenario]) -> list[Scenario]:
     """Scenarios in phases run after the others: what their host hooks do (kill the
-    supervisor) must not change the other scenarios' attempts."""
-    return sorted(scenarios, key=lambda s: bool(s.phases))
+    supervisor) must not change the other scenarios' attempts. Among them, the
+    order is PHASE_ORDER's: a supervisor that was killed can no longer revoke."""
+    return sorted(scenarios, key=lambda s: PHASE_ORDER.index(s.phases[0]) if s.phases else -1)
 
 
 def cell_phases(

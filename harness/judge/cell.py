@@ -10,6 +10,7 @@ from harness.plan import Cell
 from harness.results import CellRecord, VerdictRecord
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need
+from harness.scenarios.fence import REVOKE_PHASE
 
 
 def judge_cell(
@@ -41,8 +42,16 @@ def judge_cell(
                 via_supervisor=spec.supervisor is not None,
             )
         elif Need.PHASES in scenario.needs:
+            # An external supervisor is acted on through its matrix commands: a
+            # `revoke` command makes it revocable; nothing harness does kills it.
+            revocable = REVOKE_PHASE in scenario.phases and bool(
+                spec.attribution and spec.attribution.revoke
+            )
             observation = observe_phased(
-                scenario, record, control=control, supervised=spec.supervisor is not None
+                scenario,
+                record,
+                control=control,
+                supervised=spec.supervisor is not None or revocable,
             )
         else:
             observation = observe(

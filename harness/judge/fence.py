@@ -2,8 +2,9 @@
 phases): judged like any property from the attempts after the barrier, with the
 host runtime's same attempts as control, and only when the host did act.
 
-A guarantee about a supervisor is measured only where harness runs one (the
-reference supervisor): without a controller there is nothing to lose.
+A guarantee about a supervisor is measured only where harness can act on one (the
+reference supervisor; for revocation, an external one with a `revoke` command):
+without a controller there is nothing to lose and no rule to take back.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from dataclasses import replace
 from harness.judge.properties import Observation, observe
 from harness.results.records import CellRecord, CellStatus, Observed
 from harness.scenarios.base import NO_ACTION, Need, Scenario
-from harness.scenarios.fence import LOSS_HELD
+from harness.scenarios.fence import HELD
 
 
 def observe_phased(
     scenario: Scenario, record: CellRecord, *, control: CellRecord | None, supervised: bool
 ) -> Observation:
-    """One guarantee from a cell in phases."""
+    """One guarantee from a cell in phases; `supervised`: harness can act on the
+    sandbox's controller at its barriers."""
     if not supervised:
-        return Observation(Observed.SKIPPED, "no supervisor harness runs: no controller to lose")
+        why = "no supervisor harness can act on: no controller to lose or rule to revoke"
+        return Observation(Observed.SKIPPED, why)
     # The folder is shared if the host saw the barrier: that is checked below, and
     # the filesystem scenario's own proof of it need not have run.
     shared = replace(scenario, needs=scenario.needs - {Need.SENTINELS})
@@ -40,7 +43,8 @@ def observe_phased(
             return Observation(Observed.INCONCLUSIVE, why, found.checks)
     if found.observed is not Observed.ENFORCED:
         return found
-    held = next((c for c in record.checks if c.id == LOSS_HELD), None)
+    held_id = HELD[scenario.phases[0]]
+    held = next((c for c in record.checks if c.id == held_id), None)
     before = held.evidence.get("before") if held is not None else None
     if before != "ok":
         why = f"the allowed connection did not work before the barrier ({before}): nothing to lose"

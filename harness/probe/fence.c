@@ -67,42 +67,62 @@ static int marker_exchange(int fd, const char *label, char *reply, size_t cap)
     return e;
 }
 
-/* Before the barrier: an allowed exchange (evidence.before: "ok", or why not) and
- * a connection opened but not yet used. After it: the held connection's line. */
-void chk_loss_held(void)
+/* Before a barrier: an allowed exchange (evidence.before: "ok", or why not), then a
+ * connection to the same destination opened but not yet used: its descriptor, or
+ * -1 with *err set. */
+static int hold_allowed(Addr *a, char *dst, size_t cap, int *err)
 {
-    Addr a;
-    char dst[80], reply[256], want[256];
-    need_addr(&o.allowed_tcp, &a);
+    char reply[256], want[256];
+    need_addr(&o.allowed_tcp, a);
     need(&o.tag);
     need(&o.barrier);
     snprintf(want, sizeof want, "NONCE %s", need(&o.nonce));
-    fmt_addr(&a, dst, sizeof dst);
+    fmt_addr(a, dst, cap);
     ev_str("dst", dst);
 
-    int fd = connect_to(&a, SOCK_STREAM, net_end());
+    int fd = connect_to(a, SOCK_STREAM, net_end());
     int e = fd < 0 ? errno : marker_exchange(fd, "loss-before", reply, sizeof reply);
     if (fd >= 0)
         close(fd);
     ev_str("before", fd >= 0 && !strcmp(reply, want) ? "ok" : e ? strerror(e) : "no nonce came back");
 
-    int held = connect_to(&a, SOCK_STREAM, net_end());
-    int held_err = held < 0 ? errno : 0;
+    int held = connect_to(a, SOCK_STREAM, net_end());
+    *err = held < 0 ? errno : 0;
     if (held >= 0) {
         Addr me;
         socklen_t ml = sizeof me;
         if (getsockname(held, (struct sockaddr *)&me, &ml) == 0)
             ev_int("src_port", addr_port(&me));
     }
-    barrier(LOSS);
-    if (held < 0)
-        outcome("blocked", held_err, "no connection to %s to hold across the barrier", dst);
-    e = marker_exchange(held, g_cur->id, reply, sizeof reply);
+    return held;
+}
+
+/* After the barrier: this check's line on the held connection; escaped if the
+ * nonce comes back. */
+static void held_line(int held, const char *dst)
+{
+    char reply[256], want[256];
+    snprintf(want, sizeof want, "NONCE %s", o.nonce);
+    int e = marker_exchange(held, g_cur->id, reply, sizeof reply);
     close(held);
     if (!strcmp(reply, want))
         outcome("escaped", 0, "the connection held across the barrier carried new data to %s", dst);
     outcome("blocked", e, "the connection held across the barrier carried nothing out (reply \"%.80s\")",
             reply);
+}
+
+/* Before the barrier: the allowed exchange and a connection held open. After it
+ * (the supervisor killed): the held connection's line. */
+void chk_loss_held(void)
+{
+    Addr a;
+    char dst[80];
+    int err;
+    int held = hold_allowed(&a, dst, sizeof dst, &err);
+    barrier(LOSS);
+    if (held < 0)
+        outcome("blocked", err, "no connection to %s to hold across the barrier", dst);
+    held_line(held, dst);
 }
 
 /* After the barrier: a new connection to the allowed destination. */
@@ -111,5 +131,63 @@ void chk_loss_new(void)
     need(&o.barrier);
     if (!released(LOSS))
         fail(0, "barrier %s was never passed: nothing to attempt after it", LOSS);
+    tcp_to(&o.allowed_tcp);
+}
+
+/* Scenario "revocation": the same, but at the barrier the host revokes the rule
+ * that allows the destination (a policy reload) instead of killing the supervisor.
+ * The held connection must be cut within REVOKE_BOUND_MS of the barrier's release
+ * (the revocation hook has returned by then): the probe waits that long for it to
+ * be cut (evidence.cut_ms, -1 if it never was), then sends its line anyway, and
+ * the canary decides whether it got out. */
+#define REVOKE "revocation"
+#define RESTORE "revocation-restore"
+#define REVOKE_BOUND_MS 1000
+
+void chk_revoke_held(void)
+{
+    Addr a;
+    char dst[80];
+    int err;
+    int held = hold_allowed(&a, dst, sizeof dst, &err);
+    barrier(REVOKE);
+    if (held < 0)
+        outcome("blocked", err, "no connection to %s to hold across the barrier", dst);
+    double t0 = now_ms(), left;
+    long long cut = -1;
+    while ((left = REVOKE_BOUND_MS - (now_ms() - t0)) > 0) {
+        struct pollfd p = { .fd = held, .events = POLLRDHUP };
+        int n = poll(&p, 1, (int)left + 1);
+        if (n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+            cut = (long long)(now_ms() - t0);
+            break;
+        }
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0)  /* data nobody asked for: not a cut; wait out the bound */
+            usleep(1000);
+    }
+    ev_int("cut_ms", cut);
+    ev_int("bound_ms", REVOKE_BOUND_MS);
+    held_line(held, dst);
+}
+
+void chk_revoke_new(void)
+{
+    need(&o.barrier);
+    if (!released(REVOKE))
+        fail(0, "barrier %s was never passed: nothing to attempt after it", REVOKE);
+    tcp_to(&o.allowed_tcp);
+}
+
+/* An inside control: once the host has restored the rule (the barrier
+ * revocation-restore), the allowed destination is reached again, so what failed
+ * after the revocation failed because of it. */
+void chk_revoke_restored(void)
+{
+    need(&o.barrier);
+    if (!released(REVOKE))
+        fail(0, "barrier %s was never passed: nothing was revoked", REVOKE);
+    barrier(RESTORE);
     tcp_to(&o.allowed_tcp);
 }

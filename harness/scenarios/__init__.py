@@ -9,7 +9,7 @@ from __future__ import annotations
 from harness.scenarios.attribution import ATTRIBUTION
 from harness.scenarios.base import Check, Control, Scenario, Transport
 from harness.scenarios.egress import EGRESS
-from harness.scenarios.fence import CONTROLLER_LOSS
+from harness.scenarios.fence import CONTROLLER_LOSS, REVOCATION
 from harness.scenarios.filesystem import FILESYSTEM
 from harness.scenarios.mechanisms import MECHANISMS
 from harness.scenarios.privilege import PRIVILEGE
@@ -17,7 +17,16 @@ from harness.scenarios.selftest import SELFTEST
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
-    for s in (EGRESS, FILESYSTEM, PRIVILEGE, ATTRIBUTION, CONTROLLER_LOSS, MECHANISMS, SELFTEST)
+    for s in (
+        EGRESS,
+        FILESYSTEM,
+        PRIVILEGE,
+        ATTRIBUTION,
+        CONTROLLER_LOSS,
+        REVOCATION,
+        MECHANISMS,
+        SELFTEST,
+    )
 }
 
 # Each reported check's declared transport, by (the probe's scenario name, check id).

@@ -17,6 +17,7 @@ Property = Literal[
     "privilege_floor",
     "attribution",
     "controller_loss_fails_closed",
+    "revocation_verified",
 ]
 PROPERTIES: tuple[Property, ...] = get_args(Property)
 

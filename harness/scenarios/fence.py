@@ -1,10 +1,12 @@
-"""The outer fence: what a supervised sandbox's egress does when its controller goes.
+"""The outer fence: what a supervised sandbox's egress does when its controller goes,
+and when its controller takes a rule back.
 
-A scenario in phases (docs/probe-protocol.md, "Phases"): the probe makes the
-allowed connection, stops at a barrier while harness kills the supervisor on the
-host (every process of it), then tries the allowed destination again, on a
-connection held open across the kill and on a new one. Both must fail; the canary
-decides (`Rule.ARRIVAL`), and the host runtime's same attempts are the control.
+Scenarios in phases (docs/probe-protocol.md, "Phases"): the probe makes the
+allowed connection, stops at a barrier while harness acts on the host (kills the
+supervisor, every process of it; or revokes the allow rule), then tries the allowed
+destination again, on a connection held open across the barrier and on a new one.
+Both must fail; the canary decides (`Rule.ARRIVAL`), and the host runtime's same
+attempts are the control.
 """
 
 from __future__ import annotations
@@ -14,6 +16,21 @@ from harness.scenarios.base import Check, Need, Rule, Scenario
 LOSS_PHASE = "controller-loss"
 LOSS_HELD = "loss-held"
 LOSS_NEW = "loss-new"
+REVOKE_PHASE = "revocation"
+REVOKE_HELD = "revoke-held"
+REVOKE_NEW = "revoke-new"
+REVOKE_RESTORED = "revoke-restored"
+# The rule put back before the cell goes on: the scenarios after it (controller-loss)
+# need the allowed connection.
+RESTORE_PHASE = "revocation-restore"
+# How long an established connection may outlive its rule, counted from the
+# revocation hook's return (the probe's REVOKE_BOUND_MS, fence.c).
+REVOKE_BOUND_MS = 1000
+# The check that holds a connection across each barrier (its evidence.before: the
+# allowed exchange before it).
+HELD = {LOSS_PHASE: LOSS_HELD, REVOKE_PHASE: REVOKE_HELD}
+# Phased scenarios run in this order: a controller that was killed revokes nothing.
+PHASE_ORDER = (REVOKE_PHASE, LOSS_PHASE)
 
 CONTROLLER_LOSS = Scenario(
     name="controller-loss",
@@ -34,6 +51,34 @@ CONTROLLER_LOSS = Scenario(
             LOSS_NEW,
             "After the supervisor was killed: a new connection to the allowed destination.",
             rule=Rule.ARRIVAL,
+        ),
+    ),
+)
+
+REVOCATION = Scenario(
+    name="revocation",
+    summary="a revoked allow rule stops new connections and cuts the established one",
+    property="revocation_verified",
+    needs=frozenset({Need.CANARY, Need.TARGETS, Need.SENTINELS, Need.PHASES}),
+    phases=(REVOKE_PHASE, RESTORE_PHASE),
+    checks=(
+        Check(
+            REVOKE_HELD,
+            "After the allow rule was revoked: a line on a connection to the allowed"
+            f" destination opened before, sent once it was cut or {REVOKE_BOUND_MS} ms after"
+            " the revocation (`evidence.cut_ms`: when the probe saw it cut, -1: never).",
+            rule=Rule.ARRIVAL,
+        ),
+        Check(
+            REVOKE_NEW,
+            "After the allow rule was revoked: a new connection to the allowed destination.",
+            rule=Rule.ARRIVAL,
+        ),
+        Check(
+            REVOKE_RESTORED,
+            "Once the rule is restored (the barrier revocation-restore): the allowed"
+            " destination is reached again, so the failures above were the revocation's.",
+            inside_control=True,
         ),
     ),
 )

@@ -170,12 +170,20 @@ class AttributionSource(_Strict):
     path: str | None = None
     token_env: str | None = None
     allowed: str | None = None  # IP:PORT of the allowed destination; default: the canary's
+    # The supervisor's own policy reload, for the scenario `revocation`: shell run on
+    # the host, with HARNESS_ALLOWED set to the allowed destination (IP:PORT).
+    # `revoke` takes its rule out and returns once the reload is in force;
+    # `restore` puts it back after the cell (docs/matrix.md).
+    revoke: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
+    restore: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
 
     @model_validator(mode="after")
     def _where(self) -> AttributionSource:
         needed = "url" if self.source == "http" else "path"
         if getattr(self, needed) is None:
             raise ValueError(f"source {self.source!r} needs {needed}")
+        if (self.revoke is None) != (self.restore is None):
+            raise ValueError("revoke and restore come together")
         return self
 
 
@@ -186,7 +194,9 @@ ContractProperty = Literal[
 
 
 # Deliberate faults of the reference supervisor, for mutants (docs/supervisor.md).
-SupervisorFault = Literal["wrong-binary", "no-record", "allow-all", "any-binary", "fail-open"]
+SupervisorFault = Literal[
+    "wrong-binary", "no-record", "allow-all", "any-binary", "fail-open", "keep-established"
+]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")
 

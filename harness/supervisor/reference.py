@@ -22,7 +22,11 @@ Policy: an allow-list of `HOST:PORT` destinations (`--allow`), each for every
 binary or, as `HOST:PORT=BINARY,...`, for those binaries alone: a BINARY is a path
 (as the process sees its own executable) or `sha256:HEX` (the file's content).
 Everything else is denied (accepted, then closed without a byte); so is a
-connection to a destination allowed per binary whose binary cannot be named. One
+connection to a destination allowed per binary whose binary cannot be named.
+`--policy-file` holds more rules, one a line, read at start and again on every
+SIGHUP (a policy reload): a rule gone from it is revoked, for new connections and
+for the established ones it allowed, which are cut before the reload is
+acknowledged in `PATH.applied`. One
 decision record per connection or query is appended to `--records` as a JSON line:
 
     {"time": ..., "proto": "tcp", "src_port": 40112, "src": "10.251.0.2:40112",
@@ -42,7 +46,8 @@ network stack no host socket exists at all.
 another program), `no-record` writes nothing,
 `allow-all` ignores the policy, `any-binary` ignores its binaries (a destination
 allowed to one binary is allowed to all), `fail-open` leaves a helper behind, outside
-its own session, that relays straight to the destination once the supervisor is gone.
+its own session, that relays straight to the destination once the supervisor is gone,
+`keep-established` applies a reload to new connections only.
 
 Killed, this supervisor fails closed: its listeners and every relayed socket die
 with its one process, and the namespace's `local` routes still catch every
@@ -60,6 +65,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -69,7 +75,15 @@ from collections.abc import Callable
 
 CLONE_NEWNET = 0x40000000
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)  # Linux; older Pythons lack the name
-FAULTS = ("none", "wrong-binary", "no-record", "allow-all", "any-binary", "fail-open")
+FAULTS = (
+    "none",
+    "wrong-binary",
+    "no-record",
+    "allow-all",
+    "any-binary",
+    "fail-open",
+    "keep-established",
+)
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
 SANDBOX_KERNELS = {
     "runsc-sandbox": "gVisor's sentry",
@@ -78,6 +92,7 @@ SANDBOX_KERNELS = {
     "firecracker": "a VMM",
 }
 IO_TIMEOUT = 10.0
+SETTLE_TIMEOUT = 3.0  # the longest a reload waits for connections being decided
 READY = "ready"
 
 
@@ -283,21 +298,77 @@ def endpoint(ip: str, port: int) -> str:
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
+def read_rules(path: str) -> list[str]:
+    """The policy file's rules: one `HOST:PORT[=BINARY,...]` a line; blank lines
+    and `#` comments are skipped; a missing file holds none."""
+    try:
+        with open(path) as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return []
+    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
 class Supervisor:
     def __init__(self, args: argparse.Namespace, ns: Namespace) -> None:
+        self.fixed = list(args.allow)
+        self.policy_file = args.policy_file
         # destination -> the binaries it is allowed to (None: every binary)
-        self.allow: dict[str, set[str] | None] = {}
-        for rule in args.allow:
-            dst, _, binaries = rule.partition("=")
-            names = {b for b in binaries.split(",") if b} if binaries else None
-            had = self.allow.get(self._canon(dst), set())
-            self.allow[self._canon(dst)] = None if had is None or names is None else had | names
+        self.allow = self._rules(self.fixed + self._reloadable())
+        # Relays open now, with what allowed them: a reload cuts those it revokes.
+        self.relays: dict[int, tuple[str, dict[str, object], socket.socket, socket.socket]] = {}
+        self.policy_lock = threading.Lock()
+        # Connections accepted but not yet decided: a reload waits for them, so that
+        # every connection the sandbox opened before it is an established one.
+        self.undecided: set[int] = set()
+        self.settled = threading.Condition()
         self.allow_names = {n.lower().rstrip(".") for n in args.allow_name}
         self.upstream_dns = args.upstream_dns
         self.fault = args.fault
         self.ns = ns
         self.records = os.open(args.records, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self.lock = threading.Lock()
+
+    def _reloadable(self) -> list[str]:
+        return read_rules(self.policy_file) if self.policy_file else []
+
+    @classmethod
+    def _rules(cls, rules: list[str]) -> dict[str, set[str] | None]:
+        allow: dict[str, set[str] | None] = {}
+        for rule in rules:
+            dst, _, binaries = rule.partition("=")
+            names = {b for b in binaries.split(",") if b} if binaries else None
+            had = allow.get(cls._canon(dst), set())
+            allow[cls._canon(dst)] = None if had is None or names is None else had | names
+        return allow
+
+    def reload(self) -> str:
+        """Read the policy file again; cut every established relay the new policy
+        no longer allows (unless the fault `keep-established`); say what was done."""
+        rules = self.fixed + self._reloadable()
+        cut = 0
+        with self.settled:
+            self.settled.wait_for(lambda: not self.undecided, timeout=SETTLE_TIMEOUT)
+        with self.policy_lock:
+            self.allow = self._rules(rules)
+            for dst, identity, client, upstream in list(self.relays.values()):
+                if self.fault == "keep-established" or self.allowed(dst, identity):
+                    continue
+                for s in (client, upstream):
+                    with contextlib.suppress(OSError):
+                        s.shutdown(socket.SHUT_RDWR)
+                cut += 1
+        return f"policy reloaded: {len(rules)} rules; cut {cut} established connections"
+
+    def admit(self, client: socket.socket) -> None:
+        """Called as a connection is accepted: undecided until `settle`."""
+        with self.settled:
+            self.undecided.add(id(client))
+
+    def settle(self, client: socket.socket) -> None:
+        with self.settled:
+            self.undecided.discard(id(client))
+            self.settled.notify_all()
 
     @staticmethod
     def _canon(text: str) -> str:
@@ -329,6 +400,28 @@ class Supervisor:
     def handle(
         self, client: socket.socket, dst_host: str, dst_port: int, proto: str, head: bytes = b""
     ) -> None:
+        try:
+            upstream = self._decide(client, dst_host, dst_port, proto)
+        finally:
+            self.settle(client)
+        if upstream is None:
+            return
+        try:
+            if proto == "connect":
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            if head:
+                upstream.sendall(head)
+            threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+            _pipe(client, upstream)
+        finally:
+            with self.policy_lock:
+                self.relays.pop(id(client), None)
+
+    def _decide(
+        self, client: socket.socket, dst_host: str, dst_port: int, proto: str
+    ) -> socket.socket | None:
+        """Decide, record, and connect upstream: the upstream socket of a relay now
+        registered (a reload can cut it), or None once the client is refused."""
         peer = client.getpeername()[:2]
         server = client.getsockname()[:2]
         dst = endpoint(dst_host, dst_port)
@@ -347,28 +440,39 @@ class Supervisor:
             if proto == "connect":
                 client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
             client.close()
-            return
+            return None
         try:
             upstream = socket.create_connection((dst_host, dst_port), timeout=IO_TIMEOUT)
         except OSError as exc:
             rec.update(decision="allow", error=f"upstream: {exc.strerror or exc}")
             self.record(rec)
             client.close()
-            return
+            return None
+        with self.policy_lock:  # a reload since the decision revoked it: never relayed
+            still = self.allowed(dst, identity)
+            if still:
+                self.relays[id(client)] = (dst, identity, client, upstream)
+        if not still:
+            rec.update(decision="deny", reason="revoked while connecting")
+            self.record(rec)
+            upstream.close()
+            client.close()
+            return None
         rec.update(decision="allow", upstream=endpoint(*upstream.getsockname()[:2]))
         self.record(rec)
-        if proto == "connect":
-            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        if head:
-            upstream.sendall(head)
-        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
-        _pipe(client, upstream)
+        return upstream
 
     def transparent(self, client: socket.socket) -> None:
         host, port = client.getsockname()[:2]
         self.handle(client, _norm(host), port, "tcp")
 
     def connect_proxy(self, client: socket.socket) -> None:
+        try:
+            self._connect_proxy(client)
+        finally:
+            self.settle(client)  # a request that never named a destination
+
+    def _connect_proxy(self, client: socket.socket) -> None:
         data = b""
         while b"\r\n\r\n" not in data and len(data) < 8192:
             chunk = client.recv(4096)
@@ -490,7 +594,11 @@ def _pipe(src: socket.socket, dst: socket.socket) -> None:
                 s.shutdown(socket.SHUT_RDWR)
 
 
-def _serve(listener: socket.socket, fn: Callable[[socket.socket], None]) -> None:
+def _serve(
+    listener: socket.socket,
+    fn: Callable[[socket.socket], None],
+    admit: Callable[[socket.socket], None] | None = None,
+) -> None:
     def one(client: socket.socket) -> None:
         client.settimeout(IO_TIMEOUT)
         try:
@@ -503,6 +611,8 @@ def _serve(listener: socket.socket, fn: Callable[[socket.socket], None]) -> None
             client, _ = listener.accept()
         except OSError:
             return
+        if admit is not None:
+            admit(client)
         threading.Thread(target=one, args=(client,), daemon=True).start()
 
 
@@ -555,6 +665,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--records", required=True, help="append decision records here (JSON lines)")
     p.add_argument("--allow", action="append", default=[], metavar="HOST:PORT[=BINARY,...]")
     p.add_argument("--allow-name", action="append", default=[], metavar="NAME")
+    p.add_argument("--policy-file", metavar="PATH", help="more rules, re-read on SIGHUP")
     p.add_argument("--tcp-port", action="append", type=int, default=[], metavar="PORT")
     p.add_argument("--dns-port", type=int, default=0)
     p.add_argument("--upstream-dns", default="", metavar="HOST:PORT")
@@ -607,21 +718,30 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(src, fd)
     if args.fault == "fail-open":
         fall_back_when_gone(made)
-    # Threads start only now: a fork keeps none.
+    # Threads start only now: a fork keeps none. SIGHUP is blocked in every thread
+    # (they inherit the mask) and taken by the main thread alone, with sigwait.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
     sup = Supervisor(args, Namespace(args.netns))
     for sock, kind in made:
         if kind == "dns-udp":
             threading.Thread(target=sup.dns_udp, args=(sock,), daemon=True).start()
             continue
         fn = {"tcp": sup.transparent, "dns-tcp": sup.dns_tcp, "connect": sup.connect_proxy}[kind]
-        threading.Thread(target=_serve, args=(sock, fn), daemon=True).start()
+        admit = sup.admit if kind in ("tcp", "connect") else None
+        threading.Thread(target=_serve, args=(sock, fn, admit), daemon=True).start()
     if tell >= 0:
         os.write(tell, f"{os.getpid()}\n".encode())
         os.close(tell)
     else:
         print(READY, flush=True)
-    threading.Event().wait()
-    return 0
+    while True:
+        signal.sigwait({signal.SIGHUP})
+        said = sup.reload()
+        if sup.policy_file:  # the acknowledgement a revocation hook waits for
+            tmp = f"{sup.policy_file}.applied.tmp"
+            with open(tmp, "w") as fh:
+                fh.write(said + "\n")
+            os.replace(tmp, f"{sup.policy_file}.applied")
 
 
 if __name__ == "__main__":

@@ -271,6 +271,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-any-binary": {"egress_confinement": "egress-other-binary"},
     # Issue 28: its fallback relays straight out once it is killed.
     "supervisor-fail-open": {"controller_loss_fails_closed": "loss-new"},
+    # Issue 28: a reload that keeps the established connection to what it revoked.
+    "supervisor-keeps-established": {"revocation_verified": "revoke-held"},
 }
 
 

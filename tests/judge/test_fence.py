@@ -13,7 +13,7 @@ import pytest
 from harness.judge.fence import observe_phased
 from harness.results import CellRecord, CellStatus
 from harness.results.records import HostEvidence, Observed, ProbeCheck
-from harness.scenarios.fence import CONTROLLER_LOSS
+from harness.scenarios.fence import CONTROLLER_LOSS, REVOCATION
 
 TAG = "c0001"
 DST = "10.251.0.2:8081"
@@ -168,3 +168,102 @@ def test_a_cell_is_judged_on_the_guarantee_only_behind_harness_supervisor(
     for name, observed in (("guarded", Observed.ENFORCED), ("plain", Observed.SKIPPED)):
         [verdict] = judge_cell(cells[name], _cell(), control=CONTROL)
         assert (verdict.property, verdict.observed) == ("controller_loss_fails_closed", observed)
+
+
+REVOKED = {
+    "revocation": {"status": 0, "ms": 30, "said": "policy reloaded: 0 rules; cut 1"},
+    "revocation-restore": {"status": 0, "ms": 20, "said": "policy reloaded: 1 rules; cut 0"},
+}
+
+
+def _revoked(
+    held: str = "blocked",
+    new: str = "blocked",
+    restored: str = "ok",
+    *,
+    phases: dict[str, Any] | None = None,
+) -> CellRecord:
+    checks = [
+        ProbeCheck("revoke-held", "revocation", "attempt", held, evidence={"before": "ok"}),
+        ProbeCheck("revoke-new", "revocation", "attempt", new, evidence={"dst": DST}),
+        ProbeCheck("revoke-restored", "revocation", "control", restored),
+    ]
+    return replace(
+        _cell(phases=REVOKED if phases is None else phases),
+        scenarios=["revocation"],
+        checks=checks,
+    )
+
+
+def test_revocation_is_judged_from_its_own_held_check_and_both_barriers() -> None:
+    """revocation_verified: both attempts blocked after the revocation, the rule
+    working again once restored, the host having acted at both barriers."""
+    control = _revoked("escaped", "escaped", phases={})
+    found = observe_phased(REVOCATION, _revoked(), control=control, supervised=True)
+    assert found.observed is Observed.ENFORCED
+    assert "revoke-held, revoke-new" in (found.reason or "") and "cut 1" in (found.reason or "")
+    kept = observe_phased(REVOCATION, _revoked("escaped"), control=control, supervised=True)
+    assert kept.observed is Observed.VIOLATED
+    # Without the restore, nothing says the revocation (not a dead supervisor) did it.
+    dead = observe_phased(
+        REVOCATION, _revoked(restored="blocked"), control=control, supervised=True
+    )
+    assert dead.observed is Observed.INCONCLUSIVE
+    half = {"revocation": REVOKED["revocation"]}
+    lost = observe_phased(REVOCATION, _revoked(phases=half), control=control, supervised=True)
+    assert lost.observed is Observed.INCONCLUSIVE
+    assert "never acted at barrier revocation-restore" in (lost.reason or "")
+
+
+EXTERNAL = """
+name = "fence"
+inventory = "hosts.toml"
+scenarios = ["controller-loss", "revocation"]
+
+[runtimes.host]
+kind = "host"
+
+[runtimes.recorded]
+kind = "command"
+argv = ["{probe}", "{args}"]
+attribution = { source = "file", path = "/var/log/d.jsonl" }
+
+[runtimes.revocable]
+kind = "command"
+argv = ["{probe}", "{args}"]
+attribution = { source = "file", path = "/var/log/d.jsonl", revoke = "a", restore = "b" }
+"""
+
+
+def test_an_external_supervisor_is_revocable_through_its_commands_and_never_killed(
+    tmp_path: Path,
+) -> None:
+    """revocation_verified is measured behind an external supervisor with a revoke
+    command, skipped behind one without; controller loss is never measured there."""
+    from harness.judge.cell import judge_cell
+    from harness.plan import make_plan
+    from harness.spec import load_matrix
+
+    (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
+    (tmp_path / "m.toml").write_text(EXTERNAL)
+    cells = {c.runtime.name: c for c in make_plan(load_matrix(tmp_path / "m.toml")).cells}
+    record = _revoked()
+    record = replace(
+        record,
+        scenarios=["controller-loss", "revocation"],
+        checks=[*_cell().checks, *record.checks],
+        host_side=replace(record.host_side, phases={**KILLED, **REVOKED}),
+    )
+    control = replace(
+        record,
+        checks=[
+            replace(c, outcome="escaped" if c.kind == "attempt" else "ok") for c in record.checks
+        ],
+        host_side=replace(record.host_side, phases={}),
+    )
+    for name, revoked in (("revocable", Observed.ENFORCED), ("recorded", Observed.SKIPPED)):
+        got = {v.property: v.observed for v in judge_cell(cells[name], record, control=control)}
+        assert got == {
+            "controller_loss_fails_closed": Observed.SKIPPED,
+            "revocation_verified": revoked,
+        }, name

@@ -124,6 +124,7 @@ def test_matrix_without_scenarios_runs_every_property_and_mechanisms(tmp_path: P
         "privilege_floor",
         "attribution",
         "controller_loss_fails_closed",
+        "revocation_verified",
     }
     assert scenarios[-1] == "mechanisms" and "selftest" not in scenarios
 
