@@ -23,6 +23,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--setgid-helper", &o.setgid_helper },
     { "--other-binary", &o.other_binary },
     { "--barrier", &o.barrier },
+    { "--granted", &o.granted }, { "--granted-token", &o.granted_token },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 
