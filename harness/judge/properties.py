@@ -27,7 +27,7 @@ from harness.results.records import (
     ProbeCheck,
 )
 from harness.scenarios import Check, Control, Scenario
-from harness.scenarios.base import POLICY_BINARIES, Need, Rule
+from harness.scenarios.base import GRANTED_SENTINELS, POLICY_BINARIES, Need, Rule
 from harness.spec.policy import Policy
 
 
@@ -250,14 +250,18 @@ def _control_text(check: Check, control: dict[str, Outcome] | None) -> str | Non
     return seen.outcome if seen else None
 
 
-def _asked(check: Check, has: list[str] | None, policy: Policy | None) -> bool:
-    """Is this check asked of the cell: the canary has what it needs, and a check
-    of the policy's binaries only where the policy names some."""
+def _asked(check: Check, host: HostEvidence, policy: Policy | None) -> bool:
+    """Is this check asked of the cell: the canary has what it needs, a check of the
+    policy's binaries only where the policy names some, and one of the read-only
+    grants only where harness placed a folder of its own in one."""
     for need in check.needs:
         if need == POLICY_BINARIES:
             if policy is None or not policy.names_binaries:
                 return False
-        elif has is not None and need not in has:
+        elif need == GRANTED_SENTINELS:
+            if not (host.fs or {}).get("granted"):
+                return False
+        elif host.canary_has is not None and need not in host.canary_has:
             return False
     return True
 
@@ -276,7 +280,7 @@ def observe(
     the runtime entry declares (the workload's user and group are held to it)."""
     if record.status is not CellStatus.COMPLETE:
         return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
-    asked = [c for c in scenario.checks if _asked(c, record.host_side.canary_has, policy)]
+    asked = [c for c in scenario.checks if _asked(c, record.host_side, policy)]
     mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     theirs = (
         outcomes(scenario, control)

@@ -24,6 +24,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--other-binary", &o.other_binary },
     { "--barrier", &o.barrier },
     { "--canary-unix", &o.canary_unix }, { "--host4", &o.host4 }, { "--host6", &o.host6 },
+    { "--granted", &o.granted }, { "--granted-token", &o.granted_token },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 

@@ -142,7 +142,7 @@ struct run_options {
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
-        *other_binary, *barrier, *canary_unix, *host4, *host6;
+        *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token;
 };
 extern struct run_options o;
 const char *need(const char **opt);

@@ -33,6 +33,10 @@ class Control(StrEnum):
 # the binaries that may reach its network endpoints (judge/properties.py asks the
 # check only then).
 POLICY_BINARIES = "policy-binaries"
+# A check's need that the filesystem fixture meets: harness placed a folder of its
+# own in one of the policy's read-only grants (the cell's `fs` evidence names them);
+# without one there is nothing to read or change there, and the check is not asked.
+GRANTED_SENTINELS = "granted-sentinels"
 
 
 class Need(StrEnum):
@@ -83,8 +87,8 @@ class Check:
     inside_control: bool = False  # must succeed inside the sandbox (e.g. write the allowed dir)
     control_id: str | None = None  # the host attempt that serves as control, if not this one
     # What the canary must have for this attempt to prove anything ("ipv6": an IPv6
-    # address; "capture": a packet capture), or POLICY_BINARIES; without it the
-    # attempt is not asked for.
+    # address; "capture": a packet capture), POLICY_BINARIES or GRANTED_SENTINELS;
+    # without it the attempt is not asked for.
     needs: tuple[str, ...] = ()
     rule: Rule = Rule.PROBE
     host_fact: str | None = None  # for `Rule.WRITE`: the sentinel fact that proves it

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenarios.base import Check, Control, Need, Rule, Scenario
+from harness.scenarios.base import GRANTED_SENTINELS, Check, Control, Need, Rule, Scenario
 
 # Checked on the host after the cell, not by the probe: writes count only if visible there.
 SENTINEL_INTACT = "fs-sentinel-intact"
@@ -98,6 +98,23 @@ FILESYSTEM = Scenario(
         _read(
             "fs-exec-outside",
             "run a file outside (a copy of the probe): by path, and through an O_PATH handle",
+        ),
+        # The policy's read-only grants (docs/policy.md): harness's own folder in each,
+        # placed on the host; reading it must work, changing it must not. After the
+        # catalogue's kinds, so that a reason names the kind's own check first.
+        Check(
+            "fs-read-granted",
+            "read harness's file in each of the policy's read-only grants",
+            inside_control=True,
+            needs=(GRANTED_SENTINELS,),
+        ),
+        Check(
+            "fs-write-read-only",
+            "overwrite, truncate, create and remove in harness's folder in each of the"
+            " policy's read-only grants (escape only if the host sees it)",
+            rule=Rule.WRITE,
+            host_fact="granted_changed",
+            needs=(GRANTED_SENTINELS,),
         ),
         # Last: a reason names the attempt that made a change before this catch-all.
         Check(

@@ -386,3 +386,49 @@ def test_a_policy_naming_binaries_asks_for_both_directions(
         assert "binary" not in " ".join(c.id for c in plain.checks)
         assert plain.observed == "enforced"  # neither check weighs without binaries named
         assert "binary" not in str(plain.reason)  # nor is listed as left out by the canary
+
+
+@pytest.mark.parametrize(
+    ("read", "write", "changed", "observed", "reason"),
+    [
+        ("ok", "blocked", False, "enforced", None),
+        ("ok", "succeeded", True, "violated", "fs-write-read-only escaped: visible on the host"),
+        ("ok", "succeeded", False, "enforced", None),  # swallowed: the host saw nothing
+        ("failed", "blocked", False, "inconclusive", "inside control fs-read-granted did not"),
+    ],
+)
+def test_the_read_only_grants_are_read_and_never_changed(
+    read: str, write: str, changed: bool, observed: str, reason: str | None
+) -> None:
+    """Where harness placed a folder of its own in the policy's read-only grants,
+    reading it is an inside control and a change the host sees is an escape; where it
+    placed none, neither check is asked (nor weighs)."""
+    fs = SCENARIOS["filesystem-confinement"]
+    case = next(c for c in CASES if c["scenario"] == fs.name and c["observed"] == "enforced")
+    lines = [
+        *case["checks"],
+        {"id": "fs-read-granted", "kind": "control", "outcome": read},
+        {"id": "fs-write-read-only", "outcome": write, "errno": "EROFS"},
+    ]
+    placed = {"granted": ["/etc"], "granted_changed": changed}
+    side = {**case["host_side"], "fs": {**case["host_side"]["fs"], **placed}}
+    cell = _record(fs.name, lines, side, status=CellStatus.COMPLETE)
+    host = _control(case)
+    assert host is not None
+    escaped = ProbeCheck("fs-write-read-only", fs.name, "attempt", "escaped", detail="c")
+    host = replace(host, checks=[*host.checks, escaped])
+    result = observe(fs, cell, control=host)
+    assert result.observed == observed, result
+    assert reason is None or reason in str(result.reason)
+    assert {"fs-read-granted", "fs-write-read-only"} <= {c.id for c in result.checks}
+    unplaced = replace(cell, host_side=replace(cell.host_side, fs=case["host_side"]["fs"]))
+    plain = observe(fs, unplaced, control=host)
+    assert plain.observed == "enforced", plain
+    assert "granted" not in " ".join(c.id for c in plain.checks)
+    # Its control: the host runtime's attempt must have escaped.
+    blocked = replace(escaped, outcome="blocked")
+    host = replace(host, checks=[*host.checks[:-1], blocked])
+    if observed == "enforced":
+        weak = observe(fs, cell, control=host)
+        assert weak.observed == "inconclusive"
+        assert "fs-write-read-only blocked, but its control did not escape" in str(weak.reason)
