@@ -174,7 +174,7 @@ class HostEvidence:
     canary_events: list[dict[str, Any]] | None = None
     canary_error: str | None = None
     canary_has: list[str] | None = None  # "ipv4", "ipv6", "capture": what it can see
-    settled: float | None = None  # seconds waited after the host's last cell, if any
+    settled: float | None = None  # seconds waited after the host's last sandbox, if any
     # Sentinels: their state after the cell (created, overwritten, renamed...).
     fs: dict[str, Any] | None = None
     fs_error: str | None = None
