@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum, StrEnum
 from typing import Any
 
@@ -21,19 +21,26 @@ def _plain(value: Any) -> Any:
 
     Every cell and verdict goes through this on its way to the results folder, so
     it is on the hot path of a large run; the result is the same independent copy.
+    Most leaves are atoms: they are taken as they are, without a call each.
     """
+    atoms = _ATOMS
     cls = type(value)
-    if cls in _ATOMS:
+    if cls in atoms:
         return value
     if cls is list:
-        return [_plain(v) for v in value]
+        return [v if type(v) in atoms else _plain(v) for v in value]
     if cls is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {
+            k if type(k) in atoms else _plain(k): v if type(v) in atoms else _plain(v)
+            for k, v in value.items()
+        }
     names = _FIELDS.get(cls)
     if names is None and is_dataclass(cls):
         names = _FIELDS.setdefault(cls, tuple(f.name for f in fields(cls)))
     if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
+        return {
+            name: v if type(v := getattr(value, name)) in atoms else _plain(v) for name in names
+        }
     if cls is tuple:
         return tuple(_plain(v) for v in value)
     if isinstance(value, Enum):
@@ -195,6 +202,9 @@ class HostEvidence:
         return {k: v for k, v in data.items() if v is not None and v != ""}
 
 
+_NO_EVIDENCE = HostEvidence()  # stands in for a cell's own while the rest is made plain
+
+
 @dataclass(frozen=True, slots=True)
 class CellRecord:
     """One attempt at one (host, runtime) cell, raw probe output included."""
@@ -224,7 +234,8 @@ class CellRecord:
     runtime_version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(self)
+        # host_side is made plain once, by its own to_json (it drops empty fields).
+        data: dict[str, Any] = _plain(replace(self, host_side=_NO_EVIDENCE))
         data["status"] = str(self.status)
         data["host_side"] = self.host_side.to_json()
         return data
