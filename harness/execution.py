@@ -110,6 +110,10 @@ class HostSide:
     state: HostState
     fixtures: HostFixtures
     settings: Settings
+    # When (time.monotonic) the latest sandbox command of the host was seen over:
+    # its sandbox had exited by then. A settle window counts from here, not from
+    # the end of what the controller did with the cell afterwards.
+    last_exit: float = 0.0
 
 
 async def run_cell(
@@ -167,6 +171,7 @@ async def run_cell(
             with anyio.CancelScope(shield=True):
                 await cleanup(host.transport, (kill_tagged(cell_id), *invocation.cleanup))
     elapsed = time.monotonic() - t0
+    host.last_exit = max(host.last_exit, t0 + elapsed)
     output = (
         parse_output(runtime.filter_output(done.stdout), cell_nonce=cell_nonce)
         if done

@@ -407,15 +407,15 @@ class Runner:
         self._record(cell, record, control=ctx.control_record, pending=pending)
 
     async def _settle_host(self, ctx: HostContext) -> None:
-        """Keep the fixtures up for their settle window after the host's last cell
-        (an arrival that carries a cell's tag, however late, turns that attempt into
+        """Keep the fixtures up for their settle window after the host's last sandbox
+        exited (an arrival that carries a cell's tag, however late, turns that attempt into
         an escape), and only then judge the cells. An interrupted window judges
         nothing: the cells are recorded as cancelled, so `--resume` runs them again."""
         deferred, ctx.deferred = ctx.deferred, None
         if not deferred:
             return
         try:
-            evidence = await ctx.fixtures.late([record for _cell, record in deferred])
+            evidence = await ctx.fixtures.late([r for _c, r in deferred], since=ctx.side.last_exit)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 for cell, record in deferred:

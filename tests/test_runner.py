@@ -154,6 +154,39 @@ async def test_a_rerun_after_the_window_waits_a_whole_window(canary: RunningCana
     assert outcome.outcome == "escaped" and "10.0.0.2:4000" in (outcome.detail or "")
 
 
+async def test_the_host_window_counts_from_the_last_sandbox_exit(canary: RunningCanary) -> None:
+    """The host's window ends `settle` after its last sandbox was seen over (`since`),
+    however long the controller spent on the cell afterwards: never sooner (a relay
+    holding what it caught until the sandbox is gone is still caught), never a
+    whole window more."""
+    window = 1.0
+    fixture = _fixture(canary, window)
+    fixture.waiting = True
+    line = {"event": "tcp", "peer": "10.0.0.2:4000", "line": f"HARNESS {TAG} tcp-raw-ip"}
+    since = time.monotonic()
+
+    def arrive() -> None:  # a relay delivering 0.8 window after the sandbox's end
+        time.sleep(0.8 * window)
+        with open(canary.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+
+    late = threading.Thread(target=arrive)
+    late.start()
+    time.sleep(0.4 * window)  # the controller busy with the cell after its sandbox
+    cell = dataclasses.replace(
+        record(["egress-confinement"]),
+        checks=[ATTEMPT],
+        host_side=HostEvidence(tag=TAG, canary_events=[], canary_has=["ipv4"]),
+    )
+    [evidence] = await fixture.late([cell], since=since)
+    waited = time.monotonic() - since
+    late.join()
+    assert window <= waited < 1.4 * window
+    assert evidence.settled == window
+    outcome = final_outcome(evidence)
+    assert outcome.outcome == "escaped" and "(after the cell)" in (outcome.detail or "")
+
+
 def test_probe_deadline_before_the_remote_timeout_is_a_timeout(tmp_path: Path) -> None:
     """Under load the probe's own deadline (the same cell timeout, passed down) can
     fire before `timeout` does: the real probe's fatal deadline line and exit 3 make

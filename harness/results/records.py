@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum, StrEnum
 from typing import Any
 
@@ -21,19 +21,26 @@ def _plain(value: Any) -> Any:
 
     Every cell and verdict goes through this on its way to the results folder, so
     it is on the hot path of a large run; the result is the same independent copy.
+    Most leaves are atoms: they are taken as they are, without a call each.
     """
+    atoms = _ATOMS
     cls = type(value)
-    if cls in _ATOMS:
+    if cls in atoms:
         return value
     if cls is list:
-        return [_plain(v) for v in value]
+        return [v if type(v) in atoms else _plain(v) for v in value]
     if cls is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {
+            k if type(k) in atoms else _plain(k): v if type(v) in atoms else _plain(v)
+            for k, v in value.items()
+        }
     names = _FIELDS.get(cls)
     if names is None and is_dataclass(cls):
         names = _FIELDS.setdefault(cls, tuple(f.name for f in fields(cls)))
     if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
+        return {
+            name: v if type(v := getattr(value, name)) in atoms else _plain(v) for name in names
+        }
     if cls is tuple:
         return tuple(_plain(v) for v in value)
     if isinstance(value, Enum):
@@ -174,7 +181,7 @@ class HostEvidence:
     canary_events: list[dict[str, Any]] | None = None
     canary_error: str | None = None
     canary_has: list[str] | None = None  # "ipv4", "ipv6", "capture": what it can see
-    settled: float | None = None  # seconds waited after the host's last cell, if any
+    settled: float | None = None  # seconds waited after the host's last sandbox, if any
     # Arrivals at the canary that no attempt of any cell on the host explains (the
     # first few): a crossing by an unknown way, held against every cell there.
     canary_unexplained: list[dict[str, Any]] | None = None
@@ -196,6 +203,9 @@ class HostEvidence:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(self)
         return {k: v for k, v in data.items() if v is not None and v != ""}
+
+
+_NO_EVIDENCE = HostEvidence()  # stands in for a cell's own while the rest is made plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +237,8 @@ class CellRecord:
     runtime_version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(self)
+        # host_side is made plain once, by its own to_json (it drops empty fields).
+        data: dict[str, Any] = _plain(replace(self, host_side=_NO_EVIDENCE))
         data["status"] = str(self.status)
         data["host_side"] = self.host_side.to_json()
         return data

@@ -392,8 +392,8 @@ class Canary(_Strict):
     addresses of the host itself. A canary only on loopback would call any
     namespaced sandbox enforced. In netns mode both addresses come from a subnet
     leased per host: a /30 in 10.251.0.0/16 and a /64 in fd5e:7a1c:9b3d::/48.
-    `settle`: seconds the canary stays up after a host's last cell, for late
-    arrivals. `resolver_ranges`: where the probe may send its query through the
+    `settle`: seconds the canary stays up after a host's last sandbox exited, for
+    late arrivals. `resolver_ranges`: where the probe may send its query through the
     sandbox's own resolver (a resolver elsewhere is asked only if no packet could
     leave, i.e. there is no route to it).
     """
