@@ -237,3 +237,20 @@ def test_a_connection_to_the_allowed_port_that_carried_nothing_is_no_arrival() -
     assert unexplained([syn], [_cell()], ["10.251.0.2"], [8081]) == [syn]
     elsewhere = {**empty, "listen": "10.251.0.2:8080", "peer": "10.251.0.1:55717"}
     assert unexplained([elsewhere], [_cell()], ["10.251.0.2"], [8081]) == [elsewhere]
+
+
+def test_another_runs_marked_attempt_is_not_this_runs_arrival() -> None:
+    """Two runs on one host: one's host cell reaches the other's canary (its abstract
+    unix listener) with a line marked by its own run's tag. Not this run's crossing;
+    an unmarked line, or one carrying this run's tag too, still counts."""
+    ours = "harness-c6ec1e69-00002"
+    theirs = "harness-0a1b2c3d-00001"
+    cells = [(ours, [_attempt("tcp4-80")])]
+    line = f"connect 10.251.0.6:8080 http/1.1 x-harness: {theirs} unix-proxy"
+    foreign = {"event": "unix", "listen": "harness-canary-c6ec1e69-0", "peer": "pid 9",
+               "line": line}  # fmt: skip
+    assert unexplained([foreign], cells, ["10.251.0.2"]) == []
+    bare = {**foreign, "line": "connect 10.251.0.6:8080 http/1.1"}
+    assert unexplained([bare], cells, ["10.251.0.2"]) == [bare]
+    both = {**foreign, "line": f"{theirs} harness-c6ec1e69-00099"}  # this run, no cell here
+    assert unexplained([both], cells, ["10.251.0.2"]) == [both]
