@@ -144,7 +144,7 @@ void frag_status(Buf *b, const char *status, int e, const char *detail)
     bstr(b, detail);
 }
 
-/* ---- results, as written by a check child (each ends the child) ------- */
+/* ---- results, as written by a check child (each ends its row) ---------- */
 
 Buf g_ev;
 
@@ -171,7 +171,7 @@ void send_result(Buf *b)
     }
     bput(b, "\n");
     write_all(g_resfd, b->s, b->n); /* the pipe's only writer */
-    _exit(0);
+    row_done();
 }
 
 __attribute__((noreturn))

@@ -25,12 +25,15 @@
  * outcome (kind "attempt"): blocked, escaped, succeeded, error, timeout;
  * outcome (kind "control"): ok, failed, error, timeout.
  *
- * Every check runs in its own forked child, in its own process group, and
- * writes one JSON fragment ("status":... or "outcome":...) into a pipe. A
- * check may thus restrict itself irreversibly (no_new_privs, Landlock,
- * seccomp, dropping privileges), crash or hang without affecting the parent
- * or later checks: the parent only waits with a timeout, kills the whole group
- * and prints the line. The parent never restricts itself.
+ * Every check runs in a forked child, in its own process group, and writes one
+ * JSON fragment ("status":... or "outcome":...) into a pipe. A check may thus
+ * restrict itself irreversibly (no_new_privs, Landlock, seccomp, dropping
+ * privileges), crash or hang without affecting the parent or later checks: the
+ * parent only waits with a timeout, kills the whole group and prints the line.
+ * The parent never restricts itself. A light row (checks.def: plain syscalls that
+ * leave nothing behind in the process) shares one child with the light rows next
+ * to it, one after another, to spare a fork per check; each keeps its own line,
+ * time and time limit, and one that crashes or hangs ends only itself.
  *
  * The sources: this header (what every file shares); checks.def (the check
  * table, one CHECK() row per check, in output order); main.c (arguments, the
@@ -60,6 +63,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,9 +121,10 @@
 struct cap_header { uint32_t version; int pid; };
 struct cap_data { uint32_t effective, permitted, inheritable; };
 
-/* A row of the check table; the kind decides the line type (fact, check, info). */
+/* A row of the check table; the kind decides the line type (fact, check, info).
+ * light: the row may share its child with the light rows next to it (checks.def). */
 enum { K_FACT, K_ATTEMPT, K_CONTROL, K_INFO, K_SWEEP };
-struct check { const char *scenario, *id; void (*fn)(void); int kind; };
+struct check { const char *scenario, *id; void (*fn)(void); int kind, light; };
 
 /* Every check function, declared from the table. */
 #define CHECK(scenario, id, fn, kind) void fn(void);
@@ -129,6 +134,7 @@ struct check { const char *scenario, *id; void (*fn)(void); int kind; };
 /* ---- fsops.c: the descriptors held at start (main calls it first) ---------- */
 
 void fds_at_start(void);
+void fsops_reset(void); /* before each row in a child: no state of the row before */
 
 /* ---- main.c: options ------------------------------------------------------- */
 
@@ -155,7 +161,8 @@ extern pid_t g_target;                   /* in a check child: a grandchild to ki
 extern void (*g_cleanup)(void);          /* in a check child: run before the result is sent */
 extern volatile sig_atomic_t g_child;    /* in the parent: the check child now running */
 
-int run_check(const struct check *c);
+int run_rows(const struct check *cs, size_t n);
+__attribute__((noreturn)) void row_done(void); /* a row's result is sent: the next row, or exit */
 double check_end(void);
 int wait_io(int fd, short events, double end);
 ssize_t read_file(const char *path, char *buf, size_t cap);

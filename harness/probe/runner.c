@@ -1,6 +1,9 @@
 /* The child runner: each check runs in a forked child, in its own process group,
  * and sends one result fragment through a pipe; the parent waits with a time
- * limit, kills the whole group and prints the line. */
+ * limit, kills the whole group and prints the line. A run of consecutive light
+ * rows (checks.def) shares one child: each row still has its own line, time and
+ * time limit, and a row that crashes or overruns ends only itself (the rows
+ * after it get a fresh child). */
 
 #include "probe.h"
 
@@ -12,32 +15,133 @@ void (*g_cleanup)(void);
 volatile sig_atomic_t g_child;
 
 static int sweep_lines(const struct check *c, const char *buf, size_t n, int *count);
+static int print_line(const struct check *c, Buf *frag, double t0);
 
-/* ---- the parent: run one check in a child ------------------------------- */
+/* ---- in a check child: one row, or a run of light rows -------------------- */
 
-/* Run one row of the table; the number of fact and check lines printed. */
-int run_check(const struct check *c)
+static sigjmp_buf g_next; /* a light row's result returns here, to the next row */
+static int g_light;       /* in a child of light rows: results return, not exit */
+
+/* Run rows cs[0..n) one after another: each starts with no evidence, no target
+ * and no cleanup of the row before, and gets its own time (check_end). */
+__attribute__((noreturn))
+static void child_rows(const struct check *cs, size_t n)
+{
+    static size_t k; /* static: read again after siglongjmp */
+    g_light = cs[0].light;
+    for (k = 0; k < n; k++) {
+        g_cur = &cs[k];
+        if (k > 0)
+            g_t0 = now_ms(); /* the first row's is the parent's, from before the fork */
+        g_ev.n = 0;
+        g_target = 0;
+        g_cleanup = NULL;
+        fsops_reset();
+        if (sigsetjmp(g_next, 1) == 0) {
+            cs[k].fn();
+            fail(0, "check returned without a result");
+        }
+    }
+    _exit(0);
+}
+
+/* After a row's result is in the pipe: the next light row, or the child's end. */
+__attribute__((noreturn)) void row_done(void)
+{
+    if (g_light)
+        siglongjmp(g_next, 1);
+    _exit(0);
+}
+
+/* ---- the parent: rows in a child, each line printed as its result comes --- */
+
+/* Print row c's line from its result (res, n bytes, if got) or from why it has
+ * none; t0: when the row started. The number of fact and check lines printed. */
+static int report(const struct check *c, const char *res, size_t n, int got, int timed_out, int st,
+                  double t0)
 {
     Buf frag = { .n = 0 };
+    g_cur = c;
+    /* A fact's result starts with "status", a check's with "outcome", an
+     * info item's with any member. */
+    const char *lead = c->kind == K_INFO ? "\"" : is_check_kind(c->kind) ? "\"outcome\":" : "\"status\":";
+    if (got && n > strlen(lead) && !memcmp(res, lead, strlen(lead)) && n < sizeof frag.s) {
+        memcpy(frag.s, res, n);
+        frag.s[n] = '\0';
+        frag.n = n;
+    } else {
+        char detail[128];
+        if (got)
+            snprintf(detail, sizeof detail, "child wrote a malformed result");
+        else if (timed_out)
+            snprintf(detail, sizeof detail, "check exceeded %d ms; child killed", g_check_timeout_ms);
+        else if (WIFSIGNALED(st))
+            snprintf(detail, sizeof detail, "child killed by signal %d", WTERMSIG(st));
+        else
+            snprintf(detail, sizeof detail, "child exited %d without a result", WEXITSTATUS(st));
+        frag_status(&frag, timed_out ? "timeout" : "error", 0, detail);
+    }
+    return print_line(c, &frag, t0);
+}
+
+/* Row c's line around its fragment, with its elapsed time since t0. */
+static int print_line(const struct check *c, Buf *frag, double t0)
+{
+    /* The evidence (always last in a fragment) goes after elapsed_ms. A
+     * quote inside a JSON string is escaped, so this cannot match inside one. */
+    char *ev = strstr(frag->s, ",\"evidence\":{");
+    if (ev)
+        *ev++ = '\0';
+    Buf line = { .n = 0 };
+    bput(&line, "{\"type\":\"%s\",\"scenario\":",
+         c->kind == K_INFO ? "info" : is_check_kind(c->kind) ? "check" : "fact");
+    bstr(&line, c->scenario);
+    bput(&line, ",\"id\":");
+    bstr(&line, c->id);
+    if (is_check_kind(c->kind))
+        bput(&line, ",\"kind\":\"%s\"", c->kind == K_CONTROL ? "control" : "attempt");
+    bput(&line, ",%s", frag->s);
+    if (c->kind != K_INFO)
+        bput(&line, ",\"elapsed_ms\":%.3f", now_ms() - t0);
+    if (ev)
+        bput(&line, ",%s", ev);
+    bput(&line, "}");
+    emit(&line);
+    return c->kind != K_INFO;
+}
+
+/* A row that never got a child: its error line. */
+static size_t no_child(const struct check *c, int e, const char *detail, double t0, int *count)
+{
+    Buf frag = { .n = 0 };
+    g_cur = c;
+    frag_status(&frag, "error", e, detail);
+    *count += print_line(c, &frag, t0);
+    return 1;
+}
+
+/* Run rows cs[0..n) in one forked child (n > 1: light rows) and print each row's
+ * line as its result comes, each row with its own time limit counted from the
+ * line of the row before. The number of rows done: after a row's crash or
+ * timeout the child is gone, and the rows after it are the caller's again. */
+static size_t run_child(const struct check *cs, size_t n, int *count)
+{
     static char buf[65536];
-    int count = c->kind != K_INFO;
-    size_t n = 0;
-    int got = 0, timed_out = 0, st = 0, p[2];
+    size_t len = 0, k = 0;
+    int timed_out = 0, st = 0, p[2];
     double t0 = now_ms(), end = t0 + g_check_timeout_ms;
     pid_t pid;
 
-    g_cur = c;
+    g_cur = cs;
     g_t0 = t0;
-    if (pipe(p) != 0) {
-        frag_status(&frag, "error", errno, "pipe() for the check child failed");
-        goto report;
-    }
+    if (pipe(p) != 0)
+        return no_child(cs, errno, "pipe() for the check child failed", t0, count);
     pid_t parent = getpid();
     if ((pid = fork()) < 0) {
-        frag_status(&frag, "error", errno, "fork() of the check child failed");
+        int e = errno;
         close(p[0]);
         close(p[1]);
-        goto report;
+        return no_child(cs, e, "fork() of the check child failed", t0, count);
     }
     if (pid == 0) {
         setpgid(0, 0);
@@ -49,16 +153,26 @@ int run_check(const struct check *c)
         close(p[0]);
         g_resfd = p[1];
         fcntl(g_resfd, F_SETFD, FD_CLOEXEC); /* not for exec'd helpers */
-        c->fn();
-        fail(0, "check returned without a result");
+        child_rows(cs, n);
     }
     setpgid(pid, pid); /* also here, so the group exists before we may kill it */
     g_child = pid;
     close(p[1]);
 
-    /* Read the result until EOF (the child exited: the target grandchild
-     * closes its copy of the pipe) or the check timeout. */
+    /* Read the results until EOF (the child exited: the target grandchild
+     * closes its copy of the pipe) or the row's timeout. A row before the last
+     * is printed as soon as its line is in: the child has gone on to the next. */
     for (;;) {
+        char *nl;
+        while (k + 1 < n && (nl = memchr(buf, '\n', len)) != NULL) {
+            size_t m = (size_t)(nl - buf);
+            *count += report(&cs[k], buf, m, 1, 0, 0, t0);
+            memmove(buf, nl + 1, len - m - 1);
+            len -= m + 1;
+            k++;
+            t0 = now_ms();
+            end = t0 + g_check_timeout_ms;
+        }
         int left = (int)(end - now_ms() + 0.999);
         if (left <= 0) {
             timed_out = 1;
@@ -72,17 +186,18 @@ int run_check(const struct check *c)
             timed_out = 1;
         if (r <= 0)
             break;
-        char scratch[256], *dst = n < sizeof buf - 1 ? buf + n : scratch;
-        size_t room = n < sizeof buf - 1 ? sizeof buf - 1 - n : sizeof scratch;
-        ssize_t k = read(p[0], dst, room);
-        if (k < 0 && errno == EINTR)
+        char scratch[256], *dst = len < sizeof buf - 1 ? buf + len : scratch;
+        size_t room = len < sizeof buf - 1 ? sizeof buf - 1 - len : sizeof scratch;
+        ssize_t got = read(p[0], dst, room);
+        if (got < 0 && errno == EINTR)
             continue;
-        if (k <= 0)
+        if (got <= 0)
             break;
         if (dst != scratch)
-            n += (size_t)k;
+            len += (size_t)got;
     }
-    got = memchr(buf, '\n', n) != NULL;
+    const char *nl = memchr(buf, '\n', len);
+    int got = nl != NULL;
     timed_out &= !got;
     close(p[0]);
 
@@ -109,60 +224,32 @@ int run_check(const struct check *c)
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ; /* orphaned grandchildren are ours when we are pid 1 (e.g. in runsc) */
 
+    const struct check *c = &cs[k];
     if (c->kind == K_SWEEP) { /* many lines: one per attempt */
-        count = 0;
-        if (sweep_lines(c, buf, n, &count))
-            goto done;
-        timed_out = timed_out || !WIFEXITED(st);
-        frag_status(&frag, timed_out ? "timeout" : "error", 0,
-                    timed_out ? "the sweep exceeded its time limit; child killed" : "the sweep ended early");
-        count++;
-        goto report;
-    }
-    /* A fact's result starts with "status", a check's with "outcome", an
-     * info item's with any member. */
-    const char *lead = c->kind == K_INFO ? "\"" : is_check_kind(c->kind) ? "\"outcome\":" : "\"status\":";
-    if (got && n > strlen(lead) && !memcmp(buf, lead, strlen(lead))
-        && (size_t)((char *)memchr(buf, '\n', n) - buf) < sizeof frag.s) {
-        n = (size_t)((char *)memchr(buf, '\n', n) - buf);
-        memcpy(frag.s, buf, n);
-        frag.s[n] = '\0';
-        frag.n = n;
+        int lines = 0;
+        g_cur = c;
+        if (!sweep_lines(c, buf, len, &lines)) {
+            Buf frag = { .n = 0 };
+            timed_out = timed_out || !WIFEXITED(st);
+            frag_status(&frag, timed_out ? "timeout" : "error", 0,
+                        timed_out ? "the sweep exceeded its time limit; child killed" : "the sweep ended early");
+            lines += print_line(c, &frag, t0);
+        }
+        *count += lines;
     } else {
-        char detail[128];
-        if (got)
-            snprintf(detail, sizeof detail, "child wrote a malformed result");
-        else if (timed_out)
-            snprintf(detail, sizeof detail, "check exceeded %d ms; child killed", g_check_timeout_ms);
-        else if (WIFSIGNALED(st))
-            snprintf(detail, sizeof detail, "child killed by signal %d", WTERMSIG(st));
-        else
-            snprintf(detail, sizeof detail, "child exited %d without a result", WEXITSTATUS(st));
-        frag_status(&frag, timed_out ? "timeout" : "error", 0, detail);
+        *count += report(c, buf, got ? (size_t)(nl - buf) : 0, got, timed_out, st, t0);
     }
+    return k + 1;
+}
 
-report:;
-    /* The evidence (always last in a fragment) goes after elapsed_ms. A
-     * quote inside a JSON string is escaped, so this cannot match inside one. */
-    char *ev = strstr(frag.s, ",\"evidence\":{");
-    if (ev)
-        *ev++ = '\0';
-    Buf line = { .n = 0 };
-    bput(&line, "{\"type\":\"%s\",\"scenario\":",
-         c->kind == K_INFO ? "info" : is_check_kind(c->kind) ? "check" : "fact");
-    bstr(&line, c->scenario);
-    bput(&line, ",\"id\":");
-    bstr(&line, c->id);
-    if (is_check_kind(c->kind))
-        bput(&line, ",\"kind\":\"%s\"", c->kind == K_CONTROL ? "control" : "attempt");
-    bput(&line, ",%s", frag.s);
-    if (c->kind != K_INFO)
-        bput(&line, ",\"elapsed_ms\":%.3f", now_ms() - t0);
-    if (ev)
-        bput(&line, ",%s", ev);
-    bput(&line, "}");
-    emit(&line);
-done:
+/* Run rows cs[0..n): one row in its own child, or a run of light rows in one
+ * child, a fresh one for the rest after a row that crashed or overran. The
+ * number of fact and check lines printed. */
+int run_rows(const struct check *cs, size_t n)
+{
+    int count = 0;
+    for (size_t k = 0; k < n;)
+        k += run_child(cs + k, n - k, &count);
     g_cur = NULL;
     return count;
 }
@@ -245,3 +332,19 @@ void chk_selftest_hang(void)
     for (;;)
         pause();
 }
+
+/* Light rows: which child ran them (rows sharing a child say the same pid), one
+ * that hangs and one that crashes (each must end only itself), and evidence left
+ * behind by the row before must not show in the next row's line. */
+void chk_selftest_light_pid(void)
+{
+    ev_int("left_by_a_row", 1);
+    ok_int(getpid());
+}
+void chk_selftest_light_hang(void) { chk_selftest_hang(); }
+void chk_selftest_light_crash(void)
+{
+    raise(SIGSEGV);
+    fail(0, "SIGSEGV did not end the child");
+}
+void chk_selftest_light_evidence(void) { fail(0, "pid %d", (int)getpid()); }

@@ -12,19 +12,24 @@ from dataclasses import dataclass
 from importlib import resources
 
 KINDS = ("fact", "attempt", "control", "info", "sweep")
-_ROW = re.compile(r'CHECK\("([\w-]+)", "([\w-]+)", (\w+), (FACT|ATTEMPT|CONTROL|INFO|SWEEP)\)')
+_ROW = re.compile(
+    r'CHECK\("([\w-]+)", "([\w-]+)", (\w+), (FACT|ATTEMPT|CONTROL|INFO|SWEEP)(_LIGHT)?\)'
+)
+_LIGHTS = ("fact", "attempt", "control")  # the kinds that may share a child
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
     """One CHECK() row: the lines it prints carry `scenario` and `id` (a sweep row's
-    lines carry the ids of `sweep_ids()` instead)."""
+    lines carry the ids of `sweep_ids()` instead). A light row (`KIND_LIGHT`) runs in
+    one child with the light rows next to it; its lines are the same as its kind's."""
 
     scenario: str
     id: str
     function: str
     kind: str  # one of KINDS
+    light: bool = False
 
 
 def _source(name: str) -> str:
@@ -52,8 +57,10 @@ def rows(text: str | None = None) -> list[Row]:
         match = _ROW.fullmatch(line.strip())
         if match is None:
             raise ValueError(f"checks.def:{number}: not a CHECK() row: {line.strip()!r}")
-        scenario, id_, function, kind = match.groups()
-        found.append(Row(scenario, id_, function, kind.lower()))
+        scenario, id_, function, kind, light = match.groups()
+        if light and kind.lower() not in _LIGHTS:
+            raise ValueError(f"checks.def:{number}: {kind} cannot be light: {line.strip()!r}")
+        found.append(Row(scenario, id_, function, kind.lower(), light=light is not None))
     return found
 
 
