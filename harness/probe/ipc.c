@@ -58,11 +58,26 @@ static void on_term(int sig)
     _exit(0);
 }
 
+/* One that cannot be made (a kernel without it, a limit reached, a key taken) is
+ * logged, not fatal: the host's control then fails to reach it, so the sandboxes'
+ * attempts at it are inconclusive, never enforced, and the rest is still judged. */
+static void ipc_unbound(const char *proto, const char *what, int e)
+{
+    Buf b = { .n = 0 };
+    bput(&b, "{\"event\":\"unbound\"");
+    bkv(&b, "proto", proto);
+    bkv(&b, "listen", what);
+    bkv(&b, "error", strerror(e));
+    bput(&b, "}");
+    emit(&b);
+}
+
 /* --sysv KEY, --mqueue /NAME: make the queue, the segment and the POSIX queue, new
- * (an existing one is someone else's: fatal). Returns the POSIX queue's descriptor
- * for the poll loop (-1: none). */
+ * (an existing one is someone else's: not used). Returns the POSIX queue's
+ * descriptor for the poll loop (-1: none). */
 int ipc_canary_open(const char *sysv, const char *mqueue)
 {
+    char what[300];
     struct sigaction sa = { .sa_handler = on_term };
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
@@ -70,16 +85,20 @@ int ipc_canary_open(const char *sysv, const char *mqueue)
         if (parse_key(sysv, &g_key) != 0)
             fatal(2, "bad --sysv (want a non-zero 32-bit key): %s", sysv);
         g_msq = msgget(g_key, IPC_CREAT | IPC_EXCL | 0622);
+        snprintf(what, sizeof what, "msg 0x%08x", (unsigned)g_key);
         if (g_msq < 0)
-            fatal(2, "msgget(0x%08x): %s", (unsigned)g_key, strerror(errno));
+            ipc_unbound("sysv-msg", what, errno);
         g_shmid = shmget(g_key, SHM_SLOTS * sizeof(struct shm_slot), IPC_CREAT | IPC_EXCL | 0666);
         void *at = g_shmid >= 0 ? shmat(g_shmid, NULL, 0) : (void *)-1;
+        snprintf(what, sizeof what, "shm 0x%08x", (unsigned)g_key);
         if (at == (void *)-1) {
-            int e = errno;
-            ipc_canary_remove();
-            fatal(2, "shared memory 0x%08x: %s", (unsigned)g_key, strerror(e));
+            ipc_unbound("sysv-shm", what, errno);
+            if (g_shmid >= 0)
+                shmctl(g_shmid, IPC_RMID, NULL);
+            g_shmid = -1;
+        } else {
+            g_slots = at;
         }
-        g_slots = at;
     }
     if (!mqueue)
         return -1;
@@ -89,9 +108,9 @@ int ipc_canary_open(const char *sysv, const char *mqueue)
     g_mq = mq_open(mqueue, O_RDONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0622, NULL);
     umask(old);
     if (g_mq == (mqd_t)-1) {
-        int e = errno;
-        ipc_canary_remove();
-        fatal(2, "mq_open(%s): %s", mqueue, strerror(e));
+        snprintf(what, sizeof what, "mq %s", mqueue);
+        ipc_unbound("posix-mq", what, errno);
+        return -1;
     }
     snprintf(g_mq_name, sizeof g_mq_name, "%s", mqueue);
     return (int)g_mq;
