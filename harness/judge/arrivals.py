@@ -1,9 +1,10 @@
 """Which canary arrivals belong to which cell and attempt: the one place that decides.
 
-The canary logs five kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
-(`udp`), a line on its abstract unix listener (`unix`), a DNS query (`dns`) and a
-packet seen by its capture on any port and protocol (`packet`, with the text around
-a harness marker in its payload). An
+The canary logs six kinds of arrival: a TCP line (`tcp`), a UDP datagram's line
+(`udp`), a line on its abstract unix listener (`unix`), a message or shared memory
+line in the host's IPC namespace (`ipc`), a DNS query (`dns`) and a packet seen by
+its capture on any port and protocol (`packet`, with the text around a harness
+marker in its payload). An
 arrival is an attempt's when it carries the attempt's marker (the cell's tag next
 to the check id, in any letter case, in a line, anywhere in the bytes a connection
 or datagram carried, a query name or a payload); when a
@@ -72,7 +73,10 @@ def _by_marker(event: Mapping[str, Any], tag: str, check_id: str) -> bool:
 
 
 def _owner(event: Mapping[str, Any]) -> tuple[str, int | None, int | None]:
-    """A flow's key: source address, source and destination port."""
+    """A flow's key: source address, source and destination port. An IPC message
+    is no flow: it stands alone, keyed by what it carried."""
+    if event.get("event") == _IPC:
+        return (f"{_IPC} {_text(event)}", None, None)
     if event.get("event") == "packet":
         src = str(event.get("src") or "")
     else:
@@ -117,6 +121,9 @@ def describe(event: Mapping[str, Any]) -> str:
             f"{event.get('proto')} packet from {event.get('src')} to {event.get('dst')}"
             f" port {event.get('dport')}"
         )
+    if kind == "ipc":
+        sender = f" from {event.get('peer')}" if event.get("peer") else ""
+        return f"{event.get('proto')} message{sender} on {event.get('listen')}"
     return f"{kind} from {event.get('peer')} to {event.get('listen')}"
 
 
@@ -163,7 +170,7 @@ def unexplained(
     for a connection the workload then never writes to (controller-loss's held
     connection, cut at the kill)."""
     listed = [dict(e) for e in events]
-    to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX}
+    to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX, _IPC}
     claimed: set[int] = set()
     for tag, checks in cells:
         claimed.update(id(e) for e in of_cell(listed, tag, checks))
@@ -203,12 +210,13 @@ def _silent(
 
 
 _UNIX = "unix"  # an arrival on the canary's abstract unix listener: to the canary
+_IPC = "ipc"  # one in its IPC objects in the host's IPC namespace: to the canary too
 
 
 def _destination(event: Mapping[str, Any]) -> str:
     """The address an arrival was sent to."""
-    if event.get("event") == "unix":
-        return _UNIX
+    if event.get("event") in (_UNIX, _IPC):
+        return str(event.get("event"))
     if event.get("event") == "packet":
         return str(event.get("dst") or "")
     return str(event.get("listen") or "").rsplit(":", 1)[0].strip("[]")

@@ -589,11 +589,11 @@ void canary_main(int argc, char **argv)
 {
     static struct listener ls[MAX_LISTEN];
     static struct client cl[MAX_CLIENTS];
-    static struct pollfd pf[MAX_LISTEN + MAX_CLIENTS + 1];
+    static struct pollfd pf[MAX_LISTEN + MAX_CLIENTS + 2];
     size_t nl = 0, nc = 0;
     const char *answer = NULL, *daemon_log = NULL, *netns = NULL, *iface = NULL, *cidr = NULL,
-               *gw = NULL, *cidr6 = NULL, *gw6 = NULL, *lease = NULL;
-    int capture = 0, cap_fd = -1;
+               *gw = NULL, *cidr6 = NULL, *gw6 = NULL, *lease = NULL, *sysv = NULL, *mqueue = NULL;
+    int capture = 0, cap_fd = -1, mq_fd = -1;
     double lease_checked = 0;
 
     g_fatal_type = "event";
@@ -645,6 +645,10 @@ void canary_main(int argc, char **argv)
             gw = val;
         else if (!strcmp(opt, "--lease"))
             lease = val;
+        else if (!strcmp(opt, "--sysv"))
+            sysv = val;
+        else if (!strcmp(opt, "--mqueue"))
+            mqueue = val;
         else
             fatal(2, "bad argument: %s", opt);
     }
@@ -670,6 +674,8 @@ void canary_main(int argc, char **argv)
     for (size_t k = 0; k < nl; k++)
         if (!ls[k].early)
             ls[k].fd = canary_bind(&ls[k]);
+    if (sysv || mqueue) /* last: nothing fatal comes after, which would leave them behind */
+        mq_fd = ipc_canary_open(sysv, mqueue);
 
     Buf b = { .n = 0 };
     bput(&b, "{\"event\":\"ready\",\"pid\":%d}", (int)getpid());
@@ -691,20 +697,28 @@ void canary_main(int argc, char **argv)
         int wait = next < 0 ? -1 : next <= now ? 0 : (int)(next - now + 1);
         if (lease && (wait < 0 || wait > 1000))
             wait = 1000;
+        if (sysv && (wait < 0 || wait > 100)) /* SysV IPC cannot be polled: looked at 10 times a second */
+            wait = 100;
         if (lease && now - lease_checked >= 1000) {
             lease_checked = now;
             if (!lease_alive(lease)) {
                 b.n = 0;
                 bput(&b, "{\"event\":\"lease-ended\",\"pid\":%d}", (int)getpid());
                 emit(&b);
+                ipc_canary_remove();
                 _exit(0);
             }
         }
         pf[nl + nc] = (struct pollfd){ .fd = cap_fd, .events = POLLIN };
-        if (poll(pf, nl + nc + 1, wait) < 0 && errno != EINTR)
+        pf[nl + nc + 1] = (struct pollfd){ .fd = mq_fd, .events = POLLIN };
+        if (poll(pf, nl + nc + 2, wait) < 0 && errno != EINTR) {
+            ipc_canary_remove();
             fatal(2, "poll: %s", strerror(errno));
+        }
         if (pf[nl + nc].revents)
             capture_read(cap_fd);
+        if (sysv || mqueue)
+            ipc_canary_read();
         /* Clients first, then drop the finished ones, then take new ones. */
         for (size_t k = 0; k < nc; k++) {
             if (pf[nl + k].revents)

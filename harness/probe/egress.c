@@ -640,5 +640,6 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS, "dns-own", t0, "no resolver");
     group_report(G_UNIX, "unix-proxy", t0, "no unix socket is visible in the sandbox");
     group_report(G_HELD, "held-fds", t0, "no socket was held at the start (descriptors 3 and up)");
+    sweep_ipc();
     _exit(0);
 }

@@ -148,7 +148,8 @@ struct run_options {
         *allowed_dir, *sentinel, *token, *outside_dir, *overwrite, *rename, *planted_link,
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
-        *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token;
+        *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
+        *canary_sysv, *canary_mq;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -290,6 +291,12 @@ void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high);
 void sweep_host(int f, const char *ip, int high);
 void group_report(int group, const char *id, double t0, const char *none);
+
+/* ipc.c: System V and POSIX IPC, the sweep's ipc-* attempts and the canary's side */
+void sweep_ipc(void);
+int ipc_canary_open(const char *sysv, const char *mqueue);
+void ipc_canary_read(void);
+void ipc_canary_remove(void);
 
 /* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4) */
 int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,

@@ -5,8 +5,9 @@ open, for each address family the canary answers on: TCP to a spread of ports
 (and a high port picked per run), UDP, ICMP echo, UDP-Lite and raw IP, DNS through
 the sandbox's own resolver, and HTTP CONNECT / SOCKS5 through every unix socket the
 sandbox can connect to; then the other send calls, a privileged source port,
-io_uring, the canary's abstract unix name, the host's own addresses and every socket
-held at the start. A
+io_uring, the canary's abstract unix name, the host's own addresses, every socket
+held at the start, and the canary's System V and POSIX IPC objects in the host's IPC
+namespace. A
 check the canary cannot prove (an IPv6 one in listen mode without `address6`; ICMP,
 UDP-Lite and raw IP without the netns canary's packet capture) is left out of the
 verdict, and the verdict says so.
@@ -112,7 +113,8 @@ EGRESS = Scenario(
         " and IPv6, DNS by denied name, to an alternate resolver and through the sandbox's"
         " own, HTTP CONNECT and SOCKS5 through every reachable unix socket, the other"
         " send calls, a privileged source port, io_uring, the canary's abstract unix name,"
-        " the host's own addresses and every socket held at the start"
+        " the host's own addresses, every socket held at the start and the canary's IPC"
+        " objects"
     ),
     property="egress_confinement",
     # The helpers: the other binary that tries the allowed destination.
@@ -211,6 +213,26 @@ EGRESS = Scenario(
             "the HARNESS line through every socket held at the start (descriptors 3 and up)",
             transport=None,
             control=Control.NONE,
+        ),
+        # The host's IPC namespace (harness/probe/ipc.c): the canary's objects there,
+        # writable by any uid; nothing answers, the canary's log is the only proof.
+        _swept(
+            "ipc-sysv-msg",
+            "the HARNESS line to the canary's System V message queue (msgget, msgsnd)",
+            ("ipc",),
+            transport=None,
+        ),
+        _swept(
+            "ipc-sysv-shm",
+            "the HARNESS line into the canary's System V shared memory (shmget, shmat)",
+            ("ipc",),
+            transport=None,
+        ),
+        _swept(
+            "ipc-posix-mq",
+            "the HARNESS line to the canary's POSIX message queue (mq_open, mq_send)",
+            ("ipc",),
+            transport=None,
         ),
     ),
 )

@@ -17,12 +17,6 @@ from harness.scenarios import SCENARIOS
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 JUDGED = ("egress-confinement", "filesystem-confinement", "privilege-floor")
 
-# Rows harness does not attempt yet. This set may only shrink: a row leaves it when
-# a check attempts it (or a reason says why none can); a new row must come with one.
-KNOWN_GAPS = {
-    "network: System V and POSIX IPC shared with the host",
-}
-
 
 def _attempts() -> dict[str, str]:
     """Every attempt of a judged scenario: id -> scenario."""
@@ -85,16 +79,10 @@ def test_every_row_has_a_check_or_a_reason() -> None:
         assert not (row.checks and row.unseen), row.key
 
 
-def test_rows_not_attempted_yet_only_shrink() -> None:
-    gaps = {r.key for r in all_rows() if r.unseen == NOT_YET}
-    assert sorted(gaps - KNOWN_GAPS) == []
-    assert sorted(KNOWN_GAPS - gaps) == [], "a gap was closed: take it out of KNOWN_GAPS"
-
-
-def test_every_filesystem_and_privilege_row_is_attempted_or_says_why_not() -> None:
-    """Issue 26's two surfaces are closed: no row of theirs is merely not yet attempted."""
-    open_rows = [r.key for r in all_rows() if r.unseen == NOT_YET]
-    assert [k for k in open_rows if not k.startswith(f"{Surface.NETWORK}: ")] == []
+def test_no_row_is_merely_not_attempted_yet() -> None:
+    """Issues 26 and 27 closed every surface: each row is attempted by a check or says
+    why harness cannot see it; a new row must come with one or the other."""
+    assert [r.key for r in all_rows() if r.unseen == NOT_YET] == []
 
 
 def test_row_keys_are_unique() -> None:

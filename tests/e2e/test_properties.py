@@ -374,6 +374,7 @@ EGRESS_MUTANTS = {
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
         "the nonce came back",
     ),
+    "bwrap-shared-ipc": ({"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}, "canary saw "),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -384,6 +385,7 @@ ROW_MUTANTS = (
     "bwrap-other-protocols",
     "bwrap-held-socket",
     "bwrap-no-forward",
+    "bwrap-shared-ipc",
 )
 
 

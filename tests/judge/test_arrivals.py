@@ -195,6 +195,9 @@ def _cell(tag: str = TAG, *checks: ProbeCheck) -> tuple[str, list[ProbeCheck]]:
         # canary's, explained by a tag or not at all
         ({"event": "unix", "listen": "harness-canary-r-0", "peer": "pid 7", "line": "x"}, True),
         ({"event": "unix", "listen": "u", "peer": "pid 7", "line": f"HARNESS {TAG} x"}, False),
+        # nor has an IPC object in the host's namespace
+        ({"event": "ipc", "proto": "posix-mq", "listen": "mq /q", "peer": "", "line": "x"}, True),
+        ({"event": "ipc", "listen": "msg 0x1", "peer": "pid 7", "line": f"HARNESS {TAG} x"}, False),
         # sent elsewhere (a host's multicast on the veth): not an arrival at the canary
         ({**_packet(sport=5353, dport=5353), "proto": "udp", "dst": "224.0.0.251"}, False),
         ({**_packet(sport=5353, dport=5353), "proto": "udp", "dst": "ff02::fb"}, False),
@@ -254,3 +257,19 @@ def test_another_runs_marked_attempt_is_not_this_runs_arrival() -> None:
     assert unexplained([bare], cells, ["10.251.0.2"]) == [bare]
     both = {**foreign, "line": f"{theirs} harness-c6ec1e69-00099"}  # this run, no cell here
     assert unexplained([both], cells, ["10.251.0.2"]) == [both]
+
+
+def test_an_ipc_message_is_matched_by_its_marker_and_stands_alone() -> None:
+    """An IPC arrival is its attempt's by the marker alone (no ports), and described by
+    its kind and object; a marked message explains no other (a POSIX queue names no
+    sender, so two messages would otherwise look like one flow)."""
+    mine = {"event": "ipc", "proto": "sysv-msg", "listen": "msg 0x1a2b3c4d",
+            "peer": "pid 9", "line": f"HARNESS {TAG} ipc-sysv-msg"}  # fmt: skip
+    attempt = _attempt("ipc-sysv-msg", dst="msg 0x1a2b3c4d")
+    assert of_attempt([mine], TAG, attempt) == ["sysv-msg message from pid 9 on msg 0x1a2b3c4d"]
+    assert of_attempt([mine], TAG, _attempt("ipc-posix-mq")) == []
+    marked = {"event": "ipc", "proto": "posix-mq", "listen": "mq /q", "peer": "",
+              "line": f"HARNESS {TAG} ipc-posix-mq"}  # fmt: skip
+    other = {**marked, "line": "secret"}
+    assert of_attempt([marked], TAG, _attempt("ipc-posix-mq")) == ["posix-mq message on mq /q"]
+    assert unexplained([marked, other], [_cell(TAG, attempt)], []) == [other]

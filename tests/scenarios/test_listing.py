@@ -70,8 +70,10 @@ def test_every_transport_is_pinned() -> None:
     }
     marker_only = {c.id for c in egress.checks if c.transport is None}
     others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
+    ipc = {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}
     assert marker_only == {
-        "icmp4", "icmp6", "unix-proxy", "unix-abstract", "held-fds", "egress-policy-binary", *others
+        "icmp4", "icmp6", "unix-proxy", "unix-abstract", "held-fds", "egress-policy-binary",
+        *others, *ipc,
     }  # fmt: skip
     assert transport_of("egress-confinement", "tcp4-22") is Transport.TCP
     assert transport_of("filesystem-confinement", "tcp4-22") is None  # another scenario's line
