@@ -12,6 +12,7 @@ from rich.text import Text
 
 from harness.errors import ResultsError
 from harness.evidence import FORMATS, CellEvidence, document, load_evidence
+from harness.evidence.fence import GUARANTEES, UNDECLARED, outer_fence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
 from harness.files import output_error, write_atomic
@@ -135,6 +136,35 @@ def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:
     for name, failing in failures:
         line = f"{name}: legacy validate() fails on: {', '.join(failing)}"
         console.print(rich_text(line), soft_wrap=True)
+    console.print(_fence_table(cells))
+    console.print(
+        "outer fence, as exported: established only by the run's verdicts"
+        " (docs/evidence.md); a mechanism the runtime declares is shown as declared.",
+        soft_wrap=True,
+    )
+
+
+FENCE_STYLE = {"established": "green", "not-established": "red", "not-measured": "yellow"}
+
+
+def _fence_table(cells: list[CellEvidence]) -> Table:
+    """The outer fence's four guarantees per runtime, each as measured, with what the
+    runtime declares beside it: never in place of it."""
+    table = Table(title="outer fence (OuterFenceGuarantees), measured", title_justify="left")
+    table.add_column("host/runtime", style="bold", no_wrap=True)
+    for guarantee in GUARANTEES:
+        table.add_column(guarantee, no_wrap=True)
+    for ev in cells:
+        block = outer_fence(ev)
+        shown = []
+        for guarantee in GUARANTEES:
+            found = block[guarantee]
+            text = Text(found["status"].replace("-", " "), style=FENCE_STYLE[found["status"]])
+            if found["declared"] != UNDECLARED:
+                text.append(f" (declared: {found['declared']})", style="dim")
+            shown.append(text)
+        table.add_row(rich_text(f"{ev.host}/{ev.runtime}"), *shown)
+    return table
 
 
 VERDICT_STYLE = {"pass": "green", "regression": "red", "unexpected": "red", "flaky": "red"}

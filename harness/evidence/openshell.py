@@ -10,12 +10,15 @@ Mapping from harness properties to the contract's (docs/evidence.md):
                             confines egress and sees the allowed connection)
 - request_attribution    <- attribution
 - privilege_floor        <- privilege_floor
+
+Beside them, `outer_fence`: the four OuterFenceGuarantees as measured (evidence/fence.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from harness.evidence.fence import outer_fence
 from harness.evidence.source import CellEvidence
 from harness.results.store import Manifest
 from harness.scenarios.base import Property
@@ -100,6 +103,7 @@ def openshell_document(ev: CellEvidence, manifest: Manifest) -> dict[str, Any]:
         "host": ev.host,
         "runtime": ev.runtime,
         "properties": properties,
+        "outer_fence": outer_fence(ev),
         "backend_audit": backend_audit(ev, audit),
         "evidence_digest": ev.digest,
         "source": {

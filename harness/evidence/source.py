@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.results.records import CellRecord
 from harness.results.store import HostEntry, Manifest, read_cells, read_manifest, read_verdicts
+
+
+def commitment(lines: list[bytes]) -> str:
+    """`sha256:` over the exact record lines, each ending with one newline."""
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.rstrip(b"\n") + b"\n")
+    return f"sha256:{h.hexdigest()}"
 
 
 @dataclass(slots=True)
@@ -25,13 +34,14 @@ class CellEvidence:
     runtime_spec: dict[str, Any] = field(default_factory=dict)
     host_info: HostEntry = field(default_factory=HostEntry)
     raw_lines: list[bytes] = field(default_factory=list)
+    # The cell as a record, and each property's verdict line as read: what the outer
+    # fence's guarantees are judged from and commit to (evidence/fence.py).
+    record: CellRecord | None = None
+    verdict_lines: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
-        h = hashlib.sha256()
-        for line in self.raw_lines:
-            h.update(line.rstrip(b"\n") + b"\n")
-        return f"sha256:{h.hexdigest()}"
+        return commitment(self.raw_lines)
 
     def facts(self) -> dict[str, dict[str, Any]]:
         """Measured facts by id, as the probe reported them."""
@@ -60,10 +70,13 @@ def load_evidence(folder: Path) -> tuple[Manifest, list[CellEvidence]]:
             runtime_spec=manifest.runtime(key[1]),
             host_info=manifest.host(key[0]),
             raw_lines=[line.raw],
+            record=record,
         )
     for line, verdict in read_verdicts(folder, required=False):
         found = cells.get((verdict.host, verdict.runtime))
         if found is not None:
             found.verdicts.append(line.data)
             found.raw_lines.append(line.raw)
+            if verdict.property:
+                found.verdict_lines[verdict.property] = line.raw
     return manifest, list(cells.values())

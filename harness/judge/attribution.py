@@ -137,19 +137,44 @@ def observe_attribution(
     return Observation(Observed.VIOLATED, why, [_with(check, why)])
 
 
+def observe_route(record: CellRecord) -> Observation:
+    """Did the allowed connection reach its destination only through the supervisor
+    whose record names it? For every record source, an external one included: the
+    record's `upstream` must be the one peer the canary saw the connection arrive from.
+    SKIPPED when there is nothing to tie: no records, or a record without an upstream."""
+    hs = record.host_side
+    if hs.decisions is None:
+        why = hs.decisions_error or "no decision-record source"
+        return Observation(Observed.SKIPPED, f"no decision records: {why}")
+    if record.status is not CellStatus.COMPLETE:
+        return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
+    probe = next((c for c in record.checks if c.id == ALLOWED_CONNECT), None)
+    port = probe.evidence.get("src_port") if probe is not None else None
+    if probe is None or probe.outcome != CheckOutcome.OK or port is None:
+        return Observation(Observed.INCONCLUSIVE, "the allowed connection did not connect")
+    dst = probe.evidence.get("dst")
+    matches = find_records(hs.decisions, int(port), str(dst) if dst else None)
+    if len(matches) != 1:
+        why = f"{len(matches)} decision records match the allowed connection (src_port {port})"
+        return Observation(Observed.INCONCLUSIVE, why)
+    upstream = matches[0].get("upstream")
+    if not upstream:
+        why = "the decision record names no upstream connection: nothing to match the canary's"
+        return Observation(Observed.SKIPPED, why)
+    around = _route(record, matches[0])
+    if around is not None:
+        return Observation(*around)
+    why = f"reached the destination only from its record's upstream, {_short(upstream)}"
+    return Observation(Observed.ENFORCED, why)
+
+
 def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[Observed, str] | None:
     """Did the allowed connection reach the destination only through the supervisor?
     None if so; else (observed, why)."""
-    events = record.host_side.canary_events
-    if events is None:
+    peers = arrivals(record)
+    if peers is None:
         why = record.host_side.canary_error or "canary log unavailable"
         return Observed.INCONCLUSIVE, f"{why}: cannot tell how the allowed connection got out"
-    line = f"HARNESS {record.host_side.tag} {ALLOWED_CONNECT}".lower()
-    peers = [
-        str(e.get("peer"))
-        for e in events
-        if e.get("event") == "tcp" and _marks(str(e.get("line") or "").lower(), line)
-    ]
     upstream = rec.get("upstream")
     if not peers:
         return Observed.INCONCLUSIVE, "the allowed connection never reached the destination"
@@ -163,6 +188,19 @@ def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[Observed, str] | No
         )
         return Observed.VIOLATED, why
     return None
+
+
+def arrivals(record: CellRecord) -> list[str] | None:
+    """The peers the canary saw the allowed connection arrive from; None: no log."""
+    events = record.host_side.canary_events
+    if events is None:
+        return None
+    line = f"HARNESS {record.host_side.tag} {ALLOWED_CONNECT}".lower()
+    return [
+        str(e.get("peer"))
+        for e in events
+        if e.get("event") == "tcp" and _marks(str(e.get("line") or "").lower(), line)
+    ]
 
 
 def _marks(logged: str, line: str) -> bool:

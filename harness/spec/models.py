@@ -191,6 +191,14 @@ class AttributionSource(_Strict):
 ContractProperty = Literal[
     "filesystem_confinement", "egress_interception", "request_attribution", "privilege_floor"
 ]
+# Its outer fence's guarantees (evidence/fence.py): a runtime may declare a mechanism
+# for them too, shown as declared and never as established.
+FenceGuarantee = Literal[
+    "default_deny_egress",
+    "no_unmanaged_egress_path",
+    "revocation_verified",
+    "controller_loss_fails_closed",
+]
 
 
 # Deliberate faults of the reference supervisor, for mutants (docs/supervisor.md).
@@ -215,7 +223,9 @@ class _RuntimeBase(_Strict):
     supervisor: Literal["reference"] | None = None
     supervisor_fault: SupervisorFault | None = None
     # Declared, never consulted: copied into evidence documents for audit only.
-    mechanisms: dict[ContractProperty, Annotated[str, StringConstraints(max_length=200)]] = {}
+    mechanisms: dict[
+        ContractProperty | FenceGuarantee, Annotated[str, StringConstraints(max_length=200)]
+    ] = {}
     # What the sandbox declares it allows (harness/spec/policy.py), loaded from the
     # entry's `policy` key (a path to an OpenShell policy file, or the same fields
     # inline) by `spec/load.py`. None: judged against harness's own grants alone.

@@ -35,6 +35,13 @@ def _export(folder: Path, fmt: str) -> dict[str, dict[str, Any]]:
     return {d["runtime"]: d for d in json.loads(result.stdout)}
 
 
+def _first_table(stdout: str) -> list[str]:
+    """--compare's lines before the outer fence's table (test_fence.py reads that one)."""
+    lines = stdout.splitlines()
+    end = next((i for i, ln in enumerate(lines) if ln.startswith("outer fence (")), len(lines))
+    return lines[:end]
+
+
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real run of the default matrix: every scenario on host, runsc and bwrap."""
@@ -113,7 +120,7 @@ def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
     assert result.code == 0, result.stderr
     rows = {
         line.split("│")[1].strip(): line
-        for line in result.stdout.splitlines()
+        for line in _first_table(result.stdout)
         if line.startswith("│ localhost/")
     }
     assert "fails" in rows["localhost/runsc"]
@@ -135,6 +142,17 @@ def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
     assert landlock == ["passes", "true", "true", "true", "true"], landlock
     why = next(ln for ln in result.stdout.splitlines() if ln.startswith("localhost/runsc: legacy"))
     assert "seccomp.new_listener" in why and "landlock_abi >= 3 (got 0)" in why
+    # The outer fence, measured: every supervised runtime establishes all four; an
+    # isolated one has no path to lose; the host establishes none.
+    fence = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+        for line in result.stdout.splitlines()[len(_first_table(result.stdout)) :]
+        if line.startswith("│ localhost/")
+    }
+    for supervised in ("bwrap-supervised", "runsc-supervised", "landlock-colocated"):
+        assert fence[f"localhost/{supervised}"] == ["established"] * 4, fence
+    assert fence["localhost/bwrap"] == ["established"] * 2 + ["not measured"] * 2
+    assert "established" not in fence["localhost/host"]  # no guarantee
 
 
 def test_digest_traces_to_the_records(run_folder: Path, tmp_path: Path) -> None:
@@ -245,7 +263,7 @@ def test_compare_shows_harness_own_verdicts_next_to_the_projection(tmp_path: Pat
         store.close()
     result = harness_cli("evidence", tmp_path / "run", "--compare")
     assert result.code == 0, result.stderr
-    lines = result.stdout.splitlines()
+    lines = _first_table(result.stdout)
     header = next(line for line in lines if "host/runtime" in line)
     names = [c.strip() for c in header.split("┃")[1:-1]]
     assert names[6:] == ["egress_confinement (harness)"], names

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.judge.attribution import observe_attribution
+from harness.judge.attribution import arrivals, observe_attribution, observe_route
 from harness.results import CellRecord, CellStatus
 from harness.results.records import HostEvidence, ProbeCheck
 
@@ -387,3 +387,94 @@ def test_which_canary_lines_are_the_allowed_connection(line: str, counted: bool)
         fetch_error=None, via_supervisor=True,
     )  # fmt: skip
     assert alone.observed == ("enforced" if counted else "inconclusive"), alone
+
+
+def _routed(
+    events: list[dict[str, Any]] | None,
+    decisions: list[dict[str, Any]] | None,
+    *,
+    outcome: str = "ok",
+    status: CellStatus = CellStatus.COMPLETE,
+    decisions_error: str | None = None,
+) -> CellRecord:
+    side: dict[str, Any] = {"tag": TAG, "decisions": decisions, "decisions_error": decisions_error}
+    if events is not None:
+        side["canary_events"] = events
+    cell = replace(_cell(outcome=outcome), status=status, reason="probe crashed")
+    return replace(cell, host_side=HostEvidence(**side))
+
+
+ROUTED = {"src_port": 40112, "dst": DST, "binary": {"path": "/x"}, "upstream": UPSTREAM}
+
+
+@pytest.mark.parametrize(
+    ("cell", "observed", "reason"),
+    [
+        (
+            _routed([_arrival(UPSTREAM)], [ROUTED]),
+            "enforced",
+            f"reached the destination only from its record's upstream, {UPSTREAM}",
+        ),
+        (
+            _routed([_arrival(UPSTREAM), _arrival("10.251.0.1:40112")], [ROUTED]),
+            "violated",
+            "around the supervisor (from 10.251.0.1:40112",
+        ),
+        # The external source's record names an upstream the canary never saw it from.
+        (_routed([_arrival("10.251.0.9:1")], [ROUTED]), "violated", "around the supervisor"),
+        (_routed([], [ROUTED]), "inconclusive", "never reached the destination"),
+        (_routed(None, [ROUTED]), "inconclusive", "cannot tell how"),
+        (
+            _routed([_arrival(UPSTREAM)], [{**ROUTED, "upstream": ""}]),
+            "skipped",
+            "the decision record names no upstream connection",
+        ),
+        (_routed([_arrival(UPSTREAM)], None), "skipped", "no decision records: no decision-"),
+        (
+            _routed([_arrival(UPSTREAM)], None, decisions_error="HTTP 500"),
+            "skipped",
+            "no decision records: HTTP 500",
+        ),
+        (
+            _routed([_arrival(UPSTREAM)], [ROUTED], status=CellStatus.ERROR),
+            "inconclusive",
+            "cell error: probe crashed",
+        ),
+        (
+            _routed([_arrival(UPSTREAM)], [ROUTED], outcome="failed"),
+            "inconclusive",
+            "the allowed connection did not connect",
+        ),
+        (
+            _routed([_arrival(UPSTREAM)], [ROUTED, ROUTED]),
+            "inconclusive",
+            "2 decision records match the allowed connection (src_port 40112)",
+        ),
+        (
+            _routed([_arrival(UPSTREAM)], [{**ROUTED, "dst": "10.251.0.2:9"}]),
+            "inconclusive",
+            "0 decision records match",
+        ),
+    ],
+)
+def test_the_route_is_checked_for_every_record_source(
+    cell: CellRecord, observed: str, reason: str
+) -> None:
+    """no_unmanaged_egress_path's route check (observe_route), external sources too:
+    the record's upstream must be the only peer the canary saw the allowed connection from."""
+    result = observe_route(cell)
+    assert result.observed == observed, result
+    assert reason in (result.reason or ""), result.reason
+
+
+def test_the_route_needs_the_allowed_connections_port() -> None:
+    """A connected allowed attempt without its source port cannot be matched to a record."""
+    cell = _routed([_arrival(UPSTREAM)], [ROUTED])
+    check = replace(cell.checks[0], evidence={"dst": DST})
+    result = observe_route(replace(cell, checks=[check]))
+    assert (result.observed, result.reason) == (
+        "inconclusive",
+        "the allowed connection did not connect",
+    )
+    assert arrivals(replace(cell, host_side=HostEvidence(tag=TAG))) is None
+    assert arrivals(cell) == [UPSTREAM]
