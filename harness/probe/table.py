@@ -75,16 +75,17 @@ def _ports(code: str, name: str) -> list[str]:
 # An id the sweep names as a literal: att_new("id", sweep_add("id", a choice of two
 # (`f ? "id6" : "id4"`), or a row of a table of calls (`{ "id", H_... }`).
 _NAMED = re.compile(
-    r'(?:att_new|sweep_add)\((?:\w+ \? "([\w-]+)" : )?"([\w-]+)"|\{ "([\w-]+)", H_\w+ \}'
+    r'(?:att_new|sweep_add|att_line)\((?:\w+ \? "([\w-]+)" : )?"([\w-]+)"|\{ "([\w-]+)", H_\w+ \}'
 )
 
 
 def sweep_ids(text: str | None = None) -> set[str]:
-    """The ids of the lines the sweep row prints (`text`: an egress.c and sweep.c;
+    """The ids of the lines the sweep row prints (`text`: an egress.c, sweep.c and ipc.c;
     default the package's): TCP and UDP to each listed port and ICMP echo, over IPv4
     and IPv6, and the attempts it names (its own resolver, the unix sockets, the other
     protocols and send calls, ...)."""
-    code = _code(_source("egress.c") + _source("sweep.c") if text is None else text)
+    sources = ("egress.c", "sweep.c", "ipc.c")
+    code = _code("".join(_source(name) for name in sources) if text is None else text)
     made = {f"icmp{v}" for v in "46"}
     for v in "46":
         made |= {f"tcp{v}-{p}" for p in _ports(code, "sweep_tcp_ports")}
