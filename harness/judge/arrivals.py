@@ -176,28 +176,30 @@ def unexplained(
         claimed.update(id(e) for e in of_cell(listed, tag, checks))
     marked = owners(e for e in listed if id(e) in claimed)
     silent = _silent(listed, set(allowed_ports))
-    runs = {m[1] for tag, _checks in cells if (m := _TAG.fullmatch(tag))}
+    known = {tag for tag, _checks in cells}
+    elsewhere = {_owner(e) for e in listed if _someone_elses(e, known)}
     return [
         e
         for e in listed
         if id(e) not in claimed
         and _owner(e) not in marked
         and _owner(e) not in silent
+        and _owner(e) not in elsewhere
         and _destination(e) in to_canary
-        and not _other_runs(e, runs)
     ]
 
 
 # A cell's tag: `harness-<run id>-<serial>` (runner.py).
-_TAG = re.compile(r"harness-([0-9a-f]{8})-[0-9]{5}")
+_TAG = re.compile(r"harness-[0-9a-f]{8}-[0-9]{5}")
 
 
-def _other_runs(event: Mapping[str, Any], runs: set[str]) -> bool:
-    """Does the arrival carry only other harness runs' tags? Two runs on one host
-    each sweep what they can reach, another run's canary included: its attempt,
-    marked with its own run's tag, is no crossing of this run's sandboxes."""
-    found = {m[1] for m in _TAG.finditer(_text(event))}
-    return bool(found) and not found & runs
+def _someone_elses(event: Mapping[str, Any], known: set[str]) -> bool:
+    """Does the arrival carry only tags of cells other than `known`? Another harness
+    run on the same host sweeps what it can reach, this run's canary included; and a
+    rerun judged at once meets the arrivals of a rerun still in flight. Each is marked
+    with its own cell's tag: no crossing of the cells judged here."""
+    found = set(_TAG.findall(_text(event)))
+    return bool(found) and not found & known
 
 
 def _silent(

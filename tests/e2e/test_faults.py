@@ -243,7 +243,8 @@ def test_reruns_report_flaky_apart_from_regression(tmp_path: Path) -> None:
     require_tool("bwrap")
     state = tmp_path / "state"
     flip = (
-        f"if [ -e {state} ]; then exec bwrap --unshare-net --ro-bind / / --dev /dev --proc /proc"
+        f"if [ -e {state} ]; then exec bwrap --unshare-net --unshare-ipc --ro-bind / / --dev /dev"
+        " --proc /proc"
         f' -- "$0" "$@"; else touch {state}; exec "$0" "$@"; fi'
     )
     runtimes = (

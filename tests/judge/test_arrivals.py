@@ -242,21 +242,25 @@ def test_a_connection_to_the_allowed_port_that_carried_nothing_is_no_arrival() -
     assert unexplained([elsewhere], [_cell()], ["10.251.0.2"], [8081]) == [elsewhere]
 
 
-def test_another_runs_marked_attempt_is_not_this_runs_arrival() -> None:
+def test_another_cells_marked_attempt_is_not_an_unexplained_arrival() -> None:
     """Two runs on one host: one's host cell reaches the other's canary (its abstract
-    unix listener) with a line marked by its own run's tag. Not this run's crossing;
-    an unmarked line, or one carrying this run's tag too, still counts."""
+    unix listener) with a line marked by its own cell's tag; and a rerun judged at once
+    meets the arrivals of another rerun still in flight. Neither crosses the cells
+    judged here, nor does an unmarked packet of such a flow; an unmarked line still
+    counts."""
     ours = "harness-c6ec1e69-00002"
-    theirs = "harness-0a1b2c3d-00001"
     cells = [(ours, [_attempt("tcp4-80")])]
-    line = f"connect 10.251.0.6:8080 http/1.1 x-harness: {theirs} unix-proxy"
-    foreign = {"event": "unix", "listen": "harness-canary-c6ec1e69-0", "peer": "pid 9",
-               "line": line}  # fmt: skip
-    assert unexplained([foreign], cells, ["10.251.0.2"]) == []
-    bare = {**foreign, "line": "connect 10.251.0.6:8080 http/1.1"}
+    for theirs in ("harness-0a1b2c3d-00001", "harness-c6ec1e69-00005"):
+        line = f"connect 10.251.0.6:8080 http/1.1 x-harness: {theirs} unix-proxy"
+        foreign = {"event": "unix", "listen": "harness-canary-c6ec1e69-0", "peer": "pid 9",
+                   "line": line}  # fmt: skip
+        assert unexplained([foreign], cells, ["10.251.0.2"]) == []
+        tcp = {"event": "tcp", "peer": "10.251.0.5:43348", "listen": "10.251.0.2:8080",
+               "line": f"HARNESS {theirs} tcp-denied-name"}  # fmt: skip
+        syn = _packet(sport=43348, dport=8080, src="10.251.0.5")
+        assert unexplained([syn, tcp], cells, ["10.251.0.2"]) == []
+    bare = {"event": "unix", "listen": "u", "peer": "pid 9", "line": "connect 10.251.0.6:8080"}
     assert unexplained([bare], cells, ["10.251.0.2"]) == [bare]
-    both = {**foreign, "line": f"{theirs} harness-c6ec1e69-00099"}  # this run, no cell here
-    assert unexplained([both], cells, ["10.251.0.2"]) == [both]
 
 
 def test_an_ipc_message_is_matched_by_its_marker_and_stands_alone() -> None:
