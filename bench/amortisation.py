@@ -147,6 +147,7 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     from harness.plan import make_plan
     from harness.probe import build_probe
     from harness.results import ResultsStore
+    from harness.results.store import read_cells
     from harness.runner import Runner
     from harness.spec import load_matrix
     from harness.transport import Completed, LocalTransport
@@ -187,16 +188,17 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     runner_mod.open_transport = lambda host: Recording(host.name)  # type: ignore[assignment]
     try:
         r = Runner(plan, probe=build_probe(), store=store)
-        outcome = anyio.run(r.run)
+        anyio.run(r.run)
     finally:
         runner_mod.open_transport = original
         store.close()
-    done = sum(c.status == "complete" for c in outcome.cells)
-    require_complete("amortisation, the recorded run", done, len(outcome.cells))
+    cells = [c for _line, c in read_cells(work / "record")]
+    done = sum(c.status == "complete" for c in cells)
+    require_complete("amortisation, the recorded run", done, len(cells))
     for argv in fixtures:
         subprocess.run(argv, capture_output=True, check=True)
     # Match commands to runtimes by the cell tags in the records, in order.
-    by_tag = {c.host_side.tag: c.runtime for c in outcome.cells}
+    by_tag = {c.host_side.tag: c.runtime for c in cells}
     for rec in recorded:
         tag = next((t for t in by_tag if t and any(t in a for a in rec.argv)), None)
         if tag is None and rec.stdin:

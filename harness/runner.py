@@ -57,8 +57,9 @@ log = logging.getLogger(__name__)
 @dataclass(slots=True)
 class RunOutcome:
     run_id: str
+    # Cell records are not kept here: they are in cells.jsonl, and a fleet's records
+    # (raw probe output, facts, checks) would hold memory for nothing.
     verdicts: list[VerdictRecord] = field(default_factory=list)
-    cells: list[CellRecord] = field(default_factory=list)
     hosts: dict[str, dict[str, object]] = field(default_factory=dict)
     interrupted: bool = False
     store_error: str | None = None  # the results folder stopped accepting writes
@@ -177,7 +178,6 @@ class Runner:
         verdicts = [] if cancelled else judge_cell(cell, record, control=control)
         held = pending is not None and any(v.verdict in MISMATCH for v in verdicts)
         self._write(record, [] if held else verdicts)
-        self.outcome.cells.append(record)
         if held and pending is not None:
             pending.append((cell, record, verdicts))
         else:
@@ -207,7 +207,6 @@ class Runner:
             async with self._limit:
                 record = replace(await self._execute(ctx, cell), attempt=attempt)
             self._write(record, [])
-            self.outcome.cells.append(record)
             attempts.append(judge_cell(cell, record, control=ctx.control_record))
         final = settle_reruns(attempts)
         self._write(None, final)

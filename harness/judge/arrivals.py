@@ -149,11 +149,36 @@ def of_cell(
     """The arrivals a cell caused: its tag anywhere in the marker text, or the
     ports one of its attempts reported (those whose scenario declares a transport)."""
     tag = tag.lower()
-    attempts = [c for c in checks if transport_of(c.scenario, c.id) is not None]
-    flows = owners(events)
-    return [
-        e for e in events if tag in _text(e) or any(_by_port(e, c, tag, flows) for c in attempts)
-    ]
+    # `_by_port` against every attempt, indexed: what an attempt offers is its
+    # transport and source port, and the destination ports those went to. A host's
+    # events times its cells' attempts was most of a fan-out controller's CPU.
+    sent: dict[tuple[str, int | None], set[int | None]] = {}
+    for c in checks:
+        proto = transport_of(c.scenario, c.id)
+        src, dst = _attempt_ports(c)
+        if proto is not None and src is not None:
+            sent.setdefault((proto, src), set()).add(dst)
+    flows = owners(events) if sent else {}
+    return [e for e in events if tag in _text(e) or _sent_by(e, sent, tag, flows)]
+
+
+def _sent_by(
+    event: Mapping[str, Any],
+    sent: Mapping[tuple[str, int | None], set[int | None]],
+    tag: str,
+    flows: Mapping[tuple[str, int | None, int | None], str],
+) -> bool:
+    """`_by_port` for any of the attempts in `sent` (see `of_cell`)."""
+    kind = event.get("event")
+    got = event.get("proto") if kind in ("packet", "dns") else kind
+    if not isinstance(got, str):
+        return False
+    got_src, got_dst = _ports(event)
+    dsts = sent.get((got, got_src))  # no attempt's source port is unknown
+    if dsts is None or (got_dst is not None and got_dst not in dsts):
+        return False
+    marked = flows.get(_owner(event))
+    return marked is None or tag in marked  # another cell's flow is not ours
 
 
 def unexplained(

@@ -71,17 +71,54 @@ def _check(fact: FactObservation) -> CheckResult:
     )
 
 
-def _identity_verdict(
-    base: VerdictRecord, fact: FactObservation, host_kernel: str | None
-) -> VerdictRecord:
+def _identity_verdict(fact: FactObservation, host_kernel: str | None) -> tuple[Verdict, str]:
     """A runtime that promises its own kernel must not report the host's."""
     if fact.status != "ok" or host_kernel is None:
-        return replace(base, reason="runtime identity: kernel release not measured")
+        return Verdict.INCONCLUSIVE, "runtime identity: kernel release not measured"
     if fact.value == host_kernel:
         reason = f"runtime identity: sandbox reports the host kernel ({host_kernel})"
-        return replace(base, verdict=Verdict.UNEXPECTED, reason=reason)
-    reason = f"runtime identity: sandbox kernel differs from the host's ({host_kernel})"
-    return replace(base, verdict=Verdict.PASS, reason=reason)
+        return Verdict.UNEXPECTED, reason
+    return Verdict.PASS, f"runtime identity: sandbox kernel differs from the host's ({host_kernel})"
+
+
+def _unseen(
+    cell: CellRecord, fact_id: str, expected: Expected | None, reason: str, display: str
+) -> VerdictRecord:
+    """The verdict on a fact the cell cannot show: inconclusive, whatever was expected."""
+    return VerdictRecord(
+        host=cell.host,
+        runtime=cell.runtime,
+        fact=fact_id,
+        expected=expected,
+        observed=None,
+        verdict=Verdict.INCONCLUSIVE,
+        reason=reason,
+        display=display,
+    )
+
+
+def _seen(
+    cell: CellRecord,
+    fact_id: str,
+    expected: Expected | None,
+    fact: FactObservation,
+    verdict: Verdict,
+    reason: str | None = None,
+) -> VerdictRecord:
+    """The verdict on a fact the probe reported, built once: every cell of a large
+    run makes one per fact, so no chain of `replace` copies."""
+    return VerdictRecord(
+        host=cell.host,
+        runtime=cell.runtime,
+        fact=fact_id,
+        expected=expected,
+        observed="unavailable" if fact.status == "unavailable" else fact.value,
+        verdict=verdict,
+        reason=reason,
+        errno=fact.errno,
+        display=fact.display(),
+        checks=[_check(fact)],
+    )
 
 
 def judge_fact(
@@ -91,41 +128,30 @@ def judge_fact(
     identity = fact_id == IDENTITY_FACT and own_kernel and expected is None
     if identity:
         expected = f"not {cell.host_kernel}" if cell.host_kernel else "not the host's"
-    base = VerdictRecord(
-        host=cell.host,
-        runtime=cell.runtime,
-        fact=fact_id,
-        expected=expected,
-        observed=None,
-        verdict=Verdict.INCONCLUSIVE,
-    )
     fact = next((f for f in cell.facts if f.id == fact_id), None)
     if cell.status is not CellStatus.COMPLETE:
-        return replace(base, reason=f"cell {cell.status}: {cell.reason}", display=str(cell.status))
+        return _unseen(
+            cell, fact_id, expected, f"cell {cell.status}: {cell.reason}", str(cell.status)
+        )
     if fact is None:
-        return replace(base, reason="the probe did not report this fact", display="missing")
-    base = replace(
-        base,
-        observed="unavailable" if fact.status == "unavailable" else fact.value,
-        errno=fact.errno,
-        display=fact.display(),
-        checks=[_check(fact)],
-    )
+        return _unseen(cell, fact_id, expected, "the probe did not report this fact", "missing")
     failed = fact.status in ("error", "timeout")
     why = f"{fact.status}: {fact.detail or 'no detail'}"
     if expected is None:
         # Recorded for audit only: nothing was promised, so a fact that could not be
         # measured is no reason to call the run inconclusive; its error stays visible.
         note = f" ({why})" if failed else ""
-        return replace(base, verdict=Verdict.SKIPPED, reason=f"no expectation: recorded only{note}")
+        return _seen(
+            cell, fact_id, expected, fact, Verdict.SKIPPED, f"no expectation: recorded only{note}"
+        )
     if failed:
-        return replace(base, reason=why)
+        return _seen(cell, fact_id, expected, fact, Verdict.INCONCLUSIVE, why)
     if identity:
-        return _identity_verdict(base, fact, cell.host_kernel)
+        return _seen(cell, fact_id, expected, fact, *_identity_verdict(fact, cell.host_kernel))
     if fact_matches(expected, fact):
-        return replace(base, verdict=Verdict.PASS)
+        return _seen(cell, fact_id, expected, fact, Verdict.PASS)
     reason = f"expected {describe_expectation(expected)}, observed {fact.display()}"
-    return replace(base, verdict=Verdict.UNEXPECTED, reason=reason)
+    return _seen(cell, fact_id, expected, fact, Verdict.UNEXPECTED, reason)
 
 
 def judge_facts(

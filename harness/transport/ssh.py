@@ -338,9 +338,11 @@ class SSHTransport(Transport):
                     if stdin:
                         process.stdin.write(stdin)
                     process.stdin.write_eof()
+                    # Both streams at once (they share the channel's window); stdout
+                    # in this task, so a command costs one task, not two.
                     async with anyio.create_task_group() as tg:
-                        tg.start_soon(_drain, process.stdout, out)
                         tg.start_soon(_drain, process.stderr, err)
+                        await _drain(process.stdout, out)
                     await process.wait_closed()
                 timed_out = scope.cancelled_caught
             except (OSError, asyncssh.Error) as exc:

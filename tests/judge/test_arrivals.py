@@ -277,3 +277,50 @@ def test_an_ipc_message_is_matched_by_its_marker_and_stands_alone() -> None:
     other = {**marked, "line": "secret"}
     assert of_attempt([marked], TAG, _attempt("ipc-posix-mq")) == ["posix-mq message on mq /q"]
     assert unexplained([marked, other], [_cell(TAG, attempt)], []) == [other]
+
+
+def test_a_cells_arrivals_are_those_its_tag_or_one_of_its_attempts_claims() -> None:
+    """`of_cell` indexes its attempts by transport and source port; what it claims
+    must be exactly what its tag, or one attempt by `_by_port`, claims: over
+    arrivals of every kind (dns and packets carry their transport apart), ports
+    that match or not, unknown ports, flows another cell marked."""
+    import random
+
+    from harness.judge.arrivals import _by_port, _text, owners
+    from harness.scenarios import _TRANSPORTS
+
+    pick = random.Random(31)
+    declared = [*sorted(_TRANSPORTS)[:10], ("egress-confinement", "not-declared")]
+    ports = [None, 0, 5, 53, 8080, -1, "x"]
+
+    def arrival() -> dict[str, Any]:
+        return {
+            "event": pick.choice(["packet", "dns", "tcp", "udp", None]),
+            "proto": pick.choice(["tcp", "udp", None, ["tcp"]]),
+            "sport": pick.choice(ports),
+            "dport": pick.choice(ports),
+            "peer": pick.choice(["10.9.0.2:5", "10.9.0.2:53", "10.9.0.3:8080", "", None]),
+            "listen": pick.choice(["10.251.0.2:8080", "10.251.0.2:53", "", None]),
+            "src": pick.choice(["10.9.0.2", "10.9.0.3"]),
+            "line": pick.choice(["", "", f"harness {TAG} x", "harness harness-t-00002 x"]),
+        }
+
+    def attempt() -> ProbeCheck:
+        scenario, check_id = pick.choice(declared)
+        evidence = {
+            "src_port": pick.choice(ports),
+            "dst": pick.choice(["10.251.0.2:8080 tcp", "10.251.0.2:53", "", "bad"]),
+        }
+        return ProbeCheck(check_id, scenario, "attempt", "blocked", evidence=evidence)
+
+    by_port = 0
+    for _ in range(3000):
+        events = [arrival() for _ in range(pick.randint(0, 6))]
+        checks = [attempt() for _ in range(pick.randint(0, 5))]
+        flows = owners(events)
+        expected = [
+            e for e in events if TAG in _text(e) or any(_by_port(e, c, TAG, flows) for c in checks)
+        ]
+        assert of_cell(events, TAG, checks) == expected
+        by_port += sum(TAG not in _text(e) for e in expected)
+    assert by_port > 100  # the ports, not only the tag, were put to the test
