@@ -184,8 +184,8 @@ ROWS: tuple[Row, ...] = (
         ("connect", "sendto"),
         unseen="egress is judged towards the canary and the host only: a sandbox that lets"
         " through only some other address (one harness does not own) is not seen; the"
-        " canary's addresses are leased per host from 10.251.0.0/16 and fd5e:7a1c:9b3d::/48,"
-        " not yet from a configurable range",
+        " canary's own subnets are picked at random per run from the configured private"
+        " ranges (`[canary]` range4, range6), so no fixed list of them can be blocked",
     ),
     _net(
         _HANDED,

@@ -133,7 +133,7 @@ class CanaryInfo(_Open):
     address6: str | None = None
     high_port: int | None = None
     netns: str | None = None
-    subnet: dict[str, str] | None = None  # the leased /30 and /64: index and addresses
+    subnet: dict[str, str] | None = None  # the leased /30 and /64 and their addresses
     error: str | None = None
 
 

@@ -46,6 +46,32 @@ def _cap_name(value: str) -> str:
 
 CapName = Annotated[str, AfterValidator(_cap_name)]
 
+# Where a netns canary's subnets may come from: private ranges only (RFC 1918, and
+# RFC 4193's unique local addresses), wide enough that a run's pick is one of many.
+PRIVATE4 = tuple(IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+PRIVATE6 = IPv6Network("fc00::/7")
+SUBNET_BITS = 8  # at least 2**8 subnets: /30s in a range4 (a /22), /64s in a range6 (a /56)
+
+
+def _private4(net: IPv4Network) -> IPv4Network:
+    if not any(net.subnet_of(p) for p in PRIVATE4):
+        raise ValueError(f"{net} is not private (RFC 1918: {', '.join(map(str, PRIVATE4))})")
+    if net.prefixlen > 30 - SUBNET_BITS:
+        raise ValueError(f"{net} is too narrow: at least {2**SUBNET_BITS} /30s (a /22) are needed")
+    return net
+
+
+def _private6(net: IPv6Network) -> IPv6Network:
+    if not net.subnet_of(PRIVATE6):
+        raise ValueError(f"{net} is not private (RFC 4193: {PRIVATE6})")
+    if net.prefixlen > 64 - SUBNET_BITS:
+        raise ValueError(f"{net} is too narrow: at least {2**SUBNET_BITS} /64s (a /56) are needed")
+    return net
+
+
+Range4 = Annotated[IPv4Network, Strict(False), AfterValidator(_private4)]
+Range6 = Annotated[IPv6Network, Strict(False), AfterValidator(_private6)]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -400,26 +426,30 @@ class Canary(_Strict):
     leaves a sandbox arrives there. (Root needed; removed after the run.)
     `listen`: the canary listens on `address` (and `address6`, for IPv6 attempts),
     addresses of the host itself. A canary only on loopback would call any
-    namespaced sandbox enforced. In netns mode both addresses come from a subnet
-    leased per host: a /30 in 10.251.0.0/16 and a /64 in fd5e:7a1c:9b3d::/48.
+    namespaced sandbox enforced. In netns mode both addresses come from subnets
+    leased per host, picked at random per run: a /30 in `range4` and a /64 in
+    `range6` (private, and wide, so that no blocklist of harness's own subnets can
+    single the canary out).
     `settle`: seconds the canary stays up after a host's last sandbox exited, for
     late arrivals. `resolver_ranges`: where the probe may send its query through the
     sandbox's own resolver (a resolver elsewhere is asked only if no packet could
-    leave, i.e. there is no route to it).
+    leave, i.e. there is no route to it); by default loopback and the two ranges.
     """
 
     mode: Literal["netns", "listen"] = "netns"
     address: Annotated[IPv4Address, Strict(False)] | None = None  # netns default: leased
     address6: Annotated[IPv6Address, Strict(False)] | None = None  # listen mode only
+    range4: Range4 = IPv4Network("10.251.0.0/16")
+    range6: Range6 = IPv6Network("fd5e:7a1c:9b3d::/48")
     settle: Annotated[float, Field(ge=0, le=300)] = 3.0
     resolver_ranges: list[
         Annotated[IPv4Network, Strict(False)] | Annotated[IPv6Network, Strict(False)]
     ] = Field(
-        default_factory=lambda: [  # type: ignore[arg-type]
+        default_factory=lambda data: [
             IPv4Network("127.0.0.0/8"),
             IPv6Network("::1/128"),
-            IPv4Network("10.251.0.0/16"),
-            IPv6Network("fd5e:7a1c:9b3d::/48"),
+            data["range4"],
+            data["range6"],
         ]
     )
     denied_name: Annotated[

@@ -6,6 +6,7 @@ duplicate and missing inventories, huge and hostile values. Never a traceback.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import string
 from pathlib import Path
@@ -24,7 +25,7 @@ KEYS = [
     "binary", "flags", "argv", "facts", "expect", "attribution", "endpoint_only", "mechanisms",
     "timeout", "concurrency", "check_timeout", "mode", "address", "port", "transport",
     "defaults", "user", "identity_file", "known_hosts", "tags", "workdir", "netns", "platform",
-    "supervisor", "supervisor_fault",
+    "supervisor", "supervisor_fault", "range4", "range6",
 ]  # fmt: skip
 HOSTILE = ["$(touch /tmp/pwned)", "`id`", "a;b", "../../etc/passwd", "-oProxyCommand=x",
            "\u0000", "\n", "é🙂", "' OR 1=1", "x" * 5000, "{probe}", "{args}", "tag:"]  # fmt: skip
@@ -146,3 +147,52 @@ def test_a_name_with_a_newline_stays_on_one_line(tmp_path: Path) -> None:
         load_matrix(path)
     assert "\n" not in str(info.value)
     assert info.value.key == 'runtimes."\\n"'
+
+
+PRIVATE = [
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+]
+networks = st.one_of(
+    st.builds(
+        lambda a, plen: ipaddress.IPv4Network((a, plen), strict=False),
+        st.integers(min_value=0, max_value=(1 << 32) - 1)
+        | st.sampled_from([0x0A000000, 0xAC100000]),
+        st.integers(min_value=0, max_value=32),
+    ),
+    st.builds(
+        lambda a, plen: ipaddress.IPv6Network((a, plen), strict=False),
+        st.integers(min_value=0, max_value=(1 << 128) - 1) | st.just(0xFD << 120),
+        st.integers(min_value=0, max_value=128),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(net=networks, key=st.sampled_from(["range4", "range6"]))
+def test_a_canary_range_is_private_and_wide_or_one_error(
+    tmp_path_factory: pytest.TempPathFactory, net: ipaddress.IPv4Network, key: str
+) -> None:
+    """Any network as `range4` or `range6`: it loads only if it is of the key's family,
+    private and wide enough (2**8 subnets), and then the resolver ranges follow it;
+    otherwise one line naming the file and `canary.<key>`."""
+    folder = tmp_path_factory.mktemp("range")
+    (folder / "inv.toml").write_text(INVENTORY)
+    path = folder / "m.toml"
+    matrix = f'name = "r"\ninventory = "inv.toml"\n[canary]\n{key} = "{net}"\n'
+    path.write_text(matrix + '[runtimes.h]\nkind = "host"\n')
+    family, widest = (4, 22) if key == "range4" else (6, 56)
+    fits = (
+        net.version == family
+        and net.prefixlen <= widest
+        and any(p.version == family and net.subnet_of(p) for p in PRIVATE)
+    )
+    try:
+        canary = load_matrix(path).canary
+    except SpecError as exc:
+        assert not fits, exc
+        assert exc.key == f"canary.{key}" and exc.file
+        assert f"m.toml: canary.{key}: " in str(exc) and "\n" not in str(exc)
+    else:
+        assert fits
+        assert getattr(canary, key) == net
+        assert net in canary.resolver_ranges
