@@ -209,23 +209,24 @@ def _two_binaries(
         control="n/a",
     )
     ports = [probe.evidence.get(key) for key, _who in TWO_BINARIES_CONNECTIONS]
+    shas = {"probe": (probe_sha256 or "").lower(), "other": (other_sha256 or "").lower()}
     if probe.outcome != CheckOutcome.OK:
         missing = "the probe's connections failed"
     elif None in ports:
         missing = "a connection reported no source port"
-    elif not (probe_sha256 and other_sha256):
+    elif not all(shas.values()):
         missing = "the sha256 of the probe or of `other` is unknown"
     else:
         missing = ""
-    if missing or not (probe_sha256 and other_sha256):
+    if missing:
         why = f"not judged ({missing}): {probe.outcome} {probe.detail}"
         # Never a pass: an `ok` the host cannot judge is shown as an error.
         shown = CheckOutcome.ERROR if probe.outcome == CheckOutcome.OK else None
         return None, why, _with(check, why, shown)
-    shas = {"probe": probe_sha256.lower(), "other": other_sha256.lower()}
     dst = probe.evidence.get("dst")
     named = []
-    for port, (_key, who) in zip(ports, TWO_BINARIES_CONNECTIONS, strict=True):
+    for key, who in TWO_BINARIES_CONNECTIONS:
+        port = probe.evidence[key]
         matches = find_records(decisions, int(str(port)), str(dst) if dst else None)
         if len(matches) != 1:
             observed = Observed.VIOLATED if not matches else Observed.INCONCLUSIVE

@@ -147,6 +147,14 @@ def test_endpoint_only_records_may_say_identity_is_unavailable() -> None:
     )
     mixed = _judge(_cell(), _records(hidden, {"binary": PROBE}, hidden), endpoint_only=True)
     assert mixed.observed == "violated"  # a name, when given, must still be the right one
+    some = _judge(
+        _cell(), _records({"binary": PROBE}, hidden, {"binary": PROBE}), endpoint_only=True
+    )
+    assert some.observed == "enforced"
+    assert some.reason.endswith(
+        "; two binaries, interleaved, no record naming the wrong one (probe 40001: /probe;"
+        " other 40002: identity unavailable; probe 40003: /probe)"
+    )
     records[2] = {"src_port": 40002, "dst": DST, "identity": "unavailable"}
     bare = _judge(_cell(), records, endpoint_only=True)
     assert bare.observed == "violated"
