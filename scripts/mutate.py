@@ -59,6 +59,7 @@ FAST = [
     "tests/judge/test_arrivals.py",
     "tests/judge/test_reach.py",
     "tests/judge/test_fence.py",
+    "tests/judge/test_attribution_two.py",
 ]
 TARGETS: dict[str, list[str]] = {
     "harness/judge/properties.py": FAST,

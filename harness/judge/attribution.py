@@ -11,6 +11,14 @@ knows the probe's sha256, a record naming another binary (or a binary without it
 sha256) is a violation. Behind harness's reference supervisor, the allowed
 connection must also have reached the destination *through* it: the canary must
 have seen it arrive from the supervisor's upstream socket, and from nowhere else.
+
+Two binaries (`attr-two-binaries`): the probe, the helpers' `other` and the probe
+again connect, interleaved; each connection's record must name its own binary (by
+sha256, both being known), or, where the runtime is endpoint-only, say with a reason
+that identity is unavailable. A record naming the other one's binary is a violation
+that names both: a supervisor that caches the first binary it saw does exactly that.
+Where `other` could not run, or its sha256 is unknown, the check is not judged: it
+never passes, and the property rests on the one-binary connection alone.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from typing import Any
 
 from harness.judge.properties import Observation
 from harness.results.records import CellRecord, CellStatus, CheckOutcome, CheckResult, Observed
-from harness.scenarios.attribution import ALLOWED_CONNECT
+from harness.scenarios.attribution import ALLOWED_CONNECT, TWO_BINARIES, TWO_BINARIES_CONNECTIONS
 
 
 def find_records(
@@ -68,8 +76,50 @@ def observe_attribution(
     fetch_error: str | None,
     expected_sha256: str | None = None,
     via_supervisor: bool = False,
+    other_sha256: str | None = None,
 ) -> Observation:
-    """Judge attribution for one cell from the probe's allowed connection and the records."""
+    """Judge attribution for one cell from the probe's allowed connection and the
+    records, then from the two binaries' connections."""
+    one = _one_binary(
+        record,
+        configured=configured,
+        endpoint_only=endpoint_only,
+        decisions=decisions,
+        fetch_error=fetch_error,
+        expected_sha256=expected_sha256,
+        via_supervisor=via_supervisor,
+    )
+    if one.observed not in (Observed.ENFORCED, Observed.VIOLATED):
+        return one
+    two = _two_binaries(
+        record,
+        decisions or [],
+        endpoint_only=endpoint_only,
+        probe_sha256=expected_sha256,
+        other_sha256=other_sha256,
+    )
+    if two is None:
+        return one
+    observed, why, check = two
+    checks = [*one.checks, check]
+    if one.observed is Observed.VIOLATED or observed is None:
+        return Observation(one.observed, one.reason, checks)
+    if observed is Observed.ENFORCED:
+        return Observation(Observed.ENFORCED, f"{one.reason}; {why}", checks)
+    return Observation(observed, why, checks)
+
+
+def _one_binary(
+    record: CellRecord,
+    *,
+    configured: bool,
+    endpoint_only: bool,
+    decisions: Sequence[dict[str, Any]] | None,
+    fetch_error: str | None,
+    expected_sha256: str | None,
+    via_supervisor: bool,
+) -> Observation:
+    """Attribution from the probe's allowed connection alone."""
     if not configured:
         return Observation(
             Observed.SKIPPED, "no decision-record source configured for this runtime"
@@ -135,6 +185,84 @@ def observe_attribution(
         return Observation(Observed.VIOLATED, why, [_with(check, why)])
     why = "decision record carries no binary identity"
     return Observation(Observed.VIOLATED, why, [_with(check, why)])
+
+
+def _two_binaries(
+    record: CellRecord,
+    decisions: Sequence[dict[str, Any]],
+    *,
+    endpoint_only: bool,
+    probe_sha256: str | None,
+    other_sha256: str | None,
+) -> tuple[Observed | None, str, CheckResult] | None:
+    """The two binaries' connections, each against its record: None if not asked;
+    else (observed, why, the check as judged), observed None when not judged."""
+    probe = next((c for c in record.checks if c.id == TWO_BINARIES), None)
+    if probe is None:
+        return None
+    check = CheckResult(
+        id=TWO_BINARIES,
+        outcome=probe.outcome,
+        errno=probe.errno,
+        detail=probe.detail,
+        elapsed_ms=probe.elapsed_ms,
+        control="n/a",
+    )
+    ports = [probe.evidence.get(key) for key, _who in TWO_BINARIES_CONNECTIONS]
+    shas = {"probe": (probe_sha256 or "").lower(), "other": (other_sha256 or "").lower()}
+    if probe.outcome != CheckOutcome.OK:
+        missing = "the probe's connections failed"
+    elif None in ports:
+        missing = "a connection reported no source port"
+    elif not all(shas.values()):
+        missing = "the sha256 of the probe or of `other` is unknown"
+    else:
+        missing = ""
+    if missing:
+        why = f"not judged ({missing}): {probe.outcome} {probe.detail}"
+        # Never a pass: an `ok` the host cannot judge is shown as an error.
+        shown = CheckOutcome.ERROR if probe.outcome == CheckOutcome.OK else None
+        return None, why, _with(check, why, shown)
+    dst = probe.evidence.get("dst")
+    named = []
+    for key, who in TWO_BINARIES_CONNECTIONS:
+        port = probe.evidence[key]
+        matches = find_records(decisions, int(str(port)), str(dst) if dst else None)
+        if len(matches) != 1:
+            observed = Observed.VIOLATED if not matches else Observed.INCONCLUSIVE
+            why = f"{len(matches)} decision records for the {who}'s connection (src_port {port})"
+            return observed, why, _with(check, why)
+        path, sha = _identity(matches[0])
+        if path is None:
+            unavailable = str(matches[0].get("identity", "")).lower() == "unavailable"
+            if unavailable and endpoint_only and matches[0].get("reason"):
+                named.append(f"{who} {port}: identity unavailable{_decided(matches[0])}")
+                continue
+            why = f"the record of the {who}'s connection (src_port {port}) names no binary"
+            return Observed.VIOLATED, why, _with(check, why, CheckOutcome.ESCAPED)
+        if str(sha or "").lower() != shas[who]:
+            other = "other" if who == "probe" else "probe"
+            which = f"the {other}'s binary" if str(sha or "").lower() == shas[other] else "a binary"
+            own = f" {_short(probe.evidence.get('binary'))}," if who == "other" else ""
+            why = (
+                f"the {who}'s connection (src_port {port},{own} sha256 {shas[who][:16]}...) is"
+                f" attributed to {which}: {path} (sha256 {sha or 'not given'})"
+            )
+            return Observed.VIOLATED, why, _with(check, why, CheckOutcome.ESCAPED)
+        named.append(f"{who} {port}: {path}{_decided(matches[0])}")
+    said = (
+        "no record naming the wrong one"
+        if any("identity unavailable" in n for n in named)
+        else "each named by its own record"
+    )
+    why = f"two binaries, interleaved, {said} (" + "; ".join(named) + ")"
+    return Observed.ENFORCED, why, _with(check, why)
+
+
+def _decided(rec: dict[str, Any]) -> str:
+    """The record's decision, shown: a per-binary policy refuses the binary it does not name."""
+    decision = rec.get("decision")
+    return f" ({_short(decision)})" if decision else ""
 
 
 def observe_route(record: CellRecord) -> Observation:
@@ -208,10 +336,10 @@ def _marks(logged: str, line: str) -> bool:
     return len(logged) > len("harness ") + 8 and line.startswith(logged.strip())
 
 
-def _with(check: CheckResult, detail: str) -> CheckResult:
+def _with(check: CheckResult, detail: str, outcome: CheckOutcome | None = None) -> CheckResult:
     return CheckResult(
         id=check.id,
-        outcome=check.outcome,
+        outcome=outcome or check.outcome,
         errno=check.errno,
         detail=detail,
         elapsed_ms=check.elapsed_ms,

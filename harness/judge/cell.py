@@ -40,6 +40,7 @@ def judge_cell(
                 fetch_error=evidence.decisions_error,
                 expected_sha256=evidence.probe_sha256,
                 via_supervisor=spec.supervisor is not None,
+                other_sha256=evidence.other_sha256,
             )
         elif Need.PHASES in scenario.needs:
             # An external supervisor is acted on through its matrix commands: a

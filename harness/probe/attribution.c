@@ -1,9 +1,11 @@
 /* Scenario "attribution": an allowed connection, whose decision record (kept by
- * the sandbox's supervisor) must name the binary that made it. And the allowed
- * destination per binary (egress-confinement, judged where the sandbox's policy
- * names the binaries that may reach it): the probe, a binary the policy allows,
- * reaches it; another program (the helpers' `other`, the probe with other bytes
- * appended: another name and another sha256) must not. */
+ * the sandbox's supervisor) must name the binary that made it; then connections
+ * from two binaries, interleaved (the probe, the helpers' `other`, the probe), each
+ * with its own marker, whose records must each name their own binary. And the
+ * allowed destination per binary (egress-confinement, judged where the sandbox's
+ * policy names the binaries that may reach it): the probe, a binary the policy
+ * allows, reaches it; another program (the helpers' `other`, the probe with other
+ * bytes appended: another name and another sha256) must not. */
 
 #include "probe.h"
 
@@ -11,60 +13,71 @@ void chk_attr_allowed_connect(void) { tcp_to(&o.allowed_tcp); }
 
 void chk_egress_policy_binary(void) { tcp_to(&o.allowed_tcp); }
 
+/* One exchange with the canary from this process, its line `HARNESS TAG MARKER`:
+ * 0 or connect's errno; `*port` the source port (-1: unknown), `*back` whether
+ * the nonce came back. */
+static int marked_connect(const Addr *a, const char *tag, const char *marker, const char *nonce,
+                          double end, long *port, int *back, char *reply, size_t cap)
+{
+    char msg[256];
+    *port = -1;
+    *back = 0;
+    reply[0] = '\0';
+    int fd = connect_to(a, SOCK_STREAM, end);
+    if (fd < 0)
+        return errno ? errno : EIO;
+    Addr me;
+    socklen_t ml = sizeof me;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+        *port = addr_port(&me);
+    int n = snprintf(msg, sizeof msg, "HARNESS %s %s\n", tag, marker);
+    size_t got = 0;
+    if (send_all(fd, msg, (size_t)n, end) == 0)
+        got = recv_until(fd, reply, cap - 1, 1, end);
+    reply[got] = '\0';
+    reply[strcspn(reply, "\r\n")] = '\0';
+    close(fd);
+    snprintf(msg, sizeof msg, "NONCE %s", nonce);
+    *back = !strcmp(reply, msg);
+    return 0;
+}
+
 /* `probe connect TAG CHECK-ID IP:PORT NONCE`: one exchange with the canary, as
  * `probe run` would make it, printed as one line for the program that ran it. */
 void connect_main(int argc, char **argv)
 {
     Addr a;
     Buf b = { .n = 0 };
-    char msg[256], reply[256] = "";
-    double end = now_ms() + g_check_timeout_ms;
-    int e = 0;
-    long port = -1;
+    char reply[256];
+    long port;
+    int back;
     if (argc != 6 || parse_addr(argv[4], &a) != 0)
         fatal(2, "usage: probe connect TAG CHECK-ID IP:PORT NONCE");
-    int fd = connect_to(&a, SOCK_STREAM, end);
-    if (fd < 0) {
-        e = errno ? errno : EIO;
-    } else {
-        Addr me;
-        socklen_t ml = sizeof me;
-        if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
-            port = addr_port(&me);
-        int n = snprintf(msg, sizeof msg, "HARNESS %s %s\n", argv[2], argv[3]);
-        size_t got = 0;
-        if (send_all(fd, msg, (size_t)n, end) == 0)
-            got = recv_until(fd, reply, sizeof reply - 1, 1, end);
-        reply[got] = '\0';
-        reply[strcspn(reply, "\r\n")] = '\0';
-        close(fd);
-    }
-    snprintf(msg, sizeof msg, "NONCE %s", argv[5]);
+    int e = marked_connect(&a, argv[2], argv[3], argv[5], now_ms() + g_check_timeout_ms, &port,
+                           &back, reply, sizeof reply);
     bput(&b, "{\"type\":\"connect\",\"connect_errno\":%d,\"src_port\":%ld,\"nonce_back\":%d,", e, port,
-         fd >= 0 && !strcmp(reply, msg));
+         back);
     bkv(&b, "reply", reply);
     bput(&b, "}");
     emit(&b);
     exit(0);
 }
 
-/* The helpers' `other` program connects to the allowed destination: a sandbox
- * whose policy allows it to the probe alone must refuse it. */
-void chk_egress_other_binary(void)
+/* The helpers' `other` makes one exchange with the allowed destination, its line
+ * `HARNESS TAG MARKER`: its connect errno (0: connected), `*port` its source port
+ * (-1: unknown), `*back` whether the nonce came back. Not run is not refused:
+ * the check fails (the host's control runs it too, so it would show). */
+static int other_connect(const char *marker, long *port, int *back)
 {
     const char *path = need(&o.other_binary), *dst = need(&o.allowed_tcp);
     char out[1024];
     int p[2], st;
-    Addr a;
-    need_addr(&o.allowed_tcp, &a);
-    ev_str("dst", dst);
-    ev_str("binary", path);
     if (pipe2(p, O_CLOEXEC) != 0)
         fail(errno, "pipe");
     if ((g_target = fork()) < 0)
         fail(errno, "fork");
     if (g_target == 0) {
-        char *const argv[] = { (char *)path, "connect", (char *)need(&o.tag), (char *)g_cur->id,
+        char *const argv[] = { (char *)path, "connect", (char *)need(&o.tag), (char *)marker,
                                (char *)dst, (char *)need(&o.nonce), NULL };
         dup2(p[1], STDOUT_FILENO);
         execv(path, argv);
@@ -76,22 +89,73 @@ void chk_egress_other_binary(void)
     out[n] = '\0';
     if (errno == ETIMEDOUT)
         kill(g_target, SIGKILL);
+    close(p[0]);
     while (waitpid(g_target, &st, 0) < 0)
         if (errno != EINTR)
             fail(errno, "waitpid(other)");
     g_target = 0;
     const char *ee = strstr(out, "\"exec_errno\":"), *ce = strstr(out, "\"connect_errno\":"),
                *sp = strstr(out, "\"src_port\":"), *nb = strstr(out, "\"nonce_back\":");
-    /* Not run is not refused: the host's control runs it too, so it would show. */
     if (ee)
         fail(atoi(ee + 13), "execve(%s)", path);
     if (!ce || !sp || !nb)
         fail(0, "%s printed no connect line (wait status 0x%x): \"%.100s\"", path, (unsigned)st, out);
-    if (atoi(sp + 11) > 0)
-        ev_int("src_port", atoi(sp + 11));
-    if (atoi(ce + 16))
-        outcome("blocked", atoi(ce + 16), "connect(%s) from %s", dst, path);
-    if (atoi(nb + 13))
+    *port = atol(sp + 11) > 0 ? atol(sp + 11) : -1;
+    *back = atoi(nb + 13) != 0;
+    return atoi(ce + 16);
+}
+
+/* The helpers' `other` program connects to the allowed destination: a sandbox
+ * whose policy allows it to the probe alone must refuse it. */
+void chk_egress_other_binary(void)
+{
+    const char *path = need(&o.other_binary), *dst = need(&o.allowed_tcp);
+    Addr a;
+    long port;
+    int back;
+    need_addr(&o.allowed_tcp, &a);
+    ev_str("dst", dst);
+    ev_str("binary", path);
+    int e = other_connect(g_cur->id, &port, &back);
+    if (port > 0)
+        ev_int("src_port", port);
+    if (e)
+        outcome("blocked", e, "connect(%s) from %s", dst, path);
+    if (back)
         outcome("escaped", 0, "the nonce came back from %s to %s", dst, path);
     outcome("succeeded", 0, "%s connected to %s, but no nonce came back", path, dst);
+}
+
+/* Two binaries, interleaved: the probe, the helpers' `other`, the probe, each
+ * connecting to the allowed destination with its own marker (`CHECK-N-WHO`), each
+ * source port reported as `port_N_WHO`. The host judges the decision records: each
+ * must name its own binary. The probe's connections must connect (the allowed
+ * destination may be any service, as for attr-allowed-connect); the other's need
+ * only have been tried (a per-binary policy refuses it, and its refusal is a
+ * record too). */
+void chk_attr_two_binaries(void)
+{
+    static const char *const who[] = { "probe", "other", "probe" };
+    const char *dst = need(&o.allowed_tcp), *path = need(&o.other_binary);
+    char marker[96], key[32], reply[256];
+    Addr a;
+    need_addr(&o.allowed_tcp, &a);
+    ev_str("dst", dst);
+    ev_str("binary", path);
+    for (int i = 0; i < 3; i++) {
+        long port;
+        int back, e;
+        snprintf(marker, sizeof marker, "%s-%d-%s", g_cur->id, i + 1, who[i]);
+        if (i == 1)
+            e = other_connect(marker, &port, &back);
+        else
+            e = marked_connect(&a, need(&o.tag), marker, need(&o.nonce), check_end(), &port, &back,
+                               reply, sizeof reply);
+        snprintf(key, sizeof key, "port_%d_%s", i + 1, who[i]);
+        if (port > 0)
+            ev_int(key, port);
+        if (i != 1 && e)
+            outcome("failed", e, "%s: connect(%s) from the probe", marker, dst);
+    }
+    outcome("ok", 0, "the probe, %s and the probe again connected to %s", path, dst);
 }

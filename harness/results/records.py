@@ -195,6 +195,7 @@ class HostEvidence:
     decisions: list[dict[str, Any]] | None = None
     decisions_error: str | None = None
     probe_sha256: str | None = None  # the binary a decision record must name
+    other_sha256: str | None = None  # the helpers' `other`, for attr-two-binaries
     # What the host did at each barrier of a cell in phases, by phase name:
     # {status, ms, said} (docs/probe-protocol.md, "Phases").
     phases: dict[str, dict[str, Any]] | None = None

@@ -5,12 +5,32 @@ from __future__ import annotations
 from harness.scenarios.base import Check, Need, Scenario
 
 ALLOWED_CONNECT = "attr-allowed-connect"
+TWO_BINARIES = "attr-two-binaries"
+# The connections TWO_BINARIES makes, in order: the evidence key holding each one's
+# source port (its marker is the check id, `-N-WHO`), and the binary that made it.
+TWO_BINARIES_CONNECTIONS = (
+    ("port_1_probe", "probe"),
+    ("port_2_other", "other"),
+    ("port_3_probe", "probe"),
+)
 
 ATTRIBUTION = Scenario(
     name="attribution",
-    summary="the supervisor's record of an allowed connection names the resolved binary",
+    summary=(
+        "the supervisor's record of an allowed connection names the resolved binary; of"
+        " connections from two binaries, interleaved, each record names its own"
+    ),
     property="attribution",
     # Judged from the decision records, not by attempts (`judge/attribution.py`).
-    needs=frozenset({Need.CANARY, Need.DECISIONS}),
-    checks=(Check(ALLOWED_CONNECT, "connect to the allowed destination", inside_control=True),),
+    # The helpers: `other`, the second binary.
+    needs=frozenset({Need.CANARY, Need.DECISIONS, Need.HELPERS}),
+    checks=(
+        Check(ALLOWED_CONNECT, "connect to the allowed destination", inside_control=True),
+        Check(
+            TWO_BINARIES,
+            "connect to the allowed destination from the probe, the helpers' `other`, the"
+            " probe again, each with its own marker",
+            inside_control=True,
+        ),
+    ),
 )

@@ -229,7 +229,13 @@ FenceGuarantee = Literal[
 
 # Deliberate faults of the reference supervisor, for mutants (docs/supervisor.md).
 SupervisorFault = Literal[
-    "wrong-binary", "no-record", "allow-all", "any-binary", "fail-open", "keep-established"
+    "wrong-binary",
+    "no-record",
+    "allow-all",
+    "any-binary",
+    "fail-open",
+    "keep-established",
+    "cache-identity",
 ]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")

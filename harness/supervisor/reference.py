@@ -47,7 +47,8 @@ another program), `no-record` writes nothing,
 `allow-all` ignores the policy, `any-binary` ignores its binaries (a destination
 allowed to one binary is allowed to all), `fail-open` leaves a helper behind, outside
 its own session, that relays straight to the destination once the supervisor is gone,
-`keep-established` applies a reload to new connections only.
+`keep-established` applies a reload to new connections only, `cache-identity` names the
+first binary it identified for every later connection (its policy follows the name).
 
 Killed, this supervisor fails closed: its listeners and every relayed socket die
 with its one process, and the namespace's `local` routes still catch every
@@ -83,6 +84,7 @@ FAULTS = (
     "any-binary",
     "fail-open",
     "keep-established",
+    "cache-identity",
 )
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
 SANDBOX_KERNELS = {
@@ -328,6 +330,7 @@ class Supervisor:
         self.ns = ns
         self.records = os.open(args.records, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self.lock = threading.Lock()
+        self.first: dict[str, object] | None = None  # the fault `cache-identity`'s
 
     def _reloadable(self) -> list[str]:
         return read_rules(self.policy_file) if self.policy_file else []
@@ -433,6 +436,10 @@ class Supervisor:
         }
         # Identify first: the client may close as soon as it has its answer.
         identity = identify(self.ns.tables, (peer[0], peer[1]), (server[0], server[1]), self.fault)
+        if self.fault == "cache-identity" and "binary" in identity:
+            with self.lock:
+                self.first = self.first or identity
+                identity = self.first
         rec.update(identity)
         if not self.allowed(dst, identity):
             rec["decision"] = "deny"

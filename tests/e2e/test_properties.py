@@ -280,6 +280,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-fail-open": {"controller_loss_fails_closed": "loss-new"},
     # Issue 28: a reload that keeps the established connection to what it revoked.
     "supervisor-keeps-established": {"revocation_verified": "revoke-held"},
+    # Issue 28: the first binary it saw named for every later connection.
+    "supervisor-cache-identity": {"attribution": "attr-two-binaries"},
     # Issue 25: /etc, which its policy says is read-only, bound read-write.
     "colocated-rw-etc": {"filesystem_confinement": "fs-write-read-only"},
 }
