@@ -94,7 +94,7 @@ async def main(rounds: int, smoke: bool = False) -> dict[str, object]:
         older = full[:at] + full[at + 2 :]
         sandboxes = {
             "host": [probe],
-            "isolated": [*_bwrap(probe)[:1], "--unshare-net", *_bwrap(probe)[1:]],
+            "isolated": [*_bwrap(probe)[:1], "--unshare-net", "--unshare-ipc", *_bwrap(probe)[1:]],
             "blackhole": ["ip", "netns", "exec", ns, *_bwrap(probe)],
         }
         if smoke:  # the blackhole costs its attempts' whole limit: seconds

@@ -273,7 +273,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
-    "supervisor-allow-all": {"egress_confinement": "tcp-raw-ip"},
+    # It ignores the policy, so a revocation changes nothing either.
+    "supervisor-allow-all": {
+        "egress_confinement": "tcp-raw-ip",
+        "revocation_verified": "revoke-held",
+    },
     # Issue 25: the policy's endpoint allowed to every binary, not the one it names.
     "supervisor-any-binary": {"egress_confinement": "egress-other-binary"},
     # Issue 28: its fallback relays straight out once it is killed.
@@ -565,7 +569,7 @@ def test_missing_sentinels_are_inconclusive(tmp_path: Path) -> None:
 UNSHARED_ALLOWED = """[runtimes.bwrap-private-allowed]
 kind = "command"
 argv = [
-  "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "bwrap", "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session",
   "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
   "--ro-bind", "{probe}", "/probe", "--tmpfs", "/allowed", "--ro-bind", "{helpers}", "/helpers",
   "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}",
@@ -579,7 +583,7 @@ FAKE_BOOT_ID = """
 [runtimes.bwrap-fake-kernel]
 kind = "command"
 argv = [
-  "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+  "bwrap", "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session",
   "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
   "--cap-add", "CAP_SYS_ADMIN",
   "--ro-bind", "{probe}", "/probe", "--ro-bind", "{helpers}", "/helpers",
@@ -857,7 +861,7 @@ def test_a_runtime_without_ipv6_still_passes(tmp_path: Path) -> None:
     runtime = (
         '[runtimes.bwrap-no-ipv6]\nkind = "command"\n'
         'argv = ["sh", "-c", "exec 3<\\"$0\\" && exec \\"$@\\"", '
-        f'"{tmp_path}/no-ipv6.bpf", "bwrap", "--seccomp", "3", "--unshare-net", '
+        f'"{tmp_path}/no-ipv6.bpf", "bwrap", "--seccomp", "3", "--unshare-net", "--unshare-ipc", '
         '"--unshare-pid", "--die-with-parent", "--ro-bind", "{probe}", "/probe", '
         '"--proc", "/proc", "--dev", "/dev", "--", "/probe", "{args}"]\n'
         'expect = { egress_confinement = "enforced" }\n'

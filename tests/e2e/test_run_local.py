@@ -113,8 +113,8 @@ def test_impostor_runtime_exits_1(tmp_path: Path) -> None:
 [runtimes.gvisor]
 kind = "command"
 own_kernel = true
-argv = ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--dev", "/dev", "--proc", "/proc",
-        "--", "{probe}", "{args}"]
+argv = ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--unshare-ipc", "--dev", "/dev",
+        "--proc", "/proc", "--", "{probe}", "{args}"]
 facts = { landlock_abi = "unavailable" }
 """,
     )

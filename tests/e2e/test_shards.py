@@ -22,7 +22,7 @@ flags = ["--network=none"]
 facts = { landlock_abi = "unavailable" }
 [runtimes.bwrap]
 kind = "command"
-argv = ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent",
+argv = ["bwrap", "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent",
         "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
         "--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed",
         "--proc", "/proc", "--dev", "/dev", "--", "/probe", "{args}"]
