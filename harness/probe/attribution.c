@@ -71,29 +71,9 @@ static int other_connect(const char *marker, long *port, int *back)
 {
     const char *path = need(&o.other_binary), *dst = need(&o.allowed_tcp);
     char out[1024];
-    int p[2], st;
-    if (pipe2(p, O_CLOEXEC) != 0)
-        fail(errno, "pipe");
-    if ((g_target = fork()) < 0)
-        fail(errno, "fork");
-    if (g_target == 0) {
-        char *const argv[] = { (char *)path, "connect", (char *)need(&o.tag), (char *)marker,
-                               (char *)dst, (char *)need(&o.nonce), NULL };
-        dup2(p[1], STDOUT_FILENO);
-        execv(path, argv);
-        dprintf(STDOUT_FILENO, "{\"exec_errno\":%d}\n", errno);
-        _exit(127);
-    }
-    close(p[1]);
-    size_t n = recv_until(p[0], out, sizeof out - 1, 1, check_end());
-    out[n] = '\0';
-    if (errno == ETIMEDOUT)
-        kill(g_target, SIGKILL);
-    close(p[0]);
-    while (waitpid(g_target, &st, 0) < 0)
-        if (errno != EINTR)
-            fail(errno, "waitpid(other)");
-    g_target = 0;
+    char *const argv[] = { (char *)path, "connect", (char *)need(&o.tag), (char *)marker,
+                           (char *)dst, (char *)need(&o.nonce), NULL };
+    int st = run_program(path, argv, NULL, 0, 1, out, sizeof out);
     const char *ee = strstr(out, "\"exec_errno\":"), *ce = strstr(out, "\"connect_errno\":"),
                *sp = strstr(out, "\"src_port\":"), *nb = strstr(out, "\"nonce_back\":");
     if (ee)

@@ -92,18 +92,6 @@ static uint64_t ll_right(const char *name)
     fatal(2, "confine: unknown Landlock right %s", name);
 }
 
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#endif
-#ifndef SYS_removexattrat
-#define SYS_removexattrat 466
-#endif
-#ifndef SYS_file_setattr
-#define SYS_file_setattr 469
-#endif
 #if defined(__x86_64__)
 #define CONFINE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
 #elif defined(__aarch64__)

@@ -8,18 +8,6 @@
 #include <sys/mman.h>
 #include <linux/io_uring.h>
 
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#endif
-#ifndef SYS_removexattrat
-#define SYS_removexattrat 466
-#endif
-#ifndef AT_EMPTY_PATH
-#define AT_EMPTY_PATH 0x1000
-#endif
 
 /* "<outside>/<name>" or, with the cell's tag, "<outside>/<name>-<tag>". */
 static const char *outside(const char *name, int tagged)
@@ -579,9 +567,6 @@ void chk_fs_io_uring(void)
 #ifndef SYS_file_getattr
 #define SYS_file_getattr 468
 #endif
-#ifndef SYS_file_setattr
-#define SYS_file_setattr 469
-#endif
 #define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
 #define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
 #define PROBE_FS_NODUMP_FL 0x00000040
@@ -610,9 +595,6 @@ void chk_fs_chattr_outside(void)
 
 /* ---- execute ---------------------------------------------------------------- */
 
-#ifndef SYS_execveat
-#define SYS_execveat 322
-#endif
 
 /* Run `exec-me version` in a grandchild, stdout to a pipe: by path (dirfd AT_FDCWD)
  * or through an O_PATH handle (AT_EMPTY_PATH). 1 if it ran (printed the probe's
@@ -620,32 +602,8 @@ void chk_fs_chattr_outside(void)
 static int exec_ran(const char *path, int by_handle, int *err)
 {
     char out[512];
-    int p[2], st;
-    if (pipe2(p, O_CLOEXEC) != 0)
-        fail(errno, "pipe");
-    if ((g_target = fork()) < 0)
-        fail(errno, "fork");
-    if (g_target == 0) {
-        char *const argv[] = { "exec-me", "version", NULL }, *const envp[] = { NULL };
-        dup2(p[1], STDOUT_FILENO);
-        if (by_handle) {
-            int fd = open(path, O_PATH); /* not close-on-exec: execveat runs it */
-            if (fd >= 0)
-                syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
-        } else {
-            syscall(SYS_execveat, AT_FDCWD, path, argv, envp, 0);
-        }
-        dprintf(STDOUT_FILENO, "{\"exec_errno\":%d}\n", errno);
-        _exit(127);
-    }
-    close(p[1]);
-    size_t n = recv_until(p[0], out, sizeof out - 1, 1, check_end());
-    out[n] = '\0';
-    close(p[0]);
-    kill(g_target, SIGKILL);
-    while (waitpid(g_target, &st, 0) < 0 && errno == EINTR)
-        ;
-    g_target = 0;
+    char *const argv[] = { "exec-me", "version", NULL }, *const envp[] = { NULL };
+    run_program(path, argv, envp, by_handle, 1, out, sizeof out);
     const char *ee = strstr(out, "\"exec_errno\":");
     *err = ee ? atoi(ee + 13) : EIO;
     return strstr(out, "\"type\":\"version\"") != NULL;

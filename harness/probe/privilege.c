@@ -85,27 +85,8 @@ struct whoami { unsigned euid, egid; uint64_t cap_eff; };
 static void run_whoami(const char *path, struct whoami *w)
 {
     char out[1024];
-    int p[2], st;
-    if (pipe2(p, O_CLOEXEC) != 0)
-        fail(errno, "pipe");
-    if ((g_target = fork()) < 0)
-        fail(errno, "fork");
-    if (g_target == 0) {
-        char *const argv[] = { (char *)path, "whoami", NULL };
-        dup2(p[1], STDOUT_FILENO);
-        execv(path, argv);
-        dprintf(STDOUT_FILENO, "{\"exec_errno\":%d}\n", errno);
-        _exit(127);
-    }
-    close(p[1]);
-    size_t n = recv_until(p[0], out, sizeof out - 1, 0, check_end());
-    out[n] = '\0';
-    if (errno == ETIMEDOUT)
-        kill(g_target, SIGKILL);
-    while (waitpid(g_target, &st, 0) < 0)
-        if (errno != EINTR)
-            fail(errno, "waitpid(helper)");
-    g_target = 0;
+    char *const argv[] = { (char *)path, "whoami", NULL };
+    int st = run_program(path, argv, NULL, 0, 0, out, sizeof out);
     const char *ee = strstr(out, "\"exec_errno\":"), *eu = strstr(out, "\"euid\":"),
                *ce = strstr(out, "\"cap_eff\":\"");
     if (ee)

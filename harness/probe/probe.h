@@ -165,6 +165,13 @@ extern volatile sig_atomic_t g_child;    /* in the parent: the check child now r
 int run_rows(const struct check *cs, size_t n);
 __attribute__((noreturn)) void row_done(void); /* a row's result is sent: the next row, or exit */
 double check_end(void);
+/* Run a program in a grandchild (g_target), its stdout into out (NUL-terminated):
+ * `path` itself, or the file an O_PATH handle to it opens when by_handle; envp NULL
+ * for this process's environment. Reads until the check's deadline, or a first line
+ * when one_line; then kills and reaps it. Returns its wait status; when the exec
+ * failed, out holds {"exec_errno":N}. */
+int run_program(const char *path, char *const argv[], char *const envp[], int by_handle,
+                int one_line, char *out, size_t size);
 int wait_io(int fd, short events, double end);
 ssize_t read_file(const char *path, char *buf, size_t cap);
 
@@ -317,5 +324,25 @@ __attribute__((noreturn)) void canary_main(int argc, char **argv);
 __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
+
+/* Syscalls newer than some C library headers (x86_64 and aarch64 share them). */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466
+#endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469
+#endif
+#ifndef SYS_execveat
+#define SYS_execveat 322
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
 
 #endif

@@ -348,3 +348,36 @@ void chk_selftest_light_crash(void)
     fail(0, "SIGSEGV did not end the child");
 }
 void chk_selftest_light_evidence(void) { fail(0, "pid %d", (int)getpid()); }
+
+int run_program(const char *path, char *const argv[], char *const envp[], int by_handle,
+                int one_line, char *out, size_t size)
+{
+    int p[2], st;
+    if (pipe2(p, O_CLOEXEC) != 0)
+        fail(errno, "pipe");
+    if ((g_target = fork()) < 0)
+        fail(errno, "fork");
+    if (g_target == 0) {
+        char *const *env = envp ? envp : environ;
+        dup2(p[1], STDOUT_FILENO);
+        if (by_handle) {
+            int fd = open(path, O_PATH); /* not close-on-exec: execveat runs it */
+            if (fd >= 0)
+                syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);
+        } else {
+            execve(path, argv, env);
+        }
+        dprintf(STDOUT_FILENO, "{\"exec_errno\":%d}\n", errno);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t n = recv_until(p[0], out, size - 1, one_line, check_end());
+    out[n] = '\0';
+    close(p[0]);
+    kill(g_target, SIGKILL); /* done with it, or the deadline passed */
+    while (waitpid(g_target, &st, 0) < 0)
+        if (errno != EINTR)
+            fail(errno, "waitpid(%s)", path);
+    g_target = 0;
+    return st;
+}
