@@ -145,10 +145,13 @@ facts = { landlock_abi = "unavailable" }
     assert result.code == 3, result.stderr
     rows = json.loads(result.stdout)
     missing = [r for r in rows if r["runtime"] == "runsc-missing"]
-    # Every scenario runs by default; attribution has no decision source here: skipped.
-    judged = [r for r in missing if r.get("property") != "attribution"]
-    assert len(judged) == len(missing) - 1
+    # Every scenario runs by default; attribution has no decision source here, and the
+    # outer fence's guarantees no supervisor to lose or revoke: skipped.
+    unjudged = ("attribution", "controller_loss_fails_closed", "revocation_verified")
+    judged = [r for r in missing if r.get("property") not in unjudged]
+    assert len(judged) == len(missing) - len(unjudged)
     assert judged and all(r["verdict"] == "inconclusive" for r in judged)
+    assert all(r["verdict"] == "skipped" for r in missing if r.get("property") in unjudged)
     assert "runtime unavailable on the host: /nonexistent/runsc: not found" in missing[0]["reason"]
     host = [r for r in rows if r["runtime"] == "host"]
     assert all(r["verdict"] == "skipped" for r in host if r.get("fact"))  # no expectations
@@ -291,7 +294,8 @@ flags = ["--network=none"]
 
 def test_a_matrix_without_scenarios_judges_all_four_properties(tmp_path: Path) -> None:
     """No `scenarios` key: the run judges egress, filesystem, privilege and attribution
-    (with the canary, sentinels and helpers) and records the mechanism facts."""
+    (with the canary, sentinels and helpers), the outer fence's guarantees (skipped
+    without a supervisor), and records the mechanism facts."""
     require_tool("runsc")
     (tmp_path / "inv.toml").write_text('[hosts.localhost]\ntransport = "local"\n')
     (tmp_path / "m.toml").write_text(
@@ -304,6 +308,7 @@ def test_a_matrix_without_scenarios_judges_all_four_properties(tmp_path: Path) -
     properties = {k[2]: r for k, r in v.items() if k[1] == "runsc" and r.get("property")}
     assert set(properties) == {
         "egress_confinement", "filesystem_confinement", "privilege_floor", "attribution",
+        "controller_loss_fails_closed", "revocation_verified",
     }, result.stdout + result.stderr  # fmt: skip
     for name in ("egress_confinement", "filesystem_confinement", "privilege_floor"):
         assert properties[name]["verdict"] == "pass", properties[name]
