@@ -46,7 +46,9 @@ class Plan:
 
     @property
     def scenarios(self) -> tuple[str, ...]:
-        return self.cells[0].scenarios if self.cells else ()
+        """Every scenario some cell runs, in the matrix's order."""
+        ran = {s for c in self.cells for s in c.scenarios}
+        return tuple(s for s in self.matrix.scenarios if s in ran)
 
 
 def needs_control(scenarios: Sequence[str]) -> bool:
@@ -80,8 +82,17 @@ def make_plan(
             continue
         if control is not None:
             cells.append(Cell(host=host, runtime=control, scenarios=chosen, control=True))
-        cells.extend(Cell(host=host, runtime=rt, scenarios=chosen) for rt in selected.values())
+        for rt in selected.values():
+            own = _own_scenarios(rt, chosen)
+            if own:  # none of its scenarios asked for: the runtime is not run
+                cells.append(Cell(host=host, runtime=rt, scenarios=own))
     return Plan(matrix=matrix, cells=tuple(cells))
+
+
+def _own_scenarios(runtime: Runtime, chosen: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen scenarios this runtime runs: its own `scenarios`, if it has them."""
+    own = runtime.spec.scenarios
+    return chosen if own is None or runtime.kind == "host" else tuple(s for s in chosen if s in own)
 
 
 def shard(plan: Plan, index: int, total: int) -> Plan:

@@ -20,6 +20,17 @@ struct shm_slot { uint32_t state; int32_t pid; char text[248]; };
 
 struct ipc_msg { long mtype; char text[512]; };
 
+/* The POSIX queue is made small: the default (10 messages of 8 KiB) costs ~80 KiB
+ * of the owner's RLIMIT_MSGQUEUE (800 KiB), so ten canaries on one host (or queues
+ * left behind by killed ones) would exhaust it. A HARNESS line is under 256 bytes. */
+#define MQ_MAXMSG 8
+#define MQ_MSGSIZE 256
+
+/* How long a writer waits for room in a full queue or segment (the canary drains
+ * them ten times a second) before it reports an error: a full queue is a crowded
+ * receiver, never a fence, so it must not read as blocked. */
+#define IPC_ROOM_MS 2000
+
 static int parse_key(const char *s, key_t *key)
 {
     char *end = NULL;
@@ -105,7 +116,8 @@ int ipc_canary_open(const char *sysv, const char *mqueue)
     if (mqueue[0] != '/' || strchr(mqueue + 1, '/') || strlen(mqueue) >= sizeof g_mq_name)
         fatal(2, "bad --mqueue (want /NAME): %s", mqueue);
     mode_t old = umask(0);
-    g_mq = mq_open(mqueue, O_RDONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0622, NULL);
+    struct mq_attr attr = { .mq_maxmsg = MQ_MAXMSG, .mq_msgsize = MQ_MSGSIZE };
+    g_mq = mq_open(mqueue, O_RDONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0622, &attr);
     umask(old);
     if (g_mq == (mqd_t)-1) {
         snprintf(what, sizeof what, "mq %s", mqueue);
@@ -175,6 +187,19 @@ static void ipc_line(const char *id, char *out, size_t cap)
     snprintf(out, cap, "HARNESS %s %s\n", o.tag, id);
 }
 
+/* msgsnd, waiting up to IPC_ROOM_MS for room (EAGAIN then means still full). */
+static int msg_send(int id, const struct ipc_msg *m)
+{
+    double until = now_ms() + IPC_ROOM_MS;
+    for (;;) {
+        if (msgsnd(id, m, strlen(m->text), IPC_NOWAIT) == 0)
+            return 0;
+        if (errno != EAGAIN || now_ms() >= until)
+            return -1;
+        usleep(20 * 1000);
+    }
+}
+
 static void try_msg(key_t key, const char *where)
 {
     double t0 = now_ms();
@@ -184,9 +209,12 @@ static void try_msg(key_t key, const char *where)
     if (id < 0) {
         int e = errno;
         att_line("ipc-sysv-msg", "blocked", e, "msgget: no queue of the canary's in reach", t0, where, 0, NULL);
-    } else if (msgsnd(id, &m, strlen(m.text), IPC_NOWAIT) != 0) {
+    } else if (msg_send(id, &m) != 0) {
         int e = errno;
-        att_line("ipc-sysv-msg", "blocked", e, "msgsnd to the canary's queue", t0, where, 0, NULL);
+        if (e == EAGAIN)
+            att_line("ipc-sysv-msg", "error", e, "the canary's queue stayed full", t0, where, 0, NULL);
+        else
+            att_line("ipc-sysv-msg", "blocked", e, "msgsnd to the canary's queue", t0, where, 0, NULL);
     } else {
         att_line("ipc-sysv-msg", "succeeded", 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,
@@ -230,13 +258,19 @@ static void try_mq(const char *name)
     char text[300], where[300];
     snprintf(where, sizeof where, "mq %s", name);
     ipc_line("ipc-posix-mq", text, sizeof text);
-    mqd_t q = mq_open(name, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    mqd_t q = mq_open(name, O_WRONLY | O_CLOEXEC);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += IPC_ROOM_MS / 1000;
     if (q == (mqd_t)-1) {
         int e = errno;
         att_line("ipc-posix-mq", "blocked", e, "mq_open: no queue of the canary's in reach", t0, where, 0, NULL);
-    } else if (mq_send(q, text, strlen(text), 0) != 0) {
+    } else if (mq_timedsend(q, text, strlen(text), 0, &until) != 0) {
         int e = errno;
-        att_line("ipc-posix-mq", "blocked", e, "mq_send to the canary's queue", t0, where, 0, NULL);
+        if (e == ETIMEDOUT)
+            att_line("ipc-posix-mq", "error", e, "the canary's queue stayed full", t0, where, 0, NULL);
+        else
+            att_line("ipc-posix-mq", "blocked", e, "mq_send to the canary's queue", t0, where, 0, NULL);
     } else {
         att_line("ipc-posix-mq", "succeeded", 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,

@@ -286,6 +286,25 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
     return spec
 
 
+def _check_runtime_scenarios(name: str, raw: object, matrix: list[str], *, file: str) -> None:
+    """A runtime's own `scenarios` are some of the matrix's. The host runtime runs
+    them all: it is every other cell's control on its host."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("scenarios"), list):
+        return  # absent, or a wrong type the runtime's validation names
+    chosen, key = raw["scenarios"], f"runtimes.{_part(name)}.scenarios"
+    if raw.get("kind") == "host":
+        raise SpecError(file, key, "the host runtime is every cell's control: it runs them all")
+    if not chosen:
+        raise SpecError(file, key, "names no scenario (leave the runtime out instead)")
+    for i, scenario in enumerate(chosen):
+        if scenario not in matrix:
+            raise SpecError(
+                file,
+                f"{key}[{i}]",
+                f"{scenario!r} is not one of the matrix's scenarios ({', '.join(matrix)})",
+            )
+
+
 def _with_policy(spec: RuntimeSpec, raw: object, base: Path, *, file: str, key: str) -> RuntimeSpec:
     """The runtime entry with its declared policy loaded (docs/policy.md): a policy
     file's path, relative to the matrix, or the same fields as an inline table."""
@@ -416,6 +435,8 @@ def load_matrix(path: Path | str) -> Matrix:
             f"{len(selected)} hosts x {len(mf.runtimes)} runtimes = {cells} cells, more than"
             f" the {MAX_CELLS} one matrix may plan; split it into several matrices",
         )
+    for name, raw_rt in mf.runtimes.items():
+        _check_runtime_scenarios(name, raw_rt, scenarios, file=shown)
     runtimes = {
         name: _with_policy(
             _load_runtime(name, raw_rt, file=shown),

@@ -242,6 +242,9 @@ SUPERVISED_KINDS = ("runsc", "oci", "command")
 
 
 class _RuntimeBase(_Strict):
+    # Only these of the matrix's scenarios run in this runtime's cells (default: all):
+    # a matrix of mutants runs each one's own, not every scenario in every sandbox.
+    scenarios: list[Name] | None = None
     facts: dict[Name, FactValue] = {}
     expect: dict[Property, Expectation] = {}
     attribution: AttributionSource | None = None

@@ -4,8 +4,11 @@ stderr with exit 86 and leaves nothing running."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -118,3 +121,83 @@ def _free_udp6() -> int:
     with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
         s.bind(("::1", 0))
         return int(s.getsockname()[1])
+
+
+class _MqAttr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
+                ("pad", ctypes.c_long * 4)]  # fmt: skip
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _mq_open(name: str, flags: int, attr: _MqAttr | None = None) -> int:
+    """POSIX mq_open (no binding in the standard library): the descriptor, or -errno."""
+    fd = _LIBC.mq_open(name.encode(), flags, 0o600, ctypes.byref(attr) if attr else None)
+    return int(fd) if fd >= 0 else -ctypes.get_errno()
+
+
+def _tag(n: int) -> str:
+    return f"t{os.getpid()}-{n}"
+
+
+def _msgqueue_rlimit() -> None:  # the kernel's default for every user: 800 KiB
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (819200, 819200))
+
+
+def test_a_dozen_canaries_each_make_their_queues_and_remove_them(
+    probe: Path, tmp_path: Path
+) -> None:
+    """What failed CI: every canary's POSIX queue took ~80 KiB of its owner's 800 KiB
+    RLIMIT_MSGQUEUE, so from the tenth canary on one host (or fewer, with queues left
+    by killed ones) none could be made and every sandbox's ipc-posix-mq check was
+    inconclusive. A dozen at once now all bind, and each removes its own at SIGTERM."""
+    pids, names = [], [f"/harness-test-{_tag(n)}" for n in range(12)]
+    try:
+        for n, name in enumerate(names):
+            log = tmp_path / f"canary{n}.log"
+            argv = [str(probe), "canary", "--tcp", f"127.0.0.1:{free_port('127.0.0.1')}",
+                    "--sysv", hex(0x7A000000 + os.getpid() % 0x10000 * 16 + n), "--mqueue", name,
+                    "--nonce", "n0nce", "--daemon", str(log)]  # fmt: skip
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+                                  preexec_fn=_msgqueue_rlimit)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            pids.append(int(done.stdout.strip().removeprefix("pid=")))
+            assert '"unbound"' not in log.read_text(), log.read_text()
+        assert all(_mq_open(name, os.O_WRONLY) >= 0 for name in names)
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [_mq_open(name, os.O_WRONLY) for name in names] == [-errno.ENOENT] * len(names)
+
+
+def test_a_full_queue_is_an_error_never_blocked(probe: Path, tmp_path: Path) -> None:
+    """A queue crowded by other cells' lines is a busy receiver, not a fence: the
+    sweep waits for room, then reports an error (inconclusive), never `blocked`
+    (which would certify a sandbox that shares the host's IPC namespace)."""
+    name = f"/harness-test-full-{_tag(0)}"
+    attr = _MqAttr(maxmsg=1, msgsize=256)
+    fd = _mq_open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, attr)
+    assert fd >= 0, os.strerror(-fd)
+    try:
+        assert _LIBC.mq_send(fd, b"x", 1, 0) == 0
+        argv = [str(probe), "run", "--tag", "t", "--nonce", "n", "--denied-name", "d.test",
+                "--canary-tcp", "127.0.0.1:9", "--high-port", "40000", "--canary-mq", name,
+                "egress-confinement"]  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        lines = [json.loads(line) for line in done.stdout.splitlines()]
+        (mq,) = [x for x in lines if x.get("id") == "ipc-posix-mq"]
+        assert mq["outcome"] == "error" and "stayed full" in mq["detail"], mq
+        buf = ctypes.create_string_buffer(256)
+        assert _LIBC.mq_receive(fd, buf, 256, None) == 1  # room again: the next one lands
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        (mq,) = [json.loads(x) for x in done.stdout.splitlines() if '"ipc-posix-mq"' in x]
+        assert mq["outcome"] == "succeeded", mq
+        assert _LIBC.mq_receive(fd, buf, 256, None) > 0 and b"HARNESS t ipc-posix-mq" in buf.value
+    finally:
+        os.close(fd)
+        _LIBC.mq_unlink(name.encode())
