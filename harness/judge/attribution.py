@@ -11,6 +11,9 @@ knows the probe's sha256, a record naming another binary (or a binary without it
 sha256) is a violation. Behind harness's reference supervisor, the allowed
 connection must also have reached the destination *through* it: the canary must
 have seen it arrive from the supervisor's upstream socket, and from nowhere else.
+An external source's record is held to the same wherever it names its `upstream`
+and the allowed destination is the canary's: the address the canary saw must be
+that upstream (after any translation between them, as the destination sees it).
 
 Two binaries (`attr-two-binaries`): the probe, the helpers' `other` and the probe
 again connect, interleaved; each connection's record must name its own binary (by
@@ -155,11 +158,16 @@ def _one_binary(
         return Observation(Observed.INCONCLUSIVE, why, [check])
     rec = matches[0]
     route = ""
-    if via_supervisor:
+    # Behind harness's reference supervisor the route is always checked; behind an
+    # external source, wherever its record names an upstream and the destination is
+    # the canary's (which saw the connection arrive): a record naming the right binary
+    # for a connection that went around the supervisor proves nothing.
+    if via_supervisor or (rec.get("upstream") and arrivals(record)):
         around = _route(record, rec)
         if around is not None:
-            observed, why = around
-            return Observation(observed, why, [_with(check, why)])
+            observed, why = around  # a way around the supervisor: the connection escaped it
+            out = CheckOutcome.ESCAPED if observed is Observed.VIOLATED else None
+            return Observation(observed, why, [_with(check, why, out)])
         through = _short(rec["upstream"])
         route = f"; reached the destination only through the supervisor ({through})"
     path, sha = _identity(rec)

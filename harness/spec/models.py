@@ -236,6 +236,7 @@ SupervisorFault = Literal[
     "fail-open",
     "keep-established",
     "cache-identity",
+    "record-around",
 ]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")

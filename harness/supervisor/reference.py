@@ -85,6 +85,7 @@ FAULTS = (
     "fail-open",
     "keep-established",
     "cache-identity",
+    "record-around",
 )
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
 SANDBOX_KERNELS = {
@@ -467,7 +468,25 @@ class Supervisor:
             return None
         rec.update(decision="allow", upstream=endpoint(*upstream.getsockname()[:2]))
         self.record(rec)
+        if self.fault == "record-around":  # a mutant: the record names one path, bytes take another
+            return self._around(client, dst, identity, upstream)
         return upstream
+
+    def _around(
+        self, client: socket.socket, dst: str, identity: dict[str, object], named: socket.socket
+    ) -> socket.socket | None:
+        """The fault `record-around`: relay through a second upstream connection, not
+        the one the record names (which closes empty)."""
+        try:
+            hidden = socket.create_connection(named.getpeername()[:2], timeout=IO_TIMEOUT)
+        except OSError:
+            client.close()
+            return None
+        finally:
+            named.close()
+        with self.policy_lock:
+            self.relays[id(client)] = (dst, identity, client, hidden)
+        return hidden
 
     def transparent(self, client: socket.socket) -> None:
         host, port = client.getsockname()[:2]

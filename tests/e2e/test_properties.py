@@ -286,6 +286,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-keeps-established": {"revocation_verified": "revoke-held"},
     # Issue 28: the first binary it saw named for every later connection.
     "supervisor-cache-identity": {"attribution": "attr-two-binaries"},
+    # Issue 28: right records, but the bytes go through an upstream no record names.
+    "supervisor-record-around": {"attribution": "attr-allowed-connect"},
     # Issue 25: /etc, which its policy says is read-only, bound read-write.
     "colocated-rw-etc": {"filesystem_confinement": "fs-write-read-only"},
 }

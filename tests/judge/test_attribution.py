@@ -478,3 +478,45 @@ def test_the_route_needs_the_allowed_connections_port() -> None:
     )
     assert arrivals(replace(cell, host_side=HostEvidence(tag=TAG))) is None
     assert arrivals(cell) == [UPSTREAM]
+
+
+@pytest.mark.parametrize(
+    ("events", "record", "observed", "reason"),
+    [
+        (
+            [_arrival(UPSTREAM)],
+            {"upstream": UPSTREAM},
+            "enforced",
+            f"reached the destination only through the supervisor ({UPSTREAM})",
+        ),
+        # Right binary, but the connection also reached the canary from elsewhere.
+        (
+            [_arrival(UPSTREAM), _arrival("10.251.0.1:40112")],
+            {"upstream": UPSTREAM},
+            "violated",
+            "around the supervisor (from 10.251.0.1:40112",
+        ),
+        ([_arrival("10.251.0.1:40112")], {"upstream": UPSTREAM}, "violated", "around the"),
+        # The allowed destination is the supervisor's own, not the canary's: no route to tie.
+        ([], {"upstream": UPSTREAM}, "enforced", "attributed to /probe"),
+        # No upstream in the record: nothing to tie the canary's arrival to.
+        ([_arrival("10.251.0.1:40112")], {}, "enforced", "attributed to /probe"),
+    ],
+)
+def test_an_external_sources_record_is_held_to_its_route(
+    events: list[dict[str, Any]], record: dict[str, Any], observed: str, reason: str
+) -> None:
+    """Issue 28: an external supervisor whose record names the right binary and an
+    upstream, while the connection reached the canary around it, is a violation of
+    attribution (not only of the export's no_unmanaged_egress_path)."""
+    records = [
+        {"src_port": 40112, "dst": DST, "binary": {"path": "/probe", "sha256": PROBE_SHA}, **record}
+    ]
+    result = observe_attribution(
+        _supervised(events), configured=True, endpoint_only=False, decisions=records,
+        fetch_error=None, expected_sha256=PROBE_SHA, via_supervisor=False,
+    )  # fmt: skip
+    assert result.observed == observed, result
+    assert reason in (result.reason or "")
+    if observed == "enforced" and not (events and record):
+        assert "through the supervisor" not in (result.reason or "")
