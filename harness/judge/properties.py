@@ -331,6 +331,9 @@ def observe(
                 why = "no usable control cell (host runtime) on this host"
             else:
                 why = f"its control did not escape (host runtime: {result.control or 'missing'})"
+                unmade = (record.host_side.canary_unbound or {}).get(check.id)
+                if unmade:  # the host's canary, shared by the cell and its control
+                    why += f"; the canary could not make its object there: {unmade}"
             return Observation(Observed.INCONCLUSIVE, f"{check.id} blocked, but {why}", results)
     intercepted = [c.id for c in asked if (got := mine.get(c.id)) and got.intercepted]
     return Observation(

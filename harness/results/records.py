@@ -181,6 +181,9 @@ class HostEvidence:
     canary_events: list[dict[str, Any]] | None = None
     canary_error: str | None = None
     canary_has: list[str] | None = None  # "ipv4", "ipv6", "capture": what it can see
+    # The canary's IPC objects it could not make, by the check aiming at each, with
+    # the error (a limit reached, a kernel without them): those checks' controls fail.
+    canary_unbound: dict[str, str] | None = None
     settled: float | None = None  # seconds waited after the host's last sandbox, if any
     # Arrivals at the canary that no attempt of any cell on the host explains (the
     # first few): a crossing by an unknown way, held against every cell there.
