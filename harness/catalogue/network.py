@@ -63,7 +63,7 @@ ROWS: tuple[Row, ...] = (
         "other IP protocols: UDP-Lite and raw IP",
         ("socket", "sendto"),
         checks=("udplite4", "udplite6", "rawip4", "rawip6"),
-        target="the canary's addresses, seen by its capture (netns mode)",
+        target="the canary's addresses, seen by its capture (listen mode: as root)",
         kernels="all (raw IP with CAP_NET_RAW)",
     ),
     _net(

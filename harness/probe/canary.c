@@ -310,7 +310,8 @@ static int g_ready_fd = -1;
 
 /*
  * Fork a daemon that logs to `log` in a session of its own; the caller's process
- * waits until the daemon says it is ready, then prints "pid=N" and exits 0. If
+ * waits until the daemon says it is ready, then prints "pid=N" (and a line
+ * "capture=on" when its listen-mode capture runs, `--capture-to`) and exits 0. If
  * the daemon fails first (or takes over 10 s), its log goes to stderr and the
  * exit status is 86. No polling: the daemon closes the pipe by writing a byte,
  * or by dying. Returns in the daemon only.
@@ -340,7 +341,7 @@ static void canary_daemonize(const char *log)
     char c;
     int waited = poll(&pf, 1, 10000);
     if (waited > 0 && read(p[0], &c, 1) == 1) {
-        dprintf(1, "pid=%d\n", (int)pid);
+        dprintf(1, "pid=%d\n%s", (int)pid, c == 'c' ? "capture=on\n" : "");
         _exit(0);
     }
     if (waited == 0) {
@@ -459,6 +460,108 @@ static int capture_open(void)
     return fd;
 }
 
+/* --capture-to IP (listen mode, up to four): the capture in the host's own namespace,
+ * where the canary's addresses also get the host's ordinary traffic (an SSH session
+ * to the host's address, its services). A classic BPF filter passes only packets sent
+ * to one of these addresses, so the host's other traffic never reaches user space;
+ * lo is watched too (a sandbox sharing the host's namespace reaches a local address
+ * through it), and only a packet carrying a harness marker or of a protocol other
+ * than TCP, UDP and ICMP is logged: an unmarked SYN or datagram to the host's
+ * address is someone's ordinary traffic, and the listeners log harness's own. */
+#define MAX_CAPTURE_TO 4
+static struct { int family; unsigned char ip[16]; } g_cap_to[MAX_CAPTURE_TO];
+static size_t g_ncap_to;
+
+static void capture_to(const char *ip)
+{
+    const char *bare = ip;
+    char buf[INET6_ADDRSTRLEN + 2];
+    if (ip[0] == '[') { /* [IPv6], as the listeners spell it */
+        snprintf(buf, sizeof buf, "%s", ip + 1);
+        buf[strcspn(buf, "]")] = '\0';
+        bare = buf;
+    }
+    if (g_ncap_to == MAX_CAPTURE_TO)
+        fatal(2, "too many --capture-to (at most %d)", MAX_CAPTURE_TO);
+    int f = strchr(bare, ':') ? AF_INET6 : AF_INET;
+    if (inet_pton(f, bare, g_cap_to[g_ncap_to].ip) != 1)
+        fatal(2, "bad --capture-to (want an IPv4 or IPv6 address): %s", ip);
+    g_cap_to[g_ncap_to++].family = f;
+}
+
+/* The filter: the ethertype (SKF_AD_PROTOCOL), then the destination address, read
+ * from the network header where a cooked (SOCK_DGRAM) packet socket's data starts.
+ * Each IPv4 address is one comparison; each IPv6 address four, one per word. */
+static size_t capture_filter(struct sock_filter *f)
+{
+    size_t n4 = 0, n6 = 0, n = 0;
+    for (size_t i = 0; i < g_ncap_to; i++)
+        g_cap_to[i].family == AF_INET ? n4++ : n6++;
+    size_t v6 = 3 + n4 + 1, drop = v6 + 1 + 8 * n6, accept = drop + 1;
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, SKF_AD_OFF + SKF_AD_PROTOCOL);
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0800, 0, (uint8_t)(v6 - 2));
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16);
+    for (size_t i = 0; i < g_ncap_to; i++) {
+        if (g_cap_to[i].family != AF_INET)
+            continue;
+        uint32_t a;
+        memcpy(&a, g_cap_to[i].ip, 4);
+        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(a), (uint8_t)(accept - n - 1), 0);
+        n++;
+    }
+    f[n] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(drop - n - 1));
+    n++;
+    f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x86dd, 0, (uint8_t)(drop - n - 1));
+    n++;
+    for (size_t i = 0; i < g_ncap_to; i++) {
+        if (g_cap_to[i].family != AF_INET6)
+            continue;
+        size_t next = n + 8;
+        for (int w = 0; w < 4; w++) {
+            uint32_t a;
+            memcpy(&a, g_cap_to[i].ip + 4 * w, 4);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(24 + 4 * w));
+            f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(a),
+                                                (uint8_t)(w == 3 ? accept - n - 1 : 0),
+                                                (uint8_t)(next - n - 1));
+            n++;
+        }
+    }
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0x40000);
+    return n;
+}
+
+/* The listen-mode capture, or -1: a canary that cannot capture (not root, no packet
+ * sockets) still runs, and says why in an "unbound" event; the checks that need the
+ * capture are then not asked. The socket is made for no protocol and bound to every
+ * one only once its filter is attached: nothing unfiltered is ever queued. */
+static int capture_open_to(void)
+{
+    struct sock_filter prog[4 + 2 * MAX_CAPTURE_TO + 8 * MAX_CAPTURE_TO];
+    struct sock_fprog fp = { .len = (unsigned short)capture_filter(prog), .filter = prog };
+    struct sockaddr_ll all = { .sll_family = AF_PACKET, .sll_protocol = htons(0x0003 /* ETH_P_ALL */) };
+    int size = 4 << 20;
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) != 0
+                    || bind(fd, (struct sockaddr *)&all, sizeof all) != 0)) {
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    if (fd < 0) {
+        Buf b = { .n = 0 };
+        bput(&b, "{\"event\":\"unbound\",\"proto\":\"capture\"");
+        bkv(&b, "error", strerror(errno));
+        bput(&b, "}");
+        emit(&b);
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    return fd;
+}
+
 /* The printable text around the first "harness" in p (case-insensitive), or "". */
 static void capture_mark(const unsigned char *p, size_t n, char *out, size_t cap)
 {
@@ -488,7 +591,7 @@ static void capture_read(int fd)
             continue;
         if (n < 0)
             return;
-        if (from.sll_pkttype == PACKET_OUTGOING || from.sll_ifindex == lo)
+        if (from.sll_pkttype == PACKET_OUTGOING || (from.sll_ifindex == lo && !g_ncap_to))
             continue;
         unsigned proto_eth = ntohs(from.sll_protocol), l4 = 0;
         size_t hl = 0;
@@ -545,6 +648,8 @@ static void capture_read(int fd)
             off = l4 == 136 ? 8 : l4 == 132 ? 12 : 0;
             keep = 1;
         }
+        if (g_ncap_to && (l4 == 6 || l4 == 17 || l4 == 1 || l4 == 58))
+            keep = 0; /* listen mode: the host's own traffic, unless marked */
         char mark[200] = "";
         if (off < tn)
             capture_mark(t + off, tn - off, mark, sizeof mark);
@@ -601,6 +706,10 @@ void canary_main(int argc, char **argv)
     for (int i = 2; i < argc; i += 2) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int dns = !strcmp(opt, "--dns");
+        if (!strcmp(opt, "--capture-to") && val) {
+            capture_to(val);
+            continue;
+        }
         if (!strcmp(opt, "--capture")) {
             capture = 1;
             i--; /* a flag: no value */
@@ -671,6 +780,8 @@ void canary_main(int argc, char **argv)
         canary_network6(iface, cidr6, gw6);
     if (capture)
         cap_fd = capture_open();
+    else if (g_ncap_to)
+        cap_fd = capture_open_to();
     for (size_t k = 0; k < nl; k++)
         if (!ls[k].early)
             ls[k].fd = canary_bind(&ls[k]);
@@ -680,8 +791,8 @@ void canary_main(int argc, char **argv)
     Buf b = { .n = 0 };
     bput(&b, "{\"event\":\"ready\",\"pid\":%d}", (int)getpid());
     emit(&b);
-    if (g_ready_fd >= 0) {
-        (void)!write(g_ready_fd, "r", 1);
+    if (g_ready_fd >= 0) { /* "c": ready, and capturing in listen mode */
+        (void)!write(g_ready_fd, g_ncap_to && cap_fd >= 0 ? "c" : "r", 1);
         close(g_ready_fd);
     }
 

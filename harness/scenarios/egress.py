@@ -9,8 +9,8 @@ io_uring, the canary's abstract unix name, the host's own addresses, every socke
 held at the start, and the canary's System V and POSIX IPC objects in the host's IPC
 namespace. A
 check the canary cannot prove (an IPv6 one in listen mode without `address6`; ICMP,
-UDP-Lite and raw IP without the netns canary's packet capture) is left out of the
-verdict, and the verdict says so.
+UDP-Lite and raw IP without its packet capture: a listen-mode canary that could not
+open its packet socket) is left out of the verdict, and the verdict says so.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pytest
 from harness.catalogue.network import ROWS
 from tests.conftest import Lab, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
-from tests.lab import require_tool
+from tests.lab import free_port, require_tool
 from tests.supervisor import Supervisor
 
 PROPERTIES = ("egress_confinement", "filesystem_confinement", "privilege_floor")
@@ -905,3 +906,62 @@ def test_a_supervised_runtime_without_network_scenarios_still_runs_behind_it(
     supervisors = manifest["hosts"]["localhost"]["supervisors"]
     assert supervisors["runsc-supervised"]["error"] is None
     assert _no_harness_namespaces(manifest["run_id"])
+
+
+def _ordinary_traffic(address: str, stop: threading.Event) -> None:
+    """What any host's address gets besides harness's: unmarked TCP connections and UDP
+    datagrams to ports nobody listens on (only the capture could see them)."""
+    port = free_port(address)
+    while not stop.wait(0.05):
+        with contextlib.suppress(OSError):
+            socket.create_connection((address, port), timeout=1).close()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"an ordinary datagram\n", (address, port))
+
+
+def test_a_listen_canary_captures_a_sandbox_sharing_the_hosts_network(tmp_path: Path) -> None:
+    """A listen-mode canary on a loopback address captures too: UDP-Lite and raw IP
+    from a bwrap sandbox that shares the host's network reach it (asked, escaped),
+    while the unmarked TCP and UDP the same address gets all along explain nothing
+    and count against nobody (no unexplained arrival)."""
+    require_tool("bwrap")
+    address = f"127.{100 + os.getpid() % 100}.{os.getpid() % 250}.9"
+    ports = [free_port(address) for _ in range(5)]
+    canary = (
+        f'[canary]\nmode = "listen"\naddress = "{address}"\ntcp_port = {ports[0]}\n'
+        f"allowed_port = {ports[1]}\ndns_port = {ports[2]}\nalt_dns_port = {ports[3]}\n"
+        f"doh_port = {ports[4]}\n"
+    )
+    runtime = (
+        '[runtimes.bwrap-hostnet]\nkind = "command"\n'
+        'argv = ["bwrap", "--unshare-ipc", "--unshare-pid", "--die-with-parent", '
+        '"--ro-bind", "{probe}", "/probe", "--proc", "/proc", "--dev", "/dev", '
+        '"--", "/probe", "{args}"]\n'
+    )
+    matrix = _matrix(
+        tmp_path,
+        '[runtimes.host]\nkind = "host"\n' + runtime,
+        scenarios='["egress-confinement"]',
+        canary=canary,
+    )
+    stop = threading.Event()
+    traffic = threading.Thread(target=_ordinary_traffic, args=(address, stop))
+    traffic.start()
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        stop.set()
+        traffic.join()
+    out = tmp_path / "out"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["hosts"]["localhost"]["canary"]["capture"] is True, result.stderr
+    row = verdicts_of(out)[("localhost", "bwrap-hostnet", "egress_confinement")]
+    assert row["observed"] == "violated", row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("udplite4", "rawip4", "icmp4"):
+        assert (checks[check_id]["outcome"], checks[check_id]["control"]) == (
+            "escaped",
+            "escaped",
+        ), checks[check_id]
+    for cell in cells_of(out).values():
+        assert not cell["host_side"].get("canary_unexplained"), cell["host_side"]

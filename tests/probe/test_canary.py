@@ -4,6 +4,7 @@ stderr with exit 86 and leaves nothing running."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -19,7 +20,7 @@ import pytest
 
 from harness.fixtures.canary import NOT_READY
 from harness.probe.build import build_probe
-from tests.lab import free_port
+from tests.lab import free_port, require_tool
 
 
 def _canary(probe: Path, port: int, log: Path) -> list[str]:
@@ -201,3 +202,78 @@ def test_a_full_queue_is_an_error_never_blocked(probe: Path, tmp_path: Path) -> 
     finally:
         os.close(fd)
         _LIBC.mq_unlink(name.encode())
+
+
+def _listen_capture(
+    probe: Path, log: Path, *addresses: str, pre: list[str] | None = None
+) -> tuple[int, bool]:
+    """A canary in the host's namespace, capturing what is sent to `addresses`: its
+    pid, and whether it said its capture runs."""
+    argv = [*(pre or []), str(probe), "canary", "--tcp", f"{addresses[0]}:{free_port('127.0.0.1')}",
+            *[x for a in addresses for x in ("--capture-to", a)],
+            "--nonce", "n0nce", "--daemon", str(log)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    return int(lines[0].removeprefix("pid=")), lines[1:] == ["capture=on"]
+
+
+def _send(address: str, proto: int, payload: bytes, port: int = 0) -> None:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    kind = socket.SOCK_RAW if proto == 253 else socket.SOCK_DGRAM
+    with socket.socket(family, kind, proto) as s:
+        s.sendto(payload, (address, port))
+
+
+def test_a_listen_capture_logs_only_marked_or_unusual_packets_to_its_addresses(
+    probe: Path, tmp_path: Path
+) -> None:
+    """In the host's namespace (lo included) the capture sees UDP-Lite and raw IP sent
+    to the canary's addresses, marked or not; a marked datagram to another address,
+    and the ordinary unmarked TCP and UDP any host's address gets, never reach its log."""
+    mine, other = f"127.{100 + os.getpid() % 100}.{os.getpid() % 250}.7", "127.0.0.1"
+    log, tag = tmp_path / "canary.log", _tag(0)
+    pid, captures = _listen_capture(probe, log, mine, "::1")
+    assert captures, log.read_text()
+    try:
+        for address in (mine, other):
+            _send(address, 136, f"HARNESS {tag} udplite4\n".encode(), 40001)  # UDP-Lite
+            _send(address, 253, f"HARNESS {tag} rawip4\n".encode())
+            _send(address, 17, b"an ordinary datagram\n", 40002)
+            with contextlib.suppress(OSError):  # an ordinary connection, refused
+                socket.create_connection((address, free_port(mine)), timeout=1).close()
+        _send(mine, 253, b"no marker\n")
+        _send(mine, 17, f"HARNESS {tag} udp4\n".encode(), 40003)
+        _send("::1", 253, f"HARNESS {tag} rawip6\n".encode())
+        deadline = time.monotonic() + 5
+        while f"{tag} rawip6" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    packets = [e for e in map(json.loads, log.read_text().splitlines()) if e["event"] == "packet"]
+    assert all(p["dst"] in (mine, "::1") for p in packets), packets
+    assert all(p.get("mark") for p in packets if p["proto"] in ("tcp", "udp", "icmp", "icmp6"))
+    seen = {(p["proto"], p["dst"], p.get("mark", "")) for p in packets}
+    assert {
+        ("udplite", mine, f"HARNESS.{tag}.udplite4."),
+        ("ip253", mine, f"HARNESS.{tag}.rawip4."),
+        ("ip253", mine, ""),
+        ("udp", mine, f"HARNESS.{tag}.udp4."),
+        ("ip253", "::1", f"HARNESS.{tag}.rawip6."),
+    } <= seen
+    assert len([p for p in packets if tag in p.get("mark", "")]) == 4  # each once: no OUTGOING
+
+
+def test_a_canary_that_cannot_capture_says_so_and_still_runs(probe: Path, tmp_path: Path) -> None:
+    """Without CAP_NET_RAW there is no packet socket: the canary logs why, starts all
+    the same, and does not claim the capture ("capture=on"), so nothing relies on it."""
+    require_tool("setpriv")
+    log = tmp_path / "canary.log"
+    pid, captures = _listen_capture(
+        probe, log, "127.0.0.1", pre=["setpriv", "--bounding-set", "-net_raw"]
+    )
+    os.kill(pid, signal.SIGKILL)
+    assert not captures
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"event": "unbound", "proto": "capture", "error": "Operation not permitted"} in events
+    assert events[-1]["event"] == "ready"
