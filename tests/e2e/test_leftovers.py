@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.fixtures.canary import start_canary, stop_canary
+from harness.fixtures.canary import canary_ipc, start_canary, stop_canary
 from harness.probe import build_probe
 from harness.spec.models import Canary
 from harness.transport import LocalTransport
@@ -73,13 +73,26 @@ def _killed_run(tmp: Path) -> tuple[Path, str]:
     process.wait()
     assert _namespaces(run_id), "the canary's namespace should be left behind by kill -9"
     assert leftovers(f"harness-{run_id}-", wait=0)  # the hung cell and the canary
+    assert _ipc_left(run_id), "the canary's IPC objects should be there while it runs"
     flag.touch()
     return matrix, run_id
+
+
+def _ipc_left(run_id: str) -> list[str]:
+    """The canary's IPC objects of the run still there: its SysV queue and segment (by
+    key) and its POSIX queue (listed where a queue file system of our own shows it)."""
+    key, name = canary_ipc(run_id, 0)
+    sysv = subprocess.run(["ipcs", "-q", "-m"], capture_output=True, text=True).stdout
+    listing = 'd=$(mktemp -d) && mount -t mqueue none "$d" && ls "$d"; umount "$d"; rmdir "$d"'
+    queues = subprocess.run(["unshare", "-m", "sh", "-c", listing], capture_output=True, text=True)
+    found = [f"sysv {key}" for line in sysv.splitlines() if line.startswith(key)]
+    return found + [q for q in queues.stdout.split() if q == name.lstrip("/")]
 
 
 def _assert_clean(tmp: Path, run_id: str) -> None:
     work = tmp / "work"
     assert _namespaces(run_id) == []
+    assert _ipc_left(run_id) == []  # a canary killed outright leaves them: it is asked first
     assert leftovers(f"harness-{run_id}-") == []
     assert leftovers(f"canary-{run_id}-") == []
     assert not any(p.name.startswith(f"harness-{run_id}-") for p in (work / "cells").iterdir())
@@ -112,8 +125,8 @@ def test_next_run_cleans_its_host_first(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_canary_cancelled_while_starting_is_torn_down(tmp_path: Path) -> None:
-    """SIGTERM while the canary starts (a cancelled start): no namespace, veth or
-    canary process of it remains, at whichever moment the start was cut."""
+    """SIGTERM while the canary starts (a cancelled start): no namespace, veth,
+    canary process or IPC object of it remains, at whichever moment the start was cut."""
     require_tool("ip")
     probe = build_probe()
     transport = LocalTransport()
@@ -131,4 +144,5 @@ async def test_canary_cancelled_while_starting_is_torn_down(tmp_path: Path) -> N
         cut += scope.cancelled_caught
         assert _namespaces(run_id) == []
         assert leftovers(f"harness-{run_id}-") == []
+        assert _ipc_left(run_id) == [], n
     assert cut  # at least one start was cut short
