@@ -135,7 +135,13 @@ async def run_cell(
     host.fixtures.prepare(setup)
     scenarios = phased_last([SCENARIOS[s] for s in cell.scenarios])
     phases = cell_phases(scenarios, setup, host.fixtures.phase_hooks(setup))
-    envelope = Envelope.new(cell_id, sentinels=setup.sentinels, canary=setup.canary, phases=phases)
+    envelope = Envelope.new(
+        cell_id,
+        sentinels=setup.sentinels,
+        canary=setup.canary,
+        phases=phases,
+        check_timeout=host.settings.check_timeout,
+    )
     # A secret for this one sandbox start: output that does not echo it (with a
     # digest over its lines) was not printed by this cell's probe.
     cell_nonce = secrets.token_hex(16)
