@@ -24,7 +24,6 @@ from harness.results.records import CellRecord, CellStatus, HostEvidence
 from harness.results.store import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
-from harness.scenarios.base import NO_ACTION
 from harness.scenarios.fence import PHASE_ORDER
 from harness.spec.models import Settings
 from harness.staging import HostState
@@ -215,8 +214,9 @@ async def run_cell(
 
 
 # A phase no fixture acts at still has its barrier released: the control cell's and
-# an unsupervised sandbox's attempts run as the supervised ones do.
-NO_ACTION_HOOK = f"echo {NO_ACTION}"
+# an unsupervised sandbox's attempts run as the supervised ones do. No hook: the
+# envelope reports it as NO_ACTION and tells the probe not to wait for an effect.
+NO_ACTION_HOOK = ""
 
 
 def phased_last(scenarios: list[Scenario]) -> list[Scenario]:
