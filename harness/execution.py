@@ -24,7 +24,6 @@ from harness.results.records import CellRecord, CellStatus, HostEvidence
 from harness.results.store import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
-from harness.scenarios.base import NO_ACTION
 from harness.scenarios.fence import PHASE_ORDER
 from harness.spec.models import Settings
 from harness.staging import HostState
@@ -135,7 +134,13 @@ async def run_cell(
     host.fixtures.prepare(setup)
     scenarios = phased_last([SCENARIOS[s] for s in cell.scenarios])
     phases = cell_phases(scenarios, setup, host.fixtures.phase_hooks(setup))
-    envelope = Envelope.new(cell_id, sentinels=setup.sentinels, canary=setup.canary, phases=phases)
+    envelope = Envelope.new(
+        cell_id,
+        sentinels=setup.sentinels,
+        canary=setup.canary,
+        phases=phases,
+        check_timeout=host.settings.check_timeout,
+    )
     # A secret for this one sandbox start: output that does not echo it (with a
     # digest over its lines) was not printed by this cell's probe.
     cell_nonce = secrets.token_hex(16)
@@ -209,8 +214,9 @@ async def run_cell(
 
 
 # A phase no fixture acts at still has its barrier released: the control cell's and
-# an unsupervised sandbox's attempts run as the supervised ones do.
-NO_ACTION_HOOK = f"echo {NO_ACTION}"
+# an unsupervised sandbox's attempts run as the supervised ones do. No hook: the
+# envelope reports it as NO_ACTION and tells the probe not to wait for an effect.
+NO_ACTION_HOOK = ""
 
 
 def phased_last(scenarios: list[Scenario]) -> list[Scenario]:

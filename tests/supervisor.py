@@ -5,14 +5,23 @@ which process on this machine owns the client socket (through /proc, as a real
 host-side supervisor would), and publishes one decision record per connection
 over HTTP, as a JSON array or as JSON lines. Modes let a test make it omit
 records, drop the identity, or declare the identity unavailable.
+
+With an `upstream`, it is a forwarding proxy instead (the upstream: the canary's
+allowed port, so that harness sees what gets through), and it supports revocation
+through its HTTP endpoint: `POST /revoke?dst=IP:PORT` (the allowed destination,
+as harness's `revoke` command passes it) refuses new connections and, per
+`on_revoke`, cuts the established ones; `POST /restore` forwards again. Both answer
+only once in force, as docs/matrix.md asks of a `revoke` command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -58,8 +67,14 @@ class Supervisor:
     shape: str = "array"  # array | lines
     token: str | None = None
     path: str | None = None  # also append records to this JSON-lines file
+    upstream: str | None = None  # IP:PORT: forward each connection there
+    on_revoke: str = "cut"  # cut | keep (refuse new ones but keep the established)
     records: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, str]] = field(default_factory=list)
+    revocations: list[str] = field(default_factory=list)  # "revoke DST" / "restore"
+    revoked: bool = False
+    _open: set[socket.socket] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -85,6 +100,19 @@ class Supervisor:
                 self.end_headers()
                 self.wfile.write(body.encode())
 
+            def do_POST(self) -> None:
+                what, _, query = self.path.partition("?")
+                if what == "/revoke" and query == f"dst={supervisor.allowed}":
+                    supervisor.revoke()
+                elif what == "/restore":
+                    supervisor.restore()
+                else:  # a revocation of something this supervisor does not allow
+                    self.send_response(400)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.end_headers()
+
             def log_message(self, *args: object) -> None:
                 pass
 
@@ -93,12 +121,71 @@ class Supervisor:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         threading.Thread(target=self._accept, daemon=True).start()
 
+    def revoke(self) -> None:
+        """The rule out: new connections refused; established ones cut unless
+        `on_revoke` is "keep" (a reload that forgets them: the bug revoke-held sees)."""
+        with self._lock:
+            self.revoked = True
+            self.revocations.append(f"revoke {self.allowed}")
+            if self.on_revoke == "cut":
+                for conn in self._open:
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_RDWR)
+
+    def restore(self) -> None:
+        with self._lock:
+            self.revoked = False
+            self.revocations.append("restore")
+
+    def _forward(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+        """One connection relayed to the upstream, both ways, until either side ends
+        or a revocation cuts it."""
+        assert self.upstream is not None
+        host, port = self.upstream.rsplit(":", 1)
+        with self._lock:
+            if self.revoked:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()  # refused: reset, nothing forwarded
+                return
+            self._open.add(conn)
+        record = {"src_port": peer[1], "dst": self.allowed, "decision": "allow"}
+        self.records.append({**record, "upstream": self.upstream})
+        try:
+            out = socket.create_connection((host, int(port)), timeout=5)
+        except OSError:
+            with self._lock:
+                self._open.discard(conn)
+            conn.close()
+            return
+
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(4096):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+        back = threading.Thread(target=pump, args=(out, conn), daemon=True)
+        back.start()
+        pump(conn, out)
+        back.join()
+        with self._lock:
+            self._open.discard(conn)
+        conn.close()
+        out.close()
+
     def _accept(self) -> None:
         while True:
             try:
                 conn, peer = self.listener.accept()
             except OSError:
                 return
+            if self.upstream is not None:
+                threading.Thread(target=self._forward, args=(conn, peer), daemon=True).start()
+                continue
             with conn:
                 port = self.listener.getsockname()[1]
                 inode = _socket_inode(peer[1], port)

@@ -49,5 +49,11 @@ def observe_phased(
     if before != "ok":
         why = f"the allowed connection did not work before the barrier ({before}): nothing to lose"
         return Observation(Observed.INCONCLUSIVE, why, found.checks)
-    done = "; ".join(f"{p}: {acted[p].get('said')}" for p in scenario.phases)
+    done = "; ".join(f"{p}: {_did(acted[p])}" for p in scenario.phases)
     return replace(found, reason=f"{found.reason}; at the barrier {done}")
+
+
+def _did(phase: dict[str, object]) -> str:
+    """What the host did at a barrier: its hook's words, or (a silent external
+    `revoke` command) how long it took."""
+    return str(phase.get("said") or f"done in {phase.get('ms')} ms")

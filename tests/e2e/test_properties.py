@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -696,6 +697,101 @@ def test_attribution_against_a_decision_record_source(tmp_path: Path) -> None:
     assert supervisors["lines-with-token"].requests[0]["Authorization"] == f"Bearer {token}"
     for path in (tmp_path / "out").iterdir():
         assert token not in path.read_text(), path
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports free on loopback right now (held together, so all distinct)."""
+    with contextlib.ExitStack() as stack:
+        held = [stack.enter_context(socket.create_server(("127.0.0.1", 0))) for _ in range(count)]
+        return [s.getsockname()[1] for s in held]
+
+
+def test_revocation_through_an_external_supervisors_commands(tmp_path: Path) -> None:
+    """An external supervisor's own policy reload (`attribution.revoke`/`restore`),
+    end to end: the stand-in proxies the allowed destination to the canary and takes
+    its rule out on `POST /revoke`. A reload that cuts what it revoked is enforced; one
+    that does nothing, or keeps the established connection, is a regression on its
+    own check; a revoke command that fails or hangs is inconclusive, with why."""
+    tcp, allowed, dns, alt_dns, doh = _free_ports(5)
+    upstream = f"127.0.0.1:{allowed}"
+    client = tmp_path / "reload.py"
+    client.write_text(
+        "import sys, urllib.request\n"
+        "urllib.request.urlopen(urllib.request.Request(sys.argv[1], method='POST'), timeout=5)\n"
+    )
+    reload = f"{sys.executable} {client}"
+    supervisors = {
+        "revocable": Supervisor(upstream=upstream),
+        "revoke-ignored": Supervisor(upstream=upstream),
+        "keeps-established": Supervisor(upstream=upstream, on_revoke="keep"),
+        "revoke-fails": Supervisor(upstream=upstream),
+        "revoke-hangs": Supervisor(upstream=upstream),
+    }
+    blocks = ['[runtimes.host]\nkind = "host"\n']
+    for name, sup in supervisors.items():
+        sup.start()
+        base = sup.url.rsplit("/", 1)[0]
+        revoke = f'{reload} "{base}/revoke?dst=$HARNESS_ALLOWED"'
+        restore = f"{reload} {base}/restore"
+        if name == "revoke-ignored":
+            revoke = "true"
+        elif name == "revoke-fails":
+            revoke = "echo no such rule >&2; exit 3"
+        elif name == "revoke-hangs":
+            revoke = "sleep 60"
+        source = (
+            f'{{ source = "http", url = "{sup.url}", allowed = "{sup.allowed}",'
+            f" revoke = {json.dumps(revoke)}, restore = {json.dumps(restore)} }}"
+        )
+        blocks.append(
+            f'[runtimes.{name}]\nkind = "command"\nargv = ["{{probe}}", "{{args}}"]\n'
+            f"attribution = {source}\nendpoint_only = true\n"
+            'expect = { revocation_verified = "enforced" }\n'
+        )
+    canary = (
+        f'[canary]\nmode = "listen"\naddress = "127.0.0.1"\nsettle = 0.5\ntcp_port = {tcp}\n'
+        f"allowed_port = {allowed}\ndns_port = {dns}\nalt_dns_port = {alt_dns}\n"
+        f"doh_port = {doh}\n"
+    )
+    matrix = _matrix(tmp_path, "".join(blocks), scenarios='["revocation"]', canary=canary)
+    try:
+        argv = [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(tmp_path / "out")]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    finally:
+        for sup in supervisors.values():
+            sup.stop()
+    assert done.returncode == 1, done.stdout + done.stderr
+    v = verdicts_of(tmp_path / "out")
+
+    def row(name: str) -> dict[str, Any]:
+        return v[("localhost", name, "revocation_verified")]
+
+    def outcomes(name: str) -> dict[str, object]:
+        return {c["id"]: c["outcome"] for c in row(name)["checks"]}
+
+    assert row("host")["verdict"] == "skipped"
+    good = row("revocable")
+    assert (good["observed"], good["verdict"]) == ("enforced", "pass"), good
+    assert "at the barrier revocation" in str(good["reason"])
+    # The probe tried the destination the command revoked, through the stand-in
+    # (the canary answered before the barrier), and saw the held connection cut.
+    cell = cells_of(tmp_path / "out")[("localhost", "revocable")]
+    held = next(c for c in cell["checks"] if c["id"] == "revoke-held")
+    assert held["evidence"]["dst"] == supervisors["revocable"].allowed
+    assert held["evidence"]["before"] == "ok"
+    assert 0 <= int(held["evidence"]["cut_ms"]) <= 1000, held
+    # harness told the supervisor which destination to revoke, then restored it.
+    revocable = supervisors["revocable"]
+    assert revocable.revocations == [f"revoke {revocable.allowed}", "restore"]
+    for name in ("revoke-ignored", "keeps-established"):
+        assert (row(name)["observed"], row(name)["verdict"]) == ("violated", "regression")
+    assert outcomes("revoke-ignored")["revoke-new"] == "escaped"
+    assert outcomes("revoke-ignored")["revoke-held"] == "escaped"
+    assert outcomes("keeps-established")["revoke-held"] == "escaped"
+    assert outcomes("keeps-established")["revoke-new"] == "blocked"
+    for name, why in (("revoke-fails", "no such rule"), ("revoke-hangs", "timed out")):
+        assert (row(name)["observed"], row(name)["verdict"]) == ("inconclusive",) * 2
+        assert "barrier revocation" in str(row(name)["reason"]) and why in str(row(name)["reason"])
 
 
 SUPERVISED_RUNSC = """

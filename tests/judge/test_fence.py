@@ -215,6 +215,15 @@ def test_revocation_is_judged_from_its_own_held_check_and_both_barriers() -> Non
     assert "never acted at barrier revocation-restore" in (lost.reason or "")
 
 
+def test_a_silent_revoke_command_is_said_to_act_by_its_time() -> None:
+    """An external `revoke` command need print nothing: the reason gives its time."""
+    control = _revoked("escaped", "escaped", phases={})
+    silent = {p: {**done, "said": ""} for p, done in REVOKED.items()}
+    found = observe_phased(REVOCATION, _revoked(phases=silent), control=control, supervised=True)
+    assert found.observed is Observed.ENFORCED
+    assert "revocation: done in 30 ms; revocation-restore: done in 20 ms" in (found.reason or "")
+
+
 EXTERNAL = """
 name = "fence"
 inventory = "hosts.toml"
