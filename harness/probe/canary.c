@@ -490,14 +490,18 @@ static void capture_to(const char *ip)
 }
 
 /* The filter: the ethertype (SKF_AD_PROTOCOL), then the destination address, read
- * from the network header where a cooked (SOCK_DGRAM) packet socket's data starts.
- * Each IPv4 address is one comparison; each IPv6 address four, one per word. */
+ * from the network header where a cooked (SOCK_DGRAM) packet socket's data starts
+ * (each IPv4 address one comparison, each IPv6 address four, one per word), then
+ * the protocol: TCP and UDP never pass. On the host's own address they are its
+ * services' traffic, an allowed supervisor's included, whose first leg carries the
+ * workload's marked bytes too; the canary's own listeners log what reaches them.
+ * Only forward jumps: the two accepting blocks, then the drop, come last. */
 static size_t capture_filter(struct sock_filter *f)
 {
     size_t n4 = 0, n6 = 0, n = 0;
     for (size_t i = 0; i < g_ncap_to; i++)
         g_cap_to[i].family == AF_INET ? n4++ : n6++;
-    size_t v6 = 3 + n4 + 1, drop = v6 + 1 + 8 * n6, accept = drop + 1;
+    size_t v6 = 3 + n4 + 1, accept4 = v6 + 2 + 8 * n6, accept6 = accept4 + 4, drop = accept6 + 4;
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, SKF_AD_OFF + SKF_AD_PROTOCOL);
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0800, 0, (uint8_t)(v6 - 2));
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16);
@@ -506,7 +510,7 @@ static size_t capture_filter(struct sock_filter *f)
             continue;
         uint32_t a;
         memcpy(&a, g_cap_to[i].ip, 4);
-        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(a), (uint8_t)(accept - n - 1), 0);
+        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(a), (uint8_t)(accept4 - n - 1), 0);
         n++;
     }
     f[n] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(drop - n - 1));
@@ -522,13 +526,23 @@ static size_t capture_filter(struct sock_filter *f)
             memcpy(&a, g_cap_to[i].ip + 4 * w, 4);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(24 + 4 * w));
             f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(a),
-                                                (uint8_t)(w == 3 ? accept - n - 1 : 0),
+                                                (uint8_t)(w == 3 ? accept6 - n - 1 : 0),
                                                 (uint8_t)(next - n - 1));
             n++;
         }
     }
+    f[n] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(drop - n - 1));
+    n++;
+    /* accept4, accept6: the protocol (IPv4's byte 9, IPv6's next header, byte 6) */
+    for (uint32_t at = 9; at != 0; at = at == 9 ? 6 : 0) {
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, at);
+        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, (uint8_t)(drop - n - 1), 0);
+        n++;
+        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, (uint8_t)(drop - n - 1), 0);
+        n++;
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0x40000);
+    }
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0x40000);
     return n;
 }
 
@@ -538,7 +552,7 @@ static size_t capture_filter(struct sock_filter *f)
  * one only once its filter is attached: nothing unfiltered is ever queued. */
 static int capture_open_to(void)
 {
-    struct sock_filter prog[4 + 2 * MAX_CAPTURE_TO + 8 * MAX_CAPTURE_TO];
+    struct sock_filter prog[16 + 8 * MAX_CAPTURE_TO];
     struct sock_fprog fp = { .len = (unsigned short)capture_filter(prog), .filter = prog };
     struct sockaddr_ll all = { .sll_family = AF_PACKET, .sll_protocol = htons(0x0003 /* ETH_P_ALL */) };
     int size = 4 << 20;
@@ -648,8 +662,10 @@ static void capture_read(int fd)
             off = l4 == 136 ? 8 : l4 == 132 ? 12 : 0;
             keep = 1;
         }
-        if (g_ncap_to && (l4 == 6 || l4 == 17 || l4 == 1 || l4 == 58))
-            keep = 0; /* listen mode: the host's own traffic, unless marked */
+        if (g_ncap_to && (l4 == 6 || l4 == 17))
+            continue; /* listen mode: never TCP or UDP (the filter's rule, held here too) */
+        if (g_ncap_to && (l4 == 1 || l4 == 58))
+            keep = 0; /* listen mode: ICMP only when marked (the host's pings are not news) */
         char mark[200] = "";
         if (off < tn)
             capture_mark(t + off, tn - off, mark, sizeof mark);

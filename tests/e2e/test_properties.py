@@ -712,24 +712,28 @@ def test_revocation_through_an_external_supervisors_commands(tmp_path: Path) -> 
     its rule out on `POST /revoke`. A reload that cuts what it revoked is enforced; one
     that does nothing, or keeps the established connection, is a regression on its
     own check; a revoke command that fails or hangs is inconclusive, with why."""
-    tcp, allowed, dns, alt_dns, doh = _free_ports(5)
-    upstream = f"127.0.0.1:{allowed}"
     client = tmp_path / "reload.py"
     client.write_text(
         "import sys, urllib.request\n"
         "urllib.request.urlopen(urllib.request.Request(sys.argv[1], method='POST'), timeout=5)\n"
     )
     reload = f"{sys.executable} {client}"
+    later = "127.0.0.1:0"  # the canary's port, picked once the stand-ins hold theirs
     supervisors = {
-        "revocable": Supervisor(upstream=upstream),
-        "revoke-ignored": Supervisor(upstream=upstream),
-        "keeps-established": Supervisor(upstream=upstream, on_revoke="keep"),
-        "revoke-fails": Supervisor(upstream=upstream),
-        "revoke-hangs": Supervisor(upstream=upstream),
+        "revocable": Supervisor(upstream=later),
+        "revoke-ignored": Supervisor(upstream=later),
+        "keeps-established": Supervisor(upstream=later, on_revoke="keep"),
+        "revoke-fails": Supervisor(upstream=later),
+        "revoke-hangs": Supervisor(upstream=later),
     }
+    for sup in supervisors.values():
+        sup.start()
+    # Picked while the stand-ins listen: the kernel cannot hand the canary one of theirs.
+    tcp, allowed, dns, alt_dns, doh = _free_ports(5)
+    upstream = f"127.0.0.1:{allowed}"
     blocks = ['[runtimes.host]\nkind = "host"\n']
     for name, sup in supervisors.items():
-        sup.start()
+        sup.upstream = upstream
         base = sup.url.rsplit("/", 1)[0]
         revoke = f'{reload} "{base}/revoke?dst=$HARNESS_ALLOWED"'
         restore = f"{reload} {base}/restore"

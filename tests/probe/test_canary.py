@@ -229,8 +229,10 @@ def test_a_listen_capture_logs_only_marked_or_unusual_packets_to_its_addresses(
     probe: Path, tmp_path: Path
 ) -> None:
     """In the host's namespace (lo included) the capture sees UDP-Lite and raw IP sent
-    to the canary's addresses, marked or not; a marked datagram to another address,
-    and the ordinary unmarked TCP and UDP any host's address gets, never reach its log."""
+    to the canary's addresses, marked or not, and marked ICMP; a marked datagram to
+    another address never reaches its log, nor any TCP or UDP at all: on the host's
+    address that is its services' traffic (an allowed supervisor's first leg carries
+    the workload's marked bytes), and the canary's own listeners log what reaches them."""
     mine, other = f"127.{100 + os.getpid() % 100}.{os.getpid() % 250}.7", "127.0.0.1"
     log, tag = tmp_path / "canary.log", _tag(0)
     pid, captures = _listen_capture(probe, log, mine, "::1")
@@ -243,7 +245,12 @@ def test_a_listen_capture_logs_only_marked_or_unusual_packets_to_its_addresses(
             with contextlib.suppress(OSError):  # an ordinary connection, refused
                 socket.create_connection((address, free_port(mine)), timeout=1).close()
         _send(mine, 253, b"no marker\n")
-        _send(mine, 17, f"HARNESS {tag} udp4\n".encode(), 40003)
+        _send(mine, 17, f"HARNESS {tag} udp4\n".encode(), 40003)  # to a service there
+        with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP) as ping:
+            ping.sendto(
+                b"\x08\x00\x00\x00\x00\x01\x00\x01" + f"HARNESS {tag} icmp4\n".encode(), (mine, 0)
+            )
+            ping.sendto(b"\x08\x00\x00\x00\x00\x01\x00\x02" + b"an ordinary ping", (mine, 0))
         _send("::1", 253, f"HARNESS {tag} rawip6\n".encode())
         deadline = time.monotonic() + 5
         while f"{tag} rawip6" not in log.read_text() and time.monotonic() < deadline:
@@ -252,13 +259,14 @@ def test_a_listen_capture_logs_only_marked_or_unusual_packets_to_its_addresses(
         os.kill(pid, signal.SIGKILL)
     packets = [e for e in map(json.loads, log.read_text().splitlines()) if e["event"] == "packet"]
     assert all(p["dst"] in (mine, "::1") for p in packets), packets
-    assert all(p.get("mark") for p in packets if p["proto"] in ("tcp", "udp", "icmp", "icmp6"))
+    assert not [p for p in packets if p["proto"] in ("tcp", "udp")], packets
+    assert all(p.get("mark") for p in packets if p["proto"] in ("icmp", "icmp6"))
     seen = {(p["proto"], p["dst"], p.get("mark", "")) for p in packets}
     assert {
         ("udplite", mine, f"HARNESS.{tag}.udplite4."),
         ("ip253", mine, f"HARNESS.{tag}.rawip4."),
         ("ip253", mine, ""),
-        ("udp", mine, f"HARNESS.{tag}.udp4."),
+        ("icmp", mine, f"HARNESS.{tag}.icmp4."),
         ("ip253", "::1", f"HARNESS.{tag}.rawip6."),
     } <= seen
     assert len([p for p in packets if tag in p.get("mark", "")]) == 4  # each once: no OUTGOING
