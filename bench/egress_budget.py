@@ -10,13 +10,14 @@ situations the bench makes itself, against a real canary in its outside namespac
   MAC address nobody has, so every packet leaves and is silently dropped (as by a
   firewall that drops): every attempt waits until it gives up. Budget 2.5 s.
 
-Figures: the median wall time of the probe process over the rounds (situations
-interleaved within each round), its ratio to the budget, and the vanish case's ratio
-to the refused case, all from one run; the per-check `elapsed_ms` of the vanish case
-says what dominates. A round whose probe did not finish every check (exit status,
-`done` line, a check line that is an error or a timeout) is not a figure.
+Figures: the median wall time of the probe process over the rounds, its ratio to the
+budget, to today's (the probe of `--base`, built from that commit's sources and run
+alternately with this tree's in the same rounds) and the vanish case's ratio to the
+refused case, all from one run; the per-check `elapsed_ms` of the vanish case says
+what dominates. A run whose probe did not finish every row (exit status, `done`
+line, a row the runner timed out or whose child it lost) is not a figure.
 
-    .venv/bin/python bench/egress_budget.py [--rounds N] [--smoke]
+    .venv/bin/python bench/egress_budget.py [--rounds N] [--base COMMIT] [--smoke]
 """
 
 from __future__ import annotations
@@ -106,13 +107,32 @@ def _run(argv: list[str]) -> tuple[float, dict[str, float], str, list[str]]:
     return wall, by_id, why, errors
 
 
-async def main(rounds: int, smoke: bool) -> dict[str, object]:
-    probe = str(build_probe().path)
+def _base_probe(commit: str, tmp: Path) -> str:
+    """The probe of `commit` ("today's"), built from its own sources in tmp."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "harness/probe"], check=True,
+        capture_output=True,
+    )  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+    return str(build_probe(source_dir=tmp / "harness/probe", cache=tmp / "cache").path)
+
+
+def _other(probe: str, path: Path) -> str:
+    """The helpers' `other` binary: the probe with bytes appended (harness's recipe)."""
+    shutil.copy(probe, path)
+    with path.open("ab") as f:
+        f.write(b"\nharness: another binary\n")
+    return str(path)
+
+
+async def main(rounds: int, smoke: bool, base: str) -> dict[str, object]:
+    tmp = Path(tempfile.mkdtemp(prefix="harness-egress-budget-"))
+    probes = {"this": str(build_probe().path), "base": _base_probe(base, tmp)}
     transport = LocalTransport()
     run_id = secrets.token_hex(4)
     canary = await start_canary(
         transport,
-        probe=probe,
+        probe=probes["this"],
         workdir="/tmp",
         canary=Canary(),
         run_id=run_id,
@@ -121,8 +141,7 @@ async def main(rounds: int, smoke: bool) -> dict[str, object]:
         high_port=30000 + secrets.randbelow(30000),
     )
     ns = f"harness-bench-ev-{os.getpid()}"
-    tmp = Path(tempfile.mkdtemp(prefix="harness-egress-budget-"))
-    walls: dict[str, list[float]] = {name: [] for name in BUDGET_S}
+    walls: dict[str, dict[str, list[float]]] = {t: {n: [] for n in BUDGET_S} for t in probes}
     elapsed: dict[str, dict[str, list[float]]] = {name: {} for name in BUDGET_S}
     problems: list[str] = []
     errors: set[str] = set()
@@ -130,48 +149,55 @@ async def main(rounds: int, smoke: bool) -> dict[str, object]:
         if canary.error:
             raise SystemExit(canary.error)
         _vanish(ns)
-        # The helpers' `other` binary: the probe with bytes appended (harness's own recipe).
-        other = tmp / "other"
-        shutil.copy(probe, other)
-        with other.open("ab") as f:
-            f.write(b"\nharness: another binary\n")
         args = ["run", "--tag", f"harness-{run_id}-00001", "--check-timeout-ms", "5000",
                 *canary.probe_args(), "--other-binary", "/other", "egress-confinement"]  # fmt: skip
-        host_args = [a if a != "/other" else str(other) for a in args]
-        sandboxes = {
-            "refused": [*_bwrap(probe, str(other), own_net=True), *args],
-            "answered": [probe, *host_args],
-            "vanish": ["ip", "netns", "exec", ns, *_bwrap(probe, str(other), own_net=False), *args],
-        }
-        for _ in range(rounds):
-            for name, argv in sandboxes.items():
-                wall, by_id, why, check_errors = _run(argv)
-                errors.update(f"{name}: {e}" for e in check_errors)
-                if why:
-                    problems.append(f"{name}: {why}")
-                    continue
-                walls[name].append(wall)
-                for check, ms in by_id.items():
-                    elapsed[name].setdefault(check, []).append(ms)
+        argvs: dict[str, dict[str, list[str]]] = {}
+        for tree, probe in probes.items():
+            other = _other(probe, tmp / f"other-{tree}")
+            argvs[tree] = {
+                "refused": [*_bwrap(probe, other, own_net=True), *args],
+                "answered": [probe, *(a if a != "/other" else other for a in args)],
+                "vanish": ["ip", "netns", "exec", ns, *_bwrap(probe, other, own_net=False), *args],
+            }
+        for i in range(rounds):
+            for name in BUDGET_S:
+                for tree in ("this", "base") if i % 2 == 0 else ("base", "this"):
+                    wall, by_id, why, check_errors = _run(argvs[tree][name])
+                    errors.update(f"{tree}, {name}: {e}" for e in check_errors)
+                    if why:
+                        problems.append(f"{tree}, {name}: {why}")
+                        continue
+                    walls[tree][name].append(wall)
+                    if tree == "this":
+                        for check, ms in by_id.items():
+                            elapsed[name].setdefault(check, []).append(ms)
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        shutil.rmtree(tmp, ignore_errors=True)
         await stop_canary(transport, canary)
-    complete = sum(len(w) for w in walls.values())
-    require_complete("egress budget", complete, rounds * len(BUDGET_S), "; ".join(problems[:3]))
+        shutil.rmtree(tmp, ignore_errors=True)
+    complete = sum(len(w) for tree in walls.values() for w in tree.values())
+    require_complete(
+        "egress budget", complete, rounds * len(BUDGET_S) * len(probes), "; ".join(problems[:3])
+    )
 
-    med = {name: statistics.median(w) for name, w in walls.items()}
+    med = {t: {n: statistics.median(w) for n, w in walls[t].items()} for t in probes}
+    this = walls["this"]
     rows = [
-        (name, len(elapsed[name]), med[name], min(walls[name]), max(walls[name]), budget,
-         med[name] / budget, verdict(med[name], budget))
+        (name, len(elapsed[name]), med["this"][name], min(this[name]), max(this[name]),
+         med["base"][name], med["this"][name] / med["base"][name], budget,
+         med["this"][name] / budget, verdict(med["this"][name], budget))
         for name, budget in BUDGET_S.items()
     ]  # fmt: skip
-    headers = ["situation", "check lines", "median s", "min s", "max s", "budget s",
-               "x budget", "budget"]  # fmt: skip
+    headers = ["situation", "check lines", "median s", "min s", "max s", f"{base} s",
+               f"x {base}", "budget s", "x budget", "budget"]  # fmt: skip
+    print(f"the probe's whole egress-confinement scenario, wall time, {rounds} round(s):")
     print(table(headers, rows))
     for error in sorted(errors):
         print(f"note: a check's own error (its answer, timed all the same): {error[:160]}")
-    print(f"\nvanish / refused: {med['vanish'] / med['refused']:.1f} x (medians, this run)")
+    print(
+        f"\nvanish / refused: {med['this']['vanish'] / med['this']['refused']:.1f} x"
+        f" ({base}: {med['base']['vanish'] / med['base']['refused']:.1f} x; medians, this run)"
+    )
     slow = sorted(
         ((statistics.median(ms), check) for check, ms in elapsed["vanish"].items()), reverse=True
     )[:8]
@@ -180,6 +206,7 @@ async def main(rounds: int, smoke: bool) -> dict[str, object]:
     data: dict[str, object] = {
         "machine": machine(),
         "rounds": rounds,
+        "base": base,
         "walls": walls,
         "elapsed_ms": elapsed,
         "budget_s": BUDGET_S,
@@ -194,7 +221,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
+        "--base", default="a5545dc", help="the commit whose probe is today's (default: a5545dc)"
+    )
+    parser.add_argument(
         "--smoke", action="store_true", help="one round, nothing saved: does it run?"
     )
     ns = parser.parse_args()
-    anyio.run(main, 1 if ns.smoke else ns.rounds, ns.smoke)
+    anyio.run(main, 1 if ns.smoke else ns.rounds, ns.smoke, ns.base)
