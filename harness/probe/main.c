@@ -49,7 +49,7 @@ void need_addr(const char **opt, Addr *a)
 }
 
 /* The check table (checks.def), in the order the checks run and print: a
- * row's KIND is its kind and whether it is light. */
+ * row's KIND is its kind and whether it is light or concurrent. */
 #define ROW_FACT K_FACT, 0
 #define ROW_ATTEMPT K_ATTEMPT, 0
 #define ROW_CONTROL K_CONTROL, 0
@@ -58,6 +58,9 @@ void need_addr(const char **opt, Addr *a)
 #define ROW_FACT_LIGHT K_FACT, 1
 #define ROW_ATTEMPT_LIGHT K_ATTEMPT, 1
 #define ROW_CONTROL_LIGHT K_CONTROL, 1
+#define ROW_ATTEMPT_NET K_ATTEMPT, 2
+#define ROW_CONTROL_NET K_CONTROL, 2
+#define ROW_SWEEP_NET K_SWEEP, 2
 static const struct check checks[] = {
 #define CHECK(scenario, id, fn, kind) { scenario, id, fn, ROW_##kind },
 #include "checks.def"
@@ -65,15 +68,26 @@ static const struct check checks[] = {
 };
 #define NCHECKS (sizeof checks / sizeof checks[0])
 
-static void on_deadline(int sig)
+/* The running check's process group, and every concurrent row's. */
+static void kill_children(void)
 {
-    static const char msg[] = "{\"type\":\"fatal\",\"detail\":\"deadline\"}\n";
     pid_t c = g_child;
-    (void)sig;
     if (c > 0) {
         kill(-c, SIGKILL);
         kill(c, SIGKILL);
     }
+    for (size_t k = 0; k < MAX_CONCURRENT; k++)
+        if ((c = g_kids[k]) > 0) {
+            kill(-c, SIGKILL);
+            kill(c, SIGKILL);
+        }
+}
+
+static void on_deadline(int sig)
+{
+    static const char msg[] = "{\"type\":\"fatal\",\"detail\":\"deadline\"}\n";
+    (void)sig;
+    kill_children();
     write_all(STDOUT_FILENO, msg, sizeof msg - 1);
     _exit(3);
 }
@@ -82,11 +96,7 @@ static void on_deadline(int sig)
  * running check's process group down too, then go. */
 static void on_term(int sig)
 {
-    pid_t c = g_child;
-    if (c > 0) {
-        kill(-c, SIGKILL);
-        kill(c, SIGKILL);
-    }
+    kill_children();
     _exit(128 + sig);
 }
 
@@ -193,15 +203,17 @@ int main(int argc, char **argv)
     }
     g_digesting = 1;
 
-    /* Each scenario's rows in table order; consecutive light rows together. */
+    /* Each scenario's rows in table order; consecutive light rows together, and
+     * consecutive concurrent rows at once. */
     int count = 0;
     for (int j = i; j < argc; j++)
         for (size_t k = 0, n; k < NCHECKS; k += n) {
             n = 1;
             if (strcmp(checks[k].scenario, argv[j]))
                 continue;
-            while (checks[k].light && k + n < NCHECKS && checks[k + n].light
-                   && !strcmp(checks[k + n].scenario, argv[j]))
+            while (checks[k].light && k + n < NCHECKS && checks[k + n].light == checks[k].light
+                   && !strcmp(checks[k + n].scenario, argv[j])
+                   && (checks[k].light != ROW_CONCURRENT || n < MAX_CONCURRENT))
                 n++;
             count += run_rows(&checks[k], n);
         }

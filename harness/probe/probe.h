@@ -122,8 +122,12 @@ struct cap_header { uint32_t version; int pid; };
 struct cap_data { uint32_t effective, permitted, inheritable; };
 
 /* A row of the check table; the kind decides the line type (fact, check, info).
- * light: the row may share its child with the light rows next to it (checks.def). */
+ * light: ROW_LIGHT, the row may share its child with the light rows next to it;
+ * ROW_CONCURRENT, its child runs at the same time as the concurrent rows next to
+ * it (checks.def's _NET; at most MAX_CONCURRENT in a run). */
 enum { K_FACT, K_ATTEMPT, K_CONTROL, K_INFO, K_SWEEP };
+enum { ROW_LIGHT = 1, ROW_CONCURRENT = 2 };
+#define MAX_CONCURRENT 16
 struct check { const char *scenario, *id; void (*fn)(void); int kind, light; };
 
 /* Every check function, declared from the table. */
@@ -161,6 +165,7 @@ extern int g_resfd;                      /* in a check child: write end of the r
 extern pid_t g_target;                   /* in a check child: a grandchild to kill on exit */
 extern void (*g_cleanup)(void);          /* in a check child: run before the result is sent */
 extern volatile sig_atomic_t g_child;    /* in the parent: the check child now running */
+extern volatile sig_atomic_t g_kids[MAX_CONCURRENT]; /* in the parent: concurrent rows' children */
 
 int run_rows(const struct check *cs, size_t n);
 __attribute__((noreturn)) void row_done(void); /* a row's result is sent: the next row, or exit */

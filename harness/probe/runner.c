@@ -13,6 +13,7 @@ int g_resfd = -1;
 pid_t g_target;
 void (*g_cleanup)(void);
 volatile sig_atomic_t g_child;
+volatile sig_atomic_t g_kids[MAX_CONCURRENT];
 
 static int sweep_lines(const struct check *c, const char *buf, size_t n, int *count);
 static int print_line(const struct check *c, Buf *frag, double t0);
@@ -120,28 +121,37 @@ static size_t no_child(const struct check *c, int e, const char *detail, double 
     return 1;
 }
 
-/* Run rows cs[0..n) in one forked child (n > 1: light rows) and print each row's
- * line as its result comes, each row with its own time limit counted from the
- * line of the row before. The number of rows done: after a row's crash or
- * timeout the child is gone, and the rows after it are the caller's again. */
-static size_t run_child(const struct check *cs, size_t n, int *count)
+/* A forked check child: its pid (= its process group), the read end of its
+ * result pipe, and when its first row started; or, if it could not be made,
+ * why (err, why). */
+struct kid { pid_t pid; int fd; double t0; int err; const char *why; };
+
+/* The read ends of the concurrent rows' children already started: a sibling
+ * forked after them closes its copies, so no row sees another's pipe. */
+static int g_open[MAX_CONCURRENT];
+static size_t g_nopen;
+
+/* Fork the child for rows cs[0..n) (n > 1: light rows); 0, or -1 with the
+ * reason in kid (its line is the caller's to print, in table order). */
+static int start_child(const struct check *cs, size_t n, struct kid *kid)
 {
-    static char buf[65536];
-    size_t len = 0, k = 0;
-    int timed_out = 0, st = 0, p[2];
-    double t0 = now_ms(), end = t0 + g_check_timeout_ms;
+    int p[2];
+    double t0 = now_ms();
     pid_t pid;
 
     g_cur = cs;
     g_t0 = t0;
-    if (pipe(p) != 0)
-        return no_child(cs, errno, "pipe() for the check child failed", t0, count);
+    *kid = (struct kid){ .pid = 0, .fd = -1, .t0 = t0 };
+    if (pipe(p) != 0) {
+        kid->err = errno, kid->why = "pipe() for the check child failed";
+        return -1;
+    }
     pid_t parent = getpid();
     if ((pid = fork()) < 0) {
-        int e = errno;
+        kid->err = errno, kid->why = "fork() of the check child failed";
         close(p[0]);
         close(p[1]);
-        return no_child(cs, e, "fork() of the check child failed", t0, count);
+        return -1;
     }
     if (pid == 0) {
         setpgid(0, 0);
@@ -151,14 +161,34 @@ static size_t run_child(const struct check *cs, size_t n, int *count)
         if (getppid() != parent)
             _exit(1); /* the parent died before PDEATHSIG was armed */
         close(p[0]);
+        for (size_t i = 0; i < g_nopen; i++)
+            close(g_open[i]);
         g_resfd = p[1];
         fcntl(g_resfd, F_SETFD, FD_CLOEXEC); /* not for exec'd helpers */
         child_rows(cs, n);
     }
     setpgid(pid, pid); /* also here, so the group exists before we may kill it */
-    g_child = pid;
     close(p[1]);
+    *kid = (struct kid){ .pid = pid, .fd = p[0], .t0 = t0 };
+    return 0;
+}
 
+/* Print each row's line of a started child as its result comes, each row with
+ * its own time limit counted from the line of the row before. The number of
+ * rows done: after a row's crash or timeout the child is gone, and the rows
+ * after it are the caller's again. `reap`: also reap orphaned grandchildren
+ * (not while concurrent siblings may still be running: they are children too). */
+static size_t finish_child(const struct check *cs, size_t n, struct kid kid, int reap, int *count)
+{
+    static char buf[65536];
+    size_t len = 0, k = 0;
+    int timed_out = 0, st = 0;
+    double t0 = kid.t0, end = t0 + g_check_timeout_ms;
+    pid_t pid = kid.pid;
+    int p[2] = { kid.fd, -1 };
+
+    g_cur = cs;
+    g_child = pid;
     /* Read the results until EOF (the child exited: the target grandchild
      * closes its copy of the pipe) or the row's timeout. A row before the last
      * is printed as soon as its line is in: the child has gone on to the next. */
@@ -221,7 +251,7 @@ static size_t run_child(const struct check *cs, size_t n, int *count)
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     g_child = 0;
-    while (waitpid(-1, NULL, WNOHANG) > 0)
+    while (reap && waitpid(-1, NULL, WNOHANG) > 0)
         ; /* orphaned grandchildren are ours when we are pid 1 (e.g. in runsc) */
 
     const struct check *c = &cs[k];
@@ -242,14 +272,53 @@ static size_t run_child(const struct check *cs, size_t n, int *count)
     return k + 1;
 }
 
-/* Run rows cs[0..n): one row in its own child, or a run of light rows in one
- * child, a fresh one for the rest after a row that crashed or overran. The
- * number of fact and check lines printed. */
+/* Run rows cs[0..n) in one forked child (n > 1: light rows); see finish_child. */
+static size_t run_child(const struct check *cs, size_t n, int *count)
+{
+    struct kid kid;
+    if (start_child(cs, n, &kid) != 0)
+        return no_child(cs, kid.err, kid.why, kid.t0, count);
+    return finish_child(cs, n, kid, 1, count);
+}
+
+/* Run concurrent rows cs[0..n) (checks.def's _NET: each only waits on the
+ * network, on sockets of its own), each in its own child, all started at once:
+ * the scenario waits for its slowest attempt, not for the sum of them. Lines are
+ * printed in table order, each row with its own time and time limit, counted
+ * from its own fork; a row that crashes or overruns ends only itself. */
+static int run_concurrent(const struct check *cs, size_t n)
+{
+    struct kid kids[MAX_CONCURRENT];
+    int count = 0, started[MAX_CONCURRENT];
+    g_nopen = 0;
+    for (size_t k = 0; k < n; k++) {
+        started[k] = start_child(&cs[k], 1, &kids[k]) == 0;
+        g_kids[k] = started[k] ? kids[k].pid : 0;
+        if (started[k])
+            g_open[g_nopen++] = kids[k].fd;
+    }
+    g_nopen = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (started[k])
+            finish_child(&cs[k], 1, kids[k], k + 1 == n, &count);
+        else
+            no_child(&cs[k], kids[k].err, kids[k].why, kids[k].t0, &count);
+        g_kids[k] = 0; /* k's group is gone (finish_child killed it) */
+    }
+    return count;
+}
+
+/* Run rows cs[0..n): one row in its own child, a run of light rows in one
+ * child (a fresh one for the rest after a row that crashed or overran), or a
+ * run of concurrent rows at once. The number of fact and check lines printed. */
 int run_rows(const struct check *cs, size_t n)
 {
     int count = 0;
-    for (size_t k = 0; k < n;)
-        k += run_child(cs + k, n - k, &count);
+    if (cs[0].light == ROW_CONCURRENT)
+        count = run_concurrent(cs, n);
+    else
+        for (size_t k = 0; k < n;)
+            k += run_child(cs + k, n - k, &count);
     g_cur = NULL;
     return count;
 }

@@ -13,9 +13,10 @@ from importlib import resources
 
 KINDS = ("fact", "attempt", "control", "info", "sweep")
 _ROW = re.compile(
-    r'CHECK\("([\w-]+)", "([\w-]+)", (\w+), (FACT|ATTEMPT|CONTROL|INFO|SWEEP)(_LIGHT)?\)'
+    r'CHECK\("([\w-]+)", "([\w-]+)", (\w+), (FACT|ATTEMPT|CONTROL|INFO|SWEEP)(_LIGHT|_NET)?\)'
 )
 _LIGHTS = ("fact", "attempt", "control")  # the kinds that may share a child
+_NETS = ("attempt", "control", "sweep")  # the kinds that may run at once
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 
 
@@ -23,13 +24,15 @@ _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 class Row:
     """One CHECK() row: the lines it prints carry `scenario` and `id` (a sweep row's
     lines carry the ids of `sweep_ids()` instead). A light row (`KIND_LIGHT`) runs in
-    one child with the light rows next to it; its lines are the same as its kind's."""
+    one child with the light rows next to it; a concurrent row (`KIND_NET`) runs at the
+    same time as the concurrent rows next to it. Its lines are the same as its kind's."""
 
     scenario: str
     id: str
     function: str
     kind: str  # one of KINDS
     light: bool = False
+    concurrent: bool = False
 
 
 def _source(name: str) -> str:
@@ -57,10 +60,21 @@ def rows(text: str | None = None) -> list[Row]:
         match = _ROW.fullmatch(line.strip())
         if match is None:
             raise ValueError(f"checks.def:{number}: not a CHECK() row: {line.strip()!r}")
-        scenario, id_, function, kind, light = match.groups()
-        if light and kind.lower() not in _LIGHTS:
+        scenario, id_, function, kind, suffix = match.groups()
+        if suffix == "_LIGHT" and kind.lower() not in _LIGHTS:
             raise ValueError(f"checks.def:{number}: {kind} cannot be light: {line.strip()!r}")
-        found.append(Row(scenario, id_, function, kind.lower(), light=light is not None))
+        if suffix == "_NET" and kind.lower() not in _NETS:
+            raise ValueError(f"checks.def:{number}: {kind} cannot be _NET: {line.strip()!r}")
+        found.append(
+            Row(
+                scenario,
+                id_,
+                function,
+                kind.lower(),
+                light=suffix == "_LIGHT",
+                concurrent=suffix == "_NET",
+            )
+        )
     return found
 
 

@@ -27,6 +27,7 @@ SMOKES = {
     "scale": ["bench/scale.py", "--smoke"],
     "scale-unbound": ["bench/scale.py", "--smoke", "--unbound"],
     "egress_sweep": ["bench/egress_sweep.py", "--smoke"],
+    "egress_budget": ["bench/egress_budget.py", "--smoke"],
     "supervisor": ["bench/supervisor.py", "--smoke"],
     "report_size": ["bench/report_size.py", "--smoke"],
     "reports": ["bench/reports.py", "--smoke"],
@@ -113,6 +114,16 @@ def test_egress_sweep_runs(smokes: Smokes) -> None:
     for sandbox in ("host", "isolated"):
         row = re.search(rf"^\| {sandbox} \| (\d+) \| (\d+) \|", out, re.M)
         assert row is not None and int(row[2]) > int(row[1]) > 0, out
+
+
+def test_egress_budget_runs(smokes: Smokes) -> None:
+    """Each situation's row says how many check lines, its time and which budget."""
+    code, out = smokes.finished("egress_budget")
+    assert code == 0, out
+    for situation, budget in (("refused", "0.500"), ("answered", "0.500"), ("vanish", "2.500")):
+        row = re.search(rf"^\| {situation} +\| (\d+) +\|.*\| {budget} +\|", out, re.M)
+        assert row is not None and int(row[1]) > 30, out
+    assert "vanish / refused:" in out and "slowest checks where packets vanish" in out, out
 
 
 def test_supervisor_runs(smokes: Smokes) -> None:
