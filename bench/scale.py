@@ -328,6 +328,12 @@ def main() -> None:
     parser.add_argument(
         "--profile", metavar="FILE", help="also write a cProfile (CPU time) of the controller here"
     )
+    parser.add_argument(
+        "--memory",
+        metavar="FILE",
+        help="also write a tracemalloc snapshot of the controller near its peak here"
+        " (bench/_memory.py --top FILE reads it)",
+    )
     args = parser.parse_args()
     if args.smoke:
         args.hosts, args.no_wait = 3, True
@@ -361,6 +367,8 @@ def main() -> None:
         )
         if args.profile:  # CPU-time profile; slower, so the numbers below are not kept
             argv = [argv[0], str(Path(__file__).with_name("_profile.py")), args.profile, *argv[3:]]
+        elif args.memory:  # traced allocations; slower and larger, so not kept either
+            argv = [argv[0], str(Path(__file__).with_name("_memory.py")), args.memory, *argv[3:]]
         m = run_measured("harness", argv)
         server_cpu = tree_cpu([server.pid]) - server_cpu0
         found = work / "run" / "cells.jsonl"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import anyio
 
@@ -18,14 +18,15 @@ from harness.errors import TransportError
 from harness.fixtures.base import CellSetup
 from harness.fixtures.compose import HostFixtures
 from harness.fixtures.envelope import Envelope, Report
+from harness.fixtures.lease import RunLease
 from harness.plan import Cell
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
-from harness.results.records import CellRecord, CellStatus, HostEvidence
+from harness.results.records import CellRecord, CellStatus, HostEvidence, VerdictRecord
 from harness.results.store import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
 from harness.scenarios.fence import PHASE_ORDER
-from harness.spec.models import Settings
+from harness.spec.models import Host, Settings
 from harness.staging import HostState
 from harness.transport import Completed, Transport
 
@@ -113,6 +114,33 @@ class HostSide:
     # its sandbox had exited by then. A settle window counts from here, not from
     # the end of what the controller did with the cell afterwards.
     last_exit: float = 0.0
+
+
+@dataclass(slots=True)
+class HostContext:
+    """Everything the cells of one host share during a run."""
+
+    host: Host
+    side: HostSide
+    lease: RunLease | None = None
+    control_done: anyio.Event = field(default_factory=anyio.Event)
+    control_record: CellRecord | None = None
+    # Cells judged only after the fixtures' settle window (None: judged at once).
+    deferred: list[tuple[Cell, CellRecord]] | None = None
+    pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] = field(default_factory=list)
+    # Runtimes this host runs differently from the plan: a release build installed here.
+    runtimes: dict[str, Runtime] = field(default_factory=dict)
+
+    @property
+    def state(self) -> HostState:
+        return self.side.state
+
+    @property
+    def fixtures(self) -> HostFixtures:
+        return self.side.fixtures
+
+    def runtime(self, cell: Cell) -> Runtime:
+        return self.runtimes.get(cell.runtime.name, cell.runtime)
 
 
 async def run_cell(

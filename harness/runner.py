@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from harness.errors import HarnessError, ResultsError, failure_reason
-from harness.execution import HostSide, run_cell
+from harness.execution import HostContext, HostSide, run_cell
 from harness.exitcodes import ExitCode
 from harness.fixtures.base import HostSetup
 from harness.fixtures.canary import high_port, start_order
 from harness.fixtures.compose import HostFixtures, compose, needs_of, targets_of
-from harness.fixtures.lease import RunLease, claim, keep_renewing, release
+from harness.fixtures.lease import claim, keep_renewing, release
 from harness.judge.cell import judge_cell
 from harness.judge.verdicts import MISMATCH, exit_code, settle_reruns
 from harness.observer import Observer, SilentObserver
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["RunOutcome", "Runner"]
 
 log = logging.getLogger(__name__)
+HOSTS_PER_SLOT = 4  # hosts under way per cell slot: some prepare or settle, some run cells
 
 
 @dataclass(slots=True)
@@ -69,33 +70,6 @@ class RunOutcome:
         """The contract's code; lost results make a clean run inconclusive (3)."""
         code = exit_code(self.verdicts)
         return ExitCode.INCONCLUSIVE if code == ExitCode.OK and self.store_error else code
-
-
-@dataclass(slots=True)
-class HostContext:
-    """Everything the cells of one host share during a run."""
-
-    host: Host
-    side: HostSide
-    lease: RunLease | None = None
-    control_done: anyio.Event = field(default_factory=anyio.Event)
-    control_record: CellRecord | None = None
-    # Cells judged only after the fixtures' settle window (None: judged at once).
-    deferred: list[tuple[Cell, CellRecord]] | None = None
-    pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] = field(default_factory=list)
-    # Runtimes this host runs differently from the plan: a release build installed here.
-    runtimes: dict[str, Runtime] = field(default_factory=dict)
-
-    @property
-    def state(self) -> HostState:
-        return self.side.state
-
-    @property
-    def fixtures(self) -> HostFixtures:
-        return self.side.fixtures
-
-    def runtime(self, cell: Cell) -> Runtime:
-        return self.runtimes.get(cell.runtime.name, cell.runtime)
 
 
 class Runner:
@@ -128,8 +102,9 @@ class Runner:
         self.nonce = secrets.token_hex(8)
         self.high_port = high_port(plan.matrix.canary)
         self._limit = anyio.CapacityLimiter(self.settings.concurrency)
+        self._hosts = anyio.Semaphore(HOSTS_PER_SLOT * self.settings.concurrency)
         self._serial = 0
-        self._contexts: list[HostContext] = []
+        self._contexts: dict[str, HostContext] = {}  # hosts not yet over
         self._places: dict[tuple[str, str], str] = {}  # (machine id, workdir) -> host
         scenarios = [SCENARIOS[s] for s in plan.scenarios]
         self._needs, self._targets = needs_of(scenarios), targets_of(scenarios)
@@ -186,7 +161,7 @@ class Runner:
 
     def _held(self) -> list[VerdictRecord]:
         """Verdicts still waiting for their reruns (an interrupted run keeps them)."""
-        return [v for ctx in self._contexts for _c, _r, held in ctx.pending for v in held]
+        return [v for c in self._contexts.values() for _c, _r, held in c.pending for v in held]
 
     def _write(self, record: CellRecord | None, verdicts: list[VerdictRecord]) -> None:
         if self.outcome.store_error is not None:
@@ -258,13 +233,19 @@ class Runner:
         return self.outcome
 
     async def _run_hosts(self) -> None:
+        """Start hosts in plan order, not all at once: each holds a connection till its end."""
+        cells: dict[str, list[Cell]] = {}
+        for host in self.plan.hosts:  # the manifest names every host, started or not
+            cells[host.name], self.outcome.hosts[host.name] = [], host.reached_by()
+        for cell in self.plan.cells:
+            cells[cell.host.name].append(cell)
         async with anyio.create_task_group() as tg:
             for index, host in enumerate(self.plan.hosts):
-                cells = [c for c in self.plan.cells if c.host is host]
-                tg.start_soon(self._run_host, host, index, cells)
+                await self._hosts.acquire()
+                tg.start_soon(self._run_host, host, index, cells.pop(host.name))
 
     async def _run_host(self, host: Host, index: int, cells: list[Cell]) -> None:
-        entry = self.outcome.hosts[host.name] = host.reached_by()
+        entry = self.outcome.hosts[host.name]
         transport = StallGuard(open_transport(host))  # one stall costs the host one deadline
         ctx: HostContext | None = None
         runtimes = list({c.runtime.name: c.runtime for c in cells}.values())
@@ -295,7 +276,7 @@ class Runner:
                 )
                 claim_place(self._places, host.name, state)
                 ctx = HostContext(host, HostSide(transport, state, fixtures, self.settings))
-                self._contexts.append(ctx)
+                self._contexts[host.name] = ctx
                 # Own the host first: clean what dead runs left, take this run's lease.
                 ctx.lease = await claim(transport, state.workdir, self.outcome.run_id)
                 if ctx.lease.cleaned:
@@ -346,6 +327,7 @@ class Runner:
                     async with anyio.create_task_group() as tg:
                         for cell, _record, verdicts in ctx.pending:
                             tg.start_soon(self._rerun, ctx, cell, verdicts)
+                    del self._contexts[host.name]  # settled: nothing of it is held
                 finally:
                     # Teardown while the run's lock is still held: a cleaner must not
                     # take a run that is tearing down for a dead one.
@@ -355,6 +337,7 @@ class Runner:
             await finish()
             with anyio.CancelScope(shield=True):
                 await transport.aclose()
+            self._hosts.release()
 
     async def _stage_release(self, ctx: HostContext, runtime: Runtime) -> None:
         """Run the runtime with its release build on this host (`runtimes/release.py`)."""

@@ -9,9 +9,11 @@ import json
 import subprocess
 import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from harness.fixtures.base import CellSetup, HostSetup
@@ -20,6 +22,7 @@ from harness.fixtures.envelope import Report
 from harness.judge.properties import Context, Outcome, judge_attempt
 from harness.probe.protocol import ProbeOutput
 from harness.results.records import HostEvidence, ProbeCheck
+from harness.runner import HOSTS_PER_SLOT, Runner, RunOutcome
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need
 from harness.spec.models import Canary
@@ -208,3 +211,40 @@ def test_probe_deadline_before_the_remote_timeout_is_a_timeout(tmp_path: Path) -
     output = parse_output(done.stdout, cell_nonce="n")
     status, why = cell_status(completed, output, elapsed=0.3, timeout=0.3)
     assert status is CellStatus.TIMEOUT, why
+
+
+async def test_hosts_start_in_plan_order_a_few_per_cell_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fleet is not connected all at once (10,000 hosts held over 1 GB waiting for
+    cell slots): at most HOSTS_PER_SLOT x concurrency hosts are under way, they start
+    in plan order with their own cells, and the manifest names every host from the start."""
+    hosts = [
+        types.SimpleNamespace(name=f"h{i}", reached_by=lambda: {"by": "ssh"}) for i in range(9)
+    ]
+    cells = [types.SimpleNamespace(host=h, key=f"{h.name}/{rt}") for h in hosts for rt in "ab"]
+    runner = Runner.__new__(Runner)
+    runner.plan = types.SimpleNamespace(hosts=hosts, cells=cells)  # type: ignore[assignment]
+    runner.outcome = RunOutcome(run_id="r")
+    runner._hosts = anyio.Semaphore(HOSTS_PER_SLOT * 1)  # concurrency = 1
+    under_way: set[str] = set()
+    most, started, named = 0, [], []
+
+    async def run_host(
+        host: types.SimpleNamespace, index: int, own: list[types.SimpleNamespace]
+    ) -> None:
+        nonlocal most
+        named.append(sorted(runner.outcome.hosts))
+        started.append((index, host.name, [c.key for c in own]))
+        under_way.add(host.name)
+        most = max(most, len(under_way))
+        await anyio.sleep(0.01)
+        under_way.discard(host.name)
+        runner._hosts.release()
+
+    monkeypatch.setattr(runner, "_run_host", run_host)
+    await runner._run_hosts()
+    assert most == HOSTS_PER_SLOT
+    assert started == [(i, f"h{i}", [f"h{i}/a", f"h{i}/b"]) for i in range(9)]
+    assert named[0] == sorted(h.name for h in hosts)
+    assert list(runner.outcome.hosts) == [h.name for h in hosts]
