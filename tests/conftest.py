@@ -17,10 +17,12 @@ from tests.lab import Sshd, free_port, keygen, require_tool, start_sshd
 ROOT = Path(__file__).resolve().parent.parent
 
 # Under CI the fuzzing is derandomized, so a run is reproducible; locally it keeps
-# exploring (and remembers failures in .hypothesis/).
-settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# exploring (and remembers failures in .hypothesis/). No per-example deadline either
+# way: on a shared, busy 2-core machine an example that runs a shell takes 50 ms or
+# 300 ms by the load, and speed is the benches' business, not the tests'.
+settings.register_profile("local", deadline=None)
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 
 @pytest.fixture(scope="session")
