@@ -286,9 +286,13 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
     return spec
 
 
+_PROPERTIES = {s.property for s in SCENARIOS.values() if s.property}
+
+
 def _check_runtime_scenarios(name: str, raw: object, matrix: list[str], *, file: str) -> None:
     """A runtime's own `scenarios` are some of the matrix's. The host runtime runs
-    them all: it is every other cell's control on its host."""
+    them all: it is every other cell's control on its host. Every property the entry
+    `expect`s is measured by one of them: else the expectation is never checked."""
     if not isinstance(raw, dict) or not isinstance(raw.get("scenarios"), list):
         return  # absent, or a wrong type the runtime's validation names
     chosen, key = raw["scenarios"], f"runtimes.{_part(name)}.scenarios"
@@ -302,6 +306,16 @@ def _check_runtime_scenarios(name: str, raw: object, matrix: list[str], *, file:
                 file,
                 f"{key}[{i}]",
                 f"{scenario!r} is not one of the matrix's scenarios ({', '.join(matrix)})",
+            )
+    expect = raw.get("expect")
+    measured = {SCENARIOS[s].property for s in chosen if s in SCENARIOS}
+    for prop in expect if isinstance(expect, dict) else ():
+        if prop in _PROPERTIES and prop not in measured:  # an unknown one: its own error
+            raise SpecError(
+                file,
+                f"runtimes.{_part(name)}.expect.{_part(str(prop))}",
+                f"none of the runtime's scenarios measures it ({', '.join(chosen)}):"
+                " the expectation would never be checked",
             )
 
 
