@@ -204,10 +204,12 @@ def test_results_folder_becomes_unwritable(tmp_path: Path) -> None:
     mount.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
     try:
+        go = tmp_path / "go"  # the slow cell waits for the disk to be full, however loaded
         matrix = _local_matrix(
             tmp_path,
             HOST + '[runtimes.slow]\nkind = "command"\n'
-            'argv = ["sh", "-c", "sleep 3; exec \\"$0\\" \\"$@\\"", "{probe}", "{args}"]\n'
+            f'argv = ["sh", "-c", "until [ -e {go} ]; do sleep 0.1; done; exec \\"$0\\" \\"$@\\"",'
+            ' "{probe}", "{args}"]\n'
             'facts = { landlock_abi = ">= 1" }\n',
             top='scenarios = ["mechanisms"]',
         )
@@ -218,6 +220,7 @@ def test_results_folder_becomes_unwritable(tmp_path: Path) -> None:
             time.sleep(0.1)
         # Fill the filesystem: the next append fails as on a full disk.
         subprocess.run(["dd", "if=/dev/zero", f"of={mount}/filler", "bs=64k"], capture_output=True)
+        go.touch()
         out, err = process.communicate(timeout=60)
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
