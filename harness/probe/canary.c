@@ -666,6 +666,8 @@ static void capture_read(int fd)
             continue; /* listen mode: never TCP or UDP (the filter's rule, held here too) */
         if (g_ncap_to && (l4 == 1 || l4 == 58))
             keep = 0; /* listen mode: ICMP only when marked (the host's pings are not news) */
+        if (g_ncap_to && proto_eth == 0x86dd && (l4 == 0 || l4 == 43 || l4 == 44 || l4 == 60))
+            keep = 0; /* an IPv6 extension header: the host's TCP or UDP may be behind it */
         char mark[200] = "";
         if (off < tn)
             capture_mark(t + off, tn - off, mark, sizeof mark);

@@ -481,6 +481,9 @@ class Canary(_Strict):
             raise ValueError("mode 'listen' needs an address sandbox traffic would really reach")
         if self.mode == "netns" and self.address6 is not None:
             raise ValueError("address6 is for mode 'listen'; netns mode leases its own")
+        for given in (self.address, self.address6):
+            if given is not None and given.is_unspecified:
+                raise ValueError(f"{given} is no destination: name an address of the host's")
         return self
 
 
