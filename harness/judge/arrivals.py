@@ -183,20 +183,51 @@ class Arrivals:
 def of_cell(
     events: list[dict[str, Any]], tag: str, checks: Iterable[ProbeCheck]
 ) -> list[dict[str, Any]]:
-    """The arrivals a cell caused: its tag anywhere in the marker text, or the
-    ports one of its attempts reported (those whose scenario declares a transport)."""
-    tag = tag.lower()
-    # `_by_port` against every attempt, indexed: what an attempt offers is its
-    # transport and source port, and the destination ports those went to. A host's
-    # events times its cells' attempts was most of a fan-out controller's CPU.
-    sent: dict[tuple[str, int | None], set[int | None]] = {}
-    for c in checks:
-        proto = transport_of(c.scenario, c.id)
-        src, dst = _attempt_ports(c)
-        if proto is not None and src is not None:
-            sent.setdefault((proto, src), set()).add(dst)
-    flows = owners(events) if sent else {}
-    return [e for e in events if tag in _text(e) or _sent_by(e, sent, tag, flows)]
+    """The arrivals a cell caused (`Log.of_cell`)."""
+    return Log(events).of_cell(tag, checks)
+
+
+class Log:
+    """A host's canary arrivals, read once for every cell judged against them: each
+    arrival's text, and the marked flows (`owners`). Reading them again for each
+    cell, and again for `unexplained`, was most of what a 50-host fan-out
+    controller spent once attempts were indexed (`Arrivals`)."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+        self.texts = [_text(e) for e in events]
+        self._flows: dict[tuple[str, int | None, int | None], str] | None = None
+
+    @property
+    def flows(self) -> dict[tuple[str, int | None, int | None], str]:
+        """`owners` of the whole log, made on the first use."""
+        if self._flows is None:
+            self._flows = {
+                _owner(e): text
+                for e, text in zip(self.events, self.texts, strict=True)
+                if text.strip()
+            }
+        return self._flows
+
+    def of_cell(self, tag: str, checks: Iterable[ProbeCheck]) -> list[dict[str, Any]]:
+        """The arrivals a cell caused: its tag anywhere in the marker text, or the
+        ports one of its attempts reported (those whose scenario declares a transport)."""
+        tag = tag.lower()
+        # `_by_port` against every attempt, indexed: what an attempt offers is its
+        # transport and source port, and the destination ports those went to. A host's
+        # events times its cells' attempts was most of a fan-out controller's CPU.
+        sent: dict[tuple[str, int | None], set[int | None]] = {}
+        for c in checks:
+            proto = transport_of(c.scenario, c.id)
+            src, dst = _attempt_ports(c)
+            if proto is not None and src is not None:
+                sent.setdefault((proto, src), set()).add(dst)
+        flows = self.flows if sent else {}
+        return [
+            e
+            for e, text in zip(self.events, self.texts, strict=True)
+            if tag in text or _sent_by(e, sent, tag, flows)
+        ]
 
 
 def _sent_by(
@@ -205,7 +236,7 @@ def _sent_by(
     tag: str,
     flows: Mapping[tuple[str, int | None, int | None], str],
 ) -> bool:
-    """`_by_port` for any of the attempts in `sent` (see `of_cell`)."""
+    """`_by_port` for any of the attempts in `sent` (see `Log.of_cell`)."""
     kind = event.get("event")
     got = event.get("proto") if kind in ("packet", "dns") else kind
     if not isinstance(got, str):
@@ -231,15 +262,22 @@ def unexplained(
     that carried no byte at all carries nothing out: a supervisor opens one upstream
     for a connection the workload then never writes to (controller-loss's held
     connection, cut at the kill)."""
-    listed = [dict(e) for e in events]
+    log = Log([dict(e) for e in events])
+    listed, texts = log.events, log.texts
     to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX, _IPC}
     claimed: set[int] = set()
     for tag, checks in cells:
-        claimed.update(id(e) for e in of_cell(listed, tag, checks))
-    marked = owners(e for e in listed if id(e) in claimed)
-    silent = _silent(listed, set(allowed_ports))
+        claimed.update(id(e) for e in log.of_cell(tag, checks))
+    marked = {
+        _owner(e)
+        for e, text in zip(listed, texts, strict=True)
+        if id(e) in claimed and text.strip()
+    }
+    silent = _silent(listed, set(allowed_ports), set(log.flows))
     known = {tag for tag, _checks in cells}
-    elsewhere = {_owner(e) for e in listed if _someone_elses(e, known)}
+    elsewhere = {
+        _owner(e) for e, text in zip(listed, texts, strict=True) if _someone_elses(text, known)
+    }
     return [
         e
         for e in listed
@@ -255,21 +293,24 @@ def unexplained(
 _TAG = re.compile(r"harness-[0-9a-f]{8}-[0-9]{5}")
 
 
-def _someone_elses(event: Mapping[str, Any], known: set[str]) -> bool:
-    """Does the arrival carry only tags of cells other than `known`? Another harness
-    run on the same host sweeps what it can reach, this run's canary included; and a
-    rerun judged at once meets the arrivals of a rerun still in flight. Each is marked
-    with its own cell's tag: no crossing of the cells judged here."""
-    found = set(_TAG.findall(_text(event)))
+def _someone_elses(text: str, known: set[str]) -> bool:
+    """Does an arrival (its `_text`) carry only tags of cells other than `known`?
+    Another harness run on the same host sweeps what it can reach, this run's canary
+    included; and a rerun judged at once meets the arrivals of a rerun still in
+    flight. Each is marked with its own cell's tag: no crossing of the cells judged
+    here."""
+    found = set(_TAG.findall(text))
     return bool(found) and not found & known
 
 
 def _silent(
-    events: list[dict[str, Any]], ports: set[int]
+    events: list[dict[str, Any]],
+    ports: set[int],
+    spoke: set[tuple[str, int | None, int | None]],
 ) -> set[tuple[str, int | None, int | None]]:
-    """The TCP flows to one of `ports` on which no byte arrived."""
+    """The TCP flows to one of `ports` on which no byte arrived (`spoke`: the flows
+    on which some did)."""
     tcp = [e for e in events if e.get("event") == "tcp" and _ports(e)[1] in ports]
-    spoke = {_owner(e) for e in events if _text(e).strip()}
     return {_owner(e) for e in tcp} - spoke
 
 
