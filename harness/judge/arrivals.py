@@ -146,13 +146,15 @@ class Arrivals:
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
-        flows = owners(events)
+        texts = [_text(e) for e in events]
+        keys = [_owner(e) for e in events]
+        flows = {key: text for key, text in zip(keys, texts, strict=True) if text.strip()}  # owners
         self._pairs: dict[tuple[str, str], list[int]] = {}  # adjacent tokens -> arrivals
         self._cut: list[tuple[int, str]] = []  # TCP lines cut short, as logged
         # (transport, source port) -> (arrival, destination port, its flow's marked text)
         self._sent: dict[tuple[str, int], list[tuple[int, int | None, str | None]]] = {}
-        for i, e in enumerate(events):
-            for pair in itertools.pairwise(_tokens(e)):
+        for i, (e, text, key) in enumerate(zip(events, texts, keys, strict=True)):
+            for pair in itertools.pairwise(t for t in _SPLIT.split(text) if t):  # _tokens
                 self._pairs.setdefault(pair, []).append(i)
             kind = e.get("event")
             if kind == "tcp" and e.get("complete") is False:
@@ -160,7 +162,7 @@ class Arrivals:
             got = e.get("proto") if kind in ("packet", "dns") else kind
             got_src, got_dst = _ports(e)
             if isinstance(got, str) and got_src is not None:
-                row = (i, got_dst, flows.get(_owner(e)))
+                row = (i, got_dst, flows.get(key))
                 self._sent.setdefault((got, got_src), []).append(row)
 
     def of_attempt(self, tag: str, check: ProbeCheck) -> list[str]:
