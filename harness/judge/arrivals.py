@@ -59,6 +59,11 @@ def _attempt_ports(check: ProbeCheck) -> tuple[int | None, int | None]:
     return (src if isinstance(src, int) and src > 0 else None), dst
 
 
+# `_by_marker`, `owners` and `_by_port` say it for one arrival and one attempt;
+# `Arrivals` and `Log` index them for a whole log (tests/judge/test_arrivals.py holds
+# the two equal over random arrivals).
+
+
 def _by_marker(event: Mapping[str, Any], tag: str, check_id: str) -> bool:
     tokens = _tokens(event)
     tag, check_id = tag.lower(), check_id.lower()
