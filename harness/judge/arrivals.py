@@ -151,14 +151,15 @@ class Arrivals:
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
-        texts = [_text(e) for e in events]
-        keys = [_owner(e) for e in events]
-        flows = {key: text for key, text in zip(keys, texts, strict=True) if text.strip()}  # owners
+        rows = [(e, _text(e), _owner(e)) for e in events]
+        flows = {key: text for _e, text, key in rows if text.strip()}  # `owners`
         self._pairs: dict[tuple[str, str], list[int]] = {}  # adjacent tokens -> arrivals
         self._cut: list[tuple[int, str]] = []  # TCP lines cut short, as logged
         # (transport, source port) -> (arrival, destination port, its flow's marked text)
-        self._sent: dict[tuple[str, int], list[tuple[int, int | None, str | None]]] = {}
-        for i, (e, text, key) in enumerate(zip(events, texts, keys, strict=True)):
+        self._sent: dict[
+            tuple[str | None, int | None], list[tuple[int, int | None, str | None]]
+        ] = {}
+        for i, (e, text, key) in enumerate(rows):
             for pair in itertools.pairwise(t for t in _SPLIT.split(text) if t):  # _tokens
                 self._pairs.setdefault(pair, []).append(i)
             kind = e.get("event")
@@ -180,10 +181,10 @@ class Arrivals:
         )
         src, dst = _attempt_ports(check)
         proto = transport_of(check.scenario, check.id)
-        if src is not None and proto is not None:
-            for i, got_dst, marked in self._sent.get((proto, src), ()):
-                if got_dst in (None, dst) and (marked is None or tag in marked):
-                    found.add(i)
+        # No key of `_sent` holds None: an unknown transport or port finds nothing.
+        for i, got_dst, marked in self._sent.get((proto, src), ()):
+            if got_dst in (None, dst) and (marked is None or tag in marked):
+                found.add(i)
         return [describe(self.events[i]) for i in sorted(found)]
 
 
@@ -202,18 +203,14 @@ class Log:
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
-        self.texts = [_text(e) for e in events]
+        self.rows = [(e, _text(e)) for e in events]
         self._flows: dict[tuple[str, int | None, int | None], str] | None = None
 
     @property
     def flows(self) -> dict[tuple[str, int | None, int | None], str]:
         """`owners` of the whole log, made on the first use."""
         if self._flows is None:
-            self._flows = {
-                _owner(e): text
-                for e, text in zip(self.events, self.texts, strict=True)
-                if text.strip()
-            }
+            self._flows = {_owner(e): text for e, text in self.rows if text.strip()}
         return self._flows
 
     def of_cell(self, tag: str, checks: Iterable[ProbeCheck]) -> list[dict[str, Any]]:
@@ -230,11 +227,7 @@ class Log:
             if proto is not None and src is not None:
                 sent.setdefault((proto, src), set()).add(dst)
         flows = self.flows if sent else {}
-        return [
-            e
-            for e, text in zip(self.events, self.texts, strict=True)
-            if tag in text or _sent_by(e, sent, tag, flows)
-        ]
+        return [e for e, text in self.rows if tag in text or _sent_by(e, sent, tag, flows)]
 
 
 def _sent_by(
@@ -270,21 +263,15 @@ def unexplained(
     for a connection the workload then never writes to (controller-loss's held
     connection, cut at the kill)."""
     log = Log([dict(e) for e in events])
-    listed, texts = log.events, log.texts
+    listed = log.events
     to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX, _IPC}
     claimed: set[int] = set()
     for tag, checks in cells:
         claimed.update(id(e) for e in log.of_cell(tag, checks))
-    marked = {
-        _owner(e)
-        for e, text in zip(listed, texts, strict=True)
-        if id(e) in claimed and text.strip()
-    }
+    marked = {_owner(e) for e, text in log.rows if id(e) in claimed and text.strip()}
     silent = _silent(listed, set(allowed_ports), set(log.flows))
     known = {tag for tag, _checks in cells}
-    elsewhere = {
-        _owner(e) for e, text in zip(listed, texts, strict=True) if _someone_elses(text, known)
-    }
+    elsewhere = {_owner(e) for e, text in log.rows if _someone_elses(text, known)}
     return [
         e
         for e in listed
