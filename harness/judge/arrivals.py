@@ -59,6 +59,11 @@ def _attempt_ports(check: ProbeCheck) -> tuple[int | None, int | None]:
     return (src if isinstance(src, int) and src > 0 else None), dst
 
 
+# `_by_marker`, `owners` and `_by_port` say it for one arrival and one attempt;
+# `Arrivals` and `Log` index them for a whole log (tests/judge/test_arrivals.py holds
+# the two equal over random arrivals).
+
+
 def _by_marker(event: Mapping[str, Any], tag: str, check_id: str) -> bool:
     tokens = _tokens(event)
     tag, check_id = tag.lower(), check_id.lower()
@@ -135,31 +140,94 @@ def shown(event: Mapping[str, Any]) -> str:
 
 def of_attempt(events: list[dict[str, Any]], tag: str, check: ProbeCheck) -> list[str]:
     """The arrivals one attempt caused, each described."""
-    flows = owners(events)
-    return [
-        describe(e)
-        for e in events
-        if _by_marker(e, tag, check.id) or _by_port(e, check, tag, flows)
-    ]
+    return Arrivals(events).of_attempt(tag, check)
+
+
+class Arrivals:
+    """A cell's arrivals, read once for all its attempts: what `_by_marker` and
+    `_by_port` ask of each arrival, indexed. Asking it of every arrival for every
+    attempt, the flow table rebuilt each time, was most of a 50-host fan-out
+    controller's CPU."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+        rows = [(e, _text(e), _owner(e)) for e in events]
+        flows = {key: text for _e, text, key in rows if text.strip()}  # `owners`
+        self._pairs: dict[tuple[str, str], list[int]] = {}  # adjacent tokens -> arrivals
+        self._cut: list[tuple[int, str]] = []  # TCP lines cut short, as logged
+        # (transport, source port) -> (arrival, destination port, its flow's marked text)
+        self._sent: dict[
+            tuple[str | None, int | None], list[tuple[int, int | None, str | None]]
+        ] = {}
+        for i, (e, text, key) in enumerate(rows):
+            for pair in itertools.pairwise(t for t in _SPLIT.split(text) if t):  # _tokens
+                self._pairs.setdefault(pair, []).append(i)
+            kind = e.get("event")
+            if kind == "tcp" and e.get("complete") is False:
+                self._cut.append((i, str(e.get("line") or "").lower()))
+            got = e.get("proto") if kind in ("packet", "dns") else kind
+            got_src, got_dst = _ports(e)
+            if isinstance(got, str) and got_src is not None:
+                row = (i, got_dst, flows.get(key))
+                self._sent.setdefault((got, got_src), []).append(row)
+
+    def of_attempt(self, tag: str, check: ProbeCheck) -> list[str]:
+        """The arrivals the attempt caused, each described, in the log's order."""
+        tag, check_id = tag.lower(), check.id.lower()
+        found = {*self._pairs.get((tag, check_id), ()), *self._pairs.get((check_id, tag), ())}
+        line = f"harness {tag} {check_id}"
+        found.update(
+            i for i, cut in self._cut if len(cut) > len("HARNESS ") and line.startswith(cut)
+        )
+        src, dst = _attempt_ports(check)
+        proto = transport_of(check.scenario, check.id)
+        # No key of `_sent` holds None: an unknown transport or port finds nothing.
+        for i, got_dst, marked in self._sent.get((proto, src), ()):
+            if got_dst in (None, dst) and (marked is None or tag in marked):
+                found.add(i)
+        return [describe(self.events[i]) for i in sorted(found)]
 
 
 def of_cell(
     events: list[dict[str, Any]], tag: str, checks: Iterable[ProbeCheck]
 ) -> list[dict[str, Any]]:
-    """The arrivals a cell caused: its tag anywhere in the marker text, or the
-    ports one of its attempts reported (those whose scenario declares a transport)."""
-    tag = tag.lower()
-    # `_by_port` against every attempt, indexed: what an attempt offers is its
-    # transport and source port, and the destination ports those went to. A host's
-    # events times its cells' attempts was most of a fan-out controller's CPU.
-    sent: dict[tuple[str, int | None], set[int | None]] = {}
-    for c in checks:
-        proto = transport_of(c.scenario, c.id)
-        src, dst = _attempt_ports(c)
-        if proto is not None and src is not None:
-            sent.setdefault((proto, src), set()).add(dst)
-    flows = owners(events) if sent else {}
-    return [e for e in events if tag in _text(e) or _sent_by(e, sent, tag, flows)]
+    """The arrivals a cell caused (`Log.of_cell`)."""
+    return Log(events).of_cell(tag, checks)
+
+
+class Log:
+    """A host's canary arrivals, read once for every cell judged against them: each
+    arrival's text, and the marked flows (`owners`). Reading them again for each
+    cell, and again for `unexplained`, was most of what a 50-host fan-out
+    controller spent once attempts were indexed (`Arrivals`)."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+        self.rows = [(e, _text(e)) for e in events]
+        self._flows: dict[tuple[str, int | None, int | None], str] | None = None
+
+    @property
+    def flows(self) -> dict[tuple[str, int | None, int | None], str]:
+        """`owners` of the whole log, made on the first use."""
+        if self._flows is None:
+            self._flows = {_owner(e): text for e, text in self.rows if text.strip()}
+        return self._flows
+
+    def of_cell(self, tag: str, checks: Iterable[ProbeCheck]) -> list[dict[str, Any]]:
+        """The arrivals a cell caused: its tag anywhere in the marker text, or the
+        ports one of its attempts reported (those whose scenario declares a transport)."""
+        tag = tag.lower()
+        # `_by_port` against every attempt, indexed: what an attempt offers is its
+        # transport and source port, and the destination ports those went to. A host's
+        # events times its cells' attempts was most of a fan-out controller's CPU.
+        sent: dict[tuple[str, int | None], set[int | None]] = {}
+        for c in checks:
+            proto = transport_of(c.scenario, c.id)
+            src, dst = _attempt_ports(c)
+            if proto is not None and src is not None:
+                sent.setdefault((proto, src), set()).add(dst)
+        flows = self.flows if sent else {}
+        return [e for e, text in self.rows if tag in text or _sent_by(e, sent, tag, flows)]
 
 
 def _sent_by(
@@ -168,7 +236,7 @@ def _sent_by(
     tag: str,
     flows: Mapping[tuple[str, int | None, int | None], str],
 ) -> bool:
-    """`_by_port` for any of the attempts in `sent` (see `of_cell`)."""
+    """`_by_port` for any of the attempts in `sent` (see `Log.of_cell`)."""
     kind = event.get("event")
     got = event.get("proto") if kind in ("packet", "dns") else kind
     if not isinstance(got, str):
@@ -194,15 +262,16 @@ def unexplained(
     that carried no byte at all carries nothing out: a supervisor opens one upstream
     for a connection the workload then never writes to (controller-loss's held
     connection, cut at the kill)."""
-    listed = [dict(e) for e in events]
+    log = Log([dict(e) for e in events])
+    listed = log.events
     to_canary = {a.strip("[]") for a in addresses if a} | {_UNIX, _IPC}
     claimed: set[int] = set()
     for tag, checks in cells:
-        claimed.update(id(e) for e in of_cell(listed, tag, checks))
-    marked = owners(e for e in listed if id(e) in claimed)
-    silent = _silent(listed, set(allowed_ports))
+        claimed.update(id(e) for e in log.of_cell(tag, checks))
+    marked = {_owner(e) for e, text in log.rows if id(e) in claimed and text.strip()}
+    silent = _silent(listed, set(allowed_ports), set(log.flows))
     known = {tag for tag, _checks in cells}
-    elsewhere = {_owner(e) for e in listed if _someone_elses(e, known)}
+    elsewhere = {_owner(e) for e, text in log.rows if _someone_elses(text, known)}
     return [
         e
         for e in listed
@@ -218,21 +287,24 @@ def unexplained(
 _TAG = re.compile(r"harness-[0-9a-f]{8}-[0-9]{5}")
 
 
-def _someone_elses(event: Mapping[str, Any], known: set[str]) -> bool:
-    """Does the arrival carry only tags of cells other than `known`? Another harness
-    run on the same host sweeps what it can reach, this run's canary included; and a
-    rerun judged at once meets the arrivals of a rerun still in flight. Each is marked
-    with its own cell's tag: no crossing of the cells judged here."""
-    found = set(_TAG.findall(_text(event)))
+def _someone_elses(text: str, known: set[str]) -> bool:
+    """Does an arrival (its `_text`) carry only tags of cells other than `known`?
+    Another harness run on the same host sweeps what it can reach, this run's canary
+    included; and a rerun judged at once meets the arrivals of a rerun still in
+    flight. Each is marked with its own cell's tag: no crossing of the cells judged
+    here."""
+    found = set(_TAG.findall(text))
     return bool(found) and not found & known
 
 
 def _silent(
-    events: list[dict[str, Any]], ports: set[int]
+    events: list[dict[str, Any]],
+    ports: set[int],
+    spoke: set[tuple[str, int | None, int | None]],
 ) -> set[tuple[str, int | None, int | None]]:
-    """The TCP flows to one of `ports` on which no byte arrived."""
+    """The TCP flows to one of `ports` on which no byte arrived (`spoke`: the flows
+    on which some did)."""
     tcp = [e for e in events if e.get("event") == "tcp" and _ports(e)[1] in ports]
-    spoke = {_owner(e) for e in events if _text(e).strip()}
     return {_owner(e) for e in tcp} - spoke
 
 

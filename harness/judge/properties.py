@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.judge import arrivals
 from harness.judge.reach import judge_mounts, judge_start, own_kernel
@@ -66,10 +67,19 @@ class Context:
     own_kernel: bool = False
     allowed_caps: frozenset[str] = frozenset()
     policy: Policy | None = None
+    # The cell's arrivals, read once for all its attempts (`arrivals.Arrivals`).
+    prepared: list[arrivals.Arrivals] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def evidence(self) -> HostEvidence:
         return self.record.host_side
+
+    def seen(self, events: list[dict[str, Any]], check: ProbeCheck) -> list[str]:
+        """The arrivals (the cell's `events`) an attempt caused; they are read once,
+        for the first attempt that asks."""
+        if not self.prepared:
+            self.prepared.append(arrivals.Arrivals(events))
+        return self.prepared[0].of_attempt(self.tag, check)
 
 
 def _reported(check: ProbeCheck) -> Outcome:
@@ -104,7 +114,7 @@ def _arrival(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
         why = evidence.canary_error or "canary log unavailable"
         why = f"{why}: cannot rule out an arrival"
         return Outcome(CheckOutcome.ERROR, check.errno, why, check.elapsed_ms)
-    seen = arrivals.of_attempt(evidence.canary_events, ctx.tag, check)
+    seen = ctx.seen(evidence.canary_events, check)
     if seen:
         late = " (after the cell)" if evidence.settled else ""
         why = f"canary saw {seen[0]}{late}"

@@ -324,3 +324,68 @@ def test_a_cells_arrivals_are_those_its_tag_or_one_of_its_attempts_claims() -> N
         assert of_cell(events, TAG, checks) == expected
         by_port += sum(TAG not in _text(e) for e in expected)
     assert by_port > 100  # the ports, not only the tag, were put to the test
+
+
+def test_an_attempts_arrivals_are_those_its_marker_or_its_ports_claim() -> None:
+    """`Arrivals` indexes a cell's arrivals once for all its attempts; what it gives
+    one attempt must be exactly, in the log's order, what `_by_marker` or `_by_port`
+    claims of each arrival: markers either way round and in any case, cut lines,
+    ports that match or not, flows another cell marked, one index for many attempts."""
+    import random
+
+    from harness.judge.arrivals import Arrivals, _by_marker, _by_port, describe, owners
+    from harness.scenarios import _TRANSPORTS
+
+    pick = random.Random(4)
+    declared = [*sorted(_TRANSPORTS)[:10], ("egress-confinement", "not-declared")]
+    ids = sorted({c for _s, c in declared})
+    ports = [None, 0, 5, 53, 8080, -1, "x"]
+    other = "harness-t-00002"
+
+    def line() -> str:
+        check = pick.choice(ids)
+        return pick.choice(
+            [
+                "",
+                f"HARNESS {TAG} {check}",
+                f"harness {check.upper()} {TAG.upper()} more",
+                f"harness {other} {check}",
+                f"harness {TAG}",
+                f"HARNESS {TAG} {check}"[: pick.randint(0, 30)],
+            ]
+        )
+
+    def arrival() -> dict[str, Any]:
+        return {
+            "event": pick.choice(["packet", "dns", "tcp", "udp", "unix", None]),
+            "proto": pick.choice(["tcp", "udp", None, ["tcp"]]),
+            "sport": pick.choice(ports),
+            "dport": pick.choice(ports),
+            "peer": pick.choice(["10.9.0.2:5", "10.9.0.2:53", "10.9.0.3:8080", "", None]),
+            "listen": pick.choice(["10.251.0.2:8080", "10.251.0.2:53", "", None]),
+            "src": pick.choice(["10.9.0.2", "10.9.0.3"]),
+            "line": line(),
+            "complete": pick.choice([None, True, False, False]),
+        }
+
+    def attempt() -> ProbeCheck:
+        scenario, check_id = pick.choice(declared)
+        evidence = {
+            "src_port": pick.choice(ports),
+            "dst": pick.choice(["10.251.0.2:8080 tcp", "10.251.0.2:53", "", "bad"]),
+        }
+        return ProbeCheck(check_id, scenario, "attempt", "blocked", evidence=evidence)
+
+    claimed = {"marker": 0, "port": 0}
+    for _ in range(2000):
+        events = [arrival() for _ in range(pick.randint(0, 8))]
+        index, flows = Arrivals(events), owners(events)
+        for check in (attempt() for _ in range(pick.randint(1, 5))):
+            tag = pick.choice([TAG, TAG.upper(), other])
+            marker = [_by_marker(e, tag, check.id) for e in events]
+            port = [_by_port(e, check, tag, flows) for e in events]
+            expected = [describe(e) for e, m, p in zip(events, marker, port, strict=True) if m or p]
+            assert index.of_attempt(tag, check) == expected
+            claimed["marker"] += sum(marker)
+            claimed["port"] += sum(p and not m for m, p in zip(marker, port, strict=True))
+    assert min(claimed.values()) > 100, claimed  # both ways were put to the test
