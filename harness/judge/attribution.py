@@ -165,8 +165,8 @@ def _one_binary(
     if via_supervisor or (rec.get("upstream") and arrivals(record)):
         around = _route(record, rec)
         if around is not None:
-            observed, why = around  # a way around the supervisor: the connection escaped it
-            out = CheckOutcome.ESCAPED if observed is Observed.VIOLATED else None
+            observed, why, escaped = around
+            out = CheckOutcome.ESCAPED if escaped else None  # it went around the supervisor
             return Observation(observed, why, [_with(check, why, out)])
         through = _short(rec["upstream"])
         route = f"; reached the destination only through the supervisor ({through})"
@@ -299,30 +299,34 @@ def observe_route(record: CellRecord) -> Observation:
         return Observation(Observed.SKIPPED, why)
     around = _route(record, matches[0])
     if around is not None:
-        return Observation(*around)
+        return Observation(*around[:2])
     why = f"reached the destination only from its record's upstream, {_short(upstream)}"
     return Observation(Observed.ENFORCED, why)
 
 
-def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[Observed, str] | None:
+def _route(record: CellRecord, rec: dict[str, Any]) -> tuple[Observed, str, bool] | None:
     """Did the allowed connection reach the destination only through the supervisor?
-    None if so; else (observed, why)."""
+    None if so; else (observed, why, whether the canary saw it arrive around it)."""
     peers = arrivals(record)
     if peers is None:
         why = record.host_side.canary_error or "canary log unavailable"
-        return Observed.INCONCLUSIVE, f"{why}: cannot tell how the allowed connection got out"
+        return (
+            Observed.INCONCLUSIVE,
+            f"{why}: cannot tell how the allowed connection got out",
+            False,
+        )
     upstream = rec.get("upstream")
     if not peers:
-        return Observed.INCONCLUSIVE, "the allowed connection never reached the destination"
+        return Observed.INCONCLUSIVE, "the allowed connection never reached the destination", False
     if not upstream:
-        return Observed.VIOLATED, "the decision record names no upstream connection"
+        return Observed.VIOLATED, "the decision record names no upstream connection", False
     around = [p for p in peers if p != str(upstream)]
     if around:
         why = (
             f"the allowed destination was reached around the supervisor (from {around[0]};"
             f" the supervisor's upstream is {_short(upstream)})"
         )
-        return Observed.VIOLATED, why
+        return Observed.VIOLATED, why, True
     return None
 
 
