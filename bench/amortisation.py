@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -95,6 +96,7 @@ class Recorded:
     runtime: str
     argv: list[str]
     stdin: bytes | None
+    barriers: str = ""  # the folder where the probe stops at the cell's phases
 
 
 def cell_stats(folder: Path) -> dict[str, dict[str, Any]]:
@@ -154,7 +156,9 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
 
     recorded: list[Recorded] = []
     deferred: list[tuple[list[str], bytes | None]] = []
-    held = ("harness-canary-down", "harness-release")  # the canary stays up for the replays
+    # The canary and the supervisors stay up for the replays (a supervised cell's
+    # sandbox joins its supervisor's namespace).
+    held = ("harness-canary-down", "harness-supervisor-down", "harness-release")
     fixtures: list[list[str]] = []  # each cell's sentinels, made again for the replays
 
     class Recording(LocalTransport):
@@ -173,7 +177,7 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
                 # canary, $8 where no sentinel goes; then the sandbox command itself.
                 values, inner = split
                 root, token, original, skip = values[1], values[2], values[3], values[7]
-                recorded.append(Recorded(runtime="?", argv=inner, stdin=stdin))
+                recorded.append(Recorded(runtime="?", argv=inner, stdin=stdin, barriers=values[8]))
                 if root:
                     setup = FUNCTIONS + 'fs_setup "$1" "$2" "$3" "$4"'
                     fixtures.append(["sh", "-c", setup, "fs", root, token, original, skip])
@@ -207,11 +211,39 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     return recorded, deferred
 
 
+def release_barriers(folder: str, running: threading.Event) -> None:
+    """What the envelope's phase watcher does where nobody acts: each barrier the
+    probe stops at is released at once, "idle". Without it a replay waits out every
+    barrier's time limit, and the floor would hold seconds of nobody's work."""
+    base = Path(folder)
+    while running.is_set():
+        for phase in base.glob(".harness-phase-*"):
+            go = base / phase.name.replace(".harness-phase-", ".harness-go-", 1)
+            if not go.exists():
+                aside = go.with_name(go.name.replace(".harness-go-", ".harness-wait-", 1))
+                aside.write_text("idle\n")
+                aside.rename(go)
+        time.sleep(0.005)
+    for left in [*base.glob(".harness-phase-*"), *base.glob(".harness-go-*")]:
+        left.unlink(missing_ok=True)
+
+
 def replay(cmd: Recorded) -> float:
-    """The cell's sandbox command, run bare; a replay that did not complete is no floor."""
+    """The cell's sandbox command, run bare (its barriers released as nobody acts); a
+    replay that did not complete is no floor."""
+    running = threading.Event()
+    running.set()
+    watcher = threading.Thread(target=release_barriers, args=(cmd.barriers, running))
+    if cmd.barriers:
+        watcher.start()
     started = time.monotonic()
-    done = subprocess.run(cmd.argv, input=cmd.stdin or b"", capture_output=True, check=False)
-    elapsed = time.monotonic() - started
+    try:
+        done = subprocess.run(cmd.argv, input=cmd.stdin or b"", capture_output=True, check=False)
+    finally:
+        elapsed = time.monotonic() - started
+        running.clear()
+        if cmd.barriers:
+            watcher.join()
     if b'"type":"done"' not in done.stdout:
         require_complete(f"amortisation, {cmd.runtime} replayed", 0, 1, "no completion line")
     return elapsed
