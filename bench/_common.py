@@ -313,3 +313,28 @@ def save(name: str, data: dict[str, Any]) -> Path:
 def verdict(value: float, target: float, *, lower_is_better: bool = True) -> str:
     ok = value <= target if lower_is_better else value >= target
     return "met" if ok else "MISSED"
+
+
+# -- a canary of the bench's own --------------------------------------------------------
+
+
+async def local_canary(probe: str, run_id: str) -> Any:
+    """A netns canary on this machine for run `run_id`, as `harness run` starts one (a
+    nonce and high port of its own): for the benches that time the probe against it
+    directly. Stop it with `harness.fixtures.canary.stop_canary`."""
+    import secrets
+
+    from harness.fixtures.canary import start_canary
+    from harness.spec.models import Canary
+    from harness.transport import LocalTransport
+
+    return await start_canary(
+        LocalTransport(),
+        probe=probe,
+        workdir="/tmp",
+        canary=Canary(),
+        run_id=run_id,
+        host_index=0,
+        nonce=secrets.token_hex(8),
+        high_port=30000 + secrets.randbelow(30000),
+    )

@@ -39,10 +39,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import machine, require_complete, save, table, verdict  # noqa: E402
-from harness.fixtures.canary import start_canary, stop_canary  # noqa: E402
+from bench._common import local_canary, machine, require_complete, save, table, verdict  # noqa: E402
+from harness.fixtures.canary import stop_canary  # noqa: E402
 from harness.probe.build import build_probe  # noqa: E402
-from harness.spec.models import Canary  # noqa: E402
 from harness.transport.local import LocalTransport  # noqa: E402
 
 BUDGET_S = {"refused": 0.5, "answered": 0.5, "vanish": 2.5}
@@ -130,16 +129,7 @@ async def main(rounds: int, smoke: bool, base: str) -> dict[str, object]:
     probes = {"this": str(build_probe().path), "base": _base_probe(base, tmp)}
     transport = LocalTransport()
     run_id = secrets.token_hex(4)
-    canary = await start_canary(
-        transport,
-        probe=probes["this"],
-        workdir="/tmp",
-        canary=Canary(),
-        run_id=run_id,
-        host_index=0,
-        nonce=secrets.token_hex(8),
-        high_port=30000 + secrets.randbelow(30000),
-    )
+    canary = await local_canary(probes["this"], run_id)
     ns = f"harness-bench-ev-{os.getpid()}"
     walls: dict[str, dict[str, list[float]]] = {t: {n: [] for n in BUDGET_S} for t in probes}
     elapsed: dict[str, dict[str, list[float]]] = {name: {} for name in BUDGET_S}

@@ -23,15 +23,18 @@ import os
 import secrets
 import statistics
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 import anyio
 
-from harness.fixtures.canary import start_canary, stop_canary
+from bench._common import local_canary
+from harness.fixtures.canary import stop_canary
 from harness.probe.build import build_probe
-from harness.spec.models import Canary
 from harness.transport.local import LocalTransport
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -71,16 +74,7 @@ async def main(rounds: int, smoke: bool = False) -> dict[str, object]:
     probe = str(build_probe().path)
     transport = LocalTransport()
     run_id = secrets.token_hex(4)
-    canary = await start_canary(
-        transport,
-        probe=probe,
-        workdir="/tmp",
-        canary=Canary(),
-        run_id=run_id,
-        host_index=0,
-        nonce=secrets.token_hex(8),
-        high_port=30000 + secrets.randbelow(30000),
-    )
+    canary = await local_canary(probe, run_id)
     ns = f"harness-bench-bh-{os.getpid()}"
     results: dict[str, dict[str, list[float]]] = {}
     checks: dict[str, dict[str, int]] = {}
