@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -279,6 +280,18 @@ def test_an_ipc_message_is_matched_by_its_marker_and_stands_alone() -> None:
     assert unexplained([marked, other], [_cell(TAG, attempt)], []) == [other]
 
 
+def _random_attempt(
+    pick: random.Random, declared: list[tuple[str, str]], ports: list[object]
+) -> ProbeCheck:
+    """One of the declared attempts, from a random source port to a random destination."""
+    scenario, check_id = pick.choice(declared)
+    evidence = {
+        "src_port": pick.choice(ports),
+        "dst": pick.choice(["10.251.0.2:8080 tcp", "10.251.0.2:53", "", "bad"]),
+    }
+    return ProbeCheck(check_id, scenario, "attempt", "blocked", evidence=evidence)
+
+
 def test_a_cells_arrivals_are_those_its_tag_or_one_of_its_attempts_claims() -> None:
     """`of_cell` indexes its attempts by transport and source port; what it claims
     must be exactly what its tag, or one attempt by `_by_port`, claims: over
@@ -306,12 +319,7 @@ def test_a_cells_arrivals_are_those_its_tag_or_one_of_its_attempts_claims() -> N
         }
 
     def attempt() -> ProbeCheck:
-        scenario, check_id = pick.choice(declared)
-        evidence = {
-            "src_port": pick.choice(ports),
-            "dst": pick.choice(["10.251.0.2:8080 tcp", "10.251.0.2:53", "", "bad"]),
-        }
-        return ProbeCheck(check_id, scenario, "attempt", "blocked", evidence=evidence)
+        return _random_attempt(pick, declared, ports)
 
     by_port = 0
     for _ in range(3000):
@@ -369,12 +377,7 @@ def test_an_attempts_arrivals_are_those_its_marker_or_its_ports_claim() -> None:
         }
 
     def attempt() -> ProbeCheck:
-        scenario, check_id = pick.choice(declared)
-        evidence = {
-            "src_port": pick.choice(ports),
-            "dst": pick.choice(["10.251.0.2:8080 tcp", "10.251.0.2:53", "", "bad"]),
-        }
-        return ProbeCheck(check_id, scenario, "attempt", "blocked", evidence=evidence)
+        return _random_attempt(pick, declared, ports)
 
     claimed = {"marker": 0, "port": 0}
     for _ in range(2000):
