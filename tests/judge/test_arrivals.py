@@ -297,7 +297,6 @@ def test_a_cells_arrivals_are_those_its_tag_or_one_of_its_attempts_claims() -> N
     must be exactly what its tag, or one attempt by `_by_port`, claims: over
     arrivals of every kind (dns and packets carry their transport apart), ports
     that match or not, unknown ports, flows another cell marked."""
-    import random
 
     from harness.judge.arrivals import _by_port, _text, owners
     from harness.scenarios import _TRANSPORTS
@@ -339,7 +338,6 @@ def test_an_attempts_arrivals_are_those_its_marker_or_its_ports_claim() -> None:
     one attempt must be exactly, in the log's order, what `_by_marker` or `_by_port`
     claims of each arrival: markers either way round and in any case, cut lines,
     ports that match or not, flows another cell marked, one index for many attempts."""
-    import random
 
     from harness.judge.arrivals import Arrivals, _by_marker, _by_port, describe, owners
     from harness.scenarios import _TRANSPORTS
