@@ -7,6 +7,14 @@ Usage (from the repository root):
     .venv/bin/python scripts/mutate.py harness/judge.py    # one module
     .venv/bin/python scripts/mutate.py --list              # the mutants, not run
     .venv/bin/python scripts/mutate.py --show ID           # one mutant's diff
+    .venv/bin/python scripts/mutate.py --changed --record  # what changed since the record
+
+`--changed` runs only the modules whose fingerprint differs from tests/mutation-record.json:
+the sha256 of every file that can change a mutant's fate (the module, its fast tests,
+every harness and tests module they import, transitively, this script and the review
+table in docs/testing.md). Where none of them changed, the result cannot have: the suite
+runs the gate this way. `--record` writes the fingerprints of the modules run, once
+their run ends with no dangerous survivor.
 
 Each mutant is one small edit of one module: a flipped comparison, `and`<->`or`,
 a dropped `not`, a negated condition, a deleted `return`, `raise` or call, `any`<->`all`,
@@ -34,6 +42,8 @@ import argparse
 import ast
 import copy
 import difflib
+import hashlib
+import json
 import os
 import re
 import signal
@@ -48,6 +58,7 @@ from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "testing.md"
+RECORD = ROOT / "tests" / "mutation-record.json"
 
 # Module -> the fast unit tests that judge it (never e2e: those start sandboxes).
 FAST = [
@@ -733,6 +744,55 @@ def report(results: list[Result], known: dict[str, tuple[str, str]], out: TextIO
     return dangerous
 
 
+def _imported(path: Path) -> set[Path]:
+    """The project's own modules (harness.*, tests.*) a file imports, as files."""
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        for name in names:
+            if name.split(".")[0] not in ("harness", "tests"):
+                continue
+            parts = name.split(".")
+            for k in range(1, len(parts) + 1):  # each package on the way, and the module
+                base = ROOT.joinpath(*parts[:k])
+                for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                    if candidate.is_file():
+                        found.add(candidate)
+    return found
+
+
+def fingerprint(module: str) -> str:
+    """The sha256 of every file that can change the fate of this module's mutants: the
+    module, its tests and what they import, and the data files beside the tests."""
+    tests = [ROOT / t for t in TARGETS[module]]
+    data = {p for t in tests for p in t.parent.iterdir() if p.is_file() and p.suffix != ".py"}
+    todo = [ROOT / module, *tests, ROOT / "tests" / "conftest.py"]
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(_imported(path) - seen)
+    digest = hashlib.sha256()
+    for path in sorted(seen | data | {DOC}):
+        digest.update(f"{path.relative_to(ROOT)}\0".encode() + path.read_bytes() + b"\0")
+    digest.update(Path(__file__).resolve().read_bytes())  # how mutants are made and judged
+    return digest.hexdigest()
+
+
+def _recorded() -> dict[str, str]:
+    try:
+        data = json.loads(RECORD.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/mutate.py", description=__doc__.split("\n")[0])
     parser.add_argument("modules", nargs="*", help="module paths (default: every judging module)")
@@ -740,6 +800,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     parser.add_argument("--show", metavar="ID", help="print one mutant's diff")
+    parser.add_argument(
+        "--changed", action="store_true", help="only modules whose fingerprint left the record"
+    )
+    parser.add_argument(
+        "--record", action="store_true", help="record the modules run, if none has a danger"
+    )
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
@@ -751,6 +817,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    prints = {m: fingerprint(m) for m in modules} if args.changed or args.record else {}
+    if args.changed:
+        record = _recorded()
+        same = [m for m in modules if record.get(m) == prints[m]]
+        for module in same:
+            print(f"unchanged since the record: {module}")
+        modules = [m for m in modules if m not in same]
     mutants = [m for module in modules for m in find_mutants(module)]
     if args.show:
         match = [m for m in mutants if m.id == args.show]
@@ -771,6 +844,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + ", ".join(f"{n} {how}" for how, n in sorted(hows.items())))
     took = time.monotonic() - started
     print(f"\n{len(results)} mutants in {took:.0f}s with {args.jobs} jobs; {dangerous} dangerous")
+    if args.record and not dangerous:
+        record = {**_recorded(), **{m: prints[m] for m in modules}}
+        RECORD.write_text(json.dumps(dict(sorted(record.items())), indent=1) + "\n")
     return 1 if dangerous else 0
 
 

@@ -28,9 +28,11 @@ def _tool() -> ModuleType:
 @pytest.mark.timeout(900)
 def test_no_dangerous_mutant_survives() -> None:
     """Every mutant of the judging modules is killed by the fast tests, or reviewed as
-    equivalent or harmless in docs/testing.md; any other survivor fails the suite."""
+    equivalent or harmless in docs/testing.md; any other survivor fails the suite. Run
+    for the modules whose fingerprint left tests/mutation-record.json (nothing that can
+    change a mutant's fate changed for the others: the next test holds that)."""
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--jobs", str(os.cpu_count() or 2)],
+        [sys.executable, str(SCRIPT), "--changed", "--jobs", str(os.cpu_count() or 2)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -95,3 +97,35 @@ def test_a_mutant_reaches_every_holder_of_the_function() -> None:
         check=True,
     )
     assert done.stdout.strip() == "enforced"
+
+
+def test_the_fingerprint_follows_what_can_change_a_mutants_fate(tmp_path: Path) -> None:
+    """A module's fingerprint changes with the module, its tests, a data file beside
+    them, and a harness module they import; not with one they do not. (On a copy of
+    the tree: nothing of the repository is touched.)"""
+    import shutil
+
+    tool = _tool()
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for folder in ("harness", "tests"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=skip)
+    (tmp_path / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "testing.md", tmp_path / "docs" / "testing.md")
+    tool.ROOT, tool.DOC = tmp_path, tmp_path / "docs" / "testing.md"
+    module = "harness/results/merge.py"
+    base = tool.fingerprint(module)
+    assert base == tool.fingerprint(module)
+    for name in (
+        module,
+        "tests/results/test_resume_merge.py",
+        "harness/results/records.py",  # imported by both
+        "tests/results/data.toml",  # a data file beside the tests
+    ):
+        path = tmp_path / name
+        text = path.read_bytes() if path.exists() else b""
+        path.write_bytes(text + b"\n# touched\n")
+        assert tool.fingerprint(module) != base, name
+        path.write_bytes(text) if text else path.unlink()
+        assert tool.fingerprint(module) == base, name
+    (tmp_path / "harness/report/console.py").write_text("# touched\n")  # imported by none
+    assert tool.fingerprint(module) == base
