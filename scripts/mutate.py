@@ -838,7 +838,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(mutants)} mutants", file=sys.stderr)
         return 0
     started = time.monotonic()
-    results = run(mutants, jobs=args.jobs, timeout=args.timeout)
+    # No mutant, no run: pytest given no test file would collect the whole suite.
+    results = run(mutants, jobs=args.jobs, timeout=args.timeout) if mutants else []
     dangerous = report(results, reviewed(), sys.stdout)
     hows = Counter(r.how for r in results)
     print("\n" + ", ".join(f"{n} {how}" for how, n in sorted(hows.items())))
