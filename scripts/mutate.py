@@ -69,6 +69,7 @@ FAST = [
     "tests/results/test_protocol.py",
     "tests/judge/test_arrivals.py",
     "tests/judge/test_reach.py",
+    "tests/judge/test_write_reach.py",
     "tests/judge/test_fence.py",
     "tests/judge/test_attribution_two.py",
 ]

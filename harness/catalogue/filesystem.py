@@ -78,9 +78,15 @@ ROWS: tuple[Row, ...] = (
             "msync",
             "fallocate",
         ),
-        checks=("fs-overwrite-outside", "fs-sentinel-intact", "fs-write-read-only"),
+        checks=(
+            "fs-overwrite-outside",
+            "fs-sentinel-intact",
+            "fs-write-read-only",
+            "fs-write-reach",
+        ),
         target="overwrite-me; every file harness made outside, compared on the host;"
-        " overwrite-me in harness's folder in each of the policy's read-only grants",
+        " overwrite-me in harness's folder in each of the policy's read-only grants; the"
+        " host's files (no execute bit) below each mount, opened for writing",
     ),
     _fs(
         _LANDLOCK,
@@ -108,8 +114,9 @@ ROWS: tuple[Row, ...] = (
         _LANDLOCK,
         "MAKE_REG: create a regular file",
         (*_OPEN, "mknod", "mknodat"),
-        checks=("fs-create-outside", "fs-write-read-only"),
-        target="outside/created-TAG, created-TAG in each read-only grant's folder",
+        checks=("fs-create-outside", "fs-write-read-only", "fs-write-reach"),
+        target="outside/created-TAG, created-TAG in each read-only grant's folder; an"
+        " O_TMPFILE file at each mount point and in the host's folders below it",
     ),
     _fs(
         _LANDLOCK,
@@ -279,8 +286,8 @@ ROWS: tuple[Row, ...] = (
         _ROUTE,
         "through every mount point and path suffix",
         (),
-        checks=("fs-routes", "fs-mounts"),
-        target="every sentinel, the host's files below each mount",
+        checks=("fs-routes", "fs-mounts", "fs-write-reach"),
+        target="every sentinel, the host's files and folders below each mount",
     ),
     _fs(
         _ROUTE,

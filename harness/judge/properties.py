@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.judge import arrivals
-from harness.judge.reach import judge_mounts, judge_start, own_kernel
+from harness.judge.reach import judge_mounts, judge_start, judge_write_reach, own_kernel
 from harness.results.records import (
     CellRecord,
     CellStatus,
@@ -160,6 +160,14 @@ def _mounts(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     return Outcome(outcome, None, detail, check.elapsed_ms)
 
 
+def _write_reach(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """The writes the probe made at each mount, held to the cell's write grants."""
+    if check.outcome != CheckOutcome.SUCCEEDED:
+        return _reported(check)
+    outcome, detail = judge_write_reach(check.evidence, ctx.evidence, ctx.record.host_kernel)
+    return Outcome(outcome, None, detail, check.elapsed_ms)
+
+
 def _caps(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     """Capabilities as started, judged against what the runtime entry allows."""
     if check.outcome != CheckOutcome.SUCCEEDED:
@@ -206,6 +214,7 @@ RULES: dict[Rule, Apply] = {
     Rule.READ: _read,
     Rule.WRITE: _write,
     Rule.MOUNTS: _mounts,
+    Rule.WRITE_REACH: _write_reach,
     Rule.CAPS: _caps,
     Rule.ROOT: _root,
     Rule.SENTINEL: _sentinel,

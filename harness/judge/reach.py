@@ -192,6 +192,72 @@ def judge_mounts(
     return CheckOutcome.BLOCKED, f"{why}: {seen}"
 
 
+def _table(evidence: Mapping[str, Any], key: str, width: int) -> list[list[str]] | None:
+    """A table of the probe's evidence, each row `width` strings; None if malformed."""
+    rows = evidence.get(key)
+    if not isinstance(rows, list) or not all(
+        isinstance(r, list) and len(r) == width and all(isinstance(f, str) for f in r) for r in rows
+    ):
+        return None
+    return rows
+
+
+def _beyond_writes(
+    writes: Sequence[Sequence[str]],
+    *,
+    host_fs: Mapping[str, Any],
+    grants: Mapping[str, Sequence[str]],
+    shared: bool,
+) -> list[str]:
+    """The writes that changed what the cell may not change, described."""
+    found = []
+    host_mounts: list[list[str]] = host_fs.get("mounts") or []
+    if shared:
+        host = {(m[0], m[1]) for m in host_mounts}
+        write_grants = list(grants.get("write", ()))
+        granted = _fs_roots(write_grants, host_mounts)
+    else:
+        inside = set(grants.get("inside_write", ()))
+    for dev, kind, point, root, below, how in writes:
+        where = point.rstrip("/") + "/" + below if below else point
+        if shared:
+            if kind in CGROUP_TYPES or ((dev, kind) not in host and dev.startswith("0:")):
+                continue  # a filesystem of the sandbox's own (a new tmpfs...)
+            target = root.rstrip("/") + "/" + below if below else root
+            if _granted(dev, target, granted, write_grants, host_mounts):
+                continue
+            found.append(f"{how} at {where} ({kind} {dev}, root {target})")
+        elif (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) and point not in inside:
+            found.append(f"{how} at {where} ({kind}, a host folder in the sandbox's own kernel)")
+    return found
+
+
+def judge_write_reach(
+    evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
+) -> tuple[CheckOutcome, str]:
+    """(outcome, detail) of the `fs-write-reach` check: each mount's first write,
+    held to the cell's write grants (harness's own folders, the policy's read_write)."""
+    host_fs = host.host_fs or {}
+    writes = _table(evidence, "writes", 6)
+    if writes is None:
+        return CheckOutcome.ERROR, "the probe reported no table of writes"
+    if "mounts" not in host_fs:
+        return CheckOutcome.ERROR, str(
+            host_fs.get("error") or "the host's mount table was not read"
+        )
+    shared = not own_kernel(evidence, host_fs, host_kernel)
+    found = _beyond_writes(writes, host_fs=host_fs, grants=host.grants or {}, shared=shared)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return CheckOutcome.ESCAPED, f"{found[0]}{more}: beyond the write grants"
+    cut = evidence.get("writes_cut")
+    if not isinstance(cut, int) or cut:
+        why = f"{cut} writes not reported (too many to report)" if cut else "no count of writes"
+        return CheckOutcome.ERROR, f"{why}, and none of those reported escaped"
+    granted = f" ({len(writes)} within the grants)" if writes else ""
+    return CheckOutcome.BLOCKED, f"no write beyond the write grants{granted}"
+
+
 def _ids(evidence: Mapping[str, Any], keys: tuple[str, ...]) -> list[int] | None:
     """The ids under `keys`, all of them integers, or None."""
     found = [evidence.get(k) for k in keys]

@@ -296,20 +296,20 @@ static int reach_fd(int fd, int dir)
     return ok;
 }
 
-/* Below a mount point this process could not read (F1: Landlock on "/"; a host folder
- * of mode 0711): try each host target on the mount's device within its root, at the
- * mount point + its path below the root. The first one read is the proof (its path
- * below the mount point), a device or other special file is never opened, and only a
- * file of the mount point's own device counts (a mount of the sandbox's over the path
- * is not the host's file). Meaningful only on the host's kernel: device numbers match. */
-static void reach_below(const struct mnt *m, char *out, size_t cap)
+/* Each host target in `list` ("MAJ:MIN FSPATH" lines) that lies on mount m's device
+ * within its root, at the mount point + its path below the root: a folder or a regular
+ * file of the mount point's own device (a mount of the sandbox's over the path is not
+ * the host's file; a device or other special file is never handed on). `try` gets its
+ * path, its path below the mount point and its stat; a nonzero return stops the walk
+ * and is returned. Meaningful only on the host's kernel: device numbers match. */
+int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx)
 {
     struct stat top, st;
     int have_top = stat(m->mp, &top) == 0;
     size_t rootlen = strlen(m->root);
     if (rootlen == 1)
         rootlen = 0; /* "/": every path is below it */
-    const char *p = g_targets;
+    const char *p = list ? list : "";
     while (*p) {
         const char *end = strchr(p, '\n');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -340,20 +340,42 @@ static void reach_below(const struct mnt *m, char *out, size_t cap)
         if (have_top ? st.st_dev != top.st_dev
                      : (major(st.st_dev) != m->maj || minor(st.st_dev) != m->min))
             continue;
-        int dir = S_ISDIR(st.st_mode);
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (dir ? O_DIRECTORY : 0));
-        if (fd < 0)
-            continue;
-        struct stat got;
-        if (fstat(fd, &got) != 0 || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
-            close(fd); /* swapped since the stat: not what was aimed at */
-            continue;
-        }
-        if (reach_fd(fd, dir)) {
-            snprintf(out, cap, "%.*s", (int)cap - 1, rest + 1); /* bounded: proof, not data */
-            return;
-        }
+        int stop = try(path, rest + 1, &st, ctx);
+        if (stop)
+            return stop;
     }
+    return 0;
+}
+
+struct proof { char *out; size_t cap; }; /* where a target's proof is written */
+
+/* Opened for reading, the target a stat described (not one swapped in since), and
+ * read: a folder that lists or a regular file that gives a byte. */
+static int read_target(const char *path, const char *rest, const struct stat *st, void *ctx)
+{
+    int dir = S_ISDIR(st->st_mode);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (dir ? O_DIRECTORY : 0));
+    if (fd < 0)
+        return 0;
+    struct stat got;
+    if (fstat(fd, &got) != 0 || got.st_dev != st->st_dev || got.st_ino != st->st_ino) {
+        close(fd); /* swapped since the stat: not what was aimed at */
+        return 0;
+    }
+    if (!reach_fd(fd, dir))
+        return 0;
+    struct proof *proof = ctx;
+    snprintf(proof->out, proof->cap, "%.*s", (int)proof->cap - 1, rest); /* bounded */
+    return 1;
+}
+
+/* Below a mount point this process could not read (F1: Landlock on "/"; a host folder
+ * of mode 0711): try each host target below it. The first one read is the proof (its
+ * path below the mount point). */
+static void reach_below(const struct mnt *m, char *out, size_t cap)
+{
+    struct proof proof = { out, cap };
+    each_target(m, g_targets, read_target, &proof);
 }
 
 /* Every mount the sandbox sees, as [dev, type, mount point, root, reach]: the harness

@@ -109,18 +109,24 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
     )
 
 
+# The tables the probe reports, each row a list of strings: `fs-mounts`' mounts
+# ([dev, type, mount point, root, what was read there]; a probe before the last field
+# reported four) and `fs-write-reach`'s writes ([dev, type, mount point, root, path
+# below it, how]).
+TABLES = {"mounts": (4, 5), "writes": (6,)}
+
+
 def _kept(key: str, value: object) -> bool:
-    """Evidence is scalars, and the one table the probe reports: `fs-mounts`'s
-    mounts, each [dev, type, mount point, root, what was read there] (bounded; a
-    probe before the last field reported four)."""
+    """Evidence is scalars, and the bounded tables of `TABLES`."""
     if isinstance(value, str | int | float):
         return True
+    widths = TABLES.get(key)
     return (
-        key == "mounts"
+        widths is not None
         and isinstance(value, list)
         and len(value) <= 512
         and all(
-            isinstance(m, list) and len(m) in (4, 5) and all(isinstance(f, str) for f in m)
+            isinstance(m, list) and len(m) in widths and all(isinstance(f, str) for f in m)
             for m in value
         )
     )

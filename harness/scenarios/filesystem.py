@@ -44,6 +44,12 @@ FILESYSTEM = Scenario(
             rule=Rule.MOUNTS,
         ),
         Check(
+            "fs-write-reach",
+            "make a file (O_TMPFILE) or open one for writing at every mount point and the"
+            " host's folders and files below it: none beyond the write grants",
+            rule=Rule.WRITE_REACH,
+        ),
+        Check(
             "fs-routes",
             "read any sentinel (fixture, /tmp, /var/tmp, work folder) by every route: host"
             " path, mount point + path suffix, /proc/<pid>/root as its owner, file handles",

@@ -230,6 +230,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # not have, a writable folder it has none for, another starting user.
     "colocated-undeclared-etc": {"filesystem_confinement": "fs-mounts"},
     "colocated-undeclared-rw": {"filesystem_confinement": "fs-mounts"},
+    # A host drop box (mode 0733) bound in: nothing to read there, files made all the same.
+    "colocated-hidden-drop": {"filesystem_confinement": "fs-write-reach"},
     "colocated-wrong-user": {"privilege_floor": "priv-start"},
     "landlock-undeclared-read": {"filesystem_confinement": "fs-routes"},
     # A host folder below an unlistable "/", no sentinel in it: only the host's files

@@ -1,5 +1,6 @@
-"""`fs-mounts` on the real probe: what it reads at and below a mount point it
-cannot list, as an unprivileged user in a private mount namespace (root needed)."""
+"""`fs-mounts` and `fs-write-reach` on the real probe: what it reads, and where it
+can write, at and below a mount point it cannot list, as an unprivileged user in a
+private mount namespace (root needed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +51,12 @@ def made() -> Iterator[Path]:
     hidden = tmp_path / "hidden"
     (hidden / "sub").mkdir(parents=True)
     (hidden / "sub" / "secret.txt").write_text("s")
+    (hidden / "drop").mkdir()
+    (hidden / "drop").chmod(0o733)  # anyone may make files in it, not list it
+    (hidden / "w.txt").write_text("w")
+    (hidden / "w.txt").chmod(0o622)  # anyone may write it, not read it
+    (hidden / "x.sh").write_text("#!/bin/sh\n")
+    (hidden / "x.sh").chmod(0o777)  # writable too, but never opened: it may be run
     for p in (tmp_path, hidden / "sub"):
         p.chmod(0o755)
     hidden.chmod(0o711)  # listing refused, files readable by name
@@ -63,21 +71,35 @@ def made() -> Iterator[Path]:
     shutil.rmtree(tmp_path)
 
 
-def _mounts(tmp_path: Path, targets: str | None) -> dict[str, str]:
-    """Each mount point's reach as the probe reports it, with the given targets."""
+def _evidence(tmp_path: Path, check: str, option: str, targets: str | None) -> dict[str, Any]:
+    """A check's evidence as the probe reports it, with the given targets."""
     hidden = tmp_path / "hidden"
     probe = build_probe(cache=tmp_path / "cache").path
     run = [str(probe), "run", "--tag", "t"]
     if targets is not None:
-        run += ["--reach-targets", targets]
+        run += [option, targets]
     argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT, "t"]
     argv += [str(hidden), str(tmp_path / "point"), str(tmp_path / "dev"), *run]
     out = subprocess.run([*argv, "filesystem-confinement"], capture_output=True, text=True)
     for line in out.stdout.splitlines():
         row = json.loads(line)
-        if row.get("id") == "fs-mounts":
-            return {m[2]: m[4] for m in row["evidence"]["mounts"]}
+        if row.get("id") == check:
+            evidence: dict[str, Any] = row["evidence"]
+            return evidence
     raise AssertionError(out.stdout + out.stderr)
+
+
+def _mounts(tmp_path: Path, targets: str | None) -> dict[str, str]:
+    """Each mount point's reach as the probe reports it, with the given targets."""
+    evidence = _evidence(tmp_path, "fs-mounts", "--reach-targets", targets)
+    return {m[2]: m[4] for m in evidence["mounts"]}
+
+
+def _writes(tmp_path: Path, targets: str | None) -> dict[str, tuple[str, str]]:
+    """Each mount point's first write (path below it, how), with the given targets."""
+    evidence = _evidence(tmp_path, "fs-write-reach", "--write-targets", targets)
+    assert evidence["writes_cut"] == 0
+    return {w[2]: (w[4], w[5]) for w in evidence["writes"]}
 
 
 def test_a_folder_that_does_not_list_is_read_below(made: Path) -> None:
@@ -105,3 +127,31 @@ def test_a_device_mount_point_is_not_tried_even_after_a_refusal(made: Path) -> N
     "" (F5: a stale errno from the refusal made it unreadable, and no exposure)."""
     tmp_path = made
     assert _mounts(tmp_path, None)[str(tmp_path / "dev")] == "?"
+
+
+def test_a_folder_it_can_write_but_not_list_is_found_below(made: Path) -> None:
+    """Below a mount point nobody may write (0711): the host's listed folders first,
+    a file made in one without touching it (O_TMPFILE); where none takes one, a
+    listed file opened for writing, never one with an execute bit."""
+    tmp_path = made
+    hidden = tmp_path / "hidden"
+    dev, fspath = _fs_path(hidden)
+    point = str(tmp_path / "point")
+    assert point not in _writes(tmp_path, None)
+    listed = [f"{dev} {fspath}/{name}" for name in ("sub", "x.sh", "w.txt", "drop")]
+    assert _writes(tmp_path, "\n".join(listed))[point] == ("drop", "made a file (O_TMPFILE)")
+    no_drop = "\n".join(listed[:3])
+    assert _writes(tmp_path, no_drop)[point] == ("w.txt", "opened a file for writing")
+    assert point not in _writes(tmp_path, "\n".join(listed[:2]))  # x.sh is never opened
+    # Nothing was made or changed: the drop box is empty, the files as they were.
+    assert os.listdir(hidden / "drop") == []
+    assert (hidden / "w.txt").read_text() == "w"
+    assert (hidden / "x.sh").read_text() == "#!/bin/sh\n"
+
+
+def test_a_writable_mount_point_is_its_own_proof(made: Path) -> None:
+    """The drop box bound at the mount point itself: written there, no target needed."""
+    tmp_path = made
+    hidden = tmp_path / "hidden"
+    hidden.chmod(0o733)
+    assert _writes(tmp_path, None)[str(tmp_path / "point")] == ("", "made a file (O_TMPFILE)")
