@@ -294,7 +294,7 @@ ROWS: tuple[Row, ...] = (
         "through a descriptor the workload holds when it starts",
         ("dup", "dup2", "dup3", "fcntl", "openat", "openat2"),
         checks=("fs-inherited-fds",),
-        target="every sentinel; overwrite-me",
+        target="every sentinel; overwrite-me; each held folder or file itself, against the grants",
     ),
     _fs(
         _ROUTE,

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.judge import arrivals
-from harness.judge.reach import judge_mounts, judge_start, judge_write_reach, own_kernel
+from harness.judge.reach import (
+    judge_held,
+    judge_mounts,
+    judge_start,
+    judge_write_reach,
+    own_kernel,
+)
 from harness.results.records import (
     CellRecord,
     CellStatus,
@@ -136,6 +142,18 @@ def _read(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     return _reported(check)
 
 
+def _held(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """As a read; and where no sentinel came through, each folder or file held at
+    start, held to the grants (its proof stands whatever else the probe said)."""
+    found = _read(check, declared, ctx)
+    if found.outcome == CheckOutcome.ESCAPED:
+        return found
+    judged = judge_held(check.evidence, ctx.evidence, ctx.record.host_kernel)
+    if judged is None:
+        return found
+    return Outcome(judged[0], None, judged[1], check.elapsed_ms)
+
+
 def _write(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     """Escaped only if the host sees the change the check's `host_fact` names."""
     if not declared.host_fact:
@@ -212,6 +230,7 @@ RULES: dict[Rule, Apply] = {
     Rule.PROBE: _probe,
     Rule.ARRIVAL: _arrival,
     Rule.READ: _read,
+    Rule.HELD: _held,
     Rule.WRITE: _write,
     Rule.MOUNTS: _mounts,
     Rule.WRITE_REACH: _write_reach,

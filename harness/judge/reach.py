@@ -258,6 +258,64 @@ def judge_write_reach(
     return CheckOutcome.BLOCKED, f"no write beyond the write grants{granted}"
 
 
+def _held_fspath(
+    dev: str, path: str, point: str, root: str, host_mounts: Sequence[Sequence[str]]
+) -> str | None:
+    """A held descriptor's path inside its filesystem: below its mount's root where
+    the sandbox's table shows the mount, else (a descriptor from outside the sandbox's
+    mount namespace) where the host serves the path it names; None when neither."""
+    if point:
+        if not within(path, point):
+            return None
+        return root.rstrip("/") + path[len(point.rstrip("/")) :] or "/"
+    mount = _serving(path, host_mounts) if path.startswith("/") else None
+    if mount is None or mount[0] != dev:
+        return None
+    return mount[3].rstrip("/") + path[len(mount[2].rstrip("/")) :] or "/"
+
+
+def judge_held(
+    evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
+) -> tuple[CheckOutcome, str] | None:
+    """The first folder or file held at start (`fs-inherited-fds`' `held_files`) on a
+    host filesystem that the workload could read beyond the read grants, or holds open
+    for writing beyond the write grants: an escape, whatever sentinels lie where. None
+    when there is none, or nothing to judge (a sandbox's own kernel holds no host
+    descriptor: what it shows are its own)."""
+    if "held_files" not in evidence:
+        return None
+    rows = _table(evidence, "held_files", 8)
+    host_fs = host.host_fs or {}
+    if rows is None:
+        return CheckOutcome.ERROR, "the probe's table of held files is malformed"
+    if not rows:
+        return None
+    if "mounts" not in host_fs:
+        return CheckOutcome.ERROR, "held files, but the host's mount table was not read"
+    if own_kernel(evidence, host_fs, host_kernel):
+        return None
+    mounts: list[list[str]] = host_fs["mounts"]
+    devices = {m[0] for m in mounts}
+    grants = host.grants or {}
+    read, write = list(grants.get("host", ())), list(grants.get("write", ()))
+    read_roots, write_roots = _fs_roots(read, mounts), _fs_roots(write, mounts)
+    for fd, kind, dev, path, point, root, access, reach in rows:
+        if dev not in devices:
+            continue  # a filesystem of the sandbox's own
+        fspath = _held_fspath(dev, path, point, root, mounts)
+        what = f"{'folder' if kind == 'dir' else 'file'} {path}"
+        if reach and (fspath is None or not _granted(dev, fspath, read_roots, read, mounts)):
+            return CheckOutcome.ESCAPED, f"{reach} the {what} through descriptor {fd} held at start"
+        if access in ("w", "rw") and (
+            fspath is None or not _granted(dev, fspath, write_roots, write, mounts)
+        ):
+            return (
+                CheckOutcome.ESCAPED,
+                f"descriptor {fd} held at start is open for writing on the {what}",
+            )
+    return None
+
+
 def _ids(evidence: Mapping[str, Any], keys: tuple[str, ...]) -> list[int] | None:
     """The ids under `keys`, all of them integers, or None."""
     found = [evidence.get(k) for k in keys]

@@ -184,6 +184,8 @@ int read_mounts(void)
             return -1;
         }
         struct mnt *m = &g_mnt[g_nmnt++];
+        if (sscanf(tok[0], "%d", &m->id) != 1)
+            m->id = -1;
         if (sscanf(tok[2], "%u:%u", &m->maj, &m->min) != 2)
             m->maj = m->min = 0;
         m->root = tok[3];

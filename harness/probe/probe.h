@@ -315,7 +315,7 @@ int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, in
                    const char **step);
 
 /* filesystem.c: the mount table, also read by privilege.c's root attempts. */
-struct mnt { unsigned maj, min; char *root, *mp, *type; };
+struct mnt { int id; unsigned maj, min; char *root, *mp, *type; };
 extern struct mnt g_mnt[];
 extern int g_nmnt;
 int read_mounts(void);

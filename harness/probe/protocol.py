@@ -111,9 +111,10 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
 
 # The tables the probe reports, each row a list of strings: `fs-mounts`' mounts
 # ([dev, type, mount point, root, what was read there]; a probe before the last field
-# reported four) and `fs-write-reach`'s writes ([dev, type, mount point, root, path
-# below it, how]).
-TABLES = {"mounts": (4, 5), "writes": (6,)}
+# reported four), `fs-write-reach`'s writes ([dev, type, mount point, root, path
+# below it, how]) and `fs-inherited-fds`' held files ([fd, kind, dev, path, mount
+# point, mount root, access, reach]).
+TABLES = {"mounts": (4, 5), "writes": (6,), "held_files": (8,)}
 
 
 def _kept(key: str, value: object) -> bool:

@@ -84,9 +84,10 @@ FILESYSTEM = Scenario(
         Check(
             "fs-inherited-fds",
             "read any sentinel through each descriptor held at start: under a folder (up"
-            " with .., or a path suffix below it), a file's content, /proc/self/fd/N",
+            " with .., or a path suffix below it), a file's content, /proc/self/fd/N; and"
+            " no folder or file held at start beyond the grants (read, or open for writing)",
             control=Control.NONE,
-            rule=Rule.READ,
+            rule=Rule.HELD,
         ),
         _write(
             "fs-io-uring",

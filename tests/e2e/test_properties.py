@@ -261,6 +261,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-unfiltered-xattr": {"filesystem_confinement": "fs-xattr-outside"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
+    # A launcher that leaks a descriptor on a host file the policy does not grant.
+    "bwrap-leaked-file": {"filesystem_confinement": "fs-inherited-fds"},
     # As nobody in the host's PID namespace: the decoy's descriptor to the sentinel.
     "bwrap-shared-pid-fds": {
         "filesystem_confinement": "fs-proc-fds",

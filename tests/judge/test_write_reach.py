@@ -1,5 +1,5 @@
-"""Write reach (`fs-write-reach`, harness/judge/reach.py): each mount's first write,
-held to the cell's write grants, not to what it may read."""
+"""Write reach (`fs-write-reach`) and descriptors held at start (`fs-inherited-fds`),
+harness/judge/reach.py: each held to the cell's grants, writes to its write grants."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.judge.reach import judge_write_reach
+from harness.judge.reach import judge_held, judge_write_reach
 from harness.results.records import HostEvidence
 
 BOOT = "5386c38b-773f-4cb0-8ee0-a6337cb8d671"
@@ -151,3 +151,103 @@ def test_writes_not_reported_are_no_pass(cut: Any) -> None:
         assert detail.startswith(f"{cut} writes not reported (too many to report), ")
     drop = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", TMPFILE]
     assert judged(drop, cut=cut)[0] == "escaped"
+
+
+# ---- descriptors held at start (`fs-inherited-fds`' held_files) -------------------
+
+
+def held(*rows: list[str], boot: str = BOOT) -> tuple[str, str] | None:
+    return judge_held({"boot_id": boot, "held_files": list(rows)}, HOST, "6.1")
+
+
+def test_a_file_held_at_start_beyond_the_grants_is_read_through_it() -> None:
+    """A launcher's leaked descriptor to a host file the policy does not grant: no
+    sentinel in it, no path to it, and still an escape."""
+    secret = ["3", "file", "254:0", "/var/tmp/secret", "", "", "r", "read"]
+    assert held(secret) == (
+        "escaped",
+        "read the file /var/tmp/secret through descriptor 3 held at start",
+    )
+    folder = ["4", "dir", "254:0", "/root", "", "", "r", "listed"]
+    assert held(folder) == ("escaped", "listed the folder /root through descriptor 4 held at start")
+
+
+def test_what_the_grants_cover_may_be_held() -> None:
+    """The allowed folder, a read-only grant read, a write grant open for writing."""
+    rows = [
+        ["3", "dir", "254:0", "/w/allowed", "", "", "r", "listed"],
+        ["4", "file", "254:0", "/etc/hosts", "", "", "r", "read"],
+        ["5", "file", "254:0", "/workspace/log", "", "", "w", "read"],
+    ]
+    assert held(*rows) is None
+    # Read-only is no leave to hold a grant open for writing.
+    etc = ["6", "file", "254:0", "/etc/hosts", "", "", "rw", "read"]
+    assert held(*rows, etc) == (
+        "escaped",
+        "descriptor 6 held at start is open for writing on the file /etc/hosts",
+    )
+    log = ["7", "file", "254:0", "/var/log/app.log", "", "", "w", ""]
+    assert held(log) == (
+        "escaped",
+        "descriptor 7 held at start is open for writing on the file /var/log/app.log",
+    )
+
+
+def test_a_descriptor_in_the_sandboxs_own_table_is_placed_by_its_mount() -> None:
+    """Opened inside the sandbox's mount namespace, a descriptor names the path the
+    sandbox sees (/workspace/x): its mount's root tells where it lies on the host."""
+    inside = ["3", "file", "254:0", "/work2/x", "/work2", "/w/allowed", "r", "read"]
+    assert held(inside) is None
+    beyond = ["3", "file", "254:0", "/data/x", "/data", "/srv/data", "r", "read"]
+    assert held(beyond) == ("escaped", "read the file /data/x through descriptor 3 held at start")
+    # A path its mount does not hold, or a deleted file's, is never granted.
+    odd = ["3", "file", "254:0", "/elsewhere/x", "/workspace", "/w/allowed", "r", "read"]
+    assert held(odd) is not None
+    gone = ["3", "file", "254:0", "/w/allowed/x (deleted)", "", "", "r", "read"]
+    assert held(gone) is None  # still within the allowed folder by name
+    moved = ["3", "file", "254:1", "/w/allowed/x", "", "", "r", "read"]
+    host = HostEvidence(
+        host_fs={"boot_id": BOOT, "mounts": [*HOST_MOUNTS, ["254:1", "xfs", "/data", "/"]]},
+        grants=GRANTS,
+    )
+    assert judge_held({"boot_id": BOOT, "held_files": [moved]}, host, "6.1") is not None
+
+
+def test_a_path_named_from_outside_is_placed_by_the_host_mount_that_serves_it() -> None:
+    """From outside the sandbox's namespace a descriptor names a host path: below the
+    host mount serving it, on that mount's own device only."""
+    data = ["254:1", "xfs", "/data", "/"]
+    host = HostEvidence(
+        host_fs={"boot_id": BOOT, "mounts": [*HOST_MOUNTS, data]},
+        grants={"host": ["/data/ok"], "write": []},
+    )
+
+    def judged_held(row: list[str]) -> tuple[str, str] | None:
+        return judge_held({"boot_id": BOOT, "held_files": [row]}, host, "6.1")
+
+    assert judged_held(["3", "file", "254:1", "/data/ok/f", "", "", "r", "read"]) is None
+    assert judged_held(["3", "file", "254:1", "/data/no/f", "", "", "r", "read"]) is not None
+    # /ok/f is the root filesystem's on the host: device 254:1 there is not what it names.
+    assert judged_held(["3", "file", "254:1", "/ok/f", "", "", "r", "read"]) is not None
+
+
+def test_nothing_to_judge_is_no_escape_and_a_broken_table_an_error() -> None:
+    own = ["3", "file", "0:40", "/tmp/x", "/tmp", "/", "rw", "read"]
+    assert held(own) is None  # a tmpfs of the sandbox's own
+    neither = ["3", "file", "254:0", "/var/tmp/secret", "", "", "path", ""]
+    assert held(neither) is None  # an O_PATH handle that gives nothing by itself
+    assert held() is None
+    assert judge_held({"boot_id": BOOT, "held_files": []}, HostEvidence(), "6.1") is None
+    secret_after_own = held(own, ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read"])
+    assert secret_after_own is not None and secret_after_own[0] == "escaped"
+    secret = ["3", "file", "254:0", "/var/tmp/secret", "", "", "r", "read"]
+    assert held(secret, boot=OTHER_BOOT) is None  # a sandbox's own kernel
+    assert judge_held({"boot_id": BOOT}, HOST, "6.1") is None  # an older probe
+    assert judge_held({"held_files": [["3"]]}, HOST, "6.1") == (
+        "error",
+        "the probe's table of held files is malformed",
+    )
+    assert judge_held({"boot_id": BOOT, "held_files": [secret]}, HostEvidence(), "6.1") == (
+        "error",
+        "held files, but the host's mount table was not read",
+    )
