@@ -6,6 +6,7 @@ Regenerate it with `python -m harness.catalogue.page > docs/attack-surface.md`.
 
 from __future__ import annotations
 
+from harness.catalogue.proof import NO_MUTANT, mutants_of
 from harness.catalogue.rows import NOT_YET, Row, Surface
 from harness.catalogue.syscalls import GROUPS
 from harness.catalogue.table import all_rows
@@ -29,9 +30,10 @@ def _line(row: Row) -> str:
         how = "**not attempted yet**"
     else:
         how = f"not attempted: {row.unseen}"
+    proof = ", ".join(f"`{m}`" for m in mutants_of(row)) or _cell(NO_MUTANT.get(row.key, "-"))
     return (
         f"| {_cell(row.group)} | {_cell(row.operation)} | {calls} | {how}"
-        f" | {_cell(row.target) or '-'} | {_cell(row.kernels)} |"
+        f" | {_cell(row.target) or '-'} | {_cell(row.kernels)} | {proof} |"
     )
 
 
@@ -45,15 +47,17 @@ def markdown() -> str:
         "A test holds the catalogue complete: every syscall of the kernel's table is in a",
         "row below or in the last table with the reason it reaches nothing; every attempt",
         "of the filesystem, privilege and egress scenarios names a row; every row has a",
-        "check or says why harness cannot see it. Checks are listed in [checks.md](checks.md).",
+        "check or says why harness cannot see it. Each row with checks names the sandbox of",
+        "`matrices/mutants.toml` that leaves exactly it open (its mutant), which a test holds",
+        "caught by one of the row's own checks. Checks are listed in [checks.md](checks.md).",
     ]
     for surface in Surface:
         out += [
             "",
             f"## {_TITLES[surface]}",
             "",
-            "| group | operation | syscalls | checks | against | kernels |",
-            "|---|---|---|---|---|---|",
+            "| group | operation | syscalls | checks | against | kernels | mutant |",
+            "|---|---|---|---|---|---|---|",
         ]
         out += [_line(r) for r in all_rows() if r.surface is surface]
     out += [

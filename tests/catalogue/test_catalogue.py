@@ -4,11 +4,13 @@ scenarios' checks, and against its own page (docs/attack-surface.md)."""
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from harness.catalogue.page import markdown
+from harness.catalogue.proof import MUTANTS, NO_MUTANT, mutants_of
 from harness.catalogue.rows import NOT_YET, Surface
 from harness.catalogue.syscalls import HEADER, UNRELATED, header_syscalls
 from harness.catalogue.table import all_rows
@@ -88,3 +90,15 @@ def test_no_row_is_merely_not_attempted_yet() -> None:
 def test_row_keys_are_unique() -> None:
     keys = [r.key for r in all_rows()]
     assert len(keys) == len(set(keys))
+
+
+def test_every_row_with_checks_names_its_mutant_or_why_it_has_none() -> None:
+    """The checks of a row are proven by a sandbox that leaves exactly that row open
+    (tests/e2e/test_properties.py runs them); a row without one says why."""
+    rows = {r.key: r for r in all_rows() if r.checks}
+    assert sorted(k for k, r in rows.items() if not mutants_of(r) and k not in NO_MUTANT) == []
+    assert sorted(set(MUTANTS) & set(NO_MUTANT)) == []
+    assert sorted((set(MUTANTS) | set(NO_MUTANT)) - set(rows)) == []
+    shipped = tomllib.loads((DOCS.parent / "matrices" / "mutants.toml").read_text())["runtimes"]
+    named = {m for names in MUTANTS.values() for m in names}
+    assert sorted(named - set(shipped)) == []

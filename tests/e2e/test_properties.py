@@ -22,6 +22,9 @@ from typing import Any
 import pytest
 
 from harness.catalogue.network import ROWS
+from harness.catalogue.proof import mutants_of
+from harness.catalogue.table import all_rows
+from harness.scenarios import SCENARIOS
 from tests.conftest import Lab, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
 from tests.lab import free_port, require_tool
@@ -487,6 +490,28 @@ def test_each_network_row_is_caught_by_its_own_checks(
         assert proof in str(checks[check_id]["detail"]), checks[check_id]
     rows = [r.key for r in ROWS if escaped & set(r.checks)]
     assert len(rows) == 1 and all(escaped <= set(r.checks) for r in ROWS if r.key in rows), rows
+
+
+def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """Each row's mutant (harness/catalogue/proof.py) is a regression in which one of
+    that row's own checks escaped: a mutant caught only by another check proves
+    nothing of the row."""
+    v = verdicts_of(mutants_run[2])
+    prop = {c.id: s.property for s in SCENARIOS.values() for c in s.checks}
+    missed = []
+    for row in all_rows():
+        for runtime in mutants_of(row):
+            escaped = [
+                check
+                for check in row.checks
+                for c in v[("localhost", runtime, prop[check])]["checks"]
+                if c["id"] == check and c["outcome"] == "escaped"
+            ]
+            if not escaped:
+                missed.append((row.key, runtime))
+    assert missed == []
 
 
 def _matrix(

@@ -1,0 +1,82 @@
+"""Which sandbox of `matrices/mutants.toml` leaves each row of the catalogue open:
+the smallest misconfiguration that lets exactly that operation through. A row's
+checks are proven by its mutant: `tests/e2e/test_properties.py` holds that each
+mutant named here is a regression caught by one of its row's own checks (a mutant
+flagged for another reason does not count), and `tests/catalogue/` that every row
+with checks names a mutant or says why it has none."""
+
+from __future__ import annotations
+
+from harness.catalogue.rows import Row
+
+_FS = "filesystem: "
+_PRIV = "privilege: "
+_NET = "network: "
+
+# Row key -> the mutants that leave it open, each caught by one of the row's checks.
+MUTANTS: dict[str, tuple[str, ...]] = {
+    _FS + "EXECUTE: run a file": ("landlock-unhandled-execute",),
+    _FS + "READ_FILE: read a file's content": ("landlock-undeclared-read",),
+    _FS + "READ_DIR: list a folder": ("landlock-unhandled-read-dir",),
+    _FS + "WRITE_FILE: change a file's content": ("colocated-rw-etc",),
+    _FS + "TRUNCATE: cut a file": ("landlock-unhandled-truncate",),
+    _FS + "REMOVE_FILE: unlink a file": ("landlock-unhandled-remove-file",),
+    _FS + "REMOVE_DIR: remove a folder": ("landlock-unhandled-remove-dir",),
+    _FS + "MAKE_REG: create a regular file": ("colocated-hidden-drop",),
+    _FS + "MAKE_DIR: create a folder": ("landlock-unhandled-make-dir",),
+    _FS + "MAKE_SYM: create a symlink": ("landlock-unhandled-make-sym",),
+    _FS + "MAKE_FIFO: create a named pipe": ("landlock-unhandled-make-fifo",),
+    _FS + "MAKE_SOCK: create a unix socket file": ("landlock-unhandled-make-sock",),
+    _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
+    _FS + "MAKE_BLOCK: create a block device": ("bwrap-block-device",),
+    _FS + "mode: chmod": ("landlock-unfiltered-chmod",),
+    _FS + "owner: chown": ("landlock-unfiltered-chown",),
+    _FS + "times: utime": ("landlock-unfiltered-utime",),
+    _FS + "extended attributes: set or remove": ("landlock-unfiltered-xattr",),
+    _FS + "inode flags: chattr": ("landlock-unfiltered-chattr",),
+    _FS + "through every mount point and path suffix": (
+        "bwrap-host-at-host-ro",
+        "runsc-host-at-host",
+        "colocated-hidden-drop",
+    ),
+    _FS + "through a descriptor the workload holds when it starts": (
+        "bwrap-leaked-fd",
+        "bwrap-leaked-file",
+    ),
+    _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
+    _FS + "through io_uring's file operations": ("landlock-unfiltered-io-uring",),
+    _PRIV + "starting user and group": ("colocated-wrong-user",),
+    _PRIV + "securebits": ("root-securebits-unlocked",),
+    _PRIV + "exec of a setuid-root file": ("runc-setuid",),
+    _PRIV + "exec of a setgid file": ("root-setgid-kept",),
+    _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
+    _PRIV + "cgroup release_agent": ("runc-sys-admin",),
+    _PRIV + "other processes' memory and descriptors": ("runc-host-pid",),
+    _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
+        "runc-syslog-allowed",
+    ),
+    _NET + "AF_INET TCP, by name and by raw address": ("bwrap-port-allowlist",),
+    _NET + "AF_INET UDP": ("bwrap-port-allowlist", "bwrap-own-resolver"),
+    _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
+    _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
+    _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded",),
+    _NET + "other IP protocols: UDP-Lite and raw IP": ("bwrap-other-protocols",),
+    _NET + "AF_UNIX by path: a proxy on the host": ("bwrap-unix-proxy", "bwrap-unix-dialect"),
+    _NET + "AF_UNIX abstract names": ("bwrap-abstract-unix",),
+    _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
+    _NET + "io_uring's network operations": ("bwrap-io-uring",),
+    _NET + "privileged source ports": ("bwrap-privport",),
+    _NET + "the host's own addresses": ("bwrap-no-forward",),
+    _NET + "sockets the workload holds when it starts": ("bwrap-held-socket",),
+    _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
+    _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (
+        "supervisor-any-binary",
+    ),
+}
+
+# Row key -> why no sandbox on this machine can leave exactly that row open.
+NO_MUTANT: dict[str, str] = {}
+
+
+def mutants_of(row: Row) -> tuple[str, ...]:
+    return MUTANTS.get(row.key, ())
