@@ -28,7 +28,11 @@ FILESYSTEM = Scenario(
     checks=(
         _read("fs-read-outside", "read the sentinel by absolute path"),
         _write("fs-create-outside", "create a file outside", "created"),
-        _write("fs-overwrite-outside", "overwrite a file outside", "overwritten"),
+        _write(
+            "fs-overwrite-outside",
+            "overwrite a file outside (open for writing, no O_TRUNC)",
+            "overwritten",
+        ),
         _read("fs-traversal", "read the sentinel via .. from the allowed dir"),
         _read("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
         _read("fs-symlink-made", "make a symlink to the sentinel in the allowed dir, read it"),

@@ -279,6 +279,16 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-unhandled-execute": {"filesystem_confinement": "fs-exec-outside"},
     # A capability declared in allowed_caps passes priv-start, and is still judged by use.
     "runc-syslog-allowed": {"privilege_floor": "priv-root-kernel"},
+    # Issue 26, item 4: the rest of the filesystem catalogue. WRITE_FILE unhandled: a
+    # host file opened for writing without O_TRUNC (TRUNCATE stays handled).
+    "landlock-unhandled-write-file": {"filesystem_confinement": "fs-overwrite-outside"},
+    # MAKE_REG unhandled: the file is made on the host though WRITE_FILE refuses the open.
+    "landlock-unhandled-make-reg": {"filesystem_confinement": "fs-create-outside"},
+    "landlock-unhandled-read-file": {"filesystem_confinement": "fs-read-outside"},
+    # A chroot jail whose PID namespace's init stays at the host's root: /proc/1/root.
+    # (The host's own init is no use here: this lab's pid 1 refuses /proc/1/root even
+    # to root with every capability, hence fs-proc-1-root's control is fs-read-outside.)
+    "chroot-init-outside": {"filesystem_confinement": "fs-proc-1-root"},
     # Broken reference supervisors (issue 17).
     "supervisor-wrong-binary": {"attribution": None},
     "supervisor-no-record": {"attribution": None},
@@ -359,6 +369,36 @@ def test_every_mutant_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     assert hidden["fs-routes"]["outcome"] == "blocked"  # not found, and yet violated
     run_id = json.loads((out / "manifest.json").read_text())["run_id"]
     assert _no_harness_namespaces(run_id)
+
+
+# Filesystem rows no sandbox built here can leave open alone (issue 26): their checks
+# are held where they escape beside another row's. REFER (fs-rename-in,
+# fs-hardlink-in): Landlock links or moves a file across folders only if it gains no
+# access right there it lacked where it was (with REFER unhandled, or on ABI 1, never),
+# so the sentinel linked into the allowed folder was readable, and rename-me movable
+# out, by the content rows' own checks already; and no mount sandbox links or renames
+# across its mounts (EXDEV), so the source must lie in the allowed folder's own mount,
+# reachable by path. /proc/self/root (fs-proc-self-root) is the process's own root:
+# every mechanism the kernel has (mount namespaces, chroot, Landlock, LSMs that name a
+# file by its resolved path) resolves /proc/self/root/P as P, so it escapes exactly
+# where fs-read-outside does. Only a mediator that judges the path string a call was
+# given (seccomp user notification, ptrace) tells either apart; there is none here.
+ESCAPED_BESIDE_OTHERS = {
+    "bwrap-rw-root": ("filesystem_confinement", {"fs-rename-in", "fs-hardlink-in"}),
+    "landlock-unhandled-read-file": ("filesystem_confinement", {"fs-proc-self-root"}),
+}
+
+
+def test_rows_without_a_mutant_of_their_own_are_held_beside_others(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """The checks of the rows no mutant leaves open alone escape where a mutant leaves
+    them open with another row: they are not blind."""
+    v = verdicts_of(mutants_run[2])
+    for runtime, (prop, check_ids) in ESCAPED_BESIDE_OTHERS.items():
+        checks = {c["id"]: c for c in v[("localhost", runtime, prop)]["checks"]}
+        for check_id in check_ids:
+            assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
 
 
 # The egress leak classes of issue 15 (scripts/mutant-sandbox), each with the

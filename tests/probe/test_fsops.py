@@ -126,6 +126,38 @@ def test_a_program_granted_as_data_runs_only_with_execute_unhandled(
     assert run("--read", str(program)) == 0
 
 
+def _overwrite(probe: Path, tmp_path: Path, knobs: list[str], target: Path) -> dict[str, object]:
+    """fs-overwrite-outside's line, the probe run under `probe confine` with `knobs`."""
+    run = [str(probe), "run", "--tag", "t", "--token", TOKEN, "--overwrite", str(target)]
+    argv = [str(probe), "confine", *knobs, "--read", "/", "--write", str(tmp_path / "w")]
+    argv += ["--", *run, "filesystem-confinement"]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    if "Landlock unavailable" in out.stdout + out.stderr:
+        pytest.skip("this kernel has no Landlock")
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        if row.get("id") == "fs-overwrite-outside":
+            return dict(row)
+    raise AssertionError(out.stdout + out.stderr)
+
+
+@needs_root
+def test_the_overwrite_asks_for_write_file_alone(probe: Path, tmp_path: Path) -> None:
+    """fs-overwrite-outside opens without O_TRUNC (which asks for TRUNCATE too, the
+    truncate row's right): a ruleset that handles TRUNCATE but leaves WRITE_FILE
+    unhandled lets it change the file (landlock-unhandled-write-file's mutant)."""
+    (tmp_path / "w").mkdir()
+    target = tmp_path / "o" / "overwrite-me"
+    target.parent.mkdir()
+    target.write_text("harness: original content\n")
+    target.chmod(0o666)
+    assert _overwrite(probe, tmp_path, [], target)["outcome"] == "blocked"
+    assert target.read_text() == "harness: original content\n"
+    row = _overwrite(probe, tmp_path, ["--unhandled", "write-file"], target)
+    assert row["outcome"] == "succeeded", row
+    assert target.read_text().startswith(TOKEN)
+
+
 @pytest.mark.parametrize("knob", [["--unhandled", "nothing"], ["--unfiltered", "mount"]])
 def test_an_unknown_knob_is_a_usage_error(probe: Path, knob: list[str]) -> None:
     done = subprocess.run([str(probe), "confine", *knob, "--", "true"], capture_output=True)
