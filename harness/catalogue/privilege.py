@@ -44,7 +44,7 @@ ROWS: tuple[Row, ...] = (
         "capset: raise a capability",
         ("capset", "capget"),
         checks=("priv-capset",),
-        target="CAP_SYS_ADMIN",
+        target="CAP_SYS_ADMIN, and any capability permitted but not effective",
     ),
     _priv(
         _CREDS, "ambient capabilities", ("prctl",), checks=("priv-ambient",), target="CAP_NET_RAW"

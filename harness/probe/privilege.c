@@ -147,21 +147,42 @@ void chk_priv_setuid0(void)
     outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
 }
 
+/* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held
+ * permitted but not effective (dormant: one capset from use, e.g. a program's file
+ * capability without +e). The kernel grows no permitted set, so a capability the
+ * uid did not hold stays refused; any capability made effective is the gain. */
 void chk_priv_capset(void)
 {
     struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
     struct cap_data d[2];
+    char hex[24];
     drop_privs();
     if (caps_get(d) != 0)
         fail(errno, "capget");
+    uint64_t before = cap64(d[0].effective, d[1].effective);
+    for (int i = 0; i < 2; i++)
+        d[i].effective |= d[i].permitted;
     d[0].effective |= 1U << PROBE_CAP_SYS_ADMIN;
     d[0].permitted |= 1U << PROBE_CAP_SYS_ADMIN;
-    if (syscall(SYS_capset, &h, d) != 0)
-        outcome("blocked", errno, "capset(+CAP_SYS_ADMIN)");
-    caps_get(d);
+    int e = 0;
+    if (syscall(SYS_capset, &h, d) != 0) {
+        e = errno; /* CAP_SYS_ADMIN refused: raise what is permitted alone */
+        if (caps_get(d) != 0)
+            fail(errno, "capget");
+        for (int i = 0; i < 2; i++)
+            d[i].effective |= d[i].permitted;
+        if (syscall(SYS_capset, &h, d) != 0)
+            outcome("blocked", errno, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
+    }
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t gained = cap64(d[0].effective, d[1].effective) & ~before;
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
     ev_int("cap_sys_admin", d[0].effective >> PROBE_CAP_SYS_ADMIN & 1);
-    outcome(d[0].effective >> PROBE_CAP_SYS_ADMIN & 1 ? "escaped" : "succeeded", 0,
-            "capset(+CAP_SYS_ADMIN) returned 0");
+    ev_str("raised", hex);
+    if (gained)
+        outcome("escaped", 0, "capset raised capabilities %s as uid %u", hex, (unsigned)geteuid());
+    outcome("blocked", e, "capset(+CAP_SYS_ADMIN); no capability held permitted but not effective");
 }
 
 void chk_priv_ambient(void)
