@@ -47,7 +47,11 @@ ROWS: tuple[Row, ...] = (
         target="CAP_SYS_ADMIN, and any capability permitted but not effective",
     ),
     _priv(
-        _CREDS, "ambient capabilities", ("prctl",), checks=("priv-ambient",), target="CAP_NET_RAW"
+        _CREDS,
+        "ambient capabilities",
+        ("prctl",),
+        checks=("priv-ambient",),
+        target="CAP_NET_RAW, and any capability permitted and inheritable",
     ),
     _priv(
         _CREDS,

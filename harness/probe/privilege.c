@@ -185,13 +185,37 @@ void chk_priv_capset(void)
     outcome("blocked", e, "capset(+CAP_SYS_ADMIN); no capability held permitted but not effective");
 }
 
+/* As the unprivileged uid: raise CAP_NET_RAW, and every capability both permitted
+ * and inheritable, into the ambient set, where every program run after keeps it
+ * (not only a program whose file carries it). Any capability raised is the gain. */
 void chk_priv_ambient(void)
 {
+    struct cap_data d[2];
+    char hex[24];
     drop_privs();
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, PROBE_CAP_NET_RAW, 0, 0) != 0)
-        outcome("blocked", errno, "prctl(PR_CAP_AMBIENT_RAISE, CAP_NET_RAW)");
-    int set = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, PROBE_CAP_NET_RAW, 0, 0) == 1;
-    outcome(set ? "escaped" : "succeeded", 0, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW returned 0");
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t can = cap64(d[0].permitted & d[0].inheritable, d[1].permitted & d[1].inheritable);
+    uint64_t raised = 0;
+    int e = 0;
+    can |= 1ULL << PROBE_CAP_NET_RAW;
+    for (unsigned long c = 0; c < 64; c++) {
+        if (!(can >> c & 1))
+            continue;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) != 0) {
+            if (c == PROBE_CAP_NET_RAW)
+                e = errno;
+            continue;
+        }
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)
+            raised |= 1ULL << c;
+    }
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)raised);
+    ev_str("raised", hex);
+    if (raised)
+        outcome("escaped", 0, "PR_CAP_AMBIENT_RAISE raised capabilities %s as uid %u", hex,
+                (unsigned)geteuid());
+    outcome("blocked", e, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW; no capability both permitted and inheritable");
 }
 
 /* ---- privilege as started, and what a root workload would try ------------ */

@@ -50,7 +50,11 @@ PRIVILEGE = Scenario(
             "raise CAP_SYS_ADMIN, and any capability permitted but not effective, with capset",
             control=Control.NONE,
         ),
-        Check("priv-ambient", "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW", control=Control.NONE),
+        Check(
+            "priv-ambient",
+            "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW, and of any capability permitted and inheritable",
+            control=Control.NONE,
+        ),
         Check("priv-setgid-exec", "exec a setgid-root helper as an unprivileged uid (egid 0)"),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.
         _as_root(

@@ -244,8 +244,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
     "root-no-setuid-fixup": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
     "root-fcap-kept": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
-    # As uid 65534: a capability permitted, not effective, raised by capset; one left
-    # inheritable, raised into the ambient set.
+    # As uid 65534: a capability permitted, not effective, raised by capset
+    # (CAP_NET_RAW); one left inheritable, raised into the ambient set
+    # (CAP_NET_BIND_SERVICE: no check but priv-ambient's widened raise sees it).
     "user-dormant-cap": {"filesystem_confinement": None, "privilege_floor": "priv-capset"},
     "user-inheritable-cap": {"filesystem_confinement": None, "privilege_floor": "priv-ambient"},
     # Declared in allowed_caps, judged by use. CAP_SYS_ADMIN opens the cgroup
