@@ -37,7 +37,7 @@ ROWS: tuple[Row, ...] = (
             "setgroups",
         ),
         checks=("priv-setuid0",),
-        target="uid 0",
+        target="uid 0, or else gid 0",
     ),
     _priv(
         _CREDS,

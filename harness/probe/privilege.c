@@ -138,13 +138,21 @@ void chk_priv_fcap_exec(void)
             "the fcap helper ran with CapEff %s", hex);
 }
 
+/* As the unprivileged uid: setuid(0), then setgid(0) (CAP_SETGID alone makes
+ * group 0 the process's: every file group root may read or write). */
 void chk_priv_setuid0(void)
 {
     drop_privs();
-    if (setuid(0) != 0)
-        outcome("blocked", errno, "setuid(0)");
+    int e = setuid(0) == 0 ? 0 : errno;
     ev_int("euid", geteuid());
-    outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
+    if (e == 0)
+        outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
+    if (setgid(0) == 0) {
+        ev_int("egid", getegid());
+        outcome(getegid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) refused (%s), setgid(0) returned 0",
+                strerror(e));
+    }
+    outcome("blocked", e, "setuid(0), and setgid(0) (%s)", strerror(errno));
 }
 
 /* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held

@@ -44,7 +44,11 @@ PRIVILEGE = Scenario(
         _as_root("priv-root-sys-module", "CAP_SYS_MODULE held (nothing loaded)"),
         Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
         Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),
-        Check("priv-setuid0", "setuid(0) as an unprivileged uid", control=Control.NONE),
+        Check(
+            "priv-setuid0",
+            "setuid(0), or else setgid(0), as an unprivileged uid",
+            control=Control.NONE,
+        ),
         Check(
             "priv-capset",
             "raise CAP_SYS_ADMIN, and any capability permitted but not effective, with capset",

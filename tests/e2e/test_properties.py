@@ -249,6 +249,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # (CAP_NET_BIND_SERVICE: no check but priv-ambient's widened raise sees it).
     "user-dormant-cap": {"filesystem_confinement": None, "privilege_floor": "priv-capset"},
     "user-inheritable-cap": {"filesystem_confinement": None, "privilege_floor": "priv-ambient"},
+    # CAP_SETGID alone: setuid(0) refused, setgid(0) gives group 0.
+    "user-setgid-cap": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
     # Declared in allowed_caps, judged by use. CAP_SYS_ADMIN opens the cgroup
     # release_agent and the kernel's operations too; the mount row's own check must
     # still escape.
