@@ -126,11 +126,44 @@ void chk_priv_setgid_exec(void)
     outcome(w.egid == 0 ? "escaped" : "blocked", 0, "the setgid helper ran with egid %u", w.egid);
 }
 
+static int initial_userns(void);
+
+/* The errno with which `<path> whoami` could not be executed; 0 if it ran. */
+static int whoami_exec_errno(const char *path)
+{
+    char out[1024];
+    char *const argv[] = { (char *)path, "whoami", NULL };
+    run_program(path, argv, NULL, 0, 0, out, sizeof out);
+    const char *ee = strstr(out, "\"exec_errno\":");
+    return ee ? atoi(ee + 13) : 0;
+}
+
+/* The helper carries cap_net_raw+ep. Run, CAP_NET_RAW in its effective set is the
+ * gain. Refused EPERM while `other`, the same program without a capability, runs:
+ * the kernel honoured the file capability and found CAP_NET_RAW outside the
+ * bounding set (a sandbox that drops it, as `--cap-drop NET_RAW` does). Without
+ * no_new_privs, a file carrying a capability the bounding set holds then grants it
+ * all the same: the gain, unless that set is empty. */
 void chk_priv_fcap_exec(void)
 {
     struct whoami w;
     char hex[24];
-    exec_helper(&o.fcap_helper, &w);
+    const char *path = need(&o.fcap_helper);
+    drop_privs();
+    if (o.other_binary && whoami_exec_errno(path) == EPERM && whoami_exec_errno(o.other_binary) == 0) {
+        uint64_t bnd = cap_set_by_prctl(0);
+        int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)bnd);
+        ev_str("cap_bnd", hex);
+        ev_int("nnp", nnp);
+        if (nnp == 0 && bnd && initial_userns())
+            outcome("escaped", 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
+                    " without no_new_privs, CAP_NET_RAW is outside the bounding set %s, and a file"
+                    " carrying one it holds grants it", path, o.other_binary, hex);
+        outcome("blocked", EPERM, "execve(%s): the file capability is honoured, but %s", path,
+                nnp ? "no_new_privs is set" : bnd ? "in a child user namespace" : "the bounding set is empty");
+    }
+    run_whoami(path, &w);
     uint64_t caps = w.cap_eff;
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
     ev_str("cap_eff", hex);

@@ -244,6 +244,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
     "root-no-setuid-fixup": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
     "root-fcap-kept": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
+    # CAP_NET_RAW dropped: the helper's exec refused EPERM while `other` runs.
+    "root-fcap-no-net-raw": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
     # As uid 65534: a capability permitted, not effective, raised by capset
     # (CAP_NET_RAW); one left inheritable, raised into the ambient set
     # (CAP_NET_BIND_SERVICE: no check but priv-ambient's widened raise sees it).
