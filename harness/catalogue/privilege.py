@@ -37,17 +37,21 @@ ROWS: tuple[Row, ...] = (
             "setgroups",
         ),
         checks=("priv-setuid0",),
-        target="uid 0",
+        target="uid 0, or else gid 0",
     ),
     _priv(
         _CREDS,
         "capset: raise a capability",
         ("capset", "capget"),
         checks=("priv-capset",),
-        target="CAP_SYS_ADMIN",
+        target="CAP_SYS_ADMIN, and any capability permitted but not effective",
     ),
     _priv(
-        _CREDS, "ambient capabilities", ("prctl",), checks=("priv-ambient",), target="CAP_NET_RAW"
+        _CREDS,
+        "ambient capabilities",
+        ("prctl",),
+        checks=("priv-ambient",),
+        target="CAP_NET_RAW, and any capability permitted and inheritable",
     ),
     _priv(
         _CREDS,

@@ -138,6 +138,13 @@ int main(int argc, char **argv)
         emit(&b);
         return 0;
     }
+    /* A setuid or setgid copy (the privilege helpers, staged on the host in a folder
+     * any local user can reach) answers `whoami` and nothing else: its other modes
+     * run commands and touch files, and would do so as root or group 0. */
+    uid_t ru, eu, su;
+    gid_t rg, eg, sg;
+    if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0 || ru != eu || rg != eg)
+        fatal(2, "a setuid or setgid copy of the probe runs only `whoami`");
     if (argc >= 2 && !strcmp(argv[1], "canary"))
         canary_main(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "init"))

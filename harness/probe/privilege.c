@@ -126,11 +126,44 @@ void chk_priv_setgid_exec(void)
     outcome(w.egid == 0 ? "escaped" : "blocked", 0, "the setgid helper ran with egid %u", w.egid);
 }
 
+static int initial_userns(void);
+
+/* The errno with which `<path> whoami` could not be executed; 0 if it ran. */
+static int whoami_exec_errno(const char *path)
+{
+    char out[1024];
+    char *const argv[] = { (char *)path, "whoami", NULL };
+    run_program(path, argv, NULL, 0, 0, out, sizeof out);
+    const char *ee = strstr(out, "\"exec_errno\":");
+    return ee ? atoi(ee + 13) : 0;
+}
+
+/* The helper carries cap_net_raw+ep. Run, CAP_NET_RAW in its effective set is the
+ * gain. Refused EPERM while `other`, the same program without a capability, runs:
+ * the kernel honoured the file capability and found CAP_NET_RAW outside the
+ * bounding set (a sandbox that drops it, as `--cap-drop NET_RAW` does). Without
+ * no_new_privs, a file carrying a capability the bounding set holds then grants it
+ * all the same: the gain, unless that set is empty. */
 void chk_priv_fcap_exec(void)
 {
     struct whoami w;
     char hex[24];
-    exec_helper(&o.fcap_helper, &w);
+    const char *path = need(&o.fcap_helper);
+    drop_privs();
+    if (o.other_binary && whoami_exec_errno(path) == EPERM && whoami_exec_errno(o.other_binary) == 0) {
+        uint64_t bnd = cap_set_by_prctl(0);
+        int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)bnd);
+        ev_str("cap_bnd", hex);
+        ev_int("nnp", nnp);
+        if (nnp == 0 && bnd && initial_userns())
+            outcome("escaped", 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
+                    " without no_new_privs, CAP_NET_RAW is outside the bounding set %s, and a file"
+                    " carrying one it holds grants it", path, o.other_binary, hex);
+        outcome("blocked", EPERM, "execve(%s): the file capability is honoured, but %s", path,
+                nnp ? "no_new_privs is set" : bnd ? "in a child user namespace" : "the bounding set is empty");
+    }
+    run_whoami(path, &w);
     uint64_t caps = w.cap_eff;
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
     ev_str("cap_eff", hex);
@@ -138,39 +171,92 @@ void chk_priv_fcap_exec(void)
             "the fcap helper ran with CapEff %s", hex);
 }
 
+/* As the unprivileged uid: setuid(0), then setgid(0) (CAP_SETGID alone makes
+ * group 0 the process's: every file group root may read or write). */
 void chk_priv_setuid0(void)
 {
     drop_privs();
-    if (setuid(0) != 0)
-        outcome("blocked", errno, "setuid(0)");
+    int e = setuid(0) == 0 ? 0 : errno;
     ev_int("euid", geteuid());
-    outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
+    if (e == 0)
+        outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
+    if (setgid(0) == 0) {
+        ev_int("egid", getegid());
+        outcome(getegid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) refused (%s), setgid(0) returned 0",
+                strerror(e));
+    }
+    outcome("blocked", e, "setuid(0), and setgid(0) (%s)", strerror(errno));
 }
 
+/* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held
+ * permitted but not effective (dormant: one capset from use, e.g. a program's file
+ * capability without +e). The kernel grows no permitted set, so a capability the
+ * uid did not hold stays refused; any capability made effective is the gain. */
 void chk_priv_capset(void)
 {
     struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
     struct cap_data d[2];
+    char hex[24];
     drop_privs();
     if (caps_get(d) != 0)
         fail(errno, "capget");
+    uint64_t before = cap64(d[0].effective, d[1].effective);
+    for (int i = 0; i < 2; i++)
+        d[i].effective |= d[i].permitted;
     d[0].effective |= 1U << PROBE_CAP_SYS_ADMIN;
     d[0].permitted |= 1U << PROBE_CAP_SYS_ADMIN;
-    if (syscall(SYS_capset, &h, d) != 0)
-        outcome("blocked", errno, "capset(+CAP_SYS_ADMIN)");
-    caps_get(d);
+    int e = 0;
+    if (syscall(SYS_capset, &h, d) != 0) {
+        e = errno; /* CAP_SYS_ADMIN refused: raise what is permitted alone */
+        if (caps_get(d) != 0)
+            fail(errno, "capget");
+        for (int i = 0; i < 2; i++)
+            d[i].effective |= d[i].permitted;
+        if (syscall(SYS_capset, &h, d) != 0)
+            outcome("blocked", errno, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
+    }
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t gained = cap64(d[0].effective, d[1].effective) & ~before;
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
     ev_int("cap_sys_admin", d[0].effective >> PROBE_CAP_SYS_ADMIN & 1);
-    outcome(d[0].effective >> PROBE_CAP_SYS_ADMIN & 1 ? "escaped" : "succeeded", 0,
-            "capset(+CAP_SYS_ADMIN) returned 0");
+    ev_str("raised", hex);
+    if (gained)
+        outcome("escaped", 0, "capset raised capabilities %s as uid %u", hex, (unsigned)geteuid());
+    outcome("blocked", e, "capset(+CAP_SYS_ADMIN); no capability held permitted but not effective");
 }
 
+/* As the unprivileged uid: raise CAP_NET_RAW, and every capability both permitted
+ * and inheritable, into the ambient set, where every program run after keeps it
+ * (not only a program whose file carries it). Any capability raised is the gain. */
 void chk_priv_ambient(void)
 {
+    struct cap_data d[2];
+    char hex[24];
     drop_privs();
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, PROBE_CAP_NET_RAW, 0, 0) != 0)
-        outcome("blocked", errno, "prctl(PR_CAP_AMBIENT_RAISE, CAP_NET_RAW)");
-    int set = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, PROBE_CAP_NET_RAW, 0, 0) == 1;
-    outcome(set ? "escaped" : "succeeded", 0, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW returned 0");
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t can = cap64(d[0].permitted & d[0].inheritable, d[1].permitted & d[1].inheritable);
+    uint64_t raised = 0;
+    int e = 0;
+    can |= 1ULL << PROBE_CAP_NET_RAW;
+    for (unsigned long c = 0; c < 64; c++) {
+        if (!(can >> c & 1))
+            continue;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) != 0) {
+            if (c == PROBE_CAP_NET_RAW)
+                e = errno;
+            continue;
+        }
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)
+            raised |= 1ULL << c;
+    }
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)raised);
+    ev_str("raised", hex);
+    if (raised)
+        outcome("escaped", 0, "PR_CAP_AMBIENT_RAISE raised capabilities %s as uid %u", hex,
+                (unsigned)geteuid());
+    outcome("blocked", e, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW; no capability both permitted and inheritable");
 }
 
 /* ---- privilege as started, and what a root workload would try ------------ */

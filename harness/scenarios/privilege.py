@@ -44,9 +44,21 @@ PRIVILEGE = Scenario(
         _as_root("priv-root-sys-module", "CAP_SYS_MODULE held (nothing loaded)"),
         Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
         Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),
-        Check("priv-setuid0", "setuid(0) as an unprivileged uid", control=Control.NONE),
-        Check("priv-capset", "raise CAP_SYS_ADMIN with capset", control=Control.NONE),
-        Check("priv-ambient", "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW", control=Control.NONE),
+        Check(
+            "priv-setuid0",
+            "setuid(0), or else setgid(0), as an unprivileged uid",
+            control=Control.NONE,
+        ),
+        Check(
+            "priv-capset",
+            "raise CAP_SYS_ADMIN, and any capability permitted but not effective, with capset",
+            control=Control.NONE,
+        ),
+        Check(
+            "priv-ambient",
+            "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW, and of any capability permitted and inheritable",
+            control=Control.NONE,
+        ),
         Check("priv-setgid-exec", "exec a setgid-root helper as an unprivileged uid (egid 0)"),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.
         _as_root(

@@ -247,6 +247,30 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "privilege_floor": "priv-securebits",
     },
     "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
+    "root-no-setuid-fixup": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
+    "root-fcap-kept": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
+    # CAP_NET_RAW dropped: the helper's exec refused EPERM while `other` runs.
+    "root-fcap-no-net-raw": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
+    # As uid 65534: a capability permitted, not effective, raised by capset
+    # (CAP_NET_RAW); one left inheritable, raised into the ambient set
+    # (CAP_NET_BIND_SERVICE: no check but priv-ambient's widened raise sees it).
+    "user-dormant-cap": {"filesystem_confinement": None, "privilege_floor": "priv-capset"},
+    "user-inheritable-cap": {"filesystem_confinement": None, "privilege_floor": "priv-ambient"},
+    # CAP_SETGID alone: setuid(0) refused, setgid(0) gives group 0.
+    "user-setgid-cap": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
+    # Declared in allowed_caps, judged by use. CAP_SYS_ADMIN opens the cgroup
+    # release_agent and the kernel's operations too; the mount row's own check must
+    # still escape.
+    "runc-sys-admin-allowed": {"privilege_floor": "priv-root-mount"},
+    "runc-dac-read-search-allowed": {
+        "filesystem_confinement": "fs-routes",
+        "privilege_floor": "priv-root-handle",
+    },
+    # The kernel-modules row: this lab's kernel is built without module support (no
+    # /proc/modules; init_module, finit_module and delete_module fail ENOSYS even for
+    # the host's root), so no load can be shown by hand. The check judges
+    # CAP_SYS_MODULE held in the initial user namespace (nothing loaded).
+    "runc-sys-module-allowed": {"privilege_floor": "priv-root-sys-module"},
     # The Landlock reference less one Landlock right or one family of its seccomp
     # filter: each row of the filesystem catalogue it leaves open, caught by that
     # row's own check (issue 26).
