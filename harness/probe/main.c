@@ -145,6 +145,15 @@ int main(int argc, char **argv)
     gid_t rg, eg, sg;
     if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0 || ru != eu || rg != eg)
         fatal(2, "a setuid or setgid copy of the probe runs only `whoami`");
+    /* The same for a copy that gained capabilities from its file (the kernel's
+     * AT_SECURE): the fcap helper would hand any local user CAP_NET_RAW in `run` and
+     * `canary`. A mutant's own workload copy (scripts/mutant-privilege, in a mount
+     * namespace of its own, where nobody else can reach it) carries a mark that only
+     * the file's owner could have set. */
+    char mark[8];
+    if (getauxval(AT_SECURE) &&
+        getxattr("/proc/self/exe", "user.harness-workload", mark, sizeof mark) <= 0)
+        fatal(2, "a file-capability copy of the probe runs only `whoami`");
     if (argc >= 2 && !strcmp(argv[1], "canary"))
         canary_main(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "init"))

@@ -92,6 +92,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <sys/auxv.h>
 #include <linux/filter.h>
 #include <linux/ioctl.h>
 #include <linux/seccomp.h>
