@@ -68,12 +68,23 @@ static void drop_privs(void)
     uid_t u = g_unpriv_uid;
     if (geteuid() != 0)
         return;
-    if (setgroups(0, NULL) != 0)
+    /* In a user namespace an unprivileged user made (rootless), setgroups is denied
+     * and only that user's uid is mapped: there is no one to become, so the attempts
+     * cannot be made as an unprivileged uid, and say how to make them possible. */
+    char deny[16] = "";
+    int denied = read_file("/proc/self/setgroups", deny, sizeof deny - 1) > 0 && !strncmp(deny, "deny", 4);
+    if (setgroups(0, NULL) != 0 && !(errno == EPERM && denied))
         fail(errno, "setgroups(0, NULL)");
     if (setresgid(u, u, u) != 0)
-        fail(errno, "setresgid(%u)", u);
+        fail(errno, errno == EINVAL ? "setresgid(%u): gid not mapped in this user namespace"
+                                      " (map --unpriv-uid's id into it, or start the workload"
+                                      " as a non-root uid)"
+                                    : "setresgid(%u)", u);
     if (setresuid(u, u, u) != 0)
-        fail(errno, "setresuid(%u)", u);
+        fail(errno, errno == EINVAL ? "setresuid(%u): uid not mapped in this user namespace"
+                                      " (map --unpriv-uid's id into it, or start the workload"
+                                      " as a non-root uid)"
+                                    : "setresuid(%u)", u);
     ev_int("uid", u);
 }
 
@@ -385,6 +396,12 @@ void chk_priv_root_mount(void)
     mkdir(p, 0755);
     int pr = mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
     ev_int("proc_mounted", pr == 0);
+    /* A mount namespace made from a child user namespace is that namespace's: what
+     * is mounted there reaches nothing the workload could not reach before (any user
+     * may `unshare -rm` where user namespaces are allowed). */
+    if (!initial_userns())
+        outcome("blocked", 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
+                " user namespace", dir, pr == 0 ? " and a proc in it" : "");
     outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
 }
 

@@ -1,0 +1,45 @@
+"""The probe as root of a user namespace an unprivileged user made (rootless: only
+that user's uid mapped, setgroups denied): a mount in its own mount namespace is no
+gain, and the unprivileged attempts, which cannot drop to another uid, say why and
+what to do, never pass (root needed, to start as nobody)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.probe.build import build_probe
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"),
+    reason="needs root, setpriv and unshare",
+)
+
+
+def test_a_rootless_namespace_says_which_id_is_not_mapped(tmp_path: Path) -> None:
+    for p in (tmp_path, *tmp_path.parents):
+        if p == Path("/"):
+            break
+        p.chmod(p.stat().st_mode | 0o711)
+    probe = tmp_path / "probe"
+    shutil.copy(build_probe(cache=tmp_path / "cache").path, probe)
+    probe.chmod(0o755)
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    argv += ["unshare", "--user", "--map-root-user", "--", str(probe), "run", "--tag", "t"]
+    argv += ["--setuid-helper", "/bin/true", "--setgid-helper", "/bin/true"]
+    done = subprocess.run([*argv, "privilege-floor"], capture_output=True, text=True)
+    if "unshare failed" in done.stderr:
+        pytest.skip(f"no unprivileged user namespaces here: {done.stderr.strip()}")
+    lines = {row.get("id"): row for row in map(json.loads, done.stdout.splitlines())}
+    setuid = lines["priv-setuid-exec"]
+    assert setuid["outcome"] == "error", setuid
+    assert "gid not mapped in this user namespace" in setuid["detail"], setuid
+    # Its own mount namespace is its user namespace's: a mount there is no gain.
+    mount = lines["priv-root-mount"]
+    assert mount["outcome"] == "blocked", mount
+    assert mount["detail"].endswith("only in a mount namespace of a child user namespace"), mount
