@@ -12,6 +12,8 @@ static int caps_get(struct cap_data d[2])
     return (int)syscall(SYS_capget, &h, d);
 }
 
+static int initial_userns(void);
+
 static uint64_t cap64(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
 
 /* The bounding (PR_CAPBSET_READ) or ambient (PR_CAP_AMBIENT_IS_SET) set. */
@@ -61,6 +63,48 @@ void chk_creds(void)
     send_result(&b);
 }
 
+/* Write a /proc/self file (a user namespace's maps); 0, or -1 with errno. */
+static int write_proc(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Rootless: root of a user namespace that maps no other id (setgroups denied, only
+ * its maker's id mapped). A user namespace of its own maps `u` to this one id, and
+ * every capability is dropped: the workload is then the unprivileged user it already
+ * is on the host, as a uid other than root. -1 with errno where it cannot (nested
+ * user namespaces refused). */
+static int drop_into_own_userns(uid_t u)
+{
+    uid_t eu = geteuid();
+    gid_t eg = getegid();
+    char map[64];
+    if (unshare(CLONE_NEWUSER) != 0)
+        return -1;
+    write_proc("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", u, eu);
+    if (write_proc("/proc/self/uid_map", map) != 0)
+        return -1;
+    snprintf(map, sizeof map, "%u %u 1\n", u, eg);
+    if (write_proc("/proc/self/gid_map", map) != 0)
+        return -1;
+    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
+    struct cap_data none[2];
+    memset(none, 0, sizeof none);
+    if (setresgid(u, u, u) != 0 || setresuid(u, u, u) != 0 ||
+        syscall(SYS_capset, &h, none) != 0)
+        return -1;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    return 0;
+}
+
 /* Attempts run unprivileged: as root, become --unpriv-uid (gid the same),
  * deliberately without no_new_privs. */
 static void drop_privs(void)
@@ -68,23 +112,21 @@ static void drop_privs(void)
     uid_t u = g_unpriv_uid;
     if (geteuid() != 0)
         return;
-    /* In a user namespace an unprivileged user made (rootless), setgroups is denied
-     * and only that user's uid is mapped: there is no one to become, so the attempts
-     * cannot be made as an unprivileged uid, and say how to make them possible. */
     char deny[16] = "";
-    int denied = read_file("/proc/self/setgroups", deny, sizeof deny - 1) > 0 && !strncmp(deny, "deny", 4);
+    int denied = read_file("/proc/self/setgroups", deny, sizeof deny - 1) > 0 &&
+                 !strncmp(deny, "deny", 4);
     if (setgroups(0, NULL) != 0 && !(errno == EPERM && denied))
         fail(errno, "setgroups(0, NULL)");
-    if (setresgid(u, u, u) != 0)
-        fail(errno, errno == EINVAL ? "setresgid(%u): gid not mapped in this user namespace"
-                                      " (map --unpriv-uid's id into it, or start the workload"
-                                      " as a non-root uid)"
-                                    : "setresgid(%u)", u);
-    if (setresuid(u, u, u) != 0)
-        fail(errno, errno == EINVAL ? "setresuid(%u): uid not mapped in this user namespace"
-                                      " (map --unpriv-uid's id into it, or start the workload"
-                                      " as a non-root uid)"
-                                    : "setresuid(%u)", u);
+    if (setresgid(u, u, u) != 0 || setresuid(u, u, u) != 0) {
+        int e = errno;
+        if (e != EINVAL || initial_userns())
+            fail(e, "setresgid/setresuid(%u)", u);
+        if (drop_into_own_userns(u) != 0)
+            fail(errno, "id %u is not mapped in this user namespace, and no user namespace"
+                 " of its own could map it (map --unpriv-uid's id into the sandbox's, or start"
+                 " the workload as a non-root uid)", u);
+        ev_int("own_userns", 1);
+    }
     ev_int("uid", u);
 }
 
@@ -136,8 +178,6 @@ void chk_priv_setgid_exec(void)
     ev_int("egid", w.egid);
     outcome(w.egid == 0 ? "escaped" : "blocked", 0, "the setgid helper ran with egid %u", w.egid);
 }
-
-static int initial_userns(void);
 
 /* The errno with which `<path> whoami` could not be executed; 0 if it ran. */
 static int whoami_exec_errno(const char *path)
