@@ -5,7 +5,9 @@
  * reading the outside folder's listing. */
 
 #include "probe.h"
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <linux/io_uring.h>
 
 
@@ -250,15 +252,44 @@ void chk_fs_list_outside(void)
 /* ---- routes through the descriptors the workload holds when it starts ------- */
 
 #define MAX_HELD 64
-static int g_held[MAX_HELD], g_nheld;
+#define MAX_FD_SCAN (1 << 20) /* where /proc/self/fd cannot be listed */
+static int g_held[MAX_HELD], g_nheld, g_held_more;
+
+static void held_one(int fd)
+{
+    if (g_nheld < MAX_HELD)
+        g_held[g_nheld++] = fd;
+    else
+        g_held_more++;
+}
 
 /* Called first thing in main, before the probe opens anything: every descriptor
- * open now was handed in by whoever started the probe (a launcher that leaks one). */
+ * open now was handed in by whoever started the probe (a launcher that leaks one),
+ * at any number (`exec 1500</` is as good a leak as fd 3): /proc/self/fd's entries,
+ * less the descriptor listing them, or without /proc every number below the
+ * descriptor limit. Those beyond the first MAX_HELD are counted, not dropped. */
 void fds_at_start(void)
 {
-    for (int fd = 0; fd < 1024 && g_nheld < MAX_HELD; fd++)
-        if (fcntl(fd, F_GETFD) != -1)
-            g_held[g_nheld++] = fd;
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir != NULL) {
+        int self = dirfd(dir);
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            char *end;
+            long fd = strtol(e->d_name, &end, 10);
+            if (e->d_name[0] != '.' && *end == 0 && fd >= 0 && fd <= INT_MAX && fd != self)
+                held_one((int)fd);
+        }
+        closedir(dir);
+        return;
+    }
+    struct rlimit lim;
+    long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+                   ? (long)lim.rlim_cur
+                   : MAX_FD_SCAN;
+    for (long fd = 0; fd < top && fd < MAX_FD_SCAN; fd++)
+        if (fcntl((int)fd, F_GETFD) != -1)
+            held_one((int)fd);
 }
 
 static const char *g_paths[10];
@@ -464,6 +495,9 @@ void chk_fs_inherited_fds(void)
     ev_int("routes_tried", g_held_tried);
     ev_kernel();
     held_files();
+    if (g_held_more) /* not blocked: descriptors it never tried */
+        fail(0, "%d descriptors held at start, %d beyond the %d it checks", g_nheld + g_held_more,
+             g_held_more, MAX_HELD);
     outcome("blocked", 0, "%d descriptors held at start (%s), %d routes through them failed",
             g_nheld, kinds[0] ? kinds : "none", g_held_tried);
 }

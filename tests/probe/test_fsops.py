@@ -23,10 +23,15 @@ def probe() -> Path:
     return build_probe().path
 
 
-def _held(probe: Path, sentinel: Path, *, hand_in: str | None) -> dict[str, object]:
-    """fs-inherited-fds's line, with fd 3 opened on `hand_in` by the launcher."""
+def _held(
+    probe: Path, sentinel: Path, *, hand_in: str | None, fd: int = 3, more: int = 0
+) -> dict[str, object]:
+    """fs-inherited-fds's line, with `fd` opened on `hand_in` by the launcher (and
+    `more` descriptors on /dev/null from 10 up)."""
     run = [str(probe), "run", "--tag", "t", "--token", TOKEN, "--sentinel", str(sentinel)]
-    launch = ["sh", "-c", 'exec 3<"$0" && exec "$@"', hand_in] if hand_in else []
+    script = f'for i in $(seq 10 {9 + more}); do eval "exec $i</dev/null"; done; '
+    script += f'exec {fd}<"$0" && exec "$@"' if hand_in else 'exec "$@"'
+    launch = ["bash", "-c", script, hand_in or "bash"] if hand_in or more else []
     out = subprocess.run([*launch, *run, "filesystem-confinement"], capture_output=True, text=True)
     for line in out.stdout.splitlines():
         row = json.loads(line)
@@ -50,6 +55,23 @@ def test_a_file_handed_in_at_start_is_read(probe: Path, tmp_path: Path) -> None:
     sentinel.write_text(TOKEN)
     row = _held(probe, tmp_path / "elsewhere", hand_in=str(sentinel))
     assert row["outcome"] == "escaped", row
+
+
+def test_a_descriptor_at_any_number_is_found(probe: Path, tmp_path: Path) -> None:
+    """A leak at fd 1500 is as good as one at fd 3 (no scan stops at 1024)."""
+    sentinel = tmp_path / "deep" / "sentinel"
+    sentinel.parent.mkdir()
+    sentinel.write_text(TOKEN)
+    row = _held(probe, sentinel, hand_in=str(tmp_path / "deep"), fd=1500)
+    assert row["outcome"] == "escaped", row
+    assert "descriptor 1500 held at start" in str(row["detail"])
+
+
+def test_more_descriptors_than_it_checks_is_no_pass(probe: Path, tmp_path: Path) -> None:
+    """Past the first 64, descriptors are counted: the check is an error, not blocked."""
+    row = _held(probe, tmp_path / "sentinel", hand_in=None, more=70)
+    assert row["outcome"] == "error", row
+    assert "beyond the 64 it checks" in str(row["detail"])
 
 
 def test_nothing_handed_in_is_blocked_and_says_what_it_held(probe: Path, tmp_path: Path) -> None:
