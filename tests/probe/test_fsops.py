@@ -74,6 +74,54 @@ def test_more_descriptors_than_it_checks_is_no_pass(probe: Path, tmp_path: Path)
     assert "beyond the 64 it checks" in str(row["detail"])
 
 
+def _rows(row: dict[str, object]) -> dict[str, list[str]]:
+    evidence = row["evidence"]
+    assert isinstance(evidence, dict)
+    return {r[0]: r for r in evidence["held_files"]}
+
+
+def test_a_held_descriptor_is_judged_by_what_goes_through_it(probe: Path, tmp_path: Path) -> None:
+    """Opened for reading is no proof of read-only: a file re-opened for writing through
+    /proc/self/fd, a folder given an O_TMPFILE, count as writes ("rw"); nothing is
+    changed, and a file with an execute bit is never opened for writing."""
+    data = tmp_path / "data"
+    data.write_text("x")
+    data.chmod(0o644)
+    before = data.stat()
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(data)))
+    assert rows["3"][1:2] + rows["3"][6:] == ["file", "rw", "read"], rows
+    after = data.stat()
+    assert (after.st_mtime_ns, after.st_size, data.read_text()) == (
+        before.st_mtime_ns,
+        before.st_size,
+        "x",
+    )
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(tool)))
+    assert rows["3"][6:] == ["r", "read"], rows
+    folder = tmp_path / "held"
+    folder.mkdir()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(folder)))
+    assert rows["3"][1:2] + rows["3"][6:] == ["dir", "rw", "listed"], rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    assert list(folder.iterdir()) == []
+
+
+def test_a_held_folder_names_where_dot_dot_leads(probe: Path, tmp_path: Path) -> None:
+    """Each ancestor ".." reaches from a held folder is a row of its own, up to the
+    root: the folder's own grant says nothing of its parents."""
+    folder = tmp_path / "a" / "b"
+    folder.mkdir(parents=True)
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(folder)))
+    assert rows["3/.."][3] == str(folder.parent), rows
+    assert rows["3/../.."][3] == str(tmp_path), rows
+    top = max((k for k in rows if k.startswith("3")), key=len)
+    assert rows[top][3] == "/", rows
+
+
 def test_nothing_handed_in_is_blocked_and_says_what_it_held(probe: Path, tmp_path: Path) -> None:
     row = _held(probe, tmp_path / "sentinel", hand_in=None)
     assert row["outcome"] == "blocked", row
