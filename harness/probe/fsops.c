@@ -430,7 +430,7 @@ static int held_writable(int fd, const struct stat *st)
     } else if (S_ISREG(st->st_mode) && !(st->st_mode & 0111)) {
         char proc[64];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        w = open(proc, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        w = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* +a too */
     }
     if (w < 0)
         return 0;

@@ -110,6 +110,22 @@ def test_a_held_descriptor_is_judged_by_what_goes_through_it(probe: Path, tmp_pa
     assert list(folder.iterdir()) == []
 
 
+def test_an_append_only_file_held_is_written_by_appending(probe: Path, tmp_path: Path) -> None:
+    """An append-only file (chattr +a) takes no plain open for writing, only one for
+    appending: a held one is judged by that."""
+    log = tmp_path / "log"
+    log.write_text("l")
+    log.chmod(0o644)
+    if subprocess.run(["chattr", "+a", str(log)], capture_output=True).returncode != 0:
+        pytest.skip("no append-only flag here (not root, or not on this filesystem)")
+    try:
+        rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(log)))
+        assert rows["3"][6:] == ["rw", "read"], rows
+        assert log.read_text() == "l"
+    finally:
+        subprocess.run(["chattr", "-a", str(log)], check=True)
+
+
 def test_a_held_folder_names_where_dot_dot_leads(probe: Path, tmp_path: Path) -> None:
     """Each ancestor ".." reaches from a held folder is a row of its own, up to the
     root: the folder's own grant says nothing of its parents."""
