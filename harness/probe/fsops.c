@@ -5,7 +5,9 @@
  * reading the outside folder's listing. */
 
 #include "probe.h"
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <linux/io_uring.h>
 
 
@@ -250,15 +252,44 @@ void chk_fs_list_outside(void)
 /* ---- routes through the descriptors the workload holds when it starts ------- */
 
 #define MAX_HELD 64
-static int g_held[MAX_HELD], g_nheld;
+#define MAX_FD_SCAN (1 << 20) /* where /proc/self/fd cannot be listed */
+static int g_held[MAX_HELD], g_nheld, g_held_more;
+
+static void held_one(int fd)
+{
+    if (g_nheld < MAX_HELD)
+        g_held[g_nheld++] = fd;
+    else
+        g_held_more++;
+}
 
 /* Called first thing in main, before the probe opens anything: every descriptor
- * open now was handed in by whoever started the probe (a launcher that leaks one). */
+ * open now was handed in by whoever started the probe (a launcher that leaks one),
+ * at any number (`exec 1500</` is as good a leak as fd 3): /proc/self/fd's entries,
+ * less the descriptor listing them, or without /proc every number below the
+ * descriptor limit. Those beyond the first MAX_HELD are counted, not dropped. */
 void fds_at_start(void)
 {
-    for (int fd = 0; fd < 1024 && g_nheld < MAX_HELD; fd++)
-        if (fcntl(fd, F_GETFD) != -1)
-            g_held[g_nheld++] = fd;
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir != NULL) {
+        int self = dirfd(dir);
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            char *end;
+            long fd = strtol(e->d_name, &end, 10);
+            if (e->d_name[0] != '.' && *end == 0 && fd >= 0 && fd <= INT_MAX && fd != self)
+                held_one((int)fd);
+        }
+        closedir(dir);
+        return;
+    }
+    struct rlimit lim;
+    long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+                   ? (long)lim.rlim_cur
+                   : MAX_FD_SCAN;
+    for (long fd = 0; fd < top && fd < MAX_FD_SCAN; fd++)
+        if (fcntl((int)fd, F_GETFD) != -1)
+            held_one((int)fd);
 }
 
 static const char *g_paths[10];
@@ -385,39 +416,114 @@ static const char *held_reach(int fd, const struct stat *st)
     return got ? "read" : "";
 }
 
-/* Each folder or regular file held at start, as [fd, kind, dev, path, mount point,
- * mount root, access, reach]: the harness judges it against the grants (a
- * descriptor is a route like any other, sentinel or not). */
+/* Whether the workload can write through a held folder or file, whatever mode the
+ * descriptor was opened in: a folder given a file with O_TMPFILE (no name, gone at
+ * close: the folder is not touched), a regular file re-opened for writing through
+ * /proc/self/fd/N, nothing written (that re-open goes to the launcher's mount, not
+ * the sandbox's read-only view of the file). Never a file with an execute bit (an
+ * open for writing makes a concurrent exec of it fail) nor a device. */
+static int held_writable(int fd, const struct stat *st)
+{
+    int w = -1;
+    if (S_ISDIR(st->st_mode)) {
+        w = openat(fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    } else if (S_ISREG(st->st_mode) && !(st->st_mode & 0111)) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        w = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* +a too */
+    }
+    if (w < 0)
+        return 0;
+    close(w);
+    return 1;
+}
+
+static int g_held_rows, g_held_cut;
+
+/* One row of held_files for descriptor `fd` (named `label`): [label, kind, dev, path,
+ * mount point, mount root, access, reach]. `access` is what the workload can do
+ * through it: the mode it was opened in ("r", "w", "rw", "path" for O_PATH), made
+ * "rw" (or "w" where nothing reads) when a write goes through anyway. */
+static void held_row(const char *label, int fd, const struct stat *st, const char *opened,
+                     int have_mounts)
+{
+    if (g_ev.n >= sizeof g_ev.s - 10000) {
+        g_held_cut++;
+        return;
+    }
+    char proc[64], path[4096];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(proc, path, sizeof path - 1);
+    path[len > 0 ? len : 0] = 0;
+    int m = have_mounts ? held_mount(fd) : -1;
+    const char *reach = held_reach(fd, st), *access = opened;
+    if (!strchr(opened, 'w') && held_writable(fd, st))
+        access = reach[0] ? "rw" : "w";
+    bput(&g_ev, "%s[", g_held_rows++ ? "," : "");
+    bstr(&g_ev, label);
+    bput(&g_ev, ",\"%s\",\"%u:%u\",",
+         S_ISDIR(st->st_mode) ? "dir" : S_ISBLK(st->st_mode) ? "block" : "file",
+         major(st->st_dev), minor(st->st_dev));
+    bstr(&g_ev, path);
+    bput(&g_ev, ",");
+    bstr(&g_ev, m >= 0 ? g_mnt[m].mp : "");
+    bput(&g_ev, ",");
+    bstr(&g_ev, m >= 0 ? g_mnt[m].root : "");
+    bput(&g_ev, ",\"%s\",\"%s\"]", access, reach);
+}
+
+/* A held folder's ancestors, each a row of its own ("3/..", "3/../.."): ".." from a
+ * folder held on the launcher's mount climbs to the host's root whatever the
+ * sandbox's own root is, so the folder's grant says nothing of where it leads. */
+static void held_climb(int n, const struct stat *st, int have_mounts)
+{
+    char label[128];
+    int k = snprintf(label, sizeof label, "%d", n);
+    int cur = fcntl(n, F_DUPFD_CLOEXEC, 0);
+    struct stat was = *st;
+    for (int depth = 0; cur >= 0 && depth < 16 && k < (int)sizeof label - 4; depth++) {
+        int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        close(cur);
+        cur = up;
+        struct stat at;
+        if (up < 0 || fstat(up, &at) != 0 || (at.st_dev == was.st_dev && at.st_ino == was.st_ino))
+            break; /* the top: a root ".." does not leave */
+        k += snprintf(label + k, sizeof label - (size_t)k, "/..");
+        held_row(label, up, &at, "path", have_mounts);
+        was = at;
+    }
+    if (cur >= 0)
+        close(cur);
+}
+
+/* Each folder, regular file or block device held at start, as [fd, kind, dev, path,
+ * mount point, mount root, access, reach], and each folder's ancestors by "..": the
+ * harness judges them against the grants (a descriptor is a route like any other,
+ * sentinel or not). */
 static void held_files(void)
 {
     int have_mounts = read_mounts() == 0;
     bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
-    int rows = 0;
-    for (int i = 0; i < g_nheld && g_ev.n < sizeof g_ev.s - 10000; i++) {
+    for (int i = 0; i < g_nheld; i++) {
         int n = g_held[i];
         struct stat st;
-        if (fstat(n, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+        if (fstat(n, &st) != 0 ||
+            !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
             continue;
-        char proc[64], path[4096];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
-        ssize_t len = readlink(proc, path, sizeof path - 1);
-        path[len > 0 ? len : 0] = 0;
-        int flags = fcntl(n, F_GETFL), m = have_mounts ? held_mount(n) : -1;
-        const char *access = flags < 0             ? ""
+        int flags = fcntl(n, F_GETFL);
+        const char *opened = flags < 0             ? ""
                              : (flags & O_PATH)    ? "path"
                              : (flags & O_ACCMODE) == O_WRONLY ? "w"
                              : (flags & O_ACCMODE) == O_RDWR   ? "rw"
                                                                : "r";
-        bput(&g_ev, "%s[\"%d\",\"%s\",\"%u:%u\",", rows++ ? "," : "", n,
-             S_ISDIR(st.st_mode) ? "dir" : "file", major(st.st_dev), minor(st.st_dev));
-        bstr(&g_ev, path);
-        bput(&g_ev, ",");
-        bstr(&g_ev, m >= 0 ? g_mnt[m].mp : "");
-        bput(&g_ev, ",");
-        bstr(&g_ev, m >= 0 ? g_mnt[m].root : "");
-        bput(&g_ev, ",\"%s\",\"%s\"]", access, held_reach(n, &st));
+        char label[16];
+        snprintf(label, sizeof label, "%d", n);
+        held_row(label, n, &st, opened, have_mounts);
+        if (S_ISDIR(st.st_mode))
+            held_climb(n, &st, have_mounts);
     }
     bput(&g_ev, "]");
+    ev_int("held_files_cut", g_held_cut);
 }
 
 /* Every descriptor the workload held when it started: a folder (or an O_PATH handle
@@ -464,6 +570,11 @@ void chk_fs_inherited_fds(void)
     ev_int("routes_tried", g_held_tried);
     ev_kernel();
     held_files();
+    if (g_held_cut)
+        fail(0, "%d rows of held files not reported (too many to report)", g_held_cut);
+    if (g_held_more) /* not blocked: descriptors it never tried */
+        fail(0, "%d descriptors held at start, %d beyond the %d it checks", g_nheld + g_held_more,
+             g_held_more, MAX_HELD);
     outcome("blocked", 0, "%d descriptors held at start (%s), %d routes through them failed",
             g_nheld, kinds[0] ? kinds : "none", g_held_tried);
 }

@@ -54,14 +54,16 @@ static int write_dir(const char *path, const char *type, struct tried *t)
     return 1;
 }
 
-/* A regular file opened for writing, nothing written. Never one with an execute
- * bit: an open for writing makes a concurrent exec of it fail (ETXTBSY), even
- * when a Landlock or DAC check refuses the open a moment later. */
+/* A regular file opened for writing, nothing written; for appending, which an
+ * append-only file (chattr +a: a log) takes where a plain open for writing is
+ * refused, and which changes nothing more. Never one with an execute bit: an open
+ * for writing makes a concurrent exec of it fail (ETXTBSY), even when a Landlock or
+ * DAC check refuses the open a moment later. */
 static int write_file(const char *path, const struct stat *st, struct tried *t)
 {
     if (!S_ISREG(st->st_mode) || (st->st_mode & 0111))
         return 0;
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0)
         return 0;
     struct stat got;

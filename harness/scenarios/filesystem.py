@@ -89,7 +89,9 @@ FILESYSTEM = Scenario(
             "fs-inherited-fds",
             "read any sentinel through each descriptor held at start: under a folder (up"
             " with .., or a path suffix below it), a file's content, /proc/self/fd/N; and"
-            " no folder or file held at start beyond the grants (read, or open for writing)",
+            " no folder, file or block device held at start, nor folder `..` leads to from"
+            " one, beyond the grants (read, or written through: opened for writing, re-opened"
+            " through /proc/self/fd, an O_TMPFILE under a folder)",
             control=Control.NONE,
             rule=Rule.HELD,
         ),

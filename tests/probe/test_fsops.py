@@ -23,10 +23,15 @@ def probe() -> Path:
     return build_probe().path
 
 
-def _held(probe: Path, sentinel: Path, *, hand_in: str | None) -> dict[str, object]:
-    """fs-inherited-fds's line, with fd 3 opened on `hand_in` by the launcher."""
+def _held(
+    probe: Path, sentinel: Path, *, hand_in: str | None, fd: int = 3, more: int = 0
+) -> dict[str, object]:
+    """fs-inherited-fds's line, with `fd` opened on `hand_in` by the launcher (and
+    `more` descriptors on /dev/null from 10 up)."""
     run = [str(probe), "run", "--tag", "t", "--token", TOKEN, "--sentinel", str(sentinel)]
-    launch = ["sh", "-c", 'exec 3<"$0" && exec "$@"', hand_in] if hand_in else []
+    script = f'for i in $(seq 10 {9 + more}); do eval "exec $i</dev/null"; done; '
+    script += f'exec {fd}<"$0" && exec "$@"' if hand_in else 'exec "$@"'
+    launch = ["bash", "-c", script, hand_in or "bash"] if hand_in or more else []
     out = subprocess.run([*launch, *run, "filesystem-confinement"], capture_output=True, text=True)
     for line in out.stdout.splitlines():
         row = json.loads(line)
@@ -50,6 +55,87 @@ def test_a_file_handed_in_at_start_is_read(probe: Path, tmp_path: Path) -> None:
     sentinel.write_text(TOKEN)
     row = _held(probe, tmp_path / "elsewhere", hand_in=str(sentinel))
     assert row["outcome"] == "escaped", row
+
+
+def test_a_descriptor_at_any_number_is_found(probe: Path, tmp_path: Path) -> None:
+    """A leak at fd 1500 is as good as one at fd 3 (no scan stops at 1024)."""
+    sentinel = tmp_path / "deep" / "sentinel"
+    sentinel.parent.mkdir()
+    sentinel.write_text(TOKEN)
+    row = _held(probe, sentinel, hand_in=str(tmp_path / "deep"), fd=1500)
+    assert row["outcome"] == "escaped", row
+    assert "descriptor 1500 held at start" in str(row["detail"])
+
+
+def test_more_descriptors_than_it_checks_is_no_pass(probe: Path, tmp_path: Path) -> None:
+    """Past the first 64, descriptors are counted: the check is an error, not blocked."""
+    row = _held(probe, tmp_path / "sentinel", hand_in=None, more=70)
+    assert row["outcome"] == "error", row
+    assert "beyond the 64 it checks" in str(row["detail"])
+
+
+def _rows(row: dict[str, object]) -> dict[str, list[str]]:
+    evidence = row["evidence"]
+    assert isinstance(evidence, dict)
+    return {r[0]: r for r in evidence["held_files"]}
+
+
+def test_a_held_descriptor_is_judged_by_what_goes_through_it(probe: Path, tmp_path: Path) -> None:
+    """Opened for reading is no proof of read-only: a file re-opened for writing through
+    /proc/self/fd, a folder given an O_TMPFILE, count as writes ("rw"); nothing is
+    changed, and a file with an execute bit is never opened for writing."""
+    data = tmp_path / "data"
+    data.write_text("x")
+    data.chmod(0o644)
+    before = data.stat()
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(data)))
+    assert rows["3"][1:2] + rows["3"][6:] == ["file", "rw", "read"], rows
+    after = data.stat()
+    assert (after.st_mtime_ns, after.st_size, data.read_text()) == (
+        before.st_mtime_ns,
+        before.st_size,
+        "x",
+    )
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(tool)))
+    assert rows["3"][6:] == ["r", "read"], rows
+    folder = tmp_path / "held"
+    folder.mkdir()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(folder)))
+    assert rows["3"][1:2] + rows["3"][6:] == ["dir", "rw", "listed"], rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    assert list(folder.iterdir()) == []
+
+
+def test_an_append_only_file_held_is_written_by_appending(probe: Path, tmp_path: Path) -> None:
+    """An append-only file (chattr +a) takes no plain open for writing, only one for
+    appending: a held one is judged by that."""
+    log = tmp_path / "log"
+    log.write_text("l")
+    log.chmod(0o644)
+    if subprocess.run(["chattr", "+a", str(log)], capture_output=True).returncode != 0:
+        pytest.skip("no append-only flag here (not root, or not on this filesystem)")
+    try:
+        rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(log)))
+        assert rows["3"][6:] == ["rw", "read"], rows
+        assert log.read_text() == "l"
+    finally:
+        subprocess.run(["chattr", "-a", str(log)], check=True)
+
+
+def test_a_held_folder_names_where_dot_dot_leads(probe: Path, tmp_path: Path) -> None:
+    """Each ancestor ".." reaches from a held folder is a row of its own, up to the
+    root: the folder's own grant says nothing of its parents."""
+    folder = tmp_path / "a" / "b"
+    folder.mkdir(parents=True)
+    rows = _rows(_held(probe, tmp_path / "sentinel", hand_in=str(folder)))
+    assert rows["3/.."][3] == str(folder.parent), rows
+    assert rows["3/../.."][3] == str(tmp_path), rows
+    top = max((k for k in rows if k.startswith("3")), key=len)
+    assert rows[top][3] == "/", rows
 
 
 def test_nothing_handed_in_is_blocked_and_says_what_it_held(probe: Path, tmp_path: Path) -> None:

@@ -155,3 +155,23 @@ def test_a_writable_mount_point_is_its_own_proof(made: Path) -> None:
     hidden = tmp_path / "hidden"
     hidden.chmod(0o733)
     assert _writes(tmp_path, None)[str(tmp_path / "point")] == ("", "made a file (O_TMPFILE)")
+
+
+def test_an_append_only_file_is_opened_for_appending(made: Path) -> None:
+    """A file of the host's with the append-only flag (chattr +a, a log) refuses a
+    plain open for writing, not one for appending: that is a write, and found."""
+    tmp_path = made
+    hidden = tmp_path / "hidden"
+    log = hidden / "a.log"
+    log.write_text("l\n")
+    log.chmod(0o666)
+    if subprocess.run(["chattr", "+a", str(log)], capture_output=True).returncode != 0:
+        pytest.skip("no append-only flag on this filesystem")
+    try:
+        dev, fspath = _fs_path(hidden)
+        listed = "\n".join(f"{dev} {fspath}/{name}" for name in ("sub", "x.sh", "a.log"))
+        found = _writes(tmp_path, listed)[str(tmp_path / "point")]
+        assert found == ("a.log", "opened a file for writing")
+        assert log.read_text() == "l\n"
+    finally:
+        subprocess.run(["chattr", "-a", str(log)], check=True)
