@@ -49,9 +49,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-at-host-ro",
         "runsc-host-at-host",
         "colocated-hidden-drop",
+        "bwrap-helpers-rw",
     ),
     _FS + "through a descriptor the workload holds when it starts": (
         "bwrap-leaked-fd",
+        "bwrap-leaked-fd-high",
         "bwrap-leaked-file",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),

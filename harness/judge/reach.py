@@ -202,6 +202,10 @@ def _table(evidence: Mapping[str, Any], key: str, width: int) -> list[list[str]]
     return rows
 
 
+# A write the probe did not make, only found possible (`writereach.c`): no proof.
+UNTRIED = "not tried: "
+
+
 def _beyond_writes(
     writes: Sequence[Sequence[str]],
     *,
@@ -209,7 +213,7 @@ def _beyond_writes(
     grants: Mapping[str, Sequence[str]],
     shared: bool,
 ) -> list[str]:
-    """The writes that changed what the cell may not change, described."""
+    """The writes at places the cell may not change, described."""
     found = []
     host_mounts: list[list[str]] = host_fs.get("mounts") or []
     if shared:
@@ -236,7 +240,10 @@ def judge_write_reach(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[CheckOutcome, str]:
     """(outcome, detail) of the `fs-write-reach` check: each mount's first write,
-    held to the cell's write grants (harness's own folders, the policy's read_write)."""
+    held to the cell's write grants (the allowed folder, the cell's rootfs, the
+    policy's read_write). A write found possible but not made (an executable file, a
+    file on overlayfs, a folder without O_TMPFILE where no named file may be made)
+    is no proof: beyond the grants it is an error, never blocked."""
     host_fs = host.host_fs or {}
     writes = _table(evidence, "writes", 6)
     if writes is None:
@@ -246,10 +253,13 @@ def judge_write_reach(
             host_fs.get("error") or "the host's mount table was not read"
         )
     shared = not own_kernel(evidence, host_fs, host_kernel)
-    found = _beyond_writes(writes, host_fs=host_fs, grants=host.grants or {}, shared=shared)
+    beyond = _beyond_writes(writes, host_fs=host_fs, grants=host.grants or {}, shared=shared)
+    found = [b for b in beyond if not b.startswith(UNTRIED)]
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return CheckOutcome.ESCAPED, f"{found[0]}{more}: beyond the write grants"
+    if beyond:
+        return CheckOutcome.ERROR, f"{beyond[0]}: beyond the write grants, and no proof either way"
     cut = evidence.get("writes_cut")
     if not isinstance(cut, int) or cut:
         why = f"{cut} writes not reported (too many to report)" if cut else "no count of writes"
@@ -284,7 +294,7 @@ def judge_held(
     descriptor: what it shows are its own)."""
     if "held_files" not in evidence:
         return None
-    rows = _table(evidence, "held_files", 8)
+    rows = _table(evidence, "held_files", 9)
     host_fs = host.host_fs or {}
     if rows is None:
         return CheckOutcome.ERROR, "the probe's table of held files is malformed"
@@ -299,11 +309,28 @@ def judge_held(
     grants = host.grants or {}
     read, write = list(grants.get("host", ())), list(grants.get("write", ()))
     read_roots, write_roots = _fs_roots(read, mounts), _fs_roots(write, mounts)
-    for fd, kind, dev, path, point, root, access, reach in rows:
+    unconfirmed = None
+    for fd, kind, dev, path, point, root, access, reach, ino in rows:
+        if kind == "block" and (reach or access in ("w", "rw")):
+            # Whatever filesystem its node is on, a block device is storage: the
+            # host's (a sandbox cannot make one of its own).
+            return (
+                CheckOutcome.ESCAPED,
+                f"{reach or 'could write'} the block device {path} through descriptor {fd}"
+                " held at start",
+            )
         if dev not in devices:
             continue  # a filesystem of the sandbox's own
         fspath = _held_fspath(dev, path, point, root, mounts)
-        what = f"{'folder' if kind == 'dir' else 'file'} {path}"
+        if not point and fspath is not None:
+            # From outside the sandbox's namespace, the link is a name only (a file
+            # moved, or its mount lazily unmounted, keeps the old one): what is held
+            # is where the name leads only if the host finds that very file there.
+            if host.held_paths is None:
+                unconfirmed = unconfirmed or fd
+            elif host.held_paths.get(path) != f"{dev} {ino}":
+                fspath = None
+        what = {"dir": "folder", "block": "block device"}.get(kind, "file") + f" {path}"
         if reach and (fspath is None or not _granted(dev, fspath, read_roots, read, mounts)):
             return CheckOutcome.ESCAPED, f"{reach} the {what} through descriptor {fd} held at start"
         if access in ("w", "rw") and (
@@ -311,8 +338,11 @@ def judge_held(
         ):
             return (
                 CheckOutcome.ESCAPED,
-                f"descriptor {fd} held at start is open for writing on the {what}",
+                f"the {what} can be written through descriptor {fd} held at start",
             )
+    if unconfirmed is not None:
+        why = f"the host was not asked what descriptor {unconfirmed}'s path names"
+        return CheckOutcome.ERROR, why
     return None
 
 

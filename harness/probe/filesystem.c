@@ -301,6 +301,27 @@ static int reach_fd(int fd, int dir)
     return ok;
 }
 
+/* Whether `path` leads onto mount `m` itself, not onto one mounted over it or over a
+ * folder below it (/dev/shm mounted twice; the workspace bound at /var/tmp below a
+ * host /var): the mount id /proc/self/fdinfo gives for it, or without /proc the device. */
+int on_mount(const char *path, const struct mnt *m)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char proc[64], info[512];
+    snprintf(proc, sizeof proc, "/proc/self/fdinfo/%d", fd);
+    ssize_t n = read_file(proc, info, sizeof info - 1);
+    struct stat st;
+    int dev = fstat(fd, &st) == 0 && major(st.st_dev) == m->maj && minor(st.st_dev) == m->min;
+    close(fd);
+    const char *at = n > 0 ? (info[n] = 0, strstr(info, "mnt_id:")) : NULL;
+    int id;
+    if (m->id >= 0 && at != NULL && sscanf(at + 7, "%d", &id) == 1)
+        return id == m->id;
+    return dev; /* no /proc: the device, which tells apart all but a bind of the same one */
+}
+
 /* Each host target in `list` ("MAJ:MIN FSPATH" lines) that lies on mount m's device
  * within its root, at the mount point + its path below the root: a folder or a regular
  * file of the mount point's own device (a mount of the sandbox's over the path is not
@@ -342,9 +363,10 @@ int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx)
             continue;
         if (stat(path, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
             continue;
-        if (have_top ? st.st_dev != top.st_dev
-                     : (major(st.st_dev) != m->maj || minor(st.st_dev) != m->min))
-            continue;
+        if ((have_top ? st.st_dev != top.st_dev
+                      : (major(st.st_dev) != m->maj || minor(st.st_dev) != m->min)) ||
+            !on_mount(path, m))
+            continue; /* another mount's: a write or read there is not this mount's */
         int stop = try(path, rest + 1, &st, ctx);
         if (stop)
             return stop;
@@ -394,7 +416,10 @@ void chk_fs_mounts(void)
     bput(&g_ev, ",\"mounts\":[");
     for (int i = 0; i < g_nmnt; i++) {
         char reach[64];
-        mount_reach(g_mnt[i].mp, reach, sizeof reach);
+        if (on_mount(g_mnt[i].mp, &g_mnt[i]))
+            mount_reach(g_mnt[i].mp, reach, sizeof reach);
+        else
+            reach[0] = 0; /* mounted over: its mount point leads elsewhere */
         if (!reach[0])
             reach_below(&g_mnt[i], reach, sizeof reach);
         bput(&g_ev, "%s[\"%u:%u\",", i ? "," : "", g_mnt[i].maj, g_mnt[i].min);

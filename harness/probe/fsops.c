@@ -441,7 +441,7 @@ static int held_writable(int fd, const struct stat *st)
 static int g_held_rows, g_held_cut;
 
 /* One row of held_files for descriptor `fd` (named `label`): [label, kind, dev, path,
- * mount point, mount root, access, reach]. `access` is what the workload can do
+ * mount point, mount root, access, reach, inode]. `access` is what the workload can do
  * through it: the mode it was opened in ("r", "w", "rw", "path" for O_PATH), made
  * "rw" (or "w" where nothing reads) when a write goes through anyway. */
 static void held_row(const char *label, int fd, const struct stat *st, const char *opened,
@@ -469,7 +469,7 @@ static void held_row(const char *label, int fd, const struct stat *st, const cha
     bstr(&g_ev, m >= 0 ? g_mnt[m].mp : "");
     bput(&g_ev, ",");
     bstr(&g_ev, m >= 0 ? g_mnt[m].root : "");
-    bput(&g_ev, ",\"%s\",\"%s\"]", access, reach);
+    bput(&g_ev, ",\"%s\",\"%s\",\"%llu\"]", access, reach, (unsigned long long)st->st_ino);
 }
 
 /* A held folder's ancestors, each a row of its own ("3/..", "3/../.."): ".." from a
@@ -497,7 +497,7 @@ static void held_climb(int n, const struct stat *st, int have_mounts)
 }
 
 /* Each folder, regular file or block device held at start, as [fd, kind, dev, path,
- * mount point, mount root, access, reach], and each folder's ancestors by "..": the
+ * mount point, mount root, access, reach, inode], and each folder's ancestors by "..": the
  * harness judges them against the grants (a descriptor is a route like any other,
  * sentinel or not). */
 static void held_files(void)

@@ -26,7 +26,8 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--canary-unix", &o.canary_unix }, { "--host4", &o.host4 }, { "--host6", &o.host6 },
     { "--granted", &o.granted }, { "--granted-token", &o.granted_token },
     { "--canary-sysv", &o.canary_sysv }, { "--canary-mq", &o.canary_mq },
-    { "--write-targets", &o.write_targets },
+    { "--write-targets", &o.write_targets }, { "--write-skip", &o.write_skip },
+    { "--write-named", &o.write_named },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 

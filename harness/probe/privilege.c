@@ -12,8 +12,6 @@ static int caps_get(struct cap_data d[2])
     return (int)syscall(SYS_capget, &h, d);
 }
 
-static int initial_userns(void);
-
 static uint64_t cap64(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
 
 /* The bounding (PR_CAPBSET_READ) or ambient (PR_CAP_AMBIENT_IS_SET) set. */
@@ -61,73 +59,6 @@ void chk_creds(void)
     Buf b = { .n = 0 };
     put_creds(&b, 1);
     send_result(&b);
-}
-
-/* Write a /proc/self file (a user namespace's maps); 0, or -1 with errno. */
-static int write_proc(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = write(fd, text, strlen(text));
-    int e = errno;
-    close(fd);
-    errno = e;
-    return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* Rootless: root of a user namespace that maps no other id (setgroups denied, only
- * its maker's id mapped). A user namespace of its own maps `u` to this one id, and
- * every capability is dropped: the workload is then the unprivileged user it already
- * is on the host, as a uid other than root. -1 with errno where it cannot (nested
- * user namespaces refused). */
-static int drop_into_own_userns(uid_t u)
-{
-    uid_t eu = geteuid();
-    gid_t eg = getegid();
-    char map[64];
-    if (unshare(CLONE_NEWUSER) != 0)
-        return -1;
-    write_proc("/proc/self/setgroups", "deny");
-    snprintf(map, sizeof map, "%u %u 1\n", u, eu);
-    if (write_proc("/proc/self/uid_map", map) != 0)
-        return -1;
-    snprintf(map, sizeof map, "%u %u 1\n", u, eg);
-    if (write_proc("/proc/self/gid_map", map) != 0)
-        return -1;
-    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
-    struct cap_data none[2];
-    memset(none, 0, sizeof none);
-    if (setresgid(u, u, u) != 0 || setresuid(u, u, u) != 0 ||
-        syscall(SYS_capset, &h, none) != 0)
-        return -1;
-    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    return 0;
-}
-
-/* Attempts run unprivileged: as root, become --unpriv-uid (gid the same),
- * deliberately without no_new_privs. */
-static void drop_privs(void)
-{
-    uid_t u = g_unpriv_uid;
-    if (geteuid() != 0)
-        return;
-    char deny[16] = "";
-    int denied = read_file("/proc/self/setgroups", deny, sizeof deny - 1) > 0 &&
-                 !strncmp(deny, "deny", 4);
-    if (setgroups(0, NULL) != 0 && !(errno == EPERM && denied))
-        fail(errno, "setgroups(0, NULL)");
-    if (setresgid(u, u, u) != 0 || setresuid(u, u, u) != 0) {
-        int e = errno;
-        if (e != EINVAL || initial_userns())
-            fail(e, "setresgid/setresuid(%u)", u);
-        if (drop_into_own_userns(u) != 0)
-            fail(errno, "id %u is not mapped in this user namespace, and no user namespace"
-                 " of its own could map it (map --unpriv-uid's id into the sandbox's, or start"
-                 " the workload as a non-root uid)", u);
-        ev_int("own_userns", 1);
-    }
-    ev_int("uid", u);
 }
 
 /* What `<file> whoami` reported when run. */
@@ -316,7 +247,7 @@ void chk_priv_ambient(void)
 #define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
 
 /* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
-static int initial_userns(void)
+int initial_userns(void)
 {
     char l[64];
     ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);

@@ -154,7 +154,7 @@ struct run_options {
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
-        *canary_sysv, *canary_mq, *write_targets;
+        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -323,9 +323,12 @@ int read_mounts(void);
 /* The host's listed targets below a mount (filesystem.c); see each_target there. */
 typedef int (*target_fn)(const char *path, const char *rest, const struct stat *st, void *ctx);
 int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx);
+int on_mount(const char *path, const struct mnt *m);
 void ev_kernel(void);
 
 void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
+int initial_userns(void);      /* privilege.c: /proc/self/ns/user is the kernel's first */
+void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */
 
 /* ---- the other modes ---------------------------------------------------------- */
 

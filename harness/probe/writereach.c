@@ -15,10 +15,6 @@ static const char *const PSEUDO[] = {
     "securityfs", "pstore", "bpf", "configfs", "fusectl", "hugetlbfs", "autofs",
     "binfmt_misc", "nsfs", "efivarfs", "selinuxfs", "rpc_pipefs", NULL,
 };
-/* A sandbox kernel's view of a host folder, where O_TMPFILE may be unsupported: a
- * named file is made and removed at once instead (its name carries the tag). */
-static const char *const PASSTHROUGH[] = { "9p", "virtiofs", NULL };
-
 static int listed(const char *const *names, const char *type)
 {
     for (int i = 0; names[i]; i++)
@@ -27,11 +23,33 @@ static int listed(const char *const *names, const char *type)
     return 0;
 }
 
+/* A line of a newline-separated option, exactly. */
+static int in_lines(const char *lines, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = lines ? lines : ""; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, path, n))
+            return 1;
+        p += len + (end != NULL);
+    }
+    return 0;
+}
+
+/* How a write was made, or why one that may go through was not tried: a row whose
+ * `how` starts with UNTRIED is no proof, and the harness makes it an error where it
+ * lies beyond the grants. */
+#define UNTRIED "not tried: "
 struct tried { const char *how; int left; };
 
-/* A file made in folder `path` without touching the folder: O_TMPFILE; on a
- * passthrough filesystem without it, a named file made and removed. */
-static int write_dir(const char *path, const char *type, struct tried *t)
+static int untried(const struct tried *t) { return !strncmp(t->how, UNTRIED, strlen(UNTRIED)); }
+
+/* A file made in folder `path` without touching the folder: O_TMPFILE. Where the
+ * filesystem has none (vfat, NFS, FUSE, 9p; or a filter refuses O_TMPFILE alone), a
+ * named file made and removed at once, unless told not to (`--write-named 0`: the
+ * host control, on the host's own folders). */
+static int write_dir(const char *path, struct tried *t)
 {
     int fd = open(path, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -39,8 +57,12 @@ static int write_dir(const char *path, const char *type, struct tried *t)
         t->how = "made a file (O_TMPFILE)";
         return 1;
     }
-    if (!listed(PASSTHROUGH, type) || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
         return 0;
+    if (o.write_named && !strcmp(o.write_named, "0")) {
+        t->how = UNTRIED "O_TMPFILE unsupported, and no named file is made here";
+        return 1;
+    }
     char name[4096];
     if (snprintf(name, sizeof name, "%s/.harness-w-%s", strcmp(path, "/") ? path : "",
                  need(&o.tag)) >= (int)sizeof name)
@@ -56,13 +78,26 @@ static int write_dir(const char *path, const char *type, struct tried *t)
 
 /* A regular file opened for writing, nothing written; for appending, which an
  * append-only file (chattr +a: a log) takes where a plain open for writing is
- * refused, and which changes nothing more. Never one with an execute bit: an open
- * for writing makes a concurrent exec of it fail (ETXTBSY), even when a Landlock or
- * DAC check refuses the open a moment later. */
-static int write_file(const char *path, const struct stat *st, struct tried *t)
+ * refused, and which changes nothing more. Never one with an execute bit (an open
+ * for writing makes a concurrent exec of it fail, ETXTBSY, even when a Landlock or
+ * DAC check refuses the open a moment later), nor on overlayfs (the open copies the
+ * file up into the upper layer: a change on the host): where such a file is a mount
+ * point and the kernel's access check says it is writable, that is said, not tried. */
+static int write_file(const char *path, const char *type, const struct stat *st,
+                      int mount_point, struct tried *t)
 {
-    if (!S_ISREG(st->st_mode) || (st->st_mode & 0111))
+    if (!S_ISREG(st->st_mode))
         return 0;
+    if ((st->st_mode & 0111) || !strcmp(type, "overlay")) {
+        /* Said only of a file that is a mount point of its own (a bind of one file):
+         * below one, the access check (which Landlock does not govern) would make
+         * every co-located sandbox run as root inconclusive. */
+        if (!mount_point || faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0)
+            return 0;
+        t->how = st->st_mode & 0111 ? UNTRIED "an executable file the access check lets be written"
+                                    : UNTRIED "a file on overlayfs the access check lets be written";
+        return 1;
+    }
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0)
         return 0;
@@ -70,37 +105,61 @@ static int write_file(const char *path, const struct stat *st, struct tried *t)
     int same = fstat(fd, &got) == 0 && S_ISREG(got.st_mode) && got.st_dev == st->st_dev &&
                got.st_ino == st->st_ino;
     close(fd);
-    t->how = "opened a file for writing";
+    if (same)
+        t->how = "opened a file for writing";
     return same;
 }
 
-struct walk { const struct mnt *m; struct tried *t; char *proof; size_t cap; int dirs; };
+struct walk { const struct mnt *m; struct tried *t, kept; char *proof; size_t cap; int dirs; };
 
-/* One listed target: folders on the first pass, files on the second. */
+/* One listed target: folders on the first pass, files on the second. An untried
+ * one proves nothing, so the walk goes on past it (the first is kept). */
 static int write_target(const char *path, const char *rest, const struct stat *st, void *ctx)
 {
     struct walk *w = ctx;
-    int ok = w->dirs ? S_ISDIR(st->st_mode) && write_dir(path, w->m->type, w->t)
-                     : write_file(path, st, w->t);
-    if (ok)
+    struct tried t = { "", 0 };
+    int ok = w->dirs ? S_ISDIR(st->st_mode) && write_dir(path, &t)
+                     : write_file(path, w->m->type, st, 0, &t);
+    if (!ok || (untried(&t) && w->kept.how[0]))
+        return 0;
+    if (untried(&t)) {
+        w->kept = t;
         snprintf(w->proof, w->cap, "%s", rest);
-    return ok;
+        return 0;
+    }
+    *w->t = t;
+    snprintf(w->proof, w->cap, "%s", rest);
+    return 1;
 }
 
 /* The mount point itself, then the host's listed folders below it, then its files:
- * the first write is the mount's proof ("" for the mount point), or 0. */
+ * the first write is the mount's proof ("" for the mount point), or else the first
+ * untried one, or 0. A mount point the cell may write (--write-skip: its write
+ * grants as the sandbox sees them) is not tried, nor one mounted over. */
 static int write_mount(const struct mnt *m, struct tried *t, char *proof, size_t cap)
 {
     struct stat st;
     proof[0] = 0;
+    if (in_lines(o.write_skip, m->mp) || !on_mount(m->mp, m))
+        return 0; /* granted, or mounted over: a write there lands on another mount */
     if (stat(m->mp, &st) == 0 &&
-        (S_ISDIR(st.st_mode) ? write_dir(m->mp, m->type, t) : write_file(m->mp, &st, t)))
+        (S_ISDIR(st.st_mode) ? write_dir(m->mp, t) : write_file(m->mp, m->type, &st, 1, t)) &&
+        !untried(t))
         return 1;
-    struct walk w = { m, t, proof, cap, 1 };
+    struct tried at_point = *t;
+    struct walk w = { m, t, { "", 0 }, proof, cap, 1 };
     if (each_target(m, o.write_targets, write_target, &w))
         return 1;
     w.dirs = 0;
-    return each_target(m, o.write_targets, write_target, &w);
+    if (each_target(m, o.write_targets, write_target, &w))
+        return 1;
+    if (w.kept.how[0]) { /* an untried target */
+        *t = w.kept;
+        return 1;
+    }
+    proof[0] = 0;
+    *t = at_point; /* an untried mount point, or nothing */
+    return t->how[0] != 0;
 }
 
 /* Each mount's first write, as [dev, type, mount point, root, path below it, how]. */

@@ -194,6 +194,9 @@ class HostEvidence:
     # The host's mount table and boot id, and what the cell granted the sandbox.
     host_fs: dict[str, Any] | None = None
     grants: dict[str, list[str]] | None = None
+    # What the host shows at each path a descriptor held at start from outside the
+    # sandbox's mount namespace names: "MAJ:MIN INODE", "" where nothing is there.
+    held_paths: dict[str, str] | None = None
     # Decision records matching the cell's allowed connection.
     decisions: list[dict[str, Any]] | None = None
     decisions_error: str | None = None

@@ -290,6 +290,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
     "bwrap-leaked-file": {"filesystem_confinement": "fs-inherited-fds"},
+    # The same leak as bwrap-leaked-fd, at descriptor 1500.
+    "bwrap-leaked-fd-high": {"filesystem_confinement": "fs-inherited-fds"},
+    # Harness's helpers bound read-write: the shared inputs are no write grant.
+    "bwrap-helpers-rw": {"filesystem_confinement": "fs-write-reach"},
     # As nobody in the host's PID namespace: the decoy's descriptor to the sentinel.
     "bwrap-shared-pid-fds": {
         "filesystem_confinement": "fs-proc-fds",

@@ -155,92 +155,135 @@ def test_writes_not_reported_are_no_pass(cut: Any) -> None:
 
 # ---- descriptors held at start (`fs-inherited-fds`' held_files) -------------------
 
+INO = "100"
+# What the host finds at each path a descriptor from outside the sandbox names.
+SEEN = {p: f"254:0 {INO}" for p in ("/w/allowed", "/etc/hosts", "/workspace/log")}
+HELD_HOST = HostEvidence(
+    host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=GRANTS, held_paths=SEEN
+)
 
-def held(*rows: list[str], boot: str = BOOT) -> tuple[str, str] | None:
-    return judge_held({"boot_id": boot, "held_files": list(rows)}, HOST, "6.1")
+
+def row(fd: str, kind: str, path: str, access: str, reach: str, **kw: str) -> list[str]:
+    """A held_files row: [fd, kind, dev, path, mount point, mount root, access, reach,
+    inode]; from outside the sandbox's mount namespace unless `point` is given."""
+    dev, point, root = kw.get("dev", "254:0"), kw.get("point", ""), kw.get("root", "")
+    return [fd, kind, dev, path, point, root, access, reach, kw.get("ino", INO)]
+
+
+def held(*rows: list[str], boot: str = BOOT, host: HostEvidence = HELD_HOST) -> Any:
+    return judge_held({"boot_id": boot, "held_files": list(rows)}, host, "6.1")
 
 
 def test_a_file_held_at_start_beyond_the_grants_is_read_through_it() -> None:
     """A launcher's leaked descriptor to a host file the policy does not grant: no
     sentinel in it, no path to it, and still an escape."""
-    secret = ["3", "file", "254:0", "/var/tmp/secret", "", "", "r", "read"]
-    assert held(secret) == (
+    assert held(row("3", "file", "/var/tmp/secret", "r", "read")) == (
         "escaped",
         "read the file /var/tmp/secret through descriptor 3 held at start",
     )
-    folder = ["4", "dir", "254:0", "/root", "", "", "r", "listed"]
-    assert held(folder) == ("escaped", "listed the folder /root through descriptor 4 held at start")
+    assert held(row("4", "dir", "/root", "r", "listed")) == (
+        "escaped",
+        "listed the folder /root through descriptor 4 held at start",
+    )
+    # A block device is storage whatever filesystem its node is on (a /dev of its own).
+    for dev in ("0:6", "0:44"):
+        assert held(row("5", "block", "/dev/loop0", "r", "read", dev=dev)) == (
+            "escaped",
+            "read the block device /dev/loop0 through descriptor 5 held at start",
+        )
+    assert held(row("5", "block", "/dev/loop0", "w", "", dev="0:44")) == (
+        "escaped",
+        "could write the block device /dev/loop0 through descriptor 5 held at start",
+    )
+    assert held(row("5", "block", "/dev/loop0", "rw", "", dev="0:44"))[0] == "escaped"
+    assert held(row("5", "block", "/dev/loop0", "path", "", dev="0:44")) is None
 
 
 def test_what_the_grants_cover_may_be_held() -> None:
-    """The allowed folder, a read-only grant read, a write grant open for writing."""
+    """The allowed folder, a read-only grant read, a write grant written."""
     rows = [
-        ["3", "dir", "254:0", "/w/allowed", "", "", "r", "listed"],
-        ["4", "file", "254:0", "/etc/hosts", "", "", "r", "read"],
-        ["5", "file", "254:0", "/workspace/log", "", "", "w", "read"],
+        row("3", "dir", "/w/allowed", "r", "listed"),
+        row("4", "file", "/etc/hosts", "r", "read"),
+        row("5", "file", "/workspace/log", "w", "read"),
     ]
     assert held(*rows) is None
-    # Read-only is no leave to hold a grant open for writing.
-    etc = ["6", "file", "254:0", "/etc/hosts", "", "", "rw", "read"]
-    assert held(*rows, etc) == (
+    # Read-only is no leave to write a grant through a descriptor.
+    assert held(*rows, row("6", "file", "/etc/hosts", "rw", "read")) == (
         "escaped",
-        "descriptor 6 held at start is open for writing on the file /etc/hosts",
+        "the file /etc/hosts can be written through descriptor 6 held at start",
     )
-    log = ["7", "file", "254:0", "/var/log/app.log", "", "", "w", ""]
-    assert held(log) == (
+    assert held(row("7", "file", "/var/log/app.log", "w", "")) == (
         "escaped",
-        "descriptor 7 held at start is open for writing on the file /var/log/app.log",
+        "the file /var/log/app.log can be written through descriptor 7 held at start",
     )
+
+
+def test_a_name_from_outside_must_lead_to_the_file_held() -> None:
+    """A descriptor from outside the sandbox's namespace names its file by a link the
+    kernel keeps, not a place: a file whose mount was lazily unmounted still says
+    /etc/hosts. Granted only where the host finds that very file (device, inode)."""
+    detached = row("3", "file", "/etc/hosts", "r", "read", ino="15343656")
+    assert held(detached) == (
+        "escaped",
+        "read the file /etc/hosts through descriptor 3 held at start",
+    )
+    assert held(row("3", "file", "/etc/hosts", "r", "read")) is None
+    gone = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS, held_paths={"/etc/hosts": ""})
+    assert held(row("3", "file", "/etc/hosts", "r", "read"), host=gone) is not None
+    unasked = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS)
+    assert held(row("3", "file", "/etc/hosts", "r", "read"), host=unasked) == (
+        "error",
+        "the host was not asked what descriptor 3's path names",
+    )
+    # Beyond the grants whatever the host finds: an escape even unasked.
+    assert held(row("4", "file", "/var/tmp/s", "r", "read"), host=unasked)[0] == "escaped"
 
 
 def test_a_descriptor_in_the_sandboxs_own_table_is_placed_by_its_mount() -> None:
     """Opened inside the sandbox's mount namespace, a descriptor names the path the
-    sandbox sees (/workspace/x): its mount's root tells where it lies on the host."""
-    inside = ["3", "file", "254:0", "/work2/x", "/work2", "/w/allowed", "r", "read"]
-    assert held(inside) is None
-    beyond = ["3", "file", "254:0", "/data/x", "/data", "/srv/data", "r", "read"]
+    sandbox sees (/work2/x): its mount's root tells where it lies on the host."""
+    assert (
+        held(row("3", "file", "/work2/x", "r", "read", point="/work2", root="/w/allowed")) is None
+    )
+    beyond = row("3", "file", "/data/x", "r", "read", point="/data", root="/srv/data")
     assert held(beyond) == ("escaped", "read the file /data/x through descriptor 3 held at start")
-    # A path its mount does not hold, or a deleted file's, is never granted.
-    odd = ["3", "file", "254:0", "/elsewhere/x", "/workspace", "/w/allowed", "r", "read"]
+    # A path its mount does not hold is never granted.
+    odd = row("3", "file", "/elsewhere/x", "r", "read", point="/workspace", root="/w/allowed")
     assert held(odd) is not None
-    gone = ["3", "file", "254:0", "/w/allowed/x (deleted)", "", "", "r", "read"]
-    assert held(gone) is None  # still within the allowed folder by name
-    moved = ["3", "file", "254:1", "/w/allowed/x", "", "", "r", "read"]
+    moved = row("3", "file", "/w/allowed/x", "r", "read", dev="254:1")
     host = HostEvidence(
         host_fs={"boot_id": BOOT, "mounts": [*HOST_MOUNTS, ["254:1", "xfs", "/data", "/"]]},
         grants=GRANTS,
+        held_paths={"/w/allowed/x": f"254:1 {INO}"},
     )
-    assert judge_held({"boot_id": BOOT, "held_files": [moved]}, host, "6.1") is not None
+    assert held(moved, host=host) is not None
 
 
 def test_a_path_named_from_outside_is_placed_by_the_host_mount_that_serves_it() -> None:
     """From outside the sandbox's namespace a descriptor names a host path: below the
     host mount serving it, on that mount's own device only."""
-    data = ["254:1", "xfs", "/data", "/"]
+    paths = ("/data/ok/f", "/data/no/f", "/ok/f")
     host = HostEvidence(
-        host_fs={"boot_id": BOOT, "mounts": [*HOST_MOUNTS, data]},
+        host_fs={"boot_id": BOOT, "mounts": [*HOST_MOUNTS, ["254:1", "xfs", "/data", "/"]]},
         grants={"host": ["/data/ok"], "write": []},
+        held_paths={p: f"254:1 {INO}" for p in paths},
     )
-
-    def judged_held(row: list[str]) -> tuple[str, str] | None:
-        return judge_held({"boot_id": BOOT, "held_files": [row]}, host, "6.1")
-
-    assert judged_held(["3", "file", "254:1", "/data/ok/f", "", "", "r", "read"]) is None
-    assert judged_held(["3", "file", "254:1", "/data/no/f", "", "", "r", "read"]) is not None
+    ok, no, other = (row("3", "file", p, "r", "read", dev="254:1") for p in paths)
+    assert held(ok, host=host) is None
+    assert held(no, host=host) is not None
     # /ok/f is the root filesystem's on the host: device 254:1 there is not what it names.
-    assert judged_held(["3", "file", "254:1", "/ok/f", "", "", "r", "read"]) is not None
+    assert held(other, host=host) is not None
 
 
 def test_nothing_to_judge_is_no_escape_and_a_broken_table_an_error() -> None:
-    own = ["3", "file", "0:40", "/tmp/x", "/tmp", "/", "rw", "read"]
+    own = row("3", "file", "/tmp/x", "rw", "read", dev="0:40", point="/tmp", root="/")
     assert held(own) is None  # a tmpfs of the sandbox's own
-    neither = ["3", "file", "254:0", "/var/tmp/secret", "", "", "path", ""]
-    assert held(neither) is None  # an O_PATH handle that gives nothing by itself
+    assert held(row("3", "file", "/var/tmp/secret", "path", "")) is None  # gives nothing
     assert held() is None
     assert judge_held({"boot_id": BOOT, "held_files": []}, HostEvidence(), "6.1") is None
-    secret_after_own = held(own, ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read"])
-    assert secret_after_own is not None and secret_after_own[0] == "escaped"
-    secret = ["3", "file", "254:0", "/var/tmp/secret", "", "", "r", "read"]
+    secret = row("3", "file", "/var/tmp/secret", "r", "read")
+    after_own = held(own, secret)
+    assert after_own is not None and after_own[0] == "escaped"
     assert held(secret, boot=OTHER_BOOT) is None  # a sandbox's own kernel
     assert judge_held({"boot_id": BOOT}, HOST, "6.1") is None  # an older probe
     assert judge_held({"held_files": [["3"]]}, HOST, "6.1") == (
@@ -251,3 +294,21 @@ def test_nothing_to_judge_is_no_escape_and_a_broken_table_an_error() -> None:
         "error",
         "held files, but the host's mount table was not read",
     )
+
+
+def test_a_write_found_possible_but_not_made_is_no_proof_either_way() -> None:
+    """An executable file bound in writable (an open for writing would make a
+    concurrent exec of it fail), a file on overlayfs (the open would copy it up), a
+    folder without O_TMPFILE where no named file may be made: beyond the grants, an
+    error, never blocked and never escaped; within them, nothing."""
+    how = "not tried: an executable file the access check lets be written"
+    tool = ["254:0", "ext4", "/srv/tool", "/var/tmp/tool", "", how]
+    assert judged(tool) == (
+        "error",
+        f"{how} at /srv/tool (ext4 254:0, root /var/tmp/tool): beyond the write grants, and"
+        " no proof either way",
+    )
+    drop = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", TMPFILE]
+    assert judged(tool, drop)[0] == "escaped"
+    granted = ["254:0", "ext4", "/allowed/tool", "/w/allowed/tool", "", how]
+    assert judged(granted)[0] == "blocked"
