@@ -358,3 +358,27 @@ def test_probe_args_carry_the_cell_nonce() -> None:
     assert "--cell-nonce" not in probe_args(
         ["egress-confinement"], check_timeout=1, deadline=2, tag="t"
     )
+
+
+WRITE = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", "made a file (O_TMPFILE)"]
+HELD = ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read", "100"]
+
+
+@pytest.mark.parametrize(
+    ("key", "row", "kept"),
+    [
+        ("writes", WRITE, True),
+        ("writes", WRITE[:5], False),
+        ("writes", [*WRITE, "x"], False),
+        ("held_files", HELD, True),
+        ("held_files", HELD[:8], False),
+        ("held_files", [*HELD, "x"], False),
+    ],
+)
+def test_the_other_tables_keep_their_own_width(key: str, row: list[str], kept: bool) -> None:
+    """`fs-write-reach`'s writes are six strings a row, `fs-inherited-fds`' held files
+    nine: a row of another width drops the table (the judge then errs, never passes)."""
+    line = _check(scenario="filesystem-confinement", id="fs-x", outcome="succeeded",
+                  evidence={key: [row], "boot_id": "b"})  # fmt: skip
+    [check] = parse_output(_out(line, done=1)).checks
+    assert (key in check.evidence) is kept
