@@ -120,12 +120,31 @@ static int whoami_exec_errno(const char *path)
     return ee ? atoi(ee + 13) : 0;
 }
 
+#define ST_NOSUID_ 2 /* statfs's f_flags */
+
+/* Why an EPERM from execve(path) cannot be the kernel's refusal of a file capability
+ * outside the bounding set `bnd`, or NULL if it can be: that refusal needs the
+ * capability honoured (no nosuid mount), carried (the xattr) and out of the set. */
+static const char *not_fcap_refusal(const char *path, uint64_t bnd)
+{
+    struct statfs sf;
+    if (bnd >> PROBE_CAP_NET_RAW & 1)
+        return "CAP_NET_RAW is in the bounding set";
+    if (statfs(path, &sf) == 0 && sf.f_flags & ST_NOSUID_)
+        return "its mount is nosuid, where file capabilities are ignored";
+    if (getxattr(path, "security.capability", NULL, 0) < 0 && errno == ENODATA)
+        return "the file carries no capability here";
+    return NULL;
+}
+
 /* The helper carries cap_net_raw+ep. Run, CAP_NET_RAW in its effective set is the
  * gain. Refused EPERM while `other`, the same program without a capability, runs:
  * the kernel honoured the file capability and found CAP_NET_RAW outside the
  * bounding set (a sandbox that drops it, as `--cap-drop NET_RAW` does). Without
  * no_new_privs, a file carrying a capability the bounding set holds then grants it
- * all the same: the gain, unless that set is empty. */
+ * all the same: the gain, unless that set is empty. An EPERM the kernel's rule
+ * cannot explain (CAP_NET_RAW bounded, a nosuid mount, no xattr) is another
+ * refusal's (an exec-control LSM, fanotify): blocked. */
 void chk_priv_fcap_exec(void)
 {
     struct whoami w;
@@ -135,9 +154,12 @@ void chk_priv_fcap_exec(void)
     if (o.other_binary && whoami_exec_errno(path) == EPERM && whoami_exec_errno(o.other_binary) == 0) {
         uint64_t bnd = cap_set_by_prctl(0);
         int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        const char *other = not_fcap_refusal(path, bnd);
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)bnd);
         ev_str("cap_bnd", hex);
         ev_int("nnp", nnp);
+        if (other != NULL)
+            outcome("blocked", EPERM, "execve(%s) refused EPERM, not for its file capability: %s", path, other);
         if (nnp == 0 && bnd && initial_userns())
             outcome("escaped", 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
                     " without no_new_privs, CAP_NET_RAW is outside the bounding set %s, and a file"
