@@ -171,6 +171,11 @@ void chk_priv_fcap_exec(void)
     uint64_t caps = w.cap_eff;
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
     ev_str("cap_eff", hex);
+    /* Granted in the user namespace drop_privs made (rootless): capabilities over
+     * what that namespace owns, which is nothing (a raw socket stays refused). */
+    if (g_own_userns && caps >> PROBE_CAP_NET_RAW & 1)
+        outcome("blocked", 0, "the fcap helper ran with CapEff %s, in the probe's own user namespace,"
+                " which owns no network namespace", hex);
     outcome(caps >> PROBE_CAP_NET_RAW & 1 ? "escaped" : "blocked", 0,
             "the fcap helper ran with CapEff %s", hex);
 }

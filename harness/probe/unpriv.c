@@ -45,6 +45,8 @@ static int drop_into_own_userns(uid_t u)
     return 0;
 }
 
+int g_own_userns;
+
 /* Attempts run unprivileged: as root, become --unpriv-uid (gid the same),
  * deliberately without no_new_privs. */
 void drop_privs(void)
@@ -65,6 +67,7 @@ void drop_privs(void)
             fail(errno, "id %u is not mapped in this user namespace, and no user namespace"
                  " of its own could map it (map --unpriv-uid's id into the sandbox's, or start"
                  " the workload as a non-root uid)", u);
+        g_own_userns = 1;
         ev_int("own_userns", 1);
     }
     ev_int("uid", u);
