@@ -69,3 +69,15 @@ def test_unshare_ur_a_file_capability_in_the_probes_own_namespace_is_no_gain(
     row = _rows(argv)["priv-fcap-exec"]
     assert row["outcome"] == "blocked", row
     assert "in the probe's own user namespace" in str(row["detail"]), row
+
+
+def test_bwrap_userns_a_read_only_proc_still_lets_the_probe_drop(probe: Path) -> None:
+    """bwrap --unshare-user --uid 0 by nobody with /proc read-only (as
+    matrices/local.toml's bwrap has it): no map could be written, so every
+    unprivileged attempt was an error (inconclusive). With the capability, the
+    check's own mount namespace gets a writable /proc for the map."""
+    rows = _rows([*AS_NOBODY, *_bwrap(probe)])
+    for check in ("priv-setuid0", "priv-capset", "priv-ambient"):
+        row = rows[check]
+        assert row["outcome"] == "blocked", row
+        assert row["evidence"]["own_userns"] == 1, row  # type: ignore[index]
