@@ -81,3 +81,12 @@ def test_bwrap_userns_a_read_only_proc_still_lets_the_probe_drop(probe: Path) ->
         row = rows[check]
         assert row["outcome"] == "blocked", row
         assert row["evidence"]["own_userns"] == 1, row  # type: ignore[index]
+
+
+def test_bwrap_userns_a_handle_opened_in_a_child_namespace_is_no_escape(probe: Path) -> None:
+    """bwrap --unshare-user --uid 0 --cap-add ALL by nobody: open_by_handle_at of
+    bwrap's own tmpfs root succeeds (kernel 6.10's relaxed rule), but by hand the
+    handle of the ext4 root behind a host folder bound in is stale there (it opens
+    the host's / on the host): nothing beyond the mount's own subtree."""
+    row = _rows([*AS_NOBODY, *_bwrap(probe)])["priv-root-handle"]
+    assert row["outcome"] == "blocked", row
