@@ -384,6 +384,44 @@ static const char *private_mountns(void)
     return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
 }
 
+/* In the check's private mount namespace (a child user namespace's), the host's
+ * kernel settings written through what its own mounts undo: a proc mounted in
+ * `dir`, a sysfs beside it, /proc/sys unmounted and /proc and /sys remounted
+ * read-write. Each gets its own value back. What was written, or NULL. */
+static const char *undone_ro_kernel_settings(const char *dir, int proc_mounted)
+{
+    static char how[160];
+    static const char *const sys_files[] = { "kernel/uevent_helper", "module/printk/parameters/time" };
+    char p[96];
+    snprintf(p, sizeof p, "%s/proc/sys/kernel/printk_ratelimit", dir);
+    if (proc_mounted && write_back(p) == 0) {
+        snprintf(how, sizeof how, "wrote %s through a proc mounted there", p);
+        return how;
+    }
+    snprintf(p, sizeof p, "%s/sys", dir);
+    mkdir(p, 0755);
+    if (mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+        for (size_t i = 0; i < sizeof sys_files / sizeof sys_files[0]; i++) {
+            snprintf(p, sizeof p, "%s/sys/%s", dir, sys_files[i]);
+            if (write_back(p) == 0) {
+                snprintf(how, sizeof how, "wrote %s through a sysfs mounted there", p);
+                return how;
+            }
+        }
+    umount2("/proc/sys", MNT_DETACH);
+    mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND, NULL);
+    umount2("/sys/kernel", MNT_DETACH);
+    mount(NULL, "/sys", NULL, MS_REMOUNT | MS_BIND, NULL);
+    const char *undone[] = { "/proc/sys/kernel/printk_ratelimit", "/sys/kernel/uevent_helper",
+                             "/sys/module/printk/parameters/time" };
+    for (size_t i = 0; i < sizeof undone / sizeof undone[0]; i++)
+        if (write_back(undone[i]) == 0) {
+            snprintf(how, sizeof how, "wrote %s with the sandbox's mounts over it undone", undone[i]);
+            return how;
+        }
+    return NULL;
+}
+
 void chk_priv_root_mount(void)
 {
     const char *dir = private_mountns();
@@ -396,10 +434,17 @@ void chk_priv_root_mount(void)
     ev_int("proc_mounted", pr == 0);
     /* A mount namespace made from a child user namespace is that namespace's: what
      * is mounted there reaches nothing the workload could not reach before (any user
-     * may `unshare -rm` where user namespaces are allowed). */
-    if (!initial_userns())
+     * may `unshare -rm` where user namespaces are allowed), unless the sandbox's
+     * read-only /proc or /sys was all that kept a uid the host's kernel settings
+     * obey (its root, mapped in) from writing them. */
+    if (!initial_userns()) {
+        const char *how = undone_ro_kernel_settings(dir, pr == 0);
+        if (how)
+            outcome("escaped", 0, "in a child user namespace, %s (its own value back): a"
+                    " read-only /proc or /sys undone by the namespace's own mounts", how);
         outcome("blocked", 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
                 " user namespace", dir, pr == 0 ? " and a proc in it" : "");
+    }
     outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
 }
 

@@ -90,3 +90,19 @@ def test_bwrap_userns_a_handle_opened_in_a_child_namespace_is_no_escape(probe: P
     the host's / on the host): nothing beyond the mount's own subtree."""
     row = _rows([*AS_NOBODY, *_bwrap(probe)])["priv-root-handle"]
     assert row["outcome"] == "blocked", row
+
+
+@pytest.mark.parametrize("as_nobody", [False, True])
+def test_bwrap_userns_the_hosts_root_mapped_in_writes_a_sysctl_through_its_own_proc(
+    probe: Path, as_nobody: bool
+) -> None:
+    """bwrap --unshare-user run by root maps the host's uid 0 in: with every
+    capability in that namespace, a proc mounted in a mount namespace of its own
+    writes the host's kernel settings, whatever the sandbox's read-only /proc (by
+    hand: printk_ratelimit written back). Run by nobody, the same write is refused."""
+    row = _rows([*(AS_NOBODY if as_nobody else []), *_bwrap(probe)])["priv-root-mount"]
+    if as_nobody:
+        assert row["outcome"] == "blocked", row
+    else:
+        assert row["outcome"] == "escaped", row
+        assert "printk_ratelimit through a proc mounted there" in str(row["detail"]), row
