@@ -271,19 +271,6 @@ void chk_priv_ambient(void)
 /* ---- privilege as started, and what a root workload would try ------------ */
 
 #define PROBE_CAP_SYS_MODULE 16
-#define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
-
-/* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
-int initial_userns(void)
-{
-    char l[64];
-    ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);
-    if (k <= 0)
-        return 1;
-    l[k] = '\0';
-    return !strcmp(l, INIT_USER_NS);
-}
-
 /* The credentials the workload started with; the harness judges the
  * capabilities against its baseline. */
 void chk_priv_start(void)
@@ -391,34 +378,27 @@ static const char *private_mountns(void)
 static const char *undone_ro_kernel_settings(const char *dir, int proc_mounted)
 {
     static char how[160];
-    static const char *const sys_files[] = { "kernel/uevent_helper", "module/printk/parameters/time" };
+    static const char *const own[] = { "proc/sys/kernel/printk_ratelimit", "sys/kernel/uevent_helper",
+                                       "sys/module/printk/parameters/time" };
     char p[96];
-    snprintf(p, sizeof p, "%s/proc/sys/kernel/printk_ratelimit", dir);
-    if (proc_mounted && write_back(p) == 0) {
-        snprintf(how, sizeof how, "wrote %s through a proc mounted there", p);
-        return how;
-    }
     snprintf(p, sizeof p, "%s/sys", dir);
     mkdir(p, 0755);
-    if (mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
-        for (size_t i = 0; i < sizeof sys_files / sizeof sys_files[0]; i++) {
-            snprintf(p, sizeof p, "%s/sys/%s", dir, sys_files[i]);
-            if (write_back(p) == 0) {
-                snprintf(how, sizeof how, "wrote %s through a sysfs mounted there", p);
+    int sys = mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
+    for (int undone = 0; undone < 2; undone++) {
+        if (undone) { /* the sandbox's own: /proc/sys bound over, /proc and /sys read-only */
+            umount2("/proc/sys", MNT_DETACH);
+            mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND, NULL);
+            mount(NULL, "/sys", NULL, MS_REMOUNT | MS_BIND, NULL);
+        }
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+            snprintf(p, sizeof p, "%s/%s", undone ? "" : dir, own[i]);
+            if ((undone || (i ? sys : proc_mounted)) && write_back(p) == 0) {
+                snprintf(how, sizeof how, "wrote %s %s", p, undone ? "with the sandbox's mounts over it undone"
+                         : i ? "through a sysfs mounted there" : "through a proc mounted there");
                 return how;
             }
         }
-    umount2("/proc/sys", MNT_DETACH);
-    mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND, NULL);
-    umount2("/sys/kernel", MNT_DETACH);
-    mount(NULL, "/sys", NULL, MS_REMOUNT | MS_BIND, NULL);
-    const char *undone[] = { "/proc/sys/kernel/printk_ratelimit", "/sys/kernel/uevent_helper",
-                             "/sys/module/printk/parameters/time" };
-    for (size_t i = 0; i < sizeof undone / sizeof undone[0]; i++)
-        if (write_back(undone[i]) == 0) {
-            snprintf(how, sizeof how, "wrote %s with the sandbox's mounts over it undone", undone[i]);
-            return how;
-        }
+    }
     return NULL;
 }
 

@@ -3,6 +3,19 @@
 
 #include "probe.h"
 
+#define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
+
+/* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
+int initial_userns(void)
+{
+    char l[64];
+    ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);
+    if (k <= 0)
+        return 1;
+    l[k] = '\0';
+    return !strcmp(l, INIT_USER_NS);
+}
+
 /* Write a /proc/self file (a user namespace's maps); 0, or -1 with errno. */
 static int write_proc(const char *path, const char *text)
 {
