@@ -120,12 +120,31 @@ static int whoami_exec_errno(const char *path)
     return ee ? atoi(ee + 13) : 0;
 }
 
+#define ST_NOSUID_ 2 /* statfs's f_flags */
+
+/* Why an EPERM from execve(path) cannot be the kernel's refusal of a file capability
+ * outside the bounding set `bnd`, or NULL if it can be: that refusal needs the
+ * capability honoured (no nosuid mount), carried (the xattr) and out of the set. */
+static const char *not_fcap_refusal(const char *path, uint64_t bnd)
+{
+    struct statfs sf;
+    if (bnd >> PROBE_CAP_NET_RAW & 1)
+        return "CAP_NET_RAW is in the bounding set";
+    if (statfs(path, &sf) == 0 && sf.f_flags & ST_NOSUID_)
+        return "its mount is nosuid, where file capabilities are ignored";
+    if (getxattr(path, "security.capability", NULL, 0) < 0 && errno == ENODATA)
+        return "the file carries no capability here";
+    return NULL;
+}
+
 /* The helper carries cap_net_raw+ep. Run, CAP_NET_RAW in its effective set is the
  * gain. Refused EPERM while `other`, the same program without a capability, runs:
  * the kernel honoured the file capability and found CAP_NET_RAW outside the
  * bounding set (a sandbox that drops it, as `--cap-drop NET_RAW` does). Without
  * no_new_privs, a file carrying a capability the bounding set holds then grants it
- * all the same: the gain, unless that set is empty. */
+ * all the same: the gain, unless that set is empty. An EPERM the kernel's rule
+ * cannot explain (CAP_NET_RAW bounded, a nosuid mount, no xattr) is another
+ * refusal's (an exec-control LSM, fanotify): blocked. */
 void chk_priv_fcap_exec(void)
 {
     struct whoami w;
@@ -135,9 +154,12 @@ void chk_priv_fcap_exec(void)
     if (o.other_binary && whoami_exec_errno(path) == EPERM && whoami_exec_errno(o.other_binary) == 0) {
         uint64_t bnd = cap_set_by_prctl(0);
         int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        const char *other = not_fcap_refusal(path, bnd);
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)bnd);
         ev_str("cap_bnd", hex);
         ev_int("nnp", nnp);
+        if (other != NULL)
+            outcome("blocked", EPERM, "execve(%s) refused EPERM, not for its file capability: %s", path, other);
         if (nnp == 0 && bnd && initial_userns())
             outcome("escaped", 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
                     " without no_new_privs, CAP_NET_RAW is outside the bounding set %s, and a file"
@@ -149,6 +171,11 @@ void chk_priv_fcap_exec(void)
     uint64_t caps = w.cap_eff;
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
     ev_str("cap_eff", hex);
+    /* Granted in the user namespace drop_privs made (rootless): capabilities over
+     * what that namespace owns, which is nothing (a raw socket stays refused). */
+    if (g_own_userns && caps >> PROBE_CAP_NET_RAW & 1)
+        outcome("blocked", 0, "the fcap helper ran with CapEff %s, in the probe's own user namespace,"
+                " which owns no network namespace", hex);
     outcome(caps >> PROBE_CAP_NET_RAW & 1 ? "escaped" : "blocked", 0,
             "the fcap helper ran with CapEff %s", hex);
 }
@@ -244,19 +271,6 @@ void chk_priv_ambient(void)
 /* ---- privilege as started, and what a root workload would try ------------ */
 
 #define PROBE_CAP_SYS_MODULE 16
-#define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
-
-/* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
-int initial_userns(void)
-{
-    char l[64];
-    ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);
-    if (k <= 0)
-        return 1;
-    l[k] = '\0';
-    return !strcmp(l, INIT_USER_NS);
-}
-
 /* The credentials the workload started with; the harness judges the
  * capabilities against its baseline. */
 void chk_priv_start(void)
@@ -357,6 +371,37 @@ static const char *private_mountns(void)
     return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
 }
 
+/* In the check's private mount namespace (a child user namespace's), the host's
+ * kernel settings written through what its own mounts undo: a proc mounted in
+ * `dir`, a sysfs beside it, /proc/sys unmounted and /proc and /sys remounted
+ * read-write. Each gets its own value back. What was written, or NULL. */
+static const char *undone_ro_kernel_settings(const char *dir, int proc_mounted)
+{
+    static char how[160];
+    static const char *const own[] = { "proc/sys/kernel/printk_ratelimit", "sys/kernel/uevent_helper",
+                                       "sys/module/printk/parameters/time" };
+    char p[96];
+    snprintf(p, sizeof p, "%s/sys", dir);
+    mkdir(p, 0755);
+    int sys = mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
+    for (int undone = 0; undone < 2; undone++) {
+        if (undone) { /* the sandbox's own: /proc/sys bound over, /proc and /sys read-only */
+            umount2("/proc/sys", MNT_DETACH);
+            mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND, NULL);
+            mount(NULL, "/sys", NULL, MS_REMOUNT | MS_BIND, NULL);
+        }
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+            snprintf(p, sizeof p, "%s/%s", undone ? "" : dir, own[i]);
+            if ((undone || (i ? sys : proc_mounted)) && write_back(p) == 0) {
+                snprintf(how, sizeof how, "wrote %s %s", p, undone ? "with the sandbox's mounts over it undone"
+                         : i ? "through a sysfs mounted there" : "through a proc mounted there");
+                return how;
+            }
+        }
+    }
+    return NULL;
+}
+
 void chk_priv_root_mount(void)
 {
     const char *dir = private_mountns();
@@ -369,10 +414,17 @@ void chk_priv_root_mount(void)
     ev_int("proc_mounted", pr == 0);
     /* A mount namespace made from a child user namespace is that namespace's: what
      * is mounted there reaches nothing the workload could not reach before (any user
-     * may `unshare -rm` where user namespaces are allowed). */
-    if (!initial_userns())
+     * may `unshare -rm` where user namespaces are allowed), unless the sandbox's
+     * read-only /proc or /sys was all that kept a uid the host's kernel settings
+     * obey (its root, mapped in) from writing them. */
+    if (!initial_userns()) {
+        const char *how = undone_ro_kernel_settings(dir, pr == 0);
+        if (how)
+            outcome("escaped", 0, "in a child user namespace, %s (its own value back): a"
+                    " read-only /proc or /sys undone by the namespace's own mounts", how);
         outcome("blocked", 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
                 " user namespace", dir, pr == 0 ? " and a proc in it" : "");
+    }
     outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
 }
 
@@ -453,6 +505,12 @@ void chk_priv_root_handle(void)
         close(mfd);
         if (fd >= 0) {
             close(fd);
+            /* Outside the initial user namespace the kernel (6.10 on) decodes a handle
+             * only on a filesystem of the caller's own namespace or within the mount's
+             * subtree, with permission checks: the ext4 root behind a bind is stale. */
+            if (!initial_userns())
+                outcome("blocked", 0, "open_by_handle_at on %s succeeded, in a child user namespace"
+                        " (only what that mount's own path reaches)", g_mnt[i].mp);
             outcome("escaped", 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
         }
         outcome("blocked", e, "open_by_handle_at on %s", g_mnt[i].mp);

@@ -327,8 +327,9 @@ int on_mount(const char *path, const struct mnt *m);
 void ev_kernel(void);
 
 void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
-int initial_userns(void);      /* privilege.c: /proc/self/ns/user is the kernel's first */
+int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */
+extern int g_own_userns;        /* unpriv.c: drop_privs went into a user namespace of its own */
 
 /* ---- the other modes ---------------------------------------------------------- */
 

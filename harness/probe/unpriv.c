@@ -3,6 +3,19 @@
 
 #include "probe.h"
 
+#define INIT_USER_NS "user:[4026531837]" /* PROC_USER_INIT_INO, fixed by the kernel */
+
+/* 1 in the initial user namespace, 0 in another; unknown counts as initial. */
+int initial_userns(void)
+{
+    char l[64];
+    ssize_t k = readlink("/proc/self/ns/user", l, sizeof l - 1);
+    if (k <= 0)
+        return 1;
+    l[k] = '\0';
+    return !strcmp(l, INIT_USER_NS);
+}
+
 /* Write a /proc/self file (a user namespace's maps); 0, or -1 with errno. */
 static int write_proc(const char *path, const char *text)
 {
@@ -26,6 +39,17 @@ static int drop_into_own_userns(uid_t u)
     uid_t eu = geteuid();
     gid_t eg = getegid();
     char map[64];
+    /* A read-only /proc (bwrap's --remount-ro /proc) takes no map: with the
+     * capability to, this check's own mount namespace gets it read-write, else a
+     * proc of its own (nothing the sandbox sees changes). */
+    if (access("/proc/self/uid_map", W_OK) != 0 && errno == EROFS) {
+        if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            (mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0 &&
+             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)) {
+            errno = EROFS;
+            return -1;
+        }
+    }
     if (unshare(CLONE_NEWUSER) != 0)
         return -1;
     write_proc("/proc/self/setgroups", "deny");
@@ -45,6 +69,8 @@ static int drop_into_own_userns(uid_t u)
     return 0;
 }
 
+int g_own_userns;
+
 /* Attempts run unprivileged: as root, become --unpriv-uid (gid the same),
  * deliberately without no_new_privs. */
 void drop_privs(void)
@@ -63,8 +89,10 @@ void drop_privs(void)
             fail(e, "setresgid/setresuid(%u)", u);
         if (drop_into_own_userns(u) != 0)
             fail(errno, "id %u is not mapped in this user namespace, and no user namespace"
-                 " of its own could map it (map --unpriv-uid's id into the sandbox's, or start"
-                 " the workload as a non-root uid)", u);
+                 " of its own could map it%s (map --unpriv-uid's id into the sandbox's, or start"
+                 " the workload as a non-root uid)", u,
+                 errno == EROFS ? " (/proc is read-only, and could not be made writable here)" : "");
+        g_own_userns = 1;
         ev_int("own_userns", 1);
     }
     ev_int("uid", u);
