@@ -82,6 +82,13 @@ ROWS: tuple[Row, ...] = (
         target="the cap_net_raw helper",
     ),
     _priv(
+        _EXEC,
+        "exec carrying the workload's inheritable capabilities",
+        ("execve", "execveat", "capset"),
+        checks=("priv-inh-exec",),
+        target="the inh helper (every capability =ei): it gets the inheritable set it is run with",
+    ),
+    _priv(
         _NS,
         "user namespaces",
         ("unshare", "clone", "clone3", "setns"),

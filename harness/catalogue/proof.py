@@ -66,6 +66,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "exec of a setuid-root file": ("runc-setuid",),
     _PRIV + "exec of a setgid file": ("root-setgid-kept",),
     _PRIV + "exec of a file with capabilities": ("root-fcap-kept", "root-fcap-no-net-raw"),
+    _PRIV + "exec carrying the workload's inheritable capabilities": ("user-inheritable-only",),
     _PRIV + "mount, and the new mount API": ("runc-sys-admin-allowed",),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),

@@ -27,7 +27,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--granted", &o.granted }, { "--granted-token", &o.granted_token },
     { "--canary-sysv", &o.canary_sysv }, { "--canary-mq", &o.canary_mq },
     { "--write-targets", &o.write_targets }, { "--write-skip", &o.write_skip },
-    { "--write-named", &o.write_named },
+    { "--write-named", &o.write_named }, { "--inh-helper", &o.inh_helper },
 };
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 

@@ -62,11 +62,10 @@ void chk_creds(void)
 }
 
 /* What `<file> whoami` reported when run. */
-struct whoami { unsigned euid, egid; uint64_t cap_eff; };
 
 /* Run `<path> whoami` in a grandchild, stdout to a pipe (as the caller is: the
  * unprivileged attempts drop privileges first). */
-static void run_whoami(const char *path, struct whoami *w)
+void run_whoami(const char *path, struct whoami *w)
 {
     char out[1024];
     char *const argv[] = { (char *)path, "whoami", NULL };

@@ -154,7 +154,7 @@ struct run_options {
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
-        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named;
+        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *inh_helper;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -329,6 +329,9 @@ void ev_kernel(void);
 void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */
+/* What `<file> whoami` reported when run (privilege.c runs it in a grandchild). */
+struct whoami { unsigned euid, egid; uint64_t cap_eff; };
+void run_whoami(const char *path, struct whoami *w);
 extern int g_own_userns;        /* unpriv.c: drop_privs went into a user namespace of its own */
 
 /* ---- the other modes ---------------------------------------------------------- */

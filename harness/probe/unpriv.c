@@ -1,5 +1,6 @@
 /* Scenario "privilege": becoming the unprivileged uid for the attempts made as one,
- * also where the sandbox is a user namespace an unprivileged user made (rootless). */
+ * also where the sandbox is a user namespace an unprivileged user made (rootless);
+ * and one of those attempts, `priv-inh-exec`. */
 
 #include "probe.h"
 
@@ -96,4 +97,52 @@ void drop_privs(void)
         ev_int("own_userns", 1);
     }
     ev_int("uid", u);
+}
+
+/* As the unprivileged uid: the inheritable set it was handed (less what the bounding
+ * set drops), without no_new_privs, in the host's user namespace, is a capability any
+ * program carrying it as an inheritable file capability runs with (CVE-2022-24769's
+ * shape: Docker before 20.10.14 left a container's set inheritable). The inh helper
+ * (every capability `=ei`) shows it where the helpers' mount honours file
+ * capabilities; where it does not (nosuid), an image's own such program still would. */
+void chk_priv_inh_exec(void)
+{
+    char hex[24];
+    drop_privs();
+    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
+    struct cap_data d[2];
+    memset(d, 0, sizeof d);
+    if (syscall(SYS_capget, &h, d) != 0)
+        fail(errno, "capget");
+    uint64_t inh = (uint64_t)d[1].inheritable << 32 | d[0].inheritable, bnd = 0;
+    for (unsigned long c = 0; c < 64; c++) {
+        int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+        if (r < 0)
+            break;
+        if (r > 0)
+            bnd |= 1ULL << c;
+    }
+    inh &= bnd;
+    int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)inh);
+    ev_str("cap_inh", hex);
+    ev_int("nnp", nnp);
+    if (!inh)
+        outcome("blocked", 0, "nothing inheritable as uid %u", (unsigned)geteuid());
+    if (nnp)
+        outcome("blocked", 0, "%s inheritable, but no_new_privs: no program gains from it", hex);
+    if (g_own_userns || !initial_userns())
+        outcome("blocked", 0, "%s inheritable, in a child user namespace only", hex);
+    if (o.inh_helper && getxattr(o.inh_helper, "security.capability", NULL, 0) > 0) {
+        struct whoami w;
+        run_whoami(o.inh_helper, &w);
+        if (w.cap_eff) {
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)w.cap_eff);
+            outcome("escaped", 0, "the inh helper (every capability =ei) ran with CapEff %s: the"
+                    " inheritable set the workload was handed", hex);
+        }
+    }
+    outcome("escaped", 0, "holds %s inheritable as uid %u without no_new_privs: a program"
+            " carrying those as inheritable file capabilities runs with them", hex,
+            (unsigned)geteuid());
 }

@@ -15,8 +15,9 @@ def _as_root(check_id: str, doc: str, control: Control = Control.HOST) -> Check:
 PRIVILEGE = Scenario(
     name="privilege-floor",
     summary="capabilities as started; as root: sysctl, mount, release_agent, open_by_handle_at,"
-    " mknod, securebits, the kernel's own operations; then unprivileged: setuid, setgid and"
-    " file-capability helpers, setuid(0), capset, ambient; other processes' memory",
+    " mknod, securebits, the kernel's own operations; then unprivileged: setuid, setgid,"
+    " file-capability and inheritable helpers, setuid(0), capset, ambient; other processes'"
+    " memory",
     property="privilege_floor",
     needs=frozenset({Need.HELPERS, Need.HOST_FS}),
     info=("creds", "userns"),
@@ -44,6 +45,14 @@ PRIVILEGE = Scenario(
         _as_root("priv-root-sys-module", "CAP_SYS_MODULE held (nothing loaded)"),
         Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
         Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),
+        # Only a launcher that leaves capabilities inheritable makes this route: the
+        # host control, an unprivileged uid of the host's, has none to carry.
+        Check(
+            "priv-inh-exec",
+            "exec a helper carrying every capability inheritable (=ei) as an unprivileged"
+            " uid: it gets the workload's inheritable set",
+            control=Control.NONE,
+        ),
         Check(
             "priv-setuid0",
             "setuid(0), or else setgid(0), as an unprivileged uid",
