@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe.build import build_probe
+from tests.probe.copies import runnable_copy
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("setcap"),
@@ -33,13 +33,7 @@ _FAN_OPEN_EXEC_PERM, _FAN_DENY, _AT_FDCWD = 0x40000, 0x2, -100
 @pytest.fixture
 def denied(tmp_path: Path) -> Iterator[Path]:
     """A file carrying cap_net_raw+ep whose every exec a fanotify listener refuses."""
-    for p in (tmp_path, *tmp_path.parents):
-        if p == Path("/"):
-            break
-        p.chmod(p.stat().st_mode | 0o711)
-    fcap = tmp_path / "fcap"
-    shutil.copy(build_probe(cache=tmp_path / "cache").path, fcap)
-    fcap.chmod(0o755)
+    fcap = runnable_copy(tmp_path, "fcap")
     subprocess.run(["setcap", "cap_net_raw+ep", str(fcap)], check=True)
     fd = _libc.fanotify_init(_FAN_CLASS_CONTENT | _FAN_CLOEXEC, os.O_RDONLY)
     if fd < 0:
@@ -70,10 +64,8 @@ def denied(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_an_exec_refused_by_another_than_the_kernel_is_no_escape(denied: Path) -> None:
-    probe = build_probe(cache=denied.parent / "cache").path
     for name in ("other", "probe"):
-        shutil.copy(probe, denied.parent / name)
-        (denied.parent / name).chmod(0o755)
+        runnable_copy(denied.parent, name)
     argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     argv += [str(denied.parent / "probe"), "run", "--tag", "t", "--fcap-helper", str(denied)]
     argv += ["--other-binary", str(denied.parent / "other"), "privilege-floor"]

@@ -9,34 +9,17 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.probe.build import build_probe
+from tests.probe.copies import runnable_copy
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in ("setpriv", "setcap", "setfattr")),
     reason="needs root, setpriv, setcap and setfattr",
 )
 AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Iterator[Path]:
-    for p in (tmp_path, *tmp_path.parents):
-        if p == Path("/"):
-            break
-        p.chmod(p.stat().st_mode | 0o711)  # nobody may reach the copies
-    yield tmp_path
-
-
-def _copy(folder: Path, name: str) -> Path:
-    copy = folder / name
-    shutil.copy(build_probe(cache=folder / "cache").path, copy)
-    copy.chmod(0o755)
-    return copy
 
 
 def _first(copy: Path, *args: str) -> dict[str, object]:
@@ -46,8 +29,8 @@ def _first(copy: Path, *args: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("mode", [0o4755, 0o2755])
-def test_a_setuid_or_setgid_copy_answers_whoami_only(folder: Path, mode: int) -> None:
-    copy = _copy(folder, "setid")
+def test_a_setuid_or_setgid_copy_answers_whoami_only(tmp_path: Path, mode: int) -> None:
+    copy = runnable_copy(tmp_path, "setid")
     copy.chmod(mode)
     who = _first(copy, "whoami")
     assert who["type"] == "whoami"
@@ -58,8 +41,8 @@ def test_a_setuid_or_setgid_copy_answers_whoami_only(folder: Path, mode: int) ->
         }
 
 
-def test_a_file_capability_copy_runs_only_whoami_unless_marked(folder: Path) -> None:
-    copy = _copy(folder, "fcap")
+def test_a_file_capability_copy_runs_only_whoami_unless_marked(tmp_path: Path) -> None:
+    copy = runnable_copy(tmp_path, "fcap")
     subprocess.run(["setcap", "cap_net_raw+ep", str(copy)], check=True)
     who = _first(copy, "whoami")
     assert who["type"] == "whoami" and who["cap_eff"] == "0000000000002000"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe.build import build_probe
+from tests.probe.copies import runnable_copy
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"),
@@ -23,13 +23,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_a_rootless_namespace_drops_into_one_of_its_own(tmp_path: Path) -> None:
-    for p in (tmp_path, *tmp_path.parents):
-        if p == Path("/"):
-            break
-        p.chmod(p.stat().st_mode | 0o711)
-    probe = tmp_path / "probe"
-    shutil.copy(build_probe(cache=tmp_path / "cache").path, probe)
-    probe.chmod(0o755)
+    probe = runnable_copy(tmp_path)
     argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     argv += ["unshare", "--user", "--map-root-user", "--", str(probe), "run", "--tag", "t"]
     argv += ["--setuid-helper", "/bin/true", "--setgid-helper", "/bin/true"]
