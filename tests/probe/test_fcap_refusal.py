@@ -31,9 +31,9 @@ _FAN_OPEN_EXEC_PERM, _FAN_DENY, _AT_FDCWD = 0x40000, 0x2, -100
 
 
 @pytest.fixture
-def denied(tmp_path: Path) -> Iterator[Path]:
+def denied(open_folder: Path) -> Iterator[Path]:
     """A file carrying cap_net_raw+ep whose every exec a fanotify listener refuses."""
-    fcap = runnable_copy(tmp_path, "fcap")
+    fcap = runnable_copy(open_folder, "fcap")
     subprocess.run(["setcap", "cap_net_raw+ep", str(fcap)], check=True)
     fd = _libc.fanotify_init(_FAN_CLASS_CONTENT | _FAN_CLOEXEC, os.O_RDONLY)
     if fd < 0:

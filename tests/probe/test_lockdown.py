@@ -29,8 +29,8 @@ def _first(copy: Path, *args: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("mode", [0o4755, 0o2755])
-def test_a_setuid_or_setgid_copy_answers_whoami_only(tmp_path: Path, mode: int) -> None:
-    copy = runnable_copy(tmp_path, "setid")
+def test_a_setuid_or_setgid_copy_answers_whoami_only(open_folder: Path, mode: int) -> None:
+    copy = runnable_copy(open_folder, "setid")
     copy.chmod(mode)
     who = _first(copy, "whoami")
     assert who["type"] == "whoami"
@@ -41,8 +41,8 @@ def test_a_setuid_or_setgid_copy_answers_whoami_only(tmp_path: Path, mode: int) 
         }
 
 
-def test_a_file_capability_copy_runs_only_whoami_unless_marked(tmp_path: Path) -> None:
-    copy = runnable_copy(tmp_path, "fcap")
+def test_a_file_capability_copy_runs_only_whoami_unless_marked(open_folder: Path) -> None:
+    copy = runnable_copy(open_folder, "fcap")
     subprocess.run(["setcap", "cap_net_raw+ep", str(copy)], check=True)
     who = _first(copy, "whoami")
     assert who["type"] == "whoami" and who["cap_eff"] == "0000000000002000"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe.build import build_probe
+from tests.probe.copies import runnable_copy
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in ("setpriv", "unshare", "setcap")),
@@ -29,15 +29,8 @@ BWRAP_USERNS = [
 
 
 @pytest.fixture
-def probe(tmp_path: Path) -> Path:
-    for p in (tmp_path, *tmp_path.parents):
-        if p == Path("/"):
-            break
-        p.chmod(p.stat().st_mode | 0o711)  # nobody may reach the copies
-    copy = tmp_path / "probe"
-    shutil.copy(build_probe(cache=tmp_path / "cache").path, copy)
-    copy.chmod(0o755)
-    return copy
+def probe(open_folder: Path) -> Path:
+    return runnable_copy(open_folder)
 
 
 def _rows(argv: list[str]) -> dict[str, dict[str, object]]:

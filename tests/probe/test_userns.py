@@ -22,8 +22,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_a_rootless_namespace_drops_into_one_of_its_own(tmp_path: Path) -> None:
-    probe = runnable_copy(tmp_path)
+def test_a_rootless_namespace_drops_into_one_of_its_own(open_folder: Path) -> None:
+    probe = runnable_copy(open_folder)
     argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     argv += ["unshare", "--user", "--map-root-user", "--", str(probe), "run", "--tag", "t"]
     argv += ["--setuid-helper", "/bin/true", "--setgid-helper", "/bin/true"]
