@@ -245,5 +245,11 @@ int main(int argc, char **argv)
         bkv(&b, "cell_nonce", o.cell_nonce);
     bput(&b, ",\"digest\":\"%s\"}", digest);
     emit(&b);
+    /* As a container's first process, its exit ends the container at once, and a
+     * runtime that copies the output through a FIFO (`ctr run`) may close the copy
+     * before it has read the last lines (seen under load: a cell cut short after 122
+     * lines, exit 0). A moment's wait lets it drain what was written. */
+    if (getpid() == 1)
+        usleep(150000);
     return 0;
 }
