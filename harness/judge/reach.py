@@ -319,8 +319,10 @@ def judge_held(
                 f"{reach or 'could write'} the block device {path} through descriptor {fd}"
                 " held at start",
             )
-        if dev not in devices:
-            continue  # a filesystem of the sandbox's own
+        if dev.startswith("0:") and dev not in devices:
+            continue  # a filesystem of the sandbox's own (a new tmpfs): no device
+        # A disk the host has not mounted (the launcher's own mount of it) is still
+        # the host's: its files are granted by nothing.
         fspath = _held_fspath(dev, path, point, root, mounts)
         if not point and fspath is not None:
             # From outside the sandbox's namespace, the link is a name only (a file

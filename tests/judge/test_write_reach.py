@@ -239,6 +239,16 @@ def test_a_name_from_outside_must_lead_to_the_file_held() -> None:
     assert held(row("4", "file", "/var/tmp/s", "r", "read"), host=unasked)[0] == "escaped"
 
 
+def test_a_file_on_a_disk_the_host_has_not_mounted_is_no_file_of_the_sandboxs() -> None:
+    """A launcher's own mount of a host disk (no mount on the host shows it): a held
+    file there is granted by nothing. Only a device-less filesystem the host does not
+    show (a tmpfs of the sandbox's) is the sandbox's own."""
+    disk = row("3", "file", "/mnt/secret", "r", "read", dev="254:16")
+    assert held(disk) == ("escaped", "read the file /mnt/secret through descriptor 3 held at start")
+    tmpfs = row("3", "file", "/mnt/secret", "r", "read", dev="0:99")
+    assert held(tmpfs) is None
+
+
 def test_a_descriptor_in_the_sandboxs_own_table_is_placed_by_its_mount() -> None:
     """Opened inside the sandbox's mount namespace, a descriptor names the path the
     sandbox sees (/work2/x): its mount's root tells where it lies on the host."""
