@@ -247,6 +247,12 @@ def test_a_file_on_a_disk_the_host_has_not_mounted_is_no_file_of_the_sandboxs() 
     assert held(disk) == ("escaped", "read the file /mnt/secret through descriptor 3 held at start")
     tmpfs = row("3", "file", "/mnt/secret", "r", "read", dev="0:99")
     assert held(tmpfs) is None
+    # The host's own tmpfs (its /dev/shm) has no device either, and is the host's.
+    shm = row("3", "file", "/dev/shm/secret", "r", "read", dev="0:23")
+    assert held(shm) == (
+        "escaped",
+        "read the file /dev/shm/secret through descriptor 3 held at start",
+    )
 
 
 def test_a_descriptor_in_the_sandboxs_own_table_is_placed_by_its_mount() -> None:
