@@ -58,13 +58,13 @@ def ensure_bytecode() -> None:
 
 
 def envelope_split(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
-    """A cell's one command (harness/fixtures/envelope.py), split into the envelope's
+    """A cell's one command (harness/hostside/envelope.py), split into the envelope's
     own values ($1 marker, $2 sentinel root, $3 token, $4 original, ...) and the
     sandbox command; None for any other command. The count of values is read from
     the envelope's own `shift`, so the benches follow when it changes."""
     import re
 
-    from harness.fixtures.envelope import SCRIPT
+    from harness.hostside.envelope import SCRIPT
 
     if len(argv) < 4 or list(argv[:2]) != ["sh", "-c"] or argv[3] != "harness-cell":
         return None
@@ -321,11 +321,11 @@ def verdict(value: float, target: float, *, lower_is_better: bool = True) -> str
 async def local_canary(probe: str, run_id: str) -> Any:
     """A netns canary on this machine for run `run_id`, as `harness run` starts one (a
     nonce and high port of its own): for the benches that time the probe against it
-    directly. Stop it with `harness.fixtures.canary.stop_canary`."""
+    directly. Stop it with `harness.hostside.canary.stop_canary`."""
     import secrets
 
-    from harness.fixtures.canary import start_canary
-    from harness.spec.models import Canary
+    from harness.hostside.canary import start_canary
+    from harness.matrix.models import Canary
     from harness.transport import LocalTransport
 
     return await start_canary(

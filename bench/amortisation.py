@@ -145,13 +145,13 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     cells can be replayed afterwards with identical fixtures. Returns the cells and the
     deferred teardown commands."""
     from harness import runner as runner_mod
-    from harness.fixtures.filesystem import FUNCTIONS
+    from harness.hostside.filesystem import FUNCTIONS
+    from harness.matrix import load_matrix
     from harness.plan import make_plan
     from harness.probe import build_probe
     from harness.results import ResultsStore
     from harness.results.store import read_cells
     from harness.runner import Runner
-    from harness.spec import load_matrix
     from harness.transport import Completed, LocalTransport
 
     recorded: list[Recorded] = []
@@ -259,10 +259,10 @@ def teardown(deferred: list[tuple[list[str], bytes | None]]) -> None:
 
 def bare_starts(repeats: int, work: Path) -> dict[str, float]:
     """Each runtime started with the probe's no-op `version` as its workload."""
+    from harness.matrix import load_matrix
     from harness.plan import make_plan
     from harness.probe import build_probe
     from harness.runtimes import CellPaths
-    from harness.spec import load_matrix
 
     probe = build_probe()
     plan = make_plan(load_matrix(MATRIX))

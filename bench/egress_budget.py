@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import local_canary, machine, require_complete, save, table, verdict  # noqa: E402
-from harness.fixtures.canary import stop_canary  # noqa: E402
+from harness.hostside.canary import stop_canary  # noqa: E402
 from harness.probe.build import build_probe  # noqa: E402
 from harness.transport.local import LocalTransport  # noqa: E402
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import anyio
 
 from bench._common import local_canary
-from harness.fixtures.canary import stop_canary
+from harness.hostside.canary import stop_canary
 from harness.probe.build import build_probe
 from harness.transport.local import LocalTransport
 

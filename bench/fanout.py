@@ -140,8 +140,8 @@ def _mode_canaries(spec: dict[str, Any]) -> None:
     """Start one egress canary per host at once, as harness does, then stop them."""
     import anyio
 
-    from harness.fixtures.canary import high_port, start_canary, stop_canary
-    from harness.spec.models import Canary
+    from harness.hostside.canary import high_port, start_canary, stop_canary
+    from harness.matrix.models import Canary
     from harness.transport import LocalTransport
 
     async def everything() -> None:
@@ -178,9 +178,9 @@ def _mode_preps(spec: dict[str, Any]) -> None:
     preparation first stages the probe (the N=0 baseline does it too)."""
     import anyio
 
+    from harness.matrix import load_matrix
     from harness.plan import make_plan
     from harness.probe import build_probe
-    from harness.spec import load_matrix
     from harness.staging import prepare_host
     from harness.transport import LocalTransport
 
@@ -277,13 +277,13 @@ class PeerSetup:
     def __init__(self, work: Path, matrix: Path) -> None:
         import anyio
 
-        from harness.fixtures.canary import high_port, start_canary
+        from harness.hostside.canary import high_port, start_canary
+        from harness.matrix import load_matrix
+        from harness.matrix.models import Canary
         from harness.plan import make_plan
         from harness.probe import build_probe
         from harness.probe.protocol import probe_args
         from harness.runtimes import CellPaths
-        from harness.spec import load_matrix
-        from harness.spec.models import Canary
         from harness.transport import LocalTransport
 
         self.work = work / "peer"
@@ -338,7 +338,7 @@ class PeerSetup:
     def close(self) -> None:
         import anyio
 
-        from harness.fixtures.canary import stop_canary
+        from harness.hostside.canary import stop_canary
 
         anyio.run(lambda: stop_canary(self.transport, self.canary))
 

@@ -65,11 +65,11 @@ CPU_TARGET_MS = 5.0
 
 def record_outputs(work: Path, matrix: Path) -> dict[str, dict[str, Any]]:
     """Run the real probe once in each real runtime, with harness's own invocation."""
+    from harness.matrix import load_matrix
     from harness.plan import make_plan
     from harness.probe import build_probe
     from harness.probe.protocol import probe_args
     from harness.runtimes import CellPaths
-    from harness.spec import load_matrix
 
     probe = build_probe()
     folder = work / "record"

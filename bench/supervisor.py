@@ -32,9 +32,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.fixtures.supervisor import start_supervisor, stop_supervisor  # noqa: E402
+from harness.hostside.supervisor import start_supervisor, stop_supervisor  # noqa: E402
+from harness.matrix.models import Canary  # noqa: E402
 from harness.probe import build_probe  # noqa: E402
-from harness.spec.models import Canary  # noqa: E402
 from harness.supervisor import reference  # noqa: E402
 from harness.transport import LocalTransport  # noqa: E402
 

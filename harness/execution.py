@@ -1,7 +1,7 @@
 """One cell, run once: the sandbox command in its envelope, the probe's output
 read strictly, and the host evidence each fixture collects around it.
 
-One command per cell (`fixtures/envelope.py`): make the sentinels, run the
+One command per cell (`hostside/envelope.py`): make the sentinels, run the
 sandbox under a remote `timeout`, report what the host saw. A cell that did not
 end cleanly is torn down by its tag.
 """
@@ -15,10 +15,11 @@ from dataclasses import dataclass, field, replace
 import anyio
 
 from harness.errors import TransportError
-from harness.fixtures.base import CellSetup
-from harness.fixtures.compose import HostFixtures
-from harness.fixtures.envelope import Envelope, Report
-from harness.fixtures.lease import RunLease
+from harness.hostside.base import CellSetup
+from harness.hostside.compose import HostFixtures
+from harness.hostside.envelope import Envelope, Report
+from harness.hostside.lease import RunLease
+from harness.matrix.models import Host, Settings
 from harness.plan import Cell
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results.records import CellRecord, CellStatus, HostEvidence, VerdictRecord
@@ -26,7 +27,6 @@ from harness.results.store import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
 from harness.scenarios.fence import PHASE_ORDER
-from harness.spec.models import Host, Settings
 from harness.staging import HostState
 from harness.transport import Completed, Transport
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import anyio
 
 from harness.errors import HarnessError, TransportError
+from harness.matrix import Host
+from harness.matrix.models import RunscRuntimeSpec
 from harness.probe import Probes
 from harness.runtimes import CellPaths, Runtime
-from harness.spec import Host
-from harness.spec.models import RunscRuntimeSpec
 from harness.staging import HostState, claim_place, prepare_host
 from harness.transport import Transport, open_transport
 

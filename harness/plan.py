@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.matrix import Host, Matrix
+from harness.matrix.models import HostRuntimeSpec
 from harness.runtimes import Runtime, make_runtime
 from harness.scenarios import SCENARIOS
-from harness.spec import Host, Matrix
-from harness.spec.models import HostRuntimeSpec
 
 CONTROL_RUNTIME = "host"
 

@@ -5,7 +5,7 @@ limit, a per-cell timeout that kills the sandbox. A host or cell that fails is
 recorded with its reason and the rest of the matrix goes on.
 
 Per host: connect; learn its facts and runtimes and stage the probe (one
-command); start the fixtures the plan's scenarios need (`fixtures/compose.py`).
+command); start the fixtures the plan's scenarios need (`hostside/compose.py`).
 Per cell: run it once (`execution.py`); then wait for the host's control cell and
 for any fixture's settle window, judge, record. It names no scenario or property.
 """
@@ -25,12 +25,13 @@ import anyio
 from harness.errors import HarnessError, ResultsError, failure_reason
 from harness.execution import HostContext, HostSide, run_cell
 from harness.exitcodes import ExitCode
-from harness.fixtures.base import HostSetup
-from harness.fixtures.canary import high_port, start_order
-from harness.fixtures.compose import HostFixtures, compose, needs_of, targets_of
-from harness.fixtures.lease import claim, keep_renewing, release
+from harness.hostside.base import HostSetup
+from harness.hostside.canary import high_port, start_order
+from harness.hostside.compose import HostFixtures, compose, needs_of, targets_of
+from harness.hostside.lease import claim, keep_renewing, release
 from harness.judge.cell import judge_cell
 from harness.judge.verdicts import MISMATCH, exit_code, settle_reruns
+from harness.matrix import Host
 from harness.observer import Observer, SilentObserver
 from harness.plan import Cell, Plan
 from harness.probe import BuiltProbe, Probes
@@ -39,7 +40,6 @@ from harness.results.store import utc_now
 from harness.runtimes import Runtime
 from harness.runtimes.release import release_of, stage_release
 from harness.scenarios import SCENARIOS
-from harness.spec import Host
 from harness.staging import HostState, claim_place, prepare_host
 from harness.text import REASON_LIMIT, shorten
 from harness.transport import open_transport

@@ -82,13 +82,13 @@ TARGETS: dict[str, list[str]] = {
     "harness/judge/cell.py": FAST,
     "harness/judge/fence.py": FAST,
     "harness/probe/protocol.py": FAST,
-    "harness/spec/policy.py": FAST,
+    "harness/policy/models.py": FAST,
     "harness/results/resume.py": ["tests/results/test_resume_merge.py"],
     "harness/results/merge.py": ["tests/results/test_resume_merge.py"],
     "harness/execution.py": ["tests/judge/test_verdicts.py"],
 }
 # Modules of which only some functions judge: the rest is I/O, for the e2e tests.
-ONLY = {"harness/execution.py": {"cell_status"}, "harness/spec/policy.py": {"within"}}
+ONLY = {"harness/execution.py": {"cell_status"}, "harness/policy/models.py": {"within"}}
 # Judging modules not yet at their target: run only when named, so CI gates on the others.
 NOT_YET: set[str] = set()
 # Kill-rate targets (issue 20); the default run reports against them.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.matrix import Matrix, load_matrix
 from harness.plan import make_plan, shard
-from harness.spec import Matrix, load_matrix
 
 MATRIX = """
 name = "m"

@@ -16,16 +16,16 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.fixtures.base import CellSetup, HostSetup
-from harness.fixtures.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
-from harness.fixtures.envelope import Report
+from harness.hostside.base import CellSetup, HostSetup
+from harness.hostside.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
+from harness.hostside.envelope import Report
 from harness.judge.properties import Context, Outcome, judge_attempt
+from harness.matrix.models import Canary
 from harness.probe.protocol import ProbeOutput
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.runner import HOSTS_PER_SLOT, Runner, RunOutcome
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need
-from harness.spec.models import Canary
 from harness.staging import HostState
 from harness.transport import LocalTransport
 from tests.results.cells import record

@@ -30,6 +30,8 @@ from harness.bisect.steps import BisectReport, StepRecord, Target
 from harness.errors import ArtifactError, ResultsError, TransportError, UsageError
 from harness.files import output_error, write_atomic
 from harness.judge.verdicts import MISMATCH
+from harness.matrix import Host, Matrix
+from harness.matrix.models import RunscRuntimeSpec
 from harness.plan import make_plan
 from harness.probe import BuiltProbe
 from harness.releases.artifacts import fetch
@@ -42,8 +44,6 @@ from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import PROPERTIES
-from harness.spec import Host, Matrix
-from harness.spec.models import RunscRuntimeSpec
 from harness.transport import Transport, open_transport
 
 STEP = "step.json"

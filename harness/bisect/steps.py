@@ -16,8 +16,8 @@ from harness.results.records import VerdictRecord
 from harness.results.store import utc_now
 
 if TYPE_CHECKING:
+    from harness.matrix import Matrix
     from harness.releases.artifacts import Candidate
-    from harness.spec import Matrix
 
 
 @dataclass(frozen=True, slots=True)

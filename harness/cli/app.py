@@ -30,7 +30,7 @@ from harness.exitcodes import ExitCode
 from harness.text import redact_urls, rich_text, visible
 
 if TYPE_CHECKING:
-    from harness.spec import Matrix
+    from harness.matrix import Matrix
 
 # Raised when a group is invoked bare; its message is the help text.
 NoArgsIsHelp: type[click.UsageError] = getattr(

@@ -24,11 +24,11 @@ from harness.cli.app import err_console, json_or_human, with_index
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import for_signal
+from harness.matrix import load_matrix
 from harness.probe import build_probe
 from harness.releases.index import DEFAULT_INDEX, open_index
 from harness.releases.versions import FORMS, Version, check_pair, parse_version
 from harness.results import default_folder
-from harness.spec import load_matrix
 from harness.text import rich_text, visible
 
 

@@ -10,7 +10,7 @@ import click
 from harness.cli.app import err_console
 from harness.errors import HarnessError, UsageError
 from harness.exitcodes import ExitCode
-from harness.spec.models import Host
+from harness.matrix.models import Host
 from harness.text import rich_text
 
 # $1 workdir as configured: the work folder's real path, or nothing if it is not there.
@@ -22,7 +22,7 @@ exit 0
 
 async def _clean_host(host: Host) -> tuple[list[str], str | None]:
     """(cleaned run ids, or why the host could not be cleaned)."""
-    from harness.fixtures.lease import clean, dead_runs
+    from harness.hostside.lease import clean, dead_runs
     from harness.transport import open_transport
     from harness.transport.retry import connect_with_retries
 
@@ -61,7 +61,7 @@ def clean(matrix: Path | None, hosts: tuple[str, ...]) -> None:
             raise UsageError("--host needs a MATRIX naming the hosts")
         chosen = [Host(name="localhost", transport="local", address="localhost")]
     else:
-        from harness.spec import load_matrix
+        from harness.matrix import load_matrix
 
         loaded = load_matrix(matrix)
         known = {h.name: h for h in loaded.hosts}

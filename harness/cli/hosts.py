@@ -14,9 +14,9 @@ from harness.cli.app import json_or_human
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode
 from harness.hostcheck import HostCheck, check_hosts
+from harness.matrix import load_matrix
 from harness.probe import Probes
 from harness.runtimes import make_runtime
-from harness.spec import load_matrix
 from harness.text import visible
 
 

@@ -16,6 +16,7 @@ from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode, for_signal
 from harness.judge.verdicts import exit_code
+from harness.matrix import Matrix, load_matrix
 from harness.plan import Plan, make_plan, without
 from harness.plan import shard as shard_plan
 from harness.probe import build_probe
@@ -26,7 +27,6 @@ from harness.results.resume import read_resumable
 from harness.results.store import MANIFEST, Manifest, Selection
 from harness.runner import Runner
 from harness.scenarios import listed
-from harness.spec import Matrix, load_matrix
 from harness.text import rich_text
 
 

@@ -21,10 +21,10 @@ from typing import Any, Literal, get_args
 
 from harness.evidence.source import CellEvidence, commitment
 from harness.judge.attribution import arrivals, observe_route
+from harness.matrix.models import FenceGuarantee as Guarantee
 from harness.results.records import CheckOutcome, Observed
 from harness.scenarios.attribution import ALLOWED_CONNECT
 from harness.scenarios.egress import EGRESS
-from harness.spec.models import FenceGuarantee as Guarantee
 
 GUARANTEES: tuple[Guarantee, ...] = get_args(Guarantee)
 # What harness measures for a guarantee, as a number: raised when that changes, so two

@@ -24,6 +24,7 @@ from harness.judge.reach import (
     judge_write_reach,
     own_kernel,
 )
+from harness.policy.models import Policy
 from harness.results.records import (
     CellRecord,
     CellStatus,
@@ -35,7 +36,6 @@ from harness.results.records import (
 )
 from harness.scenarios import Check, Control, Scenario
 from harness.scenarios.base import GRANTED_SENTINELS, POLICY_BINARIES, Need, Rule
-from harness.spec.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """What a sandbox can reach, judged from what the probe saw inside and what the
-host showed of itself (`fixtures/hostfs.py`): which mounts expose a host
+host showed of itself (`hostside/hostfs.py`): which mounts expose a host
 filesystem beyond the grants, and which capabilities the workload started with.
 
 A sandbox shares the host's kernel unless it proves otherwise: a boot id other
@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
+from harness.policy.models import ProcessPolicy, within
 from harness.results.records import CheckOutcome, HostEvidence
-from harness.spec.policy import ProcessPolicy, within
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Filesystems through which a sandbox with its own kernel reaches host files (and

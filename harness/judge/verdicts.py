@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from harness.exitcodes import ExitCode
 from harness.judge.properties import Observation
+from harness.matrix.models import COMPARISON
 from harness.results.records import (
     CellRecord,
     CellStatus,
@@ -22,7 +23,6 @@ from harness.results.records import (
     VerdictRecord,
 )
 from harness.scenarios.base import Property
-from harness.spec.models import COMPARISON
 
 Expected = int | bool | str
 _OPS: dict[str, Callable[[int, int], bool]] = {

@@ -277,7 +277,7 @@ static void mount_reach(const char *mp, char *out, size_t cap)
 }
 
 /* --reach-targets: newline-separated "MAJ:MIN FSPATH", files and folders the host
- * listed on its own filesystems (`fixtures/hostfs.py`), less what the cell grants. */
+ * listed on its own filesystems (`hostside/hostfs.py`), less what the cell grants. */
 #define TARGETS_MAX 131072
 static char g_targets[TARGETS_MAX];
 

@@ -20,11 +20,11 @@ import anyio
 
 from harness.cache import RUNSC_BUILDS, cache_dir
 from harness.errors import ArtifactError
+from harness.matrix.models import RunscRuntimeSpec
 from harness.releases.artifacts import Candidate, fetch
 from harness.releases.index import ReleaseIndex, open_index
 from harness.releases.install import ARCH_OF_MACHINE, HostInfo, Installed, install
 from harness.releases.versions import Version, parse_listed
-from harness.spec.models import RunscRuntimeSpec
 from harness.text import redact_url
 from harness.transport import Transport
 

@@ -61,8 +61,8 @@ def missing_cells(
     (by sha256): a shard's folder alone does not name the other shards' cells.
     """
     from harness.judge.cell import judge_cell  # judging needs the plan, not only the records
+    from harness.matrix import load_matrix
     from harness.plan import make_plan, shard
-    from harness.spec import load_matrix
 
     recorded = manifest.matrix
     shown = ", ".join(f"{i}/{total}" for i in missing)

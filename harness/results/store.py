@@ -40,8 +40,8 @@ from harness.results.records import CellRecord, VerdictRecord
 from harness.text import redact_url
 
 if TYPE_CHECKING:
+    from harness.matrix import RuntimeSpec
     from harness.plan import Plan
-    from harness.spec import RuntimeSpec
 
 MANIFEST = "manifest.json"
 CELLS = "cells.jsonl"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from harness.errors import UsageError
+from harness.matrix.models import RUNTIME_SPECS, RuntimeSpec
 from harness.runtimes.base import CellPaths, Invocation, Runtime
 from harness.runtimes.command import CommandRuntime
 from harness.runtimes.host import HostRuntime
 from harness.runtimes.kata import KataRuntime
 from harness.runtimes.microvm import MicrovmRuntime
 from harness.runtimes.oci import OciRuntime, RunscRuntime
-from harness.spec.models import RUNTIME_SPECS, RuntimeSpec
 
 RUNTIMES: dict[str, type[Runtime]] = {
     cls.kind: cls

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from harness.spec.models import RuntimeSpec
+from harness.matrix.models import RuntimeSpec
 
 # Where a runtime that builds the sandbox's root (`fixed_grants`) mounts the granted
 # folders, whatever their paths on the host: the probe is told these paths, and its

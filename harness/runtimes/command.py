@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.matrix.models import CommandRuntimeSpec
 from harness.runtimes.base import CellPaths, Invocation, Runtime
-from harness.spec.models import CommandRuntimeSpec
 
 
 class CommandRuntime(Runtime):

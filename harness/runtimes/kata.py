@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from harness.matrix.models import KataRuntimeSpec
 from harness.runtimes.base import CellPaths, Identity, Invocation, Runtime
-from harness.spec.models import KataRuntimeSpec
 
 # $1 cell folder, $2 probe; the rest is the `ctr run` argv.
 LIFECYCLE = r"""set -eu

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from harness.matrix.models import MicrovmRuntimeSpec
 from harness.runtimes import initramfs
 from harness.runtimes.base import (
     ALLOWED_INSIDE,
@@ -32,7 +33,6 @@ from harness.runtimes.base import (
     Invocation,
     Runtime,
 )
-from harness.spec.models import MicrovmRuntimeSpec
 
 # qemu's user-mode network (slirp) and the address it gives the first guest.
 USER_NET = "eth0 10.0.2.15 24 10.0.2.2"

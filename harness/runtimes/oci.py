@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.caps import DOCKER_DEFAULT_CAPS
+from harness.matrix.models import Bind, OciRuntimeSpec, RunscRuntimeSpec
 from harness.runtimes.base import ALLOWED_INSIDE, HELPERS_INSIDE, CellPaths, Invocation, Runtime
-from harness.spec.models import Bind, OciRuntimeSpec, RunscRuntimeSpec
 
 # A fixed script; every value reaches it as a positional argument, never as text.
 LIFECYCLE = r"""set -eu

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.errors import ArtifactError, CommandError
+from harness.matrix.models import RunscRuntimeSpec
 from harness.runtimes import Runtime, make_runtime
-from harness.spec.models import RunscRuntimeSpec
 from harness.staging import HostState, RuntimeStatus
 from harness.transport import Transport
 

@@ -40,7 +40,7 @@ GRANTED_SENTINELS = "granted-sentinels"
 
 
 class Need(StrEnum):
-    """A host-side fixture a scenario needs (see `fixtures/`)."""
+    """A host-side fixture a scenario needs (see `hostside/`)."""
 
     CANARY = "canary"  # a canary on the host, its log read after every cell
     TARGETS = "targets"  # the canary's addresses given to the probe; late arrivals awaited

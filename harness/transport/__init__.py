@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.spec.models import Host
+from harness.matrix.models import Host
 from harness.transport.base import Completed, Transport
 from harness.transport.local import LocalTransport
 

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from harness.errors import TransportError
-from harness.spec.models import Host
+from harness.matrix.models import Host
 from harness.transport.base import Transport
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ import anyio
 import asyncssh
 
 from harness.errors import HarnessError, HostKeyError, TransportError
-from harness.spec.models import Host
+from harness.matrix.models import Host
 from harness.transport.base import MAX_OUTPUT, Completed, Transport
 
 log = logging.getLogger(__name__)

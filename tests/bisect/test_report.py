@@ -8,9 +8,9 @@ from harness.bisect.report import bisection_exit_code, describe_change, render_t
 from harness.bisect.search import StepOutcome, run_search
 from harness.bisect.steps import BisectReport, StepRecord, Target
 from harness.exitcodes import ExitCode
+from harness.matrix import load_matrix
 from harness.releases.versions import parse_listed, parse_version
 from harness.results import CheckResult, Verdict, VerdictRecord
-from harness.spec import load_matrix
 
 
 def _egress(observed: str, verdict: Verdict, raw_ip: CheckResult) -> VerdictRecord:

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from harness.cli import cli
-from harness.spec import load_matrix
+from harness.matrix import load_matrix
 
 
 def test_scenarios_lists_only_what_a_matrix_should_name() -> None:

@@ -16,9 +16,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.fixtures.canary import canary_ipc, start_canary, stop_canary
+from harness.hostside.canary import canary_ipc, start_canary, stop_canary
+from harness.matrix.models import Canary
 from harness.probe import build_probe
-from harness.spec.models import Canary
 from harness.transport import LocalTransport
 from tests.conftest import ROOT, harness_cli
 from tests.e2e.helpers import leftovers

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.fixtures.lease import parse_leases
+from harness.hostside.lease import parse_leases
 
 
 @given(st.text(max_size=400))

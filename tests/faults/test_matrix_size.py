@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from harness.spec.load import MAX_CELLS
+from harness.matrix.load import MAX_CELLS
 from tests.conftest import harness_cli
 
 

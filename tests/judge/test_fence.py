@@ -159,8 +159,8 @@ def test_a_cell_is_judged_on_the_guarantee_only_behind_harness_supervisor(
     tmp_path: Path,
 ) -> None:
     from harness.judge.cell import judge_cell
+    from harness.matrix import load_matrix
     from harness.plan import make_plan
-    from harness.spec import load_matrix
 
     (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
     (tmp_path / "m.toml").write_text(SUPERVISED)
@@ -250,8 +250,8 @@ def test_an_external_supervisor_is_revocable_through_its_commands_and_never_kill
     """revocation_verified is measured behind an external supervisor with a revoke
     command, skipped behind one without; controller loss is never measured there."""
     from harness.judge.cell import judge_cell
+    from harness.matrix import load_matrix
     from harness.plan import make_plan
-    from harness.spec import load_matrix
 
     (tmp_path / "hosts.toml").write_text('[hosts.lab]\ntransport = "local"\n')
     (tmp_path / "m.toml").write_text(EXTERNAL)

@@ -11,12 +11,12 @@ import pytest
 from harness.judge.cell import judge_cell
 from harness.judge.properties import Observation
 from harness.judge.verdicts import default_expectation, exit_code, judge_property, settle_reruns
+from harness.matrix import load_matrix
 from harness.plan import Cell, make_plan
 from harness.results import CellRecord, CellStatus, Verdict
 from harness.results.records import CheckResult, VerdictRecord
 from harness.runtimes import RUNTIMES
 from harness.scenarios import SCENARIOS as SCENARIO_TABLE
-from harness.spec import load_matrix
 from tests.results.cells import control_checks, record
 
 CHECKS = [CheckResult(id="tcp-raw-ip", outcome="blocked", errno="EPERM", control="escaped")]

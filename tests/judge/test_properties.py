@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from harness.judge.properties import HOST_ONLY, RULES, Context, judge_attempt, observe, outcomes
+from harness.policy.models import Policy
 from harness.results import CellRecord, CellStatus
 from harness.results.records import HostEvidence, ProbeCheck
 from harness.scenarios import SCENARIOS, Check, Control, Scenario
 from harness.scenarios.base import Rule
-from harness.spec.policy import Policy
 
 DATA = tomllib.loads(Path(__file__).with_name("property_cases.toml").read_text())
 CASES = DATA["case"]

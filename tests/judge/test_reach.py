@@ -238,7 +238,7 @@ def test_the_workload_starts_as_the_policys_user(
     process: dict[str, Any], outcome: str, detail: str
 ) -> None:
     """Starting as anyone but the policy's user and group is a violation naming both."""
-    from harness.spec.policy import ProcessPolicy
+    from harness.policy.models import ProcessPolicy
 
     got = judge_start(START, allowed=(), own=False, process=ProcessPolicy(**process))
     assert got[0] == outcome and got[1].startswith(detail), got
@@ -263,7 +263,7 @@ def test_id_0_is_root_whatever_the_sandboxs_files_say(
 ) -> None:
     """A policy naming its user is checked against the sandbox's own passwd file, which
     the sandbox may forge; id 0 is the one name it cannot hide."""
-    from harness.spec.policy import ProcessPolicy
+    from harness.policy.models import ProcessPolicy
 
     got = judge_start({**START, **ids}, allowed=(), own=False, process=ProcessPolicy(**process))
     assert got[0] == "escaped" and got[1].startswith(detail), got
@@ -277,7 +277,7 @@ def test_id_0_is_root_whatever_the_sandboxs_files_say(
 def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
     """A name in the policy and none for the uid inside (no /etc/passwd), or no ids at
     all: the start cannot be checked, an error (inconclusive), never a pass."""
-    from harness.spec.policy import ProcessPolicy
+    from harness.policy.models import ProcessPolicy
 
     bare = {k: v for k, v in START.items() if k != "user"}
     got = judge_start(bare, allowed=(), own=False, process=ProcessPolicy(run_as_user="nobody"))
@@ -305,7 +305,7 @@ def test_every_id_the_workload_holds_is_held_to_the_policy(
 ) -> None:
     """The effective and saved ids, and supplementary groups, count as much as the real
     ones: a workload in the shadow group reads /etc/shadow whatever its gid."""
-    from harness.spec.policy import ProcessPolicy
+    from harness.policy.models import ProcessPolicy
 
     got = judge_start({**START, **change}, allowed=(), own=False, process=ProcessPolicy(**process))
     assert got[0] == "escaped" and detail in got[1], got
@@ -366,7 +366,7 @@ def test_an_unreadable_mount_first_does_not_hide_a_readable_one() -> None:
 
 def test_a_policy_naming_only_the_group_is_held_to_it() -> None:
     """No run_as_user does not skip run_as_group."""
-    from harness.spec.policy import ProcessPolicy
+    from harness.policy.models import ProcessPolicy
 
     got = judge_start(START, allowed=(), own=False, process=ProcessPolicy(run_as_group=0))
     assert got[0] == "escaped" and "run_as_group: 0" in got[1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.fixtures.filesystem import Sentinels
+from harness.hostside.filesystem import Sentinels
 from harness.probe import table
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Need, Rule

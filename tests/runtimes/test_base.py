@@ -8,10 +8,7 @@ from importlib import resources
 
 import pytest
 
-from harness.runtimes import RUNTIMES, CellPaths, kata, make_runtime, microvm, oci
-from harness.runtimes.base import ALLOWED_INSIDE, HELPERS_INSIDE
-from harness.runtimes.initramfs import read_newc
-from harness.spec.models import (
+from harness.matrix.models import (
     CommandRuntimeSpec,
     HostRuntimeSpec,
     KataRuntimeSpec,
@@ -20,6 +17,9 @@ from harness.spec.models import (
     RunscRuntimeSpec,
     RuntimeSpec,
 )
+from harness.runtimes import RUNTIMES, CellPaths, kata, make_runtime, microvm, oci
+from harness.runtimes.base import ALLOWED_INSIDE, HELPERS_INSIDE
+from harness.runtimes.initramfs import read_newc
 
 SPECS: dict[str, RuntimeSpec] = {
     "host": HostRuntimeSpec(kind="host"),

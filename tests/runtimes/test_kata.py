@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.matrix.models import KataRuntimeSpec
 from harness.runtimes import CellPaths, make_runtime
 from harness.runtimes.kata import KataRuntime
-from harness.spec.models import KataRuntimeSpec
 from tests.conftest import harness_cli
 from tests.e2e.helpers import cells_of, leftovers, verdicts_of
 from tests.lab import require_tool

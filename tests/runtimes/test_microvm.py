@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from harness.matrix.models import MicrovmRuntimeSpec
 from harness.runtimes import CellPaths, make_runtime
 from harness.runtimes.initramfs import LNK, read_newc
 from harness.runtimes.microvm import LIFECYCLE, MicrovmRuntime
-from harness.spec.models import MicrovmRuntimeSpec
 from tests.conftest import harness_cli
 from tests.e2e.helpers import cells_of, leftovers, verdicts_of
 from tests.guest import KERNEL, MODULES, require_guest

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness.caps import DOCKER_DEFAULT_CAPS
+from harness.matrix.models import Bind
 from harness.runtimes.oci import bundle_config
-from harness.spec.models import Bind
 
 
 def test_bundle_masks_and_protects_docker_default_paths() -> None:

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from harness.errors import HostKeyError, TransportError
-from harness.spec.models import Host
+from harness.matrix.models import Host
 from harness.transport import LocalTransport, SSHTransport
 from harness.transport.retry import connect_with_retries
 from harness.transport.ssh import config_sets_ciphers, has_aes_instructions

@@ -1,0 +1,310 @@
+"""One command per cell: make the sentinels, run the sandbox, then report what the
+host saw (the canary's log, the sentinels' state), all in one round trip.
+
+Each step used to be a command of its own. Over SSH every command costs a session
+on the host (sshd forks, a shell starts) and protocol work on the controller, so a
+cell with the egress and filesystem scenarios took four round trips; now it takes
+one. The report follows the sandbox's own output and is framed so that nothing the
+sandbox prints can pass for it: the very last line, written after the sandbox has
+exited, gives the sandbox's exit status and how many report lines precede it.
+
+Layout of the command's stdout (sizes in bytes, as `${#var}` counts them under
+LC_ALL=C, so the shell needs no helper process to measure them):
+
+    <sandbox stdout>\n<marker> evidence\n<report, S bytes><marker> <status> <S>\n
+
+The report's sections: `setup_error K\n<K bytes>\n` (the sentinels could not be
+made, so the sandbox was not started); `canary ok K\n<K bytes of its log>\n`, or
+`canary dead 0\n\n`; `phases K\n<K bytes>\n`, one line per phase the host acted
+at (`NAME<TAB>STATUS<TAB>MS<TAB>what the hook said`); `fs\n` followed by
+fs_inspect's `key=value` lines.
+
+Phases (docs/probe-protocol.md): while the sandbox runs, a watcher waits for each
+barrier file the probe makes in the allowed folder, runs that phase's host hook
+(kill the supervisor, revoke a rule) and then releases the barrier. A barrier the
+probe never reaches is never acted on; one the host never releases is the probe's
+timeout.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from harness.hostside.canary import LOG_FUNCTION, RunningCanary
+from harness.hostside.filesystem import FUNCTIONS, ORIGINAL, Sentinels, parse_inspection
+from harness.scenarios.base import NO_ACTION
+from harness.transport import Completed
+
+SETUP_FAILED = 87
+PHASE_POLL = 0.01  # seconds between looks for a barrier file
+# The share of the probe's per-check time limit a phase hook may take: the probe
+# waits at the barrier within that limit, and needs the rest for its attempts after
+# it. A hook still running then is killed (SIGTERM, SIGKILL a second later if it
+# ignores that) and reported as timed out (status 124),
+# so the barrier is released and the verdict says why, never "the host never acted".
+HOOK_SHARE = 0.5
+
+# $1 the barrier folder, $2 the phases, $3 each hook's time limit (seconds). For
+# each, in order: wait for the probe's barrier file, run the hook (its process group
+# killed at the limit), report its status and output (before the release: the
+# envelope may kill this loop as soon as the sandbox ends), release the barrier. A
+# phase with no hook (nobody to act on) is released at once with "idle" in its go
+# file (written aside, then renamed into place), so that the probe does not wait
+# for an effect that cannot come (revoke-held's bound).
+# No pipeline: the loop must be this one process, which the envelope kills when the
+# sandbox has ended.
+PHASE_FUNCTION = (
+    r"""phase_watch() {
+  while IFS='	' read -r name hook; do
+    [ -n "$name" ] || continue
+    while [ ! -e "$1/.harness-phase-$name" ]; do sleep """
+    + f"{PHASE_POLL:g}"
+    + r"""; done
+    if [ -z "$hook" ]; then
+      printf '%s\t0\t0\t%s\n' "$name" '"""
+    + NO_ACTION
+    + r"""'
+      printf 'idle\n' >"$1/.harness-wait-$name" &&
+        mv -f "$1/.harness-wait-$name" "$1/.harness-go-$name"
+      continue
+    fi
+    t0=$(date +%s%N)
+    said=$(timeout -k 1 "$3" sh -c "$hook" 2>&1 </dev/null); st=$?
+    t1=$(date +%s%N)
+    # 137: it ignored the TERM and was killed a second later (-k): its limit too
+    if [ "$st" -eq 137 ] && [ $(( (t1 - t0) / 1000000 )) -ge \
+      "$(awk -v s="$3" 'BEGIN { print int(s * 1000) }' 2>/dev/null)" ] 2>/dev/null; then st=124; fi
+    [ "$st" -ne 124 ] || said="timed out after $3 s${said:+: $said}"
+    said=$(printf '%s' "$said" | tr '\t\n' '  ' | cut -c1-300)
+    printf '%s\t%s\t%s\t%s\n' "$name" "$st" "$(( (t1 - t0) / 1000000 ))" "$said"
+    : >"$1/.harness-go-$name"
+  done <<EOF_PHASES
+$2
+EOF_PHASES
+}
+"""
+)
+
+# $1 marker; $2 sentinel root ('' for none), $3 token, $4 original content, $5 tag;
+# $6 canary pid ('' for no canary), $7 canary log, $8 the places where no sentinel is
+# made (newline-separated); $9 the barrier folder on the host ('' for no phases), $10
+# the phases, one `NAME<TAB>HOOK` line each (HOOK: shell run on the host); $11 the
+# staged probe, copied outside by fs_setup ('' for none); $12 the read-only grants'
+# host folders where harness makes a folder of its own (newline-separated), $13 its
+# file's token; $14 a phase hook's time limit (seconds); then the sandbox command's argv.
+# LC_ALL=C (so that ${#var} counts bytes) only once the sandbox command is done: it
+# runs with the environment it was given.
+SCRIPT = (
+    r"""marker=$1; root=$2; token=$3; original=$4; tag=$5; cpid=$6; clog=$7; skip=$8
+bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; shift 14
+"""
+    + FUNCTIONS
+    + LOG_FUNCTION
+    + PHASE_FUNCTION
+    + r"""ev=""
+if [ -n "$root" ] &&
+  ! err=$(fs_setup "$root" "$token" "$original" "$skip" "$probe" "$granted" "$gtoken" \
+    2>&1 </dev/null); then
+  LC_ALL=C; export LC_ALL
+  rc=87
+  ev="setup_error ${#err}
+$err
+"
+else
+  # The sandbox gets a pipe of its own (its status comes back on fd 3): a runtime that
+  # makes its stdout non-blocking must not cut this script's report short on a full
+  # pipe (EAGAIN). Neither extra descriptor reaches the sandbox.
+  wpid=""; pf=""
+  if [ -n "$bdir" ] && [ -n "$phases" ] && pf=$(mktemp 2>/dev/null); then
+    phase_watch "$bdir" "$phases" "$hlimit" >"$pf" 2>/dev/null </dev/null &
+    wpid=$!
+  fi
+  exec 4>&1
+  rc=$( { { "$@" 3>&- 4>&-; echo $? >&3; } | cat >&4; } 3>&1 )
+  exec 4>&-
+  if [ -n "$wpid" ]; then
+    kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
+  fi
+  LC_ALL=C; export LC_ALL
+  if [ -n "$cpid" ]; then
+    if log=$(canary_log "$cpid" "$clog" 2>/dev/null </dev/null); then
+      ev="canary ok ${#log}
+$log
+"
+    else
+      ev="canary dead 0
+
+"
+    fi
+  fi
+  if [ -n "$pf" ]; then
+    acted=$(cat "$pf"); rm -f "$pf"
+    ev="${ev}phases ${#acted}
+$acted
+"
+  fi
+  if [ -n "$root" ]; then
+    ev="${ev}fs
+$(fs_inspect "$root" "$tag" "$granted" 2>/dev/null </dev/null)
+"
+  fi
+fi
+printf '\n%s evidence\n%s%s %s %s\n' "$marker" "$ev" "$marker" "$rc" "${#ev}"
+exit "$rc"
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """What the host did at one barrier: the hook's exit status, how long it took,
+    and the first line it printed."""
+
+    status: int
+    ms: int
+    said: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"status": self.status, "ms": self.ms, "said": self.said}
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What the envelope saw on the host around the sandbox."""
+
+    exit_status: int
+    setup_error: str | None = None
+    canary_alive: bool | None = None  # None: no canary was asked about
+    canary_log: str = ""
+    fs: dict[str, str] | None = None  # None: no sentinels were inspected
+    # What the host did at each barrier, by phase name; None: the cell had no phases.
+    phases: dict[str, Phase] | None = None
+
+    @property
+    def setup_reason(self) -> str:
+        """Why the sandbox was not started: the sentinels could not be made."""
+        return f"sentinels could not be made: {self.setup_error}"
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """Wraps one cell's sandbox command and opens what comes back."""
+
+    tag: str
+    sentinels: Sentinels | None = None
+    canary: RunningCanary | None = None
+    marker: str = ""
+    barrier_dir: str = ""  # the allowed folder on the host, where barriers appear
+    phases: tuple[tuple[str, str], ...] = ()  # (name, host hook), in the probe's order
+    # Seconds each hook may take (HOOK_SHARE of a check's limit); 0: no limit.
+    hook_limit: float = 0.0
+
+    @classmethod
+    def new(
+        cls,
+        tag: str,
+        *,
+        sentinels: Sentinels | None,
+        canary: RunningCanary | None,
+        phases: Sequence[tuple[str, str]] = (),
+        check_timeout: float = 0.0,
+    ) -> Envelope:
+        usable = canary if canary is not None and canary.error is None else None
+        marker = f"harness-envelope-{secrets.token_hex(8)}"
+        if sentinels is None or not phases:
+            return cls(tag, sentinels, usable, marker)
+        limit = max(0.1, round(check_timeout * HOOK_SHARE, 1))
+        return cls(tag, sentinels, usable, marker, sentinels.allowed, tuple(phases), limit)
+
+    def wrap(self, argv: Sequence[str]) -> tuple[str, ...]:
+        """The one command the cell runs: every value is a positional argument."""
+        fs, canary = self.sentinels, self.canary
+        return (
+            "sh", "-c", SCRIPT, "harness-cell", self.marker,
+            fs.root if fs else "", fs.token if fs else "", ORIGINAL if fs else "", self.tag,
+            (canary.pid or "none") if canary else "", canary.log_path if canary else "",
+            "\n".join(fs.skip) if fs else "",
+            self.barrier_dir, "\n".join(f"{name}\t{hook}" for name, hook in self.phases),
+            fs.probe if fs else "",
+            fs.granted_host if fs else "", fs.granted_token if fs else "",
+            f"{self.hook_limit:g}",
+            *argv,
+        )  # fmt: skip
+
+    def open(self, done: Completed) -> tuple[Completed, Report | None]:
+        """Split the command's output into the sandbox's and the report. Without an
+        intact trailer (the command was cut short) there is no report, and the
+        output is left whole."""
+        raw = done.stdout.encode()  # the bytes the sizes count, for a valid report
+        if not raw.endswith(b"\n"):
+            return done, None
+        cut = raw.rfind(b"\n", 0, len(raw) - 1)
+        parts = raw[cut + 1 : -1].split(b" ")
+        if len(parts) != 3 or parts[0] != self.marker.encode():
+            return done, None
+        if not (parts[1].isdigit() and parts[2].isdigit()):
+            return done, None
+        status, size = int(parts[1]), int(parts[2])
+        body = raw[: cut + 1]
+        header = f"\n{self.marker} evidence\n".encode()
+        start = len(body) - size
+        if start < len(header) or body[start - len(header) : start] != header:
+            return done, None
+        report = _read(body[start:], status)
+        if report is None:
+            return done, None
+        sandbox = body[: start - len(header)].decode("utf-8", "replace")
+        return replace(done, stdout=sandbox, exit_status=status), report
+
+
+def _read(data: bytes, status: int) -> Report | None:
+    """Parse the report's sections; None if they are not what the script writes."""
+    setup_error: str | None = None
+    alive: bool | None = None
+    log = b""
+    fs: dict[str, str] | None = None
+    phases: dict[str, Phase] | None = None
+    at = 0
+    while at < len(data):
+        end = data.find(b"\n", at)
+        if end < 0:
+            return None
+        head = data[at:end].decode("ascii", "replace").split(" ")
+        at = end + 1
+        if head == ["fs"]:
+            fs = parse_inspection(data[at:].decode("utf-8", "replace"))
+            break
+        if len(head) != 3 and not (len(head) == 2 and head[0] in ("setup_error", "phases")):
+            return None
+        size = head[-1]
+        if not size.isdigit() or data[at + int(size) : at + int(size) + 1] != b"\n":
+            return None
+        content = data[at : at + int(size)]
+        at += int(size) + 1
+        if head[0] == "setup_error":
+            setup_error = content.decode("utf-8", "replace").strip() or f"exit {status}"
+        elif head[:2] in (["canary", "ok"], ["canary", "dead"]):
+            alive, log = head[1] == "ok", content
+        elif head[0] == "phases":
+            phases = _phases(content.decode("utf-8", "replace"))
+            if phases is None:
+                return None
+        else:
+            return None
+    return Report(status, setup_error, alive, log.decode("utf-8", "replace"), fs, phases)
+
+
+def _phases(text: str) -> dict[str, Phase] | None:
+    """The watcher's lines; None if one is not what it writes."""
+    found: dict[str, Phase] = {}
+    for line in text.splitlines():
+        parts = line.split("\t", 3)
+        if len(parts) != 4 or not parts[0] or parts[0] in found:
+            return None
+        name, status, ms, said = parts
+        if not (status.isdigit() and ms.lstrip("-").isdigit()):
+            return None
+        found[name] = Phase(int(status), max(0, int(ms)), said[:300])
+    return found

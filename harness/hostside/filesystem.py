@@ -1,0 +1,585 @@
+"""Sentinels for filesystem confinement, made on the host before a cell and
+inspected after it (both inside the cell's one command, see `hostside/envelope.py`).
+A write counts as an escape only if the host sees it."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import anyio
+
+from harness.errors import TransportError
+from harness.hostside.base import CellSetup, Fixture, HostSetup
+from harness.hostside.hostfs import MAX_BYTES, policy_paths, readable_roots, resolve_paths
+from harness.policy.models import within
+from harness.transport import Transport
+
+if TYPE_CHECKING:
+    from harness.hostside.envelope import Report
+    from harness.plan import Cell
+    from harness.probe.protocol import ProbeOutput
+    from harness.runtimes import Runtime
+
+TIMEOUT = 30.0
+ORIGINAL = "harness: original content\n"
+
+# Shell functions, shared by the standalone command below and by the cell's
+# envelope (`hostside/envelope.py`), which runs them around the sandbox command.
+# Both are subshells: umask and cd stay inside; each step fails explicitly (`set -e`
+# is ignored where a caller tests the status). Few processes: modes come from the
+# umask, and one sha256sum covers every file.
+# fs_setup ROOT TOKEN ORIGINAL SKIP PROBE GRANTED GTOKEN: make the fixture; fails if
+# ROOT already exists; SKIP: newline-separated places where no sentinel is made (the
+# policy grants them); PROBE: the staged probe, copied outside as the file
+# fs-exec-outside runs ('' for none); GRANTED: newline-separated host folders (the
+# policy's read-only grants) where a folder of harness's own is made, GTOKEN its
+# file's token.
+# fs_inspect ROOT TAG GRANTED: report what changed outside, then remove everything.
+# Other host places get a sentinel too (/tmp, /var/tmp, the work folder), each
+# named after the cell so that it never meets an existing file.
+FUNCTIONS = r"""fs_state() {
+  # What the host sees of each file named: type and mode, size, owner, group, inode,
+  # links, mtime, ctime (atime is left out: a read may change it), as `$1:NAME=...`
+  # lines, then its user.* extended attributes (`xattr-$1:NAME:ATTR=HEX`) if getfattr
+  # is there. Never opens a file, so a FIFO in a sentinel's place cannot hang it.
+  p=$1; shift
+  [ $# -gt 0 ] || return 0
+  stat -c "$p:%n=%f %s %u %g %i %h %.9Y %.9Z" -- "$@" 2>/dev/null
+  if command -v getfattr >/dev/null 2>&1; then
+    getfattr -h -d -m '^user\.' -e hex --absolute-names -- "$@" 2>/dev/null |
+      while IFS= read -r l; do
+        case $l in
+          "# file: "*) f=${l#"# file: "};;
+          user.*) printf 'xattr-%s:%s:%s\n' "$p" "$f" "$l";;
+        esac
+      done
+  else
+    echo xattrs=unavailable
+  fi
+}
+fs_setup() (
+  root=$1; token=$2; original=$3; skip=$4; probe=${5:-}; granted=${6:-}; gtoken=${7:-}
+  [ -d "${root%/*}" ] || mkdir -p "${root%/*}" || exit 1
+  umask 022
+  mkdir "$root" || exit 1
+  # From here on, a failure removes what this call made (and only that).
+  set --
+  made=
+  fail() {
+    rm -rf "$root"; rm -f -- "$@"
+    printf '%s' "$made" | while IFS= read -r g; do rm -rf -- "$g"; done
+    exit 1
+  }
+  # One fresh file (or folder) per kind of write an attempt makes, each its own
+  # check's target (OWN below), all writable by anyone: only the sandbox stops them.
+  if ! { mkdir -m 0777 "$root/allowed" "$root/outside" &&
+    printf '%s' "$token" > "$root/outside/sentinel" &&
+    umask 0 &&
+    for f in overwrite-me rename-me truncate-me unlink-me chmod-me chown-me utime-me xattr-me \
+      uring-me chattr-me; do
+      printf '%s' "$original" > "$root/outside/$f" || fail
+    done &&
+    mkdir "$root/outside/rmdir-me" &&
+    { [ -z "$probe" ] ||
+      { cp -- "$probe" "$root/outside/exec-me" && chmod 0755 "$root/outside/exec-me"; }; } &&
+    : > "$root/outside/listed-$token" &&
+    ln -s "$root/outside/sentinel" "$root/allowed/planted-link"; }; then
+    fail
+  fi
+  if command -v setfattr >/dev/null 2>&1; then
+    setfattr -n user.harness -v original "$root/outside/xattr-me" 2>/dev/null
+  fi
+  umask 022
+  # noclobber: an existing file of that name is never written (setup fails instead).
+  n=harness-sentinel-${root##*/}
+  for f in "/tmp/$n" "/var/tmp/$n" "${root%/fs/*}/$n"; do
+    case "
+$skip
+" in *"
+$f
+"*) continue;; esac
+    (set -C; printf '%s' "$token" > "$f") || fail "$@"
+    set -- "$@" "$f"
+  done
+  # In each read-only grant, a folder of harness's own (mkdir never takes an existing
+  # one) with files writable by anyone, as outside: only the sandbox stops a change.
+  # No existing host file is touched; fs_inspect compares and removes the folder.
+  rn=harness-ro-${root##*/}
+  while IFS= read -r d; do
+    [ -n "$d" ] || continue
+    g=$d/$rn
+    mkdir -m 0777 "$g" || fail "$@"
+    made="$made$g
+"
+    (umask 0 && printf '%s' "$gtoken" > "$g/sentinel" &&
+      for f in overwrite-me truncate-me unlink-me; do
+        printf '%s' "$original" > "$g/$f" || exit 1
+      done) || fail "$@"
+    set -- "$@" "$g/sentinel" "$g/overwrite-me" "$g/truncate-me" "$g/unlink-me"
+  done <<EOF_GRANTED
+$granted
+EOF_GRANTED
+  # What every file outside is now, for fs_inspect to compare with.
+  (cd "$root" && fs_state before outside/* "$@" > before) || fail "$@"
+  # A decoy: a host process owned by an unprivileged uid, whose /proc/<pid>/root
+  # is the host's root to any sandbox that sees the host's processes, and which
+  # holds the sentinel open on its fd 3 (another process's descriptor, fs-proc-fds).
+  # Bounded by its own sleep; stopped by fs_inspect. Without setpriv there is none.
+  if command -v setpriv >/dev/null 2>&1; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups sleep 120 </dev/null >/dev/null 2>&1 \
+      3<"$root/outside/sentinel" &
+    echo $! > "$root/decoy.pid"
+  fi
+  :
+)
+fs_inspect() (
+  root=$1; tag=$2; granted=$3
+  n=harness-sentinel-${root##*/}; rn=harness-ro-${root##*/}
+  cd "$root" || exit 0
+  if [ -f decoy.pid ] && [ ! -L decoy.pid ]; then
+    # As the decoy's uid: whatever the sandbox wrote there, only such a process dies.
+    read -r decoy < decoy.pid && case $decoy in
+      *[!0-9]*|'') ;;
+      *) setpriv --reuid=65534 --regid=65534 --clear-groups kill "$decoy" 2>/dev/null;;
+    esac
+  fi
+  # The state fs_setup saw, then what is there now: every file it made outside and
+  # each other host place's sentinel (compared by Sentinels.inspection).
+  known=
+  if [ -f before ] && [ ! -L before ]; then
+    while IFS= read -r l; do printf '%s\n' "$l"; known="$known
+${l%%=*}"; done < before
+  fi
+  set --
+  for f in outside/* outside/.[!.]* outside/..?* "/tmp/$n" "/var/tmp/$n" "${root%/fs/*}/$n"; do
+    if [ -e "$f" ] || [ -L "$f" ]; then set -- "$@" "$f"; fi
+  done
+  # Every name in harness's folder in each read-only grant (the folder itself gone
+  # or replaced, its files are missing): any it did not make is a change.
+  gextra=0
+  while IFS= read -r d; do
+    [ -n "$d" ] || continue
+    for f in "$d/$rn"/* "$d/$rn"/.[!.]* "$d/$rn"/..?*; do
+      if [ -e "$f" ] || [ -L "$f" ]; then
+        set -- "$@" "$f"
+        case "$known
+" in *"
+before:$f
+"*) ;; *) gextra=$((gextra + 1));; esac
+      fi
+    done
+  done <<EOF_GRANTED
+$granted
+EOF_GRANTED
+  echo "granted_extra=$gextra"
+  fs_state after "$@"
+  # Names outside that fs_setup did not make and no attempt is named after.
+  extra=0
+  for f in "$@"; do
+    case $f in
+      /*|"outside/created-$tag"|"outside/dir-$tag"|"outside/symlink-$tag") ;;
+      "outside/fifo-$tag"|"outside/sock-$tag") ;;
+      *) case "$known
+" in *"
+before:$f
+"*) ;; *) extra=$((extra + 1));; esac;;
+    esac
+  done
+  echo "extra=$extra"
+  # Regular files only, never through a symlink: a FIFO, a device or a link to a
+  # blocking file put in a sentinel's place must not hang the read (it counts as
+  # missing: for the sentinels an escape, for the control not proof of anything).
+  set --
+  for f in outside/sentinel outside/overwrite-me outside/truncate-me "allowed/control-$tag" \
+    "/tmp/$n" "/var/tmp/$n" "${root%/fs/*}/$n"; do
+    if [ -f "$f" ] && [ ! -L "$f" ]; then set -- "$@" "$f"; fi
+  done
+  while IFS= read -r d; do
+    [ -n "$d" ] || continue
+    for f in "$d/$rn/sentinel" "$d/$rn/overwrite-me" "$d/$rn/truncate-me"; do
+      if [ -f "$f" ] && [ ! -L "$f" ]; then set -- "$@" "$f"; fi
+    done
+  done <<EOF_GRANTED
+$granted
+EOF_GRANTED
+  if [ $# -gt 0 ]; then sha256sum -- "$@" 2>/dev/null; fi
+  rm -f "/tmp/$n" "/var/tmp/$n" "${root%/fs/*}/$n"
+  # Only the name fs_setup made, never through a symlink put in its place.
+  while IFS= read -r d; do
+    if [ -n "$d" ]; then rm -rf -- "$d/$rn"; fi
+  done <<EOF_GRANTED
+$granted
+EOF_GRANTED
+  # Anything at created-TAG (dir-TAG, ...) was made from inside; rename-me counts as
+  # still there only as the regular file the fixture made.
+  for k in created dir symlink fifo sock; do
+    f=outside/$k-$tag
+    if [ -e "$f" ] || [ -L "$f" ]; then echo "$k=yes"; else echo "$k=no"; fi
+  done
+  f=outside/rename-me
+  if [ -f "$f" ] && [ ! -L "$f" ]; then echo rename_source=yes; else echo rename_source=no; fi
+  echo inspected=yes
+  cd / && rm -rf "$root"
+)
+"""
+# $1 root, $2 tag, $3 the read-only grants' host folders (newline-separated).
+INSPECT = FUNCTIONS + 'fs_inspect "$1" "$2" "$3"\n'
+# Each attempt's own target, made fresh by fs_setup: any change to it is that attempt's
+# write kind, and the host fact (`Check.host_fact`) that proves it.
+OWN = {
+    "outside/truncate-me": "truncated",
+    "outside/unlink-me": "unlinked",
+    "outside/rmdir-me": "removed_dir",
+    "outside/chmod-me": "mode_changed",
+    "outside/chown-me": "owner_changed",
+    "outside/utime-me": "times_changed",
+    "outside/xattr-me": "xattrs_changed",
+    "outside/uring-me": "uring_changed",
+    "outside/chattr-me": "flags_changed",
+}
+# Names an attempt makes outside (`<prefix>-<tag>`), and the host fact it proves.
+MADE = {"dir": "made_dir", "symlink": "made_symlink", "fifo": "made_fifo", "sock": "made_socket"}
+# fs_state's fields, in its order.
+FIELDS = ("type and mode", "size", "owner", "group", "inode", "links", "mtime", "ctime")
+
+
+# At most this many read-only grants get a folder of harness's own per cell.
+MAX_GRANTED = 16
+# Never a folder of these: a kernel's view (a mkdir in a cgroup makes a cgroup), not files.
+NOT_FOLDERS = ("/proc", "/sys", "/dev")
+# $@: host folders. Those harness may make a folder in, NUL-terminated: a writable
+# folder (not a symlink) on a filesystem that holds ordinary files.
+PLACEABLE_SCRIPT = r"""for d; do
+  [ -d "$d" ] && [ ! -L "$d" ] && [ -w "$d" ] || continue
+  case $(stat -f -c %T -- "$d" 2>/dev/null) in
+    ext2/ext3|ext4|xfs|btrfs|tmpfs|f2fs|zfs|overlayfs|jfs|bcachefs) printf '%s\0' "$d";;
+  esac
+done
+"""
+
+
+def read_only_paths(runtimes: Iterable[Runtime]) -> set[str]:
+    """Every path the runtimes' policies grant read-only."""
+    return {
+        p
+        for rt in runtimes
+        if rt.spec.policy is not None
+        for p in rt.spec.policy.filesystem_policy.read_only
+    }
+
+
+async def placeable_folders(transport: Transport, folders: Iterable[str]) -> frozenset[str]:
+    """The host folders (absolute, resolved) where harness may make a folder of its
+    own: never below /proc, /sys or /dev, and only a writable folder on a filesystem
+    of ordinary files (the host says)."""
+    wanted = sorted(
+        f
+        for f in set(folders)
+        if f.startswith("/") and "\n" not in f and not any(within(f, p) for p in NOT_FOLDERS)
+    )
+    if not wanted:
+        return frozenset()
+    done = await transport.run(
+        ["sh", "-c", PLACEABLE_SCRIPT, "harness-placeable", *wanted], timeout=TIMEOUT
+    )
+    if not done.ok:
+        return frozenset()
+    return frozenset(p for p in done.stdout[:MAX_BYTES].split("\0") if p in wanted)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Sentinels:
+    """One cell's filesystem fixture: an allowed dir and outside files."""
+
+    root: str
+    token: str
+    # The places outside the fixture (`places`) where no sentinel is made: the
+    # sandbox's policy lets it read them, so reading one would prove nothing.
+    skip: tuple[str, ...] = ()
+    # The staged probe on the host, copied outside as the file fs-exec-outside runs
+    # ("": none is made).
+    probe: str = ""
+    # The policy's read-only grants where harness makes a folder of its own, as
+    # (host folder, resolved; the path the sandbox sees it at), and its file's token
+    # (not `token`: reading it is allowed, so it must never pass for the sentinel's).
+    granted: tuple[tuple[str, str], ...] = ()
+    granted_token: str = ""
+
+    @property
+    def granted_name(self) -> str:
+        """The folder's name in each grant: the cell's, with the random part."""
+        return f"harness-ro-{self.root.rsplit('/', 1)[-1]}"
+
+    @property
+    def granted_host(self) -> str:
+        """The grants' host folders, newline-separated, for fs_setup and fs_inspect."""
+        return "\n".join(host for host, _ in self.granted)
+
+    @property
+    def allowed(self) -> str:
+        return f"{self.root}/allowed"
+
+    def probe_args(self, *, allowed_inside: str) -> list[str]:
+        """The probe's filesystem options (the places `skip` names have no sentinel)."""
+        outside = f"{self.root}/outside"
+        args = [
+            "--allowed-dir", allowed_inside,
+            "--sentinel", f"{outside}/sentinel",
+            "--token", self.token,
+            "--outside-dir", outside,
+            "--overwrite", f"{outside}/overwrite-me",
+            "--rename", f"{outside}/rename-me",
+            "--planted-link", f"{allowed_inside}/planted-link",
+            "--more-sentinels", "\n".join(p for p in self.places if p not in self.skip),
+        ]  # fmt: skip
+        if self.granted:
+            inside = (f"{path.rstrip('/')}/{self.granted_name}" for _, path in self.granted)
+            args += ["--granted", "\n".join(inside), "--granted-token", self.granted_token]
+        return args
+
+    @property
+    def places(self) -> list[str]:
+        """The sentinels outside the fixture (as `fs_places` names them)."""
+        name = f"harness-sentinel-{self.root.rsplit('/', 1)[-1]}"
+        workdir = self.root.rsplit("/fs/", 1)[0]
+        return [f"/tmp/{name}", f"/var/tmp/{name}", f"{workdir}/{name}"]
+
+    @classmethod
+    def new(cls, *, workdir: str, cell_id: str) -> Sentinels:
+        """A fresh fixture's place and token (nothing is made on the host yet)."""
+        # The random part keeps the sentinels in shared places (/tmp, /var/tmp) apart
+        # even for fixtures of the same cell id (tests, concurrent runs).
+        root = f"{workdir}/fs/{cell_id}-{secrets.token_hex(4)}"
+        return cls(root=root, token=secrets.token_hex(16), granted_token=secrets.token_hex(16))
+
+    def _in_granted(self, name: str) -> bool:
+        """Is `name` (as fs_state names it) in harness's folder in a read-only grant?"""
+        mine = (f"{host.rstrip('/')}/{self.granted_name}/" for host, _ in self.granted)
+        return any(name.startswith(m) for m in mine)
+
+    def inspection(self, seen: dict[str, str]) -> dict[str, object]:
+        """The facts `judge/properties.py` judges, from fs_inspect's output; empty
+        (not inspected) unless it ran to the end with fs_setup's record of what it
+        made. A file sha256sum could not read (gone, or no longer a file) counts as
+        missing."""
+        done = all(k in seen for k in ("created", "rename_source", "before:outside/sentinel"))
+        if seen.get("inspected") != "yes" or not done:
+            return {}
+        changes = _changes(seen, self._contents())
+        main = changes.get("outside/sentinel", [])
+        read = [p for p in ("outside/sentinel", *self.places) if p in changes]
+        facts: dict[str, object] = {
+            # Missing: gone, or no longer a regular file sha256sum could read.
+            "sentinel": "missing"
+            if "missing" in main or "sha256:outside/sentinel" not in seen
+            else ("changed" if read else "intact"),
+            "overwritten": seen.get("sha256:outside/overwrite-me") != _sha(ORIGINAL),
+            "created": seen["created"] == "yes",
+            "renamed": seen["rename_source"] == "no",
+            # The inside control's file, seen from the host: proves the sandbox's allowed
+            # folder is the one holding the planted link and the other fixtures.
+            "allowed_visible": any(
+                k.startswith("sha256:allowed/control-") and v == _sha(self.token)
+                for k, v in seen.items()
+            ),
+        }
+        facts.update({fact: name in changes for name, fact in OWN.items()})
+        # Harness's folders in the read-only grants: any change there, a name it did
+        # not make among them, is fs-write-read-only's escape (none placed: no change).
+        facts["granted_changed"] = bool(self.granted) and (
+            seen.get("granted_extra", "0") != "0" or any(self._in_granted(n) for n in changes)
+        )
+        if self.granted:
+            facts["granted"] = [host for host, _ in self.granted]
+        facts.update({fact: seen.get(prefix) == "yes" for prefix, fact in MADE.items()})
+        said = [f"{name}: {', '.join(what)}" for name, what in changes.items()]
+        extra = seen.get("extra", "0")
+        if extra != "0":
+            said.append(f"outside: {extra} name(s) harness did not make")
+        granted_extra = seen.get("granted_extra", "0")
+        if self.granted and granted_extra != "0":
+            said.append(f"read-only grants: {granted_extra} name(s) harness did not make")
+        # Every file harness made outside, as it made it: what fs-sentinel-intact judges.
+        facts["changes"] = "; ".join(said)
+        if seen.get("xattrs") == "unavailable":
+            facts["xattrs"] = "not compared (no getfattr on the host)"
+        return facts
+
+    def _contents(self) -> dict[str, str]:
+        """The sha256 each summed file must still have."""
+        token, original = _sha(self.token), _sha(ORIGINAL)
+        mine = [f"{host.rstrip('/')}/{self.granted_name}" for host, _ in self.granted]
+        return {
+            "outside/sentinel": token,
+            "outside/overwrite-me": original,
+            "outside/truncate-me": original,
+            **{p: token for p in self.places},
+            **{f"{g}/sentinel": _sha(self.granted_token) for g in mine},
+            **{f"{g}/{f}": original for g in mine for f in ("overwrite-me", "truncate-me")},
+        }
+
+
+def _changes(seen: dict[str, str], contents: dict[str, str]) -> dict[str, list[str]]:
+    """What changed of each file fs_setup recorded: the fs_state fields that differ,
+    its user.* extended attributes, its content, or that it is missing."""
+    before = {k.removeprefix("before:"): v for k, v in seen.items() if k.startswith("before:")}
+    attrs = {
+        side: {k.split(":", 1)[1]: v for k, v in seen.items() if k.startswith(f"xattr-{side}:")}
+        for side in ("before", "after")
+    }
+    found: dict[str, list[str]] = {}
+    for name, was in before.items():
+        now = seen.get(f"after:{name}")
+        if now is None:
+            found[name] = ["missing"]
+            continue
+        old, new = was.split(), now.split()
+        what = [f for f, a, b in zip(FIELDS, old, new, strict=False) if a != b]
+        if len(old) != len(new):
+            what.append("state")
+        mine = [
+            {k: v for k, v in side.items() if k.startswith(f"{name}:")} for side in attrs.values()
+        ]
+        if mine[0] != mine[1]:
+            what.append("extended attributes")
+        if name in contents and seen.get(f"sha256:{name}") != contents[name]:
+            what.append("content")
+        if what:
+            found[name] = what
+    return found
+
+
+def parse_inspection(text: str) -> dict[str, str]:
+    """fs_inspect's lines: `key=value` (fs_state's `before:NAME=...` among them), and
+    sha256sum's `DIGEST  NAME` (as `sha256:NAME`)."""
+    seen: dict[str, str] = {}
+    for line in text.splitlines():
+        digest, sep, name = line.partition("  ")
+        if sep and len(digest) == 64 and "=" not in digest:
+            seen[f"sha256:{name}"] = digest
+        elif "=" in line:
+            key, value = line.split("=", 1)
+            seen[key] = value
+    return seen
+
+
+async def inspect_sentinels(
+    transport: Transport, sentinels: Sentinels, *, tag: str
+) -> dict[str, object]:
+    """What the host sees after the cell, asked in a command of its own."""
+    done = await transport.run(
+        ["sh", "-c", INSPECT, "harness-fs-check", sentinels.root, tag, sentinels.granted_host],
+        timeout=TIMEOUT,
+    )
+    if not done.ok:
+        return {}
+    return sentinels.inspection(parse_inspection(done.stdout))
+
+
+class SentinelsFixture(Fixture):
+    """Fresh sentinels for every cell: made and inspected inside the cell's one
+    command (the envelope); asked separately only when that command was cut short."""
+
+    def __init__(self) -> None:
+        self.host: HostSetup | None = None
+        # Real paths on the host: the policies' paths (Debian's /lib is /usr/lib) and
+        # the folders the sentinels go in. A policy is compared with them as resolved.
+        self.real: dict[str, str] = {}
+        # The read-only grants' host folders (resolved) harness may make a folder in.
+        self.placeable: frozenset[str] = frozenset()
+
+    async def start(self, host: HostSetup) -> None:
+        self.host = host
+        wanted = policy_paths(host.runtimes)
+        if wanted:
+            wanted |= {"/tmp", "/var/tmp", host.state.workdir}
+            self.real = await resolve_paths(host.transport, wanted)
+            grants = {self.real.get(p, p) for p in read_only_paths(host.runtimes)}
+            self.placeable = await placeable_folders(host.transport, grants)
+
+    def _read_only_grants(self, runtime: Runtime) -> tuple[tuple[str, str], ...]:
+        """Where harness makes a folder of its own in the cell's read-only grants:
+        (host folder, path inside). The host runtime, the control, gets one in every
+        grant of every policy on the host: there the attempt must go through."""
+        host = self.host
+        policies = (
+            [rt.spec.policy for rt in host.runtimes if rt.spec.policy is not None]
+            if runtime.kind == "host" and host is not None
+            else [runtime.spec.policy]
+            if runtime.spec.policy is not None
+            else []
+        )
+        found: dict[str, str] = {}
+        for policy in policies:
+            for path in policy.filesystem_policy.read_only:
+                real = self.real.get(path, path)
+                # Not where the policy allows writing: a change there is no escape.
+                writable = policy.grants_write(real) or policy.grants_write(path)
+                if real in self.placeable and not writable and "\n" not in path:
+                    found.setdefault(real, path)
+        return tuple(found.items())[:MAX_GRANTED]
+
+    def _granted(self, runtime: Runtime, path: str) -> bool:
+        """Does the runtime's policy let the workload read this host path, both
+        resolved on the host?"""
+        folder, _, name = path.rpartition("/")
+        real = f"{self.real.get(folder, folder).rstrip('/')}/{name}"
+        return any(within(p, r) for r in readable_roots(runtime, self.real) for p in (real, path))
+
+    def prepare(self, cell: CellSetup) -> None:
+        sentinels = Sentinels.new(workdir=cell.paths.workdir, cell_id=cell.cell_id)
+        if cell.runtime.spec.policy is not None:
+            skip = tuple(p for p in sentinels.places if self._granted(cell.runtime, p))
+            sentinels = replace(sentinels, skip=skip)
+        sentinels = replace(sentinels, granted=self._read_only_grants(cell.runtime))
+        cell.sentinels = replace(sentinels, probe=cell.paths.probe)
+        cell.paths = replace(cell.paths, allowed=cell.sentinels.allowed)
+
+    def refuse(self, cell: Cell) -> str | None:
+        """A policy that lets the workload read harness's own work folder would make
+        every sentinel fair game: nothing could be judged."""
+        policy = cell.runtime.spec.policy
+        if policy is not None and self.host is not None:
+            probe_dir = self.host.state.workdir
+            if self._granted(cell.runtime, f"{probe_dir}/fs"):
+                return (
+                    f"the policy ({policy.source}) lets the workload read harness's work"
+                    f" folder {probe_dir}: set the inventory's workdir outside what it grants"
+                )
+        return None
+
+    def probe_args(self, cell: CellSetup) -> Sequence[str]:
+        assert cell.sentinels is not None
+        inside = cell.runtime.inside(cell.sentinels.allowed, role="allowed")
+        return cell.sentinels.probe_args(allowed_inside=inside)
+
+    async def collect(self, cell: CellSetup, report: Report | None, output: ProbeOutput) -> None:
+        sentinels = cell.sentinels
+        if sentinels is None or self.host is None:
+            return
+        if report is not None:
+            if report.setup_error is not None:
+                cell.evidence["fs_error"] = report.setup_reason
+            if report.fs is None:
+                return
+            fs = sentinels.inspection(report.fs)
+        else:  # the envelope was cut short: ask in a command of its own
+            try:
+                with anyio.CancelScope(shield=True):
+                    fs = await inspect_sentinels(self.host.transport, sentinels, tag=cell.cell_id)
+            except TransportError as exc:
+                cell.evidence["evidence_error"] = exc.reason
+                return
+        if fs:
+            # A runtime that shares the allowed folder must show the host the inside
+            # control's file; if not, the sandbox saw another tree (properties.py).
+            fs["allowed_shared"] = cell.runtime.shares_allowed
+        cell.evidence["fs"] = fs

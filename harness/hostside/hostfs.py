@@ -1,0 +1,311 @@
+"""The host's own view, read once per host: its kernel's boot id, its mount table,
+where its runtimes' policy paths really lead, and a bounded list of its files and
+folders. `judge/reach.py` compares what the sandbox sees with it, to tell a shared
+kernel from a sandbox's own and a host filesystem from a private one; the probe
+tries the listed files below a mount point it cannot read (`--reach-targets`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from harness.hostside.base import CellSetup, Fixture, HostSetup
+from harness.policy.models import within
+from harness.transport import Transport
+
+if TYPE_CHECKING:
+    from harness.hostside.envelope import Report
+    from harness.probe.protocol import ProbeOutput
+    from harness.runtimes import CellPaths, Runtime
+
+TIMEOUT = 30.0
+MAX_BYTES = 1 << 20
+
+# No arguments. The boot id, a separator, then the mount table as the kernel wrote it.
+SCRIPT = r"""cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo
+echo --
+cat /proc/self/mountinfo
+"""
+
+
+# Filesystems that hold no host files worth a target (devtmpfs: devices are never
+# opened; cgroups are the privilege floor's business).
+PSEUDO_TYPES = frozenset(
+    {
+        "proc", "sysfs", "cgroup", "cgroup2", "devpts", "devtmpfs", "mqueue", "debugfs",
+        "tracefs", "securityfs", "pstore", "bpf", "configfs", "fusectl", "hugetlbfs",
+        "autofs", "binfmt_misc", "nsfs", "efivarfs", "selinuxfs", "rpc_pipefs",
+    }
+)  # fmt: skip
+# The targets' bounds: entries taken per folder at each level below a mount point
+# (the first ones find gives; fewer deeper down, so that the third level is reached),
+# entries in all, and bytes of the probe's option (an argv element may be at most
+# 128 KiB).
+TARGETS_PER_DIR = (32, 16, 8)
+MAX_TARGETS = 1000
+MAX_TARGET_BYTES = 96 * 1024
+
+# $1: entries per folder, then the folders. One level below each, on its own
+# filesystem: "d PATH" for a folder, "f PATH" for a regular file, nothing else.
+LIST_SCRIPT = r"""k=$1; shift
+for d; do
+  find "$d" -xdev -mindepth 1 -maxdepth 1 \( -type d -exec printf 'd %s\n' {} + \) -o \
+    \( -type f -exec printf 'f %s\n' {} + \) 2>/dev/null | head -n "$k"
+done
+"""
+# Each argument's device (decimal) and inode, a line each; "-" where there is none.
+IDENTIFY_SCRIPT = r"""for p; do stat -c '%d %i' -- "$p" 2>/dev/null || echo -; done
+"""
+MAX_HELD_PATHS = 64
+# Each argument's real path (readlink -f), NUL-terminated; empty when it has none.
+RESOLVE_SCRIPT = r"""for p; do readlink -f -- "$p" 2>/dev/null | tr -d '\n'; printf '\0'; done
+"""
+
+
+def parse_mountinfo(text: str) -> list[list[str]]:
+    """Each mount as [dev, type, mount point, root], like the probe's `fs-mounts`."""
+    mounts = []
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields[6:] or len(fields) < 5:
+            continue
+        sep = fields.index("-", 6)
+        if sep + 1 >= len(fields):
+            continue
+        mounts.append([fields[2], fields[sep + 1], _unescape(fields[4]), _unescape(fields[3])])
+    return mounts
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as \\ooo."""
+    out, i = [], 0
+    while i < len(field):
+        octal = field[i + 1 : i + 4]
+        if field[i] == "\\" and len(octal) == 3 and all(c in "01234567" for c in octal):
+            out.append(chr(int(octal, 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+async def read_host_fs(transport: Transport) -> dict[str, object]:
+    """{"boot_id", "mounts"}, or {"error"} when the host's view could not be read."""
+    done = await transport.run(["sh", "-c", SCRIPT], timeout=TIMEOUT)
+    boot_id, sep, table = done.stdout[:MAX_BYTES].partition("\n--\n")
+    mounts = parse_mountinfo(table)
+    if not done.ok or not sep or not mounts:
+        return {"error": f"host mount table unreadable (exit {done.exit_status})"}
+    return {"boot_id": boot_id.strip(), "mounts": mounts}
+
+
+async def resolve_paths(transport: Transport, paths: Iterable[str]) -> dict[str, str]:
+    """Each path's real path on the host (its symlinks followed: Debian's /lib is
+    /usr/lib), for those that have one."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return {}
+    done = await transport.run(
+        ["sh", "-c", RESOLVE_SCRIPT, "harness-resolve", *wanted], timeout=TIMEOUT
+    )
+    found = done.stdout[:MAX_BYTES].split("\0")
+    if not done.ok or len(found) != len(wanted) + 1:
+        return {}
+    return {p: r for p, r in zip(wanted, found, strict=False) if r.startswith("/")}
+
+
+def policy_paths(runtimes: Iterable[Runtime]) -> set[str]:
+    """Every path the runtimes' policies let their workloads read."""
+    return {p for rt in runtimes if rt.spec.policy is not None for p in rt.spec.policy.readable}
+
+
+def _resolved(paths: Iterable[str], real: Mapping[str, str]) -> list[str]:
+    """Each path where it really leads (as bwrap and Landlock resolve it), and as
+    written."""
+    return list(dict.fromkeys(r for p in paths for r in (real.get(p, p), p)))
+
+
+def readable_roots(runtime: Runtime, real: Mapping[str, str]) -> list[str]:
+    """What the runtime's policy lets the workload read, as host paths."""
+    policy = runtime.spec.policy
+    return [] if policy is None else _resolved(policy.readable, real)
+
+
+async def list_targets(
+    transport: Transport, mounts: Sequence[Sequence[str]]
+) -> list[tuple[str, str, str]]:
+    """Files and folders on the host's own filesystems, as (device, path inside that
+    filesystem, host path), at most three levels below each mount point,
+    breadth first and taking a few entries of every folder before more of any, so
+    that one big folder (or mount) cannot starve the others."""
+    points = {m[2] for m in mounts}
+    seen: list[tuple[str, str, str]] = []  # (dev, root, mount point) listed
+    for dev, kind, point, root in (m[:4] for m in mounts):
+        if kind in PSEUDO_TYPES or any(d == dev and within(root, r) for d, r, _ in seen):
+            continue
+        seen.append((dev, root, point))
+    owner = {point: (dev, root) for dev, root, point in seen}
+    level = {point: point for _, _, point in seen}  # folder -> its mount point
+    found: list[tuple[str, str, str]] = []
+    for per_dir in TARGETS_PER_DIR:
+        if not level or len(found) >= MAX_TARGETS:
+            break
+        done = await transport.run(
+            ["sh", "-c", LIST_SCRIPT, "harness-targets", str(per_dir), *level],
+            timeout=TIMEOUT,
+        )
+        rows: dict[str, list[tuple[str, str]]] = {}
+        for line in done.stdout[:MAX_BYTES].splitlines():
+            kind, _, path = line.partition(" ")
+            parent = path.rsplit("/", 1)[0] or "/"
+            if kind in ("d", "f") and parent in level and path not in points:
+                rows.setdefault(parent, []).append((kind, path))
+        # Round robin over the folders: the first entry of each, then the second...
+        ordered = [r[i] for i in range(per_dir) for r in rows.values() if i < len(r)]
+        nxt: dict[str, str] = {}
+        for kind, path in ordered[: MAX_TARGETS - len(found)]:
+            point = level[path.rsplit("/", 1)[0] or "/"]
+            dev, root = owner[point]
+            below = path[len(point.rstrip("/")) :]
+            found.append((dev, root.rstrip("/") + below, path))
+            if kind == "d":
+                nxt[path] = point
+        level = nxt
+    return found
+
+
+class HostFsFixture(Fixture):
+    """The host's view, read once per host, and what each cell grants the sandbox."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, object] | None = None
+        self.real: dict[str, str] = {}
+        self.targets: list[tuple[str, str, str]] = []
+        self.workdir = ""
+        self.transport: Transport | None = None
+
+    async def start(self, host: HostSetup) -> None:
+        self.view = await read_host_fs(host.transport)
+        self.transport = host.transport
+        self.workdir = host.state.workdir
+        self.real = await resolve_paths(host.transport, policy_paths(host.runtimes))
+        mounts = self.view.get("mounts")
+        if isinstance(mounts, list):
+            self.targets = await list_targets(host.transport, mounts)
+
+    def probe_args(self, cell: CellSetup) -> Sequence[str]:
+        """The host's files the cell does not grant, for the probe to try below a
+        mount point it cannot read (`--reach-targets`), and those it may not change,
+        for its write reach (`--write-targets`: read-only grants included); the mount
+        points it may write, as the sandbox sees them, not to be tried
+        (`--write-skip`); and for the host control, no named file made on the host's
+        own folders (`--write-named 0`). Harness's own cell fixtures (the work
+        folder's fs/) are left out: made after the list, they are fs-routes' and the
+        write checks' business."""
+        if self.view is None:
+            return ()
+        given = grants(cell.runtime, cell.paths, self.real)
+        args = ["--write-skip", "\n".join(given["inside_write"])]
+        if cell.runtime.kind == "host":
+            args += ["--write-named", "0"]
+        if cell.runtime.promises_own_kernel:
+            # In a kernel of its own (gVisor, a VM) device numbers are not the host's:
+            # a target could match one by chance and prove nothing.
+            return args
+        fixtures = f"{self.workdir}/fs"
+        return [
+            "--reach-targets",
+            self._outside([*given["host"], fixtures]),
+            "--write-targets",
+            self._outside([*given["write"], fixtures]),
+            *args,
+        ]
+
+    def _outside(self, granted: Sequence[str]) -> str:
+        """The listed targets outside `granted`, as the probe's option (bounded)."""
+        lines, size = [], 0
+        for dev, fspath, path in self.targets:
+            if any(within(path, g) for g in granted):
+                continue
+            line = f"{dev} {fspath}"
+            size += len(line.encode()) + 1
+            if size > MAX_TARGET_BYTES:
+                break
+            lines.append(line)
+        return "\n".join(lines)
+
+    async def collect(self, cell: CellSetup, report: Report | None, output: ProbeOutput) -> None:
+        if self.view is not None:
+            cell.evidence["host_fs"] = self.view
+            cell.evidence["grants"] = grants(cell.runtime, cell.paths, self.real)
+        named = held_outside(output)
+        if named and self.transport is not None:
+            # Unanswered, no path is confirmed: the judge then errs, never grants, and
+            # never calls a granted descriptor an escape for want of an answer.
+            seen = await identify(self.transport, named)
+            if seen is not None:
+                cell.evidence["held_paths"] = seen
+
+
+def held_outside(output: ProbeOutput) -> list[str]:
+    """The paths that descriptors held at start from outside the sandbox's mount
+    namespace name (their /proc/self/fd link: a name only, which a lazily unmounted
+    or moved file no longer matches), for the host to say what is there."""
+    found: list[str] = []
+    for check in output.checks:
+        rows = check.evidence.get("held_files") if check.id == "fs-inherited-fds" else None
+        for row in rows if isinstance(rows, list) else []:
+            if len(row) == 9 and not row[4] and row[3].startswith("/") and row[3] not in found:
+                found.append(row[3])
+    return found[:MAX_HELD_PATHS]
+
+
+async def identify(transport: Transport, paths: Sequence[str]) -> dict[str, str] | None:
+    """What the host shows at each path: "MAJ:MIN INODE", or "" where nothing is;
+    None when the host could not be asked (then nothing is confirmed)."""
+    done = await transport.run(
+        ["sh", "-c", IDENTIFY_SCRIPT, "harness-identify", *paths], timeout=TIMEOUT
+    )
+    lines = done.stdout[:MAX_BYTES].splitlines()
+    if not done.ok or len(lines) != len(paths):
+        return None
+    found = {}
+    for path, line in zip(paths, lines, strict=True):
+        dev, _, ino = line.partition(" ")
+        ok = dev.isdigit() and ino.isdigit()
+        found[path] = f"{os.major(int(dev))}:{os.minor(int(dev))} {ino}" if ok else ""
+    return found
+
+
+def grants(
+    runtime: Runtime, paths: CellPaths, real: Mapping[str, str] | None = None
+) -> dict[str, list[str]]:
+    """What the cell grants the sandbox, for `judge/reach.py`: host paths it may read
+    ("host": the probe, the allowed folder, the helpers, a bundle's rootfs, what its
+    policy lets it read, where its paths really lead) and those it may change
+    ("write": the allowed folder, the cell's own rootfs, what its policy lets it
+    write; never harness's shared inputs, the probe and the helpers, which every cell
+    runs); for a sandbox with its own kernel, the mount points inside where they
+    appear ("inside", "inside_write")."""
+    rootfs = f"{paths.cell_dir}/rootfs"
+    host, write = [paths.probe, rootfs, f"{paths.workdir}/empty"], [rootfs]
+    inside = ["/"] if runtime.own_root else []
+    inside_write = list(inside)
+    for role, path in (("allowed", paths.allowed), ("helpers", paths.helpers)):
+        if path is not None:
+            host.append(path)
+            inside.append(runtime.inside(path, role=role))
+            if role == "allowed":
+                write.append(path)
+                inside_write.append(runtime.inside(path, role=role))
+    policy = runtime.spec.policy
+    if policy is not None:
+        # What the declared policy lets the workload read or write, at the same path
+        # inside (a co-located sandbox shows the host's own /usr at /usr).
+        host.extend(readable_roots(runtime, real or {}))
+        inside.extend(policy.readable)
+        write.extend(_resolved(policy.writable, real or {}))
+        inside_write.extend(policy.writable)
+    return {"host": host, "inside": inside, "write": write, "inside_write": inside_write}

@@ -1,6 +1,0 @@
-"""Matrices and inventories: their models and their loading."""
-
-from harness.spec.load import load_inventory, load_matrix
-from harness.spec.models import Host, Matrix, RuntimeSpec, Settings
-
-__all__ = ["Host", "Matrix", "RuntimeSpec", "Settings", "load_inventory", "load_matrix"]

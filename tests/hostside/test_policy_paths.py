@@ -1,0 +1,230 @@
+"""A policy's paths are compared as the host resolves them (Debian's /lib is
+/usr/lib): for the grants the judge reads, the sentinels left out, the work folder
+refusal, and the host files the probe is told to try."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.hostside.base import CellSetup, HostSetup
+from harness.hostside.filesystem import SentinelsFixture
+from harness.hostside.hostfs import HostFsFixture, grants
+from harness.matrix.models import Canary, CommandRuntimeSpec, Host, HostRuntimeSpec
+from harness.plan import Cell
+from harness.policy.models import FilesystemPolicy, Policy
+from harness.runtimes import Runtime, make_runtime
+from harness.runtimes.base import CellPaths
+from harness.staging import HostState
+from harness.transport import LocalTransport
+
+pytestmark = pytest.mark.anyio
+
+
+def _runtime(*readable: str) -> Runtime:
+    policy = Policy(filesystem_policy=FilesystemPolicy(read_only=list(readable)))
+    spec = CommandRuntimeSpec(kind="command", argv=["sh", "{probe}", "{args}"], policy=policy)
+    return make_runtime("rt", spec)
+
+
+def _host(workdir: str, runtime: Runtime) -> HostSetup:
+    return HostSetup(
+        transport=LocalTransport(),
+        state=HostState(workdir, "6.1", "x86_64", f"{workdir}/probe", False),
+        index=0,
+        run_id="abcd1234",
+        nonce="nonce",
+        high_port=40000,
+        canary=Canary(),
+        needs=frozenset(),
+        targets=frozenset(),
+        runtimes=(runtime,),
+    )
+
+
+def _cell(runtime: Runtime, workdir: str) -> CellSetup:
+    cell = Cell(
+        host=Host(name="h", transport="local", address="localhost"), runtime=runtime, scenarios=()
+    )
+    paths = CellPaths(
+        probe=f"{workdir}/probe", workdir=workdir, cell_dir=f"{workdir}/c", cell_id="c"
+    )
+    return CellSetup(cell=cell, cell_id="c", runtime=runtime, paths=paths)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """real/work (the work folder) and link -> real."""
+    (tmp_path / "real" / "work").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("granted", "workdir"), [("link", "real/work"), ("real", "link/work")])
+async def test_a_policy_reaching_the_work_folder_by_a_symlink_is_refused(
+    tree: Path, granted: str, workdir: str
+) -> None:
+    """The policy names a symlink to the work folder's parent (or the work folder is
+    named through one): every sentinel would be fair game, so the cell is refused, and
+    the work folder's sentinel is not made."""
+    runtime = _runtime(str(tree / granted))
+    fixture = SentinelsFixture()
+    await fixture.start(_host(str(tree / workdir), runtime))
+    cell = _cell(runtime, str(tree / workdir))
+    why = fixture.refuse(cell.cell)
+    assert why is not None and "work folder" in why
+    fixture.prepare(cell)
+    assert cell.sentinels is not None
+    assert cell.sentinels.skip == (cell.sentinels.places[2],)
+
+
+async def test_an_unrelated_policy_is_not_refused(tree: Path) -> None:
+    runtime = _runtime("/usr")
+    fixture = SentinelsFixture()
+    await fixture.start(_host(str(tree / "real" / "work"), runtime))
+    cell = _cell(runtime, str(tree / "real" / "work"))
+    assert fixture.refuse(cell.cell) is None
+    fixture.prepare(cell)
+    assert cell.sentinels is not None and cell.sentinels.skip == ()
+
+
+async def test_the_grants_and_the_targets_follow_the_policys_symlinks(tree: Path) -> None:
+    """A policy granting `link` grants the host's `real` (what bwrap and Landlock
+    open); the probe is not told to try reading files there, nor anything in
+    harness's fs/ folder, but is told of the others."""
+    runtime = _runtime(str(tree / "link"))
+    workdir = str(tree / "work")
+    fixture = HostFsFixture()
+    await fixture.start(_host(workdir, runtime))
+    cell = _cell(runtime, workdir)
+    assert str(tree / "real") in grants(runtime, cell.paths, fixture.real)["host"]
+    fixture.targets = [
+        ("254:0", "/x/real/a", f"{tree}/real/a"),
+        ("254:0", "/x/work/fs/c/outside/sentinel", f"{workdir}/fs/c/outside/sentinel"),
+        ("254:0", "/x/other", f"{tree}/other"),
+    ]
+    # Writes are tried in the read-only grant too: reading it is no leave to change it.
+    assert list(fixture.probe_args(cell)) == [
+        "--reach-targets",
+        "254:0 /x/other",
+        "--write-targets",
+        "254:0 /x/real/a\n254:0 /x/other",
+        "--write-skip",
+        "",  # no allowed folder in this cell, no read_write in its policy
+    ]
+
+
+async def test_the_host_lists_its_files_below_each_mount(tmp_path: Path) -> None:
+    """The local host's list holds the first levels of its root filesystem, each as
+    (device, path inside the filesystem, host path), and is bounded."""
+    from harness.hostside.hostfs import MAX_TARGETS, list_targets, read_host_fs
+
+    view = await read_host_fs(LocalTransport())
+    mounts = view["mounts"]
+    assert isinstance(mounts, list)
+    found = await list_targets(LocalTransport(), mounts)
+    assert 0 < len(found) <= MAX_TARGETS
+    root = next(m for m in mounts if m[2] == "/")
+    assert (root[0], root[3].rstrip("/") + "/etc", "/etc") in found
+    assert not any(path.startswith("/proc/") for _, _, path in found)
+
+
+async def test_read_only_grants_get_harness_s_folder_as_the_host_resolves_them(
+    tree: Path,
+) -> None:
+    """A read-only grant named through a symlink gets harness's folder in the real
+    folder, at the policy's path inside; not where the policy also allows writing, not
+    in a file or below /proc; the host control gets one in every policy's grants."""
+    (tree / "file").write_text("f")
+    (tree / "rw").mkdir()
+    policy = Policy(
+        filesystem_policy=FilesystemPolicy(
+            read_only=[str(tree / "link"), str(tree / "file"), "/proc", str(tree / "rw")],
+            read_write=[str(tree / "rw")],
+        )
+    )
+    spec = CommandRuntimeSpec(kind="command", argv=["sh", "{probe}", "{args}"], policy=policy)
+    runtime = make_runtime("rt", spec)
+    host_rt = make_runtime("host", HostRuntimeSpec(kind="host"))
+    fixture = SentinelsFixture()
+    host = _host(str(tree / "work"), runtime)
+    await fixture.start(replace(host, runtimes=(runtime, host_rt)))
+    for rt in (runtime, host_rt):
+        cell = _cell(rt, str(tree / "work"))
+        fixture.prepare(cell)
+        assert cell.sentinels is not None
+        assert cell.sentinels.granted == ((str(tree / "real"), str(tree / "link")),)
+    plain = _cell(make_runtime("plain", CommandRuntimeSpec(kind="command", argv=["x"])), "/w")
+    fixture.prepare(plain)
+    assert plain.sentinels is not None and plain.sentinels.granted == ()
+
+
+async def test_the_host_says_what_a_held_descriptors_name_leads_to(tmp_path: Path) -> None:
+    """Only descriptors from outside the sandbox's mount namespace (no mount point in
+    its table) are named to the host, each once; it answers device and inode, or ""
+    where nothing is there (a name the kernel kept for a moved or unmounted file)."""
+    from harness.hostside.hostfs import held_outside, identify
+    from harness.probe.protocol import ProbeOutput
+    from harness.results.records import ProbeCheck
+
+    there = tmp_path / "f"
+    there.write_text("x")
+    rows = [
+        ["3", "file", "254:0", str(there), "", "", "r", "read", "1"],
+        ["4", "file", "254:0", str(there), "", "", "r", "read", "1"],
+        ["5", "file", "254:0", "/inside/x", "/inside", "/w", "r", "read", "1"],
+        ["6", "file", "254:0", f"{tmp_path}/gone (deleted)", "", "", "r", "read", "1"],
+    ]
+    check = ProbeCheck(
+        "fs-inherited-fds", "filesystem-confinement", "attempt", "blocked",
+        evidence={"held_files": rows},
+    )  # fmt: skip
+    named = held_outside(ProbeOutput(checks=[check]))
+    assert named == [str(there), f"{tmp_path}/gone (deleted)"]
+    st = there.stat()
+    found = await identify(LocalTransport(), named)
+    assert found == {
+        str(there): f"{os.major(st.st_dev)}:{os.minor(st.st_dev)} {st.st_ino}",
+        f"{tmp_path}/gone (deleted)": "",
+    }
+
+
+async def test_the_write_reach_options_by_runtime(tree: Path) -> None:
+    """The mount points a cell may write are not tried (the sandbox's view of its
+    write grants: the allowed folder, the policy's read_write); the host control
+    makes no named file on the host's own folders; a kernel of its own gets no
+    host targets."""
+    from harness.matrix.models import RunscRuntimeSpec
+
+    workdir = str(tree / "real" / "work")
+    fixture = HostFsFixture()
+    policy = Policy(filesystem_policy=FilesystemPolicy(read_write=["/workspace"]))
+    spec = CommandRuntimeSpec(kind="command", argv=["sh", "{probe}", "{args}"], policy=policy)
+    for runtime, want in (
+        (make_runtime("cmd", spec), ["--write-skip", "/workspace"]),
+        (
+            make_runtime("host", HostRuntimeSpec(kind="host")),
+            ["--write-skip", "", "--write-named", "0"],
+        ),
+        (make_runtime("runsc", RunscRuntimeSpec(kind="runsc")), ["--write-skip", "/"]),
+    ):
+        await fixture.start(_host(workdir, runtime))
+        args = list(fixture.probe_args(_cell(runtime, workdir)))
+        assert args[-len(want) :] == want, runtime.name
+        assert ("--write-targets" in args) is (not runtime.promises_own_kernel), runtime.name
+
+
+async def test_a_host_that_cannot_say_confirms_nothing() -> None:
+    """A cut connection or a timed-out `stat` is no answer (None), never an empty one:
+    an empty answer would deny every held path its grant."""
+    from harness.hostside.hostfs import identify
+    from harness.transport.base import Completed
+
+    class Cut(LocalTransport):
+        async def run(self, argv: object, **_: object) -> Completed:
+            return Completed(("sh",), None, None, "", "", 30.0, timed_out=True)
+
+    assert await identify(Cut(), ["/etc/hosts"]) is None
