@@ -14,6 +14,27 @@ TWO_BINARIES_CONNECTIONS = (
     ("port_3_probe", "probe"),
 )
 
+# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
+PROTOCOL: dict[str, dict[str, str]] = {
+    "checks": {
+        "attr-allowed-connect": (
+            "Connect, exchange the HARNESS and NONCE lines, and report `evidence.src_port` and "
+            "`evidence.dst`."
+        ),
+        "attr-two-binaries": (
+            "Three connections to the allowed destination, interleaved: the probe, the helpers' "
+            "`other` (run as `other connect TAG MARKER IP:PORT NONCE`), the probe again. Each "
+            "sends its own marker, `HARNESS <tag> attr-two-binaries-N-WHO` (N 1 to 3, WHO "
+            "`probe` or `other`), and reports its source port as `evidence.port_N_WHO`; "
+            "`evidence.dst`, `evidence.binary` (the other's path). Ok if both of the probe's "
+            "connections connected (the allowed destination may be any service); the other's "
+            "need only be tried (a per-binary policy refuses it). `other` not given, not run, or "
+            "printing no connect line: an error, never ok. The host judges the decision records "
+            "of the three ports (docs/judging.md)."
+        ),
+    },
+}
+
 ATTRIBUTION = Scenario(
     name="attribution",
     summary=(
@@ -33,4 +54,5 @@ ATTRIBUTION = Scenario(
             inside_control=True,
         ),
     ),
+    protocol=PROTOCOL,
 )

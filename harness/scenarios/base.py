@@ -124,3 +124,8 @@ class Scenario:
     internal: bool = False  # for testing harness itself: accepted, never listed
     # Barriers its checks stop at, in order, where the host acts (`Need.PHASES`).
     phases: tuple[str, ...] = ()
+    # What the probe does for each check and fact, the one source of
+    # docs/probe-protocol.md's tables (`listing.py` writes them): by table, a key of
+    # the ids that share a description ("tcp4-P, tcp6-P": every tcp4-<port> and
+    # tcp6-<port> line of the sweep), with the description in Markdown.
+    protocol: dict[str, dict[str, str]] = field(default_factory=dict)

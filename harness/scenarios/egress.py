@@ -106,6 +106,120 @@ def _sweep(family: str) -> tuple[Check, ...]:
 SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write")
 
 
+# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
+PROTOCOL: dict[str, dict[str, str]] = {
+    "named": {
+        "tcp-denied-name": (
+            "Resolve `t-<tag>.<denied-name>` (type A) with a hand-built UDP query to "
+            "`--resolver`, then connect to the answer on the `--canary-tcp` port. If the lookup "
+            "fails, the attempt is blocked (`detail` names the DNS step)."
+        ),
+        "tcp-raw-ip": "Connect to `--canary-tcp`. No DNS is involved.",
+        "dns-alt-udp": (
+            "Send a UDP query of type TXT for `dns-alt-udp.<tag>.<denied-name>` to `--alt-dns`. "
+            "A TXT answer `nonce=<nonce>` means escaped. No answer means blocked with ETIMEDOUT, "
+            "and the harness checks the canary log."
+        ),
+        "dns-alt-tcp": "The same over TCP, with the 2-byte length prefix.",
+        "doh-port": (
+            "Connect to `--doh` (the alternate resolver's port 443) and exchange the HARNESS and "
+            "NONCE lines."
+        ),
+    },
+    "sweep": {
+        "tcp4-P, tcp6-P": (
+            "Connect, then the HARNESS/NONCE exchange (port 53: a TXT query over TCP). Escaped "
+            "on the nonce; `succeeded` if connected without it."
+        ),
+        "udp4-P, udp6-P": (
+            "One datagram `HARNESS <tag> <id>\\n` (port 53: a TXT query); escaped if `NONCE "
+            "<nonce>` (or the TXT nonce) comes back. No answer: blocked, ETIMEDOUT."
+        ),
+        "icmp4, icmp6": (
+            "An echo request with `HARNESS <tag> <id>` as payload, on a datagram ICMP socket or "
+            "else a raw one; neither: blocked with the errno. A reply is only `succeeded`: the "
+            "canary's capture is the proof."
+        ),
+        "udplite4, udplite6": (
+            "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. "
+            "Nothing answers: `succeeded` once sent; only the canary's capture proves a "
+            "crossing."
+        ),
+        "rawip4, rawip6": (
+            "A raw IP packet of protocol 253 (for experiments) carrying `HARNESS <tag> <id>`; "
+            "needs CAP_NET_RAW (else blocked, EPERM). Judged like UDP-Lite."
+        ),
+        "send4-sendto, send4-sendmsg, send4-sendmmsg, send4-write": (
+            "The HARNESS datagram to the IPv4 high port by `sendto`, `sendmsg` or `sendmmsg` on "
+            "an unconnected socket, or `write` on a connected one; escaped if the nonce comes "
+            "back."
+        ),
+        "udp4-privport": (
+            "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
+            "binds (taken ports are skipped); none binds: blocked with the errno (EACCES without "
+            "CAP_NET_BIND_SERVICE)."
+        ),
+        "uring4": (
+            "TCP to the IPv4 high port by io_uring alone: `IORING_OP_CONNECT`, `IORING_OP_SEND` "
+            "and `IORING_OP_RECV` linked in one submission, in a child the sweep kills at the "
+            "attempt's end; blocked with the errno of the first operation that failed "
+            "(`io_uring_setup` refused: ENOSYS, EPERM)."
+        ),
+        "unix-abstract": (
+            "The HARNESS line to `--canary-unix`'s abstract name (the canary's listener in the "
+            "host's namespace); refused: blocked (ECONNREFUSED: no such name here)."
+        ),
+        "host4-tcp, host4-udp, host6-tcp, host6-udp": (
+            "The HARNESS exchange (TCP line, or datagram) with `--host4`/`--host6` at the high "
+            "port: the host's own address (netns mode: the host's end of the canary's veth, "
+            "where the canary listens before it enters its namespace). Escaped on the nonce."
+        ),
+        "held-fds": (
+            "Every socket open at descriptors 3 and up when the sweep starts (the probe opens "
+            "none before): a connected one gets the HARNESS line, an unconnected IPv4 or IPv6 "
+            "one is aimed at the canary's high port (a datagram, or a TCP connect); listeners "
+            "and unconnected unix sockets are skipped. One line for all, ranked like "
+            "`unix-proxy`; none: blocked. Descriptors 0 to 2 carry the probe's own output and "
+            "are not tried."
+        ),
+        "dns-own": (
+            "TXT `dns-own.<tag>.<denied-name>` through each nameserver in `/etc/resolv.conf` (at "
+            "most 3; none: 127.0.0.1, as libc does). A nameserver outside `--resolver-ranges` is "
+            "asked only if a UDP `connect` (which sends nothing) fails; otherwise `error`. One "
+            "line for all: escaped, else succeeded, else error, else blocked."
+        ),
+        "ipc-sysv-msg, ipc-sysv-shm, ipc-posix-mq": (
+            "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this "
+            "IPC namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot "
+            "of the segment claimed (an atomic compare-and-swap, so concurrent cells never "
+            "overwrite each other) and filled; `mq_open(NAME)` and `mq_send`. Not found (ENOENT: "
+            "an IPC namespace of the sandbox's own) or refused: blocked with the errno. Nothing "
+            "answers: `succeeded` once written; only the canary's log (`ipc` events) proves a "
+            "crossing."
+        ),
+        "unix-proxy": (
+            "Every listening stream socket in `/proc/net/unix` (abstract names too) and every "
+            "socket file under `/run`, `/var/run`, `/tmp`, `/var/tmp`, `/dev/shm` (3 levels) and "
+            "`/` (1 level), at most 48: an HTTP `CONNECT` (with the marker in an `X-Harness: "
+            "HARNESS <tag> unix-proxy` header, so that a proxy of another dialect that forwards "
+            "the request carries it) and a SOCKS5 request to `--canary-tcp`, then the HARNESS "
+            "line. Escaped if the nonce comes back anywhere in what the socket answers, at any "
+            "step; otherwise blocked, with what was tried."
+        ),
+    },
+    "binaries": {
+        "egress-policy-binary": (
+            "Connect to `--allowed-tcp` and exchange the HARNESS and NONCE lines, as the probe."
+        ),
+        "egress-other-binary": (
+            "Exec `--other-binary connect TAG egress-other-binary IP:PORT NONCE` and read its "
+            "line: `blocked` with its connect errno, escaped if the nonce came back, else "
+            "`succeeded` (the canary's log decides). A failed exec is `error`. `evidence` has "
+            "`dst`, `binary` and `src_port`."
+        ),
+    },
+}
+
 EGRESS = Scenario(
     name="egress-confinement",
     summary=(
@@ -235,4 +349,5 @@ EGRESS = Scenario(
             transport=None,
         ),
     ),
+    protocol=PROTOCOL,
 )

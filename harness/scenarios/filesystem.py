@@ -19,6 +19,182 @@ def _write(check_id: str, doc: str, host_fact: str) -> Check:
     return Check(check_id, doc, rule=Rule.WRITE, host_fact=host_fact)
 
 
+# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
+PROTOCOL: dict[str, dict[str, str]] = {
+    "checks": {
+        "fs-read-outside": "Read the sentinel: escaped if the token is found.",
+        "fs-create-outside": (
+            "`O_CREAT|O_EXCL` of `<outside-dir>/created-<tag>`, then write the token: `succeeded`."
+        ),
+        "fs-overwrite-outside": (
+            "`O_WRONLY` of `--overwrite` (no `O_TRUNC`: that asks for Landlock's `TRUNCATE` too, "
+            "`fs-truncate-outside`'s row), then write the token over its start: `succeeded`."
+        ),
+        "fs-traversal": "Read `<allowed-dir>` + `/..` 32 times + sentinel.",
+        "fs-symlink-planted": "Read through `--planted-link`.",
+        "fs-symlink-made": "`symlink(sentinel, <allowed-dir>/link-<tag>)`, then read through it.",
+        "fs-proc-self-root": "Read `/proc/self/root` + sentinel.",
+        "fs-proc-1-root": "Read `/proc/1/root` + sentinel.",
+        "fs-hardlink-in": "`link(sentinel, <allowed-dir>/hardlink-<tag>)`, then read it.",
+        "fs-rename-in": "`rename(--rename, <allowed-dir>/renamed-<tag>)`: `succeeded`.",
+        "fs-mounts": (
+            "Read `/proc/self/mountinfo`: `succeeded`, with `evidence.mounts` (each `[dev, type, "
+            "mount point, root, reach]`; `reach` is what the probe could read at the mount "
+            "point: the name of an entry of a folder it listed, `.` for an empty one, `(file)` "
+            "for a file it read a byte of, empty when it could do neither, `?` for a device or "
+            "other special file it did not open; probes before December 2026 sent four fields). "
+            "Where it could read nothing at the mount point, it tries each `--reach-targets` "
+            "line of the mount's device within the mount's root, at the mount point plus the "
+            "path below the root: a folder it opens and reads an entry of, or a regular file it "
+            "reads a byte of (never a device, and only a file of the mount point's own device), "
+            "and `reach` is then that path below the mount point (`srv`, "
+            "`rv-secret/secret.txt`), `evidence.boot_id` (empty when unreadable) and "
+            "`evidence.release`. harness judges it (`judge/reach.py`). More than fits a 16 KiB "
+            "line is `error`."
+        ),
+        "fs-write-reach": (
+            "At every mount point (not proc, sysfs, cgroup, devpts, mqueue and the other kernel "
+            "filesystems; not one in `--write-skip`; not one mounted over, told by the mount id "
+            "`/proc/self/fdinfo` gives) try one write that changes nothing: in a folder, a file "
+            "made with `O_TMPFILE` (no name, gone at close); at a regular file, an open for "
+            "appending (nothing written, not truncated; an append-only file takes it). Where the "
+            "mount point takes none, try the `--write-targets` lines of the mount's device "
+            "within its root (as `fs-mounts` does, only paths on that very mount): folders "
+            "first, then regular files. Where `O_TMPFILE` is unsupported (vfat, NFS, FUSE, 9p, "
+            "or a filter refusing it alone), a named file (`.harness-w-TAG`) is made and removed "
+            "at once, unless `--write-named 0`. A file with an execute bit is never opened for "
+            "writing (the open, even one refused a moment later by Landlock, makes a concurrent "
+            "exec of it fail with ETXTBSY), nor one on overlayfs (the open would copy it up into "
+            "the upper layer): where such a file is a mount point of its own and "
+            "`faccessat(W_OK)` allows it, the row's `how` starts with `not tried: ` (no proof "
+            "either way: the harness makes it an `error` beyond the grants); below a mount point "
+            "such files are left out. `succeeded` with `evidence.writes` (each mount's first "
+            'write, `[dev, type, mount point, root, path below the mount point or "", how]`), '
+            "`evidence.writes_cut` (writes not reported, the line being full), "
+            "`evidence.boot_id` and `evidence.release`; `blocked` when no mount took a write. "
+            "harness judges each write against the cell's write grants (`judge/reach.py`)."
+        ),
+        "fs-routes": (
+            "Every route to every sentinel: its path; every mount point + every suffix of its "
+            "path; `/proc/<pid>/root` + path for every visible pid, with `setfsuid`/`setfsgid` "
+            "to the pid's owner; `open_by_handle_at` of each mounted filesystem's root inode "
+            "(ext2/3/4 handle, inode 2), then every suffix below it. Escaped with "
+            "`evidence.route`; else blocked with counts (`routes_tried`, `absent`, `denied`, "
+            "`other`, `pids`)."
+        ),
+        "fs-allowed-write": (
+            "Create `<allowed-dir>/control-<tag>`, write the token, read it back."
+        ),
+        "fs-allowed-read": "Read back the control file.",
+        "fs-truncate-outside": (
+            "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` of it: "
+            "`succeeded` if either went through (the detail names which), else blocked with the "
+            "last errno. The same shape for the write kinds below: every syscall of the kind in "
+            "turn, each against its own fresh target."
+        ),
+        "fs-unlink-outside": "`unlink`, `unlinkat` of `<outside-dir>/unlink-me`.",
+        "fs-rmdir-outside": (
+            "`rmdir`, `unlinkat(AT_REMOVEDIR)` of the folder `<outside-dir>/rmdir-me`."
+        ),
+        "fs-mkdir-outside": "`mkdir`, `mkdirat` of `<outside-dir>/dir-<tag>`.",
+        "fs-symlink-outside": "`symlink`, `symlinkat` making `<outside-dir>/symlink-<tag>`.",
+        "fs-mkfifo-outside": "`mknod`, `mknodat` (`S_IFIFO`) of `<outside-dir>/fifo-<tag>`.",
+        "fs-socket-outside": (
+            "`bind` an `AF_UNIX` socket to `sock-<tag>` in `<outside-dir>` (after `chdir` there: "
+            "a long path would overrun `sun_path`)."
+        ),
+        "fs-chmod-outside": (
+            "`chmod`, `fchmodat`, `fchmodat2` of `<outside-dir>/chmod-me`, and `fchmod` if it "
+            "opens for reading, each to another mode."
+        ),
+        "fs-chown-outside": (
+            "`chown`, `lchown`, `fchownat` of `<outside-dir>/chown-me`, and "
+            "`fchownat(AT_EMPTY_PATH)` on an `O_PATH` descriptor: as root to uid and gid 65534, "
+            "else to another of its own groups or itself as owner."
+        ),
+        "fs-utime-outside": (
+            "`utimensat` (given times, then now), `utimes`, `futimesat`, `utime` of "
+            "`<outside-dir>/utime-me`."
+        ),
+        "fs-xattr-outside": (
+            "`removexattr` of `user.harness`, `setxattr`, `lsetxattr`, `setxattrat` of "
+            "`user.harness-*`, `lremovexattr`, `removexattrat`, and `fsetxattr` if it opens for "
+            "reading, on `<outside-dir>/xattr-me`."
+        ),
+        "fs-chattr-outside": (
+            "Flip the no-dump flag of `<outside-dir>/chattr-me`: `file_setattr` (6.17+, by "
+            "path), and `ioctl(FS_IOC_SETFLAGS)` if it opens for reading."
+        ),
+        "fs-exec-outside": (
+            "Run `<outside-dir>/exec-me` (a copy of the staged probe that fs_setup makes: "
+            "static, so no library of the sandbox's matters) as `exec-me version`, by path "
+            "(`execveat(AT_FDCWD)`), then through an `O_PATH` handle "
+            "(`execveat(AT_EMPTY_PATH)`), in a child whose stdout is a pipe: escaped when it "
+            "printed the probe's version line, else blocked with `execve`'s errno and "
+            "`evidence.by_handle`."
+        ),
+        "fs-list-outside": (
+            "List `--outside-dir`: escaped if it holds `listed-<token>` (a name only the host's "
+            "folder has); a listing without it `succeeded` (harness: blocked)."
+        ),
+        "fs-inherited-fds": (
+            "The descriptors open when the probe started (recorded first thing in `main`, before "
+            "it opens anything: the entries of `/proc/self/fd`, or without `/proc` "
+            "`fcntl(F_GETFD)` on every number below the descriptor limit; a leak at fd 1500 "
+            "counts like one at fd 3. Past the first 64 they are counted, and the check is then "
+            "an error, not blocked): under each folder (or `O_PATH` handle to one), and under "
+            "its `/proc/self/fd/N`, each sentinel by `..` 40 times then its host path, and every "
+            "suffix of its path; each regular file read from offset 0 and re-opened through "
+            "`/proc/self/fd/N`. Escaped with `evidence.fd` if the token is read; an overwrite of "
+            "`--overwrite` through the climb is tried too (the host's `overwritten` shows it). "
+            "Else blocked, `evidence.held` naming each descriptor (`3:dir`, `4:file(O_PATH)`), "
+            "and `evidence.held_files`: each folder, regular file or block device held, and each "
+            "folder's ancestors by `..` (fd `3/..`, `3/../..`, up to the top it climbs to: from "
+            "a folder on the launcher's mount, the host's root), `[fd, kind, dev, path, mount "
+            "point, mount root, access, reach, inode]` (kind `dir`, `file` or `block`; its "
+            "`/proc/self/fd` link; the mount its `fdinfo` `mnt_id` names in the sandbox's own "
+            "table, empty where that table does not show it; access as opened, `r`, `w`, `rw` or "
+            "`path` for `O_PATH`, made `rw` (`w` where nothing reads) when a write goes through "
+            "anyway: an `O_TMPFILE` under a folder, a regular file without an execute bit "
+            "re-opened for writing through `/proc/self/fd/N`, nothing written; `listed` for a "
+            "folder whose entries it read, `read` for a file or device it read a byte of through "
+            "the descriptor or re-opened, empty for neither; `evidence.held_files_cut` rows not "
+            "reported, the check then an error), with `evidence.boot_id` and `evidence.release`: "
+            "harness holds each to the grants (`judge/reach.py`). A descriptor from outside the "
+            "sandbox's mount namespace names its file by a link the kernel keeps, which a moved "
+            "file or a lazily unmounted mount leaves saying the old path: the host is asked what "
+            "is at that path (`host_side.held_paths`), and the row is within a grant only if the "
+            "host finds the very same device and inode there. A block device read or written "
+            "through is storage whatever filesystem its node lies on: an escape. No control: a "
+            "route only a leaking launcher makes."
+        ),
+        "fs-proc-fds": (
+            "For every other visible pid, as its owner (`setfsuid`/`setfsgid`): each descriptor "
+            "in `/proc/<pid>/fd` that `stat` shows to be a regular file of at most 4 KiB "
+            "(nothing else is opened) is re-opened through `/proc/<pid>/fd/N` and taken with "
+            "`pidfd_getfd`; escaped if either reads the token (the fixture's decoy holds the "
+            "sentinel on its fd 3), else blocked with `evidence.pids` and `evidence.fds`."
+        ),
+        "fs-read-granted": (
+            "Read `sentinel` in each `--granted` folder: `ok` if every one holds "
+            "`--granted-token`, else `failed` naming the first it could not read."
+        ),
+        "fs-write-read-only": (
+            "In each `--granted` folder: write a byte at the start of `overwrite-me`, `truncate` "
+            "`truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` `unlink-me`: "
+            "`succeeded` if any went through (the detail names which; the host's "
+            "`granted_changed` decides), else blocked with the last errno."
+        ),
+        "fs-io-uring": (
+            "Through an io_uring of its own, one request at a time: `IORING_OP_OPENAT` and "
+            "`IORING_OP_READ` of the sentinel (escaped on the token), then `IORING_OP_SETXATTR` "
+            "of `user.harness-uring` on `<outside-dir>/uring-me`: `succeeded` (the host's "
+            "`uring_changed` decides), else blocked with its errno (`io_uring_setup`'s if there "
+            "is no ring)."
+        ),
+    },
+}
+
 FILESYSTEM = Scenario(
     name="filesystem-confinement",
     summary="the mount table; read, write, traverse, symlink, /proc/*/root, link, rename or"
@@ -139,4 +315,5 @@ FILESYSTEM = Scenario(
             row=None,
         ),
     ),
+    protocol=PROTOCOL,
 )

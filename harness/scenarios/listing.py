@@ -2,12 +2,17 @@
 docs/checks.md come from here, so a check's metadata has one source (its scenario
 module) and the docs cannot drift from it (tests/scenarios/test_listing.py).
 
-Regenerate the page with `python -m harness.scenarios.listing > docs/checks.md`.
+Regenerate the pages with `python -m harness.scenarios.listing > docs/checks.md` and
+`python -m harness.scenarios.listing --protocol docs/probe-protocol.md` (which rewrites
+that page's generated tables in place, from each scenario's `protocol`).
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.scenarios import listed
 from harness.scenarios.base import Check, Control, Scenario
@@ -94,5 +99,104 @@ def markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+# A family of sweep lines in a protocol key: "tcp4-P" stands for tcp4-22, tcp4-high, ...
+_FAMILY = re.compile(r"^(?P<stem>[\w-]+)-P$")
+_BLOCK = re.compile(
+    r"(?P<open><!-- generated: (?P<scenario>[\w-]+) (?P<table>[\w-]+) -->\n)"
+    r".*?(?P<close><!-- end generated -->)",
+    re.S,
+)
+
+
+def _members(scenario: Scenario) -> list[str]:
+    """What a scenario's protocol must describe: its facts and every check the probe
+    reports (one decided on the host alone has no line)."""
+    return [*scenario.facts, *(c.id for c in scenario.checks if c.table_row)]
+
+
+def _expand(name: str, members: list[str]) -> list[str]:
+    family = _FAMILY.match(name)
+    if family is None:
+        return [name] if name in members else []
+    pattern = re.compile(rf"{re.escape(family['stem'])}-(\d+|high)")
+    return [m for m in members if pattern.fullmatch(m)]
+
+
+def protocol_gaps() -> list[str]:
+    """What the scenarios' protocol tables get wrong: a check or fact described by no
+    key or by two, a key naming nothing."""
+    problems = []
+    for scenario in listed():
+        members = _members(scenario)
+        seen: dict[str, str] = {}
+        for table in scenario.protocol.values():
+            for key in table:
+                for name in key.split(", "):
+                    found = _expand(name, members)
+                    if not found:
+                        problems.append(f"{scenario.name}: {name!r} names no check or fact")
+                    for member in found:
+                        if member in seen:
+                            problems.append(f"{scenario.name}: {member} described twice")
+                        seen[member] = key
+        problems += [f"{scenario.name}: {m} not described" for m in members if m not in seen]
+    return problems
+
+
+def _id_cell(key: str, members: list[str]) -> str:
+    names = key.split(", ")
+    cell = ", ".join(f"`{n}`" for n in names)
+    ports: list[str] = []
+    for name in names:
+        if _FAMILY.match(name):
+            ports += [m.rsplit("-", 1)[1] for m in _expand(name, members)]
+    if ports:
+        unique = dict.fromkeys(ports)
+        cell += " (P = " + ", ".join(p if p.isdigit() else f"`{p}`" for p in unique) + ")"
+    return cell
+
+
+def protocol_table(scenario: Scenario, table: str) -> str:
+    """One of docs/probe-protocol.md's tables: what the probe does, per check or fact."""
+    members = _members(scenario)
+    controls = {c.id for c in scenario.checks if c.inside_control}
+    rows = scenario.protocol[table]
+    facts = all(n in scenario.facts for key in rows for n in key.split(", "))
+    kinds = not facts and any(n in controls for key in rows for n in key.split(", "))
+    if facts:
+        out = ["| id | what is measured |", "|---|---|"]
+    elif kinds:
+        out = ["| id | kind | attempt |", "|---|---|---|"]
+    else:
+        out = ["| id | attempt |", "|---|---|"]
+    for key, how in rows.items():
+        cells = [_id_cell(key, members)]
+        if kinds:
+            cells.append("control" if key.split(", ")[0] in controls else "attempt")
+        cells.append(how.replace("|", "\\|"))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def protocol_page(text: str) -> str:
+    """The page with each generated block (`<!-- generated: SCENARIO TABLE -->` up to
+    `<!-- end generated -->`) written anew from the scenarios.
+
+    Raises:
+        KeyError: a block names a scenario or table that does not exist.
+    """
+    from harness.scenarios import SCENARIOS
+
+    def block(match: re.Match[str]) -> str:
+        table = protocol_table(SCENARIOS[match["scenario"]], match["table"])
+        return match["open"] + "\n" + table + "\n" + match["close"]
+
+    return _BLOCK.sub(block, text)
+
+
 if __name__ == "__main__":
-    print(markdown(), end="")
+    if sys.argv[1:2] == ["--protocol"]:
+        page = Path(sys.argv[2])
+        page.write_text(protocol_page(page.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print(markdown(), end="")

@@ -12,6 +12,139 @@ def _as_root(check_id: str, doc: str, control: Control = Control.HOST) -> Check:
     return Check(check_id, f"as started: {doc}", control=control, rule=Rule.ROOT)
 
 
+# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
+PROTOCOL: dict[str, dict[str, str]] = {
+    "checks": {
+        "priv-start": (
+            "`succeeded`, with `evidence`: `uid`, `euid`, `suid`, `gid`, `egid`, `sgid`, "
+            "`groups` (the supplementary groups, comma-separated), `user` and `group` (the names "
+            "the sandbox's own `/etc/passwd` and `/etc/group` give the uid and gid, when they "
+            "do), `initial_userns` (1 when `/proc/self/ns/user` is the kernel's initial "
+            "namespace, `user:[4026531837]`, or unreadable), `cap_eff`, `cap_prm`, `cap_bnd` "
+            "(hex), `boot_id`, `release`. harness judges it against Docker's default set, and "
+            "the user and group against the runtime's policy ([policy.md](policy.md))."
+        ),
+        "priv-root-sysctl": (
+            "Read `/proc/sys/kernel/printk_ratelimit`, `/sys/kernel/uevent_helper` and "
+            "`/sys/module/printk/parameters/time` in turn and write the same value back; the "
+            "first written is the escape. A read-write sysfs exposes the host kernel's settings "
+            "even in a sandbox of its own network namespace (uevent_helper runs a program of the "
+            "writer's choice on the host)."
+        ),
+        "priv-root-mount": (
+            "`unshare(CLONE_NEWNS)`, make it private, mount a tmpfs on `/tmp` and a proc in it "
+            "(gone with the check's process). In a child user namespace it is `blocked` even "
+            "when the mounts succeed: that mount namespace is the child namespace's own, and "
+            "reaches nothing the workload could not reach before, unless the sandbox's read-only "
+            "/proc or /sys was all that kept the host's kernel settings from a uid they obey "
+            "(the host's root mapped in, as bwrap --unshare-user run by root does): a host "
+            "setting written back through the proc mounted there, a sysfs beside it, or /proc "
+            "and /sys remounted read-write (/proc/sys unmounted) in that namespace is `escaped`."
+        ),
+        "priv-root-release-agent": (
+            "Write each mounted cgroup v1 `release_agent` its own value back; then, in a private "
+            "mount namespace, mount cgroup v1 (`rdma`, then a named hierarchy) and do the same. "
+            "Nothing is run."
+        ),
+        "priv-root-handle": (
+            "`name_to_handle_at` + `open_by_handle_at` on the first mount that gives a handle. "
+            "In a child user namespace a success is blocked: there the kernel (6.10 on) decodes "
+            "a handle only on a filesystem of that namespace's or within the mount's own subtree "
+            "(by hand: the ext4 root behind a bound host folder is a stale handle), never beyond "
+            "what the path reaches."
+        ),
+        "priv-root-mknod": (
+            "For each block device behind a visible mount: read a sector through its node in "
+            "`/dev`, then through a node made with `mknod` in `/tmp`, the allowed folder or "
+            "`/dev` (removed at once). Then every block device node in `/dev`, whatever it "
+            "backs: one passed in with `--device` (a node, no mount) is host storage in reach."
+        ),
+        "priv-root-sys-module": (
+            "Escaped if CAP_SYS_MODULE is effective or permitted in the initial user namespace. "
+            "Nothing is loaded."
+        ),
+        "priv-setuid-exec": (
+            "Exec the setuid helper (`whoami`) and read its euid. Escaped if the euid is 0. "
+            "`evidence.euid` records it."
+        ),
+        "priv-fcap-exec": (
+            "Exec the file-capability helper. Escaped if its CapEff has CAP_NET_RAW, unless the "
+            "unprivileged attempts run in a user namespace of the probe's own (rootless, "
+            "`evidence.own_userns`): capabilities there reach what it owns, nothing. "
+            "`evidence.cap_eff` records it. If the exec is refused `EPERM` while the helpers' "
+            "`other` (the same program, no capability) runs, the kernel honoured the file "
+            "capability and found CAP_NET_RAW outside the bounding set (a sandbox that drops "
+            "it): escaped too when `no_new_privs` is not set and the bounding set is not empty, "
+            "in the initial user namespace, since a file carrying a capability that set holds "
+            "grants it (`evidence.cap_bnd`, `evidence.nnp`). Only where that rule can explain "
+            "the refusal: with CAP_NET_RAW in the bounding set, the helper's mount nosuid, or no "
+            "`security.capability` on it, the `EPERM` is another refuser's (an exec-control "
+            "daemon's fanotify, an LSM): blocked."
+        ),
+        "priv-inh-exec": (
+            "As the unprivileged uid: its inheritable set (less what the bounding set drops, "
+            "`evidence.cap_inh`) with no_new_privs off (`evidence.nnp`) in the host's user "
+            "namespace is the escape: any program carrying those capabilities as inheritable "
+            "file capabilities runs with them (CVE-2022-24769: Docker before 20.10.14 left a "
+            "container's set inheritable). Where the `--inh-helper` carries its file capability, "
+            "it is run first, and the CapEff it gets is the proof. Blocked when nothing is "
+            "inheritable, with no_new_privs, or in a child user namespace. No control: the "
+            "host's unprivileged uid has nothing inheritable."
+        ),
+        "priv-setuid0": (
+            "`setuid(0)`; refused, `setgid(0)` (CAP_SETGID alone makes group 0 the process's). "
+            "Escaped if the effective uid, or else the effective gid, is then 0."
+        ),
+        "priv-capset": (
+            "Use `capset` to raise CAP_SYS_ADMIN, and every capability still permitted but not "
+            "effective, into the effective set (CAP_SYS_ADMIN into the permitted set too; the "
+            "kernel refuses a permitted set that grows, and the permitted ones alone are then "
+            "raised). Escaped if any capability became effective (`evidence.raised`, a mask): a "
+            "dormant capability, e.g. a file capability without `+e`, is one `capset` from use. "
+            "`evidence.cap_sys_admin`."
+        ),
+        "priv-ambient": (
+            "`PR_CAP_AMBIENT_RAISE` of CAP_NET_RAW and of every capability both permitted and "
+            "inheritable. Escaped if any is then in the ambient set (`evidence.raised`, a mask), "
+            "where every program run after keeps it."
+        ),
+        "priv-setgid-exec": (
+            "Exec the setgid-root helper (`whoami`) and read its egid. Escaped if the egid is 0. "
+            "`evidence.egid` records it."
+        ),
+        "priv-securebits": (
+            "As started: clear every securebit set and not locked (`SECBIT_NOROOT`, "
+            "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP), then exec the "
+            "probe's own file (`whoami`). Escaped if the new program holds a capability the "
+            "check did not (in the initial user namespace): a root neutered by an unlocked "
+            "`SECBIT_NOROOT` gets its bounding set back. `evidence.securebits`, "
+            "`evidence.cleared`."
+        ),
+        "priv-proc-access": (
+            "Every visible process but the check's own and its ancestors (kernel threads and "
+            "zombies left out), as started and then as the unprivileged uid: `process_vm_readv` "
+            "of its first mapping (`EFAULT` counts: the kernel allowed it), `pidfd_getfd` of "
+            "descriptor 0 to 2 (`EBADF` counts likewise), `PTRACE_SEIZE` (ended by the check's "
+            "exit). The first allowed is the escape. In a PID namespace of its own a sandbox "
+            "sees no such process (`ESRCH`); in the host's it sees the filesystem fixture's "
+            "decoy, owned by uid 65534. `evidence.processes` counts them."
+        ),
+        "priv-root-kernel": (
+            "As started, each asked so that success changes nothing: `reboot` with a bad magic "
+            "and `kexec_load` with too many segments (`EINVAL` after the CAP_SYS_BOOT check), "
+            "`adjtimex` with a tick of 0 (CAP_SYS_TIME), `swapon` and `acct` of a path that "
+            "cannot exist (`ENOENT`: CAP_SYS_ADMIN, CAP_SYS_PACCT), `syslog` of an unknown "
+            "action (CAP_SYSLOG), `sethostname` too long (CAP_SYS_ADMIN over the UTS namespace; "
+            "counted only in the initial user namespace, as `reboot`), `ioperm` of port 0x80 on "
+            "x86 (CAP_SYS_RAWIO, released at once), `bpf` loading a two-instruction kprobe "
+            "program never attached (CAP_BPF and CAP_PERFMON, closed at once), `perf_event_open` "
+            "of a disabled CPU-wide event with the kernel included (CAP_PERFMON; counted only "
+            "when `perf_event_paranoid` is 1 or more). Any one allowed is the escape. "
+            "`evidence.attempts` lists every errno."
+        ),
+    },
+}
+
 PRIVILEGE = Scenario(
     name="privilege-floor",
     summary="capabilities as started; as root: sysctl, mount, release_agent, open_by_handle_at,"
@@ -87,4 +220,5 @@ PRIVILEGE = Scenario(
             " perf_event_open, each asked so that success changes nothing",
         ),
     ),
+    protocol=PROTOCOL,
 )

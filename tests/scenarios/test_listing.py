@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from harness.cli import cli
 from harness.scenarios import SCENARIOS, known_facts, listed, transport_of
 from harness.scenarios.base import Rule, Transport
-from harness.scenarios.listing import markdown
+from harness.scenarios.listing import markdown, protocol_gaps, protocol_page, protocol_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -20,6 +20,50 @@ def test_the_checks_page_is_generated_from_the_scenarios() -> None:
     """docs/checks.md is exactly what the scenario modules declare (regenerate it with
     `python -m harness.scenarios.listing > docs/checks.md`)."""
     assert (DOCS / "checks.md").read_text(encoding="utf-8") == markdown()
+
+
+def test_the_protocol_pages_tables_are_generated_from_the_scenarios() -> None:
+    """docs/probe-protocol.md's tables of what the probe does are each scenario's
+    `protocol`, written by `python -m harness.scenarios.listing --protocol
+    docs/probe-protocol.md`; each scenario has one there."""
+    text = (DOCS / "probe-protocol.md").read_text(encoding="utf-8")
+    assert text == protocol_page(text)
+    for scenario in listed():
+        for table in scenario.protocol:
+            assert f"<!-- generated: {scenario.name} {table} -->" in text, (scenario.name, table)
+
+
+def test_every_reported_check_and_fact_is_described_once() -> None:
+    """Each scenario's protocol describes every fact and every check the probe reports,
+    each once, and names nothing else."""
+    assert protocol_gaps() == []
+
+
+def test_a_protocol_gap_is_found() -> None:
+    """A check with no description, one described twice and a key naming nothing are
+    each reported (the test above would otherwise pass on an empty protocol)."""
+    import dataclasses
+
+    from harness import scenarios
+
+    egress = SCENARIOS["egress-confinement"]
+    broken = {**egress.protocol, "named": dict(egress.protocol["named"])}
+    del broken["named"]["tcp-raw-ip"]
+    broken["named"]["doh-port, tcp4-P, nothing-here"] = "x"
+    patched = dataclasses.replace(egress, protocol=broken)
+    saved = scenarios.SCENARIOS["egress-confinement"]
+    scenarios.SCENARIOS["egress-confinement"] = patched
+    try:
+        gaps = protocol_gaps()
+    finally:
+        scenarios.SCENARIOS["egress-confinement"] = saved
+    assert "egress-confinement: tcp-raw-ip not described" in gaps
+    assert "egress-confinement: doh-port described twice" in gaps
+    assert "egress-confinement: tcp4-22 described twice" in gaps
+    assert "egress-confinement: 'nothing-here' names no check or fact" in gaps
+    assert "| `tcp4-P`, `tcp6-P` (P = 22, 25, 53, 80, 443, 853, 8080, 8443, `high`) |" in (
+        protocol_table(egress, "sweep")
+    )
 
 
 def test_the_cli_lists_every_check() -> None:
