@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.probe import targets
 from harness.scenarios.base import GRANTED_SENTINELS, Check, Control, Need, Rule, Scenario
 
 # Checked on the host after the cell, not by the probe: writes count only if visible there.
@@ -13,10 +14,11 @@ def _read(check_id: str, doc: str, *, control_id: str | None = None) -> Check:
     return Check(check_id, doc, control_id=control_id, rule=Rule.READ)
 
 
-def _write(check_id: str, doc: str, host_fact: str) -> Check:
-    """A write: an escape only if the host sees `host_fact` in the sentinels' state."""
+def _write(check_id: str, doc: str) -> Check:
+    """A write: an escape only if the host sees its target's fact (`targets.def`) in
+    the sentinels' state."""
     doc = f"{doc} (escape only if the host sees it)"
-    return Check(check_id, doc, rule=Rule.WRITE, host_fact=host_fact)
+    return Check(check_id, doc, rule=Rule.WRITE, host_fact=targets.host_fact(check_id))
 
 
 # What the probe does, for docs/probe-protocol.md (Scenario.protocol).
@@ -203,11 +205,10 @@ FILESYSTEM = Scenario(
     needs=frozenset({Need.SENTINELS, Need.HOST_FS}),
     checks=(
         _read("fs-read-outside", "read the sentinel by absolute path"),
-        _write("fs-create-outside", "create a file outside", "created"),
+        _write("fs-create-outside", "create a file outside"),
         _write(
             "fs-overwrite-outside",
             "overwrite a file outside (open for writing, no O_TRUNC)",
-            "overwritten",
         ),
         _read("fs-traversal", "read the sentinel via .. from the allowed dir"),
         _read("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
@@ -217,7 +218,7 @@ FILESYSTEM = Scenario(
         # the control is the sentinel being readable at all.
         _read("fs-proc-1-root", "read the sentinel via /proc/1/root", control_id="fs-read-outside"),
         _read("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
-        _write("fs-rename-in", "rename an outside file into the allowed dir", "renamed"),
+        _write("fs-rename-in", "rename an outside file into the allowed dir"),
         Check(
             "fs-mounts",
             "no mount exposes a host filesystem beyond the granted folders",
@@ -238,25 +239,23 @@ FILESYSTEM = Scenario(
         Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
         # The catalogue's write kinds (docs/attack-surface.md), each on its own fresh
         # target outside, every syscall of the kind in turn.
-        _write("fs-truncate-outside", "truncate a file outside (truncate, O_TRUNC)", "truncated"),
-        _write("fs-unlink-outside", "unlink a file outside", "unlinked"),
-        _write("fs-rmdir-outside", "remove a folder outside", "removed_dir"),
-        _write("fs-mkdir-outside", "make a folder outside", "made_dir"),
-        _write("fs-symlink-outside", "make a symlink outside", "made_symlink"),
-        _write("fs-mkfifo-outside", "make a named pipe outside (mknod S_IFIFO)", "made_fifo"),
-        _write("fs-socket-outside", "bind a unix socket file outside", "made_socket"),
-        _write("fs-chmod-outside", "change a file's mode outside", "mode_changed"),
-        _write("fs-chown-outside", "change a file's owner or group outside", "owner_changed"),
-        _write("fs-utime-outside", "change a file's times outside", "times_changed"),
+        _write("fs-truncate-outside", "truncate a file outside (truncate, O_TRUNC)"),
+        _write("fs-unlink-outside", "unlink a file outside"),
+        _write("fs-rmdir-outside", "remove a folder outside"),
+        _write("fs-mkdir-outside", "make a folder outside"),
+        _write("fs-symlink-outside", "make a symlink outside"),
+        _write("fs-mkfifo-outside", "make a named pipe outside (mknod S_IFIFO)"),
+        _write("fs-socket-outside", "bind a unix socket file outside"),
+        _write("fs-chmod-outside", "change a file's mode outside"),
+        _write("fs-chown-outside", "change a file's owner or group outside"),
+        _write("fs-utime-outside", "change a file's times outside"),
         _write(
             "fs-xattr-outside",
             "set or remove a file's user.* extended attributes outside",
-            "xattrs_changed",
         ),
         _write(
             "fs-chattr-outside",
             "change a file's inode flags outside (file_setattr, FS_IOC_SETFLAGS)",
-            "flags_changed",
         ),
         _read("fs-list-outside", "list the outside folder: a name harness put there shows"),
         # A descriptor handed in at start is a route only where a launcher leaks one:
@@ -275,7 +274,6 @@ FILESYSTEM = Scenario(
             "fs-io-uring",
             "through io_uring: read the sentinel (IORING_OP_OPENAT, READ), set an extended"
             " attribute outside (IORING_OP_SETXATTR)",
-            "uring_changed",
         ),
         _read(
             "fs-proc-fds",
