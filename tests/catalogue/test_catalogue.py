@@ -102,3 +102,26 @@ def test_every_row_with_checks_names_its_mutant_or_why_it_has_none() -> None:
     shipped = tomllib.loads((DOCS.parent / "matrices" / "mutants.toml").read_text())["runtimes"]
     named = {m for names in MUTANTS.values() for m in names}
     assert sorted(named - set(shipped)) == []
+
+
+def test_the_targets_a_row_names_are_the_target_tables() -> None:
+    """A row's target that names a file harness makes outside (`chmod-me`, `dir-TAG`) is
+    a row of harness/probe/targets.def, and each of that table's targets is named by a
+    row of its check: the catalogue never names a target nobody makes."""
+    import re
+
+    from harness.probe.targets import targets
+
+    table = {t.name: t for t in targets()}
+    rows = [r for r in all_rows() if r.target]
+    for row in rows:
+        for name in re.findall(r"\b([a-z]+-me)\b", row.target):
+            assert name in table, (row.key, name)
+        for name in re.findall(r"\boutside/([a-z]+)-TAG\b", row.target):
+            assert name in table and table[name].kind == "MADE", (row.key, name)
+    for target in targets():
+        spelt = f"outside/{target.name}-TAG" if target.kind == "MADE" else target.name
+        assert any(spelt in r.target and target.check in r.checks for r in rows), (
+            target.name,
+            target.check,
+        )
