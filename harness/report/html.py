@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from importlib.resources import files
 
 from harness.judge.verdicts import MISMATCH
+from harness.report.grid import Grid, run_grids
+from harness.report.grid import subjects as grid_subjects
 from harness.report.history import Step, mismatch_since, timelines
 from harness.report.runs import describe, failing_checks, observed_text, verdict_counts
 from harness.report.symbols import ATTENTION, ORDER, SYMBOL
@@ -27,6 +29,7 @@ from harness.results.store import Run
 from harness.text import html_text
 
 RAW_LIMIT = 256 * 1024  # characters of raw probe output kept per cell
+
 
 def _static(name: str) -> str:
     """A file of `static/` (the page's CSS and JS), as the wheel ships it."""
@@ -85,63 +88,48 @@ def _run_label(run: Run, index: int | None = None) -> str:
     return f"{prefix}{run.name}{when}"
 
 
-def _subjects(run: Run, host: str) -> list[str]:
-    """Properties first, as the terminal puts them: they are the verdict; mechanism
-    facts are audit detail. Otherwise in the order the cells report them."""
-    facts = {v.subject() for v in run.verdicts_of(host) if v.fact is not None}
-    subjects = run.subjects(host)
-    return [s for s in subjects if s not in facts] + [s for s in subjects if s in facts]
-
-
 def _grid(
     run: Run,
-    host: str,
+    grid: Grid,
     hi: int,
     history: dict[tuple[str, str, str], list[Step]] | None,
 ) -> str:
-    runtimes = run.runtimes(host)
-    subjects = _subjects(run, host)
-    by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
+    host = grid.hosts[0]
     kernel = run.kernel(host)
     head = "".join(
         f'<th scope="col" data-runtime="{_e(rt)}"'
         f' title="{_e(run.runtime_version(host, rt) or "")}">'
         f'{_e(rt)} <a class="raw-link" href="#{_raw_id(hi, ri)}">raw</a></th>'
-        for ri, rt in enumerate(runtimes)
+        for ri, rt in enumerate(grid.runtimes)
     )
     rows = []
-    for si, subject in enumerate(subjects):
+    for si, row in enumerate(grid.rows):
         cells = []
         needs = False
-        for ri, runtime in enumerate(runtimes):
-            verdict = by_key.get((runtime, subject))
-            if verdict is None:
+        for ri, cell in enumerate(row.cells):
+            if cell is None:
                 cells.append('<td class="cell v-none" data-verdict="none"></td>')
                 continue
+            verdict = cell.record
             needs = needs or verdict.verdict in ATTENTION
             detail = _detail_id(hi, ri, si)
             since = ""
             if history is not None:
-                step = mismatch_since(history.get((host, runtime, subject), []))
+                step = mismatch_since(history.get((host, cell.runtime, row.subject), []))
                 if step is not None:
                     since = f'<span class="since">since run #{step.index + 1}</span>'
             title = f"{verdict.verdict}: expected {describe(verdict.expected)}"
             cells.append(
                 f'<td class="cell {_vclass(verdict)}" data-verdict="{verdict.verdict}"'
-                f' data-host="{_e(host)}" data-runtime="{_e(runtime)}"'
-                f' data-subject="{_e(subject)}" data-detail="{detail}">'
+                f' data-host="{_e(host)}" data-runtime="{_e(cell.runtime)}"'
+                f' data-subject="{_e(row.subject)}" data-detail="{detail}">'
                 f'<a href="#{detail}" title="{_e(title)}">'
-                f'<span class="sym">{SYMBOL[verdict.verdict]}</span> '
-                f'<span class="obs">{_e(observed_text(verdict))}</span>{since}</a></td>'
+                f'<span class="sym">{cell.symbol}</span> '
+                f'<span class="obs">{_e(cell.text)}</span>{since}</a></td>'
             )
-        kind = (
-            "property"
-            if any(v.property is not None for (_, s), v in by_key.items() if s == subject)
-            else "fact"
-        )
         rows.append(
-            f'<tr class="{"attention" if needs else "quiet"}" data-subject="{_e(subject)}">'
-            f'<th scope="row" class="subject" data-kind="{kind}">{_e(subject)}</th>'
+            f'<tr class="{"attention" if needs else "quiet"}" data-subject="{_e(row.subject)}">'
+            f'<th scope="row" class="subject" data-kind="{row.kind}">{_e(row.subject)}</th>'
             + "".join(cells)
             + "</tr>"
         )
@@ -327,7 +315,7 @@ def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]
     sections = []
     for host in hosts:
         runtimes = list(dict.fromkeys(rt for r in newest_first for rt in r.runtimes(host)))
-        subjects = list(dict.fromkeys(s for r in newest_first for s in _subjects(r, host)))
+        subjects = list(dict.fromkeys(s for r in newest_first for s in grid_subjects(r, host)))
         if not runtimes:
             continue
         head = "".join(f'<th scope="col">{_e(rt)}</th>' for rt in runtimes)
@@ -374,7 +362,7 @@ def html_parts(runs: Sequence[Run]) -> Iterator[str]:
         raise ValueError("render_html needs at least one run")
     run = runs[-1]
     history = timelines(runs) if len(runs) > 1 else None
-    hosts = [h for h in run.hosts() if run.runtimes(h)]
+    grids = run_grids(run)  # one per host with verdicts
     title = f"harness: {run.matrix_name}" if run.matrix_name else "harness"
     meta = [f'results <span class="mono">{_e(run.name)}</span>']
     if run.run_id:
@@ -402,17 +390,16 @@ def html_parts(runs: Sequence[Run]) -> Iterator[str]:
         "</header>"
         "<main>"
     )
-    for hi, host in enumerate(hosts):
-        yield _grid(run, host, hi, history)
+    for hi, grid in enumerate(grids):
+        yield _grid(run, grid, hi, history)
     yield f"{_history(runs, history) if history else ''}</main>"
-    for hi, host in enumerate(hosts):
-        subjects = _subjects(run, host)  # the grid's order: its cells link to these ids
-        by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
-        for ri, runtime in enumerate(run.runtimes(host)):
+    for hi, grid in enumerate(grids):  # the panels the grids' cells link to, by index
+        host = grid.hosts[0]
+        for ri, runtime in enumerate(grid.runtimes):
             yield _raw(run, host, runtime, hi, ri)
-            for si, subject in enumerate(subjects):
-                verdict = by_key.get((runtime, subject))
-                if verdict is not None:
-                    steps = history.get((host, runtime, subject)) if history else None
-                    yield _detail(run, verdict, ids=(hi, ri, si), steps=steps)
+            for si, row in enumerate(grid.rows):
+                cell = row.cells[ri]
+                if cell is not None:
+                    steps = history.get((host, runtime, row.subject)) if history else None
+                    yield _detail(run, cell.record, ids=(hi, ri, si), steps=steps)
     yield f"<script>{JS}</script></body></html>\n"
