@@ -8,6 +8,7 @@ The grid is `grid.py`'s; here it is only fitted to the terminal's width
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -129,7 +130,6 @@ class _Layout:
     cells: tuple[tuple[Cell | None, ...], ...]  # [row][column]
     label_width: int
     parts: tuple[_Part, ...]
-    lines: int  # how many lines it takes on the terminal
 
 
 def _units(cell: Cell) -> list[str]:
@@ -207,7 +207,6 @@ def _layout(grid: Grid, rows: Sequence[Row], width: int, orientation: str) -> _L
         if all(fixed + sum(least[c] + 3 for c in chunk) <= width for chunk in even):
             chunks = even
     parts = []
-    lines = 0
     for chunk in chunks:
         widths = {c: least[c] for c in chunk}
         spare = width - fixed - sum(least[c] + 3 for c in chunk)
@@ -218,34 +217,27 @@ def _layout(grid: Grid, rows: Sequence[Row], width: int, orientation: str) -> _L
             spare -= grow
         shown = tuple(r for r, row in enumerate(cells) if any(row[c] is not None for c in chunk))
         parts.append(_Part(shown, tuple(chunk), tuple(widths[c] for c in chunk)))
-        lines += 5  # title, rules above and below the header and under the table
-        for r in shown:
-            lines += max(
-                (len(_wrap(_units(cells[r][c]), widths[c])[0]) for c in chunk if cells[r][c]),
-                default=1,
-            )
-    return _Layout(orientation, labels, headers, cells, label_width, tuple(parts), lines)
+    return _Layout(orientation, labels, headers, cells, label_width, tuple(parts))
 
 
 def grid_renderables(grid: Grid, width: int) -> tuple[list[Table | Text], bool]:
     """A grid drawn to fit `width` columns, and whether a value had to be cut short.
 
     Facts alike on every runtime are one line each under the tables ("· seccomp_filter:
-    true on every runtime"). The rest is a table with runtimes across; when they are
-    too many for the width, several tables, each repeating the fact / property
-    column; and when runtimes down takes fewer lines (many runtimes, few facts and
-    properties, as in a matrix of mutants), runtimes down."""
+    true on every runtime"). The rest is a table with runtimes across, or down when
+    they outnumber the facts and properties; when the columns are too many for the
+    width, several tables, each repeating the row labels."""
     folded = [(row, row.uniform()) for row in grid.rows]
     kept = [row for row, same in folded if same is None]
     out: list[Table | Text] = []
     cut = False
     if kept:
-        across = _layout(grid, kept, width, "across")
-        down = _layout(grid, kept, width, "down")
-        # Runtimes across, as people expect, unless down saves a quarter of the lines.
-        layout = down if 4 * down.lines < 3 * across.lines else across
-        for i, part in enumerate(layout.parts):
-            table, short = _draw(grid, layout, part, index=i)
+        # The longer list down: runtimes across, unless they outnumber the facts and
+        # properties (a matrix of mutants: 85 runtimes, 6 properties).
+        orientation = "down" if len(grid.runtimes) > len(kept) else "across"
+        layout = _layout(grid, kept, width, orientation)
+        for part in layout.parts:
+            table, short = _draw(grid, layout, part)
             out.append(table)
             cut = cut or short
     for row, same in folded:
@@ -266,7 +258,9 @@ def _text_style(verdict: Verdict) -> str:
     return "dim" if verdict is Verdict.SKIPPED else STYLE[verdict][1]
 
 
-def _draw(grid: Grid, layout: _Layout, part: _Part, *, index: int) -> tuple[Table, bool]:
+def _draw(grid: Grid, layout: _Layout, part: _Part) -> tuple[Table, bool]:
+    """One part of a layout as a rich table (titled with its span when there are
+    several), and whether a value in it was cut short."""
     title = _hosts_title(grid.hosts)
     if len(layout.parts) > 1:
         first, last = part.columns[0] + 1, part.columns[-1] + 1
@@ -357,6 +351,25 @@ def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) ->
     return lines
 
 
+def _break_paths(text: Text, width: int) -> Text:
+    """`text` with each word longer than `width` broken after a "/" (a path deep in
+    a reason), so that rich need not cut it anywhere: only a word with no "/" to
+    break at is left for rich to fold."""
+    plain = text.plain
+    cuts = []
+    for word in re.finditer(r"\S+", plain):
+        start = word.start()
+        while word.end() - start > width:
+            slash = plain.rfind("/", start, start + width)
+            if slash <= start:
+                break
+            cuts.append(slash + 1)
+            start = slash + 1
+    if not cuts:
+        return text
+    return Text("\n").join(text.divide(cuts))
+
+
 def summary_line(verdicts: Iterable[VerdictRecord]) -> Text:
     counts = Counter(v.verdict for v in verdicts)
     parts: list[tuple[str, str] | str] = []
@@ -413,7 +426,7 @@ def print_report(
     (one line per shared cause: a dead host is one line, not one per check)."""
     summary = fleet_summary(verdicts, runtimes)
     for line in summary:
-        console.print(line)
+        console.print(_break_paths(line, console.width))
     if summary:
         console.print()
     cut = False
@@ -428,7 +441,7 @@ def print_report(
     if attention:
         console.print()
         for line in attention:
-            console.print(line)
+            console.print(_break_paths(line, console.width))
     console.print()
     console.print(summary_line(verdicts))
     ended = "exit -" if exit_code is None else f"exit {exit_code}"
