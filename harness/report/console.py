@@ -184,7 +184,7 @@ def _layout(grid: Grid, rows: Sequence[Row], width: int, orientation: str) -> _L
     fixed = 1 + label_width + 3  # the left rule, the labels and their padding and rule
     least, most = [], []
     for c, header in enumerate(headers):
-        texts = [_units(row[c]) for row in cells if row[c] is not None]
+        texts = [_units(cell) for cell in (row[c] for row in cells) if cell is not None]
         word = max((cell_len(u) for units in texts for u in units), default=1)
         whole = max((cell_len(" ".join(units)) for units in texts), default=1)
         low = min(max(cell_len(visible(header)), word), room)
