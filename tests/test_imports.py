@@ -14,6 +14,7 @@ import harness
 READERS = [
     "harness",
     "harness.report.runs",
+    "harness.report.grid",
     "harness.report.render",
     "harness.report.diff",
     "harness.results.store",
@@ -27,6 +28,7 @@ WRITERS = [
     "harness.report.junit",
     "harness.report.markdown",
     "harness.report.html",
+    "harness.report.grid",
     "harness.report.runs",
     "harness.report.render",
     "harness.report.diff",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -43,6 +44,16 @@ err_console = Console(stderr=True, highlight=False)
 
 
 HUMAN = "table"  # the human view's name in every verb's --format
+PIPE_WIDTH = 160  # a log or a pipe, with no COLUMNS: wide, so a table need not wrap at 80
+
+
+def out_console() -> Console:
+    """stdout for a verb's table: the terminal's width, or $COLUMNS when set (rich
+    reads it), or `PIPE_WIDTH` for a log or a pipe that says nothing."""
+    console = Console(highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        console.width = max(console.width, PIPE_WIDTH)
+    return console
 
 
 class _Choice(click.Choice[str]):

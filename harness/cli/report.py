@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -12,19 +14,19 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.bisect.report import SUMMARY
-from harness.cli.app import err_console, json_or_human
+from harness.cli.app import HUMAN, err_console, json_or_human, out_console
 from harness.errors import ResultsError, UsageError
 from harness.exitcodes import ExitCode
 from harness.files import output_error, write_atomic
-from harness.report.console import STYLE
+from harness.report.console import STYLE, print_report
 from harness.report.diff import Change, RunDiff, diff_runs
 from harness.report.markdown import append_step_summary
 from harness.report.render import FORMATS, render, render_parts
 from harness.results.records import Verdict
-from harness.results.store import holds_run, load_run, load_runs
+from harness.results.store import Run, holds_run, load_run, load_runs
 from harness.text import rich_text
 
-REPORT_FORMATS = list(FORMATS)
+REPORT_FORMATS = [HUMAN, *FORMATS]
 # Formats that show a cell's probe output; the others show verdicts only, so the
 # cells (most of a folder's bytes) are checked as they are read but not kept.
 CELL_FORMATS = ("html", "junit")
@@ -40,8 +42,10 @@ STREAMED = ("json", "html")
     "--format",
     "fmt",
     type=click.Choice(REPORT_FORMATS),
-    required=True,
-    help="junit: JUnit XML for CI; markdown: a step summary; html: one self-contained page"
+    default=HUMAN,
+    show_default=True,
+    help="table: the grid `harness run` prints, fitted to the terminal ($COLUMNS);"
+    " junit: JUnit XML for CI; markdown: a step summary; html: one self-contained page"
     " (several DIRs add a history); json: verdicts and counts for scripts.",
 )
 @click.option(
@@ -58,6 +62,8 @@ STREAMED = ("json", "html")
 def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool) -> None:
     """Report on results folders (DIR...) written by `harness run`.
 
+    With no --format, the grid `harness run` printed at its end, fitted to the
+    terminal's width ($COLUMNS when set).
     HTML takes several folders (`results/*`) and adds a history of each cell's
     verdicts, marking the run where each mismatch first appeared; the newest run
     (by start time) is the grid; plain files among several DIRs are skipped. The
@@ -72,6 +78,9 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool
         folders = tuple(f for f in folders if not (f.exists() and not f.is_dir()))
         folders = tuple(f for f in folders if not _bisection(f))
     runs = load_runs(folders, cells="lazy" if fmt in CELL_FORMATS else "none")
+    if fmt == HUMAN:
+        _print_table(runs, output)
+        return
     matrices = sorted({run.matrix_name for run in runs})
     if len(runs) > 1 and len(matrices) > 1 and not mixed and fmt == "html":
         raise UsageError(
@@ -91,6 +100,33 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool
         sys.stdout.flush()
     if fmt == "markdown" and text is not None:
         append_step_summary(text)
+
+
+def _print_table(runs: Sequence[Run], output: Path | None) -> None:
+    """The end-of-run report of one run again, to the terminal or, plain, to a file."""
+    if len(runs) > 1:
+        raise UsageError(
+            f"--format {HUMAN} reports on one results folder; {len(runs)} given"
+            " (several folders make a history: use --format html)"
+        )
+    run = runs[0]
+    console = out_console()
+    buffer = None
+    if output is not None:
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=console.width, highlight=False, color_system=None)
+    print_report(
+        console,
+        run.verdicts,
+        runtimes=run.runtimes(),
+        folder=str(run.folder),
+        exit_code=run.exit_code,
+    )
+    if output is not None and buffer is not None:
+        try:
+            write_atomic(output, buffer.getvalue())
+        except OSError as exc:
+            raise ResultsError(output_error(output, exc)) from exc
 
 
 def _bisection(folder: Path) -> bool:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
-from harness.cli.app import err_console, json_or_human, with_index
+from harness.cli.app import err_console, json_or_human, out_console, with_index
 from harness.cli.signals import run_until_signal
 from harness.errors import UsageError
 from harness.exitcodes import ExitCode, for_signal
@@ -206,11 +205,8 @@ def run(
     if fmt == "json":
         echo_json_array(v.to_json() for v in verdicts)
     else:
-        out_console = Console(highlight=False)
-        if not out_console.is_terminal:
-            out_console.width = max(out_console.width, 160)  # logs and pipes: no wrap at 80
         print_report(
-            out_console,
+            out_console(),
             verdicts,
             runtimes=list(loaded.runtimes),
             folder=str(folder),

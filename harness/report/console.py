@@ -1,23 +1,26 @@
-"""Terminal output: live progress while a run goes, a verdict table after.
+"""Terminal output: live progress while a run goes, the verdict grid after.
 
 Progress goes to stderr so stdout stays clean for `--format json`. Every verdict
 has its own symbol as well as its own colour, so the table reads without colour.
+The grid is `grid.py`'s; here it is only fitted to the terminal's width
+(`_layout`, the one place that decides widths) and drawn.
 """
 
 from __future__ import annotations
 
-import io
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from harness.judge.verdicts import MISMATCH
+from harness.report.grid import Cell, Grid, Row, shared_grids
 from harness.report.runs import unreachable_hosts
 from harness.report.symbols import ATTENTION, ORDER, SYMBOL
 from harness.results.records import CellRecord, Verdict, VerdictRecord
@@ -100,109 +103,198 @@ class LiveProgress:
         self.progress.console.log(line.rstrip())
 
 
-def _cell(v: VerdictRecord | None) -> Text:
-    if v is None:
-        return Text("")
-    symbol, style = STYLE[v.verdict]
-    shown = visible(v.display or str(v.observed))
-    return Text.assemble(
-        (symbol + " ", style), (shown, "dim" if v.verdict is Verdict.SKIPPED else style)
-    )
+CORNER = {"across": "fact / property", "down": "runtime"}
+CAP = 24  # a cell's text wraps, at words, beyond this many columns
+CELL_LINES = 3  # and beyond this many lines is cut at a word, ending in "…"
+CUT_NOTE = (
+    "… a value cut short at a word: verdicts.jsonl has it whole, as has"
+    " `harness report DIR --format html`"
+)
 
 
-def verdict_tables(
-    verdicts: Sequence[VerdictRecord], runtimes: Sequence[str], *, width: int | None = None
-) -> list[Table]:
-    """Facts and properties down, runtimes across: one table per host, except that
-    hosts whose tables would be identical share one (a fleet is mostly alike, and
-    fifty copies of a table hide the one host that differs).
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One table of a grid's layout: the row labels and grid columns it shows, and
+    each column's width."""
 
-    No name is ever cut: the fact / property column keeps its longest name whole;
-    runtime names head their columns when they all fit in `width` beside it, and
-    otherwise the columns are numbered and named in a legend under the table. Values
-    wrap, and fold rather than end in "…"."""
-    by_host: dict[str, list[VerdictRecord]] = {}
-    for v in verdicts:  # one pass: a fleet has thousands of hosts
-        by_host.setdefault(v.host, []).append(v)
-    groups: dict[tuple[object, ...], list[str]] = {}
-    shapes: dict[tuple[object, ...], tuple[list[str], dict[str, dict[str, VerdictRecord]]]] = {}
-    for host, rows in by_host.items():
-        seen = {v.runtime for v in rows}
-        columns = [r for r in runtimes if r in seen]
-        by_subject: dict[str, dict[str, VerdictRecord]] = {}
-        for v in rows:
-            by_subject.setdefault(v.subject(), {})[v.runtime] = v
-        # Order-free: the same results make the same key whichever cell ended first.
-        cells = sorted(
-            (subject, rt, str(v.verdict), v.display or str(v.observed))
-            for subject, by_rt in by_subject.items()
-            for rt, v in by_rt.items()
-        )
-        key: tuple[object, ...] = (tuple(columns), tuple(cells))
-        groups.setdefault(key, []).append(host)
-        shapes.setdefault(key, (columns, by_subject))
-    tables = []
-    for key, hosts in groups.items():
-        columns, by_subject = shapes[key]
-        # Names and subjects come from files and hosts: Text, never markup.
-        table = _table(hosts, columns, by_subject, numbered=False)
-        if width is not None and _narrowest(table, width) > width:
-            table = _table(hosts, columns, by_subject, numbered=True)
-        tables.append(table)
-    return tables
+    rows: tuple[int, ...]
+    columns: tuple[int, ...]
+    widths: tuple[int, ...]
 
 
-def _table(
-    hosts: Sequence[str],
-    columns: Sequence[str],
-    by_subject: dict[str, dict[str, VerdictRecord]],
-    *,
-    numbered: bool,
-) -> Table:
-    """One host group's table; `numbered`: runtime columns 1..N, named in a legend."""
-    # Names and subjects come from files and hosts: Text, never markup.
-    legend = "  ".join(f"{i}={visible(rt)}" for i, rt in enumerate(columns, 1))
-    table = Table(
-        title=_hosts_title(hosts),
-        title_justify="left",
-        show_lines=False,
-        caption=rich_text(f"runtimes: {legend}") if numbered else None,
-        caption_justify="left",
-    )
-    longest = max((cell_len(visible(s)) for s in by_subject), default=0)
-    table.add_column("fact / property", style="bold", no_wrap=True, min_width=longest)
-    for i, rt in enumerate(columns, 1):
-        if numbered:
-            table.add_column(str(i), overflow="fold")
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    orientation: str  # "across": runtimes head the columns; "down": runtimes head the rows
+    labels: tuple[str, ...]  # row labels
+    headers: tuple[str, ...]  # column headers
+    cells: tuple[tuple[Cell | None, ...], ...]  # [row][column]
+    label_width: int
+    parts: tuple[_Part, ...]
+
+
+def _units(cell: Cell) -> list[str]:
+    """What a cell's text wraps by: its words, the symbol glued to the first (a
+    verdict never stands on a line without its value)."""
+    words = visible(cell.text).split() or ["-"]
+    return [f"{cell.symbol} {words[0]}", *words[1:]]
+
+
+def _wrap(units: Sequence[str], width: int) -> tuple[list[str], bool]:
+    """Lines of at most `width` made of whole units, and whether any was cut: beyond
+    `CELL_LINES` lines the last ends at a word in "…". A unit wider than `width`
+    (only one wider than the terminal allows) is folded: no other choice is left."""
+    lines: list[str] = []
+    for unit in units:
+        while cell_len(unit) > width:  # cannot happen unless nothing else fits
+            lines.append(unit[:width])
+            unit = unit[width:]
+        if lines and cell_len(lines[-1]) + 1 + cell_len(unit) <= width:
+            lines[-1] += " " + unit
         else:
-            table.add_column(rich_text(rt), overflow="fold", min_width=cell_len(visible(rt)))
-    # Properties first: they are the verdict; mechanism facts are audit detail.
-    for subject, by_rt in sorted(by_subject.items(), key=lambda kv: _is_fact(kv[1])):
-        table.add_row(rich_text(subject), *(_cell(by_rt.get(rt)) for rt in columns))
-    return table
+            lines.append(unit)
+    if len(lines) <= CELL_LINES:
+        return lines, False
+    kept = lines[:CELL_LINES]
+    last = kept[-1]
+    while cell_len(last) + 2 > width and " " in last:
+        last = last.rsplit(" ", 1)[0]
+    kept[-1] = last + " …" if cell_len(last) + 2 <= width else last[: width - 1] + "…"
+    return kept, True
 
 
-def _narrowest(table: Table, width: int) -> int:
-    """How narrow rich can draw the table without cutting a name (every runtime name
-    whole in its header, every value's longest word whole)."""
-    # Measured unbounded: rich clamps a measurement to the width it is given.
-    console = Console(width=max(width, 1 << 14), file=io.StringIO())
-    return Measurement.get(console, console.options, table).minimum
+def _layout(grid: Grid, rows: Sequence[Row], width: int, orientation: str) -> _Layout:
+    """The one place that fits a grid to `width`, for one orientation.
+
+    Each column is as wide as its header (a name is never cut) and its longest word,
+    and at most `CAP` unless a word is wider; columns that do not fit beside the
+    row labels go to another table that repeats them, the tables made as even as
+    they fit; what width is left widens columns up to their longest value. A table
+    drops the rows that have no verdict among its columns."""
+    if orientation == "across":
+        labels = tuple(r.subject for r in rows)
+        headers = grid.runtimes
+        cells = tuple(r.cells for r in rows)
+    else:
+        labels = grid.runtimes
+        headers = tuple(r.subject for r in rows)
+        cells = tuple(tuple(r.cells[i] for r in rows) for i in range(len(grid.runtimes)))
+    longest = max((cell_len(visible(s)) for s in (*labels, CORNER[orientation])), default=0)
+    label_width = min(longest, max(width // 2, 16))
+    room = max(width - label_width - 7, 1)  # beside the labels, in a one-column table
+    fixed = 1 + label_width + 3  # the left rule, the labels and their padding and rule
+    least, most = [], []
+    for c, header in enumerate(headers):
+        texts = [_units(cell) for cell in (row[c] for row in cells) if cell is not None]
+        word = max((cell_len(u) for units in texts for u in units), default=1)
+        whole = max((cell_len(" ".join(units)) for units in texts), default=1)
+        low = min(max(cell_len(visible(header)), word), room)
+        least.append(low)
+        most.append(min(max(low, min(whole, CAP)), room))
+    chunks: list[list[int]] = []
+    used = fixed
+    for c in range(len(headers)):
+        if chunks and used + least[c] + 3 <= width:
+            chunks[-1].append(c)
+            used += least[c] + 3
+        else:
+            chunks.append([c])
+            used = fixed + least[c] + 3
+    if len(chunks) > 1:  # as even as they fit: 3+3+3 rather than 4+4+1
+        k, n = len(chunks), len(headers)
+        sizes = [n // k + (i < n % k) for i in range(k)]
+        starts = [sum(sizes[:i]) for i in range(k)]
+        even = [list(range(a, a + size)) for a, size in zip(starts, sizes, strict=True)]
+        if all(fixed + sum(least[c] + 3 for c in chunk) <= width for chunk in even):
+            chunks = even
+    parts = []
+    for chunk in chunks:
+        widths = {c: least[c] for c in chunk}
+        spare = width - fixed - sum(least[c] + 3 for c in chunk)
+        # Widen first the columns that then need no wrapping, the smallest need first.
+        for c in sorted(chunk, key=lambda c: most[c] - least[c]):
+            grow = min(most[c] - widths[c], max(spare, 0))
+            widths[c] += grow
+            spare -= grow
+        shown = tuple(r for r, row in enumerate(cells) if any(row[c] is not None for c in chunk))
+        parts.append(_Part(shown, tuple(chunk), tuple(widths[c] for c in chunk)))
+    return _Layout(orientation, labels, headers, cells, label_width, tuple(parts))
 
 
-def _natural_width(table: Table) -> int:
-    """The width the table takes when nothing is wrapped: its longest cells, a space
-    either side of each, and a rule before, between and after columns."""
-    natural = []
-    for column in table.columns:
-        texts = [column.header, *column.cells]
-        plain = [t.plain if isinstance(t, Text) else str(t) for t in texts]
-        natural.append(max(cell_len(line) for text in plain for line in text.split("\n")))
-    return sum(natural) + 3 * len(natural) + 1
+def grid_renderables(grid: Grid, width: int) -> tuple[list[Table | Text], bool]:
+    """A grid drawn to fit `width` columns, and whether a value had to be cut short.
+
+    Facts alike on every runtime are one line each under the tables ("· seccomp_filter:
+    true on every runtime"). The rest is a table with runtimes across, or down when
+    they outnumber the facts and properties; when the columns are too many for the
+    width, several tables, each repeating the row labels."""
+    folded = [(row, row.uniform()) for row in grid.rows]
+    kept = [row for row, same in folded if same is None]
+    out: list[Table | Text] = []
+    cut = False
+    if kept:
+        # The longer list down: runtimes across, unless they outnumber the facts and
+        # properties (a matrix of mutants: 85 runtimes, 6 properties).
+        orientation = "down" if len(grid.runtimes) > len(kept) else "across"
+        layout = _layout(grid, kept, width, orientation)
+        for part in layout.parts:
+            table, short = _draw(grid, layout, part)
+            out.append(table)
+            cut = cut or short
+    for row, same in folded:
+        if same is not None:
+            symbol, style = STYLE[same.verdict]
+            out.append(
+                Text.assemble(
+                    (f"{symbol} ", style),
+                    f"{visible(row.subject)}: ",
+                    (visible(same.text), _text_style(same.verdict)),
+                    " on every runtime",
+                )
+            )
+    return out, cut
 
 
-def _is_fact(by_runtime: dict[str, VerdictRecord]) -> bool:
-    return any(v.fact is not None for v in by_runtime.values())
+def _text_style(verdict: Verdict) -> str:
+    return "dim" if verdict is Verdict.SKIPPED else STYLE[verdict][1]
+
+
+def _draw(grid: Grid, layout: _Layout, part: _Part) -> tuple[Table, bool]:
+    """One part of a layout as a rich table (titled with its span when there are
+    several), and whether a value in it was cut short."""
+    title = _hosts_title(grid.hosts)
+    if len(layout.parts) > 1:
+        first, last = part.columns[0] + 1, part.columns[-1] + 1
+        if layout.orientation == "across":
+            what = "runtimes"
+        else:
+            kinds = {row.kind for row in grid.rows if row.uniform() is None}
+            what = {"property": "properties", "fact": "facts"}.get(
+                kinds.pop() if len(kinds) == 1 else "", "facts and properties"
+            )
+        span = f"{first}" if first == last else f"{first}-{last}"
+        title.append(f" ({what} {span} of {len(layout.headers)})")
+    # Names and subjects come from files and hosts: Text, never markup.
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column(
+        CORNER[layout.orientation], style="bold", width=layout.label_width, overflow="fold"
+    )
+    for c, w in zip(part.columns, part.widths, strict=True):
+        table.add_column(rich_text(layout.headers[c]), width=w, no_wrap=True, overflow="fold")
+    cut = False
+    for r in part.rows:
+        shown = []
+        for c, w in zip(part.columns, part.widths, strict=True):
+            cell = layout.cells[r][c]
+            if cell is None:
+                shown.append(Text(""))
+                continue
+            lines, short = _wrap(_units(cell), w)
+            cut = cut or short
+            text = Text("\n".join(lines), style=_text_style(cell.verdict))
+            text.stylize(STYLE[cell.verdict][1], 0, len(cell.symbol))
+            shown.append(text)
+        table.add_row(rich_text(layout.labels[r]), *shown)
+    return table, cut
 
 
 def _hosts_title(hosts: Sequence[str], shown: int = 5) -> Text:
@@ -259,23 +351,23 @@ def fleet_summary(verdicts: Sequence[VerdictRecord], runtimes: Sequence[str]) ->
     return lines
 
 
-def _pin_natural_widths(table: Table, width: int) -> None:
-    """If the table fits in `width` as it is, pin each column to its natural width.
-
-    rich then no longer measures every cell again, which is most of the report's
-    cost for a fleet (one table per host). The output is the same: a table that
-    fits is drawn at its natural widths anyway; one that does not is left alone.
-    """
-    if _natural_width(table) > width:
-        return
-    natural = []
-    for column in table.columns:
-        texts = [column.header, *column.cells]
-        plain = [t.plain if isinstance(t, Text) else str(t) for t in texts]
-        natural.append(max(cell_len(line) for text in plain for line in text.split("\n")))
-    for column, pinned in zip(table.columns, natural, strict=True):
-        column.width = pinned
-        column.no_wrap = True
+def _break_paths(text: Text, width: int) -> Text:
+    """`text` with each word longer than `width` broken after a "/" (a path deep in
+    a reason), so that rich need not cut it anywhere: only a word with no "/" to
+    break at is left for rich to fold."""
+    plain = text.plain
+    cuts = []
+    for word in re.finditer(r"\S+", plain):
+        start = word.start()
+        while word.end() - start > width:
+            slash = plain.rfind("/", start, start + width)
+            if slash <= start:
+                break
+            cuts.append(slash + 1)
+            start = slash + 1
+    if not cuts:
+        return text
+    return Text("\n").join(text.divide(cuts))
 
 
 def summary_line(verdicts: Iterable[VerdictRecord]) -> Text:
@@ -327,24 +419,30 @@ def print_report(
     *,
     runtimes: Sequence[str],
     folder: str,
-    exit_code: int,
+    exit_code: int | None,
 ) -> None:
-    """The end-of-run report: a fleet summary, the tables, then every verdict that
-    needs attention (one line per shared cause: a dead host is one line, not one
-    per check)."""
+    """The end-of-run report (and `harness report`'s on a terminal): a fleet summary,
+    the grids fitted to the console's width, then every verdict that needs attention
+    (one line per shared cause: a dead host is one line, not one per check)."""
     summary = fleet_summary(verdicts, runtimes)
     for line in summary:
-        console.print(line)
+        console.print(_break_paths(line, console.width))
     if summary:
         console.print()
-    for table in verdict_tables(verdicts, runtimes, width=console.width):
-        _pin_natural_widths(table, console.width)
-        console.print(table)
+    cut = False
+    for grid in shared_grids(verdicts, runtimes):
+        parts, short = grid_renderables(grid, console.width)
+        cut = cut or short
+        for part in parts:
+            console.print(part)
+    if cut:
+        console.print(rich_text(CUT_NOTE, "dim"))
     attention = attention_lines(verdicts)
     if attention:
         console.print()
         for line in attention:
-            console.print(line)
+            console.print(_break_paths(line, console.width))
     console.print()
     console.print(summary_line(verdicts))
-    console.print(rich_text(f"results: {folder}   exit {exit_code}"))
+    ended = "exit -" if exit_code is None else f"exit {exit_code}"
+    console.print(rich_text(f"results: {folder}   {ended}"))

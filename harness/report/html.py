@@ -1,8 +1,9 @@
 """One self-contained HTML page: the verdict grid, click-through, and history.
 
-Nothing is loaded from anywhere: CSS and the little JS are inline, there are no
-external links, and a Content-Security-Policy forbids any fetch, so the file can
-be archived, mailed or opened from a CI artifact as it is.
+Nothing is loaded from anywhere: CSS and the little JS (`static/report.css` and
+`report.js`, package files) are inlined into the page, there are no external
+links, and a Content-Security-Policy forbids any fetch, so the file can be
+archived, mailed or opened from a CI artifact as it is.
 
 The page works without JS. Each grid cell links to its detail panel (`#d-…`) and
 `:target` shows it; the panel links on to the cell's raw probe output (`#raw-…`).
@@ -15,8 +16,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from importlib.resources import files
 
 from harness.judge.verdicts import MISMATCH
+from harness.report.grid import Grid, run_grids
+from harness.report.grid import subjects as grid_subjects
 from harness.report.history import Step, mismatch_since, timelines
 from harness.report.runs import describe, failing_checks, observed_text, verdict_counts
 from harness.report.symbols import ATTENTION, ORDER, SYMBOL
@@ -26,86 +30,15 @@ from harness.text import html_text
 
 RAW_LIMIT = 256 * 1024  # characters of raw probe output kept per cell
 
-CSS = """
-:root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#fff; --panel:#f6f8fa; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
-  background: var(--bg); margin: 0; padding: 1rem 1.5rem 4rem; }
-h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
-h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; }
-h3 { font-size: 1rem; margin: 0 0 .5rem; }
-code, pre, .mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
-.meta { color: var(--muted); margin: 0 0 .5rem; }
-.counts > span, .legend > span { display: inline-block; margin: 0 .4rem .3rem 0;
-  padding: .1rem .45rem; border-radius: 4px; border: 1px solid var(--line); }
-.tools { margin: .5rem 0; color: var(--muted); }
-table { border-collapse: collapse; margin: .25rem 0 1rem; }
-th, td { border: 1px solid var(--line); padding: .25rem .5rem; text-align: left;
-  vertical-align: top; }
-thead th { background: var(--panel); }
-th.subject { font-weight: 600; white-space: nowrap; }
-td.cell { padding: 0; min-width: 9rem; }
-td.cell a { display: block; padding: .25rem .5rem; color: inherit; text-decoration: none; }
-td.cell a:hover, td.cell a:focus { outline: 2px solid #0969da; outline-offset: -2px; }
-td.cell.selected { outline: 3px solid #0969da; outline-offset: -3px; }
-.sym { display: inline-block; width: 1.1em; font-weight: 700; text-align: center; }
-.since { display: block; font-size: 11px; }
-.v-pass { background: #dafbe1; color: #116329; }
-.v-regression { background: #ffcecb; color: #82071e; font-weight: 600; }
-.v-unexpected { background: #ffe2c2; color: #953800; }
-.v-inconclusive { background: #fff5b1; color: #6c4400; }
-.v-skipped { background: #f6f8fa; color: #6e7781; }
-.v-flaky { background: #f3e0ff; color: #6b2a8c; font-weight: 600; }
-.v-none { background: #fff; color: #8c959f; }
-body.attention-only tr.quiet { display: none; }
-.panel { display: none; }
-.panel:target { display: block; position: fixed; top: 0; right: 0; bottom: 0;
-  width: min(52rem, 62vw); overflow: auto; background: #fff; border-left: 1px solid var(--line);
-  box-shadow: -8px 0 24px rgba(0,0,0,.15); padding: 1rem 1.25rem 2rem; z-index: 10; }
-.panel .close { float: right; }
-.panel dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem;
-  margin: .5rem 0 1rem; }
-.panel dt { color: var(--muted); }
-.panel dd { margin: 0; }
-tr.failing td { background: #fff0ee; }
-pre { background: var(--panel); border: 1px solid var(--line); padding: .5rem; overflow: auto;
-  max-height: 60vh; white-space: pre-wrap; word-break: break-all; }
-ol.timeline { list-style: none; display: flex; gap: 2px; margin: 0; padding: .25rem .4rem; }
-ol.timeline li { width: 1.35rem; height: 1.35rem; line-height: 1.35rem; text-align: center;
-  border-radius: 3px; font-weight: 700; font-size: 12px; border: 1px solid rgba(0,0,0,.08); }
-ol.timeline li.first { box-shadow: 0 0 0 2px #1f2328; position: relative; }
-ol.timeline li.first::after { content: "▲"; position: absolute; left: 0; right: 0; top: 1.3rem;
-  font-size: 9px; color: #1f2328; }
-td.history { padding: 0 0 .6rem; }
-ol.timeline li[data-runs] { width: auto; padding: 0 .25rem; }
-ol.timeline .times { font-weight: 400; font-size: 10px; }
-ol.runs { padding-left: 1.5rem; }
-"""
 
-JS = """
-(function () {
-  var body = document.body;
-  var box = document.getElementById('attention-only');
-  if (box) {
-    box.addEventListener('change', function () {
-      body.classList.toggle('attention-only', box.checked);
-    });
-  }
-  function select() {
-    var old = document.querySelectorAll('td.cell.selected');
-    for (var i = 0; i < old.length; i++) { old[i].classList.remove('selected'); }
-    var id = location.hash.slice(1);
-    if (!id) { return; }
-    var cell = document.querySelector('td.cell[data-detail="' + id + '"]');
-    if (cell) { cell.classList.add('selected'); }
-  }
-  window.addEventListener('hashchange', select);
-  document.addEventListener('keydown', function (e) {
-    if (e.key === 'Escape' && location.hash) { location.hash = ''; }
-  });
-  select();
-})();
-"""
+def _static(name: str) -> str:
+    """A file of `static/` (the page's CSS and JS), as the wheel ships it."""
+    return (files("harness.report") / "static" / name).read_text(encoding="utf-8")
+
+
+# As the page inlines them: a newline before, as the strings had.
+CSS = "\n" + _static("report.css")
+JS = "\n" + _static("report.js")
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -155,63 +88,48 @@ def _run_label(run: Run, index: int | None = None) -> str:
     return f"{prefix}{run.name}{when}"
 
 
-def _subjects(run: Run, host: str) -> list[str]:
-    """Properties first, as the terminal puts them: they are the verdict; mechanism
-    facts are audit detail. Otherwise in the order the cells report them."""
-    facts = {v.subject() for v in run.verdicts_of(host) if v.fact is not None}
-    subjects = run.subjects(host)
-    return [s for s in subjects if s not in facts] + [s for s in subjects if s in facts]
-
-
 def _grid(
     run: Run,
-    host: str,
+    grid: Grid,
     hi: int,
     history: dict[tuple[str, str, str], list[Step]] | None,
 ) -> str:
-    runtimes = run.runtimes(host)
-    subjects = _subjects(run, host)
-    by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
+    host = grid.hosts[0]
     kernel = run.kernel(host)
     head = "".join(
         f'<th scope="col" data-runtime="{_e(rt)}"'
         f' title="{_e(run.runtime_version(host, rt) or "")}">'
         f'{_e(rt)} <a class="raw-link" href="#{_raw_id(hi, ri)}">raw</a></th>'
-        for ri, rt in enumerate(runtimes)
+        for ri, rt in enumerate(grid.runtimes)
     )
     rows = []
-    for si, subject in enumerate(subjects):
+    for si, row in enumerate(grid.rows):
         cells = []
         needs = False
-        for ri, runtime in enumerate(runtimes):
-            verdict = by_key.get((runtime, subject))
-            if verdict is None:
+        for ri, cell in enumerate(row.cells):
+            if cell is None:
                 cells.append('<td class="cell v-none" data-verdict="none"></td>')
                 continue
+            verdict = cell.record
             needs = needs or verdict.verdict in ATTENTION
             detail = _detail_id(hi, ri, si)
             since = ""
             if history is not None:
-                step = mismatch_since(history.get((host, runtime, subject), []))
+                step = mismatch_since(history.get((host, cell.runtime, row.subject), []))
                 if step is not None:
                     since = f'<span class="since">since run #{step.index + 1}</span>'
             title = f"{verdict.verdict}: expected {describe(verdict.expected)}"
             cells.append(
                 f'<td class="cell {_vclass(verdict)}" data-verdict="{verdict.verdict}"'
-                f' data-host="{_e(host)}" data-runtime="{_e(runtime)}"'
-                f' data-subject="{_e(subject)}" data-detail="{detail}">'
+                f' data-host="{_e(host)}" data-runtime="{_e(cell.runtime)}"'
+                f' data-subject="{_e(row.subject)}" data-detail="{detail}">'
                 f'<a href="#{detail}" title="{_e(title)}">'
-                f'<span class="sym">{SYMBOL[verdict.verdict]}</span> '
-                f'<span class="obs">{_e(observed_text(verdict))}</span>{since}</a></td>'
+                f'<span class="sym">{cell.symbol}</span> '
+                f'<span class="obs">{_e(cell.text)}</span>{since}</a></td>'
             )
-        kind = (
-            "property"
-            if any(v.property is not None for (_, s), v in by_key.items() if s == subject)
-            else "fact"
-        )
         rows.append(
-            f'<tr class="{"attention" if needs else "quiet"}" data-subject="{_e(subject)}">'
-            f'<th scope="row" class="subject" data-kind="{kind}">{_e(subject)}</th>'
+            f'<tr class="{"attention" if needs else "quiet"}" data-subject="{_e(row.subject)}">'
+            f'<th scope="row" class="subject" data-kind="{row.kind}">{_e(row.subject)}</th>'
             + "".join(cells)
             + "</tr>"
         )
@@ -397,7 +315,7 @@ def _history(runs: Sequence[Run], history: dict[tuple[str, str, str], list[Step]
     sections = []
     for host in hosts:
         runtimes = list(dict.fromkeys(rt for r in newest_first for rt in r.runtimes(host)))
-        subjects = list(dict.fromkeys(s for r in newest_first for s in _subjects(r, host)))
+        subjects = list(dict.fromkeys(s for r in newest_first for s in grid_subjects(r, host)))
         if not runtimes:
             continue
         head = "".join(f'<th scope="col">{_e(rt)}</th>' for rt in runtimes)
@@ -444,7 +362,7 @@ def html_parts(runs: Sequence[Run]) -> Iterator[str]:
         raise ValueError("render_html needs at least one run")
     run = runs[-1]
     history = timelines(runs) if len(runs) > 1 else None
-    hosts = [h for h in run.hosts() if run.runtimes(h)]
+    grids = run_grids(run)  # one per host with verdicts
     title = f"harness: {run.matrix_name}" if run.matrix_name else "harness"
     meta = [f'results <span class="mono">{_e(run.name)}</span>']
     if run.run_id:
@@ -472,17 +390,16 @@ def html_parts(runs: Sequence[Run]) -> Iterator[str]:
         "</header>"
         "<main>"
     )
-    for hi, host in enumerate(hosts):
-        yield _grid(run, host, hi, history)
+    for hi, grid in enumerate(grids):
+        yield _grid(run, grid, hi, history)
     yield f"{_history(runs, history) if history else ''}</main>"
-    for hi, host in enumerate(hosts):
-        subjects = _subjects(run, host)  # the grid's order: its cells link to these ids
-        by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
-        for ri, runtime in enumerate(run.runtimes(host)):
+    for hi, grid in enumerate(grids):  # the panels the grids' cells link to, by index
+        host = grid.hosts[0]
+        for ri, runtime in enumerate(grid.runtimes):
             yield _raw(run, host, runtime, hi, ri)
-            for si, subject in enumerate(subjects):
-                verdict = by_key.get((runtime, subject))
-                if verdict is not None:
-                    steps = history.get((host, runtime, subject)) if history else None
-                    yield _detail(run, verdict, ids=(hi, ri, si), steps=steps)
+            for si, row in enumerate(grid.rows):
+                cell = row.cells[ri]
+                if cell is not None:
+                    steps = history.get((host, runtime, row.subject)) if history else None
+                    yield _detail(run, cell.record, ids=(hi, ri, si), steps=steps)
     yield f"<script>{JS}</script></body></html>\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.judge.verdicts import MISMATCH
+from harness.report.grid import Cell, run_grids
 from harness.report.runs import describe, observed_text, unreachable_hosts, verdict_counts
 from harness.report.symbols import ORDER, SYMBOL
 from harness.results.records import Verdict, VerdictRecord
@@ -31,10 +32,10 @@ def _cell_text(text: str, limit: int = TEXT_LIMIT) -> str:
     return markdown(flat)
 
 
-def _verdict_cell(verdict: VerdictRecord | None) -> str:
-    if verdict is None:
+def _verdict_cell(cell: Cell | None) -> str:
+    if cell is None:
         return ""
-    return f"{SYMBOL[verdict.verdict]} {_cell_text(observed_text(verdict), 40)}"
+    return f"{cell.symbol} {_cell_text(cell.text, 40)}"
 
 
 HEADER = "| verdict | host | runtime | fact / property | expected | observed | reason |"
@@ -59,7 +60,8 @@ def summary_text(run: Run) -> str:
 
 
 def render_markdown(run: Run) -> str:
-    """The report: headline, mismatches, inconclusive verdicts, one matrix table per host."""
+    """The report: headline, mismatches, inconclusive verdicts, one grid per host
+    (properties first, as on the terminal)."""
     counts = verdict_counts(run)
     mismatches = sum(counts[v] for v in MISMATCH)
     if mismatches:
@@ -105,17 +107,15 @@ def render_markdown(run: Run) -> str:
         room = max(room - len(rows), 0)
         lines.append("")
 
-    for host in run.hosts():
-        runtimes = run.runtimes(host)
-        if not runtimes or host in dead:
+    for grid in run_grids(run):
+        if grid.hosts[0] in dead:
             continue
-        by_key = {(v.runtime, v.subject()): v for v in run.verdicts_of(host)}
-        lines += [f"### host: {_cell_text(host)}", ""]
-        lines.append("| fact / property | " + " | ".join(map(_cell_text, runtimes)) + " |")
-        lines.append("| --- |" + " --- |" * len(runtimes))
-        for subject in run.subjects(host):
-            cells = [_verdict_cell(by_key.get((rt, subject))) for rt in runtimes]
-            lines.append(f"| {_cell_text(subject)} | " + " | ".join(cells) + " |")
+        lines += [f"### host: {_cell_text(grid.hosts[0])}", ""]
+        lines.append("| fact / property | " + " | ".join(map(_cell_text, grid.runtimes)) + " |")
+        lines.append("| --- |" + " --- |" * len(grid.runtimes))
+        for row in grid.rows:
+            cells = [_verdict_cell(cell) for cell in row.cells]
+            lines.append(f"| {_cell_text(row.subject)} | " + " | ".join(cells) + " |")
         lines.append("")
     legend = ", ".join(f"`{SYMBOL[v]}` {v}" for v in ORDER)
     lines += [f"<sub>{legend}</sub>", ""]
