@@ -32,7 +32,8 @@ def test_a_write_checks_host_fact_is_its_targets() -> None:
         ('TARGET(a, "a-me", FILE, OUTSIDE, "fs-x", "y")\nnot a row\n', "targets.def:2"),
         ('TARGET(a, "a-me", NOPE, OUTSIDE, "fs-x", "y")\n', "targets.def:1"),
         (
-            'TARGET(a, "a-me", FILE, OUTSIDE, "fs-x", "y")\nTARGET(b, "a-me", DIR, OUTSIDE, "c", "")',
+            'TARGET(a, "a-me", FILE, OUTSIDE, "fs-x", "y")\n'
+            'TARGET(b, "a-me", DIR, OUTSIDE, "c", "")',
             "twice",
         ),
     ],
