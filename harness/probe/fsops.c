@@ -581,12 +581,6 @@ void chk_fs_inherited_fds(void)
 
 /* ---- routes through another process's descriptors -------------------------- */
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 
 /* Every visible process's descriptors to small regular files (the sentinel is one;
  * nothing else is opened, so no device's open runs): re-opened through
@@ -763,9 +757,6 @@ void chk_fs_io_uring(void)
 
 /* ---- inode flags ------------------------------------------------------------ */
 
-#ifndef SYS_file_getattr
-#define SYS_file_getattr 468
-#endif
 #define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
 #define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
 #define PROBE_FS_NODUMP_FL 0x00000040

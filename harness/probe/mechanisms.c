@@ -4,42 +4,8 @@
 #include "probe.h"
 #include "landlock.h"
 
-
 #define MAGIC_RET 424242 /* what a supervisor makes the trapped getppid() return */
 
-/* Seccomp constants newer than some UAPI headers. */
-#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
-#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
-#endif
-#ifndef SECCOMP_RET_USER_NOTIF
-#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
-#endif
-#ifndef SECCOMP_ADDFD_FLAG_SEND
-#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
-#endif
-#ifndef SECCOMP_IOCTL_NOTIF_ADDFD
-struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_flags; };
-#define SECCOMP_IOCTL_NOTIF_ADDFD _IOW('!', 3, struct seccomp_notif_addfd)
-#endif
-#ifndef SECCOMP_IOCTL_NOTIF_ID_VALID
-#define SECCOMP_IOCTL_NOTIF_ID_VALID _IOW('!', 2, uint64_t)
-#endif
-
-/* pidfds (Linux 5.3 and 5.6); the numbers are the same on every architecture. */
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
-
-#if defined(__x86_64__)
-#define PROBE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
-#elif defined(__aarch64__)
-#define PROBE_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
-#else
-#error "unsupported architecture (add its AUDIT_ARCH_* value)"
-#endif
 
 void chk_landlock_abi(void)
 {
@@ -459,10 +425,10 @@ static const char *sup_id_valid(int lfd, const struct seccomp_notif *n)
 /* SOCKET: take the target's socket with pidfd_getfd and use it. */
 static const char *sup_socket(int lfd, const struct seccomp_notif *n)
 {
-    int pidfd = (int)syscall(__NR_pidfd_open, (pid_t)n->pid, 0);
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)n->pid, 0);
     if (pidfd < 0)
         unavail("pidfd_open(target)", errno);
-    int fd = (int)syscall(__NR_pidfd_getfd, pidfd, (int)n->data.args[0], 0);
+    int fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)n->data.args[0], 0);
     if (fd < 0)
         unavail("pidfd_getfd(target's socket)", errno);
     close(pidfd);

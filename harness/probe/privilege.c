@@ -672,12 +672,6 @@ void chk_priv_securebits(void)
             want == sb ? "nothing unlocked to clear" : e ? "clearing refused" : "cleared");
 }
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 #define PF_KTHREAD_ 0x00200000UL
 
 /* A process's parent and flags from /proc/<pid>/stat; -1 if gone or unreadable. */

@@ -96,26 +96,12 @@
 #include <linux/filter.h>
 #include <linux/ioctl.h>
 #include <linux/seccomp.h>
+#include "compat.h"
 
 #define PROBE_NAME "harness-probe"
 #define PROTOCOL 1
 
 /* Capabilities: raw capget/capset, so no libcap and no linux/capability.h. */
-#ifndef PR_CAPBSET_READ
-#define PR_CAPBSET_READ 23
-#endif
-#ifndef PR_CAPBSET_DROP
-#define PR_CAPBSET_DROP 24
-#endif
-#ifndef PR_CAP_AMBIENT
-#define PR_CAP_AMBIENT 47
-#endif
-#ifndef PR_CAP_AMBIENT_IS_SET
-#define PR_CAP_AMBIENT_IS_SET 1
-#endif
-#ifndef PR_CAP_AMBIENT_RAISE
-#define PR_CAP_AMBIENT_RAISE 2
-#endif
 #define PROBE_CAP_VERSION_3 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */
 #define PROBE_CAP_NET_RAW 13
 #define PROBE_CAP_SYS_ADMIN 21
@@ -341,24 +327,5 @@ __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
 
-/* Syscalls newer than some C library headers (x86_64 and aarch64 share them). */
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#endif
-#ifndef SYS_removexattrat
-#define SYS_removexattrat 466
-#endif
-#ifndef SYS_file_setattr
-#define SYS_file_setattr 469
-#endif
-#ifndef SYS_execveat
-#define SYS_execveat 322
-#endif
-#ifndef AT_EMPTY_PATH
-#define AT_EMPTY_PATH 0x1000
-#endif
 
 #endif

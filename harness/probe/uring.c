@@ -9,12 +9,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#ifndef __NR_io_uring_setup
-#define __NR_io_uring_setup 425
-#endif
-#ifndef __NR_io_uring_enter
-#define __NR_io_uring_enter 426
-#endif
 
 static void sqe_set(struct io_uring_sqe *s, int op, int fd, const void *addr, unsigned len,
                     unsigned long long off, int link, unsigned long long data)
