@@ -122,10 +122,9 @@ struct check { const char *scenario, *id; void (*fn)(void); int kind, light; };
 #include "checks.def"
 #undef CHECK
 
-/* ---- fsops.c: the descriptors held at start (main calls it first) ---------- */
+/* ---- held.c: the descriptors held at start (main calls it first) ----------- */
 
 void fds_at_start(void);
-void fsops_reset(void); /* before each row in a child: no state of the row before */
 
 /* ---- main.c: options ------------------------------------------------------- */
 
@@ -301,6 +300,13 @@ void ipc_canary_remove(void);
 int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
                    const char **step);
 
+/* writes.c: the write kinds' path in the outside folder, and the calls a kind is
+ * made of, tried in turn (grants.c's, exec.c's and uring.c's too). */
+const char *outside(const char *name, int tagged); /* <outside>/<name>[-<tag>] */
+void tried(const char *call, long rc);
+__attribute__((noreturn)) void verdict(const char *what, const char *path);
+void writes_reset(void); /* before each row in a child: no state of the row before */
+
 /* filesystem.c: the mount table, also read by privilege.c's root attempts. */
 struct mnt { int id; unsigned maj, min; char *root, *mp, *type; };
 extern struct mnt g_mnt[];
@@ -312,7 +318,9 @@ int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx)
 int on_mount(const char *path, const struct mnt *m);
 void ev_kernel(void);
 
-void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
+void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
+int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */
+uint64_t cap64(uint32_t lo, uint32_t hi);
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */
 /* What `<file> whoami` reported when run (privilege.c runs it in a grandchild). */

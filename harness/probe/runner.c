@@ -37,7 +37,7 @@ static void child_rows(const struct check *cs, size_t n)
         g_ev.n = 0;
         g_target = 0;
         g_cleanup = NULL;
-        fsops_reset();
+        writes_reset();
         if (sigsetjmp(g_next, 1) == 0) {
             cs[k].fn();
             fail(0, "check returned without a result");
