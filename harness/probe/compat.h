@@ -55,6 +55,9 @@
 
 /* ---- flags and constants --------------------------------------------------------- */
 
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0 /* statfs f_type of a proc filesystem */
+#endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif

@@ -134,7 +134,6 @@ void chk_fs_allowed_read(void)
 
 /* ---- the mount table and every route to every sentinel ------------------- */
 
-#define PROC_SUPER_MAGIC 0x9fa0
 #define MAX_MOUNTS 512
 struct mnt g_mnt[MAX_MOUNTS];
 int g_nmnt;
@@ -198,38 +197,6 @@ int read_mounts(void)
         mnt_unescape(m->mp);
     }
     return 0;
-}
-
-/* The boot id, if it can be trusted: read twice from a file on a proc
- * filesystem (a file bound over it, or another proc file that changes on every
- * read, such as .../uuid, gives ""). */
-static void read_boot_id(char *id, size_t cap)
-{
-    const char *p = "/proc/sys/kernel/random/boot_id";
-    char again[64];
-    struct statfs sf;
-    id[0] = '\0';
-    if (statfs(p, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC)
-        return;
-    ssize_t n = read_file(p, id, cap - 1), m = read_file(p, again, sizeof again - 1);
-    if (n <= 0 || n != m || memcmp(id, again, (size_t)n)) {
-        id[0] = '\0';
-        return;
-    }
-    id[n] = '\0';
-    if (id[n - 1] == '\n')
-        id[n - 1] = '\0';
-}
-
-/* This kernel's identity, so the harness can tell a shared kernel from a
- * sandbox's own: the boot id (empty when unreadable or untrusted) and the release. */
-void ev_kernel(void)
-{
-    char id[64];
-    struct utsname u;
-    read_boot_id(id, sizeof id);
-    ev_str("boot_id", id);
-    ev_str("release", uname(&u) == 0 ? u.release : "");
 }
 
 /* What a mount point yields to this process, as proof of reach: the name of one entry

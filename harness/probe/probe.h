@@ -130,6 +130,7 @@ void fds_at_start(void);
 
 extern int g_check_timeout_ms; /* --check-timeout-ms */
 extern const char *g_argv0;     /* how the probe was started: its own file for a check */
+void self_path(char *out, size_t cap); /* the probe's own executable */
 extern unsigned g_unpriv_uid;   /* --unpriv-uid, parsed: whom the unprivileged attempts run as */
 
 /* Options of `probe run`; a check that needs a missing one reports "error". */
@@ -244,6 +245,7 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
 
 /* ---- the scenarios' files: what another file uses --------------------------- */
 
+void set_nnp(void); /* landlock.c: no_new_privs, or the fact unavailable (seccomp.c's too) */
 __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
 /* ---- egress.c and sweep.c: the egress sweep's attempts ---------------------
  * Every attempt of the sweep is one `struct att`, run concurrently by egress.c;
