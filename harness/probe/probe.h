@@ -309,12 +309,16 @@ void tried(const char *call, long rc);
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 
-/* filesystem.c: the mount table, also read by privilege.c's root attempts. */
+/* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
+extern char g_file[65536];
+int has_token(const char *buf, ssize_t n);
+
+/* mounts.c: the mount table, also read by root.c's attempts. */
 struct mnt { int id; unsigned maj, min; char *root, *mp, *type; };
 extern struct mnt g_mnt[];
 extern int g_nmnt;
 int read_mounts(void);
-/* The host's listed targets below a mount (filesystem.c); see each_target there. */
+/* The host's listed targets below a mount (mounts.c); see each_target there. */
 typedef int (*target_fn)(const char *path, const char *rest, const struct stat *st, void *ctx);
 int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx);
 int on_mount(const char *path, const struct mnt *m);
