@@ -337,6 +337,15 @@ extern int g_own_userns;        /* unpriv.c: drop_privs went into a user namespa
 /* ---- the other modes ---------------------------------------------------------- */
 
 __attribute__((noreturn)) void canary_main(int argc, char **argv);
+/* canary_net.c: the canary's namespace and its end of the link */
+void canary_network(const char *netns, const char *iface, const char *cidr, const char *gw);
+void canary_network6(const char *iface, const char *cidr, const char *gw);
+/* capture.c: the canary's packet capture; g_ncap_to: the --capture-to addresses given */
+extern size_t g_ncap_to;
+void capture_to(const char *ip);
+int capture_open(void);
+int capture_open_to(void);
+void capture_read(int fd);
 __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
