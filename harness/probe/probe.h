@@ -274,6 +274,18 @@ struct att {
     uint16_t qid;
     char oc[12], detail[300], qname[300];
 };
+/* The sweep's named attempts (sweep.def): SW_NAME, whose id is sweep_id[SW_NAME]. */
+enum sweep_name {
+#define SWEEP_TCP_PORTS(...)
+#define SWEEP_UDP_PORTS(...)
+#define SWEEP(name, id) SW_##name,
+#include "sweep.def"
+#undef SWEEP
+#undef SWEEP_UDP_PORTS
+#undef SWEEP_TCP_PORTS
+    SW_COUNT
+};
+extern const char *const sweep_id[SW_COUNT];
 extern struct att g_att[MAX_ATT];
 extern size_t g_natt;
 struct att *att_new(const char *id, int group);
@@ -282,6 +294,7 @@ void att_end(struct att *a, const char *oc, int e, const char *fmt, ...);
 void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
               const char *dst, int src_port, const char *qname);
 struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk);
+void sweep_ports(int f, const char *ip, int high);
 void sweep_own_dns(const char *denied);
 void own_dns_gate(struct att *a);
 void sweep_unix(void);

@@ -1,10 +1,51 @@
-/* The egress sweep's targets beyond the canary's own ports: the sandbox's own
- * resolvers, every unix socket it can reach, the other IP protocols, send calls,
- * a privileged source port, io_uring, the canary's abstract unix name and the
+/* What the egress sweep tries (its ids and ports are sweep.def's): the canary's
+ * ports, TCP and UDP, and ICMP echo; the sandbox's own resolvers, every unix socket
+ * it can reach, the other IP protocols, send calls, a privileged source port,
+ * io_uring, the host's own addresses, the canary's abstract unix name and the
  * sockets held at the start; and the line for a group of attempts. The exchange
- * itself is egress.c's. */
+ * itself is attempt.c's. */
 
 #include "probe.h"
+
+const char *const sweep_id[SW_COUNT] = {
+#define SWEEP_TCP_PORTS(...)
+#define SWEEP_UDP_PORTS(...)
+#define SWEEP(name, id) [SW_##name] = id,
+#include "sweep.def"
+#undef SWEEP
+#undef SWEEP_UDP_PORTS
+#undef SWEEP_TCP_PORTS
+};
+
+#define SWEEP_TCP_PORTS(...) static const int sweep_tcp_ports[] = { __VA_ARGS__ };
+#define SWEEP_UDP_PORTS(...) static const int sweep_udp_ports[] = { __VA_ARGS__ };
+#define SWEEP(name, id)
+#include "sweep.def"
+#undef SWEEP
+#undef SWEEP_UDP_PORTS
+#undef SWEEP_TCP_PORTS
+
+/* TCP and UDP to each of the canary's listed ports (0: the run's high port; 53
+ * speaks DNS), and ICMP echo, over family f (0: IPv4, 1: IPv6) to ip. */
+void sweep_ports(int f, const char *ip, int high)
+{
+    char id[48];
+    for (size_t i = 0; i < sizeof sweep_tcp_ports / sizeof sweep_tcp_ports[0]; i++) {
+        int port = sweep_tcp_ports[i] ? sweep_tcp_ports[i] : high;
+        snprintf(id, sizeof id, "tcp%d-%s", f ? 6 : 4, sweep_tcp_ports[i] ? "" : "high");
+        if (sweep_tcp_ports[i])
+            snprintf(id, sizeof id, "tcp%d-%d", f ? 6 : 4, port);
+        sweep_add(id, ip, port, SOCK_STREAM, port == 53 ? X_DNS : X_LINE);
+    }
+    for (size_t i = 0; i < sizeof sweep_udp_ports / sizeof sweep_udp_ports[0]; i++) {
+        int port = sweep_udp_ports[i] ? sweep_udp_ports[i] : high;
+        snprintf(id, sizeof id, "udp%d-high", f ? 6 : 4);
+        if (sweep_udp_ports[i])
+            snprintf(id, sizeof id, "udp%d-%d", f ? 6 : 4, port);
+        sweep_add(id, ip, port, SOCK_DGRAM, port == 53 ? X_DNS : X_LINE);
+    }
+    sweep_add(sweep_id[f ? SW_ICMP6 : SW_ICMP4], ip, 0, 0, X_ICMP);
+}
 
 static int in_ranges(const Addr *a, const char *ranges)
 {
@@ -50,7 +91,7 @@ void sweep_own_dns(const char *denied)
         if (sscanf(l, " nameserver %63s", ip) != 1 || found == 3)
             continue;
         snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:53" : "%s:53", ip);
-        struct att *a = att_new("dns-own", G_OWN_DNS);
+        struct att *a = att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS);
         if (!a || parse_addr(spec, &a->dst) != 0) {
             if (a)
                 g_natt--;
@@ -64,7 +105,7 @@ void sweep_own_dns(const char *denied)
         snprintf(a->qname, sizeof a->qname, "%s", name);
     }
     if (!found) { /* no resolv.conf: libc asks the local host */
-        struct att *a = att_new("dns-own", G_OWN_DNS);
+        struct att *a = att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS);
         if (a) {
             parse_addr("127.0.0.1:53", &a->dst);
             a->family = AF_INET;
@@ -115,7 +156,7 @@ static void unix_add(const char *path, int abstract)
             units += g_att[i].group == G_UNIX;
         if (units >= 2 * UNIX_MAX)
             return;
-        struct att *a = att_new("unix-proxy", G_UNIX);
+        struct att *a = att_new(sweep_id[SW_UNIX_PROXY], G_UNIX);
         if (!a)
             return;
         a->family = AF_UNIX;
@@ -240,10 +281,10 @@ struct att *sweep_add(const char *id, const char *ip, int port, int type, int ta
  * experiments) carry the marker where nothing answers; the capture sees them. */
 void sweep_protocols(int f, const char *ip, int high)
 {
-    struct att *a = sweep_add(f ? "udplite6" : "udplite4", ip, high, SOCK_DGRAM, X_FIRE);
+    struct att *a = sweep_add(sweep_id[f ? SW_UDPLITE6 : SW_UDPLITE4], ip, high, SOCK_DGRAM, X_FIRE);
     if (a)
         a->proto = IPPROTO_UDPLITE, a->how = H_SENDTO;
-    if ((a = sweep_add(f ? "rawip6" : "rawip4", ip, 0, SOCK_RAW, X_FIRE)))
+    if ((a = sweep_add(sweep_id[f ? SW_RAWIP6 : SW_RAWIP4], ip, 0, SOCK_RAW, X_FIRE)))
         a->proto = 253, a->how = H_SENDTO;
 }
 
@@ -252,26 +293,26 @@ void sweep_protocols(int f, const char *ip, int high)
  * the canary's IPv4 high port: a filter on one call or one port is not enough. */
 void sweep_calls(const char *ip, int high)
 {
-    static const struct { const char *id; int how; } calls[] = {
-        { "send4-sendto", H_SENDTO }, { "send4-sendmsg", H_SENDMSG },
-        { "send4-sendmmsg", H_SENDMMSG }, { "send4-write", H_WRITE },
+    static const struct { int id, how; } calls[] = {
+        { SW_SEND4_SENDTO, H_SENDTO }, { SW_SEND4_SENDMSG, H_SENDMSG },
+        { SW_SEND4_SENDMMSG, H_SENDMMSG }, { SW_SEND4_WRITE, H_WRITE },
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
-        struct att *a = sweep_add(calls[i].id, ip, high, SOCK_DGRAM, X_LINE);
+        struct att *a = sweep_add(sweep_id[calls[i].id], ip, high, SOCK_DGRAM, X_LINE);
         if (a)
             a->how = calls[i].how;
     }
-    struct att *a = sweep_add("udp4-privport", ip, high, SOCK_DGRAM, X_LINE);
+    struct att *a = sweep_add(sweep_id[SW_UDP4_PRIVPORT], ip, high, SOCK_DGRAM, X_LINE);
     if (a)
         a->bind_port = 1;
-    sweep_add("uring4", ip, high, SOCK_STREAM, X_URING);
+    sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
 }
 
 /* The canary's own listener in the host's abstract unix namespace: reachable
  * from a sandbox that shares the host's network namespace, whatever its IP rules. */
 void sweep_abstract(void)
 {
-    struct att *a = att_new("unix-abstract", G_SELF);
+    struct att *a = att_new(sweep_id[SW_UNIX_ABSTRACT], G_SELF);
     if (!a)
         return;
     size_t len = strlen(o.canary_unix);
@@ -312,7 +353,7 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
         if (!connected && (!ip || !*ip))
             continue; /* an unconnected unix socket, or a family the canary lacks */
-        struct att *a = att_new("held-fds", G_HELD);
+        struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (!a)
             return;
         a->fd = fd;
@@ -342,6 +383,6 @@ void sweep_held(const char *ip4, const char *ip6, int high)
  * forwards nothing to the canary. */
 void sweep_host(int f, const char *ip, int high)
 {
-    sweep_add(f ? "host6-tcp" : "host4-tcp", ip, high, SOCK_STREAM, X_LINE);
-    sweep_add(f ? "host6-udp" : "host4-udp", ip, high, SOCK_DGRAM, X_LINE);
+    sweep_add(sweep_id[f ? SW_HOST6_TCP : SW_HOST4_TCP], ip, high, SOCK_STREAM, X_LINE);
+    sweep_add(sweep_id[f ? SW_HOST6_UDP : SW_HOST4_UDP], ip, high, SOCK_DGRAM, X_LINE);
 }

@@ -43,7 +43,7 @@ def test_every_table_row_is_declared_by_a_scenario_and_back() -> None:
 
 
 def test_the_sweep_reports_exactly_the_declared_sweep_checks() -> None:
-    """The sweep row prints many lines: their ids (built from egress.c's port lists
+    """The sweep row prints many lines: their ids (declared in sweep.def: its port lists
     and named attempts) are exactly the checks declared as the sweep's."""
     declared = {c.id for s in SCENARIOS.values() for c in s.checks if c.table_row == "sweep"}
     assert table.sweep_ids() == declared
