@@ -28,13 +28,13 @@ struct att *att_new(const char *id, int group)
     return a;
 }
 
-void att_end(struct att *a, const char *oc, int e, const char *fmt, ...)
+void att_end(struct att *a, enum outcome oc, int e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->detail, sizeof a->detail, fmt, ap);
     va_end(ap);
-    snprintf(a->oc, sizeof a->oc, "%s", oc);
+    a->oc = oc;
     a->err = e;
     a->state = S_DONE;
     if (a->fd >= 0)
@@ -46,14 +46,14 @@ void att_end(struct att *a, const char *oc, int e, const char *fmt, ...)
 }
 
 /* One check line's fragment for the parent: "id":..,"kind":"attempt",... */
-void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
+void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
                      const char *dst, int src_port, const char *qname)
 {
     Buf b = { .n = 0 };
     bput(&b, "\"id\":");
     bstr(&b, id);
     bput(&b, ",\"kind\":\"attempt\",\"outcome\":");
-    bstr(&b, oc);
+    bstr(&b, outcome_word(oc));
     if (e)
         frag_errno(&b, e);
     bput(&b, ",\"detail\":");
@@ -89,7 +89,7 @@ static void att_dns_msg(struct att *a, int tcp)
     a->qid = (uint16_t)((unsigned)getpid() * 31u + (unsigned)g_natt * 977u + (unsigned)now_ms());
     int n = dns_build(q, sizeof a->out - 2, a->qid, a->qname, DNS_TXT);
     if (n < 0) {
-        att_end(a, "error", 0, "cannot encode DNS name %s", a->qname);
+        att_end(a, OC_ERROR, 0, "cannot encode DNS name %s", a->qname);
         return;
     }
     if (tcp) {
@@ -130,7 +130,7 @@ static int bind_privileged(struct att *a)
         if (e != EADDRINUSE)
             break;
     }
-    att_end(a, "blocked", e, "bind a privileged source port (53, 123, 67, 88, 500) for %s", a->dsts);
+    att_end(a, OC_BLOCKED, e, "bind a privileged source port (53, 123, 67, 88, 500) for %s", a->dsts);
     return -1;
 }
 
@@ -140,14 +140,14 @@ static void uring_start(struct att *a)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        att_end(a, "error", errno, "pipe");
+        att_end(a, OC_ERROR, errno, "pipe");
         return;
     }
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
         close(p[1]);
-        att_end(a, "error", errno, "fork");
+        att_end(a, OC_ERROR, errno, "fork");
         return;
     }
     if (pid == 0) {
@@ -156,15 +156,15 @@ static void uring_start(struct att *a)
         int src = 0;
         close(p[0]);
         snprintf(want, sizeof want, "NONCE %s", o.nonce);
-        const char *oc = "blocked";
+        enum outcome oc = OC_BLOCKED;
         int e = 0;
         if (uring_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step) != 0)
             e = errno;
         else if (strstr(reply, want))
-            oc = "escaped", step = "the nonce came back";
+            oc = OC_ESCAPED, step = "the nonce came back";
         else
-            oc = "succeeded", step = "connected and sent, no nonce came back";
-        int n = snprintf(line, sizeof line, "%s %d %d %s\n", oc, e, src, step);
+            oc = OC_SUCCEEDED, step = "connected and sent, no nonce came back";
+        int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);
         write_all(p[1], line, (size_t)n);
         _exit(0);
     }
@@ -191,7 +191,7 @@ static void att_start(struct att *a)
             a->fd = socket(a->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
         }
         if (a->fd < 0) {
-            att_end(a, "blocked", errno, "no ICMP socket (datagram or raw) could be made");
+            att_end(a, OC_BLOCKED, errno, "no ICMP socket (datagram or raw) could be made");
             return;
         }
         unsigned char *p = a->out;
@@ -215,7 +215,7 @@ static void att_start(struct att *a)
             p[3] = (unsigned char)~sum;
         }
         if (sendto(a->fd, p, a->outn, MSG_NOSIGNAL, (struct sockaddr *)&a->dst, addr_len(&a->dst)) < 0) {
-            att_end(a, "blocked", errno, "ICMP echo to %s", a->dsts);
+            att_end(a, OC_BLOCKED, errno, "ICMP echo to %s", a->dsts);
             return;
         }
         if (a->raw)
@@ -232,7 +232,7 @@ static void att_start(struct att *a)
     if (!a->held)
         a->fd = socket(a->family, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC, a->proto);
     if (a->fd < 0) {
-        att_end(a, "blocked", errno, "socket for %s", a->dsts);
+        att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
         return;
     }
     if (a->held) {
@@ -258,7 +258,7 @@ static void att_start(struct att *a)
     const struct sockaddr *sa = a->family == AF_UNIX ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->dst;
     socklen_t sl = a->family == AF_UNIX ? (a->unlen ? a->unlen : (socklen_t)sizeof a->un) : addr_len(&a->dst);
     if (connect(a->fd, sa, sl) != 0 && errno != EINPROGRESS) {
-        att_end(a, "blocked", errno, "connect(%s)", a->dsts);
+        att_end(a, OC_BLOCKED, errno, "connect(%s)", a->dsts);
         return;
     }
     att_src_port(a);
@@ -276,11 +276,11 @@ static int att_judge(struct att *a, int eof)
     if (memmem(a->in, a->inn, want, strlen(want))) {
         int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
         if (a->group == G_UNIX)
-            att_end(a, "escaped", 0, "%s through unix socket %s: the nonce came back%s",
+            att_end(a, OC_ESCAPED, 0, "%s through unix socket %s: the nonce came back%s",
                     a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
                     a->step < last ? " in place of the proxy's answer" : "");
         else
-            att_end(a, "escaped", 0, "the nonce came back from %s", a->dsts);
+            att_end(a, OC_ESCAPED, 0, "the nonce came back from %s", a->dsts);
         return 1;
     }
     if (a->talk == X_LINE || (a->step == 2 && (a->talk == X_HTTP || a->talk == X_SOCKS))
@@ -288,41 +288,41 @@ static int att_judge(struct att *a, int eof)
         if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
             return 0;
         line[strcspn(line, "\r\n")] = '\0';
-        att_end(a, a->group == G_UNIX ? "blocked" : "succeeded", 0,
+        att_end(a, a->group == G_UNIX ? OC_BLOCKED : OC_SUCCEEDED, 0,
                 "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
         return 1;
     }
     if (a->talk == X_URING) {
         if (!eof && !memchr(a->in, '\n', a->inn))
             return 0;
-        char oc[16] = "", step[200] = "";
-        int e = 0, src = 0;
-        if (sscanf(line, "%15s %d %d %199[^\n]", oc, &e, &src, step) < 3) {
-            att_end(a, "blocked", ETIMEDOUT, "io_uring: no completion for %s", a->dsts);
+        char step[200] = "";
+        int oc = 0, e = 0, src = 0;
+        if (sscanf(line, "%d %d %d %199[^\n]", &oc, &e, &src, step) < 3) {
+            att_end(a, OC_BLOCKED, ETIMEDOUT, "io_uring: no completion for %s", a->dsts);
             return 1;
         }
         a->src_port = src;
-        att_end(a, oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
+        att_end(a, (enum outcome)oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
         return 1;
     }
     if (a->talk == X_DNS) {
         struct dns_ans r;
         size_t off = a->type == SOCK_STREAM ? 2 : 0;
         if (a->type == SOCK_STREAM && (a->inn < 2 || a->inn < 2 + (size_t)(a->in[0] << 8 | a->in[1])))
-            return eof ? (att_end(a, "succeeded", 0, "connected to %s, but no whole DNS answer", a->dsts), 1) : 0;
+            return eof ? (att_end(a, OC_SUCCEEDED, 0, "connected to %s, but no whole DNS answer", a->dsts), 1) : 0;
         if (dns_parse(a->in + off, a->inn - off, a->qid, &r) != 0) {
             if (a->type == SOCK_DGRAM) {
                 a->inn = 0; /* not the answer to this query: wait for another */
                 return 0;
             }
-            att_end(a, "succeeded", 0, "an answer from %s that is not DNS", a->dsts);
+            att_end(a, OC_SUCCEEDED, 0, "an answer from %s that is not DNS", a->dsts);
             return 1;
         }
         snprintf(want, sizeof want, "nonce=%s", o.nonce);
         if (!strcmp(r.txt, want))
-            att_end(a, "escaped", 0, "TXT answer from %s carries the nonce", a->dsts);
+            att_end(a, OC_ESCAPED, 0, "TXT answer from %s carries the nonce", a->dsts);
         else
-            att_end(a, "succeeded", 0, "answer from %s without the nonce (rcode %d, %d answers)",
+            att_end(a, OC_SUCCEEDED, 0, "answer from %s without the nonce (rcode %d, %d answers)",
                     a->dsts, r.rcode, r.ancount);
         return 1;
     }
@@ -331,7 +331,7 @@ static int att_judge(struct att *a, int eof)
         if (a->raw && a->family == AF_INET && a->inn >= 20)
             off = (size_t)(a->in[0] & 15) * 4;
         if (a->inn >= off + 8 && (a->in[off] == 0 || a->in[off] == 129)) {
-            att_end(a, "succeeded", 0, "echo reply from %s (a crossing is proved only by the canary)", a->dsts);
+            att_end(a, OC_SUCCEEDED, 0, "echo reply from %s (a crossing is proved only by the canary)", a->dsts);
             return 1;
         }
         a->inn = 0;
@@ -342,7 +342,7 @@ static int att_judge(struct att *a, int eof)
             return 0;
         if (strncmp(line, "HTTP/1.", 7) || strncmp(line + 8, " 200", 4)) {
             line[strcspn(line, "\r\n")] = '\0';
-            att_end(a, "blocked", 0, "%s refused HTTP CONNECT (\"%.60s\")", a->dsts, line);
+            att_end(a, OC_BLOCKED, 0, "%s refused HTTP CONNECT (\"%.60s\")", a->dsts, line);
             return 1;
         }
         return 2;
@@ -350,9 +350,9 @@ static int att_judge(struct att *a, int eof)
     /* SOCKS5: step 0 the method reply, step 1 the connect reply */
     size_t need = a->step == 0 ? 2 : 10;
     if (a->inn < need)
-        return eof ? (att_end(a, "blocked", 0, "%s: no SOCKS5 answer", a->dsts), 1) : 0;
+        return eof ? (att_end(a, OC_BLOCKED, 0, "%s: no SOCKS5 answer", a->dsts), 1) : 0;
     if (a->in[0] != 5 || a->in[1] != 0) {
-        att_end(a, "blocked", 0, "%s refused SOCKS5 (%u %u)", a->dsts, a->in[0], a->in[1]);
+        att_end(a, OC_BLOCKED, 0, "%s refused SOCKS5 (%u %u)", a->dsts, a->in[0], a->in[1]);
         return 1;
     }
     return 2;
@@ -470,13 +470,13 @@ void chk_egress_sweep(void)
                 continue;
             if (now >= a->end) {
                 if (a->state == S_CONNECT)
-                    att_end(a, "blocked", ETIMEDOUT, "connect(%s)", a->dsts);
+                    att_end(a, OC_BLOCKED, ETIMEDOUT, "connect(%s)", a->dsts);
                 else if (a->type == SOCK_STREAM && a->group == G_SELF)
                     att_judge(a, 1);
                 else if (a->group == G_UNIX)
-                    att_end(a, "blocked", 0, "%s: no proxy answer", a->dsts);
+                    att_end(a, OC_BLOCKED, 0, "%s: no proxy answer", a->dsts);
                 else
-                    att_end(a, "blocked", ETIMEDOUT, "no answer from %s", a->dsts);
+                    att_end(a, OC_BLOCKED, ETIMEDOUT, "no answer from %s", a->dsts);
                 if (a->group == G_SELF)
                     att_report(a);
                 continue;
@@ -500,7 +500,7 @@ void chk_egress_sweep(void)
                 socklen_t len = sizeof e;
                 getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &e, &len);
                 if (e) {
-                    att_end(a, "blocked", e, "connect(%s)", a->dsts);
+                    att_end(a, OC_BLOCKED, e, "connect(%s)", a->dsts);
                 } else {
                     att_src_port(a);
                     a->state = S_SEND;
@@ -510,11 +510,11 @@ void chk_egress_sweep(void)
                 if (w > 0 && a->how != H_SEND && a->how != H_WRITE && !a->src_port)
                     att_src_port(a); /* bound by this first datagram */
                 if (w > 0 && a->talk == X_FIRE && a->outoff + (size_t)w == a->outn)
-                    att_end(a, "succeeded", 0,
+                    att_end(a, OC_SUCCEEDED, 0,
                             "sent to %s; nothing answers it: only the canary's capture proves a crossing",
                             a->dsts);
                 else if (w < 0 && errno != EAGAIN && errno != EINTR)
-                    att_end(a, a->type == SOCK_STREAM && a->group == G_SELF ? "succeeded" : "blocked", errno,
+                    att_end(a, a->type == SOCK_STREAM && a->group == G_SELF ? OC_SUCCEEDED : OC_BLOCKED, errno,
                             "send to %s", a->dsts);
                 else if (w > 0 && (a->outoff += (size_t)w) == a->outn)
                     a->state = S_RECV;
@@ -525,11 +525,11 @@ void chk_egress_sweep(void)
                 if (r < 0 && (errno == EAGAIN || errno == EINTR))
                     continue;
                 if (r < 0 && a->type == SOCK_DGRAM) {
-                    att_end(a, "blocked", errno, "no answer from %s", a->dsts);
+                    att_end(a, OC_BLOCKED, errno, "no answer from %s", a->dsts);
                 } else if (r < 0 || (r == 0 && a->type == SOCK_STREAM)) {
                     att_judge(a, 1);
                     if (a->state != S_DONE)
-                        att_end(a, "blocked", 0, "%s closed", a->dsts);
+                        att_end(a, OC_BLOCKED, 0, "%s closed", a->dsts);
                 } else {
                     a->inn += (size_t)r;
                     if (a->inn >= sizeof a->in - 1)

@@ -72,7 +72,7 @@ void run_whoami(const char *path, struct whoami *w)
     const char *ee = strstr(out, "\"exec_errno\":"), *eu = strstr(out, "\"euid\":"),
                *ce = strstr(out, "\"cap_eff\":\"");
     if (ee)
-        outcome("blocked", atoi(ee + 13), "execve(%s)", path);
+        outcome(OC_BLOCKED, atoi(ee + 13), "execve(%s)", path);
     if (!eu || !ce)
         fail(0, "helper %s printed no whoami line (wait status 0x%x): \"%.100s\"", path, (unsigned)st, out);
     const char *eg = strstr(out, "\"egid\":");
@@ -94,7 +94,7 @@ void chk_priv_setuid_exec(void)
     struct whoami w;
     exec_helper(&o.setuid_helper, &w);
     ev_int("euid", w.euid);
-    outcome(w.euid == 0 ? "escaped" : "blocked", 0, "the setuid helper ran with euid %u", w.euid);
+    outcome(w.euid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setuid helper ran with euid %u", w.euid);
 }
 
 /* The helper is setgid to group 0: running with egid 0 is the gain. */
@@ -105,7 +105,7 @@ void chk_priv_setgid_exec(void)
     if (w.egid == (unsigned)-1)
         fail(0, "the setgid helper reported no egid");
     ev_int("egid", w.egid);
-    outcome(w.egid == 0 ? "escaped" : "blocked", 0, "the setgid helper ran with egid %u", w.egid);
+    outcome(w.egid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setgid helper ran with egid %u", w.egid);
 }
 
 /* The errno with which `<path> whoami` could not be executed; 0 if it ran. */
@@ -157,12 +157,12 @@ void chk_priv_fcap_exec(void)
         ev_str("cap_bnd", hex);
         ev_int("nnp", nnp);
         if (other != NULL)
-            outcome("blocked", EPERM, "execve(%s) refused EPERM, not for its file capability: %s", path, other);
+            outcome(OC_BLOCKED, EPERM, "execve(%s) refused EPERM, not for its file capability: %s", path, other);
         if (nnp == 0 && bnd && initial_userns())
-            outcome("escaped", 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
+            outcome(OC_ESCAPED, 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
                     " without no_new_privs, CAP_NET_RAW is outside the bounding set %s, and a file"
                     " carrying one it holds grants it", path, o.other_binary, hex);
-        outcome("blocked", EPERM, "execve(%s): the file capability is honoured, but %s", path,
+        outcome(OC_BLOCKED, EPERM, "execve(%s): the file capability is honoured, but %s", path,
                 nnp ? "no_new_privs is set" : bnd ? "in a child user namespace" : "the bounding set is empty");
     }
     run_whoami(path, &w);
@@ -172,9 +172,9 @@ void chk_priv_fcap_exec(void)
     /* Granted in the user namespace drop_privs made (rootless): capabilities over
      * what that namespace owns, which is nothing (a raw socket stays refused). */
     if (g_own_userns && caps >> PROBE_CAP_NET_RAW & 1)
-        outcome("blocked", 0, "the fcap helper ran with CapEff %s, in the probe's own user namespace,"
+        outcome(OC_BLOCKED, 0, "the fcap helper ran with CapEff %s, in the probe's own user namespace,"
                 " which owns no network namespace", hex);
-    outcome(caps >> PROBE_CAP_NET_RAW & 1 ? "escaped" : "blocked", 0,
+    outcome(caps >> PROBE_CAP_NET_RAW & 1 ? OC_ESCAPED : OC_BLOCKED, 0,
             "the fcap helper ran with CapEff %s", hex);
 }
 
@@ -186,13 +186,13 @@ void chk_priv_setuid0(void)
     int e = setuid(0) == 0 ? 0 : errno;
     ev_int("euid", geteuid());
     if (e == 0)
-        outcome(geteuid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) returned 0");
+        outcome(geteuid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) returned 0");
     if (setgid(0) == 0) {
         ev_int("egid", getegid());
-        outcome(getegid() == 0 ? "escaped" : "succeeded", 0, "setuid(0) refused (%s), setgid(0) returned 0",
+        outcome(getegid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) refused (%s), setgid(0) returned 0",
                 strerror(e));
     }
-    outcome("blocked", e, "setuid(0), and setgid(0) (%s)", strerror(errno));
+    outcome(OC_BLOCKED, e, "setuid(0), and setgid(0) (%s)", strerror(errno));
 }
 
 /* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held
@@ -220,7 +220,7 @@ void chk_priv_capset(void)
         for (int i = 0; i < 2; i++)
             d[i].effective |= d[i].permitted;
         if (syscall(SYS_capset, &h, d) != 0)
-            outcome("blocked", errno, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
+            outcome(OC_BLOCKED, errno, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
     }
     if (caps_get(d) != 0)
         fail(errno, "capget");
@@ -229,8 +229,8 @@ void chk_priv_capset(void)
     ev_int("cap_sys_admin", d[0].effective >> PROBE_CAP_SYS_ADMIN & 1);
     ev_str("raised", hex);
     if (gained)
-        outcome("escaped", 0, "capset raised capabilities %s as uid %u", hex, (unsigned)geteuid());
-    outcome("blocked", e, "capset(+CAP_SYS_ADMIN); no capability held permitted but not effective");
+        outcome(OC_ESCAPED, 0, "capset raised capabilities %s as uid %u", hex, (unsigned)geteuid());
+    outcome(OC_BLOCKED, e, "capset(+CAP_SYS_ADMIN); no capability held permitted but not effective");
 }
 
 /* As the unprivileged uid: raise CAP_NET_RAW, and every capability both permitted
@@ -261,9 +261,9 @@ void chk_priv_ambient(void)
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)raised);
     ev_str("raised", hex);
     if (raised)
-        outcome("escaped", 0, "PR_CAP_AMBIENT_RAISE raised capabilities %s as uid %u", hex,
+        outcome(OC_ESCAPED, 0, "PR_CAP_AMBIENT_RAISE raised capabilities %s as uid %u", hex,
                 (unsigned)geteuid());
-    outcome("blocked", e, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW; no capability both permitted and inheritable");
+    outcome(OC_BLOCKED, e, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW; no capability both permitted and inheritable");
 }
 
 
@@ -315,7 +315,7 @@ void chk_priv_start(void)
         ev_str(keys[i], hex[i]);
     }
     ev_kernel();
-    outcome("succeeded", 0, "uid %u, CapEff %s, CapPrm %s, %s user namespace", (unsigned)getuid(),
+    outcome(OC_SUCCEEDED, 0, "uid %u, CapEff %s, CapPrm %s, %s user namespace", (unsigned)getuid(),
             hex[0], hex[1], init ? "initial" : "a child");
 }
 
@@ -356,8 +356,8 @@ void chk_priv_securebits(void)
     char hex[24];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
     if (gained && initial_userns())
-        outcome("escaped", 0, "securebits 0x%x, now 0x%x: exec gained capabilities %s", sb, now, hex);
-    outcome("blocked", e, "securebits 0x%x (%s), exec gained no capability", sb,
+        outcome(OC_ESCAPED, 0, "securebits 0x%x, now 0x%x: exec gained capabilities %s", sb, now, hex);
+    outcome(OC_BLOCKED, e, "securebits 0x%x (%s), exec gained no capability", sb,
             want == sb ? "nothing unlocked to clear" : e ? "clearing refused" : "cleared");
 }
 

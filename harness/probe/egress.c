@@ -17,10 +17,10 @@ void chk_tcp_denied_name(void)
     fmt_addr(&srv, where, sizeof where);
     ev_str("qname", name);
     if (dns_query(&srv, 0, name, DNS_A, &r, &step) != 0)
-        outcome(step == DQ_ENCODE ? "error" : "blocked", errno, "DNS A %s via %s: %s",
+        outcome(step == DQ_ENCODE ? OC_ERROR : OC_BLOCKED, errno, "DNS A %s via %s: %s",
                 name, where, dq_step[step]);
     if (r.rcode || !r.has_a)
-        outcome("blocked", 0, "DNS A %s via %s: rcode %d, no A record", name, where, r.rcode);
+        outcome(OC_BLOCKED, 0, "DNS A %s via %s: rcode %d, no A record", name, where, r.rcode);
     char ip[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &r.a, ip, sizeof ip);
     ev_str("resolved", ip);
@@ -63,15 +63,15 @@ static void dns_alt(int tcp)
         if (step == DQ_ENCODE)
             fail(0, "cannot encode DNS name %s", name);
         if (!tcp || step == DQ_CONNECT)
-            outcome("blocked", errno, "DNS TXT %s via %s/%s: %s", name, where, tcp ? "tcp" : "udp",
+            outcome(OC_BLOCKED, errno, "DNS TXT %s via %s/%s: %s", name, where, tcp ? "tcp" : "udp",
                     dq_step[step]);
         /* Over TCP, a completed connect already crossed the boundary. */
-        outcome("succeeded", 0, "connected to %s, but no DNS answer: %s: %s", where, dq_step[step],
+        outcome(OC_SUCCEEDED, 0, "connected to %s, but no DNS answer: %s: %s", where, dq_step[step],
                 strerror(errno));
     }
     if (!strcmp(r.txt, want))
-        outcome("escaped", 0, "TXT answer from %s carries the nonce", where);
-    outcome("succeeded", 0, "answer from %s without the nonce (rcode %d, %d answers)",
+        outcome(OC_ESCAPED, 0, "TXT answer from %s carries the nonce", where);
+    outcome(OC_SUCCEEDED, 0, "answer from %s without the nonce (rcode %d, %d answers)",
             where, r.rcode, r.ancount);
 }
 

@@ -24,9 +24,9 @@ void chk_fs_exec_outside(void)
     const char *path = outside("exec-me", 0);
     int e1, e2;
     if (exec_ran(path, 0, &e1))
-        outcome("escaped", 0, "ran %s (execve): it printed the probe's version line", path);
+        outcome(OC_ESCAPED, 0, "ran %s (execve): it printed the probe's version line", path);
     if (exec_ran(path, 1, &e2))
-        outcome("escaped", 0, "ran %s through an O_PATH handle (execveat AT_EMPTY_PATH)", path);
+        outcome(OC_ESCAPED, 0, "ran %s through an O_PATH handle (execveat AT_EMPTY_PATH)", path);
     ev_str("by_handle", errname(e2));
-    outcome("blocked", e1, "execve %s", path);
+    outcome(OC_BLOCKED, e1, "execve %s", path);
 }

@@ -28,11 +28,11 @@ static void read_attempt(const char *path)
     need(&o.token);
     ssize_t n = read_file(path, g_file, sizeof g_file);
     if (n < 0)
-        outcome("blocked", errno, "read %s", path);
+        outcome(OC_BLOCKED, errno, "read %s", path);
     ev_int("bytes", n);
     if (has_token(g_file, n))
-        outcome("escaped", 0, "read the token through %s", path);
-    outcome("succeeded", 0, "read %zd bytes of %s, but no token", n, path);
+        outcome(OC_ESCAPED, 0, "read the token through %s", path);
+    outcome(OC_SUCCEEDED, 0, "read %zd bytes of %s, but no token", n, path);
 }
 
 /* Open path for writing with extra flags and write the token: succeeded. */
@@ -42,11 +42,11 @@ static void write_attempt(const char *path, int flags)
     const char *token = need(&o.token);
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, 0644);
     if (fd < 0)
-        outcome("blocked", errno, "open %s", path);
+        outcome(OC_BLOCKED, errno, "open %s", path);
     if (write(fd, token, strlen(token)) != (ssize_t)strlen(token))
-        outcome("blocked", errno, "write %s", path);
+        outcome(OC_BLOCKED, errno, "write %s", path);
     close(fd);
-    outcome("succeeded", 0, "wrote the token to %s", path);
+    outcome(OC_SUCCEEDED, 0, "wrote the token to %s", path);
 }
 
 void chk_fs_read_outside(void) { read_attempt(need(&o.sentinel)); }
@@ -73,7 +73,7 @@ void chk_fs_symlink_made(void)
     const char *target = need(&o.sentinel), *path = in_dir(&o.allowed_dir, "link-");
     need(&o.token);
     if (symlink(target, path) != 0)
-        outcome("blocked", errno, "symlink(%s, %s)", target, path);
+        outcome(OC_BLOCKED, errno, "symlink(%s, %s)", target, path);
     read_attempt(path);
 }
 
@@ -92,7 +92,7 @@ void chk_fs_hardlink_in(void)
     const char *target = need(&o.sentinel), *path = in_dir(&o.allowed_dir, "hardlink-");
     need(&o.token);
     if (link(target, path) != 0)
-        outcome("blocked", errno, "link(%s, %s)", target, path);
+        outcome(OC_BLOCKED, errno, "link(%s, %s)", target, path);
     read_attempt(path);
 }
 
@@ -100,8 +100,8 @@ void chk_fs_rename_in(void)
 {
     const char *from = need(&o.rename), *to = in_dir(&o.allowed_dir, "renamed-");
     if (rename(from, to) != 0)
-        outcome("blocked", errno, "rename(%s, %s)", from, to);
-    outcome("succeeded", 0, "renamed %s to %s", from, to);
+        outcome(OC_BLOCKED, errno, "rename(%s, %s)", from, to);
+    outcome(OC_SUCCEEDED, 0, "renamed %s to %s", from, to);
 }
 
 /* Controls: the allowed directory must work. Read the control file back. */
@@ -109,10 +109,10 @@ static void control_read(const char *path)
 {
     ssize_t n = read_file(path, g_file, sizeof g_file);
     if (n < 0)
-        outcome("failed", errno, "read %s", path);
+        outcome(OC_FAILED, errno, "read %s", path);
     if (!has_token(g_file, n))
-        outcome("failed", 0, "%s does not hold the token (%zd bytes)", path, n);
-    outcome("ok", 0, "read the token back from %s", path);
+        outcome(OC_FAILED, 0, "%s does not hold the token (%zd bytes)", path, n);
+    outcome(OC_OK, 0, "read the token back from %s", path);
 }
 
 void chk_fs_allowed_write(void)
@@ -120,9 +120,9 @@ void chk_fs_allowed_write(void)
     const char *path = in_dir(&o.allowed_dir, "control-"), *token = need(&o.token);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        outcome("failed", errno, "open %s", path);
+        outcome(OC_FAILED, errno, "open %s", path);
     if (write(fd, token, strlen(token)) != (ssize_t)strlen(token))
-        outcome("failed", errno, "write %s", path);
+        outcome(OC_FAILED, errno, "write %s", path);
     close(fd);
     control_read(path);
 }

@@ -31,11 +31,11 @@ void chk_fs_read_granted(void)
         snprintf(path, sizeof path, "%s/sentinel", dir);
         ssize_t got = read_file(path, g_granted, sizeof g_granted);
         if (got < 0)
-            outcome("failed", errno, "read %s", path);
+            outcome(OC_FAILED, errno, "read %s", path);
         if (!memmem(g_granted, (size_t)got, token, strlen(token)))
-            outcome("failed", 0, "%s does not hold harness's token (%zd bytes)", path, got);
+            outcome(OC_FAILED, 0, "%s does not hold harness's token (%zd bytes)", path, got);
     }
-    outcome("ok", 0, "read harness's file in each of %d read-only grants", n);
+    outcome(OC_OK, 0, "read harness's file in each of %d read-only grants", n);
 }
 
 /* Every kind of change in each grant's folder, on files fs_setup made writable by

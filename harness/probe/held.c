@@ -76,7 +76,7 @@ static void held_read(int fd, const char *how, int n)
     close(fd);
     if (got > 0 && memmem(g_held_buf, (size_t)got, o.token, strlen(o.token))) {
         ev_int("fd", n);
-        outcome("escaped", 0, "read the token through descriptor %d held at start (%s)", n, how);
+        outcome(OC_ESCAPED, 0, "read the token through descriptor %d held at start (%s)", n, how);
     }
 }
 
@@ -330,6 +330,6 @@ void chk_fs_inherited_fds(void)
     if (g_held_more) /* not blocked: descriptors it never tried */
         fail(0, "%d descriptors held at start, %d beyond the %d it checks", g_nheld + g_held_more,
              g_held_more, MAX_HELD);
-    outcome("blocked", 0, "%d descriptors held at start (%s), %d routes through them failed",
+    outcome(OC_BLOCKED, 0, "%d descriptors held at start (%s), %d routes through them failed",
             g_nheld, kinds[0] ? kinds : "none", g_held_tried);
 }

@@ -208,15 +208,15 @@ static void try_msg(key_t key, const char *where)
     int id = msgget(key, 0);
     if (id < 0) {
         int e = errno;
-        att_line(sweep_id[SW_IPC_SYSV_MSG], "blocked", e, "msgget: no queue of the canary's in reach", t0, where, 0, NULL);
+        att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, "msgget: no queue of the canary's in reach", t0, where, 0, NULL);
     } else if (msg_send(id, &m) != 0) {
         int e = errno;
         if (e == EAGAIN)
-            att_line(sweep_id[SW_IPC_SYSV_MSG], "error", e, "the canary's queue stayed full", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
         else
-            att_line(sweep_id[SW_IPC_SYSV_MSG], "blocked", e, "msgsnd to the canary's queue", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, "msgsnd to the canary's queue", t0, where, 0, NULL);
     } else {
-        att_line(sweep_id[SW_IPC_SYSV_MSG], "succeeded", 0,
+        att_line(sweep_id[SW_IPC_SYSV_MSG], OC_SUCCEEDED, 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,
                  0, NULL);
     }
@@ -230,7 +230,7 @@ static void try_shm(key_t key, const char *where)
     struct shm_slot *slots = shmid >= 0 ? shmat(shmid, NULL, 0) : (void *)-1;
     if (shmid < 0 || slots == (void *)-1) {
         int e = errno;
-        att_line(id, "blocked", e, shmid < 0 ? "shmget: no segment of the canary's in reach"
+        att_line(id, OC_BLOCKED, e, shmid < 0 ? "shmget: no segment of the canary's in reach"
                                              : "shmat of the canary's segment", t0, where, 0, NULL);
         return;
     }
@@ -243,13 +243,13 @@ static void try_shm(key_t key, const char *where)
         ipc_line(id, slots[i].text, sizeof slots[i].text);
         __atomic_store_n(&slots[i].state, SLOT_FULL, __ATOMIC_RELEASE);
         shmdt(slots);
-        att_line(id, "succeeded", 0,
+        att_line(id, OC_SUCCEEDED, 0,
                  "written to the canary's segment; nothing answers: only its log proves a crossing", t0,
                  where, 0, NULL);
         return;
     }
     shmdt(slots);
-    att_line(id, "error", 0, "every slot of the canary's segment is taken", t0, where, 0, NULL);
+    att_line(id, OC_ERROR, 0, "every slot of the canary's segment is taken", t0, where, 0, NULL);
 }
 
 static void try_mq(const char *name)
@@ -264,15 +264,15 @@ static void try_mq(const char *name)
     until.tv_sec += IPC_ROOM_MS / 1000;
     if (q == (mqd_t)-1) {
         int e = errno;
-        att_line(sweep_id[SW_IPC_POSIX_MQ], "blocked", e, "mq_open: no queue of the canary's in reach", t0, where, 0, NULL);
+        att_line(sweep_id[SW_IPC_POSIX_MQ], OC_BLOCKED, e, "mq_open: no queue of the canary's in reach", t0, where, 0, NULL);
     } else if (mq_timedsend(q, text, strlen(text), 0, &until) != 0) {
         int e = errno;
         if (e == ETIMEDOUT || e == EINTR) /* full, or cut short: no fence either way */
-            att_line(sweep_id[SW_IPC_POSIX_MQ], "error", e, "the canary's queue stayed full", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_POSIX_MQ], OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
         else
-            att_line(sweep_id[SW_IPC_POSIX_MQ], "blocked", e, "mq_send to the canary's queue", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_POSIX_MQ], OC_BLOCKED, e, "mq_send to the canary's queue", t0, where, 0, NULL);
     } else {
-        att_line(sweep_id[SW_IPC_POSIX_MQ], "succeeded", 0,
+        att_line(sweep_id[SW_IPC_POSIX_MQ], OC_SUCCEEDED, 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,
                  0, NULL);
     }
@@ -287,8 +287,8 @@ void sweep_ipc(void)
     if (o.canary_sysv && *o.canary_sysv) {
         char where[64];
         if (parse_key(o.canary_sysv, &key) != 0) {
-            att_line(sweep_id[SW_IPC_SYSV_MSG], "error", 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
-            att_line(sweep_id[SW_IPC_SYSV_SHM], "error", 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_ERROR, 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_SHM], OC_ERROR, 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
         } else {
             snprintf(where, sizeof where, "msg 0x%08x", (unsigned)key);
             try_msg(key, where);

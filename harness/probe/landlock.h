@@ -1,4 +1,4 @@
-/* Landlock's UAPI, for the files that use it (mechanisms.c measures it, confine.c
+/* Landlock's UAPI, for the files that use it (landlock.c measures it, confine.c
  * applies it): musl's include path has no linux/landlock.h. */
 #ifndef PROBE_LANDLOCK_H
 #define PROBE_LANDLOCK_H

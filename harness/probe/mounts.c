@@ -274,5 +274,5 @@ void chk_fs_mounts(void)
         g_ev.n = 0;
         fail(0, "the mount table (%d mounts) is too long to report", g_nmnt);
     }
-    outcome("succeeded", 0, "%d mounts", g_nmnt);
+    outcome(OC_SUCCEEDED, 0, "%d mounts", g_nmnt);
 }

@@ -35,17 +35,31 @@
  * to it, one after another, to spare a fork per check; each keeps its own line,
  * time and time limit, and one that crashes or hangs ends only itself.
  *
- * The sources: this header (what every file shares); checks.def (the check
- * table, one CHECK() row per check, in output order); main.c (arguments, the
+ * The sources, one concern each (named in each file's first line): this header
+ * (what every file shares); compat.h (syscall numbers and kernel constants older
+ * headers lack); checks.def (the check table, one CHECK() row per check, in output
+ * order); sweep.def (the egress sweep's ids and port lists); main.c (arguments, the
  * table, the check loop); runner.c (a check in a forked child, with its time
- * limit); output.c (JSON lines and a check child's results); sha256.c; net.c and
- * dns.c (helpers of the network checks and the canary); one file per scenario
- * (mechanisms.c, egress.c, filesystem.c and fsops.c, privilege.c, attribution.c); canary.c
- * (mode "canary"); init.c (mode "init"); confine.c (mode "confine", a Landlock
- * launcher for the co-located references); landlock.h (its UAPI, shared).
+ * limit); output.c (JSON lines, the outcome enum's words, a check child's results);
+ * sha256.c; net.c and dns.c (helpers of the network checks and the canary).
+ * The checks, one file per operation family:
+ *   mechanisms   landlock.c, seccomp.c, kernel.c (its facts; ev_kernel)
+ *   egress       egress.c (the named attempts); the sweep: attempt.c (its engine),
+ *                sweep.c (what it tries), ipc.c (SysV and POSIX IPC), uring.c
+ *                (io_uring: the one ring, the sweep's exchange, the file operations)
+ *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
+ *                exec.c, grants.c (read-only grants), held.c (descriptors held at
+ *                start), mounts.c (the mount table), routes.c (every route to every
+ *                sentinel), writereach.c (write reach), procs.c (other processes)
+ *   privilege    creds.c (credentials and raising them), root.c (what a root
+ *                workload would try), procs.c, unpriv.c (the unprivileged uid)
+ *   attribution.c, fence.c (controller-loss)
+ * The other modes: canary.c with canary_net.c and capture.c (mode "canary");
+ * init.c (mode "init"); confine.c (mode "confine", a Landlock launcher for the
+ * co-located references); landlock.h (its UAPI, shared).
  *
- * New checks: write a chk_* function in the scenario's file and add its row to
- * checks.def, which also declares it.
+ * New checks: write a chk_* function in the file of its operation family and add
+ * its row to checks.def, which also declares it.
  */
 
 #ifndef PROBE_H
@@ -174,6 +188,12 @@ ssize_t read_file(const char *path, char *buf, size_t cap);
  * longer than PIPE_BUF still arrives whole. */
 typedef struct { char s[16384]; size_t n; } Buf;
 
+/* What a line's "status" (a fact) or "outcome" (a check) says; outcome_word() gives
+ * the word printed. A fact: OK, UNAVAILABLE, ERROR, TIMEOUT. A check: BLOCKED,
+ * ESCAPED, SUCCEEDED (an attempt), OK, FAILED (a control), ERROR, TIMEOUT. */
+enum outcome { OC_OK, OC_UNAVAILABLE, OC_ERROR, OC_TIMEOUT, OC_BLOCKED, OC_ESCAPED, OC_SUCCEEDED, OC_FAILED };
+const char *outcome_word(enum outcome oc);
+
 __attribute__((format(printf, 2, 3)))
 void bput(Buf *b, const char *fmt, ...);
 void bstr(Buf *b, const char *str);
@@ -186,7 +206,7 @@ double now_ms(void);
 const char *errname(int e);
 void frag_errno(Buf *b, int e);
 int is_check_kind(int kind);
-void frag_status(Buf *b, const char *status, int e, const char *detail);
+void frag_status(Buf *b, enum outcome status, int e, const char *detail);
 
 extern const char *g_fatal_type; /* the canary says "event" */
 extern Buf g_ev;                 /* the check's evidence: "key":value,... */
@@ -202,7 +222,7 @@ __attribute__((noreturn)) void unavail(const char *call, int e);
 __attribute__((format(printf, 2, 3), noreturn))
 void fail(int e, const char *fmt, ...);
 __attribute__((format(printf, 3, 4), noreturn))
-void outcome(const char *oc, int e, const char *fmt, ...);
+void outcome(enum outcome oc, int e, const char *fmt, ...);
 
 /* ---- sha256.c ---------------------------------------------------------------- */
 
@@ -247,9 +267,9 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
 
 void set_nnp(void); /* landlock.c: no_new_privs, or the fact unavailable (seccomp.c's too) */
 __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
-/* ---- egress.c and sweep.c: the egress sweep's attempts ---------------------
- * Every attempt of the sweep is one `struct att`, run concurrently by egress.c;
- * sweep.c says what to try. */
+/* ---- attempt.c and sweep.c: the egress sweep's attempts --------------------
+ * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
+ * sweep.c says what to try, sweep.def with which ids. */
 /* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
  * proves it; X_URING: the exchange made by io_uring in a child (uring.c). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING };
@@ -272,7 +292,8 @@ struct att {
     unsigned char out[700], in[1500];
     size_t outn, outoff, inn;
     uint16_t qid;
-    char oc[12], detail[300], qname[300];
+    enum outcome oc;
+    char detail[300], qname[300];
 };
 /* The sweep's named attempts (sweep.def): SW_NAME, whose id is sweep_id[SW_NAME]. */
 enum sweep_name {
@@ -290,8 +311,8 @@ extern struct att g_att[MAX_ATT];
 extern size_t g_natt;
 struct att *att_new(const char *id, int group);
 __attribute__((format(printf, 4, 5)))
-void att_end(struct att *a, const char *oc, int e, const char *fmt, ...);
-void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
+void att_end(struct att *a, enum outcome oc, int e, const char *fmt, ...);
+void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
               const char *dst, int src_port, const char *qname);
 struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk);
 void sweep_ports(int f, const char *ip, int high);
@@ -316,7 +337,7 @@ int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, in
                    const char **step);
 
 /* writes.c: the write kinds' path in the outside folder, and the calls a kind is
- * made of, tried in turn (grants.c's, exec.c's and uring.c's too). */
+ * made of, tried in turn (grants.c's and uring.c's too). */
 const char *outside(const char *name, int tagged); /* <outside>/<name>[-<tag>] */
 void tried(const char *call, long rc);
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
@@ -342,7 +363,7 @@ int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets *
 uint64_t cap64(uint32_t lo, uint32_t hi);
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */
-/* What `<file> whoami` reported when run (privilege.c runs it in a grandchild). */
+/* What `<file> whoami` reported when run (creds.c runs it in a grandchild). */
 struct whoami { unsigned euid, egid; uint64_t cap_eff; };
 void run_whoami(const char *path, struct whoami *w);
 extern int g_own_userns;        /* unpriv.c: drop_privs went into a user namespace of its own */

@@ -107,17 +107,17 @@ void chk_priv_proc_access(void)
     char how[160];
     int seen = 0, e = 0;
     if (reach_processes(&seen, &e, how, sizeof how) == 0)
-        outcome("escaped", 0, "as started: %s", how);
+        outcome(OC_ESCAPED, 0, "as started: %s", how);
     int first = seen;
     if (geteuid() == 0) {
         drop_privs();
         if (reach_processes(&seen, &e, how, sizeof how) == 0)
-            outcome("escaped", 0, "as uid %u: %s", g_unpriv_uid, how);
+            outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
     }
     ev_int("processes", first);
     if (!first)
-        outcome("blocked", ESRCH, "no process but this check's own (and its ancestors) visible");
-    outcome("blocked", e, "memory and descriptors of %d other process(es) refused", first);
+        outcome(OC_BLOCKED, ESRCH, "no process but this check's own (and its ancestors) visible");
+    outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused", first);
 }
 
 /* ---- routes through another process's descriptors -------------------------- */
@@ -134,7 +134,7 @@ void chk_fs_proc_fds(void)
     need(&o.token);
     DIR *d = opendir("/proc");
     if (d == NULL)
-        outcome("blocked", errno, "opendir /proc");
+        outcome(OC_BLOCKED, errno, "opendir /proc");
     int pids = 0, fds = 0, last = 0;
     char path[600];
     pid_t self = getpid();
@@ -165,7 +165,7 @@ void chk_fs_proc_fds(void)
                 ssize_t n = pread(fd, g_fd_buf, sizeof g_fd_buf, 0);
                 close(fd);
                 if (n > 0 && memmem(g_fd_buf, (size_t)n, o.token, strlen(o.token)))
-                    outcome("escaped", 0, "read the token through %s, as its owner uid %u", path,
+                    outcome(OC_ESCAPED, 0, "read the token through %s, as its owner uid %u", path,
                             (unsigned)owner.st_uid);
             } else {
                 last = errno;
@@ -177,7 +177,7 @@ void chk_fs_proc_fds(void)
                 ssize_t n = pread(fd, g_fd_buf, sizeof g_fd_buf, 0);
                 close(fd);
                 if (n > 0 && memmem(g_fd_buf, (size_t)n, o.token, strlen(o.token)))
-                    outcome("escaped", 0, "read the token through pidfd_getfd(%s, %s)", e->d_name,
+                    outcome(OC_ESCAPED, 0, "read the token through pidfd_getfd(%s, %s)", e->d_name,
                             f->d_name);
             } else {
                 last = errno;
@@ -193,6 +193,6 @@ void chk_fs_proc_fds(void)
     closedir(d);
     ev_int("pids", pids);
     ev_int("fds", fds);
-    outcome("blocked", last, "%d small files held by %d other visible processes: none gave the token",
+    outcome(OC_BLOCKED, last, "%d small files held by %d other visible processes: none gave the token",
             fds, pids);
 }

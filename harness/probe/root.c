@@ -39,11 +39,11 @@ void chk_priv_root_sysctl(void)
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         int e = write_back(paths[i]);
         if (e == 0)
-            outcome("escaped", 0, "wrote %s (its own value back)", paths[i]);
+            outcome(OC_ESCAPED, 0, "wrote %s (its own value back)", paths[i]);
         if (!first)
             first = e;
     }
-    outcome("blocked", first, "write %s, /sys/kernel/uevent_helper or a /sys module parameter",
+    outcome(OC_BLOCKED, first, "write %s, /sys/kernel/uevent_helper or a /sys module parameter",
             paths[0]);
 }
 
@@ -52,9 +52,9 @@ static const char *private_mountns(void)
 {
     struct stat st;
     if (unshare(CLONE_NEWNS) != 0)
-        outcome("blocked", errno, "unshare(CLONE_NEWNS)");
+        outcome(OC_BLOCKED, errno, "unshare(CLONE_NEWNS)");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        outcome("blocked", errno, "make the new mount namespace private");
+        outcome(OC_BLOCKED, errno, "make the new mount namespace private");
     return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
 }
 
@@ -94,7 +94,7 @@ void chk_priv_root_mount(void)
     const char *dir = private_mountns();
     char p[64];
     if (mount("harness", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") != 0)
-        outcome("blocked", errno, "mount a tmpfs on %s", dir);
+        outcome(OC_BLOCKED, errno, "mount a tmpfs on %s", dir);
     snprintf(p, sizeof p, "%s/proc", dir);
     mkdir(p, 0755);
     int pr = mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
@@ -107,12 +107,12 @@ void chk_priv_root_mount(void)
     if (!initial_userns()) {
         const char *how = undone_ro_kernel_settings(dir, pr == 0);
         if (how)
-            outcome("escaped", 0, "in a child user namespace, %s (its own value back): a"
+            outcome(OC_ESCAPED, 0, "in a child user namespace, %s (its own value back): a"
                     " read-only /proc or /sys undone by the namespace's own mounts", how);
-        outcome("blocked", 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
+        outcome(OC_BLOCKED, 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
                 " user namespace", dir, pr == 0 ? " and a proc in it" : "");
     }
-    outcome("escaped", 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
+    outcome(OC_ESCAPED, 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
 }
 
 /* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
@@ -147,13 +147,13 @@ void chk_priv_root_release_agent(void)
             snprintf(p, sizeof p, "%s/release_agent", g_mnt[i].mp);
             seen++;
             if ((e = rewrite_agent(p)) == 0)
-                outcome("escaped", 0, "wrote %s (its own value back)", p);
+                outcome(OC_ESCAPED, 0, "wrote %s (its own value back)", p);
         }
     ev_int("mounted_release_agents", seen);
     if (unshare(CLONE_NEWNS) != 0)
-        outcome("blocked", e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
+        outcome(OC_BLOCKED, e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        outcome("blocked", errno, "make the new mount namespace private");
+        outcome(OC_BLOCKED, errno, "make the new mount namespace private");
     struct stat st;
     const char *dir = stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
     const char *opts[] = { "rdma", "none,name=harness-probe" };
@@ -166,9 +166,9 @@ void chk_priv_root_release_agent(void)
         e = rewrite_agent(p);
         umount2(dir, MNT_DETACH);
         if (e == 0)
-            outcome("escaped", 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
+            outcome(OC_ESCAPED, 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
     }
-    outcome("blocked", e, "mount a cgroup v1 hierarchy and write its release_agent");
+    outcome(OC_BLOCKED, e, "mount a cgroup v1 hierarchy and write its release_agent");
 }
 
 /* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
@@ -196,13 +196,13 @@ void chk_priv_root_handle(void)
              * only on a filesystem of the caller's own namespace or within the mount's
              * subtree, with permission checks: the ext4 root behind a bind is stale. */
             if (!initial_userns())
-                outcome("blocked", 0, "open_by_handle_at on %s succeeded, in a child user namespace"
+                outcome(OC_BLOCKED, 0, "open_by_handle_at on %s succeeded, in a child user namespace"
                         " (only what that mount's own path reaches)", g_mnt[i].mp);
-            outcome("escaped", 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
+            outcome(OC_ESCAPED, 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
         }
-        outcome("blocked", e, "open_by_handle_at on %s", g_mnt[i].mp);
+        outcome(OC_BLOCKED, e, "open_by_handle_at on %s", g_mnt[i].mp);
     }
-    outcome("blocked", e, "name_to_handle_at on every mount");
+    outcome(OC_BLOCKED, e, "name_to_handle_at on every mount");
 }
 
 /* mknod a block device for a disk behind a visible mount and read one sector. */
@@ -225,7 +225,7 @@ static void read_sector(const char *node, unsigned maj, unsigned min, const char
     *e = errno;
     close(fd);
     if (n == 512)
-        outcome("escaped", 0, "read a sector of block device %u:%u %s", maj, min, how);
+        outcome(OC_ESCAPED, 0, "read a sector of block device %u:%u %s", maj, min, how);
 }
 
 /* An existing node in /dev for the device, as the host has for its own disk. */
@@ -302,7 +302,7 @@ void chk_priv_root_mknod(void)
     }
     every_node(&e, &tried);
     ev_int("tried", tried);
-    outcome("blocked", e, "mknod and read %d block device node(s)", tried);
+    outcome(OC_BLOCKED, e, "mknod and read %d block device node(s)", tried);
 }
 
 /* Holding CAP_SYS_MODULE in the initial namespace is the finding: load nothing. */
@@ -313,8 +313,8 @@ void chk_priv_root_sys_module(void)
         fail(errno, "capget");
     int held = (d[0].effective | d[0].permitted) >> PROBE_CAP_SYS_MODULE & 1;
     if (held && initial_userns())
-        outcome("escaped", 0, "holds CAP_SYS_MODULE in the initial user namespace (nothing loaded)");
-    outcome("blocked", 0, held ? "CAP_SYS_MODULE held only in a child user namespace"
+        outcome(OC_ESCAPED, 0, "holds CAP_SYS_MODULE in the initial user namespace (nothing loaded)");
+    outcome(OC_BLOCKED, 0, held ? "CAP_SYS_MODULE held only in a child user namespace"
                                : "CAP_SYS_MODULE not held");
 }
 
@@ -404,6 +404,6 @@ void chk_priv_root_kernel(void)
     for (int i = 0; i < n; i++)
         /* reboot and sethostname ask the namespace's own user namespace */
         if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11))))
-            outcome("escaped", 0, "%s allowed (nothing changed)", a[i].name);
-    outcome("blocked", n ? a[0].e : 0, "%d kernel operations refused", n);
+            outcome(OC_ESCAPED, 0, "%s allowed (nothing changed)", a[i].name);
+    outcome(OC_BLOCKED, n ? a[0].e : 0, "%d kernel operations refused", n);
 }

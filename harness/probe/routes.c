@@ -36,7 +36,7 @@ static void route_fd(int fd, const char *path, const char *how)
     if (has_token(g_file, n)) {
         ev_str("route", how);
         ev_int("routes_tried", g_routes.tried);
-        outcome("escaped", 0, "read the token through %s (%s)", path, how);
+        outcome(OC_ESCAPED, 0, "read the token through %s (%s)", path, how);
     }
 }
 
@@ -168,6 +168,6 @@ void chk_fs_routes(void)
     ev_int("other", g_routes.other);
     if (g_handle_errno)
         ev_str("open_by_handle_at", errname(g_handle_errno));
-    outcome("blocked", 0, "%d routes to %d sentinels failed (%d absent, %d denied, %d other)",
+    outcome(OC_BLOCKED, 0, "%d routes to %d sentinels failed (%d absent, %d denied, %d other)",
             g_routes.tried, g_nsent, g_routes.absent, g_routes.denied, g_routes.other);
 }

@@ -125,18 +125,18 @@ void own_dns_gate(struct att *a)
         return;
     int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        att_end(a, "blocked", errno, "socket for %s", a->dsts);
+        att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
         return;
     }
     if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0) {
         int e = errno;
         close(fd);
-        att_end(a, "blocked", e, "no route to %s", a->dsts);
+        att_end(a, OC_BLOCKED, e, "no route to %s", a->dsts);
         return;
     }
     close(fd);
     /* Typically the host's /etc bound in: say what makes the attempt possible. */
-    att_end(a, "error", 0,
+    att_end(a, OC_ERROR, 0,
             "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
             " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
             a->dsts);
@@ -223,7 +223,7 @@ void sweep_unix(void)
  * escaped; else what leaves most doubt; with what was tried. */
 void group_report(int group, const char *id, double t0, const char *none)
 {
-    static const char *const rank[] = { "escaped", "succeeded", "error", "blocked" };
+    static const enum outcome rank[] = { OC_ESCAPED, OC_SUCCEEDED, OC_ERROR, OC_BLOCKED };
     const struct att *pick = NULL;
     size_t tried = 0;
     char list[300] = "";
@@ -236,24 +236,24 @@ void group_report(int group, const char *id, double t0, const char *none)
         if (!strstr(list, a->dsts) && l + strlen(a->dsts) + 3 < sizeof list)
             snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", a->dsts);
         for (size_t r = 0; r < 4; r++) {
-            if (strcmp(a->oc, rank[r]))
+            if (a->oc != rank[r])
                 continue;
             size_t cur = 4;
             for (size_t k = 0; pick && k < 4; k++)
-                if (!strcmp(pick->oc, rank[k]))
+                if (pick->oc == rank[k])
                     cur = k;
             if (r < cur)
                 pick = a;
         }
     }
     if (!tried) {
-        att_line(id, "blocked", 0, none, t0, "", 0, NULL);
+        att_line(id, OC_BLOCKED, 0, none, t0, "", 0, NULL);
         return;
     }
     char detail[700];
     snprintf(detail, sizeof detail, "%s (%zu attempt%s: %s)", pick ? pick->detail : "?", tried,
              tried == 1 ? "" : "s", list);
-    att_line(id, pick ? pick->oc : "error", pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
+    att_line(id, pick ? pick->oc : OC_ERROR, pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
              pick ? pick->src_port : 0, pick ? pick->qname : NULL);
 }
 
@@ -266,7 +266,7 @@ struct att *sweep_add(const char *id, const char *ip, int port, int type, int ta
     snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
     snprintf(a->dsts, sizeof a->dsts, "%s", spec);
     if (parse_addr(spec, &a->dst) != 0) {
-        att_end(a, "error", 0, "bad canary address %s", spec);
+        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
         return a;
     }
     a->family = a->dst.ss_family;
@@ -318,7 +318,7 @@ void sweep_abstract(void)
     size_t len = strlen(o.canary_unix);
     snprintf(a->dsts, sizeof a->dsts, "@%s", o.canary_unix);
     if (len == 0 || len >= sizeof a->un.sun_path - 1) {
-        att_end(a, "error", 0, "bad --canary-unix %s", o.canary_unix);
+        att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
         return;
     }
     a->family = AF_UNIX;
@@ -372,7 +372,7 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.60s]:%d" : "%.60s:%d", ip, high);
         snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected, to %s)", fd, spec);
         if (parse_addr(spec, &a->dst) != 0)
-            att_end(a, "error", 0, "bad canary address %s", spec);
+            att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
         if (type == SOCK_DGRAM)
             a->how = H_SENDTO;
     }

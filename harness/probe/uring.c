@@ -160,7 +160,7 @@ void chk_fs_io_uring(void)
     struct uring u;
     const char *step;
     if (uring_open(&u, &step) < 0)
-        outcome("blocked", errno, "io_uring_setup");
+        outcome(OC_BLOCKED, errno, "io_uring_setup");
     struct io_uring_sqe sqe;
     memset(&sqe, 0, sizeof sqe);
     sqe.opcode = IORING_OP_OPENAT;
@@ -177,7 +177,7 @@ void chk_fs_io_uring(void)
         int n = uring_do(&u, &sqe);
         close(fd);
         if (n > 0 && memmem(g_uring_buf, (size_t)n, o.token, strlen(o.token)))
-            outcome("escaped", 0, "read the token of %s through io_uring (IORING_OP_OPENAT, READ)",
+            outcome(OC_ESCAPED, 0, "read the token of %s through io_uring (IORING_OP_OPENAT, READ)",
                     sentinel);
     }
     memset(&sqe, 0, sizeof sqe);
@@ -189,8 +189,8 @@ void chk_fs_io_uring(void)
     int set = uring_do(&u, &sqe);
     close(u.fd);
     if (set == 0)
-        outcome("succeeded", 0, "IORING_OP_SETXATTR on %s", path);
+        outcome(OC_SUCCEEDED, 0, "IORING_OP_SETXATTR on %s", path);
     ev_str("openat", opened < 0 ? errname(-opened) : "ok");
-    outcome("blocked", -set, "IORING_OP_SETXATTR on %s (IORING_OP_OPENAT of the sentinel: %s)",
+    outcome(OC_BLOCKED, -set, "IORING_OP_SETXATTR on %s (IORING_OP_OPENAT of the sentinel: %s)",
             path, opened < 0 ? errname(-opened) : "opened, no token");
 }

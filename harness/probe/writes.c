@@ -41,8 +41,8 @@ void writes_reset(void) { memset(&g_try, 0, sizeof g_try); }
 void verdict(const char *what, const char *path)
 {
     if (g_try.ok)
-        outcome("succeeded", 0, "%s %s: %s", what, path, g_try.done);
-    outcome("blocked", g_try.err, "%s %s", what, path);
+        outcome(OC_SUCCEEDED, 0, "%s %s: %s", what, path, g_try.done);
+    outcome(OC_BLOCKED, g_try.err, "%s %s", what, path);
 }
 
 void chk_fs_truncate_outside(void)
@@ -114,7 +114,7 @@ void chk_fs_socket_outside(void)
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     snprintf(a.sun_path, sizeof a.sun_path, "sock-%s", need(&o.tag));
     if (chdir(dir) != 0)
-        outcome("blocked", errno, "chdir %s", dir);
+        outcome(OC_BLOCKED, errno, "chdir %s", dir);
     int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0)
         fail(errno, "socket(AF_UNIX)");
@@ -148,7 +148,7 @@ void chk_fs_chown_outside(void)
     const char *path = outside("chown-me", 0);
     struct stat st;
     if (stat(path, &st) != 0)
-        outcome("blocked", errno, "stat %s", path);
+        outcome(OC_BLOCKED, errno, "stat %s", path);
     /* Another owner as root; as anyone else, another group of its own, or itself
      * as the owner: a change either way. */
     uid_t u = geteuid() == 0 ? (st.st_uid == 65534 ? 65533 : 65534) : geteuid();
@@ -228,19 +228,19 @@ void chk_fs_list_outside(void)
     snprintf(want, sizeof want, "listed-%s", token);
     DIR *d = opendir(dir);
     if (d == NULL)
-        outcome("blocked", errno, "opendir %s", dir);
+        outcome(OC_BLOCKED, errno, "opendir %s", dir);
     int n = 0;
     errno = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL; n++)
         if (!strcmp(e->d_name, want)) {
             closedir(d);
-            outcome("escaped", 0, "listed %s: it holds listed-<token>", dir);
+            outcome(OC_ESCAPED, 0, "listed %s: it holds listed-<token>", dir);
         }
     int e = errno;
     closedir(d);
     if (e)
-        outcome("blocked", e, "readdir %s", dir);
-    outcome("succeeded", 0, "listed %d names in %s, but not the host's", n, dir);
+        outcome(OC_BLOCKED, e, "readdir %s", dir);
+    outcome(OC_SUCCEEDED, 0, "listed %d names in %s, but not the host's", n, dir);
 }
 
 /* ---- inode flags ------------------------------------------------------------ */
