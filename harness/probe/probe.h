@@ -336,8 +336,8 @@ void ipc_canary_remove(void);
 int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
                    const char **step);
 
-/* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the calls a kind is
- * made of, tried in turn (grants.c's too). */
+/* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the
+ * calls a kind is made of, tried in turn (grants.c's too). */
 const char *outside(const char *name, int tagged); /* <outside>/<name>[-<tag>] */
 void tried(const char *call, long rc);
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
