@@ -104,10 +104,10 @@ void chk_egress_other_binary(void)
     if (port > 0)
         ev_int("src_port", port);
     if (e)
-        outcome("blocked", e, "connect(%s) from %s", dst, path);
+        outcome(OC_BLOCKED, e, "connect(%s) from %s", dst, path);
     if (back)
-        outcome("escaped", 0, "the nonce came back from %s to %s", dst, path);
-    outcome("succeeded", 0, "%s connected to %s, but no nonce came back", path, dst);
+        outcome(OC_ESCAPED, 0, "the nonce came back from %s to %s", dst, path);
+    outcome(OC_SUCCEEDED, 0, "%s connected to %s, but no nonce came back", path, dst);
 }
 
 /* Two binaries, interleaved: the probe, the helpers' `other`, the probe, each
@@ -139,7 +139,7 @@ void chk_attr_two_binaries(void)
         if (port > 0)
             ev_int(key, port);
         if (i != 1 && e)
-            outcome("failed", e, "%s: connect(%s) from the probe", marker, dst);
+            outcome(OC_FAILED, e, "%s: connect(%s) from the probe", marker, dst);
     }
-    outcome("ok", 0, "the probe, %s and the probe again connected to %s", path, dst);
+    outcome(OC_OK, 0, "the probe, %s and the probe again connected to %s", path, dst);
 }

@@ -92,12 +92,6 @@ static uint64_t ll_right(const char *name)
     fatal(2, "confine: unknown Landlock right %s", name);
 }
 
-#if defined(__x86_64__)
-#define CONFINE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
-#elif defined(__aarch64__)
-#define CONFINE_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
-#endif
-
 /* The calls that change a file's metadata, by family (-1: not on this architecture). */
 #ifndef SYS_chmod
 #define SYS_chmod -1
@@ -144,11 +138,10 @@ static int meta_family(const char *name)
  * (x32 on x86_64 included) are refused too, so none of them is a way around. */
 static void metadata_filter(const int *unfiltered)
 {
-#ifdef CONFINE_AUDIT_ARCH
     struct sock_filter f[112];
     unsigned n = 0;
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_AUDIT_ARCH, 1, 0);
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PROBE_AUDIT_ARCH, 1, 0);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1);
@@ -176,10 +169,6 @@ static void metadata_filter(const int *unfiltered)
     struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
     if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
         fatal(2, "confine: seccomp: %s", strerror(errno));
-#else
-    (void)unfiltered;
-    fatal(2, "confine: no seccomp filter for this architecture");
-#endif
 }
 
 void confine_main(int argc, char **argv)

@@ -34,7 +34,7 @@ static void barrier(const char *name)
     while (access(go, F_OK) != 0) {
         if (now_ms() >= check_end()) {
             ev_int("barrier_ms", (long long)(now_ms() - t0));
-            outcome("timeout", 0, "barrier %s not released by the host within %.0f ms", name, now_ms() - t0);
+            outcome(OC_TIMEOUT, 0, "barrier %s not released by the host within %.0f ms", name, now_ms() - t0);
         }
         usleep(5000);
     }
@@ -120,8 +120,8 @@ static void held_line(int held, const char *dst)
     int e = marker_exchange(held, g_cur->id, reply, sizeof reply);
     close(held);
     if (!strcmp(reply, want))
-        outcome("escaped", 0, "the connection held across the barrier carried new data to %s", dst);
-    outcome("blocked", e, "the connection held across the barrier carried nothing out (reply \"%.80s\")",
+        outcome(OC_ESCAPED, 0, "the connection held across the barrier carried new data to %s", dst);
+    outcome(OC_BLOCKED, e, "the connection held across the barrier carried nothing out (reply \"%.80s\")",
             reply);
 }
 
@@ -135,7 +135,7 @@ void chk_loss_held(void)
     int held = hold_allowed(&a, dst, sizeof dst, &err);
     barrier(LOSS);
     if (held < 0)
-        outcome("blocked", err, "no connection to %s to hold across the barrier", dst);
+        outcome(OC_BLOCKED, err, "no connection to %s to hold across the barrier", dst);
     held_line(held, dst);
 }
 
@@ -167,7 +167,7 @@ void chk_revoke_held(void)
     int held = hold_allowed(&a, dst, sizeof dst, &err);
     barrier(REVOKE);
     if (held < 0)
-        outcome("blocked", err, "no connection to %s to hold across the barrier", dst);
+        outcome(OC_BLOCKED, err, "no connection to %s to hold across the barrier", dst);
     double t0 = now_ms(), left;
     long long cut = -1;
     int bound = idle(REVOKE) ? 0 : REVOKE_BOUND_MS;  /* nothing revoked: nothing to wait for */

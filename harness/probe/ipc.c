@@ -204,19 +204,19 @@ static void try_msg(key_t key, const char *where)
 {
     double t0 = now_ms();
     struct ipc_msg m = { .mtype = 1 };
-    ipc_line("ipc-sysv-msg", m.text, sizeof m.text);
+    ipc_line(sweep_id[SW_IPC_SYSV_MSG], m.text, sizeof m.text);
     int id = msgget(key, 0);
     if (id < 0) {
         int e = errno;
-        att_line("ipc-sysv-msg", "blocked", e, "msgget: no queue of the canary's in reach", t0, where, 0, NULL);
+        att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, "msgget: no queue of the canary's in reach", t0, where, 0, NULL);
     } else if (msg_send(id, &m) != 0) {
         int e = errno;
         if (e == EAGAIN)
-            att_line("ipc-sysv-msg", "error", e, "the canary's queue stayed full", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
         else
-            att_line("ipc-sysv-msg", "blocked", e, "msgsnd to the canary's queue", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, "msgsnd to the canary's queue", t0, where, 0, NULL);
     } else {
-        att_line("ipc-sysv-msg", "succeeded", 0,
+        att_line(sweep_id[SW_IPC_SYSV_MSG], OC_SUCCEEDED, 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,
                  0, NULL);
     }
@@ -225,12 +225,12 @@ static void try_msg(key_t key, const char *where)
 static void try_shm(key_t key, const char *where)
 {
     double t0 = now_ms();
-    const char *id = "ipc-sysv-shm";
+    const char *id = sweep_id[SW_IPC_SYSV_SHM];
     int shmid = shmget(key, 0, 0);
     struct shm_slot *slots = shmid >= 0 ? shmat(shmid, NULL, 0) : (void *)-1;
     if (shmid < 0 || slots == (void *)-1) {
         int e = errno;
-        att_line(id, "blocked", e, shmid < 0 ? "shmget: no segment of the canary's in reach"
+        att_line(id, OC_BLOCKED, e, shmid < 0 ? "shmget: no segment of the canary's in reach"
                                              : "shmat of the canary's segment", t0, where, 0, NULL);
         return;
     }
@@ -243,13 +243,13 @@ static void try_shm(key_t key, const char *where)
         ipc_line(id, slots[i].text, sizeof slots[i].text);
         __atomic_store_n(&slots[i].state, SLOT_FULL, __ATOMIC_RELEASE);
         shmdt(slots);
-        att_line(id, "succeeded", 0,
+        att_line(id, OC_SUCCEEDED, 0,
                  "written to the canary's segment; nothing answers: only its log proves a crossing", t0,
                  where, 0, NULL);
         return;
     }
     shmdt(slots);
-    att_line(id, "error", 0, "every slot of the canary's segment is taken", t0, where, 0, NULL);
+    att_line(id, OC_ERROR, 0, "every slot of the canary's segment is taken", t0, where, 0, NULL);
 }
 
 static void try_mq(const char *name)
@@ -257,22 +257,22 @@ static void try_mq(const char *name)
     double t0 = now_ms();
     char text[300], where[300];
     snprintf(where, sizeof where, "mq %s", name);
-    ipc_line("ipc-posix-mq", text, sizeof text);
+    ipc_line(sweep_id[SW_IPC_POSIX_MQ], text, sizeof text);
     mqd_t q = mq_open(name, O_WRONLY | O_CLOEXEC);
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += IPC_ROOM_MS / 1000;
     if (q == (mqd_t)-1) {
         int e = errno;
-        att_line("ipc-posix-mq", "blocked", e, "mq_open: no queue of the canary's in reach", t0, where, 0, NULL);
+        att_line(sweep_id[SW_IPC_POSIX_MQ], OC_BLOCKED, e, "mq_open: no queue of the canary's in reach", t0, where, 0, NULL);
     } else if (mq_timedsend(q, text, strlen(text), 0, &until) != 0) {
         int e = errno;
         if (e == ETIMEDOUT || e == EINTR) /* full, or cut short: no fence either way */
-            att_line("ipc-posix-mq", "error", e, "the canary's queue stayed full", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_POSIX_MQ], OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
         else
-            att_line("ipc-posix-mq", "blocked", e, "mq_send to the canary's queue", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_POSIX_MQ], OC_BLOCKED, e, "mq_send to the canary's queue", t0, where, 0, NULL);
     } else {
-        att_line("ipc-posix-mq", "succeeded", 0,
+        att_line(sweep_id[SW_IPC_POSIX_MQ], OC_SUCCEEDED, 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,
                  0, NULL);
     }
@@ -287,8 +287,8 @@ void sweep_ipc(void)
     if (o.canary_sysv && *o.canary_sysv) {
         char where[64];
         if (parse_key(o.canary_sysv, &key) != 0) {
-            att_line("ipc-sysv-msg", "error", 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
-            att_line("ipc-sysv-shm", "error", 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_ERROR, 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_SHM], OC_ERROR, 0, "bad --canary-sysv", now_ms(), o.canary_sysv, 0, NULL);
         } else {
             snprintf(where, sizeof where, "msg 0x%08x", (unsigned)key);
             try_msg(key, where);

@@ -1,19 +1,10 @@
-/* Landlock's UAPI, for the files that use it (mechanisms.c measures it, confine.c
+/* Landlock's UAPI, for the files that use it (landlock.c measures it, confine.c
  * applies it): musl's include path has no linux/landlock.h. */
 #ifndef PROBE_LANDLOCK_H
 #define PROBE_LANDLOCK_H
 
 #include <stdint.h>
 
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#endif
-#ifndef __NR_landlock_add_rule
-#define __NR_landlock_add_rule 445
-#endif
-#ifndef __NR_landlock_restrict_self
-#define __NR_landlock_restrict_self 446
-#endif
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif

@@ -8,6 +8,21 @@ static long g_deadline_ms = 60000;
 const char *g_argv0 = "probe";
 unsigned g_unpriv_uid = 65534;
 
+/* The probe's own executable: surely a readable regular file. */
+void self_path(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n > 0) {
+        out[n] = '\0';
+        return;
+    }
+    char cwd[512];
+    if (g_argv0[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(out, cap, "%s", g_argv0);
+    else
+        snprintf(out, cap, "%s/%s", cwd, g_argv0);
+}
+
 struct run_options o;
 static const struct { const char *name; const char **val; } run_opts[] = {
     { "--tag", &o.tag }, { "--canary-tcp", &o.canary_tcp }, { "--resolver", &o.resolver },

@@ -158,12 +158,12 @@ void tcp_check(const Addr *a)
     fmt_addr(a, dst, sizeof dst);
     ev_str("dst", dst);
     if (tcp_exchange(a, reply, sizeof reply, &rerr) != 0)
-        outcome(ctl ? "failed" : "blocked", errno, "connect(%s)", dst);
+        outcome(ctl ? OC_FAILED : OC_BLOCKED, errno, "connect(%s)", dst);
     if (!strcmp(reply, want))
-        outcome(ctl ? "ok" : "escaped", 0, "the nonce came back from %s", dst);
+        outcome(ctl ? OC_OK : OC_ESCAPED, 0, "the nonce came back from %s", dst);
     /* A control only needs the connection: the allowed destination may be any
      * service, not necessarily a canary that knows the nonce. */
-    outcome(ctl ? "ok" : "succeeded", 0, "connected to %s, but no nonce came back (%s, reply \"%.100s\")",
+    outcome(ctl ? OC_OK : OC_SUCCEEDED, 0, "connected to %s, but no nonce came back (%s, reply \"%.100s\")",
             dst, rerr ? strerror(rerr) : "no error", reply);
 }
 

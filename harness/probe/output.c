@@ -131,13 +131,25 @@ void frag_errno(Buf *b, int e)
     bput(b, ",\"errno_num\":%d", e);
 }
 
+/* The word a line carries for an outcome or status, as docs/probe-protocol.md
+ * names them. */
+const char *outcome_word(enum outcome oc)
+{
+    static const char *const words[] = {
+        [OC_OK] = "ok", [OC_UNAVAILABLE] = "unavailable", [OC_ERROR] = "error",
+        [OC_TIMEOUT] = "timeout", [OC_BLOCKED] = "blocked", [OC_ESCAPED] = "escaped",
+        [OC_SUCCEEDED] = "succeeded", [OC_FAILED] = "failed",
+    };
+    return (unsigned)oc < sizeof words / sizeof words[0] ? words[oc] : "error";
+}
+
 int is_check_kind(int kind) { return kind == K_ATTEMPT || kind == K_CONTROL || kind == K_SWEEP; }
 
 /* The start of a result fragment: "status" for facts, "outcome" for checks. */
-void frag_status(Buf *b, const char *status, int e, const char *detail)
+void frag_status(Buf *b, enum outcome status, int e, const char *detail)
 {
     bput(b, "\"%s\":", g_cur && is_check_kind(g_cur->kind) ? "outcome" : "status");
-    bstr(b, status);
+    bstr(b, outcome_word(status));
     if (e)
         frag_errno(b, e);
     bput(b, ",\"detail\":");
@@ -178,7 +190,7 @@ __attribute__((noreturn))
 void ok_int(long long v)
 {
     Buf b = { .n = 0 };
-    bput(&b, "\"status\":\"ok\",\"value\":%lld", v);
+    bput(&b, "\"status\":\"%s\",\"value\":%lld", outcome_word(OC_OK), v);
     send_result(&b);
 }
 
@@ -186,7 +198,7 @@ __attribute__((noreturn))
 void ok_bool(int v, const char *detail)
 {
     Buf b = { .n = 0 };
-    bput(&b, "\"status\":\"ok\",\"value\":%s", v ? "true" : "false");
+    bput(&b, "\"status\":\"%s\",\"value\":%s", outcome_word(OC_OK), v ? "true" : "false");
     if (detail) {
         bput(&b, ",\"detail\":");
         bstr(&b, detail);
@@ -210,7 +222,7 @@ __attribute__((noreturn))
 void ok_str(const char *v)
 {
     Buf b = { .n = 0 };
-    bput(&b, "\"status\":\"ok\",\"value\":");
+    bput(&b, "\"status\":\"%s\",\"value\":", outcome_word(OC_OK));
     bstr(&b, v);
     send_result(&b);
 }
@@ -222,14 +234,14 @@ void unavail(const char *call, int e)
     char detail[256];
     snprintf(detail, sizeof detail, "%s: %s", call, strerror(e));
     Buf b = { .n = 0 };
-    frag_status(&b, "unavailable", e, detail);
+    frag_status(&b, OC_UNAVAILABLE, e, detail);
     send_result(&b);
 }
 
 /* A status/outcome with errno e (if nonzero, also appended to the detail)
  * and the evidence gathered so far. */
 __attribute__((noreturn))
-static void vresult(const char *status, int e, const char *fmt, va_list ap)
+static void vresult(enum outcome status, int e, const char *fmt, va_list ap)
 {
     char detail[512];
     int n = vsnprintf(detail, sizeof detail, fmt, ap);
@@ -248,12 +260,12 @@ void fail(int e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vresult("error", e, fmt, ap);
+    vresult(OC_ERROR, e, fmt, ap);
 }
 
-/* A check's outcome: "blocked", "escaped", "succeeded", "ok", "failed". */
+/* A check's outcome: OC_BLOCKED, OC_ESCAPED, OC_SUCCEEDED, OC_OK, OC_FAILED. */
 __attribute__((format(printf, 3, 4), noreturn))
-void outcome(const char *oc, int e, const char *fmt, ...)
+void outcome(enum outcome oc, int e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

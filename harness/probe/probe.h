@@ -35,17 +35,31 @@
  * to it, one after another, to spare a fork per check; each keeps its own line,
  * time and time limit, and one that crashes or hangs ends only itself.
  *
- * The sources: this header (what every file shares); checks.def (the check
- * table, one CHECK() row per check, in output order); main.c (arguments, the
+ * The sources, one concern each (named in each file's first line): this header
+ * (what every file shares); compat.h (syscall numbers and kernel constants older
+ * headers lack); checks.def (the check table, one CHECK() row per check, in output
+ * order); sweep.def (the egress sweep's ids and port lists); main.c (arguments, the
  * table, the check loop); runner.c (a check in a forked child, with its time
- * limit); output.c (JSON lines and a check child's results); sha256.c; net.c and
- * dns.c (helpers of the network checks and the canary); one file per scenario
- * (mechanisms.c, egress.c, filesystem.c and fsops.c, privilege.c, attribution.c); canary.c
- * (mode "canary"); init.c (mode "init"); confine.c (mode "confine", a Landlock
- * launcher for the co-located references); landlock.h (its UAPI, shared).
+ * limit); output.c (JSON lines, the outcome enum's words, a check child's results);
+ * sha256.c; net.c and dns.c (helpers of the network checks and the canary).
+ * The checks, one file per operation family:
+ *   mechanisms   landlock.c, seccomp.c, kernel.c (its facts; ev_kernel)
+ *   egress       egress.c (the named attempts); the sweep: attempt.c (its engine),
+ *                sweep.c (what it tries), ipc.c (SysV and POSIX IPC), uring.c
+ *                (io_uring: the one ring, the sweep's exchange, the file operations)
+ *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
+ *                exec.c, grants.c (read-only grants), held.c (descriptors held at
+ *                start), mounts.c (the mount table), routes.c (every route to every
+ *                sentinel), writereach.c (write reach), procs.c (other processes)
+ *   privilege    creds.c (credentials and raising them), root.c (what a root
+ *                workload would try), procs.c, unpriv.c (the unprivileged uid)
+ *   attribution.c, fence.c (controller-loss)
+ * The other modes: canary.c with canary_net.c and capture.c (mode "canary");
+ * init.c (mode "init"); confine.c (mode "confine", a Landlock launcher for the
+ * co-located references); landlock.h (its UAPI, shared).
  *
- * New checks: write a chk_* function in the scenario's file and add its row to
- * checks.def, which also declares it.
+ * New checks: write a chk_* function in the file of its operation family and add
+ * its row to checks.def, which also declares it.
  */
 
 #ifndef PROBE_H
@@ -96,26 +110,12 @@
 #include <linux/filter.h>
 #include <linux/ioctl.h>
 #include <linux/seccomp.h>
+#include "compat.h"
 
 #define PROBE_NAME "harness-probe"
 #define PROTOCOL 1
 
 /* Capabilities: raw capget/capset, so no libcap and no linux/capability.h. */
-#ifndef PR_CAPBSET_READ
-#define PR_CAPBSET_READ 23
-#endif
-#ifndef PR_CAPBSET_DROP
-#define PR_CAPBSET_DROP 24
-#endif
-#ifndef PR_CAP_AMBIENT
-#define PR_CAP_AMBIENT 47
-#endif
-#ifndef PR_CAP_AMBIENT_IS_SET
-#define PR_CAP_AMBIENT_IS_SET 1
-#endif
-#ifndef PR_CAP_AMBIENT_RAISE
-#define PR_CAP_AMBIENT_RAISE 2
-#endif
 #define PROBE_CAP_VERSION_3 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */
 #define PROBE_CAP_NET_RAW 13
 #define PROBE_CAP_SYS_ADMIN 21
@@ -136,15 +136,15 @@ struct check { const char *scenario, *id; void (*fn)(void); int kind, light; };
 #include "checks.def"
 #undef CHECK
 
-/* ---- fsops.c: the descriptors held at start (main calls it first) ---------- */
+/* ---- held.c: the descriptors held at start (main calls it first) ----------- */
 
 void fds_at_start(void);
-void fsops_reset(void); /* before each row in a child: no state of the row before */
 
 /* ---- main.c: options ------------------------------------------------------- */
 
 extern int g_check_timeout_ms; /* --check-timeout-ms */
 extern const char *g_argv0;     /* how the probe was started: its own file for a check */
+void self_path(char *out, size_t cap); /* the probe's own executable */
 extern unsigned g_unpriv_uid;   /* --unpriv-uid, parsed: whom the unprivileged attempts run as */
 
 /* Options of `probe run`; a check that needs a missing one reports "error". */
@@ -188,6 +188,12 @@ ssize_t read_file(const char *path, char *buf, size_t cap);
  * longer than PIPE_BUF still arrives whole. */
 typedef struct { char s[16384]; size_t n; } Buf;
 
+/* What a line's "status" (a fact) or "outcome" (a check) says; outcome_word() gives
+ * the word printed. A fact: OK, UNAVAILABLE, ERROR, TIMEOUT. A check: BLOCKED,
+ * ESCAPED, SUCCEEDED (an attempt), OK, FAILED (a control), ERROR, TIMEOUT. */
+enum outcome { OC_OK, OC_UNAVAILABLE, OC_ERROR, OC_TIMEOUT, OC_BLOCKED, OC_ESCAPED, OC_SUCCEEDED, OC_FAILED };
+const char *outcome_word(enum outcome oc);
+
 __attribute__((format(printf, 2, 3)))
 void bput(Buf *b, const char *fmt, ...);
 void bstr(Buf *b, const char *str);
@@ -200,7 +206,7 @@ double now_ms(void);
 const char *errname(int e);
 void frag_errno(Buf *b, int e);
 int is_check_kind(int kind);
-void frag_status(Buf *b, const char *status, int e, const char *detail);
+void frag_status(Buf *b, enum outcome status, int e, const char *detail);
 
 extern const char *g_fatal_type; /* the canary says "event" */
 extern Buf g_ev;                 /* the check's evidence: "key":value,... */
@@ -216,7 +222,7 @@ __attribute__((noreturn)) void unavail(const char *call, int e);
 __attribute__((format(printf, 2, 3), noreturn))
 void fail(int e, const char *fmt, ...);
 __attribute__((format(printf, 3, 4), noreturn))
-void outcome(const char *oc, int e, const char *fmt, ...);
+void outcome(enum outcome oc, int e, const char *fmt, ...);
 
 /* ---- sha256.c ---------------------------------------------------------------- */
 
@@ -259,10 +265,11 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
 
 /* ---- the scenarios' files: what another file uses --------------------------- */
 
+void set_nnp(void); /* landlock.c: no_new_privs, or the fact unavailable (seccomp.c's too) */
 __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
-/* ---- egress.c and sweep.c: the egress sweep's attempts ---------------------
- * Every attempt of the sweep is one `struct att`, run concurrently by egress.c;
- * sweep.c says what to try. */
+/* ---- attempt.c and sweep.c: the egress sweep's attempts --------------------
+ * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
+ * sweep.c says what to try, sweep.def with which ids. */
 /* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
  * proves it; X_URING: the exchange made by io_uring in a child (uring.c). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING };
@@ -285,16 +292,30 @@ struct att {
     unsigned char out[700], in[1500];
     size_t outn, outoff, inn;
     uint16_t qid;
-    char oc[12], detail[300], qname[300];
+    enum outcome oc;
+    char detail[300], qname[300];
 };
+/* The sweep's named attempts (sweep.def): SW_NAME, whose id is sweep_id[SW_NAME]. */
+enum sweep_name {
+#define SWEEP_TCP_PORTS(...)
+#define SWEEP_UDP_PORTS(...)
+#define SWEEP(name, id) SW_##name,
+#include "sweep.def"
+#undef SWEEP
+#undef SWEEP_UDP_PORTS
+#undef SWEEP_TCP_PORTS
+    SW_COUNT
+};
+extern const char *const sweep_id[SW_COUNT];
 extern struct att g_att[MAX_ATT];
 extern size_t g_natt;
 struct att *att_new(const char *id, int group);
 __attribute__((format(printf, 4, 5)))
-void att_end(struct att *a, const char *oc, int e, const char *fmt, ...);
-void att_line(const char *id, const char *oc, int e, const char *detail, double t0,
+void att_end(struct att *a, enum outcome oc, int e, const char *fmt, ...);
+void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
               const char *dst, int src_port, const char *qname);
 struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk);
+void sweep_ports(int f, const char *ip, int high);
 void sweep_own_dns(const char *denied);
 void own_dns_gate(struct att *a);
 void sweep_unix(void);
@@ -315,21 +336,34 @@ void ipc_canary_remove(void);
 int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
                    const char **step);
 
-/* filesystem.c: the mount table, also read by privilege.c's root attempts. */
+/* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the
+ * calls a kind is made of, tried in turn (grants.c's too). */
+const char *outside(const char *name, int tagged); /* <outside>/<name>[-<tag>] */
+void tried(const char *call, long rc);
+__attribute__((noreturn)) void verdict(const char *what, const char *path);
+void writes_reset(void); /* before each row in a child: no state of the row before */
+
+/* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
+extern char g_file[65536];
+int has_token(const char *buf, ssize_t n);
+
+/* mounts.c: the mount table, also read by root.c's attempts. */
 struct mnt { int id; unsigned maj, min; char *root, *mp, *type; };
 extern struct mnt g_mnt[];
 extern int g_nmnt;
 int read_mounts(void);
-/* The host's listed targets below a mount (filesystem.c); see each_target there. */
+/* The host's listed targets below a mount (mounts.c); see each_target there. */
 typedef int (*target_fn)(const char *path, const char *rest, const struct stat *st, void *ctx);
 int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx);
 int on_mount(const char *path, const struct mnt *m);
 void ev_kernel(void);
 
-void put_creds(Buf *b, int full); /* privilege.c; also `probe whoami` */
+void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
+int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */
+uint64_t cap64(uint32_t lo, uint32_t hi);
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */
-/* What `<file> whoami` reported when run (privilege.c runs it in a grandchild). */
+/* What `<file> whoami` reported when run (creds.c runs it in a grandchild). */
 struct whoami { unsigned euid, egid; uint64_t cap_eff; };
 void run_whoami(const char *path, struct whoami *w);
 extern int g_own_userns;        /* unpriv.c: drop_privs went into a user namespace of its own */
@@ -337,28 +371,18 @@ extern int g_own_userns;        /* unpriv.c: drop_privs went into a user namespa
 /* ---- the other modes ---------------------------------------------------------- */
 
 __attribute__((noreturn)) void canary_main(int argc, char **argv);
+/* canary_net.c: the canary's namespace and its end of the link */
+void canary_network(const char *netns, const char *iface, const char *cidr, const char *gw);
+void canary_network6(const char *iface, const char *cidr, const char *gw);
+/* capture.c: the canary's packet capture; g_ncap_to: the --capture-to addresses given */
+extern size_t g_ncap_to;
+void capture_to(const char *ip);
+int capture_open(void);
+int capture_open_to(void);
+void capture_read(int fd);
 __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
 
-/* Syscalls newer than some C library headers (x86_64 and aarch64 share them). */
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#endif
-#ifndef SYS_removexattrat
-#define SYS_removexattrat 466
-#endif
-#ifndef SYS_file_setattr
-#define SYS_file_setattr 469
-#endif
-#ifndef SYS_execveat
-#define SYS_execveat 322
-#endif
-#ifndef AT_EMPTY_PATH
-#define AT_EMPTY_PATH 0x1000
-#endif
 
 #endif

@@ -37,7 +37,7 @@ static void child_rows(const struct check *cs, size_t n)
         g_ev.n = 0;
         g_target = 0;
         g_cleanup = NULL;
-        fsops_reset();
+        writes_reset();
         if (sigsetjmp(g_next, 1) == 0) {
             cs[k].fn();
             fail(0, "check returned without a result");
@@ -80,7 +80,7 @@ static int report(const struct check *c, const char *res, size_t n, int got, int
             snprintf(detail, sizeof detail, "child killed by signal %d", WTERMSIG(st));
         else
             snprintf(detail, sizeof detail, "child exited %d without a result", WEXITSTATUS(st));
-        frag_status(&frag, timed_out ? "timeout" : "error", 0, detail);
+        frag_status(&frag, timed_out ? OC_TIMEOUT : OC_ERROR, 0, detail);
     }
     return print_line(c, &frag, t0);
 }
@@ -116,7 +116,7 @@ static size_t no_child(const struct check *c, int e, const char *detail, double 
 {
     Buf frag = { .n = 0 };
     g_cur = c;
-    frag_status(&frag, "error", e, detail);
+    frag_status(&frag, OC_ERROR, e, detail);
     *count += print_line(c, &frag, t0);
     return 1;
 }
@@ -261,7 +261,7 @@ static size_t finish_child(const struct check *cs, size_t n, struct kid kid, int
         if (!sweep_lines(c, buf, len, &lines)) {
             Buf frag = { .n = 0 };
             timed_out = timed_out || !WIFEXITED(st);
-            frag_status(&frag, timed_out ? "timeout" : "error", 0,
+            frag_status(&frag, timed_out ? OC_TIMEOUT : OC_ERROR, 0,
                         timed_out ? "the sweep exceeded its time limit; child killed" : "the sweep ended early");
             lines += print_line(c, &frag, t0);
         }

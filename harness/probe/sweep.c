@@ -1,10 +1,51 @@
-/* The egress sweep's targets beyond the canary's own ports: the sandbox's own
- * resolvers, every unix socket it can reach, the other IP protocols, send calls,
- * a privileged source port, io_uring, the canary's abstract unix name and the
+/* What the egress sweep tries (its ids and ports are sweep.def's): the canary's
+ * ports, TCP and UDP, and ICMP echo; the sandbox's own resolvers, every unix socket
+ * it can reach, the other IP protocols, send calls, a privileged source port,
+ * io_uring, the host's own addresses, the canary's abstract unix name and the
  * sockets held at the start; and the line for a group of attempts. The exchange
- * itself is egress.c's. */
+ * itself is attempt.c's. */
 
 #include "probe.h"
+
+const char *const sweep_id[SW_COUNT] = {
+#define SWEEP_TCP_PORTS(...)
+#define SWEEP_UDP_PORTS(...)
+#define SWEEP(name, id) [SW_##name] = id,
+#include "sweep.def"
+#undef SWEEP
+#undef SWEEP_UDP_PORTS
+#undef SWEEP_TCP_PORTS
+};
+
+#define SWEEP_TCP_PORTS(...) static const int sweep_tcp_ports[] = { __VA_ARGS__ };
+#define SWEEP_UDP_PORTS(...) static const int sweep_udp_ports[] = { __VA_ARGS__ };
+#define SWEEP(name, id)
+#include "sweep.def"
+#undef SWEEP
+#undef SWEEP_UDP_PORTS
+#undef SWEEP_TCP_PORTS
+
+/* TCP and UDP to each of the canary's listed ports (0: the run's high port; 53
+ * speaks DNS), and ICMP echo, over family f (0: IPv4, 1: IPv6) to ip. */
+void sweep_ports(int f, const char *ip, int high)
+{
+    char id[48];
+    for (size_t i = 0; i < sizeof sweep_tcp_ports / sizeof sweep_tcp_ports[0]; i++) {
+        int port = sweep_tcp_ports[i] ? sweep_tcp_ports[i] : high;
+        snprintf(id, sizeof id, "tcp%d-%s", f ? 6 : 4, sweep_tcp_ports[i] ? "" : "high");
+        if (sweep_tcp_ports[i])
+            snprintf(id, sizeof id, "tcp%d-%d", f ? 6 : 4, port);
+        sweep_add(id, ip, port, SOCK_STREAM, port == 53 ? X_DNS : X_LINE);
+    }
+    for (size_t i = 0; i < sizeof sweep_udp_ports / sizeof sweep_udp_ports[0]; i++) {
+        int port = sweep_udp_ports[i] ? sweep_udp_ports[i] : high;
+        snprintf(id, sizeof id, "udp%d-high", f ? 6 : 4);
+        if (sweep_udp_ports[i])
+            snprintf(id, sizeof id, "udp%d-%d", f ? 6 : 4, port);
+        sweep_add(id, ip, port, SOCK_DGRAM, port == 53 ? X_DNS : X_LINE);
+    }
+    sweep_add(sweep_id[f ? SW_ICMP6 : SW_ICMP4], ip, 0, 0, X_ICMP);
+}
 
 static int in_ranges(const Addr *a, const char *ranges)
 {
@@ -50,7 +91,7 @@ void sweep_own_dns(const char *denied)
         if (sscanf(l, " nameserver %63s", ip) != 1 || found == 3)
             continue;
         snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:53" : "%s:53", ip);
-        struct att *a = att_new("dns-own", G_OWN_DNS);
+        struct att *a = att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS);
         if (!a || parse_addr(spec, &a->dst) != 0) {
             if (a)
                 g_natt--;
@@ -64,7 +105,7 @@ void sweep_own_dns(const char *denied)
         snprintf(a->qname, sizeof a->qname, "%s", name);
     }
     if (!found) { /* no resolv.conf: libc asks the local host */
-        struct att *a = att_new("dns-own", G_OWN_DNS);
+        struct att *a = att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS);
         if (a) {
             parse_addr("127.0.0.1:53", &a->dst);
             a->family = AF_INET;
@@ -84,18 +125,18 @@ void own_dns_gate(struct att *a)
         return;
     int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        att_end(a, "blocked", errno, "socket for %s", a->dsts);
+        att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
         return;
     }
     if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0) {
         int e = errno;
         close(fd);
-        att_end(a, "blocked", e, "no route to %s", a->dsts);
+        att_end(a, OC_BLOCKED, e, "no route to %s", a->dsts);
         return;
     }
     close(fd);
     /* Typically the host's /etc bound in: say what makes the attempt possible. */
-    att_end(a, "error", 0,
+    att_end(a, OC_ERROR, 0,
             "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
             " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
             a->dsts);
@@ -115,7 +156,7 @@ static void unix_add(const char *path, int abstract)
             units += g_att[i].group == G_UNIX;
         if (units >= 2 * UNIX_MAX)
             return;
-        struct att *a = att_new("unix-proxy", G_UNIX);
+        struct att *a = att_new(sweep_id[SW_UNIX_PROXY], G_UNIX);
         if (!a)
             return;
         a->family = AF_UNIX;
@@ -182,7 +223,7 @@ void sweep_unix(void)
  * escaped; else what leaves most doubt; with what was tried. */
 void group_report(int group, const char *id, double t0, const char *none)
 {
-    static const char *const rank[] = { "escaped", "succeeded", "error", "blocked" };
+    static const enum outcome rank[] = { OC_ESCAPED, OC_SUCCEEDED, OC_ERROR, OC_BLOCKED };
     const struct att *pick = NULL;
     size_t tried = 0;
     char list[300] = "";
@@ -195,24 +236,24 @@ void group_report(int group, const char *id, double t0, const char *none)
         if (!strstr(list, a->dsts) && l + strlen(a->dsts) + 3 < sizeof list)
             snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", a->dsts);
         for (size_t r = 0; r < 4; r++) {
-            if (strcmp(a->oc, rank[r]))
+            if (a->oc != rank[r])
                 continue;
             size_t cur = 4;
             for (size_t k = 0; pick && k < 4; k++)
-                if (!strcmp(pick->oc, rank[k]))
+                if (pick->oc == rank[k])
                     cur = k;
             if (r < cur)
                 pick = a;
         }
     }
     if (!tried) {
-        att_line(id, "blocked", 0, none, t0, "", 0, NULL);
+        att_line(id, OC_BLOCKED, 0, none, t0, "", 0, NULL);
         return;
     }
     char detail[700];
     snprintf(detail, sizeof detail, "%s (%zu attempt%s: %s)", pick ? pick->detail : "?", tried,
              tried == 1 ? "" : "s", list);
-    att_line(id, pick ? pick->oc : "error", pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
+    att_line(id, pick ? pick->oc : OC_ERROR, pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
              pick ? pick->src_port : 0, pick ? pick->qname : NULL);
 }
 
@@ -225,7 +266,7 @@ struct att *sweep_add(const char *id, const char *ip, int port, int type, int ta
     snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
     snprintf(a->dsts, sizeof a->dsts, "%s", spec);
     if (parse_addr(spec, &a->dst) != 0) {
-        att_end(a, "error", 0, "bad canary address %s", spec);
+        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
         return a;
     }
     a->family = a->dst.ss_family;
@@ -240,10 +281,10 @@ struct att *sweep_add(const char *id, const char *ip, int port, int type, int ta
  * experiments) carry the marker where nothing answers; the capture sees them. */
 void sweep_protocols(int f, const char *ip, int high)
 {
-    struct att *a = sweep_add(f ? "udplite6" : "udplite4", ip, high, SOCK_DGRAM, X_FIRE);
+    struct att *a = sweep_add(sweep_id[f ? SW_UDPLITE6 : SW_UDPLITE4], ip, high, SOCK_DGRAM, X_FIRE);
     if (a)
         a->proto = IPPROTO_UDPLITE, a->how = H_SENDTO;
-    if ((a = sweep_add(f ? "rawip6" : "rawip4", ip, 0, SOCK_RAW, X_FIRE)))
+    if ((a = sweep_add(sweep_id[f ? SW_RAWIP6 : SW_RAWIP4], ip, 0, SOCK_RAW, X_FIRE)))
         a->proto = 253, a->how = H_SENDTO;
 }
 
@@ -252,32 +293,32 @@ void sweep_protocols(int f, const char *ip, int high)
  * the canary's IPv4 high port: a filter on one call or one port is not enough. */
 void sweep_calls(const char *ip, int high)
 {
-    static const struct { const char *id; int how; } calls[] = {
-        { "send4-sendto", H_SENDTO }, { "send4-sendmsg", H_SENDMSG },
-        { "send4-sendmmsg", H_SENDMMSG }, { "send4-write", H_WRITE },
+    static const struct { int id, how; } calls[] = {
+        { SW_SEND4_SENDTO, H_SENDTO }, { SW_SEND4_SENDMSG, H_SENDMSG },
+        { SW_SEND4_SENDMMSG, H_SENDMMSG }, { SW_SEND4_WRITE, H_WRITE },
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
-        struct att *a = sweep_add(calls[i].id, ip, high, SOCK_DGRAM, X_LINE);
+        struct att *a = sweep_add(sweep_id[calls[i].id], ip, high, SOCK_DGRAM, X_LINE);
         if (a)
             a->how = calls[i].how;
     }
-    struct att *a = sweep_add("udp4-privport", ip, high, SOCK_DGRAM, X_LINE);
+    struct att *a = sweep_add(sweep_id[SW_UDP4_PRIVPORT], ip, high, SOCK_DGRAM, X_LINE);
     if (a)
         a->bind_port = 1;
-    sweep_add("uring4", ip, high, SOCK_STREAM, X_URING);
+    sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
 }
 
 /* The canary's own listener in the host's abstract unix namespace: reachable
  * from a sandbox that shares the host's network namespace, whatever its IP rules. */
 void sweep_abstract(void)
 {
-    struct att *a = att_new("unix-abstract", G_SELF);
+    struct att *a = att_new(sweep_id[SW_UNIX_ABSTRACT], G_SELF);
     if (!a)
         return;
     size_t len = strlen(o.canary_unix);
     snprintf(a->dsts, sizeof a->dsts, "@%s", o.canary_unix);
     if (len == 0 || len >= sizeof a->un.sun_path - 1) {
-        att_end(a, "error", 0, "bad --canary-unix %s", o.canary_unix);
+        att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
         return;
     }
     a->family = AF_UNIX;
@@ -312,7 +353,7 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
         if (!connected && (!ip || !*ip))
             continue; /* an unconnected unix socket, or a family the canary lacks */
-        struct att *a = att_new("held-fds", G_HELD);
+        struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (!a)
             return;
         a->fd = fd;
@@ -331,7 +372,7 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.60s]:%d" : "%.60s:%d", ip, high);
         snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected, to %s)", fd, spec);
         if (parse_addr(spec, &a->dst) != 0)
-            att_end(a, "error", 0, "bad canary address %s", spec);
+            att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
         if (type == SOCK_DGRAM)
             a->how = H_SENDTO;
     }
@@ -342,6 +383,6 @@ void sweep_held(const char *ip4, const char *ip6, int high)
  * forwards nothing to the canary. */
 void sweep_host(int f, const char *ip, int high)
 {
-    sweep_add(f ? "host6-tcp" : "host4-tcp", ip, high, SOCK_STREAM, X_LINE);
-    sweep_add(f ? "host6-udp" : "host4-udp", ip, high, SOCK_DGRAM, X_LINE);
+    sweep_add(sweep_id[f ? SW_HOST6_TCP : SW_HOST4_TCP], ip, high, SOCK_STREAM, X_LINE);
+    sweep_add(sweep_id[f ? SW_HOST6_UDP : SW_HOST4_UDP], ip, high, SOCK_DGRAM, X_LINE);
 }

@@ -1,8 +1,9 @@
 """The probe's check table (`checks.def`) as data, for the scenario modules' test and
 the docs: the C build reads the same file as an X-macro, so the two cannot drift.
 
-Also the ids the sweep row prints, one line per attempt, which `egress.c` builds
-from its port lists and named attempts rather than declaring them in the table.
+Also the ids the sweep row prints, one line per attempt, which the sweep's own
+X-macro file (`sweep.def`: its port lists and named attempts) declares, read by the
+C build and here alike.
 """
 
 from __future__ import annotations
@@ -78,31 +79,32 @@ def rows(text: str | None = None) -> list[Row]:
     return found
 
 
-def _ports(code: str, name: str) -> list[str]:
-    values = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", code)
-    if values is None:
-        raise ValueError(f"egress.c: no {name}[]")
-    numbers = [n.strip() for n in values.group(1).split(",") if n.strip()]
-    return ["high" if n == "0" else n for n in numbers]  # 0: a high port, chosen per run
-
-
-# An id the sweep names as a literal: att_new("id", sweep_add("id", a choice of two
-# (`f ? "id6" : "id4"`), or a row of a table of calls (`{ "id", H_... }`).
-_NAMED = re.compile(
-    r'(?:att_new|sweep_add|att_line)\((?:\w+ \? "([\w-]+)" : )?"([\w-]+)"|\{ "([\w-]+)", H_\w+ \}'
-)
+_SWEEP = re.compile(r'SWEEP\(\w+, "([\w-]+)"\)')
+_SWEEP_PORTS = re.compile(r"SWEEP_(TCP|UDP)_PORTS\((\d+(?:, \d+)*)\)")
 
 
 def sweep_ids(text: str | None = None) -> set[str]:
-    """The ids of the lines the sweep row prints (`text`: an egress.c, sweep.c and ipc.c;
-    default the package's): TCP and UDP to each listed port and ICMP echo, over IPv4
-    and IPv6, and the attempts it names (its own resolver, the unix sockets, the other
-    protocols and send calls, ...)."""
-    sources = ("egress.c", "sweep.c", "ipc.c")
-    code = _code("".join(_source(name) for name in sources) if text is None else text)
-    made = {f"icmp{v}" for v in "46"}
-    for v in "46":
-        made |= {f"tcp{v}-{p}" for p in _ports(code, "sweep_tcp_ports")}
-        made |= {f"udp{v}-{p}" for p in _ports(code, "sweep_udp_ports")}
-    made |= {i for found in _NAMED.findall(code) for i in found if i}
+    """The ids of the lines the sweep row prints (`text`: a sweep.def; default the
+    package's): TCP and UDP to each listed port, over IPv4 and IPv6 (port 0 is the
+    run's high port), and the attempts it names (ICMP echo, its own resolver, the unix
+    sockets, the other protocols and send calls, ...).
+
+    Raises:
+        ValueError: a line that is neither blank, a comment nor a whole SWEEP() or
+            SWEEP_*_PORTS() line: an id the parser skipped would hide an attempt from
+            the test that holds the sweep and the scenario modules together.
+    """
+    code = _code(_source("sweep.def") if text is None else text)
+    made: set[str] = set()
+    for number, line in enumerate(code.splitlines(), 1):
+        if not line.strip():
+            continue
+        if named := _SWEEP.fullmatch(line.strip()):
+            made.add(named.group(1))
+        elif ports := _SWEEP_PORTS.fullmatch(line.strip()):
+            proto = ports.group(1).lower()
+            for port in ports.group(2).split(", "):
+                made |= {f"{proto}{v}-{'high' if port == '0' else port}" for v in "46"}
+        else:
+            raise ValueError(f"sweep.def:{number}: not a SWEEP() line: {line.strip()!r}")
     return made

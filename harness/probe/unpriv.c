@@ -128,21 +128,21 @@ void chk_priv_inh_exec(void)
     ev_str("cap_inh", hex);
     ev_int("nnp", nnp);
     if (!inh)
-        outcome("blocked", 0, "nothing inheritable as uid %u", (unsigned)geteuid());
+        outcome(OC_BLOCKED, 0, "nothing inheritable as uid %u", (unsigned)geteuid());
     if (nnp)
-        outcome("blocked", 0, "%s inheritable, but no_new_privs: no program gains from it", hex);
+        outcome(OC_BLOCKED, 0, "%s inheritable, but no_new_privs: no program gains from it", hex);
     if (g_own_userns || !initial_userns())
-        outcome("blocked", 0, "%s inheritable, in a child user namespace only", hex);
+        outcome(OC_BLOCKED, 0, "%s inheritable, in a child user namespace only", hex);
     if (o.inh_helper && getxattr(o.inh_helper, "security.capability", NULL, 0) > 0) {
         struct whoami w;
         run_whoami(o.inh_helper, &w);
         if (w.cap_eff) {
             snprintf(hex, sizeof hex, "%016llx", (unsigned long long)w.cap_eff);
-            outcome("escaped", 0, "the inh helper (every capability =ei) ran with CapEff %s: the"
+            outcome(OC_ESCAPED, 0, "the inh helper (every capability =ei) ran with CapEff %s: the"
                     " inheritable set the workload was handed", hex);
         }
     }
-    outcome("escaped", 0, "holds %s inheritable as uid %u without no_new_privs: a program"
+    outcome(OC_ESCAPED, 0, "holds %s inheritable as uid %u without no_new_privs: a program"
             " carrying those as inheritable file capabilities runs with them", hex,
             (unsigned)geteuid());
 }

@@ -195,7 +195,7 @@ void chk_fs_write_reach(void)
     bput(&g_ev, "]");
     ev_int("writes_cut", cut);
     if (found + cut == 0)
-        outcome("blocked", 0, "no write at any of %d mounts or the host's files below them",
+        outcome(OC_BLOCKED, 0, "no write at any of %d mounts or the host's files below them",
                 g_nmnt);
-    outcome("succeeded", 0, "wrote at %d of %d mounts", found + cut, g_nmnt);
+    outcome(OC_SUCCEEDED, 0, "wrote at %d of %d mounts", found + cut, g_nmnt);
 }

@@ -43,10 +43,19 @@ def test_every_table_row_is_declared_by_a_scenario_and_back() -> None:
 
 
 def test_the_sweep_reports_exactly_the_declared_sweep_checks() -> None:
-    """The sweep row prints many lines: their ids (built from egress.c's port lists
+    """The sweep row prints many lines: their ids (declared in sweep.def: its port lists
     and named attempts) are exactly the checks declared as the sweep's."""
     declared = {c.id for s in SCENARIOS.values() for c in s.checks if c.table_row == "sweep"}
     assert table.sweep_ids() == declared
+
+
+def test_sweep_def_is_read_whole() -> None:
+    """sweep.def's port lists give an id per family and port (0: the high port), and a
+    line the parser cannot read is an error, not a skipped attempt."""
+    text = 'SWEEP_TCP_PORTS(22, 0) /* a comment */\nSWEEP(URING4, "uring4")\n'
+    assert table.sweep_ids(text) == {"tcp4-22", "tcp6-22", "tcp4-high", "tcp6-high", "uring4"}
+    with pytest.raises(ValueError, match=r"sweep\.def:3"):
+        table.sweep_ids(text + 'SWEEP(URING4 "uring4")\n')
 
 
 def test_the_table_is_read_whole_and_in_order() -> None:

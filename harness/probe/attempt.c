@@ -1,0 +1,553 @@
+/* The egress sweep's engine (scenario "egress", its SWEEP row): every attempt one
+ * nonblocking exchange, all run at once in one child, each judged and printed as a
+ * check line of its own. What it tries is sweep.c's, its ids sweep.def's. */
+
+#include "probe.h"
+
+/*
+ * Every channel a real network leaves open, for IPv4 and IPv6 at once: TCP to a
+ * spread of ports, UDP, ICMP echo, DNS through the sandbox's own resolver, and
+ * HTTP CONNECT / SOCKS5 through every unix socket the sandbox can reach. All
+ * attempts run concurrently on nonblocking sockets in one child, so the sweep
+ * fits in one check's time limit; each attempt is reported as a check line of
+ * its own ("kind":"attempt"). A packet that leaves proves nothing by itself
+ * here: the canary's nonce coming back does, and so does the canary's log. */
+
+struct att g_att[MAX_ATT];
+size_t g_natt;
+
+struct att *att_new(const char *id, int group)
+{
+    if (g_natt == MAX_ATT)
+        return NULL;
+    struct att *a = &g_att[g_natt++];
+    memset(a, 0, sizeof *a);
+    snprintf(a->id, sizeof a->id, "%s", id);
+    a->group = group;
+    a->fd = -1;
+    return a;
+}
+
+void att_end(struct att *a, enum outcome oc, int e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->detail, sizeof a->detail, fmt, ap);
+    va_end(ap);
+    a->oc = oc;
+    a->err = e;
+    a->state = S_DONE;
+    if (a->fd >= 0)
+        close(a->fd);
+    a->fd = -1;
+    if (a->kid > 0)
+        kill(a->kid, SIGKILL);
+    a->kid = 0;
+}
+
+/* One check line's fragment for the parent: "id":..,"kind":"attempt",... */
+void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
+                     const char *dst, int src_port, const char *qname)
+{
+    Buf b = { .n = 0 };
+    bput(&b, "\"id\":");
+    bstr(&b, id);
+    bput(&b, ",\"kind\":\"attempt\",\"outcome\":");
+    bstr(&b, outcome_word(oc));
+    if (e)
+        frag_errno(&b, e);
+    bput(&b, ",\"detail\":");
+    bstr(&b, detail);
+    bput(&b, ",\"elapsed_ms\":%.3f,\"evidence\":{", now_ms() - t0);
+    bput(&b, "\"dst\":");
+    bstr(&b, dst ? dst : "");
+    if (src_port > 0)
+        bput(&b, ",\"src_port\":%d", src_port);
+    if (qname && *qname) {
+        bput(&b, ",\"qname\":");
+        bstr(&b, qname);
+    }
+    bput(&b, "}\n");
+    write_all(g_resfd, b.s, b.n);
+}
+
+static void att_report(const struct att *a)
+{
+    char detail[400];
+    snprintf(detail, sizeof detail, "%s%s%s", a->detail, a->err ? ": " : "", a->err ? strerror(a->err) : "");
+    att_line(a->id, a->oc, a->err, detail, a->t0, a->dsts, a->src_port, a->qname);
+}
+
+static void att_line_msg(struct att *a)
+{
+    a->outn = (size_t)snprintf((char *)a->out, sizeof a->out, "HARNESS %s %s\n", o.tag, a->id);
+}
+
+static void att_dns_msg(struct att *a, int tcp)
+{
+    unsigned char *q = a->out + (tcp ? 2 : 0);
+    a->qid = (uint16_t)((unsigned)getpid() * 31u + (unsigned)g_natt * 977u + (unsigned)now_ms());
+    int n = dns_build(q, sizeof a->out - 2, a->qid, a->qname, DNS_TXT);
+    if (n < 0) {
+        att_end(a, OC_ERROR, 0, "cannot encode DNS name %s", a->qname);
+        return;
+    }
+    if (tcp) {
+        a->out[0] = (unsigned char)(n >> 8);
+        a->out[1] = (unsigned char)n;
+    }
+    a->outn = (size_t)n + (tcp ? 2 : 0);
+}
+
+static void att_src_port(struct att *a)
+{
+    Addr me;
+    socklen_t ml = sizeof me;
+    if (a->family != AF_UNIX && getsockname(a->fd, (struct sockaddr *)&me, &ml) == 0)
+        a->src_port = (int)addr_port(&me);
+}
+
+/* The privileged source ports a stateless rule may let through ("sport 53"): the
+ * first that binds, with the workload's own credentials. */
+static int bind_privileged(struct att *a)
+{
+    static const int ports[] = { 53, 123, 67, 88, 500 };
+    int one = 1, e = 0;
+    setsockopt(a->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
+        Addr me;
+        memset(&me, 0, sizeof me);
+        me.ss_family = (sa_family_t)a->family;
+        if (a->family == AF_INET6)
+            ((struct sockaddr_in6 *)(void *)&me)->sin6_port = htons((uint16_t)ports[i]);
+        else
+            ((struct sockaddr_in *)(void *)&me)->sin_port = htons((uint16_t)ports[i]);
+        if (bind(a->fd, (struct sockaddr *)&me, addr_len(&me)) == 0) {
+            a->bind_port = ports[i];
+            return 0;
+        }
+        e = errno;
+        if (e != EADDRINUSE)
+            break;
+    }
+    att_end(a, OC_BLOCKED, e, "bind a privileged source port (53, 123, 67, 88, 500) for %s", a->dsts);
+    return -1;
+}
+
+/* The io_uring exchange, in a child the sweep can kill at the attempt's end; it
+ * writes "OUTCOME ERRNO SRC_PORT DETAIL" to a pipe the sweep polls. */
+static void uring_start(struct att *a)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        att_end(a, OC_ERROR, errno, "pipe");
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        att_end(a, OC_ERROR, errno, "fork");
+        return;
+    }
+    if (pid == 0) {
+        char reply[512], line[700], want[256];
+        const char *step = "";
+        int src = 0;
+        close(p[0]);
+        snprintf(want, sizeof want, "NONCE %s", o.nonce);
+        enum outcome oc = OC_BLOCKED;
+        int e = 0;
+        if (uring_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step) != 0)
+            e = errno;
+        else if (strstr(reply, want))
+            oc = OC_ESCAPED, step = "the nonce came back";
+        else
+            oc = OC_SUCCEEDED, step = "connected and sent, no nonce came back";
+        int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);
+        write_all(p[1], line, (size_t)n);
+        _exit(0);
+    }
+    close(p[1]);
+    a->kid = pid;
+    a->fd = p[0];
+    a->state = S_RECV;
+}
+
+/* Open the socket and start the attempt; failures end it at once. */
+static void att_start(struct att *a)
+{
+    a->t0 = now_ms();
+    a->end = a->t0 + (a->family == AF_UNIX ? 1500.0 : 2000.0);
+    if (a->end > check_end() - 150.0)
+        a->end = check_end() - 150.0;
+    if (a->state == S_DONE)
+        return;
+    if (a->talk == X_ICMP) {
+        int proto = a->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+        a->fd = socket(a->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+        if (a->fd < 0) {
+            a->raw = 1;
+            a->fd = socket(a->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+        }
+        if (a->fd < 0) {
+            att_end(a, OC_BLOCKED, errno, "no ICMP socket (datagram or raw) could be made");
+            return;
+        }
+        unsigned char *p = a->out;
+        memset(p, 0, 8);
+        p[0] = a->family == AF_INET6 ? 128 : 8; /* echo request */
+        uint16_t ident = (uint16_t)getpid();
+        p[4] = (unsigned char)(ident >> 8);
+        p[5] = (unsigned char)ident;
+        p[7] = 1;
+        int n = snprintf((char *)p + 8, sizeof a->out - 8, "HARNESS %s %s", o.tag, a->id);
+        a->outn = 8 + (size_t)n;
+        if (a->family == AF_INET && a->raw) { /* the kernel fills in the ICMPv6 checksum, not this */
+            uint32_t sum = 0;
+            for (size_t i = 0; i + 1 < a->outn; i += 2)
+                sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+            if (a->outn & 1)
+                sum += (uint32_t)(p[a->outn - 1] << 8);
+            while (sum >> 16)
+                sum = (sum & 0xffff) + (sum >> 16);
+            p[2] = (unsigned char)(~sum >> 8);
+            p[3] = (unsigned char)~sum;
+        }
+        if (sendto(a->fd, p, a->outn, MSG_NOSIGNAL, (struct sockaddr *)&a->dst, addr_len(&a->dst)) < 0) {
+            att_end(a, OC_BLOCKED, errno, "ICMP echo to %s", a->dsts);
+            return;
+        }
+        if (a->raw)
+            a->src_port = ident;
+        else
+            att_src_port(a); /* a datagram ICMP socket's "port" is the echo id */
+        a->state = S_RECV;
+        return;
+    }
+    if (a->talk == X_URING) {
+        uring_start(a);
+        return;
+    }
+    if (!a->held)
+        a->fd = socket(a->family, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC, a->proto);
+    if (a->fd < 0) {
+        att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
+        return;
+    }
+    if (a->held) {
+        fcntl(a->fd, F_SETFL, fcntl(a->fd, F_GETFL) | O_NONBLOCK);
+        if (a->held > 1 || a->how == H_SENDTO) {
+            a->state = S_SEND; /* connected by whoever handed it over, or a datagram */
+            return;
+        }
+    }
+    if (a->bind_port && bind_privileged(a) != 0)
+        return;
+    if (a->how == H_SENDTO || a->how == H_SENDMSG || a->how == H_SENDMMSG) {
+        /* Unconnected: the destination goes with each datagram, and an ICMP refusal
+         * reaches the socket only if asked for (else the attempt waits it out). */
+        int one = 1;
+        if (a->family == AF_INET6)
+            setsockopt(a->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof one);
+        else if (a->family == AF_INET)
+            setsockopt(a->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof one);
+        a->state = S_SEND;
+        return;
+    }
+    const struct sockaddr *sa = a->family == AF_UNIX ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->dst;
+    socklen_t sl = a->family == AF_UNIX ? (a->unlen ? a->unlen : (socklen_t)sizeof a->un) : addr_len(&a->dst);
+    if (connect(a->fd, sa, sl) != 0 && errno != EINPROGRESS) {
+        att_end(a, OC_BLOCKED, errno, "connect(%s)", a->dsts);
+        return;
+    }
+    att_src_port(a);
+    a->state = a->type == SOCK_STREAM ? S_CONNECT : S_SEND;
+}
+
+/* The reply so far: 0 want more, 1 finished (result set), 2 go on to the next step. */
+static int att_judge(struct att *a, int eof)
+{
+    char want[256], *line = (char *)a->in;
+    snprintf(want, sizeof want, "NONCE %s", o.nonce);
+    a->in[a->inn] = '\0';
+    /* The nonce anywhere in what came back, at any step: a proxy of another
+     * dialect may hand the canary's answer back in place of its own. */
+    if (memmem(a->in, a->inn, want, strlen(want))) {
+        int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
+        if (a->group == G_UNIX)
+            att_end(a, OC_ESCAPED, 0, "%s through unix socket %s: the nonce came back%s",
+                    a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
+                    a->step < last ? " in place of the proxy's answer" : "");
+        else
+            att_end(a, OC_ESCAPED, 0, "the nonce came back from %s", a->dsts);
+        return 1;
+    }
+    if (a->talk == X_LINE || (a->step == 2 && (a->talk == X_HTTP || a->talk == X_SOCKS))
+        || (a->step == 1 && a->talk == X_HTTP)) {
+        if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
+            return 0;
+        line[strcspn(line, "\r\n")] = '\0';
+        att_end(a, a->group == G_UNIX ? OC_BLOCKED : OC_SUCCEEDED, 0,
+                "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
+        return 1;
+    }
+    if (a->talk == X_URING) {
+        if (!eof && !memchr(a->in, '\n', a->inn))
+            return 0;
+        char step[200] = "";
+        int oc = 0, e = 0, src = 0;
+        if (sscanf(line, "%d %d %d %199[^\n]", &oc, &e, &src, step) < 3) {
+            att_end(a, OC_BLOCKED, ETIMEDOUT, "io_uring: no completion for %s", a->dsts);
+            return 1;
+        }
+        a->src_port = src;
+        att_end(a, (enum outcome)oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
+        return 1;
+    }
+    if (a->talk == X_DNS) {
+        struct dns_ans r;
+        size_t off = a->type == SOCK_STREAM ? 2 : 0;
+        if (a->type == SOCK_STREAM && (a->inn < 2 || a->inn < 2 + (size_t)(a->in[0] << 8 | a->in[1])))
+            return eof ? (att_end(a, OC_SUCCEEDED, 0, "connected to %s, but no whole DNS answer", a->dsts), 1) : 0;
+        if (dns_parse(a->in + off, a->inn - off, a->qid, &r) != 0) {
+            if (a->type == SOCK_DGRAM) {
+                a->inn = 0; /* not the answer to this query: wait for another */
+                return 0;
+            }
+            att_end(a, OC_SUCCEEDED, 0, "an answer from %s that is not DNS", a->dsts);
+            return 1;
+        }
+        snprintf(want, sizeof want, "nonce=%s", o.nonce);
+        if (!strcmp(r.txt, want))
+            att_end(a, OC_ESCAPED, 0, "TXT answer from %s carries the nonce", a->dsts);
+        else
+            att_end(a, OC_SUCCEEDED, 0, "answer from %s without the nonce (rcode %d, %d answers)",
+                    a->dsts, r.rcode, r.ancount);
+        return 1;
+    }
+    if (a->talk == X_ICMP) {
+        size_t off = 0;
+        if (a->raw && a->family == AF_INET && a->inn >= 20)
+            off = (size_t)(a->in[0] & 15) * 4;
+        if (a->inn >= off + 8 && (a->in[off] == 0 || a->in[off] == 129)) {
+            att_end(a, OC_SUCCEEDED, 0, "echo reply from %s (a crossing is proved only by the canary)", a->dsts);
+            return 1;
+        }
+        a->inn = 0;
+        return 0;
+    }
+    if (a->talk == X_HTTP) { /* step 0: the proxy's answer to CONNECT */
+        if (!strstr(line, "\r\n\r\n") && !eof && a->inn < sizeof a->in - 1)
+            return 0;
+        if (strncmp(line, "HTTP/1.", 7) || strncmp(line + 8, " 200", 4)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            att_end(a, OC_BLOCKED, 0, "%s refused HTTP CONNECT (\"%.60s\")", a->dsts, line);
+            return 1;
+        }
+        return 2;
+    }
+    /* SOCKS5: step 0 the method reply, step 1 the connect reply */
+    size_t need = a->step == 0 ? 2 : 10;
+    if (a->inn < need)
+        return eof ? (att_end(a, OC_BLOCKED, 0, "%s: no SOCKS5 answer", a->dsts), 1) : 0;
+    if (a->in[0] != 5 || a->in[1] != 0) {
+        att_end(a, OC_BLOCKED, 0, "%s refused SOCKS5 (%u %u)", a->dsts, a->in[0], a->in[1]);
+        return 1;
+    }
+    return 2;
+}
+
+/* The bytes, by the call this attempt is about. */
+static ssize_t att_send(struct att *a)
+{
+    const void *p = a->out + a->outoff;
+    size_t n = a->outn - a->outoff;
+    const struct sockaddr *to = (const struct sockaddr *)&a->dst;
+    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+    struct mmsghdr mm;
+    memset(&mm, 0, sizeof mm);
+    mm.msg_hdr.msg_iov = &iov;
+    mm.msg_hdr.msg_iovlen = 1;
+    mm.msg_hdr.msg_name = (void *)to;
+    mm.msg_hdr.msg_namelen = addr_len(&a->dst);
+    switch (a->how) {
+    case H_SENDTO:
+        return sendto(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT, to, addr_len(&a->dst));
+    case H_SENDMSG:
+        return sendmsg(a->fd, &mm.msg_hdr, MSG_NOSIGNAL | MSG_DONTWAIT);
+    case H_SENDMMSG: {
+        int k = sendmmsg(a->fd, &mm, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        return k == 1 ? (ssize_t)mm.msg_len : k < 0 ? -1 : 0;
+    }
+    case H_WRITE:
+        return write(a->fd, p, n);
+    default:
+        return send(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+}
+
+/* What to send at the attempt's current step. */
+static void att_next_out(struct att *a, const Addr *target)
+{
+    a->inn = 0;
+    a->outoff = 0;
+    if (a->talk == X_HTTP && a->step == 0) {
+        char t[80];
+        fmt_addr(target, t, sizeof t);
+        /* The marker in a header of its own: a proxy that forwards these bytes
+         * (whatever its dialect) carries it to the canary. */
+        a->outn = (size_t)snprintf((char *)a->out, sizeof a->out,
+                                   "CONNECT %s HTTP/1.1\r\nHost: %s\r\nX-Harness: HARNESS %s %s\r\n\r\n",
+                                   t, t, o.tag, a->id);
+    } else if (a->talk == X_SOCKS && a->step == 0) {
+        memcpy(a->out, "\x05\x01\x00", 3);
+        a->outn = 3;
+    } else if (a->talk == X_SOCKS && a->step == 1) {
+        const struct sockaddr_in *s4 = (const void *)target;
+        unsigned char *p = a->out;
+        p[0] = 5; p[1] = 1; p[2] = 0; p[3] = 1;
+        memcpy(p + 4, &s4->sin_addr, 4);
+        memcpy(p + 8, &s4->sin_port, 2);
+        a->outn = 10;
+    } else {
+        att_line_msg(a);
+    }
+}
+
+void chk_egress_sweep(void)
+{
+    double t0 = now_ms();
+    const char *fams[2] = { o.canary4, o.canary6 };
+    long high = o.high_port ? strtol(o.high_port, NULL, 10) : 0;
+    Addr target;
+    need(&o.tag);
+    need(&o.nonce);
+    need(&o.denied_name);
+    need_addr(&o.canary_tcp, &target);
+    if (high <= 0 || high > 65535)
+        fail(0, "--high-port not given");
+    for (int f = 0; f < 2; f++) {
+        if (!fams[f] || !*fams[f])
+            continue; /* a canary without that family: its checks are not asked for */
+        sweep_ports(f, fams[f], (int)high);
+        sweep_protocols(f, fams[f], (int)high);
+    }
+    if (o.canary4 && *o.canary4)
+        sweep_calls(o.canary4, (int)high);
+    const char *hosts[2] = { o.host4, o.host6 };
+    for (int f = 0; f < 2; f++)
+        if (hosts[f] && *hosts[f])
+            sweep_host(f, hosts[f], (int)high);
+    sweep_held(o.canary4, o.canary6, (int)high);
+    sweep_own_dns(o.denied_name);
+    sweep_unix();
+    if (o.canary_unix && *o.canary_unix)
+        sweep_abstract();
+
+    for (size_t i = 0; i < g_natt; i++) {
+        struct att *a = &g_att[i];
+        if (a->group == G_OWN_DNS)
+            own_dns_gate(a);
+        if (a->state != S_DONE && a->talk != X_ICMP) {
+            if (a->talk == X_DNS)
+                att_dns_msg(a, a->type == SOCK_STREAM);
+            else
+                att_next_out(a, &target);
+        }
+        att_start(a);
+        if (a->state == S_DONE && a->group == G_SELF)
+            att_report(a);
+    }
+    static struct pollfd pf[MAX_ATT];
+    static size_t idx[MAX_ATT];
+    for (;;) {
+        size_t np = 0;
+        double now = now_ms(), next = -1;
+        for (size_t i = 0; i < g_natt; i++) {
+            struct att *a = &g_att[i];
+            if (a->state == S_DONE)
+                continue;
+            if (now >= a->end) {
+                if (a->state == S_CONNECT)
+                    att_end(a, OC_BLOCKED, ETIMEDOUT, "connect(%s)", a->dsts);
+                else if (a->type == SOCK_STREAM && a->group == G_SELF)
+                    att_judge(a, 1);
+                else if (a->group == G_UNIX)
+                    att_end(a, OC_BLOCKED, 0, "%s: no proxy answer", a->dsts);
+                else
+                    att_end(a, OC_BLOCKED, ETIMEDOUT, "no answer from %s", a->dsts);
+                if (a->group == G_SELF)
+                    att_report(a);
+                continue;
+            }
+            pf[np] = (struct pollfd){ .fd = a->fd, .events = a->state == S_RECV ? POLLIN : POLLOUT };
+            idx[np++] = i;
+            if (next < 0 || a->end < next)
+                next = a->end;
+        }
+        if (!np)
+            break;
+        int wait = (int)(next - now + 1);
+        if (poll(pf, np, wait < 1 ? 1 : wait) < 0 && errno != EINTR)
+            break;
+        for (size_t k = 0; k < np; k++) {
+            struct att *a = &g_att[idx[k]];
+            if (!pf[k].revents)
+                continue;
+            if (a->state == S_CONNECT) {
+                int e = 0;
+                socklen_t len = sizeof e;
+                getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &e, &len);
+                if (e) {
+                    att_end(a, OC_BLOCKED, e, "connect(%s)", a->dsts);
+                } else {
+                    att_src_port(a);
+                    a->state = S_SEND;
+                }
+            } else if (a->state == S_SEND) {
+                ssize_t w = att_send(a);
+                if (w > 0 && a->how != H_SEND && a->how != H_WRITE && !a->src_port)
+                    att_src_port(a); /* bound by this first datagram */
+                if (w > 0 && a->talk == X_FIRE && a->outoff + (size_t)w == a->outn)
+                    att_end(a, OC_SUCCEEDED, 0,
+                            "sent to %s; nothing answers it: only the canary's capture proves a crossing",
+                            a->dsts);
+                else if (w < 0 && errno != EAGAIN && errno != EINTR)
+                    att_end(a, a->type == SOCK_STREAM && a->group == G_SELF ? OC_SUCCEEDED : OC_BLOCKED, errno,
+                            "send to %s", a->dsts);
+                else if (w > 0 && (a->outoff += (size_t)w) == a->outn)
+                    a->state = S_RECV;
+            } else {
+                ssize_t r = a->talk == X_URING /* a pipe from its child */
+                                ? read(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn)
+                                : recv(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn, MSG_DONTWAIT);
+                if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                    continue;
+                if (r < 0 && a->type == SOCK_DGRAM) {
+                    att_end(a, OC_BLOCKED, errno, "no answer from %s", a->dsts);
+                } else if (r < 0 || (r == 0 && a->type == SOCK_STREAM)) {
+                    att_judge(a, 1);
+                    if (a->state != S_DONE)
+                        att_end(a, OC_BLOCKED, 0, "%s closed", a->dsts);
+                } else {
+                    a->inn += (size_t)r;
+                    if (a->inn >= sizeof a->in - 1)
+                        a->inn = sizeof a->in - 2;
+                    if (att_judge(a, 0) == 2) {
+                        a->step++;
+                        att_next_out(a, &target);
+                        a->state = S_SEND;
+                    }
+                }
+            }
+            if (a->state == S_DONE && a->group == G_SELF)
+                att_report(a);
+        }
+    }
+    group_report(G_OWN_DNS, sweep_id[SW_DNS_OWN], t0, "no resolver");
+    group_report(G_UNIX, sweep_id[SW_UNIX_PROXY], t0, "no unix socket is visible in the sandbox");
+    group_report(G_HELD, sweep_id[SW_HELD_FDS], t0, "no socket was held at the start (descriptors 3 and up)");
+    sweep_ipc();
+    _exit(0);
+}

@@ -1,0 +1,109 @@
+/* Syscall numbers and kernel constants newer than some C library or UAPI headers
+ * (musl's included), in one place: each file gets them through probe.h. The
+ * numbers of the newer syscalls are the same on x86_64 and aarch64. */
+
+#ifndef PROBE_COMPAT_H
+#define PROBE_COMPAT_H
+
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <linux/ioctl.h>
+#include <linux/seccomp.h>
+
+/* ---- syscall numbers ---------------------------------------------------------- */
+
+#ifndef SYS_execveat
+#define SYS_execveat 322
+#endif
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425
+#endif
+#ifndef __NR_io_uring_enter
+#define __NR_io_uring_enter 426
+#endif
+/* pidfds (Linux 5.3 and 5.6) */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466
+#endif
+#ifndef SYS_file_getattr
+#define SYS_file_getattr 468
+#endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469
+#endif
+
+/* ---- flags and constants --------------------------------------------------------- */
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0 /* statfs f_type of a proc filesystem */
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+/* Capabilities: raw capget/capset, so no libcap and no linux/capability.h. */
+#ifndef PR_CAPBSET_READ
+#define PR_CAPBSET_READ 23
+#endif
+#ifndef PR_CAPBSET_DROP
+#define PR_CAPBSET_DROP 24
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#endif
+#ifndef PR_CAP_AMBIENT_IS_SET
+#define PR_CAP_AMBIENT_IS_SET 1
+#endif
+#ifndef PR_CAP_AMBIENT_RAISE
+#define PR_CAP_AMBIENT_RAISE 2
+#endif
+
+/* Seccomp user notification, newer than some UAPI headers. */
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_RET_USER_NOTIF
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
+#endif
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_ADDFD
+struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_flags; };
+#define SECCOMP_IOCTL_NOTIF_ADDFD _IOW('!', 3, struct seccomp_notif_addfd)
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_ID_VALID
+#define SECCOMP_IOCTL_NOTIF_ID_VALID _IOW('!', 2, uint64_t)
+#endif
+
+/* The architecture a seccomp filter sees in seccomp_data.arch. */
+#if defined(__x86_64__)
+#define PROBE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */
+#elif defined(__aarch64__)
+#define PROBE_AUDIT_ARCH 0xc00000b7U /* AUDIT_ARCH_AARCH64 */
+#else
+#error "unsupported architecture (add its AUDIT_ARCH_* value)"
+#endif
+
+#endif

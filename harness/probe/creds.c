@@ -1,0 +1,375 @@
+/* Credentials, scenario "privilege": what the workload starts with, and every way
+ * it might raise them (setuid, setgid and file-capability helpers, setuid(0),
+ * capset, ambient capabilities, securebits, a user namespace of its own). */
+
+#include "probe.h"
+
+int caps_get(struct cap_data d[2])
+{
+    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
+    memset(d, 0, 2 * sizeof *d);
+    return (int)syscall(SYS_capget, &h, d);
+}
+
+uint64_t cap64(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
+
+/* The bounding (PR_CAPBSET_READ) or ambient (PR_CAP_AMBIENT_IS_SET) set. */
+static uint64_t cap_set_by_prctl(int ambient)
+{
+    uint64_t m = 0;
+    for (unsigned long c = 0; c < 64; c++) {
+        int r = ambient ? prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0)
+                        : prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+        if (r < 0)
+            break; /* EINVAL past the last capability */
+        if (r > 0)
+            m |= 1ULL << c;
+    }
+    return m;
+}
+
+static void bcap(Buf *b, const char *key, uint64_t v)
+{
+    bput(b, ",\"%s\":\"%016llx\"", key, (unsigned long long)v);
+}
+
+/* "uid":..,"euid":..,"cap_eff":..,"nnp":.. and, if full, the other sets. */
+void put_creds(Buf *b, int full)
+{
+    struct cap_data d[2];
+    int e = caps_get(d) ? errno : 0;
+    bput(b, "\"uid\":%u,\"euid\":%u,\"egid\":%u", (unsigned)getuid(), (unsigned)geteuid(),
+         (unsigned)getegid());
+    bcap(b, "cap_eff", cap64(d[0].effective, d[1].effective));
+    bput(b, ",\"nnp\":%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    if (full) {
+        bput(b, ",\"gid\":%u", (unsigned)getgid());
+        bcap(b, "cap_prm", cap64(d[0].permitted, d[1].permitted));
+        bcap(b, "cap_inh", cap64(d[0].inheritable, d[1].inheritable));
+        bcap(b, "cap_bnd", cap_set_by_prctl(0));
+        bcap(b, "cap_amb", cap_set_by_prctl(1));
+    }
+    if (e)
+        bkv(b, "detail", strerror(e));
+}
+
+void chk_creds(void)
+{
+    Buf b = { .n = 0 };
+    put_creds(&b, 1);
+    send_result(&b);
+}
+
+/* What `<file> whoami` reported when run. */
+
+/* Run `<path> whoami` in a grandchild, stdout to a pipe (as the caller is: the
+ * unprivileged attempts drop privileges first). */
+void run_whoami(const char *path, struct whoami *w)
+{
+    char out[1024];
+    char *const argv[] = { (char *)path, "whoami", NULL };
+    int st = run_program(path, argv, NULL, 0, 0, out, sizeof out);
+    const char *ee = strstr(out, "\"exec_errno\":"), *eu = strstr(out, "\"euid\":"),
+               *ce = strstr(out, "\"cap_eff\":\"");
+    if (ee)
+        outcome(OC_BLOCKED, atoi(ee + 13), "execve(%s)", path);
+    if (!eu || !ce)
+        fail(0, "helper %s printed no whoami line (wait status 0x%x): \"%.100s\"", path, (unsigned)st, out);
+    const char *eg = strstr(out, "\"egid\":");
+    w->euid = (unsigned)strtoul(eu + 7, NULL, 10);
+    w->egid = eg ? (unsigned)strtoul(eg + 7, NULL, 10) : (unsigned)-1;
+    w->cap_eff = strtoull(ce + 11, NULL, 16);
+}
+
+/* A helper run as the unprivileged uid. */
+static void exec_helper(const char **opt, struct whoami *w)
+{
+    const char *path = need(opt);
+    drop_privs();
+    run_whoami(path, w);
+}
+
+void chk_priv_setuid_exec(void)
+{
+    struct whoami w;
+    exec_helper(&o.setuid_helper, &w);
+    ev_int("euid", w.euid);
+    outcome(w.euid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setuid helper ran with euid %u", w.euid);
+}
+
+/* The helper is setgid to group 0: running with egid 0 is the gain. */
+void chk_priv_setgid_exec(void)
+{
+    struct whoami w;
+    exec_helper(&o.setgid_helper, &w);
+    if (w.egid == (unsigned)-1)
+        fail(0, "the setgid helper reported no egid");
+    ev_int("egid", w.egid);
+    outcome(w.egid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setgid helper ran with egid %u", w.egid);
+}
+
+/* The errno with which `<path> whoami` could not be executed; 0 if it ran. */
+static int whoami_exec_errno(const char *path)
+{
+    char out[1024];
+    char *const argv[] = { (char *)path, "whoami", NULL };
+    run_program(path, argv, NULL, 0, 0, out, sizeof out);
+    const char *ee = strstr(out, "\"exec_errno\":");
+    return ee ? atoi(ee + 13) : 0;
+}
+
+#define ST_NOSUID_ 2 /* statfs's f_flags */
+
+/* Why an EPERM from execve(path) cannot be the kernel's refusal of a file capability
+ * outside the bounding set `bnd`, or NULL if it can be: that refusal needs the
+ * capability honoured (no nosuid mount), carried (the xattr) and out of the set. */
+static const char *not_fcap_refusal(const char *path, uint64_t bnd)
+{
+    struct statfs sf;
+    if (bnd >> PROBE_CAP_NET_RAW & 1)
+        return "CAP_NET_RAW is in the bounding set";
+    if (statfs(path, &sf) == 0 && sf.f_flags & ST_NOSUID_)
+        return "its mount is nosuid, where file capabilities are ignored";
+    if (getxattr(path, "security.capability", NULL, 0) < 0 && errno == ENODATA)
+        return "the file carries no capability here";
+    return NULL;
+}
+
+/* The helper carries cap_net_raw+ep. Run, CAP_NET_RAW in its effective set is the
+ * gain. Refused EPERM while `other`, the same program without a capability, runs:
+ * the kernel honoured the file capability and found CAP_NET_RAW outside the
+ * bounding set (a sandbox that drops it, as `--cap-drop NET_RAW` does). Without
+ * no_new_privs, a file carrying a capability the bounding set holds then grants it
+ * all the same: the gain, unless that set is empty. An EPERM the kernel's rule
+ * cannot explain (CAP_NET_RAW bounded, a nosuid mount, no xattr) is another
+ * refusal's (an exec-control LSM, fanotify): blocked. */
+void chk_priv_fcap_exec(void)
+{
+    struct whoami w;
+    char hex[24];
+    const char *path = need(&o.fcap_helper);
+    drop_privs();
+    if (o.other_binary && whoami_exec_errno(path) == EPERM && whoami_exec_errno(o.other_binary) == 0) {
+        uint64_t bnd = cap_set_by_prctl(0);
+        int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        const char *other = not_fcap_refusal(path, bnd);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)bnd);
+        ev_str("cap_bnd", hex);
+        ev_int("nnp", nnp);
+        if (other != NULL)
+            outcome(OC_BLOCKED, EPERM, "execve(%s) refused EPERM, not for its file capability: %s", path, other);
+        if (nnp == 0 && bnd && initial_userns())
+            outcome(OC_ESCAPED, 0, "execve(%s) refused EPERM while %s runs: file capabilities are honoured"
+                    " without no_new_privs, CAP_NET_RAW is outside the bounding set %s, and a file"
+                    " carrying one it holds grants it", path, o.other_binary, hex);
+        outcome(OC_BLOCKED, EPERM, "execve(%s): the file capability is honoured, but %s", path,
+                nnp ? "no_new_privs is set" : bnd ? "in a child user namespace" : "the bounding set is empty");
+    }
+    run_whoami(path, &w);
+    uint64_t caps = w.cap_eff;
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)caps);
+    ev_str("cap_eff", hex);
+    /* Granted in the user namespace drop_privs made (rootless): capabilities over
+     * what that namespace owns, which is nothing (a raw socket stays refused). */
+    if (g_own_userns && caps >> PROBE_CAP_NET_RAW & 1)
+        outcome(OC_BLOCKED, 0, "the fcap helper ran with CapEff %s, in the probe's own user namespace,"
+                " which owns no network namespace", hex);
+    outcome(caps >> PROBE_CAP_NET_RAW & 1 ? OC_ESCAPED : OC_BLOCKED, 0,
+            "the fcap helper ran with CapEff %s", hex);
+}
+
+/* As the unprivileged uid: setuid(0), then setgid(0) (CAP_SETGID alone makes
+ * group 0 the process's: every file group root may read or write). */
+void chk_priv_setuid0(void)
+{
+    drop_privs();
+    int e = setuid(0) == 0 ? 0 : errno;
+    ev_int("euid", geteuid());
+    if (e == 0)
+        outcome(geteuid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) returned 0");
+    if (setgid(0) == 0) {
+        ev_int("egid", getegid());
+        outcome(getegid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) refused (%s), setgid(0) returned 0",
+                strerror(e));
+    }
+    outcome(OC_BLOCKED, e, "setuid(0), and setgid(0) (%s)", strerror(errno));
+}
+
+/* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held
+ * permitted but not effective (dormant: one capset from use, e.g. a program's file
+ * capability without +e). The kernel grows no permitted set, so a capability the
+ * uid did not hold stays refused; any capability made effective is the gain. */
+void chk_priv_capset(void)
+{
+    struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
+    struct cap_data d[2];
+    char hex[24];
+    drop_privs();
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t before = cap64(d[0].effective, d[1].effective);
+    for (int i = 0; i < 2; i++)
+        d[i].effective |= d[i].permitted;
+    d[0].effective |= 1U << PROBE_CAP_SYS_ADMIN;
+    d[0].permitted |= 1U << PROBE_CAP_SYS_ADMIN;
+    int e = 0;
+    if (syscall(SYS_capset, &h, d) != 0) {
+        e = errno; /* CAP_SYS_ADMIN refused: raise what is permitted alone */
+        if (caps_get(d) != 0)
+            fail(errno, "capget");
+        for (int i = 0; i < 2; i++)
+            d[i].effective |= d[i].permitted;
+        if (syscall(SYS_capset, &h, d) != 0)
+            outcome(OC_BLOCKED, errno, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
+    }
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t gained = cap64(d[0].effective, d[1].effective) & ~before;
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
+    ev_int("cap_sys_admin", d[0].effective >> PROBE_CAP_SYS_ADMIN & 1);
+    ev_str("raised", hex);
+    if (gained)
+        outcome(OC_ESCAPED, 0, "capset raised capabilities %s as uid %u", hex, (unsigned)geteuid());
+    outcome(OC_BLOCKED, e, "capset(+CAP_SYS_ADMIN); no capability held permitted but not effective");
+}
+
+/* As the unprivileged uid: raise CAP_NET_RAW, and every capability both permitted
+ * and inheritable, into the ambient set, where every program run after keeps it
+ * (not only a program whose file carries it). Any capability raised is the gain. */
+void chk_priv_ambient(void)
+{
+    struct cap_data d[2];
+    char hex[24];
+    drop_privs();
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t can = cap64(d[0].permitted & d[0].inheritable, d[1].permitted & d[1].inheritable);
+    uint64_t raised = 0;
+    int e = 0;
+    can |= 1ULL << PROBE_CAP_NET_RAW;
+    for (unsigned long c = 0; c < 64; c++) {
+        if (!(can >> c & 1))
+            continue;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) != 0) {
+            if (c == PROBE_CAP_NET_RAW)
+                e = errno;
+            continue;
+        }
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)
+            raised |= 1ULL << c;
+    }
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)raised);
+    ev_str("raised", hex);
+    if (raised)
+        outcome(OC_ESCAPED, 0, "PR_CAP_AMBIENT_RAISE raised capabilities %s as uid %u", hex,
+                (unsigned)geteuid());
+    outcome(OC_BLOCKED, e, "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW; no capability both permitted and inheritable");
+}
+
+
+/* ---- privilege as started ---------------------------------------------------- */
+
+/* The credentials the workload started with; the harness judges the
+ * capabilities against its baseline. */
+void chk_priv_start(void)
+{
+    struct cap_data d[2];
+    char hex[3][24];
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t sets[3] = { cap64(d[0].effective, d[1].effective),
+                         cap64(d[0].permitted, d[1].permitted), cap_set_by_prctl(0) };
+    const char *keys[3] = { "cap_eff", "cap_prm", "cap_bnd" };
+    int init = initial_userns();
+    uid_t ruid, euid, suid;
+    gid_t rgid, egid, sgid;
+    getresuid(&ruid, &euid, &suid);
+    getresgid(&rgid, &egid, &sgid);
+    ev_int("uid", ruid);
+    ev_int("euid", euid);
+    ev_int("suid", suid);
+    ev_int("gid", rgid);
+    ev_int("egid", egid);
+    ev_int("sgid", sgid);
+    /* Supplementary groups, comma-separated (evidence is scalars): a workload the
+     * policy puts in one group must not hold others (e.g. shadow's). */
+    gid_t groups[64];
+    int ng = getgroups(64, groups);
+    char list[64 * 11 + 1];
+    size_t len = 0;
+    list[0] = 0;
+    for (int k = 0; k < ng && len < sizeof list - 12; k++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%u", k ? "," : "", (unsigned)groups[k]);
+    ev_str("groups", ng < 0 ? "?" : list);
+    /* The names the sandbox's own /etc/passwd and /etc/group give them: what a
+     * policy's run_as_user and run_as_group name. */
+    struct passwd *pw = getpwuid(getuid());
+    if (pw != NULL)
+        ev_str("user", pw->pw_name);
+    struct group *gr = getgrgid(getgid());
+    if (gr != NULL)
+        ev_str("group", gr->gr_name);
+    ev_int("initial_userns", init);
+    for (int i = 0; i < 3; i++) {
+        snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)sets[i]);
+        ev_str(keys[i], hex[i]);
+    }
+    ev_kernel();
+    outcome(OC_SUCCEEDED, 0, "uid %u, CapEff %s, CapPrm %s, %s user namespace", (unsigned)getuid(),
+            hex[0], hex[1], init ? "initial" : "a child");
+}
+
+/* ---- securebits, user namespaces ---------------------------------------------- */
+
+#define SECBIT_NOROOT_ 0
+#define SECBIT_NO_SETUID_FIXUP_ 2
+#define SECBIT_NO_CAP_AMBIENT_RAISE_ 6
+
+/* As started: clear every securebit the sandbox set and left unlocked (with
+ * CAP_SETPCAP, in Docker's default set), then run the probe's own file: a
+ * capability the new program holds beyond those held before is the gain (a root
+ * neutered by SECBIT_NOROOT, unlocked, gets its bounding set back at exec). */
+void chk_priv_securebits(void)
+{
+    struct cap_data d[2];
+    struct whoami w;
+    const int bits[] = { SECBIT_NOROOT_, SECBIT_NO_SETUID_FIXUP_, SECBIT_NO_CAP_AMBIENT_RAISE_ };
+    if (caps_get(d) != 0)
+        fail(errno, "capget");
+    uint64_t held = cap64(d[0].effective | d[0].permitted, d[1].effective | d[1].permitted);
+    /* A kernel without securebits (gVisor's sentry): nothing to clear, the exec
+     * still tried. */
+    int sb = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    ev_int("securebits", sb);
+    if (sb < 0)
+        sb = 0;
+    int want = sb, e = 0;
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        if (sb >> bits[i] & 1 && !(sb >> (bits[i] + 1) & 1))
+            want &= ~(1 << bits[i]);
+    if (want != sb && prctl(PR_SET_SECUREBITS, want, 0, 0, 0) != 0)
+        e = errno;
+    int now = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    ev_int("cleared", now >= 0 ? sb & ~now : 0);
+    run_whoami("/proc/self/exe", &w);
+    uint64_t gained = w.cap_eff & ~held;
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
+    if (gained && initial_userns())
+        outcome(OC_ESCAPED, 0, "securebits 0x%x, now 0x%x: exec gained capabilities %s", sb, now, hex);
+    outcome(OC_BLOCKED, e, "securebits 0x%x (%s), exec gained no capability", sb,
+            want == sb ? "nothing unlocked to clear" : e ? "clearing refused" : "cleared");
+}
+
+
+/* What a user namespace of the workload's own gives: recorded, never judged
+ * (its capabilities reach only what that namespace owns). */
+void chk_userns(void)
+{
+    Buf b = { .n = 0 };
+    int r = unshare(CLONE_NEWUSER);
+    bput(&b, "\"userns\":%s", r == 0 ? "true" : "false");
+    if (r != 0)
+        bkv(&b, "detail", strerror(errno));
+    send_result(&b);
+}

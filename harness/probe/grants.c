@@ -1,0 +1,66 @@
+/* The policy's read-only grants (docs/policy.md), scenario "filesystem": harness's
+ * file in each grant reads back (the control), and no kind of change is made there. */
+
+#include "probe.h"
+
+/* --granted: harness's own folder in each read-only grant, at the path the sandbox
+ * sees it, newline-separated. The next one into dir; 0 when none is left. */
+static int next_granted(const char **cur, char *dir, size_t size)
+{
+    const char *s = *cur;
+    while (*s == '\n')
+        s++;
+    if (!*s)
+        return 0;
+    size_t n = strcspn(s, "\n");
+    snprintf(dir, size, "%.*s", (int)n, s);
+    *cur = s + n;
+    return 1;
+}
+
+static char g_granted[4096]; /* what the control read */
+
+/* The inside control: harness's file in each grant reads back with its token, so a
+ * sandbox that blocks every read cannot pass against a policy that allows reading. */
+void chk_fs_read_granted(void)
+{
+    const char *cur = need(&o.granted), *token = need(&o.granted_token);
+    char dir[4096], path[4200];
+    int n = 0;
+    for (; next_granted(&cur, dir, sizeof dir); n++) {
+        snprintf(path, sizeof path, "%s/sentinel", dir);
+        ssize_t got = read_file(path, g_granted, sizeof g_granted);
+        if (got < 0)
+            outcome(OC_FAILED, errno, "read %s", path);
+        if (!memmem(g_granted, (size_t)got, token, strlen(token)))
+            outcome(OC_FAILED, 0, "%s does not hold harness's token (%zd bytes)", path, got);
+    }
+    outcome(OC_OK, 0, "read harness's file in each of %d read-only grants", n);
+}
+
+/* Every kind of change in each grant's folder, on files fs_setup made writable by
+ * anyone: overwrite a byte, truncate, create a name, unlink. The host decides. */
+void chk_fs_write_read_only(void)
+{
+    const char *cur = need(&o.granted), *tag = need(&o.tag);
+    char dir[4096], path[4200];
+    int n = 0;
+    for (; next_granted(&cur, dir, sizeof dir); n++) {
+        snprintf(path, sizeof path, "%s/overwrite-me", dir);
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        tried("write", fd >= 0 && write(fd, "x", 1) == 1 ? 0 : -1);
+        if (fd >= 0)
+            close(fd);
+        snprintf(path, sizeof path, "%s/truncate-me", dir);
+        tried("truncate", syscall(SYS_truncate, path, 0L));
+        snprintf(path, sizeof path, "%s/created-%s", dir, tag);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+        tried("create", fd >= 0 ? 0 : -1);
+        if (fd >= 0)
+            close(fd);
+        snprintf(path, sizeof path, "%s/unlink-me", dir);
+        tried("unlink", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+    }
+    snprintf(path, sizeof path, "harness's folder in %d read-only grants", n);
+    verdict("change", path);
+}

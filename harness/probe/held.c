@@ -1,0 +1,335 @@
+/* Routes through the descriptors the workload holds when it starts, scenario
+ * "filesystem": each one handed in (fds_at_start lists them before the probe opens
+ * anything), read, listed and climbed, to whatever it reaches of the host's. */
+
+#include "probe.h"
+#include <limits.h>
+#include <sys/resource.h>
+
+#define MAX_HELD 64
+#define MAX_FD_SCAN (1 << 20) /* where /proc/self/fd cannot be listed */
+static int g_held[MAX_HELD], g_nheld, g_held_more;
+
+static void held_one(int fd)
+{
+    if (g_nheld < MAX_HELD)
+        g_held[g_nheld++] = fd;
+    else
+        g_held_more++;
+}
+
+/* Called first thing in main, before the probe opens anything: every descriptor
+ * open now was handed in by whoever started the probe (a launcher that leaks one),
+ * at any number (`exec 1500</` is as good a leak as fd 3): /proc/self/fd's entries,
+ * less the descriptor listing them, or without /proc every number below the
+ * descriptor limit. Those beyond the first MAX_HELD are counted, not dropped. */
+void fds_at_start(void)
+{
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir != NULL) {
+        int self = dirfd(dir);
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            char *end;
+            long fd = strtol(e->d_name, &end, 10);
+            if (e->d_name[0] != '.' && *end == 0 && fd >= 0 && fd <= INT_MAX && fd != self)
+                held_one((int)fd);
+        }
+        closedir(dir);
+        return;
+    }
+    struct rlimit lim;
+    long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+                   ? (long)lim.rlim_cur
+                   : MAX_FD_SCAN;
+    for (long fd = 0; fd < top && fd < MAX_FD_SCAN; fd++)
+        if (fcntl((int)fd, F_GETFD) != -1)
+            held_one((int)fd);
+}
+
+static const char *g_paths[10];
+static int g_npaths;
+static char g_pathbuf[4096];
+
+/* --sentinel and --more-sentinels: what a route must not reach. */
+static void held_targets(void)
+{
+    g_paths[g_npaths++] = need(&o.sentinel);
+    snprintf(g_pathbuf, sizeof g_pathbuf, "%s", o.more_sentinels ? o.more_sentinels : "");
+    char *save = NULL;
+    for (char *p = strtok_r(g_pathbuf, "\n", &save); p && g_npaths < 9; p = strtok_r(NULL, "\n", &save))
+        if (p[0] == '/')
+            g_paths[g_npaths++] = p;
+}
+
+static char g_held_buf[65536];
+static int g_held_tried;
+
+/* Read an opened route: escaped when the token is in it. */
+static void held_read(int fd, const char *how, int n)
+{
+    struct stat st;
+    ssize_t got = -1;
+    g_held_tried++;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = pread(fd, g_held_buf, sizeof g_held_buf, 0);
+    close(fd);
+    if (got > 0 && memmem(g_held_buf, (size_t)got, o.token, strlen(o.token))) {
+        ev_int("fd", n);
+        outcome(OC_ESCAPED, 0, "read the token through descriptor %d held at start (%s)", n, how);
+    }
+}
+
+static void held_open(int dirfd, const char *rel, const char *how, int n)
+{
+    int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0)
+        held_read(fd, how, n);
+    else
+        g_held_tried++;
+}
+
+/* Under a folder held at start: each sentinel by its host path after climbing with
+ * ".." to the root of that folder's tree (a folder from outside the sandbox's root
+ * climbs to the host's), and every suffix of its path below the folder itself. An
+ * overwrite through the climb is tried too: the host's sentinel state shows it. */
+static void held_dir(int dirfd, int n)
+{
+    char rel[4096];
+    for (int s = 0; s < g_npaths; s++) {
+        int k = 0;
+        for (int i = 0; i < 40; i++)
+            k += snprintf(rel + k, sizeof rel - (size_t)k, "../");
+        snprintf(rel + k, sizeof rel - (size_t)k, "%s", g_paths[s] + 1);
+        held_open(dirfd, rel, "\"..\" up from it, then the host path", n);
+        for (const char *p = strchr(g_paths[s] + 1, '/'); p; p = strchr(p + 1, '/'))
+            held_open(dirfd, p + 1, "a suffix of the host path below it", n);
+    }
+    if (o.overwrite) {
+        int k = 0;
+        for (int i = 0; i < 40; i++)
+            k += snprintf(rel + k, sizeof rel - (size_t)k, "../");
+        snprintf(rel + k, sizeof rel - (size_t)k, "%s", o.overwrite + 1);
+        int fd = openat(dirfd, rel, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd >= 0) {
+            if (write(fd, o.token, strlen(o.token)) < 0)
+                ev_int("overwrite_errno", errno);
+            close(fd);
+            ev_int("overwrote_through_fd", n);
+        }
+    }
+}
+
+/* The mount a descriptor lies on, by the mount id /proc/self/fdinfo gives (-1 when
+ * the sandbox's own table does not show it: a descriptor from outside its mount
+ * namespace, whose /proc/self/fd link then names the path as the launcher saw it). */
+static int held_mount(int fd)
+{
+    char path[64], info[512];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+    ssize_t n = read_file(path, info, sizeof info - 1);
+    if (n <= 0)
+        return -1;
+    info[n] = 0;
+    const char *m = strstr(info, "mnt_id:");
+    int id;
+    if (m == NULL || sscanf(m + 7, "%d", &id) != 1)
+        return -1;
+    for (int i = 0; i < g_nmnt; i++)
+        if (g_mnt[i].id == id)
+            return i;
+    return -1;
+}
+
+/* What a held folder or file gives by itself, whatever sentinels lie where: "listed"
+ * for a folder whose entries it read, "read" for a file it read a byte of (either
+ * through the descriptor or re-opened through /proc/self/fd/N), "" for neither. */
+static const char *held_reach(int fd, const struct stat *st)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (S_ISDIR(st->st_mode)) {
+        int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+        if (dir == NULL) {
+            if (d >= 0)
+                close(d);
+            return "";
+        }
+        errno = 0;
+        int listed = readdir(dir) != NULL || errno == 0;
+        closedir(dir);
+        return listed ? "listed" : "";
+    }
+    char c;
+    if (pread(fd, &c, 1, 0) >= 0)
+        return "read";
+    int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int got = again >= 0 && pread(again, &c, 1, 0) >= 0;
+    if (again >= 0)
+        close(again);
+    return got ? "read" : "";
+}
+
+/* Whether the workload can write through a held folder or file, whatever mode the
+ * descriptor was opened in: a folder given a file with O_TMPFILE (no name, gone at
+ * close: the folder is not touched), a regular file re-opened for writing through
+ * /proc/self/fd/N, nothing written (that re-open goes to the launcher's mount, not
+ * the sandbox's read-only view of the file). Never a file with an execute bit (an
+ * open for writing makes a concurrent exec of it fail) nor a device. */
+static int held_writable(int fd, const struct stat *st)
+{
+    int w = -1;
+    if (S_ISDIR(st->st_mode)) {
+        w = openat(fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    } else if (S_ISREG(st->st_mode) && !(st->st_mode & 0111)) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        w = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* +a too */
+    }
+    if (w < 0)
+        return 0;
+    close(w);
+    return 1;
+}
+
+static int g_held_rows, g_held_cut;
+
+/* One row of held_files for descriptor `fd` (named `label`): [label, kind, dev, path,
+ * mount point, mount root, access, reach, inode]. `access` is what the workload can do
+ * through it: the mode it was opened in ("r", "w", "rw", "path" for O_PATH), made
+ * "rw" (or "w" where nothing reads) when a write goes through anyway. */
+static void held_row(const char *label, int fd, const struct stat *st, const char *opened,
+                     int have_mounts)
+{
+    if (g_ev.n >= sizeof g_ev.s - 10000) {
+        g_held_cut++;
+        return;
+    }
+    char proc[64], path[4096];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(proc, path, sizeof path - 1);
+    path[len > 0 ? len : 0] = 0;
+    int m = have_mounts ? held_mount(fd) : -1;
+    const char *reach = held_reach(fd, st), *access = opened;
+    if (!strchr(opened, 'w') && held_writable(fd, st))
+        access = reach[0] ? "rw" : "w";
+    bput(&g_ev, "%s[", g_held_rows++ ? "," : "");
+    bstr(&g_ev, label);
+    bput(&g_ev, ",\"%s\",\"%u:%u\",",
+         S_ISDIR(st->st_mode) ? "dir" : S_ISBLK(st->st_mode) ? "block" : "file",
+         major(st->st_dev), minor(st->st_dev));
+    bstr(&g_ev, path);
+    bput(&g_ev, ",");
+    bstr(&g_ev, m >= 0 ? g_mnt[m].mp : "");
+    bput(&g_ev, ",");
+    bstr(&g_ev, m >= 0 ? g_mnt[m].root : "");
+    bput(&g_ev, ",\"%s\",\"%s\",\"%llu\"]", access, reach, (unsigned long long)st->st_ino);
+}
+
+/* A held folder's ancestors, each a row of its own ("3/..", "3/../.."): ".." from a
+ * folder held on the launcher's mount climbs to the host's root whatever the
+ * sandbox's own root is, so the folder's grant says nothing of where it leads. */
+static void held_climb(int n, const struct stat *st, int have_mounts)
+{
+    char label[128];
+    int k = snprintf(label, sizeof label, "%d", n);
+    int cur = fcntl(n, F_DUPFD_CLOEXEC, 0);
+    struct stat was = *st;
+    for (int depth = 0; cur >= 0 && depth < 16 && k < (int)sizeof label - 4; depth++) {
+        int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        close(cur);
+        cur = up;
+        struct stat at;
+        if (up < 0 || fstat(up, &at) != 0 || (at.st_dev == was.st_dev && at.st_ino == was.st_ino))
+            break; /* the top: a root ".." does not leave */
+        k += snprintf(label + k, sizeof label - (size_t)k, "/..");
+        held_row(label, up, &at, "path", have_mounts);
+        was = at;
+    }
+    if (cur >= 0)
+        close(cur);
+}
+
+/* Each folder, regular file or block device held at start, as [fd, kind, dev, path,
+ * mount point, mount root, access, reach, inode], and each folder's ancestors by "..": the
+ * harness judges them against the grants (a descriptor is a route like any other,
+ * sentinel or not). */
+static void held_files(void)
+{
+    int have_mounts = read_mounts() == 0;
+    bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
+    for (int i = 0; i < g_nheld; i++) {
+        int n = g_held[i];
+        struct stat st;
+        if (fstat(n, &st) != 0 ||
+            !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+            continue;
+        int flags = fcntl(n, F_GETFL);
+        const char *opened = flags < 0             ? ""
+                             : (flags & O_PATH)    ? "path"
+                             : (flags & O_ACCMODE) == O_WRONLY ? "w"
+                             : (flags & O_ACCMODE) == O_RDWR   ? "rw"
+                                                               : "r";
+        char label[16];
+        snprintf(label, sizeof label, "%d", n);
+        held_row(label, n, &st, opened, have_mounts);
+        if (S_ISDIR(st.st_mode))
+            held_climb(n, &st, have_mounts);
+    }
+    bput(&g_ev, "]");
+    ev_int("held_files_cut", g_held_cut);
+}
+
+/* Every descriptor the workload held when it started: a folder (or an O_PATH handle
+ * to one) is a root to open the sentinels under; a file is read, and re-opened
+ * through /proc/self/fd/N (which gives a read that an O_PATH or write-only
+ * descriptor does not); each is reported by number and kind. */
+void chk_fs_inherited_fds(void)
+{
+    need(&o.token);
+    held_targets();
+    char kinds[512] = "";
+    size_t kn = 0;
+    for (int i = 0; i < g_nheld; i++) {
+        int n = g_held[i];
+        struct stat st;
+        if (fstat(n, &st) != 0)
+            continue;
+        const char *kind = S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file"
+                         : S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket"
+                         : S_ISCHR(st.st_mode) ? "char" : "other";
+        int flags = fcntl(n, F_GETFL);
+        if (kn < sizeof kinds)
+            kn += (size_t)snprintf(kinds + kn, sizeof kinds - kn, "%s%d:%s%s", kn ? " " : "", n,
+                                   kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
+        if (S_ISDIR(st.st_mode)) {
+            held_dir(n, n);
+            int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (again >= 0) {
+                held_dir(again, n);
+                close(again);
+            }
+        } else if (S_ISREG(st.st_mode)) {
+            int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
+            if (dup >= 0)
+                held_read(dup, "read from offset 0", n);
+            int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+            if (again >= 0)
+                held_read(again, "re-opened through /proc/self/fd", n);
+        }
+    }
+    ev_str("held", kinds);
+    ev_int("routes_tried", g_held_tried);
+    ev_kernel();
+    held_files();
+    if (g_held_cut)
+        fail(0, "%d rows of held files not reported (too many to report)", g_held_cut);
+    if (g_held_more) /* not blocked: descriptors it never tried */
+        fail(0, "%d descriptors held at start, %d beyond the %d it checks", g_nheld + g_held_more,
+             g_held_more, MAX_HELD);
+    outcome(OC_BLOCKED, 0, "%d descriptors held at start (%s), %d routes through them failed",
+            g_nheld, kinds[0] ? kinds : "none", g_held_tried);
+}

@@ -1,0 +1,53 @@
+/* The kernel, scenario "mechanisms" (facts): its release and machine; and its
+ * identity as evidence (ev_kernel), so the harness can tell a shared kernel from a
+ * sandbox's own. */
+
+#include "probe.h"
+
+void chk_kernel_release(void)
+{
+    struct utsname u;
+    if (uname(&u) != 0)
+        fail(errno, "uname");
+    ok_str(u.release);
+}
+
+void chk_kernel_machine(void)
+{
+    struct utsname u;
+    if (uname(&u) != 0)
+        fail(errno, "uname");
+    ok_str(u.machine);
+}
+
+/* The boot id, if it can be trusted: read twice from a file on a proc
+ * filesystem (a file bound over it, or another proc file that changes on every
+ * read, such as .../uuid, gives ""). */
+static void read_boot_id(char *id, size_t cap)
+{
+    const char *p = "/proc/sys/kernel/random/boot_id";
+    char again[64];
+    struct statfs sf;
+    id[0] = '\0';
+    if (statfs(p, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC)
+        return;
+    ssize_t n = read_file(p, id, cap - 1), m = read_file(p, again, sizeof again - 1);
+    if (n <= 0 || n != m || memcmp(id, again, (size_t)n)) {
+        id[0] = '\0';
+        return;
+    }
+    id[n] = '\0';
+    if (id[n - 1] == '\n')
+        id[n - 1] = '\0';
+}
+
+/* This kernel's identity, so the harness can tell a shared kernel from a
+ * sandbox's own: the boot id (empty when unreadable or untrusted) and the release. */
+void ev_kernel(void)
+{
+    char id[64];
+    struct utsname u;
+    read_boot_id(id, sizeof id);
+    ev_str("boot_id", id);
+    ev_str("release", uname(&u) == 0 ? u.release : "");
+}

@@ -1,0 +1,198 @@
+/* Other processes, scenarios "privilege" and "filesystem": their memory and
+ * descriptors by ptrace's permission (/proc/<pid>/mem, pidfd_getfd, a seize), and
+ * the small files they hold, reopened through /proc/<pid>/fd or taken by pidfd. */
+
+#include "probe.h"
+#include <sys/ptrace.h>
+
+#define PF_KTHREAD_ 0x00200000UL
+
+/* A process's parent and flags from /proc/<pid>/stat; -1 if gone or unreadable. */
+static int proc_stat(int pid, int *ppid, unsigned long *flags, char *state)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    ssize_t n = read_file(p, buf, sizeof buf - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *r = strrchr(buf, ')');
+    /* ") S ppid pgrp session tty_nr tpgid flags" */
+    if (!r || sscanf(r + 1, " %c %d %*d %*d %*d %*d %lu", state, ppid, flags) != 3)
+        return -1;
+    return 0;
+}
+
+/* 0 if this process may read `pid`'s memory or take its descriptors (ptrace's
+ * attach permission), naming how in `how`; else the errno of the refusal. Each
+ * way changes nothing in the target: a read, a duplicate of a descriptor closed
+ * at once, a seize that ends when this check's child exits. */
+static int touch_process(int pid, char *how, size_t n)
+{
+    char p[64], line[128], b[16];
+    unsigned long addr = 0;
+    snprintf(p, sizeof p, "/proc/%d/maps", pid);
+    if (read_file(p, line, sizeof line - 1) > 0)
+        addr = strtoul(line, NULL, 16);
+    struct iovec l = { b, sizeof b }, r = { (void *)addr, sizeof b };
+    ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (k >= 0 || errno == EFAULT) { /* EFAULT: allowed, the address was not */
+        snprintf(how, n, "process_vm_readv of pid %d %s", pid, k >= 0 ? "read its memory" : "was allowed");
+        return 0;
+    }
+    int e = errno;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        for (int fd = 0; fd < 3; fd++) {
+            int got = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+            if (got >= 0 || errno == EBADF) { /* EBADF: allowed, no such descriptor */
+                if (got >= 0)
+                    close(got);
+                close(pfd);
+                snprintf(how, n, "pidfd_getfd took descriptor %d of pid %d", fd, pid);
+                return 0;
+            }
+        }
+        close(pfd);
+    }
+    if (ptrace(PTRACE_SEIZE, pid, 0, 0) == 0) {
+        snprintf(how, n, "ptrace(PTRACE_SEIZE) attached to pid %d", pid);
+        return 0;
+    }
+    return e;
+}
+
+/* Every visible process that is not this check's own (itself, its ancestors) nor
+ * a kernel thread: in its own PID namespace a sandbox sees none; in the host's it
+ * sees the host's (the filesystem fixture's decoy among them). 0 if one was
+ * reached; the candidates count in *seen. */
+static int reach_processes(int *seen, int *e, char *how, size_t n)
+{
+    int anc[64], na = 0, self = getpid(), pid = self, pp;
+    unsigned long fl;
+    char st;
+    while (na < 64 && pid > 1 && proc_stat(pid, &pp, &fl, &st) == 0 && pp > 0)
+        anc[na++] = pid = pp;
+    DIR *d = opendir("/proc");
+    if (!d)
+        fail(errno, "opendir /proc: cannot list processes");
+    *seen = 0;
+    for (struct dirent *x; (x = readdir(d)) && *seen < 4096;) {
+        char *end;
+        long v = strtol(x->d_name, &end, 10);
+        if (*end || v <= 0 || v == self)
+            continue;
+        int mine = 0;
+        for (int i = 0; i < na; i++)
+            mine |= anc[i] == v;
+        if (mine || proc_stat((int)v, &pp, &fl, &st) != 0 || fl & PF_KTHREAD_ || st == 'Z' || v == 2)
+            continue;
+        (*seen)++;
+        int r = touch_process((int)v, how, n);
+        if (r == 0) {
+            closedir(d);
+            return 0;
+        }
+        if (r != ESRCH || !*e)
+            *e = r;
+    }
+    closedir(d);
+    return -1;
+}
+
+/* Another process's memory and descriptors: as started, then as the
+ * unprivileged uid (the decoy's owner). */
+void chk_priv_proc_access(void)
+{
+    char how[160];
+    int seen = 0, e = 0;
+    if (reach_processes(&seen, &e, how, sizeof how) == 0)
+        outcome(OC_ESCAPED, 0, "as started: %s", how);
+    int first = seen;
+    if (geteuid() == 0) {
+        drop_privs();
+        if (reach_processes(&seen, &e, how, sizeof how) == 0)
+            outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
+    }
+    ev_int("processes", first);
+    if (!first)
+        outcome(OC_BLOCKED, ESRCH, "no process but this check's own (and its ancestors) visible");
+    outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused", first);
+}
+
+/* ---- routes through another process's descriptors -------------------------- */
+
+static char g_fd_buf[65536]; /* what a reopened descriptor read */
+
+/* Every visible process's descriptors to small regular files (the sentinel is one;
+ * nothing else is opened, so no device's open runs): re-opened through
+ * /proc/<pid>/fd/N as the process's owner (setfsuid, as fs-routes does for
+ * /proc/<pid>/root), and taken with pidfd_getfd. The fixture's decoy holds the
+ * sentinel on its fd 3, so the host runtime's control reads it. */
+void chk_fs_proc_fds(void)
+{
+    need(&o.token);
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        outcome(OC_BLOCKED, errno, "opendir /proc");
+    int pids = 0, fds = 0, last = 0;
+    char path[600];
+    pid_t self = getpid();
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == self)
+            continue;
+        struct stat owner;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &owner) != 0)
+            continue;
+        pids++;
+        unsigned fsuid = (unsigned)setfsuid((uid_t)-1), fsgid = (unsigned)setfsgid((gid_t)-1);
+        setfsgid(owner.st_gid);
+        setfsuid(owner.st_uid);
+        snprintf(path, sizeof path, "/proc/%s/fd", e->d_name);
+        DIR *fdd = opendir(path);
+        int pidfd = -2;
+        for (struct dirent *f; fdd && (f = readdir(fdd)) != NULL;) {
+            struct stat st;
+            if (f->d_name[0] < '0' || f->d_name[0] > '9')
+                continue;
+            snprintf(path, sizeof path, "/proc/%s/fd/%s", e->d_name, f->d_name);
+            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
+                continue;
+            fds++;
+            int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+            if (fd >= 0) {
+                ssize_t n = pread(fd, g_fd_buf, sizeof g_fd_buf, 0);
+                close(fd);
+                if (n > 0 && memmem(g_fd_buf, (size_t)n, o.token, strlen(o.token)))
+                    outcome(OC_ESCAPED, 0, "read the token through %s, as its owner uid %u", path,
+                            (unsigned)owner.st_uid);
+            } else {
+                last = errno;
+            }
+            if (pidfd == -2)
+                pidfd = (int)syscall(SYS_pidfd_open, atoi(e->d_name), 0);
+            fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, atoi(f->d_name), 0) : -1;
+            if (fd >= 0) {
+                ssize_t n = pread(fd, g_fd_buf, sizeof g_fd_buf, 0);
+                close(fd);
+                if (n > 0 && memmem(g_fd_buf, (size_t)n, o.token, strlen(o.token)))
+                    outcome(OC_ESCAPED, 0, "read the token through pidfd_getfd(%s, %s)", e->d_name,
+                            f->d_name);
+            } else {
+                last = errno;
+            }
+        }
+        if (fdd)
+            closedir(fdd);
+        if (pidfd >= 0)
+            close(pidfd);
+        setfsuid(fsuid);
+        setfsgid(fsgid);
+    }
+    closedir(d);
+    ev_int("pids", pids);
+    ev_int("fds", fds);
+    outcome(OC_BLOCKED, last, "%d small files held by %d other visible processes: none gave the token",
+            fds, pids);
+}

@@ -1,0 +1,173 @@
+/* Every route to every sentinel, scenario "filesystem": by path below each mount,
+ * through /proc/<pid>/root as each process's owner, and by file handle. */
+
+#include "probe.h"
+
+#define MAX_SENTINELS 8
+static const char *g_sent[MAX_SENTINELS];
+static int g_nsent;
+static char g_sentbuf[4096];
+
+/* --sentinel and the newline-separated --more-sentinels (other host places). */
+static void load_sentinels(void)
+{
+    g_sent[0] = need(&o.sentinel);
+    g_nsent = 1;
+    if (!o.more_sentinels)
+        return;
+    snprintf(g_sentbuf, sizeof g_sentbuf, "%s", o.more_sentinels);
+    char *save = NULL;
+    for (char *p = strtok_r(g_sentbuf, "\n", &save); p && g_nsent < MAX_SENTINELS;
+         p = strtok_r(NULL, "\n", &save))
+        if (p[0] == '/')
+            g_sent[g_nsent++] = p;
+}
+
+static struct { int tried, absent, denied, other; } g_routes;
+
+/* A route opened: escaped if it is a regular file holding the token. */
+static void route_fd(int fd, const char *path, const char *how)
+{
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        n = read(fd, g_file, sizeof g_file);
+    close(fd);
+    if (has_token(g_file, n)) {
+        ev_str("route", how);
+        ev_int("routes_tried", g_routes.tried);
+        outcome(OC_ESCAPED, 0, "read the token through %s (%s)", path, how);
+    }
+}
+
+static void route_errno(int e)
+{
+    if (e == ENOENT || e == ENOTDIR)
+        g_routes.absent++;
+    else if (e == EACCES || e == EPERM)
+        g_routes.denied++;
+    else
+        g_routes.other++;
+}
+
+static void route(const char *path, const char *how)
+{
+    g_routes.tried++;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        route_errno(errno);
+    else
+        route_fd(fd, path, how);
+}
+
+/* Every suffix of a sentinel's host path ("/a/b/s", "/b/s", "/s") under a
+ * directory fd: a host folder bound anywhere, at any depth, is found. */
+static void routes_under(int dirfd, const char *prefix, const char *how)
+{
+    char path[4096];
+    for (int s = 0; s < g_nsent; s++)
+        for (const char *p = g_sent[s]; p; p = strchr(p + 1, '/')) {
+            if (dirfd >= 0) {
+                g_routes.tried++;
+                int fd = openat(dirfd, p + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                snprintf(path, sizeof path, "%s%s", prefix, p);
+                if (fd < 0)
+                    route_errno(errno);
+                else
+                    route_fd(fd, path, how);
+            } else if (strcmp(prefix, "/") || p != g_sent[s]) {
+                snprintf(path, sizeof path, "%s%s", strcmp(prefix, "/") ? prefix : "", p);
+                route(path, how);
+            }
+        }
+}
+
+/* The fs root of the filesystem mounted at mp, by a file handle made up for its
+ * root inode (ext2/3/4: FILEID_INO32_GEN, inode 2, generation 0): the "shocker"
+ * route, open only to a holder of CAP_DAC_READ_SEARCH in the initial namespace. */
+static int g_handle_errno;
+static void routes_by_handle(const char *mp)
+{
+    struct { struct file_handle fh; unsigned char f[128]; } h;
+    int mid;
+    h.fh.handle_bytes = sizeof h.f;
+    if (name_to_handle_at(AT_FDCWD, mp, &h.fh, &mid, 0) != 0)
+        return;
+    int mfd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (mfd < 0)
+        return;
+    g_routes.tried++;
+    int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        g_handle_errno = errno;
+        route_errno(errno);
+    } else {
+        close(fd);
+        if (h.fh.handle_type == 1 && h.fh.handle_bytes >= 8) {
+            uint32_t root[2] = { 2, 0 };
+            memcpy(h.fh.f_handle, root, sizeof root);
+            h.fh.handle_bytes = sizeof root;
+            fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd >= 0) {
+                char how[256];
+                snprintf(how, sizeof how, "open_by_handle_at(inode 2) on the fs of %s", mp);
+                routes_under(fd, "<fs root>", how);
+                close(fd);
+            } else {
+                route_errno(errno);
+            }
+        }
+    }
+    close(mfd);
+}
+
+/* Every route to every sentinel: its host path, every mount point joined with
+ * every suffix of it, /proc/<pid>/root of every visible process (as that
+ * process's owner, by setfsuid), and file handles on every mounted filesystem. */
+void chk_fs_routes(void)
+{
+    char path[4096];
+    need(&o.token);
+    load_sentinels();
+    if (read_mounts() != 0)
+        fail(errno, "read /proc/self/mountinfo");
+    for (int s = 0; s < g_nsent; s++)
+        route(g_sent[s], "host path");
+    for (int i = 0; i < g_nmnt; i++)
+        routes_under(-1, g_mnt[i].mp, "mount point + path suffix");
+    DIR *d = opendir("/proc");
+    int pids = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        pids++;
+        unsigned fsuid = (unsigned)setfsuid((uid_t)-1), fsgid = (unsigned)setfsgid((gid_t)-1);
+        setfsgid(st.st_gid);
+        setfsuid(st.st_uid);
+        for (int s = 0; s < g_nsent; s++) {
+            snprintf(path, sizeof path, "/proc/%s/root%s", e->d_name, g_sent[s]);
+            route(path, "/proc/<pid>/root as the pid's owner");
+        }
+        setfsuid(fsuid);
+        setfsgid(fsgid);
+    }
+    if (d)
+        closedir(d);
+    for (int i = 0; i < g_nmnt; i++)
+        routes_by_handle(g_mnt[i].mp);
+    ev_int("routes_tried", g_routes.tried);
+    ev_int("sentinels", g_nsent);
+    ev_int("mounts", g_nmnt);
+    ev_int("pids", pids);
+    ev_int("absent", g_routes.absent);
+    ev_int("denied", g_routes.denied);
+    ev_int("other", g_routes.other);
+    if (g_handle_errno)
+        ev_str("open_by_handle_at", errname(g_handle_errno));
+    outcome(OC_BLOCKED, 0, "%d routes to %d sentinels failed (%d absent, %d denied, %d other)",
+            g_routes.tried, g_nsent, g_routes.absent, g_routes.denied, g_routes.other);
+}

@@ -1,0 +1,272 @@
+/* The catalogue's write kinds (docs/attack-surface.md), scenario "filesystem": one
+ * attempt per kind of change, each against its own fresh file or name in the
+ * outside folder (fs_setup makes them; a change the host sees is the escape), every
+ * syscall of the kind tried in turn, so that a filter forgetting one is caught; and
+ * reading the outside folder's listing. */
+
+#include "probe.h"
+
+/* "<outside>/<name>" or, with the cell's tag, "<outside>/<name>-<tag>". */
+const char *outside(const char *name, int tagged)
+{
+    static char path[4096];
+    const char *d = need(&o.outside_dir);
+    if (tagged)
+        snprintf(path, sizeof path, "%s/%s-%s", d, name, need(&o.tag));
+    else
+        snprintf(path, sizeof path, "%s/%s", d, name);
+    return path;
+}
+
+/* The calls a kind is made of, tried in turn: which went through, and the errno
+ * of the last refusal. */
+static struct { char done[512]; size_t n; int err, ok; } g_try;
+
+void tried(const char *call, long rc)
+{
+    if (rc == 0) {
+        g_try.ok++;
+        if (g_try.n < sizeof g_try.done)
+            g_try.n += (size_t)snprintf(g_try.done + g_try.n, sizeof g_try.done - g_try.n,
+                                        "%s%s", g_try.n ? ", " : "", call);
+    } else if (errno != ENOSYS || !g_try.err) {
+        g_try.err = errno;
+    }
+}
+
+/* A row sharing its child starts with nothing tried (runner.c calls it before each). */
+void writes_reset(void) { memset(&g_try, 0, sizeof g_try); }
+
+/* succeeded (the host decides whether it shows) if any call went through. */
+void verdict(const char *what, const char *path)
+{
+    if (g_try.ok)
+        outcome(OC_SUCCEEDED, 0, "%s %s: %s", what, path, g_try.done);
+    outcome(OC_BLOCKED, g_try.err, "%s %s", what, path);
+}
+
+void chk_fs_truncate_outside(void)
+{
+    const char *path = outside("truncate-me", 0);
+    tried("truncate", syscall(SYS_truncate, path, 0L));
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    tried("open O_TRUNC", fd < 0 ? -1 : 0);
+    if (fd >= 0)
+        close(fd);
+    verdict("truncate", path);
+}
+
+void chk_fs_unlink_outside(void)
+{
+    const char *path = outside("unlink-me", 0);
+#ifdef SYS_unlink
+    tried("unlink", syscall(SYS_unlink, path));
+#endif
+    tried("unlinkat", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+    verdict("unlink", path);
+}
+
+void chk_fs_rmdir_outside(void)
+{
+    const char *path = outside("rmdir-me", 0);
+#ifdef SYS_rmdir
+    tried("rmdir", syscall(SYS_rmdir, path));
+#endif
+    tried("unlinkat AT_REMOVEDIR", syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR));
+    verdict("remove the folder", path);
+}
+
+void chk_fs_mkdir_outside(void)
+{
+    const char *path = outside("dir", 1);
+#ifdef SYS_mkdir
+    tried("mkdir", syscall(SYS_mkdir, path, 0755));
+#endif
+    tried("mkdirat", syscall(SYS_mkdirat, AT_FDCWD, path, 0755));
+    verdict("make the folder", path);
+}
+
+void chk_fs_symlink_outside(void)
+{
+    const char *path = outside("symlink", 1);
+#ifdef SYS_symlink
+    tried("symlink", syscall(SYS_symlink, "sentinel", path));
+#endif
+    tried("symlinkat", syscall(SYS_symlinkat, "sentinel", AT_FDCWD, path));
+    verdict("make the symlink", path);
+}
+
+void chk_fs_mkfifo_outside(void)
+{
+    const char *path = outside("fifo", 1);
+#ifdef SYS_mknod
+    tried("mknod S_IFIFO", syscall(SYS_mknod, path, S_IFIFO | 0644, 0));
+#endif
+    tried("mknodat S_IFIFO", syscall(SYS_mknodat, AT_FDCWD, path, S_IFIFO | 0644, 0));
+    verdict("make the FIFO", path);
+}
+
+/* bind(2) makes the socket file; from inside the folder, so that a long work folder
+ * does not overrun sun_path (this check's own process: the others keep their cwd). */
+void chk_fs_socket_outside(void)
+{
+    const char *dir = need(&o.outside_dir), *path = outside("sock", 1);
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    snprintf(a.sun_path, sizeof a.sun_path, "sock-%s", need(&o.tag));
+    if (chdir(dir) != 0)
+        outcome(OC_BLOCKED, errno, "chdir %s", dir);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        fail(errno, "socket(AF_UNIX)");
+    tried("bind", bind(s, (struct sockaddr *)&a, sizeof a));
+    close(s);
+    verdict("bind a unix socket at", path);
+}
+
+/* Mode, owner, times, extended attributes: the path calls and, where a descriptor
+ * is needed, one opened with O_PATH (which no read or write right governs). */
+void chk_fs_chmod_outside(void)
+{
+    const char *path = outside("chmod-me", 0);
+    struct stat st;
+    mode_t m = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0666;
+#ifdef SYS_chmod
+    tried("chmod", syscall(SYS_chmod, path, (long)(m ^ 0002)));
+#endif
+    tried("fchmodat", syscall(SYS_fchmodat, AT_FDCWD, path, (long)(m ^ 0020)));
+    tried("fchmodat2", syscall(SYS_fchmodat2, AT_FDCWD, path, (long)(m ^ 0200), 0L));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        tried("fchmod", syscall(SYS_fchmod, fd, (long)(m ^ 0004)));
+        close(fd);
+    }
+    verdict("change the mode of", path);
+}
+
+void chk_fs_chown_outside(void)
+{
+    const char *path = outside("chown-me", 0);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        outcome(OC_BLOCKED, errno, "stat %s", path);
+    /* Another owner as root; as anyone else, another group of its own, or itself
+     * as the owner: a change either way. */
+    uid_t u = geteuid() == 0 ? (st.st_uid == 65534 ? 65533 : 65534) : geteuid();
+    gid_t g = (gid_t)-1, groups[64];
+    if (geteuid() == 0) {
+        g = st.st_gid == 65534 ? 65533 : 65534;
+    } else {
+        int n = getgroups(64, groups);
+        for (int i = 0; i < n; i++)
+            if (groups[i] != st.st_gid)
+                g = groups[i];
+        if (g == (gid_t)-1 && getegid() != st.st_gid)
+            g = getegid();
+    }
+#ifdef SYS_chown
+    tried("chown", syscall(SYS_chown, path, (long)u, (long)g));
+#endif
+#ifdef SYS_lchown
+    tried("lchown", syscall(SYS_lchown, path, (long)u, (long)g));
+#endif
+    tried("fchownat", syscall(SYS_fchownat, AT_FDCWD, path, (long)u, (long)g, 0L));
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd >= 0) {
+        tried("fchownat O_PATH", syscall(SYS_fchownat, fd, "", (long)u, (long)g, (long)AT_EMPTY_PATH));
+        close(fd);
+    }
+    verdict("change the owner of", path);
+}
+
+void chk_fs_utime_outside(void)
+{
+    const char *path = outside("utime-me", 0);
+    struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+    tried("utimensat", syscall(SYS_utimensat, AT_FDCWD, path, ts, 0));
+    tried("utimensat now", syscall(SYS_utimensat, AT_FDCWD, path, NULL, 0));
+#ifdef SYS_utimes
+    struct timeval tv[2] = { { 2, 0 }, { 2, 0 } };
+    tried("utimes", syscall(SYS_utimes, path, tv));
+#endif
+#ifdef SYS_futimesat
+    struct timeval fv[2] = { { 3, 0 }, { 3, 0 } };
+    tried("futimesat", syscall(SYS_futimesat, AT_FDCWD, path, fv));
+#endif
+#ifdef SYS_utime
+    struct { long actime, modtime; } ut = { 4, 4 };
+    tried("utime", syscall(SYS_utime, path, &ut));
+#endif
+    verdict("change the times of", path);
+}
+
+void chk_fs_xattr_outside(void)
+{
+    const char *path = outside("xattr-me", 0), *v = need(&o.tag);
+    size_t n = strlen(v);
+    tried("removexattr", syscall(SYS_removexattr, path, "user.harness"));
+    tried("setxattr", syscall(SYS_setxattr, path, "user.harness-set", v, n, 0));
+    tried("lsetxattr", syscall(SYS_lsetxattr, path, "user.harness-lset", v, n, 0));
+    struct { uint64_t value; uint32_t size, flags; } args = { (uint64_t)(uintptr_t)v, (uint32_t)n, 0 };
+    tried("setxattrat",
+          syscall(SYS_setxattrat, AT_FDCWD, path, 0, "user.harness-at", &args, sizeof args));
+    tried("lremovexattr", syscall(SYS_lremovexattr, path, "user.harness-set"));
+    tried("removexattrat", syscall(SYS_removexattrat, AT_FDCWD, path, 0, "user.harness-lset"));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        tried("fsetxattr", syscall(SYS_fsetxattr, fd, "user.harness-f", v, n, 0));
+        close(fd);
+    }
+    verdict("set or remove extended attributes of", path);
+}
+
+/* READ_DIR: the outside folder's listing holds "listed-<token>", a name only the
+ * host's folder has (no attempt makes it). */
+void chk_fs_list_outside(void)
+{
+    const char *dir = need(&o.outside_dir), *token = need(&o.token);
+    char want[128];
+    snprintf(want, sizeof want, "listed-%s", token);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        outcome(OC_BLOCKED, errno, "opendir %s", dir);
+    int n = 0;
+    errno = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL; n++)
+        if (!strcmp(e->d_name, want)) {
+            closedir(d);
+            outcome(OC_ESCAPED, 0, "listed %s: it holds listed-<token>", dir);
+        }
+    int e = errno;
+    closedir(d);
+    if (e)
+        outcome(OC_BLOCKED, e, "readdir %s", dir);
+    outcome(OC_SUCCEEDED, 0, "listed %d names in %s, but not the host's", n, dir);
+}
+
+/* ---- inode flags ------------------------------------------------------------ */
+
+#define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
+#define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
+#define PROBE_FS_NODUMP_FL 0x00000040
+#define PROBE_FS_XFLAG_NODUMP 0x00000080
+
+/* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
+ * set: by path with file_setattr (6.17+), and by FS_IOC_SETFLAGS if it opens. */
+void chk_fs_chattr_outside(void)
+{
+    const char *path = outside("chattr-me", 0);
+    struct { uint64_t xflags; uint32_t extsize, nextents, projid, cowextsize; } fa;
+    memset(&fa, 0, sizeof fa);
+    syscall(SYS_file_getattr, AT_FDCWD, path, &fa, sizeof fa, 0);
+    fa.xflags ^= PROBE_FS_XFLAG_NODUMP;
+    tried("file_setattr", syscall(SYS_file_setattr, AT_FDCWD, path, &fa, sizeof fa, 0));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        int flags = 0;
+        ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags);
+        flags ^= PROBE_FS_NODUMP_FL;
+        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        close(fd);
+    }
+    verdict("change the inode flags of", path);
+}
