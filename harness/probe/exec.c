@@ -9,7 +9,7 @@
 static int exec_ran(const char *path, int by_handle, int *err)
 {
     char out[512];
-    char *const argv[] = { "exec-me", "version", NULL }, *const envp[] = { NULL };
+    char *const argv[] = { (char *)target_name[T_exec_me], "version", NULL }, *const envp[] = { NULL };
     run_program(path, argv, envp, by_handle, 1, out, sizeof out);
     const char *ee = strstr(out, "\"exec_errno\":");
     *err = ee ? atoi(ee + 13) : EIO;
@@ -21,7 +21,7 @@ static int exec_ran(const char *path, int by_handle, int *err)
  * which no read right governs when it opens. It ran: escaped. */
 void chk_fs_exec_outside(void)
 {
-    const char *path = outside("exec-me", 0);
+    const char *path = outside(T_exec_me);
     int e1, e2;
     if (exec_ran(path, 0, &e1))
         outcome(OC_ESCAPED, 0, "ran %s (execve): it printed the probe's version line", path);

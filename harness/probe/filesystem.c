@@ -50,7 +50,7 @@ static void write_attempt(const char *path, int flags)
 }
 
 void chk_fs_read_outside(void) { read_attempt(need(&o.sentinel)); }
-void chk_fs_create_outside(void) { write_attempt(in_dir(&o.outside_dir, "created-"), O_CREAT | O_EXCL); }
+void chk_fs_create_outside(void) { write_attempt(outside(T_created), O_CREAT | O_EXCL); }
 /* WRITE_FILE alone: no O_TRUNC, which asks for Landlock's TRUNCATE right too (that
  * is fs-truncate-outside's row), so a sandbox that handles TRUNCATE but not
  * WRITE_FILE does not refuse it; the token, longer than the file, replaces it. */

@@ -46,19 +46,19 @@ void chk_fs_write_read_only(void)
     char dir[4096], path[4200];
     int n = 0;
     for (; next_granted(&cur, dir, sizeof dir); n++) {
-        snprintf(path, sizeof path, "%s/overwrite-me", dir);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_overwrite_me]);
         int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         tried("write", fd >= 0 && write(fd, "x", 1) == 1 ? 0 : -1);
         if (fd >= 0)
             close(fd);
-        snprintf(path, sizeof path, "%s/truncate-me", dir);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_truncate_me]);
         tried("truncate", syscall(SYS_truncate, path, 0L));
-        snprintf(path, sizeof path, "%s/created-%s", dir, tag);
+        snprintf(path, sizeof path, "%s/%s-%s", dir, target_name[T_created], tag);
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
         tried("create", fd >= 0 ? 0 : -1);
         if (fd >= 0)
             close(fd);
-        snprintf(path, sizeof path, "%s/unlink-me", dir);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_unlink_me]);
         tried("unlink", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
     }
     snprintf(path, sizeof path, "harness's folder in %d read-only grants", n);

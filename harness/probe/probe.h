@@ -338,7 +338,17 @@ int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, in
 
 /* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the
  * calls a kind is made of, tried in turn (grants.c's too). */
-const char *outside(const char *name, int tagged); /* <outside>/<name>[-<tag>] */
+/* The filesystem targets, one per row of targets.def (T_chmod_me, ...): each name
+ * is written there alone; a MADE target is the prefix of the name its check makes. */
+enum target_kind { TK_FILE, TK_DIR, TK_COPY, TK_MADE };
+enum target {
+#define TARGET(ident, name, kind, where, check, fact) T_##ident,
+#include "targets.def"
+#undef TARGET
+    T_COUNT
+};
+extern const char *const target_name[T_COUNT];
+const char *outside(enum target t); /* <outside>/<name>, a MADE target's <name>-<tag> */
 void tried(const char *call, long rc);
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */

@@ -155,7 +155,7 @@ static char g_uring_buf[65536]; /* what the read brought */
  * shows it). */
 void chk_fs_io_uring(void)
 {
-    const char *sentinel = need(&o.sentinel), *path = outside("uring-me", 0), *v = need(&o.tag);
+    const char *sentinel = need(&o.sentinel), *path = outside(T_uring_me), *v = need(&o.tag);
     need(&o.token);
     struct uring u;
     const char *step;

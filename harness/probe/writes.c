@@ -6,15 +6,26 @@
 
 #include "probe.h"
 
-/* "<outside>/<name>" or, with the cell's tag, "<outside>/<name>-<tag>". */
-const char *outside(const char *name, int tagged)
+const char *const target_name[T_COUNT] = {
+#define TARGET(ident, name, kind, where, check, fact) [T_##ident] = name,
+#include "targets.def"
+#undef TARGET
+};
+static const enum target_kind target_kind[T_COUNT] = {
+#define TARGET(ident, name, kind, where, check, fact) [T_##ident] = TK_##kind,
+#include "targets.def"
+#undef TARGET
+};
+
+/* "<outside>/<name>", or for a name the check makes, "<outside>/<name>-<tag>". */
+const char *outside(enum target t)
 {
     static char path[4096];
     const char *d = need(&o.outside_dir);
-    if (tagged)
-        snprintf(path, sizeof path, "%s/%s-%s", d, name, need(&o.tag));
+    if (target_kind[t] == TK_MADE)
+        snprintf(path, sizeof path, "%s/%s-%s", d, target_name[t], need(&o.tag));
     else
-        snprintf(path, sizeof path, "%s/%s", d, name);
+        snprintf(path, sizeof path, "%s/%s", d, target_name[t]);
     return path;
 }
 
@@ -47,7 +58,7 @@ void verdict(const char *what, const char *path)
 
 void chk_fs_truncate_outside(void)
 {
-    const char *path = outside("truncate-me", 0);
+    const char *path = outside(T_truncate_me);
     tried("truncate", syscall(SYS_truncate, path, 0L));
     int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     tried("open O_TRUNC", fd < 0 ? -1 : 0);
@@ -58,7 +69,7 @@ void chk_fs_truncate_outside(void)
 
 void chk_fs_unlink_outside(void)
 {
-    const char *path = outside("unlink-me", 0);
+    const char *path = outside(T_unlink_me);
 #ifdef SYS_unlink
     tried("unlink", syscall(SYS_unlink, path));
 #endif
@@ -68,7 +79,7 @@ void chk_fs_unlink_outside(void)
 
 void chk_fs_rmdir_outside(void)
 {
-    const char *path = outside("rmdir-me", 0);
+    const char *path = outside(T_rmdir_me);
 #ifdef SYS_rmdir
     tried("rmdir", syscall(SYS_rmdir, path));
 #endif
@@ -78,7 +89,7 @@ void chk_fs_rmdir_outside(void)
 
 void chk_fs_mkdir_outside(void)
 {
-    const char *path = outside("dir", 1);
+    const char *path = outside(T_made_dir);
 #ifdef SYS_mkdir
     tried("mkdir", syscall(SYS_mkdir, path, 0755));
 #endif
@@ -88,7 +99,7 @@ void chk_fs_mkdir_outside(void)
 
 void chk_fs_symlink_outside(void)
 {
-    const char *path = outside("symlink", 1);
+    const char *path = outside(T_made_symlink);
 #ifdef SYS_symlink
     tried("symlink", syscall(SYS_symlink, "sentinel", path));
 #endif
@@ -98,7 +109,7 @@ void chk_fs_symlink_outside(void)
 
 void chk_fs_mkfifo_outside(void)
 {
-    const char *path = outside("fifo", 1);
+    const char *path = outside(T_made_fifo);
 #ifdef SYS_mknod
     tried("mknod S_IFIFO", syscall(SYS_mknod, path, S_IFIFO | 0644, 0));
 #endif
@@ -110,7 +121,7 @@ void chk_fs_mkfifo_outside(void)
  * does not overrun sun_path (this check's own process: the others keep their cwd). */
 void chk_fs_socket_outside(void)
 {
-    const char *dir = need(&o.outside_dir), *path = outside("sock", 1);
+    const char *dir = need(&o.outside_dir), *path = outside(T_made_sock);
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     snprintf(a.sun_path, sizeof a.sun_path, "sock-%s", need(&o.tag));
     if (chdir(dir) != 0)
@@ -127,7 +138,7 @@ void chk_fs_socket_outside(void)
  * is needed, one opened with O_PATH (which no read or write right governs). */
 void chk_fs_chmod_outside(void)
 {
-    const char *path = outside("chmod-me", 0);
+    const char *path = outside(T_chmod_me);
     struct stat st;
     mode_t m = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0666;
 #ifdef SYS_chmod
@@ -145,7 +156,7 @@ void chk_fs_chmod_outside(void)
 
 void chk_fs_chown_outside(void)
 {
-    const char *path = outside("chown-me", 0);
+    const char *path = outside(T_chown_me);
     struct stat st;
     if (stat(path, &st) != 0)
         outcome(OC_BLOCKED, errno, "stat %s", path);
@@ -180,7 +191,7 @@ void chk_fs_chown_outside(void)
 
 void chk_fs_utime_outside(void)
 {
-    const char *path = outside("utime-me", 0);
+    const char *path = outside(T_utime_me);
     struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
     tried("utimensat", syscall(SYS_utimensat, AT_FDCWD, path, ts, 0));
     tried("utimensat now", syscall(SYS_utimensat, AT_FDCWD, path, NULL, 0));
@@ -201,7 +212,7 @@ void chk_fs_utime_outside(void)
 
 void chk_fs_xattr_outside(void)
 {
-    const char *path = outside("xattr-me", 0), *v = need(&o.tag);
+    const char *path = outside(T_xattr_me), *v = need(&o.tag);
     size_t n = strlen(v);
     tried("removexattr", syscall(SYS_removexattr, path, "user.harness"));
     tried("setxattr", syscall(SYS_setxattr, path, "user.harness-set", v, n, 0));
@@ -254,7 +265,7 @@ void chk_fs_list_outside(void)
  * set: by path with file_setattr (6.17+), and by FS_IOC_SETFLAGS if it opens. */
 void chk_fs_chattr_outside(void)
 {
-    const char *path = outside("chattr-me", 0);
+    const char *path = outside(T_chattr_me);
     struct { uint64_t xflags; uint32_t extsize, nextents, projid, cowextsize; } fa;
     memset(&fa, 0, sizeof fa);
     syscall(SYS_file_getattr, AT_FDCWD, path, &fa, sizeof fa, 0);
