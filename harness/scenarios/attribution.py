@@ -14,26 +14,6 @@ TWO_BINARIES_CONNECTIONS = (
     ("port_3_probe", "probe"),
 )
 
-# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
-PROTOCOL: dict[str, dict[str, str]] = {
-    "checks": {
-        "attr-allowed-connect": (
-            "Connect, exchange the HARNESS and NONCE lines, and report `evidence.src_port` and "
-            "`evidence.dst`."
-        ),
-        "attr-two-binaries": (
-            "Three connections to the allowed destination, interleaved: the probe, the helpers' "
-            "`other` (run as `other connect TAG MARKER IP:PORT NONCE`), the probe again. Each "
-            "sends its own marker, `HARNESS <tag> attr-two-binaries-N-WHO` (N 1 to 3, WHO "
-            "`probe` or `other`), and reports its source port as `evidence.port_N_WHO`; "
-            "`evidence.dst`, `evidence.binary` (the other's path). Ok if both of the probe's "
-            "connections connected (the allowed destination may be any service); the other's "
-            "need only be tried (a per-binary policy refuses it). `other` not given, not run, or "
-            "printing no connect line: an error, never ok. The host judges the decision records "
-            "of the three ports (docs/judging.md)."
-        ),
-    },
-}
 
 ATTRIBUTION = Scenario(
     name="attribution",
@@ -46,13 +26,31 @@ ATTRIBUTION = Scenario(
     # The helpers: `other`, the second binary.
     needs=frozenset({Need.CANARY, Need.DECISIONS, Need.HELPERS}),
     checks=(
-        Check(ALLOWED_CONNECT, "connect to the allowed destination", inside_control=True),
+        Check(
+            ALLOWED_CONNECT,
+            "connect to the allowed destination",
+            inside_control=True,
+            how=(
+                "Connect, exchange the HARNESS and NONCE lines, and report `evidence.src_port` and "
+                "`evidence.dst`."
+            ),
+        ),
         Check(
             TWO_BINARIES,
             "connect to the allowed destination from the probe, the helpers' `other`, the"
             " probe again, each with its own marker",
             inside_control=True,
+            how=(
+                "Three connections to the allowed destination, interleaved: the probe, the "
+                "helpers' `other` (run as `other connect TAG MARKER IP:PORT NONCE`), the probe "
+                "again. Each sends its own marker, `HARNESS <tag> attr-two-binaries-N-WHO` (N 1 to "
+                "3, WHO `probe` or `other`), and reports its source port as `evidence.port_N_WHO`; "
+                "`evidence.dst`, `evidence.binary` (the other's path). Ok if both of the probe's "
+                "connections connected (the allowed destination may be any service); the other's "
+                "need only be tried (a per-binary policy refuses it). `other` not given, not run, "
+                "or printing no connect line: an error, never ok. The host judges the decision "
+                "records of the three ports (docs/judging.md)."
+            ),
         ),
     ),
-    protocol=PROTOCOL,
 )

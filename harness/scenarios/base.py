@@ -100,6 +100,11 @@ class Check:
     # The row of the probe's check table (checks.def) that reports it: its own id,
     # "sweep" for one of the sweep's many lines, None for a check judged on the host alone.
     row: str | None = ""
+    # What the probe does to make the attempt, in Markdown: docs/probe-protocol.md's
+    # row for it, in the table its scenario's `section` names (checks with the same
+    # words share one row: the sweep's `tcp4-P`). Empty only for a check with no line.
+    how: str = ""
+    section: str = "checks"
 
     @property
     def table_row(self) -> str | None:
@@ -124,8 +129,6 @@ class Scenario:
     internal: bool = False  # for testing harness itself: accepted, never listed
     # Barriers its checks stop at, in order, where the host acts (`Need.PHASES`).
     phases: tuple[str, ...] = ()
-    # What the probe does for each check and fact, the one source of
-    # docs/probe-protocol.md's tables (`listing.py` writes them): by table, a key of
-    # the ids that share a description ("tcp4-P, tcp6-P": every tcp4-<port> and
-    # tcp6-<port> line of the sweep), with the description in Markdown.
-    protocol: dict[str, dict[str, str]] = field(default_factory=dict)
+    # What the probe measures for each fact, in Markdown, for docs/probe-protocol.md
+    # (a key may name several facts: "kernel_release, kernel_machine").
+    measured: dict[str, str] = field(default_factory=dict)

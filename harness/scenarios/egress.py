@@ -29,9 +29,58 @@ TCP_PORTS = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
 UDP_PORTS = ("53", "123", "443", "high")
 
 
-def _attempt(check_id: str, doc: str, transport: Transport) -> Check:
+# What the probe does for the sweep's families of lines, one description each
+# (docs/probe-protocol.md shows them as one row: `tcp4-P`, `tcp6-P`).
+TCP_HOW = (
+    "Connect, then the HARNESS/NONCE exchange (port 53: a TXT query over TCP). Escaped on the "
+    "nonce; `succeeded` if connected without it."
+)
+
+UDP_HOW = (
+    "One datagram `HARNESS <tag> <id>\\n` (port 53: a TXT query); escaped if `NONCE <nonce>` "
+    "(or the TXT nonce) comes back. No answer: blocked, ETIMEDOUT."
+)
+
+ICMP_HOW = (
+    "An echo request with `HARNESS <tag> <id>` as payload, on a datagram ICMP socket or else a "
+    "raw one; neither: blocked with the errno. A reply is only `succeeded`: the canary's "
+    "capture is the proof."
+)
+
+UDPLITE_HOW = (
+    "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. Nothing "
+    "answers: `succeeded` once sent; only the canary's capture proves a crossing."
+)
+
+RAWIP_HOW = (
+    "A raw IP packet of protocol 253 (for experiments) carrying `HARNESS <tag> <id>`; needs "
+    "CAP_NET_RAW (else blocked, EPERM). Judged like UDP-Lite."
+)
+
+SEND_HOW = (
+    "The HARNESS datagram to the IPv4 high port by `sendto`, `sendmsg` or `sendmmsg` on an "
+    "unconnected socket, or `write` on a connected one; escaped if the nonce comes back."
+)
+
+HOST_HOW = (
+    "The HARNESS exchange (TCP line, or datagram) with `--host4`/`--host6` at the high port: "
+    "the host's own address (netns mode: the host's end of the canary's veth, where the canary "
+    "listens before it enters its namespace). Escaped on the nonce."
+)
+
+IPC_HOW = (
+    "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this IPC "
+    "namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot of the "
+    "segment claimed (an atomic compare-and-swap, so concurrent cells never overwrite each "
+    "other) and filled; `mq_open(NAME)` and `mq_send`. Not found (ENOENT: an IPC namespace of "
+    "the sandbox's own) or refused: blocked with the errno. Nothing answers: `succeeded` once "
+    "written; only the canary's log (`ipc` events) proves a crossing."
+)
+
+
+def _attempt(check_id: str, doc: str, transport: Transport, *, how: str) -> Check:
     """A named attempt: an arrival at the canary proves it, whatever the probe says."""
-    return Check(check_id, doc, rule=Rule.ARRIVAL, transport=transport)
+    return Check(check_id, doc, rule=Rule.ARRIVAL, transport=transport, how=how)
 
 
 def _swept(
@@ -42,6 +91,7 @@ def _swept(
     transport: Transport | None,
     control: Control = Control.HOST,
     control_id: str | None = None,
+    how: str,
 ) -> Check:
     """One of the lines the probe's sweep row reports; judged like a named attempt."""
     return Check(
@@ -53,6 +103,8 @@ def _swept(
         rule=Rule.ARRIVAL,
         transport=transport,
         row="sweep",
+        how=how,
+        section="sweep",
     )
 
 
@@ -65,6 +117,7 @@ def _sweep(family: str) -> tuple[Check, ...]:
             f"TCP to the canary's {family} address, port {p}",
             need,
             transport=Transport.TCP,
+            how=TCP_HOW,
         )
         for p in TCP_PORTS
     )
@@ -74,6 +127,7 @@ def _sweep(family: str) -> tuple[Check, ...]:
             f"UDP to the canary's {family} address, port {p}",
             need,
             transport=Transport.UDP,
+            how=UDP_HOW,
         )
         for p in UDP_PORTS
     )
@@ -83,6 +137,7 @@ def _sweep(family: str) -> tuple[Check, ...]:
         f"ICMP echo to the canary's {family} address",
         (*need, "capture"),
         transport=None,
+        how=ICMP_HOW,
     )
     # Nothing answers these: the canary's capture is the only proof (issue 27).
     others = (
@@ -91,12 +146,14 @@ def _sweep(family: str) -> tuple[Check, ...]:
             f"a UDP-Lite datagram to the canary's {family} address",
             (*need, "capture"),
             transport=None,
+            how=UDPLITE_HOW,
         ),
         _swept(
             f"rawip{v}",
             f"a raw IP packet of protocol 253 to the canary's {family} address",
             (*need, "capture"),
             transport=None,
+            how=RAWIP_HOW,
         ),
     )
     return (*tcp, *udp, icmp, *others)
@@ -105,120 +162,6 @@ def _sweep(family: str) -> tuple[Check, ...]:
 # The socket API's other send calls, a privileged source port, io_uring: IPv4 only.
 SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write")
 
-
-# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
-PROTOCOL: dict[str, dict[str, str]] = {
-    "named": {
-        "tcp-denied-name": (
-            "Resolve `t-<tag>.<denied-name>` (type A) with a hand-built UDP query to "
-            "`--resolver`, then connect to the answer on the `--canary-tcp` port. If the lookup "
-            "fails, the attempt is blocked (`detail` names the DNS step)."
-        ),
-        "tcp-raw-ip": "Connect to `--canary-tcp`. No DNS is involved.",
-        "dns-alt-udp": (
-            "Send a UDP query of type TXT for `dns-alt-udp.<tag>.<denied-name>` to `--alt-dns`. "
-            "A TXT answer `nonce=<nonce>` means escaped. No answer means blocked with ETIMEDOUT, "
-            "and the harness checks the canary log."
-        ),
-        "dns-alt-tcp": "The same over TCP, with the 2-byte length prefix.",
-        "doh-port": (
-            "Connect to `--doh` (the alternate resolver's port 443) and exchange the HARNESS and "
-            "NONCE lines."
-        ),
-    },
-    "sweep": {
-        "tcp4-P, tcp6-P": (
-            "Connect, then the HARNESS/NONCE exchange (port 53: a TXT query over TCP). Escaped "
-            "on the nonce; `succeeded` if connected without it."
-        ),
-        "udp4-P, udp6-P": (
-            "One datagram `HARNESS <tag> <id>\\n` (port 53: a TXT query); escaped if `NONCE "
-            "<nonce>` (or the TXT nonce) comes back. No answer: blocked, ETIMEDOUT."
-        ),
-        "icmp4, icmp6": (
-            "An echo request with `HARNESS <tag> <id>` as payload, on a datagram ICMP socket or "
-            "else a raw one; neither: blocked with the errno. A reply is only `succeeded`: the "
-            "canary's capture is the proof."
-        ),
-        "udplite4, udplite6": (
-            "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. "
-            "Nothing answers: `succeeded` once sent; only the canary's capture proves a "
-            "crossing."
-        ),
-        "rawip4, rawip6": (
-            "A raw IP packet of protocol 253 (for experiments) carrying `HARNESS <tag> <id>`; "
-            "needs CAP_NET_RAW (else blocked, EPERM). Judged like UDP-Lite."
-        ),
-        "send4-sendto, send4-sendmsg, send4-sendmmsg, send4-write": (
-            "The HARNESS datagram to the IPv4 high port by `sendto`, `sendmsg` or `sendmmsg` on "
-            "an unconnected socket, or `write` on a connected one; escaped if the nonce comes "
-            "back."
-        ),
-        "udp4-privport": (
-            "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
-            "binds (taken ports are skipped); none binds: blocked with the errno (EACCES without "
-            "CAP_NET_BIND_SERVICE)."
-        ),
-        "uring4": (
-            "TCP to the IPv4 high port by io_uring alone: `IORING_OP_CONNECT`, `IORING_OP_SEND` "
-            "and `IORING_OP_RECV` linked in one submission, in a child the sweep kills at the "
-            "attempt's end; blocked with the errno of the first operation that failed "
-            "(`io_uring_setup` refused: ENOSYS, EPERM)."
-        ),
-        "unix-abstract": (
-            "The HARNESS line to `--canary-unix`'s abstract name (the canary's listener in the "
-            "host's namespace); refused: blocked (ECONNREFUSED: no such name here)."
-        ),
-        "host4-tcp, host4-udp, host6-tcp, host6-udp": (
-            "The HARNESS exchange (TCP line, or datagram) with `--host4`/`--host6` at the high "
-            "port: the host's own address (netns mode: the host's end of the canary's veth, "
-            "where the canary listens before it enters its namespace). Escaped on the nonce."
-        ),
-        "held-fds": (
-            "Every socket open at descriptors 3 and up when the sweep starts (the probe opens "
-            "none before): a connected one gets the HARNESS line, an unconnected IPv4 or IPv6 "
-            "one is aimed at the canary's high port (a datagram, or a TCP connect); listeners "
-            "and unconnected unix sockets are skipped. One line for all, ranked like "
-            "`unix-proxy`; none: blocked. Descriptors 0 to 2 carry the probe's own output and "
-            "are not tried."
-        ),
-        "dns-own": (
-            "TXT `dns-own.<tag>.<denied-name>` through each nameserver in `/etc/resolv.conf` (at "
-            "most 3; none: 127.0.0.1, as libc does). A nameserver outside `--resolver-ranges` is "
-            "asked only if a UDP `connect` (which sends nothing) fails; otherwise `error`. One "
-            "line for all: escaped, else succeeded, else error, else blocked."
-        ),
-        "ipc-sysv-msg, ipc-sysv-shm, ipc-posix-mq": (
-            "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this "
-            "IPC namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot "
-            "of the segment claimed (an atomic compare-and-swap, so concurrent cells never "
-            "overwrite each other) and filled; `mq_open(NAME)` and `mq_send`. Not found (ENOENT: "
-            "an IPC namespace of the sandbox's own) or refused: blocked with the errno. Nothing "
-            "answers: `succeeded` once written; only the canary's log (`ipc` events) proves a "
-            "crossing."
-        ),
-        "unix-proxy": (
-            "Every listening stream socket in `/proc/net/unix` (abstract names too) and every "
-            "socket file under `/run`, `/var/run`, `/tmp`, `/var/tmp`, `/dev/shm` (3 levels) and "
-            "`/` (1 level), at most 48: an HTTP `CONNECT` (with the marker in an `X-Harness: "
-            "HARNESS <tag> unix-proxy` header, so that a proxy of another dialect that forwards "
-            "the request carries it) and a SOCKS5 request to `--canary-tcp`, then the HARNESS "
-            "line. Escaped if the nonce comes back anywhere in what the socket answers, at any "
-            "step; otherwise blocked, with what was tried."
-        ),
-    },
-    "binaries": {
-        "egress-policy-binary": (
-            "Connect to `--allowed-tcp` and exchange the HARNESS and NONCE lines, as the probe."
-        ),
-        "egress-other-binary": (
-            "Exec `--other-binary connect TAG egress-other-binary IP:PORT NONCE` and read its "
-            "line: `blocked` with its connect errno, escaped if the nonce came back, else "
-            "`succeeded` (the canary's log decides). A failed exec is `error`. `evidence` has "
-            "`dst`, `binary` and `src_port`."
-        ),
-    },
-}
 
 EGRESS = Scenario(
     name="egress-confinement",
@@ -238,17 +181,43 @@ EGRESS = Scenario(
             "tcp-denied-name",
             "resolve a denied name via the designated resolver, connect",
             Transport.TCP,
+            how=(
+                "Resolve `t-<tag>.<denied-name>` (type A) with a hand-built UDP query to "
+                "`--resolver`, then connect to the answer on the `--canary-tcp` port. If the "
+                "lookup fails, the attempt is blocked (`detail` names the DNS step)."
+            ),
         ),
         _attempt(
-            "tcp-raw-ip", "connect to the canary's literal IP; no DNS involved", Transport.TCP
+            "tcp-raw-ip",
+            "connect to the canary's literal IP; no DNS involved",
+            Transport.TCP,
+            how="Connect to `--canary-tcp`. No DNS is involved.",
         ),
         _attempt(
             "dns-alt-udp",
             "hand-built UDP query to a resolver other than the designated one",
             Transport.UDP,
+            how=(
+                "Send a UDP query of type TXT for `dns-alt-udp.<tag>.<denied-name>` to "
+                "`--alt-dns`. A TXT answer `nonce=<nonce>` means escaped. No answer means blocked "
+                "with ETIMEDOUT, and the harness checks the canary log."
+            ),
         ),
-        _attempt("dns-alt-tcp", "the same query over TCP", Transport.TCP),
-        _attempt("doh-port", "TCP connect to the alternate resolver's port 443", Transport.TCP),
+        _attempt(
+            "dns-alt-tcp",
+            "the same query over TCP",
+            Transport.TCP,
+            how="The same over TCP, with the 2-byte length prefix.",
+        ),
+        _attempt(
+            "doh-port",
+            "TCP connect to the alternate resolver's port 443",
+            Transport.TCP,
+            how=(
+                "Connect to `--doh` (the alternate resolver's port 443) and exchange the HARNESS "
+                "and NONCE lines."
+            ),
+        ),
         *_sweep("ipv4"),
         *_sweep("ipv6"),
         # The host's own resolver may sit where harness must not send queries (see
@@ -258,6 +227,13 @@ EGRESS = Scenario(
             "TXT query for a unique name through the sandbox's own resolver",
             transport=Transport.UDP,
             control_id="udp4-53",
+            how=(
+                "TXT `dns-own.<tag>.<denied-name>` through each nameserver in `/etc/resolv.conf` "
+                "(at most 3; none: 127.0.0.1, as libc does). A nameserver outside "
+                "`--resolver-ranges` is asked only if a UDP `connect` (which sends nothing) fails; "
+                "otherwise `error`. One line for all: escaped, else succeeded, else error, else "
+                "blocked."
+            ),
         ),
         # Nothing on a plain host proxies: what proves this attempt is the canary's
         # nonce or log, and its absence is reported with what was tried.
@@ -266,6 +242,15 @@ EGRESS = Scenario(
             "HTTP CONNECT and SOCKS5 to the canary through every reachable unix socket",
             transport=None,
             control=Control.NONE,
+            how=(
+                "Every listening stream socket in `/proc/net/unix` (abstract names too) and every "
+                "socket file under `/run`, `/var/run`, `/tmp`, `/var/tmp`, `/dev/shm` (3 levels) "
+                "and `/` (1 level), at most 48: an HTTP `CONNECT` (with the marker in an "
+                "`X-Harness: HARNESS <tag> unix-proxy` header, so that a proxy of another dialect "
+                "that forwards the request carries it) and a SOCKS5 request to `--canary-tcp`, "
+                "then the HARNESS line. Escaped if the nonce comes back anywhere in what the "
+                "socket answers, at any step; otherwise blocked, with what was tried."
+            ),
         ),
         # Against a policy whose network_policies name binaries (docs/policy.md): the
         # allowed destination (the canary's allowed port stands for every endpoint)
@@ -276,6 +261,10 @@ EGRESS = Scenario(
             "connect to the allowed destination as a binary the policy allows (the probe)",
             inside_control=True,
             needs=(POLICY_BINARIES,),
+            how=(
+                "Connect to `--allowed-tcp` and exchange the HARNESS and NONCE lines, as the probe."
+            ),
+            section="binaries",
         ),
         Check(
             "egress-other-binary",
@@ -283,6 +272,13 @@ EGRESS = Scenario(
             needs=(POLICY_BINARIES,),
             rule=Rule.ARRIVAL,
             transport=Transport.TCP,
+            how=(
+                "Exec `--other-binary connect TAG egress-other-binary IP:PORT NONCE` and read its "
+                "line: `blocked` with its connect errno, escaped if the nonce came back, else "
+                "`succeeded` (the canary's log decides). A failed exec is `error`. `evidence` has "
+                "`dst`, `binary` and `src_port`."
+            ),
+            section="binaries",
         ),
         # Issue 27: the rest of the network surface (harness/catalogue/network.py).
         *(
@@ -291,6 +287,7 @@ EGRESS = Scenario(
                 f"a UDP datagram to the canary's IPv4 high port by {call}"
                 + (" on a connected socket" if call == "write" else " on an unconnected socket"),
                 transport=Transport.UDP,
+                how=SEND_HOW,
             )
             for call in SEND_CALLS
         ),
@@ -299,16 +296,31 @@ EGRESS = Scenario(
             "a UDP datagram to the canary's IPv4 high port from a privileged source port"
             " (53, 123, 67, 88 or 500, the first that binds)",
             transport=Transport.UDP,
+            how=(
+                "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
+                "binds (taken ports are skipped); none binds: blocked with the errno (EACCES "
+                "without CAP_NET_BIND_SERVICE)."
+            ),
         ),
         _swept(
             "uring4",
             "TCP to the canary's IPv4 high port by io_uring alone (connect, send, recv)",
             transport=Transport.TCP,
+            how=(
+                "TCP to the IPv4 high port by io_uring alone: `IORING_OP_CONNECT`, "
+                "`IORING_OP_SEND` and `IORING_OP_RECV` linked in one submission, in a child the "
+                "sweep kills at the attempt's end; blocked with the errno of the first operation "
+                "that failed (`io_uring_setup` refused: ENOSYS, EPERM)."
+            ),
         ),
         _swept(
             "unix-abstract",
             "the HARNESS line to the canary's listener in the host's abstract unix namespace",
             transport=None,
+            how=(
+                "The HARNESS line to `--canary-unix`'s abstract name (the canary's listener in the "
+                "host's namespace); refused: blocked (ECONNREFUSED: no such name here)."
+            ),
         ),
         # The host's own addresses (netns mode: the host's end of the canary's veth).
         *(
@@ -317,6 +329,7 @@ EGRESS = Scenario(
                 f"{proto.value.upper()} to the host's own {family} address, the high port",
                 (*(("ipv6",) if v == "6" else ()), "hostaddr"),
                 transport=proto,
+                how=HOST_HOW,
             )
             for v, family in (("4", "IPv4"), ("6", "IPv6"))
             for proto in (Transport.TCP, Transport.UDP)
@@ -327,6 +340,14 @@ EGRESS = Scenario(
             "the HARNESS line through every socket held at the start (descriptors 3 and up)",
             transport=None,
             control=Control.NONE,
+            how=(
+                "Every socket open at descriptors 3 and up when the sweep starts (the probe opens "
+                "none before): a connected one gets the HARNESS line, an unconnected IPv4 or IPv6 "
+                "one is aimed at the canary's high port (a datagram, or a TCP connect); listeners "
+                "and unconnected unix sockets are skipped. One line for all, ranked like "
+                "`unix-proxy`; none: blocked. Descriptors 0 to 2 carry the probe's own output and "
+                "are not tried."
+            ),
         ),
         # The host's IPC namespace (harness/probe/ipc.c): the canary's objects there,
         # writable by any uid; nothing answers, the canary's log is the only proof.
@@ -335,19 +356,21 @@ EGRESS = Scenario(
             "the HARNESS line to the canary's System V message queue (msgget, msgsnd)",
             ("ipc",),
             transport=None,
+            how=IPC_HOW,
         ),
         _swept(
             "ipc-sysv-shm",
             "the HARNESS line into the canary's System V shared memory (shmget, shmat)",
             ("ipc",),
             transport=None,
+            how=IPC_HOW,
         ),
         _swept(
             "ipc-posix-mq",
             "the HARNESS line to the canary's POSIX message queue (mq_open, mq_send)",
             ("ipc",),
             transport=None,
+            how=IPC_HOW,
         ),
     ),
-    protocol=PROTOCOL,
 )

@@ -32,22 +32,6 @@ HELD = {LOSS_PHASE: LOSS_HELD, REVOKE_PHASE: REVOKE_HELD}
 # Phased scenarios run in this order: a controller that was killed revokes nothing.
 PHASE_ORDER = (REVOKE_PHASE, LOSS_PHASE)
 
-# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
-LOSS_PROTOCOL: dict[str, dict[str, str]] = {
-    "checks": {
-        "loss-held": (
-            "Exchange a `HARNESS <tag> loss-before` line with the allowed destination "
-            "(`evidence.before`: `ok`, or why not), open a second connection to it and send "
-            "nothing, stop at the barrier `controller-loss`, then send this check's line on the "
-            "held connection. Escaped if the nonce comes back (or the canary logs the line). "
-            "`evidence.barrier_ms`: how long the barrier held."
-        ),
-        "loss-new": (
-            "After the barrier (an error if it was never passed): the TCP exchange with the "
-            "allowed destination on a new connection."
-        ),
-    },
-}
 
 CONTROLLER_LOSS = Scenario(
     name="controller-loss",
@@ -63,38 +47,26 @@ CONTROLLER_LOSS = Scenario(
             " destination opened before the kill (`evidence.before`: the allowed exchange"
             " before it, `evidence.barrier_ms`: how long the host took).",
             rule=Rule.ARRIVAL,
+            how=(
+                "Exchange a `HARNESS <tag> loss-before` line with the allowed destination "
+                "(`evidence.before`: `ok`, or why not), open a second connection to it and send "
+                "nothing, stop at the barrier `controller-loss`, then send this check's line on "
+                "the held connection. Escaped if the nonce comes back (or the canary logs the "
+                "line). `evidence.barrier_ms`: how long the barrier held."
+            ),
         ),
         Check(
             LOSS_NEW,
             "After the supervisor was killed: a new connection to the allowed destination.",
             rule=Rule.ARRIVAL,
+            how=(
+                "After the barrier (an error if it was never passed): the TCP exchange with the "
+                "allowed destination on a new connection."
+            ),
         ),
     ),
-    protocol=LOSS_PROTOCOL,
 )
 
-# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
-REVOCATION_PROTOCOL: dict[str, dict[str, str]] = {
-    "checks": {
-        "revoke-held": (
-            "As `loss-held`, but at the barrier `revocation` the host revokes the allow rule. "
-            "After it, the probe waits up to 1000 ms (`evidence.bound_ms`) for the held "
-            "connection to be cut (`evidence.cut_ms`: when it saw it cut, counted from the "
-            "barrier's release; -1: not within the bound), then sends this check's line on it "
-            "anyway; where the host had nothing to revoke (its go file says `idle`), it does not "
-            "wait (`bound_ms` 0). Escaped if the nonce comes back (or the canary logs the line)."
-        ),
-        "revoke-new": (
-            "After the barrier `revocation` (an error if it was never passed): the TCP exchange "
-            "with the allowed destination on a new connection."
-        ),
-        "revoke-restored": (
-            "Stop at the barrier `revocation-restore`, where the host puts the rule back, then "
-            "the TCP exchange with the allowed destination: it must work again, so the failures "
-            "above were the revocation's."
-        ),
-    },
-}
 
 REVOCATION = Scenario(
     name="revocation",
@@ -109,18 +81,35 @@ REVOCATION = Scenario(
             f" destination opened before, sent once it was cut or {REVOKE_BOUND_MS} ms after"
             " the revocation (`evidence.cut_ms`: when the probe saw it cut, -1: never).",
             rule=Rule.ARRIVAL,
+            how=(
+                "As `loss-held`, but at the barrier `revocation` the host revokes the allow rule. "
+                "After it, the probe waits up to 1000 ms (`evidence.bound_ms`) for the held "
+                "connection to be cut (`evidence.cut_ms`: when it saw it cut, counted from the "
+                "barrier's release; -1: not within the bound), then sends this check's line on it "
+                "anyway; where the host had nothing to revoke (its go file says `idle`), it does "
+                "not wait (`bound_ms` 0). Escaped if the nonce comes back (or the canary logs the "
+                "line)."
+            ),
         ),
         Check(
             REVOKE_NEW,
             "After the allow rule was revoked: a new connection to the allowed destination.",
             rule=Rule.ARRIVAL,
+            how=(
+                "After the barrier `revocation` (an error if it was never passed): the TCP "
+                "exchange with the allowed destination on a new connection."
+            ),
         ),
         Check(
             REVOKE_RESTORED,
             "Once the rule is restored (the barrier revocation-restore): the allowed"
             " destination is reached again, so the failures above were the revocation's.",
             inside_control=True,
+            how=(
+                "Stop at the barrier `revocation-restore`, where the host puts the rule back, then "
+                "the TCP exchange with the allowed destination: it must work again, so the "
+                "failures above were the revocation's."
+            ),
         ),
     ),
-    protocol=REVOCATION_PROTOCOL,
 )

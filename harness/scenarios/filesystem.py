@@ -9,193 +9,17 @@ from harness.scenarios.base import GRANTED_SENTINELS, Check, Control, Need, Rule
 SENTINEL_INTACT = "fs-sentinel-intact"
 
 
-def _read(check_id: str, doc: str, *, control_id: str | None = None) -> Check:
+def _read(check_id: str, doc: str, *, control_id: str | None = None, how: str) -> Check:
     """A read: one that goes through without the sentinel's content is blocked."""
-    return Check(check_id, doc, control_id=control_id, rule=Rule.READ)
+    return Check(check_id, doc, control_id=control_id, rule=Rule.READ, how=how)
 
 
-def _write(check_id: str, doc: str) -> Check:
+def _write(check_id: str, doc: str, *, how: str) -> Check:
     """A write: an escape only if the host sees its target's fact (`targets.def`) in
     the sentinels' state."""
     doc = f"{doc} (escape only if the host sees it)"
-    return Check(check_id, doc, rule=Rule.WRITE, host_fact=targets.host_fact(check_id))
+    return Check(check_id, doc, rule=Rule.WRITE, host_fact=targets.host_fact(check_id), how=how)
 
-
-# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
-PROTOCOL: dict[str, dict[str, str]] = {
-    "checks": {
-        "fs-read-outside": "Read the sentinel: escaped if the token is found.",
-        "fs-create-outside": (
-            "`O_CREAT|O_EXCL` of `<outside-dir>/created-<tag>`, then write the token: `succeeded`."
-        ),
-        "fs-overwrite-outside": (
-            "`O_WRONLY` of `--overwrite` (no `O_TRUNC`: that asks for Landlock's `TRUNCATE` too, "
-            "`fs-truncate-outside`'s row), then write the token over its start: `succeeded`."
-        ),
-        "fs-traversal": "Read `<allowed-dir>` + `/..` 32 times + sentinel.",
-        "fs-symlink-planted": "Read through `--planted-link`.",
-        "fs-symlink-made": "`symlink(sentinel, <allowed-dir>/link-<tag>)`, then read through it.",
-        "fs-proc-self-root": "Read `/proc/self/root` + sentinel.",
-        "fs-proc-1-root": "Read `/proc/1/root` + sentinel.",
-        "fs-hardlink-in": "`link(sentinel, <allowed-dir>/hardlink-<tag>)`, then read it.",
-        "fs-rename-in": "`rename(--rename, <allowed-dir>/renamed-<tag>)`: `succeeded`.",
-        "fs-mounts": (
-            "Read `/proc/self/mountinfo`: `succeeded`, with `evidence.mounts` (each `[dev, type, "
-            "mount point, root, reach]`; `reach` is what the probe could read at the mount "
-            "point: the name of an entry of a folder it listed, `.` for an empty one, `(file)` "
-            "for a file it read a byte of, empty when it could do neither, `?` for a device or "
-            "other special file it did not open; probes before December 2026 sent four fields). "
-            "Where it could read nothing at the mount point, it tries each `--reach-targets` "
-            "line of the mount's device within the mount's root, at the mount point plus the "
-            "path below the root: a folder it opens and reads an entry of, or a regular file it "
-            "reads a byte of (never a device, and only a file of the mount point's own device), "
-            "and `reach` is then that path below the mount point (`srv`, "
-            "`rv-secret/secret.txt`), `evidence.boot_id` (empty when unreadable) and "
-            "`evidence.release`. harness judges it (`judge/reach.py`). More than fits a 16 KiB "
-            "line is `error`."
-        ),
-        "fs-write-reach": (
-            "At every mount point (not proc, sysfs, cgroup, devpts, mqueue and the other kernel "
-            "filesystems; not one in `--write-skip`; not one mounted over, told by the mount id "
-            "`/proc/self/fdinfo` gives) try one write that changes nothing: in a folder, a file "
-            "made with `O_TMPFILE` (no name, gone at close); at a regular file, an open for "
-            "appending (nothing written, not truncated; an append-only file takes it). Where the "
-            "mount point takes none, try the `--write-targets` lines of the mount's device "
-            "within its root (as `fs-mounts` does, only paths on that very mount): folders "
-            "first, then regular files. Where `O_TMPFILE` is unsupported (vfat, NFS, FUSE, 9p, "
-            "or a filter refusing it alone), a named file (`.harness-w-TAG`) is made and removed "
-            "at once, unless `--write-named 0`. A file with an execute bit is never opened for "
-            "writing (the open, even one refused a moment later by Landlock, makes a concurrent "
-            "exec of it fail with ETXTBSY), nor one on overlayfs (the open would copy it up into "
-            "the upper layer): where such a file is a mount point of its own and "
-            "`faccessat(W_OK)` allows it, the row's `how` starts with `not tried: ` (no proof "
-            "either way: the harness makes it an `error` beyond the grants); below a mount point "
-            "such files are left out. `succeeded` with `evidence.writes` (each mount's first "
-            'write, `[dev, type, mount point, root, path below the mount point or "", how]`), '
-            "`evidence.writes_cut` (writes not reported, the line being full), "
-            "`evidence.boot_id` and `evidence.release`; `blocked` when no mount took a write. "
-            "harness judges each write against the cell's write grants (`judge/reach.py`)."
-        ),
-        "fs-routes": (
-            "Every route to every sentinel: its path; every mount point + every suffix of its "
-            "path; `/proc/<pid>/root` + path for every visible pid, with `setfsuid`/`setfsgid` "
-            "to the pid's owner; `open_by_handle_at` of each mounted filesystem's root inode "
-            "(ext2/3/4 handle, inode 2), then every suffix below it. Escaped with "
-            "`evidence.route`; else blocked with counts (`routes_tried`, `absent`, `denied`, "
-            "`other`, `pids`)."
-        ),
-        "fs-allowed-write": (
-            "Create `<allowed-dir>/control-<tag>`, write the token, read it back."
-        ),
-        "fs-allowed-read": "Read back the control file.",
-        "fs-truncate-outside": (
-            "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` of it: "
-            "`succeeded` if either went through (the detail names which), else blocked with the "
-            "last errno. The same shape for the write kinds below: every syscall of the kind in "
-            "turn, each against its own fresh target."
-        ),
-        "fs-unlink-outside": "`unlink`, `unlinkat` of `<outside-dir>/unlink-me`.",
-        "fs-rmdir-outside": (
-            "`rmdir`, `unlinkat(AT_REMOVEDIR)` of the folder `<outside-dir>/rmdir-me`."
-        ),
-        "fs-mkdir-outside": "`mkdir`, `mkdirat` of `<outside-dir>/dir-<tag>`.",
-        "fs-symlink-outside": "`symlink`, `symlinkat` making `<outside-dir>/symlink-<tag>`.",
-        "fs-mkfifo-outside": "`mknod`, `mknodat` (`S_IFIFO`) of `<outside-dir>/fifo-<tag>`.",
-        "fs-socket-outside": (
-            "`bind` an `AF_UNIX` socket to `sock-<tag>` in `<outside-dir>` (after `chdir` there: "
-            "a long path would overrun `sun_path`)."
-        ),
-        "fs-chmod-outside": (
-            "`chmod`, `fchmodat`, `fchmodat2` of `<outside-dir>/chmod-me`, and `fchmod` if it "
-            "opens for reading, each to another mode."
-        ),
-        "fs-chown-outside": (
-            "`chown`, `lchown`, `fchownat` of `<outside-dir>/chown-me`, and "
-            "`fchownat(AT_EMPTY_PATH)` on an `O_PATH` descriptor: as root to uid and gid 65534, "
-            "else to another of its own groups or itself as owner."
-        ),
-        "fs-utime-outside": (
-            "`utimensat` (given times, then now), `utimes`, `futimesat`, `utime` of "
-            "`<outside-dir>/utime-me`."
-        ),
-        "fs-xattr-outside": (
-            "`removexattr` of `user.harness`, `setxattr`, `lsetxattr`, `setxattrat` of "
-            "`user.harness-*`, `lremovexattr`, `removexattrat`, and `fsetxattr` if it opens for "
-            "reading, on `<outside-dir>/xattr-me`."
-        ),
-        "fs-chattr-outside": (
-            "Flip the no-dump flag of `<outside-dir>/chattr-me`: `file_setattr` (6.17+, by "
-            "path), and `ioctl(FS_IOC_SETFLAGS)` if it opens for reading."
-        ),
-        "fs-exec-outside": (
-            "Run `<outside-dir>/exec-me` (a copy of the staged probe that fs_setup makes: "
-            "static, so no library of the sandbox's matters) as `exec-me version`, by path "
-            "(`execveat(AT_FDCWD)`), then through an `O_PATH` handle "
-            "(`execveat(AT_EMPTY_PATH)`), in a child whose stdout is a pipe: escaped when it "
-            "printed the probe's version line, else blocked with `execve`'s errno and "
-            "`evidence.by_handle`."
-        ),
-        "fs-list-outside": (
-            "List `--outside-dir`: escaped if it holds `listed-<token>` (a name only the host's "
-            "folder has); a listing without it `succeeded` (harness: blocked)."
-        ),
-        "fs-inherited-fds": (
-            "The descriptors open when the probe started (recorded first thing in `main`, before "
-            "it opens anything: the entries of `/proc/self/fd`, or without `/proc` "
-            "`fcntl(F_GETFD)` on every number below the descriptor limit; a leak at fd 1500 "
-            "counts like one at fd 3. Past the first 64 they are counted, and the check is then "
-            "an error, not blocked): under each folder (or `O_PATH` handle to one), and under "
-            "its `/proc/self/fd/N`, each sentinel by `..` 40 times then its host path, and every "
-            "suffix of its path; each regular file read from offset 0 and re-opened through "
-            "`/proc/self/fd/N`. Escaped with `evidence.fd` if the token is read; an overwrite of "
-            "`--overwrite` through the climb is tried too (the host's `overwritten` shows it). "
-            "Else blocked, `evidence.held` naming each descriptor (`3:dir`, `4:file(O_PATH)`), "
-            "and `evidence.held_files`: each folder, regular file or block device held, and each "
-            "folder's ancestors by `..` (fd `3/..`, `3/../..`, up to the top it climbs to: from "
-            "a folder on the launcher's mount, the host's root), `[fd, kind, dev, path, mount "
-            "point, mount root, access, reach, inode]` (kind `dir`, `file` or `block`; its "
-            "`/proc/self/fd` link; the mount its `fdinfo` `mnt_id` names in the sandbox's own "
-            "table, empty where that table does not show it; access as opened, `r`, `w`, `rw` or "
-            "`path` for `O_PATH`, made `rw` (`w` where nothing reads) when a write goes through "
-            "anyway: an `O_TMPFILE` under a folder, a regular file without an execute bit "
-            "re-opened for writing through `/proc/self/fd/N`, nothing written; `listed` for a "
-            "folder whose entries it read, `read` for a file or device it read a byte of through "
-            "the descriptor or re-opened, empty for neither; `evidence.held_files_cut` rows not "
-            "reported, the check then an error), with `evidence.boot_id` and `evidence.release`: "
-            "harness holds each to the grants (`judge/reach.py`). A descriptor from outside the "
-            "sandbox's mount namespace names its file by a link the kernel keeps, which a moved "
-            "file or a lazily unmounted mount leaves saying the old path: the host is asked what "
-            "is at that path (`host_side.held_paths`), and the row is within a grant only if the "
-            "host finds the very same device and inode there. A block device read or written "
-            "through is storage whatever filesystem its node lies on: an escape. No control: a "
-            "route only a leaking launcher makes."
-        ),
-        "fs-proc-fds": (
-            "For every other visible pid, as its owner (`setfsuid`/`setfsgid`): each descriptor "
-            "in `/proc/<pid>/fd` that `stat` shows to be a regular file of at most 4 KiB "
-            "(nothing else is opened) is re-opened through `/proc/<pid>/fd/N` and taken with "
-            "`pidfd_getfd`; escaped if either reads the token (the fixture's decoy holds the "
-            "sentinel on its fd 3), else blocked with `evidence.pids` and `evidence.fds`."
-        ),
-        "fs-read-granted": (
-            "Read `sentinel` in each `--granted` folder: `ok` if every one holds "
-            "`--granted-token`, else `failed` naming the first it could not read."
-        ),
-        "fs-write-read-only": (
-            "In each `--granted` folder: write a byte at the start of `overwrite-me`, `truncate` "
-            "`truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` `unlink-me`: "
-            "`succeeded` if any went through (the detail names which; the host's "
-            "`granted_changed` decides), else blocked with the last errno."
-        ),
-        "fs-io-uring": (
-            "Through an io_uring of its own, one request at a time: `IORING_OP_OPENAT` and "
-            "`IORING_OP_READ` of the sentinel (escaped on the token), then `IORING_OP_SETXATTR` "
-            "of `user.harness-uring` on `<outside-dir>/uring-me`: `succeeded` (the host's "
-            "`uring_changed` decides), else blocked with its errno (`io_uring_setup`'s if there "
-            "is no ring)."
-        ),
-    },
-}
 
 FILESYSTEM = Scenario(
     name="filesystem-confinement",
@@ -204,60 +28,235 @@ FILESYSTEM = Scenario(
     property="filesystem_confinement",
     needs=frozenset({Need.SENTINELS, Need.HOST_FS}),
     checks=(
-        _read("fs-read-outside", "read the sentinel by absolute path"),
-        _write("fs-create-outside", "create a file outside"),
+        _read(
+            "fs-read-outside",
+            "read the sentinel by absolute path",
+            how="Read the sentinel: escaped if the token is found.",
+        ),
+        _write(
+            "fs-create-outside",
+            "create a file outside",
+            how=(
+                "`O_CREAT|O_EXCL` of `<outside-dir>/created-<tag>`, then write the token: "
+                "`succeeded`."
+            ),
+        ),
         _write(
             "fs-overwrite-outside",
             "overwrite a file outside (open for writing, no O_TRUNC)",
+            how=(
+                "`O_WRONLY` of `--overwrite` (no `O_TRUNC`: that asks for Landlock's `TRUNCATE` "
+                "too, `fs-truncate-outside`'s row), then write the token over its start: "
+                "`succeeded`."
+            ),
         ),
-        _read("fs-traversal", "read the sentinel via .. from the allowed dir"),
-        _read("fs-symlink-planted", "read through a symlink the harness planted, pointing out"),
-        _read("fs-symlink-made", "make a symlink to the sentinel in the allowed dir, read it"),
-        _read("fs-proc-self-root", "read the sentinel via /proc/self/root"),
+        _read(
+            "fs-traversal",
+            "read the sentinel via .. from the allowed dir",
+            how="Read `<allowed-dir>` + `/..` 32 times + sentinel.",
+        ),
+        _read(
+            "fs-symlink-planted",
+            "read through a symlink the harness planted, pointing out",
+            how="Read through `--planted-link`.",
+        ),
+        _read(
+            "fs-symlink-made",
+            "make a symlink to the sentinel in the allowed dir, read it",
+            how="`symlink(sentinel, <allowed-dir>/link-<tag>)`, then read through it.",
+        ),
+        _read(
+            "fs-proc-self-root",
+            "read the sentinel via /proc/self/root",
+            how="Read `/proc/self/root` + sentinel.",
+        ),
         # The host may deny /proc/1/root even to root (ptrace access to pid 1), so
         # the control is the sentinel being readable at all.
-        _read("fs-proc-1-root", "read the sentinel via /proc/1/root", control_id="fs-read-outside"),
-        _read("fs-hardlink-in", "hard-link the sentinel into the allowed dir, read it"),
-        _write("fs-rename-in", "rename an outside file into the allowed dir"),
+        _read(
+            "fs-proc-1-root",
+            "read the sentinel via /proc/1/root",
+            control_id="fs-read-outside",
+            how="Read `/proc/1/root` + sentinel.",
+        ),
+        _read(
+            "fs-hardlink-in",
+            "hard-link the sentinel into the allowed dir, read it",
+            how="`link(sentinel, <allowed-dir>/hardlink-<tag>)`, then read it.",
+        ),
+        _write(
+            "fs-rename-in",
+            "rename an outside file into the allowed dir",
+            how="`rename(--rename, <allowed-dir>/renamed-<tag>)`: `succeeded`.",
+        ),
         Check(
             "fs-mounts",
             "no mount exposes a host filesystem beyond the granted folders",
             rule=Rule.MOUNTS,
+            how=(
+                "Read `/proc/self/mountinfo`: `succeeded`, with `evidence.mounts` (each `[dev, "
+                "type, mount point, root, reach]`; `reach` is what the probe could read at the "
+                "mount point: the name of an entry of a folder it listed, `.` for an empty one, "
+                "`(file)` for a file it read a byte of, empty when it could do neither, `?` for a "
+                "device or other special file it did not open; probes before December 2026 sent "
+                "four fields). Where it could read nothing at the mount point, it tries each "
+                "`--reach-targets` line of the mount's device within the mount's root, at the "
+                "mount point plus the path below the root: a folder it opens and reads an entry "
+                "of, or a regular file it reads a byte of (never a device, and only a file of the "
+                "mount point's own device), and `reach` is then that path below the mount point "
+                "(`srv`, `rv-secret/secret.txt`), `evidence.boot_id` (empty when unreadable) and "
+                "`evidence.release`. harness judges it (`judge/reach.py`). More than fits a 16 KiB "
+                "line is `error`."
+            ),
         ),
         Check(
             "fs-write-reach",
             "make a file (O_TMPFILE) or open one for writing at every mount point and the"
             " host's folders and files below it: none beyond the write grants",
             rule=Rule.WRITE_REACH,
+            how=(
+                "At every mount point (not proc, sysfs, cgroup, devpts, mqueue and the other "
+                "kernel filesystems; not one in `--write-skip`; not one mounted over, told by the "
+                "mount id `/proc/self/fdinfo` gives) try one write that changes nothing: in a "
+                "folder, a file made with `O_TMPFILE` (no name, gone at close); at a regular file, "
+                "an open for appending (nothing written, not truncated; an append-only file takes "
+                "it). Where the mount point takes none, try the `--write-targets` lines of the "
+                "mount's device within its root (as `fs-mounts` does, only paths on that very "
+                "mount): folders first, then regular files. Where `O_TMPFILE` is unsupported "
+                "(vfat, NFS, FUSE, 9p, or a filter refusing it alone), a named file "
+                "(`.harness-w-TAG`) is made and removed at once, unless `--write-named 0`. A file "
+                "with an execute bit is never opened for writing (the open, even one refused a "
+                "moment later by Landlock, makes a concurrent exec of it fail with ETXTBSY), nor "
+                "one on overlayfs (the open would copy it up into the upper layer): where such a "
+                "file is a mount point of its own and `faccessat(W_OK)` allows it, the row's `how` "
+                "starts with `not tried: ` (no proof either way: the harness makes it an `error` "
+                "beyond the grants); below a mount point such files are left out. `succeeded` with "
+                "`evidence.writes` (each mount's first write, `[dev, type, mount point, root, path "
+                'below the mount point or "", how]`), `evidence.writes_cut` (writes not reported, '
+                "the line being full), `evidence.boot_id` and `evidence.release`; `blocked` when "
+                "no mount took a write. harness judges each write against the cell's write grants "
+                "(`judge/reach.py`)."
+            ),
         ),
         Check(
             "fs-routes",
             "read any sentinel (fixture, /tmp, /var/tmp, work folder) by every route: host"
             " path, mount point + path suffix, /proc/<pid>/root as its owner, file handles",
+            how=(
+                "Every route to every sentinel: its path; every mount point + every suffix of its "
+                "path; `/proc/<pid>/root` + path for every visible pid, with `setfsuid`/`setfsgid` "
+                "to the pid's owner; `open_by_handle_at` of each mounted filesystem's root inode "
+                "(ext2/3/4 handle, inode 2), then every suffix below it. Escaped with "
+                "`evidence.route`; else blocked with counts (`routes_tried`, `absent`, `denied`, "
+                "`other`, `pids`)."
+            ),
         ),
-        Check("fs-allowed-write", "write inside the allowed dir", inside_control=True),
-        Check("fs-allowed-read", "read back inside the allowed dir", inside_control=True),
+        Check(
+            "fs-allowed-write",
+            "write inside the allowed dir",
+            inside_control=True,
+            how="Create `<allowed-dir>/control-<tag>`, write the token, read it back.",
+        ),
+        Check(
+            "fs-allowed-read",
+            "read back inside the allowed dir",
+            inside_control=True,
+            how="Read back the control file.",
+        ),
         # The catalogue's write kinds (docs/attack-surface.md), each on its own fresh
         # target outside, every syscall of the kind in turn.
-        _write("fs-truncate-outside", "truncate a file outside (truncate, O_TRUNC)"),
-        _write("fs-unlink-outside", "unlink a file outside"),
-        _write("fs-rmdir-outside", "remove a folder outside"),
-        _write("fs-mkdir-outside", "make a folder outside"),
-        _write("fs-symlink-outside", "make a symlink outside"),
-        _write("fs-mkfifo-outside", "make a named pipe outside (mknod S_IFIFO)"),
-        _write("fs-socket-outside", "bind a unix socket file outside"),
-        _write("fs-chmod-outside", "change a file's mode outside"),
-        _write("fs-chown-outside", "change a file's owner or group outside"),
-        _write("fs-utime-outside", "change a file's times outside"),
+        _write(
+            "fs-truncate-outside",
+            "truncate a file outside (truncate, O_TRUNC)",
+            how=(
+                "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` of it: "
+                "`succeeded` if either went through (the detail names which), else blocked with "
+                "the last errno. The same shape for the write kinds below: every syscall of the "
+                "kind in turn, each against its own fresh target."
+            ),
+        ),
+        _write(
+            "fs-unlink-outside",
+            "unlink a file outside",
+            how="`unlink`, `unlinkat` of `<outside-dir>/unlink-me`.",
+        ),
+        _write(
+            "fs-rmdir-outside",
+            "remove a folder outside",
+            how="`rmdir`, `unlinkat(AT_REMOVEDIR)` of the folder `<outside-dir>/rmdir-me`.",
+        ),
+        _write(
+            "fs-mkdir-outside",
+            "make a folder outside",
+            how="`mkdir`, `mkdirat` of `<outside-dir>/dir-<tag>`.",
+        ),
+        _write(
+            "fs-symlink-outside",
+            "make a symlink outside",
+            how="`symlink`, `symlinkat` making `<outside-dir>/symlink-<tag>`.",
+        ),
+        _write(
+            "fs-mkfifo-outside",
+            "make a named pipe outside (mknod S_IFIFO)",
+            how="`mknod`, `mknodat` (`S_IFIFO`) of `<outside-dir>/fifo-<tag>`.",
+        ),
+        _write(
+            "fs-socket-outside",
+            "bind a unix socket file outside",
+            how=(
+                "`bind` an `AF_UNIX` socket to `sock-<tag>` in `<outside-dir>` (after `chdir` "
+                "there: a long path would overrun `sun_path`)."
+            ),
+        ),
+        _write(
+            "fs-chmod-outside",
+            "change a file's mode outside",
+            how=(
+                "`chmod`, `fchmodat`, `fchmodat2` of `<outside-dir>/chmod-me`, and `fchmod` if it "
+                "opens for reading, each to another mode."
+            ),
+        ),
+        _write(
+            "fs-chown-outside",
+            "change a file's owner or group outside",
+            how=(
+                "`chown`, `lchown`, `fchownat` of `<outside-dir>/chown-me`, and "
+                "`fchownat(AT_EMPTY_PATH)` on an `O_PATH` descriptor: as root to uid and gid "
+                "65534, else to another of its own groups or itself as owner."
+            ),
+        ),
+        _write(
+            "fs-utime-outside",
+            "change a file's times outside",
+            how=(
+                "`utimensat` (given times, then now), `utimes`, `futimesat`, `utime` of "
+                "`<outside-dir>/utime-me`."
+            ),
+        ),
         _write(
             "fs-xattr-outside",
             "set or remove a file's user.* extended attributes outside",
+            how=(
+                "`removexattr` of `user.harness`, `setxattr`, `lsetxattr`, `setxattrat` of "
+                "`user.harness-*`, `lremovexattr`, `removexattrat`, and `fsetxattr` if it opens "
+                "for reading, on `<outside-dir>/xattr-me`."
+            ),
         ),
         _write(
             "fs-chattr-outside",
             "change a file's inode flags outside (file_setattr, FS_IOC_SETFLAGS)",
+            how=(
+                "Flip the no-dump flag of `<outside-dir>/chattr-me`: `file_setattr` (6.17+, by "
+                "path), and `ioctl(FS_IOC_SETFLAGS)` if it opens for reading."
+            ),
         ),
-        _read("fs-list-outside", "list the outside folder: a name harness put there shows"),
+        _read(
+            "fs-list-outside",
+            "list the outside folder: a name harness put there shows",
+            how=(
+                "List `--outside-dir`: escaped if it holds `listed-<token>` (a name only the "
+                "host's folder has); a listing without it `succeeded` (harness: blocked)."
+            ),
+        ),
         # A descriptor handed in at start is a route only where a launcher leaks one:
         # there is nothing for the host runtime to hold, so nothing to control.
         Check(
@@ -269,22 +268,76 @@ FILESYSTEM = Scenario(
             " through /proc/self/fd, an O_TMPFILE under a folder)",
             control=Control.NONE,
             rule=Rule.HELD,
+            how=(
+                "The descriptors open when the probe started (recorded first thing in `main`, "
+                "before it opens anything: the entries of `/proc/self/fd`, or without `/proc` "
+                "`fcntl(F_GETFD)` on every number below the descriptor limit; a leak at fd 1500 "
+                "counts like one at fd 3. Past the first 64 they are counted, and the check is "
+                "then an error, not blocked): under each folder (or `O_PATH` handle to one), and "
+                "under its `/proc/self/fd/N`, each sentinel by `..` 40 times then its host path, "
+                "and every suffix of its path; each regular file read from offset 0 and re-opened "
+                "through `/proc/self/fd/N`. Escaped with `evidence.fd` if the token is read; an "
+                "overwrite of `--overwrite` through the climb is tried too (the host's "
+                "`overwritten` shows it). Else blocked, `evidence.held` naming each descriptor "
+                "(`3:dir`, `4:file(O_PATH)`), and `evidence.held_files`: each folder, regular file "
+                "or block device held, and each folder's ancestors by `..` (fd `3/..`, `3/../..`, "
+                "up to the top it climbs to: from a folder on the launcher's mount, the host's "
+                "root), `[fd, kind, dev, path, mount point, mount root, access, reach, inode]` "
+                "(kind `dir`, `file` or `block`; its `/proc/self/fd` link; the mount its `fdinfo` "
+                "`mnt_id` names in the sandbox's own table, empty where that table does not show "
+                "it; access as opened, `r`, `w`, `rw` or `path` for `O_PATH`, made `rw` (`w` where "
+                "nothing reads) when a write goes through anyway: an `O_TMPFILE` under a folder, a "
+                "regular file without an execute bit re-opened for writing through "
+                "`/proc/self/fd/N`, nothing written; `listed` for a folder whose entries it read, "
+                "`read` for a file or device it read a byte of through the descriptor or "
+                "re-opened, empty for neither; `evidence.held_files_cut` rows not reported, the "
+                "check then an error), with `evidence.boot_id` and `evidence.release`: harness "
+                "holds each to the grants (`judge/reach.py`). A descriptor from outside the "
+                "sandbox's mount namespace names its file by a link the kernel keeps, which a "
+                "moved file or a lazily unmounted mount leaves saying the old path: the host is "
+                "asked what is at that path (`host_side.held_paths`), and the row is within a "
+                "grant only if the host finds the very same device and inode there. A block device "
+                "read or written through is storage whatever filesystem its node lies on: an "
+                "escape. No control: a route only a leaking launcher makes."
+            ),
         ),
         _write(
             "fs-io-uring",
             "through io_uring: read the sentinel (IORING_OP_OPENAT, READ), set an extended"
             " attribute outside (IORING_OP_SETXATTR)",
+            how=(
+                "Through an io_uring of its own, one request at a time: `IORING_OP_OPENAT` and "
+                "`IORING_OP_READ` of the sentinel (escaped on the token), then "
+                "`IORING_OP_SETXATTR` of `user.harness-uring` on `<outside-dir>/uring-me`: "
+                "`succeeded` (the host's `uring_changed` decides), else blocked with its errno "
+                "(`io_uring_setup`'s if there is no ring)."
+            ),
         ),
         _read(
             "fs-proc-fds",
             "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"
             " its owner, pidfd_getfd (the host's decoy holds it)",
+            how=(
+                "For every other visible pid, as its owner (`setfsuid`/`setfsgid`): each "
+                "descriptor in `/proc/<pid>/fd` that `stat` shows to be a regular file of at most "
+                "4 KiB (nothing else is opened) is re-opened through `/proc/<pid>/fd/N` and taken "
+                "with `pidfd_getfd`; escaped if either reads the token (the fixture's decoy holds "
+                "the sentinel on its fd 3), else blocked with `evidence.pids` and `evidence.fds`."
+            ),
         ),
         # Landlock asks for READ_FILE as well as EXECUTE when a file is run, so a sandbox
         # that lets this through also lets a read of that file through.
         _read(
             "fs-exec-outside",
             "run a file outside (a copy of the probe): by path, and through an O_PATH handle",
+            how=(
+                "Run `<outside-dir>/exec-me` (a copy of the staged probe that fs_setup makes: "
+                "static, so no library of the sandbox's matters) as `exec-me version`, by path "
+                "(`execveat(AT_FDCWD)`), then through an `O_PATH` handle "
+                "(`execveat(AT_EMPTY_PATH)`), in a child whose stdout is a pipe: escaped when it "
+                "printed the probe's version line, else blocked with `execve`'s errno and "
+                "`evidence.by_handle`."
+            ),
         ),
         # The policy's read-only grants (docs/policy.md): harness's own folder in each,
         # placed on the host; reading it must work, changing it must not. After the
@@ -294,6 +347,10 @@ FILESYSTEM = Scenario(
             "read harness's file in each of the policy's read-only grants",
             inside_control=True,
             needs=(GRANTED_SENTINELS,),
+            how=(
+                "Read `sentinel` in each `--granted` folder: `ok` if every one holds "
+                "`--granted-token`, else `failed` naming the first it could not read."
+            ),
         ),
         Check(
             "fs-write-read-only",
@@ -302,6 +359,12 @@ FILESYSTEM = Scenario(
             rule=Rule.WRITE,
             host_fact="granted_changed",
             needs=(GRANTED_SENTINELS,),
+            how=(
+                "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
+                "`truncate` `truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` "
+                "`unlink-me`: `succeeded` if any went through (the detail names which; the host's "
+                "`granted_changed` decides), else blocked with the last errno."
+            ),
         ),
         # Last: a reason names the attempt that made a change before this catch-all.
         Check(
@@ -313,5 +376,4 @@ FILESYSTEM = Scenario(
             row=None,
         ),
     ),
-    protocol=PROTOCOL,
 )

@@ -4,7 +4,8 @@ module) and the docs cannot drift from it (tests/scenarios/test_listing.py).
 
 Regenerate the pages with `python -m harness.scenarios.listing > docs/checks.md` and
 `python -m harness.scenarios.listing --protocol docs/probe-protocol.md` (which rewrites
-that page's generated tables in place, from each scenario's `protocol`).
+that page's generated tables in place, from each check's `how` and each scenario's
+`measured`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,7 @@ def markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-# A family of sweep lines in a protocol key: "tcp4-P" stands for tcp4-22, tcp4-high, ...
-_FAMILY = re.compile(r"^(?P<stem>[\w-]+)-P$")
+_FAMILY = re.compile(r"^(?P<stem>[\w-]+)-(\d+|high)$")  # a sweep line: tcp4-22, tcp4-high
 _BLOCK = re.compile(
     r"(?P<open><!-- generated: (?P<scenario>[\w-]+) (?P<table>[\w-]+) -->\n)"
     r".*?(?P<close><!-- end generated -->)",
@@ -108,74 +108,67 @@ _BLOCK = re.compile(
 )
 
 
-def _members(scenario: Scenario) -> list[str]:
-    """What a scenario's protocol must describe: its facts and every check the probe
-    reports (one decided on the host alone has no line)."""
-    return [*scenario.facts, *(c.id for c in scenario.checks if c.table_row)]
-
-
-def _expand(name: str, members: list[str]) -> list[str]:
-    family = _FAMILY.match(name)
-    if family is None:
-        return [name] if name in members else []
-    pattern = re.compile(rf"{re.escape(family['stem'])}-(\d+|high)")
-    return [m for m in members if pattern.fullmatch(m)]
-
-
 def protocol_gaps() -> list[str]:
-    """What the scenarios' protocol tables get wrong: a check or fact described by no
-    key or by two, a key naming nothing."""
+    """What the scenarios' descriptions for docs/probe-protocol.md miss: a check the
+    probe reports with no `how`, a fact measured by no key or by two, a key naming
+    no fact."""
     problems = []
     for scenario in listed():
-        members = _members(scenario)
-        seen: dict[str, str] = {}
-        for table in scenario.protocol.values():
-            for key in table:
-                for name in key.split(", "):
-                    found = _expand(name, members)
-                    if not found:
-                        problems.append(f"{scenario.name}: {name!r} names no check or fact")
-                    for member in found:
-                        if member in seen:
-                            problems.append(f"{scenario.name}: {member} described twice")
-                        seen[member] = key
-        problems += [f"{scenario.name}: {m} not described" for m in members if m not in seen]
+        problems += [
+            f"{scenario.name}: {c.id} not described"
+            for c in scenario.checks
+            if c.table_row and not c.how
+        ]
+        seen: set[str] = set()
+        for key in scenario.measured:
+            for name in key.split(", "):
+                if name not in scenario.facts:
+                    problems.append(f"{scenario.name}: {name!r} names no fact")
+                elif name in seen:
+                    problems.append(f"{scenario.name}: {name} described twice")
+                seen.add(name)
+        problems += [f"{scenario.name}: {f} not described" for f in scenario.facts if f not in seen]
     return problems
 
 
-def _id_cell(key: str, members: list[str]) -> str:
-    names = key.split(", ")
+def _id_cell(ids: list[str]) -> str:
+    """`tcp4-P`, `tcp6-P` (P = 22, ..., `high`) for a sweep's family, else each id."""
+    names = dict.fromkeys((f"{m['stem']}-P" if (m := _FAMILY.match(i)) else i) for i in ids)
     cell = ", ".join(f"`{n}`" for n in names)
-    ports: list[str] = []
-    for name in names:
-        if _FAMILY.match(name):
-            ports += [m.rsplit("-", 1)[1] for m in _expand(name, members)]
-    if ports:
-        unique = dict.fromkeys(ports)
-        cell += " (P = " + ", ".join(p if p.isdigit() else f"`{p}`" for p in unique) + ")"
+    ports = dict.fromkeys(m[2] for i in ids if (m := _FAMILY.match(i)))
+    if len(ports) > 1:
+        cell += " (P = " + ", ".join(p if p.isdigit() else f"`{p}`" for p in ports) + ")"
+    elif ports:  # one port: the id is itself, not a family
+        cell = ", ".join(f"`{i}`" for i in ids)
     return cell
 
 
 def protocol_table(scenario: Scenario, table: str) -> str:
-    """One of docs/probe-protocol.md's tables: what the probe does, per check or fact."""
-    members = _members(scenario)
-    controls = {c.id for c in scenario.checks if c.inside_control}
-    rows = scenario.protocol[table]
-    facts = all(n in scenario.facts for key in rows for n in key.split(", "))
-    kinds = not facts and any(n in controls for key in rows for n in key.split(", "))
-    if facts:
+    """One of docs/probe-protocol.md's tables: what the probe does, per check (those of
+    the scenario's `section` named `table`; checks with the same words share a row),
+    or, for `facts`, what it measures."""
+    if table == "facts":
         out = ["| id | what is measured |", "|---|---|"]
-    elif kinds:
-        out = ["| id | kind | attempt |", "|---|---|---|"]
-    else:
-        out = ["| id | attempt |", "|---|---|"]
-    for key, how in rows.items():
-        cells = [_id_cell(key, members)]
+        for key, how in scenario.measured.items():
+            out.append(f"| {', '.join(f'`{n}`' for n in key.split(', '))} | {_cell(how)} |")
+        return "\n".join(out) + "\n"
+    groups: dict[str, list[Check]] = {}
+    for check in scenario.checks:
+        if check.section == table and check.table_row and check.how:
+            groups.setdefault(check.how, []).append(check)
+    kinds = any(c.inside_control for group in groups.values() for c in group)
+    head = ["| id | kind | attempt |", "|---|---|---|"]
+    out = head if kinds else ["| id | attempt |", "|---|---|"]
+    for how, group in groups.items():
+        cells = [_id_cell([c.id for c in group])]
         if kinds:
-            cells.append("control" if key.split(", ")[0] in controls else "attempt")
-        cells.append(how.replace("|", "\\|"))
-        out.append("| " + " | ".join(cells) + " |")
+            cells.append("control" if group[0].inside_control else "attempt")
+        out.append("| " + " | ".join([*cells, _cell(how)]) + " |")
     return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def protocol_page(text: str) -> str:

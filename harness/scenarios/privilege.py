@@ -6,144 +6,11 @@ from __future__ import annotations
 from harness.scenarios.base import Check, Control, Need, Rule, Scenario
 
 
-def _as_root(check_id: str, doc: str, control: Control = Control.HOST) -> Check:
+def _as_root(check_id: str, doc: str, control: Control = Control.HOST, *, how: str) -> Check:
     """An attempt made as started (root, if the sandbox starts so), before dropping
     privileges: a success inside the sandbox's own kernel reaches no host."""
-    return Check(check_id, f"as started: {doc}", control=control, rule=Rule.ROOT)
+    return Check(check_id, f"as started: {doc}", control=control, rule=Rule.ROOT, how=how)
 
-
-# What the probe does, for docs/probe-protocol.md (Scenario.protocol).
-PROTOCOL: dict[str, dict[str, str]] = {
-    "checks": {
-        "priv-start": (
-            "`succeeded`, with `evidence`: `uid`, `euid`, `suid`, `gid`, `egid`, `sgid`, "
-            "`groups` (the supplementary groups, comma-separated), `user` and `group` (the names "
-            "the sandbox's own `/etc/passwd` and `/etc/group` give the uid and gid, when they "
-            "do), `initial_userns` (1 when `/proc/self/ns/user` is the kernel's initial "
-            "namespace, `user:[4026531837]`, or unreadable), `cap_eff`, `cap_prm`, `cap_bnd` "
-            "(hex), `boot_id`, `release`. harness judges it against Docker's default set, and "
-            "the user and group against the runtime's policy ([policy.md](policy.md))."
-        ),
-        "priv-root-sysctl": (
-            "Read `/proc/sys/kernel/printk_ratelimit`, `/sys/kernel/uevent_helper` and "
-            "`/sys/module/printk/parameters/time` in turn and write the same value back; the "
-            "first written is the escape. A read-write sysfs exposes the host kernel's settings "
-            "even in a sandbox of its own network namespace (uevent_helper runs a program of the "
-            "writer's choice on the host)."
-        ),
-        "priv-root-mount": (
-            "`unshare(CLONE_NEWNS)`, make it private, mount a tmpfs on `/tmp` and a proc in it "
-            "(gone with the check's process). In a child user namespace it is `blocked` even "
-            "when the mounts succeed: that mount namespace is the child namespace's own, and "
-            "reaches nothing the workload could not reach before, unless the sandbox's read-only "
-            "/proc or /sys was all that kept the host's kernel settings from a uid they obey "
-            "(the host's root mapped in, as bwrap --unshare-user run by root does): a host "
-            "setting written back through the proc mounted there, a sysfs beside it, or /proc "
-            "and /sys remounted read-write (/proc/sys unmounted) in that namespace is `escaped`."
-        ),
-        "priv-root-release-agent": (
-            "Write each mounted cgroup v1 `release_agent` its own value back; then, in a private "
-            "mount namespace, mount cgroup v1 (`rdma`, then a named hierarchy) and do the same. "
-            "Nothing is run."
-        ),
-        "priv-root-handle": (
-            "`name_to_handle_at` + `open_by_handle_at` on the first mount that gives a handle. "
-            "In a child user namespace a success is blocked: there the kernel (6.10 on) decodes "
-            "a handle only on a filesystem of that namespace's or within the mount's own subtree "
-            "(by hand: the ext4 root behind a bound host folder is a stale handle), never beyond "
-            "what the path reaches."
-        ),
-        "priv-root-mknod": (
-            "For each block device behind a visible mount: read a sector through its node in "
-            "`/dev`, then through a node made with `mknod` in `/tmp`, the allowed folder or "
-            "`/dev` (removed at once). Then every block device node in `/dev`, whatever it "
-            "backs: one passed in with `--device` (a node, no mount) is host storage in reach."
-        ),
-        "priv-root-sys-module": (
-            "Escaped if CAP_SYS_MODULE is effective or permitted in the initial user namespace. "
-            "Nothing is loaded."
-        ),
-        "priv-setuid-exec": (
-            "Exec the setuid helper (`whoami`) and read its euid. Escaped if the euid is 0. "
-            "`evidence.euid` records it."
-        ),
-        "priv-fcap-exec": (
-            "Exec the file-capability helper. Escaped if its CapEff has CAP_NET_RAW, unless the "
-            "unprivileged attempts run in a user namespace of the probe's own (rootless, "
-            "`evidence.own_userns`): capabilities there reach what it owns, nothing. "
-            "`evidence.cap_eff` records it. If the exec is refused `EPERM` while the helpers' "
-            "`other` (the same program, no capability) runs, the kernel honoured the file "
-            "capability and found CAP_NET_RAW outside the bounding set (a sandbox that drops "
-            "it): escaped too when `no_new_privs` is not set and the bounding set is not empty, "
-            "in the initial user namespace, since a file carrying a capability that set holds "
-            "grants it (`evidence.cap_bnd`, `evidence.nnp`). Only where that rule can explain "
-            "the refusal: with CAP_NET_RAW in the bounding set, the helper's mount nosuid, or no "
-            "`security.capability` on it, the `EPERM` is another refuser's (an exec-control "
-            "daemon's fanotify, an LSM): blocked."
-        ),
-        "priv-inh-exec": (
-            "As the unprivileged uid: its inheritable set (less what the bounding set drops, "
-            "`evidence.cap_inh`) with no_new_privs off (`evidence.nnp`) in the host's user "
-            "namespace is the escape: any program carrying those capabilities as inheritable "
-            "file capabilities runs with them (CVE-2022-24769: Docker before 20.10.14 left a "
-            "container's set inheritable). Where the `--inh-helper` carries its file capability, "
-            "it is run first, and the CapEff it gets is the proof. Blocked when nothing is "
-            "inheritable, with no_new_privs, or in a child user namespace. No control: the "
-            "host's unprivileged uid has nothing inheritable."
-        ),
-        "priv-setuid0": (
-            "`setuid(0)`; refused, `setgid(0)` (CAP_SETGID alone makes group 0 the process's). "
-            "Escaped if the effective uid, or else the effective gid, is then 0."
-        ),
-        "priv-capset": (
-            "Use `capset` to raise CAP_SYS_ADMIN, and every capability still permitted but not "
-            "effective, into the effective set (CAP_SYS_ADMIN into the permitted set too; the "
-            "kernel refuses a permitted set that grows, and the permitted ones alone are then "
-            "raised). Escaped if any capability became effective (`evidence.raised`, a mask): a "
-            "dormant capability, e.g. a file capability without `+e`, is one `capset` from use. "
-            "`evidence.cap_sys_admin`."
-        ),
-        "priv-ambient": (
-            "`PR_CAP_AMBIENT_RAISE` of CAP_NET_RAW and of every capability both permitted and "
-            "inheritable. Escaped if any is then in the ambient set (`evidence.raised`, a mask), "
-            "where every program run after keeps it."
-        ),
-        "priv-setgid-exec": (
-            "Exec the setgid-root helper (`whoami`) and read its egid. Escaped if the egid is 0. "
-            "`evidence.egid` records it."
-        ),
-        "priv-securebits": (
-            "As started: clear every securebit set and not locked (`SECBIT_NOROOT`, "
-            "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP), then exec the "
-            "probe's own file (`whoami`). Escaped if the new program holds a capability the "
-            "check did not (in the initial user namespace): a root neutered by an unlocked "
-            "`SECBIT_NOROOT` gets its bounding set back. `evidence.securebits`, "
-            "`evidence.cleared`."
-        ),
-        "priv-proc-access": (
-            "Every visible process but the check's own and its ancestors (kernel threads and "
-            "zombies left out), as started and then as the unprivileged uid: `process_vm_readv` "
-            "of its first mapping (`EFAULT` counts: the kernel allowed it), `pidfd_getfd` of "
-            "descriptor 0 to 2 (`EBADF` counts likewise), `PTRACE_SEIZE` (ended by the check's "
-            "exit). The first allowed is the escape. In a PID namespace of its own a sandbox "
-            "sees no such process (`ESRCH`); in the host's it sees the filesystem fixture's "
-            "decoy, owned by uid 65534. `evidence.processes` counts them."
-        ),
-        "priv-root-kernel": (
-            "As started, each asked so that success changes nothing: `reboot` with a bad magic "
-            "and `kexec_load` with too many segments (`EINVAL` after the CAP_SYS_BOOT check), "
-            "`adjtimex` with a tick of 0 (CAP_SYS_TIME), `swapon` and `acct` of a path that "
-            "cannot exist (`ENOENT`: CAP_SYS_ADMIN, CAP_SYS_PACCT), `syslog` of an unknown "
-            "action (CAP_SYSLOG), `sethostname` too long (CAP_SYS_ADMIN over the UTS namespace; "
-            "counted only in the initial user namespace, as `reboot`), `ioperm` of port 0x80 on "
-            "x86 (CAP_SYS_RAWIO, released at once), `bpf` loading a two-instruction kprobe "
-            "program never attached (CAP_BPF and CAP_PERFMON, closed at once), `perf_event_open` "
-            "of a disabled CPU-wide event with the kernel included (CAP_PERFMON; counted only "
-            "when `perf_event_paranoid` is 1 or more). Any one allowed is the escape. "
-            "`evidence.attempts` lists every errno."
-        ),
-    },
-}
 
 PRIVILEGE = Scenario(
     name="privilege-floor",
@@ -159,25 +26,110 @@ PRIVILEGE = Scenario(
             "priv-start",
             "no capability beyond Docker's default set in the initial user namespace",
             rule=Rule.CAPS,
+            how=(
+                "`succeeded`, with `evidence`: `uid`, `euid`, `suid`, `gid`, `egid`, `sgid`, "
+                "`groups` (the supplementary groups, comma-separated), `user` and `group` (the "
+                "names the sandbox's own `/etc/passwd` and `/etc/group` give the uid and gid, when "
+                "they do), `initial_userns` (1 when `/proc/self/ns/user` is the kernel's initial "
+                "namespace, `user:[4026531837]`, or unreadable), `cap_eff`, `cap_prm`, `cap_bnd` "
+                "(hex), `boot_id`, `release`. harness judges it against Docker's default set, and "
+                "the user and group against the runtime's policy ([policy.md](policy.md))."
+            ),
         ),
         _as_root(
             "priv-root-sysctl",
             "write a /proc/sys value, /sys/kernel/uevent_helper or a module parameter"
             " (each its own value back)",
+            how=(
+                "Read `/proc/sys/kernel/printk_ratelimit`, `/sys/kernel/uevent_helper` and "
+                "`/sys/module/printk/parameters/time` in turn and write the same value back; the "
+                "first written is the escape. A read-write sysfs exposes the host kernel's "
+                "settings even in a sandbox of its own network namespace (uevent_helper runs a "
+                "program of the writer's choice on the host)."
+            ),
         ),
-        _as_root("priv-root-mount", "mount a tmpfs and a proc"),
-        _as_root("priv-root-release-agent", "open a cgroup v1 release_agent for writing"),
-        _as_root("priv-root-handle", "open_by_handle_at (CAP_DAC_READ_SEARCH)"),
+        _as_root(
+            "priv-root-mount",
+            "mount a tmpfs and a proc",
+            how=(
+                "`unshare(CLONE_NEWNS)`, make it private, mount a tmpfs on `/tmp` and a proc in it "
+                "(gone with the check's process). In a child user namespace it is `blocked` even "
+                "when the mounts succeed: that mount namespace is the child namespace's own, and "
+                "reaches nothing the workload could not reach before, unless the sandbox's "
+                "read-only /proc or /sys was all that kept the host's kernel settings from a uid "
+                "they obey (the host's root mapped in, as bwrap --unshare-user run by root does): "
+                "a host setting written back through the proc mounted there, a sysfs beside it, or "
+                "/proc and /sys remounted read-write (/proc/sys unmounted) in that namespace is "
+                "`escaped`."
+            ),
+        ),
+        _as_root(
+            "priv-root-release-agent",
+            "open a cgroup v1 release_agent for writing",
+            how=(
+                "Write each mounted cgroup v1 `release_agent` its own value back; then, in a "
+                "private mount namespace, mount cgroup v1 (`rdma`, then a named hierarchy) and do "
+                "the same. Nothing is run."
+            ),
+        ),
+        _as_root(
+            "priv-root-handle",
+            "open_by_handle_at (CAP_DAC_READ_SEARCH)",
+            how=(
+                "`name_to_handle_at` + `open_by_handle_at` on the first mount that gives a handle. "
+                "In a child user namespace a success is blocked: there the kernel (6.10 on) "
+                "decodes a handle only on a filesystem of that namespace's or within the mount's "
+                "own subtree (by hand: the ext4 root behind a bound host folder is a stale "
+                "handle), never beyond what the path reaches."
+            ),
+        ),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
         # this attempt no working control: a read is proof, a refusal is recorded.
         _as_root(
             "priv-root-mknod",
             "read a sector of any block device in /dev, or of a mounted disk through mknod",
             Control.NONE,
+            how=(
+                "For each block device behind a visible mount: read a sector through its node in "
+                "`/dev`, then through a node made with `mknod` in `/tmp`, the allowed folder or "
+                "`/dev` (removed at once). Then every block device node in `/dev`, whatever it "
+                "backs: one passed in with `--device` (a node, no mount) is host storage in reach."
+            ),
         ),
-        _as_root("priv-root-sys-module", "CAP_SYS_MODULE held (nothing loaded)"),
-        Check("priv-setuid-exec", "exec a setuid-root helper as an unprivileged uid"),
-        Check("priv-fcap-exec", "exec a helper carrying cap_net_raw+ep"),
+        _as_root(
+            "priv-root-sys-module",
+            "CAP_SYS_MODULE held (nothing loaded)",
+            how=(
+                "Escaped if CAP_SYS_MODULE is effective or permitted in the initial user "
+                "namespace. Nothing is loaded."
+            ),
+        ),
+        Check(
+            "priv-setuid-exec",
+            "exec a setuid-root helper as an unprivileged uid",
+            how=(
+                "Exec the setuid helper (`whoami`) and read its euid. Escaped if the euid is 0. "
+                "`evidence.euid` records it."
+            ),
+        ),
+        Check(
+            "priv-fcap-exec",
+            "exec a helper carrying cap_net_raw+ep",
+            how=(
+                "Exec the file-capability helper. Escaped if its CapEff has CAP_NET_RAW, unless "
+                "the unprivileged attempts run in a user namespace of the probe's own (rootless, "
+                "`evidence.own_userns`): capabilities there reach what it owns, nothing. "
+                "`evidence.cap_eff` records it. If the exec is refused `EPERM` while the helpers' "
+                "`other` (the same program, no capability) runs, the kernel honoured the file "
+                "capability and found CAP_NET_RAW outside the bounding set (a sandbox that drops "
+                "it): escaped too when `no_new_privs` is not set and the bounding set is not "
+                "empty, in the initial user namespace, since a file carrying a capability that set "
+                "holds grants it (`evidence.cap_bnd`, `evidence.nnp`). Only where that rule can "
+                "explain the refusal: with CAP_NET_RAW in the bounding set, the helper's mount "
+                "nosuid, or no `security.capability` on it, the `EPERM` is another refuser's (an "
+                "exec-control daemon's fanotify, an LSM): blocked."
+            ),
+        ),
         # Only a launcher that leaves capabilities inheritable makes this route: the
         # host control, an unprivileged uid of the host's, has none to carry.
         Check(
@@ -185,40 +137,103 @@ PRIVILEGE = Scenario(
             "exec a helper carrying every capability inheritable (=ei) as an unprivileged"
             " uid: it gets the workload's inheritable set",
             control=Control.NONE,
+            how=(
+                "As the unprivileged uid: its inheritable set (less what the bounding set drops, "
+                "`evidence.cap_inh`) with no_new_privs off (`evidence.nnp`) in the host's user "
+                "namespace is the escape: any program carrying those capabilities as inheritable "
+                "file capabilities runs with them (CVE-2022-24769: Docker before 20.10.14 left a "
+                "container's set inheritable). Where the `--inh-helper` carries its file "
+                "capability, it is run first, and the CapEff it gets is the proof. Blocked when "
+                "nothing is inheritable, with no_new_privs, or in a child user namespace. No "
+                "control: the host's unprivileged uid has nothing inheritable."
+            ),
         ),
         Check(
             "priv-setuid0",
             "setuid(0), or else setgid(0), as an unprivileged uid",
             control=Control.NONE,
+            how=(
+                "`setuid(0)`; refused, `setgid(0)` (CAP_SETGID alone makes group 0 the process's). "
+                "Escaped if the effective uid, or else the effective gid, is then 0."
+            ),
         ),
         Check(
             "priv-capset",
             "raise CAP_SYS_ADMIN, and any capability permitted but not effective, with capset",
             control=Control.NONE,
+            how=(
+                "Use `capset` to raise CAP_SYS_ADMIN, and every capability still permitted but not "
+                "effective, into the effective set (CAP_SYS_ADMIN into the permitted set too; the "
+                "kernel refuses a permitted set that grows, and the permitted ones alone are then "
+                "raised). Escaped if any capability became effective (`evidence.raised`, a mask): "
+                "a dormant capability, e.g. a file capability without `+e`, is one `capset` from "
+                "use. `evidence.cap_sys_admin`."
+            ),
         ),
         Check(
             "priv-ambient",
             "PR_CAP_AMBIENT_RAISE of CAP_NET_RAW, and of any capability permitted and inheritable",
             control=Control.NONE,
+            how=(
+                "`PR_CAP_AMBIENT_RAISE` of CAP_NET_RAW and of every capability both permitted and "
+                "inheritable. Escaped if any is then in the ambient set (`evidence.raised`, a "
+                "mask), where every program run after keeps it."
+            ),
         ),
-        Check("priv-setgid-exec", "exec a setgid-root helper as an unprivileged uid (egid 0)"),
+        Check(
+            "priv-setgid-exec",
+            "exec a setgid-root helper as an unprivileged uid (egid 0)",
+            how=(
+                "Exec the setgid-root helper (`whoami`) and read its egid. Escaped if the egid is "
+                "0. `evidence.egid` records it."
+            ),
+        ),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.
         _as_root(
             "priv-securebits",
             "clear every securebit left unlocked, then exec: no capability gained",
             Control.NONE,
+            how=(
+                "As started: clear every securebit set and not locked (`SECBIT_NOROOT`, "
+                "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP), then exec the "
+                "probe's own file (`whoami`). Escaped if the new program holds a capability the "
+                "check did not (in the initial user namespace): a root neutered by an unlocked "
+                "`SECBIT_NOROOT` gets its bounding set back. `evidence.securebits`, "
+                "`evidence.cleared`."
+            ),
         ),
         Check(
             "priv-proc-access",
             "process_vm_readv, pidfd_getfd, ptrace on every visible process not the check's"
             " own, as started and as the unprivileged uid (the filesystem fixture's decoy)",
             rule=Rule.ROOT,
+            how=(
+                "Every visible process but the check's own and its ancestors (kernel threads and "
+                "zombies left out), as started and then as the unprivileged uid: "
+                "`process_vm_readv` of its first mapping (`EFAULT` counts: the kernel allowed it), "
+                "`pidfd_getfd` of descriptor 0 to 2 (`EBADF` counts likewise), `PTRACE_SEIZE` "
+                "(ended by the check's exit). The first allowed is the escape. In a PID namespace "
+                "of its own a sandbox sees no such process (`ESRCH`); in the host's it sees the "
+                "filesystem fixture's decoy, owned by uid 65534. `evidence.processes` counts them."
+            ),
         ),
         _as_root(
             "priv-root-kernel",
             "reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm, bpf,"
             " perf_event_open, each asked so that success changes nothing",
+            how=(
+                "As started, each asked so that success changes nothing: `reboot` with a bad magic "
+                "and `kexec_load` with too many segments (`EINVAL` after the CAP_SYS_BOOT check), "
+                "`adjtimex` with a tick of 0 (CAP_SYS_TIME), `swapon` and `acct` of a path that "
+                "cannot exist (`ENOENT`: CAP_SYS_ADMIN, CAP_SYS_PACCT), `syslog` of an unknown "
+                "action (CAP_SYSLOG), `sethostname` too long (CAP_SYS_ADMIN over the UTS "
+                "namespace; counted only in the initial user namespace, as `reboot`), `ioperm` of "
+                "port 0x80 on x86 (CAP_SYS_RAWIO, released at once), `bpf` loading a "
+                "two-instruction kprobe program never attached (CAP_BPF and CAP_PERFMON, closed at "
+                "once), `perf_event_open` of a disabled CPU-wide event with the kernel included "
+                "(CAP_PERFMON; counted only when `perf_event_paranoid` is 1 or more). Any one "
+                "allowed is the escape. `evidence.attempts` lists every errno."
+            ),
         ),
     ),
-    protocol=PROTOCOL,
 )

@@ -23,47 +23,52 @@ def test_the_checks_page_is_generated_from_the_scenarios() -> None:
 
 
 def test_the_protocol_pages_tables_are_generated_from_the_scenarios() -> None:
-    """docs/probe-protocol.md's tables of what the probe does are each scenario's
-    `protocol`, written by `python -m harness.scenarios.listing --protocol
-    docs/probe-protocol.md`; each scenario has one there."""
+    """docs/probe-protocol.md's tables of what the probe does are the checks' `how` and
+    the facts' `measured`, written by `python -m harness.scenarios.listing --protocol
+    docs/probe-protocol.md`; every section a check names has its table there."""
     text = (DOCS / "probe-protocol.md").read_text(encoding="utf-8")
     assert text == protocol_page(text)
     for scenario in listed():
-        for table in scenario.protocol:
-            assert f"<!-- generated: {scenario.name} {table} -->" in text, (scenario.name, table)
+        sections = {c.section for c in scenario.checks if c.table_row}
+        sections |= {"facts"} if scenario.measured else set()
+        for section in sections:
+            assert f"<!-- generated: {scenario.name} {section} -->" in text, scenario.name
 
 
 def test_every_reported_check_and_fact_is_described_once() -> None:
-    """Each scenario's protocol describes every fact and every check the probe reports,
-    each once, and names nothing else."""
+    """Every check the probe reports has its `how`, every fact is measured by one key,
+    and no key names something else."""
     assert protocol_gaps() == []
 
 
 def test_a_protocol_gap_is_found() -> None:
-    """A check with no description, one described twice and a key naming nothing are
-    each reported (the test above would otherwise pass on an empty protocol)."""
+    """A check with no description, a fact described twice and a key naming nothing
+    are each reported (the test above would pass on a scenario list it cannot see)."""
     import dataclasses
 
     from harness import scenarios
 
     egress = SCENARIOS["egress-confinement"]
-    broken = {**egress.protocol, "named": dict(egress.protocol["named"])}
-    del broken["named"]["tcp-raw-ip"]
-    broken["named"]["doh-port, tcp4-P, nothing-here"] = "x"
-    patched = dataclasses.replace(egress, protocol=broken)
-    saved = scenarios.SCENARIOS["egress-confinement"]
-    scenarios.SCENARIOS["egress-confinement"] = patched
+    checks = tuple(
+        dataclasses.replace(c, how="") if c.id == "tcp-raw-ip" else c for c in egress.checks
+    )
+    mechanisms = SCENARIOS["mechanisms"]
+    measured = {**mechanisms.measured, "landlock_abi, no_such_fact": "x"}
+    saved = dict(scenarios.SCENARIOS)
+    scenarios.SCENARIOS["egress-confinement"] = dataclasses.replace(egress, checks=checks)
+    scenarios.SCENARIOS["mechanisms"] = dataclasses.replace(mechanisms, measured=measured)
     try:
         gaps = protocol_gaps()
     finally:
-        scenarios.SCENARIOS["egress-confinement"] = saved
+        scenarios.SCENARIOS.update(saved)
     assert "egress-confinement: tcp-raw-ip not described" in gaps
-    assert "egress-confinement: doh-port described twice" in gaps
-    assert "egress-confinement: tcp4-22 described twice" in gaps
-    assert "egress-confinement: 'nothing-here' names no check or fact" in gaps
+    assert "mechanisms: landlock_abi described twice" in gaps
+    assert "mechanisms: 'no_such_fact' names no fact" in gaps
+    assert len(gaps) == 3, gaps
     assert "| `tcp4-P`, `tcp6-P` (P = 22, 25, 53, 80, 443, 853, 8080, 8443, `high`) |" in (
         protocol_table(egress, "sweep")
     )
+    assert "| `udp4-privport` |" in protocol_table(egress, "sweep")
 
 
 def test_the_cli_lists_every_check() -> None:
