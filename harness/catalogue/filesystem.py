@@ -186,6 +186,7 @@ ROWS: tuple[Row, ...] = (
         ("chmod", "fchmod", "fchmodat", "fchmodat2"),
         checks=("fs-chmod-outside",),
         target="chmod-me",
+        ways=("i386: chmod, fchmodat",),
         kernels="all (fchmodat2: 6.6+)",
     ),
     _fs(
@@ -194,6 +195,7 @@ ROWS: tuple[Row, ...] = (
         ("chown", "fchown", "lchown", "fchownat"),
         checks=("fs-chown-outside",),
         target="chown-me",
+        ways=("i386: chown32, lchown32, fchownat",),
     ),
     _fs(
         _BEYOND,
@@ -201,6 +203,7 @@ ROWS: tuple[Row, ...] = (
         ("utime", "utimes", "futimesat", "utimensat"),
         checks=("fs-utime-outside",),
         target="utime-me",
+        ways=("i386: utime, utimes, utimensat",),
     ),
     _fs(
         _BEYOND,
@@ -217,6 +220,7 @@ ROWS: tuple[Row, ...] = (
         ),
         checks=("fs-xattr-outside",),
         target="xattr-me (user.*)",
+        ways=("i386: setxattr, lsetxattr, removexattr, lremovexattr",),
         kernels="all (setxattrat, removexattrat: 6.13+)",
     ),
     _fs(

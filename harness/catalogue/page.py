@@ -32,7 +32,8 @@ def _line(row: Row) -> str:
         how = f"not attempted: {row.unseen}"
     proof = ", ".join(f"`{m}`" for m in mutants_of(row)) or _cell(NO_MUTANT.get(row.key, "-"))
     return (
-        f"| {_cell(row.group)} | {_cell(row.operation)} | {calls} | {how}"
+        f"| {_cell(row.group)} | {_cell(row.operation)} | {calls}"
+        f" | {_cell('; '.join(row.ways)) or 'native'} | {how}"
         f" | {_cell(row.target) or '-'} | {_cell(row.kernels)} | {proof} |"
     )
 
@@ -50,14 +51,17 @@ def markdown() -> str:
         "check or says why harness cannot see it. Each row with checks names the sandbox of",
         "`matrices/mutants.toml` that leaves exactly it open (its mutant), which a test holds",
         "caught by one of the row's own checks. Checks are listed in [checks.md](checks.md).",
+        "**ways** are the entries the checks take besides the native syscalls (`native`: those",
+        "alone): the i386 entry (`int $0x80`) of an x86_64 kernel, whose numbers a filter",
+        "without an architecture check does not match, each with its own mutant.",
     ]
     for surface in Surface:
         out += [
             "",
             f"## {_TITLES[surface]}",
             "",
-            "| group | operation | syscalls | checks | against | kernels | mutant |",
-            "|---|---|---|---|---|---|---|",
+            "| group | operation | syscalls | ways | checks | against | kernels | mutant |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         out += [_line(r) for r in all_rows() if r.surface is surface]
     out += [

@@ -25,7 +25,8 @@ class Row:
     `checks` are ids of scenario checks (`harness scenarios --checks`) that attempt
     it; a row without checks says in `unseen` why harness cannot see it (or why it is
     not a violation of its property). `target` is what the attempt is made against (a
-    sentinel, a helper, a canary address); `kernels` where the operation exists."""
+    sentinel, a helper, a canary address); `kernels` where the operation exists; `ways`
+    the other entries into it that its checks also take."""
 
     surface: Surface
     group: str  # the kernel's own grouping (a Landlock access right, a syscall family)
@@ -35,6 +36,11 @@ class Row:
     target: str = ""
     kernels: str = "all"
     unseen: str = ""
+    # The entries the checks take into the operation besides the native syscalls
+    # above: another ABI's ("i386: chmod, fchmodat", the int $0x80 entry of an x86_64
+    # kernel), an io_uring opcode, a descriptor held. A filter that closes the native
+    # calls and leaves one of these open is caught only if it is tried.
+    ways: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

@@ -10,7 +10,9 @@
  * command after "--". harness uses it for its reference (matrices/local.toml) and its
  * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
  * Landlock access right unhandled, `--unfiltered FAMILY` a family of calls out of
- * the filter. It is not a check. */
+ * the filter, `--any-arch` the filter's architecture check (another ABI's entry
+ * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
+ * mutant of one row's one way). It is not a check. */
 
 #include "probe.h"
 #include "landlock.h"
@@ -126,6 +128,19 @@ static const struct { const char *family; long nr[8]; } meta_calls[] = {
 };
 #define N_FAMILIES (sizeof meta_calls / sizeof meta_calls[0])
 
+#if defined(__x86_64__)
+/* The same families' calls through the i386 entry, as the probe makes them (i386.c):
+ * a mutant's `--i386-open FAMILY` lets exactly these through (and getpid, by which the
+ * probe finds the entry), every other call of that entry refused. */
+static const struct { const char *family; long nr[4]; } i386_calls[] = {
+    { "chmod", { I386_NR_chmod, I386_NR_fchmodat, -1, -1 } },
+    { "chown", { I386_NR_chown32, I386_NR_lchown32, I386_NR_fchownat, -1 } },
+    { "utime", { I386_NR_utime, I386_NR_utimes, I386_NR_utimensat, -1 } },
+    { "xattr", { I386_NR_setxattr, I386_NR_lsetxattr, I386_NR_removexattr, I386_NR_lremovexattr } },
+};
+#define AUDIT_ARCH_I386_ 0x40000003U
+#endif
+
 static int meta_family(const char *name)
 {
     for (size_t i = 0; i < N_FAMILIES; i++)
@@ -135,14 +150,43 @@ static int meta_family(const char *name)
 }
 
 /* EPERM for every call of the families not left out; another architecture's calls
- * (x32 on x86_64 included) are refused too, so none of them is a way around. */
-static void metadata_filter(const int *unfiltered)
+ * (x32 on x86_64 included) are refused too, so none of them is a way around, unless
+ * `any_arch` (a mutant's mistake: numbers matched whatever the entry, so i386's
+ * chmod, 15, is no x86_64 chmod, 90, and goes through). */
+static void metadata_filter(const int *unfiltered, int any_arch, const char *i386_open)
 {
-    struct sock_filter f[112];
+    struct sock_filter f[128];
     unsigned n = 0;
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PROBE_AUDIT_ARCH, 1, 0);
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    if (!any_arch) {
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PROBE_AUDIT_ARCH, 0, 1);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0); /* target set below */
+        unsigned native = n - 1;
+#if defined(__x86_64__)
+        if (i386_open) {
+            int k = -1;
+            for (size_t j = 0; j < sizeof i386_calls / sizeof i386_calls[0]; j++)
+                if (!strcmp(i386_calls[j].family, i386_open))
+                    k = (int)j;
+            if (k < 0)
+                fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr)", i386_open);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, I386_NR_getpid, 0, 1);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+            for (int j = 0; j < 4 && i386_calls[k].nr[j] >= 0; j++) {
+                f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)i386_calls[k].nr[j], 0, 1);
+                f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+            }
+        }
+#else
+        if (i386_open)
+            fatal(2, "confine: --i386-open: no i386 entry on this architecture");
+#endif
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+        f[native].k = n - native - 1;
+    }
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
@@ -175,12 +219,21 @@ void confine_main(int argc, char **argv)
 {
     const char *paths[MAX_RULES];
     uint64_t rights[MAX_RULES];
-    int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 };
+    int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 }, any_arch = 0;
+    const char *i386_open = NULL;
     uint64_t unhandled = 0;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         int write = !strcmp(argv[i], "--write"), data = !strcmp(argv[i], "--data");
         if (i + 1 < argc && !strcmp(argv[i], "--unhandled")) {
             unhandled |= ll_right(argv[++i]);
+            continue;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--i386-open")) {
+            i386_open = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--any-arch")) {
+            any_arch = 1;
             continue;
         }
         if (i + 1 < argc && !strcmp(argv[i], "--unfiltered")) {
@@ -189,7 +242,8 @@ void confine_main(int argc, char **argv)
         }
         if ((!write && !data && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
             fatal(2, "usage: probe confine [--read PATH]... [--data PATH]... [--write PATH]..."
-                     " [--unhandled RIGHT]... [--unfiltered FAMILY]... -- COMMAND...");
+                     " [--unhandled RIGHT]... [--unfiltered FAMILY]... [--any-arch] [--i386-open FAMILY]"
+                     " -- COMMAND...");
         paths[n] = argv[++i];
         rights[n++] = write ? ~0ULL : (LL_FS_READ_FILE | LL_FS_READ_DIR | (data ? 0 : LL_FS_EXECUTE));
     }
@@ -208,7 +262,7 @@ void confine_main(int argc, char **argv)
     docker_capabilities();
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         fatal(2, "confine: no_new_privs: %s", strerror(errno));
-    metadata_filter(unfiltered);
+    metadata_filter(unfiltered, any_arch, i386_open);
     if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         fatal(2, "confine: landlock_restrict_self: %s", strerror(errno));
     close(ruleset);

@@ -48,6 +48,7 @@
  *                sweep.c (what it tries), ipc.c (SysV and POSIX IPC), uring.c
  *                (io_uring: the one ring, the sweep's exchange, the file operations)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
+ *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
  *                start), mounts.c (the mount table), routes.c (every route to every
  *                sentinel), writereach.c (write reach), procs.c (other processes)
@@ -352,6 +353,14 @@ const char *outside(enum target t); /* <outside>/<name>, a MADE target's <name>-
 void tried(const char *call, long rc);
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
+/* One call through another ABI's entry: its number there and up to five arguments,
+ * each a value, or (with `len`) bytes copied below 4 GiB, where a 32-bit entry can
+ * address them. */
+struct compat_arg { long v; const void *p; size_t len; };
+#define CV(x) { .v = (long)(x) }          /* a value */
+#define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
+struct compat_call { const char *name; long nr; struct compat_arg a[5]; };
+void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];

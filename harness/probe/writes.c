@@ -151,6 +151,12 @@ void chk_fs_chmod_outside(void)
         tried("fchmod", syscall(SYS_fchmod, fd, (long)(m ^ 0004)));
         close(fd);
     }
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { "chmod", I386_NR_chmod, { CP(path, n), CV((long)(m ^ 0040)) } },
+        { "fchmodat", I386_NR_fchmodat, { CV(AT_FDCWD), CP(path, n), CV((long)(m ^ 0400)) } },
+    };
+    compat_tried(i386, 2);
     verdict("change the mode of", path);
 }
 
@@ -186,6 +192,13 @@ void chk_fs_chown_outside(void)
         tried("fchownat O_PATH", syscall(SYS_fchownat, fd, "", (long)u, (long)g, (long)AT_EMPTY_PATH));
         close(fd);
     }
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { "chown32", I386_NR_chown32, { CP(path, n), CV((long)u), CV((long)g) } },
+        { "lchown32", I386_NR_lchown32, { CP(path, n), CV((long)u), CV((long)g) } },
+        { "fchownat", I386_NR_fchownat, { CV(AT_FDCWD), CP(path, n), CV((long)u), CV((long)g) } },
+    };
+    compat_tried(i386, 3);
     verdict("change the owner of", path);
 }
 
@@ -207,6 +220,15 @@ void chk_fs_utime_outside(void)
     struct { long actime, modtime; } ut = { 4, 4 };
     tried("utime", syscall(SYS_utime, path, &ut));
 #endif
+    /* i386's own layouts: 32-bit seconds (and microseconds) */
+    const int32_t ut32[2] = { 5, 5 }, tv32[4] = { 6, 0, 6, 0 };
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { "utime", I386_NR_utime, { CP(path, n), CP(ut32, sizeof ut32) } },
+        { "utimes", I386_NR_utimes, { CP(path, n), CP(tv32, sizeof tv32) } },
+        { "utimensat now", I386_NR_utimensat, { CV(AT_FDCWD), CP(path, n), CV(0), CV(0) } },
+    };
+    compat_tried(i386, 3);
     verdict("change the times of", path);
 }
 
@@ -227,6 +249,15 @@ void chk_fs_xattr_outside(void)
         tried("fsetxattr", syscall(SYS_fsetxattr, fd, "user.harness-f", v, n, 0));
         close(fd);
     }
+    size_t pn = strlen(path) + 1;
+    static const char set[] = "user.harness-i386", lset[] = "user.harness-li386";
+    const struct compat_call i386[] = {
+        { "setxattr", I386_NR_setxattr, { CP(path, pn), CP(set, sizeof set), CP(v, n), CV((long)n), CV(0) } },
+        { "lsetxattr", I386_NR_lsetxattr, { CP(path, pn), CP(lset, sizeof lset), CP(v, n), CV((long)n), CV(0) } },
+        { "removexattr", I386_NR_removexattr, { CP(path, pn), CP(set, sizeof set) } },
+        { "lremovexattr", I386_NR_lremovexattr, { CP(path, pn), CP(lset, sizeof lset) } },
+    };
+    compat_tried(i386, 4);
     verdict("set or remove extended attributes of", path);
 }
 

@@ -288,6 +288,14 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
     "landlock-unfiltered-utime": {"filesystem_confinement": "fs-utime-outside"},
     "landlock-unfiltered-xattr": {"filesystem_confinement": "fs-xattr-outside"},
+    # The same families through the i386 entry alone (issue 37: every way into an
+    # operation): the filter complete on x86_64's numbers, one family's i386 calls open.
+    "landlock-i386-chmod": {"filesystem_confinement": "fs-chmod-outside"},
+    "landlock-i386-chown": {"filesystem_confinement": "fs-chown-outside"},
+    "landlock-i386-utime": {"filesystem_confinement": "fs-utime-outside"},
+    "landlock-i386-xattr": {"filesystem_confinement": "fs-xattr-outside"},
+    # A filter with no architecture check: every family's i386 calls.
+    "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.

@@ -1,0 +1,106 @@
+/* Another way into the same kernel operations: the i386 entry (int $0x80) that an
+ * x86_64 kernel with IA32 emulation keeps for 32-bit programs, with numbers of its
+ * own. A seccomp filter that matches syscall numbers without checking
+ * seccomp_data.arch refuses chmod (90) and lets the i386 chmod (15) through. The
+ * write kinds try their calls here too (compat_tried), each result reported to
+ * tried() as "<call> (i386)", so a verdict's reason names the way. Where there is no
+ * such entry (aarch64, a kernel without IA32 emulation, gVisor), nothing is tried:
+ * no line claims a way it could not take. */
+
+#include "probe.h"
+
+#include <sys/mman.h>
+
+#if defined(__x86_64__)
+static long int80(long nr, const long v[5])
+{
+    long ret;
+    __asm__ volatile("int $0x80"
+                     : "=a"(ret)
+                     : "a"(nr), "b"(v[0]), "c"(v[1]), "d"(v[2]), "S"(v[3]), "D"(v[4])
+                     : "memory", "r8", "r9", "r10", "r11");
+    return ret;
+}
+
+/* In a child, from call `from` on: first the entry itself (getpid, whose answer
+ * proves the entry is there), then each call, each result written to `fd` as it
+ * comes, so that a child a filter kills mid-way still said what came before. */
+static void run_calls(int fd, const struct compat_call *calls, int from, int n)
+{
+    char *low = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                     -1, 0);
+    static const long none[5];
+    long pid = int80(I386_NR_getpid, none);
+    long here = (pid == (long)getpid()) ? 1 : 0;
+    if (write(fd, &here, sizeof here) != sizeof here || !here || low == MAP_FAILED)
+        _exit(1);
+    for (int i = from; i < n; i++) {
+        long v[5];
+        size_t used = 0;
+        for (int k = 0; k < 5; k++) {
+            const struct compat_arg *a = &calls[i].a[k];
+            v[k] = a->v;
+            if (a->p && used + a->len <= (1 << 16)) {
+                memcpy(low + used, a->p, a->len);
+                v[k] = (long)(uintptr_t)(low + used);
+                used += (a->len + 15) & ~(size_t)15;
+            }
+        }
+        long r = int80(calls[i].nr, v);
+        if (write(fd, &r, sizeof r) != sizeof r)
+            _exit(1);
+    }
+    _exit(0);
+}
+
+void compat_tried(const struct compat_call *calls, int n)
+{
+    char name[96];
+    for (int from = 0; from < n;) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) != 0)
+            return;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(p[0]), close(p[1]);
+            return;
+        }
+        if (pid == 0) {
+            close(p[0]);
+            run_calls(p[1], calls, from, n);
+        }
+        close(p[1]);
+        long here = 0, r;
+        int got = read(p[0], &here, sizeof here) == sizeof here && here;
+        int i = from;
+        for (; got && i < n && read(p[0], &r, sizeof r) == sizeof r; i++) {
+            snprintf(name, sizeof name, "%s (i386)", calls[i].name);
+            errno = r < 0 ? (int)-r : 0;
+            tried(name, r < 0 ? -1 : 0);
+        }
+        close(p[0]);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (!got)
+            return; /* no i386 entry here (or it cannot be told): nothing tried */
+        if (i < n && WIFSIGNALED(status)) {
+            /* Killed at call i: a filter's refusal (SECCOMP_RET_KILL). */
+            snprintf(name, sizeof name, "%s (i386)", calls[i].name);
+            errno = EPERM;
+            tried(name, -1);
+            i++;
+        } else if (i < n) {
+            return;
+        }
+        from = i;
+    }
+}
+#else
+/* aarch64: its arm32 compat entry is taken only by a 32-bit program (a different
+ * instruction set), which the probe is not; nothing to try from here. */
+void compat_tried(const struct compat_call *calls, int n)
+{
+    (void)calls, (void)n;
+}
+#endif
