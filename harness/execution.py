@@ -23,7 +23,7 @@ from harness.matrix.models import Host, Settings
 from harness.plan import Cell
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results.records import CellRecord, CellStatus, HostEvidence, VerdictRecord
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
 from harness.scenarios.fence import PHASE_ORDER

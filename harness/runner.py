@@ -36,7 +36,7 @@ from harness.observer import Observer, SilentObserver
 from harness.plan import Cell, Plan
 from harness.probe import BuiltProbe, Probes
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 from harness.runtimes import Runtime
 from harness.runtimes.release import release_of, stage_release
 from harness.scenarios import SCENARIOS
@@ -117,7 +117,7 @@ class Runner:
     # -- bookkeeping ---------------------------------------------------------------
 
     def manifest(self, *, started: str, ended: str | None) -> dict[str, Any]:
-        from harness.results.store import run_manifest  # the results folder's owner
+        from harness.results.store.manifest import run_manifest  # the results folder's owner
 
         return run_manifest(
             run_id=self.outcome.run_id,

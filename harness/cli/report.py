@@ -21,7 +21,8 @@ from harness.report.diff import Change, RunDiff, diff_runs
 from harness.report.markdown import append_step_summary
 from harness.report.render import FORMATS, render, render_parts
 from harness.results.records import Verdict
-from harness.results.store import holds_run, load_run, load_runs
+from harness.results.store.layout import holds_run
+from harness.results.store.read import load_run, load_runs
 from harness.text import rich_text
 
 REPORT_FORMATS = list(FORMATS)
