@@ -26,7 +26,8 @@ from harness.errors import HarnessError, ResultsError, failure_reason
 from harness.execution import HostContext, HostSide, run_cell
 from harness.exitcodes import ExitCode
 from harness.hostside.base import HostSetup
-from harness.hostside.canary import high_port, start_order
+from harness.hostside.canary import start_order
+from harness.hostside.canary_setup import high_port
 from harness.hostside.compose import HostFixtures, compose, needs_of, targets_of
 from harness.hostside.lease import claim, keep_renewing, release
 from harness.judge.cell import judge_cell
