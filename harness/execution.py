@@ -196,7 +196,7 @@ async def run_cell(
         )
         done, report = envelope.open(done)
         if report is not None and report.phases is not None:
-            setup.evidence["phases"] = {n: p.to_json() for n, p in report.phases.items()}
+            setup.evidence["phases"] = dict(report.phases)
     except TransportError as exc:
         reason = f"transport failed during the cell: {exc.reason}"
     finally:

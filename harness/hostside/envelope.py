@@ -36,6 +36,7 @@ from harness.hostside.canary_log import LOG_FUNCTION
 from harness.hostside.canary_setup import RunningCanary
 from harness.hostside.filesystem import FUNCTIONS, ORIGINAL, Sentinels, parse_inspection
 from harness.hostside.scripts import script
+from harness.results.records import Phase
 from harness.scenarios.base import NO_ACTION
 from harness.transport import Completed
 
@@ -53,19 +54,6 @@ PHASE_FUNCTION = script("phase-watch.sh", PHASE_POLL=f"{PHASE_POLL:g}", NO_ACTIO
 
 # The cell's one command: sentinels, the sandbox, the canary's log and the phases.
 SCRIPT = FUNCTIONS + LOG_FUNCTION + PHASE_FUNCTION + script("envelope.sh")
-
-
-@dataclass(frozen=True, slots=True)
-class Phase:
-    """What the host did at one barrier: the hook's exit status, how long it took,
-    and the first line it printed."""
-
-    status: int
-    ms: int
-    said: str = ""
-
-    def to_json(self) -> dict[str, object]:
-        return {"status": self.status, "ms": self.ms, "said": self.said}
 
 
 @dataclass(frozen=True, slots=True)
