@@ -23,7 +23,7 @@ from harness.matrix.models import Host, Settings
 from harness.plan import Cell
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results.records import CellRecord, CellStatus, HostEvidence, VerdictRecord
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 from harness.runtimes import CellPaths, Runtime
 from harness.scenarios import SCENARIOS, Scenario
 from harness.scenarios.fence import PHASE_ORDER
@@ -196,7 +196,7 @@ async def run_cell(
         )
         done, report = envelope.open(done)
         if report is not None and report.phases is not None:
-            setup.evidence["phases"] = {n: p.to_json() for n, p in report.phases.items()}
+            setup.evidence["phases"] = dict(report.phases)
     except TransportError as exc:
         reason = f"transport failed during the cell: {exc.reason}"
     finally:

@@ -26,7 +26,8 @@ from harness.errors import HarnessError, ResultsError, failure_reason
 from harness.execution import HostContext, HostSide, run_cell
 from harness.exitcodes import ExitCode
 from harness.hostside.base import HostSetup
-from harness.hostside.canary import high_port, start_order
+from harness.hostside.canary import start_order
+from harness.hostside.canary_setup import high_port
 from harness.hostside.compose import HostFixtures, compose, needs_of, targets_of
 from harness.hostside.lease import claim, keep_renewing, release
 from harness.judge.cell import judge_cell
@@ -36,7 +37,7 @@ from harness.observer import Observer, SilentObserver
 from harness.plan import Cell, Plan
 from harness.probe import BuiltProbe, Probes
 from harness.results import CellRecord, CellStatus, ResultsStore, VerdictRecord
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 from harness.runtimes import Runtime
 from harness.runtimes.release import release_of, stage_release
 from harness.scenarios import SCENARIOS
@@ -117,7 +118,7 @@ class Runner:
     # -- bookkeeping ---------------------------------------------------------------
 
     def manifest(self, *, started: str, ended: str | None) -> dict[str, Any]:
-        from harness.results.store import run_manifest  # the results folder's owner
+        from harness.results.store.manifest import run_manifest  # the results folder's owner
 
         return run_manifest(
             run_id=self.outcome.run_id,

@@ -77,6 +77,7 @@ TARGETS: dict[str, list[str]] = {
     "harness/judge/properties.py": FAST,
     "harness/judge/arrivals.py": FAST,
     "harness/judge/reach.py": FAST,
+    "harness/judge/start.py": FAST,
     "harness/judge/verdicts.py": FAST,
     "harness/judge/attribution.py": FAST,
     "harness/judge/cell.py": FAST,

@@ -17,7 +17,9 @@ import anyio
 import pytest
 
 from harness.hostside.base import CellSetup, HostSetup
-from harness.hostside.canary import CanaryFixture, RunningCanary, settle_canary, unsettled
+from harness.hostside.canary import CanaryFixture
+from harness.hostside.canary_log import settle_canary, unsettled
+from harness.hostside.canary_setup import RunningCanary
 from harness.hostside.envelope import Report
 from harness.judge.properties import Context, Outcome, judge_attempt
 from harness.matrix.models import Canary

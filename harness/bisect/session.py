@@ -39,7 +39,7 @@ from harness.releases.index import ReleaseIndex
 from harness.releases.install import HostInfo, candidate_host, install
 from harness.releases.versions import Version, select_range
 from harness.results import ResultsStore, Verdict, VerdictRecord
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS

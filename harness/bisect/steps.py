@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.bisect.search import SearchResult, StepOutcome
 from harness.releases.versions import Version
 from harness.results.records import VerdictRecord
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 
 if TYPE_CHECKING:
     from harness.matrix import Matrix

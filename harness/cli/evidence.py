@@ -16,7 +16,7 @@ from harness.evidence.fence import GUARANTEES, UNDECLARED, outer_fence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
 from harness.files import output_error, write_atomic
-from harness.results.store import Manifest
+from harness.results.store.manifest import Manifest
 from harness.text import file_name, rich_text
 
 

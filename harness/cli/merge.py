@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from harness.results.merge import merge_runs, missing_shard_reason
-from harness.results.store import read_cells
+from harness.results.store.read import read_cells
 
 
 @click.command()

@@ -23,7 +23,8 @@ from harness.report.diff import Change, RunDiff, diff_runs
 from harness.report.markdown import append_step_summary
 from harness.report.render import FORMATS, render, render_parts
 from harness.results.records import Verdict
-from harness.results.store import Run, holds_run, load_run, load_runs
+from harness.results.store.layout import holds_run
+from harness.results.store.read import Run, load_run, load_runs
 from harness.text import rich_text
 
 REPORT_FORMATS = [HUMAN, *FORMATS]

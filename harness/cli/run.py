@@ -23,7 +23,8 @@ from harness.report.console import LiveProgress, print_report
 from harness.report.render import FORMATS, write_reports
 from harness.results import ResultsStore, VerdictRecord, default_folder
 from harness.results.resume import read_resumable
-from harness.results.store import MANIFEST, Manifest, Selection
+from harness.results.store.layout import MANIFEST
+from harness.results.store.manifest import Manifest, Selection
 from harness.runner import Runner
 from harness.scenarios import listed
 from harness.text import rich_text

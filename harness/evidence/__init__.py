@@ -12,7 +12,7 @@ from typing import Any
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import observation, openshell_document
 from harness.evidence.source import CellEvidence, load_evidence
-from harness.results.store import Manifest
+from harness.results.store.manifest import Manifest
 from harness.scenarios.base import PROPERTIES
 
 FORMATS = ("openshell", "openshell-legacy", "json")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.evidence.source import CellEvidence
-from harness.results.store import Manifest
+from harness.results.store.manifest import Manifest
 
 SCHEMA = "https://harness.invalid/schemas/openshell-legacy-confirm-evidence-v1.json"
 SECCOMP_FACTS = {

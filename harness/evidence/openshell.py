@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.evidence.fence import outer_fence
 from harness.evidence.source import CellEvidence
-from harness.results.store import Manifest
+from harness.results.store.manifest import Manifest
 from harness.scenarios.base import Property
 
 SCHEMA = "https://harness.invalid/schemas/openshell-boundary-confirmation-v1.json"

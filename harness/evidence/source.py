@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.results.records import CellRecord
-from harness.results.store import HostEntry, Manifest, read_cells, read_manifest, read_verdicts
+from harness.results.store.manifest import HostEntry, Manifest
+from harness.results.store.read import read_cells, read_manifest, read_verdicts
 
 
 def commitment(lines: list[bytes]) -> str:
@@ -56,7 +57,7 @@ class CellEvidence:
 
 def load_evidence(folder: Path) -> tuple[Manifest, list[CellEvidence]]:
     """The manifest and one CellEvidence per completed-or-not, non-control cell.
-    Every line is validated as the record it must be (`results/store.py`)."""
+    Every line is validated as the record it must be (`results/store/read.py`)."""
     manifest = read_manifest(folder)
     cells: dict[tuple[str, str], CellEvidence] = {}
     for line, record in read_cells(folder):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from harness.transport import Transport
 
 if TYPE_CHECKING:
-    from harness.hostside.canary import RunningCanary
+    from harness.hostside.canary_setup import RunningCanary
     from harness.hostside.envelope import Report
     from harness.hostside.filesystem import Sentinels
     from harness.matrix.models import Canary

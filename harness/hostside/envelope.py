@@ -32,8 +32,11 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from harness.hostside.canary import LOG_FUNCTION, RunningCanary
+from harness.hostside.canary_log import LOG_FUNCTION
+from harness.hostside.canary_setup import RunningCanary
 from harness.hostside.filesystem import FUNCTIONS, ORIGINAL, Sentinels, parse_inspection
+from harness.hostside.scripts import script
+from harness.results.records import Phase
 from harness.scenarios.base import NO_ACTION
 from harness.transport import Completed
 
@@ -46,128 +49,11 @@ PHASE_POLL = 0.01  # seconds between looks for a barrier file
 # so the barrier is released and the verdict says why, never "the host never acted".
 HOOK_SHARE = 0.5
 
-# $1 the barrier folder, $2 the phases, $3 each hook's time limit (seconds). For
-# each, in order: wait for the probe's barrier file, run the hook (its process group
-# killed at the limit), report its status and output (before the release: the
-# envelope may kill this loop as soon as the sandbox ends), release the barrier. A
-# phase with no hook (nobody to act on) is released at once with "idle" in its go
-# file (written aside, then renamed into place), so that the probe does not wait
-# for an effect that cannot come (revoke-held's bound).
-# No pipeline: the loop must be this one process, which the envelope kills when the
-# sandbox has ended.
-PHASE_FUNCTION = (
-    r"""phase_watch() {
-  while IFS='	' read -r name hook; do
-    [ -n "$name" ] || continue
-    while [ ! -e "$1/.harness-phase-$name" ]; do sleep """
-    + f"{PHASE_POLL:g}"
-    + r"""; done
-    if [ -z "$hook" ]; then
-      printf '%s\t0\t0\t%s\n' "$name" '"""
-    + NO_ACTION
-    + r"""'
-      printf 'idle\n' >"$1/.harness-wait-$name" &&
-        mv -f "$1/.harness-wait-$name" "$1/.harness-go-$name"
-      continue
-    fi
-    t0=$(date +%s%N)
-    said=$(timeout -k 1 "$3" sh -c "$hook" 2>&1 </dev/null); st=$?
-    t1=$(date +%s%N)
-    # 137: it ignored the TERM and was killed a second later (-k): its limit too
-    if [ "$st" -eq 137 ] && [ $(( (t1 - t0) / 1000000 )) -ge \
-      "$(awk -v s="$3" 'BEGIN { print int(s * 1000) }' 2>/dev/null)" ] 2>/dev/null; then st=124; fi
-    [ "$st" -ne 124 ] || said="timed out after $3 s${said:+: $said}"
-    said=$(printf '%s' "$said" | tr '\t\n' '  ' | cut -c1-300)
-    printf '%s\t%s\t%s\t%s\n' "$name" "$st" "$(( (t1 - t0) / 1000000 ))" "$said"
-    : >"$1/.harness-go-$name"
-  done <<EOF_PHASES
-$2
-EOF_PHASES
-}
-"""
-)
+# phase_watch BARRIERS PHASES LIMIT: run each phase's hook at its barrier.
+PHASE_FUNCTION = script("phase-watch.sh", PHASE_POLL=f"{PHASE_POLL:g}", NO_ACTION=NO_ACTION)
 
-# $1 marker; $2 sentinel root ('' for none), $3 token, $4 original content, $5 tag;
-# $6 canary pid ('' for no canary), $7 canary log, $8 the places where no sentinel is
-# made (newline-separated); $9 the barrier folder on the host ('' for no phases), $10
-# the phases, one `NAME<TAB>HOOK` line each (HOOK: shell run on the host); $11 the
-# staged probe, copied outside by fs_setup ('' for none); $12 the read-only grants'
-# host folders where harness makes a folder of its own (newline-separated), $13 its
-# file's token; $14 a phase hook's time limit (seconds); then the sandbox command's argv.
-# LC_ALL=C (so that ${#var} counts bytes) only once the sandbox command is done: it
-# runs with the environment it was given.
-SCRIPT = (
-    r"""marker=$1; root=$2; token=$3; original=$4; tag=$5; cpid=$6; clog=$7; skip=$8
-bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; shift 14
-"""
-    + FUNCTIONS
-    + LOG_FUNCTION
-    + PHASE_FUNCTION
-    + r"""ev=""
-if [ -n "$root" ] &&
-  ! err=$(fs_setup "$root" "$token" "$original" "$skip" "$probe" "$granted" "$gtoken" \
-    2>&1 </dev/null); then
-  LC_ALL=C; export LC_ALL
-  rc=87
-  ev="setup_error ${#err}
-$err
-"
-else
-  # The sandbox gets a pipe of its own (its status comes back on fd 3): a runtime that
-  # makes its stdout non-blocking must not cut this script's report short on a full
-  # pipe (EAGAIN). Neither extra descriptor reaches the sandbox.
-  wpid=""; pf=""
-  if [ -n "$bdir" ] && [ -n "$phases" ] && pf=$(mktemp 2>/dev/null); then
-    phase_watch "$bdir" "$phases" "$hlimit" >"$pf" 2>/dev/null </dev/null &
-    wpid=$!
-  fi
-  exec 4>&1
-  rc=$( { { "$@" 3>&- 4>&-; echo $? >&3; } | cat >&4; } 3>&1 )
-  exec 4>&-
-  if [ -n "$wpid" ]; then
-    kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
-  fi
-  LC_ALL=C; export LC_ALL
-  if [ -n "$cpid" ]; then
-    if log=$(canary_log "$cpid" "$clog" 2>/dev/null </dev/null); then
-      ev="canary ok ${#log}
-$log
-"
-    else
-      ev="canary dead 0
-
-"
-    fi
-  fi
-  if [ -n "$pf" ]; then
-    acted=$(cat "$pf"); rm -f "$pf"
-    ev="${ev}phases ${#acted}
-$acted
-"
-  fi
-  if [ -n "$root" ]; then
-    ev="${ev}fs
-$(fs_inspect "$root" "$tag" "$granted" 2>/dev/null </dev/null)
-"
-  fi
-fi
-printf '\n%s evidence\n%s%s %s %s\n' "$marker" "$ev" "$marker" "$rc" "${#ev}"
-exit "$rc"
-"""
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Phase:
-    """What the host did at one barrier: the hook's exit status, how long it took,
-    and the first line it printed."""
-
-    status: int
-    ms: int
-    said: str = ""
-
-    def to_json(self) -> dict[str, object]:
-        return {"status": self.status, "ms": self.ms, "said": self.said}
+# The cell's one command: sentinels, the sandbox, the canary's log and the phases.
+SCRIPT = FUNCTIONS + LOG_FUNCTION + PHASE_FUNCTION + script("envelope.sh")
 
 
 @dataclass(frozen=True, slots=True)

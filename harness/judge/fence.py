@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.judge.properties import Observation, observe
-from harness.results.records import CellRecord, CellStatus, Observed
+from harness.results.records import CellRecord, CellStatus, Observed, Phase
 from harness.scenarios.base import NO_ACTION, Need, Scenario
 from harness.scenarios.fence import HELD
 
@@ -37,8 +37,8 @@ def observe_phased(
         if did is None:
             why = f"the host never acted at barrier {phase}"
             return Observation(Observed.INCONCLUSIVE, why, found.checks)
-        said = str(did.get("said") or "")
-        if did.get("status") != 0 or said == NO_ACTION:
+        said = did.said
+        if did.status != 0 or said == NO_ACTION:
             why = f"the host's action at barrier {phase} failed: {said or 'no output'}"
             return Observation(Observed.INCONCLUSIVE, why, found.checks)
     if found.observed is not Observed.ENFORCED:
@@ -53,7 +53,7 @@ def observe_phased(
     return replace(found, reason=f"{found.reason}; at the barrier {done}")
 
 
-def _did(phase: dict[str, object]) -> str:
+def _did(phase: Phase) -> str:
     """What the host did at a barrier: its hook's words, or (a silent external
     `revoke` command) how long it took."""
-    return str(phase.get("said") or f"done in {phase.get('ms')} ms")
+    return phase.said or f"done in {phase.ms} ms"

@@ -17,13 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.judge import arrivals
-from harness.judge.reach import (
-    judge_held,
-    judge_mounts,
-    judge_start,
-    judge_write_reach,
-    own_kernel,
-)
+from harness.judge.reach import judge_held, judge_mounts, judge_write_reach, own_kernel
+from harness.judge.start import judge_start
 from harness.policy.models import Policy
 from harness.results.records import (
     CellRecord,

@@ -1,6 +1,7 @@
 """What a sandbox can reach, judged from what the probe saw inside and what the
 host showed of itself (`hostside/hostfs.py`): which mounts expose a host
-filesystem beyond the grants, and which capabilities the workload started with.
+filesystem beyond the grants, which writes reach beyond the write grants, and what
+the descriptors held at start reach (how the workload started is `start.py`'s).
 
 A sandbox shares the host's kernel unless it proves otherwise: a boot id other
 than the host's, or, where the sandbox has no boot id (gVisor), another kernel
@@ -16,8 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.caps import CAP_NAMES, DOCKER_DEFAULT_CAPS
-from harness.policy.models import ProcessPolicy, within
+from harness.policy.models import within
 from harness.results.records import CheckOutcome, HostEvidence
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -28,15 +28,6 @@ PASSTHROUGH_TYPES = frozenset({"9p", "virtiofs", "nfs", "nfs4", "cifs", "smb3", 
 STANDARD_DEVICES = frozenset({"/null", "/zero", "/full", "/random", "/urandom", "/tty"})
 # cgroup filesystems are the privilege floor's business (release_agent).
 CGROUP_TYPES = frozenset({"cgroup", "cgroup2"})
-
-
-def cap_names(mask: int) -> list[str]:
-    """Capability names in a mask, unknown bits as CAP_<n>."""
-    return [
-        CAP_NAMES[bit] if bit < len(CAP_NAMES) else f"CAP_{bit}"
-        for bit in range(64)
-        if mask >> bit & 1
-    ]
 
 
 def own_kernel(
@@ -346,93 +337,3 @@ def judge_held(
         why = f"the host was not asked what descriptor {unconfirmed}'s path names"
         return CheckOutcome.ERROR, why
     return None
-
-
-def _ids(evidence: Mapping[str, Any], keys: tuple[str, ...]) -> list[int] | None:
-    """The ids under `keys`, all of them integers, or None."""
-    found = [evidence.get(k) for k in keys]
-    ids = [v for v in found if isinstance(v, int) and not isinstance(v, bool)]
-    return ids if len(ids) == len(keys) else None
-
-
-def _started_as(
-    evidence: Mapping[str, Any], process: ProcessPolicy
-) -> tuple[CheckOutcome, str] | None:
-    """How the workload's start differs from the policy's user and group (None: it does
-    not): its real, effective and saved ids, and, with a group declared, no
-    supplementary group but that one. A name is what the sandbox's own /etc/passwd or
-    /etc/group calls the id, except that id 0 is `root` and nothing else; a name it
-    cannot give cannot be checked (an error)."""
-    for want, keys, name_key, policy_key in (
-        (process.run_as_user, ("uid", "euid", "suid"), "user", "run_as_user"),
-        (process.run_as_group, ("gid", "egid", "sgid"), "group", "run_as_group"),
-    ):
-        if want is None:
-            continue
-        ids, name = _ids(evidence, keys), evidence.get(name_key)
-        if ids is None:
-            why = f"the probe reported no {'/'.join(keys)}, so {policy_key} cannot be checked"
-            return CheckOutcome.ERROR, why
-        numeric = isinstance(want, int) or re.fullmatch(r"[0-9]+", want) is not None
-        if not numeric and not isinstance(name, str):
-            why = f"the sandbox names no {name_key} for {keys[0]} {ids[0]}, so {policy_key}"
-            return CheckOutcome.ERROR, f"{why}: {want} cannot be checked"
-        # Id 0 is "root" whatever the sandbox's own files call it: a forged /etc/passwd
-        # that names uid 0 "nobody" (or another uid "root") does not pass.
-        named_ok = want == name and (ids[0] == 0) == (want == "root")
-        real_ok = (int(want) == ids[0]) if numeric else named_ok
-        if not real_ok or len(set(ids)) > 1:
-            shown = f"{keys[0]} {ids[0]}" + (f" ({name})" if isinstance(name, str) else "")
-            if len(set(ids)) > 1:
-                shown += f", {'/'.join(keys)} {'/'.join(map(str, ids))}"
-            return (
-                CheckOutcome.ESCAPED,
-                f"started as {shown}, but the policy says {policy_key}: {want}",
-            )
-        if policy_key == "run_as_group":
-            extra = [g for g in str(evidence.get("groups") or "").split(",") if g]
-            beyond = [g for g in extra if g != str(ids[0])]
-            if beyond:
-                why = f"started with supplementary groups {','.join(beyond)}, but the policy"
-                return CheckOutcome.ESCAPED, f"{why} says run_as_group: {want} alone"
-    return None
-
-
-def judge_start(
-    evidence: Mapping[str, Any],
-    *,
-    allowed: Iterable[str],
-    own: bool,
-    process: ProcessPolicy | None = None,
-) -> tuple[CheckOutcome, str]:
-    """(outcome, detail) of `priv-start`: a start as anyone but the policy's user and
-    group, or capabilities beyond Docker's default set (and the runtime entry's
-    declared extras) held in the host's initial user namespace, are a violation."""
-    if process is not None and (wrong := _started_as(evidence, process)):
-        return wrong
-    try:
-        held = int(str(evidence["cap_eff"]), 16) | int(str(evidence["cap_prm"]), 16)
-    except (KeyError, ValueError):
-        return CheckOutcome.ERROR, "the probe reported no capabilities"
-    names = cap_names(held)
-    extra_allowed = sorted(set(names) & (set(allowed) - DOCKER_DEFAULT_CAPS))
-    beyond = [n for n in names if n not in DOCKER_DEFAULT_CAPS and n not in extra_allowed]
-    audit = f"; allowed by the runtime entry: {', '.join(extra_allowed)}" if extra_allowed else ""
-    if own:
-        return (
-            CheckOutcome.BLOCKED,
-            f"{len(names)} capabilities, in the sandbox's own kernel{audit}",
-        )
-    if not evidence.get("initial_userns", 1):
-        return (
-            CheckOutcome.BLOCKED,
-            f"{len(names)} capabilities, in a child user namespace only{audit}",
-        )
-    if beyond:
-        named = ", ".join(beyond)
-        why = f"holds {named} in the initial user namespace (beyond Docker's default set){audit}"
-        return CheckOutcome.ESCAPED, why
-    return (
-        CheckOutcome.BLOCKED,
-        f"holds {len(names)} capabilities, none beyond Docker's default set{audit}",
-    )

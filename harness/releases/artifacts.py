@@ -29,7 +29,7 @@ from harness.errors import ArtifactError
 from harness.files import write_atomic
 from harness.releases.index import ReleaseIndex
 from harness.releases.versions import Version
-from harness.results.store import utc_now
+from harness.results.store.layout import utc_now
 
 RUNSC = "runsc"
 TARBALL = "gvisor.tar.bz2"

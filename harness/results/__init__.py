@@ -8,7 +8,8 @@ from harness.results.records import (
     Verdict,
     VerdictRecord,
 )
-from harness.results.store import ResultsStore, default_folder, read_jsonl
+from harness.results.store.read import read_jsonl
+from harness.results.store.write import ResultsStore, default_folder
 
 __all__ = [
     "CellRecord",

@@ -9,14 +9,9 @@ from typing import Any
 from harness.errors import HarnessError, UsageError
 from harness.judge.verdicts import exit_code
 from harness.results.records import CellRecord, CellStatus, VerdictRecord
-from harness.results.store import (
-    Manifest,
-    ResultsStore,
-    merged_manifest,
-    read_cells,
-    read_manifest,
-    read_verdicts,
-)
+from harness.results.store.manifest import Manifest, merged_manifest
+from harness.results.store.read import read_cells, read_manifest, read_verdicts
+from harness.results.store.write import ResultsStore
 
 
 def _rank(cell: CellRecord, order: int) -> tuple[bool, bool, int]:

@@ -167,6 +167,20 @@ LEGACY_SCENARIO_NAMES = {
 
 
 @dataclass(frozen=True, slots=True)
+class Phase:
+    """What the host did at one barrier of a cell in phases: the hook's exit status,
+    how long it took (ms), and the first line it printed (docs/probe-protocol.md,
+    "Phases"). Parsed from the envelope's report (`hostside/envelope.py`)."""
+
+    status: int
+    ms: int
+    said: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"status": self.status, "ms": self.ms, "said": self.said}
+
+
+@dataclass(frozen=True, slots=True)
 class HostEvidence:
     """What the host saw around one cell, apart from the probe's own report.
 
@@ -202,10 +216,18 @@ class HostEvidence:
     decisions_error: str | None = None
     probe_sha256: str | None = None  # the binary a decision record must name
     other_sha256: str | None = None  # the helpers' `other`, for attr-two-binaries
-    # What the host did at each barrier of a cell in phases, by phase name:
-    # {status, ms, said} (docs/probe-protocol.md, "Phases").
-    phases: dict[str, dict[str, Any]] | None = None
+    # What the host did at each barrier of a cell in phases, by phase name.
+    phases: dict[str, Phase] | None = None
     evidence_error: str | None = None  # the host could not be asked at all
+
+    def __post_init__(self) -> None:
+        # A fixture hands its parts over as plain data (`CellSetup.evidence`): typed here,
+        # the one place, so that every reader sees the same types however it was made.
+        if self.phases is not None and any(not isinstance(p, Phase) for p in self.phases.values()):
+            typed = {
+                name: p if isinstance(p, Phase) else Phase(**p) for name, p in self.phases.items()
+            }
+            object.__setattr__(self, "phases", typed)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(self)

@@ -5,13 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.results.records import CellStatus, VerdictRecord
-from harness.results.store import (
-    Manifest,
-    complete_blocks,
-    read_cells,
-    read_manifest,
-    read_verdicts,
-)
+from harness.results.store.manifest import Manifest
+from harness.results.store.read import read_cells, read_manifest, read_verdicts
+from harness.results.store.write import complete_blocks
 
 
 def read_resumable(

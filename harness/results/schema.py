@@ -33,7 +33,8 @@ from harness.results.records import (
     Verdict,
     VerdictRecord,
 )
-from harness.results.store import BLOCK, Manifest
+from harness.results.store.layout import BLOCK
+from harness.results.store.manifest import Manifest
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://harness.invalid/schemas"
@@ -86,7 +87,7 @@ def verdict_schema() -> dict[str, Any]:
     body = TypeAdapter(VerdictRecord).json_schema()
     body["properties"][BLOCK] = {
         "title": "Cell Verdicts",
-        "description": "How many lines this verdict's cell block has (results/store.py).",
+        "description": "How many lines this verdict's cell block has (results/store/write.py).",
         "type": "integer",
         "minimum": 1,
     }

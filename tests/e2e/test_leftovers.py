@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.hostside.canary import canary_ipc, start_canary, stop_canary
+from harness.hostside.canary_setup import canary_ipc, start_canary, stop_canary
 from harness.matrix.models import Canary
 from harness.probe import build_probe
 from harness.transport import LocalTransport

@@ -3,7 +3,7 @@ host's own addresses, its IPC objects (issue 27)."""
 
 from __future__ import annotations
 
-from harness.hostside.canary import RunningCanary, _canary_argv, canary_ipc, canary_unix_name
+from harness.hostside.canary_setup import RunningCanary, _canary_argv, canary_ipc, canary_unix_name
 from harness.matrix.models import Canary
 
 
@@ -64,7 +64,7 @@ def test_the_ipc_objects_are_the_runs_and_asked_for_only_where_the_canary_holds_
 def test_the_ipc_objects_the_canary_could_not_make_are_named_by_their_check() -> None:
     """Its log's `unbound` IPC lines (not a taken sweep port, not a broken line) become
     the reason its control failed: a limit reached is not a fence."""
-    from harness.hostside.canary import unbound_ipc
+    from harness.hostside.canary_log import unbound_ipc
 
     log = "\n".join([
         '{"event":"ready","pid":7}',
@@ -111,7 +111,7 @@ def test_a_dead_canary_not_yet_reaped_is_not_read() -> None:
     import subprocess
     import tempfile
 
-    from harness.hostside.canary import READ_LOG
+    from harness.hostside.canary_log import READ_LOG
 
     with tempfile.NamedTemporaryFile("w", suffix=".log") as log:
         log.write('{"event":"ready"}\n')

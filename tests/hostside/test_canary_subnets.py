@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.hostside import canary as canary_module
-from harness.hostside.canary import LEASES, RunningCanary, start_canary, stop_canary
+from harness.hostside import canary_setup as canary_module
+from harness.hostside.canary_setup import LEASES, RunningCanary, start_canary, stop_canary
 from harness.matrix.models import Canary
 from harness.probe.build import build_probe
 from harness.transport.local import LocalTransport

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.hostside import canary as canary_module
-from harness.hostside.canary import NETNS_UP, subnet_walk
+from harness.hostside import canary_setup as canary_module
+from harness.hostside.canary_setup import NETNS_UP, subnet_walk
 from harness.matrix.models import Canary
 
 # `ip` as NETNS_UP calls it: addresses listed in $HELD are "held" by an interface,

@@ -20,7 +20,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.hostside.canary import RunningCanary, parse_events
+from harness.hostside.canary_log import parse_events
+from harness.hostside.canary_setup import RunningCanary
 from harness.hostside.envelope import SETUP_FAILED, Envelope
 from harness.hostside.filesystem import MADE, ORIGINAL, OWN, Sentinels
 from harness.matrix.models import Canary

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.hostside.envelope import Envelope, Phase, Report, _phases
+from harness.hostside.envelope import Envelope, Report, _phases
+from harness.results.records import Phase
 from harness.scenarios.base import NO_ACTION
 from harness.transport import Completed
 

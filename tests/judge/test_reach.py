@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from harness.caps import CAP_NAMES
-from harness.judge.reach import cap_names, exposures, judge_mounts, judge_start
+from harness.judge.reach import exposures, judge_mounts
+from harness.judge.start import cap_names, judge_start
 from harness.results.records import HostEvidence
 
 HOST_MOUNTS = [["254:0", "ext4", "/", "/"], ["0:6", "devtmpfs", "/dev", "/"]]

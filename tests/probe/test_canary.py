@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.hostside.canary import NOT_READY
+from harness.hostside.canary_setup import NOT_READY
 from harness.probe.build import build_probe
 from tests.lab import free_port, require_tool
 

@@ -96,7 +96,7 @@ def test_the_fleet_summary_says_a_dead_host_once(tmp_path: Path) -> None:
     """node-2, unreachable, is one line on top, and the per-property lines count only
     the hosts that were reached (no "pass on 2/3 hosts; inconclusive on node-2")."""
     from harness.report.console import fleet_summary
-    from harness.results.store import load_run
+    from harness.results.store.read import load_run
     from tests.report.fleet import nights
 
     _, b = nights(tmp_path)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from harness.report.diff import diff_runs
-from harness.results.store import load_run
+from harness.results.store.read import load_run
 from tests.report.conftest import Runs, harness
 from tests.report.fleet import nights
 

@@ -13,7 +13,7 @@ from harness.report.history import mismatch_since, timelines
 from harness.report.html import CSS, render_html
 from harness.report.symbols import SYMBOL
 from harness.results.records import Verdict
-from harness.results.store import load_run, load_runs
+from harness.results.store.read import load_run, load_runs
 from tests.conftest import ROOT
 from tests.lab import require_tool
 from tests.report.browser import Chromium
@@ -164,7 +164,7 @@ def test_properties_come_first_in_each_grid(tmp_path: Path) -> None:
     """The cells report the mechanism facts first; the grid, like the terminal, puts
     the properties (the verdict) on top and the facts (audit detail) below."""
     from harness.report.html import render_html
-    from harness.results.store import load_run
+    from harness.results.store.read import load_run
     from tests.report.fleet import PROPERTIES, nights
 
     _, b = nights(tmp_path)
@@ -181,7 +181,7 @@ def test_a_history_of_unchanged_nights_stays_small(tmp_path: Path) -> None:
     30 nights is then barely bigger than one night's (bench/report_size.py measures a
     real fleet)."""
     from harness.report.html import render_html
-    from harness.results.store import load_run
+    from harness.results.store.read import load_run
     from tests.report.fleet import night
 
     folders = [night(tmp_path / f"n{i:02d}", second=i == 29) for i in range(30)]

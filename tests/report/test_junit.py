@@ -10,7 +10,7 @@ import xmlschema
 
 from harness.report.junit import render_junit
 from harness.results.records import Verdict, VerdictRecord
-from harness.results.store import load_run
+from harness.results.store.read import load_run
 from tests.report.conftest import Runs, harness
 
 XSD = Path(__file__).with_name("junit.xsd")

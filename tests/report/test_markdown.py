@@ -6,7 +6,8 @@ from pathlib import Path
 
 from harness.report.markdown import render_markdown
 from harness.results.records import Verdict, VerdictRecord
-from harness.results.store import Manifest, Run, load_run
+from harness.results.store.manifest import Manifest
+from harness.results.store.read import Run, load_run
 from tests.report.conftest import Runs, harness
 
 

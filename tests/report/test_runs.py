@@ -11,7 +11,7 @@ import pytest
 from harness.errors import ResultsError
 from harness.report.runs import failing_checks
 from harness.results.records import CellStatus, Verdict
-from harness.results.store import load_run, load_runs
+from harness.results.store.read import load_run, load_runs
 from tests.report.conftest import Runs, harness
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from harness.results.store import CELLS, MANIFEST, VERDICTS
+from harness.results.store.layout import CELLS, MANIFEST, VERDICTS
 from tests.conftest import ROOT
 
 FOLDER = ROOT / "docs" / "schemas"

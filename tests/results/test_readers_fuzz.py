@@ -21,7 +21,7 @@ from harness.report.render import FORMATS as REPORTS
 from harness.report.render import render
 from harness.results.merge import merge_runs
 from harness.results.resume import read_resumable
-from harness.results.store import load_run
+from harness.results.store.read import load_run
 
 MANIFEST: dict[str, Any] = {
     "run_id": "abcd1234",

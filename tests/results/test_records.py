@@ -53,7 +53,7 @@ def test_cell_to_json_matches_asdict() -> None:
 def test_host_evidence_round_trips_through_the_reader() -> None:
     """Host evidence written to cells.jsonl reads back as the same typed record; an
     evidence field never set is absent from the file, not null."""
-    from harness.results.store import cell_from_json
+    from harness.results.store.read import cell_from_json
 
     evidence = HostEvidence(
         tag="t", canary_events=[], canary_has=["ipv4"], settled=3.0, fs={"sentinel": "intact"}

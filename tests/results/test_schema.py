@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from harness.results.records import CellStatus, CheckResult, HostEvidence, Verdict, VerdictRecord
 from harness.results.schema import SCHEMAS, render, write
-from harness.results.store import ResultsStore
+from harness.results.store.write import ResultsStore
 from tests.results.cells import record
 from tests.results.schemas import FOLDER, folder_problems, problems
 from tests.results.test_store import WRITTEN

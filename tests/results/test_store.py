@@ -10,15 +10,10 @@ from typing import Any
 import pytest
 
 from harness.errors import ResultsError
-from harness.results.store import (
-    HostEntry,
-    Manifest,
-    ResultsStore,
-    holds_run,
-    load_run,
-    merged_manifest,
-    read_manifest,
-)
+from harness.results.store.layout import holds_run
+from harness.results.store.manifest import HostEntry, Manifest, merged_manifest
+from harness.results.store.read import load_run, read_manifest
+from harness.results.store.write import ResultsStore
 from harness.staging import HostState, RuntimeStatus
 from tests.conftest import harness_cli
 from tests.results.test_readers_fuzz import CELL, MANIFEST, VERDICT
@@ -326,3 +321,23 @@ def test_a_folder_that_is_a_file_is_not_a_results_folder(tmp_path: Path) -> None
     with pytest.raises(ResultsError, match=r"file: not a results folder \(not a directory\)$"):
         read_manifest(path)
     assert not holds_run(path) and not holds_run(tmp_path)
+
+
+def test_only_the_results_store_names_the_folders_files() -> None:
+    """No harness module outside `harness/results/store/` spells manifest.json,
+    cells.jsonl or verdicts.jsonl as a value: only the store opens them."""
+    import ast
+
+    import harness
+    from harness.results.store import layout
+
+    root = Path(harness.__file__).parent
+    names = {layout.MANIFEST, layout.CELLS, layout.VERDICTS}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.parent == root / "results" / "store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value}")
+    assert found == []

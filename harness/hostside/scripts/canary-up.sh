@@ -1,0 +1,74 @@
+# $1 ns, $2 host veth, $3 outside veth, $4 log, $5 leases folder, $6 the IPv4
+# addresses asked for, "CANARY,HOST" ('' for the lease's); $7-$10 the IPv4 walk:
+# the range's network (an integer), its /30s, the first one tried, the step; $11-$15
+# the IPv6 walk: the range's top 64 bits (two 32-bit halves), its /64s, the first,
+# the step; $16 how many to try; then the canary's argv, where @A4@ and @A6@ stand
+# for the canary's addresses, @H4@ and @H6@ for the host's end of the veth (its
+# listeners there are bound before it moves). Subnets are leased per host, under a
+# lock, each family on its own: a walk from a random subnet of the range by a random
+# odd step (the count is a power of two, so it visits every one), taking the first
+# whose lease (named after the subnet) names no namespace with a process in it (the
+# canary) and whose addresses no interface holds (an older harness, anything else
+# in the range). A dead run's lease is thus free again, and its leftover veth, if
+# any, still keeps its addresses from being handed out twice; the lease is written
+# and the addresses are on the host's end before the lock is let go.
+# One `ip` process makes the namespace; one batch makes the veth pair and sets up
+# the host's end (in the batch, `netns add` would move the later commands into the
+# new namespace with an iproute2 older than 5.2). The canary enters the namespace
+# and sets up the other end itself (lo, addresses, default routes for replies to
+# sandboxes whose own namespaces are routed through the host). The outside end is
+# made inside the namespace: moving a device there afterwards waits out an RCU
+# grace period under the kernel's network lock (slow, and serial). Names come from
+# harness (hex run ids); addresses are computed here from the walk.
+set -eu
+ns=$1; hv=$2; cv=$3; log=$4; leases=$5; want4=$6; base4=$7; n4=$8; i4=$9; step4=${10}
+hi6=${11}; lo6=${12}; n6=${13}; i6=${14}; step6=${15}; tries=${16}; shift 16
+taken() {
+  [ -e "$leases/$1" ] && [ -n "$(ip netns pids "$(cat "$leases/$1")" 2>/dev/null)" ]
+}
+mkdir -p "$leases"
+exec 9>"$leases/lock"
+flock -w 20 9
+k=0
+while :; do
+  if [ "$k" -ge "$tries" ] || [ "$k" -ge "$n4" ]; then
+    echo "no free canary subnet in the IPv4 range (tried $k)" >&2; exit 1
+  fi
+  a=$((base4 + i4 * 4)); i4=$(((i4 + step4) % n4)); k=$((k + 1))
+  p4=$((a >> 24 & 255)).$((a >> 16 & 255)).$((a >> 8 & 255)); o=$((a & 255))
+  net4=$p4.$o; h4=$p4.$((o + 1)); c4=$p4.$((o + 2))
+  if [ -n "$want4" ]; then c4=${want4%,*}; h4=${want4#*,}; fi
+  if taken "$net4" || [ -n "$(ip -o addr show to "$h4/30")" ]; then continue; fi
+  break
+done
+k=0
+while :; do
+  if [ "$k" -ge "$tries" ] || [ "$k" -ge "$n6" ]; then
+    echo "no free canary subnet in the IPv6 range (tried $k)" >&2; exit 1
+  fi
+  hi=$((hi6 | i6 >> 32)); lo=$((lo6 | (i6 & 4294967295))); i6=$(((i6 + step6) % n6))
+  k=$((k + 1))
+  net6=$(printf %x:%x:%x:%x $((hi >> 16)) $((hi & 65535)) $((lo >> 16)) $((lo & 65535)))::
+  h6=${net6}1; c6=${net6}2
+  if taken "$net6" || [ -n "$(ip -o addr show to "$net6/64")" ]; then continue; fi
+  break
+done
+printf '%s\n' "$ns" > "$leases/$net4"
+printf '%s\n' "$ns" > "$leases/$net6"
+ip netns add "$ns"
+printf '%s\n' "link add $hv type veth peer name $cv netns $ns" "addr add $h4/30 dev $hv" \
+  "addr add $h6/64 dev $hv nodad" "link set $hv up" | ip -batch -
+exec 9>&-
+echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6"
+for arg; do
+  shift
+  case $arg in
+    *@A4@*) arg=${arg%%@A4@*}$c4${arg#*@A4@} ;;
+    *@A6@*) arg=${arg%%@A6@*}$c6${arg#*@A6@} ;;
+    *@H4@*) arg=${arg%%@H4@*}$h4${arg#*@H4@} ;;
+    *@H6@*) arg=${arg%%@H6@*}$h6${arg#*@H6@} ;;
+  esac
+  set -- "$@" "$arg"
+done
+exec "$@" --netns "/run/netns/$ns" --iface "$cv" --iface-addr "$c4/30" --gateway "$h4" \
+  --iface-addr6 "$c6/64" --gateway6 "$h6" --capture --daemon "$log"

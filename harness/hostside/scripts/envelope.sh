@@ -1,0 +1,62 @@
+# $1 marker; $2 sentinel root ('' for none), $3 token, $4 original content, $5 tag;
+# $6 canary pid ('' for no canary), $7 canary log, $8 the places where no sentinel is
+# made (newline-separated); $9 the barrier folder on the host ('' for no phases), $10
+# the phases, one `NAME<TAB>HOOK` line each (HOOK: shell run on the host); $11 the
+# staged probe, copied outside by fs_setup ('' for none); $12 the read-only grants'
+# host folders where harness makes a folder of its own (newline-separated), $13 its
+# file's token; $14 a phase hook's time limit (seconds); then the sandbox command's argv.
+# Needs fs-sentinels.sh, alive.sh, canary-log.sh and phase-watch.sh before it.
+# LC_ALL=C (so that ${#var} counts bytes) only once the sandbox command is done: it
+# runs with the environment it was given.
+marker=$1; root=$2; token=$3; original=$4; tag=$5; cpid=$6; clog=$7; skip=$8
+bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; shift 14
+ev=""
+if [ -n "$root" ] &&
+  ! err=$(fs_setup "$root" "$token" "$original" "$skip" "$probe" "$granted" "$gtoken" \
+    2>&1 </dev/null); then
+  LC_ALL=C; export LC_ALL
+  rc=87
+  ev="setup_error ${#err}
+$err
+"
+else
+  # The sandbox gets a pipe of its own (its status comes back on fd 3): a runtime that
+  # makes its stdout non-blocking must not cut this script's report short on a full
+  # pipe (EAGAIN). Neither extra descriptor reaches the sandbox.
+  wpid=""; pf=""
+  if [ -n "$bdir" ] && [ -n "$phases" ] && pf=$(mktemp 2>/dev/null); then
+    phase_watch "$bdir" "$phases" "$hlimit" >"$pf" 2>/dev/null </dev/null &
+    wpid=$!
+  fi
+  exec 4>&1
+  rc=$( { { "$@" 3>&- 4>&-; echo $? >&3; } | cat >&4; } 3>&1 )
+  exec 4>&-
+  if [ -n "$wpid" ]; then
+    kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
+  fi
+  LC_ALL=C; export LC_ALL
+  if [ -n "$cpid" ]; then
+    if log=$(canary_log "$cpid" "$clog" 2>/dev/null </dev/null); then
+      ev="canary ok ${#log}
+$log
+"
+    else
+      ev="canary dead 0
+
+"
+    fi
+  fi
+  if [ -n "$pf" ]; then
+    acted=$(cat "$pf"); rm -f "$pf"
+    ev="${ev}phases ${#acted}
+$acted
+"
+  fi
+  if [ -n "$root" ]; then
+    ev="${ev}fs
+$(fs_inspect "$root" "$tag" "$granted" 2>/dev/null </dev/null)
+"
+  fi
+fi
+printf '\n%s evidence\n%s%s %s %s\n' "$marker" "$ev" "$marker" "$rc" "${#ev}"
+exit "$rc"
