@@ -140,7 +140,7 @@ def _mode_canaries(spec: dict[str, Any]) -> None:
     """Start one egress canary per host at once, as harness does, then stop them."""
     import anyio
 
-    from harness.hostside.canary import high_port, start_canary, stop_canary
+    from harness.hostside.canary_setup import high_port, start_canary, stop_canary
     from harness.matrix.models import Canary
     from harness.transport import LocalTransport
 
@@ -277,7 +277,7 @@ class PeerSetup:
     def __init__(self, work: Path, matrix: Path) -> None:
         import anyio
 
-        from harness.hostside.canary import high_port, start_canary
+        from harness.hostside.canary_setup import high_port, start_canary
         from harness.matrix import load_matrix
         from harness.matrix.models import Canary
         from harness.plan import make_plan

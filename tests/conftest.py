@@ -25,6 +25,18 @@ settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every `harness` a test starts draws as for a pipe, whatever the shell says.
+
+    GNU readline, once anything in the test process imports it, exports COLUMNS=80 and
+    LINES at the C level, behind os.environ's back: children would fit their report to 80
+    columns as if a user had asked. A test that wants a width passes one explicitly."""
+    for name in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
+        os.unsetenv(name)
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"

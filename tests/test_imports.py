@@ -193,3 +193,31 @@ def test_the_cycle_check_sees_function_level_imports(tmp_path: Path) -> None:
     assert find_cycle(import_graph(pkg)) is None
     (pkg / "b.py").write_text("def later():\n    from . import a\n")
     assert find_cycle(import_graph(pkg)) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def _harness_imports(path: Path) -> list[ast.ImportFrom]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness")
+    ]
+
+
+def test_benchmarks_and_scripts_import_names_that_exist() -> None:
+    """A module moved or split inside harness breaks bench/ and scripts/ only when they run
+    (nightly, or the slow smoke test): every name they import from harness must exist now."""
+    import importlib
+
+    root = Path(harness.__file__).parent.parent
+    missing = []
+    for path in sorted([*root.glob("bench/*.py"), *root.glob("scripts/*.py")]):
+        for node in _harness_imports(path):
+            module = importlib.import_module(node.module or "")
+            for alias in node.names:
+                if not hasattr(module, alias.name):
+                    try:
+                        importlib.import_module(f"{node.module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{path.name}:{node.lineno} {node.module}.{alias.name}")
+    assert missing == []

@@ -240,6 +240,10 @@ def grid_renderables(grid: Grid, width: int) -> tuple[list[Table | Text], bool]:
             table, short = _draw(grid, layout, part)
             out.append(table)
             cut = cut or short
+    else:  # no table to carry the title: say whose lines these are
+        title = _hosts_title(grid.hosts)
+        title.append(f", runtimes: {', '.join(visible(r) for r in grid.runtimes)}")
+        out.append(title)
     for row, same in folded:
         if same is not None:
             symbol, style = STYLE[same.verdict]

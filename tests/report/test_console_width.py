@@ -119,6 +119,18 @@ def test_facts_alike_on_every_runtime_fold_into_one_line() -> None:
     assert any(line.startswith("│ landlock_abi ") for line in text.splitlines())
 
 
+def test_a_grid_of_facts_that_all_fold_still_names_its_host_and_runtimes() -> None:
+    """Only facts, alike everywhere: no table is left to carry the title, so a line
+    says whose they are (a reader of the log must still see both cells were reported)."""
+    verdicts, runtimes = _nightly("local")
+    same = [v for v in verdicts if v.fact in ("seccomp_filter", "kernel_machine")]
+    text = _report(same, runtimes, 80)
+    first = text.splitlines()[0]
+    assert first.startswith("host: localhost, runtimes: " + runtimes[0]), text
+    assert all(runtime in " ".join(text.split()) for runtime in runtimes)
+    assert "· seccomp_filter: true on every runtime" in text
+
+
 def test_runtimes_that_do_not_fit_go_to_tables_that_repeat_the_row_labels() -> None:
     """At 100 columns the nine runtimes of the local run are several tables, titled
     with their spans (1-3, 4-6, ... of 9, in matrix order, none left out), each with
