@@ -302,6 +302,20 @@ ROWS: tuple[Row, ...] = (
     ),
     _fs(
         _ROUTE,
+        "from the working folder it started in",
+        ("getcwd", "chdir", "fchdir"),
+        checks=("fs-cwd",),
+        target="every sentinel, by .. and by path suffix; overwrite-me",
+    ),
+    _fs(
+        _ROUTE,
+        "by a second chroot, left unentered (CAP_SYS_CHROOT)",
+        ("chroot",),
+        checks=("fs-chroot-escape",),
+        target="every sentinel, by .. from the working folder",
+    ),
+    _fs(
+        _ROUTE,
         "through another process's descriptors",
         ("pidfd_open", "pidfd_getfd", "kcmp"),
         checks=("fs-proc-fds",),

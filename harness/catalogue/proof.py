@@ -54,6 +54,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "colocated-hidden-drop",
         "bwrap-helpers-rw",
     ),
+    _FS + "from the working folder it started in": ("jail-keep-cwd",),
+    _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": ("jail-keep-chroot",),
     _FS + "through a descriptor the workload holds when it starts": (
         "bwrap-leaked-fd",
         "bwrap-leaked-fd-high",

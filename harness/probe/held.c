@@ -54,6 +54,8 @@ static char g_pathbuf[4096];
 /* --sentinel and --more-sentinels: what a route must not reach. */
 static void held_targets(void)
 {
+    if (g_npaths)
+        return;
     g_paths[g_npaths++] = need(&o.sentinel);
     snprintf(g_pathbuf, sizeof g_pathbuf, "%s", o.more_sentinels ? o.more_sentinels : "");
     char *save = NULL;
@@ -66,7 +68,7 @@ static char g_held_buf[65536];
 static int g_held_tried;
 
 /* Read an opened route: escaped when the token is in it. */
-static void held_read(int fd, const char *how, int n)
+static void held_read(int fd, const char *how, const char *whose)
 {
     struct stat st;
     ssize_t got = -1;
@@ -75,35 +77,38 @@ static void held_read(int fd, const char *how, int n)
         got = pread(fd, g_held_buf, sizeof g_held_buf, 0);
     close(fd);
     if (got > 0 && memmem(g_held_buf, (size_t)got, o.token, strlen(o.token))) {
-        ev_int("fd", n);
-        outcome(OC_ESCAPED, 0, "read the token through descriptor %d held at start (%s)", n, how);
+        ev_str("through", whose);
+        outcome(OC_ESCAPED, 0, "read the token through %s (%s)", whose, how);
     }
 }
 
-static void held_open(int dirfd, const char *rel, const char *how, int n)
+static void held_open(int dirfd, const char *rel, const char *how, const char *whose)
 {
     int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd >= 0)
-        held_read(fd, how, n);
+        held_read(fd, how, whose);
     else
         g_held_tried++;
 }
 
-/* Under a folder held at start: each sentinel by its host path after climbing with
- * ".." to the root of that folder's tree (a folder from outside the sandbox's root
- * climbs to the host's), and every suffix of its path below the folder itself. An
- * overwrite through the climb is tried too: the host's sentinel state shows it. */
-static void held_dir(int dirfd, int n)
+/* Under a folder (`whose`: how the workload has it): each sentinel by its host path
+ * after climbing with ".." to the root of that folder's tree (a folder from outside
+ * the sandbox's root climbs to the host's), and every suffix of its path below the
+ * folder itself. An overwrite through the climb is tried too: the host's sentinel
+ * state shows it. The number of routes tried is the caller's to report. */
+int route_dir(int dirfd, const char *whose)
 {
     char rel[4096];
+    need(&o.token);
+    held_targets();
     for (int s = 0; s < g_npaths; s++) {
         int k = 0;
         for (int i = 0; i < 40; i++)
             k += snprintf(rel + k, sizeof rel - (size_t)k, "../");
         snprintf(rel + k, sizeof rel - (size_t)k, "%s", g_paths[s] + 1);
-        held_open(dirfd, rel, "\"..\" up from it, then the host path", n);
+        held_open(dirfd, rel, "\"..\" up from it, then the host path", whose);
         for (const char *p = strchr(g_paths[s] + 1, '/'); p; p = strchr(p + 1, '/'))
-            held_open(dirfd, p + 1, "a suffix of the host path below it", n);
+            held_open(dirfd, p + 1, "a suffix of the host path below it", whose);
     }
     if (o.overwrite) {
         int k = 0;
@@ -115,9 +120,10 @@ static void held_dir(int dirfd, int n)
             if (write(fd, o.token, strlen(o.token)) < 0)
                 ev_int("overwrite_errno", errno);
             close(fd);
-            ev_int("overwrote_through_fd", n);
+            ev_str("overwrote_through", whose);
         }
     }
+    return g_held_tried;
 }
 
 /* The mount a descriptor lies on, by the mount id /proc/self/fdinfo gives (-1 when
@@ -303,22 +309,23 @@ void chk_fs_inherited_fds(void)
         if (kn < sizeof kinds)
             kn += (size_t)snprintf(kinds + kn, sizeof kinds - kn, "%s%d:%s%s", kn ? " " : "", n,
                                    kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
-        char proc[64];
+        char proc[64], whose[64];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
+        snprintf(whose, sizeof whose, "descriptor %d held at start", n);
         if (S_ISDIR(st.st_mode)) {
-            held_dir(n, n);
+            route_dir(n, whose);
             int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (again >= 0) {
-                held_dir(again, n);
+                route_dir(again, whose);
                 close(again);
             }
         } else if (S_ISREG(st.st_mode)) {
             int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
             if (dup >= 0)
-                held_read(dup, "read from offset 0", n);
+                held_read(dup, "read from offset 0", whose);
             int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
             if (again >= 0)
-                held_read(again, "re-opened through /proc/self/fd", n);
+                held_read(again, "re-opened through /proc/self/fd", whose);
         }
     }
     ev_str("held", kinds);

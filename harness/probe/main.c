@@ -138,6 +138,7 @@ static int scenario_known(const char *name)
 int main(int argc, char **argv)
 {
     fds_at_start(); /* before anything is opened: what the workload was handed */
+    cwd_at_start(); /* and where it stood */
     if (argc > 0 && argv[0] && argv[0][0])
         g_argv0 = argv[0];
     if (argc == 2 && !strcmp(argv[1], "version")) {
@@ -176,6 +177,8 @@ int main(int argc, char **argv)
         init_main();
     if (argc >= 2 && !strcmp(argv[1], "confine"))
         confine_main(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "jail"))
+        jail_main(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "connect"))
         connect_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "run"))
@@ -183,6 +186,7 @@ int main(int argc, char **argv)
                  " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"
                  " [--netns PATH --iface NAME --iface-addr IP/N --gateway IP] [--daemon LOG] [--lease FILE]"
                  " | probe confine [--read PATH]... [--write PATH]... -- COMMAND..."
+                 " | probe jail [--bind SRC DST]... [--ro-bind SRC DST]... -- COMMAND..."
                  " | probe connect TAG CHECK-ID IP:PORT NONCE | probe whoami | probe version");
 
     int i = 2;

@@ -57,7 +57,8 @@
  *   attribution.c, fence.c (controller-loss)
  * The other modes: canary.c with canary_net.c and capture.c (mode "canary");
  * init.c (mode "init"); confine.c (mode "confine", a Landlock launcher for the
- * co-located references); landlock.h (its UAPI, shared).
+ * co-located references); jail.c (mode "jail", a chroot jail for the chroot
+ * reference and its mutants); landlock.h (its UAPI, shared).
  *
  * New checks: write a chk_* function in the file of its operation family and add
  * its row to checks.def, which also declares it.
@@ -212,6 +213,8 @@ void frag_status(Buf *b, enum outcome status, int e, const char *detail);
 extern const char *g_fatal_type; /* the canary says "event" */
 extern Buf g_ev;                 /* the check's evidence: "key":value,... */
 void ev_int(const char *key, long long v);
+int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
+void cwd_at_start(void);                     /* stands.c */
 void ev_str(const char *key, const char *v);
 __attribute__((noreturn)) void send_result(Buf *b);
 __attribute__((noreturn)) void ok_int(long long v);
@@ -401,6 +404,7 @@ int capture_open_to(void);
 void capture_read(int fd);
 __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
+__attribute__((noreturn)) void jail_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
 
 

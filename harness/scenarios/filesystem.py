@@ -287,7 +287,7 @@ FILESYSTEM = Scenario(
                 "then an error, not blocked): under each folder (or `O_PATH` handle to one), and "
                 "under its `/proc/self/fd/N`, each sentinel by `..` 40 times then its host path, "
                 "and every suffix of its path; each regular file read from offset 0 and re-opened "
-                "through `/proc/self/fd/N`. Escaped with `evidence.fd` if the token is read; an "
+                "through `/proc/self/fd/N`. Escaped with `evidence.through` if the token is read; an "
                 "overwrite of `--overwrite` through the climb is tried too (the host's "
                 "`overwritten` shows it). Else blocked, `evidence.held` naming each descriptor "
                 "(`3:dir`, `4:file(O_PATH)`), and `evidence.held_files`: each folder, regular file "
@@ -310,6 +310,35 @@ FILESYSTEM = Scenario(
                 "grant only if the host finds the very same device and inode there. A block device "
                 "read or written through is storage whatever filesystem its node lies on: an "
                 "escape. No control: a route only a leaking launcher makes."
+            ),
+        ),
+        _read(
+            "fs-cwd",
+            "read any sentinel from the working folder it started in (up with .., or a path"
+            " suffix below it): a working folder outside the root reaches the host's tree",
+            control_id="fs-read-outside",
+            how=(
+                "The working folder, opened (`O_PATH`) first thing in `main`, right after the "
+                "held descriptors are listed: under it each sentinel by `..` 40 times then its "
+                "host path, and every suffix of its path, as for a held folder; an overwrite of "
+                "`--overwrite` through the climb too. `evidence.cwd`: what `getcwd` said "
+                "(`(unreachable)/...` for a folder outside the root). Escaped on the token. A "
+                "chroot that did not chdir leaves the working folder on the host: `..` is "
+                "stopped only at the root, and the working folder is not below it."
+            ),
+        ),
+        _read(
+            "fs-chroot-escape",
+            "chroot into a new folder without entering it, then read any sentinel by .. from"
+            " the working folder (CAP_SYS_CHROOT: the second chroot of a chroot jail)",
+            control_id="fs-read-outside",
+            how=(
+                "In its own process, as started: `mkdtemp` under `/tmp` (else a folder in the "
+                "allowed dir), `chroot` into it and stay where it stood, then every sentinel as "
+                "from a held folder (`..` 40 times, the host path); the folder is removed by a "
+                "descriptor. Blocked with chroot's errno where it is refused, or when the climb "
+                "stops at the sandbox's own root (a pivoted root, a kernel of its own) and reaches "
+                "no sentinel. Escaped on the token."
             ),
         ),
         _write(

@@ -50,14 +50,15 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]
 
 
 def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) -> None:
-    """Host violates every property; runsc, bwrap and runc enforce them; exit 0."""
+    """Host violates every property; runsc, bwrap, runc and the chroot jail enforce them;
+    exit 0."""
     code, output, out = local_run
     assert code == 0, output
     v = verdicts_of(out)
     for prop in PROPERTIES:
         assert v[("localhost", "host", prop)]["observed"] == "violated", prop
         assert v[("localhost", "host", prop)]["verdict"] == "pass"
-        for runtime in ("runsc", "bwrap", "runc"):
+        for runtime in ("runsc", "bwrap", "runc", "jail"):
             row = v[("localhost", runtime, prop)]
             assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (runtime, row)
     assert v[("localhost", "runsc", "attribution")]["verdict"] == "skipped"
@@ -296,6 +297,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-xattr": {"filesystem_confinement": "fs-xattr-outside"},
     # A filter with no architecture check: every family's i386 calls.
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
+    "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
+    "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.

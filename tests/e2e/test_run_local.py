@@ -75,7 +75,7 @@ def test_results_folder_follows_the_contract(shipped_run: tuple[int, str, Path])
     cells = cells_of(out)
     runtimes = (
         "host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised",
-        "bwrap-colocated", "landlock-colocated", "microvm",
+        "bwrap-colocated", "landlock-colocated", "jail", "microvm",
     )  # fmt: skip
     assert set(cells) == {("localhost", r) for r in runtimes}
     assert all(c["status"] == "complete" for c in cells.values())
@@ -179,7 +179,7 @@ def test_unknown_filter_name_exits_2(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         "harness: error: --runtime: unknown runtime 'kata' (known: host, runsc, bwrap,"
         " runc, bwrap-supervised, runsc-supervised, bwrap-colocated, landlock-colocated,"
-        " microvm)"
+        " jail, microvm)"
     )
 
 

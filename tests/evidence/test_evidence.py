@@ -59,7 +59,7 @@ def test_every_document_validates_against_its_published_schema(run_folder: Path,
     docs = _export(run_folder, fmt)
     assert set(docs) == {
         "host", "runsc", "bwrap", "runc", "bwrap-supervised", "runsc-supervised",
-        "bwrap-colocated", "landlock-colocated", "microvm",
+        "bwrap-colocated", "landlock-colocated", "jail", "microvm",
     }  # fmt: skip
     for doc in docs.values():
         errors = sorted(_validator(fmt).iter_errors(doc), key=str)
@@ -222,8 +222,8 @@ def test_writes_one_file_per_host_runtime(run_folder: Path, tmp_path: Path) -> N
     assert result.code == 0, result.stderr
     names = sorted(p.name for p in (tmp_path / "ev").iterdir())
     runtimes = (
-        "bwrap", "bwrap-colocated", "bwrap-supervised", "host", "landlock-colocated", "microvm",
-        "runc", "runsc", "runsc-supervised",
+        "bwrap", "bwrap-colocated", "bwrap-supervised", "host", "jail", "landlock-colocated",
+        "microvm", "runc", "runsc", "runsc-supervised",
     )  # fmt: skip
     assert names == sorted(f"localhost--{r}.json" for r in runtimes)
 

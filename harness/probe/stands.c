@@ -1,0 +1,61 @@
+/* Where the workload stands, scenario "filesystem": the working folder it started
+ * in (opened first thing, before the probe moves) and a root of its own choosing
+ * (a second chroot, where it holds CAP_SYS_CHROOT). From each, ".." climbs as far
+ * as the kernel lets it, then every sentinel's host path: a working folder outside
+ * the root, or a chroot that leaves the old root above the new one, reaches the
+ * host's tree. Inside a correct sandbox both climbs stop at its own root. */
+
+#include "probe.h"
+
+static int g_cwd = -1;
+static char g_cwd_name[4096];
+
+/* Called in main right after fds_at_start (so it is not counted as handed in). */
+void cwd_at_start(void)
+{
+    g_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (!getcwd(g_cwd_name, sizeof g_cwd_name))
+        snprintf(g_cwd_name, sizeof g_cwd_name, "(%s)", errname(errno));
+}
+
+/* The working folder: getcwd says "(unreachable)..." (or fails) when it lies outside
+ * the root; the climb is what decides, wherever getcwd puts it. */
+void chk_fs_cwd(void)
+{
+    need(&o.token);
+    if (g_cwd < 0)
+        outcome(OC_BLOCKED, 0, "the working folder it started in cannot be opened");
+    ev_str("cwd", g_cwd_name);
+    int tried = route_dir(g_cwd, "the working folder it started in");
+    ev_int("routes_tried", tried);
+    outcome(OC_BLOCKED, 0, "%d routes from the working folder it started in (%s) reach no sentinel",
+            tried, g_cwd_name);
+}
+
+/* chroot into a new folder of its own without entering it: the working folder is
+ * then outside the root, and ".." from it is not stopped. Blocked when chroot is
+ * refused, or when the climb (bounded by the sandbox's own root: pivot_root, a
+ * sandbox kernel) reaches no sentinel. The folder is removed by a descriptor. */
+void chk_fs_chroot_escape(void)
+{
+    need(&o.token);
+    char made[4096];
+    snprintf(made, sizeof made, "/tmp/harness-chroot-XXXXXX");
+    if (!mkdtemp(made)) {
+        snprintf(made, sizeof made, "%s/chroot-%s", need(&o.allowed_dir), need(&o.tag));
+        if (mkdir(made, 0700) != 0)
+            outcome(OC_BLOCKED, errno, "no folder to chroot into (/tmp, the allowed folder)");
+    }
+    char *slash = strrchr(made, '/');
+    *slash = 0;
+    int parent = open(made[0] ? made : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    *slash = '/';
+    int rc = chroot(made), e = errno;
+    if (rc == 0)
+        ev_int("routes_tried", route_dir(AT_FDCWD, "a second chroot (CAP_SYS_CHROOT) left unentered"));
+    if (parent >= 0)
+        unlinkat(parent, slash + 1, AT_REMOVEDIR);
+    if (rc != 0)
+        outcome(OC_BLOCKED, e, "chroot(%s)", made);
+    outcome(OC_BLOCKED, 0, "chroot(%s) succeeded; climbing out of it reached no sentinel", made);
+}
