@@ -155,7 +155,10 @@ def _write(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
         return _probe(check, declared, ctx)
     fs = ctx.evidence.fs or {}
     if fs.get(declared.host_fact):
-        return Outcome(CheckOutcome.ESCAPED, None, f"visible on the host: {declared.host_fact}")
+        why = f"visible on the host: {declared.host_fact}"
+        if check.outcome == CheckOutcome.SUCCEEDED and check.detail:
+            why += f" ({check.detail})"  # the calls that went through: the way it took
+        return Outcome(CheckOutcome.ESCAPED, None, why)
     if check.outcome == CheckOutcome.SUCCEEDED:
         if not fs:
             why = "host-side state not inspected"

@@ -12,7 +12,8 @@
  * Landlock access right unhandled, `--unfiltered FAMILY` a family of calls out of
  * the filter, `--any-arch` the filter's architecture check (another ABI's entry
  * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
- * mutant of one row's one way). It is not a check. */
+ * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
+ * alone (fchmod, fchown, fsetxattr and fremovexattr). It is not a check. */
 
 #include "probe.h"
 #include "landlock.h"
@@ -128,6 +129,23 @@ static const struct { const char *family; long nr[8]; } meta_calls[] = {
 };
 #define N_FAMILIES (sizeof meta_calls / sizeof meta_calls[0])
 
+/* The calls of a family that take only a descriptor: a mutant's `--fd-open FAMILY`
+ * leaves these out of the filter (the path calls closed, a file opened for reading
+ * where a read-only grant allows it still changed through its descriptor). */
+static const struct { const char *family; long nr[2]; } fd_calls[] = {
+    { "chmod", { SYS_fchmod, -1 } },
+    { "chown", { SYS_fchown, -1 } },
+    { "xattr", { SYS_fsetxattr, SYS_fremovexattr } },
+};
+
+static int fd_only(const char *fd_open, long nr)
+{
+    for (size_t j = 0; fd_open && j < sizeof fd_calls / sizeof fd_calls[0]; j++)
+        if (!strcmp(fd_calls[j].family, fd_open) && (fd_calls[j].nr[0] == nr || fd_calls[j].nr[1] == nr))
+            return 1;
+    return 0;
+}
+
 #if defined(__x86_64__)
 /* The same families' calls through the i386 entry, as the probe makes them (i386.c):
  * a mutant's `--i386-open FAMILY` lets exactly these through (and getpid, by which the
@@ -153,7 +171,8 @@ static int meta_family(const char *name)
  * (x32 on x86_64 included) are refused too, so none of them is a way around, unless
  * `any_arch` (a mutant's mistake: numbers matched whatever the entry, so i386's
  * chmod, 15, is no x86_64 chmod, 90, and goes through). */
-static void metadata_filter(const int *unfiltered, int any_arch, const char *i386_open)
+static void metadata_filter(const int *unfiltered, int any_arch, const char *i386_open,
+                            const char *fd_open)
 {
     struct sock_filter f[128];
     unsigned n = 0;
@@ -192,7 +211,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     for (size_t i = 0; i < N_FAMILIES; i++)
         for (int k = 0; k < 8 && !unfiltered[i]; k++)
-            if (meta_calls[i].nr[k] >= 0) {
+            if (meta_calls[i].nr[k] >= 0 && !fd_only(fd_open, meta_calls[i].nr[k])) {
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
                                                       (uint32_t)meta_calls[i].nr[k], 0, 1);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
@@ -220,7 +239,7 @@ void confine_main(int argc, char **argv)
     const char *paths[MAX_RULES];
     uint64_t rights[MAX_RULES];
     int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 }, any_arch = 0;
-    const char *i386_open = NULL;
+    const char *i386_open = NULL, *fd_open = NULL;
     uint64_t unhandled = 0;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         int write = !strcmp(argv[i], "--write"), data = !strcmp(argv[i], "--data");
@@ -230,6 +249,12 @@ void confine_main(int argc, char **argv)
         }
         if (i + 1 < argc && !strcmp(argv[i], "--i386-open")) {
             i386_open = argv[++i];
+            continue;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--fd-open")) {
+            fd_open = argv[++i];
+            if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr"))
+                fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, xattr)", fd_open);
             continue;
         }
         if (!strcmp(argv[i], "--any-arch")) {
@@ -243,6 +268,7 @@ void confine_main(int argc, char **argv)
         if ((!write && !data && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
             fatal(2, "usage: probe confine [--read PATH]... [--data PATH]... [--write PATH]..."
                      " [--unhandled RIGHT]... [--unfiltered FAMILY]... [--any-arch] [--i386-open FAMILY]"
+                     " [--fd-open FAMILY]"
                      " -- COMMAND...");
         paths[n] = argv[++i];
         rights[n++] = write ? ~0ULL : (LL_FS_READ_FILE | LL_FS_READ_DIR | (data ? 0 : LL_FS_EXECUTE));
@@ -262,7 +288,7 @@ void confine_main(int argc, char **argv)
     docker_capabilities();
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         fatal(2, "confine: no_new_privs: %s", strerror(errno));
-    metadata_filter(unfiltered, any_arch, i386_open);
+    metadata_filter(unfiltered, any_arch, i386_open, fd_open);
     if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         fatal(2, "confine: landlock_restrict_self: %s", strerror(errno));
     close(ruleset);

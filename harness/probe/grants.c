@@ -39,7 +39,10 @@ void chk_fs_read_granted(void)
 }
 
 /* Every kind of change in each grant's folder, on files fs_setup made writable by
- * anyone: overwrite a byte, truncate, create a name, unlink. The host decides. */
+ * anyone: overwrite a byte, truncate, create a name, unlink, and the metadata kinds
+ * by every way (mode, owner, times, extended attributes: by path, through the i386
+ * entry, and by a descriptor opened for reading, which a read-only grant allows).
+ * The host decides. */
 void chk_fs_write_read_only(void)
 {
     const char *cur = need(&o.granted), *tag = need(&o.tag);
@@ -60,6 +63,14 @@ void chk_fs_write_read_only(void)
             close(fd);
         snprintf(path, sizeof path, "%s/%s", dir, target_name[T_unlink_me]);
         tried("unlink", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chmod_me]);
+        meta_chmod(path);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chown_me]);
+        meta_chown(path);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_utime_me]);
+        meta_utime(path);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_xattr_me]);
+        meta_xattr(path);
     }
     snprintf(path, sizeof path, "harness's folder in %d read-only grants", n);
     verdict("change", path);

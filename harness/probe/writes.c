@@ -136,9 +136,8 @@ void chk_fs_socket_outside(void)
 
 /* Mode, owner, times, extended attributes: the path calls and, where a descriptor
  * is needed, one opened with O_PATH (which no read or write right governs). */
-void chk_fs_chmod_outside(void)
+void meta_chmod(const char *path)
 {
-    const char *path = outside(T_chmod_me);
     struct stat st;
     mode_t m = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0666;
 #ifdef SYS_chmod
@@ -157,15 +156,22 @@ void chk_fs_chmod_outside(void)
         { "fchmodat", I386_NR_fchmodat, { CV(AT_FDCWD), CP(path, n), CV((long)(m ^ 0400)) } },
     };
     compat_tried(i386, 2);
+}
+
+void chk_fs_chmod_outside(void)
+{
+    const char *path = outside(T_chmod_me);
+    meta_chmod(path);
     verdict("change the mode of", path);
 }
 
-void chk_fs_chown_outside(void)
+void meta_chown(const char *path)
 {
-    const char *path = outside(T_chown_me);
     struct stat st;
-    if (stat(path, &st) != 0)
-        outcome(OC_BLOCKED, errno, "stat %s", path);
+    if (stat(path, &st) != 0) {
+        tried("stat", -1);
+        return;
+    }
     /* Another owner as root; as anyone else, another group of its own, or itself
      * as the owner: a change either way. */
     uid_t u = geteuid() == 0 ? (st.st_uid == 65534 ? 65533 : 65534) : geteuid();
@@ -192,6 +198,11 @@ void chk_fs_chown_outside(void)
         tried("fchownat O_PATH", syscall(SYS_fchownat, fd, "", (long)u, (long)g, (long)AT_EMPTY_PATH));
         close(fd);
     }
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        tried("fchown", syscall(SYS_fchown, fd, (long)u, (long)g));
+        close(fd);
+    }
     size_t n = strlen(path) + 1;
     const struct compat_call i386[] = {
         { "chown32", I386_NR_chown32, { CP(path, n), CV((long)u), CV((long)g) } },
@@ -199,15 +210,25 @@ void chk_fs_chown_outside(void)
         { "fchownat", I386_NR_fchownat, { CV(AT_FDCWD), CP(path, n), CV((long)u), CV((long)g) } },
     };
     compat_tried(i386, 3);
+}
+
+void chk_fs_chown_outside(void)
+{
+    const char *path = outside(T_chown_me);
+    meta_chown(path);
     verdict("change the owner of", path);
 }
 
-void chk_fs_utime_outside(void)
+void meta_utime(const char *path)
 {
-    const char *path = outside(T_utime_me);
     struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
     tried("utimensat", syscall(SYS_utimensat, AT_FDCWD, path, ts, 0));
     tried("utimensat now", syscall(SYS_utimensat, AT_FDCWD, path, NULL, 0));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        tried("futimens", syscall(SYS_utimensat, fd, NULL, ts, 0));
+        close(fd);
+    }
 #ifdef SYS_utimes
     struct timeval tv[2] = { { 2, 0 }, { 2, 0 } };
     tried("utimes", syscall(SYS_utimes, path, tv));
@@ -229,12 +250,18 @@ void chk_fs_utime_outside(void)
         { "utimensat now", I386_NR_utimensat, { CV(AT_FDCWD), CP(path, n), CV(0), CV(0) } },
     };
     compat_tried(i386, 3);
+}
+
+void chk_fs_utime_outside(void)
+{
+    const char *path = outside(T_utime_me);
+    meta_utime(path);
     verdict("change the times of", path);
 }
 
-void chk_fs_xattr_outside(void)
+void meta_xattr(const char *path)
 {
-    const char *path = outside(T_xattr_me), *v = need(&o.tag);
+    const char *v = need(&o.tag);
     size_t n = strlen(v);
     tried("removexattr", syscall(SYS_removexattr, path, "user.harness"));
     tried("setxattr", syscall(SYS_setxattr, path, "user.harness-set", v, n, 0));
@@ -247,6 +274,7 @@ void chk_fs_xattr_outside(void)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd >= 0) {
         tried("fsetxattr", syscall(SYS_fsetxattr, fd, "user.harness-f", v, n, 0));
+        tried("fremovexattr", syscall(SYS_fremovexattr, fd, "user.harness"));
         close(fd);
     }
     size_t pn = strlen(path) + 1;
@@ -258,6 +286,12 @@ void chk_fs_xattr_outside(void)
         { "lremovexattr", I386_NR_lremovexattr, { CP(path, pn), CP(lset, sizeof lset) } },
     };
     compat_tried(i386, 4);
+}
+
+void chk_fs_xattr_outside(void)
+{
+    const char *path = outside(T_xattr_me);
+    meta_xattr(path);
     verdict("set or remove extended attributes of", path);
 }
 

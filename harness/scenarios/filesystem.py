@@ -228,7 +228,8 @@ FILESYSTEM = Scenario(
             "change a file's owner or group outside",
             how=(
                 "`chown`, `lchown`, `fchownat` of `<outside-dir>/chown-me`, and "
-                "`fchownat(AT_EMPTY_PATH)` on an `O_PATH` descriptor: as root to uid and gid "
+                "`fchownat(AT_EMPTY_PATH)` on an `O_PATH` descriptor, `fchown` if it opens for "
+                "reading: as root to uid and gid "
                 "65534, else to another of its own groups or itself as owner."
             )
             + I386_WAY,
@@ -238,7 +239,7 @@ FILESYSTEM = Scenario(
             "change a file's times outside",
             how=(
                 "`utimensat` (given times, then now), `utimes`, `futimesat`, `utime` of "
-                "`<outside-dir>/utime-me`."
+                "`<outside-dir>/utime-me`, and `futimens` if it opens for reading."
             )
             + I386_WAY,
         ),
@@ -247,8 +248,8 @@ FILESYSTEM = Scenario(
             "set or remove a file's user.* extended attributes outside",
             how=(
                 "`removexattr` of `user.harness`, `setxattr`, `lsetxattr`, `setxattrat` of "
-                "`user.harness-*`, `lremovexattr`, `removexattrat`, and `fsetxattr` if it opens "
-                "for reading, on `<outside-dir>/xattr-me`."
+                "`user.harness-*`, `lremovexattr`, `removexattrat`, and `fsetxattr` and "
+                "`fremovexattr` if it opens for reading, on `<outside-dir>/xattr-me`."
             )
             + I386_WAY,
         ),
@@ -287,8 +288,8 @@ FILESYSTEM = Scenario(
                 "then an error, not blocked): under each folder (or `O_PATH` handle to one), and "
                 "under its `/proc/self/fd/N`, each sentinel by `..` 40 times then its host path, "
                 "and every suffix of its path; each regular file read from offset 0 and re-opened "
-                "through `/proc/self/fd/N`. Escaped with `evidence.through` if the token is read; an "
-                "overwrite of `--overwrite` through the climb is tried too (the host's "
+                "through `/proc/self/fd/N`. Escaped with `evidence.through` if the token is read; "
+                "an overwrite of `--overwrite` through the climb is tried too (the host's "
                 "`overwritten` shows it). Else blocked, `evidence.held` naming each descriptor "
                 "(`3:dir`, `4:file(O_PATH)`), and `evidence.held_files`: each folder, regular file "
                 "or block device held, and each folder's ancestors by `..` (fd `3/..`, `3/../..`, "
@@ -395,15 +396,20 @@ FILESYSTEM = Scenario(
         Check(
             "fs-write-read-only",
             "overwrite, truncate, create and remove in harness's folder in each of the"
-            " policy's read-only grants (escape only if the host sees it)",
+            " policy's read-only grants, and change a file's mode, owner, times and"
+            " extended attributes there by every way (escape only if the host sees it)",
             rule=Rule.WRITE,
             host_fact="granted_changed",
             needs=(GRANTED_SENTINELS,),
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
                 "`truncate` `truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` "
-                "`unlink-me`: `succeeded` if any went through (the detail names which; the host's "
-                "`granted_changed` decides), else blocked with the last errno."
+                "`unlink-me`; then on `chmod-me`, `chown-me`, `utime-me` and `xattr-me` every call "
+                "of `fs-chmod-outside`, `fs-chown-outside`, `fs-utime-outside` and "
+                "`fs-xattr-outside` (by path, through the i386 entry, and by a descriptor opened "
+                "for reading, which a read-only grant allows: `fchmod`, `fchown`, `futimens`, "
+                "`fsetxattr`, `fremovexattr`): `succeeded` if any went through (the detail names "
+                "which; the host's `granted_changed` decides), else blocked with the last errno."
             ),
         ),
         # Last: a reason names the attempt that made a change before this catch-all.

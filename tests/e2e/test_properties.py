@@ -299,6 +299,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
+    "landlock-fd-chmod": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-fd-chown": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-fd-xattr": {"filesystem_confinement": "fs-write-read-only"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
