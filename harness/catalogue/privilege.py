@@ -135,6 +135,14 @@ ROWS: tuple[Row, ...] = (
     ),
     _priv(
         _ROOT,
+        "host kernel state: every sysctl, sysfs attribute and cgroup file",
+        (),
+        checks=("priv-root-kernel-state",),
+        target="every file of /proc/sys, /sys (every cgroup hierarchy) and /proc/sysrq-trigger,"
+        " opened for writing, nothing written",
+    ),
+    _priv(
+        _ROOT,
         "cgroup release_agent",
         (),
         checks=("priv-root-release-agent",),

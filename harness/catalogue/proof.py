@@ -84,6 +84,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "exec carrying the workload's inheritable capabilities": ("user-inheritable-only",),
     _PRIV + "mount, and the new mount API": ("runc-sys-admin-allowed",),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
+    _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (
+        "bwrap-cgroup-rw",
+        "bwrap-sysctl-vm-rw",
+    ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
     _PRIV + "other processes' memory and descriptors": ("runc-host-pid",),

@@ -50,9 +50,11 @@
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
  *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
- *                start), mounts.c (the mount table), routes.c (every route to every
- *                sentinel), writereach.c (write reach), procs.c (other processes)
- *   privilege    creds.c (credentials and raising them), root.c (what a root
+ *                start), stands.c (the working folder, a second chroot), mounts.c
+ *                (the mount table), routes.c (every route to every sentinel),
+ *                writereach.c (write reach), procs.c (other processes)
+ *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
+ *                state open for writing), root.c (what a root
  *                workload would try), procs.c, unpriv.c (the unprivileged uid)
  *   attribution.c, fence.c (controller-loss)
  * The other modes: canary.c with canary_net.c and capture.c (mode "canary");

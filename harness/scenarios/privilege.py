@@ -49,6 +49,24 @@ PRIVILEGE = Scenario(
             ),
         ),
         _as_root(
+            "priv-root-kernel-state",
+            "open any host kernel-state file for writing: /proc/sys, /proc/sysrq-trigger,"
+            " /sys and every cgroup hierarchy (nothing written)",
+            how=(
+                "Every regular file with a write bit under `/proc/sys` and `/sys` (never through "
+                "a symlink; every cgroup v1 and v2 hierarchy mounted there with it), and "
+                "`/proc/sysrq-trigger`, opened `O_WRONLY`, nothing written: the kernel checks a "
+                "sysctl's, a sysfs attribute's and a cgroup file's write permission at open. The "
+                "first that opens is `escaped` (`evidence.files_tried`). Left out: a network "
+                "namespace's sysctls and devices (`/proc/sys/net`, `/sys/class/net`), the "
+                "sysctls of a UTS, IPC, PID or user namespace of its own (one other than the "
+                "kernel's initial one), a delegated cgroup subtree (a cgroup mount whose root is "
+                "not the hierarchy's: a v1 root has `release_agent`, a v2 root lacks "
+                "`cgroup.events`), debugfs and tracefs (whose files may act on open). Over "
+                "60,000 files tried without one: an error."
+            ),
+        ),
+        _as_root(
             "priv-root-mount",
             "mount a tmpfs and a proc",
             how=(
