@@ -147,7 +147,7 @@ void chk_priv_root_kernel_state(void)
     walk("/sys", 0);
     ev_int("files_tried", g_ks.files);
     if (g_ks.writable_seen)
-        outcome(OC_ESCAPED, 0, "can open the host's %s for writing (nothing written)", g_ks.first);
+        outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)", g_ks.first);
     if (g_ks.cut)
         outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there",
                 g_ks.files);
