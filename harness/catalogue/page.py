@@ -6,6 +6,7 @@ Regenerate it with `python -m harness.catalogue.page > docs/attack-surface.md`.
 
 from __future__ import annotations
 
+from harness.catalogue.enumerations import CAPABILITIES, IO_URING_OPS, NAMESPACES, Member
 from harness.catalogue.proof import NO_MUTANT, mutants_of
 from harness.catalogue.rows import NOT_YET, Row, Surface
 from harness.catalogue.syscalls import GROUPS
@@ -53,7 +54,8 @@ def markdown() -> str:
         "caught by one of the row's own checks. Checks are listed in [checks.md](checks.md).",
         "**ways** are the entries the checks take besides the native syscalls (`native`: those",
         "alone): the i386 entry (`int $0x80`) of an x86_64 kernel, whose numbers a filter",
-        "without an architecture check does not match, each with its own mutant.",
+        "without an architecture check does not match, each with its own mutant; a",
+        "descriptor opened for reading where a grant allows it.",
     ]
     for surface in Surface:
         out += [
@@ -74,7 +76,22 @@ def markdown() -> str:
     out += [
         f"| {_cell(why)} | {', '.join(f'`{n}`' for n in names)} |" for why, names in GROUPS.items()
     ]
+    for title, members in _ENUMERATIONS:
+        out += ["", f"## {title}", "", "| member | checks | why |", "|---|---|---|"]
+        out += [_member(name, m) for name, m in members.items()]
     return "\n".join(out) + "\n"
+
+
+_ENUMERATIONS: tuple[tuple[str, dict[str, Member]], ...] = (
+    ("Every capability (linux/capability.h, to CAP_LAST_CAP)", CAPABILITIES),
+    ("Every namespace type (linux/sched.h)", NAMESPACES),
+    ("Every io_uring opcode (linux/io_uring.h, to IORING_OP_LAST)", IO_URING_OPS),
+)
+
+
+def _member(name: str, member: Member) -> str:
+    checks = ", ".join(f"`{c}`" for c in member.checks) or "-"
+    return f"| `{name}` | {checks} | {_cell(member.reason) or '-'} |"
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalogue import enumerations
 from harness.catalogue.page import markdown
 from harness.catalogue.proof import MUTANTS, NO_MUTANT, mutants_of
 from harness.catalogue.rows import NOT_YET, Surface
@@ -125,3 +126,44 @@ def test_the_targets_a_row_names_are_the_target_tables() -> None:
             target.name,
             target.check,
         )
+
+
+KERNEL_LISTS = (
+    ("capability.h", enumerations.capabilities, enumerations.CAPABILITIES),
+    ("sched.h", enumerations.namespaces, enumerations.NAMESPACES),
+    ("io_uring.h", enumerations.io_uring_ops, enumerations.IO_URING_OPS),
+)
+
+
+@pytest.mark.parametrize(("header", "read", "held"), KERNEL_LISTS, ids=[k[0] for k in KERNEL_LISTS])
+def test_every_member_of_the_kernels_lists_has_a_check_or_a_reason(header, read, held) -> None:
+    """Every capability, namespace type and io_uring opcode the installed headers define
+    is held to checks that exist or to a written reason; a newer header's member fails
+    here until someone decides."""
+    if not (enumerations.INCLUDE / header).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{header} is missing (linux-libc-dev)")
+        pytest.skip(f"{header} is missing (linux-libc-dev)")
+    members = read()
+    assert members, header
+    assert [m for m in members if m not in held] == []
+    checks = {c.id for s in SCENARIOS.values() for c in s.checks}
+    for name, member in held.items():
+        assert member.checks or member.reason, name
+        assert sorted(set(member.checks) - checks) == [], name
+
+
+def test_the_kernels_lists_are_read_as_its_headers_write_them(tmp_path: Path) -> None:
+    """A member a newer header adds is read, so the test above names it."""
+    (tmp_path / "capability.h").write_text(
+        "#define CAP_CHOWN            0\n#define CAP_NEW_ONE 41\n#define CAP_LAST_CAP CAP_NEW_ONE\n"
+    )
+    (tmp_path / "io_uring.h").write_text(
+        "enum io_uring_op {\n\tIORING_OP_NOP,\n\tIORING_OP_FUTEX_WAIT,\n\n\tIORING_OP_LAST,\n};\n"
+        "#define IORING_OP_NOT_AN_OP 1\n"
+    )
+    (tmp_path / "sched.h").write_text("#define CLONE_NEWNS\t0x00020000\n#define CLONE_VM 1\n")
+    assert enumerations.capabilities(tmp_path) == ["CAP_CHOWN", "CAP_NEW_ONE"]
+    assert enumerations.io_uring_ops(tmp_path) == ["IORING_OP_NOP", "IORING_OP_FUTEX_WAIT"]
+    assert enumerations.namespaces(tmp_path) == ["CLONE_NEWNS"]
+    assert "IORING_OP_FUTEX_WAIT" not in enumerations.IO_URING_OPS
