@@ -55,7 +55,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-xattr",
         "landlock-fd-xattr",
     ),
-    _FS + "inode flags: chattr": ("landlock-unfiltered-chattr",),
+    _FS + "inode flags: chattr": ("landlock-unfiltered-chattr", "landlock-i386-chattr"),
     _FS + "by file handle": ("runc-dac-read-search-allowed",),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": ("chroot-init-outside",),
     _FS + "through every mount point and path suffix": (

@@ -115,6 +115,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_lsetxattr 227
 #define I386_NR_removexattr 235
 #define I386_NR_lremovexattr 236
+#define I386_NR_ioctl 54
 
 /* The architecture a seccomp filter sees in seccomp_data.arch. */
 #if defined(__x86_64__)

@@ -155,6 +155,7 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "chown", { I386_NR_chown32, I386_NR_lchown32, I386_NR_fchownat, -1 } },
     { "utime", { I386_NR_utime, I386_NR_utimes, I386_NR_utimensat, -1 } },
     { "xattr", { I386_NR_setxattr, I386_NR_lsetxattr, I386_NR_removexattr, I386_NR_lremovexattr } },
+    { "chattr", { I386_NR_ioctl, -1, -1, -1 } }, /* every ioctl of that entry: the mutant's mistake */
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -188,7 +189,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 if (!strcmp(i386_calls[j].family, i386_open))
                     k = (int)j;
             if (k < 0)
-                fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr)", i386_open);
+                fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr)",
+                      i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));

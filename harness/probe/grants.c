@@ -40,7 +40,7 @@ void chk_fs_read_granted(void)
 
 /* Every kind of change in each grant's folder, on files fs_setup made writable by
  * anyone: overwrite a byte, truncate, create a name, unlink, and the metadata kinds
- * by every way (mode, owner, times, extended attributes: by path, through the i386
+ * by every way (mode, owner, times, extended attributes, inode flags: by path, the i386
  * entry, and by a descriptor opened for reading, which a read-only grant allows).
  * The host decides. */
 void chk_fs_write_read_only(void)
@@ -71,6 +71,8 @@ void chk_fs_write_read_only(void)
         meta_utime(path);
         snprintf(path, sizeof path, "%s/%s", dir, target_name[T_xattr_me]);
         meta_xattr(path);
+        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chattr_me]);
+        meta_chattr(path);
     }
     snprintf(path, sizeof path, "harness's folder in %d read-only grants", n);
     verdict("change", path);

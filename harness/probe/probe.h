@@ -217,11 +217,13 @@ extern Buf g_ev;                 /* the check's evidence: "key":value,... */
 void ev_int(const char *key, long long v);
 int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
 void cwd_at_start(void);                     /* stands.c */
-/* writes.c: every way to change a file's mode, owner, times, extended attributes */
+/* writes.c: every way to change a file's mode, owner, times, extended attributes,
+ * inode flags */
 void meta_chmod(const char *path);
 void meta_chown(const char *path);
 void meta_utime(const char *path);
 void meta_xattr(const char *path);
+void meta_chattr(const char *path);
 void ev_str(const char *key, const char *v);
 __attribute__((noreturn)) void send_result(Buf *b);
 __attribute__((noreturn)) void ok_int(long long v);

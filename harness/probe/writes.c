@@ -328,21 +328,34 @@ void chk_fs_list_outside(void)
 
 /* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
  * set: by path with file_setattr (6.17+), and by FS_IOC_SETFLAGS if it opens. */
-void chk_fs_chattr_outside(void)
+void meta_chattr(const char *path)
 {
-    const char *path = outside(T_chattr_me);
+    /* One target state, set by every way: a second flip would undo the first. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), flags = 0;
+    if (fd >= 0)
+        ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags);
+    flags ^= PROBE_FS_NODUMP_FL;
     struct { uint64_t xflags; uint32_t extsize, nextents, projid, cowextsize; } fa;
     memset(&fa, 0, sizeof fa);
     syscall(SYS_file_getattr, AT_FDCWD, path, &fa, sizeof fa, 0);
-    fa.xflags ^= PROBE_FS_XFLAG_NODUMP;
+    fa.xflags = (fa.xflags & ~(uint64_t)PROBE_FS_XFLAG_NODUMP) |
+                (flags & PROBE_FS_NODUMP_FL ? PROBE_FS_XFLAG_NODUMP : 0);
     tried("file_setattr", syscall(SYS_file_setattr, AT_FDCWD, path, &fa, sizeof fa, 0));
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd >= 0) {
-        int flags = 0;
-        ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags);
-        flags ^= PROBE_FS_NODUMP_FL;
         tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        /* The i386 entry's ioctl takes the 32-bit command (fs/ioctl.c's compat path). */
+        const struct compat_call i386[] = {
+            { "ioctl", I386_NR_ioctl,
+              { CV(fd), CV((long)_IOW('f', 2, int)), CP(&flags, sizeof flags) } },
+        };
+        compat_tried(i386, 1);
         close(fd);
     }
+}
+
+void chk_fs_chattr_outside(void)
+{
+    const char *path = outside(T_chattr_me);
+    meta_chattr(path);
     verdict("change the inode flags of", path);
 }

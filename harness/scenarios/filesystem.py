@@ -257,8 +257,9 @@ FILESYSTEM = Scenario(
             "fs-chattr-outside",
             "change a file's inode flags outside (file_setattr, FS_IOC_SETFLAGS)",
             how=(
-                "Flip the no-dump flag of `<outside-dir>/chattr-me`: `file_setattr` (6.17+, by "
-                "path), and `ioctl(FS_IOC_SETFLAGS)` if it opens for reading."
+                "Flip the no-dump flag of `<outside-dir>/chattr-me` (one target state, set by "
+                "every way): `file_setattr` (6.17+, by path), and if it opens for reading "
+                "`ioctl(FS_IOC_SETFLAGS)` and, through the i386 entry, `FS_IOC32_SETFLAGS`."
             ),
         ),
         _read(
@@ -404,12 +405,14 @@ FILESYSTEM = Scenario(
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
                 "`truncate` `truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` "
-                "`unlink-me`; then on `chmod-me`, `chown-me`, `utime-me` and `xattr-me` every call "
-                "of `fs-chmod-outside`, `fs-chown-outside`, `fs-utime-outside` and "
-                "`fs-xattr-outside` (by path, through the i386 entry, and by a descriptor opened "
-                "for reading, which a read-only grant allows: `fchmod`, `fchown`, `futimens`, "
-                "`fsetxattr`, `fremovexattr`): `succeeded` if any went through (the detail names "
-                "which; the host's `granted_changed` decides), else blocked with the last errno."
+                "`unlink-me`; then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and "
+                "`chattr-me` every call of `fs-chmod-outside`, `fs-chown-outside`, "
+                "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "
+                "through the i386 entry, and by a descriptor opened for reading, which a "
+                "read-only grant allows: `fchmod`, `fchown`, `futimens`, `fsetxattr`, "
+                "`fremovexattr`, `FS_IOC_SETFLAGS`): `succeeded` if any went through (the "
+                "detail names which; the host's `granted_changed` decides), else blocked with "
+                "the last errno."
             ),
         ),
         # Last: a reason names the attempt that made a change before this catch-all.

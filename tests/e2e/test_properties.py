@@ -302,6 +302,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-fd-chmod": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-chown": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-xattr": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.

@@ -88,14 +88,14 @@ $f
     made="$made$g
 "
     (umask 0 && printf '%s' "$gtoken" > "$g/sentinel" &&
-      for f in overwrite-me truncate-me unlink-me chmod-me chown-me utime-me xattr-me; do
+      for f in overwrite-me truncate-me unlink-me chmod-me chown-me utime-me xattr-me chattr-me; do
         printf '%s' "$original" > "$g/$f" || exit 1
       done) || fail "$@"
     if command -v setfattr >/dev/null 2>&1; then
       setfattr -n user.harness -v original "$g/xattr-me" 2>/dev/null
     fi
     set -- "$@" "$g/sentinel" "$g/overwrite-me" "$g/truncate-me" "$g/unlink-me" \
-      "$g/chmod-me" "$g/chown-me" "$g/utime-me" "$g/xattr-me"
+      "$g/chmod-me" "$g/chown-me" "$g/utime-me" "$g/xattr-me" "$g/chattr-me"
   done <<EOF_GRANTED
 $granted
 EOF_GRANTED
