@@ -101,8 +101,10 @@ class LocalTransport(Transport):
                 # that ended by itself keeps what it deliberately left running (as over
                 # SSH), such as a canary started in its own session.
                 _killpg(process.pid)
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
+            # Close its pipes now, inside the loop: a transport left to the garbage
+            # collector closes itself after the loop has gone ("Event loop is closed").
+            with anyio.CancelScope(shield=True):
+                await process.aclose()
         status, sig = _signal_name(process.returncode)
         return Completed(
             argv=tuple(argv),
