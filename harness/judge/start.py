@@ -41,8 +41,9 @@ def _started_as(
     """How the workload's start differs from the policy's user and group (None: it does
     not): its real, effective and saved ids, and, with a group declared, no
     supplementary group but that one. A name is what the sandbox's own /etc/passwd or
-    /etc/group calls the id, except that id 0 is `root` and nothing else; a name it
-    cannot give cannot be checked (an error)."""
+    /etc/group calls the id, except that id 0 is `root` and nothing else (so `root` is
+    checked with no file at all); another name it cannot give cannot be checked (an
+    error)."""
     for want, keys, name_key, policy_key in (
         (process.run_as_user, ("uid", "euid", "suid"), "user", "run_as_user"),
         (process.run_as_group, ("gid", "egid", "sgid"), "group", "run_as_group"),
@@ -54,12 +55,14 @@ def _started_as(
             why = f"the probe reported no {'/'.join(keys)}, so {policy_key} cannot be checked"
             return CheckOutcome.ERROR, why
         numeric = isinstance(want, int) or re.fullmatch(r"[0-9]+", want) is not None
-        if not numeric and not isinstance(name, str):
+        # "root" needs no file to check: it is id 0, and only id 0 (a sandbox with no
+        # /etc/passwd, or a forged one, says nothing about it).
+        if not numeric and not isinstance(name, str) and want != "root":
             why = f"the sandbox names no {name_key} for {keys[0]} {ids[0]}, so {policy_key}"
             return CheckOutcome.ERROR, f"{why}: {want} cannot be checked"
         # Id 0 is "root" whatever the sandbox's own files call it: a forged /etc/passwd
         # that names uid 0 "nobody" (or another uid "root") does not pass.
-        named_ok = want == name and (ids[0] == 0) == (want == "root")
+        named_ok = ids[0] == 0 if want == "root" else (want == name and ids[0] != 0)
         real_ok = (int(want) == ids[0]) if numeric else named_ok
         if not real_ok or len(set(ids)) > 1:
             shown = f"{keys[0]} {ids[0]}" + (f" ({name})" if isinstance(name, str) else "")

@@ -277,7 +277,8 @@ def test_id_0_is_root_whatever_the_sandboxs_files_say(
 
 def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
     """A name in the policy and none for the uid inside (no /etc/passwd), or no ids at
-    all: the start cannot be checked, an error (inconclusive), never a pass."""
+    all: the start cannot be checked, an error (inconclusive), never a pass; except
+    `root`, which is id 0 whatever the files say."""
     from harness.policy.models import ProcessPolicy
 
     bare = {k: v for k, v in START.items() if k != "user"}
@@ -287,6 +288,22 @@ def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
         judge_start(bare, allowed=(), own=False, process=ProcessPolicy(run_as_user=65534))[0]
         == "blocked"
     )
+    # "root" is id 0 with no file to say so: checkable, either way.
+    bare_root = {
+        **bare,
+        "uid": 0,
+        "euid": 0,
+        "suid": 0,
+        "gid": 0,
+        "egid": 0,
+        "sgid": 0,
+        "groups": "0",
+    }
+    bare_root = {k: v for k, v in bare_root.items() if k != "group"}
+    root = ProcessPolicy(run_as_user="root", run_as_group="root")
+    assert judge_start(bare_root, allowed=(), own=False, process=root)[0] == "blocked"
+    got = judge_start(bare, allowed=(), own=False, process=ProcessPolicy(run_as_user="root"))
+    assert got[0] == "escaped" and "started as uid 65534" in got[1], got
     no_uid = {k: v for k, v in START.items() if k != "suid"}
     got = judge_start(no_uid, allowed=(), own=False, process=ProcessPolicy(run_as_user=1))
     assert got[0] == "error" and "suid" in got[1]
