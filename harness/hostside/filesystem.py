@@ -21,7 +21,6 @@ from harness.transport import Transport
 
 if TYPE_CHECKING:
     from harness.hostside.envelope import Report
-    from harness.plan import Cell
     from harness.probe.protocol import ProbeOutput
     from harness.runtimes import Runtime
 
@@ -341,18 +340,13 @@ class SentinelsFixture(Fixture):
         cell.sentinels = replace(sentinels, probe=cell.paths.probe)
         cell.paths = replace(cell.paths, allowed=cell.sentinels.allowed)
 
-    def refuse(self, cell: Cell) -> str | None:
-        """A policy that lets the workload read harness's own work folder would make
-        every sentinel fair game: nothing could be judged."""
-        policy = cell.runtime.spec.policy
-        if policy is not None and self.host is not None:
-            probe_dir = self.host.state.workdir
-            if self._granted(cell.runtime, f"{probe_dir}/fs"):
-                return (
-                    f"the policy ({policy.source}) lets the workload read harness's work"
-                    f" folder {probe_dir}: set the inventory's workdir outside what it grants"
-                )
-        return None
+    def reads_granted(self, cell: CellSetup) -> bool:
+        """Does the policy let the workload read harness's own work folder (a policy
+        granting `/` read-only)? Then every sentinel is fair game to read: no read
+        proves anything, and only the other attempts are judged (properties.py)."""
+        if cell.runtime.spec.policy is None or self.host is None:
+            return False
+        return self._granted(cell.runtime, f"{self.host.state.workdir}/fs")
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         assert cell.sentinels is not None
@@ -380,4 +374,6 @@ class SentinelsFixture(Fixture):
             # A runtime that shares the allowed folder must show the host the inside
             # control's file; if not, the sandbox saw another tree (properties.py).
             fs["allowed_shared"] = cell.runtime.shares_allowed
+            if self.reads_granted(cell):
+                fs["reads_granted"] = True
         cell.evidence["fs"] = fs

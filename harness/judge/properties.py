@@ -286,10 +286,22 @@ def _control_text(check: Check, control: dict[str, Outcome] | None) -> str | Non
     return seen.outcome if seen else None
 
 
+# Attempts that prove an escape by reading a sentinel (fs-routes and fs-io-uring read
+# one too): where the policy lets the workload read harness's own work folder (it
+# grants `/` read-only), no read proves anything, and these are not asked.
+_READ_RULES = (Rule.READ, Rule.HELD)
+_ALSO_READS = ("fs-routes", "fs-io-uring")
+
+
 def _asked(check: Check, host: HostEvidence, policy: Policy | None) -> bool:
     """Is this check asked of the cell: the canary has what it needs, a check of the
-    policy's binaries only where the policy names some, and one of the read-only
-    grants only where harness placed a folder of its own in one."""
+    policy's binaries only where the policy names some, one of the read-only grants
+    only where harness placed a folder of its own in one, and a read only where the
+    policy does not let the workload read every sentinel."""
+    if (host.fs or {}).get("reads_granted") and (
+        check.rule in _READ_RULES or check.id in _ALSO_READS
+    ):
+        return False
     for need in check.needs:
         if need == POLICY_BINARIES:
             if policy is None or not policy.names_binaries:
@@ -372,9 +384,14 @@ def observe(
                     why += f"; the canary could not make its object there: {unmade}"
             return Observation(Observed.INCONCLUSIVE, f"{check.id} blocked, but {why}", results)
     intercepted = [c.id for c in asked if (got := mine.get(c.id)) and got.intercepted]
-    return Observation(
-        Observed.ENFORCED, _tried(scenario, asked, results, intercepted=intercepted), results
-    )
+    why = _tried(scenario, asked, results, intercepted=intercepted)
+    if Need.SENTINELS in scenario.needs and fs.get("reads_granted"):
+        why = (
+            f"{sum(not c.inside_control for c in asked)} attempts blocked; reads not judged:"
+            " the policy lets the workload read harness's own work folder, so every"
+            " sentinel is its to read"
+        )
+    return Observation(Observed.ENFORCED, why, results)
 
 
 def _tried(
