@@ -49,13 +49,21 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-chown",
         "landlock-fd-chown",
     ),
-    _FS + "times: utime": ("landlock-unfiltered-utime", "landlock-i386-utime"),
+    _FS + "times: utime": (
+        "landlock-unfiltered-utime",
+        "landlock-i386-utime",
+        "landlock-fd-utime",
+    ),
     _FS + "extended attributes: set or remove": (
         "landlock-unfiltered-xattr",
         "landlock-i386-xattr",
         "landlock-fd-xattr",
     ),
-    _FS + "inode flags: chattr": ("landlock-unfiltered-chattr", "landlock-i386-chattr"),
+    _FS + "inode flags: chattr": (
+        "landlock-unfiltered-chattr",
+        "landlock-i386-chattr",
+        "landlock-fd-chattr",
+    ),
     _FS + "by file handle": ("runc-dac-read-search-allowed",),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": ("chroot-init-outside",),
     _FS + "through every mount point and path suffix": (

@@ -13,7 +13,8 @@
  * the filter, `--any-arch` the filter's architecture check (another ABI's entry
  * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
  * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
- * alone (fchmod, fchown, fsetxattr and fremovexattr). It is not a check. */
+ * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS). It
+ * is not a check. */
 
 #include "probe.h"
 #include "landlock.h"
@@ -211,6 +212,17 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    if (fd_open && !strcmp(fd_open, "utime")) {
+        /* utimensat(fd, NULL, ...) is futimens: let it through, the path form not. */
+        const uint32_t path_arg = offsetof(struct seccomp_data, args[1]);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_utimensat, 0, 5);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, path_arg);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, path_arg + 4);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    }
     for (size_t i = 0; i < N_FAMILIES; i++)
         for (int k = 0; k < 8 && !unfiltered[i]; k++)
             if (meta_calls[i].nr[k] >= 0 && !fd_only(fd_open, meta_calls[i].nr[k])) {
@@ -218,7 +230,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                                                       (uint32_t)meta_calls[i].nr[k], 0, 1);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             }
-    if (!unfiltered[meta_family("chattr")]) {
+    if (!unfiltered[meta_family("chattr")] && !(fd_open && !strcmp(fd_open, "chattr"))) {
         /* ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR (the command's low 32 bits). */
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
@@ -255,8 +267,10 @@ void confine_main(int argc, char **argv)
         }
         if (i + 1 < argc && !strcmp(argv[i], "--fd-open")) {
             fd_open = argv[++i];
-            if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr"))
-                fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, xattr)", fd_open);
+            if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr") &&
+                strcmp(fd_open, "utime") && strcmp(fd_open, "chattr"))
+                fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr)",
+                      fd_open);
             continue;
         }
         if (!strcmp(argv[i], "--any-arch")) {

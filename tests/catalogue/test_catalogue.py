@@ -167,3 +167,21 @@ def test_the_kernels_lists_are_read_as_its_headers_write_them(tmp_path: Path) ->
     assert enumerations.io_uring_ops(tmp_path) == ["IORING_OP_NOP", "IORING_OP_FUTEX_WAIT"]
     assert enumerations.namespaces(tmp_path) == ["CLONE_NEWNS"]
     assert "IORING_OP_FUTEX_WAIT" not in enumerations.IO_URING_OPS
+
+
+# What a mutant's name says of the way it leaves open: a row's way is proven only by a
+# mutant of that very way (every other way closed), not by the row's mutant at large.
+WAY_MUTANTS = {"i386: ": ("-i386-", "-any-arch"), "a descriptor opened for reading: ": ("-fd-",)}
+
+
+def test_every_way_of_a_row_has_a_mutant_of_its_own() -> None:
+    """Each (row, way): the row names a mutant that closes the other ways and leaves this
+    one, held caught by the row's own check in tests/e2e/test_properties.py."""
+    missing = []
+    for row in all_rows():
+        for way in row.ways:
+            kind = next((k for k in WAY_MUTANTS if way.startswith(k)), None)
+            assert kind is not None, f"{row.key}: way {way!r} of no known kind"
+            if not any(m in name for name in mutants_of(row) for m in WAY_MUTANTS[kind]):
+                missing.append(f"{row.key}: {way}")
+    assert missing == []

@@ -303,6 +303,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-fd-chmod": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-chown": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-xattr": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-fd-utime": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-fd-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
