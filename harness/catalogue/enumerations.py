@@ -180,10 +180,7 @@ IO_URING_OPS: dict[str, Member] = {
     "IORING_OP_SENDMSG": _c(
         "uring4", reason="the same send path as IORING_OP_SEND, to the same destination"
     ),
-    "IORING_OP_SOCKET": _c(
-        reason="the socket is made by socket(2) for uring4 today; a filter that refuses"
-        " socket(2) alone and leaves the ring is not yet attempted (issue 38)"
-    ),
+    "IORING_OP_SOCKET": _c("uring4"),
     "IORING_OP_SEND_ZC": _c("uring4", reason="a send as IORING_OP_SEND, copied later"),
     "IORING_OP_SENDMSG_ZC": _c("uring4", reason="a send as IORING_OP_SENDMSG, copied later"),
 }

@@ -139,8 +139,18 @@ ROWS: tuple[Row, ...] = (
         "io_uring's network operations",
         ("io_uring_setup", "io_uring_enter"),
         checks=("uring4",),
-        target="the canary's IPv4 high port",
-        kernels="5.5+",
+        target="the canary's IPv4 high port, the socket made by the ring (IORING_OP_SOCKET)"
+        " where the kernel has it",
+        kernels="5.5+ (IORING_OP_SOCKET: 5.19+)",
+    ),
+    _net(
+        _SEND,
+        "socket calls through the i386 entry (int $0x80)",
+        (),
+        checks=("i386-tcp4",),
+        target="the canary's IPv4 high port: socket, connect (each also through socketcall),"
+        " write, read",
+        kernels="x86_64 with IA32 emulation",
     ),
     _net(
         _SEND,

@@ -134,9 +134,9 @@ static int bind_privileged(struct att *a)
     return -1;
 }
 
-/* The io_uring exchange, in a child the sweep can kill at the attempt's end; it
- * writes "OUTCOME ERRNO SRC_PORT DETAIL" to a pipe the sweep polls. */
-static void uring_start(struct att *a)
+/* The io_uring (or i386) exchange, in a child the sweep can kill at the attempt's
+ * end; it writes "OUTCOME ERRNO SRC_PORT DETAIL" to a pipe the sweep polls. */
+static void exchange_start(struct att *a)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -158,7 +158,10 @@ static void uring_start(struct att *a)
         snprintf(want, sizeof want, "NONCE %s", o.nonce);
         enum outcome oc = OC_BLOCKED;
         int e = 0;
-        if (uring_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step) != 0)
+        int rc = a->talk == X_I386
+                     ? i386_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step)
+                     : uring_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step);
+        if (rc != 0)
             e = errno;
         else if (strstr(reply, want))
             oc = OC_ESCAPED, step = "the nonce came back";
@@ -225,8 +228,8 @@ static void att_start(struct att *a)
         a->state = S_RECV;
         return;
     }
-    if (a->talk == X_URING) {
-        uring_start(a);
+    if (a->talk == X_URING || a->talk == X_I386) {
+        exchange_start(a);
         return;
     }
     if (!a->held)
@@ -292,17 +295,22 @@ static int att_judge(struct att *a, int eof)
                 "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
         return 1;
     }
-    if (a->talk == X_URING) {
+    if (a->talk == X_URING || a->talk == X_I386) {
         if (!eof && !memchr(a->in, '\n', a->inn))
             return 0;
         char step[200] = "";
         int oc = 0, e = 0, src = 0;
         if (sscanf(line, "%d %d %d %199[^\n]", &oc, &e, &src, step) < 3) {
-            att_end(a, OC_BLOCKED, ETIMEDOUT, "io_uring: no completion for %s", a->dsts);
+            /* Its child died without a word: killed by a filter (SECCOMP_RET_KILL). */
+            att_end(a, OC_BLOCKED, ETIMEDOUT, "%s: no answer from its child for %s",
+                    a->talk == X_I386 ? "the i386 entry" : "io_uring", a->dsts);
             return 1;
         }
         a->src_port = src;
-        att_end(a, (enum outcome)oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
+        if (a->talk == X_I386)
+            att_end(a, (enum outcome)oc, e, "%s through the i386 entry alone (%s)", a->dsts, step);
+        else
+            att_end(a, (enum outcome)oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
         return 1;
     }
     if (a->talk == X_DNS) {
@@ -519,7 +527,7 @@ void chk_egress_sweep(void)
                 else if (w > 0 && (a->outoff += (size_t)w) == a->outn)
                     a->state = S_RECV;
             } else {
-                ssize_t r = a->talk == X_URING /* a pipe from its child */
+                ssize_t r = a->talk == X_URING || a->talk == X_I386 /* a pipe from its child */
                                 ? read(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn)
                                 : recv(a->fd, a->in + a->inn, sizeof a->in - 1 - a->inn, MSG_DONTWAIT);
                 if (r < 0 && (errno == EAGAIN || errno == EINTR))

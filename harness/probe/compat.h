@@ -116,6 +116,13 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_removexattr 235
 #define I386_NR_lremovexattr 236
 #define I386_NR_ioctl 54
+#define I386_NR_read 3
+#define I386_NR_write 4
+#define I386_NR_socketcall 102
+#define I386_NR_socket 359
+#define I386_NR_connect 362
+#define I386_SYS_SOCKET 1  /* socketcall's calls (linux/net.h) */
+#define I386_SYS_CONNECT 3
 
 /* The architecture a seccomp filter sees in seccomp_data.arch. */
 #if defined(__x86_64__)

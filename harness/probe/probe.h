@@ -284,8 +284,9 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
  * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
  * sweep.c says what to try, sweep.def with which ids. */
 /* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
- * proves it; X_URING: the exchange made by io_uring in a child (uring.c). */
-enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING };
+ * proves it; X_URING: the exchange made by io_uring in a child (uring.c); X_I386:
+ * the same through the i386 entry alone (i386.c). */
+enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386 };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
 enum { G_SELF, G_OWN_DNS, G_UNIX, G_HELD };
 /* How the bytes are sent: send(2) on a connected socket, or another call. */
@@ -373,6 +374,9 @@ struct compat_arg { long v; const void *p; size_t len; };
 #define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
 struct compat_call { const char *name; long nr; struct compat_arg a[5]; };
 void compat_tried(const struct compat_call *calls, int n); /* i386.c */
+/* i386.c: the sweep's exchange through the i386 entry alone (ENOSYS where none). */
+int i386_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
+                  const char **step);
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];

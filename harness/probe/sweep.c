@@ -289,7 +289,8 @@ void sweep_protocols(int f, const char *ip, int high)
 }
 
 /* The socket API's other ways to send (unconnected sendto, sendmsg, sendmmsg;
- * write on a connected socket), a privileged source port, and io_uring, each to
+ * write on a connected socket), a privileged source port, io_uring, and the i386
+ * entry (a filter without an architecture check), each to
  * the canary's IPv4 high port: a filter on one call or one port is not enough. */
 void sweep_calls(const char *ip, int high)
 {
@@ -306,6 +307,7 @@ void sweep_calls(const char *ip, int high)
     if (a)
         a->bind_port = 1;
     sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
+    sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
 }
 
 /* The canary's own listener in the host's abstract unix namespace: reachable

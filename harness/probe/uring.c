@@ -71,8 +71,8 @@ static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
 }
 
 /* ---- the egress sweep's uring4: connect, send, recv by io_uring alone --------
- * A TCP connect, a send and a receive submitted as one linked chain, so that no
- * connect(2), send(2) or recv(2) is made. A filter that stops the socket API's
+ * The socket made by the ring, then a TCP connect, a send and a receive submitted as
+ * one linked chain, so that no socket(2), connect(2), send(2) or recv(2) is made. A filter that stops the socket API's
  * calls but not io_uring's leaves this way open. */
 
 static void sqe_set(struct io_uring_sqe *s, int op, int fd, const void *addr, unsigned len,
@@ -97,8 +97,21 @@ int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, in
     struct uring u;
     if (uring_open(&u, step) < 0)
         return -1;
-    *step = "socket";
-    int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* The socket by the ring too (IORING_OP_SOCKET, 5.19+); socket(2) only where the
+     * kernel has no such operation. */
+    struct io_uring_sqe mk;
+    memset(&mk, 0, sizeof mk);
+    mk.opcode = IORING_OP_SOCKET;
+    mk.fd = dst->ss_family;
+    mk.off = SOCK_STREAM | SOCK_CLOEXEC; /* the flags go with the type; rw_flags must be 0 */
+    *step = "IORING_OP_SOCKET";
+    int fd = uring_do(&u, &mk);
+    if (fd == -EINVAL || fd == -EOPNOTSUPP) {
+        *step = "socket";
+        fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    } else if (fd < 0) {
+        return errno = -fd, -1;
+    }
     if (fd < 0)
         return -1;
     unsigned mask = *u.sq_mask, *tail = u.sq_tail, *array = u.sq_array;

@@ -304,13 +304,29 @@ EGRESS = Scenario(
         ),
         _swept(
             "uring4",
-            "TCP to the canary's IPv4 high port by io_uring alone (connect, send, recv)",
+            "TCP to the canary's IPv4 high port by io_uring alone (socket, connect, send, recv)",
             transport=Transport.TCP,
             how=(
-                "TCP to the IPv4 high port by io_uring alone: `IORING_OP_CONNECT`, "
+                "TCP to the IPv4 high port by io_uring alone: the socket by `IORING_OP_SOCKET` "
+                "(socket(2) where the kernel has no such operation), then `IORING_OP_CONNECT`, "
                 "`IORING_OP_SEND` and `IORING_OP_RECV` linked in one submission, in a child the "
                 "sweep kills at the attempt's end; blocked with the errno of the first operation "
                 "that failed (`io_uring_setup` refused: ENOSYS, EPERM)."
+            ),
+        ),
+        _swept(
+            "i386-tcp4",
+            "TCP to the canary's IPv4 high port through the i386 entry alone (socket, connect,"
+            " write, read by int $0x80, each by its own call or through socketcall)",
+            transport=Transport.TCP,
+            control_id="tcp4-high",
+            how=(
+                "TCP to the IPv4 high port through the i386 entry (`int $0x80`) alone, in a child "
+                "the sweep kills at the attempt's end: `socket` (359) and `connect` (362), each "
+                "through the `socketcall` multiplexer (102) where its own number is refused, then "
+                "`write` and `read`; the detail names the way that answered. Where the host has no "
+                "such entry (aarch64, a kernel without IA32 emulation, gVisor): blocked with "
+                "ENOSYS, nothing tried. Its control is `tcp4-high`, the same destination."
             ),
         ),
         _swept(

@@ -470,6 +470,8 @@ EGRESS_MUTANTS = {
     # alone (harness/catalogue/network.py).
     "bwrap-send-calls": ({"send4-sendmsg", "send4-sendmmsg"}, "the nonce came back"),
     "bwrap-io-uring": ({"uring4"}, "by io_uring (connect, send, recv; the nonce came back)"),
+    "bwrap-io-uring-socket": ({"uring4"}, "by io_uring (connect, send, recv; the nonce came back)"),
+    "bwrap-i386-socket": ({"i386-tcp4"}, "through the i386 entry alone (the nonce came back)"),
     "bwrap-abstract-unix": ({"unix-abstract"}, "the nonce came back from @harness-canary-"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
     "bwrap-other-protocols": (
@@ -487,6 +489,8 @@ EGRESS_MUTANTS = {
 ROW_MUTANTS = (
     "bwrap-send-calls",
     "bwrap-io-uring",
+    "bwrap-io-uring-socket",
+    "bwrap-i386-socket",
     "bwrap-abstract-unix",
     "bwrap-privport",
     "bwrap-other-protocols",
