@@ -17,6 +17,7 @@ from harness.hostside.base import CellSetup, Fixture, HostSetup
 from harness.hostside.hostfs import MAX_BYTES, policy_paths, readable_roots, resolve_paths
 from harness.hostside.scripts import script
 from harness.policy.models import within
+from harness.probe.targets import targets
 from harness.transport import Transport
 
 if TYPE_CHECKING:
@@ -32,21 +33,18 @@ ORIGINAL = "harness: original content\n"
 FUNCTIONS = script("fs-sentinels.sh")
 # $1 root, $2 tag, $3 the read-only grants' host folders (newline-separated).
 INSPECT = FUNCTIONS + 'fs_inspect "$1" "$2" "$3"\n'
-# Each attempt's own target, made fresh by fs_setup: any change to it is that attempt's
-# write kind, and the host fact (`Check.host_fact`) that proves it.
+# Each attempt's own target, made fresh by fs_setup (targets.def): any change to it is
+# that attempt's write kind, and the host fact (`Check.host_fact`) that proves it.
+# Two are proved apart: overwrite-me by its content (a write of the same length may
+# keep every field fs_state reads), rename-me by its absence.
+_PROVED_APART = ("overwrite_me", "rename_me")
 OWN = {
-    "outside/truncate-me": "truncated",
-    "outside/unlink-me": "unlinked",
-    "outside/rmdir-me": "removed_dir",
-    "outside/chmod-me": "mode_changed",
-    "outside/chown-me": "owner_changed",
-    "outside/utime-me": "times_changed",
-    "outside/xattr-me": "xattrs_changed",
-    "outside/uring-me": "uring_changed",
-    "outside/chattr-me": "flags_changed",
+    f"outside/{t.name}": t.host_fact
+    for t in targets()
+    if t.kind in ("FILE", "DIR") and t.ident not in _PROVED_APART
 }
-# Names an attempt makes outside (`<prefix>-<tag>`), and the host fact it proves.
-MADE = {"dir": "made_dir", "symlink": "made_symlink", "fifo": "made_fifo", "sock": "made_socket"}
+# Names an attempt makes outside (`<prefix>-<tag>`), and the host fact each proves.
+MADE = {t.name: t.host_fact for t in targets() if t.kind == "MADE"}
 # fs_state's fields, in its order.
 FIELDS = ("type and mode", "size", "owner", "group", "inode", "links", "mtime", "ctime")
 
@@ -179,7 +177,6 @@ class Sentinels:
             if "missing" in main or "sha256:outside/sentinel" not in seen
             else ("changed" if read else "intact"),
             "overwritten": seen.get("sha256:outside/overwrite-me") != _sha(ORIGINAL),
-            "created": seen["created"] == "yes",
             "renamed": seen["rename_source"] == "no",
             # The inside control's file, seen from the host: proves the sandbox's allowed
             # folder is the one holding the planted link and the other fixtures.

@@ -3,6 +3,9 @@ probe, the host-side setup, the scenarios and the catalogue read."""
 
 from __future__ import annotations
 
+import re
+from importlib import resources
+
 import pytest
 
 from harness.probe import targets
@@ -42,3 +45,22 @@ def test_a_bad_row_is_an_error_naming_its_line(text: str, error: str) -> None:
     """A row the parser cannot read is an error, never a target silently left out."""
     with pytest.raises(ValueError, match=error):
         targets.parse(text)
+
+
+def test_the_host_side_script_makes_and_inspects_every_target() -> None:
+    """fs-sentinels.sh spells the targets in shell: each FILE target is made outside,
+    and in each read-only grant where targets.def says so; each MADE one is looked for
+    after the cell. A row added to targets.def and not to the script fails here."""
+    script = (resources.files("harness.hostside.scripts") / "fs-sentinels.sh").read_text()
+    made_outside = re.search(r"for f in ([\w\- \\\n]+); do", script)
+    granted = re.search(r"for f in (overwrite-me [\w\- ]+); do\n\s+printf", script)
+    inspected = re.search(r"for k in ([\w ]+); do", script)
+    assert made_outside and granted and inspected
+    outside_names = set(made_outside.group(1).replace("\\", " ").split())
+    for t in targets.targets():
+        if t.kind == "FILE":
+            assert t.name in outside_names, t.name
+        if t.granted:
+            assert t.name in granted.group(1).split(), t.name
+        if t.kind == "MADE":
+            assert t.name in inspected.group(1).split(), t.name
