@@ -108,7 +108,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
     _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded",),
     _NET + "other IP protocols: UDP-Lite and raw IP": ("bwrap-other-protocols",),
-    _NET + "AF_UNIX by path: a proxy on the host": ("bwrap-unix-proxy", "bwrap-unix-dialect"),
+    _NET + "AF_UNIX by path: a proxy on the host": (
+        "bwrap-unix-proxy",
+        "bwrap-unix-dialect",
+        "bwrap-unix-proxy-deep",
+    ),
     _NET + "AF_UNIX abstract names": ("bwrap-abstract-unix",),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "io_uring's network operations": ("bwrap-io-uring", "bwrap-io-uring-socket"),

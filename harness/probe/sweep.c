@@ -172,26 +172,73 @@ static void unix_add(const char *path, int abstract)
     }
 }
 
-static void unix_walk(const char *dir, int depth)
+/* Every socket file in the sandbox's view, breadth first to a depth of UNIX_DEPTH,
+ * never through a symlink, /proc or /sys: a host listener bound in one folder deeper
+ * than anyone looks is still found. The places sockets live are read first (each to
+ * the full depth), then the rest of "/" level by level, so a view too large for
+ * UNIX_ENTRIES (a host's whole tree) loses only its deepest corners of the rest. */
+#define UNIX_DEPTH 8
+#define UNIX_ENTRIES 20000
+static const char *const UNIX_FIRST[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm", "/" };
+
+static int unix_seed(const char *p)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    for (size_t i = 0; i + 1 < sizeof UNIX_FIRST / sizeof UNIX_FIRST[0]; i++)
+        if (!strcmp(p, UNIX_FIRST[i]))
+            return 1;
+    return 0;
+}
+static size_t g_unix_read; /* entries read, over every level */
+static int g_unix_cut;
+
+static void unix_walk(void)
+{
+    struct item { char *path; int depth; };
+    size_t cap = 256, head = 0, tail = 0;
+    struct item *q = malloc(cap * sizeof *q);
+    if (!q)
         return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char p[512];
-        struct stat st;
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
-        if (lstat(p, &st) != 0)
-            continue;
-        if (S_ISSOCK(st.st_mode))
-            unix_add(p, 0);
-        else if (S_ISDIR(st.st_mode) && depth > 0 && strcmp(p, "/proc") && strcmp(p, "/sys"))
-            unix_walk(p, depth - 1);
+    for (size_t i = 0; i < sizeof UNIX_FIRST / sizeof UNIX_FIRST[0]; i++)
+        q[tail++] = (struct item){ strdup(UNIX_FIRST[i]), 0 };
+    while (head < tail) {
+        struct item it = q[head++];
+        DIR *d = it.path ? opendir(it.path) : NULL;
+        for (struct dirent *e; d && (e = readdir(d));) {
+            if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+                continue;
+            if (++g_unix_read > UNIX_ENTRIES) {
+                g_unix_cut = 1;
+                break;
+            }
+            char p[512];
+            struct stat st;
+            if (snprintf(p, sizeof p, "%s/%s", strcmp(it.path, "/") ? it.path : "", e->d_name) >=
+                (int)sizeof p)
+                continue;
+            if (lstat(p, &st) != 0)
+                continue;
+            if (S_ISSOCK(st.st_mode)) {
+                unix_add(p, 0);
+            } else if (S_ISDIR(st.st_mode) && it.depth + 1 < UNIX_DEPTH && strcmp(p, "/proc") &&
+                       strcmp(p, "/sys") && !unix_seed(p)) {
+                if (tail == cap) {
+                    struct item *more = realloc(q, (cap *= 2) * sizeof *q);
+                    if (!more)
+                        continue;
+                    q = more;
+                }
+                q[tail++] = (struct item){ strdup(p), it.depth + 1 };
+            }
+        }
+        if (d)
+            closedir(d);
+        free(it.path);
+        if (g_unix_cut)
+            break;
     }
-    closedir(d);
+    while (head < tail)
+        free(q[head++].path);
+    free(q);
 }
 
 void sweep_unix(void)
@@ -214,9 +261,7 @@ void sweep_unix(void)
             continue;
         unix_add(path[0] == '@' ? path + 1 : path, path[0] == '@');
     }
-    static const char *const dirs[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm", "/" };
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        unix_walk(dirs[i], strcmp(dirs[i], "/") ? 3 : 1);
+    unix_walk();
 }
 
 /* The line for a group (own resolver, unix sockets): escaped if any attempt

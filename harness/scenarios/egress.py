@@ -243,9 +243,13 @@ EGRESS = Scenario(
             transport=None,
             control=Control.NONE,
             how=(
-                "Every listening stream socket in `/proc/net/unix` (abstract names too) and every "
-                "socket file under `/run`, `/var/run`, `/tmp`, `/var/tmp`, `/dev/shm` (3 levels) "
-                "and `/` (1 level), at most 48: an HTTP `CONNECT` (with the marker in an "
+                "Every listening stream socket in `/proc/net/unix` (abstract names too; only the "
+                "sandbox's own network namespace's) and every socket file in its view, found "
+                "breadth first to 8 levels (never through a symlink, `/proc` or `/sys`): `/run`, "
+                "`/var/run`, `/tmp`, `/var/tmp` and `/dev/shm` first, then the rest of `/` level "
+                "by level (at most 20,000 entries read in all: a host's whole tree loses only its "
+                "deepest corners), at most 48 sockets: an "
+                "HTTP `CONNECT` (with the marker in an "
                 "`X-Harness: HARNESS <tag> unix-proxy` header, so that a proxy of another dialect "
                 "that forwards the request carries it) and a SOCKS5 request to `--canary-tcp`, "
                 "then the HARNESS line. Escaped if the nonce comes back anywhere in what the "

@@ -459,6 +459,10 @@ EGRESS_MUTANTS = {
     "bwrap-own-resolver": ({"dns-own"}, "TXT answer from 127.0.0.53:53 (own resolver)"),
     "bwrap-unix-proxy": ({"unix-proxy"}, "through unix socket /run/harness-proxy/proxy.sock"),
     "bwrap-unix-socks": ({"unix-proxy"}, "SOCKS5 through unix socket /run/harness-proxy/"),
+    "bwrap-unix-proxy-deep": (
+        {"unix-proxy"},
+        "through unix socket /srv/harness/a/b/c/proxy.sock",
+    ),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
     "bwrap-unix-dialect": (
