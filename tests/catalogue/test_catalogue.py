@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogue import enumerations
+from harness.catalogue import abis, enumerations
 from harness.catalogue.page import markdown
 from harness.catalogue.proof import MUTANTS, NO_MUTANT, mutants_of
 from harness.catalogue.rows import NOT_YET, Surface
@@ -185,3 +185,23 @@ def test_every_way_of_a_row_has_a_mutant_of_its_own() -> None:
             if not any(m in name for name in mutants_of(row) for m in WAY_MUTANTS[kind]):
                 missing.append(f"{row.key}: {way}")
     assert missing == []
+
+
+@pytest.mark.parametrize("header", [abis.I386_HEADER, abis.GENERIC_HEADER], ids=["i386", "generic"])
+def test_every_syscall_of_the_other_abis_is_x86_64s_or_said_to_reach_nothing(header: Path) -> None:
+    """The i386 entry's table and aarch64's (the generic one): each name is x86_64's
+    (its row or reason holds), the same operation as one of x86_64's, or reaches
+    nothing; a newer header's name is in none and fails here."""
+    if not header.exists() or not HEADER.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{header} is missing (linux-libc-dev)")
+        pytest.skip(f"{header} is missing (linux-libc-dev)")
+    x86_64 = set(header_syscalls())
+    names = abis.table(header)
+    assert len(names) > 300
+    missing = [
+        n for n in names if n not in x86_64 and n not in abis.SAME_AS and n not in abis.NOTHING
+    ]
+    assert missing == []
+    assert sorted(set(abis.SAME_AS.values()) - x86_64) == []
+    assert sorted(set(abis.SAME_AS) & x86_64) == []  # a name x86_64 has needs no mapping
