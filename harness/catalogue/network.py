@@ -202,7 +202,8 @@ ROWS: tuple[Row, ...] = (
         "sockets the workload holds when it starts",
         ("dup", "dup2", "dup3"),
         checks=("held-fds",),
-        target="whatever the socket leads to (connected), or the canary (unconnected)",
+        target="whatever the socket leads to (connected), or the canary (unconnected; a raw"
+        " IP socket's own protocol; a packet socket's frame on its link)",
     ),
     _net(
         _HANDED,

@@ -119,7 +119,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "socket calls through the i386 entry (int $0x80)": ("bwrap-i386-socket",),
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
-    _NET + "sockets the workload holds when it starts": ("bwrap-held-socket",),
+    _NET + "sockets the workload holds when it starts": (
+        "bwrap-held-socket",
+        "bwrap-held-packet",
+        "bwrap-held-raw",
+    ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (
         "supervisor-any-binary",

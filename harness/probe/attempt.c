@@ -83,6 +83,46 @@ static void att_line_msg(struct att *a)
     a->outn = (size_t)snprintf((char *)a->out, sizeof a->out, "HARNESS %s %s\n", o.tag, a->id);
 }
 
+static uint16_t ip_checksum(const unsigned char *p, size_t n)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < n; i += 2)
+        sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)~sum;
+}
+
+/* X_FRAME: the HARNESS line in a UDP datagram to the canary's IPv4 address and port,
+ * its IPv4 header (and, for a SOCK_RAW packet socket, an Ethernet header to the
+ * broadcast address) built here: a packet socket takes frames, not connections. */
+static void att_frame_msg(struct att *a)
+{
+    const struct sockaddr_in *to = (const void *)&a->dst;
+    unsigned char *p = a->out;
+    size_t eth = a->type == SOCK_RAW ? 14 : 0;
+    char line[120];
+    size_t n = (size_t)snprintf(line, sizeof line, "HARNESS %s %s\n", o.tag, a->id);
+    size_t total = 20 + 8 + n;
+    memset(p, 0, eth + total);
+    if (eth) {
+        memset(p, 0xff, 6);
+        p[12] = 0x08; /* ETH_P_IP */
+    }
+    unsigned char *ip = p + eth, *udp = ip + 20;
+    ip[0] = 0x45;
+    ip[2] = (unsigned char)(total >> 8), ip[3] = (unsigned char)total;
+    ip[8] = 64, ip[9] = IPPROTO_UDP;
+    memcpy(ip + 16, &to->sin_addr, 4); /* from 0.0.0.0: only the capture need see it */
+    uint16_t c = ip_checksum(ip, 20);
+    ip[10] = (unsigned char)(c >> 8), ip[11] = (unsigned char)c;
+    udp[0] = 0x9c, udp[1] = 0x40; /* source port 40000 */
+    memcpy(udp + 2, &to->sin_port, 2);
+    udp[4] = (unsigned char)((8 + n) >> 8), udp[5] = (unsigned char)(8 + n);
+    memcpy(udp + 8, line, n);
+    a->outn = eth + total;
+}
+
 static void att_dns_msg(struct att *a, int tcp)
 {
     unsigned char *q = a->out + (tcp ? 2 : 0);
@@ -379,6 +419,8 @@ static ssize_t att_send(struct att *a)
     mm.msg_hdr.msg_iovlen = 1;
     mm.msg_hdr.msg_name = (void *)to;
     mm.msg_hdr.msg_namelen = addr_len(&a->dst);
+    if (a->talk == X_FRAME)
+        return sendto(a->fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)&a->ll, sizeof a->ll);
     switch (a->how) {
     case H_SENDTO:
         return sendto(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT, to, addr_len(&a->dst));
@@ -418,6 +460,8 @@ static void att_next_out(struct att *a, const Addr *target)
         memcpy(p + 4, &s4->sin_addr, 4);
         memcpy(p + 8, &s4->sin_port, 2);
         a->outn = 10;
+    } else if (a->talk == X_FRAME) {
+        att_frame_msg(a);
     } else {
         att_line_msg(a);
     }
@@ -517,7 +561,8 @@ void chk_egress_sweep(void)
                 ssize_t w = att_send(a);
                 if (w > 0 && a->how != H_SEND && a->how != H_WRITE && !a->src_port)
                     att_src_port(a); /* bound by this first datagram */
-                if (w > 0 && a->talk == X_FIRE && a->outoff + (size_t)w == a->outn)
+                if (w > 0 && (a->talk == X_FIRE || a->talk == X_FRAME) &&
+                    a->outoff + (size_t)w == a->outn)
                     att_end(a, OC_SUCCEEDED, 0,
                             "sent to %s; nothing answers it: only the canary's capture proves a crossing",
                             a->dsts);

@@ -285,8 +285,9 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
  * sweep.c says what to try, sweep.def with which ids. */
 /* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
  * proves it; X_URING: the exchange made by io_uring in a child (uring.c); X_I386:
- * the same through the i386 entry alone (i386.c). */
-enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386 };
+ * the same through the i386 entry alone (i386.c); X_FRAME: a UDP packet the probe
+ * builds itself, sent on a held packet socket (link-level destination `ll`). */
+enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
 enum { G_SELF, G_OWN_DNS, G_UNIX, G_HELD };
 /* How the bytes are sent: send(2) on a connected socket, or another call. */
@@ -300,6 +301,7 @@ struct att {
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     pid_t kid; /* X_URING's child */
     Addr dst;
+    struct sockaddr_ll ll; /* X_FRAME: the held packet socket's link-level destination */
     struct sockaddr_un un;
     socklen_t unlen; /* an abstract name's exact length; 0: a path */
     double t0, end;

@@ -379,6 +379,46 @@ void sweep_abstract(void)
 /* Every socket the probe held when it started (descriptors 3 and up; 0 to 2 carry
  * its own output): connected ones get the HARNESS line, unconnected IP ones are
  * aimed at the canary. A launcher's socket into the host's network is egress. */
+/* A held raw IP socket gets the HARNESS line aimed at the canary (the kernel writes
+ * the IP header, with the socket's own protocol); a held packet socket a UDP packet
+ * the probe builds, to the link's broadcast address on the interface it is bound to
+ * (index 0: any). Nothing answers either: the canary's capture decides. */
+static void held_raw(int fd, int domain, int type, const char *ip, int high)
+{
+    if (!ip || !*ip || (domain == AF_PACKET && strchr(ip, ':')))
+        return;
+    struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
+    if (!a)
+        return;
+    char spec[80];
+    snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%.60s]:%d" : "%.60s:%d", ip, high);
+    a->fd = fd;
+    a->family = domain;
+    a->type = type;
+    a->held = 1;
+    a->how = H_SENDTO;
+    a->talk = domain == AF_PACKET ? X_FRAME : X_FIRE;
+    if (parse_addr(spec, &a->dst) != 0) {
+        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
+        return;
+    }
+    if (domain == AF_PACKET) {
+        struct sockaddr_ll me;
+        socklen_t ml = sizeof me;
+        memset(&me, 0, sizeof me);
+        getsockname(fd, (struct sockaddr *)&me, &ml);
+        a->ll.sll_family = AF_PACKET;
+        a->ll.sll_protocol = htons(0x0800); /* ETH_P_IP */
+        a->ll.sll_ifindex = me.sll_ifindex;
+        a->ll.sll_halen = 6;
+        memset(a->ll.sll_addr, 0xff, 6);
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (a packet socket on interface %d, to %.64s)", fd,
+                 me.sll_ifindex, spec);
+    } else {
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (a raw socket, to %.64s)", fd, spec);
+    }
+}
+
 void sweep_held(const char *ip4, const char *ip6, int high)
 {
     for (int fd = 3; fd < 1024; fd++) {
@@ -392,8 +432,12 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l);
         l = sizeof type;
         getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-        if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM))
+        if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW))
             continue;
+        if (domain == AF_PACKET || type == SOCK_RAW) {
+            held_raw(fd, domain, type, domain == AF_INET6 ? ip6 : ip4, high);
+            continue;
+        }
         Addr peer;
         socklen_t pl = sizeof peer;
         int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;

@@ -363,10 +363,13 @@ EGRESS = Scenario(
             how=(
                 "Every socket open at descriptors 3 and up when the sweep starts (the probe opens "
                 "none before): a connected one gets the HARNESS line, an unconnected IPv4 or IPv6 "
-                "one is aimed at the canary's high port (a datagram, or a TCP connect); listeners "
-                "and unconnected unix sockets are skipped. One line for all, ranked like "
-                "`unix-proxy`; none: blocked. Descriptors 0 to 2 carry the probe's own output and "
-                "are not tried."
+                "one is aimed at the canary's high port (a datagram, or a TCP connect), a raw IP "
+                "one gets the line as its own protocol's payload, and a packet socket a UDP "
+                "packet the probe builds (from 0.0.0.0 to the canary's IPv4 high port, to the "
+                "link's broadcast address on the interface it is bound to; the canary's capture "
+                "decides); listeners and unconnected unix sockets are skipped. One line for all, "
+                "ranked like `unix-proxy`; none: blocked. Descriptors 0 to 2 carry the probe's own "
+                "output and are not tried."
             ),
         ),
         # The host's IPC namespace (harness/probe/ipc.c): the canary's objects there,

@@ -483,6 +483,8 @@ EGRESS_MUTANTS = {
         "canary saw",
     ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
+    "bwrap-held-packet": ({"held-fds"}, "canary saw udp packet from 0.0.0.0"),
+    "bwrap-held-raw": ({"held-fds"}, "canary saw ip253 packet"),
     "bwrap-no-forward": (
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
         "the nonce came back",
@@ -499,6 +501,8 @@ ROW_MUTANTS = (
     "bwrap-privport",
     "bwrap-other-protocols",
     "bwrap-held-socket",
+    "bwrap-held-packet",
+    "bwrap-held-raw",
     "bwrap-no-forward",
     "bwrap-shared-ipc",
 )

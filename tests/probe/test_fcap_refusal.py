@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import select
 import shutil
 import struct
 import subprocess
@@ -45,12 +46,15 @@ def denied(open_folder: Path) -> Iterator[Path]:
         os.close(fd)
         pytest.skip(f"fanotify_mark: {os.strerror(ctypes.get_errno())}")
 
+    done = threading.Event()
+
     def deny() -> None:
-        while True:
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                return
+        # Polls, and stops before the descriptor is closed: a thread still reading a
+        # closed number would read (and answer) whatever file the next test opens there.
+        while not done.is_set():
+            if not select.select([fd], [], [], 0.05)[0]:
+                continue
+            data = os.read(fd, 4096)
             at = 0
             while at + 24 <= len(data):
                 length, _, _, _, _, event_fd, _ = struct.unpack_from("=IBBHQii", data, at)
@@ -58,9 +62,14 @@ def denied(open_folder: Path) -> Iterator[Path]:
                 os.close(event_fd)
                 at += length
 
-    threading.Thread(target=deny, daemon=True).start()
-    yield fcap
-    os.close(fd)
+    thread = threading.Thread(target=deny, daemon=True)
+    thread.start()
+    try:
+        yield fcap
+    finally:
+        done.set()
+        thread.join(timeout=5)
+        os.close(fd)
 
 
 def test_an_exec_refused_by_another_than_the_kernel_is_no_escape(denied: Path) -> None:
