@@ -94,6 +94,14 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
+        "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)",
+        ("socket", "connect"),
+        checks=("unix-host",),
+        target="every unix listener the host lists (paths at any depth, abstract names) and"
+        " every unix socket in view whose listener is outside: a connect, no byte sent",
+    ),
+    _net(
+        _FAMILY,
         "AF_UNIX abstract names",
         ("socket", "connect"),
         checks=("unix-abstract",),

@@ -114,6 +114,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-deep",
     ),
     _NET + "AF_UNIX abstract names": ("bwrap-abstract-unix",),
+    _NET + "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)": (
+        "bwrap-host-listener",
+        "bwrap-host-listener-pid",
+    ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "io_uring's network operations": ("bwrap-io-uring", "bwrap-io-uring-socket"),
     _NET + "socket calls through the i386 entry (int $0x80)": ("bwrap-i386-socket",),

@@ -18,6 +18,7 @@ from harness.hostside.decisions import DecisionsFixture
 from harness.hostside.filesystem import SentinelsFixture
 from harness.hostside.helpers import HelpersFixture
 from harness.hostside.hostfs import HostFsFixture
+from harness.hostside.listeners import HostListenersFixture
 from harness.hostside.supervisor import RevokeCommandFixture, SupervisorFixture
 from harness.scenarios.base import Need, Scenario
 
@@ -51,6 +52,7 @@ def compose(needs: frozenset[Need], runtimes: Sequence[Runtime]) -> list[Fixture
         canary,
         helpers,
         HostFsFixture() if Need.HOST_FS in needs else None,
+        HostListenersFixture() if Need.HOST_UNIX in needs else None,
         SentinelsFixture() if Need.SENTINELS in needs else None,
         DecisionsFixture(canary, supervisors, helpers) if Need.DECISIONS in needs else None,
         supervisors,

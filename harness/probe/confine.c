@@ -6,7 +6,8 @@
  * capabilities (less CAP_MKNOD), refuses changes of mode, owner, times and extended
  * attributes, inode flags, and io_uring (which makes some of them unseen), with a
  * seccomp filter (Landlock governs none of them, and the
- * capabilities kept allow them on any host file), sets no_new_privs, then execs the
+ * capabilities kept allow them on any host file), and unix sockets (socket(AF_UNIX):
+ * Landlock governs no connect to the host's listeners), sets no_new_privs, then execs the
  * command after "--". harness uses it for its reference (matrices/local.toml) and its
  * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
  * Landlock access right unhandled, `--unfiltered FAMILY` a family of calls out of
@@ -223,6 +224,15 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     }
+    /* socket(AF_UNIX): the host's listeners (a runtime's, an init's, a bus's) are in
+     * a shared view's reach, and Landlock governs no connect to a named socket
+     * (socketpair stays: it reaches nothing; another entry's socket calls and io_uring
+     * are refused above). */
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 3);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     for (size_t i = 0; i < N_FAMILIES; i++)
         for (int k = 0; k < 8 && !unfiltered[i]; k++)
             if (meta_calls[i].nr[k] >= 0 && !fd_only(fd_open, meta_calls[i].nr[k])) {

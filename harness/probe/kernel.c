@@ -23,7 +23,7 @@ void chk_kernel_machine(void)
 /* The boot id, if it can be trusted: read twice from a file on a proc
  * filesystem (a file bound over it, or another proc file that changes on every
  * read, such as .../uuid, gives ""). */
-static void read_boot_id(char *id, size_t cap)
+void read_boot_id(char *id, size_t cap)
 {
     const char *p = "/proc/sys/kernel/random/boot_id";
     char again[64];

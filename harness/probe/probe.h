@@ -158,7 +158,8 @@ struct run_options {
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
-        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *inh_helper;
+        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *inh_helper,
+        *host_unix, *host_ns, *host_devs, *unix_granted;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -324,6 +325,7 @@ enum sweep_name {
 };
 extern const char *const sweep_id[SW_COUNT];
 extern struct att g_att[MAX_ATT];
+void sweep_host_unix(double t0); /* hostunix.c: the unix-host line */
 extern size_t g_natt;
 struct att *att_new(const char *id, int group);
 __attribute__((format(printf, 4, 5)))
@@ -394,6 +396,7 @@ typedef int (*target_fn)(const char *path, const char *rest, const struct stat *
 int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx);
 int on_mount(const char *path, const struct mnt *m);
 void ev_kernel(void);
+void read_boot_id(char *id, size_t cap); /* kernel.c: "" when unreadable or untrusted */
 
 void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
 int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */

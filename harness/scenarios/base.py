@@ -49,6 +49,7 @@ class Need(StrEnum):
     HOST_FS = "host-fs"  # the host's mount table and boot id, for what a mount exposes
     DECISIONS = "decisions"  # the supervisor's decision records: judged from them
     PHASES = "phases"  # barriers in the allowed folder, released once the host has acted
+    HOST_UNIX = "host-unix"  # the host's own unix listeners, listed once, handed to the probe
 
 
 # What the host says at a barrier no fixture acts at (the control cell's, an

@@ -175,7 +175,8 @@ EGRESS = Scenario(
     ),
     property="egress_confinement",
     # The helpers: the other binary that tries the allowed destination.
-    needs=frozenset({Need.CANARY, Need.TARGETS, Need.HELPERS}),
+    # The host's unix listeners: the ones `unix-host` tries.
+    needs=frozenset({Need.CANARY, Need.TARGETS, Need.HELPERS, Need.HOST_UNIX}),
     checks=(
         _attempt(
             "tcp-denied-name",
@@ -340,6 +341,35 @@ EGRESS = Scenario(
             how=(
                 "The HARNESS line to `--canary-unix`'s abstract name (the canary's listener in the "
                 "host's namespace); refused: blocked (ECONNREFUSED: no such name here)."
+            ),
+        ),
+        # Issue 38: a unix listener outside the sandbox is an egress route (and a
+        # privilege route where it is a runtime's, an init's or a bus's). No byte is
+        # sent, so nothing arrives: its proof is whose listener answered the connect.
+        _swept(
+            "unix-host",
+            "connect to a unix listener outside the sandbox: every one the host lists, and"
+            " every unix socket in view",
+            transport=None,
+            control=Control.NONE,
+            how=(
+                "A connect (no byte sent) to each of the host's own unix listeners "
+                "(`--host-unix`: listed once per host from its `/proc/net/unix`, stream, "
+                "seqpacket and path-bound datagram sockets, paths at any depth and abstract "
+                "names, less those under the policy's read-write grants and the allowed "
+                "folder, and the canaries' names) and to every unix socket the sweep found in "
+                "the sandbox's view (`unix-proxy`'s list), less those under `--unix-granted`. "
+                "Escaped where one connects and its listener is shown to be outside the "
+                "sandbox: its socket file is the host's (the same device and inode, at any "
+                "path), its abstract name is in the host's network namespace (`--host-ns`), "
+                "or `SO_PEERCRED` names a process outside the sandbox's pid namespace (pid 0), "
+                "or, in the host's own pid namespace, the host's owner or a process in another "
+                "mount namespace that is not the probe's ancestor; the detail names the "
+                "process. A listener of the sandbox's own is no escape, nor is any on a kernel of "
+                "the sandbox's own (its boot id, or without one its release, is not the host's: "
+                "there namespaces and devices are the guest's, and no unix socket reaches the "
+                "host; gVisor's `--host-uds` is not seen). One line for all: "
+                "blocked with the counts (refused, the sandbox's own); none to try: blocked."
             ),
         ),
         # The host's own addresses (netns mode: the host's end of the canary's veth).

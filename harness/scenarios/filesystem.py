@@ -208,10 +208,11 @@ FILESYSTEM = Scenario(
         ),
         _write(
             "fs-socket-outside",
-            "bind a unix socket file outside",
+            "make a unix socket file outside (bind, or mknod S_IFSOCK)",
             how=(
                 "`bind` an `AF_UNIX` socket to `sock-<tag>` in `<outside-dir>` (after `chdir` "
-                "there: a long path would overrun `sun_path`)."
+                "there: a long path would overrun `sun_path`), then `mknod` and `mknodat` of "
+                "the same path with `S_IFSOCK` (no socket needed, nor CAP_MKNOD)."
             ),
         ),
         _write(

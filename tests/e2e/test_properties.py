@@ -120,7 +120,7 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     # probe no socket for held-fds: no control to compare).
     for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
         assert check["outcome"] == "blocked", check
-        uncontrolled = check["id"] in ("unix-proxy", "held-fds")
+        uncontrolled = check["id"] in ("unix-proxy", "unix-host", "held-fds")
         assert check["control"] == ("n/a" if uncontrolled else "escaped"), check
 
 
@@ -142,8 +142,9 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
         egress = {c["id"]: c for c in row["checks"]}
         assert len(egress) >= 12
         assert {"tcp6-443", "udp6-53", "icmp6", "dns-own", "unix-proxy"} <= set(egress)
-        # unix-proxy and held-fds find nothing to try: blocked without an errno.
-        untried = ("unix-proxy", "held-fds")
+        # unix-proxy, unix-host and held-fds find nothing to try here: blocked without
+        # an errno.
+        untried = ("unix-proxy", "unix-host", "held-fds")
         assert all(c["errno"] for i, c in egress.items() if i not in untried), egress
         assert (
             "attempts blocked: tcp-denied-name"
@@ -490,6 +491,12 @@ EGRESS_MUTANTS = {
         "the nonce came back",
     ),
     "bwrap-shared-ipc": ({"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}, "canary saw "),
+    # Issue 38: a host process's unix listener bound in (no proxy: bytes reach it).
+    "bwrap-host-listener": (
+        {"unix-host"},
+        "/srv/ctl/a/b/ctl.sock: its listener's process is outside the sandbox's pid namespace",
+    ),
+    "bwrap-host-listener-pid": ({"unix-host"}, "is a host process, its socket file on the host's"),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -505,6 +512,8 @@ ROW_MUTANTS = (
     "bwrap-held-raw",
     "bwrap-no-forward",
     "bwrap-shared-ipc",
+    "bwrap-host-listener",
+    "bwrap-host-listener-pid",
 )
 
 
@@ -1196,3 +1205,49 @@ def test_a_listen_canary_captures_a_sandbox_sharing_the_hosts_network(tmp_path: 
         ), checks[check_id]
     for cell in cells_of(out).values():
         assert not cell["host_side"].get("canary_unexplained"), cell["host_side"]
+
+
+def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_list(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: a listener of this process's (an ancestor of the probe's, so no pid
+    tells it apart) bound in nine folders down, below the folder walk's depth: the
+    host's list and the sandbox's mount table find its file, and `unix-host` escapes
+    naming it and its owner. The same sandbox without the bind stays enforced, each
+    listed listener refused."""
+    require_tool("bwrap")
+    folder = tmp_path / "ctl"
+    folder.mkdir()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(folder / "daemon.sock"))
+    listener.listen()
+    base = (
+        'kind = "command"\nscenarios = ["egress-confinement"]\n'
+        'argv = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "{probe}", '
+        '"/probe", "--proc", "/proc", "--dev", "/dev", @BIND@"--", "/probe", "{args}"]\n'
+        'expect = { egress_confinement = "enforced" }\n'
+    )
+    deep = "/srv/" + "/".join("abcdefgh")
+    runtimes = (
+        "[runtimes.bound]\n" + base.replace("@BIND@", f'"--bind", "{folder}", "{deep}", ')
+    ) + ("[runtimes.twin]\n" + base.replace("@BIND@", ""))
+    matrix = _matrix(tmp_path, runtimes, scenarios='["egress-confinement"]')
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        listener.close()
+    v = verdicts_of(tmp_path / "out")
+    bound = {c["id"]: c for c in v[("localhost", "bound", "egress_confinement")]["checks"]}
+    assert bound["unix-host"]["outcome"] == "escaped", result.stdout + result.stderr
+    assert bound["unix-host"]["detail"].startswith(
+        f"connected: {deep}/daemon.sock is the host's listener {folder}/daemon.sock"
+        f" (pid {os.getpid()}, python"
+    )
+    escaped = {i for i, c in bound.items() if c["outcome"] == "escaped"}
+    assert escaped == {"unix-host"}
+    twin = v[("localhost", "twin", "egress_confinement")]
+    assert (twin["observed"], twin["verdict"]) == ("enforced", "pass"), twin
+    line = next(c for c in twin["checks"] if c["id"] == "unix-host")
+    assert line["outcome"] == "blocked" and " refused, 0 the sandbox's own" in line["detail"]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["hosts"]["localhost"]["unix_listeners"]["count"] >= 1

@@ -16,6 +16,7 @@ from harness.hostside.decisions import DecisionsFixture
 from harness.hostside.filesystem import SentinelsFixture
 from harness.hostside.helpers import HelpersFixture
 from harness.hostside.hostfs import HostFsFixture
+from harness.hostside.listeners import HostListenersFixture
 from harness.hostside.supervisor import SupervisorFixture
 from harness.matrix.models import CommandRuntimeSpec, HostRuntimeSpec, OciRuntimeSpec
 from harness.runtimes import make_runtime
@@ -30,13 +31,14 @@ def _kinds(fixtures: list[Fixture]) -> list[type[Fixture]]:
 
 
 def test_each_scenario_brings_the_fixtures_it_declares() -> None:
-    """Egress gets the canary and the helpers (the other binary), filesystem the
+    """Egress gets the canary, the helpers (the other binary) and the host's unix
+    listeners, filesystem the
     sentinels and the host's view, privilege the helpers, attribution the canary, the
     helpers (a second binary) and decision records; mechanisms alone start nothing on
     the host."""
     host = [make_runtime("host", HostRuntimeSpec(kind="host"))]
     expected = {
-        "egress-confinement": [CanaryFixture, HelpersFixture],
+        "egress-confinement": [CanaryFixture, HelpersFixture, HostListenersFixture],
         "filesystem-confinement": [HostFsFixture, SentinelsFixture],
         "privilege-floor": [HelpersFixture, HostFsFixture],
         "attribution": [CanaryFixture, HelpersFixture, DecisionsFixture],
@@ -57,7 +59,7 @@ def test_a_supervised_runtime_adds_its_supervisor_after_the_canary() -> None:
     runtimes = [make_runtime("guarded", spec)]
     fixtures = HostFixtures(compose(needs_of([SCENARIOS["egress-confinement"]]), runtimes))
     assert [_kinds(stage) for stage in fixtures.stages()] == [
-        [CanaryFixture, HelpersFixture],
+        [CanaryFixture, HelpersFixture, HostListenersFixture],
         [SupervisorFixture],
     ]
     assert _kinds(compose(frozenset(), runtimes)) == [SupervisorFixture]

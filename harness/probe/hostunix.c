@@ -1,0 +1,352 @@
+/* The sweep's `unix-host` line (issue 38): a connect to a unix listener outside the
+ * sandbox. Tried: the host's own listeners (--host-unix, listed by the host in its
+ * network namespace: paths at any depth, abstract names), and every unix socket the
+ * sweep found in the sandbox's view (its folder walk, its /proc/net/unix), less those
+ * where the workload may write (--unix-granted) and the canaries' abstract names
+ * (unix-abstract tries this run's). No byte is sent: the connect is the reach.
+ *
+ * A connect that works is an escape only where the listener is shown to be outside:
+ * its socket file is the host's (the same device and inode), its abstract name lives
+ * in the host's network namespace, or the process that listens is outside the
+ * sandbox's (SO_PEERCRED: no pid in the sandbox's pid namespace; in the host's own,
+ * the host's owner, or a process that is not the probe's ancestor whose socket file
+ * is on one of the host's own filesystems (--host-devs) or that is in another mount
+ * namespace). A listener of the sandbox's own answers too, and is no escape; so does
+ * every one on a kernel of the sandbox's own (a VM's, gVisor's: its boot id is not
+ * the host's), where namespace inodes and devices are the guest's own and no unix
+ * socket reaches the host. */
+
+#include "probe.h"
+
+#define HOSTUNIX_MAX 320
+
+struct hl {
+    char kind;                 /* s, q, d; 0: not the host's list (found inside) */
+    unsigned long dev, ino;    /* the host's socket file (0: unknown) */
+    long pid;                  /* the host's owner (0: unknown) */
+    char comm[32], name[110];  /* name: a path, or '@' and the abstract name */
+    char fspath[110];          /* the host's file's path within its filesystem ("": unknown) */
+};
+
+static struct hl g_hl[HOSTUNIX_MAX];
+static size_t g_nhl;
+static unsigned long g_host_ns[3]; /* net, pid, mnt */
+static int g_own_kernel;           /* the sandbox showed a kernel other than the host's */
+
+static unsigned long ns_ino(const char *path)
+{
+    char link[64];
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    const char *b = strchr(link, '[');
+    return b ? strtoul(b + 1, NULL, 10) : 0;
+}
+
+static int granted(const char *name)
+{
+    const char *s = o.unix_granted ? o.unix_granted : "";
+    while (name[0] == '/' && *s) {
+        size_t n = strcspn(s, "\n");
+        if (n > 1 && !strncmp(name, s, n) && (name[n] == '/' || !name[n]))
+            return 1;
+        if (n == 1 && s[0] == '/')
+            return 1;
+        s += n + (s[n] == '\n');
+    }
+    return 0;
+}
+
+static struct hl *hl_add(char kind, const char *name)
+{
+    if (!*name || strlen(name) >= sizeof g_hl[0].name || granted(name))
+        return NULL;
+    if (name[0] == '@' && !strncmp(name + 1, "harness-canary-", 15))
+        return NULL;
+    for (size_t i = 0; i < g_nhl; i++)
+        if (!strcmp(g_hl[i].name, name))
+            return NULL;
+    if (g_nhl == HOSTUNIX_MAX)
+        return NULL;
+    struct hl *h = &g_hl[g_nhl++];
+    memset(h, 0, sizeof *h);
+    h->kind = kind;
+    snprintf(h->name, sizeof h->name, "%s", name);
+    return h;
+}
+
+/* Where the sandbox's mounts show a host listener's file (a bind of any folder above
+ * it, at any depth): each mount of its device whose root holds its path within the
+ * filesystem, at the mount point and the rest of that path, if the file found there
+ * is that very socket (the same device and inode). */
+static void host_at_mounts(const struct hl *h)
+{
+    if (!h->ino || !h->fspath[0])
+        return;
+    for (int i = 0; i < g_nmnt; i++) {
+        const struct mnt *m = &g_mnt[i];
+        size_t rl = strcmp(m->root, "/") ? strlen(m->root) : 0;
+        if (m->maj != major(h->dev) || m->min != minor(h->dev) || strncmp(h->fspath, m->root, rl) ||
+            h->fspath[rl] != '/')
+            continue;
+        char path[sizeof h->name];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s%s", strcmp(m->mp, "/") ? m->mp : "", h->fspath + rl) >=
+                (int)sizeof path ||
+            stat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_dev != h->dev ||
+            st.st_ino != h->ino)
+            continue;
+        struct hl copy = *h, *at = hl_add(h->kind, path);
+        if (at) {
+            snprintf(copy.name, sizeof copy.name, "%s", path);
+            *at = copy;
+        }
+    }
+}
+
+/* --host-unix: "T DEV:INO PID COMM FSPATH NAME" per line (hostside/listeners.py). */
+static void read_host_list(void)
+{
+    const char *s = o.host_unix ? o.host_unix : "";
+    while (*s) {
+        size_t n = strcspn(s, "\n");
+        char line[400], kind, comm[32], fspath[110], name[110];
+        unsigned long dev, ino;
+        long pid;
+        snprintf(line, sizeof line, "%.*s", (int)(n < 399 ? n : 399), s);
+        s += n + (s[n] == '\n');
+        if (sscanf(line, "%c %lu:%lu %ld %31s %109s %109s", &kind, &dev, &ino, &pid, comm, fspath,
+                   name) != 7 ||
+            !strchr("sqd", kind))
+            continue;
+        struct hl *h = hl_add(kind, name);
+        if (h) {
+            h->dev = dev, h->ino = ino, h->pid = pid;
+            snprintf(h->comm, sizeof h->comm, "%s", comm);
+            if (fspath[0] == '/' && strlen(fspath) < sizeof h->fspath)
+                snprintf(h->fspath, sizeof h->fspath, "%s", fspath);
+        }
+    }
+    if (read_mounts() == 0)
+        for (size_t i = 0, listed = g_nhl; i < listed; i++)
+            host_at_mounts(&g_hl[i]);
+    const char *ns = o.host_ns ? o.host_ns : "";
+    char boot[64] = "", release[128] = "", mine[64];
+    if (sscanf(ns, "%lu %lu %lu %63s %127s", &g_host_ns[0], &g_host_ns[1], &g_host_ns[2], boot,
+               release) != 5)
+        memset(g_host_ns, 0, sizeof g_host_ns);
+    /* As the judge tells (judge/reach.py own_kernel): boot ids (UUIDs) that differ, or
+     * with no trustworthy one, another release. Unix sockets never cross kernels. */
+    struct utsname u;
+    read_boot_id(mine, sizeof mine);
+    if (strlen(mine) == 36 && strlen(boot) == 36)
+        g_own_kernel = strcmp(mine, boot) != 0;
+    else if (release[0] && uname(&u) == 0)
+        g_own_kernel = strcmp(u.release, release) != 0;
+}
+
+/* The host's listener whose socket file this is, wherever the sandbox sees it. */
+static const struct hl *host_file(const struct stat *st)
+{
+    for (size_t i = 0; i < g_nhl; i++)
+        if (g_hl[i].kind && g_hl[i].ino && g_hl[i].dev == (unsigned long)st->st_dev &&
+            g_hl[i].ino == (unsigned long)st->st_ino)
+            return &g_hl[i];
+    return NULL;
+}
+
+/* Is dev one of the host's own filesystems (--host-devs: MAJ:MIN,...)? */
+static int host_dev(dev_t dev)
+{
+    const char *s = o.host_devs ? o.host_devs : "";
+    while (*s) {
+        unsigned maj, min;
+        if (sscanf(s, "%u:%u", &maj, &min) == 2 && maj == major(dev) && min == minor(dev))
+            return 1;
+        const char *c = strchr(s, ',');
+        s = c ? c + 1 : "";
+    }
+    return 0;
+}
+
+static int is_ancestor(pid_t pid)
+{
+    for (pid_t p = getppid(); p > 1;) {
+        if (p == pid)
+            return 1;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+        ssize_t n = read_file(path, buf, sizeof buf - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        const char *r = strrchr(buf, ')');
+        int next = 0;
+        if (!r || sscanf(r + 1, " %*c %d", &next) != 1)
+            return 0;
+        p = next;
+    }
+    return pid == 1 && getppid() == 1;
+}
+
+static void owner(const struct hl *h, char *out, size_t cap)
+{
+    if (h && h->pid)
+        snprintf(out, cap, " (pid %ld, %s)", h->pid, h->comm);
+    else
+        out[0] = '\0';
+}
+
+/* Why the listener behind fd is outside the sandbox, into why; 0 if it is not shown
+ * to be. h: the host's entry of that name, if any; peer: fd is a connected stream or
+ * seqpacket socket (a datagram socket, or a connect the full backlog held back,
+ * carries no peer's credentials). */
+static int peer_outside(int fd, int peer, const struct hl *h, const char *name, char *why, size_t cap)
+{
+    char who[64];
+    struct stat st;
+    if (name[0] == '/' && stat(name, &st) == 0) {
+        const struct hl *f = host_file(&st);
+        if (f) {
+            owner(f, who, sizeof who);
+            snprintf(why, cap, "%s is the host's listener %s%s (the same file)", name, f->name, who);
+            return 1;
+        }
+    }
+    unsigned long net = ns_ino("/proc/self/ns/net"), pidns = ns_ino("/proc/self/ns/pid");
+    owner(h, who, sizeof who);
+    if (name[0] == '@' && net && net == g_host_ns[0]) {
+        snprintf(why, cap, "%s is in the host's network namespace%s", name, who);
+        return 1;
+    }
+    struct ucred cr;
+    socklen_t l = sizeof cr;
+    if (!peer || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0 || l != sizeof cr)
+        return 0;
+    if (cr.pid == 0) {
+        snprintf(why, cap, "%s: its listener's process is outside the sandbox's pid namespace%s",
+                 name, who);
+        return 1;
+    }
+    if (!pidns || pidns != g_host_ns[1] || is_ancestor(cr.pid))
+        return 0;
+    if (h && h->pid == cr.pid) {
+        snprintf(why, cap, "%s: its listener is the host's%s", name, who);
+        return 1;
+    }
+    char path[64], comm[32] = "?";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)cr.pid);
+    ssize_t cn = read_file(path, comm, sizeof comm - 1);
+    comm[cn > 0 ? cn : 0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    if (name[0] == '/' && stat(name, &st) == 0 && host_dev(st.st_dev)) {
+        snprintf(why, cap, "%s: its listener, pid %d (%s), is a host process, its socket file on the"
+                 " host's filesystem %u:%u", name, (int)cr.pid, comm, major(st.st_dev),
+                 minor(st.st_dev));
+        return 1;
+    }
+    snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)cr.pid);
+    unsigned long mnt = ns_ino(path), mine = ns_ino("/proc/self/ns/mnt");
+    if (mnt && mine && mnt != mine) {
+        snprintf(why, cap, "%s: its listener, pid %d (%s), is a host process in another mount"
+                 " namespace", name, (int)cr.pid, comm);
+        return 1;
+    }
+    return 0;
+}
+
+/* Connect to one name; the outcome into h's line of the report. */
+static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
+{
+    struct sockaddr_un un = { .sun_family = AF_UNIX };
+    size_t len = strlen(h->name);
+    int abstract = h->name[0] == '@';
+    memcpy(un.sun_path, h->name, len);
+    if (abstract)
+        un.sun_path[0] = '\0';
+    socklen_t ul = abstract ? (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)
+                            : (socklen_t)sizeof un;
+    static const int types[] = { SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM };
+    int e = 0;
+    for (size_t i = 0; i < 3; i++) {
+        int type = types[i];
+        if (h->kind && h->kind != "sqd"[i])
+            continue;
+        int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        int r = connect(fd, (struct sockaddr *)&un, ul);
+        e = r == 0 ? 0 : errno;
+        if (r == 0 || e == EAGAIN) { /* EAGAIN: a full backlog, and still reached */
+            int out = !g_own_kernel &&
+                      peer_outside(fd, r == 0 && type != SOCK_DGRAM, h, h->name, why, cap);
+            close(fd);
+            if (out)
+                return OC_ESCAPED;
+            if (g_own_kernel) {
+                snprintf(why, cap, "%s answers, on the sandbox's own kernel (not the host's)", h->name);
+                return OC_BLOCKED;
+            }
+            snprintf(why, cap, "%s answers, but its listener is the sandbox's own", h->name);
+            return OC_BLOCKED;
+        }
+        close(fd);
+        if (e != EPROTOTYPE)
+            break;
+    }
+    *err = e;
+    snprintf(why, cap, "connect(%s)", h->name);
+    return OC_BLOCKED;
+}
+
+void sweep_host_unix(double t0)
+{
+    read_host_list();
+    size_t listed = g_nhl;
+    for (size_t i = 0; i < g_natt; i++) { /* what the sweep found in the sandbox's view */
+        const struct att *a = &g_att[i];
+        if (a->group != G_UNIX)
+            continue;
+        char name[112];
+        snprintf(name, sizeof name, "%s%s", a->un.sun_path[0] ? "" : "@", a->dsts);
+        hl_add(0, name);
+    }
+    const struct hl *pick = NULL;
+    char why[300] = "", first[300] = "";
+    int err = 0, first_err = 0;
+    size_t refused = 0, own = 0;
+    for (size_t i = 0; i < g_nhl; i++) {
+        int e = 0;
+        enum outcome oc = try_one(&g_hl[i], why, sizeof why, &e);
+        if (oc == OC_ESCAPED && !pick) {
+            pick = &g_hl[i];
+            snprintf(first, sizeof first, "%s", why);
+        } else if (oc == OC_BLOCKED && e) {
+            refused++;
+            if (!first_err)
+                first_err = e, err = e;
+        } else if (oc == OC_BLOCKED) {
+            own++;
+        }
+    }
+    char detail[600];
+    if (pick) {
+        snprintf(detail, sizeof detail, "connected: %s (%zu names of the host's listeners, %zu more found inside)",
+                 first, listed, g_nhl - listed);
+        att_line(sweep_id[SW_UNIX_HOST], OC_ESCAPED, 0, detail, t0, pick->name, 0, NULL);
+        return;
+    }
+    if (!g_nhl) {
+        att_line(sweep_id[SW_UNIX_HOST], OC_BLOCKED, 0,
+                 "no unix listener to try (none listed by the host, none found inside)", t0, "", 0,
+                 NULL);
+        return;
+    }
+    snprintf(detail, sizeof detail,
+             "%zu names of the host's listeners, %zu more found inside: %zu refused, %zu the sandbox's"
+             " own%s", listed, g_nhl - listed, refused, own,
+             g_own_kernel ? " (on a kernel of its own: no unix socket reaches the host's)" : "");
+    att_line(sweep_id[SW_UNIX_HOST], OC_BLOCKED, refused == g_nhl ? err : 0, detail, t0,
+             g_hl[0].name, 0, NULL);
+}

@@ -1,0 +1,131 @@
+"""The host's own unix listeners (issue 38): the listing script, run for real on this
+host against listeners made here, and what each cell's probe is handed of it."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.hostside.base import CellSetup
+from harness.hostside.listeners import (
+    HostListeners,
+    HostListenersFixture,
+    Listener,
+    list_listeners,
+    offered,
+    parse_listing,
+)
+from harness.matrix.models import CommandRuntimeSpec, Host
+from harness.plan import Cell
+from harness.policy.models import Policy
+from harness.runtimes import make_runtime
+from harness.runtimes.base import CellPaths
+from harness.transport.local import LocalTransport
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def listeners(tmp_path: Path) -> Iterator[dict[str, socket.socket]]:
+    """A stream listener three folders down, a bound datagram socket, and a listener
+    with an abstract name, all of this process."""
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stream.bind(str(deep / "ctl.sock"))
+    stream.listen()
+    dgram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dgram.bind(str(tmp_path / "log.sock"))
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract.bind(f"\0harness-test-{secrets.token_hex(4)}")
+    abstract.listen()
+    made = {"stream": stream, "dgram": dgram, "abstract": abstract}
+    yield made
+    for s in made.values():
+        s.close()
+
+
+async def test_the_host_lists_its_own_listeners(
+    listeners: dict[str, socket.socket], tmp_path: Path
+) -> None:
+    """Each listener with its kind, its file's device and inode, the process that
+    holds it and its path within its filesystem; and the host's namespaces and
+    filesystems."""
+    found = await list_listeners(LocalTransport())
+    assert found.error is None
+    by_name = {lst.name: lst for lst in found.listeners}
+    path = str(tmp_path / "a" / "b" / "c" / "ctl.sock")
+    st = os.stat(path)
+    stream = by_name[path]
+    assert (stream.kind, stream.file, stream.pid) == ("s", f"{st.st_dev}:{st.st_ino}", os.getpid())
+    assert stream.comm.startswith("python") and stream.fspath.endswith("/a/b/c/ctl.sock")
+    assert by_name[str(tmp_path / "log.sock")].kind == "d"
+    name = "@" + listeners["abstract"].getsockname()[1:].decode()
+    assert (by_name[name].kind, by_name[name].file, by_name[name].fspath) == ("s", "0:0", "-")
+    net = os.readlink("/proc/self/ns/net").strip("net:[]")
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    fields = found.namespaces.split()
+    assert (fields[0], *fields[3:]) == (net, boot, os.uname().release)
+    assert f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}" in found.devices.split(",")
+
+
+def test_a_listing_line_it_cannot_read_is_left_out() -> None:
+    """Garbage, a kind it does not know, a name with no leading / or @: left out."""
+    text = (
+        "ns 1 2 3 0a-1 6.1.0\ndevs 8:1,0:23\ns 1:2 10 sshd /x /run/ssh.sock\nx 1:2 10 c - /y\n"
+        "s 1:2 ten c - /z\ns 0:0 0 - - relative\nnonsense\n"
+    )
+    found = parse_listing(text)
+    assert (found.namespaces, found.devices) == ("1 2 3 0a-1 6.1.0", "8:1,0:23")
+    assert parse_listing("ns 1 2 x b r\n").namespaces == ""
+    assert [lst.name for lst in found.listeners] == ["/run/ssh.sock"]
+    assert found.listeners[0].line == "s 1:2 10 sshd /x /run/ssh.sock"
+
+
+def _cell(policy: Policy | None, allowed: str | None) -> CellSetup:
+    spec = CommandRuntimeSpec(kind="command", argv=["sh", "{probe}", "{args}"], policy=policy)
+    runtime = make_runtime("rt", spec)
+    cell = Cell(
+        host=Host(name="h", transport="local", address="localhost"), runtime=runtime, scenarios=()
+    )
+    paths = CellPaths(probe="/w/probe", workdir="/w", cell_dir="/w/c", cell_id="c", allowed=allowed)
+    return CellSetup(cell=cell, cell_id="c", runtime=runtime, paths=paths)
+
+
+def test_a_cell_is_handed_the_listeners_its_policy_does_not_let_it_change() -> None:
+    """A connect is a write to the socket file: those below a read-write grant or the
+    allowed folder are the workload's to use; a read-only grant is not; the canaries'
+    abstract names are tried by unix-abstract."""
+    listing = HostListeners(
+        listeners=tuple(
+            Listener("s", "1:2", 1, "c", "-", name)
+            for name in (
+                "/run/docker.sock",
+                "/work/tmp/x.sock",
+                "/srv/allowed/y.sock",
+                "/etc/z.sock",
+                "@harness-canary-abc-0",
+                "@/containerd-shim/k8s.io/shim.sock",
+            )
+        )
+    )
+    policy = Policy.model_validate(
+        {"filesystem_policy": {"read_only": ["/etc"], "read_write": ["/work/tmp"]}}
+    )
+    cell = _cell(policy, "/srv/allowed")
+    names = [lst.name for lst in offered(listing, cell)]
+    assert names == ["/run/docker.sock", "/etc/z.sock", "@/containerd-shim/k8s.io/shim.sock"]
+    assert len(offered(listing, _cell(None, None))) == 5
+    fixture = HostListenersFixture()
+    fixture.listing = replace(listing, namespaces="1 2 3", devices="8:1")
+    args = list(fixture.probe_args(cell))
+    assert args[args.index("--host-unix") + 1].splitlines()[0] == "s 1:2 1 c - /run/docker.sock"
+    assert args[args.index("--host-ns") + 1] == "1 2 3"
+    assert args[args.index("--host-devs") + 1] == "8:1"
+    assert args[args.index("--unix-granted") + 1] == "/work/tmp\n/srv/allowed"
