@@ -117,6 +117,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)": (
         "bwrap-host-listener",
         "bwrap-host-listener-pid",
+        "bwrap-host-listener-dgram",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "io_uring's network operations": ("bwrap-io-uring", "bwrap-io-uring-socket"),

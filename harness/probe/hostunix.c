@@ -17,8 +17,13 @@
  * socket reaches the host. */
 
 #include "probe.h"
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
 #define HOSTUNIX_MAX 320
+#define SEEN_MAX 4096 /* names the walk found: dead decoys must not crowd a live one out */
 
 struct hl {
     char kind;                 /* s, q, d; 0: not the host's list (found inside) */
@@ -28,9 +33,21 @@ struct hl {
     char fspath[110];          /* the host's file's path within its filesystem ("": unknown) */
 };
 
-static struct hl g_hl[HOSTUNIX_MAX];
+static struct hl g_hl[HOSTUNIX_MAX + SEEN_MAX];
 static size_t g_nhl;
 static unsigned long g_host_ns[3]; /* net, pid, mnt */
+static char (*g_seen)[110];        /* every unix socket name the sweep found in view */
+static size_t g_nseen;
+
+/* sweep.c: a socket the sweep found (its walk, its /proc/net/unix), before its own
+ * cap on proxy attempts: every one is tried here. */
+void unix_seen(const char *path, int abstract)
+{
+    if (!g_seen && !(g_seen = calloc(SEEN_MAX, sizeof *g_seen)))
+        return;
+    if (g_nseen < SEEN_MAX && strlen(path) + (size_t)abstract < sizeof *g_seen)
+        snprintf(g_seen[g_nseen++], sizeof *g_seen, "%s%s", abstract ? "@" : "", path);
+}
 static int g_own_kernel;           /* the sandbox showed a kernel other than the host's */
 
 static unsigned long ns_ino(const char *path)
@@ -58,16 +75,20 @@ static int granted(const char *name)
     return 0;
 }
 
-static struct hl *hl_add(char kind, const char *name)
+/* A name to try; `inside`: found in the sandbox's view, so its path is the
+ * sandbox's and a grant (--unix-granted, inside paths) covers it. The host's own
+ * were held to the grants by their host paths (hostside/listeners.py). */
+static struct hl *hl_add(char kind, const char *name, int inside)
 {
-    if (!*name || strlen(name) >= sizeof g_hl[0].name || granted(name))
+    size_t len = strlen(name);
+    if (!len || len > (name[0] == '@' ? 108 : 107) || (inside && granted(name)))
         return NULL;
     if (name[0] == '@' && !strncmp(name + 1, "harness-canary-", 15))
         return NULL;
     for (size_t i = 0; i < g_nhl; i++)
         if (!strcmp(g_hl[i].name, name))
             return NULL;
-    if (g_nhl == HOSTUNIX_MAX)
+    if (g_nhl == (inside ? HOSTUNIX_MAX + SEEN_MAX : HOSTUNIX_MAX))
         return NULL;
     struct hl *h = &g_hl[g_nhl++];
     memset(h, 0, sizeof *h);
@@ -88,8 +109,8 @@ static void host_at_mounts(const struct hl *h)
         const struct mnt *m = &g_mnt[i];
         size_t rl = strcmp(m->root, "/") ? strlen(m->root) : 0;
         if (m->maj != major(h->dev) || m->min != minor(h->dev) || strncmp(h->fspath, m->root, rl) ||
-            h->fspath[rl] != '/')
-            continue;
+            (h->fspath[rl] != '/' && h->fspath[rl] != '\0'))
+            continue; /* '\0': the socket file itself bound at the mount point */
         char path[sizeof h->name];
         struct stat st;
         if (snprintf(path, sizeof path, "%s%s", strcmp(m->mp, "/") ? m->mp : "", h->fspath + rl) >=
@@ -97,7 +118,7 @@ static void host_at_mounts(const struct hl *h)
             stat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_dev != h->dev ||
             st.st_ino != h->ino)
             continue;
-        struct hl copy = *h, *at = hl_add(h->kind, path);
+        struct hl copy = *h, *at = hl_add(h->kind, path, 0);
         if (at) {
             snprintf(copy.name, sizeof copy.name, "%s", path);
             *at = copy;
@@ -111,20 +132,24 @@ static void read_host_list(void)
     const char *s = o.host_unix ? o.host_unix : "";
     while (*s) {
         size_t n = strcspn(s, "\n");
-        char line[400], kind, comm[32], fspath[110], name[110];
+        char line[400], kind, *f[6], *save = NULL;
         unsigned long dev, ino;
         long pid;
         snprintf(line, sizeof line, "%.*s", (int)(n < 399 ? n : 399), s);
         s += n + (s[n] == '\n');
-        if (sscanf(line, "%c %lu:%lu %ld %31s %109s %109s", &kind, &dev, &ino, &pid, comm, fspath,
-                   name) != 7 ||
-            !strchr("sqd", kind))
-            continue;
-        struct hl *h = hl_add(kind, name);
+        int k = 0;
+        for (char *t = strtok_r(line, " ", &save); t && k < 6; t = strtok_r(NULL, " ", &save))
+            f[k++] = t;
+        if (k != 6 || strlen(f[0]) != 1 || !strchr("sqd", kind = f[0][0]) ||
+            sscanf(f[1], "%lu:%lu", &dev, &ino) != 2 || sscanf(f[2], "%ld", &pid) != 1 ||
+            strlen(f[3]) >= sizeof g_hl[0].comm || n > 399)
+            continue; /* a line it cannot read whole: never half of one */
+        const char *comm = f[3], *fspath = f[4], *name = f[5];
+        struct hl *h = hl_add(kind, name, 0);
         if (h) {
             h->dev = dev, h->ino = ino, h->pid = pid;
             snprintf(h->comm, sizeof h->comm, "%s", comm);
-            if (fspath[0] == '/' && strlen(fspath) < sizeof h->fspath)
+            if (fspath[0] == '/' && strlen(fspath) < sizeof h->fspath) /* else: unknown */
                 snprintf(h->fspath, sizeof h->fspath, "%s", fspath);
         }
     }
@@ -142,7 +167,7 @@ static void read_host_list(void)
     read_boot_id(mine, sizeof mine);
     if (strlen(mine) == 36 && strlen(boot) == 36)
         g_own_kernel = strcmp(mine, boot) != 0;
-    else if (release[0] && uname(&u) == 0)
+    else if (release[0] && kernel_uname(&u) == 0)
         g_own_kernel = strcmp(u.release, release) != 0;
 }
 
@@ -196,6 +221,56 @@ static void owner(const struct hl *h, char *out, size_t cap)
         out[0] = '\0';
 }
 
+/* Is a socket of the sandbox's own network namespace bound to the file (dev, ino)?
+ * sock_diag lists every unix socket of this namespace with its file (UDIAG_SHOW_VFS);
+ * -1 when it cannot be asked. A datagram socket carries no peer's credentials: one
+ * bound in another namespace is not here. */
+static int bound_here(dev_t dev, ino_t ino)
+{
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct unix_diag_req r;
+    } req = {
+        .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+               .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+        .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_VFS },
+    };
+    int found = -1;
+    if (send(fd, &req, sizeof req, 0) == (ssize_t)sizeof req) {
+        static char buf[32768];
+        double end = now_ms() + 2000;
+        for (int done = 0; !done && now_ms() < end;) {
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0)
+                break;
+            for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+                if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                    done = 1;
+                    if (h->nlmsg_type == NLMSG_DONE && found < 0)
+                        found = 0;
+                    break;
+                }
+                struct unix_diag_msg *m = NLMSG_DATA(h);
+                int len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+                for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+                    if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < (int)sizeof(struct unix_diag_vfs))
+                        continue;
+                    const struct unix_diag_vfs *v = RTA_DATA(a);
+                    /* the kernel's own encoding of the device: major << 20 | minor */
+                    if (v->udiag_vfs_ino == ino && v->udiag_vfs_dev >> 20 == major(dev) &&
+                        (v->udiag_vfs_dev & 0xfffff) == minor(dev))
+                        found = 1;
+                }
+            }
+        }
+    }
+    close(fd);
+    return found;
+}
+
 /* Why the listener behind fd is outside the sandbox, into why; 0 if it is not shown
  * to be. h: the host's entry of that name, if any; peer: fd is a connected stream or
  * seqpacket socket (a datagram socket, or a connect the full backlog held back,
@@ -218,6 +293,10 @@ static int peer_outside(int fd, int peer, const struct hl *h, const char *name, 
         snprintf(why, cap, "%s is in the host's network namespace%s", name, who);
         return 1;
     }
+    if (!peer && name[0] == '/' && stat(name, &st) == 0 && bound_here(st.st_dev, st.st_ino) == 0) {
+        snprintf(why, cap, "%s: bound in a network namespace other than the sandbox's%s", name, who);
+        return 1;
+    }
     struct ucred cr;
     socklen_t l = sizeof cr;
     if (!peer || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0 || l != sizeof cr)
@@ -227,7 +306,7 @@ static int peer_outside(int fd, int peer, const struct hl *h, const char *name, 
                  name, who);
         return 1;
     }
-    if (!pidns || pidns != g_host_ns[1] || is_ancestor(cr.pid))
+    if (!pidns || pidns != g_host_ns[1])
         return 0;
     if (h && h->pid == cr.pid) {
         snprintf(why, cap, "%s: its listener is the host's%s", name, who);
@@ -244,6 +323,10 @@ static int peer_outside(int fd, int peer, const struct hl *h, const char *name, 
                  minor(st.st_dev));
         return 1;
     }
+    /* A launcher listening for its sandbox is the sandbox's own only off the host's
+     * filesystems (a runtime's shim or monitor that listens there is a host process). */
+    if (is_ancestor(cr.pid))
+        return 0;
     snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)cr.pid);
     unsigned long mnt = ns_ino(path), mine = ns_ino("/proc/self/ns/mnt");
     if (mnt && mine && mnt != mine) {
@@ -304,14 +387,8 @@ void sweep_host_unix(double t0)
 {
     read_host_list();
     size_t listed = g_nhl;
-    for (size_t i = 0; i < g_natt; i++) { /* what the sweep found in the sandbox's view */
-        const struct att *a = &g_att[i];
-        if (a->group != G_UNIX)
-            continue;
-        char name[112];
-        snprintf(name, sizeof name, "%s%s", a->un.sun_path[0] ? "" : "@", a->dsts);
-        hl_add(0, name);
-    }
+    for (size_t i = 0; i < g_nseen; i++) /* what the sweep found in the sandbox's view */
+        hl_add(0, g_seen[i], 1);
     const struct hl *pick = NULL;
     char why[300] = "", first[300] = "";
     int err = 0, first_err = 0;

@@ -3,11 +3,12 @@
  * sandbox's own. */
 
 #include "probe.h"
+#include <sys/personality.h>
 
 void chk_kernel_release(void)
 {
     struct utsname u;
-    if (uname(&u) != 0)
+    if (kernel_uname(&u) != 0)
         fail(errno, "uname");
     ok_str(u.release);
 }
@@ -15,7 +16,7 @@ void chk_kernel_release(void)
 void chk_kernel_machine(void)
 {
     struct utsname u;
-    if (uname(&u) != 0)
+    if (kernel_uname(&u) != 0)
         fail(errno, "uname");
     ok_str(u.machine);
 }
@@ -41,6 +42,16 @@ void read_boot_id(char *id, size_t cap)
         id[n - 1] = '\0';
 }
 
+/* uname(2) as the kernel is: a UNAME26 personality (setarch --uname-2.6) makes the
+ * release up, and would pass for another kernel's. The probe drops it first. */
+int kernel_uname(struct utsname *u)
+{
+    int p = personality(0xffffffff);
+    if (p != -1 && (p & UNAME26))
+        personality((unsigned long)(p & ~UNAME26));
+    return uname(u);
+}
+
 /* This kernel's identity, so the harness can tell a shared kernel from a
  * sandbox's own: the boot id (empty when unreadable or untrusted) and the release. */
 void ev_kernel(void)
@@ -49,5 +60,5 @@ void ev_kernel(void)
     struct utsname u;
     read_boot_id(id, sizeof id);
     ev_str("boot_id", id);
-    ev_str("release", uname(&u) == 0 ? u.release : "");
+    ev_str("release", kernel_uname(&u) == 0 ? u.release : "");
 }

@@ -326,6 +326,7 @@ enum sweep_name {
 extern const char *const sweep_id[SW_COUNT];
 extern struct att g_att[MAX_ATT];
 void sweep_host_unix(double t0); /* hostunix.c: the unix-host line */
+void unix_seen(const char *path, int abstract); /* hostunix.c: a socket the sweep found */
 extern size_t g_natt;
 struct att *att_new(const char *id, int group);
 __attribute__((format(printf, 4, 5)))
@@ -397,6 +398,7 @@ int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx)
 int on_mount(const char *path, const struct mnt *m);
 void ev_kernel(void);
 void read_boot_id(char *id, size_t cap); /* kernel.c: "" when unreadable or untrusted */
+int kernel_uname(struct utsname *u);     /* kernel.c: uname(2), a UNAME26 personality dropped */
 
 void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
 int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */

@@ -144,6 +144,7 @@ void own_dns_gate(struct att *a)
 
 static void unix_add(const char *path, int abstract)
 {
+    unix_seen(path, abstract); /* unix-host tries every one (hostunix.c) */
     for (size_t i = 0; i < g_natt; i++)
         if (g_att[i].group == G_UNIX && !strcmp(g_att[i].dsts, path) && (g_att[i].un.sun_path[0] == 0) == abstract)
             return;
@@ -172,37 +173,67 @@ static void unix_add(const char *path, int abstract)
     }
 }
 
-/* Every socket file in the sandbox's view, breadth first to a depth of UNIX_DEPTH,
- * never through a symlink, /proc or /sys: a host listener bound in one folder deeper
- * than anyone looks is still found. The places sockets live are read first (each to
- * the full depth), then the rest of "/" level by level, so a view too large for
- * UNIX_ENTRIES (a host's whole tree) loses only its deepest corners of the rest. */
+/* Every socket file in the sandbox's view, breadth first to a depth of UNIX_DEPTH
+ * below each place it starts from, never through a symlink, /proc or /sys: the places
+ * sockets live are read first (each to the full depth), then every mount point the
+ * sandbox has (where a bind of a host folder lands, however deep: its socket is
+ * found at the bind's top), then the rest of "/" level by level, so a view too large
+ * for UNIX_ENTRIES (a host's whole tree) loses only its deepest corners of the rest. */
 #define UNIX_DEPTH 8
 #define UNIX_ENTRIES 20000
-static const char *const UNIX_FIRST[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm", "/" };
+#define UNIX_SEEDS 256
+static const char *const UNIX_FIRST[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm" };
+static char *g_seeds[UNIX_SEEDS];
+static size_t g_nseeds;
 
 static int unix_seed(const char *p)
 {
-    for (size_t i = 0; i + 1 < sizeof UNIX_FIRST / sizeof UNIX_FIRST[0]; i++)
-        if (!strcmp(p, UNIX_FIRST[i]))
+    for (size_t i = 0; i < g_nseeds; i++)
+        if (g_seeds[i] && !strcmp(p, g_seeds[i]))
             return 1;
     return 0;
 }
 static size_t g_unix_read; /* entries read, over every level */
 static int g_unix_cut;
 
+static int under(const char *p, const char *root)
+{
+    size_t n = strlen(root);
+    return !strncmp(p, root, n) && (p[n] == '/' || !p[n]);
+}
+
+/* Where the walk starts: UNIX_FIRST, then each mount point (not "/", /proc, /sys). */
+static void unix_seeds(void)
+{
+    for (size_t i = 0; i < sizeof UNIX_FIRST / sizeof UNIX_FIRST[0]; i++)
+        g_seeds[g_nseeds++] = strdup(UNIX_FIRST[i]);
+    if (read_mounts() != 0)
+        return;
+    for (int i = 0; i < g_nmnt && g_nseeds < UNIX_SEEDS; i++) {
+        const char *mp = g_mnt[i].mp;
+        if (!strcmp(mp, "/") || under(mp, "/proc") || under(mp, "/sys") || unix_seed(mp))
+            continue;
+        g_seeds[g_nseeds++] = strdup(mp);
+    }
+}
+
 static void unix_walk(void)
 {
     struct item { char *path; int depth; };
-    size_t cap = 256, head = 0, tail = 0;
+    unix_seeds();
+    size_t cap = g_nseeds + 256, head = 0, tail = 0;
     struct item *q = malloc(cap * sizeof *q);
     if (!q)
         return;
-    for (size_t i = 0; i < sizeof UNIX_FIRST / sizeof UNIX_FIRST[0]; i++)
-        q[tail++] = (struct item){ strdup(UNIX_FIRST[i]), 0 };
+    for (size_t i = 0; i < g_nseeds; i++)
+        q[tail++] = (struct item){ g_seeds[i] ? strdup(g_seeds[i]) : NULL, 0 };
+    q[tail++] = (struct item){ strdup("/"), 0 };
     while (head < tail) {
         struct item it = q[head++];
         DIR *d = it.path ? opendir(it.path) : NULL;
+        struct stat top;
+        if (it.path && !d && lstat(it.path, &top) == 0 && S_ISSOCK(top.st_mode))
+            unix_add(it.path, 0); /* a mount point that is a socket file bound in itself */
         for (struct dirent *e; d && (e = readdir(d));) {
             if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
                 continue;

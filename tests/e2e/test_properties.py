@@ -497,6 +497,10 @@ EGRESS_MUTANTS = {
         "/srv/ctl/a/b/ctl.sock: its listener's process is outside the sandbox's pid namespace",
     ),
     "bwrap-host-listener-pid": ({"unix-host"}, "is a host process, its socket file on the host's"),
+    "bwrap-host-listener-dgram": (
+        {"unix-host"},
+        "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
+    ),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -514,6 +518,7 @@ ROW_MUTANTS = (
     "bwrap-shared-ipc",
     "bwrap-host-listener",
     "bwrap-host-listener-pid",
+    "bwrap-host-listener-dgram",
 )
 
 
@@ -1207,6 +1212,28 @@ def test_a_listen_canary_captures_a_sandbox_sharing_the_hosts_network(tmp_path: 
         assert not cell["host_side"].get("canary_unexplained"), cell["host_side"]
 
 
+# A sandbox's own listeners: a stream and a datagram socket in /run, an abstract name,
+# made before the probe is exec'd and held by a child of its own (the probe inherits
+# none).
+OWN_LISTENERS = """
+import os, socket, sys, time
+made = []
+for kind, name in ((socket.SOCK_STREAM, "/run/s.sock"), (socket.SOCK_DGRAM, "/run/d.sock"),
+                   (socket.SOCK_STREAM, "\\0own-abstract")):
+    s = socket.socket(socket.AF_UNIX, kind)
+    s.bind(name)
+    if kind == socket.SOCK_STREAM:
+        s.listen(8)
+    made.append(s)
+if os.fork() == 0:  # holds them while the probe runs (the sandbox ends with the probe)
+    time.sleep(120)
+    os._exit(0)
+for s in made:
+    s.close()
+os.execv("/probe", ["/probe", *sys.argv[1:]])
+"""
+
+
 def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_list(
     tmp_path: Path,
 ) -> None:
@@ -1228,9 +1255,23 @@ def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_li
         'expect = { egress_confinement = "enforced" }\n'
     )
     deep = "/srv/" + "/".join("abcdefgh")
+    # A correct twin with listeners of its own (stream, datagram, abstract), started
+    # inside before the probe: each answers, none is an escape.
+    own = (
+        '[runtimes.own]\nkind = "command"\nscenarios = ["egress-confinement"]\n'
+        'argv = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", '
+        '"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", '
+        f'"usr/bin", "/bin", "--ro-bind", "{tmp_path}/own.py", "/own.py", '
+        '"--ro-bind", "{probe}", "/probe", "--proc", "/proc", "--dev", "/dev", '
+        '"--tmpfs", "/run", "--", "python3", "/own.py", "{args}"]\n'
+        'expect = { egress_confinement = "enforced" }\n'
+    )
+    (tmp_path / "own.py").write_text(OWN_LISTENERS)
     runtimes = (
-        "[runtimes.bound]\n" + base.replace("@BIND@", f'"--bind", "{folder}", "{deep}", ')
-    ) + ("[runtimes.twin]\n" + base.replace("@BIND@", ""))
+        ("[runtimes.bound]\n" + base.replace("@BIND@", f'"--bind", "{folder}", "{deep}", '))
+        + ("[runtimes.twin]\n" + base.replace("@BIND@", ""))
+        + own
+    )
     matrix = _matrix(tmp_path, runtimes, scenarios='["egress-confinement"]')
     try:
         result = harness_cli("run", matrix, "--out", tmp_path / "out")
@@ -1249,5 +1290,9 @@ def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_li
     assert (twin["observed"], twin["verdict"]) == ("enforced", "pass"), twin
     line = next(c for c in twin["checks"] if c["id"] == "unix-host")
     assert line["outcome"] == "blocked" and " refused, 0 the sandbox's own" in line["detail"]
+    own_row = v[("localhost", "own", "egress_confinement")]
+    assert (own_row["observed"], own_row["verdict"]) == ("enforced", "pass"), own_row
+    line = next(c for c in own_row["checks"] if c["id"] == "unix-host")
+    assert line["outcome"] == "blocked" and "3 the sandbox's own" in line["detail"], line
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["hosts"]["localhost"]["unix_listeners"]["count"] >= 1

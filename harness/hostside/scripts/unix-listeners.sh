@@ -32,7 +32,8 @@ awk 'NR > 1 && NF == 8 && $8 !~ /[[:space:][:cntrl:]]/ {
 }' /proc/net/unix | sort -u -k3,3 | while read -r ino kind name; do
   pid=$(printf '%s\n' "$owners" | awk -v i="$ino" '$1 == i { print $2; exit }')
   comm=-
-  [ -n "$pid" ] && comm=$(tr -c 'A-Za-z0-9._:\n-' _ <"/proc/$pid/comm" 2>/dev/null)
+  # Its name as one word: no newline (a process may put one in), no space.
+  [ -n "$pid" ] && comm=$(tr -d '\n' <"/proc/$pid/comm" 2>/dev/null | tr -c 'A-Za-z0-9._:-' _)
   id=0:0 fspath=-
   case $name in
     /*) s=$(stat -L -c '%F|%d:%i|%m' -- "$name" 2>/dev/null) && case $s in
