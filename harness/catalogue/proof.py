@@ -118,6 +118,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener",
         "bwrap-host-listener-pid",
         "bwrap-host-listener-dgram",
+        "bwrap-host-listener-sendto",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "io_uring's network operations": ("bwrap-io-uring", "bwrap-io-uring-socket"),

@@ -349,7 +349,7 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
     socklen_t ul = abstract ? (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)
                             : (socklen_t)sizeof un;
     static const int types[] = { SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM };
-    int e = 0;
+    int e = 0, refused = 0;
     for (size_t i = 0; i < 3; i++) {
         int type = types[i];
         if (h->kind && h->kind != "sqd"[i])
@@ -361,6 +361,12 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
         }
         int r = connect(fd, (struct sockaddr *)&un, ul);
         e = r == 0 ? 0 : errno;
+        /* A datagram socket is reached by sendto(2) as well: a filter that refuses
+         * connect(2) leaves it open. An empty datagram, the least a listener can get. */
+        if (r != 0 && type == SOCK_DGRAM && (e == EPERM || e == EACCES)) {
+            r = sendto(fd, "", 0, 0, (struct sockaddr *)&un, ul) == 0 ? 0 : -1;
+            e = r == 0 ? 0 : errno;
+        }
         if (r == 0 || e == EAGAIN) { /* EAGAIN: a full backlog, and still reached */
             int out = !g_own_kernel &&
                       peer_outside(fd, r == 0 && type != SOCK_DGRAM, h, h->name, why, cap);
@@ -375,10 +381,12 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
             return OC_BLOCKED;
         }
         close(fd);
-        if (e != EPROTOTYPE)
-            break;
+        if ((e == EPERM || e == EACCES) && !refused)
+            refused = e;
+        if (e != EPROTOTYPE && e != EPERM && e != EACCES)
+            break; /* another type: a refused connect may yet be a datagram's sendto */
     }
-    *err = e;
+    *err = refused ? refused : e; /* a filter's refusal says more than a type mismatch */
     snprintf(why, cap, "connect(%s)", h->name);
     return OC_BLOCKED;
 }

@@ -354,7 +354,8 @@ EGRESS = Scenario(
             transport=None,
             control=Control.NONE,
             how=(
-                "A connect (no byte sent) to each of the host's own unix listeners "
+                "A connect (no byte sent; to a datagram socket where connect is refused, an empty "
+                "datagram by `sendto`) to each of the host's own unix listeners "
                 "(`--host-unix`: listed once per host from its `/proc/net/unix`, stream, "
                 "seqpacket and path-bound datagram sockets, paths at any depth and abstract "
                 "names, less those under the policy's read-write grants and the allowed "

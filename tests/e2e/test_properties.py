@@ -501,6 +501,10 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
     ),
+    "bwrap-host-listener-sendto": (
+        {"unix-host"},
+        "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
+    ),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -519,6 +523,7 @@ ROW_MUTANTS = (
     "bwrap-host-listener",
     "bwrap-host-listener-pid",
     "bwrap-host-listener-dgram",
+    "bwrap-host-listener-sendto",
 )
 
 
