@@ -53,6 +53,15 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
+        "AF_INET TCP through a Multipath TCP socket",
+        ("socket", "connect"),
+        checks=("mptcp4",),
+        target="the canary's IPv4 high port: socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP) talks"
+        " plain TCP to a peer without MPTCP; Landlock's TCP rights do not cover it",
+        kernels="5.6+ with net.mptcp.enabled",
+    ),
+    _net(
+        _FAMILY,
         "ICMP echo (ping sockets)",
         ("socket", "sendto"),
         checks=("icmp4", "icmp6"),
@@ -134,13 +143,35 @@ ROWS: tuple[Row, ...] = (
             "write",
             "writev",
             "pwritev",
+            "pwritev2",
             "sendfile",
             "splice",
             "vmsplice",
         ),
-        checks=("send4-sendto", "send4-sendmsg", "send4-sendmmsg", "send4-write"),
+        checks=(
+            "send4-sendto",
+            "send4-sendmsg",
+            "send4-sendmmsg",
+            "send4-write",
+            "send4-writev",
+            "send4-pwritev2",
+            "send4-sendfile",
+            "send4-splice",
+        ),
         target="the canary's IPv4 high port (send(2) on a connected socket: the sweep;"
-        " writev, pwritev, sendfile, splice and vmsplice are not tried apart)",
+        " pwritev2 at the current position; sendfile from a memfd, splice from a pipe,"
+        " which vmsplice only fills; pwritev, at an offset, is refused on a socket)",
+    ),
+    _net(
+        _SEND,
+        "TCP made without connect(2): Fast Open",
+        ("sendto", "sendmsg", "sendmmsg", "setsockopt"),
+        checks=("tfo4-sendto", "tfo4-sendmsg", "tfo4-sendmmsg", "tfo4-connect"),
+        target="the canary's IPv4 high port: the first send call, with MSG_FASTOPEN and the"
+        " address, makes the connection (a filter or an LSM hook on connect(2) never sees"
+        " it); TCP_FASTOPEN_CONNECT, then connect",
+        kernels="3.7+ with the client bit of net.ipv4.tcp_fastopen (TCP_FASTOPEN_CONNECT:"
+        " 4.11+)",
     ),
     _net(
         _SEND,

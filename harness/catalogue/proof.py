@@ -121,6 +121,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-sendto",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
+    _NET + "TCP made without connect(2): Fast Open": (
+        "bwrap-fastopen-sendto",
+        "bwrap-fastopen-sendmsg",
+        "bwrap-fastopen-sendmmsg",
+    ),
+    _NET + "AF_INET TCP through a Multipath TCP socket": ("landlock-tcp-mptcp",),
     _NET + "io_uring's network operations": ("bwrap-io-uring", "bwrap-io-uring-socket"),
     _NET + "socket calls through the i386 entry (int $0x80)": ("bwrap-i386-socket",),
     _NET + "privileged source ports": ("bwrap-privport",),

@@ -287,6 +287,30 @@ static void att_start(struct att *a)
     }
     if (a->bind_port && bind_privileged(a) != 0)
         return;
+    if (a->tfo == T_CONNECT) {
+        int one = 1;
+        if (setsockopt(a->fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof one) != 0) {
+            att_end(a, OC_BLOCKED, errno, "setsockopt(TCP_FASTOPEN_CONNECT) for %s", a->dsts);
+            return;
+        }
+    }
+    if (a->tfo == T_SEND) {
+        /* No connect(2): the first send call makes the connection (MSG_FASTOPEN); its
+         * bytes ride on the SYN where a cookie is cached, else they are sent again
+         * once the handshake is done. */
+        ssize_t w = att_send(a);
+        a->tfo_sent = 1;
+        if (w < 0 && errno != EINPROGRESS) {
+            att_end(a, OC_BLOCKED, errno, "%s with MSG_FASTOPEN to %s",
+                    a->how == H_SENDTO ? "sendto" : a->how == H_SENDMSG ? "sendmsg" : "sendmmsg", a->dsts);
+            return;
+        }
+        if (w > 0)
+            a->outoff = (size_t)w;
+        att_src_port(a);
+        a->state = S_CONNECT;
+        return;
+    }
     if (a->how == H_SENDTO || a->how == H_SENDMSG || a->how == H_SENDMMSG) {
         /* Unconnected: the destination goes with each datagram, and an ICMP refusal
          * reaches the socket only if asked for (else the attempt waits it out). */
@@ -323,7 +347,7 @@ static int att_judge(struct att *a, int eof)
                     a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
                     a->step < last ? " in place of the proxy's answer" : "");
         else
-            att_end(a, OC_ESCAPED, 0, "the nonce came back from %s", a->dsts);
+            att_end(a, OC_ESCAPED, 0, "the nonce came back from %s%s", a->dsts, att_way(a));
         return 1;
     }
     if (a->talk == X_LINE || (a->step == 2 && (a->talk == X_HTTP || a->talk == X_SOCKS))
@@ -404,37 +428,6 @@ static int att_judge(struct att *a, int eof)
         return 1;
     }
     return 2;
-}
-
-/* The bytes, by the call this attempt is about. */
-static ssize_t att_send(struct att *a)
-{
-    const void *p = a->out + a->outoff;
-    size_t n = a->outn - a->outoff;
-    const struct sockaddr *to = (const struct sockaddr *)&a->dst;
-    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
-    struct mmsghdr mm;
-    memset(&mm, 0, sizeof mm);
-    mm.msg_hdr.msg_iov = &iov;
-    mm.msg_hdr.msg_iovlen = 1;
-    mm.msg_hdr.msg_name = (void *)to;
-    mm.msg_hdr.msg_namelen = addr_len(&a->dst);
-    if (a->talk == X_FRAME)
-        return sendto(a->fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)&a->ll, sizeof a->ll);
-    switch (a->how) {
-    case H_SENDTO:
-        return sendto(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT, to, addr_len(&a->dst));
-    case H_SENDMSG:
-        return sendmsg(a->fd, &mm.msg_hdr, MSG_NOSIGNAL | MSG_DONTWAIT);
-    case H_SENDMMSG: {
-        int k = sendmmsg(a->fd, &mm, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        return k == 1 ? (ssize_t)mm.msg_len : k < 0 ? -1 : 0;
-    }
-    case H_WRITE:
-        return write(a->fd, p, n);
-    default:
-        return send(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
 }
 
 /* What to send at the attempt's current step. */
@@ -555,7 +548,7 @@ void chk_egress_sweep(void)
                     att_end(a, OC_BLOCKED, e, "connect(%s)", a->dsts);
                 } else {
                     att_src_port(a);
-                    a->state = S_SEND;
+                    a->state = a->outoff >= a->outn ? S_RECV : S_SEND; /* sent with the SYN */
                 }
             } else if (a->state == S_SEND) {
                 ssize_t w = att_send(a);

@@ -124,6 +124,17 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_SYS_SOCKET 1  /* socketcall's calls (linux/net.h) */
 #define I386_SYS_CONNECT 3
 
+/* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+#ifndef TCP_FASTOPEN_CONNECT
+#define TCP_FASTOPEN_CONNECT 30
+#endif
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
 /* The architecture a seccomp filter sees in seccomp_data.arch. */
 #if defined(__x86_64__)
 #define PROBE_AUDIT_ARCH 0xc000003eU /* AUDIT_ARCH_X86_64 */

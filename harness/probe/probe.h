@@ -45,8 +45,10 @@
  * The checks, one file per operation family:
  *   mechanisms   landlock.c, seccomp.c, kernel.c (its facts; ev_kernel)
  *   egress       egress.c (the named attempts); the sweep: attempt.c (its engine),
- *                sweep.c (what it tries), ipc.c (SysV and POSIX IPC), uring.c
- *                (io_uring: the one ring, the sweep's exchange, the file operations)
+ *                sendways.c (each way its bytes go on a socket), sweep.c (what it
+ *                tries), hostunix.c (unix listeners outside), ipc.c (SysV and
+ *                POSIX IPC), uring.c (io_uring: the one ring, the sweep's
+ *                exchange, the file operations)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
  *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
@@ -291,15 +293,20 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
 enum { G_SELF, G_OWN_DNS, G_UNIX, G_HELD };
-/* How the bytes are sent: send(2) on a connected socket, or another call. */
-enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE };
-#define MAX_ATT 192
+/* How the bytes are sent: send(2) on a connected socket, or another call (writev,
+ * pwritev2 at the current position, sendfile from a memfd, splice from a pipe). */
+enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H_SENDFILE, H_SPLICE };
+/* TCP Fast Open: T_SEND makes the connection with the first send call (MSG_FASTOPEN,
+ * no connect(2)); T_CONNECT sets TCP_FASTOPEN_CONNECT before connect(2). */
+enum { T_NONE, T_SEND, T_CONNECT };
+#define MAX_ATT 256
 #define UNIX_MAX 48
 
 struct att {
     char id[48], dsts[120];
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
+    int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
     pid_t kid; /* X_URING's child */
     Addr dst;
     struct sockaddr_ll ll; /* X_FRAME: the held packet socket's link-level destination */
@@ -324,6 +331,8 @@ enum sweep_name {
     SW_COUNT
 };
 extern const char *const sweep_id[SW_COUNT];
+ssize_t att_send(struct att *a); /* sendways.c: the bytes, by the attempt's call */
+const char *att_way(const struct att *a); /* sendways.c: its way into TCP, if not connect's */
 extern struct att g_att[MAX_ATT];
 void sweep_host_unix(double t0); /* hostunix.c: the unix-host line */
 void unix_seen(const char *path, int abstract); /* hostunix.c: a socket the sweep found */

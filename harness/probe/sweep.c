@@ -365,14 +365,17 @@ void sweep_protocols(int f, const char *ip, int high)
 }
 
 /* The socket API's other ways to send (unconnected sendto, sendmsg, sendmmsg;
- * write on a connected socket), a privileged source port, io_uring, and the i386
- * entry (a filter without an architecture check), each to
- * the canary's IPv4 high port: a filter on one call or one port is not enough. */
+ * write, writev, pwritev2, sendfile and splice on a connected socket), a privileged
+ * source port, TCP made without connect(2), io_uring, and the i386 entry (a filter
+ * without an architecture check), each to the canary's IPv4 high port: a filter on
+ * one call or one port is not enough. */
 void sweep_calls(const char *ip, int high)
 {
     static const struct { int id, how; } calls[] = {
-        { SW_SEND4_SENDTO, H_SENDTO }, { SW_SEND4_SENDMSG, H_SENDMSG },
+        { SW_SEND4_SENDTO, H_SENDTO },     { SW_SEND4_SENDMSG, H_SENDMSG },
         { SW_SEND4_SENDMMSG, H_SENDMMSG }, { SW_SEND4_WRITE, H_WRITE },
+        { SW_SEND4_WRITEV, H_WRITEV },     { SW_SEND4_PWRITEV2, H_PWRITEV2 },
+        { SW_SEND4_SENDFILE, H_SENDFILE }, { SW_SEND4_SPLICE, H_SPLICE },
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         struct att *a = sweep_add(sweep_id[calls[i].id], ip, high, SOCK_DGRAM, X_LINE);
@@ -382,6 +385,21 @@ void sweep_calls(const char *ip, int high)
     struct att *a = sweep_add(sweep_id[SW_UDP4_PRIVPORT], ip, high, SOCK_DGRAM, X_LINE);
     if (a)
         a->bind_port = 1;
+    /* TCP without connect(2): Fast Open's first send connects (a filter or an LSM
+     * hook on connect never sees it); TCP_FASTOPEN_CONNECT; and a Multipath TCP
+     * socket, which talks TCP to any peer (Landlock's TCP rights do not cover it). */
+    static const struct { int id, how; } fastopen[] = {
+        { SW_TFO4_SENDTO, H_SENDTO }, { SW_TFO4_SENDMSG, H_SENDMSG }, { SW_TFO4_SENDMMSG, H_SENDMMSG },
+    };
+    for (size_t i = 0; i < sizeof fastopen / sizeof fastopen[0]; i++) {
+        a = sweep_add(sweep_id[fastopen[i].id], ip, high, SOCK_STREAM, X_LINE);
+        if (a)
+            a->how = fastopen[i].how, a->tfo = T_SEND;
+    }
+    if ((a = sweep_add(sweep_id[SW_TFO4_CONNECT], ip, high, SOCK_STREAM, X_LINE)))
+        a->tfo = T_CONNECT;
+    if ((a = sweep_add(sweep_id[SW_MPTCP4], ip, high, SOCK_STREAM, X_LINE)))
+        a->proto = IPPROTO_MPTCP;
     sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
     sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
 }

@@ -59,7 +59,19 @@ RAWIP_HOW = (
 
 SEND_HOW = (
     "The HARNESS datagram to the IPv4 high port by `sendto`, `sendmsg` or `sendmmsg` on an "
-    "unconnected socket, or `write` on a connected one; escaped if the nonce comes back."
+    "unconnected socket, or on a connected one by `write`, `writev`, `pwritev2` (at the current "
+    "position, offset -1), `sendfile` (from a memfd holding the line) or `splice` (from a pipe "
+    "holding it); escaped if the nonce comes back."
+)
+
+FASTOPEN_HOW = (
+    "TCP to the IPv4 high port with no `connect`: the first `sendto`, `sendmsg` or `sendmmsg` of "
+    "the HARNESS line carries `MSG_FASTOPEN` and the canary's address, and so makes the "
+    "connection (the line rides on the SYN where the kernel holds a cookie, else it is sent "
+    "once the handshake is done); `tfo4-connect` sets `TCP_FASTOPEN_CONNECT` and then "
+    "connects. Escaped on the nonce; refused (the call, or the option): blocked with the errno "
+    "(EOPNOTSUPP where the client side of `net.ipv4.tcp_fastopen` is off). Its control is "
+    "`tcp4-high`, the same destination."
 )
 
 HOST_HOW = (
@@ -160,7 +172,8 @@ def _sweep(family: str) -> tuple[Check, ...]:
 
 
 # The socket API's other send calls, a privileged source port, io_uring: IPv4 only.
-SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write")
+SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
+CONNECTED_CALLS = ("write", "writev", "pwritev2", "sendfile", "splice")
 
 
 EGRESS = Scenario(
@@ -169,7 +182,8 @@ EGRESS = Scenario(
         "TCP (9 ports), UDP (4 ports), ICMP, UDP-Lite and raw IP to the canary over IPv4"
         " and IPv6, DNS by denied name, to an alternate resolver and through the sandbox's"
         " own, HTTP CONNECT and SOCKS5 through every reachable unix socket, the other"
-        " send calls, a privileged source port, io_uring, the canary's abstract unix name,"
+        " send calls, TCP without connect (Fast Open, Multipath TCP), a privileged source"
+        " port, io_uring, the canary's abstract unix name,"
         " the host's own addresses, every socket held at the start and the canary's IPC"
         " objects"
     ),
@@ -291,11 +305,48 @@ EGRESS = Scenario(
             _swept(
                 f"send4-{call}",
                 f"a UDP datagram to the canary's IPv4 high port by {call}"
-                + (" on a connected socket" if call == "write" else " on an unconnected socket"),
+                + (
+                    " on a connected socket"
+                    if call in CONNECTED_CALLS
+                    else " on an unconnected socket"
+                ),
                 transport=Transport.UDP,
                 how=SEND_HOW,
             )
             for call in SEND_CALLS
+        ),
+        # Issue 38: TCP made without connect(2), which a filter or an LSM hook on
+        # connect alone never sees.
+        *(
+            _swept(
+                f"tfo4-{call}",
+                f"TCP to the canary's IPv4 high port made by {call} with MSG_FASTOPEN, no connect",
+                transport=Transport.TCP,
+                control_id="tcp4-high",
+                how=FASTOPEN_HOW,
+            )
+            for call in ("sendto", "sendmsg", "sendmmsg")
+        ),
+        _swept(
+            "tfo4-connect",
+            "TCP to the canary's IPv4 high port with TCP_FASTOPEN_CONNECT set before connect",
+            transport=Transport.TCP,
+            control_id="tcp4-high",
+            how=FASTOPEN_HOW,
+        ),
+        _swept(
+            "mptcp4",
+            "TCP to the canary's IPv4 high port through a Multipath TCP socket (IPPROTO_MPTCP)",
+            transport=Transport.TCP,
+            control_id="tcp4-high",
+            how=(
+                "The HARNESS exchange with the IPv4 high port through "
+                "`socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)`: a Multipath TCP socket speaks "
+                "plain TCP to a peer without MPTCP (the canary), and Landlock's TCP rights do "
+                "not cover it. Escaped on the nonce; no such socket (a kernel without MPTCP, "
+                "`net.mptcp.enabled` 0, gVisor): blocked with the errno. Its control is "
+                "`tcp4-high`."
+            ),
         ),
         _swept(
             "udp4-privport",

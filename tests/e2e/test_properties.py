@@ -25,7 +25,7 @@ from harness.catalogue.network import ROWS
 from harness.catalogue.proof import mutants_of
 from harness.catalogue.table import all_rows
 from harness.scenarios import SCENARIOS
-from tests.conftest import Lab, harness_cli
+from tests.conftest import ROOT, Lab, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
 from tests.lab import free_port, require_tool
 from tests.supervisor import Supervisor
@@ -436,6 +436,12 @@ def test_every_mutant_is_caught(mutants_run: tuple[int, str, Path]) -> None:
 # given (seccomp user notification, ptrace) tells either apart; there is none here.
 ESCAPED_BESIDE_OTHERS = {
     "bwrap-rw-root": ("filesystem_confinement", {"fs-rename-in", "fs-hardlink-in"}),
+    # The send calls no filter can leave open alone (closing write(2) stops any
+    # program's output): each escapes where the network is open.
+    "bwrap-shared-net": (
+        "egress_confinement",
+        {"send4-writev", "send4-pwritev2", "send4-sendfile", "send4-splice", "tfo4-connect"},
+    ),
     "landlock-unhandled-read-file": ("filesystem_confinement", {"fs-proc-self-root"}),
 }
 
@@ -505,6 +511,15 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
     ),
+    # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
+    **{
+        f"bwrap-fastopen-{call}": (
+            {f"tfo4-{call}"},
+            f"(connected by {call} with MSG_FASTOPEN, no connect)",
+        )
+        for call in ("sendto", "sendmsg", "sendmmsg")
+    },
+    "landlock-tcp-mptcp": ({"mptcp4"}, "(a Multipath TCP socket)"),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -524,6 +539,10 @@ ROW_MUTANTS = (
     "bwrap-host-listener-pid",
     "bwrap-host-listener-dgram",
     "bwrap-host-listener-sendto",
+    "bwrap-fastopen-sendto",
+    "bwrap-fastopen-sendmsg",
+    "bwrap-fastopen-sendmmsg",
+    "landlock-tcp-mptcp",
 )
 
 
@@ -611,6 +630,39 @@ def test_each_network_row_is_caught_by_its_own_checks(
         assert proof in str(checks[check_id]["detail"]), checks[check_id]
     rows = [r.key for r in ROWS if escaped & set(r.checks)]
     assert len(rows) == 1 and all(escaped <= set(r.checks) for r in ROWS if r.key in rows), rows
+
+
+def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path) -> None:
+    """The correct twins of the Fast Open and Multipath TCP mutants: a connect(2) ban
+    whose filter refuses MSG_FASTOPEN on every send call, and Landlock's TCP connect
+    right with the Multipath TCP socket refused too. Each way is refused by what the
+    twin closes (its errno in the line), and the verdict is enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtimes = "".join(
+        f'[runtimes.{mode}]\nkind = "command"\n'
+        f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+        for mode in ("fastopen-twin", "landlock-tcp")
+    )
+    matrix = _matrix(
+        tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for mode, connect_errno in (("fastopen-twin", "EPERM"), ("landlock-tcp", "EACCES")):
+        row = v[("localhost", mode, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        checks = {c["id"]: c for c in row["checks"]}
+        for call in ("sendto", "sendmsg", "sendmmsg"):
+            line = checks[f"tfo4-{call}"]
+            assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+            assert f"{call} with MSG_FASTOPEN to " in line["detail"], line
+        assert checks["tfo4-connect"]["errno"] == connect_errno, checks["tfo4-connect"]
+        assert checks["mptcp4"]["outcome"] == "blocked", checks["mptcp4"]
+        assert checks["mptcp4"]["detail"].startswith("socket for "), checks["mptcp4"]
 
 
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(

@@ -111,10 +111,12 @@ def test_every_transport_is_pinned() -> None:
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
     hosts = {"host4-tcp", "host6-tcp"}
     named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "egress-other-binary"}
-    assert tcp == named | {"uring4", "i386-tcp4", *hosts} | {
+    fastopen = {f"tfo4-{way}" for way in ("sendto", "sendmsg", "sendmmsg", "connect")}
+    assert tcp == named | {"uring4", "i386-tcp4", "mptcp4", *fastopen, *hosts} | {
         f"tcp{v}-{p}" for v in "46" for p in ports
     }
-    sends = {f"send4-{call}" for call in ("sendto", "sendmsg", "sendmmsg", "write")}
+    calls = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
+    sends = {f"send4-{call}" for call in calls}
     hosts = {"host4-udp", "host6-udp"}
     assert udp == {"dns-alt-udp", "dns-own", "udp4-privport", *sends, *hosts} | {
         f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")

@@ -1,0 +1,79 @@
+/* The ways an egress attempt puts its bytes on a socket (attempt.c runs the attempts):
+ * each send call, connected or not, and TCP Fast Open's first send, which makes the
+ * connection itself. A filter that closes some of them leaves the rest: each is a
+ * sweep line of its own (sweep.def). */
+
+#include "probe.h"
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+
+/* The bytes, by the call this attempt is about. */
+ssize_t att_send(struct att *a)
+{
+    const void *p = a->out + a->outoff;
+    size_t n = a->outn - a->outoff;
+    const struct sockaddr *to = (const struct sockaddr *)&a->dst;
+    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+    struct mmsghdr mm;
+    memset(&mm, 0, sizeof mm);
+    mm.msg_hdr.msg_iov = &iov;
+    mm.msg_hdr.msg_iovlen = 1;
+    /* TCP Fast Open: the first call connects; once connected, no destination. */
+    int flags = MSG_NOSIGNAL | MSG_DONTWAIT | (a->tfo == T_SEND && !a->tfo_sent ? MSG_FASTOPEN : 0);
+    if (a->tfo_sent)
+        to = NULL;
+    mm.msg_hdr.msg_name = (void *)to;
+    mm.msg_hdr.msg_namelen = to ? addr_len(&a->dst) : 0;
+    if (a->talk == X_FRAME)
+        return sendto(a->fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)&a->ll, sizeof a->ll);
+    switch (a->how) {
+    case H_SENDTO:
+        return sendto(a->fd, p, n, flags, to, to ? addr_len(&a->dst) : 0);
+    case H_SENDMSG:
+        return sendmsg(a->fd, &mm.msg_hdr, flags);
+    case H_SENDMMSG: { /* the syscall itself: musl's sendmmsg is a loop of sendmsg */
+        int k = (int)syscall(SYS_sendmmsg, a->fd, &mm, 1, flags);
+        return k == 1 ? (ssize_t)mm.msg_len : k < 0 ? -1 : 0;
+    }
+    case H_WRITE:
+        return write(a->fd, p, n);
+    case H_WRITEV:
+        return writev(a->fd, &iov, 1);
+    case H_PWRITEV2: /* offset -1: the current position, which a socket accepts */
+        return syscall(SYS_pwritev2, a->fd, &iov, 1, -1L, 0L, 0);
+    case H_SENDFILE:
+    case H_SPLICE: {
+        /* The bytes from a file (a memfd) or a pipe, into the socket by the kernel. */
+        int src[2] = { -1, -1 }, e = 0;
+        ssize_t r = -1;
+        if (a->how == H_SENDFILE ? (src[0] = memfd_create("harness-send", MFD_CLOEXEC)) < 0
+                                 : pipe2(src, O_CLOEXEC) != 0)
+            return -1;
+        if (write(a->how == H_SENDFILE ? src[0] : src[1], p, n) == (ssize_t)n) {
+            off_t off = 0;
+            r = a->how == H_SENDFILE ? sendfile(a->fd, src[0], &off, n)
+                                     : splice(src[0], NULL, a->fd, NULL, n, SPLICE_F_NONBLOCK);
+        }
+        e = errno;
+        close(src[0]);
+        if (src[1] >= 0)
+            close(src[1]);
+        errno = e;
+        return r;
+    }
+    default:
+        return send(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+}
+
+/* The way a TCP attempt took into its connection, where it is not connect(2)'s. */
+const char *att_way(const struct att *a)
+{
+    if (a->tfo == T_CONNECT)
+        return " (TCP_FASTOPEN_CONNECT, then connect)";
+    if (a->tfo == T_SEND)
+        return a->how == H_SENDTO    ? " (connected by sendto with MSG_FASTOPEN, no connect)"
+               : a->how == H_SENDMSG ? " (connected by sendmsg with MSG_FASTOPEN, no connect)"
+                                     : " (connected by sendmmsg with MSG_FASTOPEN, no connect)";
+    return a->proto == IPPROTO_MPTCP ? " (a Multipath TCP socket)" : "";
+}
