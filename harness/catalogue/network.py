@@ -170,8 +170,7 @@ ROWS: tuple[Row, ...] = (
         target="the canary's IPv4 high port: the first send call, with MSG_FASTOPEN and the"
         " address, makes the connection (a filter or an LSM hook on connect(2) never sees"
         " it); TCP_FASTOPEN_CONNECT, then connect",
-        kernels="3.7+ with the client bit of net.ipv4.tcp_fastopen (TCP_FASTOPEN_CONNECT:"
-        " 4.11+)",
+        kernels="3.7+ with the client bit of net.ipv4.tcp_fastopen (TCP_FASTOPEN_CONNECT: 4.11+)",
     ),
     _net(
         _SEND,
