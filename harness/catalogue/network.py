@@ -240,8 +240,11 @@ ROWS: tuple[Row, ...] = (
         "sockets the workload holds when it starts",
         ("dup", "dup2", "dup3"),
         checks=("held-fds",),
-        target="whatever the socket leads to (connected), or the canary (unconnected; a raw"
-        " IP socket's own protocol; a packet socket's frame on its link)",
+        target="every descriptor held at the start, at any number, named with its kind and"
+        " network namespace (SO_NETNS_COOKIE): whatever the socket leads to (connected), or"
+        " the canary (unconnected; a raw IP socket's own protocol; a packet socket's frame on"
+        " its link; a unix stream socket to the canary's abstract name, which is the"
+        " socket's namespace's, not the caller's)",
     ),
     _net(
         _HANDED,

@@ -135,6 +135,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-socket",
         "bwrap-held-packet",
         "bwrap-held-raw",
+        "bwrap-held-socket-high",
+        "bwrap-held-unix",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

@@ -134,6 +134,9 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* Linux 5.14: the network namespace a socket belongs to */
+#endif
 
 /* The architecture a seccomp filter sees in seccomp_data.arch. */
 #if defined(__x86_64__)

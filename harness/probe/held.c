@@ -47,6 +47,13 @@ void fds_at_start(void)
             held_one((int)fd);
 }
 
+int held_list(const int **fds, int *more)
+{
+    *fds = g_held;
+    *more = g_held_more;
+    return g_nheld;
+}
+
 static const char *g_paths[10];
 static int g_npaths;
 static char g_pathbuf[4096];

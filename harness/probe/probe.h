@@ -145,6 +145,9 @@ struct check { const char *scenario, *id; void (*fn)(void); int kind, light; };
 /* ---- held.c: the descriptors held at start (main calls it first) ----------- */
 
 void fds_at_start(void);
+/* The descriptors held at start, at any number: how many (their numbers in *fds),
+ * and in *more how many beyond those it keeps. */
+int held_list(const int **fds, int *more);
 
 /* ---- main.c: options ------------------------------------------------------- */
 
@@ -303,7 +306,7 @@ enum { T_NONE, T_SEND, T_CONNECT };
 #define UNIX_MAX 48
 
 struct att {
-    char id[48], dsts[120];
+    char id[48], dsts[192];
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */

@@ -425,9 +425,6 @@ void sweep_abstract(void)
     a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
 }
 
-/* Every socket the probe held when it started (descriptors 3 and up; 0 to 2 carry
- * its own output): connected ones get the HARNESS line, unconnected IP ones are
- * aimed at the canary. A launcher's socket into the host's network is egress. */
 /* A held raw IP socket gets the HARNESS line aimed at the canary (the kernel writes
  * the IP header, with the socket's own protocol); a held packet socket a UDP packet
  * the probe builds, to the link's broadcast address on the interface it is bound to
@@ -468,54 +465,105 @@ static void held_raw(int fd, int domain, int type, const char *ip, int high)
     }
 }
 
+/* The network namespace a socket belongs to (SO_NETNS_COOKIE), 0 if unknown. */
+static uint64_t netns_cookie(int fd)
+{
+    uint64_t cookie = 0;
+    socklen_t l = sizeof cookie;
+    return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &l) == 0 ? cookie : 0;
+}
+
+static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
+
+/* Every socket the probe held when it started (held.c's list, at any number; 0 to 2
+ * carry its own output): connected ones get the HARNESS line, unconnected IP ones are
+ * aimed at the canary, and an unconnected unix stream socket at the canary's abstract
+ * name, which is reached through it where the socket is of the host's network
+ * namespace (abstract names are per namespace: the socket's, not the caller's). A
+ * launcher's socket into the host's network is egress. Each is named with its kind
+ * and whether it belongs to the sandbox's own network namespace. */
 void sweep_held(const char *ip4, const char *ip6, int high)
 {
-    for (int fd = 3; fd < 1024; fd++) {
-        struct stat st;
-        int listening = 0, domain = 0, type = 0;
-        socklen_t l = sizeof listening;
-        if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-            continue;
-        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l);
-        l = sizeof domain;
-        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l);
-        l = sizeof type;
-        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-        if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW))
-            continue;
-        if (domain == AF_PACKET || type == SOCK_RAW) {
-            held_raw(fd, domain, type, domain == AF_INET6 ? ip6 : ip4, high);
-            continue;
-        }
-        Addr peer;
-        socklen_t pl = sizeof peer;
-        int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
-        const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
-        if (!connected && (!ip || !*ip))
-            continue; /* an unconnected unix socket, or a family the canary lacks */
-        struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
-        if (!a)
-            return;
-        a->fd = fd;
-        a->family = domain;
-        a->type = type;
-        a->talk = X_LINE;
-        a->held = connected ? 2 : 1;
-        if (connected) {
-            char where[80] = "unix";
-            if (domain == AF_INET || domain == AF_INET6)
-                fmt_addr(&peer, where, sizeof where);
-            snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s)", fd, where);
-            continue;
-        }
-        char spec[80];
-        snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.60s]:%d" : "%.60s:%d", ip, high);
-        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected, to %s)", fd, spec);
-        if (parse_addr(spec, &a->dst) != 0)
-            att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
-        if (type == SOCK_DGRAM)
-            a->how = H_SENDTO;
+    const int *fds;
+    int more, n = held_list(&fds, &more);
+    int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    uint64_t own = probe >= 0 ? netns_cookie(probe) : 0;
+    if (probe >= 0)
+        close(probe);
+    for (int i = 0; i < n; i++)
+        if (fds[i] > 2)
+            held_one(fds[i], own, ip4, ip6, high);
+    for (int fd = 3; more && fd < 65536; fd++) { /* beyond the list: every number */
+        int listed = 0;
+        for (int i = 0; i < n && !listed; i++)
+            listed = fds[i] == fd;
+        if (!listed && fcntl(fd, F_GETFD) != -1)
+            held_one(fd, own, ip4, ip6, high);
     }
+}
+
+static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    struct stat st;
+    int listening = 0, domain = 0, type = 0;
+    socklen_t l = sizeof listening;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return;
+    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l);
+    l = sizeof domain;
+    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l);
+    l = sizeof type;
+    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+    if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW))
+        return;
+    if (domain == AF_PACKET || type == SOCK_RAW) {
+        held_raw(fd, domain, type, domain == AF_INET6 ? ip6 : ip4, high);
+        return;
+    }
+    uint64_t cookie = netns_cookie(fd);
+    const char *ns = !cookie || !own ? "" : cookie == own ? ", of the sandbox's network namespace"
+                                                          : ", of another network namespace";
+    Addr peer;
+    socklen_t pl = sizeof peer;
+    int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
+    const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
+    int unix_stream = domain == AF_UNIX && type == SOCK_STREAM && o.canary_unix && *o.canary_unix;
+    if (!connected && !unix_stream && (!ip || !*ip))
+        return; /* an unconnected unix datagram socket, or a family the canary lacks */
+    struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
+    if (!a)
+        return;
+    a->fd = fd;
+    a->family = domain;
+    a->type = type;
+    a->talk = X_LINE;
+    a->held = connected ? 2 : 1;
+    if (connected) {
+        char where[80] = "unix";
+        if (domain == AF_INET || domain == AF_INET6)
+            fmt_addr(&peer, where, sizeof where);
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s%s)", fd, where, ns);
+        return;
+    }
+    if (domain == AF_UNIX) {
+        size_t len = strlen(o.canary_unix);
+        if (len >= sizeof a->un.sun_path - 1) {
+            att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
+            return;
+        }
+        a->un.sun_family = AF_UNIX;
+        memcpy(a->un.sun_path + 1, o.canary_unix, len);
+        a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected unix%s, to @%.60s)", fd, ns, o.canary_unix);
+        return;
+    }
+    char spec[80];
+    snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.60s]:%d" : "%.60s:%d", ip, high);
+    snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected%s, to %s)", fd, ns, spec);
+    if (parse_addr(spec, &a->dst) != 0)
+        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
+    if (type == SOCK_DGRAM)
+        a->how = H_SENDTO;
 }
 
 /* The host's own addresses (the host's end of the canary's veth): a sandbox whose

@@ -446,19 +446,24 @@ EGRESS = Scenario(
         # A plain host hands its probe no socket: the canary's log is the only proof.
         _swept(
             "held-fds",
-            "the HARNESS line through every socket held at the start (descriptors 3 and up)",
+            "the HARNESS line through every socket held at the start (descriptors 3 and up,"
+            " at any number)",
             transport=None,
             control=Control.NONE,
             how=(
-                "Every socket open at descriptors 3 and up when the sweep starts (the probe opens "
-                "none before): a connected one gets the HARNESS line, an unconnected IPv4 or IPv6 "
-                "one is aimed at the canary's high port (a datagram, or a TCP connect), a raw IP "
-                "one gets the line as its own protocol's payload, and a packet socket a UDP "
-                "packet the probe builds (from 0.0.0.0 to the canary's IPv4 high port, to the "
-                "link's broadcast address on the interface it is bound to; the canary's capture "
-                "decides); listeners and unconnected unix sockets are skipped. One line for all, "
-                "ranked like `unix-proxy`; none: blocked. Descriptors 0 to 2 carry the probe's own "
-                "output and are not tried."
+                "Every socket open at descriptors 3 and up when the probe started (listed before "
+                "it opens anything, at any number): a connected one gets the HARNESS line, an "
+                "unconnected IPv4 or IPv6 one is aimed at the canary's high port (a datagram, or a "
+                "TCP connect), an unconnected unix stream socket at the canary's abstract name "
+                "(`--canary-unix`: abstract names are those of the socket's network namespace, "
+                "so one made in the host's reaches the host's), a raw IP one gets the line as its "
+                "own protocol's payload, and a packet socket a UDP packet the probe builds (from "
+                "0.0.0.0 to the canary's IPv4 high port, to the link's broadcast address on the "
+                "interface it is bound to; the canary's capture decides); listeners and "
+                "unconnected unix datagram sockets are skipped. Each is named with its network "
+                "namespace (`SO_NETNS_COOKIE` against a socket of the probe's own: the sandbox's, "
+                "or another). One line for all, ranked like `unix-proxy`; none: blocked. "
+                "Descriptors 0 to 2 carry the probe's own output and are not tried."
             ),
         ),
         # The host's IPC namespace (harness/probe/ipc.c): the canary's objects there,

@@ -492,6 +492,14 @@ EGRESS_MUTANTS = {
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
     "bwrap-held-packet": ({"held-fds"}, "canary saw udp packet from 0.0.0.0"),
     "bwrap-held-raw": ({"held-fds"}, "canary saw ip253 packet"),
+    "bwrap-held-socket-high": (
+        {"held-fds"},
+        "the nonce came back from fd 1500 (connected to unix, of another network namespace)",
+    ),
+    "bwrap-held-unix": (
+        {"held-fds"},
+        "(unconnected unix, of another network namespace, to @harness-canary-",
+    ),
     "bwrap-no-forward": (
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
         "the nonce came back",
@@ -533,6 +541,8 @@ ROW_MUTANTS = (
     "bwrap-held-socket",
     "bwrap-held-packet",
     "bwrap-held-raw",
+    "bwrap-held-socket-high",
+    "bwrap-held-unix",
     "bwrap-no-forward",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
