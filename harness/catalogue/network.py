@@ -176,9 +176,9 @@ ROWS: tuple[Row, ...] = (
         _SEND,
         "io_uring's network operations",
         ("io_uring_setup", "io_uring_enter"),
-        checks=("uring4",),
-        target="the canary's IPv4 high port, the socket made by the ring (IORING_OP_SOCKET)"
-        " where the kernel has it",
+        checks=("uring4", "uring4-udp", "uring4-mptcp"),
+        target="the canary's IPv4 high port, by TCP, UDP and Multipath TCP, each socket made by"
+        " the ring (IORING_OP_SOCKET) where the kernel has it",
         kernels="5.5+ (IORING_OP_SOCKET: 5.19+)",
     ),
     _net(

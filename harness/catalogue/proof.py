@@ -127,7 +127,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-fastopen-sendmmsg",
     ),
     _NET + "AF_INET TCP through a Multipath TCP socket": ("landlock-tcp-mptcp",),
-    _NET + "io_uring's network operations": ("bwrap-io-uring", "bwrap-io-uring-socket"),
+    _NET + "io_uring's network operations": (
+        "bwrap-io-uring",
+        "bwrap-io-uring-socket",
+        "landlock-tcp-uring",
+    ),
     _NET + "socket calls through the i386 entry (int $0x80)": ("bwrap-i386-socket",),
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),

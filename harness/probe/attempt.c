@@ -200,7 +200,8 @@ static void exchange_start(struct att *a)
         int e = 0;
         int rc = a->talk == X_I386
                      ? i386_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step)
-                     : uring_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step);
+                     : uring_exchange(&a->dst, a->type, a->proto, (const char *)a->out, reply, sizeof reply,
+                                      &src, &step);
         if (rc != 0)
             e = errno;
         else if (strstr(reply, want))
@@ -374,7 +375,8 @@ static int att_judge(struct att *a, int eof)
         if (a->talk == X_I386)
             att_end(a, (enum outcome)oc, e, "%s through the i386 entry alone (%s)", a->dsts, step);
         else
-            att_end(a, (enum outcome)oc, e, "%s by io_uring (connect, send, recv; %s)", a->dsts, step);
+            att_end(a, (enum outcome)oc, e, "%s by io_uring (a %s socket: connect, send, recv; %s)", a->dsts,
+                    a->type == SOCK_DGRAM ? "UDP" : a->proto == IPPROTO_MPTCP ? "Multipath TCP" : "TCP", step);
         return 1;
     }
     if (a->talk == X_DNS) {
@@ -572,7 +574,7 @@ void chk_egress_sweep(void)
                     continue;
                 if (r < 0 && a->type == SOCK_DGRAM) {
                     att_end(a, OC_BLOCKED, errno, "no answer from %s", a->dsts);
-                } else if (r < 0 || (r == 0 && a->type == SOCK_STREAM)) {
+                } else if (r < 0 || (r == 0 && (a->type == SOCK_STREAM || a->talk == X_URING || a->talk == X_I386))) {
                     att_judge(a, 1);
                     if (a->state != S_DONE)
                         att_end(a, OC_BLOCKED, 0, "%s closed", a->dsts);

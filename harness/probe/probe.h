@@ -363,9 +363,9 @@ int ipc_canary_open(const char *sysv, const char *mqueue);
 void ipc_canary_read(void);
 void ipc_canary_remove(void);
 
-/* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4) */
-int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
-                   const char **step);
+/* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4-*) */
+int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *reply, size_t cap,
+                   int *src_port, const char **step);
 
 /* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the
  * calls a kind is made of, tried in turn (grants.c's too). */

@@ -401,6 +401,9 @@ void sweep_calls(const char *ip, int high)
     if ((a = sweep_add(sweep_id[SW_MPTCP4], ip, high, SOCK_STREAM, X_LINE)))
         a->proto = IPPROTO_MPTCP;
     sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
+    sweep_add(sweep_id[SW_URING4_UDP], ip, high, SOCK_DGRAM, X_URING);
+    if ((a = sweep_add(sweep_id[SW_URING4_MPTCP], ip, high, SOCK_STREAM, X_URING)))
+        a->proto = IPPROTO_MPTCP;
     sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
 }
 

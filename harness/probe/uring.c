@@ -88,11 +88,13 @@ static void sqe_set(struct io_uring_sqe *s, int op, int fd, const void *addr, un
     s->user_data = data;
 }
 
-/* Connect to dst, send msg, receive into reply (NUL-ended), by io_uring alone.
- * 0 when the chain ran (reply may be empty); else -1 with errno, and *step the
- * operation that failed. Blocks: the caller runs it in a child it can kill. */
-int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
-                   const char **step)
+/* Connect to dst, send msg, receive into reply (NUL-ended), by io_uring alone, on a
+ * socket of `type` and `proto` (TCP, UDP, Multipath TCP: the ring makes any kind a
+ * filter on socket(2)'s arguments refuses). 0 when the chain ran (reply may be
+ * empty); else -1 with errno, and *step the operation that failed. Blocks: the
+ * caller runs it in a child it can kill. */
+int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *reply, size_t cap,
+                   int *src_port, const char **step)
 {
     struct uring u;
     if (uring_open(&u, step) < 0)
@@ -103,12 +105,13 @@ int uring_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, in
     memset(&mk, 0, sizeof mk);
     mk.opcode = IORING_OP_SOCKET;
     mk.fd = dst->ss_family;
-    mk.off = SOCK_STREAM | SOCK_CLOEXEC; /* the flags go with the type; rw_flags must be 0 */
+    mk.off = (unsigned)type | SOCK_CLOEXEC; /* the flags go with the type; rw_flags must be 0 */
+    mk.len = (unsigned)proto;
     *step = "IORING_OP_SOCKET";
     int fd = uring_do(&u, &mk);
     if (fd == -EINVAL || fd == -EOPNOTSUPP) {
         *step = "socket";
-        fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        fd = socket(dst->ss_family, type | SOCK_CLOEXEC, proto);
     } else if (fd < 0) {
         return errno = -fd, -1;
     }

@@ -372,6 +372,30 @@ EGRESS = Scenario(
             ),
         ),
         _swept(
+            "uring4-udp",
+            "UDP to the canary's IPv4 high port by io_uring alone, on a socket the ring makes",
+            transport=Transport.UDP,
+            control_id="udp4-high",
+            how=(
+                "The same exchange as `uring4` on a UDP socket made by the ring "
+                "(`IORING_OP_SOCKET`: a filter on socket(2)'s arguments never sees it), "
+                "connected and sent to by the ring; escaped on the nonce. Its control is "
+                "`udp4-high`."
+            ),
+        ),
+        _swept(
+            "uring4-mptcp",
+            "TCP to the canary's IPv4 high port by io_uring alone, on a Multipath TCP socket"
+            " the ring makes",
+            transport=Transport.TCP,
+            control_id="tcp4-high",
+            how=(
+                "The same exchange as `uring4` on a Multipath TCP socket made by the ring "
+                "(`IORING_OP_SOCKET` with `IPPROTO_MPTCP`), which Landlock's TCP rights do not "
+                "govern; escaped on the nonce. Its control is `tcp4-high`."
+            ),
+        ),
+        _swept(
             "i386-tcp4",
             "TCP to the canary's IPv4 high port through the i386 entry alone (socket, connect,"
             " write, read by int $0x80, each by its own call or through socketcall)",

@@ -458,6 +458,7 @@ def test_rows_without_a_mutant_of_their_own_are_held_beside_others(
             assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
 
 
+URING = {"uring4", "uring4-udp", "uring4-mptcp"}
 # The egress leak classes of issue 15 (scripts/mutant-sandbox), each with the
 # attempts that must escape and what the escape must show.
 EGRESS_MUTANTS = {
@@ -480,8 +481,12 @@ EGRESS_MUTANTS = {
     # Issue 27: one mutant per row of the network catalogue, caught by that row's checks
     # alone (harness/catalogue/network.py).
     "bwrap-send-calls": ({"send4-sendmsg", "send4-sendmmsg"}, "the nonce came back"),
-    "bwrap-io-uring": ({"uring4"}, "by io_uring (connect, send, recv; the nonce came back)"),
-    "bwrap-io-uring-socket": ({"uring4"}, "by io_uring (connect, send, recv; the nonce came back)"),
+    # (A TCP, a UDP and a Multipath TCP socket, each made by the ring.)
+    "bwrap-io-uring": (URING, "socket: connect, send, recv; the nonce came back)"),
+    "bwrap-io-uring-socket": (URING, "socket: connect, send, recv; the nonce came back)"),
+    # Issue 38: Landlock's TCP right and a filter keeping socket(2) to TCP, io_uring
+    # allowed: the ring makes the UDP and Multipath TCP sockets the filter refuses.
+    "landlock-tcp-uring": (URING - {"uring4"}, "socket: connect, send, recv; the nonce came back)"),
     "bwrap-i386-socket": ({"i386-tcp4"}, "through the i386 entry alone (the nonce came back)"),
     "bwrap-abstract-unix": ({"unix-abstract"}, "the nonce came back from @harness-canary-"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
@@ -534,6 +539,7 @@ ROW_MUTANTS = (
     "bwrap-send-calls",
     "bwrap-io-uring",
     "bwrap-io-uring-socket",
+    "landlock-tcp-uring",
     "bwrap-i386-socket",
     "bwrap-abstract-unix",
     "bwrap-privport",
