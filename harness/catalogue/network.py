@@ -62,6 +62,15 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
+        "IPv4 by an AF_INET6 socket (a v4-mapped address)",
+        ("socket", "connect", "sendto"),
+        checks=("tcp4-mapped", "udp4-mapped"),
+        target="the canary's IPv4 high port at ::ffff:a.b.c.d: IPv4 on the wire, from a socket"
+        " a filter on AF_INET never sees",
+        kernels="all with IPv6 (none where IPv6 sockets are IPv6-only: net.ipv6.bindv6only)",
+    ),
+    _net(
+        _FAMILY,
         "ICMP echo (ping sockets)",
         ("socket", "sendto"),
         checks=("icmp4", "icmp6"),

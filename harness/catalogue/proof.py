@@ -127,6 +127,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-fastopen-sendmmsg",
     ),
     _NET + "AF_INET TCP through a Multipath TCP socket": ("landlock-tcp-mptcp",),
+    _NET + "IPv4 by an AF_INET6 socket (a v4-mapped address)": ("bwrap-ipv4-mapped",),
     _NET + "io_uring's network operations": (
         "bwrap-io-uring",
         "bwrap-io-uring-socket",

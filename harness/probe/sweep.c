@@ -400,6 +400,12 @@ void sweep_calls(const char *ip, int high)
         a->tfo = T_CONNECT;
     if ((a = sweep_add(sweep_id[SW_MPTCP4], ip, high, SOCK_STREAM, X_LINE)))
         a->proto = IPPROTO_MPTCP;
+    /* IPv4 by an IPv6 socket (a v4-mapped address): a filter or rule on AF_INET alone
+     * leaves it open, and on the wire it is IPv4, which IPv6's rules never see. */
+    char mapped[80];
+    snprintf(mapped, sizeof mapped, "::ffff:%.60s", ip);
+    sweep_add(sweep_id[SW_TCP4_MAPPED], mapped, high, SOCK_STREAM, X_LINE);
+    sweep_add(sweep_id[SW_UDP4_MAPPED], mapped, high, SOCK_DGRAM, X_LINE);
     sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
     sweep_add(sweep_id[SW_URING4_UDP], ip, high, SOCK_DGRAM, X_URING);
     if ((a = sweep_add(sweep_id[SW_URING4_MPTCP], ip, high, SOCK_STREAM, X_URING)))

@@ -371,6 +371,23 @@ EGRESS = Scenario(
                 "that failed (`io_uring_setup` refused: ENOSYS, EPERM)."
             ),
         ),
+        *(
+            _swept(
+                f"{proto.value}4-mapped",
+                f"{proto.value.upper()} to the canary's IPv4 high port by an IPv6 socket, at its"
+                " v4-mapped address (::ffff:a.b.c.d)",
+                transport=proto,
+                control_id=f"{proto.value}4-high",
+                how=(
+                    "The HARNESS exchange with the IPv4 high port through an `AF_INET6` socket "
+                    "addressed to `::ffff:<canary4>`: IPv4 on the wire, so a filter on `AF_INET` "
+                    "sockets or a rule on IPv6 alone leaves it open. Escaped on the nonce; no "
+                    "IPv6 socket, or one that is IPv6-only (`net.ipv6.bindv6only`): blocked. Its "
+                    f"control is `{proto.value}4-high`."
+                ),
+            )
+            for proto in (Transport.TCP, Transport.UDP)
+        ),
         _swept(
             "uring4-udp",
             "UDP to the canary's IPv4 high port by io_uring alone, on a socket the ring makes",

@@ -533,6 +533,7 @@ EGRESS_MUTANTS = {
         for call in ("sendto", "sendmsg", "sendmmsg")
     },
     "landlock-tcp-mptcp": ({"mptcp4"}, "(a Multipath TCP socket)"),
+    "bwrap-ipv4-mapped": ({"tcp4-mapped", "udp4-mapped"}, "the nonce came back from [::ffff:"),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
 ROW_MUTANTS = (
@@ -559,6 +560,7 @@ ROW_MUTANTS = (
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
     "landlock-tcp-mptcp",
+    "bwrap-ipv4-mapped",
 )
 
 

@@ -112,15 +112,27 @@ def test_every_transport_is_pinned() -> None:
     hosts = {"host4-tcp", "host6-tcp"}
     named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "egress-other-binary"}
     fastopen = {f"tfo4-{way}" for way in ("sendto", "sendmsg", "sendmmsg", "connect")}
-    assert tcp == named | {"uring4", "uring4-mptcp", "i386-tcp4", "mptcp4", *fastopen, *hosts} | {
-        f"tcp{v}-{p}" for v in "46" for p in ports
-    }
+    assert tcp == named | {
+        "uring4",
+        "uring4-mptcp",
+        "i386-tcp4",
+        "mptcp4",
+        "tcp4-mapped",
+        *fastopen,
+        *hosts,
+    } | {f"tcp{v}-{p}" for v in "46" for p in ports}
     calls = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
     sends = {f"send4-{call}" for call in calls}
     hosts = {"host4-udp", "host6-udp"}
-    assert udp == {"dns-alt-udp", "dns-own", "udp4-privport", "uring4-udp", *sends, *hosts} | {
-        f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
-    }
+    assert udp == {
+        "dns-alt-udp",
+        "dns-own",
+        "udp4-privport",
+        "uring4-udp",
+        "udp4-mapped",
+        *sends,
+        *hosts,
+    } | {f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")}
     marker_only = {c.id for c in egress.checks if c.transport is None}
     others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
     ipc = {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}
