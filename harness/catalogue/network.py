@@ -121,9 +121,10 @@ ROWS: tuple[Row, ...] = (
     _net(
         _FAMILY,
         "AF_UNIX abstract names",
-        ("socket", "connect"),
-        checks=("unix-abstract",),
-        target="the canary's listener in the host's abstract namespace",
+        ("socket", "connect", "sendto"),
+        checks=("unix-abstract", "unix-abstract-dgram"),
+        target="the canary's listener in the host's abstract namespace, and its datagram"
+        " socket there",
     ),
     _net(
         _FAMILY,

@@ -113,7 +113,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-dialect",
         "bwrap-unix-proxy-deep",
     ),
-    _NET + "AF_UNIX abstract names": ("bwrap-abstract-unix",),
+    _NET + "AF_UNIX abstract names": ("bwrap-abstract-unix", "bwrap-abstract-unix-dgram"),
     _NET + "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)": (
         "bwrap-host-listener",
         "bwrap-host-listener-pid",
@@ -142,6 +142,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-raw",
         "bwrap-held-socket-high",
         "bwrap-held-unix",
+        "bwrap-held-unix-dgram",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

@@ -38,6 +38,9 @@ NOT_READY = 86
 SWEEP_TCP = (22, 25, 53, 80, 443, 853, 8080, 8443)
 SWEEP_UDP = (53, 123, 443)
 LEASES = "/run/harness-canary"
+# The canary's datagram socket is at its abstract name with this suffix (the probe
+# derives it from --canary-unix the same way).
+DGRAM_SUFFIX = "-d"
 # How many candidate subnets one start tries before it gives up (each costs an `ip`
 # call under the lock; a range that full has bigger problems).
 TRIES = 1024
@@ -198,7 +201,15 @@ def _canary_argv(
     mode) a TCP and a UDP listener on the high port at the host's own addresses
     `hosts`, and (listen mode, `capture_to`) a packet capture of what is sent to its
     addresses (netns mode's capture is NETNS_UP's `--capture`)."""
-    argv = [probe, "canary", "--unix-abstract", unix, "--sysv", ipc[0], "--mqueue", ipc[1]]
+    argv = [
+        probe,
+        "canary",
+        "--unix-abstract",
+        unix,
+        "--unix-abstract-dgram",
+        f"{unix}{DGRAM_SUFFIX}",
+    ]
+    argv += ["--sysv", ipc[0], "--mqueue", ipc[1]]
     h4, h6 = hosts
     for address in [*([h4] if h4 else []), *([f"[{h6}]"] if h6 else [])]:
         argv += ["--host-tcp", f"{address}:{high_port}", "--host-udp", f"{address}:{high_port}"]

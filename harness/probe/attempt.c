@@ -559,8 +559,8 @@ void chk_egress_sweep(void)
                 if (w > 0 && (a->talk == X_FIRE || a->talk == X_FRAME) &&
                     a->outoff + (size_t)w == a->outn)
                     att_end(a, OC_SUCCEEDED, 0,
-                            "sent to %s; nothing answers it: only the canary's capture proves a crossing",
-                            a->dsts);
+                            "sent to %s; nothing answers it: only the canary's %s proves a crossing",
+                            a->dsts, a->family == AF_UNIX ? "log" : "capture");
                 else if (w < 0 && errno != EAGAIN && errno != EINTR)
                     att_end(a, a->type == SOCK_STREAM && a->group == G_SELF ? OC_SUCCEEDED : OC_BLOCKED, errno,
                             "send to %s", a->dsts);

@@ -10,8 +10,9 @@
 #define CLIENT_MS 2000 /* a client has this long to send its line or query */
 
 /* L_UNIX_LINE: a line listener on an abstract unix name, bound in the namespace
- * the canary starts in (the host's), before it moves to its own. */
-enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE, L_UNIX_LINE };
+ * the canary starts in (the host's), before it moves to its own; L_UNIX_DGRAM: a
+ * datagram socket at another abstract name there (nothing answers: its log proves). */
+enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE, L_UNIX_LINE, L_UNIX_DGRAM };
 /* optional: a sweep port that may be taken (listen mode); a failed bind is logged. */
 /* early: bound in the namespace the canary starts in (the host's), before it moves. */
 struct listener { int fd, type; const char *spec; int optional, early; };
@@ -142,9 +143,13 @@ static void serve_udp_line(const struct listener *l)
             return;
         q[n] = '\0';
         size_t first = strcspn(q, "\r\n");
-        fmt_addr(&from, peer, sizeof peer);
+        int unix_dgram = l->type == L_UNIX_DGRAM;
+        if (unix_dgram)
+            snprintf(peer, sizeof peer, "unix");
+        else
+            fmt_addr(&from, peer, sizeof peer);
         Buf b = { .n = 0 };
-        bput(&b, "{\"event\":\"udp\"");
+        bput(&b, "{\"event\":\"%s\"", unix_dgram ? "unix" : "udp");
         bkv(&b, "listen", l->spec);
         bkv(&b, "peer", peer);
         log_data(&b, (const unsigned char *)q, (size_t)n, first);
@@ -152,6 +157,8 @@ static void serve_udp_line(const struct listener *l)
         bkv(&b, "line", q);
         bput(&b, "}");
         emit(&b);
+        if (unix_dgram)
+            continue; /* an unbound sender has no address to answer */
         b.n = 0;
         bput(&b, "NONCE %s\n", g_canary_nonce);
         sendto(l->fd, b.s, b.n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
@@ -262,17 +269,18 @@ static void accept_all(const struct listener *l, struct client *cl, size_t *nc)
     }
 }
 
-/* --unix-abstract NAME: a stream listener at "@NAME"; fatal if it cannot bind. */
-static int canary_bind_unix(const char *name)
+/* --unix-abstract NAME: a stream listener at "@NAME"; --unix-abstract-dgram NAME a
+ * datagram socket there; fatal if it cannot bind. */
+static int canary_bind_unix(const char *name, int type)
 {
     struct sockaddr_un un = { .sun_family = AF_UNIX };
     size_t len = strlen(name);
     if (len == 0 || len >= sizeof un.sun_path - 1)
         fatal(2, "bad --unix-abstract (1 to %zu bytes): %s", sizeof un.sun_path - 2, name);
     memcpy(un.sun_path + 1, name, len);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0
-        || listen(fd, 512) != 0)
+        || (type == SOCK_STREAM && listen(fd, 512) != 0))
         fatal(2, "bind(unix @%s): %s", name, strerror(errno));
     return fd;
 }
@@ -421,6 +429,8 @@ void canary_main(int argc, char **argv)
             ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 0 };
         } else if (!strcmp(opt, "--unix-abstract") && nl + 1 <= MAX_LISTEN) {
             ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0, 1 };
+        } else if (!strcmp(opt, "--unix-abstract-dgram") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UNIX_DGRAM, val, 0, 1 };
         } else if (!strcmp(opt, "--host-tcp") && nl + 1 <= MAX_LISTEN) {
             ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 1 };
         } else if (!strcmp(opt, "--host-udp") && nl + 1 <= MAX_LISTEN) {
@@ -465,7 +475,9 @@ void canary_main(int argc, char **argv)
         canary_daemonize(daemon_log);
     for (size_t k = 0; k < nl; k++) /* in the namespace it started in: the host's */
         if (ls[k].early)
-            ls[k].fd = ls[k].type == L_UNIX_LINE ? canary_bind_unix(ls[k].spec) : canary_bind(&ls[k]);
+            ls[k].fd = ls[k].type == L_UNIX_LINE    ? canary_bind_unix(ls[k].spec, SOCK_STREAM)
+                       : ls[k].type == L_UNIX_DGRAM ? canary_bind_unix(ls[k].spec, SOCK_DGRAM)
+                                                    : canary_bind(&ls[k]);
     canary_network(netns, iface, cidr, gw);
     if (cidr6)
         canary_network6(iface, cidr6, gw6);
@@ -537,7 +549,7 @@ void canary_main(int argc, char **argv)
             if (pf[k].revents) {
                 if (ls[k].type == L_DNS_UDP)
                     serve_udp(&ls[k]);
-                else if (ls[k].type == L_UDP_LINE)
+                else if (ls[k].type == L_UDP_LINE || ls[k].type == L_UNIX_DGRAM)
                     serve_udp_line(&ls[k]);
                 else
                     accept_all(&ls[k], cl, &nc);

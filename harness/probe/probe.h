@@ -303,6 +303,7 @@ enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H
  * no connect(2)); T_CONNECT sets TCP_FASTOPEN_CONNECT before connect(2). */
 enum { T_NONE, T_SEND, T_CONNECT };
 #define MAX_ATT 256
+#define CANARY_DGRAM_SUFFIX "-d" /* the canary's unix datagram socket: --canary-unix and this */
 #define UNIX_MAX 48
 
 struct att {

@@ -12,7 +12,9 @@ ssize_t att_send(struct att *a)
 {
     const void *p = a->out + a->outoff;
     size_t n = a->outn - a->outoff;
-    const struct sockaddr *to = (const struct sockaddr *)&a->dst;
+    const struct sockaddr *to = a->family == AF_UNIX ? (const struct sockaddr *)&a->un
+                                                     : (const struct sockaddr *)&a->dst;
+    socklen_t tolen = a->family == AF_UNIX ? a->unlen : addr_len(&a->dst);
     struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
     struct mmsghdr mm;
     memset(&mm, 0, sizeof mm);
@@ -23,12 +25,12 @@ ssize_t att_send(struct att *a)
     if (a->tfo_sent)
         to = NULL;
     mm.msg_hdr.msg_name = (void *)to;
-    mm.msg_hdr.msg_namelen = to ? addr_len(&a->dst) : 0;
+    mm.msg_hdr.msg_namelen = to ? tolen : 0;
     if (a->talk == X_FRAME)
         return sendto(a->fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)&a->ll, sizeof a->ll);
     switch (a->how) {
     case H_SENDTO:
-        return sendto(a->fd, p, n, flags, to, to ? addr_len(&a->dst) : 0);
+        return sendto(a->fd, p, n, flags, to, to ? tolen : 0);
     case H_SENDMSG:
         return sendmsg(a->fd, &mm.msg_hdr, flags);
     case H_SENDMMSG: { /* the syscall itself: musl's sendmmsg is a loop of sendmsg */

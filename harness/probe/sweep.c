@@ -413,25 +413,38 @@ void sweep_calls(const char *ip, int high)
     sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
 }
 
-/* The canary's own listener in the host's abstract unix namespace: reachable
- * from a sandbox that shares the host's network namespace, whatever its IP rules. */
+/* Aim attempt a at the canary's abstract name (`dgram`: its datagram socket's, the
+ * name with CANARY_DGRAM_SUFFIX); 0, or -1 with the attempt ended. */
+static int at_canary_unix(struct att *a, int dgram)
+{
+    char name[sizeof a->un.sun_path];
+    size_t len = (size_t)snprintf(name, sizeof name, "%s%s", o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+    if (!*o.canary_unix || len >= sizeof a->un.sun_path - 1) {
+        att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
+        return -1;
+    }
+    a->un.sun_family = AF_UNIX;
+    memcpy(a->un.sun_path + 1, name, len);
+    a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+    return 0;
+}
+
+/* The canary's own listener in the host's abstract unix namespace, and its datagram
+ * socket there: reachable from a sandbox that shares the host's network namespace,
+ * whatever its IP rules (and a filter that lets only unix datagrams through). */
 void sweep_abstract(void)
 {
-    struct att *a = att_new(sweep_id[SW_UNIX_ABSTRACT], G_SELF);
-    if (!a)
-        return;
-    size_t len = strlen(o.canary_unix);
-    snprintf(a->dsts, sizeof a->dsts, "@%s", o.canary_unix);
-    if (len == 0 || len >= sizeof a->un.sun_path - 1) {
-        att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
-        return;
+    for (int dgram = 0; dgram < 2; dgram++) {
+        struct att *a = att_new(sweep_id[dgram ? SW_UNIX_ABSTRACT_DGRAM : SW_UNIX_ABSTRACT], G_SELF);
+        if (!a)
+            return;
+        snprintf(a->dsts, sizeof a->dsts, "@%.100s%s", o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+        a->family = AF_UNIX;
+        a->type = dgram ? SOCK_DGRAM : SOCK_STREAM;
+        a->talk = dgram ? X_FIRE : X_LINE;
+        a->how = dgram ? H_SENDTO : H_SEND;
+        at_canary_unix(a, dgram);
     }
-    a->family = AF_UNIX;
-    a->type = SOCK_STREAM;
-    a->talk = X_LINE;
-    a->un.sun_family = AF_UNIX;
-    memcpy(a->un.sun_path + 1, o.canary_unix, len);
-    a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
 }
 
 /* A held raw IP socket gets the HARNESS line aimed at the canary (the kernel writes
@@ -536,9 +549,10 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
     socklen_t pl = sizeof peer;
     int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
     const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
-    int unix_stream = domain == AF_UNIX && type == SOCK_STREAM && o.canary_unix && *o.canary_unix;
-    if (!connected && !unix_stream && (!ip || !*ip))
-        return; /* an unconnected unix datagram socket, or a family the canary lacks */
+    int unix_canary = domain == AF_UNIX && (type == SOCK_STREAM || type == SOCK_DGRAM) && o.canary_unix &&
+                      *o.canary_unix;
+    if (!connected && !unix_canary && (!ip || !*ip))
+        return; /* an unconnected unix socket of another kind, or a family the canary lacks */
     struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
     if (!a)
         return;
@@ -554,16 +568,13 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s%s)", fd, where, ns);
         return;
     }
-    if (domain == AF_UNIX) {
-        size_t len = strlen(o.canary_unix);
-        if (len >= sizeof a->un.sun_path - 1) {
-            att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
-            return;
-        }
-        a->un.sun_family = AF_UNIX;
-        memcpy(a->un.sun_path + 1, o.canary_unix, len);
-        a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
-        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected unix%s, to @%.60s)", fd, ns, o.canary_unix);
+    if (domain == AF_UNIX) { /* to the canary's abstract name (a datagram: its datagram socket) */
+        int dgram = type == SOCK_DGRAM;
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected unix %s%s, to @%.60s%s)", fd,
+                 dgram ? "datagram" : "stream", ns, o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+        if (dgram)
+            a->how = H_SENDTO, a->talk = X_FIRE;
+        at_canary_unix(a, dgram);
         return;
     }
     char spec[80];

@@ -436,6 +436,19 @@ EGRESS = Scenario(
                 "host's namespace); refused: blocked (ECONNREFUSED: no such name here)."
             ),
         ),
+        _swept(
+            "unix-abstract-dgram",
+            "the HARNESS line as a datagram to the canary's datagram socket in the host's"
+            " abstract unix namespace",
+            transport=None,
+            how=(
+                "The HARNESS line by `sendto` from a unix datagram socket to the canary's "
+                "datagram socket in the host's abstract namespace (`--canary-unix` with `-d` "
+                "after it): a filter that lets only unix datagrams through still reaches the "
+                "host's abstract names. Nothing answers: `succeeded` once sent; the canary's "
+                "log proves a crossing; refused: blocked (ECONNREFUSED: no such name here)."
+            ),
+        ),
         # Issue 38: a unix listener outside the sandbox is an egress route (and a
         # privilege route where it is a runtime's, an init's or a bus's). No byte is
         # sent, so nothing arrives: its proof is whose listener answered the connect.

@@ -488,7 +488,8 @@ EGRESS_MUTANTS = {
     # allowed: the ring makes the UDP and Multipath TCP sockets the filter refuses.
     "landlock-tcp-uring": (URING - {"uring4"}, "socket: connect, send, recv; the nonce came back)"),
     "bwrap-i386-socket": ({"i386-tcp4"}, "through the i386 entry alone (the nonce came back)"),
-    "bwrap-abstract-unix": ({"unix-abstract"}, "the nonce came back from @harness-canary-"),
+    # (Any unix socket: the canary's listener and its datagram socket both answer.)
+    "bwrap-abstract-unix": ({"unix-abstract", "unix-abstract-dgram"}, "harness-canary-"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
     "bwrap-other-protocols": (
         {"udplite4", "udplite6", "rawip4", "rawip6"},
@@ -503,8 +504,10 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-held-unix": (
         {"held-fds"},
-        "(unconnected unix, of another network namespace, to @harness-canary-",
+        "(unconnected unix stream, of another network namespace, to @harness-canary-",
     ),
+    "bwrap-held-unix-dgram": ({"held-fds"}, "canary saw unix"),
+    "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-no-forward": (
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
         "the nonce came back",
@@ -550,6 +553,8 @@ ROW_MUTANTS = (
     "bwrap-held-raw",
     "bwrap-held-socket-high",
     "bwrap-held-unix",
+    "bwrap-held-unix-dgram",
+    "bwrap-abstract-unix-dgram",
     "bwrap-no-forward",
     "bwrap-shared-ipc",
     "bwrap-host-listener",

@@ -137,7 +137,8 @@ def test_every_transport_is_pinned() -> None:
     others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
     ipc = {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}
     assert marker_only == {
-        "icmp4", "icmp6", "unix-proxy", "unix-abstract", "unix-host", "held-fds",
+        "icmp4", "icmp6", "unix-proxy", "unix-abstract", "unix-abstract-dgram", "unix-host",
+        "held-fds",
         "egress-policy-binary",
         *others, *ipc,
     }  # fmt: skip
