@@ -9,7 +9,8 @@ links, and `<script>` never runs:
   controls, lone surrogates, U+FFFE/U+FFFF) as `\\xNN` / `\\uNNNN`;
 - `rich_text` is a rich `Text` (never parsed as markup) of the visible text, and
   `markup` the same for the few places that take a markup string;
-- `markdown` and `html_text` escape for those formats, `xml_text` for XML 1.0;
+- `markdown` and `html_text` escape for those formats, `xml_text` for XML 1.0,
+  `json_text` JSON text (the same data, no raw bidi or control character);
 - `file_name` makes a unique, bounded file name part;
 - `shorten` bounds a reason to one short line, so a flood of output is never
   copied into every record;
@@ -46,6 +47,21 @@ _UNSAFE_FILE = re.compile(r"[^A-Za-z0-9_.-]")
 def _show(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+# What JSON text may hold raw but a terminal or an editor acts on (json.dumps, not
+# asked for ASCII, writes all but C0 as they are).
+_JSON_RAW = re.compile(
+    "[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def json_text(text: str) -> str:
+    """JSON text (what json.dumps wrote) with every control, bidi and separator
+    character written as a \\uXXXX escape: the same data to a JSON reader, and no
+    reordered line in a terminal, a CI log or a diff. They occur only inside strings."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def visible(text: object, *, lines: bool = False) -> str:

@@ -25,7 +25,14 @@ ROWS: tuple[Row, ...] = (
         _FAMILY,
         "AF_INET TCP, by name and by raw address",
         ("socket", "connect"),
-        checks=("tcp-denied-name", "tcp-raw-ip", "doh-port", "dns-alt-tcp", *_SWEEP4),
+        checks=(
+            "tcp-denied-name",
+            "tcp-raw-ip",
+            "doh-port",
+            "dns-alt-tcp",
+            "dns-own-tcp",
+            *_SWEEP4,
+        ),
         target="the canary's IPv4 address, every swept port",
     ),
     _net(

@@ -102,7 +102,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
     ),
-    _NET + "AF_INET TCP, by name and by raw address": ("bwrap-port-allowlist",),
+    _NET + "AF_INET TCP, by name and by raw address": (
+        "bwrap-port-allowlist",
+        "bwrap-own-resolver-tcp",
+    ),
     _NET + "AF_INET UDP": ("bwrap-port-allowlist", "bwrap-own-resolver"),
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),

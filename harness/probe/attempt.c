@@ -494,7 +494,7 @@ void chk_egress_sweep(void)
 
     for (size_t i = 0; i < g_natt; i++) {
         struct att *a = &g_att[i];
-        if (a->group == G_OWN_DNS)
+        if (a->group == G_OWN_DNS || a->group == G_OWN_DNS_TCP)
             own_dns_gate(a);
         if (a->state != S_DONE && a->talk != X_ICMP) {
             if (a->talk == X_DNS)
@@ -594,6 +594,7 @@ void chk_egress_sweep(void)
         }
     }
     group_report(G_OWN_DNS, sweep_id[SW_DNS_OWN], t0, "no resolver");
+    group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     sweep_host_unix(t0);
     group_report(G_UNIX, sweep_id[SW_UNIX_PROXY], t0, "no unix socket is visible in the sandbox");
     group_report(G_HELD, sweep_id[SW_HELD_FDS], t0, "no socket was held at the start (descriptors 3 and up)");

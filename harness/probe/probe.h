@@ -295,7 +295,7 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
  * builds itself, sent on a held packet socket (link-level destination `ll`). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
-enum { G_SELF, G_OWN_DNS, G_UNIX, G_HELD };
+enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD };
 /* How the bytes are sent: send(2) on a connected socket, or another call (writev,
  * pwritev2 at the current position, sendfile from a memfd, splice from a pipe). */
 enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H_SENDFILE, H_SPLICE };

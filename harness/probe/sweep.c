@@ -78,43 +78,47 @@ static int in_ranges(const Addr *a, const char *ranges)
     return 0;
 }
 
+/* The query to one resolver, over UDP (dns-own) and over TCP (dns-own-tcp): a stub
+ * that forwards what it is asked on either is a way out. */
+static void own_dns_add(const char *spec, const char *label, const char *denied)
+{
+    for (int tcp = 0; tcp < 2; tcp++) {
+        struct att *a = att_new(sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], tcp ? G_OWN_DNS_TCP : G_OWN_DNS);
+        if (!a)
+            return;
+        if (parse_addr(spec, &a->dst) != 0) {
+            g_natt--;
+            return;
+        }
+        a->family = a->dst.ss_family;
+        a->type = tcp ? SOCK_STREAM : SOCK_DGRAM;
+        a->talk = X_DNS;
+        snprintf(a->dsts, sizeof a->dsts, "%s (%s%s)", spec, label, tcp ? ", over TCP" : "");
+        snprintf(a->qname, sizeof a->qname, "%s.%s.%s", sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], o.tag,
+                 denied);
+    }
+}
+
 /* The sandbox's own resolvers (/etc/resolv.conf; libc's default without one). */
 void sweep_own_dns(const char *denied)
 {
-    char conf[4096], name[300];
+    char conf[4096];
     ssize_t n = read_file("/etc/resolv.conf", conf, sizeof conf - 1);
     int found = 0;
     conf[n > 0 ? n : 0] = '\0';
-    snprintf(name, sizeof name, "dns-own.%s.%s", o.tag, denied);
     for (char *save = NULL, *l = strtok_r(conf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char ip[64], spec[80];
+        Addr check;
         if (sscanf(l, " nameserver %63s", ip) != 1 || found == 3)
             continue;
         snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:53" : "%s:53", ip);
-        struct att *a = att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS);
-        if (!a || parse_addr(spec, &a->dst) != 0) {
-            if (a)
-                g_natt--;
+        if (parse_addr(spec, &check) != 0)
             continue;
-        }
         found++;
-        a->family = a->dst.ss_family;
-        a->type = SOCK_DGRAM;
-        a->talk = X_DNS;
-        snprintf(a->dsts, sizeof a->dsts, "%s (own resolver)", spec);
-        snprintf(a->qname, sizeof a->qname, "%s", name);
+        own_dns_add(spec, "own resolver", denied);
     }
-    if (!found) { /* no resolv.conf: libc asks the local host */
-        struct att *a = att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS);
-        if (a) {
-            parse_addr("127.0.0.1:53", &a->dst);
-            a->family = AF_INET;
-            a->type = SOCK_DGRAM;
-            a->talk = X_DNS;
-            snprintf(a->dsts, sizeof a->dsts, "127.0.0.1:53 (libc default, no resolv.conf)");
-            snprintf(a->qname, sizeof a->qname, "%s", name);
-        }
-    }
+    if (!found) /* no resolv.conf: libc asks the local host */
+        own_dns_add("127.0.0.1:53", "libc default, no resolv.conf", denied);
 }
 
 /* A resolver outside --resolver-ranges is asked only if no packet could leave:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import errno
 import os
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import anyio
 
@@ -245,9 +247,25 @@ class HttpIndex(ReleaseIndex):
 # --- a local folder laid out like the bucket -------------------------------------------
 
 
-async def _file_chunks(path: Path, subject: str) -> AsyncIterator[bytes]:
+def _open_regular(path: Path, subject: str) -> IO[bytes]:
+    """An index entry, read only as the regular file it names: never through a
+    symlink (a mirror's entry pointing at a host file would be copied into the cache
+    and a host's work folder, executable)."""
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        why = "a symlink, not a file" if exc.errno == errno.ELOOP else exc.strerror
+        raise ArtifactError(subject, f"cannot read {path}: {why}") from exc
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fh.close()
+        raise ArtifactError(subject, f"cannot read {path}: not a regular file")
+    return fh
+
+
+async def _file_chunks(fh: IO[bytes], path: Path, subject: str) -> AsyncIterator[bytes]:
+    try:
+        with fh:
             while chunk := fh.read(CHUNK):
                 yield chunk
                 await anyio.sleep(0)
@@ -278,7 +296,11 @@ class FolderIndex(ReleaseIndex):
     async def files(self, version: Version, arch: str) -> dict[str, int | None]:
         folder = self._path(version, arch)
         try:
-            return {e.name: e.stat().st_size for e in os.scandir(folder) if e.is_file()}
+            return {
+                e.name: e.stat(follow_symlinks=False).st_size
+                for e in os.scandir(folder)
+                if e.is_file(follow_symlinks=False)
+            }
         except FileNotFoundError:
             return {}
         except OSError as exc:
@@ -290,11 +312,12 @@ class FolderIndex(ReleaseIndex):
     @contextlib.asynccontextmanager
     async def open(self, version: Version, arch: str, name: str) -> AsyncIterator[Download]:
         path = self._path(version, arch, name)
+        fh = _open_regular(path, str(version))
         try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise ArtifactError(str(version), f"cannot read {path}: {exc.strerror}") from exc
-        yield Download(url=str(path), size=size, chunks=_file_chunks(path, str(version)))
+            size = os.fstat(fh.fileno()).st_size
+            yield Download(url=str(path), size=size, chunks=_file_chunks(fh, path, str(version)))
+        finally:
+            fh.close()
 
 
 def open_index(where: str | None) -> ReleaseIndex:

@@ -15,6 +15,7 @@ from harness.report.junit import render_junit
 from harness.report.markdown import append_step_summary, render_markdown
 from harness.report.runs import verdict_counts
 from harness.results.store import Run, load_run
+from harness.text import json_text
 
 # format -> file extension of `report.<ext>` in a results folder
 FORMATS: dict[str, str] = {"junit": "xml", "markdown": "md", "html": "html", "json": "json"}
@@ -27,8 +28,8 @@ def render_json(run: Run) -> str:
 
 def json_parts(run: Run) -> Iterator[str]:
     """`render_json`'s text in pieces, one verdict at a time, byte for byte what
-    `json.dumps(..., indent=2)` of the whole would be: a report of many hosts never
-    holds the whole document."""
+    `json_text(json.dumps(..., indent=2))` of the whole would be: a report of many
+    hosts never holds the whole document, and no raw bidi or control character."""
     head: dict[str, Any] = {
         "folder": str(run.folder),
         "run_id": run.run_id or None,
@@ -40,13 +41,13 @@ def json_parts(run: Run) -> Iterator[str]:
         "counts": {str(k): n for k, n in verdict_counts(run).items()},
         "verdicts": [],
     }
-    text = json.dumps(head, indent=2, ensure_ascii=False, default=str)
+    text = json_text(json.dumps(head, indent=2, ensure_ascii=False, default=str))
     if not run.verdicts:
         yield text + "\n"
         return
     yield text.removesuffix("[]\n}") + "["
     for i, verdict in enumerate(run.verdicts):
-        row = json.dumps(verdict.to_json(), indent=2, ensure_ascii=False, default=str)
+        row = json_text(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False, default=str))
         yield ("\n" if i == 0 else ",\n") + textwrap.indent(row, "    ")
     yield "\n  ]\n}\n"
 

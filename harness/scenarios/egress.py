@@ -250,6 +250,18 @@ EGRESS = Scenario(
                 "blocked."
             ),
         ),
+        _swept(
+            "dns-own-tcp",
+            "the same query over TCP through the sandbox's own resolver",
+            transport=Transport.TCP,
+            control_id="tcp4-53",
+            how=(
+                "TXT `dns-own-tcp.<tag>.<denied-name>` over TCP (with the 2-byte length prefix) "
+                "through each nameserver `dns-own` asks, gated the same way: a stub that "
+                "forwards what it is asked over TCP is a way out where UDP is refused. One line "
+                "for all, ranked like `dns-own`."
+            ),
+        ),
         # Nothing on a plain host proxies: what proves this attempt is the canary's
         # nonce or log, and its absence is reported with what was tried.
         _swept(

@@ -465,6 +465,10 @@ EGRESS_MUTANTS = {
     "bwrap-ipv6-forwarded": ({"tcp6-443", "udp6-123", "icmp6"}, "the nonce came back"),
     "bwrap-port-allowlist": ({"tcp4-80", "udp4-123", "tcp6-80", "udp6-123"}, "the nonce came back"),
     "bwrap-own-resolver": ({"dns-own"}, "TXT answer from 127.0.0.53:53 (own resolver)"),
+    "bwrap-own-resolver-tcp": (
+        {"dns-own-tcp"},
+        "TXT answer from 127.0.0.53:53 (own resolver, over TCP) carries the nonce",
+    ),
     "bwrap-unix-proxy": ({"unix-proxy"}, "through unix socket /run/harness-proxy/proxy.sock"),
     "bwrap-unix-socks": ({"unix-proxy"}, "SOCKS5 through unix socket /run/harness-proxy/"),
     "bwrap-unix-proxy-deep": (
@@ -566,6 +570,7 @@ ROW_MUTANTS = (
     "bwrap-fastopen-sendmmsg",
     "landlock-tcp-mptcp",
     "bwrap-ipv4-mapped",
+    "bwrap-own-resolver-tcp",
 )
 
 

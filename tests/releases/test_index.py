@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -90,3 +93,25 @@ def test_index_argument(tmp_path: object) -> None:
     assert isinstance(open_index(str(tmp_path)), FolderIndex)
     with pytest.raises(UsageError, match="--index"):
         open_index("/no/such/folder")
+
+
+async def test_a_folder_entry_that_is_a_symlink_is_never_read(
+    releases: Releases, tmp_path: Path
+) -> None:
+    """A mirror's entry that is a symlink to a host file (with that file's true digest
+    beside it) is neither listed nor read: it would be copied into the cache and a
+    host's work folder, mode 0755."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"a host secret\n")
+    index = FolderIndex(releases.root)
+    v = (await index.versions("nightly"))[0]
+    folder = index._path(v, ARCH)
+    for entry in folder.iterdir():
+        entry.unlink()
+    (folder / "runsc").symlink_to(secret)
+    digest = hashlib.sha512(secret.read_bytes()).hexdigest()
+    (folder / "runsc.sha512").write_text(f"{digest}  runsc\n")
+    assert set(await index.files(v, ARCH)) == {"runsc.sha512"}
+    with pytest.raises(ArtifactError, match="a symlink, not a file"):
+        async with index.open(v, ARCH, "runsc"):
+            pass

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.text import file_name, html_text, markdown, shorten, visible, xml_text
+from harness.text import file_name, html_text, json_text, markdown, shorten, visible, xml_text
 
 HOSTILE = [
     "[/]",
@@ -51,3 +53,14 @@ def test_shorten_is_one_bounded_line() -> None:
     """A 10 MB reason becomes one line of at most 300 characters."""
     text = shorten("x" * 10_000_000 + "\nlast")
     assert len(text) <= 300 and "\n" not in text
+
+
+@given(st.text())
+def test_json_text_keeps_the_data_and_no_raw_control(text: str) -> None:
+    """The JSON report's text: a reader gets every string back as it was, and no C1,
+    bidi or separator character (nor a lone surrogate) is left raw in it."""
+    raw = json.dumps({"detail": text, "hosts": [text]}, ensure_ascii=False)
+    safe = json_text(raw)
+    assert json.loads(safe) == json.loads(raw)
+    assert not any(0x7F <= ord(c) <= 0x9F or 0x2028 <= ord(c) <= 0x202E for c in safe)
+    assert not any(0x2066 <= ord(c) <= 0x2069 or 0xD800 <= ord(c) <= 0xDFFF for c in safe)

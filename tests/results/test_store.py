@@ -341,3 +341,32 @@ def test_only_the_results_store_names_the_folders_files() -> None:
             if isinstance(node, ast.Constant) and node.value in names:
                 found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value}")
     assert found == []
+
+
+@pytest.mark.parametrize("name", [".lock", "cells.jsonl", "verdicts.jsonl"])
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_planted_symlink_in_the_folder_is_never_followed(
+    tmp_path: Path, name: str, resume: bool
+) -> None:
+    """A dangling symlink planted in an output folder (or one to a file elsewhere) is
+    refused, its target neither made nor written: harness runs as root."""
+    out = tmp_path / "out"
+    out.mkdir()
+    if resume:
+        for other in ("cells.jsonl", "verdicts.jsonl"):
+            (out / other).write_text("")
+        (out / name).unlink(missing_ok=True)
+    target = tmp_path / "elsewhere"
+    (out / name).symlink_to(target)
+    with pytest.raises(ResultsError) as caught:
+        ResultsStore(out).open(resume=resume)
+    assert not target.exists()
+    if name == ".lock":
+        assert "a symlink; harness writes no file through one" in str(caught.value)
+    kept = tmp_path / "kept"
+    kept.write_text("host secret\n")
+    (out / name).unlink()
+    (out / name).symlink_to(kept)
+    with pytest.raises(ResultsError):
+        ResultsStore(out).open(resume=resume)
+    assert kept.read_text() == "host secret\n"

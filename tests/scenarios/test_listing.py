@@ -110,7 +110,8 @@ def test_every_transport_is_pinned() -> None:
     udp = {c.id for c in egress.checks if c.transport is Transport.UDP}
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
     hosts = {"host4-tcp", "host6-tcp"}
-    named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "doh-port", "egress-other-binary"}
+    named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "dns-own-tcp", "doh-port"}
+    named.add("egress-other-binary")
     fastopen = {f"tfo4-{way}" for way in ("sendto", "sendmsg", "sendmmsg", "connect")}
     assert tcp == named | {
         "uring4",

@@ -12,6 +12,7 @@ line and drops cut blocks, so the cell is judged again, whole.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -44,11 +45,19 @@ class ResultsStore:
 
     def open(self, *, resume: bool = False) -> None:
         """Create the folder's files, or (resume) append to an interrupted run's.
-        A lock keeps two runs from ever writing into one folder at once."""
+        A lock keeps two runs from ever writing into one folder at once. Refused, it
+        leaves nothing open."""
+        try:
+            self._open(resume)
+        except ResultsError:
+            self.close()
+            raise
+
+    def _open(self, resume: bool) -> None:
         taken = f"{self.folder}: already holds a run; choose another --out"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._lock = open(self.folder / LOCK, "a", encoding="utf-8")  # noqa: SIM115
+            self._lock = _open_own(self.folder / LOCK, "a")
             try:
                 fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -62,11 +71,14 @@ class ResultsStore:
                     _cut_torn_tail(self.folder / name)
                 _drop_cut_blocks(self.folder / VERDICTS)
             mode = "a" if resume else "x"
-            self._cells = open(self.folder / CELLS, mode, encoding="utf-8")  # noqa: SIM115
-            self._verdicts = open(self.folder / VERDICTS, mode, encoding="utf-8")  # noqa: SIM115
+            self._cells = _open_own(self.folder / CELLS, mode)
+            self._verdicts = _open_own(self.folder / VERDICTS, mode)
         except FileExistsError:
             raise ResultsError(taken) from None
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                why = f"{exc.filename}: a symlink; harness writes no file through one"
+                raise ResultsError(why) from exc
             raise ResultsError(f"{self.folder}: cannot write results: {exc.strerror}") from exc
 
     def _append(self, stream: IO[str] | None, line: str) -> None:
@@ -122,12 +134,28 @@ class ResultsStore:
         self._cells = self._verdicts = self._lock = None
 
 
+_FLAGS = {
+    "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+    "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+    "rb+": os.O_RDWR,
+}
+
+
+def _open_own(path: Path, mode: str) -> IO[Any]:
+    """Open a file of the run's folder, never through a symlink planted there (a
+    dangling `.lock` would make root create its target): ELOOP instead."""
+    fd = os.open(path, _FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    if mode == "rb+":
+        return os.fdopen(fd, "rb+")
+    return os.fdopen(fd, "a" if mode == "a" else "w", encoding="utf-8")
+
+
 def _cut_torn_tail(path: Path) -> None:
     """Cut a file back to its last complete line: a line torn by a crash would
     otherwise have the next record glued onto it."""
     if not path.is_file():
         return
-    with open(path, "rb+") as fh:
+    with _open_own(path, "rb+") as fh:
         size = fh.seek(0, os.SEEK_END)
         keep, step = 0, 65536
         pos = size
