@@ -175,12 +175,18 @@ IO_URING_OPS: dict[str, Member] = {
             "IORING_OP_LINKAT",
         )
     },
-    "IORING_OP_CONNECT": _c("uring4", "uring4-udp", "uring4-mptcp"),
-    "IORING_OP_SEND": _c("uring4", "uring4-udp", "uring4-mptcp"),
+    "IORING_OP_CONNECT": _c(
+        "uring4", "uring4-udp", "uring4-mptcp", "uring6", "uring6-udp", "uring6-mptcp"
+    ),
+    "IORING_OP_SEND": _c(
+        "uring4", "uring4-udp", "uring4-mptcp", "uring6", "uring6-udp", "uring6-mptcp"
+    ),
     "IORING_OP_SENDMSG": _c(
         "uring4", reason="the same send path as IORING_OP_SEND, to the same destination"
     ),
-    "IORING_OP_SOCKET": _c("uring4", "uring4-udp", "uring4-mptcp"),
+    "IORING_OP_SOCKET": _c(
+        "uring4", "uring4-udp", "uring4-mptcp", "uring6", "uring6-udp", "uring6-mptcp"
+    ),
     "IORING_OP_SEND_ZC": _c("uring4", reason="a send as IORING_OP_SEND, copied later"),
     "IORING_OP_SENDMSG_ZC": _c("uring4", reason="a send as IORING_OP_SENDMSG, copied later"),
 }

@@ -19,6 +19,7 @@ _SWEEP4 = tuple(f"tcp4-{p}" for p in ("22", "25", "53", "80", "443", "853", "808
 _SWEEP6 = tuple(c.replace("tcp4", "tcp6") for c in _SWEEP4)
 _UDP4 = ("udp4-53", "udp4-123", "udp4-443", "udp4-high")
 _UDP6 = tuple(c.replace("udp4", "udp6") for c in _UDP4)
+_SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
 
 ROWS: tuple[Row, ...] = (
     _net(
@@ -62,8 +63,8 @@ ROWS: tuple[Row, ...] = (
         _FAMILY,
         "AF_INET TCP through a Multipath TCP socket",
         ("socket", "connect"),
-        checks=("mptcp4",),
-        target="the canary's IPv4 high port: socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP) talks"
+        checks=("mptcp4", "mptcp6"),
+        target="the canary's high port, IPv4 and IPv6: socket(..., IPPROTO_MPTCP) talks"
         " plain TCP to a peer without MPTCP; Landlock's TCP rights do not cover it",
         kernels="5.6+ with net.mptcp.enabled",
     ),
@@ -165,17 +166,8 @@ ROWS: tuple[Row, ...] = (
             "splice",
             "vmsplice",
         ),
-        checks=(
-            "send4-sendto",
-            "send4-sendmsg",
-            "send4-sendmmsg",
-            "send4-write",
-            "send4-writev",
-            "send4-pwritev2",
-            "send4-sendfile",
-            "send4-splice",
-        ),
-        target="the canary's IPv4 high port (send(2) on a connected socket: the sweep;"
+        checks=tuple(f"send{v}-{call}" for v in "46" for call in _SEND_CALLS),
+        target="the canary's high port, IPv4 and IPv6 (send(2) on a connected socket: the sweep;"
         " pwritev2 at the current position; sendfile from a memfd, splice from a pipe,"
         " which vmsplice only fills; pwritev, at an offset, is refused on a socket)",
     ),
@@ -183,9 +175,11 @@ ROWS: tuple[Row, ...] = (
         _SEND,
         "TCP made without connect(2): Fast Open",
         ("sendto", "sendmsg", "sendmmsg", "setsockopt"),
-        checks=("tfo4-sendto", "tfo4-sendmsg", "tfo4-sendmmsg", "tfo4-connect"),
-        target="the canary's IPv4 high port: the first send call, with MSG_FASTOPEN and the"
-        " address, makes the connection (a filter or an LSM hook on connect(2) never sees"
+        checks=tuple(
+            f"tfo{v}-{way}" for v in "46" for way in ("sendto", "sendmsg", "sendmmsg", "connect")
+        ),
+        target="the canary's high port, IPv4 and IPv6: the first send call, with MSG_FASTOPEN"
+        " and the address, makes the connection (a filter or an LSM hook on connect(2) never sees"
         " it); TCP_FASTOPEN_CONNECT, then connect",
         kernels="3.7+ with the client bit of net.ipv4.tcp_fastopen (TCP_FASTOPEN_CONNECT: 4.11+)",
     ),
@@ -193,9 +187,9 @@ ROWS: tuple[Row, ...] = (
         _SEND,
         "io_uring's network operations",
         ("io_uring_setup", "io_uring_enter"),
-        checks=("uring4", "uring4-udp", "uring4-mptcp"),
-        target="the canary's IPv4 high port, by TCP, UDP and Multipath TCP, each socket made by"
-        " the ring (IORING_OP_SOCKET) where the kernel has it",
+        checks=tuple(f"uring{v}{kind}" for v in "46" for kind in ("", "-udp", "-mptcp")),
+        target="the canary's high port, IPv4 and IPv6, by TCP, UDP and Multipath TCP, each"
+        " socket made by the ring (IORING_OP_SOCKET) where the kernel has it",
         kernels="5.5+ (IORING_OP_SOCKET: 5.19+)",
     ),
     _net(
@@ -211,8 +205,8 @@ ROWS: tuple[Row, ...] = (
         _SEND,
         "privileged source ports",
         ("bind",),
-        checks=("udp4-privport",),
-        target="the canary's IPv4 high port, from 53, 123, 67, 88 or 500",
+        checks=("udp4-privport", "udp6-privport"),
+        target="the canary's high port, IPv4 and IPv6, from 53, 123, 67, 88 or 500",
     ),
     _net(
         _SEND,
@@ -259,9 +253,10 @@ ROWS: tuple[Row, ...] = (
         checks=("held-fds",),
         target="every descriptor held at the start, at any number, named with its kind and"
         " network namespace (SO_NETNS_COOKIE): whatever the socket leads to (connected), or"
-        " the canary (unconnected; a raw IP socket's own protocol; a packet socket's frame on"
-        " its link; a unix stream socket to the canary's abstract name, which is the"
-        " socket's namespace's, not the caller's)",
+        " the canary (unconnected; an IPv6 one also at the v4-mapped address where IPv6 has"
+        " no route; a raw IP socket's own protocol; a packet socket's frame on its link; a"
+        " unix stream or datagram socket to the canary's abstract names, which are the"
+        " socket's namespace's, not the caller's); at most 48, more make the line an error",
     ),
     _net(
         _HANDED,

@@ -128,6 +128,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-fastopen-sendto",
         "bwrap-fastopen-sendmsg",
         "bwrap-fastopen-sendmmsg",
+        "bwrap-ipv6-fastopen",
     ),
     _NET + "AF_INET TCP through a Multipath TCP socket": ("landlock-tcp-mptcp",),
     _NET + "IPv4 by an AF_INET6 socket (a v4-mapped address)": ("bwrap-ipv4-mapped",),
@@ -146,6 +147,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-socket-high",
         "bwrap-held-unix",
         "bwrap-held-unix-dgram",
+        "bwrap-held-inet6",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

@@ -325,7 +325,17 @@ static void att_start(struct att *a)
     }
     const struct sockaddr *sa = a->family == AF_UNIX ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->dst;
     socklen_t sl = a->family == AF_UNIX ? (a->unlen ? a->unlen : (socklen_t)sizeof a->un) : addr_len(&a->dst);
-    if (connect(a->fd, sa, sl) != 0 && errno != EINPROGRESS) {
+    int rc = connect(a->fd, sa, sl);
+    if (rc != 0 && a->has_alt && (errno == ENETUNREACH || errno == EHOSTUNREACH || errno == EADDRNOTAVAIL)) {
+        a->dst = a->alt; /* a held IPv6 socket: IPv4 by its v4-mapped address */
+        a->has_alt = 0;
+        char t[80];
+        fmt_addr(&a->dst, t, sizeof t);
+        size_t l = strlen(a->dsts);
+        snprintf(a->dsts + l, sizeof a->dsts - l, ", no route: %s", t);
+        rc = connect(a->fd, (const struct sockaddr *)&a->dst, addr_len(&a->dst));
+    }
+    if (rc != 0 && errno != EINPROGRESS) {
         att_end(a, OC_BLOCKED, errno, "connect(%s)", a->dsts);
         return;
     }
@@ -480,8 +490,9 @@ void chk_egress_sweep(void)
         sweep_ports(f, fams[f], (int)high);
         sweep_protocols(f, fams[f], (int)high);
     }
-    if (o.canary4 && *o.canary4)
-        sweep_calls(o.canary4, (int)high);
+    for (int f = 0; f < 2; f++)
+        if (fams[f] && *fams[f])
+            sweep_calls(f, fams[f], (int)high);
     const char *hosts[2] = { o.host4, o.host6 };
     for (int f = 0; f < 2; f++)
         if (hosts[f] && *hosts[f])

@@ -136,7 +136,14 @@ static void serve_udp_line(const struct listener *l)
         char q[1500], peer[80];
         Addr from;
         socklen_t fl = sizeof from;
-        ssize_t n = recvfrom(l->fd, q, sizeof q - 1, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        /* A unix datagram's sender by its credentials (SO_PASSCRED): each arrival a
+         * flow of its own, like the stream listener's "pid N". */
+        union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred))]; } ctl;
+        struct iovec iov = { q, sizeof q - 1 };
+        struct msghdr mh = { .msg_name = &from, .msg_namelen = fl, .msg_iov = &iov, .msg_iovlen = 1,
+                             .msg_control = ctl.b, .msg_controllen = sizeof ctl.b };
+        ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+        fl = mh.msg_namelen;
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -144,7 +151,12 @@ static void serve_udp_line(const struct listener *l)
         q[n] = '\0';
         size_t first = strcspn(q, "\r\n");
         int unix_dgram = l->type == L_UNIX_DGRAM;
-        if (unix_dgram)
+        struct cmsghdr *c = unix_dgram ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred cr;
+            memcpy(&cr, CMSG_DATA(c), sizeof cr);
+            snprintf(peer, sizeof peer, "pid %d", (int)cr.pid);
+        } else if (unix_dgram)
             snprintf(peer, sizeof peer, "unix");
         else
             fmt_addr(&from, peer, sizeof peer);
@@ -282,6 +294,9 @@ static int canary_bind_unix(const char *name, int type)
     if (fd < 0 || bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0
         || (type == SOCK_STREAM && listen(fd, 512) != 0))
         fatal(2, "bind(unix @%s): %s", name, strerror(errno));
+    int one = 1;
+    if (type == SOCK_DGRAM)
+        setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
     return fd;
 }
 

@@ -46,9 +46,10 @@
  *   mechanisms   landlock.c, seccomp.c, kernel.c (its facts; ev_kernel)
  *   egress       egress.c (the named attempts); the sweep: attempt.c (its engine),
  *                sendways.c (each way its bytes go on a socket), sweep.c (what it
- *                tries), hostunix.c (unix listeners outside), ipc.c (SysV and
- *                POSIX IPC), uring.c (io_uring: the one ring, the sweep's
- *                exchange, the file operations)
+ *                tries), heldsocks.c (the sockets held at the start), hostunix.c
+ *                (unix listeners outside), ipc.c (SysV and POSIX IPC), uring.c
+ *                (io_uring: the one ring, the sweep's exchange, the file
+ *                operations)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
  *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
@@ -302,7 +303,7 @@ enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H
 /* TCP Fast Open: T_SEND makes the connection with the first send call (MSG_FASTOPEN,
  * no connect(2)); T_CONNECT sets TCP_FASTOPEN_CONNECT before connect(2). */
 enum { T_NONE, T_SEND, T_CONNECT };
-#define MAX_ATT 256
+#define MAX_ATT 320
 #define CANARY_DGRAM_SUFFIX "-d" /* the canary's unix datagram socket: --canary-unix and this */
 #define UNIX_MAX 48
 
@@ -314,6 +315,8 @@ struct att {
     pid_t kid; /* X_URING's child */
     Addr dst;
     struct sockaddr_ll ll; /* X_FRAME: the held packet socket's link-level destination */
+    Addr alt; /* where a held IPv6 socket connects if IPv6 has no route (v4-mapped) */
+    int has_alt;
     struct sockaddr_un un;
     socklen_t unlen; /* an abstract name's exact length; 0: a path */
     double t0, end;
@@ -352,9 +355,10 @@ void sweep_own_dns(const char *denied);
 void own_dns_gate(struct att *a);
 void sweep_unix(void);
 void sweep_protocols(int f, const char *ip, int high);
-void sweep_calls(const char *ip, int high);
+void sweep_calls(int f, const char *ip, int high);
 void sweep_abstract(void);
-void sweep_held(const char *ip4, const char *ip6, int high);
+void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
+int at_canary_unix(struct att *a, int dgram); /* sweep.c: aim at the canary's abstract name */
 void sweep_host(int f, const char *ip, int high);
 void group_report(int group, const char *id, double t0, const char *none);
 

@@ -1,9 +1,9 @@
 /* What the egress sweep tries (its ids and ports are sweep.def's): the canary's
  * ports, TCP and UDP, and ICMP echo; the sandbox's own resolvers, every unix socket
  * it can reach, the other IP protocols, send calls, a privileged source port,
- * io_uring, the host's own addresses, the canary's abstract unix name and the
- * sockets held at the start; and the line for a group of attempts. The exchange
- * itself is attempt.c's. */
+ * io_uring, the host's own addresses and the canary's abstract unix names (the
+ * sockets held at the start: heldsocks.c); and the line for a group of attempts.
+ * The exchange itself is attempt.c's. */
 
 #include "probe.h"
 
@@ -370,56 +370,65 @@ void sweep_protocols(int f, const char *ip, int high)
 
 /* The socket API's other ways to send (unconnected sendto, sendmsg, sendmmsg;
  * write, writev, pwritev2, sendfile and splice on a connected socket), a privileged
- * source port, TCP made without connect(2), io_uring, and the i386 entry (a filter
- * without an architecture check), each to the canary's IPv4 high port: a filter on
- * one call or one port is not enough. */
-void sweep_calls(const char *ip, int high)
+ * source port, TCP made without connect(2), io_uring, and (IPv4) the i386 entry (a
+ * filter without an architecture check), each to the canary's high port over family
+ * f (0: IPv4, 1: IPv6): a filter on one call or one port is not enough. */
+void sweep_calls(int f, const char *ip, int high)
 {
-    static const struct { int id, how; } calls[] = {
-        { SW_SEND4_SENDTO, H_SENDTO },     { SW_SEND4_SENDMSG, H_SENDMSG },
-        { SW_SEND4_SENDMMSG, H_SENDMMSG }, { SW_SEND4_WRITE, H_WRITE },
-        { SW_SEND4_WRITEV, H_WRITEV },     { SW_SEND4_PWRITEV2, H_PWRITEV2 },
-        { SW_SEND4_SENDFILE, H_SENDFILE }, { SW_SEND4_SPLICE, H_SPLICE },
+    static const struct { int id[2], how; } calls[] = {
+        { { SW_SEND4_SENDTO, SW_SEND6_SENDTO }, H_SENDTO },
+        { { SW_SEND4_SENDMSG, SW_SEND6_SENDMSG }, H_SENDMSG },
+        { { SW_SEND4_SENDMMSG, SW_SEND6_SENDMMSG }, H_SENDMMSG },
+        { { SW_SEND4_WRITE, SW_SEND6_WRITE }, H_WRITE },
+        { { SW_SEND4_WRITEV, SW_SEND6_WRITEV }, H_WRITEV },
+        { { SW_SEND4_PWRITEV2, SW_SEND6_PWRITEV2 }, H_PWRITEV2 },
+        { { SW_SEND4_SENDFILE, SW_SEND6_SENDFILE }, H_SENDFILE },
+        { { SW_SEND4_SPLICE, SW_SEND6_SPLICE }, H_SPLICE },
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
-        struct att *a = sweep_add(sweep_id[calls[i].id], ip, high, SOCK_DGRAM, X_LINE);
+        struct att *a = sweep_add(sweep_id[calls[i].id[f]], ip, high, SOCK_DGRAM, X_LINE);
         if (a)
             a->how = calls[i].how;
     }
-    struct att *a = sweep_add(sweep_id[SW_UDP4_PRIVPORT], ip, high, SOCK_DGRAM, X_LINE);
+    struct att *a = sweep_add(sweep_id[f ? SW_UDP6_PRIVPORT : SW_UDP4_PRIVPORT], ip, high, SOCK_DGRAM, X_LINE);
     if (a)
         a->bind_port = 1;
     /* TCP without connect(2): Fast Open's first send connects (a filter or an LSM
      * hook on connect never sees it); TCP_FASTOPEN_CONNECT; and a Multipath TCP
      * socket, which talks TCP to any peer (Landlock's TCP rights do not cover it). */
-    static const struct { int id, how; } fastopen[] = {
-        { SW_TFO4_SENDTO, H_SENDTO }, { SW_TFO4_SENDMSG, H_SENDMSG }, { SW_TFO4_SENDMMSG, H_SENDMMSG },
+    static const struct { int id[2], how; } fastopen[] = {
+        { { SW_TFO4_SENDTO, SW_TFO6_SENDTO }, H_SENDTO },
+        { { SW_TFO4_SENDMSG, SW_TFO6_SENDMSG }, H_SENDMSG },
+        { { SW_TFO4_SENDMMSG, SW_TFO6_SENDMMSG }, H_SENDMMSG },
     };
     for (size_t i = 0; i < sizeof fastopen / sizeof fastopen[0]; i++) {
-        a = sweep_add(sweep_id[fastopen[i].id], ip, high, SOCK_STREAM, X_LINE);
+        a = sweep_add(sweep_id[fastopen[i].id[f]], ip, high, SOCK_STREAM, X_LINE);
         if (a)
             a->how = fastopen[i].how, a->tfo = T_SEND;
     }
-    if ((a = sweep_add(sweep_id[SW_TFO4_CONNECT], ip, high, SOCK_STREAM, X_LINE)))
+    if ((a = sweep_add(sweep_id[f ? SW_TFO6_CONNECT : SW_TFO4_CONNECT], ip, high, SOCK_STREAM, X_LINE)))
         a->tfo = T_CONNECT;
-    if ((a = sweep_add(sweep_id[SW_MPTCP4], ip, high, SOCK_STREAM, X_LINE)))
+    if ((a = sweep_add(sweep_id[f ? SW_MPTCP6 : SW_MPTCP4], ip, high, SOCK_STREAM, X_LINE)))
         a->proto = IPPROTO_MPTCP;
-    /* IPv4 by an IPv6 socket (a v4-mapped address): a filter or rule on AF_INET alone
-     * leaves it open, and on the wire it is IPv4, which IPv6's rules never see. */
-    char mapped[80];
-    snprintf(mapped, sizeof mapped, "::ffff:%.60s", ip);
-    sweep_add(sweep_id[SW_TCP4_MAPPED], mapped, high, SOCK_STREAM, X_LINE);
-    sweep_add(sweep_id[SW_UDP4_MAPPED], mapped, high, SOCK_DGRAM, X_LINE);
-    sweep_add(sweep_id[SW_URING4], ip, high, SOCK_STREAM, X_URING);
-    sweep_add(sweep_id[SW_URING4_UDP], ip, high, SOCK_DGRAM, X_URING);
-    if ((a = sweep_add(sweep_id[SW_URING4_MPTCP], ip, high, SOCK_STREAM, X_URING)))
+    if (!f) {
+        /* IPv4 by an IPv6 socket (a v4-mapped address): a filter or rule on AF_INET
+         * alone leaves it open, and on the wire it is IPv4, which IPv6's rules never see. */
+        char mapped[80];
+        snprintf(mapped, sizeof mapped, "::ffff:%.60s", ip);
+        sweep_add(sweep_id[SW_TCP4_MAPPED], mapped, high, SOCK_STREAM, X_LINE);
+        sweep_add(sweep_id[SW_UDP4_MAPPED], mapped, high, SOCK_DGRAM, X_LINE);
+    }
+    sweep_add(sweep_id[f ? SW_URING6 : SW_URING4], ip, high, SOCK_STREAM, X_URING);
+    sweep_add(sweep_id[f ? SW_URING6_UDP : SW_URING4_UDP], ip, high, SOCK_DGRAM, X_URING);
+    if ((a = sweep_add(sweep_id[f ? SW_URING6_MPTCP : SW_URING4_MPTCP], ip, high, SOCK_STREAM, X_URING)))
         a->proto = IPPROTO_MPTCP;
-    sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
+    if (!f) /* the i386 exchange speaks IPv4 */
+        sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
 }
 
 /* Aim attempt a at the canary's abstract name (`dgram`: its datagram socket's, the
  * name with CANARY_DGRAM_SUFFIX); 0, or -1 with the attempt ended. */
-static int at_canary_unix(struct att *a, int dgram)
+int at_canary_unix(struct att *a, int dgram)
 {
     char name[sizeof a->un.sun_path];
     size_t len = (size_t)snprintf(name, sizeof name, "%s%s", o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
@@ -449,145 +458,6 @@ void sweep_abstract(void)
         a->how = dgram ? H_SENDTO : H_SEND;
         at_canary_unix(a, dgram);
     }
-}
-
-/* A held raw IP socket gets the HARNESS line aimed at the canary (the kernel writes
- * the IP header, with the socket's own protocol); a held packet socket a UDP packet
- * the probe builds, to the link's broadcast address on the interface it is bound to
- * (index 0: any). Nothing answers either: the canary's capture decides. */
-static void held_raw(int fd, int domain, int type, const char *ip, int high)
-{
-    if (!ip || !*ip || (domain == AF_PACKET && strchr(ip, ':')))
-        return;
-    struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
-    if (!a)
-        return;
-    char spec[80];
-    snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%.60s]:%d" : "%.60s:%d", ip, high);
-    a->fd = fd;
-    a->family = domain;
-    a->type = type;
-    a->held = 1;
-    a->how = H_SENDTO;
-    a->talk = domain == AF_PACKET ? X_FRAME : X_FIRE;
-    if (parse_addr(spec, &a->dst) != 0) {
-        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
-        return;
-    }
-    if (domain == AF_PACKET) {
-        struct sockaddr_ll me;
-        socklen_t ml = sizeof me;
-        memset(&me, 0, sizeof me);
-        getsockname(fd, (struct sockaddr *)&me, &ml);
-        a->ll.sll_family = AF_PACKET;
-        a->ll.sll_protocol = htons(0x0800); /* ETH_P_IP */
-        a->ll.sll_ifindex = me.sll_ifindex;
-        a->ll.sll_halen = 6;
-        memset(a->ll.sll_addr, 0xff, 6);
-        snprintf(a->dsts, sizeof a->dsts, "fd %d (a packet socket on interface %d, to %.64s)", fd,
-                 me.sll_ifindex, spec);
-    } else {
-        snprintf(a->dsts, sizeof a->dsts, "fd %d (a raw socket, to %.64s)", fd, spec);
-    }
-}
-
-/* The network namespace a socket belongs to (SO_NETNS_COOKIE), 0 if unknown. */
-static uint64_t netns_cookie(int fd)
-{
-    uint64_t cookie = 0;
-    socklen_t l = sizeof cookie;
-    return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &l) == 0 ? cookie : 0;
-}
-
-static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
-
-/* Every socket the probe held when it started (held.c's list, at any number; 0 to 2
- * carry its own output): connected ones get the HARNESS line, unconnected IP ones are
- * aimed at the canary, and an unconnected unix stream socket at the canary's abstract
- * name, which is reached through it where the socket is of the host's network
- * namespace (abstract names are per namespace: the socket's, not the caller's). A
- * launcher's socket into the host's network is egress. Each is named with its kind
- * and whether it belongs to the sandbox's own network namespace. */
-void sweep_held(const char *ip4, const char *ip6, int high)
-{
-    const int *fds;
-    int more, n = held_list(&fds, &more);
-    int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    uint64_t own = probe >= 0 ? netns_cookie(probe) : 0;
-    if (probe >= 0)
-        close(probe);
-    for (int i = 0; i < n; i++)
-        if (fds[i] > 2)
-            held_one(fds[i], own, ip4, ip6, high);
-    for (int fd = 3; more && fd < 65536; fd++) { /* beyond the list: every number */
-        int listed = 0;
-        for (int i = 0; i < n && !listed; i++)
-            listed = fds[i] == fd;
-        if (!listed && fcntl(fd, F_GETFD) != -1)
-            held_one(fd, own, ip4, ip6, high);
-    }
-}
-
-static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high)
-{
-    struct stat st;
-    int listening = 0, domain = 0, type = 0;
-    socklen_t l = sizeof listening;
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-        return;
-    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l);
-    l = sizeof domain;
-    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l);
-    l = sizeof type;
-    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-    if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW))
-        return;
-    if (domain == AF_PACKET || type == SOCK_RAW) {
-        held_raw(fd, domain, type, domain == AF_INET6 ? ip6 : ip4, high);
-        return;
-    }
-    uint64_t cookie = netns_cookie(fd);
-    const char *ns = !cookie || !own ? "" : cookie == own ? ", of the sandbox's network namespace"
-                                                          : ", of another network namespace";
-    Addr peer;
-    socklen_t pl = sizeof peer;
-    int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
-    const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
-    int unix_canary = domain == AF_UNIX && (type == SOCK_STREAM || type == SOCK_DGRAM) && o.canary_unix &&
-                      *o.canary_unix;
-    if (!connected && !unix_canary && (!ip || !*ip))
-        return; /* an unconnected unix socket of another kind, or a family the canary lacks */
-    struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
-    if (!a)
-        return;
-    a->fd = fd;
-    a->family = domain;
-    a->type = type;
-    a->talk = X_LINE;
-    a->held = connected ? 2 : 1;
-    if (connected) {
-        char where[80] = "unix";
-        if (domain == AF_INET || domain == AF_INET6)
-            fmt_addr(&peer, where, sizeof where);
-        snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s%s)", fd, where, ns);
-        return;
-    }
-    if (domain == AF_UNIX) { /* to the canary's abstract name (a datagram: its datagram socket) */
-        int dgram = type == SOCK_DGRAM;
-        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected unix %s%s, to @%.60s%s)", fd,
-                 dgram ? "datagram" : "stream", ns, o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
-        if (dgram)
-            a->how = H_SENDTO, a->talk = X_FIRE;
-        at_canary_unix(a, dgram);
-        return;
-    }
-    char spec[80];
-    snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.60s]:%d" : "%.60s:%d", ip, high);
-    snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected%s, to %s)", fd, ns, spec);
-    if (parse_addr(spec, &a->dst) != 0)
-        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
-    if (type == SOCK_DGRAM)
-        a->how = H_SENDTO;
 }
 
 /* The host's own addresses (the host's end of the canary's veth): a sandbox whose

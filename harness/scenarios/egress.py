@@ -171,7 +171,123 @@ def _sweep(family: str) -> tuple[Check, ...]:
     return (*tcp, *udp, icmp, *others)
 
 
-# The socket API's other send calls, a privileged source port, io_uring: IPv4 only.
+def _ways(v: str) -> tuple[Check, ...]:
+    """The other ways to the canary's high port over one family (v: "4" or "6"): each
+    send call, a privileged source port, TCP made without connect(2), io_uring on
+    each kind of socket the ring makes. A filter that closes the others leaves the
+    one; a network that carries only IPv6 leaves it there."""
+    family = f"IPv{v}"
+    need: tuple[str, ...] = ("ipv6",) if v == "6" else ()
+    tcp_control, udp_control = f"tcp{v}-high", f"udp{v}-high"
+    sends = tuple(
+        _swept(
+            f"send{v}-{call}",
+            f"a UDP datagram to the canary's {family} high port by {call}"
+            + (
+                " on a connected socket" if call in CONNECTED_CALLS else " on an unconnected socket"
+            ),
+            need,
+            transport=Transport.UDP,
+            how=SEND_HOW,
+        )
+        for call in SEND_CALLS
+    )
+    # Issue 38: TCP made without connect(2), which a filter or an LSM hook on
+    # connect alone never sees.
+    fastopen = tuple(
+        _swept(
+            f"tfo{v}-{call}",
+            f"TCP to the canary's {family} high port made by {call} with MSG_FASTOPEN, no connect",
+            need,
+            transport=Transport.TCP,
+            control_id=tcp_control,
+            how=FASTOPEN_HOW,
+        )
+        for call in ("sendto", "sendmsg", "sendmmsg")
+    )
+    return (
+        *sends,
+        *fastopen,
+        _swept(
+            f"tfo{v}-connect",
+            f"TCP to the canary's {family} high port with TCP_FASTOPEN_CONNECT set before connect",
+            need,
+            transport=Transport.TCP,
+            control_id=tcp_control,
+            how=FASTOPEN_HOW,
+        ),
+        _swept(
+            f"mptcp{v}",
+            f"TCP to the canary's {family} high port through a Multipath TCP socket"
+            " (IPPROTO_MPTCP)",
+            need,
+            transport=Transport.TCP,
+            control_id=tcp_control,
+            how=(
+                "The HARNESS exchange with the high port through "
+                "`socket(AF_INET or AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)`: a Multipath TCP "
+                "socket speaks plain TCP to a peer without MPTCP (the canary), and Landlock's "
+                "TCP rights do not cover it. Escaped on the nonce; no such socket (a kernel "
+                "without MPTCP, `net.mptcp.enabled` 0, gVisor): blocked with the errno. Its "
+                f"control is `{tcp_control}`."
+            ),
+        ),
+        _swept(
+            f"udp{v}-privport",
+            f"a UDP datagram to the canary's {family} high port from a privileged source port"
+            " (53, 123, 67, 88 or 500, the first that binds)",
+            need,
+            transport=Transport.UDP,
+            how=(
+                "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
+                "binds (taken ports are skipped); none binds: blocked with the errno (EACCES "
+                "without CAP_NET_BIND_SERVICE)."
+            ),
+        ),
+        _swept(
+            f"uring{v}",
+            f"TCP to the canary's {family} high port by io_uring alone (socket, connect, send,"
+            " recv)",
+            need,
+            transport=Transport.TCP,
+            how=(
+                "TCP to the high port by io_uring alone: the socket by `IORING_OP_SOCKET` "
+                "(socket(2) where the kernel has no such operation), then `IORING_OP_CONNECT`, "
+                "`IORING_OP_SEND` and `IORING_OP_RECV` linked in one submission, in a child the "
+                "sweep kills at the attempt's end; blocked with the errno of the first operation "
+                "that failed (`io_uring_setup` refused: ENOSYS, EPERM)."
+            ),
+        ),
+        _swept(
+            f"uring{v}-udp",
+            f"UDP to the canary's {family} high port by io_uring alone, on a socket the ring makes",
+            need,
+            transport=Transport.UDP,
+            control_id=udp_control,
+            how=(
+                f"The same exchange as `uring{v}` on a UDP socket made by the ring "
+                "(`IORING_OP_SOCKET`: a filter on socket(2)'s arguments never sees it), "
+                "connected and sent to by the ring; escaped on the nonce. Its control is "
+                f"`{udp_control}`."
+            ),
+        ),
+        _swept(
+            f"uring{v}-mptcp",
+            f"TCP to the canary's {family} high port by io_uring alone, on a Multipath TCP"
+            " socket the ring makes",
+            need,
+            transport=Transport.TCP,
+            control_id=tcp_control,
+            how=(
+                f"The same exchange as `uring{v}` on a Multipath TCP socket made by the ring "
+                "(`IORING_OP_SOCKET` with `IPPROTO_MPTCP`), which Landlock's TCP rights do not "
+                f"govern; escaped on the nonce. Its control is `{tcp_control}`."
+            ),
+        ),
+    )
+
+
+# The socket API's other send calls, a privileged source port, io_uring: each family.
 SEND_CALLS = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
 CONNECTED_CALLS = ("write", "writev", "pwritev2", "sendfile", "splice")
 
@@ -312,77 +428,10 @@ EGRESS = Scenario(
             ),
             section="binaries",
         ),
-        # Issue 27: the rest of the network surface (harness/catalogue/network.py).
-        *(
-            _swept(
-                f"send4-{call}",
-                f"a UDP datagram to the canary's IPv4 high port by {call}"
-                + (
-                    " on a connected socket"
-                    if call in CONNECTED_CALLS
-                    else " on an unconnected socket"
-                ),
-                transport=Transport.UDP,
-                how=SEND_HOW,
-            )
-            for call in SEND_CALLS
-        ),
-        # Issue 38: TCP made without connect(2), which a filter or an LSM hook on
-        # connect alone never sees.
-        *(
-            _swept(
-                f"tfo4-{call}",
-                f"TCP to the canary's IPv4 high port made by {call} with MSG_FASTOPEN, no connect",
-                transport=Transport.TCP,
-                control_id="tcp4-high",
-                how=FASTOPEN_HOW,
-            )
-            for call in ("sendto", "sendmsg", "sendmmsg")
-        ),
-        _swept(
-            "tfo4-connect",
-            "TCP to the canary's IPv4 high port with TCP_FASTOPEN_CONNECT set before connect",
-            transport=Transport.TCP,
-            control_id="tcp4-high",
-            how=FASTOPEN_HOW,
-        ),
-        _swept(
-            "mptcp4",
-            "TCP to the canary's IPv4 high port through a Multipath TCP socket (IPPROTO_MPTCP)",
-            transport=Transport.TCP,
-            control_id="tcp4-high",
-            how=(
-                "The HARNESS exchange with the IPv4 high port through "
-                "`socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)`: a Multipath TCP socket speaks "
-                "plain TCP to a peer without MPTCP (the canary), and Landlock's TCP rights do "
-                "not cover it. Escaped on the nonce; no such socket (a kernel without MPTCP, "
-                "`net.mptcp.enabled` 0, gVisor): blocked with the errno. Its control is "
-                "`tcp4-high`."
-            ),
-        ),
-        _swept(
-            "udp4-privport",
-            "a UDP datagram to the canary's IPv4 high port from a privileged source port"
-            " (53, 123, 67, 88 or 500, the first that binds)",
-            transport=Transport.UDP,
-            how=(
-                "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
-                "binds (taken ports are skipped); none binds: blocked with the errno (EACCES "
-                "without CAP_NET_BIND_SERVICE)."
-            ),
-        ),
-        _swept(
-            "uring4",
-            "TCP to the canary's IPv4 high port by io_uring alone (socket, connect, send, recv)",
-            transport=Transport.TCP,
-            how=(
-                "TCP to the IPv4 high port by io_uring alone: the socket by `IORING_OP_SOCKET` "
-                "(socket(2) where the kernel has no such operation), then `IORING_OP_CONNECT`, "
-                "`IORING_OP_SEND` and `IORING_OP_RECV` linked in one submission, in a child the "
-                "sweep kills at the attempt's end; blocked with the errno of the first operation "
-                "that failed (`io_uring_setup` refused: ENOSYS, EPERM)."
-            ),
-        ),
+        # Issue 27 and 38: the rest of the network surface (harness/catalogue/network.py),
+        # every way over each family.
+        *_ways("4"),
+        *_ways("6"),
         *(
             _swept(
                 f"{proto.value}4-mapped",
@@ -399,30 +448,6 @@ EGRESS = Scenario(
                 ),
             )
             for proto in (Transport.TCP, Transport.UDP)
-        ),
-        _swept(
-            "uring4-udp",
-            "UDP to the canary's IPv4 high port by io_uring alone, on a socket the ring makes",
-            transport=Transport.UDP,
-            control_id="udp4-high",
-            how=(
-                "The same exchange as `uring4` on a UDP socket made by the ring "
-                "(`IORING_OP_SOCKET`: a filter on socket(2)'s arguments never sees it), "
-                "connected and sent to by the ring; escaped on the nonce. Its control is "
-                "`udp4-high`."
-            ),
-        ),
-        _swept(
-            "uring4-mptcp",
-            "TCP to the canary's IPv4 high port by io_uring alone, on a Multipath TCP socket"
-            " the ring makes",
-            transport=Transport.TCP,
-            control_id="tcp4-high",
-            how=(
-                "The same exchange as `uring4` on a Multipath TCP socket made by the ring "
-                "(`IORING_OP_SOCKET` with `IPPROTO_MPTCP`), which Landlock's TCP rights do not "
-                "govern; escaped on the nonce. Its control is `tcp4-high`."
-            ),
         ),
         _swept(
             "i386-tcp4",
@@ -518,18 +543,23 @@ EGRESS = Scenario(
             control=Control.NONE,
             how=(
                 "Every socket open at descriptors 3 and up when the probe started (listed before "
-                "it opens anything, at any number): a connected one gets the HARNESS line, an "
+                "it opens anything, at any number; stdin too where it is a network socket), at "
+                "most 48 (more: the line is an error): a connected one (stream, datagram or "
+                "seqpacket) gets the HARNESS line, an "
                 "unconnected IPv4 or IPv6 one is aimed at the canary's high port (a datagram, or a "
-                "TCP connect), an unconnected unix stream socket at the canary's abstract name "
+                "TCP connect; an IPv6 one also at `::ffff:<canary4>`, a datagram to both, a "
+                "connect there where IPv6 has no route), an unconnected unix stream socket at the "
+                "canary's abstract name, a unix datagram one at its datagram socket "
                 "(`--canary-unix`: abstract names are those of the socket's network namespace, "
                 "so one made in the host's reaches the host's), a raw IP one gets the line as its "
                 "own protocol's payload, and a packet socket a UDP packet the probe builds (from "
                 "0.0.0.0 to the canary's IPv4 high port, to the link's broadcast address on the "
                 "interface it is bound to; the canary's capture decides); listeners and "
-                "unconnected unix datagram sockets are skipped. Each is named with its network "
+                "unconnected unix seqpacket sockets are skipped. Each is named with its network "
                 "namespace (`SO_NETNS_COOKIE` against a socket of the probe's own: the sandbox's, "
                 "or another). One line for all, ranked like `unix-proxy`; none: blocked. "
-                "Descriptors 0 to 2 carry the probe's own output and are not tried."
+                "Descriptors 1 and 2 carry the probe's own output and are not tried, nor is "
+                "stdin unless it is an IP or packet socket."
             ),
         ),
         # The host's IPC namespace (harness/probe/ipc.c): the canary's objects there,

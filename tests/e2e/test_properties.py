@@ -440,7 +440,15 @@ ESCAPED_BESIDE_OTHERS = {
     # program's output): each escapes where the network is open.
     "bwrap-shared-net": (
         "egress_confinement",
-        {"send4-writev", "send4-pwritev2", "send4-sendfile", "send4-splice", "tfo4-connect"},
+        {
+            *(
+                f"send{v}-{call}"
+                for v in "46"
+                for call in ("writev", "pwritev2", "sendfile", "splice")
+            ),
+            "tfo4-connect",
+            "tfo6-connect",
+        },
     ),
     "landlock-unhandled-read-file": ("filesystem_confinement", {"fs-proc-self-root"}),
 }
@@ -458,7 +466,7 @@ def test_rows_without_a_mutant_of_their_own_are_held_beside_others(
             assert checks[check_id]["outcome"] == "escaped", (runtime, checks[check_id])
 
 
-URING = {"uring4", "uring4-udp", "uring4-mptcp"}
+URING = {f"uring{v}{kind}" for v in "46" for kind in ("", "-udp", "-mptcp")}
 # The egress leak classes of issue 15 (scripts/mutant-sandbox), each with the
 # attempts that must escape and what the escape must show.
 EGRESS_MUTANTS = {
@@ -484,13 +492,19 @@ EGRESS_MUTANTS = {
     ),
     # Issue 27: one mutant per row of the network catalogue, caught by that row's checks
     # alone (harness/catalogue/network.py).
-    "bwrap-send-calls": ({"send4-sendmsg", "send4-sendmmsg"}, "the nonce came back"),
+    "bwrap-send-calls": (
+        {f"send{v}-{call}" for v in "46" for call in ("sendmsg", "sendmmsg")},
+        "the nonce came back",
+    ),
     # (A TCP, a UDP and a Multipath TCP socket, each made by the ring.)
     "bwrap-io-uring": (URING, "socket: connect, send, recv; the nonce came back)"),
     "bwrap-io-uring-socket": (URING, "socket: connect, send, recv; the nonce came back)"),
     # Issue 38: Landlock's TCP right and a filter keeping socket(2) to TCP, io_uring
     # allowed: the ring makes the UDP and Multipath TCP sockets the filter refuses.
-    "landlock-tcp-uring": (URING - {"uring4"}, "socket: connect, send, recv; the nonce came back)"),
+    "landlock-tcp-uring": (
+        URING - {"uring4", "uring6"},
+        "socket: connect, send, recv; the nonce came back)",
+    ),
     "bwrap-i386-socket": ({"i386-tcp4"}, "through the i386 entry alone (the nonce came back)"),
     # (Any unix socket: the canary's listener and its datagram socket both answer.)
     "bwrap-abstract-unix": ({"unix-abstract", "unix-abstract-dgram"}, "harness-canary-"),
@@ -511,6 +525,7 @@ EGRESS_MUTANTS = {
         "(unconnected unix stream, of another network namespace, to @harness-canary-",
     ),
     "bwrap-held-unix-dgram": ({"held-fds"}, "canary saw unix"),
+    "bwrap-held-inet6": ({"held-fds"}, "no route: [::ffff:"),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-no-forward": (
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
@@ -534,12 +549,16 @@ EGRESS_MUTANTS = {
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
-            {f"tfo4-{call}"},
+            {f"tfo4-{call}", f"tfo6-{call}"},
             f"(connected by {call} with MSG_FASTOPEN, no connect)",
         )
         for call in ("sendto", "sendmsg", "sendmmsg")
     },
-    "landlock-tcp-mptcp": ({"mptcp4"}, "(a Multipath TCP socket)"),
+    "landlock-tcp-mptcp": ({"mptcp4", "mptcp6"}, "(a Multipath TCP socket)"),
+    "bwrap-ipv6-fastopen": (
+        {"tfo6-sendto"},
+        "(connected by sendto with MSG_FASTOPEN, no connect)",
+    ),
     "bwrap-ipv4-mapped": ({"tcp4-mapped", "udp4-mapped"}, "the nonce came back from [::ffff:"),
 }
 # The network rows whose mutant must escape by exactly the row's checks.
@@ -558,6 +577,7 @@ ROW_MUTANTS = (
     "bwrap-held-socket-high",
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
+    "bwrap-held-inet6",
     "bwrap-abstract-unix-dgram",
     "bwrap-no-forward",
     "bwrap-shared-ipc",
@@ -571,6 +591,7 @@ ROW_MUTANTS = (
     "landlock-tcp-mptcp",
     "bwrap-ipv4-mapped",
     "bwrap-own-resolver-tcp",
+    "bwrap-ipv6-fastopen",
 )
 
 
@@ -1208,8 +1229,10 @@ def test_a_runtime_without_ipv6_still_passes(tmp_path: Path) -> None:
     assert result.code == 0, result.stdout + result.stderr
     row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-no-ipv6", "egress_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    v6 = [c for c in row["checks"] if c["id"].startswith(("tcp6", "udp6", "icmp6"))]
-    assert len(v6) == 14
+    v6 = [
+        c for c in row["checks"] if c["id"].startswith(("tcp6", "udp6", "icmp6", "send6", "tfo6"))
+    ]
+    assert len(v6) == 9 + 4 + 1 + 1 + 8 + 4  # TCP, UDP, ICMP, privport, send calls, Fast Open
     assert all(
         (c["outcome"], c["errno"], c["control"]) == ("blocked", "EAFNOSUPPORT", "escaped")
         for c in v6

@@ -4,6 +4,7 @@ still read, and every verb says the same thing about a folder it cannot read."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -370,3 +371,12 @@ def test_a_planted_symlink_in_the_folder_is_never_followed(
     with pytest.raises(ResultsError):
         ResultsStore(out).open(resume=resume)
     assert kept.read_text() == "host secret\n"
+
+
+def test_a_fifo_planted_as_the_lock_is_refused_at_once(tmp_path: Path) -> None:
+    """A named pipe where the lock goes would hold the open forever: refused."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / ".lock")
+    with pytest.raises(ResultsError, match="not a regular file"):
+        ResultsStore(out).open()

@@ -68,7 +68,7 @@ def test_a_protocol_gap_is_found() -> None:
     assert "| `tcp4-P`, `tcp6-P` (P = 22, 25, 53, 80, 443, 853, 8080, 8443, `high`) |" in (
         protocol_table(egress, "sweep")
     )
-    assert "| `udp4-privport` |" in protocol_table(egress, "sweep")
+    assert "| `udp4-privport`, `udp6-privport` |" in protocol_table(egress, "sweep")
 
 
 def test_the_cli_lists_every_check() -> None:
@@ -112,28 +112,21 @@ def test_every_transport_is_pinned() -> None:
     hosts = {"host4-tcp", "host6-tcp"}
     named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "dns-own-tcp", "doh-port"}
     named.add("egress-other-binary")
-    fastopen = {f"tfo4-{way}" for way in ("sendto", "sendmsg", "sendmmsg", "connect")}
-    assert tcp == named | {
-        "uring4",
-        "uring4-mptcp",
-        "i386-tcp4",
-        "mptcp4",
-        "tcp4-mapped",
-        *fastopen,
+    fastopen = {
+        f"tfo{v}-{way}" for v in "46" for way in ("sendto", "sendmsg", "sendmmsg", "connect")
+    }
+    rings = {f"uring{v}{kind}" for v in "46" for kind in ("", "-mptcp")}
+    assert tcp == named | {"i386-tcp4", "mptcp4", "mptcp6", "tcp4-mapped", *fastopen, *rings} | {
         *hosts,
-    } | {f"tcp{v}-{p}" for v in "46" for p in ports}
+        *(f"tcp{v}-{p}" for v in "46" for p in ports),
+    }
     calls = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
-    sends = {f"send4-{call}" for call in calls}
+    sends = {f"send{v}-{call}" for v in "46" for call in calls}
     hosts = {"host4-udp", "host6-udp"}
-    assert udp == {
-        "dns-alt-udp",
-        "dns-own",
-        "udp4-privport",
-        "uring4-udp",
-        "udp4-mapped",
-        *sends,
-        *hosts,
-    } | {f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")}
+    ways = {"udp4-privport", "udp6-privport", "uring4-udp", "uring6-udp", "udp4-mapped"}
+    assert udp == {"dns-alt-udp", "dns-own", *ways, *sends, *hosts} | {
+        f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
+    }
     marker_only = {c.id for c in egress.checks if c.transport is None}
     others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
     ipc = {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}

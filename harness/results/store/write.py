@@ -16,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,6 +79,9 @@ class ResultsStore:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 why = f"{exc.filename}: a symlink; harness writes no file through one"
+                raise ResultsError(why) from exc
+            if exc.errno == errno.ENXIO:  # a FIFO nobody reads, opened without blocking
+                why = f"{exc.filename}: not a regular file; harness writes only its own files"
                 raise ResultsError(why) from exc
             raise ResultsError(f"{self.folder}: cannot write results: {exc.strerror}") from exc
 
@@ -143,8 +147,13 @@ _FLAGS = {
 
 def _open_own(path: Path, mode: str) -> IO[Any]:
     """Open a file of the run's folder, never through a symlink planted there (a
-    dangling `.lock` would make root create its target): ELOOP instead."""
-    fd = os.open(path, _FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    dangling `.lock` would make root create its target): ELOOP instead; and only a
+    regular file (a FIFO planted there would hold the open forever)."""
+    fd = os.open(path, _FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ResultsError(f"{path}: not a regular file; harness writes only its own files")
+    os.set_blocking(fd, True)
     if mode == "rb+":
         return os.fdopen(fd, "rb+")
     return os.fdopen(fd, "a" if mode == "a" else "w", encoding="utf-8")

@@ -1,0 +1,200 @@
+/* The egress sweep's held-fds line: every socket the workload held when the probe
+ * started (held.c's list, at any number), named with its kind and network namespace
+ * and tried as its kind allows, towards the canary (attempt.c runs them). */
+
+#include "probe.h"
+#include <sys/resource.h>
+
+/* At most this many held sockets are tried (the sweep's other lines keep their slots);
+ * more make the line an error. */
+#define HELD_ATT_MAX 48
+static int g_held_atts, g_held_over;
+
+static struct att *held_att(void)
+{
+    if (g_held_atts >= HELD_ATT_MAX) {
+        g_held_over++;
+        return NULL;
+    }
+    struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
+    g_held_atts += a != NULL;
+    return a;
+}
+
+/* A held raw IP socket gets the HARNESS line aimed at the canary (the kernel writes
+ * the IP header, with the socket's own protocol); a held packet socket a UDP packet
+ * the probe builds, to the link's broadcast address on the interface it is bound to
+ * (index 0: any). Nothing answers either: the canary's capture decides. */
+static void held_raw(int fd, int domain, int type, const char *ip, int high)
+{
+    if (!ip || !*ip || (domain == AF_PACKET && strchr(ip, ':')))
+        return;
+    struct att *a = held_att();
+    if (!a)
+        return;
+    char spec[80];
+    snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%.60s]:%d" : "%.60s:%d", ip, high);
+    a->fd = fd;
+    a->family = domain;
+    a->type = type;
+    a->held = 1;
+    a->how = H_SENDTO;
+    a->talk = domain == AF_PACKET ? X_FRAME : X_FIRE;
+    if (parse_addr(spec, &a->dst) != 0) {
+        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
+        return;
+    }
+    if (domain == AF_PACKET) {
+        struct sockaddr_ll me;
+        socklen_t ml = sizeof me;
+        memset(&me, 0, sizeof me);
+        getsockname(fd, (struct sockaddr *)&me, &ml);
+        a->ll.sll_family = AF_PACKET;
+        a->ll.sll_protocol = htons(0x0800); /* ETH_P_IP */
+        a->ll.sll_ifindex = me.sll_ifindex;
+        a->ll.sll_halen = 6;
+        memset(a->ll.sll_addr, 0xff, 6);
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (a packet socket on interface %d, to %.64s)", fd,
+                 me.sll_ifindex, spec);
+    } else {
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (a raw socket, to %.64s)", fd, spec);
+    }
+}
+
+/* The network namespace a socket belongs to (SO_NETNS_COOKIE), 0 if unknown. */
+static uint64_t netns_cookie(int fd)
+{
+    uint64_t cookie = 0;
+    socklen_t l = sizeof cookie;
+    return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &l) == 0 ? cookie : 0;
+}
+
+static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
+
+/* Every socket the probe held when it started (held.c's list, at any number; 0 to 2
+ * carry its own output): connected ones get the HARNESS line, unconnected IP ones are
+ * aimed at the canary, and an unconnected unix stream socket at the canary's abstract
+ * name, which is reached through it where the socket is of the host's network
+ * namespace (abstract names are per namespace: the socket's, not the caller's). A
+ * launcher's socket into the host's network is egress. Each is named with its kind
+ * and whether it belongs to the sandbox's own network namespace. */
+void sweep_held(const char *ip4, const char *ip6, int high)
+{
+    const int *fds;
+    int more, n = held_list(&fds, &more);
+    int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    uint64_t own = probe >= 0 ? netns_cookie(probe) : 0;
+    if (probe >= 0)
+        close(probe);
+    for (int i = 0; i < n; i++)
+        if (fds[i] != 1 && fds[i] != 2) /* the probe's output; stdin only if a network socket */
+            held_one(fds[i], own, ip4, ip6, high);
+    struct rlimit lim;
+    long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? (long)lim.rlim_cur
+                                                                                    : 1L << 20;
+    for (long fd = 3; more && fd < top && fd < (1L << 20); fd++) { /* beyond the list: every number */
+        int listed = 0;
+        for (int i = 0; i < n && !listed; i++)
+            listed = fds[i] == fd;
+        if (!listed && fcntl((int)fd, F_GETFD) != -1)
+            held_one((int)fd, own, ip4, ip6, high);
+    }
+    if (g_held_over) { /* not certified: some were never tried */
+        struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
+        if (a) {
+            snprintf(a->dsts, sizeof a->dsts, "%d more held sockets", g_held_over);
+            att_end(a, OC_ERROR, 0, "%d more sockets held at the start than the %d tried", g_held_over,
+                    HELD_ATT_MAX);
+        }
+    }
+}
+
+static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    struct stat st;
+    int listening = 0, domain = 0, type = 0;
+    socklen_t l = sizeof listening;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return;
+    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l);
+    l = sizeof domain;
+    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l);
+    l = sizeof type;
+    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+    if (listening || (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW && type != SOCK_SEQPACKET))
+        return;
+    if (fd == 0 && domain != AF_INET && domain != AF_INET6 && domain != AF_PACKET)
+        return; /* stdin from a unix socket or pipe: the launcher's own channel */
+    if (domain == AF_PACKET || type == SOCK_RAW) {
+        held_raw(fd, domain, type, domain == AF_INET6 ? ip6 : ip4, high);
+        return;
+    }
+    uint64_t cookie = netns_cookie(fd);
+    const char *ns = !cookie || !own ? "" : cookie == own ? ", of the sandbox's network namespace"
+                                                          : ", of another network namespace";
+    Addr peer;
+    socklen_t pl = sizeof peer;
+    int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
+    const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
+    int unix_canary = domain == AF_UNIX && (type == SOCK_STREAM || type == SOCK_DGRAM) && o.canary_unix &&
+                      *o.canary_unix;
+    /* An unconnected IPv6 socket reaches IPv4 too (::ffff:a.b.c.d): the canary's IPv4
+     * address where it has no IPv6, else where IPv6 has no route (held_alt). */
+    char mapped[80] = "";
+    if (domain == AF_INET6 && ip4 && *ip4)
+        snprintf(mapped, sizeof mapped, "::ffff:%.60s", ip4);
+    if (domain == AF_INET6 && (!ip || !*ip) && *mapped)
+        ip = mapped;
+    if (!connected && (type == SOCK_SEQPACKET || (!unix_canary && (!ip || !*ip))))
+        return; /* an unconnected unix socket of another kind, or a family the canary lacks */
+    struct att *a = held_att();
+    if (!a)
+        return;
+    a->fd = fd;
+    a->family = domain;
+    a->type = type;
+    a->talk = X_LINE;
+    a->held = connected ? 2 : 1;
+    if (connected) {
+        char where[80] = "unix";
+        if (domain == AF_INET || domain == AF_INET6)
+            fmt_addr(&peer, where, sizeof where);
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s%s)", fd, where, ns);
+        return;
+    }
+    if (domain == AF_UNIX) { /* to the canary's abstract name (a datagram: its datagram socket) */
+        int dgram = type == SOCK_DGRAM;
+        snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected unix %s%s, to @%.60s%s)", fd,
+                 dgram ? "datagram" : "stream", ns, o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+        if (dgram)
+            a->how = H_SENDTO, a->talk = X_FIRE;
+        at_canary_unix(a, dgram);
+        return;
+    }
+    char spec[96], alt[96];
+    snprintf(spec, sizeof spec, domain == AF_INET6 ? "[%.70s]:%d" : "%.70s:%d", ip, high);
+    snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected%s, to %s)", fd, ns, spec);
+    if (parse_addr(spec, &a->dst) != 0)
+        att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
+    if (type == SOCK_DGRAM)
+        a->how = H_SENDTO;
+    if (domain != AF_INET6 || !*mapped || ip == mapped)
+        return;
+    snprintf(alt, sizeof alt, "[%s]:%d", mapped, high);
+    if (type == SOCK_STREAM) { /* one connect: the mapped address if IPv6 has no route */
+        a->has_alt = parse_addr(alt, &a->alt) == 0;
+        return;
+    }
+    struct att *b = held_att(); /* a datagram goes to both, from the same socket */
+    int copy = b ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+    if (!b || copy < 0) {
+        if (b)
+            g_natt--, g_held_atts--;
+        return;
+    }
+    *b = *a;
+    b->fd = copy;
+    snprintf(b->dsts, sizeof b->dsts, "fd %d (unconnected%s, to %s)", fd, ns, alt);
+    if (parse_addr(alt, &b->dst) != 0)
+        att_end(b, OC_ERROR, 0, "bad canary address %s", alt);
+}
