@@ -145,6 +145,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-packet",
         "bwrap-held-raw",
         "bwrap-held-socket-high",
+        "bwrap-held-socket-write",
         "bwrap-held-unix",
         "bwrap-held-unix-dgram",
         "bwrap-held-inet6",

@@ -354,9 +354,9 @@ static int att_judge(struct att *a, int eof)
     if (memmem(a->in, a->inn, want, strlen(want))) {
         int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
         if (a->group == G_UNIX)
-            att_end(a, OC_ESCAPED, 0, "%s through unix socket %s: the nonce came back%s",
+            att_end(a, OC_ESCAPED, 0, "%s through unix socket %s: the nonce came back%s%s",
                     a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
-                    a->step < last ? " in place of the proxy's answer" : "");
+                    a->step < last ? " in place of the proxy's answer" : "", att_way(a));
         else
             att_end(a, OC_ESCAPED, 0, "the nonce came back from %s%s", a->dsts, att_way(a));
         return 1;
@@ -475,6 +475,7 @@ static void att_next_out(struct att *a, const Addr *target)
 void chk_egress_sweep(void)
 {
     double t0 = now_ms();
+    signal(SIGPIPE, SIG_IGN); /* write(2) to a peer that closed: an error, not the end */
     const char *fams[2] = { o.canary4, o.canary6 };
     long high = o.high_port ? strtol(o.high_port, NULL, 10) : 0;
     Addr target;

@@ -32,7 +32,8 @@ UDP_PORTS = ("53", "123", "443", "high")
 # What the probe does for the sweep's families of lines, one description each
 # (docs/probe-protocol.md shows them as one row: `tcp4-P`, `tcp6-P`).
 TCP_HOW = (
-    "Connect, then the HARNESS/NONCE exchange (port 53: a TXT query over TCP). Escaped on the "
+    "Connect, then the HARNESS/NONCE exchange (port 53: a TXT query over TCP; `write` where a "
+    "filter refuses `send`, on this and every connected socket of the sweep). Escaped on the "
     "nonce; `succeeded` if connected without it."
 )
 
@@ -545,7 +546,7 @@ EGRESS = Scenario(
                 "Every socket open at descriptors 3 and up when the probe started (listed before "
                 "it opens anything, at any number; stdin too where it is a network socket), at "
                 "most 48 (more: the line is an error): a connected one (stream, datagram or "
-                "seqpacket) gets the HARNESS line, an "
+                "seqpacket) gets the HARNESS line (by `write` where `send` is refused), an "
                 "unconnected IPv4 or IPv6 one is aimed at the canary's high port (a datagram, or a "
                 "TCP connect; an IPv6 one also at `::ffff:<canary4>`, a datagram to both, a "
                 "connect there where IPv6 has no route), an unconnected unix stream socket at the "

@@ -520,6 +520,7 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "the nonce came back from fd 1500 (connected to unix, of another network namespace)",
     ),
+    "bwrap-held-socket-write": ({"held-fds"}, "(by write(2): send(2) was refused)"),
     "bwrap-held-unix": (
         {"held-fds"},
         "(unconnected unix stream, of another network namespace, to @harness-canary-",
@@ -575,6 +576,7 @@ ROW_MUTANTS = (
     "bwrap-held-packet",
     "bwrap-held-raw",
     "bwrap-held-socket-high",
+    "bwrap-held-socket-write",
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
