@@ -3,6 +3,7 @@
  * check line of its own. What it tries is sweep.c's, its ids sweep.def's. */
 
 #include "probe.h"
+#include <sys/resource.h>
 
 /*
  * Every channel a real network leaves open, for IPv4 and IPv6 at once: TCP to a
@@ -218,6 +219,27 @@ static void exchange_start(struct att *a)
     a->state = S_RECV;
 }
 
+/* A held IPv6 stream socket whose IPv6 connect failed (at once, later, or by its
+ * half of the time): dissolve the association (AF_UNSPEC) and connect to its
+ * v4-mapped alternative with the time left. 0 when that connect is under way. */
+static int att_try_alt(struct att *a, int why)
+{
+    if (!a->has_alt)
+        return -1;
+    a->has_alt = 0;
+    struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+    connect(a->fd, &unspec, sizeof unspec);
+    char t[80];
+    fmt_addr(&a->alt, t, sizeof t);
+    size_t l = strlen(a->dsts);
+    snprintf(a->dsts + l, sizeof a->dsts - l, ", then (%s) %s", errname(why), t);
+    a->dst = a->alt;
+    if (connect(a->fd, (const struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0 && errno != EINPROGRESS)
+        return -1;
+    a->end = check_end() - 150.0 < now_ms() + 1000.0 ? check_end() - 150.0 : now_ms() + 1000.0;
+    return 0;
+}
+
 /* Open the socket and start the attempt; failures end it at once. */
 static void att_start(struct att *a)
 {
@@ -275,8 +297,9 @@ static void att_start(struct att *a)
     }
     if (!a->held)
         a->fd = socket(a->family, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC, a->proto);
-    if (a->fd < 0) {
-        att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
+    if (a->fd < 0) { /* out of descriptors proves nothing: an error, never blocked */
+        int e = errno;
+        att_end(a, e == EMFILE || e == ENFILE ? OC_ERROR : OC_BLOCKED, e, "socket for %s", a->dsts);
         return;
     }
     if (a->held) {
@@ -326,15 +349,10 @@ static void att_start(struct att *a)
     const struct sockaddr *sa = a->family == AF_UNIX ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->dst;
     socklen_t sl = a->family == AF_UNIX ? (a->unlen ? a->unlen : (socklen_t)sizeof a->un) : addr_len(&a->dst);
     int rc = connect(a->fd, sa, sl);
-    if (rc != 0 && a->has_alt && (errno == ENETUNREACH || errno == EHOSTUNREACH || errno == EADDRNOTAVAIL)) {
-        a->dst = a->alt; /* a held IPv6 socket: IPv4 by its v4-mapped address */
-        a->has_alt = 0;
-        char t[80];
-        fmt_addr(&a->dst, t, sizeof t);
-        size_t l = strlen(a->dsts);
-        snprintf(a->dsts + l, sizeof a->dsts - l, ", no route: %s", t);
-        rc = connect(a->fd, (const struct sockaddr *)&a->dst, addr_len(&a->dst));
-    }
+    if (rc != 0 && errno != EINPROGRESS && a->has_alt) /* a held IPv6 socket: IPv4 by ::ffff: */
+        rc = att_try_alt(a, errno) == 0 ? 0 : -1;
+    else if (a->has_alt) /* IPv6 gets half the time; the v4-mapped address the rest */
+        a->end = a->t0 + (a->end - a->t0) / 2;
     if (rc != 0 && errno != EINPROGRESS) {
         att_end(a, OC_BLOCKED, errno, "connect(%s)", a->dsts);
         return;
@@ -476,6 +494,11 @@ void chk_egress_sweep(void)
 {
     double t0 = now_ms();
     signal(SIGPIPE, SIG_IGN); /* write(2) to a peer that closed: an error, not the end */
+    struct rlimit lim; /* every attempt holds a descriptor at once: as many as allowed */
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
     const char *fams[2] = { o.canary4, o.canary6 };
     long high = o.high_port ? strtol(o.high_port, NULL, 10) : 0;
     Addr target;
@@ -527,7 +550,9 @@ void chk_egress_sweep(void)
             struct att *a = &g_att[i];
             if (a->state == S_DONE)
                 continue;
-            if (now >= a->end) {
+            if (now >= a->end && a->state == S_CONNECT && att_try_alt(a, ETIMEDOUT) == 0) {
+                /* connecting again, to the v4-mapped address, with the time left */
+            } else if (now >= a->end) {
                 if (a->state == S_CONNECT)
                     att_end(a, OC_BLOCKED, ETIMEDOUT, "connect(%s)", a->dsts);
                 else if (a->type == SOCK_STREAM && a->group == G_SELF)
@@ -558,7 +583,9 @@ void chk_egress_sweep(void)
                 int e = 0;
                 socklen_t len = sizeof e;
                 getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &e, &len);
-                if (e) {
+                if (e && att_try_alt(a, e) == 0) {
+                    continue;
+                } else if (e) {
                     att_end(a, OC_BLOCKED, e, "connect(%s)", a->dsts);
                 } else {
                     att_src_port(a);

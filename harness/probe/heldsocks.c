@@ -186,15 +186,14 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         return;
     }
     struct att *b = held_att(); /* a datagram goes to both, from the same socket */
-    int copy = b ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-    if (!b || copy < 0) {
-        if (b)
-            g_natt--, g_held_atts--;
+    if (!b)
         return;
-    }
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
     *b = *a;
     b->fd = copy;
     snprintf(b->dsts, sizeof b->dsts, "fd %d (unconnected%s, to %s)", fd, ns, alt);
-    if (parse_addr(alt, &b->dst) != 0)
+    if (copy < 0) /* not tried: no verdict of enforced on it */
+        att_end(b, OC_ERROR, e, "no descriptor to send to %s from", b->dsts);
+    else if (parse_addr(alt, &b->dst) != 0)
         att_end(b, OC_ERROR, 0, "bad canary address %s", alt);
 }

@@ -312,7 +312,7 @@ struct att {
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
-    int by_write; /* send(2) refused, the bytes went by write(2) */
+    int by_write; /* send(2) refused: the call the bytes went by (1 write ... 4 sendmsg) */
     pid_t kid; /* X_URING's child */
     Addr dst;
     struct sockaddr_ll ll; /* X_FRAME: the held packet socket's link-level destination */

@@ -64,10 +64,18 @@ ssize_t att_send(struct att *a)
         return r;
     }
     default: {
+        /* send(2), and where a filter refuses it (whatever errno it answers), the other
+         * calls that send the same bytes on a connected socket, in turn. */
         ssize_t r = send(a->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (r < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS)) {
-            r = write(a->fd, p, n); /* a filter on send(2) alone: write(2) sends the same */
-            a->by_write = r >= 0;
+        for (int way = 1; r < 0 && errno != EAGAIN && errno != EINTR && way <= 4; way++) {
+            mm.msg_hdr.msg_name = NULL;
+            mm.msg_hdr.msg_namelen = 0;
+            r = way == 1   ? write(a->fd, p, n)
+                : way == 2 ? writev(a->fd, &iov, 1)
+                : way == 3 ? syscall(SYS_pwritev2, a->fd, &iov, 1, -1L, 0L, 0)
+                           : sendmsg(a->fd, &mm.msg_hdr, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (r >= 0)
+                a->by_write = way;
         }
         return r;
     }
@@ -83,7 +91,11 @@ const char *att_way(const struct att *a)
         return a->how == H_SENDTO    ? " (connected by sendto with MSG_FASTOPEN, no connect)"
                : a->how == H_SENDMSG ? " (connected by sendmsg with MSG_FASTOPEN, no connect)"
                                      : " (connected by sendmmsg with MSG_FASTOPEN, no connect)";
-    if (a->by_write)
-        return " (by write(2): send(2) was refused)";
+    static const char *const by[] = { "", " (by write(2): send(2) was refused)",
+                                      " (by writev(2): send(2) and write(2) were refused)",
+                                      " (by pwritev2(2): send(2), write(2), writev(2) were refused)",
+                                      " (by sendmsg(2): send(2) and the write calls were refused)" };
+    if (a->by_write > 0 && a->by_write < 5)
+        return by[a->by_write];
     return a->proto == IPPROTO_MPTCP ? " (a Multipath TCP socket)" : "";
 }

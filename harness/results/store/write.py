@@ -149,7 +149,8 @@ def _open_own(path: Path, mode: str) -> IO[Any]:
     """Open a file of the run's folder, never through a symlink planted there (a
     dangling `.lock` would make root create its target): ELOOP instead; and only a
     regular file (a FIFO planted there would hold the open forever)."""
-    fd = os.open(path, _FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    flags = _FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    fd = os.open(path, flags, 0o644)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise ResultsError(f"{path}: not a regular file; harness writes only its own files")
