@@ -196,9 +196,9 @@ ROWS: tuple[Row, ...] = (
         _SEND,
         "socket calls through the i386 entry (int $0x80)",
         (),
-        checks=("i386-tcp4",),
-        target="the canary's IPv4 high port: socket, connect (each also through socketcall),"
-        " write, read",
+        checks=tuple(f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "udp", "tfo")),
+        target="the canary's high port, IPv4 and IPv6, by TCP, UDP and TCP by Fast Open: each"
+        " call by its own number and by socketcall, the bytes by write, sendto and sendmsg",
         kernels="x86_64 with IA32 emulation",
     ),
     _net(

@@ -137,7 +137,13 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-io-uring-socket",
         "landlock-tcp-uring",
     ),
-    _NET + "socket calls through the i386 entry (int $0x80)": ("bwrap-i386-socket",),
+    _NET + "socket calls through the i386 entry (int $0x80)": (
+        "bwrap-i386-socket",
+        "bwrap-i386-socketcall",
+        "bwrap-i386-udp",
+        "bwrap-i386-fastopen",
+        "bwrap-i386-ipv6",
+    ),
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "sockets the workload holds when it starts": (

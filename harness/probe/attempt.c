@@ -192,7 +192,7 @@ static void exchange_start(struct att *a)
         return;
     }
     if (pid == 0) {
-        char reply[512], line[700], want[256];
+        char reply[512], line[800], want[256];
         const char *step = "";
         int src = 0;
         close(p[0]);
@@ -200,15 +200,20 @@ static void exchange_start(struct att *a)
         enum outcome oc = OC_BLOCKED;
         int e = 0;
         int rc = a->talk == X_I386
-                     ? i386_exchange(&a->dst, (const char *)a->out, reply, sizeof reply, &src, &step)
+                     ? i386_exchange(&a->dst, a->type, a->tfo == T_SEND, (const char *)a->out, reply,
+                                     sizeof reply, &src, &step)
                      : uring_exchange(&a->dst, a->type, a->proto, (const char *)a->out, reply, sizeof reply,
                                       &src, &step);
+        char ways[420];
         if (rc != 0)
             e = errno;
-        else if (strstr(reply, want))
-            oc = OC_ESCAPED, step = "the nonce came back";
-        else
-            oc = OC_SUCCEEDED, step = "connected and sent, no nonce came back";
+        else { /* the i386 exchange's step names the ways the bytes went */
+            oc = strstr(reply, want) ? OC_ESCAPED : OC_SUCCEEDED;
+            snprintf(ways, sizeof ways, "%s%s%s",
+                     oc == OC_ESCAPED ? "the nonce came back" : "connected and sent, no nonce came back",
+                     a->talk == X_I386 ? " by " : "", a->talk == X_I386 ? step : "");
+            step = ways;
+        }
         int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);
         write_all(p[1], line, (size_t)n);
         _exit(0);
@@ -391,9 +396,9 @@ static int att_judge(struct att *a, int eof)
     if (a->talk == X_URING || a->talk == X_I386) {
         if (!eof && !memchr(a->in, '\n', a->inn))
             return 0;
-        char step[200] = "";
+        char step[440] = "";
         int oc = 0, e = 0, src = 0;
-        if (sscanf(line, "%d %d %d %199[^\n]", &oc, &e, &src, step) < 3) {
+        if (sscanf(line, "%d %d %d %439[^\n]", &oc, &e, &src, step) < 3) {
             /* Its child died without a word: killed by a filter (SECCOMP_RET_KILL). */
             att_end(a, OC_BLOCKED, ETIMEDOUT, "%s: no answer from its child for %s",
                     a->talk == X_I386 ? "the i386 entry" : "io_uring", a->dsts);

@@ -49,7 +49,7 @@
  *                tries), heldsocks.c (the sockets held at the start), hostunix.c
  *                (unix listeners outside), ipc.c (SysV and POSIX IPC), uring.c
  *                (io_uring: the one ring, the sweep's exchange, the file
- *                operations)
+ *                operations), i386net.c (the exchange through the i386 entry)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
  *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
@@ -292,7 +292,7 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
  * sweep.c says what to try, sweep.def with which ids. */
 /* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
  * proves it; X_URING: the exchange made by io_uring in a child (uring.c); X_I386:
- * the same through the i386 entry alone (i386.c); X_FRAME: a UDP packet the probe
+ * the same through the i386 entry alone (i386net.c); X_FRAME: a UDP packet the probe
  * builds itself, sent on a held packet socket (link-level destination `ll`). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
@@ -397,9 +397,13 @@ struct compat_arg { long v; const void *p; size_t len; };
 #define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
 struct compat_call { const char *name; long nr; struct compat_arg a[5]; };
 void compat_tried(const struct compat_call *calls, int n); /* i386.c */
-/* i386.c: the sweep's exchange through the i386 entry alone (ENOSYS where none). */
-int i386_exchange(const Addr *dst, const char *msg, char *reply, size_t cap, int *src_port,
-                  const char **step);
+/* i386.c: a call through the entry (-errno on failure), and is the entry here. */
+long int80(long nr, const long v[6]);
+int i386_here(void);
+/* i386net.c: the sweep's exchange through the i386 entry alone, a `type` socket to
+ * dst (`fastopen`: TCP made by Fast Open's first send); ENOSYS where none. */
+int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
+                  int *src_port, const char **step);
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];

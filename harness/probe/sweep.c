@@ -370,7 +370,7 @@ void sweep_protocols(int f, const char *ip, int high)
 
 /* The socket API's other ways to send (unconnected sendto, sendmsg, sendmmsg;
  * write, writev, pwritev2, sendfile and splice on a connected socket), a privileged
- * source port, TCP made without connect(2), io_uring, and (IPv4) the i386 entry (a
+ * source port, TCP made without connect(2), io_uring, and the i386 entry (a
  * filter without an architecture check), each to the canary's high port over family
  * f (0: IPv4, 1: IPv6): a filter on one call or one port is not enough. */
 void sweep_calls(int f, const char *ip, int high)
@@ -422,8 +422,11 @@ void sweep_calls(int f, const char *ip, int high)
     sweep_add(sweep_id[f ? SW_URING6_UDP : SW_URING4_UDP], ip, high, SOCK_DGRAM, X_URING);
     if ((a = sweep_add(sweep_id[f ? SW_URING6_MPTCP : SW_URING4_MPTCP], ip, high, SOCK_STREAM, X_URING)))
         a->proto = IPPROTO_MPTCP;
-    if (!f) /* the i386 exchange speaks IPv4 */
-        sweep_add(sweep_id[SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
+    /* The same through the i386 entry: each call by its own number and by socketcall. */
+    sweep_add(sweep_id[f ? SW_I386_TCP6 : SW_I386_TCP4], ip, high, SOCK_STREAM, X_I386);
+    sweep_add(sweep_id[f ? SW_I386_UDP6 : SW_I386_UDP4], ip, high, SOCK_DGRAM, X_I386);
+    if ((a = sweep_add(sweep_id[f ? SW_I386_TFO6 : SW_I386_TFO4], ip, high, SOCK_STREAM, X_I386)))
+        a->tfo = T_SEND;
 }
 
 /* Aim attempt a at the canary's abstract name (`dgram`: its datagram socket's, the

@@ -285,6 +285,43 @@ def _ways(v: str) -> tuple[Check, ...]:
                 f"govern; escaped on the nonce. Its control is `{tcp_control}`."
             ),
         ),
+        *_i386(v, need),
+    )
+
+
+def _i386(v: str, need: tuple[str, ...]) -> tuple[Check, ...]:
+    """The exchanges through the i386 entry alone (issue 38: every way into a socket):
+    TCP, UDP and TCP by Fast Open over one family, each call by both of its ways."""
+    family = f"IPv{v}"
+    ways = (
+        "in a child the sweep kills at the attempt's end, each call tried by its own number "
+        "(`socket` 359, `connect` 362, `sendto` 369, `sendmsg` 370) and by the `socketcall` "
+        "multiplexer (102), and the bytes by every call that sends them, each way in a child of "
+        "its own (a filter that kills on one way does not hide the next); the detail names the "
+        "ways that answered, or the last that was refused. Where the host has no such entry "
+        "(aarch64, a kernel without IA32 emulation, gVisor): blocked with ENOSYS, nothing tried."
+    )
+    kinds = (
+        ("tcp", "TCP", "`socket`, `connect`, then `write`, `sendto` or `sendmsg`, and `read`",
+         Transport.TCP, f"tcp{v}-high"),
+        ("udp", "UDP", "`socket`, then `sendto` or `sendmsg` with the address, and `read`",
+         Transport.UDP, f"udp{v}-high"),
+        ("tfo", "TCP made by Fast Open's first send (no connect)",
+         "`socket`, then `sendto` or `sendmsg` with `MSG_FASTOPEN` and the address, and `read`",
+         Transport.TCP, f"tcp{v}-high"),
+    )  # fmt: skip
+    return tuple(
+        _swept(
+            f"i386-{kind}{v}",
+            f"{what} to the canary's {family} high port through the i386 entry alone"
+            " (int $0x80: each call by its own number or by socketcall)",
+            need,
+            transport=transport,
+            control_id=control,
+            how=f"{what} to the {family} high port through the i386 entry (`int $0x80`) alone: "
+            f"{calls}, {ways} Escaped on the nonce. Its control is `{control}`.",
+        )
+        for kind, what, calls, transport, control in kinds
     )
 
 
@@ -449,21 +486,6 @@ EGRESS = Scenario(
                 ),
             )
             for proto in (Transport.TCP, Transport.UDP)
-        ),
-        _swept(
-            "i386-tcp4",
-            "TCP to the canary's IPv4 high port through the i386 entry alone (socket, connect,"
-            " write, read by int $0x80, each by its own call or through socketcall)",
-            transport=Transport.TCP,
-            control_id="tcp4-high",
-            how=(
-                "TCP to the IPv4 high port through the i386 entry (`int $0x80`) alone, in a child "
-                "the sweep kills at the attempt's end: `socket` (359) and `connect` (362), each "
-                "through the `socketcall` multiplexer (102) where its own number is refused, then "
-                "`write` and `read`; the detail names the way that answered. Where the host has no "
-                "such entry (aarch64, a kernel without IA32 emulation, gVisor): blocked with "
-                "ENOSYS, nothing tried. Its control is `tcp4-high`, the same destination."
-            ),
         ),
         _swept(
             "unix-abstract",

@@ -467,6 +467,7 @@ def test_rows_without_a_mutant_of_their_own_are_held_beside_others(
 
 
 URING = {f"uring{v}{kind}" for v in "46" for kind in ("", "-udp", "-mptcp")}
+I386 = {f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "udp", "tfo")}
 # The egress leak classes of issue 15 (scripts/mutant-sandbox), each with the
 # attempts that must escape and what the escape must show.
 EGRESS_MUTANTS = {
@@ -505,7 +506,19 @@ EGRESS_MUTANTS = {
         URING - {"uring4", "uring6"},
         "socket: connect, send, recv; the nonce came back)",
     ),
-    "bwrap-i386-socket": ({"i386-tcp4"}, "through the i386 entry alone (the nonce came back)"),
+    # (Each call by its own number; the same by socketcall where those kill; UDP, Fast
+    # Open or IPv6 alone where the filter keeps the i386 socket to one kind or family.)
+    "bwrap-i386-socket": (I386, "(the nonce came back by socket (i386), "),
+    "bwrap-i386-socketcall": (I386, "(the nonce came back by socketcall socket (i386), "),
+    "bwrap-i386-udp": ({"i386-udp4", "i386-udp6"}, "(the nonce came back by socket (i386), sendto"),
+    "bwrap-i386-fastopen": (
+        {"i386-tfo4", "i386-tfo6"},
+        "(the nonce came back by socket (i386), sendto with MSG_FASTOPEN (i386)",
+    ),
+    "bwrap-i386-ipv6": (
+        {"i386-tcp6", "i386-udp6", "i386-tfo6"},
+        "the nonce came back by socket (i386)",
+    ),
     # (Any unix socket: the canary's listener and its datagram socket both answer.)
     "bwrap-abstract-unix": ({"unix-abstract", "unix-abstract-dgram"}, "harness-canary-"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
@@ -569,6 +582,10 @@ ROW_MUTANTS = (
     "bwrap-io-uring-socket",
     "landlock-tcp-uring",
     "bwrap-i386-socket",
+    "bwrap-i386-socketcall",
+    "bwrap-i386-udp",
+    "bwrap-i386-fastopen",
+    "bwrap-i386-ipv6",
     "bwrap-abstract-unix",
     "bwrap-privport",
     "bwrap-other-protocols",
@@ -686,8 +703,9 @@ def test_each_network_row_is_caught_by_its_own_checks(
 def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path) -> None:
     """The correct twins of the Fast Open and Multipath TCP mutants: a connect(2) ban
     whose filter refuses MSG_FASTOPEN on every send call, and Landlock's TCP connect
-    right with the Multipath TCP socket refused too. Each way is refused by what the
-    twin closes (its errno in the line), and the verdict is enforced."""
+    right with the Multipath TCP socket refused too; and the i386 entry's twin, every
+    socket call of it refused, socketcall too. Each way is refused by what the twin
+    closes (its errno in the line), and the verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -695,7 +713,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         f'[runtimes.{mode}]\nkind = "command"\n'
         f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
         'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
-        for mode in ("fastopen-twin", "landlock-tcp")
+        for mode in ("fastopen-twin", "landlock-tcp", "i386-twin")
     )
     matrix = _matrix(
         tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
@@ -714,6 +732,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         assert checks["tfo4-connect"]["errno"] == connect_errno, checks["tfo4-connect"]
         assert checks["mptcp4"]["outcome"] == "blocked", checks["mptcp4"]
         assert checks["mptcp4"]["detail"].startswith("socket for "), checks["mptcp4"]
+    # The i386 entry's twin: each line refused at its socket, by both ways.
+    twin = {c["id"]: c for c in v[("localhost", "i386-twin", "egress_confinement")]["checks"]}
+    assert v[("localhost", "i386-twin", "egress_confinement")]["observed"] == "enforced"
+    for check_id in I386:
+        line = twin[check_id]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+        assert "(socketcall socket (i386)): " in line["detail"], line
 
 
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(

@@ -31,6 +31,21 @@ def test_the_i386_numbers_are_the_kernels() -> None:
         assert theirs[name] == number, name
 
 
+NET_H = Path("/usr/include/linux/net.h")
+
+
+@pytest.mark.skipif(not NET_H.exists() and not os.environ.get("CI"), reason="no linux/net.h")
+def test_the_socketcall_numbers_are_the_kernels() -> None:
+    """Each I386_SYS_* is the call number socketcall(2) takes for it (linux/net.h): a
+    wrong one makes another socket call than the one an i386-* line names."""
+    theirs = {m[1]: int(m[2]) for m in re.finditer(r"#define SYS_(\w+)\s+(\d+)", NET_H.read_text())}
+    text = (PROBE / "compat.h").read_text()
+    ours = {m[1]: int(m[2]) for m in re.finditer(r"#define I386_SYS_(\w+) (\d+)", text)}
+    assert {"SOCKET", "CONNECT", "SENDTO", "SENDMSG"} <= set(ours)
+    for name, number in ours.items():
+        assert theirs[name] == number, name
+
+
 def test_every_i386_way_the_catalogue_names_is_made() -> None:
     """A row's `i386: ...` way names calls the probe makes through that entry, each with
     its number in compat.h and its name in a write kind's compat calls."""

@@ -116,7 +116,8 @@ def test_every_transport_is_pinned() -> None:
         f"tfo{v}-{way}" for v in "46" for way in ("sendto", "sendmsg", "sendmmsg", "connect")
     }
     rings = {f"uring{v}{kind}" for v in "46" for kind in ("", "-mptcp")}
-    assert tcp == named | {"i386-tcp4", "mptcp4", "mptcp6", "tcp4-mapped", *fastopen, *rings} | {
+    i386 = {f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "tfo")}
+    assert tcp == named | {*i386, "mptcp4", "mptcp6", "tcp4-mapped", *fastopen, *rings} | {
         *hosts,
         *(f"tcp{v}-{p}" for v in "46" for p in ports),
     }
@@ -124,6 +125,7 @@ def test_every_transport_is_pinned() -> None:
     sends = {f"send{v}-{call}" for v in "46" for call in calls}
     hosts = {"host4-udp", "host6-udp"}
     ways = {"udp4-privport", "udp6-privport", "uring4-udp", "uring6-udp", "udp4-mapped"}
+    ways |= {"i386-udp4", "i386-udp6"}
     assert udp == {"dns-alt-udp", "dns-own", *ways, *sends, *hosts} | {
         f"udp{v}-{p}" for v in "46" for p in ("53", "123", "443", "high")
     }

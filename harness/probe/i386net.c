@@ -1,0 +1,178 @@
+/* The sweep's exchanges through the i386 entry (int $0x80) alone: TCP, UDP and TCP
+ * Fast Open, IPv4 and IPv6. Each socket call is tried by its own number and by the
+ * socketcall multiplexer, each sending call by every call that sends, each way in a
+ * child of its own, so that a filter which kills on one way (SECCOMP_RET_KILL, TRAP)
+ * does not hide the next. A filter that checks x86_64's numbers and forgets the
+ * entry, or closes one of its ways, one family or one kind and not the others,
+ * leaves one of these open. */
+
+#include "probe.h"
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#if defined(__x86_64__)
+/* The low page every pointer argument lives in (the entry takes 32-bit pointers). */
+enum {
+    LOW_ADDR = 0,        /* the destination */
+    LOW_ARRAY = 128,     /* socketcall's argument array */
+    LOW_MSG = 256,       /* the bytes sent */
+    LOW_HDR = 4096,      /* a 32-bit struct msghdr, then its one iovec */
+    LOW_REPLY = 8192,    /* what came back */
+    LOW_SIZE = 1 << 16,
+};
+enum { KILLED = 4096 }; /* -(KILLED + signal): a way whose call killed its child */
+
+static char trail[400]; /* the ways that answered, in order */
+
+static void trail_add(const char *way)
+{
+    size_t n = strlen(trail);
+    snprintf(trail + n, sizeof trail - n, "%s%s", n ? ", " : "", way);
+}
+
+/* nr with v in a child: 0 if it answered (a descriptor, a count), -errno if
+ * refused, -(KILLED + signal) if the call killed the child. The call's effect on a
+ * shared socket (connected, bytes sent) stays; a descriptor it made does not. */
+static long in_child(long nr, const long v[6])
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        long r = int80(nr, v);
+        _exit(r >= 0 ? 0 : r > -255 ? (int)-r : 255);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    if (WIFSIGNALED(st))
+        return -(KILLED + WTERMSIG(st));
+    return WEXITSTATUS(st) ? -WEXITSTATUS(st) : 0;
+}
+
+/* One socket call: by its own number, then (where that did not answer) socketcall
+ * with the same arguments as a 32-bit array, each in a child; `keep` (socket)
+ * makes the call that answered once more here, for the descriptor. Its answer, or
+ * the last way's refusal, with `*step` naming that way. */
+static long socket_call(long nr, long mux, const char *name, const long v[6], int nargs, int keep,
+                        char *low, const char **step)
+{
+    static char way[96];
+    uint32_t *array = (uint32_t *)(low + LOW_ARRAY);
+    for (int i = 0; i < nargs; i++)
+        array[i] = (uint32_t)v[i];
+    const long m[6] = { mux, (long)(uintptr_t)array };
+    long r = 0;
+    for (int by = 0; by < 2; by++) {
+        snprintf(way, sizeof way, by ? "socketcall %s (i386)" : "%s (i386)", name);
+        *step = way;
+        r = in_child(by ? I386_NR_socketcall : nr, by ? m : v);
+        if (r == 0) {
+            trail_add(way);
+            return keep ? int80(by ? I386_NR_socketcall : nr, by ? m : v) : 0;
+        }
+        if (r <= -KILLED) {
+            snprintf(way + strlen(way), sizeof way - strlen(way), ": killed by signal %ld", -r - KILLED);
+            r = -EPERM;
+        }
+    }
+    return r;
+}
+
+/* A 32-bit struct msghdr (name, namelen, iov, iovlen, control, controllen, flags)
+ * and its one iovec (base, len) at LOW_HDR: the message, to `alen` bytes of
+ * destination (0: none). */
+static uint32_t msghdr32(char *low, size_t n, socklen_t alen)
+{
+    uint32_t *h = (uint32_t *)(low + LOW_HDR);
+    memset(h, 0, 9 * sizeof *h);
+    if (alen)
+        h[0] = (uint32_t)(uintptr_t)(low + LOW_ADDR), h[1] = alen;
+    h[2] = (uint32_t)(uintptr_t)(h + 7), h[3] = 1;
+    h[7] = (uint32_t)(uintptr_t)(low + LOW_MSG), h[8] = (uint32_t)n;
+    return (uint32_t)(uintptr_t)h;
+}
+
+/* The bytes: on a connected socket (alen 0) write, then sendto and sendmsg; with
+ * the destination on the call (UDP, or Fast Open's first send, whose MSG_FASTOPEN
+ * makes the connection) sendto, then sendmsg. */
+static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, const char **step)
+{
+    static char way[48];
+    long r = -ENOTCONN;
+    if (!alen) {
+        const long w[6] = { fd, (long)(uintptr_t)(low + LOW_MSG), (long)n };
+        *step = "write (i386)";
+        if ((r = in_child(I386_NR_write, w)) == 0)
+            return trail_add(*step), 0;
+    }
+    const char *fo = flags ? " with MSG_FASTOPEN" : "";
+    const long st[6] = { fd, (long)(uintptr_t)(low + LOW_MSG), (long)n, flags,
+                         alen ? (long)(uintptr_t)(low + LOW_ADDR) : 0, alen };
+    snprintf(way, sizeof way, "sendto%s", fo);
+    if ((r = socket_call(I386_NR_sendto, I386_SYS_SENDTO, way, st, 6, 0, low, step)) == 0)
+        return 0;
+    const long sm[6] = { fd, msghdr32(low, n, alen), flags };
+    snprintf(way, sizeof way, "sendmsg%s", fo);
+    return socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, way, sm, 3, 0, low, step);
+}
+
+int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
+                  int *src_port, const char **step)
+{
+    *step = "the i386 entry";
+    trail[0] = '\0';
+    if (!i386_here())
+        return -1;
+    char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                     -1, 0);
+    if (low == MAP_FAILED)
+        return -1;
+    size_t n = strlen(msg);
+    socklen_t alen = addr_len(dst);
+    if (n > LOW_HDR - LOW_MSG || cap > LOW_SIZE - LOW_REPLY || alen > LOW_ARRAY)
+        return errno = EMSGSIZE, -1;
+    memcpy(low + LOW_ADDR, dst, alen);
+    memcpy(low + LOW_MSG, msg, n);
+    const long sock[6] = { dst->ss_family, type, 0 };
+    long fd = socket_call(I386_NR_socket, I386_SYS_SOCKET, "socket", sock, 3, 1, low, step);
+    if (fd < 0)
+        return errno = (int)-fd, -1;
+    long r;
+    if (fastopen || type == SOCK_DGRAM) {
+        r = send_bytes(fd, n, alen, fastopen ? MSG_FASTOPEN : 0, low, step);
+    } else {
+        const long conn[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), alen };
+        r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", conn, 3, 0, low, step);
+        if (r == 0)
+            r = send_bytes(fd, n, 0, 0, low, step);
+    }
+    if (r < 0)
+        return errno = (int)-r, -1;
+    Addr me;
+    socklen_t ml = sizeof me;
+    if (getsockname((int)fd, (struct sockaddr *)&me, &ml) == 0)
+        *src_port = (int)addr_port(&me);
+    const long rd[6] = { fd, (long)(uintptr_t)(low + LOW_REPLY), (long)cap - 1 };
+    *step = "read (i386)";
+    r = int80(I386_NR_read, rd);
+    size_t got = r > 0 ? (size_t)r : 0;
+    memcpy(reply, low + LOW_REPLY, got);
+    reply[got] = '\0';
+    *step = trail; /* the ways the bytes went */
+    return 0;
+}
+#else
+int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
+                  int *src_port, const char **step)
+{
+    (void)dst, (void)type, (void)fastopen, (void)msg, (void)cap, (void)src_port;
+    reply[0] = '\0';
+    *step = "the i386 entry (none on this architecture)";
+    return errno = ENOSYS, -1;
+}
+#endif
