@@ -130,9 +130,9 @@ ROWS: tuple[Row, ...] = (
         _FAMILY,
         "AF_UNIX abstract names",
         ("socket", "connect", "sendto"),
-        checks=("unix-abstract", "unix-abstract-dgram"),
-        target="the canary's listener in the host's abstract namespace, and its datagram"
-        " socket there",
+        checks=("unix-abstract", "unix-abstract-dgram", "unix-abstract-seqpacket"),
+        target="the canary's stream and seqpacket listeners in the host's abstract namespace,"
+        " and its datagram socket there",
     ),
     _net(
         _FAMILY,

@@ -116,7 +116,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-dialect",
         "bwrap-unix-proxy-deep",
     ),
-    _NET + "AF_UNIX abstract names": ("bwrap-abstract-unix", "bwrap-abstract-unix-dgram"),
+    _NET + "AF_UNIX abstract names": (
+        "bwrap-abstract-unix",
+        "bwrap-abstract-unix-dgram",
+        "bwrap-abstract-unix-seqpacket",
+    ),
     _NET + "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)": (
         "bwrap-host-listener",
         "bwrap-host-listener-pid",
@@ -154,6 +158,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-socket-write",
         "bwrap-held-unix",
         "bwrap-held-unix-dgram",
+        "bwrap-held-unix-seqpacket",
         "bwrap-held-inet6",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),

@@ -41,6 +41,7 @@ LEASES = "/run/harness-canary"
 # The canary's datagram socket is at its abstract name with this suffix (the probe
 # derives it from --canary-unix the same way).
 DGRAM_SUFFIX = "-d"
+SEQPACKET_SUFFIX = "-q"  # and its seqpacket listener's
 # How many candidate subnets one start tries before it gives up (each costs an `ip`
 # call under the lock; a range that full has bigger problems).
 TRIES = 1024
@@ -197,10 +198,10 @@ def _canary_argv(
 ) -> list[str]:
     """The canary's command line: the configured listeners (which must bind), the
     sweep's ports (which may be taken in listen mode), on each address, its abstract
-    unix listener, its IPC objects `ipc` (SysV key, POSIX queue name), (netns
-    mode) a TCP and a UDP listener on the high port at the host's own addresses
-    `hosts`, and (listen mode, `capture_to`) a packet capture of what is sent to its
-    addresses (netns mode's capture is NETNS_UP's `--capture`)."""
+    unix sockets (stream, datagram, seqpacket), its IPC objects `ipc` (SysV key,
+    POSIX queue name), (netns mode) a TCP and a UDP listener on the high port at the
+    host's own addresses `hosts`, and (listen mode, `capture_to`) a packet capture of
+    what is sent to its addresses (netns mode's capture is NETNS_UP's `--capture`)."""
     argv = [
         probe,
         "canary",
@@ -208,6 +209,8 @@ def _canary_argv(
         unix,
         "--unix-abstract-dgram",
         f"{unix}{DGRAM_SUFFIX}",
+        "--unix-abstract-seqpacket",
+        f"{unix}{SEQPACKET_SUFFIX}",
     ]
     argv += ["--sysv", ipc[0], "--mqueue", ipc[1]]
     h4, h6 = hosts

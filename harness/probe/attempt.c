@@ -618,7 +618,7 @@ void chk_egress_sweep(void)
                     continue;
                 if (r < 0 && a->type == SOCK_DGRAM) {
                     att_end(a, OC_BLOCKED, errno, "no answer from %s", a->dsts);
-                } else if (r < 0 || (r == 0 && (a->type == SOCK_STREAM || a->talk == X_URING || a->talk == X_I386))) {
+                } else if (r < 0 || (r == 0 && (a->type != SOCK_DGRAM || a->talk == X_URING || a->talk == X_I386))) {
                     att_judge(a, 1);
                     if (a->state != S_DONE)
                         att_end(a, OC_BLOCKED, 0, "%s closed", a->dsts);

@@ -14,8 +14,10 @@
  * datagram socket at another abstract name there (nothing answers: its log proves). */
 enum { L_LINE, L_DNS_UDP, L_DNS_TCP, L_UDP_LINE, L_UNIX_LINE, L_UNIX_DGRAM };
 /* optional: a sweep port that may be taken (listen mode); a failed bind is logged. */
-/* early: bound in the namespace the canary starts in (the host's), before it moves. */
-struct listener { int fd, type; const char *spec; int optional, early; };
+/* early: bound in the namespace the canary starts in (the host's), before it moves.
+ * seqpacket: an L_UNIX_LINE listener of unix SOCK_SEQPACKET (the same line, one
+ * message each way). */
+struct listener { int fd, type; const char *spec; int optional, early, seqpacket; };
 struct client {
     int fd;
     const struct listener *l;
@@ -281,8 +283,9 @@ static void accept_all(const struct listener *l, struct client *cl, size_t *nc)
     }
 }
 
-/* --unix-abstract NAME: a stream listener at "@NAME"; --unix-abstract-dgram NAME a
- * datagram socket there; fatal if it cannot bind. */
+/* --unix-abstract NAME: a stream listener at "@NAME"; --unix-abstract-seqpacket NAME
+ * a seqpacket one; --unix-abstract-dgram NAME a datagram socket there; fatal if it
+ * cannot bind. */
 static int canary_bind_unix(const char *name, int type)
 {
     struct sockaddr_un un = { .sun_family = AF_UNIX };
@@ -292,7 +295,7 @@ static int canary_bind_unix(const char *name, int type)
     memcpy(un.sun_path + 1, name, len);
     int fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0
-        || (type == SOCK_STREAM && listen(fd, 512) != 0))
+        || (type != SOCK_DGRAM && listen(fd, 512) != 0))
         fatal(2, "bind(unix @%s): %s", name, strerror(errno));
     int one = 1;
     if (type == SOCK_DGRAM)
@@ -432,24 +435,26 @@ void canary_main(int argc, char **argv)
         if (!val)
             fatal(2, "bad argument: %s", opt);
         if ((dns || !strcmp(opt, "--tcp")) && nl + 2 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0, 0 };
+            ls[nl++] = (struct listener){ -1, dns ? L_DNS_UDP : L_LINE, val, 0, 0, 0 };
             if (dns)
-                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0, 0 };
+                ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 0, 0, 0 };
         } else if (!strcmp(opt, "--sweep-tcp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 0 };
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 0, 0 };
         } else if (!strcmp(opt, "--sweep-dns") && nl + 2 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1, 0 };
-            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1, 0 };
+            ls[nl++] = (struct listener){ -1, L_DNS_UDP, val, 1, 0, 0 };
+            ls[nl++] = (struct listener){ -1, L_DNS_TCP, val, 1, 0, 0 };
         } else if (!strcmp(opt, "--sweep-udp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 0 };
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 0, 0 };
         } else if (!strcmp(opt, "--unix-abstract") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0, 1 };
+            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0, 1, 0 };
+        } else if (!strcmp(opt, "--unix-abstract-seqpacket") && nl + 1 <= MAX_LISTEN) {
+            ls[nl++] = (struct listener){ -1, L_UNIX_LINE, val, 0, 1, 1 };
         } else if (!strcmp(opt, "--unix-abstract-dgram") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UNIX_DGRAM, val, 0, 1 };
+            ls[nl++] = (struct listener){ -1, L_UNIX_DGRAM, val, 0, 1, 0 };
         } else if (!strcmp(opt, "--host-tcp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 1 };
+            ls[nl++] = (struct listener){ -1, L_LINE, val, 1, 1, 0 };
         } else if (!strcmp(opt, "--host-udp") && nl + 1 <= MAX_LISTEN) {
-            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 1 };
+            ls[nl++] = (struct listener){ -1, L_UDP_LINE, val, 1, 1, 0 };
         } else if (!strcmp(opt, "--iface-addr6"))
             cidr6 = val;
         else if (!strcmp(opt, "--gateway6"))
@@ -490,7 +495,8 @@ void canary_main(int argc, char **argv)
         canary_daemonize(daemon_log);
     for (size_t k = 0; k < nl; k++) /* in the namespace it started in: the host's */
         if (ls[k].early)
-            ls[k].fd = ls[k].type == L_UNIX_LINE    ? canary_bind_unix(ls[k].spec, SOCK_STREAM)
+            ls[k].fd = ls[k].type == L_UNIX_LINE
+                           ? canary_bind_unix(ls[k].spec, ls[k].seqpacket ? SOCK_SEQPACKET : SOCK_STREAM)
                        : ls[k].type == L_UNIX_DGRAM ? canary_bind_unix(ls[k].spec, SOCK_DGRAM)
                                                     : canary_bind(&ls[k]);
     canary_network(netns, iface, cidr, gw);

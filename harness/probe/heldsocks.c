@@ -73,8 +73,8 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
 
 /* Every socket the probe held when it started (held.c's list, at any number; 0 to 2
  * carry its own output): connected ones get the HARNESS line, unconnected IP ones are
- * aimed at the canary, and an unconnected unix stream socket at the canary's abstract
- * name, which is reached through it where the socket is of the host's network
+ * aimed at the canary, and an unconnected unix socket (stream, seqpacket, datagram) at
+ * the canary's abstract name for its kind, reached through it where the socket is of the host's network
  * namespace (abstract names are per namespace: the socket's, not the caller's). A
  * launcher's socket into the host's network is egress. Each is named with its kind
  * and whether it belongs to the sandbox's own network namespace. */
@@ -136,8 +136,7 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
     socklen_t pl = sizeof peer;
     int connected = getpeername(fd, (struct sockaddr *)&peer, &pl) == 0;
     const char *ip = domain == AF_INET ? ip4 : domain == AF_INET6 ? ip6 : NULL;
-    int unix_canary = domain == AF_UNIX && (type == SOCK_STREAM || type == SOCK_DGRAM) && o.canary_unix &&
-                      *o.canary_unix;
+    int unix_canary = domain == AF_UNIX && type != SOCK_RAW && o.canary_unix && *o.canary_unix;
     /* An unconnected IPv6 socket reaches IPv4 too (::ffff:a.b.c.d): the canary's IPv4
      * address where it has no IPv6, else where IPv6 has no route (held_alt). */
     char mapped[80] = "";
@@ -145,8 +144,8 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         snprintf(mapped, sizeof mapped, "::ffff:%.60s", ip4);
     if (domain == AF_INET6 && (!ip || !*ip) && *mapped)
         ip = mapped;
-    if (!connected && (type == SOCK_SEQPACKET || (!unix_canary && (!ip || !*ip))))
-        return; /* an unconnected unix socket of another kind, or a family the canary lacks */
+    if (!connected && (domain == AF_UNIX ? !unix_canary : type == SOCK_SEQPACKET || !ip || !*ip))
+        return; /* no canary name to aim at, SCTP, or a family the canary lacks */
     struct att *a = held_att();
     if (!a)
         return;
@@ -162,13 +161,14 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s%s)", fd, where, ns);
         return;
     }
-    if (domain == AF_UNIX) { /* to the canary's abstract name (a datagram: its datagram socket) */
+    if (domain == AF_UNIX) { /* to the canary's abstract name for its kind */
         int dgram = type == SOCK_DGRAM;
         snprintf(a->dsts, sizeof a->dsts, "fd %d (unconnected unix %s%s, to @%.60s%s)", fd,
-                 dgram ? "datagram" : "stream", ns, o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+                 dgram ? "datagram" : type == SOCK_SEQPACKET ? "seqpacket" : "stream", ns, o.canary_unix,
+                 canary_unix_suffix(type));
         if (dgram)
             a->how = H_SENDTO, a->talk = X_FIRE;
-        at_canary_unix(a, dgram);
+        at_canary_unix(a);
         return;
     }
     char spec[96], alt[96];

@@ -305,6 +305,7 @@ enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H
 enum { T_NONE, T_SEND, T_CONNECT };
 #define MAX_ATT 320
 #define CANARY_DGRAM_SUFFIX "-d" /* the canary's unix datagram socket: --canary-unix and this */
+#define CANARY_SEQPACKET_SUFFIX "-q" /* its unix seqpacket listener */
 #define UNIX_MAX 48
 
 struct att {
@@ -359,7 +360,9 @@ void sweep_protocols(int f, const char *ip, int high);
 void sweep_calls(int f, const char *ip, int high);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
-int at_canary_unix(struct att *a, int dgram); /* sweep.c: aim at the canary's abstract name */
+/* sweep.c: aim at the canary's abstract name for a's socket type (stream, datagram, seqpacket) */
+int at_canary_unix(struct att *a);
+const char *canary_unix_suffix(int type);
 void sweep_host(int f, const char *ip, int high);
 void group_report(int group, const char *id, double t0, const char *none);
 

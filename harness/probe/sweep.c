@@ -429,12 +429,19 @@ void sweep_calls(int f, const char *ip, int high)
         a->tfo = T_SEND;
 }
 
-/* Aim attempt a at the canary's abstract name (`dgram`: its datagram socket's, the
- * name with CANARY_DGRAM_SUFFIX); 0, or -1 with the attempt ended. */
-int at_canary_unix(struct att *a, int dgram)
+/* The suffix of the canary's abstract name for a unix socket of `type`: its stream
+ * listener's (none), its datagram socket's or its seqpacket listener's. */
+const char *canary_unix_suffix(int type)
+{
+    return type == SOCK_DGRAM ? CANARY_DGRAM_SUFFIX : type == SOCK_SEQPACKET ? CANARY_SEQPACKET_SUFFIX : "";
+}
+
+/* Aim attempt a at the canary's abstract name for its socket type; 0, or -1 with
+ * the attempt ended. */
+int at_canary_unix(struct att *a)
 {
     char name[sizeof a->un.sun_path];
-    size_t len = (size_t)snprintf(name, sizeof name, "%s%s", o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+    size_t len = (size_t)snprintf(name, sizeof name, "%s%s", o.canary_unix, canary_unix_suffix(a->type));
     if (!*o.canary_unix || len >= sizeof a->un.sun_path - 1) {
         att_end(a, OC_ERROR, 0, "bad --canary-unix %s", o.canary_unix);
         return -1;
@@ -445,21 +452,28 @@ int at_canary_unix(struct att *a, int dgram)
     return 0;
 }
 
-/* The canary's own listener in the host's abstract unix namespace, and its datagram
- * socket there: reachable from a sandbox that shares the host's network namespace,
- * whatever its IP rules (and a filter that lets only unix datagrams through). */
+/* The canary's own listeners in the host's abstract unix namespace (stream and
+ * seqpacket) and its datagram socket there: reachable from a sandbox that shares
+ * the host's network namespace, whatever its IP rules (and a filter that lets only
+ * one kind of unix socket through). */
 void sweep_abstract(void)
 {
-    for (int dgram = 0; dgram < 2; dgram++) {
-        struct att *a = att_new(sweep_id[dgram ? SW_UNIX_ABSTRACT_DGRAM : SW_UNIX_ABSTRACT], G_SELF);
+    static const struct { int id, type; } kinds[] = {
+        { SW_UNIX_ABSTRACT, SOCK_STREAM },
+        { SW_UNIX_ABSTRACT_DGRAM, SOCK_DGRAM },
+        { SW_UNIX_ABSTRACT_SEQPACKET, SOCK_SEQPACKET },
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        struct att *a = att_new(sweep_id[kinds[k].id], G_SELF);
         if (!a)
             return;
-        snprintf(a->dsts, sizeof a->dsts, "@%.100s%s", o.canary_unix, dgram ? CANARY_DGRAM_SUFFIX : "");
+        int dgram = kinds[k].type == SOCK_DGRAM;
+        snprintf(a->dsts, sizeof a->dsts, "@%.100s%s", o.canary_unix, canary_unix_suffix(kinds[k].type));
         a->family = AF_UNIX;
-        a->type = dgram ? SOCK_DGRAM : SOCK_STREAM;
+        a->type = kinds[k].type;
         a->talk = dgram ? X_FIRE : X_LINE;
         a->how = dgram ? H_SENDTO : H_SEND;
-        at_canary_unix(a, dgram);
+        at_canary_unix(a);
     }
 }
 

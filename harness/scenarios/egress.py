@@ -509,6 +509,19 @@ EGRESS = Scenario(
                 "log proves a crossing; refused: blocked (ECONNREFUSED: no such name here)."
             ),
         ),
+        _swept(
+            "unix-abstract-seqpacket",
+            "the HARNESS line over a unix seqpacket socket to the canary's seqpacket listener"
+            " in the host's abstract unix namespace",
+            transport=None,
+            how=(
+                "The HARNESS line as one message on a unix seqpacket socket connected to the "
+                "canary's seqpacket listener in the host's abstract namespace (`--canary-unix` "
+                "with `-q` after it): a filter that lets only unix seqpacket sockets through "
+                "still reaches the host's abstract names. Escaped on the nonce; refused: "
+                "blocked (ECONNREFUSED: no such name here)."
+            ),
+        ),
         # Issue 38: a unix listener outside the sandbox is an egress route (and a
         # privilege route where it is a runtime's, an init's or a bus's). No byte is
         # sent, so nothing arrives: its proof is whose listener answered the connect.

@@ -520,7 +520,11 @@ EGRESS_MUTANTS = {
         "the nonce came back by socket (i386)",
     ),
     # (Any unix socket: the canary's listener and its datagram socket both answer.)
-    "bwrap-abstract-unix": ({"unix-abstract", "unix-abstract-dgram"}, "harness-canary-"),
+    "bwrap-abstract-unix": (
+        {"unix-abstract", "unix-abstract-dgram", "unix-abstract-seqpacket"},
+        "harness-canary-",
+    ),
+    "bwrap-abstract-unix-seqpacket": ({"unix-abstract-seqpacket"}, "the nonce came back from @"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
     "bwrap-other-protocols": (
         {"udplite4", "udplite6", "rawip4", "rawip6"},
@@ -539,6 +543,10 @@ EGRESS_MUTANTS = {
         "(unconnected unix stream, of another network namespace, to @harness-canary-",
     ),
     "bwrap-held-unix-dgram": ({"held-fds"}, "canary saw unix"),
+    "bwrap-held-unix-seqpacket": (
+        {"held-fds"},
+        "(unconnected unix seqpacket, of another network namespace, to @harness-canary-",
+    ),
     "bwrap-held-inet6": ({"held-fds"}, "[::ffff:"),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-no-forward": (
@@ -598,6 +606,8 @@ ROW_MUTANTS = (
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
     "bwrap-abstract-unix-dgram",
+    "bwrap-abstract-unix-seqpacket",
+    "bwrap-held-unix-seqpacket",
     "bwrap-no-forward",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
