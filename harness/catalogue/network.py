@@ -239,10 +239,19 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _WHERE,
-        "destinations other than the canary and the host",
+        "the cloud metadata addresses",
         ("connect", "sendto"),
-        unseen="egress is judged towards the canary and the host only: a sandbox that lets"
-        " through only some other address (one harness does not own) is not seen; the"
+        checks=("meta4-tcp", "meta4-udp", "meta6-tcp", "meta6-udp"),
+        target="169.254.169.254 and fd00:ec2::254 (netns mode): the canary answers there on"
+        " the run's high port, routed by a host rule for that port alone",
+    ),
+    _net(
+        _WHERE,
+        "destinations other than the canary, the host and the metadata addresses",
+        ("connect", "sendto"),
+        unseen="egress is judged towards the canary, the host and the metadata addresses"
+        " only: a sandbox that lets through only some other address (one harness does not"
+        " own: the default gateway, the host's other interfaces) is not seen; the"
         " canary's own subnets are picked at random per run from the configured private"
         " ranges (`[canary]` range4, range6), so no fixed list of them can be blocked",
     ),

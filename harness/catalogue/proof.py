@@ -150,6 +150,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
+    _NET + "the cloud metadata addresses": ("bwrap-metadata",),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",
         "bwrap-held-packet",

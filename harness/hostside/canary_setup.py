@@ -42,6 +42,9 @@ LEASES = "/run/harness-canary"
 # derives it from --canary-unix the same way).
 DGRAM_SUFFIX = "-d"
 SEQPACKET_SUFFIX = "-q"  # and its seqpacket listener's
+# The cloud metadata addresses (EC2's, also GCE's and Azure's IPv4 one): the netns
+# canary answers there on the run's high port (NETNS_UP's $18).
+METADATA = ("169.254.169.254", "fd00:ec2::254")
 # How many candidate subnets one start tries before it gives up (each costs an `ip`
 # call under the lock; a range that full has bigger problems).
 TRIES = 1024
@@ -122,7 +125,12 @@ class RunningCanary:
             args += ["--canary-unix", self.unix_name]
         if self.sysv_key:
             args += ["--canary-sysv", self.sysv_key, "--canary-mq", self.mq_name]
-        for option, key in (("--host4", "host4"), ("--host6", "host6")):
+        for option, key in (
+            ("--host4", "host4"),
+            ("--host6", "host6"),
+            ("--meta4", "meta4"),
+            ("--meta6", "meta6"),
+        ):
             if self.subnet.get(key):
                 args += [option, self.subnet[key]]
         return args
@@ -130,16 +138,18 @@ class RunningCanary:
     def abilities(self) -> list[str]:
         """What the canary can prove: arrivals on IPv4, on IPv6, on any port and
         protocol, seen by its packet capture (netns mode; listen mode once it said its
-        capture runs), at the host's own end of its veth (`hostaddr`), and in the
-        host's IPC namespace (`ipc`)."""
+        capture runs), at the host's own end of its veth (`hostaddr`), at the metadata
+        addresses (`metadata`), and in the host's IPC namespace (`ipc`)."""
         found = ["ipv4", *(["ipv6"] if self.address6 else [])]
         found += ["capture"] if self.config.mode == "netns" or self.capture else []
         found += ["hostaddr"] if self.subnet.get("host4") else []
+        found += ["metadata"] if self.subnet.get("meta4") else []
         return [*found, *(["ipc"] if self.sysv_key else [])]
 
     def addresses(self) -> list[str]:
         """Every address an arrival the canary logs may have been sent to."""
-        found = [self.address, self.address6, *(self.subnet.get(k, "") for k in ("host4", "host6"))]
+        found = [self.address, self.address6]
+        found += [self.subnet.get(k, "") for k in ("host4", "host6", "meta4", "meta6")]
         return [a for a in found if a]
 
     def manifest(self) -> dict[str, Any]:
@@ -194,6 +204,7 @@ def _canary_argv(
     unix: str,
     ipc: tuple[str, str],
     hosts: tuple[str, str] = ("", ""),
+    metadata: tuple[str, ...] = (),
     capture_to: bool = False,
 ) -> list[str]:
     """The canary's command line: the configured listeners (which must bind), the
@@ -201,7 +212,8 @@ def _canary_argv(
     unix sockets (stream, datagram, seqpacket), its IPC objects `ipc` (SysV key,
     POSIX queue name), (netns mode) a TCP and a UDP listener on the high port at the
     host's own addresses `hosts`, and (listen mode, `capture_to`) a packet capture of
-    what is sent to its addresses (netns mode's capture is NETNS_UP's `--capture`)."""
+    what is sent to its addresses (netns mode's capture is NETNS_UP's `--capture`),
+    and a TCP and a UDP listener on the high port at each of `metadata`."""
     argv = [
         probe,
         "canary",
@@ -216,6 +228,8 @@ def _canary_argv(
     h4, h6 = hosts
     for address in [*([h4] if h4 else []), *([f"[{h6}]"] if h6 else [])]:
         argv += ["--host-tcp", f"{address}:{high_port}", "--host-udp", f"{address}:{high_port}"]
+    for address in (f"[{a}]" if ":" in a else a for a in metadata):
+        argv += ["--sweep-tcp", f"{address}:{high_port}", "--sweep-udp", f"{address}:{high_port}"]
     fixed_tcp = sorted({canary.tcp_port, canary.allowed_port, canary.doh_port})
     fixed_dns = sorted({canary.dns_port, canary.alt_dns_port})
     for address, host in ((v4, v4), (v6, f"[{v6}]")):
@@ -261,7 +275,7 @@ async def start_canary(
         argv = [
             "sh", "-c", NETNS_UP, "harness-canary",
             running.netns, running.host_veth, outside_veth, log_path, LEASES,
-            *subnet_walk(canary),
+            *subnet_walk(canary), str(high_port), ",".join(METADATA) if canary.metadata else "",
             *_canary_argv(
                 probe,
                 canary,
@@ -272,6 +286,7 @@ async def start_canary(
                 unix=unix,
                 ipc=ipc,
                 hosts=("@H4@", "@H6@"),
+                metadata=METADATA if canary.metadata else (),
             ),
             *extra,
         ]  # fmt: skip
@@ -319,8 +334,9 @@ async def start_canary(
             running.leases = tuple(  # named as the shell spelled the subnets
                 f"{LEASES}/{fields[key].rsplit('/', 1)[0]}" for key in ("subnet", "subnet6")
             )
-            for key in ("addr6", "host6"):  # as the canary's log will spell them
-                fields[key] = str(ipaddress.IPv6Address(fields[key]))
+            for key in ("addr6", "host6", "meta6"):  # as the canary's log will spell them
+                if key in fields:
+                    fields[key] = str(ipaddress.IPv6Address(fields[key]))
             fields["subnet6"] = str(ipaddress.IPv6Network(fields["subnet6"]))
             running.subnet = fields
             running.address, running.address6 = fields["addr4"], fields["addr6"]
@@ -349,6 +365,8 @@ async def stop_canary(transport: Transport, canary: RunningCanary) -> None:
         " ".join(canary.leases),
         canary.sysv_key,
         canary.mq_name,
+        str(canary.high_port or ""),
+        ",".join(METADATA) if canary.netns and canary.config.metadata else "",
     ]
     try:
         await transport.run(argv, timeout=TIMEOUT)

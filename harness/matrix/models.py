@@ -440,6 +440,9 @@ class Canary(_Strict):
     leased per host, picked at random per run: a /30 in `range4` and a /64 in
     `range6` (private, and wide, so that no blocklist of harness's own subnets can
     single the canary out).
+    `metadata` (netns mode): the canary also answers at the cloud metadata addresses
+    (169.254.169.254, fd00:ec2::254) on the run's high port alone, routed there by a
+    rule for that port (a real metadata service's port is routed as before).
     `settle`: seconds the canary stays up after a host's last sandbox exited, for
     late arrivals. `resolver_ranges`: where the probe may send its query through the
     sandbox's own resolver (a resolver elsewhere is asked only if no packet could
@@ -452,6 +455,7 @@ class Canary(_Strict):
     range4: Range4 = IPv4Network("10.251.0.0/16")
     range6: Range6 = IPv6Network("fd5e:7a1c:9b3d::/48")
     settle: Annotated[float, Field(ge=0, le=300)] = 3.0
+    metadata: bool = True
     resolver_ranges: list[
         Annotated[IPv4Network, Strict(False)] | Annotated[IPv6Network, Strict(False)]
     ] = Field(

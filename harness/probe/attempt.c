@@ -522,10 +522,13 @@ void chk_egress_sweep(void)
     for (int f = 0; f < 2; f++)
         if (fams[f] && *fams[f])
             sweep_calls(f, fams[f], (int)high);
-    const char *hosts[2] = { o.host4, o.host6 };
-    for (int f = 0; f < 2; f++)
+    const char *hosts[2] = { o.host4, o.host6 }, *metas[2] = { o.meta4, o.meta6 };
+    for (int f = 0; f < 2; f++) {
         if (hosts[f] && *hosts[f])
             sweep_host(f, hosts[f], (int)high);
+        if (metas[f] && *metas[f])
+            sweep_meta(f, metas[f], (int)high);
+    }
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
     sweep_unix();

@@ -165,7 +165,7 @@ struct run_options {
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
         *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *inh_helper,
-        *host_unix, *host_ns, *host_devs, *unix_granted;
+        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -364,6 +364,7 @@ void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
 int at_canary_unix(struct att *a);
 const char *canary_unix_suffix(int type);
 void sweep_host(int f, const char *ip, int high);
+void sweep_meta(int f, const char *ip, int high);
 void group_report(int group, const char *id, double t0, const char *none);
 
 /* ipc.c: System V and POSIX IPC, the sweep's ipc-* attempts and the canary's side */

@@ -485,3 +485,12 @@ void sweep_host(int f, const char *ip, int high)
     sweep_add(sweep_id[f ? SW_HOST6_TCP : SW_HOST4_TCP], ip, high, SOCK_STREAM, X_LINE);
     sweep_add(sweep_id[f ? SW_HOST6_UDP : SW_HOST4_UDP], ip, high, SOCK_DGRAM, X_LINE);
 }
+
+/* The cloud metadata address of family f (169.254.169.254, fd00:ec2::254), where
+ * the netns canary answers too on the high port: a filter that keeps the private
+ * ranges and forgets link-local leaves a cloud's credentials in reach. */
+void sweep_meta(int f, const char *ip, int high)
+{
+    sweep_add(sweep_id[f ? SW_META6_TCP : SW_META4_TCP], ip, high, SOCK_STREAM, X_LINE);
+    sweep_add(sweep_id[f ? SW_META6_UDP : SW_META4_UDP], ip, high, SOCK_DGRAM, X_LINE);
+}

@@ -81,6 +81,15 @@ HOST_HOW = (
     "listens before it enters its namespace). Escaped on the nonce."
 )
 
+META_HOW = (
+    "The HARNESS exchange (TCP line, or datagram) with `--meta4`/`--meta6` at the high port: "
+    "a cloud's metadata address (169.254.169.254, fd00:ec2::254), where the netns canary "
+    "answers too, on the run's high port alone (a host rule for that port routes it to the "
+    "canary; a real metadata service's port is untouched). A sandbox that refuses the private "
+    "ranges and forgets link-local leaves the host's cloud credentials in reach. Escaped on "
+    "the nonce; the control (the host) shows the route is there."
+)
+
 IPC_HOW = (
     "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this IPC "
     "namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot of the "
@@ -570,6 +579,18 @@ EGRESS = Scenario(
             for v, family in (("4", "IPv4"), ("6", "IPv6"))
             for proto in (Transport.TCP, Transport.UDP)
         ),
+        # Issue 38: destinations beyond the canary (netns mode: the metadata addresses).
+        *(
+            _swept(
+                f"meta{v}-{proto.value}",
+                f"{proto.value.upper()} to the cloud metadata {family} address, the high port",
+                (*(("ipv6",) if v == "6" else ()), "metadata"),
+                transport=proto,
+                how=META_HOW,
+            )
+            for v, family in (("4", "IPv4"), ("6", "IPv6"))
+            for proto in (Transport.TCP, Transport.UDP)
+        ),
         # A plain host hands its probe no socket: the canary's log is the only proof.
         _swept(
             "held-fds",
@@ -584,8 +605,9 @@ EGRESS = Scenario(
                 "seqpacket) gets the HARNESS line (by `write` where `send` is refused), an "
                 "unconnected IPv4 or IPv6 one is aimed at the canary's high port (a datagram, or a "
                 "TCP connect; an IPv6 one also at `::ffff:<canary4>`, a datagram to both, a "
-                "connect there where IPv6 has no route), an unconnected unix stream socket at the "
-                "canary's abstract name, a unix datagram one at its datagram socket "
+                "connect there where IPv6 has no route), an unconnected unix stream or seqpacket "
+                "socket at the canary's listener of its kind, a unix datagram one at its "
+                "datagram socket "
                 "(`--canary-unix`: abstract names are those of the socket's network namespace, "
                 "so one made in the host's reaches the host's), a raw IP one gets the line as its "
                 "own protocol's payload, and a packet socket a UDP packet the probe builds (from "

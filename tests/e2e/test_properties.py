@@ -549,6 +549,7 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-held-inet6": ({"held-fds"}, "[::ffff:"),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
+    "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     "bwrap-no-forward": (
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
         "the nonce came back",
@@ -609,6 +610,7 @@ ROW_MUTANTS = (
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
     "bwrap-no-forward",
+    "bwrap-metadata",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
     "bwrap-host-listener-pid",

@@ -132,3 +132,26 @@ def test_a_dead_canary_not_yet_reaped_is_not_read() -> None:
             os.waitpid(child, 0)
     assert dead.returncode == 3 and "no longer running" in dead.stderr, dead
     assert live.returncode == 0 and live.stdout == '{"event":"ready"}\n', live
+
+
+def test_the_metadata_addresses_are_tried_only_where_the_canary_answers_there() -> None:
+    """A lease line naming the metadata addresses: the probe is given them, the judge
+    asks for `metadata`, arrivals there are the canary's, and the canary listens at
+    each on the high port (TCP and UDP, IPv6 bracketed); without them, none of that."""
+    leased = RunningCanary("10.251.0.2", Canary(), "n", "/log", address6="fd5e::2")
+    leased.subnet = {"meta4": "169.254.169.254", "meta6": "fd00:ec2::254"}
+    args = leased.probe_args()
+    assert args[args.index("--meta4") + 1] == "169.254.169.254"
+    assert args[args.index("--meta6") + 1] == "fd00:ec2::254"
+    assert "metadata" in leased.abilities()
+    assert {"169.254.169.254", "fd00:ec2::254"} <= set(leased.addresses())
+    bare = RunningCanary("10.0.0.1", Canary(), "n", "/log")
+    assert "--meta4" not in bare.probe_args() and "metadata" not in bare.abilities()
+    argv = _canary_argv(
+        "/p", Canary(), v4="@A4@", v6="@A6@", nonce="n", high_port=40000, unix="u",
+        ipc=("0x1234abcd", "/q"), metadata=("169.254.169.254", "fd00:ec2::254"),
+    )  # fmt: skip
+    pairs = list(zip(argv[2::2], argv[3::2], strict=False))
+    for address in ("169.254.169.254", "[fd00:ec2::254]"):
+        assert ("--sweep-tcp", f"{address}:40000") in pairs
+        assert ("--sweep-udp", f"{address}:40000") in pairs

@@ -20,10 +20,11 @@ from harness.matrix.models import Canary
 # `ip` as NETNS_UP calls it: addresses listed in $HELD are "held" by an interface,
 # namespaces listed in $LIVE have a process in them; everything else does nothing.
 FAKE_IP = r"""#!/bin/sh
+echo "$*" >> "$CALLS"
 case "$*" in
   "netns pids "*) grep -qxF -- "$3" "$LIVE" && echo 1; exit 0 ;;
   "-o addr show to "*) grep -qxF -- "$5" "$HELD" && echo "held $5"; exit 0 ;;
-  -batch*) cat >/dev/null ;;
+  -batch*|"-n "*" -batch -") cat >> "$CALLS" ;;
 esac
 exit 0
 """
@@ -50,13 +51,18 @@ def _env(tmp: Path, bin_dir: Path) -> dict[str, str]:
         "PATH": f"{bin_dir}:/usr/bin:/bin",
         "HELD": str(tmp / "held"),
         "LIVE": str(tmp / "live"),
+        "CALLS": str(tmp / "calls"),
     }
 
 
-def _up(tmp: Path, bin_dir: Path, walk: list[str], ns: str = "harness-t-0") -> dict[str, str]:
-    """Run NETNS_UP with `walk` (its $6-$16); the subnet line it printed."""
+def _up(
+    tmp: Path, bin_dir: Path, walk: list[str], ns: str = "harness-t-0", meta: str = ""
+) -> dict[str, str]:
+    """Run NETNS_UP with `walk` (its $6-$16), high port 40000 and the metadata
+    addresses `meta` ($17, $18); the subnet line it printed."""
     leases = tmp / "leases"
     argv = ["sh", "-c", NETNS_UP, "up", ns, "hv", "cv", str(tmp / "log"), str(leases), *walk]
+    argv += ["40000", meta]
     done = subprocess.run(
         [*argv, "true"], capture_output=True, text=True, env=_env(tmp, bin_dir), timeout=60
     )
@@ -146,7 +152,7 @@ def test_a_full_range_is_an_error_not_a_shared_subnet(tmp_path: Path, bin_dir: P
         (tmp_path / "leases" / f"10.9.{i // 64}.{i % 64 * 4}").write_text("harness-live\n")
     (tmp_path / "live").write_text("harness-live\n")
     argv = ["sh", "-c", NETNS_UP, "up", "ns", "hv", "cv", "log", str(tmp_path / "leases")]
-    argv += [*subnet_walk(canary), "true"]
+    argv += [*subnet_walk(canary), "40000", "", "true"]
     done = subprocess.run(argv, capture_output=True, text=True, env=_env(tmp_path, bin_dir))
     assert done.returncode == 1
     assert "no free canary subnet in the IPv4 range (tried 256)" in done.stderr
@@ -166,3 +172,28 @@ def test_a_fixed_canary_address_walks_its_own_subnet_only() -> None:
     """`address` in netns mode: the walk is that one /30, the host at the address below."""
     walk = subnet_walk(Canary(address="10.251.7.2"))
     assert walk[:3] == ["10.251.7.2,10.251.7.1", str(int(ipaddress.IPv4Address("10.251.7.0"))), "1"]
+
+
+def test_the_metadata_addresses_are_routed_to_the_canary_for_the_high_port_alone(
+    tmp_path: Path, bin_dir: Path
+) -> None:
+    """With $18, the canary's namespace takes the metadata addresses on its lo, the
+    lease's own table routes them to the canary, and the only rules that send traffic
+    there match the run's high port (a real metadata service's port 80 is untouched);
+    the subnet line names them for the probe."""
+    fields = _up(tmp_path, bin_dir, subnet_walk(Canary()), meta="169.254.169.254,fd00:ec2::254")
+    assert (fields["meta4"], fields["meta6"]) == ("169.254.169.254", "fd00:ec2::254")
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert "addr add 169.254.169.254/32 dev lo" in calls
+    assert "addr add fd00:ec2::254/128 dev lo nodad" in calls
+    rules = [c for c in calls if c.startswith(("rule add", "-6 rule add"))]
+    assert len(rules) == 2 and all(" dport 40000 " in f"{r} " for r in rules), rules
+    table = rules[0].rsplit(" ", 1)[1]
+    assert f"route add 169.254.169.254/32 via {fields['addr4']} dev hv table {table}" in calls
+
+
+def test_without_metadata_nothing_is_routed(tmp_path: Path, bin_dir: Path) -> None:
+    """$18 empty (`metadata = false`): no rule, no route, no metadata in the line."""
+    fields = _up(tmp_path, bin_dir, subnet_walk(Canary()))
+    assert "meta4" not in fields
+    assert not any("rule" in c for c in (tmp_path / "calls").read_text().splitlines())

@@ -36,7 +36,7 @@ def _filled(
     Left out: checks the host alone decides, those of a family the canary lacks
     (the probe is not asked for them), and those the case says went unreported."""
     listed = {c["id"] for c in checks}
-    has = host_side.get("canary_has", ["ipv4", "ipv6", "capture", "hostaddr", "ipc"])
+    has = host_side.get("canary_has", ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "ipc"])
     rest = [
         _default(scenario, c)
         for c in SCENARIOS[scenario].checks
@@ -185,7 +185,9 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
         case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE
     )
     result = observe(scenario, record, control=_control(case))
-    has = case["host_side"].get("canary_has", ["ipv4", "ipv6", "capture", "hostaddr", "ipc"])
+    has = case["host_side"].get(
+        "canary_has", ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "ipc"]
+    )
     asked = [c for c in scenario.checks if all(n in has for n in c.needs)]
     if case["host_side"].get("fs", {}).get("reads_granted"):  # no read is asked
         reads = ("fs-routes", "fs-io-uring")

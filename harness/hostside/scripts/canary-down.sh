@@ -1,13 +1,18 @@
 # $1 pid, $2 ns ('' in listen mode), $3 host veth, $4 log, $5 lease files (space-
 # separated, '' for none), $6 the SysV key ('' for none), $7 the POSIX queue's name
-# ('' for none): stop everything we started. The canary removes its IPC objects on
+# ('' for none), $8 the run's high port, $9 the metadata addresses "M4,M6" ('' for
+# none; their rules go, their routes went with the veth): stop everything we started. The canary removes its IPC objects on
 # SIGTERM (and at its lease's end); it is given a second to, and only if it outlives
 # that are its SysV ones removed here (a key it found taken is someone else's, and
 # left alone). Whatever is left in its namespace (a start cut short: no pid yet) is
 # asked to stop too before it is killed. Its POSIX queue, named after the run, is
 # ours whoever made it: removed last, however the canary ended.
 # Needs mq-rm.sh and alive.sh before it.
-pid=$1; ns=$2; hv=$3; log=$4; leases=$5; sysv=$6; mq=$7
+pid=$1; ns=$2; hv=$3; log=$4; leases=$5; sysv=$6; mq=$7; high=${8:-}; meta=${9:-}
+if [ -n "$meta" ] && [ -n "$high" ]; then
+  ip rule del prio 90 to "${meta%,*}" dport "$high" 2>/dev/null || true
+  ip -6 rule del prio 90 to "${meta#*,}" dport "$high" 2>/dev/null || true
+fi
 if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
   i=0; while [ "$i" -lt 50 ] && alive "$pid"; do sleep 0.02; i=$((i + 1)); done
   if alive "$pid" && [ -n "$sysv" ]; then

@@ -2,7 +2,8 @@
 # addresses asked for, "CANARY,HOST" ('' for the lease's); $7-$10 the IPv4 walk:
 # the range's network (an integer), its /30s, the first one tried, the step; $11-$15
 # the IPv6 walk: the range's top 64 bits (two 32-bit halves), its /64s, the first,
-# the step; $16 how many to try; then the canary's argv, where @A4@ and @A6@ stand
+# the step; $16 how many to try; $17 the run's high port; $18 the metadata addresses
+# the canary also takes, "M4,M6" ('' for none); then the canary's argv, where @A4@ and @A6@ stand
 # for the canary's addresses, @H4@ and @H6@ for the host's end of the veth (its
 # listeners there are bound before it moves). Subnets are leased per host, under a
 # lock, each family on its own: a walk from a random subnet of the range by a random
@@ -20,9 +21,14 @@
 # made inside the namespace: moving a device there afterwards waits out an RCU
 # grace period under the kernel's network lock (slow, and serial). Names come from
 # harness (hex run ids); addresses are computed here from the walk.
+# The metadata addresses (a cloud's 169.254.169.254 and fd00:ec2::254) are the
+# canary's too, on its lo, for the run's high port alone: a rule sends that port to
+# them into the lease's own routing table, whose route leads to the canary; any
+# other port to them (a real metadata service's 80) is routed as it was.
 set -eu
 ns=$1; hv=$2; cv=$3; log=$4; leases=$5; want4=$6; base4=$7; n4=$8; i4=$9; step4=${10}
-hi6=${11}; lo6=${12}; n6=${13}; i6=${14}; step6=${15}; tries=${16}; shift 16
+hi6=${11}; lo6=${12}; n6=${13}; i6=${14}; step6=${15}; tries=${16}; high=${17}; meta=${18}
+shift 18
 taken() {
   [ -e "$leases/$1" ] && [ -n "$(ip netns pids "$(cat "$leases/$1")" 2>/dev/null)" ]
 }
@@ -58,8 +64,30 @@ printf '%s\n' "$ns" > "$leases/$net6"
 ip netns add "$ns"
 printf '%s\n' "link add $hv type veth peer name $cv netns $ns" "addr add $h4/30 dev $hv" \
   "addr add $h6/64 dev $hv nodad" "link set $hv up" | ip -batch -
+m4=''; m6=''; t=$((0x10000000 | (a >> 2 & 0x0fffffff)))
+rules_del() { # the lease table's rules (a dead run's, or a start that failed): at most 64
+  for f in -4 -6; do
+    i=0; while [ "$i" -lt 64 ] && ip "$f" rule del lookup "$t" 2>/dev/null; do i=$((i + 1)); done
+  done
+}
+meta_up() { # a kernel or iproute2 without port rules: no metadata lines, nothing else lost
+  rules_del
+  printf '%s\n' "addr add 127.0.0.1/8 dev lo" "addr add $m4/32 dev lo" \
+    "addr add $m6/128 dev lo nodad" | ip -n "$ns" -batch - &&
+    ip route add "$m4/32" via "$c4" dev "$hv" table "$t" &&
+    ip -6 route add "$m6/128" via "$c6" dev "$hv" table "$t" &&
+    ip rule add prio 90 to "$m4" dport "$high" lookup "$t" &&
+    ip -6 rule add prio 90 to "$m6" dport "$high" lookup "$t"
+}
+if [ -n "$meta" ]; then
+  m4=${meta%,*}; m6=${meta#*,}
+  if ! meta_up >&2; then
+    echo "canary: no metadata addresses (port rules refused)" >&2
+    rules_del; m4=''; m6=''
+  fi
+fi
 exec 9>&-
-echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6"
+echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6${m4:+ meta4=$m4 meta6=$m6}"
 for arg; do
   shift
   case $arg in
