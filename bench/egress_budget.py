@@ -116,6 +116,23 @@ def _base_probe(commit: str, tmp: Path) -> str:
     return str(build_probe(source_dir=tmp / "harness/probe", cache=tmp / "cache").path)
 
 
+def _known_to(sources: Path, args: list[str]) -> list[str]:
+    """`args` without the options (and their values) that the probe built from
+    `sources` does not parse: the canary offers today's destinations, and an older
+    probe would refuse the whole run (exit 2) over one it never heard of."""
+    text = "".join(f.read_text() for f in sorted(sources.glob("*.c")))
+    kept: list[str] = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+        elif arg.startswith("--") and f'"{arg}"' not in text:
+            skip = i + 1 < len(args) and not args[i + 1].startswith("--")
+        else:
+            kept.append(arg)
+    return kept
+
+
 def _other(probe: str, path: Path) -> str:
     """The helpers' `other` binary: the probe with bytes appended (harness's recipe)."""
     shutil.copy(probe, path)
@@ -144,10 +161,11 @@ async def main(rounds: int, smoke: bool, base: str) -> dict[str, object]:
         argvs: dict[str, dict[str, list[str]]] = {}
         for tree, probe in probes.items():
             other = _other(probe, tmp / f"other-{tree}")
+            own = args if tree == "this" else _known_to(tmp / "harness/probe", args)
             argvs[tree] = {
-                "refused": [*_bwrap(probe, other, own_net=True), *args],
-                "answered": [probe, *(a if a != "/other" else other for a in args)],
-                "vanish": ["ip", "netns", "exec", ns, *_bwrap(probe, other, own_net=False), *args],
+                "refused": [*_bwrap(probe, other, own_net=True), *own],
+                "answered": [probe, *(a if a != "/other" else other for a in own)],
+                "vanish": ["ip", "netns", "exec", ns, *_bwrap(probe, other, own_net=False), *own],
             }
         for i in range(rounds):
             for name in BUDGET_S:
