@@ -86,7 +86,11 @@ class CuttableProxy:
                 client, _ = self.server.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(self.target)
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:  # the target is gone (its test ended): this client with it
+                client.close()
+                continue
             with self._lock:
                 self.conns += [client, upstream]
                 if self._closed:  # accepted while closing: nobody else will close these

@@ -295,14 +295,18 @@ ROWS: tuple[Row, ...] = (
         "through every mount point and path suffix",
         (),
         checks=("fs-routes", "fs-mounts", "fs-write-reach"),
-        target="every sentinel, the host's files and folders below each mount",
+        target="every sentinel, the host's files and folders below each mount; the same"
+        " below the root of each visible process's mount namespace, entered by setns (no"
+        " mutant of its own: a PID namespace shared with its launcher shows the launcher's"
+        " root at /proc/<pid>/root first)",
     ),
     _fs(
         _ROUTE,
         "through a descriptor the workload holds when it starts",
-        ("dup", "dup2", "dup3", "fcntl", "openat", "openat2"),
+        ("dup", "dup2", "dup3", "fcntl", "openat", "openat2", "setns"),
         checks=("fs-inherited-fds",),
         target="every sentinel; overwrite-me; each held folder or file itself, against the grants",
+        ways=("a held namespace descriptor (nsfs) or pidfd: setns into its mount namespace",),
     ),
     _fs(
         _ROUTE,

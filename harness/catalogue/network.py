@@ -258,14 +258,20 @@ ROWS: tuple[Row, ...] = (
     _net(
         _HANDED,
         "sockets the workload holds when it starts",
-        ("dup", "dup2", "dup3"),
+        ("dup", "dup2", "dup3", "setns"),
         checks=("held-fds",),
         target="every descriptor held at the start, at any number, named with its kind and"
         " network namespace (SO_NETNS_COOKIE): whatever the socket leads to (connected), or"
         " the canary (unconnected; an IPv6 one also at the v4-mapped address where IPv6 has"
         " no route; a raw IP socket's own protocol; a packet socket's frame on its link; a"
-        " unix stream or datagram socket to the canary's abstract names, which are the"
-        " socket's namespace's, not the caller's); at most 48, more make the line an error",
+        " unix stream, seqpacket or datagram socket to the canary's abstract names, which"
+        " are the socket's namespace's, not the caller's); a TCP socket made in every"
+        " other network namespace it can enter, to the canary; at most 48, more make the"
+        " line an error",
+        ways=(
+            "a held namespace descriptor (nsfs) or pidfd: setns, then socket",
+            "/proc/<pid>/ns/net of every visible process: setns, then socket",
+        ),
     ),
     _net(
         _HANDED,

@@ -78,6 +78,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-leaked-fd",
         "bwrap-leaked-fd-high",
         "bwrap-leaked-file",
+        "bwrap-leaked-mntns",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
     _FS + "through io_uring's file operations": ("landlock-unfiltered-io-uring",),
@@ -161,6 +162,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-unix-dgram",
         "bwrap-held-unix-seqpacket",
         "bwrap-held-inet6",
+        "bwrap-held-netns",
+        "bwrap-pid-netns",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

@@ -309,17 +309,30 @@ void chk_fs_inherited_fds(void)
         struct stat st;
         if (fstat(n, &st) != 0)
             continue;
-        const char *kind = S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file"
+        char link[64], nskind[24];
+        const char *ns = ns_handle(n, link, sizeof link);
+        snprintf(nskind, sizeof nskind, "ns(%.16s)", ns ? ns : "");
+        const char *kind = ns && !strcmp(ns, "pidfd") ? "pidfd" : ns ? nskind
+                         : S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file"
                          : S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket"
                          : S_ISCHR(st.st_mode) ? "char" : "other";
         int flags = fcntl(n, F_GETFL);
         if (kn < sizeof kinds)
             kn += (size_t)snprintf(kinds + kn, sizeof kinds - kn, "%s%d:%s%s", kn ? " " : "", n,
                                    kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
-        char proc[64], whose[64];
+        char proc[64], whose[96];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
         snprintf(whose, sizeof whose, "descriptor %d held at start", n);
-        if (S_ISDIR(st.st_mode)) {
+        if (ns && (!strcmp(ns, "mnt") || !strcmp(ns, "ns") || !strcmp(ns, "pidfd"))) {
+            /* a handle to a mount namespace (or a process's): its root, by setns */
+            int root = fd_in_ns(n, CLONE_NEWNS, ns_root, NULL);
+            g_held_tried += root < 0;
+            if (root >= 0) {
+                snprintf(whose, sizeof whose, "the root of descriptor %d's mount namespace (setns)", n);
+                route_dir(root, whose);
+                close(root);
+            }
+        } else if (S_ISDIR(st.st_mode)) {
             route_dir(n, whose);
             int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (again >= 0) {

@@ -1,6 +1,9 @@
 /* The egress sweep's held-fds line: every socket the workload held when the probe
  * started (held.c's list, at any number), named with its kind and network namespace
- * and tried as its kind allows, towards the canary (attempt.c runs them). */
+ * and tried as its kind allows, towards the canary (attempt.c runs them); and every
+ * handle to another network namespace it holds or can open (a namespace descriptor,
+ * a pidfd, another process's /proc/<pid>/ns/net), entered by setns for a socket of
+ * that namespace's, aimed at the canary like a held one. */
 
 #include "probe.h"
 #include <sys/resource.h>
@@ -70,6 +73,7 @@ static uint64_t netns_cookie(int fd)
 }
 
 static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
+static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high);
 
 /* Every socket the probe held when it started (held.c's list, at any number; 0 to 2
  * carry its own output): connected ones get the HARNESS line, unconnected IP ones are
@@ -99,6 +103,7 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         if (!listed && fcntl((int)fd, F_GETFD) != -1)
             held_one((int)fd, own, ip4, ip6, high);
     }
+    held_netns(own, ip4, ip6, high);
     if (g_held_over) { /* not certified: some were never tried */
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (a) {
@@ -196,4 +201,125 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         att_end(b, OC_ERROR, e, "no descriptor to send to %s from", b->dsts);
     else if (parse_addr(alt, &b->dst) != 0)
         att_end(b, OC_ERROR, 0, "bad canary address %s", alt);
+}
+
+static int tcp_socket(void *domain)
+{
+    return socket(*(int *)domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+#define NETNS_MAX 16 /* distinct namespaces entered; more are counted as not tried */
+static struct stat g_ns_seen[NETNS_MAX];
+static int g_ns_n, g_ns_over;
+
+/* Whether `st` is a namespace not seen before (nor the sandbox's own, at 0). */
+static int ns_new(const struct stat *st)
+{
+    for (int i = 0; i < g_ns_n; i++)
+        if (g_ns_seen[i].st_dev == st->st_dev && g_ns_seen[i].st_ino == st->st_ino)
+            return 0;
+    if (g_ns_n < NETNS_MAX)
+        g_ns_seen[g_ns_n++] = *st;
+    else
+        g_ns_over++;
+    return g_ns_n <= NETNS_MAX && !g_ns_over;
+}
+
+/* Enter the namespace behind `h` (named `via`) for one TCP socket per family the
+ * canary has, each an attempt of the held-fds line: a socket of the sandbox's own
+ * namespace (by its cookie) is no route of its own and is left out. */
+static void netns_try(int h, const char *via, uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    const char *ips[2] = { ip4, ip6 };
+    for (int f = 0; f < 2; f++) {
+        if (!ips[f] || !*ips[f])
+            continue;
+        int domain = f ? AF_INET6 : AF_INET, s = fd_in_ns(h, CLONE_NEWNET, tcp_socket, &domain), e = errno;
+        if (s >= 0 && own && netns_cookie(s) == own) {
+            close(s);
+            return;
+        }
+        struct att *a = held_att();
+        if (!a) {
+            if (s >= 0)
+                close(s);
+            return;
+        }
+        char spec[96];
+        snprintf(spec, sizeof spec, f ? "[%.70s]:%d" : "%.70s:%d", ips[f], high);
+        snprintf(a->dsts, sizeof a->dsts, "a socket made by setns into %.90s, to %.64s", via, spec);
+        a->fd = s;
+        a->family = domain;
+        a->type = SOCK_STREAM;
+        a->talk = X_LINE;
+        a->held = 1;
+        if (s < 0)
+            att_end(a, OC_BLOCKED, e, "setns into %s, or a socket there", via);
+        else if (parse_addr(spec, &a->dst) != 0)
+            att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
+        if (s < 0 && e == EPERM)
+            return; /* not allowed in: its other family would say the same */
+    }
+}
+
+/* Every handle to a network namespace other than the sandbox's: a held namespace
+ * descriptor or pidfd (ns_handle), and each /proc/<pid>/ns/net the probe can open
+ * whose namespace is not its own. */
+static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    struct stat self = { 0 };
+    if (stat("/proc/self/ns/net", &self) == 0)
+        ns_new(&self);
+    const int *fds;
+    int more, n = held_list(&fds, &more);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        char link[64], via[96];
+        const char *kind = ns_handle(fds[i], link, sizeof link);
+        if (!kind || fstat(fds[i], &st) != 0)
+            continue;
+        int pidfd = !strcmp(kind, "pidfd");
+        if (!pidfd && strcmp(kind, "net") && strcmp(kind, "ns"))
+            continue; /* another type of namespace */
+        if (!pidfd && !ns_new(&st))
+            continue;
+        snprintf(via, sizeof via, "held descriptor %d (%.40s)", fds[i], *link ? link : kind);
+        netns_try(fds[i], via, own, ip4, ip6, high);
+    }
+    /* In the host's own network namespace (--host-ns), every other line tries the
+     * host's network directly: other processes' namespaces (a fleet host's
+     * containers) are left alone. */
+    unsigned long host_net = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
+    DIR *dir = host_net && host_net == (unsigned long)self.st_ino ? NULL : opendir("/proc");
+    struct dirent *e;
+    while (dir && (e = readdir(dir)) != NULL) {
+        char path[64], via[32];
+        struct stat st, owner;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == getpid())
+            continue;
+        snprintf(via, sizeof via, "/proc/%.20s", e->d_name);
+        snprintf(path, sizeof path, "%.31s/ns/net", via);
+        if (stat(via, &owner) != 0)
+            continue;
+        /* as the pid's owner (as fs-routes does): the link is the owner's to follow */
+        int fsuid = setfsuid((uid_t)-1), fsgid = setfsgid((gid_t)-1);
+        setfsgid(owner.st_gid);
+        setfsuid(owner.st_uid);
+        int h = stat(path, &st) == 0 && ns_new(&st) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        setfsuid((uid_t)fsuid);
+        setfsgid((gid_t)fsgid);
+        if (h >= 0) {
+            netns_try(h, path, own, ip4, ip6, high);
+            close(h);
+        }
+    }
+    if (dir)
+        closedir(dir);
+    if (g_ns_over) {
+        struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
+        if (a) {
+            snprintf(a->dsts, sizeof a->dsts, "%d more network namespaces", g_ns_over);
+            att_end(a, OC_ERROR, 0, "%d more network namespaces than the %d entered", g_ns_over, NETNS_MAX);
+        }
+    }
 }

@@ -121,9 +121,41 @@ static void routes_by_handle(const char *mp)
     close(mfd);
 }
 
+/* The mount namespace of visible process `pid` (once per namespace, never the
+ * probe's own), opened as the pid's owner: entered by setns in a child, whose root
+ * (the namespace's, whatever the process's own root) is the base of every suffix of
+ * every sentinel's path. */
+static void routes_by_setns(const char *pid, struct stat *seen, int *nseen)
+{
+    char path[64], how[96];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%.20s/ns/mnt", pid);
+    if (stat(path, &st) != 0)
+        return;
+    for (int i = 0; i < *nseen; i++)
+        if (seen[i].st_dev == st.st_dev && seen[i].st_ino == st.st_ino)
+            return;
+    if (*nseen >= 16)
+        return; /* bounded: a host's worth of namespaces is the host control's */
+    seen[(*nseen)++] = st;
+    int h = open(path, O_RDONLY | O_CLOEXEC);
+    int root = h >= 0 ? fd_in_ns(h, CLONE_NEWNS, ns_root, NULL) : -1;
+    g_routes.tried++;
+    if (root < 0) {
+        route_errno(errno);
+    } else {
+        snprintf(how, sizeof how, "setns into %s as the pid's owner", path);
+        routes_under(root, "<its root>", how);
+        close(root);
+    }
+    if (h >= 0)
+        close(h);
+}
+
 /* Every route to every sentinel: its host path, every mount point joined with
  * every suffix of it, /proc/<pid>/root of every visible process (as that
- * process's owner, by setfsuid), and file handles on every mounted filesystem. */
+ * process's owner, by setfsuid) and its mount namespace (by setns), and file
+ * handles on every mounted filesystem. */
 void chk_fs_routes(void)
 {
     char path[4096];
@@ -136,7 +168,10 @@ void chk_fs_routes(void)
     for (int i = 0; i < g_nmnt; i++)
         routes_under(-1, g_mnt[i].mp, "mount point + path suffix");
     DIR *d = opendir("/proc");
-    int pids = 0;
+    int pids = 0, nseen = 0;
+    struct stat seen[16];
+    if (stat("/proc/self/ns/mnt", &seen[0]) == 0)
+        nseen = 1;
     for (struct dirent *e; d && (e = readdir(d));) {
         struct stat st;
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
@@ -152,6 +187,7 @@ void chk_fs_routes(void)
             snprintf(path, sizeof path, "/proc/%s/root%s", e->d_name, g_sent[s]);
             route(path, "/proc/<pid>/root as the pid's owner");
         }
+        routes_by_setns(e->d_name, seen, &nseen);
         setfsuid(fsuid);
         setfsgid(fsgid);
     }

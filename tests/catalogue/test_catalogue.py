@@ -171,7 +171,12 @@ def test_the_kernels_lists_are_read_as_its_headers_write_them(tmp_path: Path) ->
 
 # What a mutant's name says of the way it leaves open: a row's way is proven only by a
 # mutant of that very way (every other way closed), not by the row's mutant at large.
-WAY_MUTANTS = {"i386: ": ("-i386-", "-any-arch"), "a descriptor opened for reading: ": ("-fd-",)}
+WAY_MUTANTS = {
+    "i386: ": ("-i386-", "-any-arch"),
+    "a descriptor opened for reading: ": ("-fd-",),
+    "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
+    "/proc/<pid>/ns/": ("-pid-netns",),
+}
 
 
 def test_every_way_of_a_row_has_a_mutant_of_its_own() -> None:

@@ -313,6 +313,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
     "bwrap-leaked-file": {"filesystem_confinement": "fs-inherited-fds"},
+    # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
+    "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
     # The same leak as bwrap-leaked-fd, at descriptor 1500.
     "bwrap-leaked-fd-high": {"filesystem_confinement": "fs-inherited-fds"},
     # Harness's helpers bound read-write: the shared inputs are no write grant.
@@ -548,6 +550,14 @@ EGRESS_MUTANTS = {
         "(unconnected unix seqpacket, of another network namespace, to @harness-canary-",
     ),
     "bwrap-held-inet6": ({"held-fds"}, "[::ffff:"),
+    "bwrap-held-netns": (
+        {"held-fds"},
+        "the nonce came back from a socket made by setns into held descriptor ",
+    ),
+    "bwrap-pid-netns": (
+        {"held-fds"},
+        "the nonce came back from a socket made by setns into /proc/",
+    ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     "bwrap-no-forward": (
@@ -606,6 +616,8 @@ ROW_MUTANTS = (
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
+    "bwrap-held-netns",
+    "bwrap-pid-netns",
     "bwrap-abstract-unix-dgram",
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
@@ -715,9 +727,10 @@ def test_each_network_row_is_caught_by_its_own_checks(
 def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path) -> None:
     """The correct twins of the Fast Open and Multipath TCP mutants: a connect(2) ban
     whose filter refuses MSG_FASTOPEN on every send call, and Landlock's TCP connect
-    right with the Multipath TCP socket refused too; and the i386 entry's twin, every
-    socket call of it refused, socketcall too. Each way is refused by what the twin
-    closes (its errno in the line), and the verdict is enforced."""
+    right with the Multipath TCP socket refused too; the i386 entry's twin, every
+    socket call of it refused, socketcall too; and the held-netns twin, handed the
+    host's network namespace without CAP_SYS_ADMIN. Each way is refused by what the
+    twin closes (its errno in the line), and the verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -725,7 +738,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         f'[runtimes.{mode}]\nkind = "command"\n'
         f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
         'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
-        for mode in ("fastopen-twin", "landlock-tcp", "i386-twin")
+        for mode in ("fastopen-twin", "landlock-tcp", "i386-twin", "held-netns-twin")
     )
     matrix = _matrix(
         tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
@@ -751,6 +764,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         line = twin[check_id]
         assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
         assert "(socketcall socket (i386)): " in line["detail"], line
+    # The held network namespace's twin: handed in, setns refused (no CAP_SYS_ADMIN).
+    row = v[("localhost", "held-netns-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert held["detail"].startswith("setns into held descriptor "), held
 
 
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(
