@@ -270,6 +270,8 @@ ROWS: tuple[Row, ...] = (
         " line an error",
         ways=(
             "a held namespace descriptor (nsfs) or pidfd: setns, then socket",
+            "a held folder of a proc filesystem (a /proc, a /proc/<pid>): <pid>/ns/net, setns,"
+            " then socket",
             "/proc/<pid>/ns/net of every visible process: setns, then socket",
         ),
     ),

@@ -164,6 +164,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-inet6",
         "bwrap-held-netns",
         "bwrap-pid-netns",
+        "bwrap-held-procfs",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

@@ -262,20 +262,80 @@ static void netns_try(int h, const char *via, uint64_t own, const char *ip4, con
     }
 }
 
+/* The network namespace at `rel` below `dirfd` (a /proc, or a /proc/<pid>
+ * folder: "<pid>/ns/net" or "ns/net"), opened as the owner of `owner` below it (as
+ * fs-routes does: the link is the owner's to follow), entered once per namespace. */
+static void proc_ns_try(int dirfd, const char *owner, const char *rel, const char *via, uint64_t own,
+                        const char *ip4, const char *ip6, int high)
+{
+    struct stat st, who;
+    if (fstatat(dirfd, owner, &who, 0) != 0)
+        return;
+    int fsuid = setfsuid((uid_t)-1), fsgid = setfsgid((gid_t)-1);
+    setfsgid(who.st_gid);
+    setfsuid(who.st_uid);
+    int h = fstatat(dirfd, rel, &st, 0) == 0 && ns_new(&st) ? openat(dirfd, rel, O_RDONLY | O_CLOEXEC) : -1;
+    setfsuid((uid_t)fsuid);
+    setfsgid((gid_t)fsgid);
+    if (h >= 0) {
+        netns_try(h, via, own, ip4, ip6, high);
+        close(h);
+    }
+}
+
+/* Every process's network namespace in the proc folder `procfd` (named `name`). */
+static void proc_netns(int procfd, const char *name, uint64_t own, const char *ip4, const char *ip6,
+                       int high)
+{
+    int d = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
+    DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+    if (dir == NULL && d >= 0)
+        close(d);
+    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
+        char rel[48], via[96];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || (!strcmp(name, "/proc") && atoi(e->d_name) == getpid()))
+            continue;
+        snprintf(rel, sizeof rel, "%.20s/ns/net", e->d_name);
+        snprintf(via, sizeof via, "%.48s/%.46s", name, rel);
+        proc_ns_try(procfd, e->d_name, rel, via, own, ip4, ip6, high);
+    }
+    if (dir)
+        closedir(dir);
+}
+
 /* Every handle to a network namespace other than the sandbox's: a held namespace
- * descriptor or pidfd (ns_handle), and each /proc/<pid>/ns/net the probe can open
+ * descriptor or pidfd (ns_handle), a held folder of a proc filesystem (a /proc: each
+ * process's; a /proc/<pid>: its own), and each /proc/<pid>/ns/net the probe can open
  * whose namespace is not its own. */
 static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
 {
     struct stat self = { 0 };
     if (stat("/proc/self/ns/net", &self) == 0)
         ns_new(&self);
+    /* In the host's own network namespace (--host-ns), every other line tries the
+     * host's network directly: other processes' namespaces (a fleet host's
+     * containers) are left alone. */
+    unsigned long host_net = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
+    int in_host = host_net && host_net == (unsigned long)self.st_ino;
     const int *fds;
     int more, n = held_list(&fds, &more);
     for (int i = 0; i < n; i++) {
         struct stat st;
+        struct statfs fs;
         char link[64], via[96];
         const char *kind = ns_handle(fds[i], link, sizeof link);
+        if (!kind && !in_host && fstatfs(fds[i], &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */ &&
+            fstat(fds[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(via, sizeof via, "held descriptor %d (%.40s)", fds[i], *link ? link : "a proc folder");
+            if (fstatat(fds[i], "ns/net", &st, 0) == 0) { /* a /proc/<pid> */
+                char named[128];
+                snprintf(named, sizeof named, "%s/ns/net", via);
+                proc_ns_try(fds[i], ".", "ns/net", named, own, ip4, ip6, high);
+            } else {
+                proc_netns(fds[i], via, own, ip4, ip6, high);
+            }
+            continue;
+        }
         if (!kind || fstat(fds[i], &st) != 0)
             continue;
         int pidfd = !strcmp(kind, "pidfd");
@@ -286,35 +346,11 @@ static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
         snprintf(via, sizeof via, "held descriptor %d (%.40s)", fds[i], *link ? link : kind);
         netns_try(fds[i], via, own, ip4, ip6, high);
     }
-    /* In the host's own network namespace (--host-ns), every other line tries the
-     * host's network directly: other processes' namespaces (a fleet host's
-     * containers) are left alone. */
-    unsigned long host_net = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
-    DIR *dir = host_net && host_net == (unsigned long)self.st_ino ? NULL : opendir("/proc");
-    struct dirent *e;
-    while (dir && (e = readdir(dir)) != NULL) {
-        char path[64], via[32];
-        struct stat st, owner;
-        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == getpid())
-            continue;
-        snprintf(via, sizeof via, "/proc/%.20s", e->d_name);
-        snprintf(path, sizeof path, "%.31s/ns/net", via);
-        if (stat(via, &owner) != 0)
-            continue;
-        /* as the pid's owner (as fs-routes does): the link is the owner's to follow */
-        int fsuid = setfsuid((uid_t)-1), fsgid = setfsgid((gid_t)-1);
-        setfsgid(owner.st_gid);
-        setfsuid(owner.st_uid);
-        int h = stat(path, &st) == 0 && ns_new(&st) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-        setfsuid((uid_t)fsuid);
-        setfsgid((gid_t)fsgid);
-        if (h >= 0) {
-            netns_try(h, path, own, ip4, ip6, high);
-            close(h);
-        }
+    int proc = in_host ? -1 : open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc >= 0) {
+        proc_netns(proc, "/proc", own, ip4, ip6, high);
+        close(proc);
     }
-    if (dir)
-        closedir(dir);
     if (g_ns_over) {
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (a) {

@@ -176,6 +176,7 @@ WAY_MUTANTS = {
     "a descriptor opened for reading: ": ("-fd-",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "/proc/<pid>/ns/": ("-pid-netns",),
+    "a held folder of a proc filesystem": ("-held-procfs",),
 }
 
 

@@ -558,6 +558,10 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "the nonce came back from a socket made by setns into /proc/",
     ),
+    "bwrap-held-procfs": (
+        {"held-fds"},
+        "the nonce came back from a socket made by setns into held descriptor 3 (/proc)/",
+    ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     "bwrap-no-forward": (
@@ -618,6 +622,7 @@ ROW_MUTANTS = (
     "bwrap-held-inet6",
     "bwrap-held-netns",
     "bwrap-pid-netns",
+    "bwrap-held-procfs",
     "bwrap-abstract-unix-dgram",
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
