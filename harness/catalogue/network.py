@@ -265,14 +265,14 @@ ROWS: tuple[Row, ...] = (
         " the canary (unconnected; an IPv6 one also at the v4-mapped address where IPv6 has"
         " no route; a raw IP socket's own protocol; a packet socket's frame on its link; a"
         " unix stream, seqpacket or datagram socket to the canary's abstract names, which"
-        " are the socket's namespace's, not the caller's); a TCP socket made in every"
-        " other network namespace it can enter, to the canary; at most 48, more make the"
-        " line an error",
+        " are the socket's namespace's, not the caller's); a TCP and a UDP socket made in"
+        " every other network namespace it can enter (through its owning user namespace"
+        " where need be), to the canary; at most 48, more make the line an error",
         ways=(
             "a held namespace descriptor (nsfs) or pidfd: setns, then socket",
             "a held folder of a proc filesystem (a /proc, a /proc/<pid>): <pid>/ns/net, setns,"
             " then socket",
-            "/proc/<pid>/ns/net of every visible process: setns, then socket",
+            "/proc/<pid>/ns/net of every visible process and thread: setns, then socket",
         ),
     ),
     _net(

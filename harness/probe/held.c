@@ -325,8 +325,10 @@ void chk_fs_inherited_fds(void)
         snprintf(whose, sizeof whose, "descriptor %d held at start", n);
         if (ns && (!strcmp(ns, "mnt") || !strcmp(ns, "ns") || !strcmp(ns, "pidfd"))) {
             /* a handle to a mount namespace (or a process's): its root, by setns */
-            int root = fd_in_ns(n, CLONE_NEWNS, ns_root, NULL);
+            int why, root = fd_in_ns(n, CLONE_NEWNS, ns_root, NULL, &why);
             g_held_tried += root < 0;
+            if (root < 0 && why == NS_LOST) /* no answer: never certified blocked */
+                fail(errno, "setns into descriptor %d's mount namespace: nothing came back", n);
             if (root >= 0) {
                 snprintf(whose, sizeof whose, "the root of descriptor %d's mount namespace (setns)", n);
                 route_dir(root, whose);

@@ -203,9 +203,10 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         att_end(b, OC_ERROR, 0, "bad canary address %s", alt);
 }
 
-static int tcp_socket(void *domain)
+static int ip_socket(void *kind)
 {
-    return socket(*(int *)domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int *k = kind; /* domain, type */
+    return socket(k[0], k[1] | SOCK_CLOEXEC, 0);
 }
 
 #define NETNS_MAX 16 /* distinct namespaces entered; more are counted as not tried */
@@ -231,13 +232,14 @@ static int ns_new(const struct stat *st)
 static void netns_try(int h, const char *via, uint64_t own, const char *ip4, const char *ip6, int high)
 {
     const char *ips[2] = { ip4, ip6 };
-    for (int f = 0; f < 2; f++) {
+    for (int k = 0; k < 4; k++) { /* TCP and UDP, IPv4 then IPv6 */
+        int f = k / 2, kind[2] = { f ? AF_INET6 : AF_INET, k % 2 ? SOCK_DGRAM : SOCK_STREAM }, why;
         if (!ips[f] || !*ips[f])
             continue;
-        int domain = f ? AF_INET6 : AF_INET, s = fd_in_ns(h, CLONE_NEWNET, tcp_socket, &domain), e = errno;
+        int s = fd_in_ns(h, CLONE_NEWNET, ip_socket, kind, &why), e = errno;
         if (s >= 0 && own && netns_cookie(s) == own) {
             close(s);
-            return;
+            return; /* the sandbox's own namespace: no route of its own */
         }
         struct att *a = held_att();
         if (!a) {
@@ -247,18 +249,23 @@ static void netns_try(int h, const char *via, uint64_t own, const char *ip4, con
         }
         char spec[96];
         snprintf(spec, sizeof spec, f ? "[%.70s]:%d" : "%.70s:%d", ips[f], high);
-        snprintf(a->dsts, sizeof a->dsts, "a socket made by setns into %.90s, to %.64s", via, spec);
+        snprintf(a->dsts, sizeof a->dsts, "a %s socket made by setns into %.90s, to %.64s",
+                 kind[1] == SOCK_DGRAM ? "UDP" : "TCP", via, spec);
         a->fd = s;
-        a->family = domain;
-        a->type = SOCK_STREAM;
+        a->family = kind[0];
+        a->type = kind[1];
         a->talk = X_LINE;
         a->held = 1;
-        if (s < 0)
-            att_end(a, OC_BLOCKED, e, "setns into %s, or a socket there", via);
+        if (kind[1] == SOCK_DGRAM)
+            a->how = H_SENDTO;
+        if (s < 0 && why == NS_LOST) /* no answer: never certified blocked */
+            att_end(a, OC_ERROR, e, "setns into %s: nothing came back from its child", via);
+        else if (s < 0)
+            att_end(a, OC_BLOCKED, e, why == NS_OUTSIDE ? "setns into %s" : "a socket in %s", via);
         else if (parse_addr(spec, &a->dst) != 0)
             att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
-        if (s < 0 && e == EPERM)
-            return; /* not allowed in: its other family would say the same */
+        if (s < 0 && why != NS_REFUSED)
+            return; /* not let in (or no answer): its other kinds would say the same */
     }
 }
 
@@ -283,7 +290,8 @@ static void proc_ns_try(int dirfd, const char *owner, const char *rel, const cha
     }
 }
 
-/* Every process's network namespace in the proc folder `procfd` (named `name`). */
+/* Every process's network namespace in the proc folder `procfd` (named `name`), and
+ * every other thread's. */
 static void proc_netns(int procfd, const char *name, uint64_t own, const char *ip4, const char *ip6,
                        int high)
 {
@@ -298,53 +306,93 @@ static void proc_netns(int procfd, const char *name, uint64_t own, const char *i
         snprintf(rel, sizeof rel, "%.20s/ns/net", e->d_name);
         snprintf(via, sizeof via, "%.48s/%.46s", name, rel);
         proc_ns_try(procfd, e->d_name, rel, via, own, ip4, ip6, high);
+        snprintf(rel, sizeof rel, "%.20s/task", e->d_name); /* a thread may stand elsewhere */
+        int t = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *tasks = t >= 0 ? fdopendir(t) : NULL;
+        if (tasks == NULL && t >= 0)
+            close(t);
+        for (struct dirent *k; tasks && (k = readdir(tasks)) != NULL;) {
+            if (k->d_name[0] < '1' || k->d_name[0] > '9' || !strcmp(k->d_name, e->d_name))
+                continue;
+            snprintf(rel, sizeof rel, "%.12s/task/%.12s/ns/net", e->d_name, k->d_name);
+            snprintf(via, sizeof via, "%.48s/%.46s", name, rel);
+            proc_ns_try(procfd, e->d_name, rel, via, own, ip4, ip6, high);
+        }
+        if (tasks)
+            closedir(tasks);
     }
     if (dir)
         closedir(dir);
 }
 
-/* Every handle to a network namespace other than the sandbox's: a held namespace
- * descriptor or pidfd (ns_handle), a held folder of a proc filesystem (a /proc: each
- * process's; a /proc/<pid>: its own), and each /proc/<pid>/ns/net the probe can open
- * whose namespace is not its own. */
+/* One held descriptor, if it is a handle to network namespaces: a namespace
+ * descriptor or pidfd (ns_handle), or a folder of a proc filesystem (a /proc: each
+ * process's; a /proc/<pid>: its own). */
+static void held_ns_fd(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    struct stat st;
+    struct statfs fs;
+    char link[64], via[96];
+    const char *kind = ns_handle(fd, link, sizeof link);
+    if (!kind && !in_host && fstatfs(fd, &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */ &&
+        fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(via, sizeof via, "held descriptor %d (%.40s)", fd, *link ? link : "a proc folder");
+        if (fstatat(fd, "ns/net", &st, 0) == 0) { /* a /proc/<pid> */
+            char named[128];
+            snprintf(named, sizeof named, "%s/ns/net", via);
+            proc_ns_try(fd, ".", "ns/net", named, own, ip4, ip6, high);
+        } else {
+            proc_netns(fd, via, own, ip4, ip6, high);
+        }
+        return;
+    }
+    if (!kind || fstat(fd, &st) != 0)
+        return;
+    int pidfd = !strcmp(kind, "pidfd");
+    if (!pidfd && strcmp(kind, "net") && strcmp(kind, "ns"))
+        return; /* another type of namespace */
+    if (!pidfd && !ns_new(&st))
+        return;
+    snprintf(via, sizeof via, "held descriptor %d (%.40s)", fd, *link ? link : kind);
+    netns_try(fd, via, own, ip4, ip6, high);
+}
+
+/* Whether the probe stands in the host's own network namespace: by --host-ns, or
+ * without it by pid 1's (the host's init, where the probe shares the host's PID
+ * namespace); then every other line tries the host's network directly, and other
+ * processes' namespaces (a fleet host's containers) are left alone. */
+static int in_host_netns(const struct stat *self)
+{
+    unsigned long host_net = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
+    struct stat init;
+    if (host_net)
+        return host_net == (unsigned long)self->st_ino;
+    return stat("/proc/1/ns/net", &init) == 0 && init.st_ino == self->st_ino && init.st_dev == self->st_dev;
+}
+
+/* Every handle to a network namespace other than the sandbox's: each descriptor
+ * held at start (held_ns_fd, at any number), and each /proc/<pid>/ns/net (and each
+ * thread's) the probe can open whose namespace is not its own. */
 static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
 {
     struct stat self = { 0 };
     if (stat("/proc/self/ns/net", &self) == 0)
         ns_new(&self);
-    /* In the host's own network namespace (--host-ns), every other line tries the
-     * host's network directly: other processes' namespaces (a fleet host's
-     * containers) are left alone. */
-    unsigned long host_net = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
-    int in_host = host_net && host_net == (unsigned long)self.st_ino;
+    int in_host = self.st_ino && in_host_netns(&self);
     const int *fds;
     int more, n = held_list(&fds, &more);
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        struct statfs fs;
-        char link[64], via[96];
-        const char *kind = ns_handle(fds[i], link, sizeof link);
-        if (!kind && !in_host && fstatfs(fds[i], &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */ &&
-            fstat(fds[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(via, sizeof via, "held descriptor %d (%.40s)", fds[i], *link ? link : "a proc folder");
-            if (fstatat(fds[i], "ns/net", &st, 0) == 0) { /* a /proc/<pid> */
-                char named[128];
-                snprintf(named, sizeof named, "%s/ns/net", via);
-                proc_ns_try(fds[i], ".", "ns/net", named, own, ip4, ip6, high);
-            } else {
-                proc_netns(fds[i], via, own, ip4, ip6, high);
-            }
-            continue;
-        }
-        if (!kind || fstat(fds[i], &st) != 0)
-            continue;
-        int pidfd = !strcmp(kind, "pidfd");
-        if (!pidfd && strcmp(kind, "net") && strcmp(kind, "ns"))
-            continue; /* another type of namespace */
-        if (!pidfd && !ns_new(&st))
-            continue;
-        snprintf(via, sizeof via, "held descriptor %d (%.40s)", fds[i], *link ? link : kind);
-        netns_try(fds[i], via, own, ip4, ip6, high);
+    for (int i = 0; i < n; i++)
+        if (fds[i] > 2)
+            held_ns_fd(fds[i], in_host, own, ip4, ip6, high);
+    struct rlimit lim;
+    long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? (long)lim.rlim_cur
+                                                                                    : 1L << 20;
+    for (long fd = 3; more && fd < top && fd < (1L << 20); fd++) { /* beyond the list: every number */
+        int listed = 0;
+        for (int i = 0; i < n && !listed; i++)
+            listed = fds[i] == fd;
+        if (!listed && fcntl((int)fd, F_GETFD) != -1)
+            held_ns_fd((int)fd, in_host, own, ip4, ip6, high);
     }
     int proc = in_host ? -1 : open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (proc >= 0) {
@@ -354,8 +402,9 @@ static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
     if (g_ns_over) {
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (a) {
-            snprintf(a->dsts, sizeof a->dsts, "%d more network namespaces", g_ns_over);
-            att_end(a, OC_ERROR, 0, "%d more network namespaces than the %d entered", g_ns_over, NETNS_MAX);
+            snprintf(a->dsts, sizeof a->dsts, "%d more handles to network namespaces", g_ns_over);
+            att_end(a, OC_ERROR, 0, "%d more handles to network namespaces beyond the %d entered", g_ns_over,
+                    NETNS_MAX);
         }
     }
 }

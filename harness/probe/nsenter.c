@@ -5,24 +5,64 @@
 
 #include "probe.h"
 
+#ifndef NS_GET_USERNS
+#define NS_GET_USERNS _IO(0xb7, 0x1)
+#endif
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/* setns into `h`, and where that is refused, through the user namespace that owns
+ * it (a namespace descriptor: NS_GET_USERNS; a pidfd: its user namespace with it):
+ * a rootless container's namespaces are its user namespace's, entered by anyone
+ * who may enter that one. */
+static int enter(int h, int nstype)
+{
+    if (setns(h, nstype) == 0)
+        return 0;
+    if (errno != EPERM)
+        return -1;
+    int u = ioctl(h, NS_GET_USERNS), r;
+    if (u >= 0) {
+        r = setns(u, CLONE_NEWUSER);
+        close(u);
+        r = r == 0 ? setns(h, nstype) : -1;
+    } else {
+        r = setns(h, nstype | CLONE_NEWUSER);
+    }
+    if (r != 0 && errno == EINVAL)
+        errno = EPERM; /* its owner is the probe's own user namespace: refused as it was */
+    return r;
+}
+
 /* What `make(arg)` returns in a child that entered the namespace behind `h` (a
- * namespace descriptor or a pidfd) as `nstype`; -1 with errno where setns or `make`
- * is refused, ECHILD where the child died (a filter that kills on setns) or hung. */
-int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg)
+ * namespace descriptor or a pidfd) as `nstype`; else -1 with errno, and `*why`:
+ * NS_OUTSIDE where setns was refused (or a filter killed the child with SIGSYS),
+ * NS_REFUSED where `make` was, NS_LOST where nothing came back (the child hung,
+ * died of another signal, or its descriptor was dropped on the way). */
+int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why)
 {
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0)
+    *why = NS_LOST;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    int e = 0, s = -1;
-    struct iovec iov = { &e, sizeof e };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } cbuf;
+    int sent[2] = { 0, 0 }, s = -1; /* errno, and whether setns went through */
+    struct iovec iov = { sent, sizeof sent };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf };
     pid_t kid = fork();
     if (kid == 0) {
-        if (setns(h, nstype) != 0 || (s = make(arg)) < 0)
-            e = errno;
+        close(sv[0]);
+        if ((sent[1] = enter(h, nstype) == 0) == 0 || (s = make(arg)) < 0)
+            sent[0] = errno;
         if (s >= 0) {
-            m.msg_controllen = sizeof cbuf;
+            m.msg_controllen = sizeof cbuf.buf;
             struct cmsghdr *c = CMSG_FIRSTHDR(&m);
             c->cmsg_level = SOL_SOCKET;
             c->cmsg_type = SCM_RIGHTS;
@@ -31,22 +71,28 @@ int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg)
         }
         _exit(sendmsg(sv[1], &m, 0) < 0);
     }
-    e = errno;
+    int e = kid < 0 ? errno : ECHILD;
     close(sv[1]);
     if (kid > 0) {
-        struct timeval tv = { 3, 0 };
+        struct timeval tv = { 2, 0 };
         setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        m.msg_controllen = sizeof cbuf;
-        int got_e = ECHILD;
-        iov.iov_base = &got_e;
-        ssize_t got = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC);
-        struct cmsghdr *c = got > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        m.msg_controllen = sizeof cbuf.buf;
+        ssize_t got = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC); /* 0: the child died */
+        struct cmsghdr *c = got == (ssize_t)sizeof sent ? CMSG_FIRSTHDR(&m) : NULL;
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
             memcpy(&s, CMSG_DATA(c), sizeof s);
+        int status = 0;
         if (got <= 0)
             kill(kid, SIGKILL);
-        waitpid(kid, NULL, 0);
-        e = got > 0 ? got_e : ECHILD;
+        waitpid(kid, &status, 0);
+        if (s >= 0) {
+            e = 0;
+        } else if (got == (ssize_t)sizeof sent && !(m.msg_flags & MSG_CTRUNC) && sent[0]) {
+            e = sent[0], *why = sent[1] ? NS_REFUSED : NS_OUTSIDE;
+        } else if (got == 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+            e = EPERM, *why = NS_OUTSIDE; /* a filter's kill */
+        }
     }
     close(sv[0]);
     errno = e;
@@ -60,11 +106,17 @@ int ns_root(void *unused)
     return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* What a held descriptor is a handle to: a namespace (nsfs: its kind, "net", "mnt"...,
- * from its name, or "ns" where /proc cannot name it), a process ("pidfd": every kind
- * of its namespaces at once), or neither (NULL). `name` gets what it links to. */
+/* What a held descriptor is a handle to: a namespace (its kind, "net", "mnt"..., by
+ * NS_GET_NSTYPE on an nsfs file), a process ("pidfd": every kind of its namespaces
+ * at once; a signal 0 tells one from another anonymous inode), or neither (NULL).
+ * `name` gets what /proc says it links to ("" without /proc). */
 const char *ns_handle(int fd, char *name, size_t n)
 {
+    static const struct { int type; const char *kind; } kinds[] = {
+        { CLONE_NEWNET, "net" }, { CLONE_NEWNS, "mnt" }, { CLONE_NEWPID, "pid" },
+        { CLONE_NEWUSER, "user" }, { CLONE_NEWUTS, "uts" }, { CLONE_NEWIPC, "ipc" },
+        { CLONE_NEWCGROUP, "cgroup" }, { 0x00000080 /* CLONE_NEWTIME */, "time" },
+    };
     struct statfs fs;
     char proc[64];
     if (fstatfs(fd, &fs) != 0)
@@ -72,17 +124,16 @@ const char *ns_handle(int fd, char *name, size_t n)
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
     ssize_t l = readlink(proc, name, n - 1);
     name[l > 0 ? l : 0] = 0;
-    if (fs.f_type == 0x6e736673) { /* NSFS_MAGIC: "net:[4026531840]" */
-        static char kind[16];
-        size_t k = strcspn(name, ":");
-        if (l <= 0 || k == 0 || k >= sizeof kind)
-            return "ns";
-        memcpy(kind, name, k);
-        kind[k] = 0;
-        return kind;
+    if (fs.f_type == 0x6e736673) { /* NSFS_MAGIC */
+        int type = ioctl(fd, NS_GET_NSTYPE);
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+            if (kinds[i].type == type)
+                return kinds[i].kind;
+        return "ns"; /* a kernel before 4.11: try it as any */
     }
-    if (fs.f_type == 0x50494446 /* PID_FS_MAGIC */ ||
-        (fs.f_type == 0x09041934 /* ANON_INODE_FS_MAGIC */ && (l <= 0 || strstr(name, "[pidfd]"))))
-        return "pidfd";
+    if (fs.f_type == 0x50494446 /* PID_FS_MAGIC */ || fs.f_type == 0x09041934 /* anon inodes */) {
+        if (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) == 0 || errno == EPERM || errno == ESRCH)
+            return "pidfd";
+    }
     return NULL;
 }

@@ -361,7 +361,8 @@ void sweep_calls(int f, const char *ip, int high);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
 /* nsenter.c: what make(arg) returns in a child that entered h's namespace by setns */
-int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg);
+enum { NS_OUTSIDE, NS_REFUSED, NS_LOST }; /* why fd_in_ns gave none: setns, make, no answer */
+int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why);
 const char *ns_handle(int fd, char *name, size_t n); /* "net", "mnt"..., "pidfd" or NULL */
 int ns_root(void *unused); /* for fd_in_ns: "/" of the mount namespace entered */
 /* sweep.c: aim at the canary's abstract name for a's socket type (stream, datagram, seqpacket) */

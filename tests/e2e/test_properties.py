@@ -552,15 +552,15 @@ EGRESS_MUTANTS = {
     "bwrap-held-inet6": ({"held-fds"}, "[::ffff:"),
     "bwrap-held-netns": (
         {"held-fds"},
-        "the nonce came back from a socket made by setns into held descriptor ",
+        "socket made by setns into held descriptor ",
     ),
     "bwrap-pid-netns": (
         {"held-fds"},
-        "the nonce came back from a socket made by setns into /proc/",
+        "socket made by setns into /proc/",
     ),
     "bwrap-held-procfs": (
         {"held-fds"},
-        "the nonce came back from a socket made by setns into held descriptor 3 (/proc)/",
+        "socket made by setns into held descriptor 3 (/proc)/",
     ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
