@@ -1,7 +1,7 @@
 """Nothing outlives a run: after `kill -9` of harness, `harness clean` (or the next
 run on the host) removes the canary, its namespace and veth, the hung sandbox,
-the cell and sentinel folders and the log; a canary cancelled while starting is
-torn down at once."""
+the cell and sentinel folders, the log and the metadata addresses' routing rules;
+a canary cancelled while starting is torn down at once."""
 
 from __future__ import annotations
 
@@ -49,6 +49,24 @@ def _namespaces(run_id: str) -> list[str]:
     return [line for line in out.splitlines() if f"harness-{run_id}-" in line]
 
 
+def _metadata_rules(*, dead: bool) -> list[str]:
+    """The canaries' metadata rules (priority 90, a lease table), those whose table is
+    empty (their canary's veth gone) if `dead`: a live canary's table holds its route."""
+    found = []
+    for family in ("-4", "-6"):
+        out = subprocess.run(["ip", family, "rule", "show"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            table = line.rsplit(" lookup ", 1)[-1].strip()
+            if not line.startswith("90:") or not table.isdigit() or int(table) >> 28 != 1:
+                continue
+            routes = subprocess.run(
+                ["ip", family, "route", "show", "table", table], capture_output=True, text=True
+            ).stdout.strip()
+            if not dead or not routes:
+                found.append(line)
+    return found
+
+
 def _killed_run(tmp: Path) -> tuple[Path, str]:
     """A run killed with SIGKILL while its slow cell hangs; its matrix and run id."""
     require_tool("ip")
@@ -74,6 +92,7 @@ def _killed_run(tmp: Path) -> tuple[Path, str]:
     assert _namespaces(run_id), "the canary's namespace should be left behind by kill -9"
     assert leftovers(f"harness-{run_id}-", wait=0)  # the hung cell and the canary
     assert _ipc_left(run_id), "the canary's IPC objects should be there while it runs"
+    assert _metadata_rules(dead=False), "the canary's metadata rules should be there too"
     flag.touch()
     return matrix, run_id
 
@@ -93,6 +112,7 @@ def _assert_clean(tmp: Path, run_id: str) -> None:
     work = tmp / "work"
     assert _namespaces(run_id) == []
     assert _ipc_left(run_id) == []  # a canary killed outright leaves them: it is asked first
+    assert _metadata_rules(dead=True) == []  # its veth gone, its rules with it
     assert leftovers(f"harness-{run_id}-") == []
     assert leftovers(f"canary-{run_id}-") == []
     assert not any(p.name.startswith(f"harness-{run_id}-") for p in (work / "cells").iterdir())
