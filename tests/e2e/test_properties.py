@@ -562,6 +562,10 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "socket made by setns into held descriptor 3 (/proc)/",
     ),
+    "bwrap-userns-netns": (
+        {"held-fds"},
+        "the nonce came back from a TCP socket made by setns into held descriptor 3 (/run/netns/",
+    ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     "bwrap-no-forward": (
@@ -623,6 +627,7 @@ ROW_MUTANTS = (
     "bwrap-held-netns",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
+    "bwrap-userns-netns",
     "bwrap-abstract-unix-dgram",
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
