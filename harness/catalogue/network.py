@@ -273,6 +273,8 @@ ROWS: tuple[Row, ...] = (
             "a held folder of a proc filesystem (a /proc, a /proc/<pid>): <pid>/ns/net, setns,"
             " then socket",
             "/proc/<pid>/ns/net of every visible process and thread: setns, then socket",
+            "a proc filesystem mounted elsewhere (a host's at /host/proc): <pid>/ns/net, setns,"
+            " then socket",
         ),
     ),
     _net(

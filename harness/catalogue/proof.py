@@ -166,6 +166,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-pid-netns",
         "bwrap-held-procfs",
         "bwrap-userns-netns",
+        "bwrap-bound-procfs",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

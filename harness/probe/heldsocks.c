@@ -399,6 +399,18 @@ static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
         proc_netns(proc, "/proc", own, ip4, ip6, high);
         close(proc);
     }
+    /* Every other proc mount (a host's /proc bound in at /host/proc): its pids are
+     * another PID namespace's. */
+    int mounts = !in_host && read_mounts() == 0 ? g_nmnt : 0;
+    for (int i = 0; i < mounts; i++) {
+        if (strcmp(g_mnt[i].type, "proc") || !strcmp(g_mnt[i].mp, "/proc"))
+            continue;
+        int other = open(g_mnt[i].mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (other >= 0) {
+            proc_netns(other, g_mnt[i].mp, own, ip4, ip6, high);
+            close(other);
+        }
+    }
     if (g_ns_over) {
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (a) {

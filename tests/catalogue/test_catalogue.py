@@ -177,6 +177,7 @@ WAY_MUTANTS = {
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "/proc/<pid>/ns/": ("-pid-netns",),
     "a held folder of a proc filesystem": ("-held-procfs",),
+    "a proc filesystem mounted elsewhere": ("-bound-procfs",),
 }
 
 

@@ -562,6 +562,7 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "socket made by setns into held descriptor 3 (/proc)/",
     ),
+    "bwrap-bound-procfs": ({"held-fds"}, "socket made by setns into /host/proc/"),
     "bwrap-userns-netns": (
         {"held-fds"},
         "the nonce came back from a TCP socket made by setns into held descriptor 3 (/run/netns/",
@@ -628,6 +629,7 @@ ROW_MUTANTS = (
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
+    "bwrap-bound-procfs",
     "bwrap-abstract-unix-dgram",
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
