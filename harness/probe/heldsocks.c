@@ -73,7 +73,21 @@ static uint64_t netns_cookie(int fd)
 }
 
 static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
-static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high);
+static void held_ns_fd(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6, int high);
+static void held_netns(int in_host, uint64_t own, const char *ip4, const char *ip6, int high);
+static int ns_new(const struct stat *st);
+static int in_host_netns(const struct stat *self);
+
+/* One descriptor held at start: a socket (held_one), or a handle to network
+ * namespaces (held_ns_fd). 1 and 2 carry the probe's own output. */
+static void held_fd(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    if (fd == 1 || fd == 2)
+        return;
+    held_one(fd, own, ip4, ip6, high);
+    if (fd > 2) /* stdin: only a network socket, never the launcher's channel */
+        held_ns_fd(fd, in_host, own, ip4, ip6, high);
+}
 
 /* Every socket the probe held when it started (held.c's list, at any number; 0 to 2
  * carry its own output): connected ones get the HARNESS line, unconnected IP ones are
@@ -90,9 +104,12 @@ void sweep_held(const char *ip4, const char *ip6, int high)
     uint64_t own = probe >= 0 ? netns_cookie(probe) : 0;
     if (probe >= 0)
         close(probe);
+    struct stat self = { 0 };
+    if (stat("/proc/self/ns/net", &self) == 0)
+        ns_new(&self);
+    int in_host = self.st_ino && in_host_netns(&self);
     for (int i = 0; i < n; i++)
-        if (fds[i] != 1 && fds[i] != 2) /* the probe's output; stdin only if a network socket */
-            held_one(fds[i], own, ip4, ip6, high);
+        held_fd(fds[i], in_host, own, ip4, ip6, high);
     struct rlimit lim;
     long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? (long)lim.rlim_cur
                                                                                     : 1L << 20;
@@ -101,9 +118,9 @@ void sweep_held(const char *ip4, const char *ip6, int high)
         for (int i = 0; i < n && !listed; i++)
             listed = fds[i] == fd;
         if (!listed && fcntl((int)fd, F_GETFD) != -1)
-            held_one((int)fd, own, ip4, ip6, high);
+            held_fd((int)fd, in_host, own, ip4, ip6, high);
     }
-    held_netns(own, ip4, ip6, high);
+    held_netns(in_host, own, ip4, ip6, high);
     if (g_held_over) { /* not certified: some were never tried */
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (a) {
@@ -370,30 +387,11 @@ static int in_host_netns(const struct stat *self)
     return stat("/proc/1/ns/net", &init) == 0 && init.st_ino == self->st_ino && init.st_dev == self->st_dev;
 }
 
-/* Every handle to a network namespace other than the sandbox's: each descriptor
- * held at start (held_ns_fd, at any number), and each /proc/<pid>/ns/net (and each
- * thread's) the probe can open whose namespace is not its own. */
-static void held_netns(uint64_t own, const char *ip4, const char *ip6, int high)
+/* Every other handle to a network namespace other than the sandbox's (the held
+ * ones are held_ns_fd's): each /proc/<pid>/ns/net (and each thread's) the probe can
+ * open, below /proc and every other proc mount, whose namespace is not its own. */
+static void held_netns(int in_host, uint64_t own, const char *ip4, const char *ip6, int high)
 {
-    struct stat self = { 0 };
-    if (stat("/proc/self/ns/net", &self) == 0)
-        ns_new(&self);
-    int in_host = self.st_ino && in_host_netns(&self);
-    const int *fds;
-    int more, n = held_list(&fds, &more);
-    for (int i = 0; i < n; i++)
-        if (fds[i] > 2)
-            held_ns_fd(fds[i], in_host, own, ip4, ip6, high);
-    struct rlimit lim;
-    long top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? (long)lim.rlim_cur
-                                                                                    : 1L << 20;
-    for (long fd = 3; more && fd < top && fd < (1L << 20); fd++) { /* beyond the list: every number */
-        int listed = 0;
-        for (int i = 0; i < n && !listed; i++)
-            listed = fds[i] == fd;
-        if (!listed && fcntl((int)fd, F_GETFD) != -1)
-            held_ns_fd((int)fd, in_host, own, ip4, ip6, high);
-    }
     int proc = in_host ? -1 : open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (proc >= 0) {
         proc_netns(proc, "/proc", own, ip4, ip6, high);
