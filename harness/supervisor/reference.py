@@ -267,6 +267,14 @@ def hidden_by(pid: int) -> str | None:
         return f"the socket belongs to {SANDBOX_KERNELS[name]} ({name}, pid {pid})"
     if name.startswith("runsc") and "boot" in argv:
         return f"the socket belongs to gVisor's sentry ({name} boot, pid {pid})"
+    # A command line that says nothing (unreadable, or read while the process renames
+    # itself): a process running runsc's own binary is gVisor's, never a workload's.
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return None
+    if exe.startswith("runsc"):
+        return f"the socket belongs to a process of gVisor's ({exe}, pid {pid})"
     return None
 
 
