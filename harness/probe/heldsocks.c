@@ -243,9 +243,9 @@ static int ns_new(const struct stat *st)
     return g_ns_n <= NETNS_MAX && !g_ns_over;
 }
 
-/* Enter the namespace behind `h` (named `via`) for one TCP socket per family the
- * canary has, each an attempt of the held-fds line: a socket of the sandbox's own
- * namespace (by its cookie) is no route of its own and is left out. */
+/* Enter the namespace behind `h` (named `via`) for a TCP and a UDP socket per family
+ * the canary has, each an attempt of the held-fds line: a socket of the sandbox's
+ * own namespace (by its cookie) is no route of its own and is left out. */
 static void netns_try(int h, const char *via, uint64_t own, const char *ip4, const char *ip6, int high)
 {
     const char *ips[2] = { ip4, ip6 };
