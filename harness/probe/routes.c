@@ -121,10 +121,10 @@ static void routes_by_handle(const char *mp)
     close(mfd);
 }
 
-/* The mount namespace of visible process `pid` (once per namespace, never the
- * probe's own), opened as the pid's owner: entered by setns in a child, whose root
- * (the namespace's, whatever the process's own root) is the base of every suffix of
- * every sentinel's path. */
+/* The mount namespace of visible process `pid` (once per namespace, the probe's own
+ * too: a chrooted probe's setns leaves its chroot), opened as the pid's owner:
+ * entered by setns in a child, whose root (the namespace's, whatever the process's
+ * own root) is the base of every suffix of every sentinel's path. */
 static int g_mntns_over, g_mntns_lost;
 static void routes_by_setns(const char *pid, struct stat *seen, int *nseen)
 {
