@@ -1,13 +1,16 @@
 """The kernel's own lists, each member held to a check or a written reason: every
 capability (linux/capability.h, up to CAP_LAST_CAP), every namespace type
 (linux/sched.h's CLONE_NEW*), every io_uring opcode (linux/io_uring.h, up to
-IORING_OP_LAST). A newer header's member is in neither, and the completeness test
-(tests/catalogue/) names it until someone decides."""
+IORING_OP_LAST), every kind of descriptor (the probe's fdkinds.def). A newer header's
+member, or a running kernel with more opcodes, capabilities or namespace types than
+named here, fails the completeness test (tests/catalogue/) until someone decides."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 INCLUDE = Path("/usr/include/linux")
@@ -189,6 +192,136 @@ IO_URING_OPS: dict[str, Member] = {
     ),
     "IORING_OP_SEND_ZC": _c("uring4", reason="a send as IORING_OP_SEND, copied later"),
     "IORING_OP_SENDMSG_ZC": _c("uring4", reason="a send as IORING_OP_SENDMSG, copied later"),
+    # Past Debian 12's header (6.1), up to the kernel this lab runs (6.18).
+    **{
+        op: _c(reason=_OWN)
+        for op in (
+            "IORING_OP_READ_MULTISHOT",
+            "IORING_OP_RECV_ZC",
+            "IORING_OP_EPOLL_WAIT",
+            "IORING_OP_READV_FIXED",
+            "IORING_OP_WRITEV_FIXED",
+            "IORING_OP_FIXED_FD_INSTALL",
+        )
+    },
+    "IORING_OP_WAITID": _c(reason="waits for its own children, as waitid"),
+    **{
+        op: _c(reason="a futex in its own memory")
+        for op in ("IORING_OP_FUTEX_WAIT", "IORING_OP_FUTEX_WAKE", "IORING_OP_FUTEX_WAITV")
+    },
+    "IORING_OP_FTRUNCATE": _c(
+        reason="cuts a file it holds open: Landlock's TRUNCATE right is checked on the open"
+        " (ABI 3+), and a file opened for writing is the write row's"
+    ),
+    "IORING_OP_BIND": _c(
+        reason=_FS_BY_LANDLOCK + " (bind: a unix socket file is MAKE_SOCK); no bytes leave by it"
+    ),
+    "IORING_OP_LISTEN": _c(reason="no bytes leave by a listener alone (the rest of the socket API)"),
+    "IORING_OP_PIPE": _c(reason="makes a pipe of its own, as pipe2"),
+}
+
+# The kernel's numbering of io_uring opcodes (enum io_uring_op, 0 up), past the
+# installed header's too: the running kernel says how many it has (IORING_REGISTER_PROBE),
+# and each must have a name here, then a member above. A newer kernel's opcode has none
+# and fails the completeness test until someone decides.
+IO_URING_NUMBERING = (
+    "IORING_OP_NOP", "IORING_OP_READV", "IORING_OP_WRITEV", "IORING_OP_FSYNC",
+    "IORING_OP_READ_FIXED", "IORING_OP_WRITE_FIXED", "IORING_OP_POLL_ADD",
+    "IORING_OP_POLL_REMOVE", "IORING_OP_SYNC_FILE_RANGE", "IORING_OP_SENDMSG",
+    "IORING_OP_RECVMSG", "IORING_OP_TIMEOUT", "IORING_OP_TIMEOUT_REMOVE", "IORING_OP_ACCEPT",
+    "IORING_OP_ASYNC_CANCEL", "IORING_OP_LINK_TIMEOUT", "IORING_OP_CONNECT",
+    "IORING_OP_FALLOCATE", "IORING_OP_OPENAT", "IORING_OP_CLOSE", "IORING_OP_FILES_UPDATE",
+    "IORING_OP_STATX", "IORING_OP_READ", "IORING_OP_WRITE", "IORING_OP_FADVISE",
+    "IORING_OP_MADVISE", "IORING_OP_SEND", "IORING_OP_RECV", "IORING_OP_OPENAT2",
+    "IORING_OP_EPOLL_CTL", "IORING_OP_SPLICE", "IORING_OP_PROVIDE_BUFFERS",
+    "IORING_OP_REMOVE_BUFFERS", "IORING_OP_TEE", "IORING_OP_SHUTDOWN", "IORING_OP_RENAMEAT",
+    "IORING_OP_UNLINKAT", "IORING_OP_MKDIRAT", "IORING_OP_SYMLINKAT", "IORING_OP_LINKAT",
+    "IORING_OP_MSG_RING", "IORING_OP_FSETXATTR", "IORING_OP_SETXATTR", "IORING_OP_FGETXATTR",
+    "IORING_OP_GETXATTR", "IORING_OP_SOCKET", "IORING_OP_URING_CMD", "IORING_OP_SEND_ZC",
+    "IORING_OP_SENDMSG_ZC", "IORING_OP_READ_MULTISHOT", "IORING_OP_WAITID",
+    "IORING_OP_FUTEX_WAIT", "IORING_OP_FUTEX_WAKE", "IORING_OP_FUTEX_WAITV",
+    "IORING_OP_FIXED_FD_INSTALL", "IORING_OP_FTRUNCATE", "IORING_OP_BIND", "IORING_OP_LISTEN",
+    "IORING_OP_RECV_ZC", "IORING_OP_EPOLL_WAIT", "IORING_OP_READV_FIXED",
+    "IORING_OP_WRITEV_FIXED", "IORING_OP_PIPE",
+)  # fmt: skip
+
+# /proc/<pid>/ns's entries, the namespace types the running kernel has, by their flag.
+NS_ENTRIES = {
+    "cgroup": "CLONE_NEWCGROUP",
+    "ipc": "CLONE_NEWIPC",
+    "mnt": "CLONE_NEWNS",
+    "net": "CLONE_NEWNET",
+    "pid": "CLONE_NEWPID",
+    "pid_for_children": "CLONE_NEWPID",
+    "time": "CLONE_NEWTIME",
+    "time_for_children": "CLONE_NEWTIME",
+    "user": "CLONE_NEWUSER",
+    "uts": "CLONE_NEWUTS",
+}
+
+_HELD = "held, it reaches nothing beyond what its holder has: "
+# Every kind of descriptor a workload can hold (harness/probe/fdkinds.def: the probe
+# tells each held one's kind by the same table). TRIED kinds name the checks that go
+# through them; the others why they reach nothing, or (the probe's UNJUDGED) why
+# harness cannot tell where they lead, which makes fs-inherited-fds an error.
+DESCRIPTOR_KINDS: dict[str, Member] = {
+    "file": _c("fs-inherited-fds"),
+    "dir": _c("fs-inherited-fds"),
+    "block": _c("fs-inherited-fds"),
+    "char": _c(
+        reason=_HELD + "a device's reach is its driver's (the IOCTL_DEV row; the devices a"
+        " root workload could make are priv-root-mknod's)"
+    ),
+    "pipe": _c(
+        reason=_HELD + "bytes to whoever holds the other end: the probe's own output leaves"
+        " by one, and harness writes nothing into another"
+    ),
+    "socket": _c("held-fds"),
+    "symlink": _c(reason=_HELD + "an O_PATH handle to a symlink reads only its target's name"),
+    "mqueue": _c(
+        reason="not judged (an error when held): a message queue another process reads,"
+        " a channel like ipc-posix-mq's that harness does not aim at its canary"
+    ),
+    "ns": _c("fs-inherited-fds", "held-fds"),
+    "anon_inode:[pidfd]": _c("fs-inherited-fds", "held-fds"),
+    "anon_inode:[io_uring]": _c(
+        "fs-inherited-fds",
+        reason="each personality registered on it runs a request with the credentials that"
+        " registered it (no Landlock domain of the holder's); a ring with a poll thread"
+        " (SQPOLL) of another process reads that process's memory, so no path of the"
+        " holder's can be named to it",
+    ),
+    "anon_inode:[eventfd]": _c(reason=_HELD + "a counter: a few bits, as a semaphore"),
+    "anon_inode:[eventpoll]": _c(reason=_HELD + "it waits on descriptors its holder has"),
+    "anon_inode:[signalfd]": _c(reason=_HELD + "its own signals"),
+    "anon_inode:[timerfd]": _c(reason=_HELD + "a timer"),
+    "anon_inode:inotify": _c(
+        reason=_HELD + "names and times of files its watches see: metadata (the listing row)"
+    ),
+    "anon_inode:[userfaultfd]": _c(reason=_HELD + "page faults in its own memory"),
+    "anon_inode:[perf_event]": _c(
+        reason=_HELD + "counters of what it was opened on; opening one is priv-root-kernel's"
+    ),
+    "anon_inode:landlock-ruleset": _c(reason=_HELD + "a ruleset only narrows its holder"),
+    "anon_inode:[fscontext]": _c(
+        reason="not judged (an error when held): mounted by fsmount where its holder has"
+        " CAP_SYS_ADMIN over its mount namespace, it is a filesystem of whoever set it up"
+    ),
+    "anon_inode:[fanotify]": _c(
+        reason="not judged (an error when held): a group's events hand its reader a"
+        " descriptor of each file the watched host touches, only when the host touches one"
+    ),
+    "anon_inode:seccomp notify": _c(
+        reason="not judged (an error when held): a supervisor's listener answers, for the"
+        " processes its filter holds, the calls that filter sends it"
+    ),
+    **{
+        f"anon_inode:{name}": _c(
+            reason="not judged (an error when held): a BPF object of whoever made it (a map"
+            " its programs read, a program or link attached to the host's hooks)"
+        )
+        for name in ("bpf-map", "bpf-prog", "bpf_link", "bpf-token", "btf")
+    },
 }
 
 
@@ -216,3 +349,39 @@ def io_uring_ops(include: Path = INCLUDE) -> list[str]:
     text = _header(include, "io_uring.h")
     body = text[text.index("IORING_OP_NOP") : text.index("IORING_OP_LAST")]
     return _members(body, r"\b(IORING_OP_[A-Z0-9_]+)\b")
+
+
+def descriptor_kinds(text: str | None = None) -> list[tuple[str, str]]:
+    """fdkinds.def's kinds, (name, route) in order (`text`: a fdkinds.def; default the
+    probe's own)."""
+    if text is None:
+        text = resources.files("harness.probe").joinpath("fdkinds.def").read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.findall(r'^FDKIND\(\w+, "([^"]+)", (TRIED|OWN|UNJUDGED)\)', text, re.M)
+
+
+def running_io_uring_ops() -> int | None:
+    """How many io_uring opcodes the running kernel has (IORING_REGISTER_PROBE's
+    ops_len), or None where it has no io_uring or refuses it."""
+    import ctypes  # only the completeness test asks the running kernel
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params
+    ring = libc.syscall(425, 4, params)  # io_uring_setup: 425 on x86_64 and aarch64
+    if ring < 0:
+        return None
+    try:
+        probe = ctypes.create_string_buffer(16 + 256 * 8)  # struct io_uring_probe, 256 ops
+        if libc.syscall(427, ring, 8, probe, 256) != 0:  # IORING_REGISTER_PROBE
+            return None
+        return probe.raw[1]
+    finally:
+        os.close(ring)
+
+
+def running_capabilities() -> int | None:
+    """How many capabilities the running kernel has (/proc/sys/kernel/cap_last_cap + 1)."""
+    try:
+        return int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1
+    except (OSError, ValueError):
+        return None

@@ -306,7 +306,10 @@ ROWS: tuple[Row, ...] = (
         ("dup", "dup2", "dup3", "fcntl", "openat", "openat2", "setns"),
         checks=("fs-inherited-fds",),
         target="every sentinel; overwrite-me; each held folder or file itself, against the grants",
-        ways=("a held namespace descriptor (nsfs) or pidfd: setns into its mount namespace",),
+        ways=(
+            "a held namespace descriptor (nsfs) or pidfd: setns into its mount namespace",
+            "a held io_uring ring: IORING_OP_OPENAT as each personality registered on it",
+        ),
     ),
     _fs(
         _ROUTE,

@@ -6,7 +6,13 @@ Regenerate it with `python -m harness.catalogue.page > docs/attack-surface.md`.
 
 from __future__ import annotations
 
-from harness.catalogue.enumerations import CAPABILITIES, IO_URING_OPS, NAMESPACES, Member
+from harness.catalogue.enumerations import (
+    CAPABILITIES,
+    DESCRIPTOR_KINDS,
+    IO_URING_OPS,
+    NAMESPACES,
+    Member,
+)
 from harness.catalogue.proof import NO_MUTANT, mutants_of
 from harness.catalogue.rows import NOT_YET, Row, Surface
 from harness.catalogue.syscalls import GROUPS
@@ -88,6 +94,7 @@ _ENUMERATIONS: tuple[tuple[str, dict[str, Member]], ...] = (
     ("Every capability (linux/capability.h, to CAP_LAST_CAP)", CAPABILITIES),
     ("Every namespace type (linux/sched.h)", NAMESPACES),
     ("Every io_uring opcode (linux/io_uring.h, to IORING_OP_LAST)", IO_URING_OPS),
+    ("Every kind of descriptor it may hold (fdkinds.def, as /proc/self/fd names it)", DESCRIPTOR_KINDS),
 )
 
 

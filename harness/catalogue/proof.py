@@ -79,6 +79,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-leaked-fd-high",
         "bwrap-leaked-file",
         "bwrap-leaked-mntns",
+        "landlock-held-ring",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
     _FS + "through io_uring's file operations": ("landlock-unfiltered-io-uring",),

@@ -14,7 +14,8 @@
  * the filter, `--any-arch` the filter's architecture check (another ABI's entry
  * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
  * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
- * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS). It
+ * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS;
+ * io_uring_enter and io_uring_register, a held ring's calls, io_uring_setup refused). It
  * is not a check. */
 
 #include "probe.h"
@@ -138,6 +139,8 @@ static const struct { const char *family; long nr[2]; } fd_calls[] = {
     { "chmod", { SYS_fchmod, -1 } },
     { "chown", { SYS_fchown, -1 } },
     { "xattr", { SYS_fsetxattr, SYS_fremovexattr } },
+    /* a ring it holds stays usable where no new one can be set up */
+    { "io_uring", { __NR_io_uring_enter, __NR_io_uring_register } },
 };
 
 static int fd_only(const char *fd_open, long nr)
@@ -278,9 +281,9 @@ void confine_main(int argc, char **argv)
         if (i + 1 < argc && !strcmp(argv[i], "--fd-open")) {
             fd_open = argv[++i];
             if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr") &&
-                strcmp(fd_open, "utime") && strcmp(fd_open, "chattr"))
-                fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr)",
-                      fd_open);
+                strcmp(fd_open, "utime") && strcmp(fd_open, "chattr") && strcmp(fd_open, "io_uring"))
+                fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr,"
+                         " io_uring)", fd_open);
             continue;
         }
         if (!strcmp(argv[i], "--any-arch")) {

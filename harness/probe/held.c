@@ -294,32 +294,69 @@ static void held_files(void)
     ev_int("held_files_cut", g_held_cut);
 }
 
-/* Every descriptor the workload held when it started: a folder (or an O_PATH handle
- * to one) is a root to open the sentinels under; a file is read, and re-opened
- * through /proc/self/fd/N (which gives a read that an O_PATH or write-only
- * descriptor does not); each is reported by number and kind. */
+/* A held io_uring ring: each personality registered on it (1 to 16) is the
+ * credentials of whoever registered it, Landlock domain and capabilities included,
+ * and a request carrying its number runs as them: each sentinel is opened that way,
+ * in the holder's own memory and root. A ring harness cannot drive is an error. */
+static void held_ring(int n, const char *whose)
+{
+    const char *why = "";
+    int refused = 0;
+    for (unsigned id = 1; id <= 16; id++)
+        for (int s = 0; s < g_npaths; s++) {
+            int fd = uring_held_open(n, g_paths[s], id, &why);
+            if (fd == -EBADE)
+                fail(0, "descriptor %d held at start is an io_uring ring harness cannot drive: %s", n,
+                     why);
+            if (fd == -EXDEV) { /* the kernel takes no request of the holder's */
+                ev_str("ring", why);
+                g_held_tried++;
+                return;
+            }
+            if (fd >= 0) {
+                char how[64];
+                snprintf(how, sizeof how, "IORING_OP_OPENAT as its personality %u", id);
+                held_read(fd, how, whose);
+            } else {
+                g_held_tried++;
+                if (fd != -EINVAL && !refused++) /* EINVAL: no personality of that number */
+                    ev_str("ring_refused", errname(-fd));
+            }
+        }
+}
+
+/* Every descriptor the workload held when it started, by its kind (fdkinds.def): a
+ * folder (or an O_PATH handle to one) is a root to open the sentinels under; a file is
+ * read, and re-opened through /proc/self/fd/N (which gives a read that an O_PATH or
+ * write-only descriptor does not); a namespace handle's root and a ring's personalities
+ * are routes too; each is reported by number and kind,
+ * and a kind that may lead outside where harness cannot tell makes the check an error. */
 void chk_fs_inherited_fds(void)
 {
     need(&o.token);
     held_targets();
-    char kinds[512] = "";
-    size_t kn = 0;
+    char kinds[512] = "", unjudged[256] = "";
+    size_t kn = 0, un = 0;
     for (int i = 0; i < g_nheld; i++) {
         int n = g_held[i];
         struct stat st;
-        if (fstat(n, &st) != 0)
-            continue;
-        char link[64], nskind[24];
-        const char *ns = ns_handle(n, link, sizeof link);
+        char link[128], nsname[64], nskind[24];
+        enum fd_kind fk = fd_kind(n, link, sizeof link);
+        if (fk == FK_UNKNOWN && fstat(n, &st) != 0)
+            continue; /* closed since the start */
+        const char *ns = fk == FK_nsfs || fk == FK_pidfd ? ns_handle(n, nsname, sizeof nsname) : NULL;
         snprintf(nskind, sizeof nskind, "ns(%.16s)", ns ? ns : "");
-        const char *kind = ns && !strcmp(ns, "pidfd") ? "pidfd" : ns ? nskind
-                         : S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file"
-                         : S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket"
-                         : S_ISCHR(st.st_mode) ? "char" : "other";
+        const char *name = fd_kind_name(fk);
+        const char *kind = fk == FK_nsfs ? nskind : fk == FK_pidfd ? "pidfd"
+                         : fk == FK_UNKNOWN ? link : strncmp(name, "anon_inode:", 11) ? name
+                         : name + 11;
         int flags = fcntl(n, F_GETFL);
         if (kn < sizeof kinds)
             kn += (size_t)snprintf(kinds + kn, sizeof kinds - kn, "%s%d:%s%s", kn ? " " : "", n,
                                    kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
+        if (fd_kind_route(fk) == FR_UNJUDGED && un < sizeof unjudged)
+            un += (size_t)snprintf(unjudged + un, sizeof unjudged - un, "%s%d (%s)", un ? ", " : "",
+                                   n, kind);
         char proc[64], whose[96];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
         snprintf(whose, sizeof whose, "descriptor %d held at start", n);
@@ -334,14 +371,17 @@ void chk_fs_inherited_fds(void)
                 route_dir(root, whose);
                 close(root);
             }
-        } else if (S_ISDIR(st.st_mode)) {
+        } else if (fk == FK_io_uring) {
+            snprintf(whose, sizeof whose, "the io_uring ring held at descriptor %d", n);
+            held_ring(n, whose);
+        } else if (fk == FK_dir) {
             route_dir(n, whose);
             int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (again >= 0) {
                 route_dir(again, whose);
                 close(again);
             }
-        } else if (S_ISREG(st.st_mode)) {
+        } else if (fk == FK_file) {
             int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
             if (dup >= 0)
                 held_read(dup, "read from offset 0", whose);
@@ -356,6 +396,8 @@ void chk_fs_inherited_fds(void)
     held_files();
     if (g_held_cut)
         fail(0, "%d rows of held files not reported (too many to report)", g_held_cut);
+    if (unjudged[0]) /* not blocked: kinds that may lead outside, not judged */
+        fail(0, "held at start, of a kind harness does not judge: %s", unjudged);
     if (g_held_more) /* not blocked: descriptors it never tried */
         fail(0, "%d descriptors held at start, %d beyond the %d it checks", g_nheld + g_held_more,
              g_held_more, MAX_HELD);

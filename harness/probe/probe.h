@@ -38,7 +38,8 @@
  * The sources, one concern each (named in each file's first line): this header
  * (what every file shares); compat.h (syscall numbers and kernel constants older
  * headers lack); checks.def (the check table, one CHECK() row per check, in output
- * order); sweep.def (the egress sweep's ids and port lists); main.c (arguments, the
+ * order); sweep.def (the egress sweep's ids and port lists); fdkinds.def (every
+ * kind of descriptor, read by fdkinds.c and the catalogue); main.c (arguments, the
  * table, the check loop); runner.c (a check in a forked child, with its time
  * limit); output.c (JSON lines, the outcome enum's words, a check child's results);
  * sha256.c; net.c and dns.c (helpers of the network checks and the canary).
@@ -49,11 +50,11 @@
  *                tries), heldsocks.c (the sockets held at the start), hostunix.c
  *                (unix listeners outside), ipc.c (SysV and POSIX IPC), uring.c
  *                (io_uring: the one ring, the sweep's exchange, the file
- *                operations), i386net.c (the exchange through the i386 entry)
+ *                operations, a ring held), i386net.c (the exchange through the i386 entry)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
  *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
- *                start), stands.c (the working folder, a second chroot), mounts.c
+ *                start), fdkinds.c (what kind each is), stands.c (the working folder, a second chroot), mounts.c
  *                (the mount table), routes.c (every route to every sentinel),
  *                writereach.c (write reach), procs.c (other processes)
  *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
@@ -381,6 +382,22 @@ void ipc_canary_remove(void);
 /* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4-*) */
 int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *reply, size_t cap,
                    int *src_port, const char **step);
+/* uring.c: open `path` through a ring the workload holds (`ring`), as the credentials
+ * registered under `personality`: a descriptor, or -errno; -EBADE with *why where the
+ * ring cannot be driven (a layout it does not know, a poll thread of another process) */
+int uring_held_open(int ring, const char *path, unsigned personality, const char **why);
+
+/* fdkinds.c: what a held descriptor is, one kind per row of fdkinds.def */
+enum fd_kind {
+#define FDKIND(ident, name, route) FK_##ident,
+#include "fdkinds.def"
+#undef FDKIND
+    FK_UNKNOWN
+};
+enum fd_route { FR_TRIED, FR_OWN, FR_UNJUDGED };
+enum fd_kind fd_kind(int fd, char *link, size_t n);
+const char *fd_kind_name(enum fd_kind k);
+enum fd_route fd_kind_route(enum fd_kind k);
 
 /* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the
  * calls a kind is made of, tried in turn (grants.c's too). */

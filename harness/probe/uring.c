@@ -5,6 +5,7 @@
 #include "probe.h"
 
 #include <linux/io_uring.h>
+#include <limits.h>
 #include <sys/mman.h>
 
 struct uring {
@@ -209,4 +210,150 @@ void chk_fs_io_uring(void)
     ev_str("openat", opened < 0 ? errname(-opened) : "ok");
     outcome(OC_BLOCKED, -set, "IORING_OP_SETXATTR on %s (IORING_OP_OPENAT of the sentinel: %s)",
             path, opened < 0 ? errname(-opened) : "opened, no token");
+}
+
+/* ---- a ring the workload holds -------------------------------------------------- */
+
+/* The value after `key` ("SqMask:") in the ring's /proc/self/fdinfo, or LONG_MIN. */
+static long ring_fdinfo(int fd, const char *key)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0)
+        return LONG_MIN;
+    ssize_t n = read(f, text, sizeof text - 1);
+    close(f);
+    text[n > 0 ? n : 0] = 0;
+    for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (!strncmp(line, key, strlen(key)))
+            return strtol(line + strlen(key), NULL, 0);
+    return LONG_MIN;
+}
+
+static struct uring g_held_ring = { .fd = -1 };
+
+/* Map a ring set up by someone else. Only io_uring_setup tells its offsets (and a
+ * filter may refuse that call to the holder), so they are found in the ring itself:
+ * the words sq_ring_mask, cq_ring_mask, sq_ring_entries, cq_ring_entries (fdinfo gives
+ * both masks) mark the middle of the kernel's struct io_rings, with the heads and
+ * tails before them (packed, or a 64-byte line each in older kernels), the
+ * completions after them on the next line, the submission array after those. */
+static int ring_map_held(int fd, struct uring *u, const char **why)
+{
+    long sqmask = ring_fdinfo(fd, "SqMask:"), cqmask = ring_fdinfo(fd, "CqMask:");
+    long thread = ring_fdinfo(fd, "SqThread:");
+    if (sqmask < 0 || cqmask < 0 || sqmask > 32767 || cqmask > 65535) {
+        *why = "its fdinfo shows no ring sizes";
+        return -EBADE;
+    }
+    if (thread != LONG_MIN && thread >= 0) {
+        /* its poll thread submits in the memory of the process that set it up: no path
+         * of the holder's can be named to it */
+        *why = "its poll thread (IORING_SETUP_SQPOLL) reads the memory of the process that"
+               " set it up, not the holder's";
+        return -EXDEV;
+    }
+    size_t page = 4096;
+    unsigned char *head = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, IORING_OFF_SQ_RING);
+    if (head == MAP_FAILED) {
+        *why = "mmap of its rings failed";
+        return -EBADE;
+    }
+    long at = -1;
+    for (size_t off = 0; off + 16 <= 512; off += 4) {
+        const uint32_t *w = (const uint32_t *)(head + off);
+        if (w[0] == (uint32_t)sqmask && w[1] == (uint32_t)cqmask && w[2] == (uint32_t)sqmask + 1 &&
+            w[3] == (uint32_t)cqmask + 1) {
+            at = (long)off;
+            break;
+        }
+    }
+    munmap(head, page);
+    size_t line = at == 16 ? 4 : at == 256 ? 64 : 0; /* the heads' and tails' spacing */
+    if (!line) {
+        *why = "its ring has a layout harness does not know";
+        return -EBADE;
+    }
+    size_t cqes = ((size_t)at + 32 + 63) & ~(size_t)63;
+    size_t array = (cqes + ((size_t)cqmask + 1) * sizeof(struct io_uring_cqe) + 63) & ~(size_t)63;
+    size_t size = array + ((size_t)sqmask + 1) * sizeof(unsigned);
+    unsigned char *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQ_RING);
+    struct io_uring_sqe *sqes = mmap(NULL, ((size_t)sqmask + 1) * sizeof(struct io_uring_sqe),
+                                     PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQES);
+    if (r == MAP_FAILED || sqes == MAP_FAILED) {
+        *why = "mmap of its rings at their full size failed";
+        return -EBADE;
+    }
+    u->fd = fd;
+    u->sq_tail = (unsigned *)(r + line);
+    u->cq_head = (unsigned *)(r + 2 * line);
+    u->cq_tail = (unsigned *)(r + 3 * line);
+    u->sq_mask = (unsigned *)(r + at);
+    u->cq_mask = (unsigned *)(r + at + 4);
+    u->cqes = (struct io_uring_cqe *)(r + cqes);
+    u->sq_array = (unsigned *)(r + array);
+    u->sqes = sqes;
+    return 0;
+}
+
+/* The completion of the request tagged `tag`, waited for up to a second; others (the
+ * ring's owner may still use it) are left for it. -EBADE with *why when none came. */
+static int ring_result(struct uring *u, unsigned long long tag, const char **why)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned tail = __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE);
+        for (unsigned h = *u->cq_head; h != tail; h++) {
+            struct io_uring_cqe *c = &u->cqes[h & *u->cq_mask];
+            if (c->user_data == tag) {
+                int res = c->res;
+                if (h == *u->cq_head)
+                    __atomic_store_n(u->cq_head, h + 1, __ATOMIC_RELEASE);
+                return res;
+            }
+        }
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    *why = "no completion came back (a ring set up with SQE128, CQE32 or NO_SQARRAY?)";
+    return -EBADE;
+}
+
+int uring_held_open(int ring, const char *path, unsigned personality, const char **why)
+{
+    static int mapped = -EBADE;
+    static const char *map_why = "";
+    if (g_held_ring.fd != ring) {
+        g_held_ring.fd = -1;
+        mapped = ring_map_held(ring, &g_held_ring, &map_why);
+    }
+    if (mapped < 0) {
+        *why = map_why;
+        return mapped;
+    }
+    struct uring *u = &g_held_ring;
+    static unsigned long long seq;
+    unsigned long long tag = 0x68617200000000ULL | ++seq; /* "har" and a count */
+    unsigned tail = *u->sq_tail, idx = tail & *u->sq_mask;
+    struct io_uring_sqe *s = &u->sqes[idx];
+    memset(s, 0, sizeof *s);
+    s->opcode = IORING_OP_OPENAT;
+    s->fd = AT_FDCWD;
+    s->addr = (uint64_t)(uintptr_t)path;
+    s->open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    s->personality = (uint16_t)personality;
+    s->user_data = tag;
+    u->sq_array[idx] = idx;
+    __atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+    if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
+        int e = errno;
+        if (e == EBADF || e == EOPNOTSUPP || e == EOWNERDEAD || e == EEXIST || e == EBADFD) {
+            *why = e == EOWNERDEAD ? "its poll thread is gone"
+                   : e == EEXIST  ? "only the task that set it up may submit (SINGLE_ISSUER)"
+                                  : "io_uring_enter takes no request of the holder's";
+            return -EXDEV;
+        }
+        return -e; /* refused (EPERM: a filter) */
+    }
+    return ring_result(u, tag, why);
 }

@@ -159,14 +159,57 @@ def test_the_kernels_lists_are_read_as_its_headers_write_them(tmp_path: Path) ->
         "#define CAP_CHOWN            0\n#define CAP_NEW_ONE 41\n#define CAP_LAST_CAP CAP_NEW_ONE\n"
     )
     (tmp_path / "io_uring.h").write_text(
-        "enum io_uring_op {\n\tIORING_OP_NOP,\n\tIORING_OP_FUTEX_WAIT,\n\n\tIORING_OP_LAST,\n};\n"
+        "enum io_uring_op {\n\tIORING_OP_NOP,\n\tIORING_OP_TOMORROW,\n\n\tIORING_OP_LAST,\n};\n"
         "#define IORING_OP_NOT_AN_OP 1\n"
     )
     (tmp_path / "sched.h").write_text("#define CLONE_NEWNS\t0x00020000\n#define CLONE_VM 1\n")
     assert enumerations.capabilities(tmp_path) == ["CAP_CHOWN", "CAP_NEW_ONE"]
-    assert enumerations.io_uring_ops(tmp_path) == ["IORING_OP_NOP", "IORING_OP_FUTEX_WAIT"]
+    assert enumerations.io_uring_ops(tmp_path) == ["IORING_OP_NOP", "IORING_OP_TOMORROW"]
     assert enumerations.namespaces(tmp_path) == ["CLONE_NEWNS"]
-    assert "IORING_OP_FUTEX_WAIT" not in enumerations.IO_URING_OPS
+    assert "IORING_OP_TOMORROW" not in enumerations.IO_URING_OPS
+
+
+def test_the_running_kernels_own_counts_are_all_named() -> None:
+    """The kernel this runs on says how many io_uring opcodes (IORING_REGISTER_PROBE) and
+    capabilities (cap_last_cap) it has, and which namespace types (/proc/self/ns): each is
+    named and held to a member, even past the installed headers; a newer kernel's
+    opcode, capability or namespace type fails here until someone decides."""
+    header = enumerations.io_uring_ops() if (enumerations.INCLUDE / "io_uring.h").exists() else []
+    numbering = enumerations.IO_URING_NUMBERING
+    assert list(numbering[: len(header)]) == header  # the header's order is the kernel's
+    assert sorted(set(numbering) ^ set(enumerations.IO_URING_OPS)) == []
+    ops = enumerations.running_io_uring_ops()
+    if ops is None and os.environ.get("CI"):
+        pytest.fail("this kernel refused io_uring: its opcode count is unknown")
+    assert ops is None or ops <= len(numbering), numbering[len(numbering) - 1]
+    caps = enumerations.running_capabilities()
+    assert caps is not None and caps <= len(enumerations.CAPABILITIES)
+    entries = {p.name for p in Path("/proc/self/ns").iterdir()}
+    assert sorted(entries - set(enumerations.NS_ENTRIES)) == []
+    assert set(enumerations.NS_ENTRIES.values()) <= set(enumerations.NAMESPACES)
+
+
+def test_every_kind_of_descriptor_has_a_check_or_a_reason() -> None:
+    """Each kind the probe tells apart (fdkinds.def) is held here: one it tries names the
+    checks that go through it, one that reaches nothing says why, and one harness cannot
+    judge says so (the probe makes holding it an error); no kind is in one table alone."""
+    kinds = dict(enumerations.descriptor_kinds())
+    assert len(kinds) > 20
+    held = enumerations.DESCRIPTOR_KINDS
+    assert sorted(set(kinds) ^ set(held)) == []
+    checks = {c.id for s in SCENARIOS.values() for c in s.checks}
+    for name, route in kinds.items():
+        member = held[name]
+        assert bool(member.checks) == (route == "TRIED"), name
+        assert member.checks or member.reason, name
+        assert (route == "UNJUDGED") == member.reason.startswith("not judged"), name
+        assert sorted(set(member.checks) - checks) == [], name
+
+
+def test_descriptor_kinds_are_read_as_the_table_writes_them() -> None:
+    """A row of fdkinds.def is read whole, and a comment is not a row."""
+    text = '/* FDKIND(old, "gone", OWN) */\nFDKIND(io_uring, "anon_inode:[io_uring]", TRIED)\n'
+    assert enumerations.descriptor_kinds(text) == [("anon_inode:[io_uring]", "TRIED")]
 
 
 # What a mutant's name says of the way it leaves open: a row's way is proven only by a
@@ -175,6 +218,7 @@ WAY_MUTANTS = {
     "i386: ": ("-i386-", "-any-arch"),
     "a descriptor opened for reading: ": ("-fd-",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
+    "a held io_uring ring": ("-held-ring",),
     "/proc/<pid>/ns/": ("-pid-netns",),
     "a held folder of a proc filesystem": ("-held-procfs",),
     "a proc filesystem mounted elsewhere": ("-bound-procfs",),

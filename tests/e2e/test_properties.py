@@ -315,6 +315,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-leaked-file": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
     "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
+    # A launcher that leaks an io_uring ring with its credentials registered as the
+    # ring's personality, into the Landlock reference whose filter lets a held ring be used.
+    "landlock-held-ring": {"filesystem_confinement": "fs-inherited-fds"},
     # The same leak as bwrap-leaked-fd, at descriptor 1500.
     "bwrap-leaked-fd-high": {"filesystem_confinement": "fs-inherited-fds"},
     # Harness's helpers bound read-write: the shared inputs are no write grant.
@@ -782,6 +785,43 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert held["detail"].startswith("setns into held descriptor "), held
+
+
+def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
+    """landlock-held-ring's correct twin: the same leaked ring, its launcher's personality
+    registered, into the Landlock reference whose filter refuses io_uring whole. Each
+    request through the ring is refused (EPERM), and the verdict is enforced."""
+    launcher = ROOT / "scripts" / "mutant-held-ring"
+    policy = ROOT / "policies" / "landlock-offline.yaml"
+    runtime = (
+        '[runtimes.landlock-held-ring-twin]\nkind = "command"\n'
+        f'argv = ["{launcher}", "3", "unshare", "--net", "--ipc", "--uts", "--pid", "--fork",'
+        ' "--mount-proc", "--", "{probe}", "confine", "--read", "/usr", "--read", "/etc",'
+        ' "--read", "/proc", "--write", "/tmp", "--write", "/dev/null", "--read", "{probe}",'
+        ' "--read", "{helpers}", "--write", "{allowed}", "--", "{probe}", "{args}"]\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    # The reference grants /tmp: the run's own files lie outside every grant.
+    work = Path("/var/tmp") / f"harness-t-ring-{os.getpid()}"
+    inventory = tmp_path / "inv.toml"
+    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[
+        ("localhost", "landlock-held-ring-twin", "filesystem_confinement")
+    ]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
+    assert held["outcome"] == "blocked" and "3:[io_uring]" in held["detail"], held
+    cell = cells_of(tmp_path / "out")[("localhost", "landlock-held-ring-twin")]
+    line = next(
+        json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
+    )
+    assert line["evidence"]["ring_refused"] == "EPERM", line
 
 
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(
