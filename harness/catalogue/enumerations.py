@@ -216,7 +216,9 @@ IO_URING_OPS: dict[str, Member] = {
     "IORING_OP_BIND": _c(
         reason=_FS_BY_LANDLOCK + " (bind: a unix socket file is MAKE_SOCK); no bytes leave by it"
     ),
-    "IORING_OP_LISTEN": _c(reason="no bytes leave by a listener alone (the rest of the socket API)"),
+    "IORING_OP_LISTEN": _c(
+        reason="no bytes leave by a listener alone (the rest of the socket API)"
+    ),
     "IORING_OP_PIPE": _c(reason="makes a pipe of its own, as pipe2"),
 }
 

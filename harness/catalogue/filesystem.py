@@ -309,6 +309,7 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "a held namespace descriptor (nsfs) or pidfd: setns into its mount namespace",
             "a held io_uring ring: IORING_OP_OPENAT as each personality registered on it",
+            "a held io_uring ring's registered files: IORING_OP_FIXED_FD_INSTALL, then as held",
         ),
     ),
     _fs(

@@ -94,7 +94,10 @@ _ENUMERATIONS: tuple[tuple[str, dict[str, Member]], ...] = (
     ("Every capability (linux/capability.h, to CAP_LAST_CAP)", CAPABILITIES),
     ("Every namespace type (linux/sched.h)", NAMESPACES),
     ("Every io_uring opcode (linux/io_uring.h, to IORING_OP_LAST)", IO_URING_OPS),
-    ("Every kind of descriptor it may hold (fdkinds.def, as /proc/self/fd names it)", DESCRIPTOR_KINDS),
+    (
+        "Every kind of descriptor it may hold (fdkinds.def, as /proc/self/fd names it)",
+        DESCRIPTOR_KINDS,
+    ),
 )
 
 

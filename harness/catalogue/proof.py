@@ -80,6 +80,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-leaked-file",
         "bwrap-leaked-mntns",
         "landlock-held-ring",
+        "bwrap-held-ring-file",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
     _FS + "through io_uring's file operations": ("landlock-unfiltered-io-uring",),

@@ -297,7 +297,10 @@ static void held_files(void)
 /* A held io_uring ring: each personality registered on it (1 to 16) is the
  * credentials of whoever registered it, Landlock domain and capabilities included,
  * and a request carrying its number runs as them: each sentinel is opened that way,
- * in the holder's own memory and root. A ring harness cannot drive is an error. */
+ * in the holder's own memory and root. Each file registered on it (a fixed file) is a
+ * descriptor it holds too: installed as one of the holder's (IORING_OP_FIXED_FD_INSTALL),
+ * a folder is climbed and a file read like one held at start. A ring harness cannot
+ * drive is an error. */
 static void held_ring(int n, const char *whose)
 {
     const char *why = "";
@@ -323,6 +326,33 @@ static void held_ring(int n, const char *whose)
                     ev_str("ring_refused", errname(-fd));
             }
         }
+    int files = uring_held_files(n);
+    if (files > 64)
+        fail(0, "the io_uring ring held at descriptor %d has %d files registered, beyond the 64"
+                " it installs", n, files);
+    char list[512] = "";
+    size_t ln = 0;
+    for (int slot = 0; slot < files; slot++) {
+        int fd = uring_held_install(n, (unsigned)slot, &why);
+        g_held_tried++;
+        if (fd == -EBADE)
+            fail(0, "fixed file %d of the io_uring ring held at descriptor %d: %s", slot, n, why);
+        char link[128], by[128];
+        enum fd_kind fk = fd >= 0 ? fd_kind(fd, link, sizeof link) : FK_UNKNOWN;
+        if (ln < sizeof list)
+            ln += (size_t)snprintf(list + ln, sizeof list - ln, "%s%d:%s", ln ? " " : "", slot,
+                                   fd >= 0 ? fd_kind_name(fk) : errname(-fd));
+        if (fd < 0)
+            continue;
+        snprintf(by, sizeof by, "fixed file %d of the io_uring ring held at descriptor %d", slot, n);
+        if (fk == FK_dir)
+            route_dir(fd, by);
+        else if (fk == FK_file)
+            held_read(fcntl(fd, F_DUPFD_CLOEXEC, 0), "installed, read from offset 0", by);
+        close(fd);
+    }
+    if (files)
+        ev_str("ring_files", list);
 }
 
 /* Every descriptor the workload held when it started, by its kind (fdkinds.def): a

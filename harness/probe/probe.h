@@ -386,6 +386,10 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
  * registered under `personality`: a descriptor, or -errno; -EBADE with *why where the
  * ring cannot be driven (a layout it does not know, a poll thread of another process) */
 int uring_held_open(int ring, const char *path, unsigned personality, const char **why);
+/* uring.c: how many files are registered on a held ring (its fdinfo's UserFiles), and
+ * one of them installed as a descriptor of the holder's (IORING_OP_FIXED_FD_INSTALL) */
+int uring_held_files(int ring);
+int uring_held_install(int ring, unsigned slot, const char **why);
 
 /* fdkinds.c: what a held descriptor is, one kind per row of fdkinds.def */
 enum fd_kind {

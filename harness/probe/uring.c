@@ -319,7 +319,10 @@ static int ring_result(struct uring *u, unsigned long long tag, const char **why
     return -EBADE;
 }
 
-int uring_held_open(int ring, const char *path, unsigned personality, const char **why)
+/* One request on a held ring (its user_data set here), waited for: its result, or
+ * -EBADE with *why where the ring cannot be driven, -EXDEV where the kernel takes no
+ * request of the holder's on it. */
+static int ring_held_do(int ring, struct io_uring_sqe *req, const char **why)
 {
     static int mapped = -EBADE;
     static const char *map_why = "";
@@ -333,16 +336,9 @@ int uring_held_open(int ring, const char *path, unsigned personality, const char
     }
     struct uring *u = &g_held_ring;
     static unsigned long long seq;
-    unsigned long long tag = 0x68617200000000ULL | ++seq; /* "har" and a count */
+    req->user_data = 0x68617200000000ULL | ++seq; /* "har" and a count */
     unsigned tail = *u->sq_tail, idx = tail & *u->sq_mask;
-    struct io_uring_sqe *s = &u->sqes[idx];
-    memset(s, 0, sizeof *s);
-    s->opcode = IORING_OP_OPENAT;
-    s->fd = AT_FDCWD;
-    s->addr = (uint64_t)(uintptr_t)path;
-    s->open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-    s->personality = (uint16_t)personality;
-    s->user_data = tag;
+    u->sqes[idx] = *req;
     u->sq_array[idx] = idx;
     __atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
     if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
@@ -355,5 +351,37 @@ int uring_held_open(int ring, const char *path, unsigned personality, const char
         }
         return -e; /* refused (EPERM: a filter) */
     }
-    return ring_result(u, tag, why);
+    return ring_result(u, req->user_data, why);
+}
+
+int uring_held_open(int ring, const char *path, unsigned personality, const char **why)
+{
+    struct io_uring_sqe s;
+    memset(&s, 0, sizeof s);
+    s.opcode = IORING_OP_OPENAT;
+    s.fd = AT_FDCWD;
+    s.addr = (uint64_t)(uintptr_t)path;
+    s.open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    s.personality = (uint16_t)personality;
+    return ring_held_do(ring, &s, why);
+}
+
+#ifndef IORING_OP_FIXED_FD_INSTALL
+#define IORING_OP_FIXED_FD_INSTALL 54 /* 6.8 */
+#endif
+
+int uring_held_files(int ring)
+{
+    long n = ring_fdinfo(ring, "UserFiles:");
+    return n == LONG_MIN ? 0 : (int)n;
+}
+
+int uring_held_install(int ring, unsigned slot, const char **why)
+{
+    struct io_uring_sqe s;
+    memset(&s, 0, sizeof s);
+    s.opcode = IORING_OP_FIXED_FD_INSTALL;
+    s.fd = (int)slot;
+    s.flags = IOSQE_FIXED_FILE;
+    return ring_held_do(ring, &s, why); /* O_CLOEXEC: install_fd_flags 0 */
 }

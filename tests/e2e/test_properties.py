@@ -318,6 +318,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A launcher that leaks an io_uring ring with its credentials registered as the
     # ring's personality, into the Landlock reference whose filter lets a held ring be used.
     "landlock-held-ring": {"filesystem_confinement": "fs-inherited-fds"},
+    # The same launcher's ring into an isolated bwrap, the host's "/" its fixed file 0.
+    "bwrap-held-ring-file": {"filesystem_confinement": "fs-inherited-fds"},
     # The same leak as bwrap-leaked-fd, at descriptor 1500.
     "bwrap-leaked-fd-high": {"filesystem_confinement": "fs-inherited-fds"},
     # Harness's helpers bound read-write: the shared inputs are no write grant.
@@ -795,9 +797,9 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     policy = ROOT / "policies" / "landlock-offline.yaml"
     runtime = (
         '[runtimes.landlock-held-ring-twin]\nkind = "command"\n'
-        f'argv = ["{launcher}", "3", "unshare", "--net", "--ipc", "--uts", "--pid", "--fork",'
-        ' "--mount-proc", "--", "{probe}", "confine", "--read", "/usr", "--read", "/etc",'
-        ' "--read", "/proc", "--write", "/tmp", "--write", "/dev/null", "--read", "{probe}",'
+        f'argv = ["{launcher}", "--personality", "3", "unshare", "--net", "--ipc", "--uts",'
+        ' "--pid", "--fork", "--mount-proc", "--", "{probe}", "confine", "--read", "/usr",'
+        ' "--read", "/etc", "--read", "/proc", "--write", "/tmp", "--write", "/dev/null", "--read", "{probe}",'
         ' "--read", "{helpers}", "--write", "{allowed}", "--", "{probe}", "{args}"]\n'
         f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
     )
