@@ -795,12 +795,15 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     request through the ring is refused (EPERM), and the verdict is enforced."""
     launcher = ROOT / "scripts" / "mutant-held-ring"
     policy = ROOT / "policies" / "landlock-offline.yaml"
+    argv = [
+        *(str(launcher), "--personality", "3"),
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--read", "/usr", "--read", "/etc", "--read", "/proc"),
+        *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
+        *("--write", "{allowed}", "--", "{probe}", "{args}"),
+    ]
     runtime = (
-        '[runtimes.landlock-held-ring-twin]\nkind = "command"\n'
-        f'argv = ["{launcher}", "--personality", "3", "unshare", "--net", "--ipc", "--uts",'
-        ' "--pid", "--fork", "--mount-proc", "--", "{probe}", "confine", "--read", "/usr",'
-        ' "--read", "/etc", "--read", "/proc", "--write", "/tmp", "--write", "/dev/null", "--read", "{probe}",'
-        ' "--read", "{helpers}", "--write", "{allowed}", "--", "{probe}", "{args}"]\n'
+        f'[runtimes.landlock-held-ring-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
         f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
     )
     matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
