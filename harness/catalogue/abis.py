@@ -1,9 +1,13 @@
 """The syscall tables of the probe's other ABIs, held to x86_64's (syscalls.py): the
-i386 entry an x86_64 kernel keeps (asm/unistd_32.h) and the generic table aarch64
-uses (asm-generic/unistd.h). Each name x86_64's table lacks is the same operation as
-one it has, whose row (or reason) covers it, or it reaches nothing. A newer header's
-name is in neither, and the completeness test names it. aarch64's own arm32 compat
-table is not installed here (no arm32 headers) and is not held."""
+i386 entry an x86_64 kernel keeps (asm/unistd_32.h), the generic table aarch64 uses
+(asm-generic/unistd.h) and the arm32 (EABI) entry an aarch64 kernel keeps for 32-bit
+programs (Debian's linux-libc-dev-armhf-cross). Each name x86_64's table lacks is the
+same operation as one it has, whose row (or reason) covers it, or it reaches nothing. A
+newer header's name is in neither, and the completeness test names it. The probe is
+an AArch64 program there and cannot enter arm32's numbers (only a 32-bit binary can):
+a filter on an aarch64 host that checks no architecture leaves them open unseen
+(docs/attack-surface.md says so). arm32's private calls (__ARM_NR_: cache flush, TLS,
+breakpoint) are the process's own."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pathlib import Path
 
 I386_HEADER = Path("/usr/include/x86_64-linux-gnu/asm/unistd_32.h")
 GENERIC_HEADER = Path("/usr/include/asm-generic/unistd.h")
+ARM32_HEADER = Path("/usr/arm-linux-gnueabihf/include/asm/unistd-eabi.h")
 
 _TIME64 = (
     "clock_gettime64",
@@ -95,6 +100,10 @@ SAME_AS: dict[str, str] = {
     "fstatfs64": "fstatfs",
     "fadvise64_64": "fadvise64",
     "sync_file_range2": "sync_file_range",
+    "arm_fadvise64_64": "fadvise64",
+    "arm_sync_file_range": "sync_file_range",
+    "send": "sendto",  # arm32's: sendto without an address, recvfrom without one
+    "recv": "recvfrom",
     # The multiplexers: each of their calls is one of x86_64's own (socketcall's are
     # the socket calls, socket first; ipc's the System V calls, msgget among them).
     "socketcall": "socket",
@@ -124,6 +133,11 @@ NOTHING: dict[str, str] = {
     "vm86": "the process's own virtual 8086 mode: no file, privilege or network",
     "syscalls": "not a call: the table's length",
     "arch_specific_syscall": "not a call: where an architecture's own numbers start",
+    **{
+        name: "the machine's PCI configuration space, for CAP_SYS_ADMIN alone (priv-start"
+        " judges holding it): no file, network or privilege of its own"
+        for name in ("pciconfig_iobase", "pciconfig_read", "pciconfig_write")
+    },
 }
 
 

@@ -265,9 +265,10 @@ ROWS: tuple[Row, ...] = (
         " the canary (unconnected; an IPv6 one also at the v4-mapped address where IPv6 has"
         " no route; a raw IP socket's own protocol; a packet socket's frame on its link; a"
         " unix stream, seqpacket or datagram socket to the canary's abstract names, which"
-        " are the socket's namespace's, not the caller's); a TCP and a UDP socket made in"
-        " every other network namespace it can enter (through its owning user namespace"
-        " where need be), to the canary; at most 48, more make the line an error",
+        " are the socket's namespace's, not the caller's); a TCP and a UDP socket per swept"
+        " port made in every other network namespace it can enter (through its owning user"
+        " namespace where need be), to the canary on that port; at most 160, more make the"
+        " line an error",
         ways=(
             "a held namespace descriptor (nsfs) or pidfd: setns, then socket",
             "a held folder of a proc filesystem (a /proc, a /proc/<pid>): <pid>/ns/net, setns,"

@@ -54,8 +54,10 @@ def markdown() -> str:
         "`python -m harness.catalogue.page > docs/attack-surface.md`; do not edit by hand.",
         "A test holds the catalogue complete: every syscall of the kernel's table is in a",
         "row below or in the last table with the reason it reaches nothing (x86_64's; the",
-        "i386 entry's and aarch64's names are each x86_64's, the same operation as one of",
-        "its, or said to reach nothing: `harness/catalogue/abis.py`); every attempt",
+        "i386 entry's, aarch64's and the arm32 entry's names are each x86_64's, the same",
+        "operation as one of its, or said to reach nothing: `harness/catalogue/abis.py`;",
+        "the running kernel's io_uring opcodes, capabilities and namespace types are counted",
+        "too, past the installed headers); every attempt",
         "of the filesystem, privilege and egress scenarios names a row; every row has a",
         "check or says why harness cannot see it. Each row with checks names the sandbox of",
         "`matrices/mutants.toml` that leaves exactly it open (its mutant), which a test holds",
@@ -63,7 +65,11 @@ def markdown() -> str:
         "**ways** are the entries the checks take besides the native syscalls (`native`: those",
         "alone): the i386 entry (`int $0x80`) of an x86_64 kernel, whose numbers a filter",
         "without an architecture check does not match, each with its own mutant; a",
-        "descriptor opened for reading where a grant allows it.",
+        "descriptor opened for reading where a grant allows it; a descriptor held (a",
+        "namespace handle, an io_uring ring's personalities and registered files). Not",
+        "attempted: the arm32 entry of an aarch64 kernel (the probe is an AArch64 program,",
+        "and only a 32-bit one can make those calls) and x32 (a kernel option this lab's",
+        "kernel lacks): a filter without an architecture check leaves them open unseen.",
     ]
     for surface in Surface:
         out += [

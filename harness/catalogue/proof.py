@@ -165,6 +165,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-unix-seqpacket",
         "bwrap-held-inet6",
         "bwrap-held-netns",
+        "bwrap-held-netns-ports",
         "bwrap-pid-netns",
         "bwrap-held-procfs",
         "bwrap-userns-netns",

@@ -10,7 +10,7 @@
 
 /* At most this many held sockets are tried (the sweep's other lines keep their slots);
  * more make the line an error. */
-#define HELD_ATT_MAX 48
+#define HELD_ATT_MAX 160
 static int g_held_atts, g_held_over;
 
 static struct att *held_att(void)
@@ -220,10 +220,20 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         att_end(b, OC_ERROR, 0, "bad canary address %s", alt);
 }
 
-static int ip_socket(void *kind)
+/* For fds_in_ns: one socket of kind {domain, type, count} per port, `count` of them. */
+static int ip_sockets(void *kind, int *fds, int max)
 {
-    const int *k = kind; /* domain, type */
-    return socket(k[0], k[1] | SOCK_CLOEXEC, 0);
+    const int *k = kind;
+    int n = 0;
+    for (; n < k[2] && n < max; n++)
+        if ((fds[n] = socket(k[0], k[1] | SOCK_CLOEXEC, 0)) < 0) {
+            int e = errno;
+            while (n > 0)
+                close(fds[--n]);
+            errno = e;
+            return -1;
+        }
+    return n;
 }
 
 #define NETNS_MAX 16 /* distinct namespaces entered; more are counted as not tried */
@@ -243,45 +253,55 @@ static int ns_new(const struct stat *st)
     return g_ns_n <= NETNS_MAX && !g_ns_over;
 }
 
-/* Enter the namespace behind `h` (named `via`) for a TCP and a UDP socket per family
- * the canary has, each an attempt of the held-fds line: a socket of the sandbox's
- * own namespace (by its cookie) is no route of its own and is left out. */
+/* Enter the namespace behind `h` (named `via`) for sockets aimed at the canary on every
+ * port the sweep tries (TCP and UDP, each family the canary has: a namespace that lets
+ * out one port alone is a way out by that port), each an attempt of the held-fds line,
+ * one child per kind; a socket of the sandbox's own namespace (by its cookie) is no
+ * route of its own and is left out. */
 static void netns_try(int h, const char *via, uint64_t own, const char *ip4, const char *ip6, int high)
 {
     const char *ips[2] = { ip4, ip6 };
     for (int k = 0; k < 4; k++) { /* TCP and UDP, IPv4 then IPv6 */
-        int f = k / 2, kind[2] = { f ? AF_INET6 : AF_INET, k % 2 ? SOCK_DGRAM : SOCK_STREAM }, why;
+        int f = k / 2, type = k % 2 ? SOCK_DGRAM : SOCK_STREAM, ports[16], why;
         if (!ips[f] || !*ips[f])
             continue;
-        int s = fd_in_ns(h, CLONE_NEWNET, ip_socket, kind, &why), e = errno;
-        if (s >= 0 && own && netns_cookie(s) == own) {
-            close(s);
+        int count = sweep_port_list(type, high, ports, 16), fds[16];
+        int kind[3] = { f ? AF_INET6 : AF_INET, type, count };
+        int n = fds_in_ns(h, CLONE_NEWNET, ip_sockets, kind, fds, count, &why), e = errno;
+        if (n > 0 && own && netns_cookie(fds[0]) == own) {
+            while (n > 0)
+                close(fds[--n]);
             return; /* the sandbox's own namespace: no route of its own */
         }
-        struct att *a = held_att();
-        if (!a) {
-            if (s >= 0)
-                close(s);
-            return;
+        for (int i = 0; i < (n > 0 ? n : 1); i++) {
+            struct att *a = held_att();
+            if (!a) {
+                while (n > i)
+                    close(fds[--n]);
+                return;
+            }
+            char spec[96];
+            snprintf(spec, sizeof spec, f ? "[%.70s]:%d" : "%.70s:%d", ips[f], ports[i]);
+            snprintf(a->dsts, sizeof a->dsts, "a %s socket made by setns into %.90s, to %.64s",
+                     type == SOCK_DGRAM ? "UDP" : "TCP", via, spec);
+            a->fd = n > 0 ? fds[i] : -1;
+            a->family = kind[0];
+            a->type = type;
+            a->talk = ports[i] == 53 ? X_DNS : X_LINE;
+            if (a->talk == X_DNS)
+                snprintf(a->qname, sizeof a->qname, "%s-%d.%s.%s", sweep_id[SW_HELD_FDS], i, o.tag,
+                         o.denied_name);
+            a->held = 1;
+            if (type == SOCK_DGRAM && a->talk == X_LINE)
+                a->how = H_SENDTO;
+            if (n < 0 && why == NS_LOST) /* no answer: never certified blocked */
+                att_end(a, OC_ERROR, e, "setns into %s: nothing came back from its child", via);
+            else if (n < 0)
+                att_end(a, OC_BLOCKED, e, why == NS_OUTSIDE ? "setns into %s" : "a socket in %s", via);
+            else if (parse_addr(spec, &a->dst) != 0)
+                att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
         }
-        char spec[96];
-        snprintf(spec, sizeof spec, f ? "[%.70s]:%d" : "%.70s:%d", ips[f], high);
-        snprintf(a->dsts, sizeof a->dsts, "a %s socket made by setns into %.90s, to %.64s",
-                 kind[1] == SOCK_DGRAM ? "UDP" : "TCP", via, spec);
-        a->fd = s;
-        a->family = kind[0];
-        a->type = kind[1];
-        a->talk = X_LINE;
-        a->held = 1;
-        if (kind[1] == SOCK_DGRAM)
-            a->how = H_SENDTO;
-        if (s < 0 && why == NS_LOST) /* no answer: never certified blocked */
-            att_end(a, OC_ERROR, e, "setns into %s: nothing came back from its child", via);
-        else if (s < 0)
-            att_end(a, OC_BLOCKED, e, why == NS_OUTSIDE ? "setns into %s" : "a socket in %s", via);
-        else if (parse_addr(spec, &a->dst) != 0)
-            att_end(a, OC_ERROR, 0, "bad canary address %s", spec);
-        if (s < 0 && why != NS_REFUSED)
+        if (n < 0 && why != NS_REFUSED)
             return; /* not let in (or no answer): its other kinds would say the same */
     }
 }

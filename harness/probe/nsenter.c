@@ -38,41 +38,48 @@ static int enter(int h, int nstype)
     return r;
 }
 
-/* What `make(arg)` returns in a child that entered the namespace behind `h` (a
- * namespace descriptor or a pidfd) as `nstype`; else -1 with errno, and `*why`:
- * NS_OUTSIDE where setns was refused (or a filter killed the child with SIGSYS),
- * NS_REFUSED where `make` was, NS_LOST where nothing came back (the child hung,
- * died of another signal, or its descriptor was dropped on the way). */
-int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why)
+#define NS_FDS_MAX 16 /* descriptors one child hands back */
+
+/* The descriptors `make(arg, fds, max)` makes (its count; -1 with errno where it
+ * fails) in a child that entered the namespace behind `h` (a namespace descriptor or a
+ * pidfd) as `nstype`, handed back in one message: their count, or -1 with errno and
+ * `*why`: NS_OUTSIDE where setns was refused (or a filter killed the child with
+ * SIGSYS), NS_REFUSED where `make` was, NS_LOST where nothing came back (the child
+ * hung, died of another signal, or its descriptors were dropped on the way). */
+int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int *fds, int max,
+              int *why)
 {
     int sv[2];
     *why = NS_LOST;
+    if (max > NS_FDS_MAX)
+        max = NS_FDS_MAX;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(NS_FDS_MAX * sizeof(int))];
         struct cmsghdr align;
     } cbuf;
-    int sent[2] = { 0, 0 }, s = -1; /* errno, and whether setns went through */
+    int sent[2] = { 0, 0 }, n = -1; /* errno, and whether setns went through */
     struct iovec iov = { sent, sizeof sent };
     struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf };
     pid_t kid = fork();
     if (kid == 0) {
         close(sv[0]);
-        if ((sent[1] = enter(h, nstype) == 0) == 0 || (s = make(arg)) < 0)
-            sent[0] = errno;
-        if (s >= 0) {
-            m.msg_controllen = sizeof cbuf.buf;
+        if ((sent[1] = enter(h, nstype) == 0) == 0 || (n = make(arg, fds, max)) <= 0)
+            sent[0] = n == 0 ? EINVAL : errno;
+        if (n > 0) {
+            m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
             struct cmsghdr *c = CMSG_FIRSTHDR(&m);
             c->cmsg_level = SOL_SOCKET;
             c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int));
-            memcpy(CMSG_DATA(c), &s, sizeof s);
+            c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+            memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
         }
         _exit(sendmsg(sv[1], &m, 0) < 0);
     }
     int e = kid < 0 ? errno : ECHILD;
     close(sv[1]);
+    n = -1;
     if (kid > 0) {
         struct timeval tv = { 2, 0 };
         setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -80,13 +87,19 @@ int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why)
         ssize_t got = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC); /* 0: the child died */
         struct cmsghdr *c = got == (ssize_t)sizeof sent ? CMSG_FIRSTHDR(&m) : NULL;
         if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-            c->cmsg_len == CMSG_LEN(sizeof(int)))
-            memcpy(&s, CMSG_DATA(c), sizeof s);
+            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
+        }
         int status = 0;
         if (got <= 0)
             kill(kid, SIGKILL);
         waitpid(kid, &status, 0);
-        if (s >= 0) {
+        if (n > 0 && (m.msg_flags & MSG_CTRUNC)) { /* some dropped: never a partial set */
+            for (int i = 0; i < n; i++)
+                close(fds[i]);
+            n = -1;
+        } else if (n > 0) {
             e = 0;
         } else if (got == (ssize_t)sizeof sent && !(m.msg_flags & MSG_CTRUNC) && sent[0]) {
             e = sent[0], *why = sent[1] ? NS_REFUSED : NS_OUTSIDE;
@@ -96,7 +109,28 @@ int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why)
     }
     close(sv[0]);
     errno = e;
-    return s;
+    return n;
+}
+
+struct one_fd {
+    int (*make)(void *);
+    void *arg;
+};
+
+static int make_one(void *arg, int *fds, int max)
+{
+    (void)max;
+    struct one_fd *one = arg;
+    return (fds[0] = one->make(one->arg)) < 0 ? -1 : 1;
+}
+
+/* What `make(arg)` returns in a child that entered the namespace behind `h`: one
+ * descriptor of fds_in_ns's. */
+int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why)
+{
+    struct one_fd one = { make, arg };
+    int fd = -1;
+    return fds_in_ns(h, nstype, make_one, &one, &fd, 1, why) == 1 ? fd : -1;
 }
 
 /* For fd_in_ns: the root of the mount namespace entered (setns makes it the root). */

@@ -304,7 +304,7 @@ enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H
 /* TCP Fast Open: T_SEND makes the connection with the first send call (MSG_FASTOPEN,
  * no connect(2)); T_CONNECT sets TCP_FASTOPEN_CONNECT before connect(2). */
 enum { T_NONE, T_SEND, T_CONNECT };
-#define MAX_ATT 320
+#define MAX_ATT 480
 #define CANARY_DGRAM_SUFFIX "-d" /* the canary's unix datagram socket: --canary-unix and this */
 #define CANARY_SEQPACKET_SUFFIX "-q" /* its unix seqpacket listener */
 #define UNIX_MAX 48
@@ -354,6 +354,8 @@ void att_line(const char *id, enum outcome oc, int e, const char *detail, double
               const char *dst, int src_port, const char *qname);
 struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk);
 void sweep_ports(int f, const char *ip, int high);
+/* sweep.c: the ports the sweep tries by TCP (SOCK_STREAM) or UDP, 0 standing for high */
+int sweep_port_list(int type, int high, int *ports, int max);
 void sweep_own_dns(const char *denied);
 void own_dns_gate(struct att *a);
 void sweep_unix(void);
@@ -364,6 +366,9 @@ void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
 /* nsenter.c: what make(arg) returns in a child that entered h's namespace by setns */
 enum { NS_OUTSIDE, NS_REFUSED, NS_LOST }; /* why fd_in_ns gave none: setns, make, no answer */
 int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why);
+/* nsenter.c: the same for the descriptors make(arg, fds, max) makes, at most 16 */
+int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int *fds, int max,
+              int *why);
 const char *ns_handle(int fd, char *name, size_t n); /* "net", "mnt"..., "pidfd" or NULL */
 int ns_root(void *unused); /* for fd_in_ns: "/" of the mount namespace entered */
 /* sweep.c: aim at the canary's abstract name for a's socket type (stream, datagram, seqpacket) */

@@ -27,6 +27,16 @@ const char *const sweep_id[SW_COUNT] = {
 
 /* TCP and UDP to each of the canary's listed ports (0: the run's high port; 53
  * speaks DNS), and ICMP echo, over family f (0: IPv4, 1: IPv6) to ip. */
+int sweep_port_list(int type, int high, int *ports, int max)
+{
+    const int *list = type == SOCK_DGRAM ? sweep_udp_ports : sweep_tcp_ports;
+    int n = type == SOCK_DGRAM ? (int)(sizeof sweep_udp_ports / sizeof sweep_udp_ports[0])
+                               : (int)(sizeof sweep_tcp_ports / sizeof sweep_tcp_ports[0]);
+    for (int i = 0; i < n && i < max; i++)
+        ports[i] = list[i] ? list[i] : high;
+    return n < max ? n : max;
+}
+
 void sweep_ports(int f, const char *ip, int high)
 {
     char id[48];

@@ -559,6 +559,11 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "socket made by setns into held descriptor ",
     ),
+    # A namespace that lets out tcp/80 alone: reached on that port, not the high one.
+    "bwrap-held-netns-ports": (
+        {"held-fds"},
+        "the nonce came back from a TCP socket made by setns into held descriptor ",
+    ),
     "bwrap-pid-netns": (
         {"held-fds"},
         "socket made by setns into /proc/",
@@ -631,6 +636,7 @@ ROW_MUTANTS = (
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
     "bwrap-held-netns",
+    "bwrap-held-netns-ports",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
