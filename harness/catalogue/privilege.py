@@ -37,7 +37,14 @@ ROWS: tuple[Row, ...] = (
             "setgroups",
         ),
         checks=("priv-setuid0",),
-        target="uid 0, or else gid 0",
+        target="uid 0, or else gid 0; then every call that sets an id, with 0: the"
+        " effective ids, the filesystem ids (by which file access is checked), group 0"
+        " among the supplementary groups",
+        ways=(
+            "i386: setuid32, setgid32, setreuid32, setregid32, setresuid32, setresgid32,"
+            " setfsuid32, setfsgid32, setgroups32, setuid, setgid, setreuid, setregid,"
+            " setresuid, setresgid, setfsuid, setfsgid, setgroups",
+        ),
     ),
     _priv(
         _CREDS,

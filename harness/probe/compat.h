@@ -116,6 +116,25 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_removexattr 235
 #define I386_NR_lremovexattr 236
 #define I386_NR_ioctl 54
+/* the calls that set an id (creds.c): the 32-bit ids' and the old 16-bit ones */
+#define I386_NR_setuid32 213
+#define I386_NR_setgid32 214
+#define I386_NR_setreuid32 203
+#define I386_NR_setregid32 204
+#define I386_NR_setresuid32 208
+#define I386_NR_setresgid32 210
+#define I386_NR_setfsuid32 215
+#define I386_NR_setfsgid32 216
+#define I386_NR_setgroups32 206
+#define I386_NR_setuid 23
+#define I386_NR_setgid 46
+#define I386_NR_setreuid 70
+#define I386_NR_setregid 71
+#define I386_NR_setresuid 164
+#define I386_NR_setresgid 170
+#define I386_NR_setfsuid 138
+#define I386_NR_setfsgid 139
+#define I386_NR_setgroups 81
 #define I386_NR_read 3
 #define I386_NR_write 4
 #define I386_NR_socketcall 102

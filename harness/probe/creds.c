@@ -4,6 +4,8 @@
 
 #include "probe.h"
 
+#include <sys/mman.h>
+
 int caps_get(struct cap_data d[2])
 {
     struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
@@ -178,8 +180,103 @@ void chk_priv_fcap_exec(void)
             "the fcap helper ran with CapEff %s", hex);
 }
 
-/* As the unprivileged uid: setuid(0), then setgid(0) (CAP_SETGID alone makes
- * group 0 the process's: every file group root may read or write). */
+/* Every way to take id 0: the effective uid or gid, the filesystem uid or gid (by
+ * which the kernel checks file access), or group 0 among the supplementary groups. */
+enum id0 { ID0_UID, ID0_GID, ID0_FSUID, ID0_FSGID, ID0_GROUPS };
+
+static const char *const id0_gain[] = { "euid 0", "egid 0", "fsuid 0", "fsgid 0", "group 0" };
+
+/* Whether the process now holds the id 0 of `kind`. */
+static int holds_id0(enum id0 kind)
+{
+    gid_t groups[64];
+    int n;
+    switch (kind) {
+    case ID0_UID: return geteuid() == 0 || getuid() == 0;
+    case ID0_GID: return getegid() == 0 || getgid() == 0;
+    case ID0_FSUID: return syscall(SYS_setfsuid, -1) == 0; /* -1 reads, changes nothing */
+    case ID0_FSGID: return syscall(SYS_setfsgid, -1) == 0;
+    case ID0_GROUPS:
+        n = getgroups(64, groups);
+        for (int i = 0; i < n; i++)
+            if (groups[i] == 0)
+                return 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* Each call that sets an id, with every id it takes 0 (setgroups: the one group 0). */
+static const struct id0_way { const char *name; long nr; enum id0 kind; } id0_native[] = {
+    { "setuid", SYS_setuid, ID0_UID },          { "setreuid", SYS_setreuid, ID0_UID },
+    { "setresuid", SYS_setresuid, ID0_UID },    { "setfsuid", SYS_setfsuid, ID0_FSUID },
+    { "setgid", SYS_setgid, ID0_GID },          { "setregid", SYS_setregid, ID0_GID },
+    { "setresgid", SYS_setresgid, ID0_GID },    { "setfsgid", SYS_setfsgid, ID0_FSGID },
+    { "setgroups", SYS_setgroups, ID0_GROUPS },
+};
+
+#if defined(__x86_64__)
+/* The same calls through the i386 entry: the 32-bit ids' calls and the old 16-bit
+ * ones, by numbers a filter keyed to x86_64's never matches. */
+static const struct id0_way id0_i386[] = {
+    { "setuid32", I386_NR_setuid32, ID0_UID },
+    { "setgid32", I386_NR_setgid32, ID0_GID },
+    { "setreuid32", I386_NR_setreuid32, ID0_UID },
+    { "setregid32", I386_NR_setregid32, ID0_GID },
+    { "setresuid32", I386_NR_setresuid32, ID0_UID },
+    { "setresgid32", I386_NR_setresgid32, ID0_GID },
+    { "setfsuid32", I386_NR_setfsuid32, ID0_FSUID },
+    { "setfsgid32", I386_NR_setfsgid32, ID0_FSGID },
+    { "setgroups32", I386_NR_setgroups32, ID0_GROUPS },
+    { "setuid", I386_NR_setuid, ID0_UID },
+    { "setgid", I386_NR_setgid, ID0_GID },
+    { "setreuid", I386_NR_setreuid, ID0_UID },
+    { "setregid", I386_NR_setregid, ID0_GID },
+    { "setresuid", I386_NR_setresuid, ID0_UID },
+    { "setresgid", I386_NR_setresgid, ID0_GID },
+    { "setfsuid", I386_NR_setfsuid, ID0_FSUID },
+    { "setfsgid", I386_NR_setfsgid, ID0_FSGID },
+    { "setgroups", I386_NR_setgroups, ID0_GROUPS },
+};
+
+/* One i386 way in a child (a filter may kill it): 1 where it gained its id 0, 0 if
+ * not, -1 where the child died without an answer. */
+static int id0_by_i386(const struct id0_way *w)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    pid_t kid = fork();
+    if (kid == 0) {
+        /* setgroups' list below 4 GiB: 32-bit ids for setgroups32, 16-bit for setgroups */
+        uint32_t *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                             -1, 0);
+        if (low == MAP_FAILED)
+            _exit(3);
+        low[0] = 0;
+        long v[6] = { 0, 0, 0, 0, 0, 0 };
+        if (w->kind == ID0_GROUPS)
+            v[0] = 1, v[1] = (long)(uintptr_t)low;
+        long r = int80(w->nr, v);
+        char got = (char)(r >= 0 && holds_id0(w->kind));
+        _exit(write(p[1], &got, 1) == 1 ? 0 : 3);
+    }
+    close(p[1]);
+    char got = 0;
+    int status = 0;
+    ssize_t n = kid > 0 ? read(p[0], &got, 1) : -1;
+    close(p[0]);
+    if (kid > 0)
+        waitpid(kid, &status, 0);
+    if (n != 1 && kid > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        return 0; /* a filter's kill: refused */
+    return n == 1 ? got : -1;
+}
+#endif
+
+/* As the unprivileged uid: every way to id 0 (setuid(0) first, then setgid(0), as
+ * before, then every other call that sets an id, natively, then through the i386
+ * entry where there is one). Escaped on the first that holds; its way is named. */
 void chk_priv_setuid0(void)
 {
     drop_privs();
@@ -192,7 +289,37 @@ void chk_priv_setuid0(void)
         outcome(getegid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) refused (%s), setgid(0) returned 0",
                 strerror(e));
     }
-    outcome(OC_BLOCKED, e, "setuid(0), and setgid(0) (%s)", strerror(errno));
+    int eg = errno, tried = 2;
+    static const gid_t zero[1] = { 0 };
+    for (size_t i = 0; i < sizeof id0_native / sizeof id0_native[0]; i++) {
+        const struct id0_way *w = &id0_native[i];
+        long r = w->kind == ID0_GROUPS ? syscall(w->nr, 1, zero) : syscall(w->nr, 0, 0, 0);
+        tried++;
+        if ((r >= 0 || w->kind == ID0_FSUID || w->kind == ID0_FSGID) && holds_id0(w->kind))
+            outcome(OC_ESCAPED, 0, "setuid(0) and setgid(0) refused, %s gave %s", w->name,
+                    id0_gain[w->kind]);
+    }
+    int lost = 0;
+#if defined(__x86_64__)
+    if (i386_here()) {
+        for (size_t i = 0; i < sizeof id0_i386 / sizeof id0_i386[0]; i++) {
+            const struct id0_way *w = &id0_i386[i];
+            int got = id0_by_i386(w);
+            tried++;
+            lost += got < 0;
+            if (got > 0)
+                outcome(OC_ESCAPED, 0, "setuid(0) and setgid(0) refused, %s (i386) gave %s", w->name,
+                        id0_gain[w->kind]);
+        }
+    } else {
+        ev_str("i386", errname(errno));
+    }
+#endif
+    ev_int("ways", tried);
+    if (lost) /* a way that said nothing was never refused: never certified blocked */
+        fail(0, "%d of the i386 entry's ways to id 0 gave no answer", lost);
+    outcome(OC_BLOCKED, e, "setuid(0), and setgid(0) (%s), and %d other ways to id 0", strerror(eg),
+            tried - 2);
 }
 
 /* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held

@@ -168,11 +168,20 @@ PRIVILEGE = Scenario(
         ),
         Check(
             "priv-setuid0",
-            "setuid(0), or else setgid(0), as an unprivileged uid",
+            "setuid(0), or else setgid(0), or any other way to id 0, as an unprivileged uid",
             control=Control.NONE,
             how=(
-                "`setuid(0)`; refused, `setgid(0)` (CAP_SETGID alone makes group 0 the process's). "
-                "Escaped if the effective uid, or else the effective gid, is then 0."
+                "`setuid(0)`; refused, `setgid(0)` (CAP_SETGID alone makes group 0 the process's); "
+                "refused, every other call that sets an id, with 0, by its raw number: "
+                "`setreuid`, `setresuid`, `setfsuid`, `setregid`, `setresgid`, `setfsgid`, "
+                "`setgroups` with the one group 0, then the same through the i386 entry (`int "
+                "$0x80`: the 32-bit ids' calls, `setuid32` and the rest, and the 16-bit ones), "
+                "each in a child, where the entry is there. Escaped on the first that makes the "
+                "effective (or real) uid or gid 0, the filesystem uid or gid 0 (by which the "
+                "kernel checks file access), or group 0 one of the process's; its way is named "
+                "(`setgroups gave group 0`, `setgid32 (i386) gave egid 0`). A filter's kill "
+                "(SIGSYS) is a refusal; an i386 child that gives no answer otherwise makes the "
+                "check an error. `evidence.ways` counts the ways tried."
             ),
         ),
         Check(

@@ -263,6 +263,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "user-inheritable-only": {"privilege_floor": "priv-inh-exec"},
     # CAP_SETGID alone: setuid(0) refused, setgid(0) gives group 0.
     "user-setgid-cap": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
+    # The same behind a filter refusing every call that sets an id to 0, one way left:
+    # setgroups, the filesystem ids (cap_setuid+ep), the i386 entry's setgid32.
+    "user-setgid-cap-groups": {"privilege_floor": "priv-setuid0"},
+    "user-setuid-cap-fsids": {"privilege_floor": "priv-setuid0"},
+    "user-i386-setgid-cap": {"privilege_floor": "priv-setuid0"},
     # Declared in allowed_caps, judged by use. CAP_SYS_ADMIN opens the cgroup
     # release_agent and the kernel's operations too; the mount row's own check must
     # still escape.
