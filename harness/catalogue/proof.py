@@ -172,6 +172,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-inet6",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
+        "bwrap-held-ring-socket",
         "bwrap-pid-netns",
         "bwrap-held-procfs",
         "bwrap-userns-netns",

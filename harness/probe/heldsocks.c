@@ -75,6 +75,7 @@ static uint64_t netns_cookie(int fd)
 static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
 static void held_ns_fd(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6, int high);
 static void held_netns(int in_host, uint64_t own, const char *ip4, const char *ip6, int high);
+static void held_ring_files(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
 static int ns_new(const struct stat *st);
 static int in_host_netns(const struct stat *self);
 
@@ -85,8 +86,42 @@ static void held_fd(int fd, int in_host, uint64_t own, const char *ip4, const ch
     if (fd == 1 || fd == 2)
         return;
     held_one(fd, own, ip4, ip6, high);
-    if (fd > 2) /* stdin: only a network socket, never the launcher's channel */
+    if (fd > 2) { /* stdin: only a network socket, never the launcher's channel */
         held_ns_fd(fd, in_host, own, ip4, ip6, high);
+        held_ring_files(fd, own, ip4, ip6, high);
+    }
+}
+
+/* A held io_uring ring's registered files are descriptors it holds too: each is
+ * installed as one of the probe's (IORING_OP_FIXED_FD_INSTALL), and a socket among
+ * them is tried like one held at start (kept open: its attempt uses it). A ring
+ * harness cannot drive, or more files than it installs, make the line an error. */
+static void held_ring_files(int fd, uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    char link[128];
+    if (fd_kind(fd, link, sizeof link) != FK_io_uring)
+        return;
+    int files = uring_held_files(fd), stuck = 0;
+    const char *why = "";
+    for (int slot = 0; slot < files && slot < 64 && !stuck; slot++) {
+        int s = uring_held_install(fd, (unsigned)slot, &why);
+        if (s == -EXDEV) /* the kernel takes no request of the holder's: no route */
+            break;
+        stuck = s == -EBADE;
+        struct stat st;
+        if (s >= 0 && fstat(s, &st) == 0 && S_ISSOCK(st.st_mode))
+            held_one(s, own, ip4, ip6, high);
+        else if (s >= 0)
+            close(s);
+    }
+    if (files > 64 || stuck) { /* not tried: never certified blocked */
+        struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
+        if (a) {
+            snprintf(a->dsts, sizeof a->dsts, "the files registered on the io_uring ring at fd %d", fd);
+            att_end(a, OC_ERROR, 0, "%d files registered on the ring at fd %d: %s", files, fd,
+                    stuck ? why : "more than the 64 it installs");
+        }
+    }
 }
 
 /* Every socket the probe held when it started (held.c's list, at any number; 0 to 2

@@ -564,6 +564,11 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "socket made by setns into held descriptor ",
     ),
+    # A UDP socket of the host's, registered on a held ring: installed, it sends.
+    "bwrap-held-ring-socket": (
+        {"held-fds"},
+        "(unconnected, of another network namespace, to ",
+    ),
     # A namespace that lets out tcp/80 alone: reached on that port, not the high one.
     "bwrap-held-netns-ports": (
         {"held-fds"},
@@ -642,6 +647,7 @@ ROW_MUTANTS = (
     "bwrap-held-inet6",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
+    "bwrap-held-ring-socket",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
