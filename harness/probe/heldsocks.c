@@ -109,10 +109,17 @@ static void held_ring_files(int fd, uint64_t own, const char *ip4, const char *i
             break;
         stuck = s == -EBADE;
         struct stat st;
+        size_t before = g_natt;
         if (s >= 0 && fstat(s, &st) == 0 && S_ISSOCK(st.st_mode))
             held_one(s, own, ip4, ip6, high);
         else if (s >= 0)
             close(s);
+        for (size_t k = before; k < g_natt; k++) { /* say where the socket came from */
+            char was[sizeof g_att[k].dsts];
+            snprintf(was, sizeof was, "%s", g_att[k].dsts);
+            snprintf(g_att[k].dsts, sizeof g_att[k].dsts, "fixed file %d of the io_uring ring at fd %d, %.150s",
+                     slot, fd, was);
+        }
     }
     if (files > 64 || stuck) { /* not tried: never certified blocked */
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);

@@ -219,7 +219,7 @@ WAY_MUTANTS = {
     "a descriptor opened for reading: ": ("-fd-",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "a held io_uring ring: ": ("-held-ring",),
-    "a held io_uring ring's registered files": ("-held-ring-file",),
+    "a held io_uring ring's registered files": ("-held-ring-file", "-held-ring-socket"),
     "/proc/<pid>/ns/": ("-pid-netns",),
     "a held folder of a proc filesystem": ("-held-procfs",),
     "a proc filesystem mounted elsewhere": ("-bound-procfs",),

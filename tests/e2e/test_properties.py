@@ -567,7 +567,7 @@ EGRESS_MUTANTS = {
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
     "bwrap-held-ring-socket": (
         {"held-fds"},
-        "(unconnected, of another network namespace, to ",
+        "from fixed file 0 of the io_uring ring at fd 3, fd ",
     ),
     # A namespace that lets out tcp/80 alone: reached on that port, not the high one.
     "bwrap-held-netns-ports": (
