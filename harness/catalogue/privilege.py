@@ -52,6 +52,7 @@ ROWS: tuple[Row, ...] = (
         ("capset", "capget"),
         checks=("priv-capset",),
         target="CAP_SYS_ADMIN, and any capability permitted but not effective",
+        ways=("i386: capset",),
     ),
     _priv(
         _CREDS,
@@ -59,6 +60,7 @@ ROWS: tuple[Row, ...] = (
         ("prctl",),
         checks=("priv-ambient",),
         target="CAP_NET_RAW, and any capability permitted and inheritable",
+        ways=("i386: prctl",),
     ),
     _priv(
         _CREDS,

@@ -116,6 +116,8 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_removexattr 235
 #define I386_NR_lremovexattr 236
 #define I386_NR_ioctl 54
+#define I386_NR_capset 185 /* creds.c: capset and prctl (ambient capabilities) */
+#define I386_NR_prctl 172
 /* the calls that set an id (creds.c): the 32-bit ids' and the old 16-bit ones */
 #define I386_NR_setuid32 213
 #define I386_NR_setgid32 214

@@ -239,26 +239,31 @@ static const struct id0_way id0_i386[] = {
     { "setgroups", I386_NR_setgroups, ID0_GROUPS },
 };
 
-/* One i386 way in a child (a filter may kill it): 1 where it gained its id 0, 0 if
- * not, -1 where the child died without an answer. */
-static int id0_by_i386(const struct id0_way *w)
+/* Memory below 4 GiB, where the i386 entry's pointer arguments must lie. */
+static void *i386_low(void)
+{
+    static void *low;
+    if (!low) {
+        low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        if (low == MAP_FAILED)
+            low = NULL;
+    }
+    return low;
+}
+
+/* Call `nr` through the i386 entry in a child (a filter may kill it; what it wins
+ * stays the child's), its pointer arguments already in i386_low(); then `gained(arg)`
+ * in the child says whether it won something. 1 gained, 0 not (a SIGSYS kill is a
+ * refusal), -1 where the child died without an answer. */
+static int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         return -1;
     pid_t kid = fork();
     if (kid == 0) {
-        /* setgroups' list below 4 GiB: 32-bit ids for setgroups32, 16-bit for setgroups */
-        uint32_t *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-                             -1, 0);
-        if (low == MAP_FAILED)
-            _exit(3);
-        low[0] = 0;
-        long v[6] = { 0, 0, 0, 0, 0, 0 };
-        if (w->kind == ID0_GROUPS)
-            v[0] = 1, v[1] = (long)(uintptr_t)low;
-        long r = int80(w->nr, v);
-        char got = (char)(r >= 0 && holds_id0(w->kind));
+        long r = int80(nr, v);
+        char got = (char)(r >= 0 && gained(arg));
         _exit(write(p[1], &got, 1) == 1 ? 0 : 3);
     }
     close(p[1]);
@@ -271,6 +276,22 @@ static int id0_by_i386(const struct id0_way *w)
     if (n != 1 && kid > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
         return 0; /* a filter's kill: refused */
     return n == 1 ? got : -1;
+}
+
+static int holds_id0_of(void *kind) { return holds_id0(*(enum id0 *)kind); }
+
+/* One i386 way to id 0: every id argument 0 (setgroups: the one group 0). */
+static int id0_by_i386(const struct id0_way *w)
+{
+    uint32_t *low = i386_low();
+    if (!low)
+        return -1;
+    low[0] = 0;
+    long v[6] = { 0, 0, 0, 0, 0, 0 };
+    if (w->kind == ID0_GROUPS) /* 32-bit ids for setgroups32, 16-bit for setgroups: 0 both */
+        v[0] = 1, v[1] = (long)(uintptr_t)low;
+    enum id0 kind = w->kind;
+    return i386_gains(w->nr, v, holds_id0_of, &kind);
 }
 #endif
 
@@ -326,6 +347,37 @@ void chk_priv_setuid0(void)
  * permitted but not effective (dormant: one capset from use, e.g. a program's file
  * capability without +e). The kernel grows no permitted set, so a capability the
  * uid did not hold stays refused; any capability made effective is the gain. */
+/* capset's way through the i386 entry (a filter keyed to x86_64's number misses
+ * it): the same sets, from below 4 GiB; escaped where the child's effective set grew. */
+static uint64_t g_caps_before;
+static int caps_grew(void *unused)
+{
+    (void)unused;
+    struct cap_data d[2];
+    return caps_get(d) == 0 && (cap64(d[0].effective, d[1].effective) & ~g_caps_before) != 0;
+}
+
+static void capset_by_i386(uint64_t before, const struct cap_header *h, const struct cap_data d[2])
+{
+#if defined(__x86_64__)
+    unsigned char *low = i386_low();
+    if (!low || !i386_here())
+        return;
+    memcpy(low, h, sizeof *h);
+    memcpy(low + 64, d, 2 * sizeof *d);
+    long v[6] = { (long)(uintptr_t)low, (long)(uintptr_t)(low + 64), 0, 0, 0, 0 };
+    g_caps_before = before;
+    int got = i386_gains(I386_NR_capset, v, caps_grew, NULL);
+    if (got > 0)
+        outcome(OC_ESCAPED, 0, "capset refused, capset (i386) raised capabilities as uid %u",
+                (unsigned)geteuid());
+    if (got < 0)
+        fail(0, "capset through the i386 entry gave no answer");
+#else
+    (void)before, (void)h, (void)d;
+#endif
+}
+
 void chk_priv_capset(void)
 {
     struct cap_header h = { PROBE_CAP_VERSION_3, 0 };
@@ -346,8 +398,11 @@ void chk_priv_capset(void)
             fail(errno, "capget");
         for (int i = 0; i < 2; i++)
             d[i].effective |= d[i].permitted;
-        if (syscall(SYS_capset, &h, d) != 0)
-            outcome(OC_BLOCKED, errno, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
+        if (syscall(SYS_capset, &h, d) != 0) {
+            int e2 = errno;
+            capset_by_i386(before, &h, d);
+            outcome(OC_BLOCKED, e2, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
+        }
     }
     if (caps_get(d) != 0)
         fail(errno, "capget");
@@ -363,6 +418,33 @@ void chk_priv_capset(void)
 /* As the unprivileged uid: raise CAP_NET_RAW, and every capability both permitted
  * and inheritable, into the ambient set, where every program run after keeps it
  * (not only a program whose file carries it). Any capability raised is the gain. */
+/* PR_CAP_AMBIENT_RAISE's way through the i386 entry's prctl (a filter keyed to
+ * x86_64's number misses it): escaped where the child's ambient set holds `c`. */
+static int ambient_holds(void *c)
+{
+    return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, *(unsigned long *)c, 0, 0) == 1;
+}
+
+static void ambient_by_i386(unsigned long c)
+{
+#if defined(__x86_64__)
+    static int here = -1;
+    if (here < 0)
+        here = i386_here();
+    if (!here)
+        return;
+    long v[6] = { PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (long)c, 0, 0, 0 };
+    int got = i386_gains(I386_NR_prctl, v, ambient_holds, &c);
+    if (got > 0)
+        outcome(OC_ESCAPED, 0, "PR_CAP_AMBIENT_RAISE refused, prctl (i386) raised capability %lu as uid %u",
+                c, (unsigned)geteuid());
+    if (got < 0)
+        fail(0, "prctl through the i386 entry gave no answer");
+#else
+    (void)c;
+#endif
+}
+
 void chk_priv_ambient(void)
 {
     struct cap_data d[2];
@@ -380,6 +462,7 @@ void chk_priv_ambient(void)
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) != 0) {
             if (c == PROBE_CAP_NET_RAW)
                 e = errno;
+            ambient_by_i386(c);
             continue;
         }
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)

@@ -194,7 +194,9 @@ PRIVILEGE = Scenario(
                 "kernel refuses a permitted set that grows, and the permitted ones alone are then "
                 "raised). Escaped if any capability became effective (`evidence.raised`, a mask): "
                 "a dormant capability, e.g. a file capability without `+e`, is one `capset` from "
-                "use. `evidence.cap_sys_admin`."
+                "use. Where `capset` is refused, the same sets through the i386 entry (`int "
+                "$0x80`, in a child whose effective set is then read: a filter keyed to x86_64's "
+                "number misses it). `evidence.cap_sys_admin`."
             ),
         ),
         Check(
@@ -203,7 +205,8 @@ PRIVILEGE = Scenario(
             control=Control.NONE,
             how=(
                 "`PR_CAP_AMBIENT_RAISE` of CAP_NET_RAW and of every capability both permitted and "
-                "inheritable. Escaped if any is then in the ambient set (`evidence.raised`, a "
+                "inheritable; each one refused, again through the i386 entry's `prctl` (in a "
+                "child). Escaped if any is then in the ambient set (`evidence.raised`, a "
                 "mask), where every program run after keeps it."
             ),
         ),

@@ -259,6 +259,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # (CAP_NET_BIND_SERVICE: no check but priv-ambient's widened raise sees it).
     "user-dormant-cap": {"filesystem_confinement": None, "privilege_floor": "priv-capset"},
     "user-inheritable-cap": {"filesystem_confinement": None, "privilege_floor": "priv-ambient"},
+    # The same two behind a filter refusing capset, or an ambient raise, natively only:
+    # the i386 entry's capset and prctl raise them.
+    "user-i386-dormant-cap": {"privilege_floor": "priv-capset"},
+    "user-i386-inheritable-cap": {"privilege_floor": "priv-ambient"},
     # CAP_NET_RAW inheritable only: an =ei program gets it (CVE-2022-24769's shape).
     "user-inheritable-only": {"privilege_floor": "priv-inh-exec"},
     # CAP_SETGID alone: setuid(0) refused, setgid(0) gives group 0.

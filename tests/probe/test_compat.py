@@ -48,11 +48,10 @@ def test_the_socketcall_numbers_are_the_kernels() -> None:
 
 def test_every_i386_way_the_catalogue_names_is_made() -> None:
     """A row's `i386: ...` way names calls the probe makes through that entry, each with
-    its number in compat.h and its name in a write kind's compat calls (writes.c) or
-    among the ways to id 0 (creds.c)."""
-    sources = (PROBE / "writes.c").read_text() + (PROBE / "creds.c").read_text()
-    made = set(re.findall(r'\{ "([\w ]+)", I386_NR_(\w+),', sources))
-    named = {call for _, call in made}
+    its number in compat.h and used by the probe's C (a write kind's compat calls, the
+    ways to id 0, capset and prctl)."""
+    sources = "".join(p.read_text() for p in PROBE.glob("*.c"))
+    named = set(re.findall(r"\bI386_NR_(\w+)\b", sources))
     ways = [w for r in all_rows() for w in r.ways if w.startswith("i386: ")]
     assert ways
     for way in ways:
