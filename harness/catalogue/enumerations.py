@@ -289,9 +289,9 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
     "anon_inode:[io_uring]": _c(
         "fs-inherited-fds",
         reason="each personality registered on it runs a request with the credentials that"
-        " registered it (no Landlock domain of the holder's); a ring with a poll thread"
-        " (SQPOLL) of another process reads that process's memory, so no path of the"
-        " holder's can be named to it",
+        " registered it (no Landlock domain of the holder's), and each registered file is a"
+        " descriptor it holds; a ring with a poll thread (SQPOLL) of another process, or"
+        " files it cannot install, make the check an error",
     ),
     "anon_inode:[eventfd]": _c(reason=_HELD + "a counter: a few bits, as a semaphore"),
     "anon_inode:[eventpoll]": _c(reason=_HELD + "it waits on descriptors its holder has"),
@@ -300,9 +300,13 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
     "anon_inode:inotify": _c(
         reason=_HELD + "names and times of files its watches see: metadata (the listing row)"
     ),
-    "anon_inode:[userfaultfd]": _c(reason=_HELD + "page faults in its own memory"),
+    "anon_inode:[userfaultfd]": _c(
+        reason="not judged (an error when held): one another process made resolves that"
+        " process's page faults, writing into its memory (UFFDIO_COPY)"
+    ),
     "anon_inode:[perf_event]": _c(
-        reason=_HELD + "counters of what it was opened on; opening one is priv-root-kernel's"
+        reason="not judged (an error when held): one opened on another process samples it"
+        " (its registers, its stack); opening one is priv-root-kernel's"
     ),
     "anon_inode:landlock-ruleset": _c(reason=_HELD + "a ruleset only narrows its holder"),
     "anon_inode:[fscontext]": _c(

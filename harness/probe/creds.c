@@ -180,20 +180,23 @@ void chk_priv_fcap_exec(void)
             "the fcap helper ran with CapEff %s", hex);
 }
 
-/* Every way to take id 0: the effective uid or gid, the filesystem uid or gid (by
- * which the kernel checks file access), or group 0 among the supplementary groups. */
+/* Every way to take id 0: a uid or gid (real, effective or saved), the filesystem
+ * uid or gid (by which the kernel checks file access), or group 0 among the
+ * supplementary groups. */
 enum id0 { ID0_UID, ID0_GID, ID0_FSUID, ID0_FSGID, ID0_GROUPS };
 
-static const char *const id0_gain[] = { "euid 0", "egid 0", "fsuid 0", "fsgid 0", "group 0" };
+static const char *const id0_gain[] = { "uid 0", "gid 0", "fsuid 0", "fsgid 0", "group 0" };
 
 /* Whether the process now holds the id 0 of `kind`. */
 static int holds_id0(enum id0 kind)
 {
     gid_t groups[64];
+    uid_t r, e, s;
+    gid_t gr, ge, gs;
     int n;
     switch (kind) {
-    case ID0_UID: return geteuid() == 0 || getuid() == 0;
-    case ID0_GID: return getegid() == 0 || getgid() == 0;
+    case ID0_UID: return getresuid(&r, &e, &s) == 0 && (r == 0 || e == 0 || s == 0);
+    case ID0_GID: return getresgid(&gr, &ge, &gs) == 0 && (gr == 0 || ge == 0 || gs == 0);
     case ID0_FSUID: return syscall(SYS_setfsuid, -1) == 0; /* -1 reads, changes nothing */
     case ID0_FSGID: return syscall(SYS_setfsgid, -1) == 0;
     case ID0_GROUPS:
@@ -206,14 +209,39 @@ static int holds_id0(enum id0 kind)
     return 0;
 }
 
-/* Each call that sets an id, with every id it takes 0 (setgroups: the one group 0). */
-static const struct id0_way { const char *name; long nr; enum id0 kind; } id0_native[] = {
+/* What the workload held of id 0 before trying (a uid started in group 0, as
+ * OpenShift starts its arbitrary uids, gains nothing by setgid(0)). */
+static int g_had_id0[5];
+
+static int gained_id0(enum id0 kind) { return !g_had_id0[kind] && holds_id0(kind); }
+
+/* Each call that sets an id (setgroups: the one group 0), tried with every id it
+ * takes 0, then with each alone 0 and the others -1 ("unchanged"): a filter that
+ * looks at one argument misses the others. */
+struct id0_way { const char *name; long nr; enum id0 kind; };
+static const struct id0_way id0_native[] = {
     { "setuid", SYS_setuid, ID0_UID },          { "setreuid", SYS_setreuid, ID0_UID },
     { "setresuid", SYS_setresuid, ID0_UID },    { "setfsuid", SYS_setfsuid, ID0_FSUID },
     { "setgid", SYS_setgid, ID0_GID },          { "setregid", SYS_setregid, ID0_GID },
     { "setresgid", SYS_setresgid, ID0_GID },    { "setfsgid", SYS_setfsgid, ID0_FSGID },
     { "setgroups", SYS_setgroups, ID0_GROUPS },
 };
+
+/* How many id arguments a call of that name takes (setre*: 2, setres*: 3). */
+static int id0_args(const char *name)
+{
+    return !strncmp(name, "setres", 6) ? 3 : !strncmp(name, "setre", 5) ? 2 : 1;
+}
+
+/* The arguments of pattern `p` (0: every id 0; k: the k-th alone 0) for `nargs` ids. */
+static int id0_pattern(int p, int nargs, long v[6])
+{
+    if (p > nargs || (p > 0 && nargs == 1))
+        return 0;
+    for (int i = 0; i < 6; i++)
+        v[i] = i < nargs ? (p == 0 || p == i + 1 ? 0 : -1) : 0;
+    return 1;
+}
 
 #if defined(__x86_64__)
 /* The same calls through the i386 entry: the 32-bit ids' calls and the old 16-bit
@@ -278,59 +306,68 @@ static int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg
     return n == 1 ? got : -1;
 }
 
-static int holds_id0_of(void *kind) { return holds_id0(*(enum id0 *)kind); }
+static int gained_id0_of(void *kind) { return gained_id0(*(enum id0 *)kind); }
 
-/* One i386 way to id 0: every id argument 0 (setgroups: the one group 0). */
-static int id0_by_i386(const struct id0_way *w)
+/* One i386 way to id 0, its arguments `v` (setgroups: the one group 0). */
+static int id0_by_i386(const struct id0_way *w, const long v[6])
 {
     uint32_t *low = i386_low();
     if (!low)
         return -1;
     low[0] = 0;
-    long v[6] = { 0, 0, 0, 0, 0, 0 };
+    long args[6];
+    memcpy(args, v, sizeof args);
     if (w->kind == ID0_GROUPS) /* 32-bit ids for setgroups32, 16-bit for setgroups: 0 both */
-        v[0] = 1, v[1] = (long)(uintptr_t)low;
+        args[0] = 1, args[1] = (long)(uintptr_t)low;
     enum id0 kind = w->kind;
-    return i386_gains(w->nr, v, holds_id0_of, &kind);
+    return i386_gains(w->nr, args, gained_id0_of, &kind);
 }
 #endif
 
 /* As the unprivileged uid: every way to id 0 (setuid(0) first, then setgid(0), as
  * before, then every other call that sets an id, natively, then through the i386
- * entry where there is one). Escaped on the first that holds; its way is named. */
+ * entry where there is one). Escaped on the first that wins an id 0 the workload did
+ * not hold before; its way is named. */
 void chk_priv_setuid0(void)
 {
     drop_privs();
+    for (int k = ID0_UID; k <= ID0_GROUPS; k++)
+        g_had_id0[k] = holds_id0((enum id0)k);
     int e = setuid(0) == 0 ? 0 : errno;
     ev_int("euid", geteuid());
-    if (e == 0)
-        outcome(geteuid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) returned 0");
-    if (setgid(0) == 0) {
+    if (e == 0 && gained_id0(ID0_UID))
+        outcome(OC_ESCAPED, 0, "setuid(0) returned 0");
+    int eg = setgid(0) == 0 ? 0 : errno;
+    if (eg == 0 && gained_id0(ID0_GID)) {
         ev_int("egid", getegid());
-        outcome(getegid() == 0 ? OC_ESCAPED : OC_SUCCEEDED, 0, "setuid(0) refused (%s), setgid(0) returned 0",
-                strerror(e));
+        outcome(OC_ESCAPED, 0, "setuid(0) refused (%s), setgid(0) returned 0", strerror(e));
     }
-    int eg = errno, tried = 2;
+    int tried = 2, lost = 0;
     static const gid_t zero[1] = { 0 };
     for (size_t i = 0; i < sizeof id0_native / sizeof id0_native[0]; i++) {
         const struct id0_way *w = &id0_native[i];
-        long r = w->kind == ID0_GROUPS ? syscall(w->nr, 1, zero) : syscall(w->nr, 0, 0, 0);
-        tried++;
-        if ((r >= 0 || w->kind == ID0_FSUID || w->kind == ID0_FSGID) && holds_id0(w->kind))
-            outcome(OC_ESCAPED, 0, "setuid(0) and setgid(0) refused, %s gave %s", w->name,
-                    id0_gain[w->kind]);
+        long v[6];
+        for (int p = 0; id0_pattern(p, id0_args(w->name), v); p++) {
+            long r = w->kind == ID0_GROUPS ? syscall(w->nr, 1, zero) : syscall(w->nr, v[0], v[1], v[2]);
+            tried++;
+            if ((r >= 0 || w->kind == ID0_FSUID || w->kind == ID0_FSGID) && gained_id0(w->kind))
+                outcome(OC_ESCAPED, 0, "setuid(0) and setgid(0) refused, %s gave %s", w->name,
+                        id0_gain[w->kind]);
+        }
     }
-    int lost = 0;
 #if defined(__x86_64__)
     if (i386_here()) {
         for (size_t i = 0; i < sizeof id0_i386 / sizeof id0_i386[0]; i++) {
             const struct id0_way *w = &id0_i386[i];
-            int got = id0_by_i386(w);
-            tried++;
-            lost += got < 0;
-            if (got > 0)
-                outcome(OC_ESCAPED, 0, "setuid(0) and setgid(0) refused, %s (i386) gave %s", w->name,
-                        id0_gain[w->kind]);
+            long v[6];
+            for (int p = 0; id0_pattern(p, id0_args(w->name), v); p++) {
+                int got = id0_by_i386(w, v);
+                tried++;
+                lost += got < 0;
+                if (got > 0)
+                    outcome(OC_ESCAPED, 0, "setuid(0) and setgid(0) refused, %s (i386) gave %s",
+                            w->name, id0_gain[w->kind]);
+            }
         }
     } else {
         ev_str("i386", errname(errno));
@@ -339,14 +376,10 @@ void chk_priv_setuid0(void)
     ev_int("ways", tried);
     if (lost) /* a way that said nothing was never refused: never certified blocked */
         fail(0, "%d of the i386 entry's ways to id 0 gave no answer", lost);
-    outcome(OC_BLOCKED, e, "setuid(0), and setgid(0) (%s), and %d other ways to id 0", strerror(eg),
-            tried - 2);
+    outcome(OC_BLOCKED, e, "setuid(0), and setgid(0) (%s), and %d other ways to id 0 gained no id 0"
+            " the workload did not hold", eg ? strerror(eg) : "held already", tried - 2);
 }
 
-/* As the unprivileged uid: raise CAP_SYS_ADMIN, and every capability still held
- * permitted but not effective (dormant: one capset from use, e.g. a program's file
- * capability without +e). The kernel grows no permitted set, so a capability the
- * uid did not hold stays refused; any capability made effective is the gain. */
 /* capset's way through the i386 entry (a filter keyed to x86_64's number misses
  * it): the same sets, from below 4 GiB; escaped where the child's effective set grew. */
 static uint64_t g_caps_before;

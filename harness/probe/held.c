@@ -243,10 +243,10 @@ static void held_row(const char *label, int fd, const struct stat *st, const cha
 /* A held folder's ancestors, each a row of its own ("3/..", "3/../.."): ".." from a
  * folder held on the launcher's mount climbs to the host's root whatever the
  * sandbox's own root is, so the folder's grant says nothing of where it leads. */
-static void held_climb(int n, const struct stat *st, int have_mounts)
+static void held_climb(const char *base, int n, const struct stat *st, int have_mounts)
 {
     char label[128];
-    int k = snprintf(label, sizeof label, "%d", n);
+    int k = snprintf(label, sizeof label, "%s", base);
     int cur = fcntl(n, F_DUPFD_CLOEXEC, 0);
     struct stat was = *st;
     for (int depth = 0; cur >= 0 && depth < 16 && k < (int)sizeof label - 4; depth++) {
@@ -268,158 +268,178 @@ static void held_climb(int n, const struct stat *st, int have_mounts)
  * mount point, mount root, access, reach, inode], and each folder's ancestors by "..": the
  * harness judges them against the grants (a descriptor is a route like any other,
  * sentinel or not). */
+/* Descriptors a held one leads to (a ring's registered files, installed), judged
+ * like those held at start; `label` names where each came from ("3:fixed 0"). */
+#define MAX_INNER 64
+static struct { int fd; char label[32]; } g_inner[MAX_INNER];
+static int g_ninner;
+
+static void held_file_row(int n, const char *label, int have_mounts)
+{
+    struct stat st;
+    if (fstat(n, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+        return;
+    int flags = fcntl(n, F_GETFL);
+    const char *opened = flags < 0             ? ""
+                         : (flags & O_PATH)    ? "path"
+                         : (flags & O_ACCMODE) == O_WRONLY ? "w"
+                         : (flags & O_ACCMODE) == O_RDWR   ? "rw"
+                                                           : "r";
+    held_row(label, n, &st, opened, have_mounts);
+    if (S_ISDIR(st.st_mode))
+        held_climb(label, n, &st, have_mounts);
+}
+
 static void held_files(void)
 {
     int have_mounts = read_mounts() == 0;
     bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
     for (int i = 0; i < g_nheld; i++) {
-        int n = g_held[i];
-        struct stat st;
-        if (fstat(n, &st) != 0 ||
-            !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
-            continue;
-        int flags = fcntl(n, F_GETFL);
-        const char *opened = flags < 0             ? ""
-                             : (flags & O_PATH)    ? "path"
-                             : (flags & O_ACCMODE) == O_WRONLY ? "w"
-                             : (flags & O_ACCMODE) == O_RDWR   ? "rw"
-                                                               : "r";
         char label[16];
-        snprintf(label, sizeof label, "%d", n);
-        held_row(label, n, &st, opened, have_mounts);
-        if (S_ISDIR(st.st_mode))
-            held_climb(n, &st, have_mounts);
+        snprintf(label, sizeof label, "%d", g_held[i]);
+        held_file_row(g_held[i], label, have_mounts);
     }
+    for (int i = 0; i < g_ninner; i++)
+        held_file_row(g_inner[i].fd, g_inner[i].label, have_mounts);
     bput(&g_ev, "]");
     ev_int("held_files_cut", g_held_cut);
 }
 
-/* A held io_uring ring: each personality registered on it (1 to 16) is the
- * credentials of whoever registered it, Landlock domain and capabilities included,
- * and a request carrying its number runs as them: each sentinel is opened that way,
- * in the holder's own memory and root. Each file registered on it (a fixed file) is a
- * descriptor it holds too: installed as one of the holder's (IORING_OP_FIXED_FD_INSTALL),
- * a folder is climbed and a file read like one held at start. A ring harness cannot
- * drive is an error. */
-static void held_ring(int n, const char *whose)
+static char g_kinds[512], g_unjudged[256];
+static size_t g_kn, g_un;
+static void held_route(int n, const char *label, int depth);
+
+/* A held io_uring ring: each personality registered on it (found by a NOP as each of
+ * 1 to 65535) is the credentials of whoever registered it, Landlock domain and
+ * capabilities included, and a request carrying its number runs as them: each
+ * sentinel is opened that way, in the holder's own memory and root. Each file
+ * registered on it (a fixed file) is a descriptor it holds too: installed as one of
+ * the holder's (IORING_OP_FIXED_FD_INSTALL) and judged like one held at start. A ring
+ * harness cannot drive, or a file it cannot install, makes the check an error. */
+static void held_ring(int n, const char *label, const char *whose, int depth)
 {
     const char *why = "";
-    int refused = 0;
-    for (unsigned id = 1; id <= 16; id++)
+    unsigned ids[64];
+    int np = uring_held_personalities(n, ids, 64, &why);
+    if (np == -EBADE)
+        fail(0, "descriptor %s held at start is an io_uring ring harness cannot drive: %s", label, why);
+    if (np == RING_REFUSED) { /* the kernel refuses the holder any request on it */
+        ev_str("ring_refused", errname(uring_held_refusal()));
+        g_held_tried++;
+        return;
+    }
+    ev_int("ring_personalities", np);
+    for (int i = 0; i < np; i++)
         for (int s = 0; s < g_npaths; s++) {
-            int fd = uring_held_open(n, g_paths[s], id, &why);
-            if (fd == -EBADE)
-                fail(0, "descriptor %d held at start is an io_uring ring harness cannot drive: %s", n,
-                     why);
-            if (fd == -EXDEV) { /* the kernel takes no request of the holder's */
-                ev_str("ring", why);
-                g_held_tried++;
-                return;
-            }
+            int fd = uring_held_open(n, g_paths[s], ids[i], &why);
+            if (fd == -EBADE || fd == RING_REFUSED)
+                fail(0, "the io_uring ring held at descriptor %s: %s", label,
+                     fd == -EBADE ? why : "io_uring_enter refused after it was let through");
             if (fd >= 0) {
                 char how[64];
-                snprintf(how, sizeof how, "IORING_OP_OPENAT as its personality %u", id);
+                snprintf(how, sizeof how, "IORING_OP_OPENAT as its personality %u", ids[i]);
                 held_read(fd, how, whose);
             } else {
                 g_held_tried++;
-                if (fd != -EINVAL && !refused++) /* EINVAL: no personality of that number */
-                    ev_str("ring_refused", errname(-fd));
             }
         }
     int files = uring_held_files(n);
-    if (files > 64)
-        fail(0, "the io_uring ring held at descriptor %d has %d files registered, beyond the 64"
-                " it installs", n, files);
-    char list[512] = "";
-    size_t ln = 0;
+    if (files < 0 || files > MAX_INNER)
+        fail(0, "the io_uring ring held at descriptor %s: %s", label,
+             files < 0 ? "its fdinfo shows no registered files" : "more registered files than it installs");
     for (int slot = 0; slot < files; slot++) {
         int fd = uring_held_install(n, (unsigned)slot, &why);
         g_held_tried++;
-        if (fd == -EBADE)
-            fail(0, "fixed file %d of the io_uring ring held at descriptor %d: %s", slot, n, why);
-        char link[128], by[128];
-        enum fd_kind fk = fd >= 0 ? fd_kind(fd, link, sizeof link) : FK_UNKNOWN;
-        if (ln < sizeof list)
-            ln += (size_t)snprintf(list + ln, sizeof list - ln, "%s%d:%s", ln ? " " : "", slot,
-                                   fd >= 0 ? fd_kind_name(fk) : errname(-fd));
-        if (fd < 0)
+        if (fd == -EBADF) /* an empty slot */
             continue;
-        snprintf(by, sizeof by, "fixed file %d of the io_uring ring held at descriptor %d", slot, n);
-        if (fk == FK_dir)
-            route_dir(fd, by);
-        else if (fk == FK_file)
-            held_read(fcntl(fd, F_DUPFD_CLOEXEC, 0), "installed, read from offset 0", by);
-        close(fd);
+        if (fd < 0) /* EINVAL before 6.8, EACCES under the ring's restrictions: not judged */
+            fail(fd < 0 && fd != -EBADE && fd != RING_REFUSED ? -fd : 0,
+                 "fixed file %d of the io_uring ring held at descriptor %s could not be installed:"
+                 " %s", slot, label, fd == -EBADE ? why : fd == RING_REFUSED ? "io_uring_enter refused"
+                 : errname(-fd));
+        char inner[32];
+        snprintf(inner, sizeof inner, "%.16s:fixed %d", label, slot);
+        if (g_ninner < MAX_INNER) {
+            g_inner[g_ninner].fd = fd;
+            snprintf(g_inner[g_ninner++].label, sizeof g_inner[0].label, "%s", inner);
+        }
+        held_route(fd, inner, depth + 1);
     }
-    if (files)
-        ev_str("ring_files", list);
 }
 
-/* Every descriptor the workload held when it started, by its kind (fdkinds.def): a
- * folder (or an O_PATH handle to one) is a root to open the sentinels under; a file is
- * read, and re-opened through /proc/self/fd/N (which gives a read that an O_PATH or
- * write-only descriptor does not); a namespace handle's root and a ring's personalities
- * are routes too; each is reported by number and kind,
- * and a kind that may lead outside where harness cannot tell makes the check an error. */
+/* One descriptor, by its kind (fdkinds.def): a folder (or an O_PATH handle to one) is
+ * a root to open the sentinels under; a file is read, and re-opened through
+ * /proc/self/fd/N (which gives a read that an O_PATH or write-only descriptor does
+ * not); a namespace handle's root and a ring's personalities and files are routes
+ * too; each is reported by its label and kind, and a kind that may lead outside
+ * where harness cannot tell makes the check an error. */
+static void held_route(int n, const char *label, int depth)
+{
+    struct stat st;
+    char link[128], nsname[64], nskind[24];
+    enum fd_kind fk = fd_kind(n, link, sizeof link);
+    if (fk == FK_UNKNOWN && fstat(n, &st) != 0)
+        return; /* closed since the start */
+    const char *ns = fk == FK_nsfs || fk == FK_pidfd ? ns_handle(n, nsname, sizeof nsname) : NULL;
+    snprintf(nskind, sizeof nskind, "ns(%.16s)", ns ? ns : "");
+    const char *name = fd_kind_name(fk);
+    const char *kind = fk == FK_nsfs ? nskind : fk == FK_pidfd ? "pidfd"
+                     : fk == FK_UNKNOWN ? link : strncmp(name, "anon_inode:", 11) ? name
+                     : name + 11;
+    int flags = fcntl(n, F_GETFL);
+    if (g_kn < sizeof g_kinds)
+        g_kn += (size_t)snprintf(g_kinds + g_kn, sizeof g_kinds - g_kn, "%s%s:%s%s", g_kn ? " " : "",
+                                 label, kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
+    if (fd_kind_route(fk) == FR_UNJUDGED && g_un < sizeof g_unjudged)
+        g_un += (size_t)snprintf(g_unjudged + g_un, sizeof g_unjudged - g_un, "%s%s (%s)",
+                                 g_un ? ", " : "", label, kind);
+    char proc[64], whose[96];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
+    snprintf(whose, sizeof whose, "descriptor %s held at start", label);
+    if (ns && (!strcmp(ns, "mnt") || !strcmp(ns, "ns") || !strcmp(ns, "pidfd"))) {
+        /* a handle to a mount namespace (or a process's): its root, by setns */
+        int why, root = fd_in_ns(n, CLONE_NEWNS, ns_root, NULL, &why);
+        g_held_tried += root < 0;
+        if (root < 0 && why == NS_LOST) /* no answer: never certified blocked */
+            fail(errno, "setns into descriptor %s's mount namespace: nothing came back", label);
+        if (root >= 0) {
+            snprintf(whose, sizeof whose, "the root of descriptor %s's mount namespace (setns)", label);
+            route_dir(root, whose);
+            close(root);
+        }
+    } else if (fk == FK_io_uring) {
+        if (depth > 2)
+            fail(0, "an io_uring ring registered in a ring, deeper than harness follows (%s)", label);
+        snprintf(whose, sizeof whose, "the io_uring ring held at descriptor %s", label);
+        held_ring(n, label, whose, depth);
+    } else if (fk == FK_dir) {
+        route_dir(n, whose);
+        int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (again >= 0) {
+            route_dir(again, whose);
+            close(again);
+        }
+    } else if (fk == FK_file) {
+        int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
+        if (dup >= 0)
+            held_read(dup, "read from offset 0", whose);
+        int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (again >= 0)
+            held_read(again, "re-opened through /proc/self/fd", whose);
+    }
+}
+
+/* Every descriptor the workload held when it started, each by its kind (held_route). */
 void chk_fs_inherited_fds(void)
 {
     need(&o.token);
     held_targets();
-    char kinds[512] = "", unjudged[256] = "";
-    size_t kn = 0, un = 0;
     for (int i = 0; i < g_nheld; i++) {
-        int n = g_held[i];
-        struct stat st;
-        char link[128], nsname[64], nskind[24];
-        enum fd_kind fk = fd_kind(n, link, sizeof link);
-        if (fk == FK_UNKNOWN && fstat(n, &st) != 0)
-            continue; /* closed since the start */
-        const char *ns = fk == FK_nsfs || fk == FK_pidfd ? ns_handle(n, nsname, sizeof nsname) : NULL;
-        snprintf(nskind, sizeof nskind, "ns(%.16s)", ns ? ns : "");
-        const char *name = fd_kind_name(fk);
-        const char *kind = fk == FK_nsfs ? nskind : fk == FK_pidfd ? "pidfd"
-                         : fk == FK_UNKNOWN ? link : strncmp(name, "anon_inode:", 11) ? name
-                         : name + 11;
-        int flags = fcntl(n, F_GETFL);
-        if (kn < sizeof kinds)
-            kn += (size_t)snprintf(kinds + kn, sizeof kinds - kn, "%s%d:%s%s", kn ? " " : "", n,
-                                   kind, flags >= 0 && (flags & O_PATH) ? "(O_PATH)" : "");
-        if (fd_kind_route(fk) == FR_UNJUDGED && un < sizeof unjudged)
-            un += (size_t)snprintf(unjudged + un, sizeof unjudged - un, "%s%d (%s)", un ? ", " : "",
-                                   n, kind);
-        char proc[64], whose[96];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
-        snprintf(whose, sizeof whose, "descriptor %d held at start", n);
-        if (ns && (!strcmp(ns, "mnt") || !strcmp(ns, "ns") || !strcmp(ns, "pidfd"))) {
-            /* a handle to a mount namespace (or a process's): its root, by setns */
-            int why, root = fd_in_ns(n, CLONE_NEWNS, ns_root, NULL, &why);
-            g_held_tried += root < 0;
-            if (root < 0 && why == NS_LOST) /* no answer: never certified blocked */
-                fail(errno, "setns into descriptor %d's mount namespace: nothing came back", n);
-            if (root >= 0) {
-                snprintf(whose, sizeof whose, "the root of descriptor %d's mount namespace (setns)", n);
-                route_dir(root, whose);
-                close(root);
-            }
-        } else if (fk == FK_io_uring) {
-            snprintf(whose, sizeof whose, "the io_uring ring held at descriptor %d", n);
-            held_ring(n, whose);
-        } else if (fk == FK_dir) {
-            route_dir(n, whose);
-            int again = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (again >= 0) {
-                route_dir(again, whose);
-                close(again);
-            }
-        } else if (fk == FK_file) {
-            int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
-            if (dup >= 0)
-                held_read(dup, "read from offset 0", whose);
-            int again = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-            if (again >= 0)
-                held_read(again, "re-opened through /proc/self/fd", whose);
-        }
+        char label[16];
+        snprintf(label, sizeof label, "%d", g_held[i]);
+        held_route(g_held[i], label, 0);
     }
+    const char *kinds = g_kinds, *unjudged = g_unjudged;
     ev_str("held", kinds);
     ev_int("routes_tried", g_held_tried);
     ev_kernel();

@@ -75,7 +75,8 @@ static uint64_t netns_cookie(int fd)
 static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
 static void held_ns_fd(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6, int high);
 static void held_netns(int in_host, uint64_t own, const char *ip4, const char *ip6, int high);
-static void held_ring_files(int fd, uint64_t own, const char *ip4, const char *ip6, int high);
+static void held_ring_files(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6,
+                            int high);
 static int ns_new(const struct stat *st);
 static int in_host_netns(const struct stat *self);
 
@@ -88,45 +89,53 @@ static void held_fd(int fd, int in_host, uint64_t own, const char *ip4, const ch
     held_one(fd, own, ip4, ip6, high);
     if (fd > 2) { /* stdin: only a network socket, never the launcher's channel */
         held_ns_fd(fd, in_host, own, ip4, ip6, high);
-        held_ring_files(fd, own, ip4, ip6, high);
+        held_ring_files(fd, in_host, own, ip4, ip6, high);
     }
 }
 
 /* A held io_uring ring's registered files are descriptors it holds too: each is
- * installed as one of the probe's (IORING_OP_FIXED_FD_INSTALL), and a socket among
- * them is tried like one held at start (kept open: its attempt uses it). A ring
- * harness cannot drive, or more files than it installs, make the line an error. */
-static void held_ring_files(int fd, uint64_t own, const char *ip4, const char *ip6, int high)
+ * installed as one of the probe's (IORING_OP_FIXED_FD_INSTALL) and tried like one held
+ * at start (kept open: its attempt uses it), named by its ring and slot. A ring
+ * harness cannot drive, a file it cannot install, or more files than it installs make
+ * the line an error, never blocked. */
+static void held_ring_files(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6,
+                            int high)
 {
+    static int depth;
     char link[128];
-    if (fd_kind(fd, link, sizeof link) != FK_io_uring)
+    if (fd_kind(fd, link, sizeof link) != FK_io_uring || depth > 1)
         return;
-    int files = uring_held_files(fd), stuck = 0;
+    int files = uring_held_files(fd), e = 0;
     const char *why = "";
-    for (int slot = 0; slot < files && slot < 64 && !stuck; slot++) {
+    if (files < 0 || files > 64)
+        why = files < 0 ? "its fdinfo shows no registered files" : "more than the 64 it installs";
+    depth++;
+    for (int slot = 0; slot < files && slot < 64 && !*why; slot++) {
         int s = uring_held_install(fd, (unsigned)slot, &why);
-        if (s == -EXDEV) /* the kernel takes no request of the holder's: no route */
+        if (s == -EBADF) /* an empty slot */
+            continue;
+        if (s == RING_REFUSED) /* the kernel refuses the holder any request on it */
             break;
-        stuck = s == -EBADE;
-        struct stat st;
+        if (s < 0) { /* EINVAL before 6.8, EACCES under the ring's restrictions */
+            if (s != -EBADE)
+                e = -s, why = "a registered file could not be installed";
+            break;
+        }
         size_t before = g_natt;
-        if (s >= 0 && fstat(s, &st) == 0 && S_ISSOCK(st.st_mode))
-            held_one(s, own, ip4, ip6, high);
-        else if (s >= 0)
-            close(s);
+        held_fd(s, in_host, own, ip4, ip6, high);
         for (size_t k = before; k < g_natt; k++) { /* say where the socket came from */
             char was[sizeof g_att[k].dsts];
             snprintf(was, sizeof was, "%s", g_att[k].dsts);
-            snprintf(g_att[k].dsts, sizeof g_att[k].dsts, "fixed file %d of the io_uring ring at fd %d, %.150s",
+            snprintf(g_att[k].dsts, sizeof g_att[k].dsts, "fixed file %d of the io_uring ring at fd %d, %.100s",
                      slot, fd, was);
         }
     }
-    if (files > 64 || stuck) { /* not tried: never certified blocked */
+    depth--;
+    if (*why) { /* not tried: never certified blocked */
         struct att *a = att_new(sweep_id[SW_HELD_FDS], G_HELD);
         if (a) {
             snprintf(a->dsts, sizeof a->dsts, "the files registered on the io_uring ring at fd %d", fd);
-            att_end(a, OC_ERROR, 0, "%d files registered on the ring at fd %d: %s", files, fd,
-                    stuck ? why : "more than the 64 it installs");
+            att_end(a, OC_ERROR, e, "the files registered on the ring at fd %d: %s", fd, why);
         }
     }
 }

@@ -89,6 +89,13 @@ int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int
         if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
             c->cmsg_len >= CMSG_LEN(sizeof(int))) {
             n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            if (n > max) { /* never more than asked for: the rest closed */
+                int extra[NS_FDS_MAX];
+                memcpy(extra, CMSG_DATA(c), (size_t)n * sizeof(int));
+                for (int i = max; i < n; i++)
+                    close(extra[i]);
+                n = max;
+            }
             memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
         }
         int status = 0;

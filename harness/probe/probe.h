@@ -387,12 +387,18 @@ void ipc_canary_remove(void);
 /* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4-*) */
 int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *reply, size_t cap,
                    int *src_port, const char **step);
-/* uring.c: open `path` through a ring the workload holds (`ring`), as the credentials
- * registered under `personality`: a descriptor, or -errno; -EBADE with *why where the
- * ring cannot be driven (a layout it does not know, a poll thread of another process) */
+/* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
+ * registered under `personality` (a descriptor, or -errno); the personalities
+ * registered on it (their count, at most `max`, found by a NOP as each of 1 to 65535);
+ * how many files are registered on it (its fdinfo's UserFiles, -1 unknown), and one
+ * of them installed as a descriptor of the holder's (IORING_OP_FIXED_FD_INSTALL).
+ * -EBADE with *why where the ring cannot be driven (a layout it does not know, a poll
+ * thread of another process): never a ring that reaches nothing; RING_REFUSED where
+ * the kernel refuses the holder io_uring_enter on it (uring_held_refusal's errno). */
+#define RING_REFUSED (-EKEYREJECTED)
+int uring_held_refusal(void);
 int uring_held_open(int ring, const char *path, unsigned personality, const char **why);
-/* uring.c: how many files are registered on a held ring (its fdinfo's UserFiles), and
- * one of them installed as a descriptor of the holder's (IORING_OP_FIXED_FD_INSTALL) */
+int uring_held_personalities(int ring, unsigned *ids, int max, const char **why);
 int uring_held_files(int ring);
 int uring_held_install(int ring, unsigned slot, const char **why);
 

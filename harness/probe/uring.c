@@ -214,45 +214,58 @@ void chk_fs_io_uring(void)
 
 /* ---- a ring the workload holds -------------------------------------------------- */
 
-/* The value after `key` ("SqMask:") in the ring's /proc/self/fdinfo, or LONG_MIN. */
+/* The value after `key` ("SqMask:") in the ring's /proc/self/fdinfo, or LONG_MIN.
+ * Read whole: its pending completions come, a line each, before the later keys. */
 static long ring_fdinfo(int fd, const char *key)
 {
-    char path[64], text[4096];
+    static char text[1 << 20];
+    char path[64];
     snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
     int f = open(path, O_RDONLY | O_CLOEXEC);
     if (f < 0)
         return LONG_MIN;
-    ssize_t n = read(f, text, sizeof text - 1);
+    size_t n = 0;
+    for (ssize_t got; n < sizeof text - 1 && (got = read(f, text + n, sizeof text - 1 - n)) > 0;)
+        n += (size_t)got;
     close(f);
-    text[n > 0 ? n : 0] = 0;
+    text[n] = 0;
+    size_t klen = strlen(key);
     for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-        if (!strncmp(line, key, strlen(key)))
-            return strtol(line + strlen(key), NULL, 0);
+        if (!strncmp(line, key, klen))
+            return strtol(line + klen, NULL, 0);
     return LONG_MIN;
 }
 
 static struct uring g_held_ring = { .fd = -1 };
+static int g_ring_refusal;
+
+int uring_held_refusal(void) { return g_ring_refusal; }
+
+#ifndef IORING_REGISTER_ENABLE_RINGS
+#define IORING_REGISTER_ENABLE_RINGS 12
+#endif
 
 /* Map a ring set up by someone else. Only io_uring_setup tells its offsets (and a
  * filter may refuse that call to the holder), so they are found in the ring itself:
  * the words sq_ring_mask, cq_ring_mask, sq_ring_entries, cq_ring_entries (fdinfo gives
  * both masks) mark the middle of the kernel's struct io_rings, with the heads and
  * tails before them (packed, or a 64-byte line each in older kernels), the
- * completions after them on the next line, the submission array after those. */
+ * completions after them on the next line, the submission array after those. A ring
+ * whose poll thread (IORING_SETUP_SQPOLL) is another process's is not judged: its
+ * requests read that process's memory, yet some (a splice between registered files)
+ * need none, so it is never taken for a ring that reaches nothing. */
 static int ring_map_held(int fd, struct uring *u, const char **why)
 {
     long sqmask = ring_fdinfo(fd, "SqMask:"), cqmask = ring_fdinfo(fd, "CqMask:");
     long thread = ring_fdinfo(fd, "SqThread:");
-    if (sqmask < 0 || cqmask < 0 || sqmask > 32767 || cqmask > 65535) {
-        *why = "its fdinfo shows no ring sizes";
+    if (sqmask < 0 || cqmask < 0 || sqmask > 32767 || cqmask > 65535 || thread == LONG_MIN) {
+        *why = "its fdinfo shows no ring sizes or poll thread";
         return -EBADE;
     }
-    if (thread != LONG_MIN && thread >= 0) {
-        /* its poll thread submits in the memory of the process that set it up: no path
-         * of the holder's can be named to it */
-        *why = "its poll thread (IORING_SETUP_SQPOLL) reads the memory of the process that"
-               " set it up, not the holder's";
-        return -EXDEV;
+    if (thread >= 0) {
+        *why = "its poll thread (IORING_SETUP_SQPOLL) is another process's, which harness does"
+               " not drive";
+        return -EBADE;
     }
     size_t page = 4096;
     unsigned char *head = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, IORING_OFF_SQ_RING);
@@ -297,8 +310,9 @@ static int ring_map_held(int fd, struct uring *u, const char **why)
     return 0;
 }
 
-/* The completion of the request tagged `tag`, waited for up to a second; others (the
- * ring's owner may still use it) are left for it. -EBADE with *why when none came. */
+/* The completion of the request tagged `tag`, waited for up to a second. Every
+ * completion before it (the ring's owner's, ours) is consumed with it, so that no
+ * request of ours is lost to a full completion ring. -EBADE with *why when none came. */
 static int ring_result(struct uring *u, unsigned long long tag, const char **why)
 {
     for (int tries = 0; tries < 100; tries++) {
@@ -307,21 +321,21 @@ static int ring_result(struct uring *u, unsigned long long tag, const char **why
             struct io_uring_cqe *c = &u->cqes[h & *u->cq_mask];
             if (c->user_data == tag) {
                 int res = c->res;
-                if (h == *u->cq_head)
-                    __atomic_store_n(u->cq_head, h + 1, __ATOMIC_RELEASE);
+                __atomic_store_n(u->cq_head, h + 1, __ATOMIC_RELEASE);
                 return res;
             }
         }
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
-    *why = "no completion came back (a ring set up with SQE128, CQE32 or NO_SQARRAY?)";
+    *why = "no completion came back (a ring whose entries harness cannot lay out: SQE128,"
+           " CQE32; or its completions overflowed)";
     return -EBADE;
 }
 
 /* One request on a held ring (its user_data set here), waited for: its result, or
- * -EBADE with *why where the ring cannot be driven, -EXDEV where the kernel takes no
- * request of the holder's on it. */
+ * -EBADE with *why where the ring cannot be driven. A ring set up disabled
+ * (IORING_SETUP_R_DISABLED) is enabled first, as its holder may. */
 static int ring_held_do(int ring, struct io_uring_sqe *req, const char **why)
 {
     static int mapped = -EBADE;
@@ -341,15 +355,20 @@ static int ring_held_do(int ring, struct io_uring_sqe *req, const char **why)
     u->sqes[idx] = *req;
     u->sq_array[idx] = idx;
     __atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
-    if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
+    long n = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+    if (n < 0 && errno == EBADFD &&
+        syscall(__NR_io_uring_register, ring, IORING_REGISTER_ENABLE_RINGS, NULL, 0) == 0)
+        n = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+    if (n < 0) {
         int e = errno;
-        if (e == EBADF || e == EOPNOTSUPP || e == EOWNERDEAD || e == EEXIST || e == EBADFD) {
-            *why = e == EOWNERDEAD ? "its poll thread is gone"
-                   : e == EEXIST  ? "only the task that set it up may submit (SINGLE_ISSUER)"
-                                  : "io_uring_enter takes no request of the holder's";
-            return -EXDEV;
+        if (e == EPERM || e == EACCES || e == ENOSYS) { /* refused: a filter, an LSM */
+            g_ring_refusal = e;
+            return RING_REFUSED;
         }
-        return -e; /* refused (EPERM: a filter) */
+        *why = e == EBADFD  ? "it is disabled and could not be enabled"
+               : e == EEXIST ? "only the task that set it up may submit (SINGLE_ISSUER)"
+                             : "io_uring_enter failed on it";
+        return -EBADE;
     }
     return ring_result(u, req->user_data, why);
 }
@@ -366,6 +385,28 @@ int uring_held_open(int ring, const char *path, unsigned personality, const char
     return ring_held_do(ring, &s, why);
 }
 
+int uring_held_personalities(int ring, unsigned *ids, int max, const char **why)
+{
+    int n = 0;
+    for (unsigned id = 1; id <= 65535; id++) {
+        struct io_uring_sqe s;
+        memset(&s, 0, sizeof s);
+        s.opcode = IORING_OP_NOP;
+        s.personality = (uint16_t)id;
+        int r = ring_held_do(ring, &s, why);
+        if (r == -EBADE || r == RING_REFUSED)
+            return r;
+        if (r == 0) {
+            if (n == max) {
+                *why = "more personalities registered on it than harness tries";
+                return -EBADE;
+            }
+            ids[n++] = id;
+        }
+    }
+    return n;
+}
+
 #ifndef IORING_OP_FIXED_FD_INSTALL
 #define IORING_OP_FIXED_FD_INSTALL 54 /* 6.8 */
 #endif
@@ -373,7 +414,7 @@ int uring_held_open(int ring, const char *path, unsigned personality, const char
 int uring_held_files(int ring)
 {
     long n = ring_fdinfo(ring, "UserFiles:");
-    return n == LONG_MIN ? 0 : (int)n;
+    return n == LONG_MIN ? -1 : (int)n;
 }
 
 int uring_held_install(int ring, unsigned slot, const char **why)
