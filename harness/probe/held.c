@@ -359,10 +359,11 @@ static void held_ring(int n, const char *label, const char *whose, int depth)
                  : errname(-fd));
         char inner[32];
         snprintf(inner, sizeof inner, "%.16s:fixed %d", label, slot);
-        if (g_ninner < MAX_INNER) {
-            g_inner[g_ninner].fd = fd;
-            snprintf(g_inner[g_ninner++].label, sizeof g_inner[0].label, "%s", inner);
-        }
+        if (g_ninner == MAX_INNER) /* never judged: never certified blocked */
+            fail(0, "more files registered on the io_uring rings held than the %d it judges",
+                 MAX_INNER);
+        g_inner[g_ninner].fd = fd;
+        snprintf(g_inner[g_ninner++].label, sizeof g_inner[0].label, "%s", inner);
         held_route(fd, inner, depth + 1);
     }
 }

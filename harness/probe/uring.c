@@ -165,6 +165,16 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
 
 /* ---- the filesystem scenario's file operations -------------------------------- */
 
+/* An IORING_OP_OPENAT of `path` for reading, as the check's own open would be. */
+static void sqe_open_read(struct io_uring_sqe *s, const char *path)
+{
+    memset(s, 0, sizeof *s);
+    s->opcode = IORING_OP_OPENAT;
+    s->fd = AT_FDCWD;
+    s->addr = (uint64_t)(uintptr_t)path;
+    s->open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+}
+
 static char g_uring_buf[65536]; /* what the read brought */
 
 /* Through io_uring: open and read the sentinel (escaped on the token), and set an
@@ -179,11 +189,7 @@ void chk_fs_io_uring(void)
     if (uring_open(&u, &step) < 0)
         outcome(OC_BLOCKED, errno, "io_uring_setup");
     struct io_uring_sqe sqe;
-    memset(&sqe, 0, sizeof sqe);
-    sqe.opcode = IORING_OP_OPENAT;
-    sqe.fd = AT_FDCWD;
-    sqe.addr = (uint64_t)(uintptr_t)sentinel;
-    sqe.open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    sqe_open_read(&sqe, sentinel);
     int fd = uring_do(&u, &sqe), opened = fd;
     if (fd >= 0) {
         memset(&sqe, 0, sizeof sqe);
@@ -356,9 +362,13 @@ static int ring_held_do(int ring, struct io_uring_sqe *req, const char **why)
     u->sq_array[idx] = idx;
     __atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
     long n = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
-    if (n < 0 && errno == EBADFD &&
-        syscall(__NR_io_uring_register, ring, IORING_REGISTER_ENABLE_RINGS, NULL, 0) == 0)
+    if (n < 0 && errno == EBADFD) { /* disabled: enabled first, as its holder may */
+        if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_ENABLE_RINGS, NULL, 0) != 0) {
+            *why = "it is disabled and could not be enabled";
+            return -EBADE;
+        }
         n = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+    }
     if (n < 0) {
         int e = errno;
         if (e == EPERM || e == EACCES || e == ENOSYS) { /* refused: a filter, an LSM */
@@ -376,11 +386,7 @@ static int ring_held_do(int ring, struct io_uring_sqe *req, const char **why)
 int uring_held_open(int ring, const char *path, unsigned personality, const char **why)
 {
     struct io_uring_sqe s;
-    memset(&s, 0, sizeof s);
-    s.opcode = IORING_OP_OPENAT;
-    s.fd = AT_FDCWD;
-    s.addr = (uint64_t)(uintptr_t)path;
-    s.open_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    sqe_open_read(&s, path);
     s.personality = (uint16_t)personality;
     return ring_held_do(ring, &s, why);
 }
@@ -396,6 +402,10 @@ int uring_held_personalities(int ring, unsigned *ids, int max, const char **why)
         int r = ring_held_do(ring, &s, why);
         if (r == -EBADE || r == RING_REFUSED)
             return r;
+        if (r != 0 && r != -EINVAL) { /* a ring's restrictions refuse the NOP itself */
+            *why = "its restrictions refuse a NOP, so its personalities cannot be told";
+            return -EBADE;
+        }
         if (r == 0) {
             if (n == max) {
                 *why = "more personalities registered on it than harness tries";
