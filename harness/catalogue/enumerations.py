@@ -60,8 +60,9 @@ CAPABILITIES: dict[str, Member] = {
     "CAP_NET_BROADCAST": _c("priv-start", reason="no kernel operation checks it"),
     "CAP_NET_ADMIN": _c(
         "priv-start",
-        reason="configures the network namespace it is in: a route out is what the egress"
-        " sweep finds, whatever made it",
+        "route-made",
+        reason="configures the network namespace it is in: the route its sandbox left out"
+        " is made (route-made); a firewall inside that namespace it could flush is not tried",
     ),
     "CAP_NET_RAW": _c("rawip4", "rawip6", "icmp4", "icmp6"),
     "CAP_IPC_LOCK": _c("priv-start", reason="locks its own memory: no file, privilege or network"),

@@ -247,6 +247,15 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _WHERE,
+        "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)",
+        ("ioctl",),
+        checks=("route-made",),
+        target="the canary's IPv4 address, by a host route (SIOCADDRT) through each next hop"
+        " in view: gateways, direct host routes, neighbours, the addresses of a small"
+        " attached subnet; never where the probe stands in the host's namespace",
+    ),
+    _net(
+        _WHERE,
         "destinations other than the canary, the host and the metadata addresses",
         ("connect", "sendto"),
         unseen="egress is judged towards the canary, the host and the metadata addresses"

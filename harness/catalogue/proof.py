@@ -160,6 +160,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
+    _NET + "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)": (
+        "bwrap-route-net-admin",
+    ),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",
         "bwrap-held-packet",

@@ -77,3 +77,136 @@ static void dns_alt(int tcp)
 
 void chk_dns_alt_udp(void) { dns_alt(0); }
 void chk_dns_alt_tcp(void) { dns_alt(1); }
+
+/* ---- a route of its own: CAP_NET_ADMIN kept in the sandbox's network namespace ---- */
+
+#define ROUTE_HOPS 16
+
+/* The next hops a route to the canary could take from here: every gateway of the
+ * routing table, the destination of every direct host route, every neighbour the
+ * kernel knows, and every other address of each directly attached subnet of eight
+ * addresses or fewer (a point-to-point link's far end), each with its interface. */
+static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ])
+{
+    int n = 0;
+    char line[512], dev[64];
+    unsigned long dst, gw, mask;
+    unsigned flags;
+    FILE *f = fopen("/proc/net/route", "r");
+    while (f && fgets(line, sizeof line, f) && n < ROUTE_HOPS) {
+        if (sscanf(line, "%63s %lx %lx %x %*d %*d %*d %lx", dev, &dst, &gw, &flags, &mask) != 5)
+            continue; /* the header */
+        uint32_t m = ntohl((uint32_t)mask), d = ntohl((uint32_t)dst);
+        if (!strcmp(dev, "lo"))
+            continue;
+        if (flags & RTF_GATEWAY) {
+            hops[n] = ntohl((uint32_t)gw), snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
+        } else if (m == 0xffffffffU) {
+            hops[n] = d, snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
+        } else if (m >= 0xfffffff8U) { /* /29 and smaller: each address of it */
+            for (uint32_t a = (d & m) + 1; a < (d | ~m) && n < ROUTE_HOPS; a++)
+                hops[n] = a, snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
+        }
+    }
+    if (f)
+        fclose(f);
+    char ip[64];
+    f = fopen("/proc/net/arp", "r");
+    while (f && fgets(line, sizeof line, f) && n < ROUTE_HOPS) {
+        struct in_addr a;
+        if (sscanf(line, "%63s %*s %*s %*s %*s %63s", ip, dev) == 2 && inet_pton(AF_INET, ip, &a) == 1)
+            hops[n] = ntohl(a.s_addr), snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* A host route to `dst` via `hop` on `dev` (SIOCADDRT, or SIOCDELRT to take it back). */
+static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, const char *dev)
+{
+    struct rtentry rt;
+    struct sockaddr_in d = { .sin_family = AF_INET }, g = { .sin_family = AF_INET }, m = d;
+    char name[IFNAMSIZ];
+    memset(&rt, 0, sizeof rt);
+    d.sin_addr.s_addr = htonl(dst);
+    g.sin_addr.s_addr = htonl(hop);
+    m.sin_addr.s_addr = 0xffffffffU;
+    memcpy(&rt.rt_dst, &d, sizeof d);
+    memcpy(&rt.rt_gateway, &g, sizeof g);
+    memcpy(&rt.rt_genmask, &m, sizeof m);
+    snprintf(name, sizeof name, "%s", dev);
+    rt.rt_dev = name;
+    rt.rt_flags = RTF_UP | RTF_HOST | RTF_GATEWAY;
+    return ioctl(sock, op, &rt);
+}
+
+/* With CAP_NET_ADMIN over its own network namespace a workload makes the route its
+ * sandbox left out: a host route to the canary through each next hop it can see
+ * (route_hops), each tried with the TCP exchange and taken back at once. Escaped on
+ * the nonce; blocked where no route can be made (EPERM without the capability) or
+ * none leads there. Runs after the sweep, alone: a route made mid-sweep would let
+ * other lines out. */
+void chk_route_made(void)
+{
+    Addr canary;
+    need_addr(&o.canary_tcp, &canary);
+    need(&o.nonce);
+    if (canary.ss_family != AF_INET)
+        outcome(OC_BLOCKED, EAFNOSUPPORT, "the canary has no IPv4 address to route to");
+    /* The host's own routes are never touched: where the probe stands in the host's
+     * network namespace (the host control, a fleet host), or where a route to the
+     * canary exists already (the sweep's lines judge what it reaches), none is made. */
+    if (stands_in_host_netns())
+        outcome(OC_BLOCKED, 0, "stands in the host's network namespace: no route is made there");
+    int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0 && connect(probe, (struct sockaddr *)&canary, sizeof(struct sockaddr_in)) == 0) {
+        close(probe);
+        outcome(OC_BLOCKED, 0, "a route to the canary exists already: the sweep's lines judge it");
+    }
+    if (probe >= 0)
+        close(probe);
+    uint32_t dst = ntohl(((struct sockaddr_in *)(void *)&canary)->sin_addr.s_addr);
+    uint32_t hops[ROUTE_HOPS];
+    char devs[ROUTE_HOPS][IFNAMSIZ];
+    int n = route_hops(hops, devs), sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), first = 0;
+    ev_int("hops", n);
+    if (sock < 0)
+        outcome(OC_BLOCKED, errno, "socket for SIOCADDRT");
+    char want[256], where[80], hop[INET_ADDRSTRLEN];
+    snprintf(want, sizeof want, "NONCE %s", o.nonce);
+    fmt_addr(&canary, where, sizeof where);
+    for (int i = 0; i < n; i++) {
+        struct in_addr a = { htonl(hops[i]) };
+        inet_ntop(AF_INET, &a, hop, sizeof hop);
+        if (route_host(sock, SIOCADDRT, dst, hops[i], devs[i]) != 0) {
+            if (!first)
+                first = errno;
+            if (errno == EPERM || errno == EACCES)
+                break; /* no capability over this namespace: every hop would say the same */
+            continue;
+        }
+        char reply[256] = "", msg[256];
+        double end = now_ms() + 1000.0; /* a second a hop: a hop that drops costs no more */
+        if (end > check_end())
+            end = check_end();
+        int fd = connect_to(&canary, SOCK_STREAM, end);
+        if (fd >= 0) {
+            int len = snprintf(msg, sizeof msg, "HARNESS %s %s\n", o.tag, g_cur->id);
+            size_t got = send_all(fd, msg, (size_t)len, end) == 0
+                             ? recv_until(fd, reply, sizeof reply - 1, 1, end)
+                             : 0;
+            reply[got] = 0;
+            reply[strcspn(reply, "\r\n")] = 0;
+            close(fd);
+        }
+        route_host(sock, SIOCDELRT, dst, hops[i], devs[i]);
+        if (!strcmp(reply, want)) {
+            ev_str("via", hop);
+            outcome(OC_ESCAPED, 0, "made a route to %s via %s on %s (CAP_NET_ADMIN), and the nonce"
+                    " came back", where, hop, devs[i]);
+        }
+    }
+    close(sock);
+    outcome(OC_BLOCKED, first, "a route to %s through each of %d next hops in view", where, n);
+}

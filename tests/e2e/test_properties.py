@@ -116,11 +116,12 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     gvisor = str(v[("localhost", "runsc-supervised", "attribution")]["reason"])
     assert "identity explicitly unavailable" in gvisor and "gVisor's sentry" in gvisor
     # Denied attempts went nowhere: each ended at the supervisor or in its namespace, and
-    # its control escaped (unix-proxy finds no socket to try, and a plain host hands its
-    # probe no socket for held-fds: no control to compare).
+    # its control escaped (unix-proxy finds no socket to try, a plain host hands its
+    # probe no socket for held-fds, and no route is made in the host's namespace for
+    # route-made: no control to compare).
     for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
         assert check["outcome"] == "blocked", check
-        uncontrolled = check["id"] in ("unix-proxy", "unix-host", "held-fds")
+        uncontrolled = check["id"] in ("unix-proxy", "unix-host", "held-fds", "route-made")
         assert check["control"] == ("n/a" if uncontrolled else "escaped"), check
 
 
@@ -142,9 +143,9 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
         egress = {c["id"]: c for c in row["checks"]}
         assert len(egress) >= 12
         assert {"tcp6-443", "udp6-53", "icmp6", "dns-own", "unix-proxy"} <= set(egress)
-        # unix-proxy, unix-host and held-fds find nothing to try here: blocked without
-        # an errno.
-        untried = ("unix-proxy", "unix-host", "held-fds")
+        # unix-proxy, unix-host, held-fds and route-made (no next hop in view) find
+        # nothing to try here: blocked without an errno.
+        untried = ("unix-proxy", "unix-host", "held-fds", "route-made")
         assert all(c["errno"] for i, c in egress.items() if i not in untried), egress
         assert (
             "attempts blocked: tcp-denied-name"
@@ -568,6 +569,8 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "socket made by setns into held descriptor ",
     ),
+    # No route to the canary but CAP_NET_ADMIN: the workload makes one (route-made).
+    "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
     "bwrap-held-ring-socket": (
         {"held-fds"},
@@ -652,6 +655,7 @@ ROW_MUTANTS = (
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
     "bwrap-held-ring-socket",
+    "bwrap-route-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
