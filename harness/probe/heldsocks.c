@@ -449,12 +449,6 @@ static void held_ns_fd(int fd, int in_host, uint64_t own, const char *ip4, const
  * without it by pid 1's (the host's init, where the probe shares the host's PID
  * namespace); then every other line tries the host's network directly, and other
  * processes' namespaces (a fleet host's containers) are left alone. */
-int stands_in_host_netns(void)
-{
-    struct stat self;
-    return stat("/proc/self/ns/net", &self) == 0 && in_host_netns(&self);
-}
-
 static int in_host_netns(const struct stat *self)
 {
     unsigned long host_net = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;

@@ -363,7 +363,6 @@ void sweep_protocols(int f, const char *ip, int high);
 void sweep_calls(int f, const char *ip, int high);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
-int stands_in_host_netns(void); /* heldsocks.c: by --host-ns, or else pid 1's */
 /* nsenter.c: what make(arg) returns in a child that entered h's namespace by setns */
 enum { NS_OUTSIDE, NS_REFUSED, NS_LOST }; /* why fd_in_ns gave none: setns, make, no answer */
 int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why);

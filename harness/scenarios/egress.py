@@ -487,7 +487,8 @@ EGRESS = Scenario(
             how=(
                 "After every other egress line, alone: where no route to the canary's IPv4 "
                 "address exists (a UDP `connect` says) and the probe does not stand in the "
-                "host's network namespace (`--host-ns`, or else pid 1's), a host route to it "
+                "host's network namespace (`--host-ns`, or else pid 1's; what cannot be told, "
+                "without `/proc`, counts as the host's), a host route to it "
                 "(`SIOCADDRT`) through each next hop in view: every gateway of "
                 "`/proc/net/route`, every direct host route's destination, every neighbour of "
                 "`/proc/net/arp`, every address of a directly attached subnet of eight or fewer "

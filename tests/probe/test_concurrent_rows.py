@@ -76,9 +76,11 @@ def test_where_packets_vanish_each_waits_its_limit_once_for_all(tmp_path: Path) 
     # Table order: the named attempts first, the sweep's lines, then the binaries'.
     assert order[: len(ROWS)] == ROWS, order
     assert order[-3:] == ["egress-policy-binary", "egress-other-binary", "route-made"], order
-    # A route to the canary exists (the default one): no route is made.
-    assert got["route-made"]["outcome"] == "blocked", got["route-made"]
-    assert "exists already" in got["route-made"]["detail"], got["route-made"]
+    # No route is made: one to the canary exists (the default one), or, without
+    # --host-ns where pid 1's namespace cannot be read, the probe may stand in the host's.
+    made = got["route-made"]
+    assert made["outcome"] == "blocked" and not made.get("errno"), made
+    assert "exists already" in made["detail"] or "may stand in the host's" in made["detail"], made
     for row in [*ROWS, "egress-other-binary"]:
         assert got[row]["outcome"] == "blocked", got[row]
         assert got[row].get("errno") == "ETIMEDOUT", got[row]
