@@ -264,10 +264,6 @@ static void held_climb(const char *base, int n, const struct stat *st, int have_
         close(cur);
 }
 
-/* Each folder, regular file or block device held at start, as [fd, kind, dev, path,
- * mount point, mount root, access, reach, inode], and each folder's ancestors by "..": the
- * harness judges them against the grants (a descriptor is a route like any other,
- * sentinel or not). */
 /* Descriptors a held one leads to (a ring's registered files, installed), judged
  * like those held at start; `label` names where each came from ("3:fixed 0"). */
 #define MAX_INNER 64
@@ -290,6 +286,10 @@ static void held_file_row(int n, const char *label, int have_mounts)
         held_climb(label, n, &st, have_mounts);
 }
 
+/* Each folder, regular file or block device held at start (and each a held ring led
+ * to), as [label, kind, dev, path, mount point, mount root, access, reach, inode], and
+ * each folder's ancestors by "..": the harness judges them against the grants (a
+ * descriptor is a route like any other, sentinel or not). */
 static void held_files(void)
 {
     int have_mounts = read_mounts() == 0;
