@@ -251,8 +251,10 @@ ROWS: tuple[Row, ...] = (
         ("ioctl",),
         checks=("route-made",),
         target="the canary's IPv4 address, by a host route (SIOCADDRT) through each next hop"
-        " in view: gateways, direct host routes, neighbours, the addresses of a small"
-        " attached subnet; never where the probe stands in the host's namespace",
+        " in view but the one a route in place takes (a default route into a dead end"
+        " beside a second link out): gateways, direct host routes, neighbours, the"
+        " addresses of a small attached subnet; never where the probe stands in the host's"
+        " namespace",
     ),
     _net(
         _WHERE,

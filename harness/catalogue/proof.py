@@ -162,6 +162,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
     _NET + "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)": (
         "bwrap-route-net-admin",
+        "bwrap-route-dead-default",
     ),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",

@@ -82,10 +82,22 @@ void chk_dns_alt_tcp(void) { dns_alt(1); }
 
 #define ROUTE_HOPS 16
 
+/* Whether `a` is one of this namespace's own addresses: a bind to it succeeds. */
+static int own_address(uint32_t a)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(a) };
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int own = fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0;
+    if (fd >= 0)
+        close(fd);
+    return own;
+}
+
 /* The next hops a route to the canary could take from here: every gateway of the
  * routing table, the destination of every direct host route, every neighbour the
  * kernel knows, and every other address of each directly attached subnet of eight
- * addresses or fewer (a point-to-point link's far end), each with its interface. */
+ * addresses or fewer (a point-to-point link's far end), each with its interface;
+ * each once, and none of the namespace's own. */
 static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ])
 {
     int n = 0;
@@ -119,7 +131,42 @@ static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ]
     }
     if (f)
         fclose(f);
-    return n;
+    int kept = 0; /* each (hop, link) once (a gateway is often a neighbour too), never its own */
+    for (int i = 0; i < n; i++) {
+        int seen = own_address(hops[i]);
+        for (int j = 0; j < kept && !seen; j++)
+            seen = hops[j] == hops[i] && !strcmp(devs[j], devs[i]);
+        if (!seen && kept != i)
+            hops[kept] = hops[i], memcpy(devs[kept], devs[i], IFNAMSIZ);
+        kept += !seen;
+    }
+    return kept;
+}
+
+/* The route the kernel takes to `dst` now, from the main table: the longest prefix,
+ * then the lowest metric. Its next hop (0 where on-link) and link; 0 where none. */
+static int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ])
+{
+    char line[512], dev[64];
+    unsigned long d, gw, mask;
+    unsigned flags;
+    int metric, found = 0, best_len = -1, best_metric = 0;
+    FILE *f = fopen("/proc/net/route", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63s %lx %lx %x %*d %*d %d %lx", dev, &d, &gw, &flags, &metric, &mask) != 6)
+            continue;
+        uint32_t m = ntohl((uint32_t)mask);
+        int len = __builtin_popcount(m);
+        if (!(flags & RTF_UP) || (dst & m) != ntohl((uint32_t)d) || len < best_len ||
+            (len == best_len && metric >= best_metric))
+            continue;
+        found = 1, best_len = len, best_metric = metric;
+        *via = flags & RTF_GATEWAY ? ntohl((uint32_t)gw) : 0;
+        snprintf(dev_out, IFNAMSIZ, "%.15s", dev);
+    }
+    if (f)
+        fclose(f);
+    return found;
 }
 
 /* A host route to `dst` via `hop` on `dev` (SIOCADDRT, or SIOCDELRT to take it back). */
@@ -156,8 +203,10 @@ static int maybe_host_netns(void)
 }
 
 /* With CAP_NET_ADMIN over its own network namespace a workload makes the route its
- * sandbox left out: a host route to the canary through each next hop it can see
- * (route_hops), each tried with the TCP exchange and taken back at once. Escaped on
+ * sandbox left out, or one around the route it left in that leads nowhere (a default
+ * route to a dead end beside a second link that leads out): a host route to the
+ * canary through each next hop it can see (route_hops) but the one the route in
+ * place takes, each tried with the TCP exchange and taken back at once. Escaped on
  * the nonce; blocked where no route can be made (EPERM without the capability) or
  * none leads there. Runs after the sweep, alone: a route made mid-sweep would let
  * other lines out. */
@@ -169,22 +218,18 @@ void chk_route_made(void)
     if (canary.ss_family != AF_INET)
         outcome(OC_BLOCKED, EAFNOSUPPORT, "the canary has no IPv4 address to route to");
     /* The host's own routes are never touched: where the probe stands in the host's
-     * network namespace (the host control, a fleet host), or where a route to the
-     * canary exists already (the sweep's lines judge what it reaches), none is made. */
+     * network namespace (the host control, a fleet host), none is made. */
     if (maybe_host_netns())
         outcome(OC_BLOCKED, 0, "may stand in the host's network namespace: no route is made there");
-    int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (probe >= 0 && connect(probe, (struct sockaddr *)&canary, sizeof(struct sockaddr_in)) == 0) {
-        close(probe);
-        outcome(OC_BLOCKED, 0, "a route to the canary exists already: the sweep's lines judge it");
-    }
-    if (probe >= 0)
-        close(probe);
     uint32_t dst = ntohl(((struct sockaddr_in *)(void *)&canary)->sin_addr.s_addr);
     uint32_t hops[ROUTE_HOPS];
     char devs[ROUTE_HOPS][IFNAMSIZ];
     int n = route_hops(hops, devs), sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), first = 0;
+    uint32_t now_via = 0;
+    char now_dev[IFNAMSIZ] = "";
+    int in_place = route_now(dst, &now_via, now_dev), tried = 0;
     ev_int("hops", n);
+    ev_int("route_in_place", in_place);
     if (sock < 0)
         outcome(OC_BLOCKED, errno, "socket for SIOCADDRT");
     char want[256], where[80], hop[INET_ADDRSTRLEN];
@@ -193,6 +238,9 @@ void chk_route_made(void)
     for (int i = 0; i < n; i++) {
         struct in_addr a = { htonl(hops[i]) };
         inet_ntop(AF_INET, &a, hop, sizeof hop);
+        if (in_place && now_via && hops[i] == now_via && !strcmp(devs[i], now_dev))
+            continue; /* the way the route in place goes: the sweep's lines judged it */
+        tried++;
         if (route_host(sock, SIOCADDRT, dst, hops[i], devs[i]) != 0) {
             if (!first)
                 first = errno;
@@ -222,5 +270,8 @@ void chk_route_made(void)
         }
     }
     close(sock);
-    outcome(OC_BLOCKED, first, "a route to %s through each of %d next hops in view", where, n);
+    if (in_place && !tried)
+        outcome(OC_BLOCKED, 0, "the route to %s in place takes the only next hop in view", where);
+    outcome(OC_BLOCKED, first, "a route to %s through each of %d next hops in view%s", where, tried,
+            in_place ? " but the one the route in place takes" : "");
 }

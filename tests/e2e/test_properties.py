@@ -571,6 +571,8 @@ EGRESS_MUTANTS = {
     ),
     # No route to the canary but CAP_NET_ADMIN: the workload makes one (route-made).
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
+    # A default route to a dead end beside a second link out: routed around it.
+    "bwrap-route-dead-default": ({"route-made"}, "made a route to "),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
     "bwrap-held-ring-socket": (
         {"held-fds"},
@@ -656,6 +658,7 @@ ROW_MUTANTS = (
     "bwrap-held-netns-ports",
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
+    "bwrap-route-dead-default",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
