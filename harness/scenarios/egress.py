@@ -476,8 +476,9 @@ EGRESS = Scenario(
             section="binaries",
         ),
         # A route of its own (harness/probe/egress.c): CAP_NET_ADMIN over the sandbox's
-        # network namespace makes the one the sandbox left out. Never made where the probe
-        # stands in the host's namespace (the host's routes are not touched): no control.
+        # network namespace makes the one the sandbox left out, or one around a dead end.
+        # Never made where the probe stands in the host's namespace (the host's routes are
+        # not touched): no control.
         Check(
             "route-made",
             "a host route to the canary through each next hop in view, made with CAP_NET_ADMIN",
@@ -485,18 +486,19 @@ EGRESS = Scenario(
             rule=Rule.ARRIVAL,
             transport=Transport.TCP,
             how=(
-                "After every other egress line, alone: where no route to the canary's IPv4 "
-                "address exists (a UDP `connect` says) and the probe does not stand in the "
+                "After every other egress line, alone: where the probe does not stand in the "
                 "host's network namespace (`--host-ns`, or else pid 1's; what cannot be told, "
-                "without `/proc`, counts as the host's), a host route to it "
-                "(`SIOCADDRT`) through each next hop in view: every gateway of "
-                "`/proc/net/route`, every direct host route's destination, every neighbour of "
-                "`/proc/net/arp`, every address of a directly attached subnet of eight or fewer "
-                "(at most 16); each tried with the HARNESS exchange (a second each) and taken "
-                "back at once (`SIOCDELRT`). Escaped if the nonce comes back (`evidence.via`); "
-                "blocked where no route can be made (`EPERM` without the capability: the first "
-                "refusal's errno), none leads there, or one exists already (the sweep's lines "
-                "judge what it reaches)."
+                "without `/proc`, counts as the host's), a host route to the canary's IPv4 "
+                "address (`SIOCADDRT`) through each next hop in view but the one the route in "
+                "place takes (the longest prefix of `/proc/net/route`: a default route into a "
+                "dead end beside a second link out): every gateway of `/proc/net/route`, every "
+                "direct host route's destination, every neighbour of `/proc/net/arp`, every "
+                "address of a directly attached subnet of eight or fewer (at most 16, each once, "
+                "none of the namespace's own); each tried with the HARNESS exchange (a second "
+                "each) and taken back at once (`SIOCDELRT`). Escaped if the nonce comes back "
+                "(`evidence.via`); blocked where no route can be made (`EPERM` without the "
+                "capability: the first refusal's errno) or none leads there. `evidence` has "
+                "`hops` and `route_in_place`."
             ),
         ),
         # Issue 27 and 38: the rest of the network surface (harness/catalogue/network.py),
