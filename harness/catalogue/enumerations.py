@@ -61,9 +61,10 @@ CAPABILITIES: dict[str, Member] = {
     "CAP_NET_ADMIN": _c(
         "priv-start",
         "route-made",
+        "firewall-opened",
         reason="configures the network namespace it is in: the route its sandbox left out,"
         " or one around a route that leads nowhere, is made (route-made); a firewall inside"
-        " that namespace it could flush is not tried",
+        " that namespace (nftables) is opened (firewall-opened)",
     ),
     "CAP_NET_RAW": _c("rawip4", "rawip6", "icmp4", "icmp6"),
     "CAP_IPC_LOCK": _c("priv-start", reason="locks its own memory: no file, privilege or network"),

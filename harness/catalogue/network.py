@@ -258,6 +258,16 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _WHERE,
+        "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)",
+        ("sendmsg",),
+        checks=("firewall-opened",),
+        target="the canary's IPv4 address, by a rule accepting it at the head of every"
+        " nftables base chain of the sandbox's namespace (NETLINK_NETFILTER), taken back at"
+        " once; never where the probe stands in the host's namespace; iptables-legacy, tc"
+        " and cgroup BPF are not tried",
+    ),
+    _net(
+        _WHERE,
         "destinations other than the canary, the host and the metadata addresses",
         ("connect", "sendto"),
         unseen="egress is judged towards the canary, the host and the metadata addresses"

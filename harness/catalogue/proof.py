@@ -164,6 +164,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-route-net-admin",
         "bwrap-route-dead-default",
     ),
+    _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
+        "bwrap-firewall-net-admin",
+    ),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",
         "bwrap-held-packet",

@@ -191,7 +191,7 @@ static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, co
 /* Whether the probe may stand in the host's network namespace: by --host-ns's first
  * inode, or without it by pid 1's namespace; what cannot be told counts as the host's
  * (no /proc), since a route made there would change the host's. */
-static int maybe_host_netns(void)
+int maybe_host_netns(void)
 {
     struct stat self, init;
     if (stat("/proc/self/ns/net", &self) != 0)
@@ -200,6 +200,23 @@ static int maybe_host_netns(void)
     if (host)
         return host == (unsigned long)self.st_ino;
     return stat("/proc/1/ns/net", &init) != 0 || (init.st_ino == self.st_ino && init.st_dev == self.st_dev);
+}
+
+/* The HARNESS exchange with the canary by TCP before `end`: whether its nonce came back. */
+int canary_exchange(const Addr *canary, double end)
+{
+    char reply[256] = "", msg[256], want[256];
+    snprintf(want, sizeof want, "NONCE %s", o.nonce);
+    int fd = connect_to(canary, SOCK_STREAM, end);
+    if (fd < 0)
+        return 0;
+    int len = snprintf(msg, sizeof msg, "HARNESS %s %s\n", o.tag, g_cur->id);
+    size_t got = send_all(fd, msg, (size_t)len, end) == 0 ? recv_until(fd, reply, sizeof reply - 1, 1, end)
+                                                          : 0;
+    reply[got] = 0;
+    reply[strcspn(reply, "\r\n")] = 0;
+    close(fd);
+    return !strcmp(reply, want);
 }
 
 /* With CAP_NET_ADMIN over its own network namespace a workload makes the route its
@@ -232,8 +249,7 @@ void chk_route_made(void)
     ev_int("route_in_place", in_place);
     if (sock < 0)
         outcome(OC_BLOCKED, errno, "socket for SIOCADDRT");
-    char want[256], where[80], hop[INET_ADDRSTRLEN];
-    snprintf(want, sizeof want, "NONCE %s", o.nonce);
+    char where[80], hop[INET_ADDRSTRLEN];
     fmt_addr(&canary, where, sizeof where);
     for (int i = 0; i < n; i++) {
         struct in_addr a = { htonl(hops[i]) };
@@ -248,22 +264,10 @@ void chk_route_made(void)
                 break; /* no capability over this namespace: every hop would say the same */
             continue;
         }
-        char reply[256] = "", msg[256];
         double end = now_ms() + 1000.0; /* a second a hop: a hop that drops costs no more */
-        if (end > check_end())
-            end = check_end();
-        int fd = connect_to(&canary, SOCK_STREAM, end);
-        if (fd >= 0) {
-            int len = snprintf(msg, sizeof msg, "HARNESS %s %s\n", o.tag, g_cur->id);
-            size_t got = send_all(fd, msg, (size_t)len, end) == 0
-                             ? recv_until(fd, reply, sizeof reply - 1, 1, end)
-                             : 0;
-            reply[got] = 0;
-            reply[strcspn(reply, "\r\n")] = 0;
-            close(fd);
-        }
+        int back = canary_exchange(&canary, end < check_end() ? end : check_end());
         route_host(sock, SIOCDELRT, dst, hops[i], devs[i]);
-        if (!strcmp(reply, want)) {
+        if (back) {
             ev_str("via", hop);
             outcome(OC_ESCAPED, 0, "made a route to %s via %s on %s (CAP_NET_ADMIN), and the nonce"
                     " came back", where, hop, devs[i]);

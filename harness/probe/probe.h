@@ -48,7 +48,8 @@
  *   egress       egress.c (the named attempts); the sweep: attempt.c (its engine),
  *                sendways.c (each way its bytes go on a socket), sweep.c (what it
  *                tries), heldsocks.c (the sockets held at the start), hostunix.c
- *                (unix listeners outside), ipc.c (SysV and POSIX IPC), uring.c
+ *                (unix listeners outside), firewall.c (the sandbox's own nftables,
+ *                opened), ipc.c (SysV and POSIX IPC), uring.c
  *                (io_uring: the one ring, the sweep's exchange, the file
  *                operations, a ring held), i386net.c (the exchange through the i386 entry)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
@@ -288,6 +289,8 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
 
 void set_nnp(void); /* landlock.c: no_new_privs, or the fact unavailable (seccomp.c's too) */
 __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
+int canary_exchange(const Addr *canary, double end); /* egress.c: the nonce came back */
+int maybe_host_netns(void); /* egress.c: never change what may be the host's network */
 /* ---- attempt.c and sweep.c: the egress sweep's attempts --------------------
  * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
  * sweep.c says what to try, sweep.def with which ids. */

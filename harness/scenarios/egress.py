@@ -501,6 +501,30 @@ EGRESS = Scenario(
                 "`hops` and `route_in_place`."
             ),
         ),
+        # A firewall of its own (harness/probe/firewall.c): CAP_NET_ADMIN over the
+        # sandbox's network namespace opens the nftables rules that live there. Never in
+        # the host's namespace (the host's firewall is not touched): no control.
+        Check(
+            "firewall-opened",
+            "a rule accepting the canary at the head of every nftables base chain of the"
+            " sandbox's own network namespace, made with CAP_NET_ADMIN",
+            control=Control.NONE,
+            rule=Rule.ARRIVAL,
+            transport=Transport.TCP,
+            how=(
+                "After route-made, alone, and never where the probe may stand in the host's "
+                "network namespace (as route-made): the namespace's nftables base chains are "
+                "listed (`NFT_MSG_GETCHAIN` over `NETLINK_NETFILTER`; ip and inet: every hook "
+                "but forward; netdev: ingress and egress), and one transaction puts at the head "
+                "of each a rule accepting IPv4 to the canary's address (on the way out) or from "
+                "it (on the way in), and nothing else. The HARNESS exchange (two seconds), then "
+                "each rule is deleted by its handle. Escaped if the nonce comes back; blocked "
+                "where the chains cannot be listed or the rules are refused (`EPERM` without "
+                "the capability, a table another process owns), or none is there. `evidence` "
+                "has `chains` and `rules_taken_back`. Not tried: iptables-legacy tables, tc "
+                "filters, cgroup BPF programs, policy routing rules."
+            ),
+        ),
         # Issue 27 and 38: the rest of the network surface (harness/catalogue/network.py),
         # every way over each family.
         *_ways("4"),

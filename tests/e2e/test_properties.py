@@ -121,7 +121,13 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     # route-made: no control to compare).
     for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
         assert check["outcome"] == "blocked", check
-        uncontrolled = check["id"] in ("unix-proxy", "unix-host", "held-fds", "route-made")
+        uncontrolled = check["id"] in (
+            "unix-proxy",
+            "unix-host",
+            "held-fds",
+            "route-made",
+            "firewall-opened",
+        )
         assert check["control"] == ("n/a" if uncontrolled else "escaped"), check
 
 
@@ -145,7 +151,7 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
         assert {"tcp6-443", "udp6-53", "icmp6", "dns-own", "unix-proxy"} <= set(egress)
         # unix-proxy, unix-host, held-fds and route-made (no next hop in view) find
         # nothing to try here: blocked without an errno.
-        untried = ("unix-proxy", "unix-host", "held-fds", "route-made")
+        untried = ("unix-proxy", "unix-host", "held-fds", "route-made", "firewall-opened")
         assert all(c["errno"] for i, c in egress.items() if i not in untried), egress
         assert (
             "attempts blocked: tcp-denied-name"
@@ -573,6 +579,8 @@ EGRESS_MUTANTS = {
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A default route to a dead end beside a second link out: routed around it.
     "bwrap-route-dead-default": ({"route-made"}, "made a route to "),
+    # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
+    "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
     "bwrap-held-ring-socket": (
         {"held-fds"},
@@ -659,6 +667,7 @@ ROW_MUTANTS = (
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
+    "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",

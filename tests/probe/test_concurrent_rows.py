@@ -34,11 +34,14 @@ ROWS = ["tcp-denied-name", "tcp-raw-ip", "dns-alt-udp", "dns-alt-tcp", "doh-port
 
 
 def test_the_egress_rows_are_concurrent() -> None:
-    """Every egress row runs at once with the others, but route-made: the route it makes
-    would let the others out, so it runs alone, after them, last."""
+    """Every egress row runs at once with the others, but route-made and firewall-opened:
+    the route one makes and the rule the other puts in would let the others out, so they
+    run alone, after them, last."""
     egress = [r for r in table.rows() if r.scenario == "egress-confinement"]
-    assert egress[-1].id == "route-made" and not egress[-1].concurrent, egress[-1]
-    assert all(r.concurrent and not r.light for r in egress[:-1]), egress
+    alone = egress[-2:]
+    assert [r.id for r in alone] == ["route-made", "firewall-opened"], alone
+    assert not any(r.concurrent for r in alone), alone
+    assert all(r.concurrent and not r.light for r in egress[:-2]), egress
     assert {r.kind for r in table.rows() if r.concurrent} <= {"attempt", "control", "sweep"}
     with pytest.raises(ValueError, match="cannot be _NET"):
         table.rows('CHECK("mechanisms", "kernel_release", chk_kernel_release, FACT_NET)\n')
@@ -75,7 +78,9 @@ def test_where_packets_vanish_each_waits_its_limit_once_for_all(tmp_path: Path) 
     order = [str(o["id"]) for o in lines if o.get("type") == "check"]
     # Table order: the named attempts first, the sweep's lines, then the binaries'.
     assert order[: len(ROWS)] == ROWS, order
-    assert order[-3:] == ["egress-policy-binary", "egress-other-binary", "route-made"], order
+    assert order[-4:] == [
+        "egress-policy-binary", "egress-other-binary", "route-made", "firewall-opened"
+    ], order  # fmt: skip
     # No route is made: the default one takes the only next hop in view, or, without
     # --host-ns where pid 1's namespace cannot be read, the probe may stand in the host's.
     made = got["route-made"]

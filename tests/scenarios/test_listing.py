@@ -111,7 +111,7 @@ def test_every_transport_is_pinned() -> None:
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
     hosts = {"host4-tcp", "host6-tcp", "meta4-tcp", "meta6-tcp"}
     named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "dns-own-tcp", "doh-port"}
-    named |= {"egress-other-binary", "route-made"}
+    named |= {"egress-other-binary", "route-made", "firewall-opened"}
     fastopen = {
         f"tfo{v}-{way}" for v in "46" for way in ("sendto", "sendmsg", "sendmmsg", "connect")
     }

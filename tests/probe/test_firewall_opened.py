@@ -1,0 +1,103 @@
+"""firewall-opened run for real: a network namespace of the test's own whose nftables
+firewall drops the canary, with the probe holding CAP_NET_ADMIN over it (root in a new
+namespace). The probe opens the firewall for the canary alone, gets the nonce back,
+and leaves the ruleset as it found it. Loopback addresses only: nothing leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.probe.build import build_probe
+from tests.lab import require_tool
+
+# 10.77.0.0/24 on the namespace's own lo; the canary answers on 10.77.0.9:9, and the
+# firewall drops everything to it (and, on the way in, everything from it).
+RULES = """table inet sandbox {
+  chain out {
+    type filter hook output priority 0; policy accept;
+    ip daddr 10.77.0.9 drop
+  }
+  chain in {
+    type filter hook input priority 0; policy accept;
+    ip saddr 10.77.0.9 drop
+  }
+}
+table ip other {
+  chain post {
+    type filter hook postrouting priority 10; policy drop;
+    oif "lo" ip daddr != 10.77.0.9 accept
+  }
+}
+"""
+CANARY = """import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.77.0.9", 9))
+s.listen(16)
+print("up", flush=True)
+while True:
+    c, _ = s.accept()
+    with c:
+        c.settimeout(2)
+        try:
+            if c.recv(256).startswith(b"HARNESS "):
+                c.sendall(b"NONCE n1\\n")
+        except OSError:
+            pass
+"""
+SCRIPT = """set -e
+ip link set lo up
+ip addr add 10.77.0.1/24 dev lo
+ip addr add 10.77.0.9/32 dev lo
+"$PY" -c "$CANARY" > "$OUT/canary.log" 2>&1 &
+while ! grep -q up "$OUT/canary.log"; do sleep 0.05; done
+nft -f "$OUT/rules.nft"
+nft list ruleset > "$OUT/before"
+set +e
+"$@"
+nft list ruleset > "$OUT/after"
+"""
+
+
+@pytest.mark.skipif(not shutil.which("nft"), reason="needs nft (scripts/setup --dev installs it)")
+def test_a_firewall_of_its_own_is_opened_and_closed_again(tmp_path: Path) -> None:
+    require_tool("unshare")
+    require_tool("ip")
+    (tmp_path / "rules.nft").write_text(RULES)
+    probe = str(build_probe().path)
+    # The host's namespaces (net first), as harness hands them: the probe may touch a
+    # firewall only where it shows it stands elsewhere.
+    host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
+    args = [
+        probe, "run", "--tag", "t", "--nonce", "n1", "--resolver-ranges", "127.0.0.0/8",
+        "--denied-name", "denied.example", "--resolver", "127.0.0.1:53",
+        "--canary-tcp", "10.77.0.9:9", "--alt-dns", "127.0.0.1:5353",
+        "--doh", "127.0.0.1:443", "--canary4", "10.77.0.9", "--canary6", "::1",
+        "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
+        "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
+    ]  # fmt: skip
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": CANARY}
+    env["OUT"] = str(tmp_path)
+    done = subprocess.run(
+        ["unshare", "-n", "sh", "-c", SCRIPT, "sh", *args],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+    got = {x["id"]: x for x in lines if x.get("type") == "check"}
+    assert "firewall-opened" in got, done.stdout[-2000:] + done.stderr[-2000:]
+    # The firewall holds for the sweep: the raw-IP attempt to the canary is dropped.
+    assert got["tcp-raw-ip"]["outcome"] == "blocked", got["tcp-raw-ip"]
+    opened = got["firewall-opened"]
+    assert opened["outcome"] == "escaped", json.dumps(opened)
+    assert "at the head of 3 base chains, and the nonce came back" in opened["detail"], opened
+    assert opened["evidence"] == {"chains": 3, "rules_taken_back": 3}, opened
+    # Every rule it put in is gone: the ruleset is the one it found.
+    before, after = (tmp_path / "before").read_text(), (tmp_path / "after").read_text()
+    assert "10.77.0.9 drop" in before and after == before
