@@ -263,8 +263,8 @@ ROWS: tuple[Row, ...] = (
         checks=("firewall-opened",),
         target="the canary's IPv4 address, by a rule accepting it at the head of every"
         " nftables base chain of the sandbox's namespace (NETLINK_NETFILTER), taken back at"
-        " once; never where the probe stands in the host's namespace; iptables-legacy, tc"
-        " and cgroup BPF are not tried",
+        " once; never where the probe stands in the host's namespace; an iptables-legacy"
+        " table that may drop is read, not opened (an error); tc and cgroup BPF are not tried",
     ),
     _net(
         _WHERE,

@@ -7,7 +7,8 @@
  * deletes each rule by its handle at once. Escaped on the nonce.
  *
  * Never in the host's network namespace (maybe_host_netns), where the host's own
- * firewall lives. Not tried: iptables-legacy tables (x_tables), tc filters, cgroup
+ * firewall lives. An iptables-legacy table (x_tables) that may drop is read, not
+ * opened: the line is then an error, never blocked. Not tried: tc filters, cgroup
  * BPF programs, policy routing rules; a table flagged as another process's own
  * (NFT_TABLE_F_OWNER) refuses the rule, and that refusal holds. */
 
@@ -15,6 +16,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter_ipv4/ip_tables.h>
 #include <linux/netlink.h>
 
 #define FW_CHAINS 64
@@ -281,6 +283,63 @@ static int fw_batch(int fd, int add, uint32_t canary_be, double end)
     return nl_read(fd, sent, NFT_MSG_NEWRULE, add ? rule_made : NULL, end);
 }
 
+/* The iptables-legacy tables of this namespace (x_tables) that may drop: any rule
+ * beyond each hook's policy, or a policy of DROP. Read with IPT_SO_GET_INFO and
+ * IPT_SO_GET_ENTRIES, which need CAP_NET_ADMIN over the namespace as changing them
+ * does: a refusal means the workload cannot open them either. Not opened (a whole
+ * table is replaced to change one): where one may drop, the line is an error. */
+static void legacy_closing(char *out, size_t size)
+{
+    char name[XT_TABLE_MAXNAMELEN + 2];
+    FILE *f = fopen("/proc/net/ip_tables_names", "r");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    out[0] = 0;
+    while (f && s >= 0 && fgets(name, sizeof name, f)) {
+        name[strcspn(name, "\n")] = 0;
+        struct ipt_getinfo info = { 0 };
+        snprintf(info.name, sizeof info.name, "%s", name);
+        socklen_t len = sizeof info;
+        if (getsockopt(s, IPPROTO_IP, IPT_SO_GET_INFO, &info, &len) != 0)
+            continue;
+        int closing = info.num_entries > (unsigned)__builtin_popcount(info.valid_hooks) + 1;
+        size_t sz = sizeof(struct ipt_get_entries) + info.size;
+        struct ipt_get_entries *e = closing ? NULL : calloc(1, sz);
+        if (e) {
+            snprintf(e->name, sizeof e->name, "%s", name);
+            e->size = info.size;
+            len = (socklen_t)sz;
+            if (getsockopt(s, IPPROTO_IP, IPT_SO_GET_ENTRIES, e, &len) == 0) {
+                for (int h = 0; h < NF_INET_NUMHOOKS; h++) {
+                    if (!(info.valid_hooks & (1U << h)) || info.underflow[h] + sizeof(struct ipt_entry) > info.size)
+                        continue;
+                    struct ipt_entry *pe = (void *)((char *)e->entrytable + info.underflow[h]);
+                    struct xt_standard_target *t = (void *)((char *)pe + pe->target_offset);
+                    closing |= pe->target_offset + sizeof *t <= info.size - info.underflow[h] &&
+                               t->verdict == -NF_DROP - 1;
+                }
+            } else {
+                closing = 1; /* listed but unreadable: it may drop */
+            }
+            free(e);
+        }
+        if (closing)
+            snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? ", " : "", name);
+    }
+    if (f)
+        fclose(f);
+    if (s >= 0)
+        close(s);
+}
+
+/* Blocked, unless an iptables-legacy table of the namespace may drop (not opened). */
+__attribute__((noreturn)) static void fw_blocked(const char *legacy, int e, const char *why)
+{
+    if (legacy[0])
+        outcome(OC_ERROR, 0, "%s; iptables-legacy tables that may drop, under CAP_NET_ADMIN,"
+                " are not opened: %s", why, legacy);
+    outcome(OC_BLOCKED, e, "%s", why);
+}
+
 void chk_firewall_opened(void)
 {
     Addr canary;
@@ -290,9 +349,11 @@ void chk_firewall_opened(void)
         outcome(OC_BLOCKED, EAFNOSUPPORT, "the canary has no IPv4 address to open a firewall to");
     if (maybe_host_netns())
         outcome(OC_BLOCKED, 0, "may stand in the host's network namespace: its firewall is not touched");
+    char legacy[256], why[256];
+    legacy_closing(legacy, sizeof legacy);
     int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
     if (fd < 0)
-        outcome(OC_BLOCKED, errno, "no nftables here (a netfilter netlink socket)");
+        fw_blocked(legacy, errno, "no nftables here (a netfilter netlink socket)");
     double end = check_end();
     static struct nlbuf m;
     m.len = 0;
@@ -302,10 +363,10 @@ void chk_firewall_opened(void)
     int e = send(fd, m.b, m.len, 0) == (ssize_t)m.len ? nl_read(fd, 0, NFT_MSG_NEWCHAIN, chain_seen, end)
                                                        : errno;
     if (e)
-        outcome(OC_BLOCKED, e, "the namespace's nftables chains cannot be listed (CAP_NET_ADMIN over it)");
+        fw_blocked(legacy, e, "the namespace's nftables chains cannot be listed (CAP_NET_ADMIN over it)");
     ev_int("chains", g_nfw);
     if (!g_nfw)
-        outcome(OC_BLOCKED, 0, "no nftables base chain in the sandbox's network namespace");
+        fw_blocked(legacy, 0, "no nftables base chain in the sandbox's network namespace");
     uint32_t canary_be = ((struct sockaddr_in *)(void *)&canary)->sin_addr.s_addr;
     e = fw_batch(fd, 1, canary_be, end);
     int opened = 0;
@@ -314,7 +375,8 @@ void chk_firewall_opened(void)
     if (e) {
         if (opened)
             fw_batch(fd, 0, canary_be, end);
-        outcome(OC_BLOCKED, e, "a rule accepting the canary at the head of %d base chains", g_nfw);
+        snprintf(why, sizeof why, "a rule accepting the canary at the head of %d base chains", g_nfw);
+        fw_blocked(legacy, e, why);
     }
     char where[80];
     fmt_addr(&canary, where, sizeof where);
@@ -327,6 +389,7 @@ void chk_firewall_opened(void)
         outcome(OC_ESCAPED, 0, "opened the firewall of its own network namespace (CAP_NET_ADMIN):"
                 " a rule accepting %s at the head of %d base chains, and the nonce came back",
                 where, opened);
-    outcome(OC_BLOCKED, 0, "a rule accepting %s at the head of %d base chains of its namespace", where,
-            opened);
+    snprintf(why, sizeof why, "a rule accepting %s at the head of %d base chains of its namespace", where,
+             opened);
+    fw_blocked(legacy, 0, why);
 }

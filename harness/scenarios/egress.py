@@ -521,8 +521,11 @@ EGRESS = Scenario(
                 "each rule is deleted by its handle. Escaped if the nonce comes back; blocked "
                 "where the chains cannot be listed or the rules are refused (`EPERM` without "
                 "the capability, a table another process owns), or none is there. `evidence` "
-                "has `chains` and `rules_taken_back`. Not tried: iptables-legacy tables, tc "
-                "filters, cgroup BPF programs, policy routing rules."
+                "has `chains` and `rules_taken_back`. An iptables-legacy table of the "
+                "namespace that may drop (a rule beyond its policies, or a DROP policy, read "
+                "by `IPT_SO_GET_INFO`/`GET_ENTRIES`, which need the same capability) is not "
+                "opened: where the nonce did not come back, the line is then an error. Not "
+                "tried: tc filters, cgroup BPF programs, policy routing rules."
             ),
         ),
         # Issue 27 and 38: the rest of the network surface (harness/catalogue/network.py),

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from harness.probe.build import build_probe
 from tests.lab import require_tool
@@ -60,17 +57,20 @@ ip addr add 10.77.0.9/32 dev lo
 while ! grep -q up "$OUT/canary.log"; do sleep 0.05; done
 nft -f "$OUT/rules.nft"
 nft list ruleset > "$OUT/before"
+[ -z "$LEGACY" ] || $LEGACY
 set +e
 "$@"
 nft list ruleset > "$OUT/after"
 """
 
 
-@pytest.mark.skipif(not shutil.which("nft"), reason="needs nft (scripts/setup --dev installs it)")
-def test_a_firewall_of_its_own_is_opened_and_closed_again(tmp_path: Path) -> None:
+def _run(tmp_path: Path, rules: str, legacy: str = "") -> dict[str, dict[str, object]]:
+    """The egress scenario in a namespace of its own behind `rules` (nft) and `legacy`
+    (an iptables-legacy command line, if any): its check lines by id."""
     require_tool("unshare")
     require_tool("ip")
-    (tmp_path / "rules.nft").write_text(RULES)
+    require_tool("nft")
+    (tmp_path / "rules.nft").write_text(rules)
     probe = str(build_probe().path)
     # The host's namespaces (net first), as harness hands them: the probe may touch a
     # firewall only where it shows it stands elsewhere.
@@ -84,7 +84,7 @@ def test_a_firewall_of_its_own_is_opened_and_closed_again(tmp_path: Path) -> Non
         "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
     ]  # fmt: skip
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": CANARY}
-    env["OUT"] = str(tmp_path)
+    env |= {"OUT": str(tmp_path), "LEGACY": legacy}
     done = subprocess.run(
         ["unshare", "-n", "sh", "-c", SCRIPT, "sh", *args],
         capture_output=True, text=True, timeout=120, check=False, env=env,
@@ -92,6 +92,11 @@ def test_a_firewall_of_its_own_is_opened_and_closed_again(tmp_path: Path) -> Non
     lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
     got = {x["id"]: x for x in lines if x.get("type") == "check"}
     assert "firewall-opened" in got, done.stdout[-2000:] + done.stderr[-2000:]
+    return got
+
+
+def test_a_firewall_of_its_own_is_opened_and_closed_again(tmp_path: Path) -> None:
+    got = _run(tmp_path, RULES)
     # The firewall holds for the sweep: the raw-IP attempt to the canary is dropped.
     assert got["tcp-raw-ip"]["outcome"] == "blocked", got["tcp-raw-ip"]
     opened = got["firewall-opened"]
@@ -101,3 +106,16 @@ def test_a_firewall_of_its_own_is_opened_and_closed_again(tmp_path: Path) -> Non
     # Every rule it put in is gone: the ruleset is the one it found.
     before, after = (tmp_path / "before").read_text(), (tmp_path / "after").read_text()
     assert "10.77.0.9 drop" in before and after == before
+
+
+def test_an_iptables_legacy_firewall_is_an_error_not_blocked(tmp_path: Path) -> None:
+    """A legacy table that may drop is read, not opened: the line is an error (the
+    verdict inconclusive), never blocked; one that cannot drop changes nothing."""
+    require_tool("iptables-legacy")
+    got = _run(tmp_path, "", legacy="iptables-legacy -P OUTPUT DROP")
+    opened = got["firewall-opened"]
+    assert opened["outcome"] == "error", json.dumps(opened)
+    assert "iptables-legacy tables that may drop" in str(opened["detail"]), opened
+    assert str(opened["detail"]).endswith(": filter"), opened
+    got = _run(tmp_path, "", legacy="iptables-legacy -L -n")  # the table, nothing in it
+    assert got["firewall-opened"]["outcome"] == "blocked", got["firewall-opened"]
