@@ -7,7 +7,8 @@ path resolution raise; each of those is one short `Unreadable` reason instead.
 Writing: every output (a report, an evidence document, a rewritten results file)
 goes to a temporary file in the same folder, is fsynced, then renamed over the
 target. A reader, a crash or a full disk sees the old file or the new one, never
-a torn or empty one.
+a torn or empty one. A folder harness makes in a user's output folder is entered
+without following a symlink planted there (`own_folder`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 class Unreadable(Exception):
@@ -86,41 +89,83 @@ def read_regular(path: Path, *, limit: int | None) -> bytes:
     return data
 
 
-def write_atomic(path: Path, data: bytes | str | Iterable[str]) -> None:
+def write_atomic(
+    path: Path, data: bytes | str | Iterable[str], *, folder: int | None = None
+) -> None:
     """Replace `path` with `data` whole (text may come in pieces, written as they
     come): temporary file in the same folder, fsync, rename, fsync the folder. On
     any failure the temporary file is removed and the old file (if any) is left as
     it was; the OSError propagates.
+
+    `folder` is an open descriptor of path's folder (from `own_folder`): the file is
+    made in it by name, so a symlink swapped in for the folder is never followed.
     """
     parts: Iterable[bytes | str] = [data] if isinstance(data, bytes | str) else data
-    folder = path.parent
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name[:40]}.", suffix=".tmp")
+    dir_fd = os.open(path.parent, _DIR) if folder is None else folder
+    tmp = f".{path.name[:40]}.{secrets.token_hex(6)}.tmp"
     try:
+        # O_EXCL: never through a symlink, never into another's file.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
         try:
-            for part in parts:
-                view = memoryview(part.encode("utf-8") if isinstance(part, str) else part)
-                while view:
-                    view = view[os.write(fd, view) :]
-            os.fchmod(fd, 0o644 & ~_umask())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
+            try:
+                for part in parts:
+                    view = memoryview(part.encode("utf-8") if isinstance(part, str) else part)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                os.fchmod(fd, 0o644 & ~_umask())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
             os.fsync(dir_fd)
-        finally:
+    finally:
+        if folder is None:
             os.close(dir_fd)
+
+
+def own_folder(base: Path, names: Sequence[str] = ()) -> int:
+    """An open descriptor of `base`/names..., each made if missing; the caller closes
+    it. `base` is the user's (a symlink there is their choice); the names below it
+    are harness's own, and a symlink planted at one is never followed (an OSError,
+    ELOOP, naming it): root's files would go where the planter chose."""
+    base.mkdir(parents=True, exist_ok=True)
+    fd = os.open(base, _DIR)
+    where = base
+    try:
+        for name in names:
+            where = where / name
+            try:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=fd)
+                child = os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                code = exc.errno
+                if code == errno.ENOTDIR and _is_link(name, fd):  # O_DIRECTORY said it first
+                    code = errno.ELOOP
+                raise OSError(code, os.strerror(code or 0), str(where)) from exc
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _umask() -> int:
     """The process umask (read by setting and restoring it), so an output file gets
-    the mode a plain `open` would have given it rather than mkstemp's 0600."""
+    the mode a plain `open` would have given it rather than its temporary 0600."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -130,4 +175,6 @@ def output_error(path: Path, exc: OSError) -> str:
     """One line saying why an output could not be written."""
     if isinstance(exc, NotADirectoryError):
         return f"{path}: cannot write: a parent is not a directory"
+    if exc.errno == errno.ELOOP:
+        return f"{path}: a symlink; harness writes no file through one"
     return f"{path}: cannot write: {exc.strerror or exc}"

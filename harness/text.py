@@ -60,7 +60,11 @@ _JSON_RAW = re.compile(
 def json_text(text: str) -> str:
     """JSON text (what json.dumps wrote) with every control, bidi and separator
     character written as a \\uXXXX escape: the same data to a JSON reader, and no
-    reordered line in a terminal, a CI log or a diff. They occur only inside strings."""
+    reordered line in a terminal, a CI log or a diff. They occur only inside strings.
+
+    Escaped, not removed or shown as `\\u202e` text: the file never holds them raw,
+    yet a script parsing it gets the host's string back as it was. The JSON harness
+    writes for people and scripts (report, diff, bisect.json) goes through it."""
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -44,6 +44,7 @@ from harness.runner import Runner
 from harness.runtimes import make_runtime
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import PROPERTIES
+from harness.text import json_text
 from harness.transport import Transport, open_transport
 
 STEP = "step.json"
@@ -130,9 +131,11 @@ def classify(verdict: VerdictRecord | None) -> tuple[StepOutcome, str | None]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Replace a JSON file atomically."""
+    """Replace a JSON file atomically; a host's strings (a step's reason) with no raw
+    bidi or control character, as in the JSON report."""
     try:
-        write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        text = json_text(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        write_atomic(path, text + "\n")
     except OSError as exc:
         raise ResultsError(output_error(path, exc)) from exc
 

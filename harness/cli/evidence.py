@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -15,7 +16,7 @@ from harness.evidence import FORMATS, CellEvidence, document, load_evidence
 from harness.evidence.fence import GUARANTEES, UNDECLARED, outer_fence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
-from harness.files import output_error, write_atomic
+from harness.files import output_error, own_folder, write_atomic
 from harness.results.store.manifest import Manifest
 from harness.text import file_name, rich_text
 
@@ -71,15 +72,23 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
         click.echo(json.dumps(docs, indent=2))
         return
     target = out or folder / "evidence" / fmt
+    # The default folders are harness's own, inside a folder others may write to:
+    # a symlink planted at one is refused, never followed.
+    base, names = (out, ()) if out else (folder, ("evidence", fmt))
     path = target
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        own = own_folder(base, names)
+    except OSError as exc:
+        raise ResultsError(output_error(Path(exc.filename or target), exc)) from exc
+    try:
         for ev, doc in zip(cells, docs, strict=True):
             path = target / _filename(ev.host, ev.runtime)
-            write_atomic(path, json.dumps(doc, indent=2) + "\n")
+            write_atomic(path, json.dumps(doc, indent=2) + "\n", folder=own)
             click.echo(str(path))
     except OSError as exc:  # read-only, a file's child, a full disk: one line, exit 2
         raise ResultsError(output_error(path, exc)) from exc
+    finally:
+        os.close(own)
 
 
 def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:

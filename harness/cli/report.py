@@ -25,7 +25,7 @@ from harness.report.render import FORMATS, render, render_parts
 from harness.results.records import Verdict
 from harness.results.store.layout import holds_run
 from harness.results.store.read import Run, load_run, load_runs
-from harness.text import rich_text
+from harness.text import json_text, rich_text
 
 REPORT_FORMATS = [HUMAN, *FORMATS]
 # Formats that show a cell's probe output; the others show verdicts only, so the
@@ -201,7 +201,7 @@ def diff(run_a: Path, run_b: Path, fmt: str) -> None:
     """
     result = diff_runs(load_run(run_a), load_run(run_b))
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        click.echo(json_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False)))
     else:
         console = Console(highlight=False)
         if not console.is_terminal:

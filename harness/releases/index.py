@@ -294,12 +294,15 @@ class FolderIndex(ReleaseIndex):
         return _sort({v for v in found if (self.folder / channel / v.name).is_dir()})
 
     async def files(self, version: Version, arch: str) -> dict[str, int | None]:
+        """Every entry, a symlink too (with no size): reading it is then refused by
+        name, where leaving it out would say the build has no runsc."""
         folder = self._path(version, arch)
         try:
             return {
                 e.name: e.stat(follow_symlinks=False).st_size
-                for e in os.scandir(folder)
                 if e.is_file(follow_symlinks=False)
+                else None
+                for e in os.scandir(folder)
             }
         except FileNotFoundError:
             return {}

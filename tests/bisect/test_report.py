@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from harness.bisect.report import bisection_exit_code, describe_change, render_text, to_json
+from harness.bisect.report import (
+    SUMMARY,
+    bisection_exit_code,
+    describe_change,
+    render_text,
+    to_json,
+)
 from harness.bisect.search import StepOutcome, run_search
+from harness.bisect.session import write_json
 from harness.bisect.steps import BisectReport, StepRecord, Target
 from harness.exitcodes import ExitCode
 from harness.matrix import load_matrix
@@ -117,3 +125,18 @@ def test_ambiguous_report_names_the_candidates(tmp_path: Path) -> None:
     assert bisection_exit_code(report) is ExitCode.INCONCLUSIVE
     assert "candidates: the first bad is one of 20260812.0, 20260813.0" in render_text(report)
     assert parse_version("release-20260812.0", flag="--good") == report.versions[2]
+
+
+def test_bisect_json_holds_no_raw_bidi_from_a_host(tmp_path: Path) -> None:
+    """A step's reason from a host, with bidi and mark characters, is written to
+    bisect.json only as \\u escapes; read back, it is the same string."""
+    report = _report(tmp_path, {0: "good", 1: "good", 2: "skipped", 3: "bad", 4: "bad"})
+    hostile = "flaky\u202e:txt.exe\u2067\u200e\u061c"
+    for step in report.steps:
+        if step.outcome is StepOutcome.SKIPPED:
+            step.reason = hostile
+    path = tmp_path / SUMMARY
+    write_json(path, to_json(report))
+    text = path.read_text(encoding="utf-8")
+    assert not [c for c in text if not c.isascii()]
+    assert json.loads(text)["skipped"][0]["reason"] == hostile

@@ -143,3 +143,24 @@ async def test_a_release_naming_a_cached_digest_is_read_before_it_is_used(
         assert not (await fetch(index, _v(good), arch=ARCH, cache=cache)).downloaded
     marker = json.loads((first.runsc.parent / MARKER).read_text())
     assert marker["verified_for"] == [f"nightly/{good}/{ARCH}", f"nightly/{liar}/{ARCH}"]
+
+
+async def test_a_mirror_entry_that_is_a_symlink_is_refused_by_name(
+    releases: Releases, tmp_path: Path
+) -> None:
+    """A folder index whose runsc is a symlink to a host file, with that file's true
+    sha512 beside it, fails naming the index's entry; nothing reaches the cache."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"a host secret\n")
+    name = releases.versions[0]  # the runsc + runsc.sha512 style
+    folder = releases.root / "releases" / "nightly" / name / ARCH
+    for entry in folder.iterdir():
+        entry.unlink()
+    (folder / "runsc").symlink_to(secret)
+    digest = hashlib.sha512(secret.read_bytes()).hexdigest()
+    (folder / "runsc.sha512").write_text(f"{digest}  runsc\n")
+    cache = tmp_path / "cache"
+    with pytest.raises(ArtifactError) as caught:
+        await fetch(FolderIndex(releases.root), _v(name), arch=ARCH, cache=cache)
+    assert caught.value.reason == f"cannot read {folder / 'runsc'}: a symlink, not a file"
+    assert [p for p in cache.rglob("*") if p.is_file()] == []

@@ -175,3 +175,18 @@ def test_a_dead_host_is_one_line_and_the_lab_is_told_from_the_sandbox(tmp_path: 
         "11 verdict(s) changed: 1 the sandbox's, 10 the lab's (unreachable hosts, inconclusive"
         " cells); 4 change(s) in all"
     )
+
+
+def test_json_holds_no_raw_bidi_from_a_host(tmp_path: Path) -> None:
+    """A host's kernel string with bidi and mark characters reaches `diff --format
+    json` only as \\u escapes; a script parsing it still gets the string as it was."""
+    a, b = nights(tmp_path)
+    hostile = "6.1\u202egnp.exe\u2066x\u2069\u200f\u061c"
+    manifest = json.loads((b / "manifest.json").read_text())
+    manifest["hosts"]["node-1"]["kernel_release"] = hostile
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    done = harness("diff", a, b, "--format", "json")
+    assert done.code == 1, done.stderr
+    assert not [c for c in done.stdout if not c.isascii()]
+    afters = [c["after"] for c in json.loads(done.stdout)["changes"]]
+    assert hostile in afters

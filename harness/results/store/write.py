@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.errors import ResultsError
-from harness.files import write_atomic
+from harness.files import output_error, write_atomic
 from harness.results.records import CellRecord, VerdictRecord
 from harness.results.store.layout import BLOCK, CELLS, LOCK, MANIFEST, VERDICTS, dump
 from harness.results.store.manifest import Manifest
@@ -78,8 +78,7 @@ class ResultsStore:
             raise ResultsError(taken) from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                why = f"{exc.filename}: a symlink; harness writes no file through one"
-                raise ResultsError(why) from exc
+                raise ResultsError(output_error(Path(exc.filename), exc)) from exc
             if exc.errno == errno.ENXIO:  # a FIFO nobody reads, opened without blocking
                 why = f"{exc.filename}: not a regular file; harness writes only its own files"
                 raise ResultsError(why) from exc
