@@ -209,7 +209,7 @@ class BisectSession:
         """List, search, record. Interrupted: `bisect.json` still says what was learned."""
         report = self.report
         listed = await self.index.versions(report.good.channel)
-        report.versions = select_range(listed, report.good, report.bad)
+        report.versions = select_range(listed, report.good, report.bad, index=self.index.location)
         self._open_folder()
         search = Bisection(len(report.versions), max_steps=self.max_steps)
         try:

@@ -212,6 +212,7 @@ def run(
             runtimes=list(loaded.runtimes),
             folder=str(folder),
             exit_code=code,
+            after_run=True,
         )
     raise SystemExit(code)
 

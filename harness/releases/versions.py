@@ -102,17 +102,22 @@ def check_pair(good: Version, bad: Version) -> None:
         raise UsageError(f"--good {good} must be older than --bad {bad}")
 
 
-def select_range(listed: Iterable[Version], good: Version, bad: Version) -> list[Version]:
-    """The listed versions from `good` to `bad`, both included, oldest first.
+def select_range(
+    listed: Iterable[Version], good: Version, bad: Version, *, index: str = ""
+) -> list[Version]:
+    """The listed versions from `good` to `bad`, both included, oldest first. `index`
+    names where they were listed (a URL or a folder), for the error: a mirror that
+    lags the bucket is the usual reason a version is missing.
 
     Raises:
         UsageError: the two are in different channels, out of order, or not listed.
     """
     check_pair(good, bad)
     ordered = sorted({v for v in listed if v.channel == good.channel}, key=lambda v: v.key)
+    where = f"the index at {index}" if index else "the index"
     for flag, wanted in (("--good", good), ("--bad", bad)):
         if wanted not in ordered:
-            raise UsageError(f"{flag}: {wanted} is not in the index{_nearest(ordered, wanted)}")
+            raise UsageError(f"{flag}: {wanted} is not in {where}{_nearest(ordered, wanted)}")
     return [v for v in ordered if good.key <= v.key <= bad.key]
 
 

@@ -9,6 +9,7 @@ The grid is `grid.py`'s; here it is only fitted to the terminal's width
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -424,10 +425,12 @@ def print_report(
     runtimes: Sequence[str],
     folder: str,
     exit_code: int | None,
+    after_run: bool = False,
 ) -> None:
     """The end-of-run report (and `harness report`'s on a terminal): a fleet summary,
     the grids fitted to the console's width, then every verdict that needs attention
-    (one line per shared cause: a dead host is one line, not one per check)."""
+    (one line per shared cause: a dead host is one line, not one per check). After a
+    run, a last line names the commands that read the folder again."""
     summary = fleet_summary(verdicts, runtimes)
     for line in summary:
         console.print(_break_paths(line, console.width))
@@ -450,3 +453,12 @@ def print_report(
     console.print(summary_line(verdicts))
     ended = "exit -" if exit_code is None else f"exit {exit_code}"
     console.print(rich_text(f"results: {folder}   {ended}"))
+    if after_run:
+        quoted = shlex.quote(folder)
+        console.print(
+            rich_text(
+                f"read again: harness report {quoted} [--format junit|markdown|html|json]"
+                f" · export: harness evidence {quoted}",
+                "dim",
+            )
+        )

@@ -102,6 +102,8 @@ def test_range_refuses_unlisted_reversed_and_mixed() -> None:
         match=r"--good: nightly/2026-09-03 is not in the index \(nearest: 2026-09-01, 2026-09-05\)",
     ):
         select_range(listed, _nightly("2026-09-03"), _nightly("2026-09-05"))
+    with pytest.raises(UsageError, match=r"--bad: nightly/2026-09-07 is not in the index at /m "):
+        select_range(listed, _nightly("2026-09-01"), _nightly("2026-09-07"), index="/m")
     with pytest.raises(UsageError, match="must be older"):
         select_range(listed, _nightly("2026-09-05"), _nightly("2026-09-01"))
     with pytest.raises(UsageError, match="different channels"):

@@ -191,3 +191,20 @@ def test_harness_report_table_takes_one_folder(tmp_path: Path) -> None:
     a, b = nights(tmp_path)
     done = harness("report", a, b)
     assert done.code == 2 and "use --format html" in done.stderr
+
+
+def test_after_a_run_the_report_names_what_reads_the_folder_again() -> None:
+    """The end of `harness run` points at `harness report` and `harness evidence` for
+    its folder (quoted for a shell); `harness report` itself does not repeat it."""
+    verdicts, runtimes = _nightly("local")
+    for width in (200, 40):
+        out = io.StringIO()
+        console = Console(file=out, width=width, highlight=False, color_system=None)
+        print_report(
+            console, verdicts, runtimes=runtimes, folder="results/a b", exit_code=1, after_run=True
+        )
+        said = " ".join(out.getvalue().split())
+        assert "read again: harness report 'results/a b' [--format" in said, said
+        assert "export: harness evidence 'results/a b'" in said, said
+        assert max(len(line) for line in out.getvalue().splitlines()) <= width
+    assert "read again" not in _report(verdicts, runtimes, 200)
