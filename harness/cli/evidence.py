@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -12,13 +13,15 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.errors import ResultsError
-from harness.evidence import FORMATS, CellEvidence, document, load_evidence
+from harness.evidence import CONFIRMATION, FORMATS, Binding, CellEvidence, document, load_evidence
+from harness.evidence.confirmation import session_id_problem, upstream_failures
 from harness.evidence.fence import GUARANTEES, UNDECLARED, outer_fence
 from harness.evidence.legacy import legacy_document
 from harness.evidence.openshell import CONTRACT, contract_properties
+from harness.exitcodes import ExitCode
 from harness.files import output_error, own_folder, write_atomic
 from harness.results.store.manifest import Manifest
-from harness.text import file_name, rich_text
+from harness.text import file_name, json_text, rich_text, visible
 
 
 def _filename(host: str, runtime: str) -> str:
@@ -35,8 +38,10 @@ def _filename(host: str, runtime: str) -> str:
     default="openshell",
     show_default=True,
     help=(
-        "openshell: properties {enforced, mechanism}; openshell-legacy: the older"
-        " mechanism struct and its validate() result; json: both, plus observations."
+        "openshell: properties {enforced, mechanism}; openshell-confirmation: upstream's"
+        " BoundaryConfirmation, field by field; openshell-legacy: the older mechanism"
+        " struct and its validate() result; json: openshell and openshell-legacy, plus"
+        " observations."
     ),
 )
 @click.option(
@@ -55,21 +60,47 @@ def _filename(host: str, runtime: str) -> str:
     is_flag=True,
     help="Print, per runtime, the legacy verdict next to the property verdicts.",
 )
-def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare: bool) -> None:
+@click.option(
+    "--generation",
+    help="openshell-confirmation: the sandbox generation to bind every document to"
+    " [default: each runtime entry's openshell.generation].",
+)
+@click.option(
+    "--session-id",
+    help="openshell-confirmation: the launch's session id, a canonical lowercase UUID"
+    " [default: each runtime entry's openshell.session_id].",
+)
+def evidence(
+    folder: Path,
+    fmt: str,
+    out: Path | None,
+    to_stdout: bool,
+    compare: bool,
+    generation: str | None,
+    session_id: str | None,
+) -> None:
     """Export the evidence of results FOLDER for OpenShell's confirm step.
 
     `enforced` comes only from measured property observations; a declared
-    mechanism is recorded for audit and never changes it.
+    mechanism is recorded for audit and never changes it. With
+    --format openshell-confirmation, the exit code is 1 when any document would
+    fail upstream's BoundaryConfirmation::validate (each reason on stderr).
     """
+    if session_id is not None and (problem := session_id_problem(session_id)):
+        raise click.UsageError(f"--session-id: {problem}")
+    if generation is not None and not generation.strip():
+        raise click.UsageError("--generation: empty")
     manifest, cells = load_evidence(folder)
     order = {name: i for i, name in enumerate(manifest.runtimes or {})}
     cells.sort(key=lambda ev: (ev.host, order.get(ev.runtime, len(order))))
     if compare:
         _compare(manifest, cells)
         return
-    docs = [document(ev, manifest, fmt) for ev in cells]
+    binding = Binding(generation=generation, session_id=session_id)
+    docs = [document(ev, manifest, fmt, binding) for ev in cells]
     if to_stdout:
-        click.echo(json.dumps(docs, indent=2))
+        click.echo(json_text(json.dumps(docs, indent=2)))
+        _refused_upstream(fmt, cells, docs)
         return
     target = out or folder / "evidence" / fmt
     # The default folders are harness's own, inside a folder others may write to:
@@ -83,12 +114,27 @@ def evidence(folder: Path, fmt: str, out: Path | None, to_stdout: bool, compare:
     try:
         for ev, doc in zip(cells, docs, strict=True):
             path = target / _filename(ev.host, ev.runtime)
-            write_atomic(path, json.dumps(doc, indent=2) + "\n", folder=own)
+            write_atomic(path, json_text(json.dumps(doc, indent=2)) + "\n", folder=own)
             click.echo(str(path))
     except OSError as exc:  # read-only, a file's child, a full disk: one line, exit 2
         raise ResultsError(output_error(path, exc)) from exc
     finally:
         os.close(own)
+    _refused_upstream(fmt, cells, docs)
+
+
+def _refused_upstream(fmt: str, cells: list[CellEvidence], docs: list[dict[str, Any]]) -> None:
+    """A confirmation upstream's check would refuse is exit 1, each reason a line on
+    stderr: a CI step never takes a written document for a passing one."""
+    if fmt != CONFIRMATION:
+        return
+    refused = 0
+    for ev, doc in zip(cells, docs, strict=True):
+        for why in upstream_failures(doc):
+            click.echo(visible(f"{ev.host}/{ev.runtime}: {why}"), err=True)
+            refused += 1
+    if refused:
+        raise SystemExit(ExitCode.MISMATCH)
 
 
 def _compare(manifest: Manifest, cells: list[CellEvidence]) -> None:

@@ -242,6 +242,34 @@ SupervisorFault = Literal[
 SUPERVISED_KINDS = ("runsc", "oci", "command")
 
 
+class OpenShellBinding(_Strict):
+    """What an OpenShell confirmation of this runtime is bound to (`harness evidence
+    --format openshell-confirmation`): the caller's values, never measured; flags
+    override them."""
+
+    generation: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    # upstream's SandboxSessionId: a canonical lowercase UUID, not the nil one
+    session_id: (
+        Annotated[
+            str,
+            StringConstraints(
+                pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+            ),
+        ]
+        | None
+    ) = None
+    resource_claims: dict[
+        Annotated[str, StringConstraints(min_length=1, max_length=200)],
+        Annotated[str, StringConstraints(max_length=1000)],
+    ] = {}
+
+    @model_validator(mode="after")
+    def _not_nil(self) -> OpenShellBinding:
+        if self.session_id == "00000000-0000-0000-0000-000000000000":
+            raise ValueError("session_id must not be the nil UUID")
+        return self
+
+
 class _RuntimeBase(_Strict):
     # Only these of the matrix's scenarios run in this runtime's cells (default: all):
     # a matrix of mutants runs each one's own, not every scenario in every sandbox.
@@ -258,6 +286,8 @@ class _RuntimeBase(_Strict):
     # (harness/supervisor/), which is then the attribution source.
     supervisor: Literal["reference"] | None = None
     supervisor_fault: SupervisorFault | None = None
+    # The caller's binding for an OpenShell confirmation (harness/evidence/confirmation.py).
+    openshell: OpenShellBinding | None = None
     # Declared, never consulted: copied into evidence documents for audit only.
     mechanisms: dict[
         ContractProperty | FenceGuarantee, Annotated[str, StringConstraints(max_length=200)]
