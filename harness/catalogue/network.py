@@ -261,10 +261,11 @@ ROWS: tuple[Row, ...] = (
         "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)",
         ("sendmsg",),
         checks=("firewall-opened",),
-        target="the canary's IPv4 address, by a rule accepting it at the head of every"
-        " nftables base chain of the sandbox's namespace (NETLINK_NETFILTER), taken back at"
-        " once; never where the probe stands in the host's namespace; an iptables-legacy"
-        " table that may drop is read, not opened (an error); tc and cgroup BPF are not tried",
+        target="the canary's IPv4 and IPv6 addresses, by a rule accepting each at the head of"
+        " every nftables base chain of the sandbox's namespace (ip, ip6, inet, bridge, netdev,"
+        " arp; NETLINK_NETFILTER), taken back at once; never where the probe stands in the"
+        " host's namespace; an iptables-legacy table that may drop, or an nftables table"
+        " another process owns, is an error (not opened); tc and cgroup BPF are not tried",
     ),
     _net(
         _WHERE,

@@ -80,7 +80,8 @@ void chk_dns_alt_tcp(void) { dns_alt(1); }
 
 /* ---- a route of its own: CAP_NET_ADMIN kept in the sandbox's network namespace ---- */
 
-#define ROUTE_HOPS 16
+#define ROUTE_HOPS 32
+#define ROUTE_SEEN 256 /* candidates read before each is kept once */
 
 /* Whether `a` is one of this namespace's own addresses: a bind to it succeeds. */
 static int own_address(uint32_t a)
@@ -93,53 +94,78 @@ static int own_address(uint32_t a)
     return own;
 }
 
-/* The next hops a route to the canary could take from here: every gateway of the
- * routing table, the destination of every direct host route, every neighbour the
- * kernel knows, and every other address of each directly attached subnet of eight
- * addresses or fewer (a point-to-point link's far end), each with its interface;
- * each once, and none of the namespace's own. */
-static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ])
+struct hop {
+    uint32_t addr;
+    int rank; /* 0 a gateway, 1 a neighbour, 2 a direct host route, 3 a subnet's address */
+    char dev[IFNAMSIZ];
+};
+
+static void hop_add(struct hop *h, int *n, uint32_t addr, int rank, const char *dev)
 {
+    if (*n < ROUTE_SEEN) {
+        h[*n].addr = addr, h[*n].rank = rank;
+        snprintf(h[(*n)++].dev, IFNAMSIZ, "%.15s", dev);
+    }
+}
+
+/* The next hops a route to the canary could take from here, likeliest first: every
+ * gateway of the routing table, every neighbour the kernel knows, the destination of
+ * every direct host route, and every other address of each directly attached subnet
+ * of eight addresses or fewer (a point-to-point link's far end), each with its
+ * interface; each once, and none of the namespace's own. At most ROUTE_HOPS: *more
+ * says how many were left out (a list cut short is no proof). */
+static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *more)
+{
+    static struct hop seen[ROUTE_SEEN];
     int n = 0;
-    char line[512], dev[64];
+    char line[512], dev[64], ip[64];
     unsigned long dst, gw, mask;
     unsigned flags;
     FILE *f = fopen("/proc/net/route", "r");
-    while (f && fgets(line, sizeof line, f) && n < ROUTE_HOPS) {
+    while (f && fgets(line, sizeof line, f)) {
         if (sscanf(line, "%63s %lx %lx %x %*d %*d %*d %lx", dev, &dst, &gw, &flags, &mask) != 5)
             continue; /* the header */
         uint32_t m = ntohl((uint32_t)mask), d = ntohl((uint32_t)dst);
         if (!strcmp(dev, "lo"))
             continue;
-        if (flags & RTF_GATEWAY) {
-            hops[n] = ntohl((uint32_t)gw), snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
-        } else if (m == 0xffffffffU) {
-            hops[n] = d, snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
-        } else if (m >= 0xfffffff8U) { /* /29 and smaller: each address of it */
-            for (uint32_t a = (d & m) + 1; a < (d | ~m) && n < ROUTE_HOPS; a++)
-                hops[n] = a, snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
-        }
+        if (flags & RTF_GATEWAY)
+            hop_add(seen, &n, ntohl((uint32_t)gw), 0, dev);
+        else if (m == 0xffffffffU)
+            hop_add(seen, &n, d, 2, dev);
+        else if (m >= 0xfffffff8U) /* /29 and smaller: each address of it */
+            for (uint32_t a = (d & m) + 1; a < (d | ~m); a++)
+                hop_add(seen, &n, a, 3, dev);
     }
     if (f)
         fclose(f);
-    char ip[64];
     f = fopen("/proc/net/arp", "r");
-    while (f && fgets(line, sizeof line, f) && n < ROUTE_HOPS) {
+    while (f && fgets(line, sizeof line, f)) {
         struct in_addr a;
         if (sscanf(line, "%63s %*s %*s %*s %*s %63s", ip, dev) == 2 && inet_pton(AF_INET, ip, &a) == 1)
-            hops[n] = ntohl(a.s_addr), snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
+            hop_add(seen, &n, ntohl(a.s_addr), 1, dev);
     }
     if (f)
         fclose(f);
-    int kept = 0; /* each (hop, link) once (a gateway is often a neighbour too), never its own */
-    for (int i = 0; i < n; i++) {
-        int seen = own_address(hops[i]);
-        for (int j = 0; j < kept && !seen; j++)
-            seen = hops[j] == hops[i] && !strcmp(devs[j], devs[i]);
-        if (!seen && kept != i)
-            hops[kept] = hops[i], memcpy(devs[kept], devs[i], IFNAMSIZ);
-        kept += !seen;
-    }
+    int kept = 0;
+    *more = 0;
+    for (int rank = 0; rank < 4; rank++)
+        for (int i = 0; i < n; i++) {
+            if (seen[i].rank != rank)
+                continue;
+            int dup = 0; /* each (hop, link) once: a gateway is often a neighbour too */
+            for (int j = 0; j < kept && !dup; j++)
+                dup = hops[j] == seen[i].addr && !strcmp(devs[j], seen[i].dev);
+            if (dup || own_address(seen[i].addr))
+                continue;
+            if (kept == ROUTE_HOPS) {
+                (*more)++;
+                continue;
+            }
+            hops[kept] = seen[i].addr;
+            memcpy(devs[kept++], seen[i].dev, IFNAMSIZ);
+        }
+    if (n == ROUTE_SEEN)
+        (*more)++;
     return kept;
 }
 
@@ -219,6 +245,15 @@ int canary_exchange(const Addr *canary, double end)
     return !strcmp(reply, want);
 }
 
+/* The check's time ran out with hops untried: an error, never blocked. */
+__attribute__((noreturn)) static void route_untried(int sock, const char *where, int tried, int left)
+{
+    close(sock);
+    outcome(OC_ERROR, ETIMEDOUT, "a route to %s through %d next hops in view, and the check's time"
+            " ran out with %d untried (a second each): no proof that none leads there", where, tried,
+            left);
+}
+
 /* With CAP_NET_ADMIN over its own network namespace a workload makes the route its
  * sandbox left out, or one around the route it left in that leads nowhere (a default
  * route to a dead end beside a second link that leads out): a host route to the
@@ -241,7 +276,8 @@ void chk_route_made(void)
     uint32_t dst = ntohl(((struct sockaddr_in *)(void *)&canary)->sin_addr.s_addr);
     uint32_t hops[ROUTE_HOPS];
     char devs[ROUTE_HOPS][IFNAMSIZ];
-    int n = route_hops(hops, devs), sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), first = 0;
+    int more = 0, n = route_hops(hops, devs, &more), first = 0;
+    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     uint32_t now_via = 0;
     char now_dev[IFNAMSIZ] = "";
     int in_place = route_now(dst, &now_via, now_dev), tried = 0;
@@ -256,6 +292,8 @@ void chk_route_made(void)
         inet_ntop(AF_INET, &a, hop, sizeof hop);
         if (in_place && now_via && hops[i] == now_via && !strcmp(devs[i], now_dev))
             continue; /* the way the route in place goes: the sweep's lines judged it */
+        if (now_ms() + 1000.0 > check_end() - 200.0) /* hops untried are no proof */
+            route_untried(sock, where, tried, n - i);
         tried++;
         if (route_host(sock, SIOCADDRT, dst, hops[i], devs[i]) != 0) {
             if (!first)
@@ -274,6 +312,10 @@ void chk_route_made(void)
         }
     }
     close(sock);
+    if (more)
+        outcome(OC_ERROR, first, "a route to %s through each of %d next hops in view, and %d more"
+                " left out (at most %d are tried): no proof that none leads there", where, tried, more,
+                ROUTE_HOPS);
     if (in_place && !tried)
         outcome(OC_BLOCKED, 0, "the route to %s in place takes the only next hop in view", where);
     outcome(OC_BLOCKED, first, "a route to %s through each of %d next hops in view%s", where, tried,
