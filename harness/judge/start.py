@@ -49,6 +49,20 @@ def _started_as(
         (process.run_as_group, ("gid", "egid", "sgid"), "group", "run_as_group"),
     ):
         if want is None:
+            # OpenShell's default, where its policy names none: a sandbox user that is
+            # not root (it refuses id 0, primary or supplementary, as a workload's); a
+            # policy that names root as its user leaves root's group to it.
+            if name_key == "group" and process.run_as_user in (0, "0", "root"):
+                continue
+            ids = _ids(evidence, keys)
+            extra = str(evidence.get("groups") or "").split(",") if name_key == "group" else []
+            if ids is not None and (0 in ids or "0" in extra):
+                which = f"{keys[0]} 0" if 0 in ids else "supplementary group 0"
+                return (
+                    CheckOutcome.ESCAPED,
+                    f"started as {which}, but the policy names no {policy_key}: OpenShell's"
+                    " default is a sandbox user that is not root",
+                )
             continue
         ids, name = _ids(evidence, keys), evidence.get(name_key)
         if ids is None:

@@ -275,6 +275,35 @@ def test_id_0_is_root_whatever_the_sandboxs_files_say(
     )
 
 
+@pytest.mark.parametrize(
+    ("ids", "process", "detail"),
+    [
+        ({"uid": 0, "euid": 0, "suid": 0}, {}, "started as uid 0, but the policy names no"
+         " run_as_user: OpenShell's default is a sandbox user that is not root"),
+        ({"gid": 0, "egid": 0, "sgid": 0}, {"run_as_user": 65534}, "started as gid 0, but the"
+         " policy names no run_as_group"),
+        ({"groups": "65534,0"}, {"run_as_user": "nobody"}, "started as supplementary group 0,"
+         " but the policy names no run_as_group"),
+    ],
+)  # fmt: skip
+def test_a_policy_without_a_process_user_means_not_root(
+    ids: dict[str, Any], process: dict[str, Any], detail: str
+) -> None:
+    """OpenShell runs no workload as root: where the policy names no user or group,
+    its default sandbox user is meant, and id 0 (or group 0 among the supplementary
+    ones) breaks it. Without a policy at all, harness's own floor alone applies."""
+    from harness.policy.models import ProcessPolicy
+
+    got = judge_start({**START, **ids}, allowed=(), own=False, process=ProcessPolicy(**process))
+    assert got[0] == "escaped" and got[1].startswith(detail), got
+    assert judge_start({**START, **ids}, allowed=(), own=False)[0] == "blocked"
+    # A policy naming root as the user leaves root's group to it.
+    root = {**START, "uid": 0, "euid": 0, "suid": 0, "gid": 0, "egid": 0, "sgid": 0}
+    assert judge_start(root, allowed=(), own=False, process=ProcessPolicy(run_as_user="root"))[
+        0
+    ] == ("blocked")
+
+
 def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
     """A name in the policy and none for the uid inside (no /etc/passwd), or no ids at
     all: the start cannot be checked, an error (inconclusive), never a pass; except
