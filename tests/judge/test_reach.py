@@ -297,11 +297,11 @@ def test_a_policy_without_a_process_user_means_not_root(
     got = judge_start({**START, **ids}, allowed=(), own=False, process=ProcessPolicy(**process))
     assert got[0] == "escaped" and got[1].startswith(detail), got
     assert judge_start({**START, **ids}, allowed=(), own=False)[0] == "blocked"
-    # A policy naming root as the user leaves root's group to it.
+    # A policy naming root as the user, by name or number, leaves root's group to it.
     root = {**START, "uid": 0, "euid": 0, "suid": 0, "gid": 0, "egid": 0, "sgid": 0}
-    assert judge_start(root, allowed=(), own=False, process=ProcessPolicy(run_as_user="root"))[
-        0
-    ] == ("blocked")
+    for user in ("root", 0, "0"):
+        as_root = ProcessPolicy(run_as_user=user)
+        assert judge_start(root, allowed=(), own=False, process=as_root)[0] == "blocked", user
 
 
 def test_a_start_the_probe_could_not_name_is_not_a_pass() -> None:
