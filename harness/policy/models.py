@@ -16,7 +16,14 @@ import json
 import posixpath
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 MAX_POLICY_BYTES = 1024 * 1024
 MAX_PATHS = 256
@@ -77,19 +84,58 @@ class LandlockPolicy(_Strict):
 
 class Binary(_Strict):
     path: HostPath
+    harness: bool = False  # deprecated upstream, ignored there: accepted, never read
+
+
+Short = Annotated[str, StringConstraints(max_length=4096)]
+Port = Annotated[int, Field(ge=1, le=65535)]
+# The layer-7 and credential keys of an endpoint, read and never judged: harness judges
+# whether bytes can get out, not what OpenShell's proxy does with them.
+L7_KEYS = (
+    "path", "protocol", "enforcement", "access", "tls", "rules", "deny_rules",
+    "allow_encoded_slash", "websocket_credential_rewrite", "request_body_credential_rewrite",
+    "allow_uninspected_credentials", "persisted_queries", "graphql_persisted_queries",
+    "graphql_max_body_bytes", "credential_signing", "signing_service", "signing_region",
+    "json_rpc", "mcp",
+)  # fmt: skip
 
 
 class Endpoint(_Strict):
-    """An allowed destination. Layer-7 fields are accepted and noted: harness judges
-    whether bytes can get out, not what an HTTP proxy does with them."""
+    """An allowed destination, with every key OpenShell's policy format has (its
+    crates/openshell-policy NetworkEndpointDef). `host` with `port` or `ports`, or
+    `allowed_ips`, say where; the rest is layer 7, accepted and noted."""
 
-    host: Annotated[str, StringConstraints(min_length=1, max_length=253)]
-    port: Annotated[int, Field(ge=1, le=65535)]
+    host: Annotated[str, StringConstraints(max_length=253)] | None = None
+    port: Port | None = None
+    ports: Annotated[list[Port], Field(max_length=MAX_PATHS)] = []
+    allowed_ips: Annotated[list[Short], Field(max_length=MAX_PATHS)] = []
+    path: Short | None = None
     protocol: Annotated[str, StringConstraints(max_length=64)] | None = None
     enforcement: Annotated[str, StringConstraints(max_length=64)] | None = None
     access: Annotated[str, StringConstraints(max_length=64)] | None = None
     tls: Annotated[str, StringConstraints(max_length=64)] | None = None
     rules: list[Any] | None = None
+    deny_rules: list[Any] | None = None
+    allow_encoded_slash: bool | None = None
+    websocket_credential_rewrite: bool | None = None
+    request_body_credential_rewrite: bool | None = None
+    allow_uninspected_credentials: bool | None = None
+    persisted_queries: Short | None = None
+    graphql_persisted_queries: dict[str, Any] | None = None
+    graphql_max_body_bytes: Annotated[int, Field(ge=0, le=2**32 - 1)] | None = None
+    credential_signing: Short | None = None
+    signing_service: Short | None = None
+    signing_region: Short | None = None
+    json_rpc: dict[str, Any] | None = None
+    mcp: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> Endpoint:
+        if not self.host and not self.allowed_ips:
+            raise ValueError("an endpoint needs a host (or allowed_ips)")
+        if self.port is not None and self.ports:
+            raise ValueError("give port or ports, not both")
+        return self
 
 
 class NetworkPolicy(_Strict):
@@ -106,6 +152,9 @@ class PolicyFile(_Strict):
     process: ProcessPolicy = ProcessPolicy()
     landlock: LandlockPolicy | None = None
     network_policies: dict[Annotated[str, StringConstraints(max_length=128)], NetworkPolicy] = {}
+    # OpenShell's request middlewares (its own schema, validated by OpenShell): accepted
+    # and noted, never judged.
+    network_middlewares: dict[Annotated[str, StringConstraints(max_length=128)], Any] = {}
 
     @field_validator("version")
     @classmethod
@@ -152,7 +201,7 @@ class PolicyFile(_Strict):
                 f
                 for net in self.network_policies.values()
                 for e in net.endpoints
-                for f in ("protocol", "enforcement", "access", "tls", "rules")
+                for f in L7_KEYS
                 if getattr(e, f) is not None
             }
         )
@@ -161,6 +210,19 @@ class PolicyFile(_Strict):
                 f"network_policies: {', '.join(l7)} (layer 7) not judged; harness judges"
                 " which destinations bytes can reach"
             )
+        if any(e.allowed_ips for n in self.network_policies.values() for e in n.endpoints):
+            out.append(
+                "network_policies: allowed_ips (which resolved addresses an endpoint may"
+                " have) not judged; the endpoint stands for the canary's allowed destination"
+            )
+        if self.network_middlewares:
+            out.append(
+                f"network_middlewares: {', '.join(sorted(self.network_middlewares))} (request"
+                " middlewares, layer 7) not judged"
+            )
+        if any(b.harness for n in self.network_policies.values() for b in n.binaries
+               if isinstance(b, Binary)):  # fmt: skip
+            out.append("network_policies: binaries' harness flag (deprecated upstream) ignored")
         if self.network_policies:
             out.append(
                 "network_policies: every endpoint host and port stands for the canary's"

@@ -200,3 +200,65 @@ def test_any_policy_file_gives_a_policy_or_one_spec_error(
     except SpecError as exc:
         text = str(exc)
         assert text.split(": ", 1)[0].endswith("p.yaml") and "\n" not in text, text
+
+
+EVERY_KEY = """\
+version: 1
+filesystem_policy: { include_workdir: false, read_only: [/usr], read_write: [/tmp] }
+landlock: { compatibility: hard_requirement }
+process: { run_as_user: sandbox, run_as_group: sandbox }
+network_policies:
+  api:
+    name: api
+    endpoints:
+      - host: api.example.test
+        path: /v1
+        ports: [443, 8443]
+        protocol: rest
+        tls: terminate
+        enforcement: enforce
+        access: read-write
+        rules: [{ allow: { method: GET, path: /v1/** } }]
+        deny_rules: [{ method: DELETE, path: /v1/** }]
+        allowed_ips: [10.0.0.0/8]
+        allow_encoded_slash: true
+        websocket_credential_rewrite: true
+        request_body_credential_rewrite: true
+        allow_uninspected_credentials: false
+        persisted_queries: deny
+        graphql_persisted_queries: { abc: { operation_type: query, operation_name: Q } }
+        graphql_max_body_bytes: 65536
+        credential_signing: aws_sigv4
+        signing_service: s3
+        signing_region: us-east-1
+        json_rpc: { max_body_bytes: 4096 }
+        mcp: { max_body_bytes: 4096, strict_tool_names: true }
+      - { allowed_ips: [192.0.2.0/24], port: 80 }
+    binaries:
+      - { path: /usr/bin/curl, harness: true }
+network_middlewares:
+  redact: { kind: anything, options: { a: 1 } }
+"""
+
+
+def test_every_key_of_openshells_format_is_read_and_noted(tmp_path: Path) -> None:
+    """Every key OpenShell's policy format documents (its NetworkEndpointDef and
+    PolicyFile, including allowed_ips and network_middlewares) is accepted, and each
+    one harness does not judge is named in a note; an unknown key is still an error."""
+    (tmp_path / "p.yaml").write_text(EVERY_KEY)
+    policy = _policy(_matrix(tmp_path, '"p.yaml"'))
+    notes = " ".join(policy.notes())
+    for key in (
+        "allowed_ips", "network_middlewares: redact", "deny_rules", "credential_signing",
+        "graphql_persisted_queries", "json_rpc", "mcp", "websocket_credential_rewrite",
+        "path", "harness flag",
+    ):  # fmt: skip
+        assert key in notes, key
+    (tmp_path / "q.yaml").write_text(EVERY_KEY.replace("signing_region:", "signing_regoin:"))
+    with pytest.raises(SpecError, match="signing_regoin: unknown key"):
+        load_matrix(_matrix(tmp_path, '"q.yaml"'))
+    (tmp_path / "r.yaml").write_text(
+        EVERY_KEY.replace("ports: [443, 8443]", "port: 1\n        ports: [2]")
+    )
+    with pytest.raises(SpecError, match="give port or ports, not both"):
+        load_matrix(_matrix(tmp_path, '"r.yaml"'))
