@@ -351,7 +351,10 @@ def observe(
     escaped = [r for r in results if r.outcome == CheckOutcome.ESCAPED]
     if escaped:
         first = escaped[0]
-        return Observation(Observed.VIOLATED, f"{first.id} escaped: {first.detail}", results)
+        why = f"{first.id} escaped: {first.detail}"
+        if policy is not None and (line := policy_line(policy, scenario.property)):
+            why += f"; the policy ({policy.source}) says {line}"
+        return Observation(Observed.VIOLATED, why, results)
     stray = record.host_side.canary_unexplained
     if Need.TARGETS in scenario.needs and stray:
         why = f"the canary saw {arrivals.shown(stray[0])}, which no attempt explains"
@@ -392,6 +395,34 @@ def observe(
             " sentinel is its to read"
         )
     return Observation(Observed.ENFORCED, why, results)
+
+
+def policy_line(policy: Policy, prop: str) -> str | None:
+    """The part of the declared policy a violation of `prop` breaks, as written there,
+    so a reader finds the line without the docs; None for a property it does not speak to."""
+
+    def listed(paths: tuple[str, ...] | list[str]) -> str:
+        shown = ", ".join(paths[:6]) + (f", … ({len(paths)} in all)" if len(paths) > 6 else "")
+        return f"[{shown}]"
+
+    if prop == "filesystem_confinement":
+        fs = policy.filesystem_policy
+        ro, rw = listed(fs.read_only), listed(fs.read_write)
+        return f"filesystem_policy: read_only {ro}, read_write {rw}"
+    if prop == "privilege_floor":
+        user, group = policy.process.run_as_user, policy.process.run_as_group
+        if user is None and group is None:
+            return "no process user or group (OpenShell's default: a sandbox user, not root)"
+        shown = ["-" if v is None else str(v) for v in (user, group)]
+        return f"process: run_as_user {shown[0]}, run_as_group {shown[1]}"
+    if prop == "egress_confinement":
+        ends = [
+            f"{e.host or ','.join(e.allowed_ips)}:{e.port or ','.join(map(str, e.ports)) or '*'}"
+            for net in policy.network_policies.values()
+            for e in net.endpoints
+        ]
+        return f"network_policies: only {listed(ends)}" if ends else "network_policies: none"
+    return None
 
 
 def _tried(

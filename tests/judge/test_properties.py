@@ -385,6 +385,9 @@ def test_a_policy_naming_binaries_asks_for_both_directions(
     result = observe(egress, cell, control=host, policy=NAMES_BINARIES)
     assert result.observed == observed, result
     assert reason in str(result.reason)
+    if observed == "violated":  # the reason quotes the policy's line the escape breaks
+        said = "; the policy (inline) says network_policies: only [api.example.test:443]"
+        assert str(result.reason).endswith(said), result.reason
     assert {"egress-policy-binary", "egress-other-binary"} <= {c.id for c in result.checks}
     no_binaries = Policy.model_validate(
         {"network_policies": {"api": {"endpoints": [{"host": "h", "port": 1}]}}}
@@ -440,3 +443,32 @@ def test_the_read_only_grants_are_read_and_never_changed(
         weak = observe(fs, cell, control=host)
         assert weak.observed == "inconclusive"
         assert "fs-write-read-only blocked, but its control did not escape" in str(weak.reason)
+
+
+def test_a_violation_quotes_the_policy_it_breaks() -> None:
+    """The part of the policy each property's violation breaks, as the policy says it."""
+    from harness.judge.properties import policy_line
+
+    policy = Policy.model_validate(
+        {
+            "filesystem_policy": {"read_only": ["/usr", "/etc"], "read_write": ["/tmp"]},
+            "process": {"run_as_user": "sandbox"},
+            "network_policies": {"a": {"endpoints": [{"host": "h", "ports": [80, 443]}]}},
+        }
+    )
+    assert policy_line(policy, "filesystem_confinement") == (
+        "filesystem_policy: read_only [/usr, /etc], read_write [/tmp]"
+    )
+    assert policy_line(policy, "privilege_floor") == "process: run_as_user sandbox, run_as_group -"
+    assert policy_line(policy, "egress_confinement") == "network_policies: only [h:80,443]"
+    assert policy_line(Policy(), "privilege_floor") == (
+        "no process user or group (OpenShell's default: a sandbox user, not root)"
+    )
+    assert policy_line(Policy(), "egress_confinement") == "network_policies: none"
+    assert policy_line(policy, "attribution") is None
+    many = Policy.model_validate({"filesystem_policy": {"read_only": [f"/r{i}" for i in range(7)]}})
+    six = Policy.model_validate({"filesystem_policy": {"read_only": [f"/r{i}" for i in range(6)]}})
+    assert policy_line(many, "filesystem_confinement") == (
+        "filesystem_policy: read_only [/r0, /r1, /r2, /r3, /r4, /r5, … (7 in all)], read_write []"
+    )
+    assert "in all" not in str(policy_line(six, "filesystem_confinement"))
