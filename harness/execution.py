@@ -55,7 +55,17 @@ def start_failure(runtime: str, done: Completed, *, workdir: str | None = None) 
             + ("" if workdir else ", as `harness hosts` checks")
         )
     ended = f"signal {done.signal}" if done.signal else f"exited {done.exit_status}"
-    return f"{runtime} {ended} before the probe ran: {tail or '(no stderr)'}"
+    said = f"{runtime} {ended} before the probe ran: {tail or '(no stderr)'}"
+    if not done.signal and (not tail or "permission denied" in tail.lower()):
+        # A wrapper that says nothing (or another exit for a refused execve): the
+        # probe out of a non-root sandbox user's reach is still the likeliest cause.
+        folder = f" {workdir}" if workdir else ""
+        said += (
+            f"; if the sandbox runs the probe as a user other than root, that user must be"
+            f" able to traverse every folder above the work folder{folder} (`workdir` in"
+            " the inventory, e.g. /var/tmp/harness)"
+        )
+    return said
 
 
 def cell_status(

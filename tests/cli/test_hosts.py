@@ -140,3 +140,25 @@ def test_a_sandbox_user_that_cannot_reach_the_work_folder_is_caught(
         assert done.code == 0, done.stdout + done.stderr
     finally:
         shutil.rmtree(reachable, ignore_errors=True)
+
+
+def test_a_silent_wrapper_that_cannot_reach_the_probe_gets_the_hint(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """A wrapper that drops to nobody and then exits 2 saying nothing (as a shell
+    script's failed exec can): the hint names the work folder all the same."""
+    lab.inventory(tmp_path / "inventory.toml")
+    silent = AS_NOBODY.replace(
+        "print(f'nobody: execv: {exc.strerror}', file=sys.stderr); sys.exit(126)", "sys.exit(2)"
+    )
+    (tmp_path / "m.toml").write_text(
+        MATRIX.split("[runtimes.ghost]")[0]
+        + '[runtimes.nobody]\nkind = "command"\n'
+        + f'argv = ["python3", "-c", "{silent}", "{{probe}}", "{{args}}"]\n'
+    )
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
+    assert done.code == 3, done.stdout + done.stderr
+    (entry,) = json.loads(done.stdout)
+    said = entry["runtimes"]["nobody"]
+    assert said.startswith("unusable: nobody exited 2 before the probe ran: (no stderr)"), said
+    assert f"traverse every folder above the work folder {tmp_path}/work-trusted" in said, said
