@@ -451,6 +451,10 @@ def load_matrix(path: Path | str) -> Matrix:
         )
     for name, raw_rt in mf.runtimes.items():
         _check_runtime_scenarios(name, raw_rt, scenarios, file=shown)
+        argv = raw_rt.get("argv") if isinstance(raw_rt, dict) else None
+        if isinstance(argv, list) and "{policy}" in argv and not raw_rt.get("policy"):
+            why = "names {policy} (a launcher derived from the policy), but declares no policy"
+            raise SpecError(shown, f"runtimes.{_part(name)}.argv", why)
     runtimes = {
         name: _with_policy(
             _load_runtime(name, raw_rt, file=shown),

@@ -15,7 +15,11 @@
  * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
  * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
  * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS;
- * io_uring_enter and io_uring_register, a held ring's calls, io_uring_setup refused). It
+ * io_uring_enter and io_uring_register, a held ring's calls, io_uring_setup refused).
+ * `--user` and `--group` (a number or a name of /etc/passwd and /etc/group) are who
+ * the command runs as, with no supplementary group; `--skip-missing` passes over a
+ * path this host lacks (a policy's, written for another image). harness derives
+ * these options from a runtime's policy (`{policy}` in a command runtime's argv). It
  * is not a check. */
 
 #include "probe.h"
@@ -261,14 +265,67 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
         fatal(2, "confine: seccomp: %s", strerror(errno));
 }
 
+/* A user or group as a number, or by name from /etc/passwd or /etc/group (field 3;
+ * *primary: a user's group, field 4). -1 where it is neither. */
+static long principal(const char *name, const char *file, long *primary)
+{
+    char *end;
+    long id = strtol(name, &end, 10);
+    if (*name && !*end && id >= 0)
+        return id;
+    FILE *f = fopen(file, "r");
+    char line[1024];
+    size_t len = strlen(name);
+    id = -1;
+    while (f && id < 0 && fgets(line, sizeof line, f)) {
+        if (strncmp(line, name, len) || line[len] != ':')
+            continue;
+        char *field = strchr(line + len + 1, ':'); /* past the password */
+        if (field) {
+            id = strtol(field + 1, &end, 10);
+            if (primary && *end == ':')
+                *primary = strtol(end + 1, NULL, 10);
+        }
+    }
+    if (f)
+        fclose(f);
+    return id;
+}
+
+/* The user and group the command runs as (--user, --group): no supplementary group,
+ * the group, then the user; after that, no capability is left. */
+static void become(const char *user, const char *group)
+{
+    long primary = -1, uid = principal(user, "/etc/passwd", &primary);
+    long gid = group ? principal(group, "/etc/group", NULL) : primary >= 0 ? primary : uid;
+    if (uid < 0 || gid < 0)
+        fatal(2, "confine: no such %s: %s", uid < 0 ? "user" : "group", uid < 0 ? user : group);
+    if (setgroups(0, NULL) != 0 || setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) != 0 ||
+        setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0)
+        fatal(2, "confine: to uid %ld gid %ld: %s", uid, gid, strerror(errno));
+}
+
 void confine_main(int argc, char **argv)
 {
     const char *paths[MAX_RULES];
     uint64_t rights[MAX_RULES];
     int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 }, any_arch = 0;
-    const char *i386_open = NULL, *fd_open = NULL;
+    const char *i386_open = NULL, *fd_open = NULL, *user = NULL, *group = NULL;
+    int skip_missing = 0;
     uint64_t unhandled = 0;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--user")) {
+            user = argv[++i];
+            continue;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--group")) {
+            group = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--skip-missing")) {
+            skip_missing = 1;
+            continue;
+        }
         int write = !strcmp(argv[i], "--write"), data = !strcmp(argv[i], "--data");
         if (i + 1 < argc && !strcmp(argv[i], "--unhandled")) {
             unhandled |= ll_right(argv[++i]);
@@ -296,9 +353,14 @@ void confine_main(int argc, char **argv)
         }
         if ((!write && !data && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
             fatal(2, "usage: probe confine [--read PATH]... [--data PATH]... [--write PATH]..."
+                     " [--skip-missing] [--user USER] [--group GROUP]"
                      " [--unhandled RIGHT]... [--unfiltered FAMILY]... [--any-arch] [--i386-open FAMILY]"
                      " [--fd-open FAMILY]"
                      " -- COMMAND...");
+        if (skip_missing && access(argv[i + 1], F_OK) != 0 && errno == ENOENT) {
+            i++; /* a policy's path this host lacks: nothing there to allow */
+            continue;
+        }
         paths[n] = argv[++i];
         rights[n++] = write ? ~0ULL : (LL_FS_READ_FILE | LL_FS_READ_DIR | (data ? 0 : LL_FS_EXECUTE));
     }
@@ -321,6 +383,8 @@ void confine_main(int argc, char **argv)
     if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         fatal(2, "confine: landlock_restrict_self: %s", strerror(errno));
     close(ruleset);
+    if (user || group)
+        become(user ? user : "0", group);
     execv(argv[i + 1], &argv[i + 1]);
     fatal(127, "confine: exec %s: %s", argv[i + 1], strerror(errno));
 }
