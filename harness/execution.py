@@ -103,6 +103,45 @@ def cell_status(
     return CellStatus.COMPLETE, None
 
 
+# How long the probe's lingerer (`--linger`) outlives it, and how long after the
+# sandbox's exit the host lets the runtime finish tearing down before it counts what
+# is left of the cell as surviving it.
+LINGER_S = 30.0
+TEARDOWN_S = 2.0
+
+
+def measures_exit(runtime: Runtime) -> bool:
+    """Whether the host can see what the runtime leaves behind: a sandbox on the host's
+    kernel (its processes are the host's), or a runtime whose own processes (the
+    sentry, the VMM) carry the cell's id. A command runtime promising a kernel of its
+    own hides both."""
+    return runtime.kind in ("runsc", "microvm", "oci") or not runtime.promises_own_kernel
+
+
+async def survivors(transport: Transport, cell_id: str) -> list[str] | None:
+    """What of the cell still runs on the host after its sandbox command ended: every
+    process whose command line names the cell (the probe's lingerer, the runtime's
+    own), given the runtime TEARDOWN_S to finish; those left are killed. None where
+    the host could not be asked."""
+    pattern = kill_tagged(cell_id)[-1]
+    found: list[str] = []
+    deadline = time.monotonic() + TEARDOWN_S
+    while True:
+        try:
+            done = await transport.run(("pgrep", "-af", "--", pattern), timeout=CLEANUP_TIMEOUT)
+        except TransportError:
+            return None
+        if done.exit_status not in (0, 1):  # no pgrep, or it failed
+            return None
+        found = [line.strip()[:200] for line in done.stdout.splitlines() if line.strip()]
+        if not found or time.monotonic() >= deadline:
+            break
+        await anyio.sleep(0.2)
+    if found:
+        await cleanup(transport, (kill_tagged(cell_id),))
+    return found[:5]
+
+
 def kill_tagged(cell_id: str) -> tuple[str, ...]:
     """A command killing every process whose command line names the cell.
 
@@ -183,6 +222,8 @@ async def run_cell(
     # digest over its lines) was not printed by this cell's probe.
     cell_nonce = secrets.token_hex(16)
     options = host.fixtures.probe_options(setup)
+    if measures_exit(runtime):
+        options += ["--linger", f"{LINGER_S:g}"]
     if envelope.phases and setup.sentinels is not None:
         options += ["--barrier", runtime.inside(setup.sentinels.allowed, role="allowed")]
     args = probe_args(
@@ -220,6 +261,9 @@ async def run_cell(
         if done
         else ProbeOutput()
     )
+    if done is not None and done.ok and measures_exit(runtime):
+        with anyio.CancelScope(shield=True):
+            setup.evidence["survivors"] = await survivors(host.transport, cell_id)
     await host.fixtures.collect(setup, report, output)
     record = replace(
         blank,

@@ -6,9 +6,9 @@ What the caller binds (never measured): `generation` and `session_id` (flags, or
 runtime entry's `openshell` table), `resource_claims` (declared). What is measured:
 `identity` (priv-start's uid, gid and groups), the four `properties` (as the
 `openshell` format), `outer_fence.established` (evidence/fence.py), and
-`authenticated_supervisor` (the attribution verdict). `runtime_exit_terminates_workload`
-is not measured by harness yet, so it is exported `false`, and the document fails
-upstream's check: harness does not vouch for what it did not see. harness's reasons
+`authenticated_supervisor` (the attribution verdict), `runtime_exit_terminates_workload`
+(what of the cell the host saw left after the sandbox command ended; `false` where that
+was not measured: harness does not vouch for what it did not see). harness's reasons
 for every field go in `backend_audit`.
 """
 
@@ -36,10 +36,27 @@ FENCE_ORDER = (
     "revocation_verified",
     "controller_loss_fails_closed",
 )
-RUNTIME_EXIT_UNMEASURED = (
-    "not measured: harness has no phase yet that ends the runtime's outer process and"
-    " looks for the workload after it"
-)
+
+
+def runtime_exit(ev: CellEvidence) -> tuple[bool, str]:
+    """Whether the runtime's exit ended the workload, as measured (execution.survivors):
+    the probe left a process of its own behind, and once the sandbox command ended
+    nothing whose command line names the cell ran on the host."""
+    host_side = ev.cell.get("host_side") or {}
+    left = host_side.get("survivors")
+    if ev.cell.get("status") != "complete":
+        return False, f"not measured: the cell did not complete ({ev.cell.get('status')})"
+    if left is None:
+        return False, (
+            "not measured: the host cannot see what this runtime leaves behind (a kernel"
+            " of its own whose processes do not name the cell), or could not be asked"
+        )
+    if left:
+        return False, f"the workload outlived the runtime: {'; '.join(map(str, left))}"
+    return True, (
+        "the probe left a process of its own behind, and nothing of the cell ran on the"
+        " host once the runtime had exited"
+    )
 
 
 def session_id_problem(value: str) -> str | None:
@@ -134,6 +151,7 @@ def confirmation(ev: CellEvidence, manifest: Manifest, binding: Binding) -> dict
             mechanisms[name] = "undeclared in the runtime entry: exported empty"
     fence = {g: measure(ev, g) for g in GUARANTEES}
     supervised, supervised_why = authenticated_supervisor(ev)
+    exit_ends, exit_why = runtime_exit(ev)
     claims = (ev.runtime_spec.get("openshell") or {}).get("resource_claims") or {}
     audit_doc = backend_audit(ev, audit)
     audit_doc["harness"] = {
@@ -143,7 +161,7 @@ def confirmation(ev: CellEvidence, manifest: Manifest, binding: Binding) -> dict
         "mechanisms": mechanisms,
         "outer_fence": {g: {"status": m.status, "reason": m.reason} for g, m in fence.items()},
         "authenticated_supervisor": supervised_why,
-        "runtime_exit_terminates_workload": RUNTIME_EXIT_UNMEASURED,
+        "runtime_exit_terminates_workload": exit_why,
         "binding": {
             "generation": "flag" if binding.generation else "runtime entry",
             "session_id": "flag" if binding.session_id else "runtime entry",
@@ -165,7 +183,7 @@ def confirmation(ev: CellEvidence, manifest: Manifest, binding: Binding) -> dict
             "established": [g for g in FENCE_ORDER if fence[g].status == "established"],
             "evidence_digest": fence_digest(generation, native_evidence(ev)),
         },
-        "runtime_exit_terminates_workload": False,
+        "runtime_exit_terminates_workload": exit_ends,
         "resource_claims": {str(k): str(v) for k, v in claims.items()},
         "backend_audit": audit_doc,
     }

@@ -46,8 +46,32 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--write-named", &o.write_named }, { "--inh-helper", &o.inh_helper },
     { "--host-unix", &o.host_unix }, { "--host-ns", &o.host_ns },
     { "--host-devs", &o.host_devs },
-    { "--unix-granted", &o.unix_granted },
+    { "--unix-granted", &o.unix_granted }, { "--linger", &o.linger },
 };
+
+/* --linger SECONDS: at the end, a process of the workload's own that outlives the
+ * probe (double-forked, its own session, every descriptor closed) and sleeps that
+ * long. The host looks for it once the sandbox's runtime has exited: a runtime whose
+ * exit ends its workload leaves nothing of the cell behind. Its command line is the
+ * probe's, which names the cell. */
+static void linger(const char *seconds)
+{
+    pid_t mid = fork();
+    if (mid == 0) {
+        if (fork() == 0) {
+            setsid();
+            for (int fd = 0; fd < 1024; fd++)
+                close(fd);
+            struct timespec t = { atoi(seconds), 0 };
+            while (nanosleep(&t, &t) != 0 && errno == EINTR)
+                ;
+            _exit(0);
+        }
+        _exit(0);
+    }
+    if (mid > 0) /* the lingerer exists before the probe exits */
+        waitpid(mid, NULL, 0);
+}
 #define NRUNOPTS (sizeof run_opts / sizeof run_opts[0])
 
 /* The value of an option this check needs; "error" when it was not given. */
@@ -268,6 +292,8 @@ int main(int argc, char **argv)
         bkv(&b, "cell_nonce", o.cell_nonce);
     bput(&b, ",\"digest\":\"%s\"}", digest);
     emit(&b);
+    if (o.linger)
+        linger(o.linger);
     /* As a container's first process, its exit ends the container at once, and a
      * runtime that copies the output through a FIFO (`ctr run`) may close the copy
      * before it has read the last lines (seen under load: a cell cut short after 122

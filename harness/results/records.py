@@ -218,6 +218,10 @@ class HostEvidence:
     other_sha256: str | None = None  # the helpers' `other`, for attr-two-binaries
     # What the host did at each barrier of a cell in phases, by phase name.
     phases: dict[str, Phase] | None = None
+    # After the sandbox command ended: the processes of the cell still running on the
+    # host ("PID ARGS", the first few; the probe leaves one behind on purpose), killed
+    # then. [] where none was left; None where not looked for (execution.survivors).
+    survivors: list[str] | None = None
     evidence_error: str | None = None  # the host could not be asked at all
 
     def __post_init__(self) -> None:

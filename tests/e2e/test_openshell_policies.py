@@ -48,12 +48,15 @@ def test_the_confirmation_holds_the_identity_by_openshells_rules(openshell_run: 
         "evidence", openshell_run, "--format", "openshell-confirmation", "--stdout",
         "--generation", "1", "--session-id", SESSION,
     )  # fmt: skip
-    assert done.code == 1, done.stderr  # the runtime exit is not measured yet
+    assert done.code == 1, done.stderr  # the host control and the root one fail it
     docs = {d["backend_audit"]["harness"]["runtime"]: d for d in json.loads(done.stdout)}
     user = docs["sandbox-user"]
     assert (user["identity"]["uid"], user["identity"]["gid"]) == (65534, 65534)
     assert user["identity"]["source"] == "policy"
     assert all(p["enforced"] for p in user["properties"].values()), user["properties"]
+    # Its PID namespace ends with it: the probe's lingerer does not outlive the runtime.
+    assert user["runtime_exit_terminates_workload"] is True
+    assert "sandbox-user:" not in done.stderr  # a confirmation upstream's check passes
     assert docs["default-user"]["identity"]["source"] == "image"
     assert docs["default-user-as-root"]["properties"]["privilege_floor"]["enforced"] is False
 

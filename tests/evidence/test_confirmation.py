@@ -84,14 +84,19 @@ def _folder(
     groups: str = "27,1000",
     observed: dict[str, str] | None = None,
     spec: dict[str, Any] | None = None,
+    survivors: list[str] | None = None,
 ) -> Path:
-    """One runtime `r` on host `h`, supervised, its identity as priv-start saw it."""
+    """One runtime `r` on host `h`, supervised, its identity as priv-start saw it, and
+    what of it the host saw left after its runtime exited (none by default)."""
     seen = observed or ALL_ENFORCED
     store = ResultsStore(tmp_path / "run")
     store.open()
     try:
         checks = [_allowed(), _start(uid, gid, groups)]
-        store.add_cell(record(SCENARIOS, checks, SUPERVISED, host="h", runtime="r"))
+        host_side = {**SUPERVISED, "survivors": [] if survivors is None else survivors}
+        if survivors == ["not measured"]:
+            del host_side["survivors"]
+        store.add_cell(record(SCENARIOS, checks, host_side, host="h", runtime="r"))
         store.add_verdicts([
             VerdictRecord(
                 host="h", runtime="r", property=prop, expected="enforced", observed=o,
@@ -151,9 +156,10 @@ def _shape(value: Any, want: Any, where: str) -> None:
 
 
 def test_the_export_has_upstreams_fields_and_types_and_passes_its_check(tmp_path: Path) -> None:
-    """A supervised non-root sandbox, every property enforced, bound by its runtime
-    entry: upstream's shape exactly; only the runtime exit (not measured) fails it."""
-    doc, stderr = _export(_folder(tmp_path), code=1)
+    """A supervised non-root sandbox, every property enforced, nothing of it left once
+    its runtime exited, bound by its runtime entry: upstream's shape exactly, and its
+    check passes (exit 0)."""
+    doc, stderr = _export(_folder(tmp_path))
     _shape(doc, UPSTREAM, "$")
     assert doc["generation"] == doc["outer_fence"]["generation"] == "g7"
     assert doc["session_id"] == SESSION and doc["resource_claims"] == {"cpu": "2"}
@@ -163,19 +169,37 @@ def test_the_export_has_upstreams_fields_and_types_and_passes_its_check(tmp_path
     assert set(doc["outer_fence"]["established"]) == GUARANTEE_NAMES
     assert all(p["enforced"] and p["mechanism"] for p in doc["properties"].values())
     assert doc["authenticated_supervisor"] is True
-    assert doc["runtime_exit_terminates_workload"] is False
-    assert stderr.strip() == (
-        "h/r: runtime exit does not (or is not shown to) terminate the workload"
-    )
+    assert doc["runtime_exit_terminates_workload"] is True
+    assert stderr == ""
     audit = doc["backend_audit"]["harness"]
-    assert "not measured" in audit["runtime_exit_terminates_workload"]
+    assert "nothing of the cell ran on the host" in audit["runtime_exit_terminates_workload"]
+
+
+@pytest.mark.parametrize(
+    ("survivors", "why"),
+    [
+        (["4242 /w/probe run --tag harness-x-00001"], "the workload outlived the runtime: 4242"),
+        (["not measured"], "not measured: the host cannot see what this runtime leaves"),
+    ],
+)
+def test_a_workload_that_outlives_its_runtime_fails(
+    tmp_path: Path, survivors: list[str], why: str
+) -> None:
+    """The probe's lingerer still running after the runtime exited (or nobody looked):
+    runtime_exit_terminates_workload is false, and upstream's check fails on it."""
+    doc, stderr = _export(_folder(tmp_path, survivors=survivors), code=1)
+    assert doc["runtime_exit_terminates_workload"] is False
+    assert doc["backend_audit"]["harness"]["runtime_exit_terminates_workload"].startswith(why)
+    assert (
+        stderr.strip() == "h/r: runtime exit does not (or is not shown to) terminate the workload"
+    )
 
 
 def test_the_fence_digest_is_upstreams_over_the_records(tmp_path: Path) -> None:
     """evidence_digest = SHA-256(u64 BE length of generation, generation, native
     evidence), the native evidence being the record lines the document rests on."""
     folder = _folder(tmp_path)
-    doc, _ = _export(folder, "--generation", "gen-2", code=1)
+    doc, _ = _export(folder, "--generation", "gen-2")
     cell = (folder / "cells.jsonl").read_bytes()
     verdicts = (folder / "verdicts.jsonl").read_bytes()
     native = b"".join(line + b"\n" for line in (cell + verdicts).splitlines())

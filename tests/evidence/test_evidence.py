@@ -279,8 +279,10 @@ def test_compare_shows_harness_own_verdicts_next_to_the_projection(tmp_path: Pat
 def test_the_confirmation_of_every_runtime_has_upstreams_shape(run_folder: Path) -> None:
     """local.toml's runtimes, supervised ones included, exported as upstream's
     BoundaryConfirmation: each has its fields and types (test_confirmation.py's
-    UPSTREAM) and validates against the published schema; none passes upstream's
-    check, since the runtime exit is not measured (exit 1, the reasons on stderr)."""
+    UPSTREAM) and validates against the published schema. The runtime's exit is
+    measured: the host control leaves the probe's lingerer behind, a sandbox with a
+    PID namespace of its own (or a kernel of its own) does not. None passes upstream's
+    check: every one runs its workload as root, or lacks a supervisor (exit 1)."""
     from tests.evidence.test_confirmation import SESSION, UPSTREAM, _shape
 
     result = harness_cli(
@@ -300,4 +302,9 @@ def test_the_confirmation_of_every_runtime_has_upstreams_shape(run_folder: Path)
         assert by[supervised]["authenticated_supervisor"] is True
         assert len(by[supervised]["outer_fence"]["established"]) == 4
     assert by["host"]["properties"]["privilege_floor"]["enforced"] is False
-    assert "runtime exit does not (or is not shown to) terminate" in result.stderr
+    assert by["host"]["runtime_exit_terminates_workload"] is False
+    outlived = by["host"]["backend_audit"]["harness"]["runtime_exit_terminates_workload"]
+    assert outlived.startswith("the workload outlived the runtime: "), outlived
+    for ends in ("runsc", "bwrap", "jail", "microvm", "landlock-colocated"):
+        assert by[ends]["runtime_exit_terminates_workload"] is True, by[ends]["backend_audit"]
+    assert "host/host: runtime exit does not (or is not shown to) terminate" in result.stderr
