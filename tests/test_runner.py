@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import threading
 import time
@@ -250,3 +251,28 @@ async def test_hosts_start_in_plan_order_a_few_per_cell_slot(
     assert started == [(i, f"h{i}", [f"h{i}/a", f"h{i}/b"]) for i in range(9)]
     assert named[0] == sorted(h.name for h in hosts)
     assert list(runner.outcome.hosts) == [h.name for h in hosts]
+
+
+@pytest.mark.anyio
+async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed() -> None:
+    """A process whose command line names the cell, left after its sandbox ended, is a
+    survivor: listed at once if it is the workload's own (the probe's lingerer), and
+    killed; another cell's, or none, is not."""
+    from harness.execution import survivors
+
+    cell = f"harness-{os.getpid():08x}-00042"
+    lingerer = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell, "--n"])
+    other = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell[:-1] + "3"])
+    try:
+        t0 = time.monotonic()
+        found = await survivors(LocalTransport(), cell)
+        assert found is not None and len(found) == 1, found
+        assert found[0].startswith(f"{lingerer.pid} sh -c sleep 30 x run --tag {cell}")
+        assert time.monotonic() - t0 < 1.5  # the workload's own: no teardown wait
+        assert lingerer.wait(timeout=10) == -9  # killed
+        assert other.poll() is None  # another cell's lives
+        assert await survivors(LocalTransport(), cell) == []
+    finally:
+        for p in (lingerer, other):
+            p.kill()
+            p.wait()
