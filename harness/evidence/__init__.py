@@ -41,7 +41,7 @@ def document(
     if fmt == CONFIRMATION:
         return confirmation(ev, manifest, binding or Binding())
     if fmt == "openshell-legacy":
-        return legacy_document(ev, manifest)
+        return legacy_document(ev, manifest, binding)
     return {
         "host": ev.host,
         "runtime": ev.runtime,
@@ -50,6 +50,6 @@ def document(
             for prop in HARNESS_PROPERTIES
         },
         "openshell": openshell_document(ev, manifest),
-        "openshell_legacy": legacy_document(ev, manifest),
+        "openshell_legacy": legacy_document(ev, manifest, binding),
         "evidence_digest": ev.digest,
     }

@@ -3,6 +3,7 @@
  * capset, ambient capabilities, securebits, a user namespace of its own). */
 
 #include "probe.h"
+#include <sys/resource.h>
 
 #include <sys/mman.h>
 
@@ -557,6 +558,18 @@ void chk_priv_start(void)
         snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)sets[i]);
         ev_str(keys[i], hex[i]);
     }
+    /* The rest of what a workload starts with, as OpenShell's older confirmation asks
+     * (evidence for the legacy export; the verdict rests on the sets above). */
+    char more[24];
+    snprintf(more, sizeof more, "%016llx", (unsigned long long)cap64(d[0].inheritable, d[1].inheritable));
+    ev_str("cap_inh", more);
+    snprintf(more, sizeof more, "%016llx", (unsigned long long)cap_set_by_prctl(1));
+    ev_str("cap_amb", more);
+    ev_int("nnp", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    ev_int("dumpable", prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
+    struct rlimit core;
+    if (getrlimit(RLIMIT_CORE, &core) == 0)
+        ev_int("core_limit", core.rlim_cur == RLIM_INFINITY ? -1 : (long long)core.rlim_cur);
     ev_kernel();
     outcome(OC_SUCCEEDED, 0, "uid %u, CapEff %s, CapPrm %s, %s user namespace", (unsigned)getuid(),
             hex[0], hex[1], init ? "initial" : "a child");

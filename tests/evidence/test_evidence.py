@@ -110,8 +110,16 @@ def test_legacy_contract_fails_gvisor_on_mechanisms(run_folder: Path) -> None:
     assert "landlock_abi >= 3 (got 0)" in runsc["validate"]["failing"]
     assert runsc["evidence"]["landlock_abi"] == 0
     host = docs["host"]
-    assert host["validate"] == {"passed": True, "failing": []}  # every mechanism is there
+    # Every mechanism is there, yet upstream's full check fails the bare host: root,
+    # every capability, no no_new_privs, no supervisor (and what harness cannot see).
     assert host["evidence"]["landlock_abi"] >= 3 and all(host["evidence"]["seccomp"].values())
+    failing = host["validate"]["failing"]
+    assert not any(f.startswith(("seccomp.", "landlock")) for f in failing), failing
+    for why in ("identity (uid or gid 0)", "no_new_privileges", "authenticated_supervisor"):
+        assert why in failing, failing
+    assert "driver_fence (not measured)" in failing and host["evidence"]["driver_fence"] is None
+    assert host["evidence"]["capabilities"]["effective"] > 0
+    assert set(host["evidence"]) >= {"udp_dns_round_trip", "tcp_dns_round_trip"}
 
 
 def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
@@ -136,10 +144,15 @@ def test_compare_puts_old_and_new_side_by_side(run_folder: Path) -> None:
     # privilege hold though it shows the host's own /usr and /etc.
     colocated = [c.strip() for c in rows["localhost/bwrap-colocated"].split("│")[3:7]]
     assert colocated[0] == "true" and colocated[3] == "true", colocated
-    # OpenShell's own backend, Landlock on the host's view behind a supervisor: the
-    # legacy validate() passes, and so does every contract property, measured.
+    # OpenShell's own backend, Landlock on the host's view behind a supervisor: every
+    # contract property measured true; upstream's older check fails it on its root
+    # workload (and what harness cannot see), never on a mechanism.
     landlock = [c.strip() for c in rows["localhost/landlock-colocated"].split("│")[2:7]]
-    assert landlock == ["passes", "true", "true", "true", "true"], landlock
+    assert landlock[0].startswith("fails") and landlock[1:] == ["true"] * 4, landlock
+    said = next(
+        ln for ln in result.stdout.splitlines() if ln.startswith("localhost/landlock-colocated:")
+    )
+    assert "identity (uid or gid 0)" in said and "seccomp." not in said, said
     why = next(ln for ln in result.stdout.splitlines() if ln.startswith("localhost/runsc: legacy"))
     assert "seccomp.new_listener" in why and "landlock_abi >= 3 (got 0)" in why
     # The outer fence, measured: every supervised runtime establishes all four; an
