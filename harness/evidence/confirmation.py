@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.evidence.fence import GUARANTEES, measure
-from harness.evidence.openshell import UNDECLARED, backend_audit, contract_properties
+from harness.evidence.openshell import backend_audit, contract_properties
 from harness.evidence.source import CellEvidence
 from harness.results.store.manifest import Manifest
 
@@ -146,8 +146,7 @@ def confirmation(ev: CellEvidence, manifest: Manifest, binding: Binding) -> dict
         audit["privilege_floor"]["why_not_enforced"] = who_audit["problem"]
     mechanisms: dict[str, str] = {}
     for name, prop in properties.items():
-        if prop["mechanism"] == UNDECLARED:  # never exported as if it were one
-            prop["mechanism"] = ""
+        if not prop["mechanism"]:  # the openshell format exports none as empty
             mechanisms[name] = "undeclared in the runtime entry: exported empty"
     fence = {g: measure(ev, g) for g in GUARANTEES}
     supervised, supervised_why = authenticated_supervisor(ev)

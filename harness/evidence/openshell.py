@@ -30,7 +30,6 @@ CONTRACT: dict[str, tuple[Property, ...]] = {
     "request_attribution": ("attribution",),
     "privilege_floor": ("privilege_floor",),
 }
-UNDECLARED = "undeclared"
 
 
 def observation(ev: CellEvidence, prop: Property) -> tuple[str, str | None]:
@@ -51,7 +50,8 @@ def contract_properties(ev: CellEvidence) -> tuple[dict[str, Any], dict[str, Any
         enforced = all(observed == "enforced" for observed, _ in seen.values())
         properties[name] = {
             "enforced": enforced,
-            "mechanism": str(declared.get(name, UNDECLARED)),
+            # Undeclared is empty, never a word upstream's non-empty check would pass.
+            "mechanism": str(declared.get(name, "")),
         }
         audit[name] = {
             "from": {src: {"observed": o, "reason": r} for src, (o, r) in seen.items()},
