@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import Lab, harness_cli
 
@@ -108,21 +109,28 @@ AS_NOBODY = (
 )
 
 
+def _hosts_as_nobody(lab: Lab, tmp_path: Path, wrapper: str) -> dict[str, Any]:
+    """`harness hosts` (JSON) for a runtime `nobody` whose argv is python running
+    `wrapper` before the probe; exit 3 (a runtime unusable)."""
+    lab.inventory(tmp_path / "inventory.toml")
+    (tmp_path / "m.toml").write_text(
+        MATRIX.split("[runtimes.ghost]")[0]
+        + '[runtimes.nobody]\nkind = "command"\n'
+        + f'argv = ["python3", "-c", "{wrapper}", "{{probe}}", "{{args}}"]\n'
+    )
+    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
+    assert done.code == 3, done.stdout + done.stderr
+    (entry,) = json.loads(done.stdout)
+    return dict(entry)
+
+
 def test_a_sandbox_user_that_cannot_reach_the_work_folder_is_caught(
     lab: Lab, tmp_path: Path
 ) -> None:
     """A runtime whose user (nobody) cannot traverse the work folder (under pytest's
     0700 folder) is unusable, with the reason and the fix; one in /var/tmp is not."""
     assert tmp_path.parent.parent.stat().st_mode & 0o001 == 0  # pytest-of-root is 0700
-    lab.inventory(tmp_path / "inventory.toml")
-    (tmp_path / "m.toml").write_text(
-        MATRIX.split("[runtimes.ghost]")[0]
-        + '[runtimes.nobody]\nkind = "command"\n'
-        + f'argv = ["python3", "-c", "{AS_NOBODY}", "{{probe}}", "{{args}}"]\n'
-    )
-    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
-    assert done.code == 3, done.stdout + done.stderr
-    (entry,) = json.loads(done.stdout)
+    entry = _hosts_as_nobody(lab, tmp_path, AS_NOBODY)
     assert entry["unusable"] == ["nobody"], entry
     assert entry["runtimes"]["nobody"] == (
         "unusable: nobody could not execute the probe (exit 126: nobody: execv: Permission"
@@ -147,18 +155,9 @@ def test_a_silent_wrapper_that_cannot_reach_the_probe_gets_the_hint(
 ) -> None:
     """A wrapper that drops to nobody and then exits 2 saying nothing (as a shell
     script's failed exec can): the hint names the work folder all the same."""
-    lab.inventory(tmp_path / "inventory.toml")
     silent = AS_NOBODY.replace(
         "print(f'nobody: execv: {exc.strerror}', file=sys.stderr); sys.exit(126)", "sys.exit(2)"
     )
-    (tmp_path / "m.toml").write_text(
-        MATRIX.split("[runtimes.ghost]")[0]
-        + '[runtimes.nobody]\nkind = "command"\n'
-        + f'argv = ["python3", "-c", "{silent}", "{{probe}}", "{{args}}"]\n'
-    )
-    done = harness_cli("hosts", tmp_path / "m.toml", "--host", "trusted", "--format", "json")
-    assert done.code == 3, done.stdout + done.stderr
-    (entry,) = json.loads(done.stdout)
-    said = entry["runtimes"]["nobody"]
+    said = _hosts_as_nobody(lab, tmp_path, silent)["runtimes"]["nobody"]
     assert said.startswith("unusable: nobody exited 2 before the probe ran: (no stderr)"), said
     assert f"traverse every folder above the work folder {tmp_path}/work-trusted" in said, said
