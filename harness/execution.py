@@ -123,7 +123,7 @@ async def survivors(transport: Transport, cell_id: str) -> list[str] | None:
     process whose command line names the cell (the probe's lingerer, the runtime's
     own), given the runtime TEARDOWN_S to finish; those left are killed. None where
     the host could not be asked."""
-    pattern = kill_tagged(cell_id)[-1]
+    pattern = tagged(cell_id)
     found: list[str] = []
     deadline = time.monotonic() + TEARDOWN_S
     while True:
@@ -145,13 +145,19 @@ async def survivors(transport: Transport, cell_id: str) -> list[str] | None:
     return found[:5]
 
 
-def kill_tagged(cell_id: str) -> tuple[str, ...]:
-    """A command killing every process whose command line names the cell.
+def tagged(cell_id: str) -> str:
+    """The pattern (pgrep's extended regex) of a command line that names the cell as
+    a word of its own: the probe's `--tag ID`, gVisor's container id, a VMM's `-name`.
+    Never the id inside a path: another cell's sandbox may be handed a file of this
+    cell's folder (a host unix listener there, in its `--host-unix`), and is not this
+    cell's. The bracket keeps the pattern from matching the shell that runs it; ids
+    have a fixed width, so one never matches a prefix of another."""
+    return f"(^| )[{cell_id[0]}]{cell_id[1:]}( |$)"
 
-    The bracket keeps the pattern from matching the shell that runs pkill itself;
-    ids have a fixed width, so one never matches a prefix of another.
-    """
-    return ("pkill", "-KILL", "-f", "--", f"[{cell_id[0]}]{cell_id[1:]}")
+
+def kill_tagged(cell_id: str) -> tuple[str, ...]:
+    """A command killing every process whose command line names the cell (`tagged`)."""
+    return ("pkill", "-KILL", "-f", "--", tagged(cell_id))
 
 
 @dataclass(slots=True)

@@ -263,6 +263,8 @@ async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed() -> None
     cell = f"harness-{os.getpid():08x}-00042"
     lingerer = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell, "--n"])
     other = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell[:-1] + "3"])
+    # Another cell's sandbox handed a file of this cell's folder names the id in a path.
+    handed = subprocess.Popen(["sh", "-c", "sleep 30", "x", "--host-unix", f"/w/{cell}/l.sock"])
     try:
         t0 = time.monotonic()
         found = await survivors(LocalTransport(), cell)
@@ -270,9 +272,9 @@ async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed() -> None
         assert found[0].startswith(f"{lingerer.pid} sh -c sleep 30 x run --tag {cell}")
         assert time.monotonic() - t0 < 1.5  # the workload's own: no teardown wait
         assert lingerer.wait(timeout=10) == -9  # killed
-        assert other.poll() is None  # another cell's lives
+        assert other.poll() is None and handed.poll() is None  # other cells' live
         assert await survivors(LocalTransport(), cell) == []
     finally:
-        for p in (lingerer, other):
+        for p in (lingerer, other, handed):
             p.kill()
             p.wait()
