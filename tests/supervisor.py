@@ -178,6 +178,9 @@ class Supervisor:
         out.close()
 
     def _accept(self) -> None:
+        # Known since the listener was made: a test that ends closes the listener under
+        # this thread, and a getsockname() on it then raises in a thread nobody joins.
+        port = int(self.allowed.rsplit(":", 1)[1])
         while True:
             try:
                 conn, peer = self.listener.accept()
@@ -187,7 +190,6 @@ class Supervisor:
                 threading.Thread(target=self._forward, args=(conn, peer), daemon=True).start()
                 continue
             with conn:
-                port = self.listener.getsockname()[1]
                 inode = _socket_inode(peer[1], port)
                 exe = _owner_exe(inode) if inode else None
                 conn.settimeout(2)
