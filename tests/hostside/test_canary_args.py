@@ -110,6 +110,7 @@ def test_a_dead_canary_not_yet_reaped_is_not_read() -> None:
     import os
     import subprocess
     import tempfile
+    import time
 
     from harness.hostside.canary_log import READ_LOG
 
@@ -119,11 +120,18 @@ def test_a_dead_canary_not_yet_reaped_is_not_read() -> None:
         child = os.fork()
         if child == 0:
             os._exit(0)
-        try:  # not reaped yet: a zombie
-            for _ in range(200):
+        try:  # not reaped yet: a zombie, once the child has run to its exit
+            # Up to 10 s, sleeping between looks: 200 reads back to back took a few
+            # microseconds, and on a busy machine the child had not exited yet (the
+            # canary was then alive, and read: the flake seen under load).
+            zombie = False
+            for _ in range(1000):
                 with open(f"/proc/{child}/stat") as stat:
-                    if stat.read().rsplit(") ", 1)[1].startswith("Z"):
-                        break
+                    zombie = stat.read().rsplit(") ", 1)[1].startswith("Z")
+                if zombie:
+                    break
+                time.sleep(0.01)
+            assert zombie, "the child never exited"
             dead = subprocess.run(["sh", "-c", READ_LOG, "log", str(child), log.name],
                                   capture_output=True, text=True)  # fmt: skip
             live = subprocess.run(["sh", "-c", READ_LOG, "log", str(os.getpid()), log.name],
