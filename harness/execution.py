@@ -106,7 +106,10 @@ def cell_status(
 # How long the probe's lingerer (`--linger`) outlives it, and how long after the
 # sandbox's exit the host lets the runtime finish tearing down before it counts what
 # is left of the cell as surviving it.
-LINGER_S = 30.0
+# Short: a runtime that waits for every process of its workload (a session, a cgroup)
+# holds its cell that long, and a 20 s cell timeout must still hold; the host looks
+# right after the command ends, well within it.
+LINGER_S = 10.0
 TEARDOWN_S = 2.0
 
 
