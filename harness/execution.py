@@ -117,7 +117,9 @@ def measures_exit(runtime: Runtime) -> bool:
     """Whether the host can see what the runtime leaves behind: a sandbox on the host's
     kernel (its processes are the host's), or a runtime whose own processes (the
     sentry, the VMM) carry the cell's id. A command runtime promising a kernel of its
-    own hides both."""
+    own hides both. A sandbox started elsewhere (exec) outlives its cells by design."""
+    if runtime.kind == "exec":
+        return False
     return runtime.kind in ("runsc", "microvm", "oci") or not runtime.promises_own_kernel
 
 
@@ -237,7 +239,8 @@ async def run_cell(
     if measures_exit(runtime):
         options += ["--linger", f"{LINGER_S:g}"]
     if envelope.phases and setup.sentinels is not None:
-        options += ["--barrier", runtime.inside(setup.sentinels.allowed, role="allowed")]
+        barrier = runtime.inside(setup.sentinels.allowed, role="allowed", cell_id=cell_id)
+        options += ["--barrier", barrier]
     args = probe_args(
         [s.name for s in scenarios],
         check_timeout=host.settings.check_timeout,

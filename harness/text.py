@@ -156,6 +156,23 @@ def redact_url(url: str) -> str:
         return url.partition("://")[0] + "://" + REDACTED
 
 
+def redact_argv(argv: list[str]) -> list[str]:
+    """A command line as a record may keep it: the value of a secret-looking option
+    (`--token X`, `--password=X`, kubectl's `--token`) replaced, URLs redacted."""
+    out: list[str] = []
+    hide = False
+    for word in argv:
+        name, eq, _value = word.partition("=")
+        if hide:
+            out.append(REDACTED)
+        elif word.startswith("-") and eq and _secret(name.lstrip("-")):
+            out.append(f"{name}={REDACTED}")
+        else:
+            out.append(redact_urls(word))
+        hide = word.startswith("-") and not eq and _secret(word.lstrip("-"))
+    return out
+
+
 def _secret(key: str) -> bool:
     return bool(_SECRET_KEY.search(key.lower().replace("-", "_")))
 

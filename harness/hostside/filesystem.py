@@ -347,7 +347,7 @@ class SentinelsFixture(Fixture):
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         assert cell.sentinels is not None
-        inside = cell.runtime.inside(cell.sentinels.allowed, role="allowed")
+        inside = cell.runtime.inside(cell.sentinels.allowed, role="allowed", cell_id=cell.cell_id)
         return cell.sentinels.probe_args(allowed_inside=inside)
 
     async def collect(self, cell: CellSetup, report: Report | None, output: ProbeOutput) -> None:

@@ -103,5 +103,5 @@ class HelpersFixture(Fixture):
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         if self.helpers is None:
             return ()
-        inside = cell.runtime.inside(self.helpers.folder, role="helpers")
+        inside = cell.runtime.inside(self.helpers.folder, role="helpers", cell_id=cell.cell_id)
         return self.helpers.probe_args(inside=inside)

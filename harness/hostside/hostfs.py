@@ -289,17 +289,18 @@ def grants(
     write; never harness's shared inputs, the probe and the helpers, which every cell
     runs); for a sandbox with its own kernel, the mount points inside where they
     appear ("inside", "inside_write")."""
-    rootfs = f"{paths.cell_dir}/rootfs"
-    host, write = [paths.probe, rootfs, f"{paths.workdir}/empty"], [rootfs]
-    inside = ["/"] if runtime.own_root else []
+    rootfs = runtime.host_root(paths)
+    own = [rootfs] if rootfs else []
+    host, write = [paths.probe, *own, f"{paths.workdir}/empty"], list(own)
+    inside = ["/"] if runtime.own_root and rootfs else []
     inside_write = list(inside)
     for role, path in (("allowed", paths.allowed), ("helpers", paths.helpers)):
         if path is not None:
             host.append(path)
-            inside.append(runtime.inside(path, role=role))
+            inside.append(runtime.inside(path, role=role, cell_id=paths.cell_id))
             if role == "allowed":
                 write.append(path)
-                inside_write.append(runtime.inside(path, role=role))
+                inside_write.append(runtime.inside(path, role=role, cell_id=paths.cell_id))
     policy = runtime.spec.policy
     if policy is not None:
         # What the declared policy lets the workload read or write, at the same path

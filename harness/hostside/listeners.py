@@ -123,7 +123,8 @@ class HostListenersFixture(Fixture):
         policy = cell.runtime.spec.policy
         granted = [*(policy.writable if policy else ())]
         if cell.paths.allowed:
-            granted.append(cell.runtime.inside(cell.paths.allowed, role="allowed"))
+            inside = cell.runtime.inside(cell.paths.allowed, role="allowed", cell_id=cell.cell_id)
+            granted.append(inside)
         args = ["--host-unix", "\n".join(lst.line for lst in offered(self.listing, cell))]
         if self.listing.namespaces:
             args += ["--host-ns", self.listing.namespaces]

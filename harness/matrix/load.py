@@ -283,6 +283,11 @@ def _load_runtime(name: str, raw: dict[str, object], *, file: str) -> RuntimeSpe
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{probe}'")
         if spec.argv.count("{args}") != 1:
             raise SpecError(file, f"{prefix}.argv", "must contain the element '{args}' once")
+    if spec.kind == "exec":
+        for element in spec.exec:
+            if "{exec_id}" in element and element != "{exec_id}":
+                why = '\'{exec_id}\' must be a whole element, e.g. ["--exec-id", "{exec_id}"]'
+                raise SpecError(file, f"{prefix}.exec", why)
     return spec
 
 

@@ -436,6 +436,29 @@ class KataRuntimeSpec(_RuntimeBase):
     flags: list[str] = []  # more `ctr run` flags, e.g. --allow-new-privs for a mutant
 
 
+class ExecRuntimeSpec(_RuntimeBase):
+    """A sandbox something else started and keeps running (`openshell sandbox exec`,
+    `kubectl exec`, `ctr task exec`): `exec` is the argv that runs a command inside it,
+    to which harness appends its own. The probe is staged through that command (on its
+    stdin, into `stage`, a folder inside), never through a shared folder; the sandbox
+    needs /bin/sh, cat, mkdir, chmod and rm. `{exec_id}`, as a whole element, becomes a
+    name of harness's own for each call (ctr's --exec-id). The host in the inventory
+    must be the machine whose kernel runs the sandbox: what the host sees is evidence."""
+
+    kind: Literal["exec"]
+    exec: Annotated[list[Annotated[str, StringConstraints(min_length=1)]], Field(min_length=1)]
+    # The same way in as a user who may make root-owned setuid files (`ctr task exec
+    # --user 0`): it stages the probe and its helpers, and removes them. Default: exec.
+    stage_exec: (
+        Annotated[list[Annotated[str, StringConstraints(min_length=1)]], Field(min_length=1)] | None
+    ) = None
+    stage: Annotated[str, StringConstraints(pattern=r"^/[^\n]*$", max_length=200)] = "/tmp"
+    # Where the sandbox's root is on the host (a container's rootfs folder or mount):
+    # granted as the sandbox's own. Without it, a host filesystem at / is beyond the grants.
+    root: Annotated[str, StringConstraints(pattern=r"^/[^\n]*$")] | None = None
+    own_kernel: bool = False
+
+
 RuntimeSpec = (
     HostRuntimeSpec
     | RunscRuntimeSpec
@@ -443,6 +466,7 @@ RuntimeSpec = (
     | CommandRuntimeSpec
     | MicrovmRuntimeSpec
     | KataRuntimeSpec
+    | ExecRuntimeSpec
 )
 
 RUNTIME_SPECS: dict[str, type[RuntimeSpec]] = {
@@ -452,6 +476,7 @@ RUNTIME_SPECS: dict[str, type[RuntimeSpec]] = {
     "command": CommandRuntimeSpec,
     "microvm": MicrovmRuntimeSpec,
     "kata": KataRuntimeSpec,
+    "exec": ExecRuntimeSpec,
 }
 
 

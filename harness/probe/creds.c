@@ -100,16 +100,6 @@ void chk_priv_setuid_exec(void)
     outcome(w.euid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setuid helper ran with euid %u", w.euid);
 }
 
-/* The helper is setgid to group 0: running with egid 0 is the gain. */
-void chk_priv_setgid_exec(void)
-{
-    struct whoami w;
-    exec_helper(&o.setgid_helper, &w);
-    if (w.egid == (unsigned)-1)
-        fail(0, "the setgid helper reported no egid");
-    ev_int("egid", w.egid);
-    outcome(w.egid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setgid helper ran with egid %u", w.egid);
-}
 
 /* The errno with which `<path> whoami` could not be executed; 0 if it ran. */
 static int whoami_exec_errno(const char *path)
@@ -208,6 +198,25 @@ static int holds_id0(enum id0 kind)
         return 0;
     }
     return 0;
+}
+
+/* The helper is setgid to group 0: running with egid 0 is the gain, unless the
+ * workload held group 0 already (a uid started in group 0, as `ctr task exec --user
+ * UID` and OpenShift start theirs): then it gains nothing. */
+void chk_priv_setgid_exec(void)
+{
+    struct whoami w;
+    const char *path = need(&o.setgid_helper);
+    drop_privs();
+    int held = holds_id0(ID0_GID) || holds_id0(ID0_GROUPS);
+    run_whoami(path, &w);
+    if (w.egid == (unsigned)-1)
+        fail(0, "the setgid helper reported no egid");
+    ev_int("egid", w.egid);
+    ev_int("held_group0", held);
+    if (w.egid == 0 && held)
+        outcome(OC_BLOCKED, 0, "the setgid helper ran with egid 0, a group the workload held already");
+    outcome(w.egid == 0 ? OC_ESCAPED : OC_BLOCKED, 0, "the setgid helper ran with egid %u", w.egid);
 }
 
 /* What the workload held of id 0 before trying (a uid started in group 0, as

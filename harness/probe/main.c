@@ -209,6 +209,8 @@ int main(int argc, char **argv)
         jail_main(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "connect"))
         connect_main(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "stage"))
+        stage_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "run"))
         fatal(2, "usage: probe run [--check-timeout-ms N] [--deadline-ms N] [--tag T] [OPTIONS] SCENARIO..."
                  " | probe canary --tcp IP:PORT... --dns IP:PORT... --nonce HEX --answer IP"

@@ -492,6 +492,7 @@ __attribute__((noreturn)) void init_main(void);
 __attribute__((noreturn)) void confine_main(int argc, char **argv);
 __attribute__((noreturn)) void jail_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
+__attribute__((noreturn)) void stage_main(int argc, char **argv);   /* stage.c */
 
 
 #endif

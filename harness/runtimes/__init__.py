@@ -6,6 +6,7 @@ from harness.errors import UsageError
 from harness.matrix.models import RUNTIME_SPECS, RuntimeSpec
 from harness.runtimes.base import CellPaths, Invocation, Runtime
 from harness.runtimes.command import CommandRuntime
+from harness.runtimes.existing import ExecRuntime
 from harness.runtimes.host import HostRuntime
 from harness.runtimes.kata import KataRuntime
 from harness.runtimes.microvm import MicrovmRuntime
@@ -13,7 +14,15 @@ from harness.runtimes.oci import OciRuntime, RunscRuntime
 
 RUNTIMES: dict[str, type[Runtime]] = {
     cls.kind: cls
-    for cls in (HostRuntime, RunscRuntime, OciRuntime, CommandRuntime, MicrovmRuntime, KataRuntime)
+    for cls in (
+        HostRuntime,
+        RunscRuntime,
+        OciRuntime,
+        CommandRuntime,
+        MicrovmRuntime,
+        KataRuntime,
+        ExecRuntime,
+    )
 }
 assert set(RUNTIMES) == set(RUNTIME_SPECS), "spec models and runtime classes must match"
 

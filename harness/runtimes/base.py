@@ -99,7 +99,12 @@ class Runtime(abc.ABC):
         in other text (a VM's serial port) drops it here."""
         return stdout
 
-    def inside(self, host_path: str, *, role: str) -> str:
+    def host_root(self, paths: CellPaths) -> str | None:
+        """The host folder that is the sandbox's root, granted as its own: the bundle's
+        rootfs harness makes for the cell (none made, none there)."""
+        return f"{paths.cell_dir}/rootfs"
+
+    def inside(self, host_path: str, *, role: str, cell_id: str) -> str:
         """Where a host folder granted to the sandbox (`allowed`, `helpers`) appears
         inside it: the fixed path for its role when the runtime mounts grants there,
         else the same path (the sandbox shares the host's view)."""

@@ -57,7 +57,7 @@ class CommandRuntime(Runtime):
     def version_argv(self) -> tuple[str, ...] | None:
         return None if self.binary == "true" else (self.binary, "--version")
 
-    def inside(self, host_path: str, *, role: str) -> str:
+    def inside(self, host_path: str, *, role: str, cell_id: str) -> str:
         inside = self.spec.allowed_inside if role == "allowed" else self.spec.helpers_inside
         return inside or host_path
 

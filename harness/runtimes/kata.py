@@ -111,7 +111,7 @@ class KataRuntime(Runtime):
                 continue
             if any(c in source for c in ",:"):
                 raise ValueError(f"a granted folder's path cannot hold ',' or ':': {source}")
-            target = self.inside(source, role=role)
+            target = self.inside(source, role=role, cell_id=paths.cell_id)
             mounts.append(f"type=bind,src={source},dst={target},options={options}")
         return [
             *self.ctr(), "run", "--rm", "--runtime", self.spec.runtime,

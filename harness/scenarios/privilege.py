@@ -218,7 +218,9 @@ PRIVILEGE = Scenario(
             "exec a setgid-root helper as an unprivileged uid (egid 0)",
             how=(
                 "Exec the setgid-root helper (`whoami`) and read its egid. Escaped if the egid is "
-                "0. `evidence.egid` records it."
+                "0, unless the workload held group 0 already (its gid, or a supplementary group: "
+                "a uid started in group 0, as `ctr task exec --user UID` and OpenShift start "
+                "theirs, gains nothing; `evidence.held_group0`). `evidence.egid` records it."
             ),
         ),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.

@@ -10,6 +10,7 @@ import pytest
 
 from harness.matrix.models import (
     CommandRuntimeSpec,
+    ExecRuntimeSpec,
     HostRuntimeSpec,
     KataRuntimeSpec,
     MicrovmRuntimeSpec,
@@ -28,8 +29,11 @@ SPECS: dict[str, RuntimeSpec] = {
     "command": CommandRuntimeSpec(kind="command", argv=["{probe}", "{args}"]),
     "microvm": MicrovmRuntimeSpec(kind="microvm", kernel="/k/vmlinux"),
     "kata": KataRuntimeSpec(kind="kata"),
+    "exec": ExecRuntimeSpec(kind="exec", exec=["ctr", "task", "exec", "t"]),
 }
 FIXED = {"runsc", "oci", "kata", "microvm"}  # runtimes that build the sandbox's root
+# A sandbox started elsewhere: the grants are made inside, in the cell's own folder.
+STAGED = {"exec": ("/tmp/c1/allowed", "/tmp/c1/helpers")}
 PATHS = CellPaths(
     probe="/w/probe/abc", workdir="/w", cell_dir="/w/cells/c1", cell_id="c1",
     allowed="/w/fs/c1/allowed", helpers="/var/tmp/harness-helpers",
@@ -39,7 +43,7 @@ PATHS = CellPaths(
 def test_every_runtime_kind_is_covered_here() -> None:
     """A new runtime kind must say here whether its grants sit at fixed paths."""
     assert set(SPECS) == set(RUNTIMES)
-    assert {kind for kind, cls in RUNTIMES.items() if cls.fixed_grants} == FIXED
+    assert {kind for kind, cls in RUNTIMES.items() if cls.fixed_grants} == FIXED | set(STAGED)
     assert all(cls.fixed_grants == cls.own_root for cls in RUNTIMES.values())
 
 
@@ -48,10 +52,12 @@ def test_inside_paths_come_from_the_base_constants(kind: str) -> None:
     """Fixed-path runtimes report the base's ALLOWED_INSIDE and HELPERS_INSIDE, whatever
     the host path; the others (host, a command without *_inside) the host path itself."""
     runtime = make_runtime(kind, SPECS[kind])
-    allowed = runtime.inside(PATHS.allowed or "", role="allowed")
-    helpers = runtime.inside(PATHS.helpers or "", role="helpers")
+    allowed = runtime.inside(PATHS.allowed or "", role="allowed", cell_id=PATHS.cell_id)
+    helpers = runtime.inside(PATHS.helpers or "", role="helpers", cell_id=PATHS.cell_id)
     if kind in FIXED:
         assert (allowed, helpers) == (ALLOWED_INSIDE, HELPERS_INSIDE)
+    elif kind in STAGED:
+        assert (allowed, helpers) == STAGED[kind]
     else:
         assert (allowed, helpers) == (PATHS.allowed, PATHS.helpers)
 

@@ -4,10 +4,6 @@ shim (Kata itself cannot run on this machine: only the shim name goes unexercise
 from __future__ import annotations
 
 import json
-import subprocess
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,69 +14,9 @@ from harness.runtimes.kata import KataRuntime
 from tests.conftest import harness_cli
 from tests.e2e.helpers import cells_of, leftovers, verdicts_of
 from tests.lab import require_tool
+from tests.runtimes.conftest import NAMESPACE, Containerd
 
 PROPERTIES = ("egress_confinement", "filesystem_confinement", "privilege_floor")
-NAMESPACE = "harness-test"
-
-
-@dataclass
-class Containerd:
-    address: str
-    folder: Path
-
-    def ctr(self, *args: str) -> str:
-        done = subprocess.run(
-            ["ctr", "--address", self.address, "--namespace", NAMESPACE, *args],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return done.stdout
-
-
-@pytest.fixture(scope="module")
-def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Containerd]:
-    """containerd on a private socket, with private root and state folders; CRI off."""
-    daemon = require_tool("containerd")
-    require_tool("ctr")
-    require_tool("containerd-shim-runc-v2")
-    folder = tmp_path_factory.mktemp("containerd")
-    address = str(folder / "containerd.sock")
-    config = folder / "config.toml"
-    config.write_text(
-        f"""version = 2
-root = "{folder}/root"
-state = "{folder}/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
-[grpc]
-  address = "{address}"
-[ttrpc]
-  address = "{address}.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-"""
-    )
-    with open(folder / "containerd.log", "wb") as log:
-        process = subprocess.Popen([daemon, "--config", str(config)], stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            probe = subprocess.run(["ctr", "--address", address, "version"], capture_output=True)
-            if probe.returncode == 0:
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((folder / "containerd.log").read_text()[-2000:])
-            time.sleep(0.1)
-        yield Containerd(address=address, folder=folder)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_ctr_run_grants_only_the_rootfs_and_the_scenario_folders() -> None:
@@ -100,7 +36,7 @@ def test_ctr_run_grants_only_the_rootfs_and_the_scenario_folders() -> None:
     assert "type=bind,src=/w/fs/allowed,dst=/allowed,options=rbind:rw" in mounts
     assert "type=bind,src=/var/tmp/h,dst=/helpers,options=rbind:ro:nosuid:nodev" in mounts
     assert argv[-5:] == ["/w/cells/c1/rootfs", "c1", "/probe", "run", "mechanisms"]
-    assert runtime.inside("/w/fs/allowed", role="allowed") == "/allowed"
+    assert runtime.inside("/w/fs/allowed", role="allowed", cell_id="c1") == "/allowed"
 
 
 def _matrix(tmp: Path, body: str, *, scenarios: str) -> Path:

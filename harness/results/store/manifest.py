@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.text import redact_url
+from harness.text import redact_argv, redact_url
 
 if TYPE_CHECKING:
     from harness.matrix import RuntimeSpec
@@ -191,8 +191,11 @@ class Manifest(_Open):
 def runtime_entry(spec: RuntimeSpec) -> dict[str, Any]:
     """A runtime entry as recorded in the manifest: what it promised and declared.
     A URL's user:password part and secret query values are dropped; token values are
-    never in the spec."""
+    never in the spec, and a command line's secret-looking options are dropped."""
     data = spec.model_dump(mode="json")
+    for key in ("argv", "exec", "stage_exec"):  # a command line may carry a credential
+        if isinstance(data.get(key), list):
+            data[key] = redact_argv(data[key])
     source = data.get("attribution")
     if source and source.get("url"):
         source["url"] = redact_url(source["url"])
