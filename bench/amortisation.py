@@ -182,6 +182,12 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
                     setup = FUNCTIONS + 'fs_setup "$1" "$2" "$3" "$4"'
                     fixtures.append(["sh", "-c", setup, "fs", root, token, original, skip])
                     deferred.append((["rm", "-rf", "--", root], None))
+                    # fs_setup's sentinels outside the fixture (Sentinels.places),
+                    # which the envelope's fs_inspect would have removed.
+                    name = f"harness-sentinel-{root.rsplit('/', 1)[-1]}"
+                    places = [f"/tmp/{name}", f"/var/tmp/{name}"]
+                    places.append(f"{root.rsplit('/fs/', 1)[0]}/{name}")
+                    deferred.append((["rm", "-f", "--", *places], None))
             return done
 
     matrix = load_matrix(MATRIX)

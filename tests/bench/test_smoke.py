@@ -34,6 +34,13 @@ SMOKES = {
     "probe_checks": ["bench/probe_checks.py", "--smoke"],
 }
 TIMEOUT = 150
+# What a cell makes in the host's shared folders, that must be gone after it.
+SHARED_FOLDERS = (Path("/tmp"), Path("/var/tmp"))
+
+
+def left_in_shared_folders() -> set[str]:
+    """Every sentinel a cell's fixture puts in /tmp and /var/tmp, by path."""
+    return {str(p) for d in SHARED_FOLDERS for p in d.glob("harness-sentinel-*")}
 
 
 class Smokes:
@@ -41,6 +48,7 @@ class Smokes:
 
     def __init__(self, logs: Path) -> None:
         self.logs = logs
+        self.before: set[str] = set()
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -68,7 +76,9 @@ def smokes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Smokes]:
         require_tool(tool)
     if os.geteuid() != 0:
         pytest.skip("the benches make network namespaces: root only")
+    before = left_in_shared_folders()
     running = Smokes(tmp_path_factory.mktemp("smoke"))
+    running.before = before
     try:
         yield running
     finally:
@@ -161,3 +171,12 @@ def test_probe_checks_runs(smokes: Smokes) -> None:
     code, out = smokes.finished("probe_checks")
     assert code == 0, out
     assert "| bwrap " in out and "under 500 ms" in out, out
+
+
+def test_the_benches_leave_nothing_in_shared_folders(smokes: Smokes) -> None:
+    """A bench removes what it makes: once every smoke run has ended, no sentinel of
+    theirs is left in /tmp or /var/tmp (the amortisation bench made its cells' again
+    for its replays and left them)."""
+    for name in SMOKES:
+        smokes.finished(name)
+    assert left_in_shared_folders() - smokes.before == set()

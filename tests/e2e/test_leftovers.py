@@ -93,6 +93,7 @@ def _killed_run(tmp: Path) -> tuple[Path, str]:
     assert leftovers(f"harness-{run_id}-", wait=0)  # the hung cell and the canary
     assert _ipc_left(run_id), "the canary's IPC objects should be there while it runs"
     assert _metadata_rules(dead=False), "the canary's metadata rules should be there too"
+    assert _sentinels_outside(tmp, run_id), "the hung cell's sentinels should be there"
     flag.touch()
     return matrix, run_id
 
@@ -108,8 +109,15 @@ def _ipc_left(run_id: str) -> list[str]:
     return found + [q for q in queues.stdout.split() if q == name.lstrip("/")]
 
 
+def _sentinels_outside(tmp: Path, run_id: str) -> list[Path]:
+    """The run's sentinels outside its fixtures: in /tmp, /var/tmp and the work folder."""
+    name = f"harness-sentinel-harness-{run_id}-*"
+    return [p for d in (Path("/tmp"), Path("/var/tmp"), tmp / "work") for p in d.glob(name)]
+
+
 def _assert_clean(tmp: Path, run_id: str) -> None:
     work = tmp / "work"
+    assert _sentinels_outside(tmp, run_id) == []
     assert _namespaces(run_id) == []
     assert _ipc_left(run_id) == []  # a canary killed outright leaves them: it is asked first
     assert _metadata_rules(dead=True) == []  # its veth gone, its rules with it

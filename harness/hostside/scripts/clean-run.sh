@@ -44,6 +44,9 @@ clean_run() {
     done
   fi
   rm -rf -- "$wd/cells/harness-$id-"* "$wd/fs/harness-$id-"* 2>/dev/null
+  # The fixtures' sentinels outside them (filesystem.Sentinels.places).
+  rm -f -- /tmp/harness-sentinel-harness-"$id"-* /var/tmp/harness-sentinel-harness-"$id"-* \
+    "$wd"/harness-sentinel-harness-"$id"-* 2>/dev/null
   rm -f -- "$wd/canary-$id-"*.log "$wd/runs/$id.lease" "$wd/runs/$id.lock"
   echo "cleaned $id"
 }
