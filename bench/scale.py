@@ -316,6 +316,12 @@ def main() -> None:
         help="replay the recorded output as it is, which the cell nonce rejects (as before"
         " 2026-12): shows that the bench then refuses to judge its targets",
     )
+    parser.add_argument(
+        "--properties",
+        action="store_true",
+        help="full cells (every property, the whole catalogue): the controller's judging and"
+        " storing of real recorded cells for --hosts hosts (bench/_full_cells.py)",
+    )
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument(
@@ -337,6 +343,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.hosts, args.no_wait = 3, True
+    if args.properties:
+        from bench import _full_cells
+
+        ensure_bytecode()
+        wait_for_quiet(max_wait=0 if args.no_wait else 300)
+        _full_cells.run(args.hosts, smoke=args.smoke, keep=args.keep)
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
     ensure_bytecode()

@@ -26,6 +26,7 @@ SMOKES = {
     "fanout": ["bench/fanout.py", "--smoke"],
     "scale": ["bench/scale.py", "--smoke"],
     "scale-unbound": ["bench/scale.py", "--smoke", "--unbound"],
+    "scale-properties": ["bench/scale.py", "--smoke", "--properties"],
     "egress_sweep": ["bench/egress_sweep.py", "--smoke"],
     "egress_budget": ["bench/egress_budget.py", "--smoke"],
     "supervisor": ["bench/supervisor.py", "--smoke"],
@@ -104,6 +105,17 @@ def test_scale_runs_with_every_cell_complete(smokes: Smokes) -> None:
     row = next(line for line in out.splitlines() if line.startswith("| 3 "))
     assert [c.strip() for c in row.strip("|").split("|")][:3] == ["3", "9", "9"], out
     assert "target peak RSS <= 250 MB" in out
+
+
+def test_scale_over_full_cells_runs(smokes: Smokes) -> None:
+    """Real recorded full cells, judged and stored for 3 hosts: 2 runtimes' cells each,
+    every recorded output accepted (nonce and digest), the three targets reported."""
+    code, out = smokes.finished("scale-properties")
+    assert code == 0, out
+    row = next(line for line in out.splitlines() if line.startswith("| 3 "))
+    assert [c.strip() for c in row.strip("|").split("|")][:2] == ["3", "6"], out
+    for target in ("CPU per full cell", "peak RSS", "results folder"):
+        assert f"target judge and store {target}" in out or f"target {target}" in out, out
 
 
 def test_scale_refuses_a_verdict_over_replayed_output(
