@@ -158,19 +158,32 @@ def redact_url(url: str) -> str:
 
 def redact_argv(argv: list[str]) -> list[str]:
     """A command line as a record may keep it: the value of a secret-looking option
-    (`--token X`, `--password=X`, kubectl's `--token`) replaced, URLs redacted."""
+    (`--token X`, `--password=X`, `--bearer X`), of a secret-looking `NAME=VALUE`
+    (`env API_TOKEN=X`), of an `Authorization:` header and of what follows `Bearer`
+    replaced; URLs redacted."""
     out: list[str] = []
     hide = False
     for word in argv:
         name, eq, _value = word.partition("=")
+        key = name.lstrip("-")
+        header, colon, _rest = word.partition(":")
         if hide:
             out.append(REDACTED)
-        elif word.startswith("-") and eq and _secret(name.lstrip("-")):
+        elif eq and key and " " not in name and _secret_word(key):
             out.append(f"{name}={REDACTED}")
+        elif colon and header.strip().lower() in ("authorization", "proxy-authorization", "cookie"):
+            out.append(f"{header}: {REDACTED}")
+        elif " " in word and word.split()[0].lower() == "bearer":
+            out.append(f"Bearer {REDACTED}")
         else:
             out.append(redact_urls(word))
-        hide = word.startswith("-") and not eq and _secret(word.lstrip("-"))
+        lowered = word.lower()
+        hide = lowered == "bearer" or (word.startswith("-") and not eq and _secret_word(key))
     return out
+
+
+def _secret_word(key: str) -> bool:
+    return _secret(key) or key.lower().replace("-", "_").endswith("bearer")
 
 
 def _secret(key: str) -> bool:

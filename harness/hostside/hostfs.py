@@ -288,7 +288,8 @@ def grants(
     ("write": the allowed folder, the cell's own rootfs, what its policy lets it
     write; never harness's shared inputs, the probe and the helpers, which every cell
     runs); for a sandbox with its own kernel, the mount points inside where they
-    appear ("inside", "inside_write")."""
+    appear ("inside", "inside_write"); a root the matrix declares, not one harness
+    made ("root")."""
     rootfs = runtime.host_root(paths)
     own = [rootfs] if rootfs else []
     host, write = [paths.probe, *own, f"{paths.workdir}/empty"], list(own)
@@ -309,4 +310,9 @@ def grants(
         inside.extend(policy.readable)
         write.extend(_resolved(policy.writable, real or {}))
         inside_write.extend(policy.writable)
-    return {"host": host, "inside": inside, "write": write, "inside_write": inside_write}
+    found = {"host": host, "inside": inside, "write": write, "inside_write": inside_write}
+    if runtime.root_declared and rootfs:
+        # Someone else's sandbox, its root as the matrix declares it: judge/reach.py
+        # holds the declaration to the sandbox's own / before it grants anything.
+        found["root"] = [rootfs]
+    return found

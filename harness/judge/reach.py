@@ -147,6 +147,26 @@ def exposures(
     return found
 
 
+def root_mismatch(
+    declared: str, mounts: Sequence[Sequence[str]], host_mounts: Sequence[Sequence[str]]
+) -> str | None:
+    """Why a declared root (a sandbox someone else started, `root` in the matrix) is not
+    the sandbox's own /, or None if it is: the filesystem and the path in it that the
+    sandbox shows at / must be the ones the host serves at `declared`. A root declared
+    too wide (`/`, `/tmp`) would otherwise grant every host mount below it."""
+    at_root = [m for m in mounts if m[2] == "/"]
+    expected = _fs_roots([declared], host_mounts)
+    if not at_root or not expected:
+        return f"the declared root {declared} could not be held to the sandbox's / (no mount seen)"
+    dev, root = at_root[-1][0], at_root[-1][3]
+    if (dev, root) != expected[0]:
+        return (
+            f"the declared root {declared} is not this sandbox's root: its / is {root} of"
+            f" device {dev}, the host serves {expected[0][1]} of device {expected[0][0]} there"
+        )
+    return None
+
+
 def judge_mounts(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[CheckOutcome, str]:
@@ -164,6 +184,10 @@ def judge_mounts(
         )
     shared = not own_kernel(evidence, host_fs, host_kernel)
     grants = host.grants or {}
+    if shared and grants.get("root"):
+        wrong = root_mismatch(grants["root"][0], mounts, host_fs.get("mounts") or [])
+        if wrong:
+            return CheckOutcome.ERROR, wrong
     found = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared)
     kernel = "the host's kernel" if shared else "its own kernel"
     if found:

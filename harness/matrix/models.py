@@ -458,6 +458,15 @@ class ExecRuntimeSpec(_RuntimeBase):
     root: Annotated[str, StringConstraints(pattern=r"^/[^\n]*$")] | None = None
     own_kernel: bool = False
 
+    @model_validator(mode="after")
+    def _root_of_its_own(self) -> ExecRuntimeSpec:
+        if self.root is not None and self.root.strip("/") == "":
+            raise ValueError(
+                "root '/' is the host's own root, not a sandbox's: name the sandbox's rootfs"
+                " folder or mount on the host, or leave root out"
+            )
+        return self
+
 
 RuntimeSpec = (
     HostRuntimeSpec

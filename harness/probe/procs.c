@@ -23,6 +23,61 @@ static int proc_stat(int pid, int *ppid, unsigned long *flags, char *state)
     return 0;
 }
 
+#define INIT_PID_NS "pid:[4026531836]" /* PROC_PID_INIT_INO, fixed by the kernel */
+
+/* Whether `pid`'s namespace `ns` is this process's own (unknown: no). */
+static int same_ns(int pid, const char *ns)
+{
+    char p[64], mine[64], theirs[64];
+    snprintf(p, sizeof p, "/proc/self/ns/%s", ns);
+    ssize_t a = readlink(p, mine, sizeof mine - 1);
+    snprintf(p, sizeof p, "/proc/%d/ns/%s", pid, ns);
+    ssize_t b = readlink(p, theirs, sizeof theirs - 1);
+    if (a <= 0 || b <= 0)
+        return 0;
+    mine[a] = theirs[b] = '\0';
+    return !strcmp(mine, theirs);
+}
+
+/* A process of the workload's own kind: inside a PID namespace that is not the
+ * host's, in this process's PID, mount and user namespaces, with every uid and gid
+ * this process's effective ones and no capability it lacks. Reaching it gains
+ * nothing the workload does not hold (another cell's probe run in the same sandbox,
+ * a sandbox's own process run as the workload's user); a process of other
+ * credentials (the sandbox's root init, a supervisor) or outside is still tried. */
+static int own_kind(int pid)
+{
+    char self_pid[64], p[64], buf[4096];
+    ssize_t k = readlink("/proc/self/ns/pid", self_pid, sizeof self_pid - 1);
+    if (k <= 0)
+        return 0;
+    self_pid[k] = '\0';
+    if (!strcmp(self_pid, INIT_PID_NS) || !same_ns(pid, "pid") || !same_ns(pid, "mnt")
+        || !same_ns(pid, "user"))
+        return 0;
+    snprintf(p, sizeof p, "/proc/%d/status", pid);
+    ssize_t n = read_file(p, buf, sizeof buf - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    unsigned u[4], g[4];
+    unsigned long long prm = ~0ULL, mine = ~0ULL;
+    const char *uid = strstr(buf, "\nUid:"), *gid = strstr(buf, "\nGid:"), *cap = strstr(buf, "\nCapPrm:");
+    if (!uid || !gid || !cap || sscanf(uid, "\nUid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4
+        || sscanf(gid, "\nGid: %u %u %u %u", &g[0], &g[1], &g[2], &g[3]) != 4
+        || sscanf(cap, "\nCapPrm: %llx", &prm) != 1)
+        return 0;
+    char own[4096];
+    ssize_t m = read_file("/proc/self/status", own, sizeof own - 1);
+    const char *eff = m > 0 ? (own[m] = '\0', strstr(own, "\nCapEff:")) : NULL;
+    if (!eff || sscanf(eff, "\nCapEff: %llx", &mine) != 1)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (u[i] != geteuid() || g[i] != getegid())
+            return 0;
+    return (prm & ~mine) == 0;
+}
+
 /* 0 if this process may read `pid`'s memory or take its descriptors (ptrace's
  * attach permission), naming how in `how`; else the errno of the refusal. Each
  * way changes nothing in the target: a read, a duplicate of a descriptor closed
@@ -66,7 +121,7 @@ static int touch_process(int pid, char *how, size_t n)
  * a kernel thread: in its own PID namespace a sandbox sees none; in the host's it
  * sees the host's (the filesystem fixture's decoy among them). 0 if one was
  * reached; the candidates count in *seen. */
-static int reach_processes(int *seen, int *e, char *how, size_t n)
+static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
 {
     int anc[64], na = 0, self = getpid(), pid = self, pp;
     unsigned long fl;
@@ -76,7 +131,7 @@ static int reach_processes(int *seen, int *e, char *how, size_t n)
     DIR *d = opendir("/proc");
     if (!d)
         fail(errno, "opendir /proc: cannot list processes");
-    *seen = 0;
+    *seen = *peers = 0;
     for (struct dirent *x; (x = readdir(d)) && *seen < 4096;) {
         char *end;
         long v = strtol(x->d_name, &end, 10);
@@ -87,6 +142,10 @@ static int reach_processes(int *seen, int *e, char *how, size_t n)
             mine |= anc[i] == v;
         if (mine || proc_stat((int)v, &pp, &fl, &st) != 0 || fl & PF_KTHREAD_ || st == 'Z' || v == 2)
             continue;
+        if (own_kind((int)v)) {
+            (*peers)++;
+            continue;
+        }
         (*seen)++;
         int r = touch_process((int)v, how, n);
         if (r == 0) {
@@ -105,18 +164,20 @@ static int reach_processes(int *seen, int *e, char *how, size_t n)
 void chk_priv_proc_access(void)
 {
     char how[160];
-    int seen = 0, e = 0;
-    if (reach_processes(&seen, &e, how, sizeof how) == 0)
+    int seen = 0, peers = 0, e = 0;
+    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
-    int first = seen;
+    int first = seen, first_peers = peers;
     if (geteuid() == 0) {
         drop_privs();
-        if (reach_processes(&seen, &e, how, sizeof how) == 0)
+        if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
             outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
     }
     ev_int("processes", first);
+    ev_int("own_kind", first_peers);
     if (!first)
-        outcome(OC_BLOCKED, ESRCH, "no process but this check's own (and its ancestors) visible");
+        outcome(OC_BLOCKED, ESRCH, "no process but this check's own (and its ancestors, and %d of its"
+                " own kind) visible", first_peers);
     outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused", first);
 }
 

@@ -6,14 +6,16 @@
  *
  *   probe stage DIR LINK [--helpers]
  *
- * Prints one line NAME=ok|failed per helper. A helper that could not be made as it
- * must be (a setuid copy not owned by root, say, where the stager is not root) is
- * removed, never left as a plain copy: running it would prove nothing, and a
- * missing helper makes its check an error, not "blocked". */
+ * Prints one line NAME=ok|failed|failed-nosuid per helper. A helper that could not be
+ * made as it must be (a setuid copy not owned by root, where the stager is not root;
+ * any set-id or capability copy on a nosuid mount, where the kernel ignores both) is
+ * not left, never a plain copy: running it would prove nothing, and a missing helper
+ * makes its check an error, not "blocked". */
 
 #include "probe.h"
 
 #include <limits.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 
 #define OTHER_TAIL "\nharness: another binary\n" /* as the host's helpers-setup.sh */
@@ -49,11 +51,17 @@ static int copy_self(const char *path, const char *tail)
 
 /* Make helper `name` in `dir`: owner root where `mode` has a set-id bit (chown first,
  * which would clear it), then the mode, then the capability; checked as made. */
-static void make_helper(const char *dir, const char *name, mode_t mode, const uint32_t *cap)
+static void make_helper(const char *dir, const char *name, mode_t mode, const uint32_t *cap, int nosuid)
 {
     char path[PATH_MAX];
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    /* On a nosuid mount a set-id bit or a file capability is ignored: such a helper
+     * would run as a plain program and pass for a sandbox that refuses it. */
+    if (nosuid && (mode & (S_ISUID | S_ISGID) || cap)) {
+        printf("%s=failed-nosuid\n", name);
+        return;
+    }
     int ok = !copy_self(path, strcmp(name, "other") ? NULL : OTHER_TAIL);
     if (ok && mode & (S_ISUID | S_ISGID))
         ok = !chown(path, 0, 0);
@@ -86,11 +94,13 @@ __attribute__((noreturn)) void stage_main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/helpers", dir);
         if (mkdir(path, 0755) || chmod(path, 0755))
             fatal(2, "stage: mkdir %s: %s", path, strerror(errno));
-        make_helper(path, "setuid", 04755, NULL);
-        make_helper(path, "setgid", 02755, NULL);
-        make_helper(path, "fcap", 0755, CAP_NET_RAW_EP);
-        make_helper(path, "inh", 0755, CAP_ALL_EI);
-        make_helper(path, "other", 0755, NULL);
+        struct statfs sf;
+        int nosuid = statfs(path, &sf) == 0 && sf.f_flags & 2 /* ST_NOSUID */;
+        make_helper(path, "setuid", 04755, NULL, nosuid);
+        make_helper(path, "setgid", 02755, NULL, nosuid);
+        make_helper(path, "fcap", 0755, CAP_NET_RAW_EP, nosuid);
+        make_helper(path, "inh", 0755, CAP_ALL_EI, nosuid);
+        make_helper(path, "other", 0755, NULL, nosuid);
     }
     fflush(stdout);
     exit(0);

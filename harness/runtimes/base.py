@@ -69,6 +69,9 @@ class Runtime(abc.ABC):
     #: True when the sandbox's root is one harness builds (a bundle's rootfs, a
     #: guest's initramfs): a host-backed mount at "/" is then a grant.
     own_root: ClassVar[bool] = False
+    #: True when the sandbox's root on the host is what the matrix says (`root`), not
+    #: a folder harness made: the judge checks the claim before it grants it.
+    root_declared: ClassVar[bool] = False
     #: True when the granted folders appear at ALLOWED_INSIDE and HELPERS_INSIDE
     #: (a bundle's bind mounts, a guest's initramfs) rather than at their host paths.
     fixed_grants: ClassVar[bool] = False

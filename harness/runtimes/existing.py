@@ -37,9 +37,18 @@ if ! { mkdir -m 0755 "$d" && cat > "$d/probe" && chmod 0755 "$d/probe"; }; then
     "chmod and a writable stage folder" >&2
   rm -rf -- "$d"; exit 125
 fi
+# The whole probe arrived and runs here: a way in that passes no stdin (kubectl exec
+# without -i, or with -t) leaves an empty or mangled file; a noexec folder refuses it.
+if ! v=$("$d/probe" version 2>&1) || case $v in *'"type":"version"'*) false ;; *) true ;; esac; then
+  v=$(printf '%s' "$v" | tr -d '\n' | cut -c 1-120)
+  echo "harness-exec: the probe staged in $d does not run (${v:-no output}): the way in" \
+    "must pass stdin through (kubectl exec -i, never -t), and stage must not be noexec" >&2
+  rm -rf -- "$d"; exit 125
+fi
 if [ "$helpers" = 1 ]; then set -- --helpers; else set --; fi
-if ! made=$("$d/probe" stage "$d" "$link" "$@") || ! printf '%s\n' "$made" > "$d/made"; then
-  echo "harness-exec: probe stage failed: $made" >&2; rm -rf -- "$d"; exit 125
+if ! made=$("$d/probe" stage "$d" "$link" "$@" 2>&1) || ! printf '%s\n' "$made" > "$d/made"; then
+  made=$(printf '%s' "$made" | tr '\n' ' ' | cut -c 1-200)
+  echo "harness-exec: probe stage failed in $d: $made" >&2; rm -rf -- "$d"; exit 125
 fi
 echo "harness-exec: staged in $d:" $made >&2
 """
@@ -73,7 +82,7 @@ UNSTAGE = (
     _PATH
     + r"""if [ -n "$2" ] && command -v pkill >/dev/null 2>&1; then pkill -KILL -f -- "$2"; fi
 rm -rf -- "$1"
-exit 0
+[ ! -e "$1" ]
 """
 )
 
@@ -88,7 +97,12 @@ stage=$(words 1 "$n"); run=$(words $((n + 1)) "$m"); unstage=$(words $((n + m + 
 eval "$stage" < "$p" || exit "$?"
 eval "$run" < /dev/null
 status=$?
-eval "$unstage" < /dev/null
+# A cell whose folder stays in the sandbox (setuid-root helpers in it) is no clean
+# end: a non-zero exit makes harness run the cleanup call and the cell an error.
+if ! eval "$unstage" < /dev/null; then
+  echo "harness-exec: the cell's folder could not be removed from the sandbox" >&2
+  [ "$status" -ne 0 ] || status=125
+fi
 exit "$status"
 """
 
@@ -100,6 +114,7 @@ class ExecRuntime(Runtime):
     own_root = True  # the sandbox's root is its own, not a folder of the host's
     fixed_grants = True
     shares_allowed = False  # the allowed folder is made inside; the host never sees it
+    root_declared = True
     spec: ExecRuntimeSpec
 
     @property

@@ -249,7 +249,13 @@ PRIVILEGE = Scenario(
                 "`pidfd_getfd` of descriptor 0 to 2 (`EBADF` counts likewise), `PTRACE_SEIZE` "
                 "(ended by the check's exit). The first allowed is the escape. In a PID namespace "
                 "of its own a sandbox sees no such process (`ESRCH`); in the host's it sees the "
-                "filesystem fixture's decoy, owned by uid 65534. `evidence.processes` counts them."
+                "filesystem fixture's decoy, owned by uid 65534. `evidence.processes` counts them. "
+                "Left out, as gaining nothing: a process of the workload's own kind, in a PID "
+                "namespace not the host's, in the check's PID, mount and user namespaces, every "
+                "uid and gid the check's effective ones and no capability it lacks (another "
+                "cell's probe in the same sandbox, the sandbox's own process run as the "
+                "workload's user; `evidence.own_kind` counts them). A supervisor that shares "
+                "the workload's user and namespaces is therefore not counted as reached."
             ),
         ),
         _as_root(

@@ -10,7 +10,7 @@ import pytest
 from harness.caps import CAP_NAMES
 from harness.judge.reach import exposures, judge_mounts
 from harness.judge.start import cap_names, judge_start
-from harness.results.records import HostEvidence
+from harness.results.records import CheckOutcome, HostEvidence
 
 HOST_MOUNTS = [["254:0", "ext4", "/", "/"], ["0:6", "devtmpfs", "/dev", "/"]]
 
@@ -464,3 +464,45 @@ def test_a_grant_below_a_bind_mount_is_where_the_host_shows_it() -> None:
     ]
     found = exposures(mounts, host_fs={"mounts": host}, grants={"host": ["/w/x"]}, shared=True)
     assert found == ["/b (ext4 254:1, root /data/long/y, read 'x' there)"]
+
+
+def _declared(root: str) -> HostEvidence:
+    """A sandbox someone else started, its root declared `root` (the exec kind)."""
+    grants = {"host": [root], "write": [root], "root": [root]}
+    return HostEvidence(host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=grants)
+
+
+SANDBOX_ROOT = [["254:0", "ext4", "/", "/srv/box/rootfs"]]
+
+
+def test_a_declared_root_that_is_the_sandboxs_own_is_granted() -> None:
+    """The sandbox shows at / the host's /srv/box/rootfs, as declared: no exposure."""
+    evidence = {"mounts": SANDBOX_ROOT, "boot_id": BOOT}
+    outcome, detail = judge_mounts(evidence, _declared("/srv/box/rootfs"), "6.1")
+    assert outcome == CheckOutcome.BLOCKED, detail
+
+
+@pytest.mark.parametrize("declared", ["/srv", "/srv/box/rootfs/usr", "/srv/other"])
+def test_a_declared_root_that_is_not_the_sandboxs_is_an_error(declared: str) -> None:
+    """Declared too wide (it would grant every host mount below it), too deep, or
+    elsewhere: an error naming both, never a grant."""
+    mounts = [*SANDBOX_ROOT, ["254:0", "ext4", "/data", "/srv/hostdata"]]
+    outcome, detail = judge_mounts({"mounts": mounts, "boot_id": BOOT}, _declared(declared), "6.1")
+    assert outcome == CheckOutcome.ERROR
+    assert detail == (
+        f"the declared root {declared} is not this sandbox's root: its / is /srv/box/rootfs of"
+        f" device 254:0, the host serves {declared} of device 254:0 there"
+    )
+
+
+def test_a_declared_root_with_no_mount_at_slash_is_an_error() -> None:
+    mounts = [["254:0", "ext4", "/data", "/srv/hostdata"]]
+    outcome, detail = judge_mounts({"mounts": mounts, "boot_id": BOOT}, _declared("/srv"), "6.1")
+    assert outcome == CheckOutcome.ERROR and "could not be held to the sandbox's /" in detail
+
+
+def test_a_declared_root_is_not_checked_in_a_kernel_of_its_own() -> None:
+    """A gVisor or VM sandbox's / is the sentry's or the guest's: not comparable."""
+    evidence = {"mounts": SANDBOX_ROOT, "boot_id": "00000000-1111-2222-3333-444444444444"}
+    outcome, _ = judge_mounts(evidence, _declared("/srv"), "6.1")
+    assert outcome == CheckOutcome.BLOCKED

@@ -26,6 +26,7 @@ from tests.probe.copies import runnable_copy
 from tests.runtimes.conftest import NAMESPACE, Containerd
 
 PROPERTIES = ("egress_confinement", "filesystem_confinement", "privilege_floor")
+USER = "65534:65534"  # ctr's --user 65534 alone would leave the workload in group 0
 # What the stage, run and unstage calls need inside; a distroless image lacks them.
 TOOLS = ("sh", "cat", "mkdir", "chmod", "rm", "sleep")
 PATHS = CellPaths(
@@ -118,6 +119,36 @@ def open_folder() -> Iterator[Path]:
         shutil.rmtree(folder)
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="root, unshare")
+def test_no_helper_is_made_on_a_nosuid_stage(open_folder: Path) -> None:
+    """On a nosuid mount the kernel ignores set-id bits and file capabilities: a helper
+    there would pass for a sandbox that refuses it, so none is made."""
+    probe = runnable_copy(open_folder)
+    stage = open_folder / "stage"
+    stage.mkdir()
+    script = 'mount -t tmpfs -o nosuid tmpfs "$1" && mkdir "$1/c" && "$2" stage "$1/c" "" --helpers'
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", str(stage), str(probe)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    said = dict(line.split("=") for line in done.stdout.split())
+    assert said == {"setuid": "failed-nosuid", "setgid": "failed-nosuid",
+                    "fcap": "failed-nosuid", "inh": "failed-nosuid", "other": "ok"}  # fmt: skip
+
+
+def test_root_slash_is_refused(tmp_path: Path) -> None:
+    """`root = "/"` would grant the host's whole tree as the sandbox's own."""
+    (tmp_path / "inv.toml").write_text('[hosts.h]\ntransport = "local"\n')
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        'name = "x"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n'
+        '[runtimes.box]\nkind = "exec"\nexec = ["ctr", "task", "exec", "t"]\nroot = "/"\n'
+    )
+    result = harness_cli("validate", matrix)
+    assert result.code == 2 and "runtimes.box" in result.stderr, result.stderr
+    assert "the host's own root" in result.stderr and "Traceback" not in result.stderr
+
+
 @dataclass
 class Task:
     """A task started outside harness: its id and its root on the host."""
@@ -149,13 +180,17 @@ def tasks(
     containerd: Containerd, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Task]]:
     """Two long-running tasks, as an operator would have them: `box` with a network
-    namespace of its own and nothing of the host's; `leaky` with the host's network
-    and the host's /var/tmp bound in."""
+    namespace of its own and nothing of the host's, and a process of its own running
+    as the workload's user; `leaky` with the host's network, the host's /var/tmp bound
+    in, and no no_new_privs."""
     folder = tmp_path_factory.mktemp("tasks")
     started: dict[str, Task] = {}
     flags = {
         "box": [],
-        "leaky": ["--net-host", "--mount", "type=bind,src=/var/tmp,dst=/var/tmp,options=rbind:rw"],
+        "leaky": [
+            *("--net-host", "--allow-new-privs"),
+            *("--mount", "type=bind,src=/var/tmp,dst=/var/tmp,options=rbind:rw"),
+        ],
     }
     try:
         for name, extra in flags.items():
@@ -164,6 +199,11 @@ def tasks(
                 "run", "-d", *extra, "--rootfs", str(task.rootfs), task.id, "/bin/sleep", "3600"
             )
             started[name] = task
+        # The sandbox's own process as the workload's user: reading it gains nothing.
+        containerd.ctr(
+            "task", "exec", "-d", "--user", USER, "--exec-id", "peer", started["box"].id,
+            "/bin/sleep", "3600",
+        )  # fmt: skip
         yield started
     finally:
         for task in started.values():
@@ -184,16 +224,25 @@ def tasks(
             containerd.ctr("containers", "delete", task.id)
 
 
-def _entry(containerd: Containerd, name: str, task: Task, *, user: str | None, extra: str) -> str:
+def _entry(
+    containerd: Containerd,
+    name: str,
+    task: Task,
+    *,
+    user: str | None,
+    extra: str,
+    root: str | None = None,
+    stage_way: list[str] | None = None,
+) -> str:
     way = ["ctr", "--address", containerd.address, "--namespace", NAMESPACE, "task", "exec"]
     as_user = ["--user", user] if user else []
     exec_ = [*way, *as_user, "--exec-id", "{exec_id}", task.id]
-    stage = [*way, "--user", "0", "--exec-id", "{exec_id}", task.id]
+    stage = [*(stage_way or []), *way, "--user", "0", "--exec-id", "{exec_id}", task.id]
     quoted = ", ".join(json.dumps(w) for w in exec_)
     staged = f"stage_exec = {json.dumps(stage)}\n" if user else ""
     return (
         f'[runtimes.{name}]\nkind = "exec"\nexec = [{quoted}]\n{staged}'
-        f'root = "{task.rootfs}"\n{extra}\n'
+        f'root = "{root or task.rootfs}"\n{extra}\n'
     )
 
 
@@ -202,23 +251,24 @@ def exec_run(
     containerd: Containerd, tasks: dict[str, Task], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[int, str, Path]:
     """One run over the tasks: the workload as nobody (staged as root) in `box` and in
-    `leaky`, and as root in `box`."""
+    `leaky`, and `box` again with its root declared too wide."""
     require_tool("ctr")
     tmp = tmp_path_factory.mktemp("exec")
     (tmp / "inv.toml").write_text(
         f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp}/work"\n'
     )
     body = (
-        _entry(containerd, "box", tasks["box"], user="65534", extra="")
+        _entry(containerd, "box", tasks["box"], user=USER, extra="")
         + _entry(
-            containerd, "leaky", tasks["leaky"], user="65534",
+            containerd, "leaky", tasks["leaky"], user=USER,
             extra='expect = { egress_confinement = "violated", '
-            'filesystem_confinement = "violated" }',
+            'filesystem_confinement = "violated", privilege_floor = "violated" }',
         )
+        # The same box, its root declared too wide: /tmp would grant every host
+        # mount below it. The declaration is held to the sandbox's own /.
         + _entry(
-            containerd, "box-root", tasks["box"], user=None,
-            extra='scenarios = ["privilege-floor"]\n'
-            'expect = { privilege_floor = "violated" }',
+            containerd, "box-wide-root", tasks["box"], user=USER, root="/tmp",
+            extra='scenarios = ["filesystem-confinement"]',
         )
     )  # fmt: skip
     matrix = tmp / "m.toml"
@@ -237,14 +287,18 @@ def test_a_task_started_elsewhere_is_judged_through_exec(
     """The confined task is enforced on every property; the same probe through the same
     command finds the leaky task's host network and host folder, and root's reach."""
     code, output, out = exec_run
-    assert code == 0, output
+    v = verdicts_of(out)
+    bad = {k for k, r in v.items() if r["verdict"] not in ("pass", "skipped")}
+    assert bad == {("localhost", "box-wide-root", "filesystem_confinement")}, output
+    assert code == 3, output  # that one is inconclusive
     cell = cells_of(out)[("localhost", "box")]
     assert cell["status"] == "complete", (cell["reason"], output)
     assert "setuid=ok" in cell["stderr"], cell["stderr"]
-    v = verdicts_of(out)
     for prop in PROPERTIES:
         row = v[("localhost", "box", prop)]
         assert (row["observed"], row["verdict"]) == ("enforced", "pass"), (prop, row)
+    peers = next(c for c in cell["checks"] if c["id"] == "priv-proc-access")
+    assert peers["evidence"]["own_kind"] >= 1, peers  # the box's own sleep, left out
     egress = v[("localhost", "leaky", "egress_confinement")]
     assert (egress["observed"], egress["verdict"]) == ("violated", "pass"), egress
     fs = v[("localhost", "leaky", "filesystem_confinement")]
@@ -252,8 +306,12 @@ def test_a_task_started_elsewhere_is_judged_through_exec(
     leaky = cells_of(out)[("localhost", "leaky")]["checks"]
     read = [c for c in leaky if c["id"] == "fs-routes"]
     assert read[0]["outcome"] == "escaped" and "/var/tmp/harness-sentinel-" in read[0]["detail"]
-    root = v[("localhost", "box-root", "privilege_floor")]
-    assert (root["observed"], root["verdict"]) == ("violated", "pass"), root
+    priv = v[("localhost", "leaky", "privilege_floor")]
+    assert (priv["observed"], priv["verdict"]) == ("violated", "pass"), priv
+    assert priv["reason"].startswith("priv-setuid-exec escaped"), priv  # no no_new_privs
+    wide = v[("localhost", "box-wide-root", "filesystem_confinement")]
+    assert wide["observed"] == "inconclusive", wide
+    assert "the declared root /tmp is not this sandbox's root" in wide["reason"], wide
 
 
 def test_the_tasks_outlive_the_run_with_nothing_of_harness_left(
@@ -267,7 +325,8 @@ def test_the_tasks_outlive_the_run_with_nothing_of_harness_left(
         assert f"{task.id} " in running and "RUNNING" in running
         assert list((task.rootfs / "tmp").iterdir()) == []
         pids = containerd.ctr("task", "ps", task.id).split()[2:]
-        assert len(pids) == 2, pids  # one process and its INFO column
+        # its own process and its INFO column (and the box's peer)
+        assert len(pids) == (4 if task.id == "exec-box" else 2), pids
     assert leftovers(str(out.parent / "work")) == []
 
 
@@ -283,13 +342,13 @@ def test_a_hung_probe_inside_is_killed_and_unstaged(
     matrix.write_text(
         'name = "hang"\ninventory = "inv.toml"\nscenarios = ["selftest"]\n'
         "[settings]\ntimeout = 3\ncheck_timeout = 600\n"
-        + _entry(containerd, "box", tasks["box"], user="65534", extra="")
+        + _entry(containerd, "box", tasks["box"], user=USER, extra="")
     )
     result = harness_cli("run", matrix, "--out", tmp_path / "out", timeout=60)
     assert result.code == 3, result.stdout + result.stderr
     assert cells_of(tmp_path / "out")[("localhost", "box")]["status"] == "timeout"
     assert list((tasks["box"].rootfs / "tmp").iterdir()) == []
-    assert len(containerd.ctr("task", "ps", tasks["box"].id).split()) == 4
+    assert len(containerd.ctr("task", "ps", tasks["box"].id).split()) == 6
     assert leftovers(str(tmp_path / "work")) == []
 
 
@@ -303,3 +362,67 @@ def test_manifest_keeps_no_credential_from_the_way_in() -> None:
     entry = runtime_entry(spec)
     assert "s3cr3t" not in str(entry) and "hunter2" not in str(entry)
     assert entry["exec"][:3] == ["kubectl", "--token", "REDACTED"]
+    wrapped = ExecRuntimeSpec(
+        kind="exec",
+        exec=["env", "API_TOKEN=s3cr3tE", "curl", "-H", "Authorization: Bearer s3cr3tH",
+              "--bearer", "s3cr3tB", "x"],
+    )  # fmt: skip
+    assert "s3cr3t" not in str(runtime_entry(wrapped))
+
+
+def _wrapper(folder: Path, name: str, body: str) -> str:
+    """A way in that misbehaves as `body` says, then runs the real one."""
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_way_in_without_stdin_is_named(
+    containerd: Containerd, tasks: dict[str, Task], tmp_path: Path
+) -> None:
+    """A way in that does not pass stdin through (kubectl exec without -i, or with -t)
+    stages a file that is not the probe: the cell is an error that says so, not "the
+    probe printed nothing". (Stood in for by a wrapper that hands the way in one byte:
+    ctr given no byte at all never closes the task's stdin, and the cell times out.)"""
+    (tmp_path / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp_path}/work"\n'
+    )
+    nostdin = _wrapper(tmp_path, "nostdin.sh", 'printf x | "$@"')
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        'name = "nostdin"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n'
+        + _entry(containerd, "box", tasks["box"], user=USER, extra="", stage_way=[nostdin])
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out", timeout=60)
+    assert result.code == 3, result.stdout + result.stderr
+    cell = cells_of(tmp_path / "out")[("localhost", "box")]
+    assert cell["status"] == "error" and "must pass stdin through" in cell["reason"], cell
+    assert list((tasks["box"].rootfs / "tmp").iterdir()) == []
+
+
+def test_a_folder_left_in_the_sandbox_is_an_error(
+    containerd: Containerd, tasks: dict[str, Task], tmp_path: Path
+) -> None:
+    """An unstage that fails leaves setuid-root helpers in someone's sandbox: the cell
+    is no clean end (an error naming it), never a silent pass."""
+    (tmp_path / "inv.toml").write_text(
+        f'[hosts.localhost]\ntransport = "local"\nworkdir = "{tmp_path}/work"\n'
+    )
+    flaky = _wrapper(
+        tmp_path, "flaky.sh", 'case "$*" in *harness-unstage*) exit 1 ;; esac\nexec "$@"'
+    )
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        'name = "flaky"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n'
+        + _entry(containerd, "box", tasks["box"], user=USER, extra="", stage_way=[flaky])
+    )
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out", timeout=60)
+        assert result.code == 3, result.stdout + result.stderr
+        cell = cells_of(tmp_path / "out")[("localhost", "box")]
+        assert cell["status"] == "error", cell
+        assert "could not be removed from the sandbox" in cell["stderr"], cell["stderr"]
+    finally:
+        for left in (tasks["box"].rootfs / "tmp").iterdir():
+            shutil.rmtree(left)
