@@ -10,8 +10,8 @@ records: one real run on this machine (matrices/local.toml; a smaller matrix for
 controller for H hosts: each host's cells are the recorded ones under its name, and
 for each it parses the probe's output (checking its nonce and digest), judges it
 against its host's control, writes the cell and its verdicts to a results folder,
-and keeps the verdicts, as the runner does. Its CPU and peak RSS come from wait4;
-the results folder's size per cell is measured on disk.
+and keeps the verdicts as the runner does (without their check results). Its CPU
+and peak RSS come from wait4; the results folder's size per cell is measured on disk.
 
 The SSH fan-out's own cost per cell is bench/scale.py's (mechanisms-only cells over
 simulated hosts); the two add up to a full cell's controller cost.
@@ -92,6 +92,7 @@ def replay(spec: dict[str, Any]) -> None:
     from harness.probe.protocol import parse_output
     from harness.results import ResultsStore
     from harness.results.store import read_cells
+    from harness.runner import without_checks
 
     plan = make_plan(load_matrix(Path(spec["matrix"])))
     first = plan.cells[0].host
@@ -121,7 +122,7 @@ def replay(spec: dict[str, Any]) -> None:
                     control = mine
                 store.add_cell(mine)
                 store.add_verdicts(verdicts)
-                kept.extend(verdicts)
+                kept.extend(without_checks(verdicts))  # as the runner keeps them
     finally:
         store.close()
     print(json.dumps({"cells": spec["hosts"] * len(recorded), "verdicts": len(kept)}))

@@ -357,7 +357,9 @@ class BisectSession:
         store = ResultsStore(folder)
         store.open()
         try:
-            outcome = await Runner(plan, probe=self.probe, store=store).run()
+            # The step's verdict keeps its check results: the report names each
+            # attempt whose outcome changed across the boundary.
+            outcome = await Runner(plan, probe=self.probe, store=store, keep_checks=True).run()
         finally:
             store.close()
         return _find(

@@ -32,7 +32,7 @@ REPORT_FORMATS = [HUMAN, *FORMATS]
 # cells (most of a folder's bytes) are checked as they are read but not kept.
 CELL_FORMATS = ("html", "junit")
 # Formats written as they are made (JSON a verdict at a time, HTML a host at a time).
-STREAMED = ("json", "html")
+STREAMED = ("json", "html", "junit")
 
 
 @click.command("report")
@@ -78,7 +78,7 @@ def report(folders: tuple[Path, ...], fmt: str, output: Path | None, mixed: bool
     if len(folders) > 1:  # `results/*` also matches results/README.md: skip plain files
         folders = tuple(f for f in folders if not (f.exists() and not f.is_dir()))
         folders = tuple(f for f in folders if not _bisection(f))
-    runs = load_runs(folders, cells="lazy" if fmt in CELL_FORMATS else "none")
+    runs = load_runs(folders, cells="lazy" if fmt in CELL_FORMATS else "none", checks="lazy")
     if fmt == HUMAN:
         _print_table(runs, output)
         return

@@ -177,6 +177,7 @@ def run(
         prior=prior,
         reruns=reruns,
         releases=_resumed_releases(loaded, previous),
+        keep_checks=fmt == "json",  # the JSON array is each verdict whole
     )
     try:
         if live:

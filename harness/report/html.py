@@ -209,7 +209,7 @@ def _detail(
         f'<a class="close" href="#grid-{hi}">close ✕</a>'
         f"<h3>{_e(verdict.host)} / {_e(verdict.runtime)} / {_e(verdict.subject())}</h3>"
         f"<dl>{dl}</dl>"
-        f"<h3>checks</h3>{_checks_table(verdict)}"
+        f"<h3>checks</h3>{_checks_table(run.full(verdict))}"
         f'<p><a class="raw-link" href="#{_raw_id(hi, ri)}">raw probe output of this cell</a></p>'
         "</article>"
     )

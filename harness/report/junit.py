@@ -15,6 +15,7 @@ validate against.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from datetime import datetime
 
 from harness.judge.verdicts import MISMATCH
@@ -161,7 +162,7 @@ def _suite(
     classname = f"{host}/{runtime}"
     for verdict in rows:
         kind = "property" if verdict.property is not None else "fact"
-        _testcase(suite, verdict, f"{classname}.{kind}")
+        _testcase(suite, run.full(verdict), f"{classname}.{kind}")
     _properties(suite, [(f"fact.{v.subject()}", observed_text(v)) for v in recorded], into=props)
     if cell is not None:
         out = ET.SubElement(suite, "system-out")
@@ -191,27 +192,60 @@ def _dead_suite(root: ET.Element, run: Run, host: str, why: str, count: int, ind
 
 def render_junit(run: Run) -> str:
     """The whole run as one JUnit XML document."""
-    root = ET.Element("testsuites", _attrs({"name": f"harness {run.matrix_name}".strip()}))
-    totals = [0, 0, 0, 0]
-    index = 0
-    dead = unreachable_hosts(run.verdicts)
+    return "".join(junit_parts(run))
+
+
+def _counts(run: Run, dead: dict[str, tuple[str, int]]) -> tuple[int, int, int]:
+    """The document's tests, failures and errors, as its suites will count them."""
+    tests = failures = errors = 0
     for host in run.hosts():
         if host in dead:
-            _dead_suite(root, run, host, *dead[host], index)
-            totals = [totals[0] + 1, totals[1], totals[2] + 1, totals[3]]
-            index += 1
+            tests, errors = tests + 1, errors + 1
             continue
-        for runtime in run.runtimes(host):
-            rows = [v for v in run.verdicts_of(host) if v.runtime == runtime]
-            if not rows:
-                continue
-            counted = _suite(root, run, host, runtime, rows, index)
-            totals = [a + b for a, b in zip(totals, counted, strict=True)]
+        for v in run.verdicts_of(host):
+            if v.fact is not None and v.verdict is Verdict.SKIPPED:
+                continue  # a recorded fact: a property of its suite, not a test
+            tests += 1
+            failures += v.verdict in MISMATCH
+            errors += v.verdict is Verdict.INCONCLUSIVE
+    return tests, failures, errors
+
+
+def junit_parts(run: Run) -> Iterator[str]:
+    """`render_junit`'s document in pieces, a testsuite at a time, byte for byte what
+    the whole tree would serialise to: a fleet's report never holds every suite (each
+    with its cell's raw output) at once. The totals, which head the document, come
+    from the verdicts first."""
+    dead = unreachable_hosts(run.verdicts)
+    tests, failures, errors = _counts(run, dead)
+    attrs = {
+        "name": f"harness {run.matrix_name}".strip(),
+        "tests": str(tests),
+        "failures": str(failures),
+        "errors": str(errors),
+        "time": _fmt_time(_seconds(run.started, run.ended)),
+    }
+    head = ET.tostring(ET.Element("testsuites", _attrs(attrs)), encoding="unicode")
+    opened = '<?xml version="1.0" encoding="UTF-8"?>\n' + head.removesuffix(" />") + ">"
+    index, previous = 0, None
+    for host in run.hosts():
+        runtimes = [None] if host in dead else run.runtimes(host)
+        for runtime in runtimes:
+            holder = ET.Element("testsuites")
+            if runtime is None:
+                _dead_suite(holder, run, host, *dead[host], index)
+            else:
+                rows = [v for v in run.verdicts_of(host) if v.runtime == runtime]
+                if not rows:
+                    continue
+                _suite(holder, run, host, runtime, rows, index)
             index += 1
-    tests, failures, errors, _ = totals  # junit-10 has no skipped count at the top
-    root.set("tests", str(tests))
-    root.set("failures", str(failures))
-    root.set("errors", str(errors))
-    root.set("time", _fmt_time(_seconds(run.started, run.ended)))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+            (suite,) = holder
+            ET.indent(suite, level=1)
+            text = ET.tostring(suite, encoding="unicode")
+            yield (opened + "\n  " if previous is None else "\n  ") + text
+            previous = text
+    if previous is None:
+        yield opened.removesuffix(">") + " />\n"
+    else:
+        yield "\n</testsuites>\n"

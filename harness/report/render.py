@@ -11,7 +11,7 @@ from typing import Any
 from harness.errors import ResultsError, UsageError
 from harness.files import write_atomic
 from harness.report.html import html_parts, render_html
-from harness.report.junit import render_junit
+from harness.report.junit import junit_parts, render_junit
 from harness.report.markdown import append_step_summary, render_markdown
 from harness.report.runs import verdict_counts
 from harness.results.store import Run, load_run
@@ -47,17 +47,21 @@ def json_parts(run: Run) -> Iterator[str]:
         return
     yield text.removesuffix("[]\n}") + "["
     for i, verdict in enumerate(run.verdicts):
-        row = json_text(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False, default=str))
+        whole = run.full(verdict).to_json()
+        row = json_text(json.dumps(whole, indent=2, ensure_ascii=False, default=str))
         yield ("\n" if i == 0 else ",\n") + textwrap.indent(row, "    ")
     yield "\n  ]\n}\n"
 
 
 def render_parts(fmt: str, runs: Sequence[Run]) -> Iterator[str]:
-    """`render`'s text in pieces (JSON streams its verdicts; the rest come whole)."""
+    """`render`'s text in pieces (JSON streams its verdicts, HTML its hosts, JUnit its
+    suites; Markdown comes whole)."""
     if fmt == "json" and len(runs) == 1:
         yield from json_parts(runs[0])
     elif fmt == "html" and runs:
         yield from html_parts(runs)
+    elif fmt == "junit" and len(runs) == 1:
+        yield from junit_parts(runs[0])
     else:
         yield render(fmt, runs)
 
@@ -93,7 +97,7 @@ def write_reports(folder: Path, formats: Sequence[str]) -> list[Path]:
 
     A Markdown report is also appended to `$GITHUB_STEP_SUMMARY` when that is set.
     """
-    run = load_run(folder)
+    run = load_run(folder, checks="lazy")
     written = []
     for fmt in dict.fromkeys(formats):
         path = folder / f"report.{FORMATS.get(fmt, fmt)}"

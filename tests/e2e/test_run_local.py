@@ -159,6 +159,10 @@ facts = { landlock_abi = "unavailable" }
     assert violated == dict.fromkeys(
         ["egress_confinement", "filesystem_confinement", "privilege_floor"], "pass"
     )  # the positive control, judged now that every scenario runs by default
+    # Each verdict whole, as saved: the run's outcome keeps check results for this only.
+    saved = [json.loads(x) for x in (tmp_path / "out" / "verdicts.jsonl").read_text().splitlines()]
+    assert rows == [{k: v for k, v in r.items() if k != "cell_verdicts"} for r in saved]
+    assert any(r.get("checks") for r in host)
 
 
 def test_invalid_matrix_exits_2_without_running(tmp_path: Path) -> None:

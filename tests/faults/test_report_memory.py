@@ -69,3 +69,68 @@ def test_report_memory_does_not_grow_with_the_cells(
     assert proc.returncode == 0
     assert peak_mb < RSS_BOUND_MB, f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of cells"
     assert (tmp_path / "report").stat().st_size > 0
+
+
+VERDICT_BYTES = 180_000_000  # the check results' details, spread over every check
+
+
+def _verdict_heavy_folder(template: Path, folder: Path) -> int:
+    """HOSTS copies of the template's records, each check result with a long detail:
+    the verdicts, not the cells, outgrow the bound."""
+    manifest = json.loads((template / "manifest.json").read_text())
+    cells = [json.loads(line) for line in (template / "cells.jsonl").read_text().splitlines()]
+    verdicts = [json.loads(v) for v in (template / "verdicts.jsonl").read_text().splitlines()]
+    (source,) = {c["host"] for c in cells}
+    entry = (manifest.get("hosts") or {})[source]
+    names = [f"h{i:03d}" for i in range(HOSTS)]
+    manifest["hosts"] = {name: entry for name in names}
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    checks = sum(len(row.get("checks") or []) for row in verdicts)
+    detail = "y" * (VERDICT_BYTES // (HOSTS * max(checks, 1)))
+    for row in verdicts:
+        row["checks"] = [{**c, "detail": detail} for c in row.get("checks") or []]
+    with open(folder / "cells.jsonl", "w") as c_out, open(folder / "verdicts.jsonl", "w") as v_out:
+        for name in names:
+            for cell in cells:
+                c_out.write(json.dumps({**cell, "host": name}) + "\n")
+            for row in verdicts:
+                v_out.write(json.dumps({**row, "host": name}) + "\n")
+    return (folder / "verdicts.jsonl").stat().st_size
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
+def test_report_memory_does_not_grow_with_the_check_results(
+    local_run: Path, tmp_path: Path, fmt: str
+) -> None:
+    """Every verdict is held without its check results, read again one verdict at a
+    time where the format shows them; JUnit is written a suite at a time."""
+    size = _verdict_heavy_folder(local_run, tmp_path / "big")
+    assert size > 150_000_000, size
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "report", str(tmp_path / "big"), "--format", fmt,
+         "-o", str(tmp_path / "report")],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    peak_mb = 0.0
+    while proc.poll() is None:
+        peak_mb = max(peak_mb, _hwm_mb(proc.pid))
+        time.sleep(0.02)
+    assert proc.returncode == 0
+    assert peak_mb < RSS_BOUND_MB, (
+        f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of verdicts"
+    )
+    assert (tmp_path / "report").stat().st_size > 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
+def test_lazy_reading_changes_no_byte_of_a_report(local_run: Path, fmt: str) -> None:
+    """A report of a folder read lazily (cells and check results read again when
+    shown, JUnit a suite at a time) is the report of the folder read whole."""
+    from harness.report.render import render, render_parts
+    from harness.results.store import load_run
+
+    whole = render(fmt, [load_run(local_run)])
+    lazy = load_run(local_run, cells="lazy", checks="lazy")
+    assert "".join(render_parts(fmt, [lazy])) == whole
+    assert "<testsuite " in whole or fmt != "junit"

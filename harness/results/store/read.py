@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -205,6 +205,7 @@ def read_verdicts(folder: Path, *, required: bool = True) -> list[tuple[Line, Ve
 
 
 CellsKept = Literal["all", "lazy", "none"]
+ChecksKept = Literal["all", "lazy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +312,22 @@ class Run:
         except (ValueError, _Invalid) as exc:  # rewritten while the report was made
             raise unreadable(self.folder, f"{CELLS}: changed while read: {exc}") from None
 
+    def full(self, verdict: VerdictRecord) -> VerdictRecord:
+        """The verdict with its check results: as kept, or, for a run loaded with
+        checks="lazy", read again from its line (one verdict's checks at a time)."""
+        at = self._index.get("verdict_offsets", {}).get(id(verdict))
+        if at is None:
+            return verdict
+        try:
+            with open_regular(self.folder / VERDICTS) as fh:
+                fh.seek(at)
+                data = _loads(fh.readline())
+            return _validate(VerdictRecord, data, VERDICTS)
+        except Unreadable as exc:
+            raise unreadable(self.folder, f"{VERDICTS}: {exc.why}") from None
+        except (ValueError, _Invalid) as exc:  # rewritten while the report was made
+            raise unreadable(self.folder, f"{VERDICTS}: changed while read: {exc}") from None
+
     def host_info(self, host: str) -> HostEntry:
         return self.manifest.host(host)
 
@@ -338,16 +355,24 @@ class Run:
         return self.host_info(host).kernel_release or None
 
 
-def load_run(folder: Path, *, cells: CellsKept = "all") -> Run:
+def load_run(folder: Path, *, cells: CellsKept = "all", checks: ChecksKept = "all") -> Run:
     """Read one results folder: its manifest, verdicts (required) and cells.
 
     Every cell line is read and checked, one at a time. `cells` says what is kept:
     "all" the records; "lazy" only where each judged cell's line starts, so that
     `Run.cell` reads it again when asked (a report holds one cell's probe output at
     a time, however many hosts); "none" nothing (a report of verdicts only).
+    `checks="lazy"` keeps each verdict without its check results and where its line
+    starts, for `Run.full` (a fleet's check results were most of a report's memory).
     """
     manifest = read_manifest(folder)
-    verdicts = [v for _line, v in _iter_records(folder, VERDICTS, VerdictRecord, required=True)]
+    verdicts: list[VerdictRecord] = []
+    verdict_offsets: dict[int, int] = {}
+    for line, verdict in _iter_records(folder, VERDICTS, VerdictRecord, required=True):
+        if checks == "lazy" and verdict.checks:
+            verdict = replace(verdict, checks=[])
+            verdict_offsets[id(verdict)] = line.offset
+        verdicts.append(verdict)
     kept: list[CellRecord] = []
     offsets: dict[tuple[str, str], int] = {}
     for line, cell in _iter_records(folder, CELLS, CellRecord, required=False):
@@ -358,12 +383,16 @@ def load_run(folder: Path, *, cells: CellsKept = "all") -> Run:
     run = Run(folder=folder, manifest=manifest, cells=kept, verdicts=verdicts)
     if cells == "lazy":
         run._index["offsets"] = offsets
+    if verdict_offsets:
+        run._index["verdict_offsets"] = verdict_offsets
     return run
 
 
-def load_runs(folders: Iterable[Path], *, cells: CellsKept = "all") -> list[Run]:
+def load_runs(
+    folders: Iterable[Path], *, cells: CellsKept = "all", checks: ChecksKept = "all"
+) -> list[Run]:
     """Several folders, oldest first (by start time, then folder name)."""
-    runs = [load_run(Path(f), cells=cells) for f in folders]
+    runs = [load_run(Path(f), cells=cells, checks=checks) for f in folders]
     return sorted(runs, key=lambda r: (r.started, r.name))
 
 
