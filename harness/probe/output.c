@@ -44,12 +44,22 @@ Sha256 g_digest;
 int g_digesting;
 const char *g_fatal_type = "type";
 
+/* All n bytes, or as many as fd takes before a real error. A descriptor left
+ * O_NONBLOCK (by a runtime sharing the open file description) whose reader is behind
+ * answers EAGAIN, or a short write of a line longer than PIPE_BUF: wait until it
+ * takes more, never drop the rest of a line (the next line would run into it). */
 void write_all(int fd, const char *s, size_t n)
 {
     while (n > 0) {
         ssize_t k = write(fd, s, n);
         if (k < 0 && errno == EINTR)
             continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = { .fd = fd, .events = POLLOUT };
+            if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                return;
+            continue;
+        }
         if (k <= 0)
             return;
         s += k;
@@ -64,6 +74,8 @@ void emit(Buf *b)
     sigemptyset(&set);
     sigaddset(&set, SIGALRM);
     sigprocmask(SIG_BLOCK, &set, &old);
+    if (b->n >= sizeof b->s - 1) /* cut by bput: still one line, never two run together */
+        b->n = sizeof b->s - 2;
     bput(b, "\n");
     if (g_digesting)
         sha_update(&g_digest, b->s, b->n);
