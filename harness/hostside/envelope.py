@@ -122,7 +122,8 @@ class Envelope:
     def open(self, done: Completed) -> tuple[Completed, Report | None]:
         """Split the command's output into the sandbox's and the report. Without an
         intact trailer (the command was cut short) there is no report, and the
-        output is left whole."""
+        output is left whole; an intact frame whose body does not read is no report
+        either, and the frame is taken off all the same."""
         raw = done.stdout.encode()  # the bytes the sizes count, for a valid report
         if not raw.endswith(b"\n"):
             return done, None
@@ -138,11 +139,11 @@ class Envelope:
         start = len(body) - size
         if start < len(header) or body[start - len(header) : start] != header:
             return done, None
-        report = _read(body[start:], status)
-        if report is None:
-            return done, None
         sandbox = body[: start - len(header)].decode("utf-8", "replace")
-        return replace(done, stdout=sandbox, exit_status=status), report
+        # A frame this cell's marker closes, around a body that does not read: no
+        # report, but the frame is still not the sandbox's output (left in, its lines
+        # made the probe's output "unusable", which blamed the probe).
+        return replace(done, stdout=sandbox, exit_status=status), _read(body[start:], status)
 
 
 def _read(data: bytes, status: int) -> Report | None:

@@ -335,6 +335,19 @@ async def test_a_damaged_report_is_no_report(
     assert report is None and opened.stdout == damaged.stdout
 
 
+async def test_a_report_that_does_not_read_is_none_and_leaves_the_output_clean(
+    tmp_path: Path,
+) -> None:
+    """The frame intact (this cell's marker, sizes that add up) around a body that is
+    not the script's: no report, and the sandbox's output without the frame."""
+    envelope = Envelope.new(TAG, sentinels=None, canary=None)
+    done = await _run(envelope, "echo probe-output")
+    body = "what no envelope writes\n"
+    framed = f"probe-output\n\n{envelope.marker} evidence\n{body}{envelope.marker} 0 {len(body)}\n"
+    opened, report = envelope.open(Completed(**{**_fields(done), "stdout": framed}))
+    assert report is None and opened.stdout == "probe-output\n"
+
+
 async def test_another_cells_marker_is_not_accepted(tmp_path: Path) -> None:
     mine = Envelope.new(TAG, sentinels=None, canary=None)
     theirs = Envelope.new(TAG, sentinels=None, canary=None)
