@@ -163,6 +163,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)": (
         "bwrap-route-net-admin",
         "bwrap-route-dead-default",
+        "bwrap-rule-net-admin",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

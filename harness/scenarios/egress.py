@@ -499,9 +499,16 @@ EGRESS = Scenario(
                 "back at once (`SIOCDELRT`). Escaped if the nonce comes back (`evidence.via`); "
                 "blocked where no route can be made (`EPERM` without the capability: the first "
                 "refusal's errno) or none leads there; an error where the check's time ran out "
-                "or more hops than 32 were in view, with some untried. `evidence` has `hops` and "
-                "`route_in_place`. Not tried: policy routing rules, other tables, a multipath "
-                "route's later next hops, IPv6."
+                "or more hops than 32 were in view, with some untried. Where the namespace has "
+                "policy routing rules of its own ahead of the main table (`RTM_GETRULE`: any "
+                "IPv4 rule but the kernel's local, main and default), a rule of the workload's "
+                "is first put ahead of them (priority 1, or 0 where theirs start at 1), sending "
+                "the canary's address to the main table: the route in place is tried through "
+                "it, then each hop as above; the rule is taken back before the line ends, and "
+                "the sandbox's rules are never changed. A rule of theirs at priority 0, which "
+                "none can precede, is an error where the workload may make rules. `evidence` "
+                "has `hops`, `route_in_place`, `rules_ahead` and `rule_pref`. Not tried: other "
+                "tables' routes, a multipath route's later next hops, IPv6."
             ),
         ),
         # A firewall of its own (harness/probe/firewall.c): CAP_NET_ADMIN over the

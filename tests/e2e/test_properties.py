@@ -579,6 +579,8 @@ EGRESS_MUTANTS = {
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A default route to a dead end beside a second link out: routed around it.
     "bwrap-route-dead-default": ({"route-made"}, "made a route to "),
+    # Policy routing ahead of the main table, CAP_NET_ADMIN kept: a rule ahead of it.
+    "bwrap-rule-net-admin": ({"route-made"}, "put a rule of its own ahead of the sandbox's"),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -667,6 +669,7 @@ ROW_MUTANTS = (
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
+    "bwrap-rule-net-admin",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",

@@ -1,0 +1,102 @@
+"""route-made steps around the sandbox's own policy routing, for real: a network
+namespace of the test's own (root in it: CAP_NET_ADMIN) whose rules prohibit
+everything ahead of the main table, a veth to a second namespace the test made where
+the canary listens. The probe puts a rule of its own ahead of theirs, gets the nonce
+back by the route in place, and leaves the rules as it found them. Addresses of the
+test's own namespaces only; both are removed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.probe.build import build_probe
+from tests.lab import require_tool
+
+CANARY = """import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.78.0.2", 9))
+s.listen(16)
+print("up", flush=True)
+while True:
+    c, _ = s.accept()
+    with c:
+        c.settimeout(2)
+        try:
+            if c.recv(256).startswith(b"HARNESS "):
+                c.sendall(b"NONCE n1\\n")
+        except OSError:
+            pass
+"""
+SCRIPT = """set -e
+ns=harness-rules-test-$$
+trap 'ip netns del "$ns" 2>/dev/null' EXIT
+ip link set lo up
+ip netns add "$ns"
+ip link add v0 type veth peer name v1 netns "$ns"
+ip addr add 10.78.0.1/30 dev v0
+ip link set v0 up
+ip -n "$ns" addr add 10.78.0.2/30 dev v1
+ip -n "$ns" link set v1 up
+ip -n "$ns" link set lo up
+ip netns exec "$ns" "$PY" -c "$CANARY" > "$OUT/canary.log" 2>&1 &
+while ! grep -q up "$OUT/canary.log"; do sleep 0.05; done
+ip rule add $RULE
+ip rule > "$OUT/before"
+set +e
+"$@"
+ip rule > "$OUT/after"
+"""
+
+
+def _run(tmp_path: Path, rule: str) -> dict[str, dict[str, object]]:
+    require_tool("unshare")
+    require_tool("ip")
+    probe = str(build_probe().path)
+    host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
+    args = [
+        probe, "run", "--tag", "t", "--nonce", "n1", "--resolver-ranges", "127.0.0.0/8",
+        "--denied-name", "denied.example", "--resolver", "127.0.0.1:53",
+        "--canary-tcp", "10.78.0.2:9", "--alt-dns", "127.0.0.1:5353",
+        "--doh", "127.0.0.1:443", "--canary4", "10.78.0.2", "--canary6", "::1",
+        "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
+        "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
+    ]  # fmt: skip
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": CANARY}
+    env |= {"OUT": str(tmp_path), "RULE": rule}
+    done = subprocess.run(
+        ["unshare", "-n", "sh", "-c", SCRIPT, "sh", *args],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+    got = {x["id"]: x for x in lines if x.get("type") == "check"}
+    assert "route-made" in got, done.stdout[-2000:] + done.stderr[-2000:]
+    return got
+
+
+def test_rules_ahead_of_the_main_table_are_stepped_around_and_left_as_they_were(
+    tmp_path: Path,
+) -> None:
+    got = _run(tmp_path, "prohibit pref 100")
+    assert got["tcp-raw-ip"]["outcome"] == "blocked", got["tcp-raw-ip"]  # the rule holds
+    made = got["route-made"]
+    assert made["outcome"] == "escaped", json.dumps(made)
+    assert "put a rule of its own ahead of the sandbox's" in str(made["detail"]), made
+    assert made["evidence"] == {"hops": 1, "route_in_place": 1, "rules_ahead": 1, "rule_pref": 1}
+    before, after = (tmp_path / "before").read_text(), (tmp_path / "after").read_text()
+    assert "prohibit" in before and after == before
+
+
+def test_a_rule_at_priority_0_is_an_error_not_blocked(tmp_path: Path) -> None:
+    """None can precede a rule at priority 0: with the capability to make rules, the
+    line is an error (no proof), never blocked."""
+    got = _run(tmp_path, "prohibit pref 0")
+    made = got["route-made"]
+    assert made["outcome"] == "error", json.dumps(made)
+    assert "one at priority 0, which no rule of the workload's can precede" in str(made["detail"])
+    before, after = (tmp_path / "before").read_text(), (tmp_path / "after").read_text()
+    assert after == before
