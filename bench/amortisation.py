@@ -198,6 +198,7 @@ def record_cells(work: Path) -> tuple[list[Recorded], list[tuple[list[str], byte
     runner_mod.open_transport = lambda host: Recording(host.name)  # type: ignore[assignment]
     try:
         r = Runner(plan, probe=build_probe(), store=store)
+        print(f"recorded run: {r.outcome.run_id}", flush=True)  # what it makes is named so
         anyio.run(r.run)
     finally:
         runner_mod.open_transport = original
