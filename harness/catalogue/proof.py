@@ -164,6 +164,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-route-net-admin",
         "bwrap-route-dead-default",
         "bwrap-rule-net-admin",
+        "bwrap-route6-net-admin",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

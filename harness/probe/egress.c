@@ -82,7 +82,6 @@ void chk_dns_alt_tcp(void) { dns_alt(1); }
 
 /* ---- a route of its own: CAP_NET_ADMIN kept in the sandbox's network namespace ---- */
 
-#define ROUTE_HOPS 32
 #define ROUTE_SEEN 256 /* candidates read before each is kept once */
 
 /* Whether `a` is one of this namespace's own addresses: a bind to it succeeds. */
@@ -297,26 +296,13 @@ __attribute__((noreturn)) static void route_untried(int sock, const char *where,
             left);
 }
 
-/* With CAP_NET_ADMIN over its own network namespace a workload makes the route its
- * sandbox left out, or one around the route it left in that leads nowhere (a default
- * route to a dead end beside a second link that leads out): a host route to the
- * canary through each next hop it can see (route_hops) but the one the route in
- * place takes, each tried with the TCP exchange and taken back at once. Escaped on
- * the nonce; blocked where no route can be made (EPERM without the capability) or
- * none leads there. Runs after the sweep, alone: a route made mid-sweep would let
- * other lines out. */
-void chk_route_made(void)
+/* route-made's IPv4 half: returns where no hop led out (escapes and errors end the
+ * line); the canary as text in `where`, the counts for the line's last words. */
+static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int *triedp, int *morep,
+                        int *in_placep)
 {
-    Addr canary;
-    need_addr(&o.canary_tcp, &canary);
-    need(&o.nonce);
-    if (canary.ss_family != AF_INET)
-        outcome(OC_BLOCKED, EAFNOSUPPORT, "the canary has no IPv4 address to route to");
-    /* The host's own routes are never touched: where the probe stands in the host's
-     * network namespace (the host control, a fleet host), none is made. */
-    if (maybe_host_netns())
-        outcome(OC_BLOCKED, 0, "may stand in the host's network namespace: no route is made there");
-    uint32_t dst = ntohl(((struct sockaddr_in *)(void *)&canary)->sin_addr.s_addr);
+    const Addr *canary = cp;
+    uint32_t dst = ntohl(((const struct sockaddr_in *)(const void *)canary)->sin_addr.s_addr);
     uint32_t hops[ROUTE_HOPS];
     char devs[ROUTE_HOPS][IFNAMSIZ];
     int more = 0, n = route_hops(hops, devs, &more), first = 0;
@@ -328,12 +314,12 @@ void chk_route_made(void)
     ev_int("route_in_place", in_place);
     if (sock < 0)
         outcome(OC_BLOCKED, errno, "socket for SIOCADDRT");
-    char where[80], hop[INET_ADDRSTRLEN];
-    fmt_addr(&canary, where, sizeof where);
+    char hop[INET_ADDRSTRLEN];
+    fmt_addr(canary, where, wn);
     rule_ahead_of_theirs(dst, where, &first);
     if (g_ruled && in_place) { /* the route in place, with the sandbox's rules stepped around */
         double end = now_ms() + 1000.0;
-        int back = canary_exchange(&canary, end < check_end() ? end : check_end());
+        int back = canary_exchange(canary, end < check_end() ? end : check_end());
         rule_release();
         if (back)
             outcome(OC_ESCAPED, 0, "put a rule of its own ahead of the sandbox's, sending %s to the"
@@ -356,7 +342,7 @@ void chk_route_made(void)
             continue;
         }
         double end = now_ms() + 1000.0; /* a second a hop: a hop that drops costs no more */
-        int back = canary_exchange(&canary, end < check_end() ? end : check_end());
+        int back = canary_exchange(canary, end < check_end() ? end : check_end());
         route_host(sock, SIOCDELRT, dst, hops[i], devs[i]);
         if (back) {
             int ruled = g_ruled;
@@ -369,12 +355,58 @@ void chk_route_made(void)
     }
     rule_release();
     close(sock);
-    if (more)
-        outcome(OC_ERROR, first, "a route to %s through each of %d next hops in view, and %d more"
-                " left out (at most %d are tried): no proof that none leads there", where, tried, more,
-                ROUTE_HOPS);
-    if (in_place && !tried)
-        outcome(OC_BLOCKED, 0, "the route to %s in place takes the only next hop in view", where);
-    outcome(OC_BLOCKED, first, "a route to %s through each of %d next hops in view%s", where, tried,
-            in_place ? " but the one the route in place takes" : "");
+    *firstp = first, *triedp = tried, *morep = more, *in_placep = in_place;
+}
+
+/* With CAP_NET_ADMIN over its own network namespace a workload makes the route its
+ * sandbox left out, or one around the route it left in that leads nowhere (a default
+ * route to a dead end beside a second link that leads out): a host route to the
+ * canary through each next hop it can see (route_hops) but the one the route in
+ * place takes, each tried with the TCP exchange and taken back at once. Escaped on
+ * the nonce; blocked where no route can be made (EPERM without the capability) or
+ * none leads there; then the same over IPv6 (routes6.c). Runs after the sweep, alone: a route made mid-sweep would let
+ * other lines out. */
+void chk_route_made(void)
+{
+    Addr canary;
+    need_addr(&o.canary_tcp, &canary);
+    need(&o.nonce);
+    /* The host's own routes are never touched: where the probe stands in the host's
+     * network namespace (the host control, a fleet host), none is made. */
+    if (maybe_host_netns())
+        outcome(OC_BLOCKED, 0, "may stand in the host's network namespace: no route is made there");
+    int first = 0, tried = 0, more = 0, in_place = 0;
+    char where[80] = "";
+    if (canary.ss_family == AF_INET)
+        route4_made(&canary, where, sizeof where, &first, &tried, &more, &in_place);
+    /* The same over IPv6, to the canary's IPv6 address on the same port. */
+    Addr c6;
+    char text[120], how[120], where6[80] = "";
+    int tried6 = 0, more6 = 0;
+    snprintf(text, sizeof text, "[%s]:%u", o.canary6 ? o.canary6 : "", addr_port(&canary));
+    if (o.canary6 && *o.canary6 && parse_addr(text, &c6) == 0) {
+        fmt_addr(&c6, where6, sizeof where6);
+        int r6 = route6_made(&c6, &tried6, &more6, &first, how, sizeof how);
+        if (r6 > 0) {
+            ev_str("via", how);
+            outcome(OC_ESCAPED, 0, "made an IPv6 route to %s via %s (CAP_NET_ADMIN), and the nonce"
+                    " came back", where6, how);
+        }
+        if (r6 < 0)
+            outcome(OC_ERROR, ETIMEDOUT, "an IPv6 route to %s through next hops in view, and the"
+                    " check's time ran out with some untried: no proof that none leads there", where6);
+    }
+    if (!where[0] && !where6[0])
+        outcome(OC_BLOCKED, EAFNOSUPPORT, "the canary has no address to route to");
+    char also[200] = "";
+    if (where6[0])
+        snprintf(also, sizeof also, "; to %s through each of %d IPv6 next hops in view", where6, tried6);
+    if (more || more6)
+        outcome(OC_ERROR, first, "a route to %s through each of %d next hops in view%s, and %d more"
+                " left out (at most %d are tried): no proof that none leads there", where, tried, also,
+                more + more6, ROUTE_HOPS);
+    if (in_place && !tried && !tried6)
+        outcome(OC_BLOCKED, 0, "the route to %s in place takes the only next hop in view%s", where, also);
+    outcome(OC_BLOCKED, first, "a route to %s through each of %d next hops in view%s%s", where, tried,
+            in_place ? " but the one the route in place takes" : "", also);
 }

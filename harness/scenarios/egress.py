@@ -507,8 +507,13 @@ EGRESS = Scenario(
                 "it, then each hop as above; the rule is taken back before the line ends, and "
                 "the sandbox's rules are never changed. A rule of theirs at priority 0, which "
                 "none can precede, is an error where the workload may make rules. `evidence` "
-                "has `hops`, `route_in_place`, `rules_ahead` and `rule_pref`. Not tried: other "
-                "tables' routes, a multipath route's later next hops, IPv6."
+                "has `hops`, `route_in_place`, `rules_ahead` and `rule_pref`. Then the same over "
+                "IPv6, to the canary's IPv6 address (`--canary6`) on the same port, with "
+                "`SIOCADDRT` on an IPv6 socket: every gateway of `/proc/net/ipv6_route`, every "
+                "neighbour (`RTM_GETNEIGH`), and the first two addresses of each attached "
+                "prefix of /64 to /126 (`evidence.hops6`), three seconds a hop (the first SYN "
+                "through a new route is lost while the far end resolves this end). Not tried: "
+                "other tables' routes, a multipath route's later next hops, IPv6 policy rules."
             ),
         ),
         # A firewall of its own (harness/probe/firewall.c): CAP_NET_ADMIN over the

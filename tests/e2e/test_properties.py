@@ -579,6 +579,8 @@ EGRESS_MUTANTS = {
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A default route to a dead end beside a second link out: routed around it.
     "bwrap-route-dead-default": ({"route-made"}, "made a route to "),
+    # IPv6 alone, no IPv6 route to the canary, CAP_NET_ADMIN kept: the workload makes one.
+    "bwrap-route6-net-admin": ({"route-made"}, "made an IPv6 route to "),
     # Policy routing ahead of the main table, CAP_NET_ADMIN kept: a rule ahead of it.
     "bwrap-rule-net-admin": ({"route-made"}, "put a rule of its own ahead of the sandbox's"),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
@@ -670,6 +672,7 @@ ROW_MUTANTS = (
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
     "bwrap-rule-net-admin",
+    "bwrap-route6-net-admin",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",

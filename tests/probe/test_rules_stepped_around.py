@@ -86,7 +86,8 @@ def test_rules_ahead_of_the_main_table_are_stepped_around_and_left_as_they_were(
     made = got["route-made"]
     assert made["outcome"] == "escaped", json.dumps(made)
     assert "put a rule of its own ahead of the sandbox's" in str(made["detail"]), made
-    assert made["evidence"] == {"hops": 1, "route_in_place": 1, "rules_ahead": 1, "rule_pref": 1}
+    evidence = {"hops": 1, "route_in_place": 1, "rules_ahead": 1, "rule_pref": 1}
+    assert made["evidence"] == evidence, made
     before, after = (tmp_path / "before").read_text(), (tmp_path / "after").read_text()
     assert "prohibit" in before and after == before
 
