@@ -18,8 +18,9 @@ STDOUT = 3_000_000  # each cell's recorded probe output: 180 MB of cells in all
 RSS_BOUND_MB = 150
 
 
-def _big_folder(template: Path, folder: Path) -> int:
-    """HOSTS copies of the template's records, each cell with a 3 MB stdout."""
+def _fleet(template: Path, folder: Path, *, stdout: str | None = None, detail: int = 0) -> None:
+    """HOSTS copies of the template's records: each cell's stdout replaced by `stdout`
+    if given, and `detail` bytes of check results spread over each host's verdicts."""
     manifest = json.loads((template / "manifest.json").read_text())
     cells = [json.loads(line) for line in (template / "cells.jsonl").read_text().splitlines()]
     verdicts = [json.loads(v) for v in (template / "verdicts.jsonl").read_text().splitlines()]
@@ -29,13 +30,23 @@ def _big_folder(template: Path, folder: Path) -> int:
     manifest["hosts"] = {name: entry for name in names}
     folder.mkdir()
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    flood = "x" * STDOUT
+    if detail:
+        checks = sum(len(row.get("checks") or []) for row in verdicts)
+        text = "y" * (detail // max(checks, 1))
+        for row in verdicts:
+            row["checks"] = [{**c, "detail": text} for c in row.get("checks") or []]
+    flooded = {} if stdout is None else {"stdout": stdout}
     with open(folder / "cells.jsonl", "w") as c_out, open(folder / "verdicts.jsonl", "w") as v_out:
         for name in names:
             for cell in cells:
-                c_out.write(json.dumps({**cell, "host": name, "stdout": flood}) + "\n")
+                c_out.write(json.dumps({**cell, "host": name, **flooded}) + "\n")
             for row in verdicts:
                 v_out.write(json.dumps({**row, "host": name}) + "\n")
+
+
+def _big_folder(template: Path, folder: Path) -> int:
+    """HOSTS copies of the template's records, each cell with a 3 MB stdout."""
+    _fleet(template, folder, stdout="x" * STDOUT)
     return (folder / "cells.jsonl").stat().st_size
 
 
@@ -49,12 +60,9 @@ def _hwm_mb(pid: int) -> float:
     return int(line.split()[1]) / 1024
 
 
-@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
-def test_report_memory_does_not_grow_with_the_cells(
-    local_run: Path, tmp_path: Path, fmt: str
-) -> None:
-    size = _big_folder(local_run, tmp_path / "big")
-    assert size > 150_000_000
+def _report_peak_mb(tmp_path: Path, fmt: str) -> float:
+    """`harness report` of tmp_path/big in `fmt`: its peak resident memory, in MB, once
+    it has written a report."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "report", str(tmp_path / "big"), "--format", fmt,
          "-o", str(tmp_path / "report")],
@@ -67,8 +75,19 @@ def test_report_memory_does_not_grow_with_the_cells(
         peak_mb = max(peak_mb, _hwm_mb(proc.pid))
         time.sleep(0.02)
     assert proc.returncode == 0
-    assert peak_mb < RSS_BOUND_MB, f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of cells"
     assert (tmp_path / "report").stat().st_size > 0
+    return peak_mb
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
+def test_report_memory_does_not_grow_with_the_cells(
+    local_run: Path, tmp_path: Path, fmt: str
+) -> None:
+    size = _big_folder(local_run, tmp_path / "big")
+    assert size > 150_000_000
+    peak_mb = _report_peak_mb(tmp_path, fmt)
+    why = f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of cells"
+    assert peak_mb < RSS_BOUND_MB, why
 
 
 VERDICT_BYTES = 180_000_000  # the check results' details, spread over every check
@@ -77,25 +96,7 @@ VERDICT_BYTES = 180_000_000  # the check results' details, spread over every che
 def _verdict_heavy_folder(template: Path, folder: Path) -> int:
     """HOSTS copies of the template's records, each check result with a long detail:
     the verdicts, not the cells, outgrow the bound."""
-    manifest = json.loads((template / "manifest.json").read_text())
-    cells = [json.loads(line) for line in (template / "cells.jsonl").read_text().splitlines()]
-    verdicts = [json.loads(v) for v in (template / "verdicts.jsonl").read_text().splitlines()]
-    (source,) = {c["host"] for c in cells}
-    entry = (manifest.get("hosts") or {})[source]
-    names = [f"h{i:03d}" for i in range(HOSTS)]
-    manifest["hosts"] = {name: entry for name in names}
-    folder.mkdir()
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    checks = sum(len(row.get("checks") or []) for row in verdicts)
-    detail = "y" * (VERDICT_BYTES // (HOSTS * max(checks, 1)))
-    for row in verdicts:
-        row["checks"] = [{**c, "detail": detail} for c in row.get("checks") or []]
-    with open(folder / "cells.jsonl", "w") as c_out, open(folder / "verdicts.jsonl", "w") as v_out:
-        for name in names:
-            for cell in cells:
-                c_out.write(json.dumps({**cell, "host": name}) + "\n")
-            for row in verdicts:
-                v_out.write(json.dumps({**row, "host": name}) + "\n")
+    _fleet(template, folder, detail=VERDICT_BYTES // HOSTS)
     return (folder / "verdicts.jsonl").stat().st_size
 
 
@@ -107,20 +108,9 @@ def test_report_memory_does_not_grow_with_the_check_results(
     time where the format shows them; JUnit is written a suite at a time."""
     size = _verdict_heavy_folder(local_run, tmp_path / "big")
     assert size > 150_000_000, size
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", "report", str(tmp_path / "big"), "--format", fmt,
-         "-o", str(tmp_path / "report")],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    peak_mb = 0.0
-    while proc.poll() is None:
-        peak_mb = max(peak_mb, _hwm_mb(proc.pid))
-        time.sleep(0.02)
-    assert proc.returncode == 0
-    assert peak_mb < RSS_BOUND_MB, (
-        f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of verdicts"
-    )
-    assert (tmp_path / "report").stat().st_size > 0
+    peak_mb = _report_peak_mb(tmp_path, fmt)
+    why = f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of verdicts"
+    assert peak_mb < RSS_BOUND_MB, why
 
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])

@@ -6,13 +6,12 @@ and leaves the ruleset as it found it. Loopback addresses only: nothing leaves."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from harness.probe.build import build_probe
 from tests.lab import require_tool
+from tests.probe.egress_args import canary_script, egress_argv
 
 # 10.77.0.0/24 on the namespace's own lo; the canary answers on 10.77.0.9:9, and the
 # firewall drops everything to it (and, on the way in, everything from it).
@@ -33,22 +32,7 @@ table ip other {
   }
 }
 """
-CANARY = """import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.77.0.9", 9))
-s.listen(16)
-print("up", flush=True)
-while True:
-    c, _ = s.accept()
-    with c:
-        c.settimeout(2)
-        try:
-            if c.recv(256).startswith(b"HARNESS "):
-                c.sendall(b"NONCE n1\\n")
-        except OSError:
-            pass
-"""
+CANARY = canary_script("10.77.0.9")
 SCRIPT = """set -e
 ip link set lo up
 ip addr add 10.77.0.1/24 dev lo
@@ -71,18 +55,7 @@ def _run(tmp_path: Path, rules: str, legacy: str = "") -> dict[str, dict[str, ob
     require_tool("ip")
     require_tool("nft")
     (tmp_path / "rules.nft").write_text(rules)
-    probe = str(build_probe().path)
-    # The host's namespaces (net first), as harness hands them: the probe may touch a
-    # firewall only where it shows it stands elsewhere.
-    host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
-    args = [
-        probe, "run", "--tag", "t", "--nonce", "n1", "--resolver-ranges", "127.0.0.0/8",
-        "--denied-name", "denied.example", "--resolver", "127.0.0.1:53",
-        "--canary-tcp", "10.77.0.9:9", "--alt-dns", "127.0.0.1:5353",
-        "--doh", "127.0.0.1:443", "--canary4", "10.77.0.9", "--canary6", "::1",
-        "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
-        "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
-    ]  # fmt: skip
+    args = egress_argv("10.77.0.9", 9)
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": CANARY}
     env |= {"OUT": str(tmp_path), "LEGACY": legacy}
     done = subprocess.run(

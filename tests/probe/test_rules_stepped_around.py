@@ -8,30 +8,14 @@ test's own namespaces only; both are removed."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from harness.probe.build import build_probe
 from tests.lab import require_tool
+from tests.probe.egress_args import canary_script, egress_argv
 
-CANARY = """import socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.78.0.2", 9))
-s.listen(16)
-print("up", flush=True)
-while True:
-    c, _ = s.accept()
-    with c:
-        c.settimeout(2)
-        try:
-            if c.recv(256).startswith(b"HARNESS "):
-                c.sendall(b"NONCE n1\\n")
-        except OSError:
-            pass
-"""
+CANARY = canary_script("10.78.0.2")
 SCRIPT = """set -e
 ns=harness-rules-test-$$
 trap 'ip netns del "$ns" 2>/dev/null' EXIT
@@ -56,16 +40,7 @@ ip rule > "$OUT/after"
 def _run(tmp_path: Path, rule: str) -> dict[str, dict[str, object]]:
     require_tool("unshare")
     require_tool("ip")
-    probe = str(build_probe().path)
-    host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
-    args = [
-        probe, "run", "--tag", "t", "--nonce", "n1", "--resolver-ranges", "127.0.0.0/8",
-        "--denied-name", "denied.example", "--resolver", "127.0.0.1:53",
-        "--canary-tcp", "10.78.0.2:9", "--alt-dns", "127.0.0.1:5353",
-        "--doh", "127.0.0.1:443", "--canary4", "10.78.0.2", "--canary6", "::1",
-        "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
-        "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
-    ]  # fmt: skip
+    args = egress_argv("10.78.0.2", 9)
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": CANARY}
     env |= {"OUT": str(tmp_path), "RULE": rule}
     done = subprocess.run(

@@ -19,7 +19,7 @@ from harness.execution import measures_exit
 from harness.matrix.models import ExecRuntimeSpec
 from harness.runtimes import CellPaths, make_runtime
 from harness.runtimes.existing import ExecRuntime
-from tests.conftest import harness_cli
+from tests.conftest import CliResult, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, verdicts_of
 from tests.lab import require_tool
 from tests.probe.copies import runnable_copy
@@ -72,16 +72,20 @@ def test_calls_splice_values_as_whole_arguments_with_their_own_exec_ids() -> Non
     assert not measures_exit(runtime), "the sandbox outlives its cells by design"
 
 
-def test_partial_exec_id_is_a_clear_error(tmp_path: Path) -> None:
-    """`{exec_id}` inside a longer element would reach ctr unreplaced: exit 2, file and key."""
+def _validate(tmp_path: Path, entry: str) -> CliResult:
+    """`harness validate` of a matrix whose one runtime is `box`, kind exec, with `entry`."""
     (tmp_path / "inv.toml").write_text('[hosts.h]\ntransport = "local"\n')
     matrix = tmp_path / "m.toml"
     matrix.write_text(
         'name = "x"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n'
-        '[runtimes.box]\nkind = "exec"\n'
-        'exec = ["ctr", "task", "exec", "--exec-id={exec_id}", "t"]\n'
+        f'[runtimes.box]\nkind = "exec"\n{entry}\n'
     )
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    return harness_cli("validate", matrix)
+
+
+def test_partial_exec_id_is_a_clear_error(tmp_path: Path) -> None:
+    """`{exec_id}` inside a longer element would reach ctr unreplaced: exit 2, file and key."""
+    result = _validate(tmp_path, 'exec = ["ctr", "task", "exec", "--exec-id={exec_id}", "t"]')
     assert result.code == 2, result.stdout + result.stderr
     assert "m.toml" in result.stderr and "runtimes.box.exec" in result.stderr
     assert "whole element" in result.stderr and "Traceback" not in result.stderr
@@ -138,13 +142,7 @@ def test_no_helper_is_made_on_a_nosuid_stage(open_folder: Path) -> None:
 
 def test_root_slash_is_refused(tmp_path: Path) -> None:
     """`root = "/"` would grant the host's whole tree as the sandbox's own."""
-    (tmp_path / "inv.toml").write_text('[hosts.h]\ntransport = "local"\n')
-    matrix = tmp_path / "m.toml"
-    matrix.write_text(
-        'name = "x"\ninventory = "inv.toml"\nscenarios = ["mechanisms"]\n'
-        '[runtimes.box]\nkind = "exec"\nexec = ["ctr", "task", "exec", "t"]\nroot = "/"\n'
-    )
-    result = harness_cli("validate", matrix)
+    result = _validate(tmp_path, 'exec = ["ctr", "task", "exec", "t"]\nroot = "/"')
     assert result.code == 2 and "runtimes.box" in result.stderr, result.stderr
     assert "the host's own root" in result.stderr and "Traceback" not in result.stderr
 

@@ -302,31 +302,25 @@ class Run:
 
     def _read_cell(self, offset: int) -> CellRecord:
         """The cell record whose line starts at `offset` (checked when first read)."""
+        return self._reread(CELLS, CellRecord, offset)
+
+    def _reread(self, name: str, cls: type[T], offset: int) -> T:
+        """The record of file `name` whose line starts at `offset`, read again."""
         try:
-            with open_regular(self.folder / CELLS) as fh:
+            with open_regular(self.folder / name) as fh:
                 fh.seek(offset)
                 data = _loads(fh.readline())
-            return _validate(CellRecord, data, CELLS)
+            return _validate(cls, data, name)
         except Unreadable as exc:
-            raise unreadable(self.folder, f"{CELLS}: {exc.why}") from None
+            raise unreadable(self.folder, f"{name}: {exc.why}") from None
         except (ValueError, _Invalid) as exc:  # rewritten while the report was made
-            raise unreadable(self.folder, f"{CELLS}: changed while read: {exc}") from None
+            raise unreadable(self.folder, f"{name}: changed while read: {exc}") from None
 
     def full(self, verdict: VerdictRecord) -> VerdictRecord:
         """The verdict with its check results: as kept, or, for a run loaded with
         checks="lazy", read again from its line (one verdict's checks at a time)."""
         at = self._index.get("verdict_offsets", {}).get(id(verdict))
-        if at is None:
-            return verdict
-        try:
-            with open_regular(self.folder / VERDICTS) as fh:
-                fh.seek(at)
-                data = _loads(fh.readline())
-            return _validate(VerdictRecord, data, VERDICTS)
-        except Unreadable as exc:
-            raise unreadable(self.folder, f"{VERDICTS}: {exc.why}") from None
-        except (ValueError, _Invalid) as exc:  # rewritten while the report was made
-            raise unreadable(self.folder, f"{VERDICTS}: changed while read: {exc}") from None
+        return verdict if at is None else self._reread(VERDICTS, VerdictRecord, at)
 
     def host_info(self, host: str) -> HostEntry:
         return self.manifest.host(host)

@@ -1,0 +1,45 @@
+"""The probe's egress command line for tests that stand the canary in a network
+namespace of their own: every option the egress scenario needs, aimed at that
+canary (its IPv4 address on one port), the rest at loopback where nothing listens."""
+
+from __future__ import annotations
+
+import os
+
+from harness.probe.build import build_probe
+
+
+def egress_argv(canary: str, port: int) -> list[str]:
+    """`probe run ... egress-confinement` against `canary`:`port`, with the host's
+    namespaces (net first) as harness hands them: the probe may change routes, rules
+    or a firewall only where it shows it stands elsewhere."""
+    host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
+    return [
+        str(build_probe().path), "run", "--tag", "t", "--nonce", "n1",
+        "--resolver-ranges", "127.0.0.0/8", "--denied-name", "denied.example",
+        "--resolver", "127.0.0.1:53", "--canary-tcp", f"{canary}:{port}",
+        "--alt-dns", "127.0.0.1:5353", "--doh", "127.0.0.1:443", "--canary4", canary,
+        "--canary6", "::1", "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
+        "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
+    ]  # fmt: skip
+
+
+def canary_script(address: str, port: int = 9) -> str:
+    """A stand-in canary (`python -c`): listens on `address`:`port`, prints "up", and
+    answers HARNESS with the nonce n1."""
+    return f"""import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("{address}", {port}))
+s.listen(16)
+print("up", flush=True)
+while True:
+    c, _ = s.accept()
+    with c:
+        c.settimeout(2)
+        try:
+            if c.recv(256).startswith(b"HARNESS "):
+                c.sendall(b"NONCE n1\\n")
+        except OSError:
+            pass
+"""
