@@ -25,6 +25,7 @@ from harness.probe.protocol import ProbeOutput, parse_output, probe_args
 from harness.results.records import CellRecord, CellStatus, HostEvidence, VerdictRecord
 from harness.results.store.layout import utc_now
 from harness.runtimes import CellPaths, Runtime
+from harness.runtimes.base import tagged
 from harness.scenarios import SCENARIOS, Scenario
 from harness.scenarios.fence import PHASE_ORDER
 from harness.staging import HostState
@@ -148,16 +149,6 @@ async def survivors(transport: Transport, cell_id: str) -> list[str] | None:
     if found:
         await cleanup(transport, (kill_tagged(cell_id),))
     return found[:5]
-
-
-def tagged(cell_id: str) -> str:
-    """The pattern (pgrep's extended regex) of a command line that names the cell as
-    a word of its own: the probe's `--tag ID`, gVisor's container id, a VMM's `-name`.
-    Never the id inside a path: another cell's sandbox may be handed a file of this
-    cell's folder (a host unix listener there, in its `--host-unix`), and is not this
-    cell's. The bracket keeps the pattern from matching the shell that runs it; ids
-    have a fixed width, so one never matches a prefix of another."""
-    return f"(^| )[{cell_id[0]}]{cell_id[1:]}( |$)"
 
 
 def kill_tagged(cell_id: str) -> tuple[str, ...]:

@@ -19,6 +19,16 @@ ALLOWED_INSIDE = "/allowed"
 HELPERS_INSIDE = "/helpers"
 
 
+def tagged(cell_id: str) -> str:
+    """The pattern (pgrep's extended regex) of a command line that names the cell as
+    a word of its own: the probe's `--tag ID`, gVisor's container id, a VMM's `-name`.
+    Never the id inside a path: another cell's sandbox may be handed a file of this
+    cell's folder (a host unix listener there, in its `--host-unix`), and is not this
+    cell's. The bracket keeps the pattern from matching the shell that runs it; ids
+    have a fixed width, so one never matches a prefix of another."""
+    return f"(^| )[{cell_id[0]}]{cell_id[1:]}( |$)"
+
+
 @dataclass(frozen=True, slots=True)
 class CellPaths:
     """Where a cell may put things on its host. `cell_dir` does not exist yet;

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.matrix.models import ExecRuntimeSpec
-from harness.runtimes.base import CellPaths, Invocation, Runtime
+from harness.runtimes.base import CellPaths, Invocation, Runtime, tagged
 
 EXEC_ID = "{exec_id}"
 # Where the shells below look for programs when the way in sets no PATH (ctr's).
@@ -160,10 +160,8 @@ class ExecRuntime(Runtime):
             "sh", "-c", LIFECYCLE, "harness-exec", paths.probe, str(len(stage)), str(len(run)),
             *stage, *run, *self.unstage(f"{cell_id}-unstage", cell, pattern=""),
         )  # fmt: skip
-        # The cell's processes: those naming its id as a word (the probe's `--tag ID`),
-        # as execution.tagged: the bracket keeps the pattern from matching this call.
-        pattern = f"(^| )[{cell_id[0]}]{cell_id[1:]}( |$)"
-        cleanup = tuple(self.unstage(f"{cell_id}-cleanup", cell, pattern=pattern))
+        # The cell's processes inside: those naming its id as a word (`--tag ID`).
+        cleanup = tuple(self.unstage(f"{cell_id}-cleanup", cell, pattern=tagged(cell_id)))
         return Invocation(argv=argv, cleanup=(cleanup,))
 
     def unstage(self, exec_id: str, cell: str, *, pattern: str) -> list[str]:
