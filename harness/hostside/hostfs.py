@@ -311,8 +311,9 @@ def grants(
         write.extend(_resolved(policy.writable, real or {}))
         inside_write.extend(policy.writable)
     found = {"host": host, "inside": inside, "write": write, "inside_write": inside_write}
-    if runtime.root_declared and rootfs:
-        # Someone else's sandbox, its root as the matrix declares it: judge/reach.py
-        # holds the declaration to the sandbox's own / before it grants anything.
-        found["root"] = [rootfs]
+    if runtime.root_declared:
+        # Someone else's sandbox, its root as the matrix declares it (or nothing):
+        # judge/reach.py holds the declaration to the sandbox's own / before it grants
+        # anything, and does not take an undeclared root of the host's for a leak.
+        found["root"] = [rootfs] if rootfs else []
     return found

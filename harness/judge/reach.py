@@ -167,6 +167,30 @@ def root_mismatch(
     return None
 
 
+def undeclared_root(
+    mounts: Sequence[Sequence[str]], *, host_fs: Mapping[str, Any], grants: Mapping[str, Any]
+) -> str | None:
+    """Why the / of a sandbox someone else started, with no `root` declared, cannot be
+    judged: a host filesystem that is not the host's own root (a container's rootfs
+    folder, its snapshot's overlay) is the sandbox's own or a leak, and only the matrix
+    can say which. None where there is nothing to tell: its / is no host filesystem,
+    nothing of it is readable, or it is the host's own root (a leak, judged as one)."""
+    at_root = [m for m in mounts if m[2] == "/"]
+    if not at_root:
+        return None
+    mount = at_root[-1]
+    host_mounts = host_fs.get("mounts") or []
+    if (mount[0], mount[3]) in _fs_roots(["/"], host_mounts):
+        return None
+    if not exposures([mount], host_fs=host_fs, grants=grants, shared=True):
+        return None  # nothing of it readable: no exposure to ask about
+    return (
+        f"the sandbox's / is {mount[3]} of device {mount[0]} ({mount[1]}), a host filesystem"
+        " harness did not make: declare `root` (where it is on the host) to have it judged as"
+        " the sandbox's own"
+    )
+
+
 def judge_mounts(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[CheckOutcome, str]:
@@ -184,8 +208,13 @@ def judge_mounts(
         )
     shared = not own_kernel(evidence, host_fs, host_kernel)
     grants = host.grants or {}
-    if shared and grants.get("root"):
-        wrong = root_mismatch(grants["root"][0], mounts, host_fs.get("mounts") or [])
+    if shared and "root" in grants:
+        declared = grants["root"]
+        wrong = (
+            root_mismatch(declared[0], mounts, host_fs.get("mounts") or [])
+            if declared
+            else undeclared_root(mounts, host_fs=host_fs, grants=grants)
+        )
         if wrong:
             return CheckOutcome.ERROR, wrong
     found = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared)

@@ -506,3 +506,46 @@ def test_a_declared_root_is_not_checked_in_a_kernel_of_its_own() -> None:
     evidence = {"mounts": SANDBOX_ROOT, "boot_id": "00000000-1111-2222-3333-444444444444"}
     outcome, _ = judge_mounts(evidence, _declared("/srv"), "6.1")
     assert outcome == CheckOutcome.BLOCKED
+
+
+def _undeclared() -> HostEvidence:
+    """A sandbox someone else started, no `root` declared (the exec kind without it)."""
+    return HostEvidence(
+        host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants={"host": [], "root": []}
+    )
+
+
+def test_an_undeclared_root_of_the_hosts_is_an_error_not_a_leak() -> None:
+    """A container's rootfs folder at / is its own or a leak; only the matrix can say:
+    an error asking for `root`, never violated (nor enforced)."""
+    evidence = {"mounts": SANDBOX_ROOT, "boot_id": BOOT}
+    outcome, detail = judge_mounts(evidence, _undeclared(), "6.1")
+    assert outcome == CheckOutcome.ERROR
+    assert detail.startswith("the sandbox's / is /srv/box/rootfs of device 254:0 (ext4)")
+    assert "declare `root`" in detail
+
+
+def test_the_hosts_own_root_undeclared_is_still_a_leak() -> None:
+    """The host's / itself at the sandbox's /: no declaration could make it its own."""
+    evidence = {"mounts": [["254:0", "ext4", "/", "/"]], "boot_id": BOOT}
+    outcome, detail = judge_mounts(evidence, _undeclared(), "6.1")
+    assert outcome == CheckOutcome.ESCAPED, detail
+
+
+def test_an_undeclared_root_of_the_sandboxs_own_is_no_question() -> None:
+    """A / the host does not serve (a filesystem of the sandbox's own): nothing to ask."""
+    evidence = {"mounts": [["0:99", "overlay", "/", "/"]], "boot_id": BOOT}
+    outcome, detail = judge_mounts(evidence, _undeclared(), "6.1")
+    assert outcome == CheckOutcome.BLOCKED, detail
+
+
+@pytest.mark.parametrize(
+    "mounts",
+    [
+        [["254:0", "ext4", "/data", "/srv/hostdata", ""]],  # no / in view; /data unreadable
+        [["254:0", "ext4", "/", "/srv/box/rootfs", ""]],  # a / it can read nothing of
+    ],
+)
+def test_an_undeclared_root_with_nothing_to_read_is_no_question(mounts: list[list[str]]) -> None:
+    outcome, detail = judge_mounts({"mounts": mounts, "boot_id": BOOT}, _undeclared(), "6.1")
+    assert outcome == CheckOutcome.BLOCKED, detail
