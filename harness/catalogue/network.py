@@ -248,13 +248,14 @@ ROWS: tuple[Row, ...] = (
     _net(
         _WHERE,
         "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)",
-        ("ioctl",),
+        ("ioctl", "sendmsg"),
         checks=("route-made",),
-        target="the canary's IPv4 address, by a host route (SIOCADDRT) through each next hop"
-        " in view but the one a route in place takes (a default route into a dead end"
-        " beside a second link out): gateways, direct host routes, neighbours, the"
-        " addresses of a small attached subnet; never where the probe stands in the host's"
-        " namespace",
+        target="the canary's IPv4 and IPv6 addresses, by a host route (SIOCADDRT) through each"
+        " next hop in view but the one a route in place takes (a default route into a dead"
+        " end beside a second link out): gateways, direct host routes, neighbours, the"
+        " addresses of a small attached subnet; policy rules of either family ahead of the"
+        " main table stepped around by a rule of the workload's own (RTM_NEWRULE); never"
+        " where the probe stands in the host's namespace",
     ),
     _net(
         _WHERE,

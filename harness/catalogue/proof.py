@@ -165,6 +165,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-route-dead-default",
         "bwrap-rule-net-admin",
         "bwrap-route6-net-admin",
+        "bwrap-rule6-net-admin",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

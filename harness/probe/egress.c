@@ -246,46 +246,6 @@ int canary_exchange(const Addr *canary, double end)
     return !strcmp(reply, want);
 }
 
-/* The rule of the workload's own that route-made puts ahead of the sandbox's (rules.c),
- * if any: taken back before any outcome. */
-static uint32_t g_rule_dst, g_rule_pref;
-static int g_ruled;
-
-static void rule_release(void)
-{
-    if (g_ruled)
-        rule_to_main(RTM_DELRULE, g_rule_dst, g_rule_pref);
-    g_ruled = 0;
-}
-
-/* Rules of the sandbox's ahead of the main table: one of the workload's ahead of them
- * sends the canary's address to the main table (CAP_NET_ADMIN). The first refusal's
- * errno goes to *first; an error outcome where one of theirs sits at priority 0,
- * which no rule of the workload's can precede. */
-static void rule_ahead_of_theirs(uint32_t dst, const char *where, int *first)
-{
-    uint32_t low = 0;
-    int ahead = rules_ahead(&low);
-    ev_int("rules_ahead", ahead);
-    if (ahead <= 0)
-        return;
-    uint32_t pref = low > 1 ? 1 : 0;
-    int e = rule_to_main(RTM_NEWRULE, dst, pref);
-    if (e) {
-        if (!*first)
-            *first = e;
-        return;
-    }
-    g_rule_dst = dst, g_rule_pref = pref, g_ruled = 1;
-    if (low == 0) {
-        rule_release();
-        outcome(OC_ERROR, 0, "%d rules of the sandbox's ahead of the main table, one at priority 0,"
-                " which no rule of the workload's can precede (it may make rules: CAP_NET_ADMIN): no"
-                " proof that none leads to %s", ahead, where);
-    }
-    ev_int("rule_pref", (long long)pref);
-}
-
 /* The check's time ran out with hops untried: an error, never blocked. */
 __attribute__((noreturn)) static void route_untried(int sock, const char *where, int tried, int left)
 {
@@ -316,15 +276,16 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
         outcome(OC_BLOCKED, errno, "socket for SIOCADDRT");
     char hop[INET_ADDRSTRLEN];
     fmt_addr(canary, where, wn);
-    rule_ahead_of_theirs(dst, where, &first);
-    if (g_ruled && in_place) { /* the route in place, with the sandbox's rules stepped around */
+    uint32_t dst_be = htonl(dst);
+    rule_step_around(AF_INET, &dst_be, where, &first);
+    if (rule_held() && in_place) { /* the route in place, with the sandbox's rules stepped around */
         double end = now_ms() + 1000.0;
         int back = canary_exchange(canary, end < check_end() ? end : check_end());
         rule_release();
         if (back)
             outcome(OC_ESCAPED, 0, "put a rule of its own ahead of the sandbox's, sending %s to the"
                     " main table (CAP_NET_ADMIN), and the nonce came back by the route in place", where);
-        rule_ahead_of_theirs(dst, where, &first); /* again, for the routes below */
+        rule_step_around(AF_INET, &dst_be, where, &first); /* again, for the routes below */
     }
     for (int i = 0; i < n; i++) {
         struct in_addr a = { htonl(hops[i]) };
@@ -345,7 +306,7 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
         int back = canary_exchange(canary, end < check_end() ? end : check_end());
         route_host(sock, SIOCDELRT, dst, hops[i], devs[i]);
         if (back) {
-            int ruled = g_ruled;
+            int ruled = rule_held();
             rule_release();
             ev_str("via", hop);
             outcome(OC_ESCAPED, 0, "made a route to %s via %s on %s%s (CAP_NET_ADMIN), and the nonce"
@@ -387,6 +348,10 @@ void chk_route_made(void)
     if (o.canary6 && *o.canary6 && parse_addr(text, &c6) == 0) {
         fmt_addr(&c6, where6, sizeof where6);
         int r6 = route6_made(&c6, &tried6, &more6, &first, how, sizeof how);
+        if (r6 == 2)
+            outcome(OC_ESCAPED, 0, "put a rule of its own ahead of the sandbox's IPv6 rules, sending %s"
+                    " to the main table (CAP_NET_ADMIN), and the nonce came back by the route in"
+                    " place", where6);
         if (r6 > 0) {
             ev_str("via", how);
             outcome(OC_ESCAPED, 0, "made an IPv6 route to %s via %s (CAP_NET_ADMIN), and the nonce"

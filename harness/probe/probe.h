@@ -495,8 +495,9 @@ __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attributi
 __attribute__((noreturn)) void stage_main(int argc, char **argv);   /* stage.c */
 #define ROUTE_HOPS 32 /* route-made's next hops tried, at most, per family */
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n); /* routes6.c */
-int rules_ahead(uint32_t *low);                           /* rules.c */
-int rule_to_main(int type, uint32_t dst, uint32_t pref);
+void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
+void rule_release(void);
+int rule_held(void);
 
 
 #endif

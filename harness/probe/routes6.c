@@ -5,7 +5,10 @@
  * the neighbours (RTM_GETNEIGH), and the first two addresses of each attached prefix
  * of /64 to /126 (a link's far end is most often one of them); never the namespace's
  * own addresses, at most ROUTE_HOPS. Each route is tried with the TCP exchange on the
- * IPv4 canary's port (HOP6_MS) and taken back at once. */
+ * IPv4 canary's port (HOP6_MS) and taken back at once. IPv6 rules of the sandbox's
+ * ahead of the main table (`ip -6 rule ... prohibit`) are stepped around first, as
+ * over IPv4 (rules.c): the route in place is tried through a rule of the workload's
+ * own, then each hop. */
 
 #include "probe.h"
 
@@ -160,19 +163,33 @@ static int route6_host(int sock, unsigned long op, const struct in6_addr *dst, c
     return ioctl(sock, op, &rt);
 }
 
-/* The IPv6 half of route-made: 1 where the nonce came back (how names the hop), else 0
- * with the hops tried and in view counted in *tried and *more, the first refusal's errno
- * in *first; -1 where the check's time ran out with hops untried. */
+/* The IPv6 half of route-made: 1 where the nonce came back through a hop (how names
+ * it), 2 where it came back by the route in place once a rule of the workload's own
+ * stepped around the sandbox's IPv6 rules (rules.c), else 0 with the hops tried and in
+ * view counted in *tried and *more, the first refusal's errno in *first; -1 where the
+ * check's time ran out with hops untried. */
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n)
 {
     const struct in6_addr *dst = &((const struct sockaddr_in6 *)(const void *)canary)->sin6_addr;
     struct hop6 hops[ROUTE_HOPS], now;
     int in_place = 0, k = hops6(dst, hops, more, &now, &in_place);
+    char where[80];
+    fmt_addr(canary, where, sizeof where);
     ev_int("hops6", k);
+    rule_step_around(AF_INET6, dst, where, first);
+    if (rule_held() && in_place) { /* the route in place, the sandbox's rules stepped around */
+        double end = now_ms() + HOP6_MS;
+        int back = canary_exchange(canary, end < check_end() ? end : check_end());
+        rule_release();
+        if (back)
+            return 2;
+        rule_step_around(AF_INET6, dst, where, first); /* again, for the routes below */
+    }
     int sock = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (sock < 0) {
         if (!*first)
             *first = errno;
+        rule_release();
         return 0;
     }
     char hop[INET6_ADDRSTRLEN];
@@ -180,6 +197,7 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
         if (in_place && !memcmp(&hops[i].a, &now.a, sizeof now.a) && !strcmp(hops[i].dev, now.dev))
             continue; /* the way the route in place goes: the sweep's lines judged it */
         if (now_ms() + HOP6_MS > check_end() - 200.0) {
+            rule_release();
             close(sock);
             return -1;
         }
@@ -196,11 +214,14 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
         route6_host(sock, SIOCDELRT, dst, &hops[i]);
         if (back) {
             inet_ntop(AF_INET6, &hops[i].a, hop, sizeof hop);
-            snprintf(how, n, "%s on %s", hop, hops[i].dev);
+            snprintf(how, n, "%s on %s%s", hop, hops[i].dev,
+                     rule_held() ? ", with a rule of its own ahead of the sandbox's" : "");
+            rule_release();
             close(sock);
             return 1;
         }
     }
+    rule_release();
     close(sock);
     return 0;
 }

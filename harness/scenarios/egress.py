@@ -512,8 +512,12 @@ EGRESS = Scenario(
                 "`SIOCADDRT` on an IPv6 socket: every gateway of `/proc/net/ipv6_route`, every "
                 "neighbour (`RTM_GETNEIGH`), and the first two addresses of each attached "
                 "prefix of /64 to /126 (`evidence.hops6`), three seconds a hop (the first SYN "
-                "through a new route is lost while the far end resolves this end). Not tried: "
-                "other tables' routes, a multipath route's later next hops, IPv6 policy rules."
+                "through a new route is lost while the far end resolves this end); IPv6 "
+                "policy rules ahead of the main table (any but the kernel's local and main) "
+                "are stepped around first in the same way, with an IPv6 rule of the "
+                "workload's (`rules_ahead6`, `rule_pref6`), the route in place tried through "
+                "it, then each hop. Not tried: other tables' routes, a multipath route's "
+                "later next hops."
             ),
         ),
         # A firewall of its own (harness/probe/firewall.c): CAP_NET_ADMIN over the

@@ -583,6 +583,8 @@ EGRESS_MUTANTS = {
     "bwrap-route6-net-admin": ({"route-made"}, "made an IPv6 route to "),
     # Policy routing ahead of the main table, CAP_NET_ADMIN kept: a rule ahead of it.
     "bwrap-rule-net-admin": ({"route-made"}, "put a rule of its own ahead of the sandbox's"),
+    # IPv6 policy routing ahead of the main table, CAP_NET_ADMIN kept: an IPv6 rule.
+    "bwrap-rule6-net-admin": ({"route-made"}, "ahead of the sandbox's IPv6 rules"),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -673,6 +675,7 @@ ROW_MUTANTS = (
     "bwrap-route-dead-default",
     "bwrap-rule-net-admin",
     "bwrap-route6-net-admin",
+    "bwrap-rule6-net-admin",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",

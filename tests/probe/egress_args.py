@@ -9,8 +9,9 @@ import os
 from harness.probe.build import build_probe
 
 
-def egress_argv(canary: str, port: int) -> list[str]:
-    """`probe run ... egress-confinement` against `canary`:`port`, with the host's
+def egress_argv(canary: str, port: int, canary6: str = "::1") -> list[str]:
+    """`probe run ... egress-confinement` against `canary`:`port` (and `canary6` on
+    the same port, for the lines that try IPv6), with the host's
     namespaces (net first) as harness hands them: the probe may change routes, rules
     or a firewall only where it shows it stands elsewhere."""
     host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
@@ -19,16 +20,17 @@ def egress_argv(canary: str, port: int) -> list[str]:
         "--resolver-ranges", "127.0.0.0/8", "--denied-name", "denied.example",
         "--resolver", "127.0.0.1:53", "--canary-tcp", f"{canary}:{port}",
         "--alt-dns", "127.0.0.1:5353", "--doh", "127.0.0.1:443", "--canary4", canary,
-        "--canary6", "::1", "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
+        "--canary6", canary6, "--high-port", "40000", "--allowed-tcp", "127.0.0.1:1",
         "--check-timeout-ms", "2000", "--host-ns", host_ns, "egress-confinement",
     ]  # fmt: skip
 
 
 def canary_script(address: str, port: int = 9) -> str:
-    """A stand-in canary (`python -c`): listens on `address`:`port`, prints "up", and
-    answers HARNESS with the nonce n1."""
+    """A stand-in canary (`python -c`): listens on `address`:`port` (IPv4 or IPv6),
+    prints "up", and answers HARNESS with the nonce n1."""
+    family = "socket.AF_INET6" if ":" in address else "socket.AF_INET"
     return f"""import socket
-s = socket.socket()
+s = socket.socket({family})
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("{address}", {port}))
 s.listen(16)
