@@ -116,7 +116,9 @@ ROWS: tuple[Row, ...] = (
         "AF_UNIX by path: a proxy on the host",
         ("socket", "connect"),
         checks=("unix-proxy",),
-        target="a relay to the canary",
+        target="a relay to the canary, at every socket file in the sandbox's whole view (any"
+        " depth; a path longer than sun_path through /proc/self/fd) and in its /proc/net/unix;"
+        " a walk cut short or more sockets than are tried is an error",
     ),
     _net(
         _FAMILY,

@@ -124,6 +124,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy",
         "bwrap-unix-dialect",
         "bwrap-unix-proxy-deep",
+        "bwrap-unix-proxy-long",
+        "bwrap-unix-proxy-far",
+        "bwrap-unix-proxy-usr",
     ),
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",

@@ -643,7 +643,7 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS, sweep_id[SW_DNS_OWN], t0, "no resolver");
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     sweep_host_unix(t0);
-    group_report(G_UNIX, sweep_id[SW_UNIX_PROXY], t0, "no unix socket is visible in the sandbox");
+    unix_report(sweep_id[SW_UNIX_PROXY], t0);
     group_report(G_HELD, sweep_id[SW_HELD_FDS], t0, "no socket held at the start (descriptors 3 and up), no other network namespace to enter");
     sweep_ipc();
     _exit(0);

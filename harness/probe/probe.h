@@ -379,6 +379,7 @@ int at_canary_unix(struct att *a);
 const char *canary_unix_suffix(int type);
 void sweep_host(int f, const char *ip, int high);
 void sweep_meta(int f, const char *ip, int high);
+void unix_report(const char *id, double t0);
 void group_report(int group, const char *id, double t0, const char *none);
 
 /* ipc.c: System V and POSIX IPC, the sweep's ipc-* attempts and the canary's side */

@@ -156,6 +156,36 @@ void own_dns_gate(struct att *a)
             a->dsts);
 }
 
+static int g_unix_cut; /* the walk stopped, or sockets were left untried: no proof */
+static char g_unix_cut_why[160];
+
+static void unix_cut(const char *fmt, const char *what)
+{
+    if (!g_unix_cut)
+        snprintf(g_unix_cut_why, sizeof g_unix_cut_why, fmt, what);
+    g_unix_cut = 1;
+}
+
+/* A path too long for sun_path (108 bytes), as one that fits: its folder held by an
+ * O_PATH descriptor and named through /proc/self/fd (a workload reaches it the same
+ * way, or by chdir and the bare name). 0 where it cannot be. */
+static int unix_short(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash || slash == path || (size_t)(slash - path) >= sizeof dir)
+        return 0;
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    if (snprintf(out, n, "/proc/self/fd/%d/%s", fd, slash + 1) >= (int)n - 1 || access("/proc/self/fd", F_OK)) {
+        close(fd);
+        return 0;
+    }
+    return 1; /* the descriptor stays open for the sweep's life */
+}
+
 static void unix_add(const char *path, int abstract)
 {
     unix_seen(path, abstract); /* unix-host tries every one (hostunix.c) */
@@ -163,14 +193,25 @@ static void unix_add(const char *path, int abstract)
         if (g_att[i].group == G_UNIX && !strcmp(g_att[i].dsts, path) && (g_att[i].un.sun_path[0] == 0) == abstract)
             return;
     size_t len = strlen(path);
-    if (len == 0 || len >= sizeof ((struct sockaddr_un *)0)->sun_path - 1)
+    char shorter[sizeof ((struct sockaddr_un *)0)->sun_path];
+    const char *at = path;
+    if (len == 0)
         return;
+    if (len >= sizeof shorter - 1) {
+        if (abstract || !unix_short(path, shorter, sizeof shorter)) {
+            unix_cut("a unix socket whose name is too long to connect to (%.100s)", path);
+            return;
+        }
+        at = shorter, len = strlen(shorter);
+    }
     for (int talk = X_HTTP; talk <= X_SOCKS; talk++) {
         size_t units = 0;
         for (size_t i = 0; i < g_natt; i++)
             units += g_att[i].group == G_UNIX;
-        if (units >= 2 * UNIX_MAX)
+        if (units >= 2 * UNIX_MAX) {
+            unix_cut("more unix sockets in view than are tried (%s)", "48");
             return;
+        }
         struct att *a = att_new(sweep_id[SW_UNIX_PROXY], G_UNIX);
         if (!a)
             return;
@@ -178,7 +219,7 @@ static void unix_add(const char *path, int abstract)
         a->type = SOCK_STREAM;
         a->talk = talk;
         a->un.sun_family = AF_UNIX;
-        memcpy(a->un.sun_path + abstract, path, len);
+        memcpy(a->un.sun_path + abstract, at, len);
         if (abstract) /* the name is exactly its bytes: no trailing zeros */
             a->unlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
         snprintf(a->dsts, sizeof a->dsts, "%s%s", abstract ? "@" : "", path);
@@ -187,14 +228,19 @@ static void unix_add(const char *path, int abstract)
     }
 }
 
-/* Every socket file in the sandbox's view, breadth first to a depth of UNIX_DEPTH
- * below each place it starts from, never through a symlink, /proc or /sys: the places
- * sockets live are read first (each to the full depth), then every mount point the
- * sandbox has (where a bind of a host folder lands, however deep: its socket is
- * found at the bind's top), then the rest of "/" level by level, so a view too large
- * for UNIX_ENTRIES (a host's whole tree) loses only its deepest corners of the rest. */
-#define UNIX_DEPTH 8
-#define UNIX_ENTRIES 20000
+/* Every socket file in the sandbox's view, breadth first below each place it starts
+ * from, never through a symlink, /proc or /sys: the places sockets live are read first,
+ * then every mount point the sandbox has (where a bind of a host folder lands, however
+ * deep), then the rest of "/" level by level. In a mount namespace of the sandbox's
+ * own the walk is whole (UNIX_DEPTH levels, UNIX_ENTRIES entries, UNIX_WALK_MS: a
+ * proxy's socket ten folders down, or below a bound /usr, is found), and one cut short
+ * makes the line an error where nothing escaped; where the probe stands in the host's
+ * (the control, a co-located sandbox: the host's list names every listener of the
+ * host's at its path) it reads UNIX_HOST_ENTRIES to a depth of 8 and goes on. */
+#define UNIX_DEPTH 64
+#define UNIX_ENTRIES 3000000
+#define UNIX_WALK_MS 6000.0
+#define UNIX_HOST_ENTRIES 20000
 #define UNIX_SEEDS 256
 static const char *const UNIX_FIRST[] = { "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm" };
 static char *g_seeds[UNIX_SEEDS];
@@ -208,7 +254,6 @@ static int unix_seed(const char *p)
     return 0;
 }
 static size_t g_unix_read; /* entries read, over every level */
-static int g_unix_cut;
 
 static int under(const char *p, const char *root)
 {
@@ -231,18 +276,37 @@ static void unix_seeds(void)
     }
 }
 
+/* Whether the probe stands in the host's mount namespace, by --host-ns's third inode.
+ * Without it (or without /proc) it cannot be told, and the walk is whole: a bounded
+ * walk is no proof in a sandbox's own view. */
+static int in_host_mntns(void)
+{
+    struct stat self;
+    unsigned long net, pid, mnt;
+    if (!o.host_ns || sscanf(o.host_ns, "%lu%*[ ,]%lu%*[ ,]%lu", &net, &pid, &mnt) != 3 || !mnt ||
+        stat("/proc/self/ns/mnt", &self) != 0)
+        return 0;
+    return mnt == (unsigned long)self.st_ino;
+}
+
 static void unix_walk(void)
 {
     struct item { char *path; int depth; };
+    int whole = !in_host_mntns();
+    size_t entries = whole ? UNIX_ENTRIES : UNIX_HOST_ENTRIES;
+    int depth = whole ? UNIX_DEPTH : 8, stop = 0;
+    double end = now_ms() + UNIX_WALK_MS;
     unix_seeds();
     size_t cap = g_nseeds + 256, head = 0, tail = 0;
     struct item *q = malloc(cap * sizeof *q);
-    if (!q)
+    if (!q) {
+        unix_cut("%s", "no memory for the walk of the sandbox's view");
         return;
+    }
     for (size_t i = 0; i < g_nseeds; i++)
         q[tail++] = (struct item){ g_seeds[i] ? strdup(g_seeds[i]) : NULL, 0 };
     q[tail++] = (struct item){ strdup("/"), 0 };
-    while (head < tail) {
+    while (head < tail && !stop) {
         struct item it = q[head++];
         DIR *d = it.path ? opendir(it.path) : NULL;
         struct stat top;
@@ -251,25 +315,41 @@ static void unix_walk(void)
         for (struct dirent *e; d && (e = readdir(d));) {
             if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
                 continue;
-            if (++g_unix_read > UNIX_ENTRIES) {
-                g_unix_cut = 1;
+            if (++g_unix_read > entries || ((g_unix_read & 1023) == 0 && now_ms() > end)) {
+                stop = 1;
+                if (whole)
+                    unix_cut("the walk of the sandbox's view stopped %s: sockets beyond it untried",
+                             g_unix_read > entries ? "at 3,000,000 entries" : "after 6 s");
                 break;
             }
-            char p[512];
+            char p[4096];
             struct stat st;
             if (snprintf(p, sizeof p, "%s/%s", strcmp(it.path, "/") ? it.path : "", e->d_name) >=
-                (int)sizeof p)
+                (int)sizeof p) {
+                if (whole)
+                    unix_cut("a path in the sandbox's view too long to walk (%.100s)", it.path);
                 continue;
-            if (lstat(p, &st) != 0)
-                continue;
-            if (S_ISSOCK(st.st_mode)) {
+            }
+            unsigned char type = e->d_type;
+            if (type == DT_UNKNOWN) {
+                if (lstat(p, &st) != 0)
+                    continue;
+                type = S_ISSOCK(st.st_mode) ? DT_SOCK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+            }
+            if (type == DT_SOCK) {
                 unix_add(p, 0);
-            } else if (S_ISDIR(st.st_mode) && it.depth + 1 < UNIX_DEPTH && strcmp(p, "/proc") &&
-                       strcmp(p, "/sys") && !unix_seed(p)) {
+            } else if (type == DT_DIR && strcmp(p, "/proc") && strcmp(p, "/sys") && !unix_seed(p)) {
+                if (it.depth + 1 >= depth) {
+                    if (whole)
+                        unix_cut("folders deeper than 64 levels (%.100s)", p);
+                    continue;
+                }
                 if (tail == cap) {
                     struct item *more = realloc(q, (cap *= 2) * sizeof *q);
-                    if (!more)
+                    if (!more) {
+                        unix_cut("%s", "no memory for the walk of the sandbox's view");
                         continue;
+                    }
                     q = more;
                 }
                 q[tail++] = (struct item){ strdup(p), it.depth + 1 };
@@ -278,12 +358,27 @@ static void unix_walk(void)
         if (d)
             closedir(d);
         free(it.path);
-        if (g_unix_cut)
-            break;
     }
     while (head < tail)
         free(q[head++].path);
     free(q);
+}
+
+/* unix-proxy's line: as group_report, but an error where the walk was cut short or
+ * sockets were left untried and none of those tried escaped. */
+void unix_report(const char *id, double t0)
+{
+    int escaped = 0;
+    for (size_t i = 0; i < g_natt; i++)
+        escaped |= g_att[i].group == G_UNIX && g_att[i].oc == OC_ESCAPED;
+    if (g_unix_cut && !escaped) {
+        char detail[300];
+        snprintf(detail, sizeof detail, "%s: no proof that no unix socket in view is a way out",
+                 g_unix_cut_why);
+        att_line(id, OC_ERROR, 0, detail, t0, "", 0, NULL);
+        return;
+    }
+    group_report(G_UNIX, id, t0, "no unix socket is visible in the sandbox");
 }
 
 void sweep_unix(void)

@@ -507,6 +507,11 @@ EGRESS_MUTANTS = {
         {"unix-proxy"},
         "through unix socket /srv/harness/a/b/c/proxy.sock",
     ),
+    # The proxy where a bounded walk missed it: a path longer than sun_path (bound by
+    # its bare name), ten folders down, below a bound /usr (walked first).
+    "bwrap-unix-proxy-long": ({"unix-proxy"}, "/" + "p" * 60),
+    "bwrap-unix-proxy-far": ({"unix-proxy"}, "/1/2/3/4/5/6/7/8/9/proxy.sock: the nonce came back"),
+    "bwrap-unix-proxy-usr": ({"unix-proxy"}, "/a/b/proxy.sock: the nonce came back"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
     "bwrap-unix-dialect": (

@@ -1,0 +1,107 @@
+"""unix-proxy finds a proxy's socket wherever the sandbox's view holds it, for real:
+the probe in a bubblewrap sandbox of the test's own (no network, a granted folder)
+with a stand-in proxy bound where a bounded walk missed it (a path longer than
+sun_path, twelve folders down), and a view with more sockets than are tried, which
+is no proof either way (an error, never blocked)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.lab import require_tool
+from tests.probe.egress_args import egress_argv
+
+
+def _sandboxed(allowed: Path) -> dict[str, dict[str, object]]:
+    """The egress scenario in bwrap, the granted folder at /allowed; its lines by id."""
+    bwrap = require_tool("bwrap")
+    probe, *args = egress_argv("127.0.0.1", 9)
+    argv = [
+        bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent",
+        "--ro-bind", probe, "/probe", "--bind", str(allowed), "/allowed",
+        "--proc", "/proc", "--dev", "/dev", "--", "/probe", *args,
+    ]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+    got = {x["id"]: x for x in lines if x.get("type") == "check"}
+    assert "unix-proxy" in got, done.stdout[-2000:] + done.stderr[-2000:]
+    return got
+
+
+def _bound(folder: Path, name: str = "proxy.sock") -> socket.socket:
+    """A unix socket bound by its bare name from its folder (any path length)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    here = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(folder)
+        sock.bind(name)
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    return sock
+
+
+def _stand_in_proxy(sock: socket.socket) -> None:
+    """Answers an HTTP CONNECT with 200, then the HARNESS line with the nonce n1, as a
+    proxy to the canary would."""
+    sock.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(3)
+                try:
+                    if conn.recv(512).startswith(b"CONNECT "):
+                        conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                        if conn.recv(512).startswith(b"HARNESS "):
+                            conn.sendall(b"NONCE n1\n")
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+@pytest.mark.parametrize(
+    "below",
+    [
+        pytest.param("p" * 120, id="longer-than-sun_path"),
+        pytest.param("/".join("abcdefghijkl"), id="twelve-folders-down"),
+    ],
+)
+def test_a_proxy_wherever_the_view_holds_it_is_found(tmp_path: Path, below: str) -> None:
+    """Before, the walk stopped 8 levels down and dropped paths of 107 bytes or more:
+    both proxies were "no unix socket is visible" (blocked), a false enforced."""
+    allowed = tmp_path / "allowed"
+    sock = _bound(allowed / below)
+    try:
+        _stand_in_proxy(sock)
+        line = _sandboxed(allowed)["unix-proxy"]
+    finally:
+        sock.close()
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert f"/allowed/{below}/proxy.sock"[:90] in str(line["detail"]), line
+
+
+def test_more_sockets_than_are_tried_is_an_error_not_blocked(tmp_path: Path) -> None:
+    """49 sockets and more are not all tried: what was not tried is no proof."""
+    allowed = tmp_path / "allowed"
+    socks = [_bound(allowed, f"s{i}.sock") for i in range(60)]  # bound, nobody listens
+    try:
+        line = _sandboxed(allowed)["unix-proxy"]
+    finally:
+        for s in socks:
+            s.close()
+    assert line["outcome"] == "error", json.dumps(line)
+    assert "more unix sockets in view than are tried" in str(line["detail"]), line
