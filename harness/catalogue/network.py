@@ -122,6 +122,16 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
+        "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
+        " environment names",
+        ("socket", "connect"),
+        checks=("tcp-proxy",),
+        target="every TCP listener of the sandbox's own network namespace and every proxy"
+        " http_proxy, https_proxy or all_proxy names, asked by HTTP CONNECT and SOCKS5 for the"
+        " canary",
+    ),
+    _net(
+        _FAMILY,
         "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)",
         ("socket", "connect"),
         checks=("unix-host",),

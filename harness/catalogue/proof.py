@@ -128,6 +128,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-far",
         "bwrap-unix-proxy-usr",
     ),
+    _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
+    " environment names": ("bwrap-loopback-proxy",),
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",
         "bwrap-abstract-unix-dgram",

@@ -84,46 +84,6 @@ static void att_line_msg(struct att *a)
     a->outn = (size_t)snprintf((char *)a->out, sizeof a->out, "HARNESS %s %s\n", o.tag, a->id);
 }
 
-static uint16_t ip_checksum(const unsigned char *p, size_t n)
-{
-    uint32_t sum = 0;
-    for (size_t i = 0; i + 1 < n; i += 2)
-        sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)~sum;
-}
-
-/* X_FRAME: the HARNESS line in a UDP datagram to the canary's IPv4 address and port,
- * its IPv4 header (and, for a SOCK_RAW packet socket, an Ethernet header to the
- * broadcast address) built here: a packet socket takes frames, not connections. */
-static void att_frame_msg(struct att *a)
-{
-    const struct sockaddr_in *to = (const void *)&a->dst;
-    unsigned char *p = a->out;
-    size_t eth = a->type == SOCK_RAW ? 14 : 0;
-    char line[120];
-    size_t n = (size_t)snprintf(line, sizeof line, "HARNESS %s %s\n", o.tag, a->id);
-    size_t total = 20 + 8 + n;
-    memset(p, 0, eth + total);
-    if (eth) {
-        memset(p, 0xff, 6);
-        p[12] = 0x08; /* ETH_P_IP */
-    }
-    unsigned char *ip = p + eth, *udp = ip + 20;
-    ip[0] = 0x45;
-    ip[2] = (unsigned char)(total >> 8), ip[3] = (unsigned char)total;
-    ip[8] = 64, ip[9] = IPPROTO_UDP;
-    memcpy(ip + 16, &to->sin_addr, 4); /* from 0.0.0.0: only the capture need see it */
-    uint16_t c = ip_checksum(ip, 20);
-    ip[10] = (unsigned char)(c >> 8), ip[11] = (unsigned char)c;
-    udp[0] = 0x9c, udp[1] = 0x40; /* source port 40000 */
-    memcpy(udp + 2, &to->sin_port, 2);
-    udp[4] = (unsigned char)((8 + n) >> 8), udp[5] = (unsigned char)(8 + n);
-    memcpy(udp + 8, line, n);
-    a->outn = eth + total;
-}
-
 static void att_dns_msg(struct att *a, int tcp)
 {
     unsigned char *q = a->out + (tcp ? 2 : 0);
@@ -376,9 +336,10 @@ static int att_judge(struct att *a, int eof)
      * dialect may hand the canary's answer back in place of its own. */
     if (memmem(a->in, a->inn, want, strlen(want))) {
         int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
-        if (a->group == G_UNIX)
-            att_end(a, OC_ESCAPED, 0, "%s through unix socket %s: the nonce came back%s%s",
-                    a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5", a->dsts,
+        if (PROXY_GROUP(a))
+            att_end(a, OC_ESCAPED, 0, "%s through %s %s: the nonce came back%s%s",
+                    a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5",
+                    a->group == G_UNIX ? "unix socket" : "TCP proxy", a->dsts,
                     a->step < last ? " in place of the proxy's answer" : "", att_way(a));
         else
             att_end(a, OC_ESCAPED, 0, "the nonce came back from %s%s", a->dsts, att_way(a));
@@ -389,7 +350,7 @@ static int att_judge(struct att *a, int eof)
         if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
             return 0;
         line[strcspn(line, "\r\n")] = '\0';
-        att_end(a, a->group == G_UNIX ? OC_BLOCKED : OC_SUCCEEDED, 0,
+        att_end(a, PROXY_GROUP(a) ? OC_BLOCKED : OC_SUCCEEDED, 0,
                 "connected to %s, but no nonce came back (reply \"%.80s\")", a->dsts, line);
         return 1;
     }
@@ -495,6 +456,32 @@ static void att_next_out(struct att *a, const Addr *target)
     }
 }
 
+/* An attempt held back (S_WAIT) until the one it follows is done: a relay's SOCKS5
+ * request after its HTTP CONNECT, so that a relay forwarding whatever comes (bytes
+ * to the canary with no marker: unexplained) has first carried the marked request.
+ * Started now, or ended at once where that one escaped or met silence (a SOCKS5 server
+ * closes on an HTTP request; an interceptor that answers nothing would carry the bare
+ * greeting on); 0 while it must wait. */
+static int att_wait_over(struct att *a, const Addr *target)
+{
+    const struct att *first = &g_att[a->after - 1];
+    if (first->state != S_DONE)
+        return 0;
+    a->state = S_CONNECT;
+    if (first->oc == OC_ESCAPED) {
+        att_end(a, OC_BLOCKED, 0, "%s: not asked again (it relayed the HTTP CONNECT)", a->dsts);
+        return 1;
+    }
+    if (first->err == ETIMEDOUT) { /* silent: a SOCKS5 server closes on an HTTP request */
+        att_end(a, OC_BLOCKED, ETIMEDOUT, "%s: no answer to an HTTP CONNECT, not asked by SOCKS5",
+                a->dsts);
+        return 1;
+    }
+    att_next_out(a, target);
+    att_start(a);
+    return 1;
+}
+
 void chk_egress_sweep(void)
 {
     double t0 = now_ms();
@@ -532,11 +519,14 @@ void chk_egress_sweep(void)
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
     sweep_unix();
+    sweep_tcp_proxy();
     if (o.canary_unix && *o.canary_unix)
         sweep_abstract();
 
     for (size_t i = 0; i < g_natt; i++) {
         struct att *a = &g_att[i];
+        if (a->state == S_WAIT)
+            continue; /* started once the attempt it waits for is done (below) */
         if (a->group == G_OWN_DNS || a->group == G_OWN_DNS_TCP)
             own_dns_gate(a);
         if (a->state != S_DONE && a->talk != X_ICMP) {
@@ -556,6 +546,8 @@ void chk_egress_sweep(void)
         double now = now_ms(), next = -1;
         for (size_t i = 0; i < g_natt; i++) {
             struct att *a = &g_att[i];
+            if (a->state == S_WAIT && !att_wait_over(a, &target))
+                continue;
             if (a->state == S_DONE)
                 continue;
             if (now >= a->end && a->state == S_CONNECT && att_try_alt(a, ETIMEDOUT) == 0) {
@@ -565,8 +557,8 @@ void chk_egress_sweep(void)
                     att_end(a, OC_BLOCKED, ETIMEDOUT, "connect(%s)", a->dsts);
                 else if (a->type == SOCK_STREAM && a->group == G_SELF)
                     att_judge(a, 1);
-                else if (a->group == G_UNIX)
-                    att_end(a, OC_BLOCKED, 0, "%s: no proxy answer", a->dsts);
+                else if (PROXY_GROUP(a))
+                    att_end(a, OC_BLOCKED, a->inn ? 0 : ETIMEDOUT, "%s: no proxy answer", a->dsts);
                 else
                     att_end(a, OC_BLOCKED, ETIMEDOUT, "no answer from %s", a->dsts);
                 if (a->group == G_SELF)
@@ -644,6 +636,7 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     sweep_host_unix(t0);
     unix_report(sweep_id[SW_UNIX_PROXY], t0);
+    proxy_report(sweep_id[SW_TCP_PROXY], t0);
     group_report(G_HELD, sweep_id[SW_HELD_FDS], t0, "no socket held at the start (descriptors 3 and up), no other network namespace to enter");
     sweep_ipc();
     _exit(0);

@@ -489,3 +489,43 @@ static void held_netns(int in_host, uint64_t own, const char *ip4, const char *i
         }
     }
 }
+
+static uint16_t ip_checksum(const unsigned char *p, size_t n)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < n; i += 2)
+        sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)~sum;
+}
+
+/* X_FRAME: the HARNESS line in a UDP datagram to the canary's IPv4 address and port,
+ * its IPv4 header (and, for a SOCK_RAW packet socket, an Ethernet header to the
+ * broadcast address) built here: a packet socket takes frames, not connections. */
+void att_frame_msg(struct att *a)
+{
+    const struct sockaddr_in *to = (const void *)&a->dst;
+    unsigned char *p = a->out;
+    size_t eth = a->type == SOCK_RAW ? 14 : 0;
+    char line[120];
+    size_t n = (size_t)snprintf(line, sizeof line, "HARNESS %s %s\n", o.tag, a->id);
+    size_t total = 20 + 8 + n;
+    memset(p, 0, eth + total);
+    if (eth) {
+        memset(p, 0xff, 6);
+        p[12] = 0x08; /* ETH_P_IP */
+    }
+    unsigned char *ip = p + eth, *udp = ip + 20;
+    ip[0] = 0x45;
+    ip[2] = (unsigned char)(total >> 8), ip[3] = (unsigned char)total;
+    ip[8] = 64, ip[9] = IPPROTO_UDP;
+    memcpy(ip + 16, &to->sin_addr, 4); /* from 0.0.0.0: only the capture need see it */
+    uint16_t c = ip_checksum(ip, 20);
+    ip[10] = (unsigned char)(c >> 8), ip[11] = (unsigned char)c;
+    udp[0] = 0x9c, udp[1] = 0x40; /* source port 40000 */
+    memcpy(udp + 2, &to->sin_port, 2);
+    udp[4] = (unsigned char)((8 + n) >> 8), udp[5] = (unsigned char)(8 + n);
+    memcpy(udp + 8, line, n);
+    a->outn = eth + total;
+}

@@ -126,9 +126,13 @@ static void host_at_mounts(const struct hl *h)
     }
 }
 
-/* --host-unix: "T DEV:INO PID COMM FSPATH NAME" per line (hostside/listeners.py). */
+/* --host-unix: "T DEV:INO PID COMM FSPATH NAME" per line (hostside/listeners.py);
+ * read once. */
 static void read_host_list(void)
 {
+    static int read;
+    if (read++)
+        return;
     const char *s = o.host_unix ? o.host_unix : "";
     while (*s) {
         size_t n = strcspn(s, "\n");
@@ -389,6 +393,15 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
     *err = refused ? refused : e; /* a filter's refusal says more than a type mismatch */
     snprintf(why, cap, "connect(%s)", h->name);
     return OC_BLOCKED;
+}
+
+/* Is this socket file one of the host's listeners unix-host connects to (the host's
+ * list, less what the policy lets the workload change)? A connect that works there is
+ * an escape by that line, so unix-proxy need not ask it too. */
+int unix_host_tries(const struct stat *st)
+{
+    read_host_list();
+    return host_file(st) != NULL;
 }
 
 void sweep_host_unix(double t0)

@@ -299,8 +299,9 @@ int maybe_host_netns(void); /* egress.c: never change what may be the host's net
  * the same through the i386 entry alone (i386net.c); X_FRAME: a UDP packet the probe
  * builds itself, sent on a held packet socket (link-level destination `ll`). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
-enum { S_CONNECT, S_SEND, S_RECV, S_DONE };
-enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD };
+enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
+enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY };
+#define PROXY_GROUP(a) ((a)->group == G_UNIX || (a)->group == G_PROXY) /* a relay, asked to reach the canary */
 /* How the bytes are sent: send(2) on a connected socket, or another call (writev,
  * pwritev2 at the current position, sendfile from a memfd, splice from a pipe). */
 enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H_SENDFILE, H_SPLICE };
@@ -318,6 +319,7 @@ struct att {
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
     int by_write; /* send(2) refused: the call the bytes went by (1 write ... 4 sendmsg) */
+    size_t after; /* S_WAIT: 1 + the index of the attempt this one follows */
     pid_t kid; /* X_URING's child */
     Addr dst;
     struct sockaddr_ll ll; /* X_FRAME: the held packet socket's link-level destination */
@@ -379,7 +381,11 @@ int at_canary_unix(struct att *a);
 const char *canary_unix_suffix(int type);
 void sweep_host(int f, const char *ip, int high);
 void sweep_meta(int f, const char *ip, int high);
+int unix_host_tries(const struct stat *st); /* hostunix.c */
+void att_frame_msg(struct att *a); /* heldsocks.c: X_FRAME's datagram */
 void unix_report(const char *id, double t0);
+void proxy_report(const char *id, double t0);
+void sweep_tcp_proxy(void);
 void group_report(int group, const char *id, double t0, const char *none);
 
 /* ipc.c: System V and POSIX IPC, the sweep's ipc-* attempts and the canary's side */

@@ -158,9 +158,14 @@ void own_dns_gate(struct att *a)
 
 static int g_unix_cut; /* the walk stopped, or sockets were left untried: no proof */
 static char g_unix_cut_why[160];
+static int g_unix_whole; /* a view of the sandbox's own, walked whole (unix_walk) */
+static int g_unix_nosock; /* socket(AF_UNIX, SOCK_STREAM) refused */
+static int in_host_mntns(void);
 
 static void unix_cut(const char *fmt, const char *what)
 {
+    if (!g_unix_whole) /* the host's view: the host's list names its listeners */
+        return;
     if (!g_unix_cut)
         snprintf(g_unix_cut_why, sizeof g_unix_cut_why, fmt, what);
     g_unix_cut = 1;
@@ -204,12 +209,31 @@ static void unix_add(const char *path, int abstract)
         }
         at = shorter, len = strlen(shorter);
     }
+    if (!abstract) {
+        /* One of the host's listeners that unix-host connects to, or a file nothing
+         * listens on (a stale socket: refused), needs no proxy request: neither
+         * counts against the sockets tried. */
+        struct stat st;
+        struct sockaddr_un un = { .sun_family = AF_UNIX };
+        memcpy(un.sun_path, at, len);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int dead = fd >= 0 && connect(fd, (struct sockaddr *)&un, sizeof un) != 0 && errno == ECONNREFUSED;
+        if (fd >= 0)
+            close(fd);
+        else
+            g_unix_nosock = 1;
+        if (dead || (lstat(path, &st) == 0 && unix_host_tries(&st)))
+            return;
+    }
     for (int talk = X_HTTP; talk <= X_SOCKS; talk++) {
         size_t units = 0;
         for (size_t i = 0; i < g_natt; i++)
             units += g_att[i].group == G_UNIX;
         if (units >= 2 * UNIX_MAX) {
-            unix_cut("more unix sockets in view than are tried (%s)", "48");
+            /* Where no unix socket can be made at all, every attempt ends the same way
+             * at socket(2) (the ways around it are other lines'): none is left out. */
+            if (!g_unix_nosock)
+                unix_cut("more unix sockets in view than are tried (%s)", "48");
             return;
         }
         struct att *a = att_new(sweep_id[SW_UNIX_PROXY], G_UNIX);
@@ -225,6 +249,8 @@ static void unix_add(const char *path, int abstract)
         snprintf(a->dsts, sizeof a->dsts, "%s%s", abstract ? "@" : "", path);
         if (abstract) /* dsts shows '@'; compare on the bare name above */
             snprintf(a->dsts, sizeof a->dsts, "%s", path);
+        if (talk == X_SOCKS) /* after the HTTP CONNECT (attempt.c, att_wait_over) */
+            a->after = (size_t)(a - g_att), a->state = S_WAIT;
     }
 }
 
@@ -292,7 +318,7 @@ static int in_host_mntns(void)
 static void unix_walk(void)
 {
     struct item { char *path; int depth; };
-    int whole = !in_host_mntns();
+    int whole = g_unix_whole;
     size_t entries = whole ? UNIX_ENTRIES : UNIX_HOST_ENTRIES;
     int depth = whole ? UNIX_DEPTH : 8, stop = 0;
     double end = now_ms() + UNIX_WALK_MS;
@@ -317,8 +343,7 @@ static void unix_walk(void)
                 continue;
             if (++g_unix_read > entries || ((g_unix_read & 1023) == 0 && now_ms() > end)) {
                 stop = 1;
-                if (whole)
-                    unix_cut("the walk of the sandbox's view stopped %s: sockets beyond it untried",
+                unix_cut("the walk of the sandbox's view stopped %s: sockets beyond it untried",
                              g_unix_read > entries ? "at 3,000,000 entries" : "after 6 s");
                 break;
             }
@@ -326,8 +351,7 @@ static void unix_walk(void)
             struct stat st;
             if (snprintf(p, sizeof p, "%s/%s", strcmp(it.path, "/") ? it.path : "", e->d_name) >=
                 (int)sizeof p) {
-                if (whole)
-                    unix_cut("a path in the sandbox's view too long to walk (%.100s)", it.path);
+                unix_cut("a path in the sandbox's view too long to walk (%.100s)", it.path);
                 continue;
             }
             unsigned char type = e->d_type;
@@ -340,8 +364,7 @@ static void unix_walk(void)
                 unix_add(p, 0);
             } else if (type == DT_DIR && strcmp(p, "/proc") && strcmp(p, "/sys") && !unix_seed(p)) {
                 if (it.depth + 1 >= depth) {
-                    if (whole)
-                        unix_cut("folders deeper than 64 levels (%.100s)", p);
+                    unix_cut("folders deeper than 64 levels (%.100s)", p);
                     continue;
                 }
                 if (tail == cap) {
@@ -383,6 +406,7 @@ void unix_report(const char *id, double t0)
 
 void sweep_unix(void)
 {
+    g_unix_whole = !in_host_mntns();
     char buf[65536];
     ssize_t n = read_file("/proc/net/unix", buf, sizeof buf - 1);
     buf[n > 0 ? n : 0] = '\0';

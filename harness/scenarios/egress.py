@@ -447,9 +447,35 @@ EGRESS = Scenario(
                 "entries to 8 levels and goes on. For each socket, an "
                 "HTTP `CONNECT` (with the marker in an "
                 "`X-Harness: HARNESS <tag> unix-proxy` header, so that a proxy of another dialect "
-                "that forwards the request carries it) and a SOCKS5 request to `--canary-tcp`, "
-                "then the HARNESS line. Escaped if the nonce comes back anywhere in what the "
-                "socket answers, at any step; otherwise blocked, with what was tried."
+                "that forwards the request carries it), then, once that is done, a SOCKS5 "
+                "request to `--canary-tcp` (not where the HTTP request was relayed, nor where "
+                "it met silence: a SOCKS5 server closes on it, and a relay that answers "
+                "nothing would carry the bare greeting on, unmarked), then the HARNESS line. "
+                "Escaped if the nonce comes back anywhere in what the socket answers, at any "
+                "step; otherwise blocked, with what was tried."
+            ),
+        ),
+        # A sidecar relay on TCP: bound in the sandbox's own network namespace (its
+        # loopback), its outgoing side elsewhere; and the proxies its environment names.
+        _swept(
+            "tcp-proxy",
+            "HTTP CONNECT and SOCKS5 to the canary through every TCP listener of the sandbox's"
+            " own network namespace and every proxy its environment names",
+            transport=None,
+            control=Control.NONE,
+            how=(
+                "Every listening TCP socket of `/proc/net/tcp` and `/proc/net/tcp6` (the "
+                "sandbox's own network namespace; a wildcard address by loopback) but those on "
+                "a port harness named to the probe (its canary's, the policy's allowed "
+                "endpoint), and every proxy named by address in `http_proxy`, `https_proxy` or "
+                "`all_proxy` (either case; `localhost` as 127.0.0.1; port 1080 where none is "
+                "given; a name is not looked up; credentials are never printed): an HTTP "
+                "`CONNECT`, then a SOCKS5 request to `--canary-tcp`, then the HARNESS line, as "
+                "`unix-proxy`. Where the probe may stand in the host's network namespace (the "
+                "control, a co-located sandbox) its listeners are the host's services and are "
+                "never sent a request: only the proxies the environment names are tried. At "
+                "most 32 relays: more make the line an error unless one escaped. Escaped if the "
+                "nonce comes back; otherwise blocked, with what was tried."
             ),
         ),
         # Against a policy whose network_policies name binaries (docs/policy.md): the

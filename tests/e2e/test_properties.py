@@ -117,12 +117,14 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     assert "identity explicitly unavailable" in gvisor and "gVisor's sentry" in gvisor
     # Denied attempts went nowhere: each ended at the supervisor or in its namespace, and
     # its control escaped (unix-proxy finds no socket to try, a plain host hands its
-    # probe no socket for held-fds, and no route is made in the host's namespace for
-    # route-made: no control to compare).
+    # probe no socket for held-fds, no route is made in the host's namespace for
+    # route-made, and tcp-proxy sends the host's listeners nothing: no control to
+    # compare).
     for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
         assert check["outcome"] == "blocked", check
         uncontrolled = check["id"] in (
             "unix-proxy",
+            "tcp-proxy",
             "unix-host",
             "held-fds",
             "route-made",
@@ -149,9 +151,16 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
         egress = {c["id"]: c for c in row["checks"]}
         assert len(egress) >= 12
         assert {"tcp6-443", "udp6-53", "icmp6", "dns-own", "unix-proxy"} <= set(egress)
-        # unix-proxy, unix-host, held-fds and route-made (no next hop in view) find
-        # nothing to try here: blocked without an errno.
-        untried = ("unix-proxy", "unix-host", "held-fds", "route-made", "firewall-opened")
+        # unix-proxy, tcp-proxy, unix-host, held-fds and route-made (no next hop in
+        # view) find nothing to try here: blocked without an errno.
+        untried = (
+            "unix-proxy",
+            "tcp-proxy",
+            "unix-host",
+            "held-fds",
+            "route-made",
+            "firewall-opened",
+        )
         assert all(c["errno"] for i, c in egress.items() if i not in untried), egress
         assert (
             "attempts blocked: tcp-denied-name"
@@ -512,6 +521,11 @@ EGRESS_MUTANTS = {
     "bwrap-unix-proxy-long": ({"unix-proxy"}, "/" + "p" * 60),
     "bwrap-unix-proxy-far": ({"unix-proxy"}, "/1/2/3/4/5/6/7/8/9/proxy.sock: the nonce came back"),
     "bwrap-unix-proxy-usr": ({"unix-proxy"}, "/a/b/proxy.sock: the nonce came back"),
+    # A sidecar relay listening on the sandbox's own loopback, its outgoing side outside.
+    "bwrap-loopback-proxy": (
+        {"tcp-proxy"},
+        "through TCP proxy 127.0.0.1:3128: the nonce came back",
+    ),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
     "bwrap-unix-dialect": (

@@ -5,6 +5,8 @@ canary (its IPv4 address on one port), the rest at loopback where nothing listen
 from __future__ import annotations
 
 import os
+import socket
+import threading
 
 from harness.probe.build import build_probe
 
@@ -45,3 +47,28 @@ while True:
         except OSError:
             pass
 """
+
+
+def stand_in_proxy(sock: socket.socket) -> None:
+    """Serve `sock` (bound, unix or TCP) as a proxy to the canary would answer: an HTTP
+    CONNECT with 200, then the HARNESS line with the nonce n1. A daemon thread; closing
+    the socket ends it."""
+    sock.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(3)
+                try:
+                    if conn.recv(512).startswith(b"CONNECT "):
+                        conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                        if conn.recv(512).startswith(b"HARNESS "):
+                            conn.sendall(b"NONCE n1\n")
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()

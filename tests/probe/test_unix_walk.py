@@ -10,13 +10,12 @@ import json
 import os
 import socket
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv
+from tests.probe.egress_args import egress_argv, stand_in_proxy
 
 
 def _sandboxed(allowed: Path) -> dict[str, dict[str, object]]:
@@ -49,30 +48,6 @@ def _bound(folder: Path, name: str = "proxy.sock") -> socket.socket:
     return sock
 
 
-def _stand_in_proxy(sock: socket.socket) -> None:
-    """Answers an HTTP CONNECT with 200, then the HARNESS line with the nonce n1, as a
-    proxy to the canary would."""
-    sock.listen(8)
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(3)
-                try:
-                    if conn.recv(512).startswith(b"CONNECT "):
-                        conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                        if conn.recv(512).startswith(b"HARNESS "):
-                            conn.sendall(b"NONCE n1\n")
-                except OSError:
-                    pass
-
-    threading.Thread(target=serve, daemon=True).start()
-
-
 @pytest.mark.parametrize(
     "below",
     [
@@ -86,7 +61,7 @@ def test_a_proxy_wherever_the_view_holds_it_is_found(tmp_path: Path, below: str)
     allowed = tmp_path / "allowed"
     sock = _bound(allowed / below)
     try:
-        _stand_in_proxy(sock)
+        stand_in_proxy(sock)
         line = _sandboxed(allowed)["unix-proxy"]
     finally:
         sock.close()
@@ -95,9 +70,12 @@ def test_a_proxy_wherever_the_view_holds_it_is_found(tmp_path: Path, below: str)
 
 
 def test_more_sockets_than_are_tried_is_an_error_not_blocked(tmp_path: Path) -> None:
-    """49 sockets and more are not all tried: what was not tried is no proof."""
+    """49 live sockets and more are not all tried: what was not tried is no proof.
+    (Files nothing listens on, stale, are not counted: a connect is refused.)"""
     allowed = tmp_path / "allowed"
-    socks = [_bound(allowed, f"s{i}.sock") for i in range(60)]  # bound, nobody listens
+    socks = [_bound(allowed, f"s{i}.sock") for i in range(60)]
+    for s in socks:
+        s.listen(1)  # live, never answering a proxy request
     try:
         line = _sandboxed(allowed)["unix-proxy"]
     finally:
@@ -105,3 +83,14 @@ def test_more_sockets_than_are_tried_is_an_error_not_blocked(tmp_path: Path) -> 
             s.close()
     assert line["outcome"] == "error", json.dumps(line)
     assert "more unix sockets in view than are tried" in str(line["detail"]), line
+
+
+def test_stale_socket_files_are_not_counted(tmp_path: Path) -> None:
+    """Files nothing listens on (a crashed daemon's, a test's) are refused at once: not
+    counted against the sockets tried, so a view full of them is no error."""
+    allowed = tmp_path / "allowed"
+    socks = [_bound(allowed, f"s{i}.sock") for i in range(60)]  # bound, nobody listens
+    for s in socks:
+        s.close()
+    line = _sandboxed(allowed)["unix-proxy"]
+    assert line["outcome"] == "blocked", json.dumps(line)

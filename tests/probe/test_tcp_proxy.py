@@ -1,0 +1,83 @@
+"""tcp-proxy asks every relay on TCP the workload can reach without leaving its
+network namespace, for real: a stand-in proxy listening on the loopback of a network
+namespace of the test's own (a sidecar: found among the namespace's listeners), and one
+the environment names, with credentials, where the probe stands in the test's own
+namespace (whose listeners are never sent a request). Loopback only."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+from tests.lab import require_tool
+from tests.probe.egress_args import egress_argv, stand_in_proxy
+
+SIDECAR = """import socket, sys, time
+sys.path.insert(0, {root!r})
+from tests.probe.egress_args import stand_in_proxy
+s = socket.socket()
+s.bind(("127.0.0.1", 3128))
+stand_in_proxy(s)
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
+def _lines(stdout: str) -> dict[str, dict[str, object]]:
+    lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
+    return {x["id"]: x for x in lines if x.get("type") == "check"}
+
+
+def test_a_sidecar_proxy_on_the_sandboxs_own_loopback_is_found() -> None:
+    """Before, nothing tried a TCP listener of the sandbox's own namespace: a sidecar
+    relaying to anywhere was certified enforced."""
+    require_tool("unshare")
+    root = os.getcwd()
+    script = (
+        'ip link set lo up && "$PY" -c "$SIDECAR" > "$LOG" 2>&1 & '
+        'while ! grep -q up "$LOG" 2>/dev/null; do sleep 0.05; done; "$@"'
+    )
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "PY": sys.executable,
+        "SIDECAR": SIDECAR.format(root=root),
+        "LOG": f"/tmp/harness-sidecar-{os.getpid()}.log",
+    }
+    try:
+        done = subprocess.run(
+            ["unshare", "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
+            capture_output=True, text=True, timeout=120, check=False, env=env,
+        )  # fmt: skip
+    finally:
+        if os.path.exists(env["LOG"]):
+            os.unlink(env["LOG"])
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert "through TCP proxy 127.0.0.1:3128: the nonce came back" in str(line["detail"])
+
+
+def test_a_proxy_the_environment_names_is_tried_and_its_credentials_never_printed() -> None:
+    """Standing in the test's own network namespace (as harness tells it: --host-ns),
+    the probe sends nothing to that namespace's listeners, but asks the proxy
+    http_proxy names; its password appears nowhere in the output."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    stand_in_proxy(sock)
+    env = {**os.environ, "http_proxy": f"http://user:s3cret-pw@localhost:{port}/"}
+    try:
+        done = subprocess.run(
+            egress_argv("127.0.0.1", 9), capture_output=True, text=True, timeout=120,
+            check=False, env=env,
+        )  # fmt: skip
+    finally:
+        sock.close()
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert f"TCP proxy 127.0.0.1:{port}" in str(line["detail"]), line
+    assert "s3cret-pw" not in done.stdout + done.stderr
