@@ -73,15 +73,17 @@ ROWS: tuple[Row, ...] = (
         _EXEC,
         "exec of a setuid-root file",
         ("execve", "execveat"),
-        checks=("priv-setuid-exec",),
-        target="the setuid-root helper",
+        checks=("priv-setuid-exec", "priv-setid-view"),
+        target="the setuid-root helper; with no_new_privs off, every setuid-root file in the"
+        " sandbox's view on a mount that honours setuid, started and stopped before it runs",
     ),
     _priv(
         _EXEC,
         "exec of a setgid file",
         ("execve", "execveat"),
-        checks=("priv-setgid-exec",),
-        target="the setgid-root helper (egid 0)",
+        checks=("priv-setgid-exec", "priv-setid-view"),
+        target="the setgid-root helper (egid 0); with no_new_privs off, every file setgid to"
+        " group 0 in the sandbox's view on a mount that honours setgid",
     ),
     _priv(
         _EXEC,

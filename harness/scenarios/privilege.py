@@ -223,6 +223,29 @@ PRIVILEGE = Scenario(
                 "theirs, gains nothing; `evidence.held_group0`). `evidence.egid` records it."
             ),
         ),
+        # The image's own set-id programs, where the helpers were put on a nosuid mount:
+        # no control (the host's own set-id programs are not the helpers').
+        Check(
+            "priv-setid-view",
+            "exec each setuid-root or setgid-root file in the sandbox's own view, as an"
+            " unprivileged uid, with no_new_privs off",
+            control=Control.NONE,
+            how=(
+                "As the unprivileged uid: blocked with no_new_privs (no set-id bit is honoured "
+                "at exec). Otherwise the sandbox's view is walked (never through a symlink, "
+                "`/proc`, `/sys` or `/dev`; 2,000,000 entries, 4 seconds) for regular files "
+                "setuid to uid 0, or setgid and group-executable to group 0 (where the workload "
+                "does not hold group 0), that it may execute (`access(X_OK)`) on a mount without "
+                "nosuid, harness's own helpers of any build left out. Each (at most 8) is "
+                "started with `--version`, no environment and `/dev/null` for its standard "
+                "streams, and stopped (`SIGSTOP`) before it runs a single instruction: the child "
+                "waits at `SCHED_IDLE` on the parent's CPU, and the parent stops it once its "
+                "close-on-exec pipe closes. Its `/proc/<pid>/status` is read, and it is killed. "
+                "Escaped if one starts with euid (or, setgid, egid) 0, effective or saved "
+                "(`evidence.via`); an error where the walk was cut, more than 8 are in view, or "
+                "one's start could not be caught; `evidence.setid_in_view` counts them."
+            ),
+        ),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.
         _as_root(
             "priv-securebits",

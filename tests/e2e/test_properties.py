@@ -227,6 +227,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The host's root bound read-write brings the host's sysfs with it, writable.
     "bwrap-rw-root": {"filesystem_confinement": None, "privilege_floor": "priv-root-sysctl"},
     "runc-setuid": {"privilege_floor": "priv-setuid-exec"},
+    # No no_new_privs, the helpers nosuid, the image's own set-id programs honoured.
+    "user-suid-in-view": {"privilege_floor": "priv-setid-view"},
+    "user-sgid-in-view": {"privilege_floor": "priv-setid-view"},
     "microvm-user-net": {"egress_confinement": None},
     "bwrap-host-at-host-rw": {"filesystem_confinement": "fs-mounts"},
     "bwrap-host-at-host-ro": {"filesystem_confinement": "fs-mounts"},

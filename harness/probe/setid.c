@@ -1,0 +1,206 @@
+/* priv-setid-view: set-id files in the sandbox's own view (issue 37: every way into
+ * an operation). priv-setuid-exec and priv-setgid-exec run harness's helpers; a
+ * sandbox whose workload keeps no_new_privs off may have put them on a nosuid mount and
+ * left its image's own set-id programs (passwd, mount, su...) where set-id bits are
+ * honoured. As the unprivileged uid, with no_new_privs off, the view is walked (never
+ * through a symlink, /proc, /sys or /dev) for regular files setuid to uid 0, or setgid
+ * (group-executable) to group 0, that it may execute on a mount without nosuid, and
+ * each (at most SETID_TRIED) is started and its ids read before it runs a single
+ * instruction: the child waits on the parent's CPU at the lowest priority, the parent
+ * stops it (SIGSTOP) as soon as its exec is done (its close-on-exec pipe closed),
+ * before its return to user space, and reads /proc/<pid>/status. It is started with
+ * `--version`, /dev/null for stdin, stdout and stderr, and no environment, and killed
+ * there. No control: the host's own set-id programs are not the helpers'. */
+
+#include "probe.h"
+
+#include <sched.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+
+#define SETID_ENTRIES 2000000
+#define SETID_MS 4000.0
+#define SETID_TRIED 8
+
+/* Regular files setuid to uid 0, or setgid (group-executable) to group 0 where
+ * `gid0` (the workload does not hold group 0), that the workload may execute on a
+ * mount that honours set-id bits, harness's own helpers left out; at most `max`, in
+ * found[] (each prefixed 'u' or 'g', its kind); *cut where the walk stopped short. */
+static int setid_walk(int gid0, char (*found)[512], int max, int *cut)
+{
+    struct item { char *path; };
+    size_t cap = 1024, head = 0, tail = 0, read = 0;
+    struct item *q = malloc(cap * sizeof *q);
+    int n = 0;
+    double end = now_ms() + SETID_MS;
+    if (end > check_end() - 1000.0) /* room left to start what it finds */
+        end = check_end() - 1000.0;
+    *cut = 0;
+    if (!q) {
+        *cut = 1;
+        return 0;
+    }
+    q[tail++] = (struct item){ strdup("/") };
+    while (head < tail && n < max && !*cut) {
+        char *dir = q[head++].path;
+        DIR *d = dir ? opendir(dir) : NULL;
+        for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
+            if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+                continue;
+            if (++read > SETID_ENTRIES || ((read & 1023) == 0 && now_ms() > end)) {
+                *cut = 1;
+                break;
+            }
+            char p[500]; /* with its kind, within found[]'s 512 */
+            struct stat st;
+            if (snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) >= (int)sizeof p)
+                continue;
+            if (e->d_type == DT_DIR) {
+                if (!strcmp(p, "/proc") || !strcmp(p, "/sys") || !strcmp(p, "/dev"))
+                    continue;
+                if (tail == cap) {
+                    struct item *more = realloc(q, (cap *= 2) * sizeof *q);
+                    if (!more) {
+                        *cut = 1;
+                        break;
+                    }
+                    q = more;
+                }
+                q[tail++] = (struct item){ strdup(p) };
+                continue;
+            }
+            if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) || lstat(p, &st) != 0 ||
+                !S_ISREG(st.st_mode))
+                continue;
+            int suid = (st.st_mode & S_ISUID) && st.st_uid == 0;
+            int sgid = gid0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid == 0;
+            int setid = suid || sgid;
+            struct statvfs vf;
+            if (!setid || statvfs(p, &vf) != 0 || (vf.f_flag & ST_NOSUID) || access(p, X_OK) != 0)
+                continue;
+            if (strstr(p, "/harness-helpers-") || (o.setuid_helper && !strcmp(p, o.setuid_helper)) ||
+                (o.setgid_helper && !strcmp(p, o.setgid_helper)))
+                continue; /* harness's own helpers, of any build: their checks are theirs */
+            snprintf(found[n++], sizeof found[0], "%c%s", suid ? 'u' : 'g', p);
+        }
+        if (d)
+            closedir(d);
+        free(dir);
+    }
+    while (head < tail)
+        free(q[head++].path);
+    free(q);
+    return n;
+}
+
+/* The id fields (real, effective, saved, fs) of a "Uid:" or "Gid:" line. */
+static int status_ids(pid_t pid, const char *key, unsigned ids[4])
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    ssize_t n = read_file(path, buf, sizeof buf - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *at = strstr(buf, key);
+    return at && sscanf(at + strlen(key), "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4 ? 0 : -1;
+}
+
+/* Start `path` and read its ids at its first instruction: 1 its effective or saved
+ * uid (kind 'u'), or gid (kind 'g'), is 0; 0 it is not; -1 it could not be told (not
+ * run, or the parent was too late and it had ended). */
+static int starts_as_id0(const char *path, char kind)
+{
+    int p[2];
+    cpu_set_t mine, one;
+    int cpu = sched_getcpu();
+    if (pipe2(p, O_CLOEXEC) != 0 || cpu < 0 || sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return -1;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(0, sizeof one, &one); /* the parent on that CPU too, for the time */
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct sched_param sp = { 0 };
+        sched_setscheduler(0, SCHED_IDLE, &sp);
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3 && null >= 0; fd++)
+            dup2(null, fd);
+        char *argv[] = { (char *)path, "--version", NULL }, *envp[] = { NULL };
+        execve(path, argv, envp);
+        _exit(127);
+    }
+    close(p[1]);
+    char c;
+    while (pid > 0 && read(p[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    if (pid > 0)
+        kill(pid, SIGSTOP);
+    sched_setaffinity(0, sizeof mine, &mine);
+    close(p[0]);
+    if (pid < 0)
+        return -1;
+    siginfo_t si = { 0 };
+    int told = -1;
+    unsigned ids[4];
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOWAIT) == 0 &&
+        !(si.si_code == CLD_EXITED && si.si_status == 127) &&
+        status_ids(pid, kind == 'g' ? "Gid:" : "Uid:", ids) == 0) {
+        if (ids[1] == 0 || ids[2] == 0)
+            told = 1;
+        else if (si.si_code == CLD_STOPPED)
+            told = 0; /* stopped before it ran: what the exec gave */
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    return told;
+}
+
+static int holds_group0(void)
+{
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    for (int i = 0; i < n; i++)
+        if (groups[i] == 0)
+            return 1;
+    return getgid() == 0 || getegid() == 0;
+}
+
+/* As the unprivileged uid: blocked with no_new_privs (no set-id bit is honoured at
+ * exec); else escaped by the first set-id file in view that starts with id 0, blocked
+ * where none is in view or none does, an error where the walk was cut, more are in
+ * view than are tried, or a file's start could not be told. */
+void chk_priv_setid_view(void)
+{
+    static char found[SETID_TRIED + 1][512];
+    drop_privs();
+    if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+        outcome(OC_BLOCKED, 0, "no_new_privs is set: no set-id bit is honoured at exec");
+    if (getuid() == 0 || geteuid() == 0)
+        outcome(OC_BLOCKED, 0, "the workload's uid is 0 here (a user namespace of its own): no gain");
+    int gid0 = !holds_group0(), cut = 0, tried = 0, untold = 0;
+    int n = setid_walk(gid0, found, SETID_TRIED + 1, &cut);
+    ev_int("setid_in_view", n);
+    for (int i = 0; i < n && tried < SETID_TRIED; i++, tried++) {
+        int r = starts_as_id0(found[i] + 1, found[i][0]);
+        if (r == 1) {
+            ev_str("via", found[i] + 1);
+            outcome(OC_ESCAPED, 0, "no_new_privs is off, and the %s %s in the sandbox's view (a mount"
+                    " that honours set-id bits) started with %s 0", found[i][0] == 'u' ? "setuid-root"
+                    : "setgid-root", found[i] + 1, found[i][0] == 'u' ? "euid" : "egid");
+        }
+        untold += r < 0;
+    }
+    if (cut)
+        outcome(OC_ERROR, 0, "no_new_privs is off, and the walk of the sandbox's view for set-id"
+                " files stopped short (%d found): no proof that none gains", n);
+    if (untold)
+        outcome(OC_ERROR, 0, "no_new_privs is off, and %d of the %d set-id files in view could not"
+                " be caught at their start: no proof that none gains", untold, tried);
+    if (n > SETID_TRIED)
+        outcome(OC_ERROR, 0, "no_new_privs is off, and more than %d set-id files are in view: no"
+                " proof that none gains", SETID_TRIED);
+    outcome(OC_BLOCKED, 0, "no_new_privs is off, and %s", n ? "no set-id file in view started"
+            " with id 0" : "no set-id file to id 0 in view may be run");
+}
