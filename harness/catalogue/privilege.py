@@ -89,8 +89,9 @@ ROWS: tuple[Row, ...] = (
         _EXEC,
         "exec of a file with capabilities",
         ("execve", "execveat"),
-        checks=("priv-fcap-exec",),
-        target="the cap_net_raw helper",
+        checks=("priv-fcap-exec", "priv-setid-view"),
+        target="the cap_net_raw helper; with no_new_privs off, in the host's user namespace,"
+        " every executable carrying file capabilities in the sandbox's view",
     ),
     _priv(
         _EXEC,

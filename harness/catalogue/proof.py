@@ -97,7 +97,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "securebits": ("root-securebits-unlocked",),
     _PRIV + "exec of a setuid-root file": ("runc-setuid", "user-suid-in-view"),
     _PRIV + "exec of a setgid file": ("root-setgid-kept", "user-sgid-in-view"),
-    _PRIV + "exec of a file with capabilities": ("root-fcap-kept", "root-fcap-no-net-raw"),
+    _PRIV + "exec of a file with capabilities": (
+        "root-fcap-kept",
+        "root-fcap-no-net-raw",
+        "user-fcap-in-view",
+    ),
     _PRIV + "exec carrying the workload's inheritable capabilities": ("user-inheritable-only",),
     _PRIV + "mount, and the new mount API": ("runc-sys-admin-allowed",),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),

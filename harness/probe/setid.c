@@ -3,8 +3,9 @@
  * sandbox whose workload keeps no_new_privs off may have put them on a nosuid mount and
  * left its image's own set-id programs (passwd, mount, su...) where set-id bits are
  * honoured. As the unprivileged uid, with no_new_privs off, the view is walked (never
- * through a symlink, /proc, /sys or /dev) for regular files setuid to uid 0, or setgid
- * (group-executable) to group 0, that it may execute on a mount without nosuid, and
+ * through a symlink, /proc, /sys or /dev) for regular files setuid to uid 0, setgid
+ * (group-executable) to group 0, or (in the host's user namespace) carrying file
+ * capabilities, that it may execute on a mount without nosuid, and
  * each (at most SETID_TRIED) is started and its ids read before it runs a single
  * instruction: the child waits on the parent's CPU at the lowest priority, the parent
  * stops it (SIGSTOP) as soon as its exec is done (its close-on-exec pipe closed),
@@ -22,11 +23,14 @@
 #define SETID_MS 4000.0
 #define SETID_TRIED 8
 
-/* Regular files setuid to uid 0, or setgid (group-executable) to group 0 where
- * `gid0` (the workload does not hold group 0), that the workload may execute on a
- * mount that honours set-id bits, harness's own helpers left out; at most `max`, in
- * found[] (each prefixed 'u' or 'g', its kind); *cut where the walk stopped short. */
-static int setid_walk(int gid0, char (*found)[512], int max, int *cut)
+#define SETID_PATH 4096
+
+/* Regular files setuid to uid 0, setgid (group-executable) to group 0 where `gid0`
+ * (the workload does not hold group 0), or carrying file capabilities where `fcaps`
+ * (the host's user namespace), that the workload may execute on a mount that honours
+ * them, harness's own helpers left out; at most `max`, in found[] (each prefixed 'u',
+ * 'g' or 'c', its kind); *cut where the walk stopped short. */
+static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int max, int *cut)
 {
     struct item { char *path; };
     size_t cap = 1024, head = 0, tail = 0, read = 0;
@@ -51,10 +55,12 @@ static int setid_walk(int gid0, char (*found)[512], int max, int *cut)
                 *cut = 1;
                 break;
             }
-            char p[500]; /* with its kind, within found[]'s 512 */
+            char p[SETID_PATH];
             struct stat st;
-            if (snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) >= (int)sizeof p)
-                continue;
+            if (snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) >= (int)sizeof p) {
+                *cut = 1;
+                break;
+            }
             if (e->d_type == DT_DIR) {
                 if (!strcmp(p, "/proc") || !strcmp(p, "/sys") || !strcmp(p, "/dev"))
                     continue;
@@ -74,14 +80,16 @@ static int setid_walk(int gid0, char (*found)[512], int max, int *cut)
                 continue;
             int suid = (st.st_mode & S_ISUID) && st.st_uid == 0;
             int sgid = gid0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid == 0;
-            int setid = suid || sgid;
+            int fcap = !suid && !sgid && fcaps && (st.st_mode & 0111) &&
+                       getxattr(p, "security.capability", NULL, 0) > 0;
+            int setid = suid || sgid || fcap;
             struct statvfs vf;
             if (!setid || statvfs(p, &vf) != 0 || (vf.f_flag & ST_NOSUID) || access(p, X_OK) != 0)
                 continue;
             if (strstr(p, "/harness-helpers-") || (o.setuid_helper && !strcmp(p, o.setuid_helper)) ||
                 (o.setgid_helper && !strcmp(p, o.setgid_helper)))
                 continue; /* harness's own helpers, of any build: their checks are theirs */
-            snprintf(found[n++], sizeof found[0], "%c%s", suid ? 'u' : 'g', p);
+            snprintf(found[n++], sizeof found[0], "%c%s", suid ? 'u' : sgid ? 'g' : 'c', p);
         }
         if (d)
             closedir(d);
@@ -106,9 +114,21 @@ static int status_ids(pid_t pid, const char *key, unsigned ids[4])
     return at && sscanf(at + strlen(key), "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4 ? 0 : -1;
 }
 
+/* The CapEff of a process, by its /proc/<pid>/status (0 if unreadable). */
+static uint64_t cap_eff_of(pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    ssize_t n = read_file(path, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *at = strstr(buf, "CapEff:");
+    return at ? strtoull(at + 7, NULL, 16) : 0;
+}
+
 /* Start `path` and read its ids at its first instruction: 1 its effective or saved
- * uid (kind 'u'), or gid (kind 'g'), is 0; 0 it is not; -1 it could not be told (not
- * run, or the parent was too late and it had ended). */
+ * uid (kind 'u') or gid (kind 'g') is 0, or (kind 'c') it holds an effective
+ * capability the workload does not; 0 not; -1 it could not be told (not run, or the
+ * parent was too late and it had ended). */
 static int starts_as_id0(const char *path, char kind)
 {
     int p[2];
@@ -145,8 +165,8 @@ static int starts_as_id0(const char *path, char kind)
     unsigned ids[4];
     if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOWAIT) == 0 &&
         !(si.si_code == CLD_EXITED && si.si_status == 127) &&
-        status_ids(pid, kind == 'g' ? "Gid:" : "Uid:", ids) == 0) {
-        if (ids[1] == 0 || ids[2] == 0)
+        (kind == 'c' || status_ids(pid, kind == 'g' ? "Gid:" : "Uid:", ids) == 0)) {
+        if (kind == 'c' ? (cap_eff_of(pid) & ~cap_eff_of(getpid())) != 0 : ids[1] == 0 || ids[2] == 0)
             told = 1;
         else if (si.si_code == CLD_STOPPED)
             told = 0; /* stopped before it ran: what the exec gave */
@@ -173,22 +193,24 @@ static int holds_group0(void)
  * view than are tried, or a file's start could not be told. */
 void chk_priv_setid_view(void)
 {
-    static char found[SETID_TRIED + 1][512];
+    static char found[SETID_TRIED + 1][SETID_PATH + 2];
     drop_privs();
     if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
         outcome(OC_BLOCKED, 0, "no_new_privs is set: no set-id bit is honoured at exec");
     if (getuid() == 0 || geteuid() == 0)
         outcome(OC_BLOCKED, 0, "the workload's uid is 0 here (a user namespace of its own): no gain");
     int gid0 = !holds_group0(), cut = 0, tried = 0, untold = 0;
-    int n = setid_walk(gid0, found, SETID_TRIED + 1, &cut);
+    int n = setid_walk(gid0, initial_userns(), found, SETID_TRIED + 1, &cut);
     ev_int("setid_in_view", n);
     for (int i = 0; i < n && tried < SETID_TRIED; i++, tried++) {
         int r = starts_as_id0(found[i] + 1, found[i][0]);
         if (r == 1) {
             ev_str("via", found[i] + 1);
+            char k = found[i][0];
             outcome(OC_ESCAPED, 0, "no_new_privs is off, and the %s %s in the sandbox's view (a mount"
-                    " that honours set-id bits) started with %s 0", found[i][0] == 'u' ? "setuid-root"
-                    : "setgid-root", found[i] + 1, found[i][0] == 'u' ? "euid" : "egid");
+                    " that honours them) started with %s", k == 'u' ? "setuid-root" : k == 'g' ?
+                    "setgid-root" : "file-capability", found[i] + 1, k == 'u' ? "euid 0" : k == 'g' ?
+                    "egid 0" : "a capability the workload lacks, effective");
         }
         untold += r < 0;
     }

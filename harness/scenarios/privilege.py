@@ -227,21 +227,24 @@ PRIVILEGE = Scenario(
         # no control (the host's own set-id programs are not the helpers').
         Check(
             "priv-setid-view",
-            "exec each setuid-root or setgid-root file in the sandbox's own view, as an"
-            " unprivileged uid, with no_new_privs off",
+            "exec each setuid-root, setgid-root or file-capability program in the sandbox's own"
+            " view, as an unprivileged uid, with no_new_privs off",
             control=Control.NONE,
             how=(
                 "As the unprivileged uid: blocked with no_new_privs (no set-id bit is honoured "
                 "at exec). Otherwise the sandbox's view is walked (never through a symlink, "
                 "`/proc`, `/sys` or `/dev`; 2,000,000 entries, 4 seconds) for regular files "
-                "setuid to uid 0, or setgid and group-executable to group 0 (where the workload "
-                "does not hold group 0), that it may execute (`access(X_OK)`) on a mount without "
+                "setuid to uid 0, setgid and group-executable to group 0 (where the workload "
+                "does not hold group 0), or (in the host's user namespace) executable and "
+                "carrying file capabilities, that it may execute (`access(X_OK)`) on a mount "
+                "without "
                 "nosuid, harness's own helpers of any build left out. Each (at most 8) is "
                 "started with `--version`, no environment and `/dev/null` for its standard "
                 "streams, and stopped (`SIGSTOP`) before it runs a single instruction: the child "
                 "waits at `SCHED_IDLE` on the parent's CPU, and the parent stops it once its "
                 "close-on-exec pipe closes. Its `/proc/<pid>/status` is read, and it is killed. "
-                "Escaped if one starts with euid (or, setgid, egid) 0, effective or saved "
+                "Escaped if one starts with euid (or, setgid, egid) 0, effective or saved, or "
+                "(file capabilities) with an effective capability the workload lacks "
                 "(`evidence.via`); an error where the walk was cut, more than 8 are in view, or "
                 "one's start could not be caught; `evidence.setid_in_view` counts them."
             ),

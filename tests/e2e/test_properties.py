@@ -230,6 +230,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # No no_new_privs, the helpers nosuid, the image's own set-id programs honoured.
     "user-suid-in-view": {"privilege_floor": "priv-setid-view"},
     "user-sgid-in-view": {"privilege_floor": "priv-setid-view"},
+    "user-fcap-in-view": {"privilege_floor": "priv-setid-view"},
     "microvm-user-net": {"egress_confinement": None},
     "bwrap-host-at-host-rw": {"filesystem_confinement": "fs-mounts"},
     "bwrap-host-at-host-ro": {"filesystem_confinement": "fs-mounts"},
