@@ -7,10 +7,10 @@
  * environment names by address (http_proxy, https_proxy, all_proxy, either case).
  * Where the probe may stand in the host's network namespace (the control, a
  * co-located sandbox) the listeners are the host's own services, which are never
- * sent a request: only the proxies the environment names are tried there. Listeners
- * on a port harness told the probe of (its canary's, the policy's allowed one) are
- * left out: that traffic is the other lines'. Credentials in a proxy's address are
- * never printed. */
+ * sent a request: only the proxies the environment names are tried there; a sandbox
+ * that shows no /proc (no listener can be listed, the namespace not told) is an error.
+ * Every port is tried (a relay on the canary's own port number, 8080, is a relay).
+ * Credentials in a proxy's address are never printed. */
 
 #include "probe.h"
 
@@ -18,23 +18,7 @@
 
 static int g_proxy_cut; /* more relays in view than are tried: no proof */
 static int g_in_host_netns;
-
-/* A port of an option's "host:port" ("[v6]:port"), 0 if none. */
-static unsigned opt_port(const char *v)
-{
-    const char *c = v ? strrchr(v, ':') : NULL;
-    return c ? (unsigned)strtoul(c + 1, NULL, 10) : 0;
-}
-
-/* Ports harness told the probe of: its canary's and the policy's allowed endpoint. */
-static int told_port(unsigned port)
-{
-    const char *opts[] = { o.canary_tcp, o.allowed_tcp, o.doh, o.alt_dns, o.resolver };
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-        if (opts[i] && opt_port(opts[i]) == port)
-            return 1;
-    return o.high_port && strtoul(o.high_port, NULL, 10) == port;
-}
+static int g_unlisted; /* no /proc to list the namespace's listeners by, or tell it by */
 
 static void proxy_add(const char *host, unsigned port)
 {
@@ -61,12 +45,16 @@ static void proxy_add(const char *host, unsigned port)
     }
 }
 
-/* /proc/net/tcp or tcp6: each listener (state 0A), a wildcard address by loopback. */
-static void listeners(const char *file, int six)
+/* /proc/net/tcp or tcp6: each listener (state 0A), a wildcard address by loopback
+ * (tcp6's at ::1 and at 127.0.0.1: /proc does not say whether it is IPv6 only); -1
+ * where the table cannot be read. */
+static int listeners(const char *file, int six)
 {
     FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
     char line[512];
-    while (f && fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof line, f)) {
         char hex[40], st[4];
         unsigned port;
         if (sscanf(line, "%*s %39[0-9A-Fa-f]:%x %*s %3s", hex, &port, st) != 3 || strcmp(st, "0A"))
@@ -84,15 +72,17 @@ static void listeners(const char *file, int six)
         }
         char host[INET6_ADDRSTRLEN];
         static const unsigned char any[16];
-        if (!memcmp(raw, any, 4 * words))
-            snprintf(host, sizeof host, "%s", six ? "::1" : "127.0.0.1");
-        else if (!inet_ntop(six ? AF_INET6 : AF_INET, raw, host, sizeof host))
+        if (!memcmp(raw, any, 4 * words)) { /* a wildcard: by loopback; tcp6's may be dual-stack */
+            proxy_add(six ? "::1" : "127.0.0.1", port);
+            if (six)
+                proxy_add("127.0.0.1", port);
             continue;
-        if (!told_port(port))
+        }
+        if (inet_ntop(six ? AF_INET6 : AF_INET, raw, host, sizeof host))
             proxy_add(host, port);
     }
-    if (f)
-        fclose(f);
+    fclose(f);
+    return 0;
 }
 
 /* A proxy URL's address ([scheme://][user[:password]@]host[:port][/...]), by number
@@ -135,11 +125,14 @@ void sweep_tcp_proxy(void)
         if (v && *v)
             env_proxy(v);
     }
-    g_in_host_netns = maybe_host_netns();
-    if (g_in_host_netns)
+    struct stat self;
+    g_unlisted = stat("/proc/self/ns/net", &self) != 0; /* no /proc: nothing can be told */
+    g_in_host_netns = !g_unlisted && maybe_host_netns();
+    if (g_unlisted || g_in_host_netns)
         return;
-    listeners("/proc/net/tcp", 0);
-    listeners("/proc/net/tcp6", 1);
+    if (listeners("/proc/net/tcp", 0) != 0)
+        g_unlisted = 1;
+    listeners("/proc/net/tcp6", 1); /* none where the kernel has no IPv6 */
 }
 
 /* tcp-proxy's line: as group_report, but an error where more relays were in view
@@ -149,6 +142,12 @@ void proxy_report(const char *id, double t0)
     int escaped = 0;
     for (size_t i = 0; i < g_natt; i++)
         escaped |= g_att[i].group == G_PROXY && g_att[i].oc == OC_ESCAPED;
+    if (g_unlisted && !escaped) {
+        att_line(id, OC_ERROR, 0,
+                 "the sandbox shows no /proc/net/tcp: its network namespace's TCP listeners cannot"
+                 " be listed (a relay among them would be a way out)", t0, "", 0, NULL);
+        return;
+    }
     if (g_proxy_cut && !escaped) {
         att_line(id, OC_ERROR, 0,
                  "more TCP listeners and proxies in view than are tried (32): no proof that none is"

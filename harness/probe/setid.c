@@ -3,7 +3,7 @@
  * sandbox whose workload keeps no_new_privs off may have put them on a nosuid mount and
  * left its image's own set-id programs (passwd, mount, su...) where set-id bits are
  * honoured. As the unprivileged uid, with no_new_privs off, the view is walked (never
- * through a symlink, /proc, /sys or /dev) for regular files setuid to uid 0, setgid
+ * through a symlink, /proc or /sys) for regular files setuid to uid 0, setgid
  * (group-executable) to group 0, or (in the host's user namespace) carrying file
  * capabilities, that it may execute on a mount without nosuid, and
  * each (at most SETID_TRIED) is started and its ids read before it runs a single
@@ -45,24 +45,31 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
         return 0;
     }
     q[tail++] = (struct item){ strdup("/") };
-    while (head < tail && n < max && !*cut) {
+    int stop = 0;
+    while (head < tail && n < max && !stop) {
         char *dir = q[head++].path;
         DIR *d = dir ? opendir(dir) : NULL;
+        if (dir && !d && errno == EACCES && access(dir, X_OK) == 0)
+            *cut = 1; /* passable, not listable: a file inside runs by its path, unseen */
         for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
             if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
                 continue;
             if (++read > SETID_ENTRIES || ((read & 1023) == 0 && now_ms() > end)) {
-                *cut = 1;
+                *cut = stop = 1;
                 break;
             }
             char p[SETID_PATH];
             struct stat st;
             if (snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) >= (int)sizeof p) {
-                *cut = 1;
-                break;
+                *cut = 1; /* deeper than a path can name: unseen */
+                continue;
             }
-            if (e->d_type == DT_DIR) {
-                if (!strcmp(p, "/proc") || !strcmp(p, "/sys") || !strcmp(p, "/dev"))
+            unsigned char type = e->d_type;
+            if (type == DT_UNKNOWN) /* a filesystem that does not say: ask */
+                type = lstat(p, &st) != 0 ? DT_UNKNOWN : S_ISDIR(st.st_mode) ? DT_DIR
+                       : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+            if (type == DT_DIR) {
+                if (!strcmp(p, "/proc") || !strcmp(p, "/sys"))
                     continue;
                 if (tail == cap) {
                     struct item *more = realloc(q, (cap *= 2) * sizeof *q);
@@ -75,8 +82,7 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
                 q[tail++] = (struct item){ strdup(p) };
                 continue;
             }
-            if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) || lstat(p, &st) != 0 ||
-                !S_ISREG(st.st_mode))
+            if (type != DT_REG || lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
                 continue;
             int suid = (st.st_mode & S_ISUID) && st.st_uid == 0;
             int sgid = gid0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid == 0;
@@ -148,11 +154,14 @@ static int starts_as_id0(const char *path, char kind)
             dup2(null, fd);
         char *argv[] = { (char *)path, "--version", NULL }, *envp[] = { NULL };
         execve(path, argv, envp);
+        int e = errno; /* never started: nothing gained (ENOEXEC, a missing loader, an LSM) */
+        if (write(p[1], &e, sizeof e) < 0)
+            _exit(126);
         _exit(127);
     }
     close(p[1]);
-    char c;
-    while (pid > 0 && read(p[0], &c, 1) < 0 && errno == EINTR) {
+    int failed = 0;
+    while (pid > 0 && read(p[0], &failed, sizeof failed) < 0 && errno == EINTR) {
     }
     if (pid > 0)
         kill(pid, SIGSTOP);
@@ -160,6 +169,11 @@ static int starts_as_id0(const char *path, char kind)
     close(p[0]);
     if (pid < 0)
         return -1;
+    if (failed) { /* its exec failed: it never ran with anything */
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return 0;
+    }
     siginfo_t si = { 0 };
     int told = -1;
     unsigned ids[4];

@@ -164,7 +164,8 @@ static int in_host_mntns(void);
 
 static void unix_cut(const char *fmt, const char *what)
 {
-    if (!g_unix_whole) /* the host's view: the host's list names its listeners */
+    if (!g_unix_whole || g_unix_nosock) /* the host's view (its list names its listeners), or
+                                         * no unix socket can be made: nothing is left out */
         return;
     if (!g_unix_cut)
         snprintf(g_unix_cut_why, sizeof g_unix_cut_why, fmt, what);
@@ -336,6 +337,9 @@ static void unix_walk(void)
         struct item it = q[head++];
         DIR *d = it.path ? opendir(it.path) : NULL;
         struct stat top;
+        if (it.path && !d && errno == EACCES && access(it.path, X_OK) == 0)
+            unix_cut("a folder it may pass through but not list (%.100s): a socket inside is reached"
+                     " by its name, unseen", it.path);
         if (it.path && !d && lstat(it.path, &top) == 0 && S_ISSOCK(top.st_mode))
             unix_add(it.path, 0); /* a mount point that is a socket file bound in itself */
         for (struct dirent *e; d && (e = readdir(d));) {
@@ -407,6 +411,11 @@ void unix_report(const char *id, double t0)
 void sweep_unix(void)
 {
     g_unix_whole = !in_host_mntns();
+    int probe_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe_fd < 0) /* no unix socket can be made: every attempt ends at socket(2) */
+        g_unix_nosock = 1;
+    else
+        close(probe_fd);
     char buf[65536];
     ssize_t n = read_file("/proc/net/unix", buf, sizeof buf - 1);
     buf[n > 0 ? n : 0] = '\0';

@@ -233,7 +233,7 @@ PRIVILEGE = Scenario(
             how=(
                 "As the unprivileged uid: blocked with no_new_privs (no set-id bit is honoured "
                 "at exec). Otherwise the sandbox's view is walked (never through a symlink, "
-                "`/proc`, `/sys` or `/dev`; 2,000,000 entries, 4 seconds) for regular files "
+                "`/proc` or `/sys`; 2,000,000 entries, 4 seconds) for regular files "
                 "setuid to uid 0, setgid and group-executable to group 0 (where the workload "
                 "does not hold group 0), or (in the host's user namespace) executable and "
                 "carrying file capabilities, that it may execute (`access(X_OK)`) on a mount "
@@ -245,8 +245,10 @@ PRIVILEGE = Scenario(
                 "close-on-exec pipe closes. Its `/proc/<pid>/status` is read, and it is killed. "
                 "Escaped if one starts with euid (or, setgid, egid) 0, effective or saved, or "
                 "(file capabilities) with an effective capability the workload lacks "
-                "(`evidence.via`); an error where the walk was cut, more than 8 are in view, or "
-                "one's start could not be caught; `evidence.setid_in_view` counts them."
+                "(`evidence.via`); a file whose exec fails never ran (no gain); an error where "
+                "the walk was cut (time, entries, a path too long, a folder it may pass through "
+                "but not list), more than 8 are in view, or one's start could not be caught; "
+                "`evidence.setid_in_view` counts them."
             ),
         ),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.
