@@ -30,6 +30,15 @@
  * (the host's user namespace), that the workload may execute on a mount that honours
  * them, harness's own helpers left out; at most `max`, in found[] (each prefixed 'u',
  * 'g' or 'c', its kind); *cut where the walk stopped short. */
+static char g_cut_why[200]; /* why the walk left something unseen */
+
+static void walk_cut(int *cut, const char *why, const char *path)
+{
+    if (!*cut)
+        snprintf(g_cut_why, sizeof g_cut_why, "%s (%.120s)", why, path);
+    *cut = 1;
+}
+
 static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int max, int *cut)
 {
     struct item { char *path; };
@@ -49,19 +58,20 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
     while (head < tail && n < max && !stop) {
         char *dir = q[head++].path;
         DIR *d = dir ? opendir(dir) : NULL;
-        if (dir && !d && errno == EACCES && access(dir, X_OK) == 0)
-            *cut = 1; /* passable, not listable: a file inside runs by its path, unseen */
+        if (dir && !d && errno == EACCES && access(dir, X_OK) == 0) /* a file inside runs by path */
+            walk_cut(cut, "a folder it may pass through but not list", dir);
         for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
             if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
                 continue;
             if (++read > SETID_ENTRIES || ((read & 1023) == 0 && now_ms() > end)) {
-                *cut = stop = 1;
+                walk_cut(cut, read > SETID_ENTRIES ? "2,000,000 entries read" : "its time ran out", dir);
+                stop = 1;
                 break;
             }
             char p[SETID_PATH];
             struct stat st;
             if (snprintf(p, sizeof p, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) >= (int)sizeof p) {
-                *cut = 1; /* deeper than a path can name: unseen */
+                walk_cut(cut, "a path longer than it can name", dir);
                 continue;
             }
             unsigned char type = e->d_type;
@@ -74,7 +84,7 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
                 if (tail == cap) {
                     struct item *more = realloc(q, (cap *= 2) * sizeof *q);
                     if (!more) {
-                        *cut = 1;
+                        walk_cut(cut, "no memory", dir);
                         break;
                     }
                     q = more;
@@ -163,7 +173,7 @@ static int starts_as_id0(const char *path, char kind)
     int failed = 0;
     while (pid > 0 && read(p[0], &failed, sizeof failed) < 0 && errno == EINTR) {
     }
-    if (pid > 0)
+    if (pid > 0 && !failed)
         kill(pid, SIGSTOP);
     sched_setaffinity(0, sizeof mine, &mine);
     close(p[0]);
@@ -230,7 +240,7 @@ void chk_priv_setid_view(void)
     }
     if (cut)
         outcome(OC_ERROR, 0, "no_new_privs is off, and the walk of the sandbox's view for set-id"
-                " files stopped short (%d found): no proof that none gains", n);
+                " files left some unseen: %s (%d found): no proof that none gains", g_cut_why, n);
     if (untold)
         outcome(OC_ERROR, 0, "no_new_privs is off, and %d of the %d set-id files in view could not"
                 " be caught at their start: no proof that none gains", untold, tried);
