@@ -440,8 +440,13 @@ static void att_next_out(struct att *a, const Addr *target)
                                    "CONNECT %s HTTP/1.1\r\nHost: %s\r\nX-Harness: HARNESS %s %s\r\n\r\n",
                                    t, t, o.tag, a->id);
     } else if (a->talk == X_SOCKS && a->step == 0) {
-        memcpy(a->out, "\x05\x01\x00", 3);
-        a->outn = 3;
+        /* "No authentication" offered first, then the marker's bytes as methods of no
+         * meaning (0x20 and up: unassigned), which a server passes over: a relay that
+         * forwards the greeting carries the marker to the canary. */
+        int m = snprintf((char *)a->out + 3, sizeof a->out - 3, "HARNESS %s %s", o.tag, a->id);
+        m = m < 0 ? 0 : m > 254 ? 254 : m;
+        a->out[0] = 5, a->out[1] = (unsigned char)(1 + m), a->out[2] = 0;
+        a->outn = 3 + (size_t)m;
     } else if (a->talk == X_SOCKS && a->step == 1) {
         const struct sockaddr_in *s4 = (const void *)target;
         unsigned char *p = a->out;

@@ -228,7 +228,9 @@ static void client_finish(struct client *c, int complete)
         bput(&b, "{\"event\":\"dns\",\"proto\":\"tcp\"");
         bkv(&b, "listen", c->l->spec);
         bkv(&b, "peer", c->peer);
-        bput(&b, ",\"error\":\"incomplete query\"}");
+        bput(&b, ",\"error\":\"incomplete query\"");
+        log_data(&b, c->buf, c->n, 0); /* a relay's request, its marker, where no query came */
+        bput(&b, "}");
         emit(&b);
     }
     shutdown(c->fd, SHUT_WR);
