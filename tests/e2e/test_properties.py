@@ -101,6 +101,21 @@ def test_the_colocated_shape_is_judged_against_its_policy(
     assert len(policy["sha256"]) == 64 and policy["process"]["run_as_user"] == "nobody"
 
 
+# The egress lines that find nothing to try in the reference sandboxes (no unix socket,
+# no TCP relay, no host listener in reach, no socket held, no next hop or firewall of
+# their own), and that the host control does not try either (its listeners are the
+# host's services, no route or rule is made in the host's namespace): blocked without
+# an errno, with no control to compare.
+NOTHING_TO_TRY = (
+    "unix-proxy",
+    "tcp-proxy",
+    "unix-host",
+    "held-fds",
+    "route-made",
+    "firewall-opened",
+)
+
+
 def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Path]) -> None:
     """bwrap and runsc behind the reference supervisor enforce all four properties: bwrap's
     connection is attributed to the probe itself, runsc's is explicitly endpoint-only."""
@@ -122,14 +137,7 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     # compare).
     for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
         assert check["outcome"] == "blocked", check
-        uncontrolled = check["id"] in (
-            "unix-proxy",
-            "tcp-proxy",
-            "unix-host",
-            "held-fds",
-            "route-made",
-            "firewall-opened",
-        )
+        uncontrolled = check["id"] in NOTHING_TO_TRY
         assert check["control"] == ("n/a" if uncontrolled else "escaped"), check
 
 
@@ -151,17 +159,8 @@ def test_enforced_means_every_check_blocked_with_a_working_control(
         egress = {c["id"]: c for c in row["checks"]}
         assert len(egress) >= 12
         assert {"tcp6-443", "udp6-53", "icmp6", "dns-own", "unix-proxy"} <= set(egress)
-        # unix-proxy, tcp-proxy, unix-host, held-fds and route-made (no next hop in
-        # view) find nothing to try here: blocked without an errno.
-        untried = (
-            "unix-proxy",
-            "tcp-proxy",
-            "unix-host",
-            "held-fds",
-            "route-made",
-            "firewall-opened",
-        )
-        assert all(c["errno"] for i, c in egress.items() if i not in untried), egress
+        # These find nothing to try here: blocked without an errno.
+        assert all(c["errno"] for i, c in egress.items() if i not in NOTHING_TO_TRY), egress
         assert (
             "attempts blocked: tcp-denied-name"
             in v[("localhost", runtime, "egress_confinement")]["reason"]
