@@ -303,17 +303,22 @@ static void unix_seeds(void)
     }
 }
 
-/* Whether the probe stands in the host's mount namespace, by --host-ns's third inode.
- * Without it (or without /proc) it cannot be told, and the walk is whole: a bounded
- * walk is no proof in a sandbox's own view. */
+/* Whether the probe stands in the host's mount namespace: by --host-ns's third inode;
+ * without it, where it stands in the kernel's first PID namespace (its inode is the
+ * kernel's constant) beside a pid 1 of the same mount namespace. Otherwise (no /proc, a
+ * PID namespace of the sandbox's own) it cannot be told, and the walk is whole: a
+ * bounded walk is no proof in a sandbox's own view. */
+#define PID_NS_INIT_INO 0xEFFFFFFCUL
 static int in_host_mntns(void)
 {
-    struct stat self;
+    struct stat self, init, pidns;
     unsigned long net, pid, mnt;
-    if (!o.host_ns || sscanf(o.host_ns, "%lu%*[ ,]%lu%*[ ,]%lu", &net, &pid, &mnt) != 3 || !mnt ||
-        stat("/proc/self/ns/mnt", &self) != 0)
+    if (stat("/proc/self/ns/mnt", &self) != 0)
         return 0;
-    return mnt == (unsigned long)self.st_ino;
+    if (o.host_ns && sscanf(o.host_ns, "%lu%*[ ,]%lu%*[ ,]%lu", &net, &pid, &mnt) == 3 && mnt)
+        return mnt == (unsigned long)self.st_ino;
+    return stat("/proc/self/ns/pid", &pidns) == 0 && pidns.st_ino == PID_NS_INIT_INO &&
+           stat("/proc/1/ns/mnt", &init) == 0 && init.st_ino == self.st_ino && init.st_dev == self.st_dev;
 }
 
 static void unix_walk(void)
@@ -323,6 +328,8 @@ static void unix_walk(void)
     size_t entries = whole ? UNIX_ENTRIES : UNIX_HOST_ENTRIES;
     int depth = whole ? UNIX_DEPTH : 8, stop = 0;
     double end = now_ms() + UNIX_WALK_MS;
+    if (end > check_end() - 3000.0) /* time left for the attempts: the sweep's other lines */
+        end = check_end() - 3000.0;
     unix_seeds();
     size_t cap = g_nseeds + 256, head = 0, tail = 0;
     struct item *q = malloc(cap * sizeof *q);
@@ -348,7 +355,7 @@ static void unix_walk(void)
             if (++g_unix_read > entries || ((g_unix_read & 1023) == 0 && now_ms() > end)) {
                 stop = 1;
                 unix_cut("the walk of the sandbox's view stopped %s: sockets beyond it untried",
-                             g_unix_read > entries ? "at 3,000,000 entries" : "after 6 s");
+                         g_unix_read > entries ? "at 3,000,000 entries" : "when its time ran out");
                 break;
             }
             char p[4096];
