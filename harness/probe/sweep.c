@@ -328,8 +328,8 @@ static void unix_walk(void)
     size_t entries = whole ? UNIX_ENTRIES : UNIX_HOST_ENTRIES;
     int depth = whole ? UNIX_DEPTH : 8, stop = 0;
     double end = now_ms() + UNIX_WALK_MS;
-    if (end > check_end() - 3000.0) /* time left for the attempts: the sweep's other lines */
-        end = check_end() - 3000.0;
+    if (end > check_end() - 2000.0) /* time left for the attempts: the sweep's other lines */
+        end = check_end() - 2000.0;
     unix_seeds();
     size_t cap = g_nseeds + 256, head = 0, tail = 0;
     struct item *q = malloc(cap * sizeof *q);

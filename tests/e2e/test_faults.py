@@ -249,7 +249,7 @@ def test_reruns_report_flaky_apart_from_regression(tmp_path: Path) -> None:
         # Confined for real the second time: its own PID namespace and no capability (root
         # with them, in the host's PID namespace, enters the host's network by setns).
         f"if [ -e {state} ]; then exec bwrap --unshare-net --unshare-ipc --unshare-pid"
-        " --cap-drop ALL --ro-bind / / --dev /dev --proc /proc"
+        ' --cap-drop ALL --ro-bind "$0" "$0" --dev /dev --proc /proc'
         f' -- "$0" "$@"; else touch {state}; exec "$0" "$@"; fi'
     )
     runtimes = (
