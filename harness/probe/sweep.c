@@ -303,22 +303,22 @@ static void unix_seeds(void)
     }
 }
 
-/* Whether the probe stands in the host's mount namespace: by --host-ns's third inode;
- * without it, where it stands in the kernel's first PID namespace (its inode is the
- * kernel's constant) beside a pid 1 of the same mount namespace. Otherwise (no /proc, a
- * PID namespace of the sandbox's own) it cannot be told, and the walk is whole: a
- * bounded walk is no proof in a sandbox's own view. */
+/* Whether the probe stands in the host's mount namespace: by --host-ns's third inode,
+ * as harness always tells it; without it (a probe run by hand, a bench), where it
+ * stands in the kernel's first PID namespace (its inode is the kernel's constant), as
+ * an unsandboxed process does. Otherwise (no /proc, a PID namespace of the sandbox's
+ * own) it cannot be told, and the walk is whole: a bounded walk is no proof in a
+ * sandbox's own view. */
 #define PID_NS_INIT_INO 0xEFFFFFFCUL
 static int in_host_mntns(void)
 {
-    struct stat self, init, pidns;
+    struct stat self, pidns;
     unsigned long net, pid, mnt;
     if (stat("/proc/self/ns/mnt", &self) != 0)
         return 0;
     if (o.host_ns && sscanf(o.host_ns, "%lu%*[ ,]%lu%*[ ,]%lu", &net, &pid, &mnt) == 3 && mnt)
         return mnt == (unsigned long)self.st_ino;
-    return stat("/proc/self/ns/pid", &pidns) == 0 && pidns.st_ino == PID_NS_INIT_INO &&
-           stat("/proc/1/ns/mnt", &init) == 0 && init.st_ino == self.st_ino && init.st_dev == self.st_dev;
+    return stat("/proc/self/ns/pid", &pidns) == 0 && pidns.st_ino == PID_NS_INIT_INO;
 }
 
 static void unix_walk(void)

@@ -439,7 +439,7 @@ EGRESS = Scenario(
                 "`/tmp`, `/var/tmp` and `/dev/shm` first, then every mount point (a bind lands "
                 "there, however deep), then the rest of `/` level by level. In a mount namespace "
                 "other than the host's (`--host-ns`; without it, the host's where the probe is in"
-                " the kernel's first PID namespace beside a pid 1 of its own mount namespace) the"
+                " the kernel's first PID namespace, as an unsandboxed process is) the"
                 " walk is whole: 64 levels, 3,000,000 entries, 6 seconds (2 less than the sweep's"
                 " time, `settings.check_timeout`, where that is shorter: a view of a whole host's"
                 " tree on a loaded machine may need more); a path longer than `sun_path` is "
