@@ -117,28 +117,31 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
     return n;
 }
 
+/* The text after `key` in /proc/<pid>/status, in buf; NULL where there is none. */
+static const char *status_field(pid_t pid, const char *key, char *buf, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    ssize_t got = read_file(path, buf, n - 1);
+    buf[got > 0 ? got : 0] = '\0';
+    const char *at = strstr(buf, key);
+    return at ? at + strlen(key) : NULL;
+}
+
 /* The id fields (real, effective, saved, fs) of a "Uid:" or "Gid:" line. */
 static int status_ids(pid_t pid, const char *key, unsigned ids[4])
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    ssize_t n = read_file(path, buf, sizeof buf - 1);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *at = strstr(buf, key);
-    return at && sscanf(at + strlen(key), "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4 ? 0 : -1;
+    char buf[4096];
+    const char *at = status_field(pid, key, buf, sizeof buf);
+    return at && sscanf(at, "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4 ? 0 : -1;
 }
 
-/* The CapEff of a process, by its /proc/<pid>/status (0 if unreadable). */
+/* The CapEff of a process (0 if unreadable). */
 static uint64_t cap_eff_of(pid_t pid)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    ssize_t n = read_file(path, buf, sizeof buf - 1);
-    buf[n > 0 ? n : 0] = '\0';
-    const char *at = strstr(buf, "CapEff:");
-    return at ? strtoull(at + 7, NULL, 16) : 0;
+    char buf[4096];
+    const char *at = status_field(pid, "CapEff:", buf, sizeof buf);
+    return at ? strtoull(at, NULL, 16) : 0;
 }
 
 /* Start `path` and read its ids at its first instruction: 1 its effective or saved
