@@ -71,11 +71,12 @@ ROWS: tuple[Row, ...] = (
     ),
     _priv(
         _EXEC,
-        "exec of a setuid-root file",
+        "exec of a setuid file",
         ("execve", "execveat"),
         checks=("priv-setuid-exec", "priv-setid-view"),
-        target="the setuid-root helper; with no_new_privs off, every setuid-root file in the"
-        " sandbox's view on a mount that honours setuid, started and stopped before it runs",
+        target="the setuid-root helper; with no_new_privs off, every file in the sandbox's"
+        " view setuid to a uid not the workload's (root's first) on a mount that honours"
+        " setuid, started and stopped before it runs",
     ),
     _priv(
         _EXEC,
@@ -83,7 +84,8 @@ ROWS: tuple[Row, ...] = (
         ("execve", "execveat"),
         checks=("priv-setgid-exec", "priv-setid-view"),
         target="the setgid-root helper (egid 0); with no_new_privs off, every file setgid to"
-        " group 0 in the sandbox's view on a mount that honours setgid",
+        " a group the workload does not hold (group 0's first; shadow's reads /etc/shadow)"
+        " in the sandbox's view on a mount that honours setgid",
     ),
     _priv(
         _EXEC,

@@ -95,8 +95,16 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "capset: raise a capability": ("user-dormant-cap", "user-i386-dormant-cap"),
     _PRIV + "ambient capabilities": ("user-inheritable-cap", "user-i386-inheritable-cap"),
     _PRIV + "securebits": ("root-securebits-unlocked",),
-    _PRIV + "exec of a setuid-root file": ("runc-setuid", "user-suid-in-view"),
-    _PRIV + "exec of a setgid file": ("root-setgid-kept", "user-sgid-in-view"),
+    _PRIV + "exec of a setuid file": (
+        "runc-setuid",
+        "user-suid-in-view",
+        "user-suid-other-in-view",
+    ),
+    _PRIV + "exec of a setgid file": (
+        "root-setgid-kept",
+        "user-sgid-in-view",
+        "user-sgid-other-in-view",
+    ),
     _PRIV + "exec of a file with capabilities": (
         "root-fcap-kept",
         "root-fcap-no-net-raw",

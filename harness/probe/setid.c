@@ -3,9 +3,11 @@
  * sandbox whose workload keeps no_new_privs off may have put them on a nosuid mount and
  * left its image's own set-id programs (passwd, mount, su...) where set-id bits are
  * honoured. As the unprivileged uid, with no_new_privs off, the view is walked (never
- * through a symlink, /proc or /sys) for regular files setuid to uid 0, setgid
- * (group-executable) to group 0, or (in the host's user namespace) carrying file
- * capabilities, that it may execute on a mount without nosuid, and
+ * through a symlink, /proc or /sys) for regular files setuid to a uid not its own,
+ * setgid (group-executable) to a group it does not hold (root's first, then the
+ * service users': a setgid-shadow program reads /etc/shadow), or (in the host's user
+ * namespace) carrying file capabilities, that it may execute on a mount without
+ * nosuid, and
  * each (at most SETID_TRIED) is started and its ids read before it runs a single
  * instruction: the child waits on the parent's CPU at the lowest priority, the parent
  * stops it (SIGSTOP) as soon as its exec is done (its close-on-exec pipe closed),
@@ -25,12 +27,43 @@
 
 #define SETID_PATH 4096
 
-/* Regular files setuid to uid 0, setgid (group-executable) to group 0 where `gid0`
- * (the workload does not hold group 0), or carrying file capabilities where `fcaps`
- * (the host's user namespace), that the workload may execute on a mount that honours
- * them, harness's own helpers left out; at most `max`, in found[] (each prefixed 'u',
- * 'g' or 'c', its kind); *cut where the walk stopped short. */
+/* Regular files setuid to a uid not the workload's, setgid (group-executable) to a
+ * group it does not hold, or carrying file capabilities where `fcaps` (the host's user
+ * namespace), that the workload may execute on a mount that honours them, harness's
+ * own helpers left out; at most `max`, in found[] (each prefixed 'u', 'g' or 'c', its
+ * kind), root's first; *cut where the walk stopped short. An owner the user namespace
+ * does not map (shown as the overflow id) is no owner: the kernel honours no set-id bit
+ * of one, so such files are not counted. */
 static char g_cut_why[200]; /* why the walk left something unseen */
+
+/* Whether the workload holds group `gid` (real, effective or supplementary). */
+static int holds_gid(gid_t gid)
+{
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    for (int i = 0; i < n; i++)
+        if (groups[i] == gid)
+            return 1;
+    return getgid() == gid || getegid() == gid;
+}
+
+/* Whether `id` has a mapping in this user namespace's `map` (uid_map or gid_map);
+ * 1 where the map cannot be read (then the exec tells). */
+static int id_mapped(const char *map, unsigned id)
+{
+    char path[32], buf[4096];
+    snprintf(path, sizeof path, "/proc/self/%s", map);
+    ssize_t got = read_file(path, buf, sizeof buf - 1);
+    if (got <= 0)
+        return 1;
+    buf[got] = '\0';
+    unsigned inside, outside, count;
+    for (char *line = buf; line && sscanf(line, "%u %u %u", &inside, &outside, &count) == 3;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (id >= inside && id - inside < count)
+            return 1;
+    return 0;
+}
 
 static void walk_cut(int *cut, const char *why, const char *path)
 {
@@ -39,12 +72,18 @@ static void walk_cut(int *cut, const char *why, const char *path)
     *cut = 1;
 }
 
-static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int max, int *cut)
+static int setid_walk(int fcaps, char (*found)[SETID_PATH + 2], int max, int *cut)
 {
     struct item { char *path; };
     size_t cap = 1024, head = 0, tail = 0, read = 0;
     struct item *q = malloc(cap * sizeof *q);
-    int n = 0;
+    int n = 0, roots = 0; /* root's are kept ahead of the others in found[] */
+    unsigned overflow_uid = 65534, overflow_gid = 65534;
+    char ov[32];
+    if (read_file("/proc/sys/kernel/overflowuid", ov, sizeof ov - 1) > 0)
+        overflow_uid = (unsigned)strtoul(ov, NULL, 10);
+    if (read_file("/proc/sys/kernel/overflowgid", ov, sizeof ov - 1) > 0)
+        overflow_gid = (unsigned)strtoul(ov, NULL, 10);
     double end = now_ms() + SETID_MS;
     if (end > check_end() - 1000.0) /* room left to start what it finds */
         end = check_end() - 1000.0;
@@ -94,8 +133,11 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
             }
             if (type != DT_REG || lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
                 continue;
-            int suid = (st.st_mode & S_ISUID) && st.st_uid == 0;
-            int sgid = gid0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid == 0;
+            int suid = (st.st_mode & S_ISUID) && st.st_uid != getuid() &&
+                       (st.st_uid != overflow_uid || id_mapped("uid_map", st.st_uid));
+            int sgid = !suid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
+                       !holds_gid(st.st_gid) &&
+                       (st.st_gid != overflow_gid || id_mapped("gid_map", st.st_gid));
             int fcap = !suid && !sgid && fcaps && (st.st_mode & 0111) &&
                        getxattr(p, "security.capability", NULL, 0) > 0;
             int setid = suid || sgid || fcap;
@@ -105,7 +147,12 @@ static int setid_walk(int gid0, int fcaps, char (*found)[SETID_PATH + 2], int ma
             if (strstr(p, "/harness-helpers-") || (o.setuid_helper && !strcmp(p, o.setuid_helper)) ||
                 (o.setgid_helper && !strcmp(p, o.setgid_helper)))
                 continue; /* harness's own helpers, of any build: their checks are theirs */
-            snprintf(found[n++], sizeof found[0], "%c%s", suid ? 'u' : sgid ? 'g' : 'c', p);
+            int root = (suid && st.st_uid == 0) || (sgid && st.st_gid == 0);
+            if (root && n > roots) /* root's ahead: the first tried are the worst */
+                memcpy(found[n], found[roots], sizeof found[0]);
+            snprintf(found[root ? roots : n], sizeof found[0], "%c%s", suid ? 'u' : sgid ? 'g' : 'c', p);
+            roots += root;
+            n++;
         }
         if (d)
             closedir(d);
@@ -145,10 +192,11 @@ static uint64_t cap_eff_of(pid_t pid)
 }
 
 /* Start `path` and read its ids at its first instruction: 1 its effective or saved
- * uid (kind 'u') or gid (kind 'g') is 0, or (kind 'c') it holds an effective
- * capability the workload does not; 0 not; -1 it could not be told (not run, or the
- * parent was too late and it had ended). */
-static int starts_as_id0(const char *path, char kind)
+ * uid (kind 'u') is not the workload's, or gid (kind 'g') is one it does not hold
+ * (in *gained), or (kind 'c') it holds an effective capability the workload does not;
+ * 0 not; -1 it could not be told (not run, or the parent was too late and it had
+ * ended). */
+static int starts_with_gain(const char *path, char kind, unsigned *gained)
 {
     int p[2];
     cpu_set_t mine, one;
@@ -193,8 +241,14 @@ static int starts_as_id0(const char *path, char kind)
     if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOWAIT) == 0 &&
         !(si.si_code == CLD_EXITED && si.si_status == 127) &&
         (kind == 'c' || status_ids(pid, kind == 'g' ? "Gid:" : "Uid:", ids) == 0)) {
-        if (kind == 'c' ? (cap_eff_of(pid) & ~cap_eff_of(getpid())) != 0 : ids[1] == 0 || ids[2] == 0)
+        unsigned other = kind == 'u' ? (ids[1] != getuid() ? ids[1] : ids[2])
+                         : (!holds_gid(ids[1]) ? ids[1] : ids[2]);
+        int gain = kind == 'c' ? (cap_eff_of(pid) & ~cap_eff_of(getpid())) != 0
+                   : kind == 'u' ? other != getuid() : !holds_gid(other);
+        if (gain) {
+            *gained = other;
             told = 1;
+        }
         else if (si.si_code == CLD_STOPPED)
             told = 0; /* stopped before it ran: what the exec gave */
     }
@@ -204,20 +258,10 @@ static int starts_as_id0(const char *path, char kind)
     return told;
 }
 
-static int holds_group0(void)
-{
-    gid_t groups[256];
-    int n = getgroups(256, groups);
-    for (int i = 0; i < n; i++)
-        if (groups[i] == 0)
-            return 1;
-    return getgid() == 0 || getegid() == 0;
-}
-
 /* As the unprivileged uid: blocked with no_new_privs (no set-id bit is honoured at
- * exec); else escaped by the first set-id file in view that starts with id 0, blocked
- * where none is in view or none does, an error where the walk was cut, more are in
- * view than are tried, or a file's start could not be told. */
+ * exec); else escaped by the first set-id file in view that starts with an id or a
+ * capability the workload lacks, blocked where none is in view or none does, an error
+ * where the walk was cut, more are in view than are tried, or a start was not told. */
 void chk_priv_setid_view(void)
 {
     static char found[SETID_TRIED + 1][SETID_PATH + 2];
@@ -226,18 +270,21 @@ void chk_priv_setid_view(void)
         outcome(OC_BLOCKED, 0, "no_new_privs is set: no set-id bit is honoured at exec");
     if (getuid() == 0 || geteuid() == 0)
         outcome(OC_BLOCKED, 0, "the workload's uid is 0 here (a user namespace of its own): no gain");
-    int gid0 = !holds_group0(), cut = 0, tried = 0, untold = 0;
-    int n = setid_walk(gid0, initial_userns(), found, SETID_TRIED + 1, &cut);
+    int cut = 0, tried = 0, untold = 0;
+    int n = setid_walk(initial_userns(), found, SETID_TRIED + 1, &cut);
     ev_int("setid_in_view", n);
     for (int i = 0; i < n && tried < SETID_TRIED; i++, tried++) {
-        int r = starts_as_id0(found[i] + 1, found[i][0]);
+        unsigned id = 0;
+        int r = starts_with_gain(found[i] + 1, found[i][0], &id);
         if (r == 1) {
             ev_str("via", found[i] + 1);
-            char k = found[i][0];
+            char k = found[i][0], with[96] = "a capability the workload lacks, effective";
+            if (k != 'c')
+                snprintf(with, sizeof with, "%s %u, %s", k == 'u' ? "euid" : "egid", id,
+                         k == 'u' ? "not the workload's uid" : "a group the workload does not hold");
             outcome(OC_ESCAPED, 0, "no_new_privs is off, and the %s %s in the sandbox's view (a mount"
-                    " that honours them) started with %s", k == 'u' ? "setuid-root" : k == 'g' ?
-                    "setgid-root" : "file-capability", found[i] + 1, k == 'u' ? "euid 0" : k == 'g' ?
-                    "egid 0" : "a capability the workload lacks, effective");
+                    " that honours them) started with %s", k == 'u' ? "setuid" : k == 'g' ?
+                    "setgid" : "file-capability", found[i] + 1, with);
         }
         untold += r < 0;
     }
@@ -251,5 +298,6 @@ void chk_priv_setid_view(void)
         outcome(OC_ERROR, 0, "no_new_privs is off, and more than %d set-id files are in view: no"
                 " proof that none gains", SETID_TRIED);
     outcome(OC_BLOCKED, 0, "no_new_privs is off, and %s", n ? "no set-id file in view started"
-            " with id 0" : "no set-id file to id 0 in view may be run");
+            " with an id or capability the workload lacks" : "no set-id file to an id the workload"
+            " lacks, in view, may be run");
 }

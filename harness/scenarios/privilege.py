@@ -227,15 +227,17 @@ PRIVILEGE = Scenario(
         # no control (the host's own set-id programs are not the helpers').
         Check(
             "priv-setid-view",
-            "exec each setuid-root, setgid-root or file-capability program in the sandbox's own"
-            " view, as an unprivileged uid, with no_new_privs off",
+            "exec each set-id or file-capability program in the sandbox's own view, as an"
+            " unprivileged uid, with no_new_privs off",
             control=Control.NONE,
             how=(
                 "As the unprivileged uid: blocked with no_new_privs (no set-id bit is honoured "
                 "at exec). Otherwise the sandbox's view is walked (never through a symlink, "
                 "`/proc` or `/sys`; 2,000,000 entries, 4 seconds) for regular files "
-                "setuid to uid 0, setgid and group-executable to group 0 (where the workload "
-                "does not hold group 0), or (in the host's user namespace) executable and "
+                "setuid to a uid not the workload's, setgid and group-executable to a group "
+                "it does not hold (a setgid-shadow program reads `/etc/shadow`), root's "
+                "first, an owner the user namespace does not map left out (the kernel "
+                "honours no set-id bit of one), or (in the host's user namespace) executable and "
                 "carrying file capabilities, that it may execute (`access(X_OK)`) on a mount "
                 "without "
                 "nosuid, harness's own helpers of any build left out. Each (at most 8) is "
@@ -243,7 +245,8 @@ PRIVILEGE = Scenario(
                 "streams, and stopped (`SIGSTOP`) before it runs a single instruction: the child "
                 "waits at `SCHED_IDLE` on the parent's CPU, and the parent stops it once its "
                 "close-on-exec pipe closes. Its `/proc/<pid>/status` is read, and it is killed. "
-                "Escaped if one starts with euid (or, setgid, egid) 0, effective or saved, or "
+                "Escaped if one starts with an effective or saved uid not the workload's (or, "
+                "setgid, a gid it does not hold), or "
                 "(file capabilities) with an effective capability the workload lacks "
                 "(`evidence.via`); a file whose exec fails never ran (no gain); an error where "
                 "the walk was cut (time, entries, a path too long, a folder it may pass through "

@@ -230,6 +230,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "user-suid-in-view": {"privilege_floor": "priv-setid-view"},
     "user-sgid-in-view": {"privilege_floor": "priv-setid-view"},
     "user-fcap-in-view": {"privilege_floor": "priv-setid-view"},
+    "user-sgid-other-in-view": {"privilege_floor": "priv-setid-view"},
+    "user-suid-other-in-view": {"privilege_floor": "priv-setid-view"},
     "microvm-user-net": {"egress_confinement": None},
     "bwrap-host-at-host-rw": {"filesystem_confinement": "fs-mounts"},
     "bwrap-host-at-host-ro": {"filesystem_confinement": "fs-mounts"},
