@@ -132,6 +132,15 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
+        "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)",
+        ("socket", "sendto"),
+        checks=("udp-relay", "dns-own"),
+        target="every UDP listener of the sandbox's own network namespace: the marked datagram"
+        " (a relay's forward), and the TXT query (a forwarding resolver resolv.conf does not"
+        " name)",
+    ),
+    _net(
+        _FAMILY,
         "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)",
         ("socket", "connect"),
         checks=("unix-host",),

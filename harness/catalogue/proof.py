@@ -142,6 +142,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
     " environment names": ("bwrap-loopback-proxy",),
+    _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
+        "bwrap-udp-sidecar",
+        "bwrap-sidecar-resolver",
+    ),
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",
         "bwrap-abstract-unix-dgram",

@@ -523,6 +523,7 @@ void chk_egress_sweep(void)
     }
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
+    sweep_udp_listeners(o.denied_name);
     sweep_unix();
     sweep_tcp_proxy();
     if (o.canary_unix && *o.canary_unix)
@@ -532,7 +533,7 @@ void chk_egress_sweep(void)
         struct att *a = &g_att[i];
         if (a->state == S_WAIT)
             continue; /* started once the attempt it waits for is done (below) */
-        if (a->group == G_OWN_DNS || a->group == G_OWN_DNS_TCP)
+        if ((a->group == G_OWN_DNS || a->group == G_OWN_DNS_TCP) && a->state != S_DONE)
             own_dns_gate(a);
         if (a->state != S_DONE && a->talk != X_ICMP) {
             if (a->talk == X_DNS)
@@ -641,7 +642,7 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     sweep_host_unix(t0);
     unix_report(sweep_id[SW_UNIX_PROXY], t0);
-    proxy_report(sweep_id[SW_TCP_PROXY], t0);
+    relay_report(t0);
     group_report(G_HELD, sweep_id[SW_HELD_FDS], t0, "no socket held at the start (descriptors 3 and up), no other network namespace to enter");
     sweep_ipc();
     _exit(0);

@@ -300,7 +300,7 @@ int maybe_host_netns(void); /* egress.c: never change what may be the host's net
  * builds itself, sent on a held packet socket (link-level destination `ll`). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
-enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY };
+enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY };
 #define PROXY_GROUP(a) ((a)->group == G_UNIX || (a)->group == G_PROXY) /* a relay, asked to reach the canary */
 /* How the bytes are sent: send(2) on a connected socket, or another call (writev,
  * pwritev2 at the current position, sendfile from a memfd, splice from a pipe). */
@@ -317,6 +317,7 @@ struct att {
     char id[48], dsts[192];
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
+    int listed; /* a listener of the sandbox's own namespace: own_dns_gate lets it be */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
     int by_write; /* send(2) refused: the call the bytes went by (1 write ... 4 sendmsg) */
     size_t after; /* S_WAIT: 1 + the index of the attempt this one follows */
@@ -362,6 +363,8 @@ void sweep_ports(int f, const char *ip, int high);
 /* sweep.c: the ports the sweep tries by TCP (SOCK_STREAM) or UDP, 0 standing for high */
 int sweep_port_list(int type, int high, int *ports, int max);
 void sweep_own_dns(const char *denied);
+void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only);
+void sweep_udp_listeners(const char *denied); /* proxies.c: dns-own's other resolvers, udp-relay */
 void own_dns_gate(struct att *a);
 void sweep_unix(void);
 void sweep_protocols(int f, const char *ip, int high);
@@ -384,7 +387,7 @@ void sweep_meta(int f, const char *ip, int high);
 int unix_host_tries(const struct stat *st); /* hostunix.c */
 void att_frame_msg(struct att *a); /* heldsocks.c: X_FRAME's datagram */
 void unix_report(const char *id, double t0);
-void proxy_report(const char *id, double t0);
+void relay_report(double t0); /* proxies.c: the tcp-proxy and udp-relay lines */
 void sweep_tcp_proxy(void);
 void group_report(int group, const char *id, double t0, const char *none);
 

@@ -45,6 +45,23 @@ static void proxy_add(const char *host, unsigned port)
     }
 }
 
+/* An address as /proc/net/tcp, udp and their IPv6 twins print it: each 32-bit word
+ * in hex as the kernel holds it. */
+static int hex_addr(const char *hex, int six, unsigned char raw[16])
+{
+    size_t words = six ? 4 : 1;
+    if (strlen(hex) != words * 8)
+        return -1;
+    for (size_t w = 0; w < words; w++) {
+        char chunk[9];
+        memcpy(chunk, hex + 8 * w, 8);
+        chunk[8] = '\0';
+        uint32_t v = (uint32_t)strtoul(chunk, NULL, 16);
+        memcpy(raw + 4 * w, &v, 4);
+    }
+    return 0;
+}
+
 /* /proc/net/tcp or tcp6: each listener (state 0A), a wildcard address by loopback
  * (tcp6's at ::1 and at 127.0.0.1: /proc does not say whether it is IPv6 only); -1
  * where the table cannot be read. */
@@ -60,19 +77,11 @@ static int listeners(const char *file, int six)
         if (sscanf(line, "%*s %39[0-9A-Fa-f]:%x %*s %3s", hex, &port, st) != 3 || strcmp(st, "0A"))
             continue;
         unsigned char raw[16];
-        size_t words = six ? 4 : 1;
-        if (strlen(hex) != words * 8)
+        if (hex_addr(hex, six, raw) != 0)
             continue;
-        for (size_t w = 0; w < words; w++) { /* each 32-bit word as the kernel holds it */
-            char chunk[9];
-            memcpy(chunk, hex + 8 * w, 8);
-            chunk[8] = '\0';
-            uint32_t v = (uint32_t)strtoul(chunk, NULL, 16);
-            memcpy(raw + 4 * w, &v, 4);
-        }
         char host[INET6_ADDRSTRLEN];
         static const unsigned char any[16];
-        if (!memcmp(raw, any, 4 * words)) { /* a wildcard: by loopback; tcp6's may be dual-stack */
+        if (!memcmp(raw, any, six ? 16 : 4)) { /* a wildcard: by loopback; tcp6's may be dual-stack */
             proxy_add(six ? "::1" : "127.0.0.1", port);
             if (six)
                 proxy_add("127.0.0.1", port);
@@ -116,6 +125,84 @@ static void env_proxy(const char *url)
         proxy_add(host, port);
 }
 
+#define UDP_LISTENED_MAX 16 /* UDP listeners asked, at most: more are an error line */
+
+static int g_udp_over; /* more UDP listeners in view than are asked: no proof */
+static int g_udp_unlisted; /* no /proc/net/udp to list them by */
+
+/* Every UDP socket bound in the sandbox's own network namespace and connected to
+ * nothing (/proc/net/udp and udp6: state 07, no remote address), a wildcard by
+ * loopback (udp6's at ::1 and at 127.0.0.1), asked twice: as a resolver, on dns-own's
+ * line as its resolv.conf's are (a sidecar's forwarding resolver that resolv.conf does
+ * not name, a dnsmasq at 127.0.0.1:5353), and by a marked datagram, on udp-relay's (a
+ * sidecar relaying datagrams out: a statsd or syslog shipper aimed anywhere). Not where
+ * the probe may stand in the host's network namespace (the host's own services), nor
+ * without /proc. The probe's own UDP sockets are connected at this time (dns_query's),
+ * so none is asked. */
+void sweep_udp_listeners(const char *denied)
+{
+    struct stat self;
+    g_udp_unlisted = stat("/proc/self/ns/net", &self) != 0;
+    if (g_udp_unlisted || maybe_host_netns())
+        return;
+    int asked = 0;
+    for (int six = 0; six < 2; six++) {
+        FILE *f = fopen(six ? "/proc/net/udp6" : "/proc/net/udp", "r");
+        g_udp_unlisted |= !f && !six; /* udp6 is missing where the kernel has no IPv6 */
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            char hex[40], rem[40];
+            unsigned port, rport, st;
+            unsigned char raw[16], rraw[16];
+            static const unsigned char any[16];
+            if (sscanf(line, "%*s %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %x", hex, &port, rem, &rport, &st) != 5 ||
+                st != 7 || rport || hex_addr(hex, six, raw) || hex_addr(rem, six, rraw) ||
+                memcmp(rraw, any, six ? 16 : 4))
+                continue;
+            char host[INET6_ADDRSTRLEN] = "", spec[80];
+            int wild = !memcmp(raw, any, six ? 16 : 4);
+            for (int v4 = 0; v4 <= (wild && six); v4++) {
+                if (wild)
+                    snprintf(host, sizeof host, "%s", six && !v4 ? "::1" : "127.0.0.1");
+                else if (!inet_ntop(six ? AF_INET6 : AF_INET, raw, host, sizeof host))
+                    continue;
+                snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+                int known = 0;
+                for (size_t i = 0; i < g_natt && !known; i++)
+                    known = g_att[i].group == G_UDP_RELAY && !strcmp(g_att[i].dsts, spec);
+                if (known)
+                    continue;
+                if (asked == UDP_LISTENED_MAX) {
+                    g_udp_over = 1;
+                    continue;
+                }
+                struct att *a = sweep_add(sweep_id[SW_UDP_RELAY], host, (int)port, SOCK_DGRAM, X_LINE);
+                if (!a)
+                    continue;
+                a->group = G_UDP_RELAY;
+                asked++;
+                int named = 0; /* resolv.conf's already: asked once */
+                for (size_t i = 0; i < g_natt && !named; i++)
+                    named = g_att[i].group == G_OWN_DNS && !strncmp(g_att[i].dsts, spec, strlen(spec)) &&
+                            g_att[i].dsts[strlen(spec)] == ' ';
+                size_t before = g_natt;
+                if (!named)
+                    own_dns_add(spec, "a UDP listener of its namespace", denied, 1);
+                if (g_natt > before)
+                    g_att[before].listed = 1;
+            }
+        }
+        if (f)
+            fclose(f);
+    }
+    struct att *a = g_udp_over ? att_new(sweep_id[SW_DNS_OWN], G_OWN_DNS) : NULL;
+    if (a) { /* dns-own's line too: a listener not asked may forward queries */
+        snprintf(a->dsts, sizeof a->dsts, "more than %d UDP listeners", UDP_LISTENED_MAX);
+        att_end(a, OC_ERROR, 0, "more UDP listeners in its network namespace than are asked (%d):"
+                " no proof that none forwards", UDP_LISTENED_MAX);
+    }
+}
+
 void sweep_tcp_proxy(void)
 {
     static const char *const names[] = { "http_proxy", "HTTP_PROXY", "https_proxy",
@@ -136,8 +223,8 @@ void sweep_tcp_proxy(void)
 }
 
 /* tcp-proxy's line: as group_report, but an error where more relays were in view
- * than are tried and none of those tried escaped. */
-void proxy_report(const char *id, double t0)
+ * than are tried and none of those tried escaped; udp-relay's likewise. */
+static void proxy_report(const char *id, double t0)
 {
     int escaped = 0;
     for (size_t i = 0; i < g_natt; i++)
@@ -159,4 +246,27 @@ void proxy_report(const char *id, double t0)
                                    " host's services (not tried), and no proxy named in its environment"
                                  : "no TCP listener in the sandbox's network namespace and no proxy"
                                    " named in its environment");
+}
+
+void relay_report(double t0)
+{
+    proxy_report(sweep_id[SW_TCP_PROXY], t0);
+    int escaped = 0;
+    for (size_t i = 0; i < g_natt; i++)
+        escaped |= g_att[i].group == G_UDP_RELAY && g_att[i].oc == OC_ESCAPED;
+    if (g_udp_unlisted && !escaped) {
+        att_line(sweep_id[SW_UDP_RELAY], OC_ERROR, 0, "the sandbox shows no /proc/net/udp: its"
+                 " network namespace's UDP listeners cannot be listed (a relay among them would be a"
+                 " way out)", t0, "", 0, NULL);
+        return;
+    }
+    if (g_udp_over && !escaped) {
+        att_line(sweep_id[SW_UDP_RELAY], OC_ERROR, 0, "more UDP listeners in the sandbox's network"
+                 " namespace than are tried (16): no proof that none relays", t0, "", 0, NULL);
+        return;
+    }
+    group_report(G_UDP_RELAY, sweep_id[SW_UDP_RELAY], t0,
+                 maybe_host_netns() ? "may stand in the host's network namespace, whose UDP"
+                                      " listeners are the host's services (not tried)"
+                                    : "no UDP listener in the sandbox's network namespace");
 }

@@ -88,11 +88,11 @@ static int in_ranges(const Addr *a, const char *ranges)
     return 0;
 }
 
-/* The query to one resolver, over UDP (dns-own) and over TCP (dns-own-tcp): a stub
- * that forwards what it is asked on either is a way out. */
-static void own_dns_add(const char *spec, const char *label, const char *denied)
+/* The query to one resolver, over UDP (dns-own) and, unless `udp_only`, over TCP
+ * (dns-own-tcp): a stub that forwards what it is asked on either is a way out. */
+void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only)
 {
-    for (int tcp = 0; tcp < 2; tcp++) {
+    for (int tcp = 0; tcp < 2 - !!udp_only; tcp++) {
         struct att *a = att_new(sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], tcp ? G_OWN_DNS_TCP : G_OWN_DNS);
         if (!a)
             return;
@@ -125,17 +125,19 @@ void sweep_own_dns(const char *denied)
         if (parse_addr(spec, &check) != 0)
             continue;
         found++;
-        own_dns_add(spec, "own resolver", denied);
+        own_dns_add(spec, "own resolver", denied, 0);
     }
     if (!found) /* no resolv.conf: libc asks the local host */
-        own_dns_add("127.0.0.1:53", "libc default, no resolv.conf", denied);
+        own_dns_add("127.0.0.1:53", "libc default, no resolv.conf", denied, 0);
 }
 
 /* A resolver outside --resolver-ranges is asked only if no packet could leave:
- * connecting a UDP socket sends nothing, and tells whether there is a route. */
+ * connecting a UDP socket sends nothing, and tells whether there is a route. A
+ * listener bound in the sandbox's own network namespace is asked: the query is
+ * delivered there, and what that listener does with it is what is tested. */
 void own_dns_gate(struct att *a)
 {
-    if (in_ranges(&a->dst, o.resolver_ranges))
+    if (a->listed || in_ranges(&a->dst, o.resolver_ranges)) /* listed: bound in its own namespace */
         return;
     int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {

@@ -407,10 +407,14 @@ EGRESS = Scenario(
             control_id="udp4-53",
             how=(
                 "TXT `dns-own.<tag>.<denied-name>` through each nameserver in `/etc/resolv.conf` "
-                "(at most 3; none: 127.0.0.1, as libc does). A nameserver outside "
+                "(at most 3; none: 127.0.0.1, as libc does), and through every UDP listener of "
+                "the sandbox's own network namespace that `udp-relay` lists (a sidecar's "
+                "forwarding resolver that resolv.conf does not name; never where the probe may "
+                "stand in the host's namespace). A nameserver outside "
                 "`--resolver-ranges` is asked only if a UDP `connect` (which sends nothing) fails; "
-                "otherwise `error`. One line for all: escaped, else succeeded, else error, else "
-                "blocked."
+                "otherwise `error` (a listener of the sandbox's own namespace is always asked: "
+                "the query is delivered there). One line for all: escaped, else succeeded, else "
+                "error, else blocked."
             ),
         ),
         _swept(
@@ -482,6 +486,28 @@ EGRESS = Scenario(
                 "sandbox that shows no `/proc` (no listener can be listed) is an error. At "
                 "most 32 relays: more make the line an error unless one escaped. Escaped if the "
                 "nonce comes back; otherwise blocked, with what was tried."
+            ),
+        ),
+        # A sidecar relay on UDP: bound in the sandbox's own network namespace, its
+        # outgoing side elsewhere (a statsd or syslog shipper aimed anywhere).
+        _swept(
+            "udp-relay",
+            "the marked HARNESS datagram to every UDP listener of the sandbox's own network"
+            " namespace",
+            transport=None,
+            control=Control.NONE,
+            how=(
+                "Every UDP socket of `/proc/net/udp` and `/proc/net/udp6` bound and connected "
+                "to nothing (state 07: the sandbox's own network namespace, every port; a "
+                "wildcard address by loopback, udp6's at `::1` and at 127.0.0.1) is sent the "
+                "HARNESS line as a datagram; a relay forwards it to the canary, which answers "
+                "with the nonce or logs its arrival. Where the probe may stand in the host's "
+                "network namespace its listeners are the host's services and are never sent "
+                "anything; a sandbox that shows no `/proc/net/udp` is an error. The probe's own "
+                "UDP sockets are connected at that time, so none is listed. At most 16 "
+                "listeners: more make the line (and `dns-own`'s) an error unless one escaped. "
+                "Escaped if the nonce comes back or the canary logs the line; otherwise "
+                "blocked, with what was tried."
             ),
         ),
         # Against a policy whose network_policies name binaries (docs/policy.md): the

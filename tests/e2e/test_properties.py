@@ -531,6 +531,9 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
+    # The same on UDP: a datagram relay, and a forwarding resolver resolv.conf does not name.
+    "bwrap-udp-sidecar": ({"udp-relay", "dns-own"}, "the nonce came back from 127.0.0.1:8125"),
+    "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
     "bwrap-unix-dialect": (
@@ -759,6 +762,18 @@ def test_own_resolver_forwarding_is_caught(mutants_run: tuple[int, str, Path]) -
     _, proof = EGRESS_MUTANTS["bwrap-own-resolver"]
     assert checks["dns-own"]["outcome"] == "escaped" and proof in str(checks["dns-own"]["detail"])
     assert all(c["outcome"] == "blocked" for i, c in checks.items() if i != "dns-own")
+
+
+def test_udp_sidecars_are_caught(mutants_run: tuple[int, str, Path]) -> None:
+    """A sidecar on the sandbox's own loopback that relays datagrams out, or that
+    forwards DNS queries though resolv.conf does not name it: asked as a listener of
+    the namespace, exactly the lines that reach it escape."""
+    for runtime in ("bwrap-udp-sidecar", "bwrap-sidecar-resolver"):
+        checks = _egress_mutant(mutants_run[2], runtime)
+        escaped, proof = EGRESS_MUTANTS[runtime]
+        assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped, runtime
+        for check_id in escaped:
+            assert proof in str(checks[check_id]["detail"]), checks[check_id]
 
 
 def test_unix_socket_proxy_is_caught(mutants_run: tuple[int, str, Path]) -> None:

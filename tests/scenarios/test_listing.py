@@ -133,7 +133,8 @@ def test_every_transport_is_pinned() -> None:
     others = {f"{p}{v}" for p in ("udplite", "rawip") for v in "46"}
     ipc = {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}
     assert marker_only == {
-        "icmp4", "icmp6", "unix-proxy", "tcp-proxy", "unix-abstract", "unix-abstract-dgram",
+        "icmp4", "icmp6", "unix-proxy", "tcp-proxy", "udp-relay", "unix-abstract",
+            "unix-abstract-dgram",
         "unix-abstract-seqpacket", "unix-host",
         "held-fds",
         "egress-policy-binary",

@@ -1,0 +1,144 @@
+"""dns-own and udp-relay ask every UDP listener of the sandbox's own network namespace,
+for real: a stand-in forwarding resolver (a sidecar's dnsmasq that resolv.conf does not
+name) and a stand-in datagram relay (a statsd shipper's) on the loopback of a network
+namespace of the test's own, answering as the canary would through them; and, where
+the probe stands in the test's own namespace (as harness tells it: --host-ns), that
+namespace's listeners are never sent anything. Loopback only."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+from tests.lab import require_tool
+from tests.probe.egress_args import egress_argv
+
+# A resolver that answers every query as the canary answers its TXT query (nonce=n1),
+# as a forwarder to the canary would hand that answer back. Port 5354: 5353 is
+# egress_argv's alternate resolver, which dns-alt-udp asks.
+RESOLVER = """import socket, sys, time
+sys.path.insert(0, {root!r})
+from tests.probe.test_udp_listeners import stand_in_relay, stand_in_resolver
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 5354))
+stand_in_resolver(s)
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind(("127.0.0.1", 8125))
+stand_in_relay(r)
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
+def _answer(query: bytes) -> bytes:
+    """The TXT answer `nonce=n1` to `query` (its id and question kept)."""
+    end = 12
+    while query[end]:
+        end += 1 + query[end]
+    question = query[12 : end + 5]
+    txt = b"nonce=n1"
+    record = (
+        b"\xc0\x0c\x00\x10\x00\x01\x00\x00\x00\x00"
+        + (len(txt) + 1).to_bytes(2)
+        + bytes([len(txt)])
+        + txt
+    )
+    return query[:2] + b"\x81\x80\x00\x01\x00\x01\x00\x00\x00\x00" + question + record
+
+
+def stand_in_resolver(sock: socket.socket) -> None:
+    """Serve `sock` (bound, UDP) as a forwarder to the canary would answer. A daemon
+    thread; closing the socket ends it."""
+
+    def serve() -> None:
+        while True:
+            try:
+                query, peer = sock.recvfrom(4096)
+                sock.sendto(_answer(query), peer)
+            except (OSError, IndexError):
+                if sock.fileno() < 0:
+                    return
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def stand_in_relay(sock: socket.socket) -> None:
+    """Serve `sock` (bound, UDP) as a datagram relay to the canary would answer: the
+    nonce n1 to the HARNESS line; a DNS query goes nowhere (a datagram relay aimed at
+    the canary's high port)."""
+
+    def serve() -> None:
+        while True:
+            try:
+                line, peer = sock.recvfrom(4096)
+                if line.startswith(b"HARNESS "):
+                    sock.sendto(b"NONCE n1\n", peer)
+            except OSError:
+                if sock.fileno() < 0:
+                    return
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def _lines(stdout: str) -> dict[str, dict[str, object]]:
+    lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
+    return {x["id"]: x for x in lines if x.get("type") == "check"}
+
+
+def test_sidecar_resolvers_and_relays_on_udp_are_asked() -> None:
+    """Before, dns-own asked only resolv.conf's resolvers and nothing sent a datagram
+    to a UDP listener: a sidecar's forwarding resolver, or a datagram relay, on the
+    sandbox's own loopback was certified enforced."""
+    require_tool("unshare")
+    script = (
+        'ip link set lo up && "$PY" -c "$RESOLVER" > "$LOG" 2>&1 & '
+        'while ! grep -q up "$LOG" 2>/dev/null; do sleep 0.05; done; "$@"'
+    )
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "PY": sys.executable,
+        "RESOLVER": RESOLVER.format(root=os.getcwd()),
+        "LOG": f"/tmp/harness-resolver-{os.getpid()}.log",
+    }
+    try:
+        done = subprocess.run(
+            ["unshare", "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
+            capture_output=True, text=True, timeout=120, check=False, env=env,
+        )  # fmt: skip
+    finally:
+        if os.path.exists(env["LOG"]):
+            os.unlink(env["LOG"])
+    line = _lines(done.stdout).get("dns-own")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert "127.0.0.1:5354 (a UDP listener of its namespace)" in str(line["detail"]), line
+    relay = _lines(done.stdout)["udp-relay"]
+    assert relay["outcome"] == "escaped", json.dumps(relay)
+    assert "the nonce came back from 127.0.0.1:8125" in str(relay["detail"]), relay
+
+
+def test_the_hosts_own_udp_listeners_are_never_asked() -> None:
+    """Standing in the test's own network namespace, the probe sends nothing to a UDP
+    listener there: it is the host's own service, not the sandbox's."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    stand_in_resolver(sock)
+    try:
+        done = subprocess.run(
+            egress_argv("127.0.0.1", 9), capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+    finally:
+        sock.close()
+    line = _lines(done.stdout).get("dns-own")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f":{port}" not in str(line["detail"]), line
+    assert line["outcome"] != "escaped", line
+    relay = _lines(done.stdout)["udp-relay"]
+    assert relay["outcome"] == "blocked", relay
+    assert "host's network namespace" in str(relay["detail"]), relay
