@@ -153,7 +153,8 @@ ROWS: tuple[Row, ...] = (
         (),
         checks=("priv-root-kernel-state",),
         target="every file of /proc/sys, /sys (every cgroup hierarchy) and /proc/sysrq-trigger,"
-        " opened for writing, nothing written",
+        " opened for writing, nothing written, wherever a mount of their types stands (a second"
+        " proc, a hierarchy bound elsewhere)",
     ),
     _priv(
         _ROOT,

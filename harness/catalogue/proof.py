@@ -116,6 +116,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (
         "bwrap-cgroup-rw",
         "bwrap-sysctl-vm-rw",
+        "bwrap-second-proc-rw",
+        "bwrap-cgroup-at-run",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),

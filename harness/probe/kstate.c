@@ -1,12 +1,19 @@
 /* The host kernel's state, scenario "privilege" (as started): every file of
  * /proc/sys, /proc/sysrq-trigger and /sys (every cgroup hierarchy, v1 and v2, with
- * it) that the workload can open for writing. An open for writing, nothing written,
+ * it) that the workload can open for writing, wherever the sandbox shows them: every
+ * mount of the mount table of a kernel-state type (proc, sysfs, cgroup, cgroup2,
+ * securityfs, configfs, binfmt_misc, efivarfs, fusectl) that is the one seen at its
+ * point is walked where it stands (a second proc at /run/proc, a host hierarchy
+ * bound at /run/pids, a bind of /proc/sys/kernel alone), each file judged by its
+ * usual name (its mount's root, below the usual mount point); without a mount table,
+ * the usual paths. An open for writing, nothing written,
  * is the proof: the kernel checks a sysctl's, a sysfs attribute's and a cgroup
  * file's write permission at open, so no host state is changed to show it. Left out
  * are what belongs to the sandbox's own namespaces: a network namespace's sysctls
  * and devices, a UTS, IPC, PID or user namespace's own sysctls where it has one,
  * and a delegated cgroup subtree (a cgroup mount whose root is not the hierarchy's);
- * and debugfs and tracefs, whose files may act on open. */
+ * and debugfs, tracefs and IMA's policy, whose files may act on open or close; and any
+ * other mount inside one (a tmpfs over a folder of /sys holds no kernel state). */
 
 #include "probe.h"
 
@@ -29,6 +36,41 @@ static int prefixed(const char *path, const char *prefix)
 {
     size_t n = strlen(prefix);
     return !strncmp(path, prefix, n) && (path[n] == 0 || path[n] == '/');
+}
+
+/* The filesystem types of kernel state, each with its usual mount point (NULL: where
+ * it stands: cgroup hierarchies have no one place). */
+static const char *const g_kstate[][2] = {
+    { "proc", "/proc" }, { "sysfs", "/sys" }, { "cgroup", NULL }, { "cgroup2", NULL },
+    { "securityfs", "/sys/kernel/security" }, { "configfs", "/sys/kernel/config" },
+    { "binfmt_misc", "/proc/sys/fs/binfmt_misc" }, { "efivarfs", "/sys/firmware/efi/efivars" },
+    { "fusectl", "/sys/fs/fuse/connections" }, { NULL, NULL },
+};
+
+static int kstate_type(const char *type)
+{
+    for (int i = 0; g_kstate[i][0]; i++)
+        if (!strcmp(type, g_kstate[i][0]))
+            return 1;
+    return 0;
+}
+
+/* The usual mount point of a mount of a kernel-state type (where it stands for one
+ * that has none). */
+static const char *usual_place(const struct mnt *m)
+{
+    for (int i = 0; g_kstate[i][0]; i++)
+        if (!strcmp(m->type, g_kstate[i][0]))
+            return g_kstate[i][1] ? g_kstate[i][1] : m->mp;
+    return m->mp;
+}
+
+/* Whether mount `m` is the one seen at its point (st_dev there is its maj:min, as
+ * mountinfo defines it): not one hidden under a later mount at or above it. */
+static int visible(const struct mnt *m)
+{
+    struct stat st;
+    return lstat(m->mp, &st) == 0 && major(st.st_dev) == m->maj && minor(st.st_dev) == m->min;
 }
 
 /* Sysctls a namespace of the sandbox's own holds (kernel/sysctl.c, ipc/, utsname). */
@@ -65,11 +107,12 @@ static int host_cgroup(const char *path)
 {
     const struct mnt *m = NULL;
     for (int i = 0; i < g_nmnt; i++)
-        if ((!strcmp(g_mnt[i].type, "cgroup") || !strcmp(g_mnt[i].type, "cgroup2")) &&
-            prefixed(path, g_mnt[i].mp) && (!m || strlen(g_mnt[i].mp) > strlen(m->mp)))
-            m = &g_mnt[i];
+        if (prefixed(path, g_mnt[i].mp) && (!m || strlen(g_mnt[i].mp) >= strlen(m->mp)))
+            m = &g_mnt[i]; /* the last of a stack of mounts at one point is the one seen */
     if (m == NULL)
         return 1; /* not in the table: the host's as far as anyone can tell */
+    if (strcmp(m->type, "cgroup") && strcmp(m->type, "cgroup2"))
+        return 1; /* not a cgroup file */
     char probe[4200];
     struct stat st;
     int v1 = !strcmp(m->type, "cgroup");
@@ -78,22 +121,30 @@ static int host_cgroup(const char *path)
     return v1 ? has : !has;
 }
 
-static int skipped_dir(const char *path, const struct stat *st)
+/* A folder left out, by its usual name `canon`, or by its real `path` where another
+ * mount stands there: one of a kernel-state type is walked on its own, any other holds
+ * no kernel state. IMA's policy file is replaced once a writer closes it. */
+static int skipped_dir(const char *path, const char *canon)
 {
     static const char *const trees[] = { "/sys/kernel/debug", "/sys/kernel/tracing",
-                                         "/sys/class/net", "/sys/devices/virtual/net", NULL };
+                                         "/sys/class/net", "/sys/devices/virtual/net",
+                                         "/sys/kernel/security/ima",
+                                         "/sys/kernel/security/integrity", NULL };
     for (int i = 0; trees[i]; i++)
-        if (!strcmp(path, trees[i]))
+        if (!strcmp(canon, trees[i]))
             return 1;
-    (void)st;
+    for (int i = 0; i < g_nmnt; i++)
+        if (!strcmp(path, g_mnt[i].mp))
+            return 1;
     return 0;
 }
 
-static void try_file(const char *path, const struct stat *st)
+/* `path` judged by its usual name `canon` (a sysctl's /proc/sys/...). */
+static void try_file(const char *path, const char *canon, const struct stat *st)
 {
-    if (!(st->st_mode & 0222) || namespaced_sysctl(path))
+    if (!(st->st_mode & 0222) || namespaced_sysctl(canon))
         return;
-    if (prefixed(path, "/sys/fs/cgroup") && !host_cgroup(path))
+    if (!host_cgroup(path))
         return;
     g_ks.files++;
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -104,8 +155,9 @@ static void try_file(const char *path, const struct stat *st)
         snprintf(g_ks.first, sizeof g_ks.first, "%s", path);
 }
 
-/* Depth-first, never through a symlink (sysfs links every device many times). */
-static void walk(const char *dir, int depth)
+/* Depth-first, never through a symlink (sysfs links every device many times); `canon`
+ * the folder's usual name. */
+static void walk(const char *dir, const char *canon, int depth)
 {
     DIR *d = opendir(dir);
     if (d == NULL || depth > 12)
@@ -117,16 +169,17 @@ static void walk(const char *dir, int depth)
             g_ks.cut = 1;
             break;
         }
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+        char path[4096], name[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+            snprintf(name, sizeof name, "%s/%s", canon, e->d_name) >= (int)sizeof name)
             continue;
         struct stat st;
         if (lstat(path, &st) != 0)
             continue;
-        if (S_ISDIR(st.st_mode) && !skipped_dir(path, &st))
-            walk(path, depth + 1);
+        if (S_ISDIR(st.st_mode) && !skipped_dir(path, name))
+            walk(path, name, depth + 1);
         else if (S_ISREG(st.st_mode))
-            try_file(path, &st);
+            try_file(path, name, &st);
     }
 out:
     if (d)
@@ -139,18 +192,54 @@ void chk_priv_root_kernel_state(void)
     g_own_ns[1] = own_ns("ipc", 0xEFFFFFFFUL);
     g_own_ns[2] = own_ns("pid", 0xEFFFFFFCUL);
     g_own_ns[3] = own_ns("user", 0xEFFFFFFDUL);
-    read_mounts();
     struct stat st;
-    if (lstat("/proc/sysrq-trigger", &st) == 0 && S_ISREG(st.st_mode))
-        try_file("/proc/sysrq-trigger", &st);
-    walk("/proc/sys", 0);
-    walk("/sys", 0);
+    if (read_mounts() != 0)
+        g_nmnt = 0;
+    int walked = 0;
+    for (int i = 0; i < g_nmnt && !g_ks.writable_seen; i++) {
+        const struct mnt *m = &g_mnt[i];
+        if (!kstate_type(m->type) || !visible(m))
+            continue;
+        walked++;
+        const char *root = strcmp(m->root, "/") ? m->root : "";
+        char path[4096], canon[4096];
+        if (!strcmp(m->type, "proc")) { /* its sysctls and sysrq-trigger; the rest is processes' */
+            if (!*root) {
+                snprintf(path, sizeof path, "%s/sysrq-trigger", m->mp);
+                if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+                    try_file(path, "/proc/sysrq-trigger", &st);
+                snprintf(path, sizeof path, "%s/sys", m->mp);
+                if (!skipped_dir(path, "/proc/sys")) /* a mount there is walked on its own */
+                    walk(path, "/proc/sys", 0);
+            } else if (prefixed(root, "/sys") || !strcmp(root, "/sysrq-trigger")) {
+                snprintf(canon, sizeof canon, "/proc%s", root);
+                if (lstat(m->mp, &st) == 0 && S_ISREG(st.st_mode))
+                    try_file(m->mp, canon, &st); /* a file bound alone */
+                else
+                    walk(m->mp, canon, 0);
+            }
+            continue;
+        }
+        snprintf(canon, sizeof canon, "%s%s", usual_place(m), root);
+        if (lstat(m->mp, &st) == 0 && S_ISREG(st.st_mode))
+            try_file(m->mp, canon, &st);
+        else
+            walk(m->mp, canon, 0);
+    }
+    if (!walked) { /* no mount table: the usual places */
+        if (lstat("/proc/sysrq-trigger", &st) == 0 && S_ISREG(st.st_mode))
+            try_file("/proc/sysrq-trigger", "/proc/sysrq-trigger", &st);
+        walk("/proc/sys", "/proc/sys", 0);
+        walk("/sys", "/sys", 0);
+    }
     ev_int("files_tried", g_ks.files);
+    ev_int("mounts_walked", walked);
     if (g_ks.writable_seen)
         outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)", g_ks.first);
     if (g_ks.cut)
         outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there",
                 g_ks.files);
     outcome(OC_BLOCKED, 0, "none of %d writable-mode files of /proc/sys, /proc/sysrq-trigger and /sys"
-            " opens for writing", g_ks.files);
+            " opens for writing (%d mounts of a kernel-state type walked where they stand)", g_ks.files,
+            walked);
 }

@@ -339,6 +339,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
+    "bwrap-second-proc-rw": {"privilege_floor": "priv-root-kernel-state"},
+    "bwrap-cgroup-at-run": {"privilege_floor": "priv-root-kernel-state"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
