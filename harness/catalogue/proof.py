@@ -143,7 +143,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-usr",
     ),
     _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
-    " environment names": ("bwrap-loopback-proxy",),
+    " environment names": ("bwrap-loopback-proxy", "landlock-host-proxy"),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
         "bwrap-udp-sidecar",
         "bwrap-sidecar-resolver",

@@ -2,14 +2,23 @@
 network namespace, and handed to every cell's probe less those its policy lets the
 workload change. From inside, a connect to one of them is an egress route, and a
 privilege route where the listener is a container runtime, an init or a bus: the
-probe's `unix-host` line names the process that owns it."""
+probe's `unix-host` line names the process that owns it.
+
+With them, the host's TCP listeners on loopback or a wildcard address: a probe that
+stands in the host's network namespace (a co-located sandbox) lists them itself (one
+started after this listing too) and asks each to relay to the canary (`tcp-proxy`),
+less those this listing names as the SSH daemons' (a connection that never
+authenticates is penalised by newer OpenSSH, per source address) and a harness
+canary's (`--host-tcp-skip`)."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from harness.errors import HarnessError
 from harness.hostside.base import CellSetup, Fixture, HostSetup
@@ -44,6 +53,35 @@ class Listener:
         return f"{self.kind} {self.file} {self.pid} {self.comm} {self.fspath} {self.name}"
 
 
+# Never asked to relay: newer OpenSSH penalises a source whose connections never
+# authenticate (PerSourcePenalties), and loopback is every local user's source.
+SSH_DAEMONS = frozenset({"sshd", "sshd-session", "sshd-auth"})
+
+
+@dataclass(frozen=True, slots=True)
+class TcpListener:
+    """One listening TCP socket of the host, on loopback or a wildcard address."""
+
+    address: str  # as the probe names it: "127.0.0.1:631", "[::1]:631", "[::]:22"
+    pid: int
+    comm: str
+
+
+def _tcp_address(hex_addr: str, hex_port: str) -> str | None:
+    """/proc/net/tcp's "0100007F:0277" as "127.0.0.1:631" (each 32-bit word in the
+    kernel's byte order), if loopback or a wildcard."""
+    try:
+        words = range(0, len(hex_addr), 8)
+        raw = b"".join(int(hex_addr[i : i + 8], 16).to_bytes(4, "little") for i in words)
+        ip = ipaddress.ip_address(raw) if len(raw) in (4, 16) else None
+        port = int(hex_port, 16)
+    except ValueError:
+        return None
+    if ip is None or not (ip.is_loopback or ip.is_unspecified) or not 0 < port < 65536:
+        return None
+    return f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
+
+
 @dataclass(frozen=True, slots=True)
 class HostListeners:
     """What the listing found: the host's namespace inodes (net, pid, mnt), boot id
@@ -53,15 +91,20 @@ class HostListeners:
     namespaces: str = ""
     devices: str = ""  # MAJ:MIN,... of the host's own filesystems
     listeners: tuple[Listener, ...] = ()
+    tcp: tuple[TcpListener, ...] = ()
     error: str | None = None
 
 
 def parse_listing(text: str) -> HostListeners:
     """The listing script's output; a line it cannot read is left out."""
-    namespaces, devices, found = "", "", []
+    namespaces, devices, found, tcp = "", "", [], []
     for line in text.splitlines():
         parts = line.split(" ", 5)
-        if NAMESPACES.fullmatch(line):
+        if parts[0] == "t" and len(parts) == 4 and parts[2].isdigit() and ":" in parts[1]:
+            address = _tcp_address(*parts[1].split(":", 1))
+            if address and address not in (t.address for t in tcp):
+                tcp.append(TcpListener(address, int(parts[2]), parts[3]))
+        elif NAMESPACES.fullmatch(line):
             namespaces = line[3:]
         elif parts[0] == "devs" and len(parts) == 2 and DEVICES.fullmatch(parts[1]):
             devices = parts[1]
@@ -73,7 +116,7 @@ def parse_listing(text: str) -> HostListeners:
             and " " not in parts[5]
         ):
             found.append(Listener(parts[0], parts[1], int(parts[2]), *parts[3:]))
-    return HostListeners(namespaces, devices, tuple(found))
+    return HostListeners(namespaces, devices, tuple(found), tuple(tcp))
 
 
 async def list_listeners(transport: Transport) -> HostListeners:
@@ -102,20 +145,32 @@ def offered(listing: HostListeners, cell: CellSetup) -> list[Listener]:
     ][:MAX_LISTENERS]
 
 
+def skipped_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
+    """The TCP listeners a probe in the host's network namespace never asks to relay:
+    an SSH daemon's, and a harness canary's (this build's: its listeners log what
+    they are sent)."""
+    return [t for t in listing.tcp if t.comm in SSH_DAEMONS or t.comm == canary_comm]
+
+
 class HostListenersFixture(Fixture):
-    """The host's unix listeners, listed once per host."""
+    """The host's unix and TCP listeners, listed once per host."""
 
     def __init__(self) -> None:
         self.listing = HostListeners()
+        self.canary_comm = ""
 
     async def start(self, host: HostSetup) -> None:
+        self.canary_comm = PurePosixPath(host.state.probe_path).name[:15]
         self.listing = await list_listeners(host.transport)
         if self.listing.error:
             log.warning("%s: %s", host.transport.host, self.listing.error)
 
     def manifest(self) -> dict[str, object]:
         found = self.listing
-        return {"unix_listeners": {"count": len(found.listeners), "error": found.error}}
+        return {
+            "unix_listeners": {"count": len(found.listeners), "error": found.error},
+            "tcp_listeners": {"count": len(found.tcp)},
+        }
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         """The listeners, the host's namespaces, and where the sandbox may write (a
@@ -126,6 +181,9 @@ class HostListenersFixture(Fixture):
             inside = cell.runtime.inside(cell.paths.allowed, role="allowed", cell_id=cell.cell_id)
             granted.append(inside)
         args = ["--host-unix", "\n".join(lst.line for lst in offered(self.listing, cell))]
+        if not self.listing.error:  # without a listing, the probe asks none of the host's
+            skip = skipped_tcp(self.listing, self.canary_comm)
+            args += ["--host-tcp-skip", "\n".join(t.address for t in skip)]
         if self.listing.namespaces:
             args += ["--host-ns", self.listing.namespaces]
         if self.listing.devices:

@@ -167,7 +167,7 @@ struct run_options {
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
         *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *inh_helper,
-        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *linger;
+        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *linger, *host_tcp_skip;
 };
 extern struct run_options o;
 const char *need(const char **opt);

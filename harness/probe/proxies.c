@@ -62,10 +62,32 @@ static int hex_addr(const char *hex, int six, unsigned char raw[16])
     return 0;
 }
 
+/* Whether `host` is one of the canary's own addresses (listen mode: it may listen on
+ * the host's loopback, and must not be taken for a relay). */
+static int canary_address(const char *host)
+{
+    return (o.canary4 && !strcmp(host, o.canary4)) || (o.canary6 && !strcmp(host, o.canary6));
+}
+
+/* Whether the host named `host`:`port` among the listeners never asked (its SSH
+ * daemons', a canary's: --host-tcp-skip, "ADDR:PORT" per line, hostside/listeners.py). */
+static int host_skips(const char *host, unsigned port)
+{
+    char want[80];
+    snprintf(want, sizeof want, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+    size_t n = strlen(want);
+    for (const char *at = o.host_tcp_skip; at && (at = strstr(at, want)); at += n)
+        if ((at == o.host_tcp_skip || at[-1] == '\n') && (at[n] == '\n' || at[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 /* /proc/net/tcp or tcp6: each listener (state 0A), a wildcard address by loopback
- * (tcp6's at ::1 and at 127.0.0.1: /proc does not say whether it is IPv6 only); -1
- * where the table cannot be read. */
-static int listeners(const char *file, int six)
+ * (tcp6's at ::1 and at 127.0.0.1: /proc does not say whether it is IPv6 only); where
+ * `host` (the probe may stand in the host's namespace), those on loopback or a
+ * wildcard alone, never one the host skips nor the canary's own; -1 where the table
+ * cannot be read. */
+static int listeners(const char *file, int six, int host)
 {
     FILE *f = fopen(file, "r");
     if (!f)
@@ -79,16 +101,21 @@ static int listeners(const char *file, int six)
         unsigned char raw[16];
         if (hex_addr(hex, six, raw) != 0)
             continue;
-        char host[INET6_ADDRSTRLEN];
+        char name[INET6_ADDRSTRLEN];
         static const unsigned char any[16];
         if (!memcmp(raw, any, six ? 16 : 4)) { /* a wildcard: by loopback; tcp6's may be dual-stack */
+            if (host && host_skips(six ? "::" : "0.0.0.0", port))
+                continue;
             proxy_add(six ? "::1" : "127.0.0.1", port);
             if (six)
                 proxy_add("127.0.0.1", port);
             continue;
         }
-        if (inet_ntop(six ? AF_INET6 : AF_INET, raw, host, sizeof host))
-            proxy_add(host, port);
+        static const unsigned char lo6[16] = { [15] = 1 };
+        int loopback = six ? !memcmp(raw, lo6, 16) : raw[0] == 127;
+        if (inet_ntop(six ? AF_INET6 : AF_INET, raw, name, sizeof name) &&
+            (!host || (loopback && !host_skips(name, port) && !canary_address(name))))
+            proxy_add(name, port);
     }
     fclose(f);
     return 0;
@@ -215,11 +242,13 @@ void sweep_tcp_proxy(void)
     struct stat self;
     g_unlisted = stat("/proc/self/ns/net", &self) != 0; /* no /proc: nothing can be told */
     g_in_host_netns = !g_unlisted && maybe_host_netns();
-    if (g_unlisted || g_in_host_netns)
+    if (g_unlisted)
         return;
-    if (listeners("/proc/net/tcp", 0) != 0)
+    if (g_in_host_netns && !o.host_tcp_skip)
+        return; /* no word from the host of its SSH daemons: its listeners are not asked */
+    if (listeners("/proc/net/tcp", 0, g_in_host_netns) != 0)
         g_unlisted = 1;
-    listeners("/proc/net/tcp6", 1); /* none where the kernel has no IPv6 */
+    listeners("/proc/net/tcp6", 1, g_in_host_netns); /* none where the kernel has no IPv6 */
 }
 
 /* tcp-proxy's line: as group_report, but an error where more relays were in view
@@ -242,8 +271,11 @@ static void proxy_report(const char *id, double t0)
         return;
     }
     group_report(G_PROXY, id, t0,
-                 g_in_host_netns ? "may stand in the host's network namespace, whose listeners are the"
-                                   " host's services (not tried), and no proxy named in its environment"
+                 g_in_host_netns ? (o.host_tcp_skip ? "may stand in the host's network namespace: no TCP"
+                                   " listener of the host's on loopback (its SSH daemons' left out), and no"
+                                   " proxy named in its environment" : "may stand in the host's network"
+                                   " namespace, whose listeners the host did not list (not tried), and no"
+                                   " proxy named in its environment")
                                  : "no TCP listener in the sandbox's network namespace and no proxy"
                                    " named in its environment");
 }

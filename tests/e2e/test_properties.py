@@ -533,6 +533,8 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
+    # The co-located shape: the host's egress proxy on its loopback, Landlock allowing its port.
+    "landlock-host-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
     # The same on UDP: a datagram relay, and a forwarding resolver resolv.conf does not name.
     "bwrap-udp-sidecar": ({"udp-relay", "dns-own"}, "the nonce came back from 127.0.0.1:8125"),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
@@ -766,11 +768,12 @@ def test_own_resolver_forwarding_is_caught(mutants_run: tuple[int, str, Path]) -
     assert all(c["outcome"] == "blocked" for i, c in checks.items() if i != "dns-own")
 
 
-def test_udp_sidecars_are_caught(mutants_run: tuple[int, str, Path]) -> None:
+def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]) -> None:
     """A sidecar on the sandbox's own loopback that relays datagrams out, or that
-    forwards DNS queries though resolv.conf does not name it: asked as a listener of
-    the namespace, exactly the lines that reach it escape."""
-    for runtime in ("bwrap-udp-sidecar", "bwrap-sidecar-resolver"):
+    forwards DNS queries though resolv.conf does not name it; the host's egress proxy
+    on its loopback, for a co-located sandbox that may connect to its port: asked as a
+    listener, exactly the lines that reach it escape."""
+    for runtime in ("bwrap-udp-sidecar", "bwrap-sidecar-resolver", "landlock-host-proxy"):
         checks = _egress_mutant(mutants_run[2], runtime)
         escaped, proof = EGRESS_MUTANTS[runtime]
         assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped, runtime

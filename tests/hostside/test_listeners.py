@@ -20,6 +20,7 @@ from harness.hostside.listeners import (
     list_listeners,
     offered,
     parse_listing,
+    skipped_tcp,
 )
 from harness.matrix.models import CommandRuntimeSpec, Host
 from harness.plan import Cell
@@ -129,3 +130,38 @@ def test_a_cell_is_handed_the_listeners_its_policy_does_not_let_it_change() -> N
     assert args[args.index("--host-ns") + 1] == "1 2 3"
     assert args[args.index("--host-devs") + 1] == "8:1"
     assert args[args.index("--unix-granted") + 1] == "/work/tmp\n/srv/allowed"
+
+
+async def test_the_host_lists_its_loopback_tcp_listeners_with_their_owners() -> None:
+    """A TCP listener of this process on loopback is listed with its pid and command;
+    one on another address is not (a co-located sandbox reaches loopback ones)."""
+    lo = socket.socket()
+    lo.bind(("127.0.0.3", 0))
+    lo.listen()
+    port = lo.getsockname()[1]
+    try:
+        found = await list_listeners(LocalTransport())
+    finally:
+        lo.close()
+    by_address = {t.address: t for t in found.tcp}
+    mine = by_address[f"127.0.0.3:{port}"]
+    assert mine.pid == os.getpid() and mine.comm.startswith("python"), mine
+    assert all(t.address.startswith(("127.", "0.0.0.0:", "[::]:", "[::1]:")) for t in found.tcp)
+
+
+def test_the_ssh_daemons_and_the_canary_are_the_tcp_listeners_skipped() -> None:
+    """Read from the script's lines (IPv4 and IPv6 as /proc/net/tcp prints them): the
+    SSH daemons' and the canary's are handed to the probe to skip; a listener on an
+    address that is neither loopback nor a wildcard is not listed at all."""
+    text = (
+        "t 0100007F:0016 10 sshd\nt 00000000000000000000000000000000:0016 11 sshd-session\n"
+        "t 0100007F:0C38 12 squid\nt 0200007F:1F90 13 harness-probe-a\n"
+        "t 0101A8C0:0050 14 nginx\nt 00000000000000000000000001000000:0277 15 cupsd\n"
+        "t zz:1 1 x\n"
+    )
+    found = parse_listing(text)
+    assert [t.address for t in found.tcp] == [
+        "127.0.0.1:22", "[::]:22", "127.0.0.1:3128", "127.0.0.2:8080", "[::1]:631",
+    ]  # fmt: skip
+    skipped = skipped_tcp(found, "harness-probe-a")
+    assert [t.address for t in skipped] == ["127.0.0.1:22", "[::]:22", "127.0.0.2:8080"]

@@ -2,7 +2,8 @@
 network namespace, for real: a stand-in proxy listening on the loopback of a network
 namespace of the test's own (a sidecar: found among the namespace's listeners), and one
 the environment names, with credentials, where the probe stands in the test's own
-namespace (whose listeners are never sent a request). Loopback only."""
+namespace (whose listeners are asked only as the host allows: never without its word,
+never one it skips). Loopback only."""
 
 from __future__ import annotations
 
@@ -81,3 +82,35 @@ def test_a_proxy_the_environment_names_is_tried_and_its_credentials_never_printe
     assert line["outcome"] == "escaped", json.dumps(line)
     assert f"TCP proxy 127.0.0.1:{port}" in str(line["detail"]), line
     assert "s3cret-pw" not in done.stdout + done.stderr
+
+
+def test_the_hosts_loopback_listeners_are_asked_but_those_it_skips() -> None:
+    """Standing in the test's own network namespace (the host's, for a co-located
+    sandbox), told by the host which listeners to leave alone (its SSH daemons'), the
+    probe asks every other loopback listener: a host egress proxy nothing names is
+    found, and the one the host skips is never connected to."""
+    relay, skipped = socket.socket(), socket.socket()
+    relay.bind(("127.0.0.2", 0))  # 127.0.0.1 is egress_argv's canary: never a relay
+    skipped.bind(("127.0.0.2", 0))
+    relay_port = relay.getsockname()[1]
+    stand_in_proxy(relay)
+    skipped.listen(8)
+    argv = egress_argv("127.0.0.1", 9)
+    at = argv.index("egress-confinement")
+    argv[at:at] = ["--host-tcp-skip", f"127.0.0.2:{skipped.getsockname()[1]}"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+        skipped.setblocking(False)
+        try:
+            skipped.accept()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    finally:
+        relay.close()
+        skipped.close()
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert f"through TCP proxy 127.0.0.2:{relay_port}: the nonce came back" in str(line["detail"])
+    assert not connected, "the listener the host skips was connected to"
