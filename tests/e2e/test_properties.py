@@ -102,13 +102,14 @@ def test_the_colocated_shape_is_judged_against_its_policy(
 
 
 # The egress lines that find nothing to try in the reference sandboxes (no unix socket,
-# no TCP relay, no host listener in reach, no socket held, no next hop or firewall of
-# their own), and that the host control does not try either (its listeners are the
-# host's services, no route or rule is made in the host's namespace): blocked without
-# an errno, with no control to compare.
+# no TCP or UDP relay, no host listener in reach, no socket held, no next hop or
+# firewall of their own), and that have no control (what the host's own namespace
+# holds is not a relay harness stood up; no route or rule is made there): blocked
+# without an errno, with no control to compare.
 NOTHING_TO_TRY = (
     "unix-proxy",
     "tcp-proxy",
+    "udp-relay",
     "unix-host",
     "held-fds",
     "route-made",
@@ -133,8 +134,8 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     # Denied attempts went nowhere: each ended at the supervisor or in its namespace, and
     # its control escaped (unix-proxy finds no socket to try, a plain host hands its
     # probe no socket for held-fds, no route is made in the host's namespace for
-    # route-made, and tcp-proxy sends the host's listeners nothing: no control to
-    # compare).
+    # route-made, and tcp-proxy's and udp-relay's relays are whatever the namespace
+    # holds: no control to compare).
     for check in v[("localhost", "runsc-supervised", "egress_confinement")]["checks"]:
         assert check["outcome"] == "blocked", check
         uncontrolled = check["id"] in NOTHING_TO_TRY
