@@ -47,13 +47,17 @@ def _socket_inode(local_port: int, remote_port: int) -> str | None:
     return None
 
 
-def _owner_exe(inode: str) -> str | None:
+def _owner_exe(inode: str) -> tuple[str, bytes] | None:
+    """The path and content of the executable of the process holding socket `inode`,
+    read through /proc/<pid>/exe (its path may be one only its mount namespace has,
+    as a sandboxed probe's /probe is)."""
     target = f"socket:[{inode}]"
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
-                    return os.readlink(f"/proc/{pid}/exe")
+                    with open(f"/proc/{pid}/exe", "rb") as fh:
+                        return os.readlink(f"/proc/{pid}/exe"), fh.read()
         except OSError:
             continue
     return None
@@ -200,11 +204,7 @@ class Supervisor:
                     pass
             record: dict[str, Any] = {"src_port": peer[1], "dst": self.allowed, "decision": "allow"}
             if self.mode == "attribute" and exe:
-                with open(exe, "rb") as fh:
-                    record["binary"] = {
-                        "path": exe,
-                        "sha256": hashlib.sha256(fh.read()).hexdigest(),
-                    }
+                record["binary"] = {"path": exe[0], "sha256": hashlib.sha256(exe[1]).hexdigest()}
             elif self.mode == "unavailable":
                 record["identity"] = "unavailable"
                 record["reason"] = "endpoint-only runtime: no process identity"
