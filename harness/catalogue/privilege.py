@@ -75,8 +75,8 @@ ROWS: tuple[Row, ...] = (
         ("execve", "execveat"),
         checks=("priv-setuid-exec", "priv-setid-view"),
         target="the setuid-root helper; with no_new_privs off, every file in the sandbox's"
-        " view setuid to a uid not the workload's (root's first) on a mount that honours"
-        " setuid, started and stopped before it runs",
+        " view, and every descriptor it holds, setuid to a uid not the workload's (root's"
+        " first) on a mount that honours setuid, started and stopped before it runs",
     ),
     _priv(
         _EXEC,
@@ -152,9 +152,10 @@ ROWS: tuple[Row, ...] = (
         "host kernel state: every sysctl, sysfs attribute and cgroup file",
         (),
         checks=("priv-root-kernel-state",),
-        target="every file of /proc/sys, /sys (every cgroup hierarchy) and /proc/sysrq-trigger,"
-        " opened for writing, nothing written, wherever a mount of their types stands (a second"
-        " proc, a hierarchy bound elsewhere)",
+        target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
+        " hierarchy, the workload's own cgroup left out) and /proc/sysrq-trigger, opened for"
+        " writing, nothing written, wherever a mount of their types stands (a second proc, a"
+        " hierarchy or a host service's subtree bound elsewhere)",
     ),
     _priv(
         _ROOT,

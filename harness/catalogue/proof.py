@@ -99,6 +99,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "runc-setuid",
         "user-suid-in-view",
         "user-suid-other-in-view",
+        "user-held-setuid",
     ),
     _PRIV + "exec of a setgid file": (
         "root-setgid-kept",
@@ -118,6 +119,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sysctl-vm-rw",
         "bwrap-second-proc-rw",
         "bwrap-cgroup-at-run",
+        "bwrap-cgroup-subtree",
+        "root-proc-irq-rw",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
@@ -146,6 +149,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     " environment names": ("bwrap-loopback-proxy", "landlock-host-proxy"),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
         "bwrap-udp-sidecar",
+        "bwrap-udp-sidecar-connected",
         "bwrap-sidecar-resolver",
     ),
     _NET + "AF_UNIX abstract names": (

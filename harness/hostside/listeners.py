@@ -65,6 +65,8 @@ class TcpListener:
     address: str  # as the probe names it: "127.0.0.1:631", "[::1]:631", "[::]:22"
     pid: int
     comm: str
+    parent: str = "-"  # the holder's parent's command
+    arg1: str = "-"  # the holder's first argument
 
 
 def _tcp_address(hex_addr: str, hex_port: str) -> str | None:
@@ -100,10 +102,10 @@ def parse_listing(text: str) -> HostListeners:
     namespaces, devices, found, tcp = "", "", [], []
     for line in text.splitlines():
         parts = line.split(" ", 5)
-        if parts[0] == "t" and len(parts) == 4 and parts[2].isdigit() and ":" in parts[1]:
+        if parts[0] == "t" and len(parts) == 6 and parts[2].isdigit() and ":" in parts[1]:
             address = _tcp_address(*parts[1].split(":", 1))
             if address and address not in (t.address for t in tcp):
-                tcp.append(TcpListener(address, int(parts[2]), parts[3]))
+                tcp.append(TcpListener(address, int(parts[2]), *parts[3:]))
         elif NAMESPACES.fullmatch(line):
             namespaces = line[3:]
         elif parts[0] == "devs" and len(parts) == 2 and DEVICES.fullmatch(parts[1]):
@@ -147,9 +149,16 @@ def offered(listing: HostListeners, cell: CellSetup) -> list[Listener]:
 
 def skipped_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
     """The TCP listeners a probe in the host's network namespace never asks to relay:
-    an SSH daemon's, and a harness canary's (this build's: its listeners log what
-    they are sent)."""
-    return [t for t in listing.tcp if t.comm in SSH_DAEMONS or t.comm == canary_comm]
+    an SSH daemon's own (held by the daemon, not by a session under it: a port a
+    session forwards, `ssh -R` or `-D`, is a relay like any other), and a harness
+    canary's (this build's, started as `canary`: its listeners log what they are
+    sent)."""
+    return [
+        t
+        for t in listing.tcp
+        if (t.comm in SSH_DAEMONS and t.parent not in SSH_DAEMONS)
+        or (t.comm == canary_comm and t.arg1 == "canary")
+    ]
 
 
 class HostListenersFixture(Fixture):

@@ -1,6 +1,6 @@
 /* The host kernel's state, scenario "privilege" (as started): every file of
- * /proc/sys, /proc/sysrq-trigger and /sys (every cgroup hierarchy, v1 and v2, with
- * it) that the workload can open for writing, wherever the sandbox shows them: every
+ * /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/acpi and /sys (every
+ * cgroup hierarchy, v1 and v2, with it) that the workload can open for writing, wherever the sandbox shows them: every
  * mount of the mount table of a kernel-state type (proc, sysfs, cgroup, cgroup2,
  * securityfs, configfs, binfmt_misc, efivarfs, fusectl) that is the one seen at its
  * point is walked where it stands (a second proc at /run/proc, a host hierarchy
@@ -11,8 +11,9 @@
  * file's write permission at open, so no host state is changed to show it. Left out
  * are what belongs to the sandbox's own namespaces: a network namespace's sysctls
  * and devices, a UTS, IPC, PID or user namespace's own sysctls where it has one,
- * and a delegated cgroup subtree (a cgroup mount whose root is not the hierarchy's);
- * and debugfs, tracefs and IMA's policy, whose files may act on open or close; and any
+ * and the workload's own cgroup and what is below it (the folder whose cgroup.procs
+ * lists it; where that cannot be told, a cgroup mount whose root is not the
+ * hierarchy's); and debugfs, tracefs and IMA's policy, whose files may act on open or close; and any
  * other mount inside one (a tmpfs over a folder of /sys holds no kernel state). */
 
 #include "probe.h"
@@ -99,12 +100,75 @@ static int namespaced_sysctl(const char *path)
     return 0;
 }
 
-/* A cgroup file the host's own tree holds: its mount (the longest mount point above
- * it) shows the hierarchy's real root, which a sandbox's delegated subtree never is:
- * only the root of a v1 hierarchy has `release_agent`, and only a v2 root lacks
- * `cgroup.events`. Below a delegated subtree, what it can write is its own. */
+/* Whether `file` lists `pid` (a cgroup.procs). */
+static int lists_pid(const char *file, pid_t pid)
+{
+    FILE *f = fopen(file, "r");
+    long v;
+    int found = 0;
+    while (f && !found && fscanf(f, "%ld", &v) == 1)
+        found = v == (long)pid;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* The workload's own cgroup folder below mount `m` (the one whose cgroup.procs lists
+ * this process, by /proc/self/cgroup's path for each hierarchy; the mount point itself
+ * where a unified mount shows a subtree below the workload's cgroup), in own[]: 1
+ * found, 0 the workload's cgroup is not below that mount, -1 it cannot be told. */
+static int own_cgroup_dir(const struct mnt *m, char *own, size_t n)
+{
+    char buf[8192];
+    ssize_t got = read_file("/proc/self/cgroup", buf, sizeof buf - 1);
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    const char *root = strcmp(m->root, "/") ? m->root : "";
+    for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *path = strchr(l, ':');
+        path = path ? strchr(path + 1, ':') : NULL;
+        if (!path++)
+            continue;
+        if (!strncmp(l, "0::", 3) && !strcmp(m->type, "cgroup2") && *root && prefixed(root, path) &&
+            strcmp(root, path)) { /* the unified hierarchy's, a subtree below its own: its own */
+            snprintf(own, n, "%s", m->mp);
+            return 1;
+        }
+        if (*root && !prefixed(path, root))
+            continue;
+        char procs[4200];
+        snprintf(own, n, "%s%s", m->mp, strcmp(path + strlen(root), "/") ? path + strlen(root) : "");
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", own);
+        if (lists_pid(procs, getpid()))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether `dir`, a folder of cgroup mount `m`, is its hierarchy's root cgroup: only a
+ * v1 root has `release_agent`, and only a v2 root lacks `cgroup.events`. */
+static int hierarchy_root(const struct mnt *m, const char *dir)
+{
+    char probe[4200];
+    struct stat st;
+    int v1 = !strcmp(m->type, "cgroup");
+    snprintf(probe, sizeof probe, "%s/%s", dir, v1 ? "release_agent" : "cgroup.events");
+    int has = stat(probe, &st) == 0;
+    return v1 ? has : !has;
+}
+
+/* A cgroup file the host's, not the workload's own: below its mount (the longest
+ * mount point above it), anything not at or below the workload's own cgroup folder
+ * (a host subtree bound in, another service's cgroup beside the workload's), and
+ * everything where the workload sits in the hierarchy's root cgroup. Where its own
+ * cgroup cannot be told, by the mount's root: the hierarchy's is the host's; below a
+ * delegated subtree, what it can write is its own. */
 static int host_cgroup(const char *path)
 {
+    static const struct mnt *seen; /* the last mount asked about, and its answer */
+    static int state;
+    static char own[4096];
     const struct mnt *m = NULL;
     for (int i = 0; i < g_nmnt; i++)
         if (prefixed(path, g_mnt[i].mp) && (!m || strlen(g_mnt[i].mp) >= strlen(m->mp)))
@@ -113,12 +177,15 @@ static int host_cgroup(const char *path)
         return 1; /* not in the table: the host's as far as anyone can tell */
     if (strcmp(m->type, "cgroup") && strcmp(m->type, "cgroup2"))
         return 1; /* not a cgroup file */
-    char probe[4200];
-    struct stat st;
-    int v1 = !strcmp(m->type, "cgroup");
-    snprintf(probe, sizeof probe, "%s/%s", m->mp, v1 ? "release_agent" : "cgroup.events");
-    int has = stat(probe, &st) == 0;
-    return v1 ? has : !has;
+    if (m != seen) {
+        seen = m;
+        state = own_cgroup_dir(m, own, sizeof own);
+        if (state == 1 && hierarchy_root(m, own))
+            state = 0; /* the workload sits in the root cgroup: nothing there is its own */
+    }
+    if (state >= 0)
+        return !(state && prefixed(path, own));
+    return hierarchy_root(m, m->mp);
 }
 
 /* A folder left out, by its usual name `canon`, or by its real `path` where another
@@ -203,15 +270,22 @@ void chk_priv_root_kernel_state(void)
         walked++;
         const char *root = strcmp(m->root, "/") ? m->root : "";
         char path[4096], canon[4096];
-        if (!strcmp(m->type, "proc")) { /* its sysctls and sysrq-trigger; the rest is processes' */
+        if (!strcmp(m->type, "proc")) { /* its sysctls, sysrq-trigger, IRQ affinities, PCI
+                                          * config space and ACPI wakeups (written by their
+                                          * modes alone); the rest is processes' or read-only */
             if (!*root) {
                 snprintf(path, sizeof path, "%s/sysrq-trigger", m->mp);
                 if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
                     try_file(path, "/proc/sysrq-trigger", &st);
-                snprintf(path, sizeof path, "%s/sys", m->mp);
-                if (!skipped_dir(path, "/proc/sys")) /* a mount there is walked on its own */
-                    walk(path, "/proc/sys", 0);
-            } else if (prefixed(root, "/sys") || !strcmp(root, "/sysrq-trigger")) {
+                static const char *const dirs[] = { "sys", "irq", "bus", "acpi" };
+                for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+                    snprintf(path, sizeof path, "%s/%s", m->mp, dirs[k]);
+                    snprintf(canon, sizeof canon, "/proc/%s", dirs[k]);
+                    if (!skipped_dir(path, canon)) /* a mount there is walked on its own */
+                        walk(path, canon, 0);
+                }
+            } else if (prefixed(root, "/sys") || prefixed(root, "/irq") || prefixed(root, "/bus") ||
+                       prefixed(root, "/acpi") || !strcmp(root, "/sysrq-trigger")) {
                 snprintf(canon, sizeof canon, "/proc%s", root);
                 if (lstat(m->mp, &st) == 0 && S_ISREG(st.st_mode))
                     try_file(m->mp, canon, &st); /* a file bound alone */
@@ -230,6 +304,9 @@ void chk_priv_root_kernel_state(void)
         if (lstat("/proc/sysrq-trigger", &st) == 0 && S_ISREG(st.st_mode))
             try_file("/proc/sysrq-trigger", "/proc/sysrq-trigger", &st);
         walk("/proc/sys", "/proc/sys", 0);
+        walk("/proc/irq", "/proc/irq", 0);
+        walk("/proc/bus", "/proc/bus", 0);
+        walk("/proc/acpi", "/proc/acpi", 0);
         walk("/sys", "/sys", 0);
     }
     ev_int("files_tried", g_ks.files);

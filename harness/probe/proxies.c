@@ -155,6 +155,33 @@ static void env_proxy(const char *url)
 #define UDP_LISTENED_MAX 16 /* UDP listeners asked, at most: more are an error line */
 
 static int g_udp_over; /* more UDP listeners in view than are asked: no proof */
+
+/* A UDP socket bound to a connected relay's peer, `raw`:`port` on loopback (socat's
+ * `UDP4:127.0.0.1:5000,bind=127.0.0.1:8125`, which answers only that peer), so that the
+ * marked datagram comes from where the relay waits for it; -1 where the peer is there
+ * already, or its port is not the workload's to bind. */
+static int peer_socket(int six, const unsigned char raw[16], unsigned port)
+{
+    Addr a;
+    memset(&a, 0, sizeof a);
+    if (six) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)(void *)&a;
+        s6->sin6_family = AF_INET6;
+        memcpy(&s6->sin6_addr, raw, 16);
+        s6->sin6_port = htons((uint16_t)port);
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)(void *)&a;
+        s4->sin_family = AF_INET;
+        memcpy(&s4->sin_addr, raw, 4);
+        s4->sin_port = htons((uint16_t)port);
+    }
+    int fd = socket(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, addr_len(&a)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
 static int g_udp_unlisted; /* no /proc/net/udp to list them by */
 
 /* Every UDP socket bound in the sandbox's own network namespace and connected to
@@ -162,10 +189,12 @@ static int g_udp_unlisted; /* no /proc/net/udp to list them by */
  * loopback (udp6's at ::1 and at 127.0.0.1), asked twice: as a resolver, on dns-own's
  * line as its resolv.conf's are (a sidecar's forwarding resolver that resolv.conf does
  * not name, a dnsmasq at 127.0.0.1:5353), and by a marked datagram, on udp-relay's (a
- * sidecar relaying datagrams out: a statsd or syslog shipper aimed anywhere). Not where
- * the probe may stand in the host's network namespace (the host's own services), nor
- * without /proc. The probe's own UDP sockets are connected at this time (dns_query's),
- * so none is asked. */
+ * sidecar relaying datagrams out: a statsd or syslog shipper aimed anywhere). One
+ * connected to a loopback peer whose port is free is sent the marked datagram from
+ * that peer's address (a relay that answers one client). Not where the probe may
+ * stand in the host's network namespace (the host's own services), nor without /proc.
+ * The probe's own UDP sockets are connected at this time (dns_query's): one whose
+ * peer's port is free gets a line it drops. */
 void sweep_udp_listeners(const char *denied)
 {
     struct stat self;
@@ -183,9 +212,15 @@ void sweep_udp_listeners(const char *denied)
             unsigned char raw[16], rraw[16];
             static const unsigned char any[16];
             if (sscanf(line, "%*s %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %x", hex, &port, rem, &rport, &st) != 5 ||
-                st != 7 || rport || hex_addr(hex, six, raw) || hex_addr(rem, six, rraw) ||
-                memcmp(rraw, any, six ? 16 : 4))
+                hex_addr(hex, six, raw) || hex_addr(rem, six, rraw))
                 continue;
+            static const unsigned char lo6[16] = { [15] = 1 };
+            int peer = st == 1 && rport && (six ? !memcmp(rraw, lo6, 16) : rraw[0] == 127);
+            if (!peer && (st != 7 || rport || memcmp(rraw, any, six ? 16 : 4)))
+                continue; /* neither a listener nor a relay waiting on a loopback peer */
+            int from = -1; /* connected to a loopback peer: sent from that peer's address */
+            if (peer && (from = peer_socket(six, rraw, rport)) < 0)
+                continue; /* the peer is there, or its port is not the workload's to take */
             char host[INET6_ADDRSTRLEN] = "", spec[80];
             int wild = !memcmp(raw, any, six ? 16 : 4);
             for (int v4 = 0; v4 <= (wild && six); v4++) {
@@ -208,6 +243,10 @@ void sweep_udp_listeners(const char *denied)
                     continue;
                 a->group = G_UDP_RELAY;
                 asked++;
+                if (from >= 0) { /* its socket, already bound: sent as a held one is */
+                    a->fd = from, a->held = 1, a->how = H_SENDTO, from = -1;
+                    continue; /* a resolver answers anyone: none waits on one peer */
+                }
                 int named = 0; /* resolv.conf's already: asked once */
                 for (size_t i = 0; i < g_natt && !named; i++)
                     named = g_att[i].group == G_OWN_DNS && !strncmp(g_att[i].dsts, spec, strlen(spec)) &&
@@ -218,6 +257,8 @@ void sweep_udp_listeners(const char *denied)
                 if (g_natt > before)
                     g_att[before].listed = 1;
             }
+            if (from >= 0)
+                close(from); /* not asked after all (known, or over the limit) */
         }
         if (f)
             fclose(f);

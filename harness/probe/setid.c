@@ -7,8 +7,10 @@
  * setgid (group-executable) to a group it does not hold (root's first, then the
  * service users': a setgid-shadow program reads /etc/shadow), or (in the host's user
  * namespace) carrying file capabilities, that it may execute on a mount without
- * nosuid, and
- * each (at most SETID_TRIED) is started and its ids read before it runs a single
+ * nosuid (a folder it may pass through but not list cuts the walk only where set-id
+ * bits may be honoured below it), with every descriptor it holds of such a file (its
+ * folder may be hidden since: started by execveat), and each (at most SETID_TRIED,
+ * held ones first) is started and its ids read before it runs a single
  * instruction: the child waits on the parent's CPU at the lowest priority, the parent
  * stops it (SIGSTOP) as soon as its exec is done (its close-on-exec pipe closed),
  * before its return to user space, and reads /proc/<pid>/status. It is started with
@@ -27,13 +29,6 @@
 
 #define SETID_PATH 4096
 
-/* Regular files setuid to a uid not the workload's, setgid (group-executable) to a
- * group it does not hold, or carrying file capabilities where `fcaps` (the host's user
- * namespace), that the workload may execute on a mount that honours them, harness's
- * own helpers left out; at most `max`, in found[] (each prefixed 'u', 'g' or 'c', its
- * kind), root's first; *cut where the walk stopped short. An owner the user namespace
- * does not map (shown as the overflow id) is no owner: the kernel honours no set-id bit
- * of one, so such files are not counted. */
 static char g_cut_why[200]; /* why the walk left something unseen */
 
 /* Whether the workload holds group `gid` (real, effective or supplementary). */
@@ -72,33 +67,100 @@ static void walk_cut(int *cut, const char *why, const char *path)
     *cut = 1;
 }
 
-static int setid_walk(int fcaps, char (*found)[SETID_PATH + 2], int max, int *cut)
+static unsigned g_ov_uid = 65534, g_ov_gid = 65534; /* the kernel's overflow ids */
+static int g_roots; /* root's are kept ahead of the others in found[] */
+
+/* The kind of a regular file's set-id gain for the workload: 'u' setuid to a uid not
+ * its own, 'g' setgid (group-executable) to a group it does not hold, an owner the
+ * user namespace maps; else 0 (file capabilities are asked apart: an xattr read). */
+static char setid_kind(const struct stat *st)
+{
+    if ((st->st_mode & S_ISUID) && st->st_uid != getuid() &&
+        (st->st_uid != g_ov_uid || id_mapped("uid_map", st->st_uid)))
+        return 'u';
+    if ((st->st_mode & S_ISGID) && (st->st_mode & S_IXGRP) && !holds_gid(st->st_gid) &&
+        (st->st_gid != g_ov_gid || id_mapped("gid_map", st->st_gid)))
+        return 'g';
+    return 0;
+}
+
+/* found[n] = kind and path, root's ahead of the others. */
+static void found_add(char (*found)[SETID_PATH + 2], int *n, char kind, const struct stat *st, const char *path)
+{
+    int root = (kind == 'u' && st->st_uid == 0) || (kind == 'g' && st->st_gid == 0);
+    if (root && *n > g_roots) /* the first tried are the worst */
+        memcpy(found[*n], found[g_roots], sizeof found[0]);
+    snprintf(found[root ? g_roots : *n], sizeof found[0], "%c%s", kind, path);
+    g_roots += root;
+    (*n)++;
+}
+
+/* Whether a folder that can be passed through but not listed may hold a set-id file
+ * that is honoured: its mount honours set-id bits, or another mount lies below it. */
+static int may_hold_setid(const char *dir)
+{
+    struct statvfs vf;
+    if (statvfs(dir, &vf) != 0 || !(vf.f_flag & ST_NOSUID))
+        return 1;
+    size_t n = strlen(dir);
+    for (int i = 0; i < g_nmnt; i++)
+        if (!strncmp(g_mnt[i].mp, dir, n) && g_mnt[i].mp[n] == '/')
+            return 1;
+    return 0;
+}
+
+/* Descriptors the workload holds (3 and up) of a regular set-id or file-capability file
+ * on a mount that honours them, as "/proc/self/fd/N" (started by execveat: its folder
+ * may be hidden since, or not in view at all), harness's own helpers left out. */
+static void setid_held(int fcaps, char (*found)[SETID_PATH + 2], int *n, int max)
+{
+    struct stat helper[2];
+    int has[2] = { o.setuid_helper && stat(o.setuid_helper, &helper[0]) == 0,
+                   o.setgid_helper && stat(o.setgid_helper, &helper[1]) == 0 };
+    for (int fd = 3; fd < 1024 && *n < max; fd++) {
+        struct stat st;
+        struct statvfs vf;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatvfs(fd, &vf) != 0 || (vf.f_flag & ST_NOSUID))
+            continue;
+        char kind = setid_kind(&st);
+        if (!kind && fcaps && (st.st_mode & 0111) && fgetxattr(fd, "security.capability", NULL, 0) > 0)
+            kind = 'c';
+        int mine = 0;
+        for (int h = 0; h < 2; h++)
+            mine |= has[h] && helper[h].st_dev == st.st_dev && helper[h].st_ino == st.st_ino;
+        char path[64], target[512] = "";
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t t = readlink(path, target, sizeof target - 1);
+        target[t > 0 ? t : 0] = '\0';
+        if (kind && !mine && !strstr(target, "/harness-helpers-"))
+            found_add(found, n, kind, &st, path);
+    }
+}
+
+/* The view's regular files of a set-id gain (setid_kind), or carrying file capabilities
+ * where `fcaps` (the host's user namespace), that the workload may execute on a mount
+ * that honours them, harness's own helpers left out; added to found[] after the `n`
+ * there, up to `max` in all; the new count. *cut where the walk stopped short. */
+static int setid_walk(int fcaps, char (*found)[SETID_PATH + 2], int n, int max, int *cut)
 {
     struct item { char *path; };
     size_t cap = 1024, head = 0, tail = 0, read = 0;
     struct item *q = malloc(cap * sizeof *q);
-    int n = 0, roots = 0; /* root's are kept ahead of the others in found[] */
-    unsigned overflow_uid = 65534, overflow_gid = 65534;
-    char ov[32];
-    if (read_file("/proc/sys/kernel/overflowuid", ov, sizeof ov - 1) > 0)
-        overflow_uid = (unsigned)strtoul(ov, NULL, 10);
-    if (read_file("/proc/sys/kernel/overflowgid", ov, sizeof ov - 1) > 0)
-        overflow_gid = (unsigned)strtoul(ov, NULL, 10);
     double end = now_ms() + SETID_MS;
     if (end > check_end() - 1000.0) /* room left to start what it finds */
         end = check_end() - 1000.0;
     *cut = 0;
     if (!q) {
         *cut = 1;
-        return 0;
+        return n;
     }
     q[tail++] = (struct item){ strdup("/") };
     int stop = 0;
     while (head < tail && n < max && !stop) {
         char *dir = q[head++].path;
         DIR *d = dir ? opendir(dir) : NULL;
-        if (dir && !d && errno == EACCES && access(dir, X_OK) == 0) /* a file inside runs by path */
-            walk_cut(cut, "a folder it may pass through but not list", dir);
+        if (dir && !d && errno == EACCES && access(dir, X_OK) == 0 && may_hold_setid(dir))
+            walk_cut(cut, "a folder it may pass through but not list", dir); /* run by path */
         for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
             if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
                 continue;
@@ -133,26 +195,16 @@ static int setid_walk(int fcaps, char (*found)[SETID_PATH + 2], int max, int *cu
             }
             if (type != DT_REG || lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
                 continue;
-            int suid = (st.st_mode & S_ISUID) && st.st_uid != getuid() &&
-                       (st.st_uid != overflow_uid || id_mapped("uid_map", st.st_uid));
-            int sgid = !suid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
-                       !holds_gid(st.st_gid) &&
-                       (st.st_gid != overflow_gid || id_mapped("gid_map", st.st_gid));
-            int fcap = !suid && !sgid && fcaps && (st.st_mode & 0111) &&
-                       getxattr(p, "security.capability", NULL, 0) > 0;
-            int setid = suid || sgid || fcap;
+            char kind = setid_kind(&st);
+            if (!kind && fcaps && (st.st_mode & 0111) && getxattr(p, "security.capability", NULL, 0) > 0)
+                kind = 'c';
             struct statvfs vf;
-            if (!setid || statvfs(p, &vf) != 0 || (vf.f_flag & ST_NOSUID) || access(p, X_OK) != 0)
+            if (!kind || statvfs(p, &vf) != 0 || (vf.f_flag & ST_NOSUID) || access(p, X_OK) != 0)
                 continue;
             if (strstr(p, "/harness-helpers-") || (o.setuid_helper && !strcmp(p, o.setuid_helper)) ||
                 (o.setgid_helper && !strcmp(p, o.setgid_helper)))
                 continue; /* harness's own helpers, of any build: their checks are theirs */
-            int root = (suid && st.st_uid == 0) || (sgid && st.st_gid == 0);
-            if (root && n > roots) /* root's ahead: the first tried are the worst */
-                memcpy(found[n], found[roots], sizeof found[0]);
-            snprintf(found[root ? roots : n], sizeof found[0], "%c%s", suid ? 'u' : sgid ? 'g' : 'c', p);
-            roots += root;
-            n++;
+            found_add(found, &n, kind, &st, p);
         }
         if (d)
             closedir(d);
@@ -214,7 +266,10 @@ static int starts_with_gain(const char *path, char kind, unsigned *gained)
         for (int fd = 0; fd < 3 && null >= 0; fd++)
             dup2(null, fd);
         char *argv[] = { (char *)path, "--version", NULL }, *envp[] = { NULL };
-        execve(path, argv, envp);
+        if (!strncmp(path, "/proc/self/fd/", 14)) /* a held descriptor: /proc may not be there */
+            syscall(SYS_execveat, atoi(path + 14), "", argv, envp, AT_EMPTY_PATH);
+        else
+            execve(path, argv, envp);
         int e = errno; /* never started: nothing gained (ENOEXEC, a missing loader, an LSM) */
         if (write(p[1], &e, sizeof e) < 0)
             _exit(126);
@@ -270,21 +325,33 @@ void chk_priv_setid_view(void)
         outcome(OC_BLOCKED, 0, "no_new_privs is set: no set-id bit is honoured at exec");
     if (getuid() == 0 || geteuid() == 0)
         outcome(OC_BLOCKED, 0, "the workload's uid is 0 here (a user namespace of its own): no gain");
-    int cut = 0, tried = 0, untold = 0;
-    int n = setid_walk(initial_userns(), found, SETID_TRIED + 1, &cut);
+    int cut = 0, tried = 0, untold = 0, n = 0;
+    char ov[32];
+    if (read_file("/proc/sys/kernel/overflowuid", ov, sizeof ov - 1) > 0)
+        g_ov_uid = (unsigned)strtoul(ov, NULL, 10);
+    if (read_file("/proc/sys/kernel/overflowgid", ov, sizeof ov - 1) > 0)
+        g_ov_gid = (unsigned)strtoul(ov, NULL, 10);
+    if (read_mounts() != 0)
+        g_nmnt = 0;
+    setid_held(initial_userns(), found, &n, SETID_TRIED + 1);
+    n = setid_walk(initial_userns(), found, n, SETID_TRIED + 1, &cut);
     ev_int("setid_in_view", n);
     for (int i = 0; i < n && tried < SETID_TRIED; i++, tried++) {
         unsigned id = 0;
         int r = starts_with_gain(found[i] + 1, found[i][0], &id);
         if (r == 1) {
             ev_str("via", found[i] + 1);
-            char k = found[i][0], with[96] = "a capability the workload lacks, effective";
+            char k = found[i][0], with[96] = "a capability the workload lacks, effective", at[SETID_PATH + 64];
+            if (!strncmp(found[i] + 1, "/proc/self/fd/", 14))
+                snprintf(at, sizeof at, "file it holds as descriptor %s", found[i] + 15);
+            else
+                snprintf(at, sizeof at, "%s in the sandbox's view", found[i] + 1);
             if (k != 'c')
                 snprintf(with, sizeof with, "%s %u, %s", k == 'u' ? "euid" : "egid", id,
                          k == 'u' ? "not the workload's uid" : "a group the workload does not hold");
-            outcome(OC_ESCAPED, 0, "no_new_privs is off, and the %s %s in the sandbox's view (a mount"
-                    " that honours them) started with %s", k == 'u' ? "setuid" : k == 'g' ?
-                    "setgid" : "file-capability", found[i] + 1, with);
+            outcome(OC_ESCAPED, 0, "no_new_privs is off, and the %s %s (a mount that honours them)"
+                    " started with %s", k == 'u' ? "setuid" : k == 'g' ? "setgid" : "file-capability",
+                    at, with);
         }
         untold += r < 0;
     }

@@ -53,10 +53,12 @@ PRIVILEGE = Scenario(
             "open any host kernel-state file for writing: /proc/sys, /proc/sysrq-trigger,"
             " /sys and every cgroup hierarchy (nothing written)",
             how=(
-                "Every regular file with a write bit under `/proc/sys` and `/sys` (never through "
+                "Every regular file with a write bit under `/proc/sys`, `/proc/irq`, `/proc/bus`, "
+                "`/proc/acpi` (their files are written by their modes alone) and `/sys` (never "
+                "through "
                 "a symlink; every cgroup v1 and v2 hierarchy mounted there with it), and "
                 "`/proc/sysrq-trigger`, wherever the sandbox shows them: every mount of the "
-                "mount table of type proc (its `sys` and `sysrq-trigger`), sysfs, cgroup, "
+                "mount table of type proc (those folders and `sysrq-trigger`), sysfs, cgroup, "
                 "cgroup2, securityfs, configfs, binfmt_misc, efivarfs or fusectl that is the one "
                 "seen at its point (`st_dev` there is its own) is walked where it stands (a "
                 "second proc at `/run/proc`, a hierarchy bound at `/run/pids`), each file judged "
@@ -67,11 +69,12 @@ PRIVILEGE = Scenario(
                 "first that opens is `escaped` (`evidence.files_tried`). Left out: a network "
                 "namespace's sysctls and devices (`/proc/sys/net`, `/sys/class/net`), the "
                 "sysctls of a UTS, IPC, PID or user namespace of its own (one other than the "
-                "kernel's initial one), a delegated cgroup subtree (a cgroup mount whose root is "
-                "not the hierarchy's: a v1 root has `release_agent`, a v2 root lacks "
-                "`cgroup.events`), debugfs, tracefs and IMA's policy (whose files may act on open "
-                "or close). Over "
-                "60,000 files tried without one: an error."
+                "kernel's initial one), the workload's own cgroup and what is below it (the "
+                "folder whose `cgroup.procs` lists it, unless that is the hierarchy's root; where "
+                "that cannot be told, a cgroup mount whose root is not the hierarchy's: a v1 "
+                "root has `release_agent`, a v2 root lacks `cgroup.events`), debugfs, tracefs "
+                "and IMA's policy (whose files may act on open or close). Over 60,000 files "
+                "tried without one: an error."
             ),
         ),
         _as_root(
@@ -247,8 +250,10 @@ PRIVILEGE = Scenario(
                 "first, an owner the user namespace does not map left out (the kernel "
                 "honours no set-id bit of one), or (in the host's user namespace) executable and "
                 "carrying file capabilities, that it may execute (`access(X_OK)`) on a mount "
-                "without "
-                "nosuid, harness's own helpers of any build left out. Each (at most 8) is "
+                "without nosuid, harness's own helpers of any build left out; and every "
+                "descriptor the workload holds (3 and up) of such a file (its folder may be "
+                "hidden since: started by `execveat(AT_EMPTY_PATH)`), tried first. Each (at "
+                "most 8) is "
                 "started with `--version`, no environment and `/dev/null` for its standard "
                 "streams, and stopped (`SIGSTOP`) before it runs a single instruction: the child "
                 "waits at `SCHED_IDLE` on the parent's CPU, and the parent stops it once its "
@@ -258,8 +263,9 @@ PRIVILEGE = Scenario(
                 "(file capabilities) with an effective capability the workload lacks "
                 "(`evidence.via`); a file whose exec fails never ran (no gain); an error where "
                 "the walk was cut (time, entries, a path too long, a folder it may pass through "
-                "but not list), more than 8 are in view, or one's start could not be caught; "
-                "`evidence.setid_in_view` counts them."
+                "but not list where set-id bits may be honoured below it: its mount is not "
+                "nosuid, or another mount lies below), more than 8 are in view, or one's start "
+                "could not be caught; `evidence.setid_in_view` counts them."
             ),
         ),
         # Nothing to clear and nothing to gain on the host: the exec itself is the proof.

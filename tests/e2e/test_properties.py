@@ -342,6 +342,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-second-proc-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-cgroup-at-run": {"privilege_floor": "priv-root-kernel-state"},
+    "bwrap-cgroup-subtree": {"privilege_floor": "priv-root-kernel-state"},
+    "root-proc-irq-rw": {"privilege_floor": "priv-root-kernel-state"},
+    "user-held-setuid": {"privilege_floor": "priv-setid-view"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
@@ -538,6 +541,7 @@ EGRESS_MUTANTS = {
     "landlock-host-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
     # The same on UDP: a datagram relay, and a forwarding resolver resolv.conf does not name.
     "bwrap-udp-sidecar": ({"udp-relay", "dns-own"}, "the nonce came back from 127.0.0.1:8125"),
+    "bwrap-udp-sidecar-connected": ({"udp-relay"}, "the nonce came back from 127.0.0.1:8125"),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
@@ -774,7 +778,12 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
     forwards DNS queries though resolv.conf does not name it; the host's egress proxy
     on its loopback, for a co-located sandbox that may connect to its port: asked as a
     listener, exactly the lines that reach it escape."""
-    for runtime in ("bwrap-udp-sidecar", "bwrap-sidecar-resolver", "landlock-host-proxy"):
+    for runtime in (
+        "bwrap-udp-sidecar",
+        "bwrap-udp-sidecar-connected",
+        "bwrap-sidecar-resolver",
+        "landlock-host-proxy",
+    ):
         checks = _egress_mutant(mutants_run[2], runtime)
         escaped, proof = EGRESS_MUTANTS[runtime]
         assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped, runtime

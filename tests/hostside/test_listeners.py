@@ -151,17 +151,22 @@ async def test_the_host_lists_its_loopback_tcp_listeners_with_their_owners() -> 
 
 def test_the_ssh_daemons_and_the_canary_are_the_tcp_listeners_skipped() -> None:
     """Read from the script's lines (IPv4 and IPv6 as /proc/net/tcp prints them): the
-    SSH daemons' and the canary's are handed to the probe to skip; a listener on an
-    address that is neither loopback nor a wildcard is not listed at all."""
+    SSH daemons' own listeners and the canary's are handed to the probe to skip, not a
+    port an SSH session forwards nor another process of the canary's name; a listener
+    on an address that is neither loopback nor a wildcard is not listed at all."""
     text = (
-        "t 0100007F:0016 10 sshd\nt 00000000000000000000000000000000:0016 11 sshd-session\n"
-        "t 0100007F:0C38 12 squid\nt 0200007F:1F90 13 harness-probe-a\n"
-        "t 0101A8C0:0050 14 nginx\nt 00000000000000000000000001000000:0277 15 cupsd\n"
-        "t zz:1 1 x\n"
+        "t 0100007F:0016 10 sshd systemd -D\n"
+        "t 00000000000000000000000000000000:0016 11 sshd-session systemd -\n"
+        "t 0100007F:0438 16 sshd sshd -\n"  # a session's forwarded port (ssh -R 1080)
+        "t 0100007F:0C38 12 squid systemd -f\nt 0200007F:1F90 13 harness-probe-a sh canary\n"
+        "t 0300007F:1F90 17 harness-probe-a sh run\n"
+        "t 0101A8C0:0050 14 nginx systemd -\nt 00000000000000000000000001000000:0277 15 cupsd - -\n"
+        "t zz:1 1 x - -\nt 0100007F:0050 1 short\n"
     )
     found = parse_listing(text)
     assert [t.address for t in found.tcp] == [
-        "127.0.0.1:22", "[::]:22", "127.0.0.1:3128", "127.0.0.2:8080", "[::1]:631",
+        "127.0.0.1:22", "[::]:22", "127.0.0.1:1080", "127.0.0.1:3128", "127.0.0.2:8080",
+        "127.0.0.3:8080", "[::1]:631",
     ]  # fmt: skip
     skipped = skipped_tcp(found, "harness-probe-a")
     assert [t.address for t in skipped] == ["127.0.0.1:22", "[::]:22", "127.0.0.2:8080"]

@@ -48,14 +48,22 @@ awk 'NR > 1 && NF == 8 && $8 !~ /[[:space:][:cntrl:]]/ {
   esac
   echo "$kind $id ${pid:-0} ${comm:--} $fspath $name"
 done
-# The host's TCP listeners (/proc/net/tcp and tcp6, state 0A), "t ADDR:PORT PID COMM"
-# as the table prints the address (hex): a sandbox in the host's network namespace
-# reaches those on loopback or a wildcard address.
+# The host's TCP listeners (/proc/net/tcp and tcp6, state 0A), "t ADDR:PORT PID COMM
+# PARENT ARG1" as the table prints the address (hex): PARENT the holder's parent's
+# command (an SSH daemon's own listener is held by the daemon, a forwarded port by a
+# session under it), ARG1 its first argument (a harness canary's is "canary"); - where
+# unknown. A sandbox in the host's network namespace reaches those on loopback or a
+# wildcard address.
 for f in /proc/net/tcp /proc/net/tcp6; do
   [ -r "$f" ] && awk 'NR > 1 && $4 == "0A" { print $2, $10 }' "$f"
 done | sort -u -k1,1 | while read -r local ino; do
   pid=$(printf '%s\n' "$owners" | awk -v i="$ino" '$1 == i { print $2; exit }')
-  comm=-
-  [ -n "$pid" ] && comm=$(tr -d '\n' <"/proc/$pid/comm" 2>/dev/null | tr -c 'A-Za-z0-9._:-' _)
-  echo "t $local ${pid:-0} ${comm:--}"
+  comm=- parent=- arg1=-
+  if [ -n "$pid" ]; then
+    comm=$(tr -d '\n' <"/proc/$pid/comm" 2>/dev/null | tr -c 'A-Za-z0-9._:-' _)
+    ppid=$(sed 's/.*) [A-Za-z] \([0-9]*\) .*/\1/' "/proc/$pid/stat" 2>/dev/null)
+    [ -n "$ppid" ] && parent=$(tr -d '\n' <"/proc/$ppid/comm" 2>/dev/null | tr -c 'A-Za-z0-9._:-' _)
+    arg1=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | sed -n 2p | tr -c 'A-Za-z0-9._:-' _)
+  fi
+  echo "t $local ${pid:-0} ${comm:--} ${parent:--} ${arg1:--}"
 done
