@@ -777,7 +777,9 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
     """A sidecar on the sandbox's own loopback that relays datagrams out, or that
     forwards DNS queries though resolv.conf does not name it; the host's egress proxy
     on its loopback, for a co-located sandbox that may connect to its port: asked as a
-    listener, exactly the lines that reach it escape."""
+    listener, exactly the lines that reach it escape: by the canary's answer, or (a
+    relay the load made slow, its forward after the sandbox ended) by the canary's
+    own log of the marked bytes."""
     for runtime in (
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
@@ -788,7 +790,8 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         escaped, proof = EGRESS_MUTANTS[runtime]
         assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped, runtime
         for check_id in escaped:
-            assert proof in str(checks[check_id]["detail"]), checks[check_id]
+            detail = str(checks[check_id]["detail"])
+            assert proof in detail or "canary saw" in detail, checks[check_id]
 
 
 def test_unix_socket_proxy_is_caught(mutants_run: tuple[int, str, Path]) -> None:
