@@ -275,7 +275,9 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
     "block": _c("fs-inherited-fds"),
     "char": _c(
         reason=_HELD + "a device's reach is its driver's (the IOCTL_DEV row; the devices a"
-        " root workload could make are priv-root-mknod's)"
+        " root workload could make are priv-root-mknod's), but for a TUN or TAP device,"
+        " whose packets enter its interface's network stack: held-fds writes one to the"
+        " host's address"
     ),
     "pipe": _c(
         reason=_HELD + "bytes to whoever holds the other end: the probe's own output leaves"

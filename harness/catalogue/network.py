@@ -315,6 +315,7 @@ ROWS: tuple[Row, ...] = (
         " namespace where need be), to the canary on that port; at most 160, more make the"
         " line an error",
         ways=(
+            "a held TUN or TAP device: a UDP packet (a frame) written to it, to the host's address",
             "a held io_uring ring's registered files: IORING_OP_FIXED_FD_INSTALL, then as held",
             "a held namespace descriptor (nsfs) or pidfd: setns, then socket",
             "a held folder of a proc filesystem (a /proc, a /proc/<pid>): <pid>/ns/net, setns,"

@@ -155,7 +155,8 @@ ROWS: tuple[Row, ...] = (
         target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
         " hierarchy, the workload's own cgroup left out) and /proc/sysrq-trigger, opened for"
         " writing, nothing written, wherever a mount of their types stands (a second proc, a"
-        " hierarchy or a host service's subtree bound elsewhere)",
+        " hierarchy or a host service's subtree bound elsewhere), and a tracefs's tracing"
+        " switches",
     ),
     _priv(
         _ROOT,

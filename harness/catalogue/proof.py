@@ -37,7 +37,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "MAKE_FIFO: create a named pipe": ("landlock-unhandled-make-fifo",),
     _FS + "MAKE_SOCK: create a unix socket file": ("landlock-unhandled-make-sock",),
     _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
-    _FS + "MAKE_BLOCK: create a block device": ("bwrap-block-device",),
+    _FS + "MAKE_BLOCK: create a block device": ("bwrap-block-device", "bwrap-block-device-deeper"),
     _FS + "mode: chmod": (
         "landlock-unfiltered-chmod",
         "landlock-i386-chmod",
@@ -121,6 +121,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-cgroup-at-run",
         "bwrap-cgroup-subtree",
         "root-proc-irq-rw",
+        "bwrap-tracefs-rw",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
@@ -199,6 +200,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",
+        "bwrap-held-tun",
         "bwrap-held-packet",
         "bwrap-held-raw",
         "bwrap-held-socket-high",
@@ -215,7 +217,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-userns-netns",
         "bwrap-bound-procfs",
     ),
-    _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc",),
+    _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc", "bwrap-host-mqueue"),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (
         "supervisor-any-binary",
     ),

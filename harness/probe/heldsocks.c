@@ -6,6 +6,9 @@
  * that namespace's, aimed at the canary like a held one. */
 
 #include "probe.h"
+
+#include <linux/if_tun.h>
+#include <net/if.h>
 #include <sys/resource.h>
 
 /* At most this many held sockets are tried (the sweep's other lines keep their slots);
@@ -80,14 +83,49 @@ static void held_ring_files(int fd, int in_host, uint64_t own, const char *ip4, 
 static int ns_new(const struct stat *st);
 static int in_host_netns(const struct stat *self);
 
-/* One descriptor held at start: a socket (held_one), or a handle to network
- * namespaces (held_ns_fd). 1 and 2 carry the probe's own output. */
+/* A held TUN or TAP device (TUNGETIFF answers): what is written to it arrives at the
+ * network stack of the namespace its interface lives in, as if from outside. The
+ * HARNESS line in a UDP packet (a frame to the broadcast address, for a TAP) to the
+ * host's own address on the run's high port, where the canary listens (netns mode: a
+ * local delivery there, nothing forwarded), from the canary's address (a source its
+ * stack takes). Nothing answers: the canary's log decides. */
+static void held_tun(int fd, int high)
+{
+    struct stat st;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || ioctl(fd, TUNGETIFF, &ifr) != 0)
+        return;
+    struct att *a = o.host4 && *o.host4 && o.canary4 && *o.canary4 ? held_att() : NULL;
+    if (!a)
+        return;
+    char spec[80], from[80];
+    snprintf(spec, sizeof spec, "%.60s:%d", o.host4, high);
+    snprintf(from, sizeof from, "%.60s:0", o.canary4);
+    a->fd = fd;
+    a->family = AF_INET;
+    a->type = (ifr.ifr_flags & IFF_TAP) ? SOCK_RAW : SOCK_DGRAM; /* SOCK_RAW: an Ethernet frame */
+    a->pi = !(ifr.ifr_flags & IFF_NO_PI);
+    a->held = 2; /* written to as it is: no connect */
+    a->how = H_WRITE;
+    a->talk = X_FRAME;
+    a->has_alt = parse_addr(from, &a->alt) == 0;
+    snprintf(a->dsts, sizeof a->dsts, "fd %d (a %s device, %.16s, to %.64s)", fd,
+             (ifr.ifr_flags & IFF_TAP) ? "TAP" : "TUN", ifr.ifr_name, spec);
+    if (parse_addr(spec, &a->dst) != 0)
+        att_end(a, OC_ERROR, 0, "bad host address %s", spec);
+}
+
+/* One descriptor held at start: a socket (held_one), a TUN or TAP device (held_tun),
+ * or a handle to network namespaces (held_ns_fd). 1 and 2 carry the probe's own
+ * output. */
 static void held_fd(int fd, int in_host, uint64_t own, const char *ip4, const char *ip6, int high)
 {
     if (fd == 1 || fd == 2)
         return;
     held_one(fd, own, ip4, ip6, high);
     if (fd > 2) { /* stdin: only a network socket, never the launcher's channel */
+        held_tun(fd, high);
         held_ns_fd(fd, in_host, own, ip4, ip6, high);
         held_ring_files(fd, in_host, own, ip4, ip6, high);
     }
@@ -501,12 +539,20 @@ static uint16_t ip_checksum(const unsigned char *p, size_t n)
 }
 
 /* X_FRAME: the HARNESS line in a UDP datagram to the canary's IPv4 address and port,
- * its IPv4 header (and, for a SOCK_RAW packet socket, an Ethernet header to the
- * broadcast address) built here: a packet socket takes frames, not connections. */
+ * its IPv4 header (and, for a SOCK_RAW packet socket or a TAP device, an Ethernet
+ * header to the broadcast address; for a TUN device without IFF_NO_PI, its packet
+ * header) built here: a packet socket takes frames, not connections. From 0.0.0.0,
+ * or from `alt`'s address where set (a packet a stack receives must come from
+ * somewhere: a TUN device's arrive as if from outside). */
 void att_frame_msg(struct att *a)
 {
     const struct sockaddr_in *to = (const void *)&a->dst;
     unsigned char *p = a->out;
+    if (a->pi) { /* struct tun_pi: no flags, IPv4 */
+        memset(p, 0, 4);
+        p[2] = 0x08;
+        p += 4;
+    }
     size_t eth = a->type == SOCK_RAW ? 14 : 0;
     char line[120];
     size_t n = (size_t)snprintf(line, sizeof line, "HARNESS %s %s\n", o.tag, a->id);
@@ -521,11 +567,13 @@ void att_frame_msg(struct att *a)
     ip[2] = (unsigned char)(total >> 8), ip[3] = (unsigned char)total;
     ip[8] = 64, ip[9] = IPPROTO_UDP;
     memcpy(ip + 16, &to->sin_addr, 4); /* from 0.0.0.0: only the capture need see it */
+    if (a->has_alt && a->alt.ss_family == AF_INET)
+        memcpy(ip + 12, &((const struct sockaddr_in *)(const void *)&a->alt)->sin_addr, 4);
     uint16_t c = ip_checksum(ip, 20);
     ip[10] = (unsigned char)(c >> 8), ip[11] = (unsigned char)c;
     udp[0] = 0x9c, udp[1] = 0x40; /* source port 40000 */
     memcpy(udp + 2, &to->sin_port, 2);
     udp[4] = (unsigned char)((8 + n) >> 8), udp[5] = (unsigned char)(8 + n);
     memcpy(udp + 8, line, n);
-    a->outn = eth + total;
+    a->outn = (a->pi ? 4 : 0) + eth + total;
 }

@@ -1,19 +1,21 @@
 /* The host kernel's state, scenario "privilege" (as started): every file of
  * /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/acpi and /sys (every
- * cgroup hierarchy, v1 and v2, with it) that the workload can open for writing, wherever the sandbox shows them: every
- * mount of the mount table of a kernel-state type (proc, sysfs, cgroup, cgroup2,
- * securityfs, configfs, binfmt_misc, efivarfs, fusectl) that is the one seen at its
- * point is walked where it stands (a second proc at /run/proc, a host hierarchy
- * bound at /run/pids, a bind of /proc/sys/kernel alone), each file judged by its
- * usual name (its mount's root, below the usual mount point); without a mount table,
- * the usual paths. An open for writing, nothing written,
- * is the proof: the kernel checks a sysctl's, a sysfs attribute's and a cgroup
- * file's write permission at open, so no host state is changed to show it. Left out
- * are what belongs to the sandbox's own namespaces: a network namespace's sysctls
- * and devices, a UTS, IPC, PID or user namespace's own sysctls where it has one,
- * and the workload's own cgroup and what is below it (the folder whose cgroup.procs
- * lists it; where that cannot be told, a cgroup mount whose root is not the
- * hierarchy's); and debugfs, tracefs and IMA's policy, whose files may act on open or close; and any
+ * cgroup hierarchy, v1 and v2, with it) that the workload can open for writing,
+ * wherever the sandbox shows them: every mount of the mount table of a kernel-state
+ * type (proc, sysfs, cgroup, cgroup2, securityfs, configfs, binfmt_misc, efivarfs,
+ * fusectl, tracefs, debugfs) that is the one seen at its point is walked where it
+ * stands (a second proc at /run/proc, a host hierarchy bound at /run/pids, a bind of
+ * /proc/sys/kernel alone), each file judged by its usual name (its mount's root, below
+ * the usual mount point); without a mount table, the usual paths. An open for
+ * writing, nothing written, is the proof: the kernel checks a sysctl's, a sysfs
+ * attribute's and a cgroup file's write permission at open, so no host state is
+ * changed to show it. Left out are what belongs to the sandbox's own namespaces: a
+ * network namespace's sysctls and devices, a UTS, IPC, PID or user namespace's own
+ * sysctls where it has one, and the workload's own cgroup and what is below it (the
+ * folder whose cgroup.procs lists it; where that cannot be told, a cgroup mount whose
+ * root is not the hierarchy's); and the rest of debugfs and tracefs (their tracing
+ * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only
+ * checks the mode) and IMA's policy, whose files may act on open or close; and any
  * other mount inside one (a tmpfs over a folder of /sys holds no kernel state). */
 
 #include "probe.h"
@@ -45,7 +47,8 @@ static const char *const g_kstate[][2] = {
     { "proc", "/proc" }, { "sysfs", "/sys" }, { "cgroup", NULL }, { "cgroup2", NULL },
     { "securityfs", "/sys/kernel/security" }, { "configfs", "/sys/kernel/config" },
     { "binfmt_misc", "/proc/sys/fs/binfmt_misc" }, { "efivarfs", "/sys/firmware/efi/efivars" },
-    { "fusectl", "/sys/fs/fuse/connections" }, { NULL, NULL },
+    { "fusectl", "/sys/fs/fuse/connections" }, { "tracefs", "/sys/kernel/tracing" },
+    { "debugfs", "/sys/kernel/debug" }, { NULL, NULL },
 };
 
 static int kstate_type(const char *type)
@@ -253,6 +256,23 @@ out:
         closedir(d);
 }
 
+/* A tracefs (debugfs's own `tracing` with it): not walked, some of its files act when
+ * opened (a trace opened with O_TRUNC is cleared); only files whose open does nothing
+ * but check the mode, the kernel's tracing switches, opened O_WRONLY without O_TRUNC.
+ * Writable, they turn on events that watch every host process. */
+static void trace_files(const struct mnt *m)
+{
+    static const char *const files[] = { "tracing_on", "buffer_size_kb", "current_tracer" };
+    int debugfs = !strcmp(m->type, "debugfs");
+    for (size_t k = 0; k < sizeof files / sizeof files[0] && !g_ks.writable_seen; k++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s%s/%s", m->mp, debugfs ? "/tracing" : "", files[k]);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            try_file(path, files[k], &st);
+    }
+}
+
 void chk_priv_root_kernel_state(void)
 {
     g_own_ns[0] = own_ns("uts", 0xEFFFFFFEUL);
@@ -292,6 +312,10 @@ void chk_priv_root_kernel_state(void)
                 else
                     walk(m->mp, canon, 0);
             }
+            continue;
+        }
+        if (!strcmp(m->type, "tracefs") || !strcmp(m->type, "debugfs")) {
+            trace_files(m); /* not walked: some of their files act when opened */
             continue;
         }
         snprintf(canon, sizeof canon, "%s%s", usual_place(m), root);

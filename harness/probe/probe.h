@@ -318,6 +318,7 @@ struct att {
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int listed; /* a listener of the sandbox's own namespace: own_dns_gate lets it be */
+    int pi; /* X_FRAME on a held TUN device without IFF_NO_PI: its 4-byte packet header */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
     int by_write; /* send(2) refused: the call the bytes went by (1 write ... 4 sendmsg) */
     size_t after; /* S_WAIT: 1 + the index of the attempt this one follows */

@@ -228,40 +228,30 @@ static void read_sector(const char *node, unsigned maj, unsigned min, const char
         outcome(OC_ESCAPED, 0, "read a sector of block device %u:%u %s", maj, min, how);
 }
 
-/* An existing node in /dev for the device, as the host has for its own disk. */
-static void existing_node(unsigned maj, unsigned min, int *e, int *tried)
+/* Block device nodes at any depth below `dir` (never through a symlink; /dev's pts,
+ * shm, mqueue and hugepages hold none): those of maj:min, or every one where `any`,
+ * each read (one sector). A node one folder down (`--device /dev/sdb:/dev/disk/data`)
+ * is as much in reach as one in /dev itself. */
+static void blk_nodes(const char *dir, int depth, int any, unsigned maj, unsigned min, int *e, int *tried)
 {
-    char p[512];
-    DIR *d = opendir("/dev");
+    static const char *const none[] = { "pts", "shm", "mqueue", "hugepages" };
+    DIR *d = depth < 8 ? opendir(dir) : NULL;
     for (struct dirent *x; d && (x = readdir(d));) {
+        char p[512];
         struct stat st;
-        snprintf(p, sizeof p, "/dev/%s", x->d_name);
-        if (lstat(p, &st) != 0 || !S_ISBLK(st.st_mode) || major(st.st_rdev) != maj ||
-            minor(st.st_rdev) != min)
+        int skip = x->d_name[0] == '.' && (!x->d_name[1] || (x->d_name[1] == '.' && !x->d_name[2]));
+        for (size_t k = 0; k < sizeof none / sizeof none[0] && !depth; k++)
+            skip |= !strcmp(x->d_name, none[k]);
+        if (skip || snprintf(p, sizeof p, "%s/%s", dir, x->d_name) >= (int)sizeof p || lstat(p, &st) != 0)
             continue;
-        (*tried)++;
-        closedir(d);
-        read_sector(p, maj, min, "through its node in /dev", e);
-        return;
-    }
-    if (d)
-        closedir(d);
-}
-
-/* Every block device node already in /dev, whatever it backs: a host disk, loop
-   device or zram passed into the sandbox (`--device`) is host storage in reach,
-   even when no mount of the sandbox's names it. */
-static void every_node(int *e, int *tried)
-{
-    char p[512];
-    DIR *d = opendir("/dev");
-    for (struct dirent *x; d && (x = readdir(d));) {
-        struct stat st;
-        snprintf(p, sizeof p, "/dev/%s", x->d_name);
-        if (lstat(p, &st) != 0 || !S_ISBLK(st.st_mode))
-            continue;
-        (*tried)++;
-        read_sector(p, major(st.st_rdev), minor(st.st_rdev), "through its node in /dev", e);
+        if (S_ISDIR(st.st_mode))
+            blk_nodes(p, depth + 1, any, maj, min, e, tried);
+        else if (S_ISBLK(st.st_mode) && (any || (major(st.st_rdev) == maj && minor(st.st_rdev) == min))) {
+            (*tried)++;
+            char how[600];
+            snprintf(how, sizeof how, "through its node %s", p);
+            read_sector(p, major(st.st_rdev), minor(st.st_rdev), how, e);
+        }
     }
     if (d)
         closedir(d);
@@ -282,7 +272,7 @@ void chk_priv_root_mknod(void)
             dup |= g_mnt[j].maj == g_mnt[i].maj && g_mnt[j].min == g_mnt[i].min;
         if (dup)
             continue;
-        existing_node(g_mnt[i].maj, g_mnt[i].min, &e, &tried);
+        blk_nodes("/dev", 0, 0, g_mnt[i].maj, g_mnt[i].min, &e, &tried); /* as the host has for its disk */
         for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
             if (!dirs[k])
                 continue;
@@ -300,7 +290,9 @@ void chk_priv_root_mknod(void)
             g_node[0] = '\0';
         }
     }
-    every_node(&e, &tried);
+    /* Every node already there, whatever it backs: a host disk, loop device or zram
+     * passed into the sandbox is host storage in reach, even when no mount names it. */
+    blk_nodes("/dev", 0, 1, 0, 0, &e, &tried);
     ev_int("tried", tried);
     outcome(OC_BLOCKED, e, "mknod and read %d block device node(s)", tried);
 }

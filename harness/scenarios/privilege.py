@@ -59,7 +59,8 @@ PRIVILEGE = Scenario(
                 "a symlink; every cgroup v1 and v2 hierarchy mounted there with it), and "
                 "`/proc/sysrq-trigger`, wherever the sandbox shows them: every mount of the "
                 "mount table of type proc (those folders and `sysrq-trigger`), sysfs, cgroup, "
-                "cgroup2, securityfs, configfs, binfmt_misc, efivarfs or fusectl that is the one "
+                "cgroup2, securityfs, configfs, binfmt_misc, efivarfs, fusectl, tracefs or "
+                "debugfs that is the one "
                 "seen at its point (`st_dev` there is its own) is walked where it stands (a "
                 "second proc at `/run/proc`, a hierarchy bound at `/run/pids`), each file judged "
                 "by its usual name; any other mount inside one is left out (a tmpfs holds no "
@@ -72,9 +73,11 @@ PRIVILEGE = Scenario(
                 "kernel's initial one), the workload's own cgroup and what is below it (the "
                 "folder whose `cgroup.procs` lists it, unless that is the hierarchy's root; where "
                 "that cannot be told, a cgroup mount whose root is not the hierarchy's: a v1 "
-                "root has `release_agent`, a v2 root lacks `cgroup.events`), debugfs, tracefs "
-                "and IMA's policy (whose files may act on open or close). Over 60,000 files "
-                "tried without one: an error."
+                "root has `release_agent`, a v2 root lacks `cgroup.events`), debugfs and "
+                "tracefs but their tracing switches (`tracing_on`, `buffer_size_kb`, "
+                "`current_tracer`, whose open only checks the mode: writable, they turn on "
+                "events that watch every host process), and IMA's policy (whose files may act "
+                "on open or close). Over 60,000 files tried without one: an error."
             ),
         ),
         _as_root(
@@ -121,8 +124,10 @@ PRIVILEGE = Scenario(
             how=(
                 "For each block device behind a visible mount: read a sector through its node in "
                 "`/dev`, then through a node made with `mknod` in `/tmp`, the allowed folder or "
-                "`/dev` (removed at once). Then every block device node in `/dev`, whatever it "
-                "backs: one passed in with `--device` (a node, no mount) is host storage in reach."
+                "`/dev` (removed at once). Then every block device node in `/dev` at any depth "
+                "(never through a symlink; not pts, shm, mqueue or hugepages), whatever it "
+                "backs: one passed in with `--device`, at `/dev/sdb` or one folder deeper at "
+                "`/dev/disk/data` (a node, no mount), is host storage in reach."
             ),
         ),
         _as_root(

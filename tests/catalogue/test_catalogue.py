@@ -223,6 +223,7 @@ WAY_MUTANTS = {
     "/proc/<pid>/ns/": ("-pid-netns",),
     "a held folder of a proc filesystem": ("-held-procfs",),
     "a proc filesystem mounted elsewhere": ("-bound-procfs",),
+    "a held TUN or TAP device": ("-held-tun",),
 }
 
 

@@ -248,6 +248,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     },
     # A host loop device in /dev that no mount names.
     "bwrap-block-device": {"privilege_floor": "priv-root-mknod"},
+    "bwrap-block-device-deeper": {"privilege_floor": "priv-root-mknod"},
+    "bwrap-tracefs-rw": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
@@ -590,6 +592,7 @@ EGRESS_MUTANTS = {
         "canary saw",
     ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
+    "bwrap-held-tun": ({"held-fds"}, "canary saw udp from "),
     "bwrap-held-packet": ({"held-fds"}, "canary saw udp packet from 0.0.0.0"),
     "bwrap-held-raw": ({"held-fds"}, "canary saw ip253 packet"),
     "bwrap-held-socket-high": (
@@ -653,6 +656,7 @@ EGRESS_MUTANTS = {
         "the nonce came back",
     ),
     "bwrap-shared-ipc": ({"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}, "canary saw "),
+    "bwrap-host-mqueue": ({"ipc-posix-mq"}, "canary saw posix-mq message on mq "),
     # Issue 38: a host process's unix listener bound in (no proxy: bytes reach it).
     "bwrap-host-listener": (
         {"unix-host"},
@@ -697,6 +701,8 @@ ROW_MUTANTS = (
     "bwrap-privport",
     "bwrap-other-protocols",
     "bwrap-held-socket",
+    "bwrap-held-tun",
+    "bwrap-host-mqueue",
     "bwrap-held-packet",
     "bwrap-held-raw",
     "bwrap-held-socket-high",
