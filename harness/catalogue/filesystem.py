@@ -287,8 +287,9 @@ ROWS: tuple[Row, ...] = (
         _ROUTE,
         "through /proc/<pid>/root and /proc/<pid>/cwd",
         (),
-        checks=("fs-proc-self-root", "fs-proc-1-root"),
-        target="sentinel",
+        checks=("fs-proc-self-root", "fs-proc-1-root", "fs-proc-fds"),
+        target="sentinel; every other visible process's working folder and every folder it"
+        " holds, as a base for the sentinels' paths (and behind up to six ..), as its owner",
     ),
     _fs(
         _ROUTE,

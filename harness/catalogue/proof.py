@@ -65,7 +65,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-fd-chattr",
     ),
     _FS + "by file handle": ("runc-dac-read-search-allowed",),
-    _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": ("chroot-init-outside",),
+    _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
+        "chroot-init-outside",
+        "colocated-sibling-cwd",
+        "colocated-parent-holds-dir",
+    ),
     _FS + "through every mount point and path suffix": (
         "bwrap-host-at-host-ro",
         "runsc-host-at-host",

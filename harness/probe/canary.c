@@ -173,6 +173,16 @@ static void serve_udp_line(const struct listener *l)
         emit(&b);
         if (unix_dgram)
             continue; /* an unbound sender has no address to answer */
+        const struct sockaddr_in *f4 = (const void *)&from;
+        char me[INET_ADDRSTRLEN] = "";
+        if (g_have_answer)
+            inet_ntop(AF_INET, &g_answer, me, sizeof me);
+        size_t ml = strlen(me);
+        if (ml && from.ss_family == AF_INET && f4->sin_addr.s_addr == g_answer.s_addr &&
+            !(strncmp(l->spec, me, ml) == 0 && l->spec[ml] == ':'))
+            continue; /* at another address (the host's), a packet that claims the canary's own
+                       * (written into a held TUN device): logged, never answered, or the answer
+                       * would reach the canary as an arrival no attempt explains */
         b.n = 0;
         bput(&b, "NONCE %s\n", g_canary_nonce);
         sendto(l->fd, b.s, b.n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);

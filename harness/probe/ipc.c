@@ -271,7 +271,7 @@ static void try_mq(const char *name)
                 (int)sizeof path)
             continue;
         if ((q = (mqd_t)open(path, O_WRONLY | O_CLOEXEC)) != (mqd_t)-1)
-            snprintf(where, sizeof where, "mq %s", path);
+            snprintf(where, sizeof where, "mq %.280s", path);
     }
     errno = e0;
     struct timespec until;

@@ -185,11 +185,44 @@ void chk_priv_proc_access(void)
 
 static char g_fd_buf[65536]; /* what a reopened descriptor read */
 
+/* A folder another process holds (its working folder, a descriptor to a folder) as a
+ * base for every sentinel (--sentinel, --more-sentinels): each suffix of its host path
+ * below it, and the same behind one to six "..", as the owner sees it. A launcher's
+ * host folder left with a helper (`cd` into it, or a descriptor the workload was
+ * spared) is a way to the host's files from inside. */
+static void dir_routes(const char *base, unsigned uid)
+{
+    char list[4096];
+    snprintf(list, sizeof list, "%s\n%s", o.sentinel ? o.sentinel : "", o.more_sentinels ? o.more_sentinels : "");
+    int dfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (char *save = NULL, *s = strtok_r(list, "\n", &save); dfd >= 0 && s; s = strtok_r(NULL, "\n", &save)) {
+        for (const char *p = s[0] == '/' ? s : NULL; p; p = strchr(p + 1, '/'))
+            for (int up = 0; up <= 6; up++) {
+                char rel[4200] = "";
+                for (int k = 0; k < up; k++)
+                    strcat(rel, "../");
+                strncat(rel, p + 1, sizeof rel - strlen(rel) - 1);
+                int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                struct stat st;
+                ssize_t n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+                                ? pread(fd, g_fd_buf, sizeof g_fd_buf, 0) : -1;
+                if (fd >= 0)
+                    close(fd);
+                if (n > 0 && memmem(g_fd_buf, (size_t)n, o.token, strlen(o.token)))
+                    outcome(OC_ESCAPED, 0, "read the token through %s/%s, a folder another process holds,"
+                            " as its owner uid %u", base, rel, uid);
+            }
+    }
+    if (dfd >= 0)
+        close(dfd);
+}
+
 /* Every visible process's descriptors to small regular files (the sentinel is one;
  * nothing else is opened, so no device's open runs): re-opened through
  * /proc/<pid>/fd/N as the process's owner (setfsuid, as fs-routes does for
- * /proc/<pid>/root), and taken with pidfd_getfd. The fixture's decoy holds the
- * sentinel on its fd 3, so the host runtime's control reads it. */
+ * /proc/<pid>/root), and taken with pidfd_getfd; its working folder and every folder
+ * it holds, as bases for the sentinels' paths (dir_routes). The fixture's decoy holds
+ * the sentinel on its fd 3, so the host runtime's control reads it. */
 void chk_fs_proc_fds(void)
 {
     need(&o.token);
@@ -210,6 +243,8 @@ void chk_fs_proc_fds(void)
         unsigned fsuid = (unsigned)setfsuid((uid_t)-1), fsgid = (unsigned)setfsgid((gid_t)-1);
         setfsgid(owner.st_gid);
         setfsuid(owner.st_uid);
+        snprintf(path, sizeof path, "/proc/%s/cwd", e->d_name);
+        dir_routes(path, (unsigned)owner.st_uid);
         snprintf(path, sizeof path, "/proc/%s/fd", e->d_name);
         DIR *fdd = opendir(path);
         int pidfd = -2;
@@ -218,6 +253,8 @@ void chk_fs_proc_fds(void)
             if (f->d_name[0] < '0' || f->d_name[0] > '9')
                 continue;
             snprintf(path, sizeof path, "/proc/%s/fd/%s", e->d_name, f->d_name);
+            if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                dir_routes(path, (unsigned)owner.st_uid);
             if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
                 continue;
             fds++;

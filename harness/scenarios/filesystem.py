@@ -389,7 +389,10 @@ FILESYSTEM = Scenario(
                 "For every other visible pid, as its owner (`setfsuid`/`setfsgid`): each "
                 "descriptor in `/proc/<pid>/fd` that `stat` shows to be a regular file of at most "
                 "4 KiB (nothing else is opened) is re-opened through `/proc/<pid>/fd/N` and taken "
-                "with `pidfd_getfd`; escaped if either reads the token (the fixture's decoy holds "
+                "with `pidfd_getfd`; and its working folder (`/proc/<pid>/cwd`) and every folder "
+                "it holds are bases for each suffix of every sentinel's host path, also behind "
+                "one to six `..` (a launcher's host folder left with a helper, a descriptor the "
+                "workload was spared). Escaped if any reads the token (the fixture's decoy holds "
                 "the sentinel on its fd 3), else blocked with `evidence.pids` and `evidence.fds`."
             ),
         ),

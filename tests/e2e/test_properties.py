@@ -249,6 +249,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A host loop device in /dev that no mount names.
     "bwrap-block-device": {"privilege_floor": "priv-root-mknod"},
     "bwrap-block-device-deeper": {"privilege_floor": "priv-root-mknod"},
+    "colocated-parent-holds-dir": {"filesystem_confinement": "fs-proc-fds"},
+    "colocated-sibling-cwd": {"filesystem_confinement": "fs-proc-fds"},
     "bwrap-tracefs-rw": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
