@@ -126,8 +126,9 @@ ROWS: tuple[Row, ...] = (
         " environment names",
         ("socket", "connect"),
         checks=("tcp-proxy",),
-        target="every TCP listener of the sandbox's own network namespace (of the host's, on"
-        " loopback, where it stands in the host's: its SSH daemons' left out) and every proxy"
+        target="every TCP listener of the sandbox's own network namespace (of the host's, on any"
+        " of its addresses, where it stands in the host's: its SSH daemons' left out) and every"
+        " proxy"
         " http_proxy, https_proxy or all_proxy names, asked by HTTP CONNECT and SOCKS5 for the"
         " canary",
     ),

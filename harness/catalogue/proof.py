@@ -151,7 +151,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-usr",
     ),
     _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
-    " environment names": ("bwrap-loopback-proxy", "landlock-host-proxy"),
+    " environment names": (
+        "bwrap-loopback-proxy",
+        "landlock-host-proxy",
+        "landlock-host-proxy-mapped",
+    ),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
@@ -205,6 +209,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",
         "bwrap-held-tun",
+        "bwrap-held-daemon",
         "bwrap-held-packet",
         "bwrap-held-raw",
         "bwrap-held-socket-high",

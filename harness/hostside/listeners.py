@@ -4,7 +4,7 @@ workload change. From inside, a connect to one of them is an egress route, and a
 privilege route where the listener is a container runtime, an init or a bus: the
 probe's `unix-host` line names the process that owns it.
 
-With them, the host's TCP listeners on loopback or a wildcard address: a probe that
+With them, the host's TCP listeners, on any of its addresses: a probe that
 stands in the host's network namespace (a co-located sandbox) lists them itself (one
 started after this listing too) and asks each to relay to the canary (`tcp-proxy`),
 less those this listing names as the SSH daemons' (a connection that never
@@ -60,7 +60,7 @@ SSH_DAEMONS = frozenset({"sshd", "sshd-session", "sshd-auth"})
 
 @dataclass(frozen=True, slots=True)
 class TcpListener:
-    """One listening TCP socket of the host, on loopback or a wildcard address."""
+    """One listening TCP socket of the host's network namespace."""
 
     address: str  # as the probe names it: "127.0.0.1:631", "[::1]:631", "[::]:22"
     pid: int
@@ -71,7 +71,7 @@ class TcpListener:
 
 def _tcp_address(hex_addr: str, hex_port: str) -> str | None:
     """/proc/net/tcp's "0100007F:0277" as "127.0.0.1:631" (each 32-bit word in the
-    kernel's byte order), if loopback or a wildcard."""
+    kernel's byte order; a v4-mapped address as its IPv4 one, as the probe names it)."""
     try:
         words = range(0, len(hex_addr), 8)
         raw = b"".join(int(hex_addr[i : i + 8], 16).to_bytes(4, "little") for i in words)
@@ -79,8 +79,10 @@ def _tcp_address(hex_addr: str, hex_port: str) -> str | None:
         port = int(hex_port, 16)
     except ValueError:
         return None
-    if ip is None or not (ip.is_loopback or ip.is_unspecified) or not 0 < port < 65536:
+    if ip is None or not 0 < port < 65536:
         return None
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
     return f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
 
 

@@ -83,6 +83,25 @@ static void held_ring_files(int fd, int in_host, uint64_t own, const char *ip4, 
 static int ns_new(const struct stat *st);
 static int in_host_netns(const struct stat *self);
 
+/* held-fds's line: as group_report, but a held unix connection whose listener is
+ * outside the sandbox (a container runtime's API, a bus, an agent: none relays the
+ * HARNESS line) is escaped where its line was not, as unix-host judges a connect to
+ * that listener. */
+void held_report(double t0)
+{
+    for (size_t i = 0; i < g_natt; i++) {
+        struct att *a = &g_att[i];
+        if (a->group == G_HELD && a->peer_out[0] && a->oc != OC_ESCAPED) {
+            a->oc = OC_ESCAPED;
+            a->err = 0;
+            snprintf(a->detail, sizeof a->detail, "holds a connection to a unix listener outside the"
+                     " sandbox (as unix-host judges a connect to it): %.200s", a->peer_out);
+        }
+    }
+    group_report(G_HELD, sweep_id[SW_HELD_FDS], t0, "no socket held at the start (descriptors 3 and up),"
+                 " no other network namespace to enter");
+}
+
 /* A held TUN or TAP device (TUNGETIFF answers): what is written to it arrives at the
  * network stack of the namespace its interface lives in, as if from outside. The
  * HARNESS line in a UDP packet (a frame to the broadcast address, for a TAP) to the
@@ -270,6 +289,8 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         if (domain == AF_INET || domain == AF_INET6)
             fmt_addr(&peer, where, sizeof where);
         snprintf(a->dsts, sizeof a->dsts, "fd %d (connected to %s%s)", fd, where, ns);
+        if (domain == AF_UNIX && type != SOCK_DGRAM) /* a daemon outside relays no line */
+            held_peer_outside(fd, a->peer_out, sizeof a->peer_out);
         return;
     }
     if (domain == AF_UNIX) { /* to the canary's abstract name for its kind */

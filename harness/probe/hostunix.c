@@ -341,6 +341,27 @@ static int peer_outside(int fd, int peer, const struct hl *h, const char *name, 
     return 0;
 }
 
+/* A held connected unix socket's listener outside the sandbox, judged as a connect to
+ * it would be (peer_outside), its reason into why: 1 shown outside, 0 not. */
+int held_peer_outside(int fd, char *why, size_t cap)
+{
+    struct sockaddr_un un;
+    socklen_t l = sizeof un;
+    char name[sizeof un.sun_path + 2] = "";
+    read_host_list();
+    memset(&un, 0, sizeof un);
+    if (getpeername(fd, (struct sockaddr *)&un, &l) == 0 && l > sizeof(sa_family_t)) {
+        size_t n = l - sizeof(sa_family_t);
+        if (un.sun_path[0] == '\0') /* abstract: '@' and the name */
+            snprintf(name, sizeof name, "@%.*s", (int)(n - 1), un.sun_path + 1);
+        else
+            snprintf(name, sizeof name, "%.*s", (int)strnlen(un.sun_path, n), un.sun_path);
+    }
+    if (!name[0])
+        snprintf(name, sizeof name, "fd %d", fd); /* an unnamed listener: only its credentials */
+    return peer_outside(fd, 1, NULL, name, why, cap);
+}
+
 /* Connect to one name; the outcome into h's line of the report. */
 static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
 {

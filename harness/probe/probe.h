@@ -319,6 +319,7 @@ struct att {
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int listed; /* a listener of the sandbox's own namespace: own_dns_gate lets it be */
     int pi; /* X_FRAME on a held TUN device without IFF_NO_PI: its 4-byte packet header */
+    char peer_out[200]; /* a held unix connection whose listener is outside: why (held_report) */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
     int by_write; /* send(2) refused: the call the bytes went by (1 write ... 4 sendmsg) */
     size_t after; /* S_WAIT: 1 + the index of the attempt this one follows */
@@ -372,6 +373,8 @@ void sweep_protocols(int f, const char *ip, int high);
 void sweep_calls(int f, const char *ip, int high);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
+void held_report(double t0);                                /* heldsocks.c: held-fds's line */
+int held_peer_outside(int fd, char *why, size_t cap);       /* hostunix.c */
 /* nsenter.c: what make(arg) returns in a child that entered h's namespace by setns */
 enum { NS_OUTSIDE, NS_REFUSED, NS_LOST }; /* why fd_in_ns gave none: setns, make, no answer */
 int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why);

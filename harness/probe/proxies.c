@@ -62,11 +62,16 @@ static int hex_addr(const char *hex, int six, unsigned char raw[16])
     return 0;
 }
 
-/* Whether `host` is one of the canary's own addresses (listen mode: it may listen on
- * the host's loopback, and must not be taken for a relay). */
+/* Whether `host` is one the canary listens at (its own addresses, which listen mode
+ * may put on the host's loopback; the host's and the metadata addresses, where it
+ * answers on the high port): none of them is taken for a relay. */
 static int canary_address(const char *host)
 {
-    return (o.canary4 && !strcmp(host, o.canary4)) || (o.canary6 && !strcmp(host, o.canary6));
+    const char *const mine[] = { o.canary4, o.canary6, o.host4, o.host6, o.meta4, o.meta6 };
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+        if (mine[i] && *mine[i] && !strcmp(host, mine[i]))
+            return 1;
+    return 0;
 }
 
 /* Whether the host named `host`:`port` among the listeners never asked (its SSH
@@ -83,10 +88,10 @@ static int host_skips(const char *host, unsigned port)
 }
 
 /* /proc/net/tcp or tcp6: each listener (state 0A), a wildcard address by loopback
- * (tcp6's at ::1 and at 127.0.0.1: /proc does not say whether it is IPv6 only); where
- * `host` (the probe may stand in the host's namespace), those on loopback or a
- * wildcard alone, never one the host skips nor the canary's own; -1 where the table
- * cannot be read. */
+ * (tcp6's at ::1 and at 127.0.0.1: /proc does not say whether it is IPv6 only), a
+ * v4-mapped one at its IPv4 address; where `host` (the probe may stand in the host's
+ * namespace, whose every address a co-located sandbox reaches), never one the host
+ * skips nor the canary's own; -1 where the table cannot be read. */
 static int listeners(const char *file, int six, int host)
 {
     FILE *f = fopen(file, "r");
@@ -111,10 +116,10 @@ static int listeners(const char *file, int six, int host)
                 proxy_add("127.0.0.1", port);
             continue;
         }
-        static const unsigned char lo6[16] = { [15] = 1 };
-        int loopback = six ? !memcmp(raw, lo6, 16) : raw[0] == 127;
-        if (inet_ntop(six ? AF_INET6 : AF_INET, raw, name, sizeof name) &&
-            (!host || (loopback && !host_skips(name, port) && !canary_address(name))))
+        static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+        int v4 = six && !memcmp(raw, mapped, 12); /* ::ffff:a.b.c.d takes IPv4 (a Java proxy's) */
+        if (inet_ntop(six && !v4 ? AF_INET6 : AF_INET, v4 ? raw + 12 : raw, name, sizeof name) &&
+            (!host || (!host_skips(name, port) && !canary_address(name))))
             proxy_add(name, port);
     }
     fclose(f);

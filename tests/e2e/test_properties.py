@@ -543,6 +543,7 @@ EGRESS_MUTANTS = {
     ),
     # The co-located shape: the host's egress proxy on its loopback, Landlock allowing its port.
     "landlock-host-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
+    "landlock-host-proxy-mapped": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
     # The same on UDP: a datagram relay, and a forwarding resolver resolv.conf does not name.
     "bwrap-udp-sidecar": ({"udp-relay", "dns-own"}, "the nonce came back from 127.0.0.1:8125"),
     "bwrap-udp-sidecar-connected": ({"udp-relay"}, "the nonce came back from 127.0.0.1:8125"),
@@ -595,6 +596,10 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
     "bwrap-held-tun": ({"held-fds"}, "canary saw udp from "),
+    "bwrap-held-daemon": (
+        {"held-fds"},
+        "holds a connection to a unix listener outside the sandbox",
+    ),
     "bwrap-held-packet": ({"held-fds"}, "canary saw udp packet from 0.0.0.0"),
     "bwrap-held-raw": ({"held-fds"}, "canary saw ip253 packet"),
     "bwrap-held-socket-high": (
@@ -704,6 +709,7 @@ ROW_MUTANTS = (
     "bwrap-other-protocols",
     "bwrap-held-socket",
     "bwrap-held-tun",
+    "bwrap-held-daemon",
     "bwrap-host-mqueue",
     "bwrap-held-packet",
     "bwrap-held-raw",
@@ -793,6 +799,7 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-udp-sidecar-connected",
         "bwrap-sidecar-resolver",
         "landlock-host-proxy",
+        "landlock-host-proxy-mapped",
     ):
         checks = _egress_mutant(mutants_run[2], runtime)
         escaped, proof = EGRESS_MUTANTS[runtime]

@@ -132,28 +132,32 @@ def test_a_cell_is_handed_the_listeners_its_policy_does_not_let_it_change() -> N
     assert args[args.index("--unix-granted") + 1] == "/work/tmp\n/srv/allowed"
 
 
-async def test_the_host_lists_its_loopback_tcp_listeners_with_their_owners() -> None:
-    """A TCP listener of this process on loopback is listed with its pid and command;
-    one on another address is not (a co-located sandbox reaches loopback ones)."""
-    lo = socket.socket()
+async def test_the_host_lists_its_tcp_listeners_with_their_owners() -> None:
+    """A TCP listener of this process is listed with its pid and command, one bound to
+    a v4-mapped address by its IPv4 one (as the probe names it)."""
+    lo, mapped = socket.socket(), socket.socket(socket.AF_INET6)
     lo.bind(("127.0.0.3", 0))
-    lo.listen()
-    port = lo.getsockname()[1]
+    mapped.bind(("::ffff:127.0.0.4", 0))
+    for s in (lo, mapped):
+        s.listen()
+    ports = lo.getsockname()[1], mapped.getsockname()[1]
     try:
         found = await list_listeners(LocalTransport())
     finally:
         lo.close()
+        mapped.close()
     by_address = {t.address: t for t in found.tcp}
-    mine = by_address[f"127.0.0.3:{port}"]
+    mine = by_address[f"127.0.0.3:{ports[0]}"]
     assert mine.pid == os.getpid() and mine.comm.startswith("python"), mine
-    assert all(t.address.startswith(("127.", "0.0.0.0:", "[::]:", "[::1]:")) for t in found.tcp)
+    assert by_address[f"127.0.0.4:{ports[1]}"].pid == os.getpid()
 
 
 def test_the_ssh_daemons_and_the_canary_are_the_tcp_listeners_skipped() -> None:
     """Read from the script's lines (IPv4 and IPv6 as /proc/net/tcp prints them): the
     SSH daemons' own listeners and the canary's are handed to the probe to skip, not a
     port an SSH session forwards nor another process of the canary's name; a listener
-    on an address that is neither loopback nor a wildcard is not listed at all."""
+    on any other address of the host's is listed too (a co-located sandbox reaches
+    it)."""
     text = (
         "t 0100007F:0016 10 sshd systemd -D\n"
         "t 00000000000000000000000000000000:0016 11 sshd-session systemd -\n"
@@ -166,7 +170,7 @@ def test_the_ssh_daemons_and_the_canary_are_the_tcp_listeners_skipped() -> None:
     found = parse_listing(text)
     assert [t.address for t in found.tcp] == [
         "127.0.0.1:22", "[::]:22", "127.0.0.1:1080", "127.0.0.1:3128", "127.0.0.2:8080",
-        "127.0.0.3:8080", "[::1]:631",
+        "127.0.0.3:8080", "192.168.1.1:80", "[::1]:631",
     ]  # fmt: skip
     skipped = skipped_tcp(found, "harness-probe-a")
     assert [t.address for t in skipped] == ["127.0.0.1:22", "[::]:22", "127.0.0.2:8080"]

@@ -52,8 +52,7 @@ done
 # PARENT ARG1" as the table prints the address (hex): PARENT the holder's parent's
 # command (an SSH daemon's own listener is held by the daemon, a forwarded port by a
 # session under it), ARG1 its first argument (a harness canary's is "canary"); - where
-# unknown. A sandbox in the host's network namespace reaches those on loopback or a
-# wildcard address.
+# unknown. A sandbox in the host's network namespace reaches every one of them.
 for f in /proc/net/tcp /proc/net/tcp6; do
   [ -r "$f" ] && awk 'NR > 1 && $4 == "0A" { print $2, $10 }' "$f"
 done | sort -u -k1,1 | while read -r local ino; do
