@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 
 from harness.probe.build import build_probe
@@ -72,3 +74,28 @@ def stand_in_proxy(sock: socket.socket) -> None:
                     pass
 
     threading.Thread(target=serve, daemon=True).start()
+
+
+def run_beside(code: str, name: str) -> subprocess.CompletedProcess[str]:
+    """The probe's egress run (`egress_argv`, canary 127.0.0.1:9) in a network namespace
+    of its own (`unshare -n`, loopback up), with `code` (python -c, which prints "up"
+    once it listens) started there first: a sidecar of the test's own on that
+    namespace's loopback. Its log is /tmp/harness-NAME-PID.log, removed after."""
+    script = (
+        'ip link set lo up && "$PY" -c "$CODE" > "$LOG" 2>&1 & '
+        'while ! grep -q up "$LOG" 2>/dev/null; do sleep 0.05; done; "$@"'
+    )
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "PY": sys.executable,
+        "CODE": code,
+        "LOG": f"/tmp/harness-{name}-{os.getpid()}.log",
+    }
+    try:
+        return subprocess.run(
+            ["unshare", "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
+            capture_output=True, text=True, timeout=120, check=False, env=env,
+        )  # fmt: skip
+    finally:
+        if os.path.exists(env["LOG"]):
+            os.unlink(env["LOG"])

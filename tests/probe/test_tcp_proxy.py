@@ -11,10 +11,9 @@ import json
 import os
 import socket
 import subprocess
-import sys
 
 from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv, stand_in_proxy
+from tests.probe.egress_args import egress_argv, run_beside, stand_in_proxy
 
 SIDECAR = """import socket, sys, time
 sys.path.insert(0, {root!r})
@@ -36,25 +35,7 @@ def test_a_sidecar_proxy_on_the_sandboxs_own_loopback_is_found() -> None:
     """Before, nothing tried a TCP listener of the sandbox's own namespace: a sidecar
     relaying to anywhere was certified enforced."""
     require_tool("unshare")
-    root = os.getcwd()
-    script = (
-        'ip link set lo up && "$PY" -c "$SIDECAR" > "$LOG" 2>&1 & '
-        'while ! grep -q up "$LOG" 2>/dev/null; do sleep 0.05; done; "$@"'
-    )
-    env = {
-        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-        "PY": sys.executable,
-        "SIDECAR": SIDECAR.format(root=root),
-        "LOG": f"/tmp/harness-sidecar-{os.getpid()}.log",
-    }
-    try:
-        done = subprocess.run(
-            ["unshare", "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
-            capture_output=True, text=True, timeout=120, check=False, env=env,
-        )  # fmt: skip
-    finally:
-        if os.path.exists(env["LOG"]):
-            os.unlink(env["LOG"])
+    done = run_beside(SIDECAR.format(root=os.getcwd()), "sidecar")
     line = _lines(done.stdout).get("tcp-proxy")
     assert line, done.stdout[-2000:] + done.stderr[-2000:]
     assert line["outcome"] == "escaped", json.dumps(line)

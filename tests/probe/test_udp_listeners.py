@@ -11,11 +11,10 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 
 from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv
+from tests.probe.egress_args import egress_argv, run_beside
 
 # A resolver that answers every query as the canary answers its TXT query (nonce=n1),
 # as a forwarder to the canary would hand that answer back. Port 5354: 5353 is
@@ -94,24 +93,7 @@ def test_sidecar_resolvers_and_relays_on_udp_are_asked() -> None:
     to a UDP listener: a sidecar's forwarding resolver, or a datagram relay, on the
     sandbox's own loopback was certified enforced."""
     require_tool("unshare")
-    script = (
-        'ip link set lo up && "$PY" -c "$RESOLVER" > "$LOG" 2>&1 & '
-        'while ! grep -q up "$LOG" 2>/dev/null; do sleep 0.05; done; "$@"'
-    )
-    env = {
-        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-        "PY": sys.executable,
-        "RESOLVER": RESOLVER.format(root=os.getcwd()),
-        "LOG": f"/tmp/harness-resolver-{os.getpid()}.log",
-    }
-    try:
-        done = subprocess.run(
-            ["unshare", "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
-            capture_output=True, text=True, timeout=120, check=False, env=env,
-        )  # fmt: skip
-    finally:
-        if os.path.exists(env["LOG"]):
-            os.unlink(env["LOG"])
+    done = run_beside(RESOLVER.format(root=os.getcwd()), "resolver")
     line = _lines(done.stdout).get("dns-own")
     assert line, done.stdout[-2000:] + done.stderr[-2000:]
     assert line["outcome"] == "escaped", json.dumps(line)
