@@ -12,7 +12,8 @@
  * changed to show it. Left out are what belongs to the sandbox's own namespaces: a
  * network namespace's sysctls and devices, a UTS, IPC, PID or user namespace's own
  * sysctls where it has one, and the workload's own cgroup and what is below it (the
- * folder whose cgroup.procs lists it; where that cannot be told, a cgroup mount whose
+ * folder whose cgroup.procs lists it, or in a cgroup namespace of its own the whole of
+ * a mount of that namespace's root; where that cannot be told, a cgroup mount whose
  * root is not the hierarchy's); and the rest of debugfs and tracefs (their tracing
  * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only
  * checks the mode) and IMA's policy, whose files may act on open or close; and any
@@ -185,6 +186,10 @@ static int host_cgroup(const char *path)
         state = own_cgroup_dir(m, own, sizeof own);
         if (state == 1 && hierarchy_root(m, own))
             state = 0; /* the workload sits in the root cgroup: nothing there is its own */
+        if (own_ns("cgroup", 0xEFFFFFFBUL) && !strcmp(m->root, "/") && !hierarchy_root(m, m->mp)) {
+            state = 1; /* its cgroup namespace's root, delegated to it, and all below: its own, */
+            snprintf(own, sizeof own, "%s", m->mp); /* wherever in it the workload sits */
+        }
     }
     if (state >= 0)
         return !(state && prefixed(path, own));
