@@ -6,9 +6,11 @@
  * (/proc/net/tcp and tcp6, a wildcard address by loopback), and every proxy its
  * environment names by address (http_proxy, https_proxy, all_proxy, either case).
  * Where the probe may stand in the host's network namespace (the control, a
- * co-located sandbox) the listeners are the host's own services, which are never
- * sent a request: only the proxies the environment names are tried there; a sandbox
- * that shows no /proc (no listener can be listed, the namespace not told) is an error.
+ * co-located sandbox) the listeners are the host's own, on any of its addresses: each
+ * is asked but those harness's listing of the host names as an SSH daemon's own or a
+ * canary's (--host-tcp-skip); without that listing none is, and the line is an error
+ * unless an environment's proxy escaped. Its UDP listeners are not tried there. A sandbox that shows no /proc (no listener can be listed, the
+ * namespace not told) is an error.
  * Every port is tried (a relay on the canary's own port number, 8080, is a relay).
  * Credentials in a proxy's address are never printed. */
 
@@ -19,6 +21,7 @@
 static int g_proxy_cut; /* more relays in view than are tried: no proof */
 static int g_in_host_netns;
 static int g_unlisted; /* no /proc to list the namespace's listeners by, or tell it by */
+static int g_host_unlisted; /* in the host's namespace, without harness's listing of it */
 
 static void proxy_add(const char *host, unsigned port)
 {
@@ -290,61 +293,54 @@ void sweep_tcp_proxy(void)
     g_in_host_netns = !g_unlisted && maybe_host_netns();
     if (g_unlisted)
         return;
-    if (g_in_host_netns && !o.host_tcp_skip)
-        return; /* no word from the host of its SSH daemons: its listeners are not asked */
+    if (g_in_host_netns && !o.host_tcp_skip) { /* no word from the host of its SSH daemons: */
+        g_host_unlisted = 1;                     /* its listeners are not asked, and no proof */
+        return;
+    }
     if (listeners("/proc/net/tcp", 0, g_in_host_netns) != 0)
         g_unlisted = 1;
     listeners("/proc/net/tcp6", 1, g_in_host_netns); /* none where the kernel has no IPv6 */
 }
 
-/* tcp-proxy's line: as group_report, but an error where more relays were in view
- * than are tried and none of those tried escaped; udp-relay's likewise. */
-static void proxy_report(const char *id, double t0)
+/* A relay line: as group_report, but an error, unless one of the group escaped, where
+ * the namespace's listeners could not be listed (`unlisted`: no /proc/net/`table`; -1,
+ * the host's, not listed by harness) or more were in view than are tried (`over`, at
+ * most `max`). */
+static void relay_line(int group, const char *id, int unlisted, int over, const char *table, int max,
+                       double t0, const char *none)
 {
     int escaped = 0;
     for (size_t i = 0; i < g_natt; i++)
-        escaped |= g_att[i].group == G_PROXY && g_att[i].oc == OC_ESCAPED;
-    if (g_unlisted && !escaped) {
-        att_line(id, OC_ERROR, 0,
-                 "the sandbox shows no /proc/net/tcp: its network namespace's TCP listeners cannot"
-                 " be listed (a relay among them would be a way out)", t0, "", 0, NULL);
+        escaped |= g_att[i].group == group && g_att[i].oc == OC_ESCAPED;
+    char why[300];
+    if (unlisted < 0 && !escaped)
+        snprintf(why, sizeof why, "may stand in the host's network namespace, and harness did not list"
+                 " the host's listeners (--host-tcp-skip): none was asked, no proof that none is a way out");
+    else if (unlisted && !escaped)
+        snprintf(why, sizeof why, "the sandbox shows no /proc/net/%s: its network namespace's listeners"
+                 " cannot be listed (a relay among them would be a way out)", table);
+    else if (over && !escaped)
+        snprintf(why, sizeof why, "more listeners in view than are tried (%d): no proof that none is a"
+                 " way out", max);
+    else {
+        group_report(group, id, t0, none);
         return;
     }
-    if (g_proxy_cut && !escaped) {
-        att_line(id, OC_ERROR, 0,
-                 "more TCP listeners and proxies in view than are tried (32): no proof that none is"
-                 " a way out", t0, "", 0, NULL);
-        return;
-    }
-    group_report(G_PROXY, id, t0,
-                 g_in_host_netns ? (o.host_tcp_skip ? "may stand in the host's network namespace: no TCP"
-                                   " listener of the host's on loopback (its SSH daemons' left out), and no"
-                                   " proxy named in its environment" : "may stand in the host's network"
-                                   " namespace, whose listeners the host did not list (not tried), and no"
-                                   " proxy named in its environment")
-                                 : "no TCP listener in the sandbox's network namespace and no proxy"
-                                   " named in its environment");
+    att_line(id, OC_ERROR, 0, why, t0, "", 0, NULL);
 }
 
+/* The tcp-proxy and udp-relay lines. */
 void relay_report(double t0)
 {
-    proxy_report(sweep_id[SW_TCP_PROXY], t0);
-    int escaped = 0;
-    for (size_t i = 0; i < g_natt; i++)
-        escaped |= g_att[i].group == G_UDP_RELAY && g_att[i].oc == OC_ESCAPED;
-    if (g_udp_unlisted && !escaped) {
-        att_line(sweep_id[SW_UDP_RELAY], OC_ERROR, 0, "the sandbox shows no /proc/net/udp: its"
-                 " network namespace's UDP listeners cannot be listed (a relay among them would be a"
-                 " way out)", t0, "", 0, NULL);
-        return;
-    }
-    if (g_udp_over && !escaped) {
-        att_line(sweep_id[SW_UDP_RELAY], OC_ERROR, 0, "more UDP listeners in the sandbox's network"
-                 " namespace than are tried (16): no proof that none relays", t0, "", 0, NULL);
-        return;
-    }
-    group_report(G_UDP_RELAY, sweep_id[SW_UDP_RELAY], t0,
-                 maybe_host_netns() ? "may stand in the host's network namespace, whose UDP"
-                                      " listeners are the host's services (not tried)"
-                                    : "no UDP listener in the sandbox's network namespace");
+    relay_line(G_PROXY, sweep_id[SW_TCP_PROXY], g_host_unlisted ? -1 : g_unlisted, g_proxy_cut, "tcp",
+               PROXY_MAX, t0,
+               g_in_host_netns ? "may stand in the host's network namespace: no TCP listener of the host's"
+                                 " but its SSH daemons' and the canary's, and no proxy named in its"
+                                 " environment"
+                               : "no TCP listener in the sandbox's network namespace and no proxy named"
+                                 " in its environment");
+    relay_line(G_UDP_RELAY, sweep_id[SW_UDP_RELAY], g_udp_unlisted, g_udp_over, "udp", UDP_LISTENED_MAX, t0,
+               maybe_host_netns() ? "may stand in the host's network namespace, whose UDP listeners are"
+                                    " the host's services (not tried)"
+                                  : "no UDP listener in the sandbox's network namespace");
 }

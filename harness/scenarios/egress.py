@@ -491,8 +491,9 @@ EGRESS = Scenario(
                 "not a port a session under it forwards, which is a relay) or a harness "
                 "canary's (`--host-tcp-skip`: newer OpenSSH penalises a source that never "
                 "authenticates) and the addresses the canary listens at; without that "
-                "listing, only the proxies the environment names are tried. A sandbox that "
-                "shows no `/proc` (no listener can be listed) is an error. At "
+                "listing, only the proxies the environment names are tried, and the line is an "
+                "error unless one escaped. A sandbox that shows no `/proc` (no listener can be "
+                "listed) is an error. At "
                 "most 32 relays: more make the line an error unless one escaped. Escaped if the "
                 "nonce comes back; otherwise blocked, with what was tried."
             ),
