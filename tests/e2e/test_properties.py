@@ -130,7 +130,10 @@ def test_runtimes_behind_the_reference_supervisor(local_run: tuple[int, str, Pat
     probe_sha = json.loads((out / "manifest.json").read_text())["probe"]["sha256"]
     assert probe_sha in str(v[("localhost", "bwrap-supervised", "attribution")]["reason"])
     gvisor = str(v[("localhost", "runsc-supervised", "attribution")]["reason"])
-    assert "identity explicitly unavailable" in gvisor and "gVisor's sentry" in gvisor
+    # The sentry by its command line; under load that line may be read while runsc
+    # renames itself, and the owner is then named by its executable, runsc's own.
+    assert "identity explicitly unavailable" in gvisor
+    assert "gVisor's sentry" in gvisor or "a process of gVisor's (runsc" in gvisor, gvisor
     # Denied attempts went nowhere: each ended at the supervisor or in its namespace, and
     # its control escaped (unix-proxy finds no socket to try, a plain host hands its
     # probe no socket for held-fds, no route is made in the host's namespace for
