@@ -70,6 +70,7 @@ FAST = [
     "tests/judge/test_arrivals.py",
     "tests/judge/test_reach.py",
     "tests/judge/test_write_reach.py",
+    "tests/judge/test_overlay.py",
     "tests/judge/test_fence.py",
     "tests/judge/test_attribution_two.py",
 ]
@@ -77,6 +78,7 @@ TARGETS: dict[str, list[str]] = {
     "harness/judge/properties.py": FAST,
     "harness/judge/arrivals.py": FAST,
     "harness/judge/reach.py": FAST,
+    "harness/judge/overlay.py": FAST,
     "harness/judge/start.py": FAST,
     "harness/judge/verdicts.py": FAST,
     "harness/judge/attribution.py": FAST,

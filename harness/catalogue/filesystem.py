@@ -296,10 +296,16 @@ ROWS: tuple[Row, ...] = (
         "through every mount point and path suffix",
         (),
         checks=("fs-routes", "fs-mounts", "fs-write-reach"),
-        target="every sentinel, the host's files and folders below each mount; the same"
-        " below the root of each visible process's mount namespace, entered by setns (no"
-        " mutant of its own: a PID namespace shared with its launcher shows the launcher's"
-        " root at /proc/<pid>/root first)",
+        target="every sentinel, the host's files and folders below each mount, and a write"
+        " in every folder the workload can list below each; the same below the root of each"
+        " visible process's mount namespace, entered by setns (no mutant of its own: a PID"
+        " namespace shared with its launcher shows the launcher's root at /proc/<pid>/root"
+        " first)",
+        ways=(
+            "a bind mount of a host folder",
+            "an overlay of the sandbox's own whose layer is a host folder",
+            "a write grant deeper than harness's listing of the host",
+        ),
     ),
     _fs(
         _ROUTE,

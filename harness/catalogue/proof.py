@@ -75,6 +75,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "runsc-host-at-host",
         "colocated-hidden-drop",
         "bwrap-helpers-rw",
+        "bwrap-overlay-host",
+        "landlock-write-deeper",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),
     _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": ("jail-keep-chroot",),

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from harness.hostside.base import CellSetup, Fixture, HostSetup
+from harness.judge.overlay import layer_paths
 from harness.policy.models import within
 from harness.transport import Transport
 
@@ -240,7 +241,7 @@ class HostFsFixture(Fixture):
         if self.view is not None:
             cell.evidence["host_fs"] = self.view
             cell.evidence["grants"] = grants(cell.runtime, cell.paths, self.real)
-        named = held_outside(output)
+        named = held_outside(output) + overlay_layers(output)
         if named and self.transport is not None:
             # Unanswered, no path is confirmed: the judge then errs, never grants, and
             # never calls a granted descriptor an escape for want of an answer.
@@ -260,6 +261,16 @@ def held_outside(output: ProbeOutput) -> list[str]:
             if len(row) == 9 and not row[4] and row[3].startswith("/") and row[3] not in found:
                 found.append(row[3])
     return found[:MAX_HELD_PATHS]
+
+
+def overlay_layers(output: ProbeOutput) -> list[str]:
+    """Each name the sandbox saw atop an overlay of its own, in each layer its options
+    name, for the host to say what is there (`judge/overlay.py`)."""
+    found: list[str] = []
+    for check in output.checks:
+        if check.id == "fs-mounts":
+            found += layer_paths(check.evidence)
+    return found
 
 
 async def identify(transport: Transport, paths: Sequence[str]) -> dict[str, str] | None:

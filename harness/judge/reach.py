@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.judge.overlay import layer_paths, ungranted_layers
 from harness.policy.models import within
 from harness.results.records import CheckOutcome, HostEvidence
 
@@ -92,6 +93,10 @@ def _granted(
     )
 
 
+def _granted_path(path: str, grants: Mapping[str, Sequence[str]]) -> bool:
+    return any(within(path, g) for g in grants.get("host", ()))
+
+
 def _reach(mount: Sequence[str]) -> str | None:
     """What the probe could read at a mount point (`fs-mounts`' fifth field): an entry's
     name, "(file)", "" for nothing (visible, not readable) or "?" (not tried); None
@@ -112,10 +117,13 @@ def exposures(
     grants: Mapping[str, Sequence[str]],
     shared: bool,
     readable_only: bool = True,
+    overlays: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[str]:
     """The mounts that expose a host filesystem beyond the grants, described with
     what was read there. A host mount the sandbox can see but not read (Landlock on
-    the host's own view) is no exposure, unless `readable_only` is False."""
+    the host's own view) is no exposure, unless `readable_only` is False. An overlay
+    of the sandbox's own is one where `overlays` (`overlay.ungranted_layers`) names
+    a layer of it the host shows and no grant holds."""
     found = []
     host_mounts: list[list[str]] = host_fs.get("mounts") or []
     beyond = []
@@ -128,6 +136,12 @@ def exposures(
             if kind in CGROUP_TYPES:
                 continue
             if (dev, kind) not in host and dev.startswith("0:"):
+                layer = (overlays or {}).get(_point) if kind == "overlay" else None
+                if layer is not None:
+                    where = (
+                        f"a layer of it is the host's {layer[0]}: {layer[1]!r} is one file in both"
+                    )
+                    beyond.append((mount, where))
                 continue  # a filesystem of the sandbox's own (a new tmpfs, proc...)
             if kind == "devtmpfs" and root in STANDARD_DEVICES:
                 continue
@@ -144,6 +158,29 @@ def exposures(
         if readable_only and _reach(mount) == "":
             continue
         found.append(_described(mount, where))
+    return found
+
+
+def unplaced_mounts(
+    mounts: Sequence[Sequence[str]], *, host_fs: Mapping[str, Any], grants: Mapping[str, Any]
+) -> list[str]:
+    """On the host's kernel, the readable mounts of the sandbox's own (a device the
+    host does not show) of a kind that passes files through from elsewhere (FUSE,
+    NFS, CIFS, 9p, virtiofs; an overlay is judged by its layers): bindfs or sshfs of
+    a host folder shows it under a new device, like a tmpfs. Not its / (its image),
+    nor a mount point a grant holds."""
+    host = {(m[0], m[1]) for m in host_fs.get("mounts") or []}
+    inside = [g for g in grants.get("inside", ()) if g != "/"]  # "/": its own root
+    found = []
+    for mount in mounts:
+        dev, kind, point = mount[0], mount[1], mount[2]
+        if (dev, kind) in host or not dev.startswith("0:") or point == "/" or kind == "overlay":
+            continue
+        if not (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) or kind == "fusectl":
+            continue
+        if _reach(mount) == "" or any(within(point, g) for g in inside):
+            continue
+        found.append(_described(mount, "a device the host does not show"))
     return found
 
 
@@ -217,13 +254,29 @@ def judge_mounts(
         )
         if wrong:
             return CheckOutcome.ERROR, wrong
-    found = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared)
+    overlays = None
+    if shared:
+        asked = [p for p in layer_paths(evidence) if not _granted_path(p, grants)]
+        if asked and host.held_paths is None:
+            return CheckOutcome.ERROR, (
+                f"the host was not asked what is at {asked[0]}, in a layer of an overlay"
+                " the sandbox sees"
+            )
+        overlays = ungranted_layers(evidence, host.held_paths, grants.get("host", ()))
+    found = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared, overlays=overlays)
     kernel = "the host's kernel" if shared else "its own kernel"
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return (
             CheckOutcome.ESCAPED,
             f"mount {found[0]}{more} exposes a host filesystem beyond the grants",
+        )
+    unplaced = unplaced_mounts(mounts, host_fs=host_fs, grants=grants) if shared else []
+    if unplaced:
+        return CheckOutcome.ERROR, (
+            f"mount {unplaced[0]} is a filesystem of the sandbox's own whose files harness"
+            " cannot place on the host (FUSE or network: it may serve a host folder): no"
+            " proof either way (a policy granting its mount point declares it)"
         )
     visible = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared, readable_only=False)
     # The mount points with their types, for the reports (bounded: the whole table
@@ -308,8 +361,20 @@ def judge_write_reach(
     if not isinstance(cut, int) or cut:
         why = f"{cut} writes not reported (too many to report)" if cut else "no count of writes"
         return CheckOutcome.ERROR, f"{why}, and none of those reported escaped"
-    granted = f" ({len(writes)} within the grants)" if writes else ""
-    return CheckOutcome.BLOCKED, f"no write beyond the write grants{granted}"
+    walked, walk_cut = evidence.get("walked"), evidence.get("walk_cut")
+    if not isinstance(walked, int) or not isinstance(walk_cut, int):
+        return CheckOutcome.ERROR, "the probe did not say how many folders it walked"
+    if walk_cut:
+        return CheckOutcome.ERROR, (
+            f"the walk of the folders the workload can list stopped at its bounds ({walked}"
+            f" folders, in {walk_cut} mounts): the rest were not tried (a longer"
+            " settings.check_timeout walks further)"
+        )
+    granted = f", {len(writes)} within the grants" if writes else ""
+    return (
+        CheckOutcome.BLOCKED,
+        f"no write beyond the write grants ({walked} folders walked{granted})",
+    )
 
 
 def _held_fspath(

@@ -63,6 +63,7 @@ int read_mounts(void)
         m->root = tok[3];
         m->mp = tok[4];
         m->type = tok[sep + 1];
+        m->opts = sep + 3 < k ? tok[sep + 3] : "";
         mnt_unescape(m->root);
         mnt_unescape(m->mp);
     }
@@ -242,6 +243,76 @@ static void reach_below(const struct mnt *m, char *out, size_t cap)
     each_target(m, g_targets, read_target, &proof);
 }
 
+/* Up to OVERLAY_NAMES files (not folders) of an overlay mount, at its top or one
+ * folder down ("sub/name"), as "name", "inode" pairs: an overlay keeps its layers'
+ * inode numbers for files (a folder's may be its own), so the host, finding the same
+ * name with the same inode in a layer its options name, proves that layer is the host
+ * folder of that name (the options are only the mounter's words). */
+#define OVERLAY_NAMES 16
+#define OVERLAY_DIRS 8
+static int overlay_files(const char *mp, const char *sub, int n)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s%s%s", mp, *sub ? "/" : "", sub) >= (int)sizeof path)
+        return n;
+    DIR *d = opendir(path);
+    int dirs = 0;
+    for (struct dirent *e; d != NULL && n < OVERLAY_NAMES && (e = readdir(d)) != NULL;) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (!*sub && dirs < OVERLAY_DIRS && strlen(e->d_name) < 256)
+                dirs++; /* walked below, once the top's files are in */
+            continue;
+        }
+        char name[600];
+        if (snprintf(name, sizeof name, "%s%s%s", sub, *sub ? "/" : "", e->d_name) >=
+            (int)sizeof name)
+            continue;
+        bput(&g_ev, ",");
+        bstr(&g_ev, name);
+        bput(&g_ev, ",\"%llu\"", (unsigned long long)st.st_ino);
+        n++;
+    }
+    if (d != NULL && !*sub && dirs) {
+        rewinddir(d);
+        for (struct dirent *e; n < OVERLAY_NAMES && dirs && (e = readdir(d)) != NULL;) {
+            struct stat st;
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISDIR(st.st_mode) && strlen(e->d_name) < 256) {
+                dirs--;
+                n = overlay_files(mp, e->d_name, n);
+            }
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/* Each overlay mount as [mount point, super options (escaped as mountinfo writes
+ * them), name, inode, name, inode...]: its layers, judged where the host shows them. */
+static void put_overlays(void)
+{
+    bput(&g_ev, ",\"overlays\":[");
+    int n = 0;
+    for (int i = 0; i < g_nmnt && g_ev.n < sizeof g_ev.s - 4000; i++) {
+        if (strcmp(g_mnt[i].type, "overlay"))
+            continue;
+        bput(&g_ev, "%s[", n++ ? "," : "");
+        bstr(&g_ev, g_mnt[i].mp);
+        bput(&g_ev, ",");
+        bstr(&g_ev, g_mnt[i].opts);
+        if (on_mount(g_mnt[i].mp, &g_mnt[i]))
+            overlay_files(g_mnt[i].mp, "", 0);
+        bput(&g_ev, "]");
+    }
+    bput(&g_ev, "]");
+}
+
 /* Every mount the sandbox sees, as [dev, type, mount point, root, reach]: the harness
  * judges which of them expose a host filesystem beyond the grants. */
 void chk_fs_mounts(void)
@@ -270,6 +341,7 @@ void chk_fs_mounts(void)
         bput(&g_ev, "]");
     }
     bput(&g_ev, "]");
+    put_overlays();
     if (g_ev.n > sizeof g_ev.s - 1500) {
         g_ev.n = 0;
         fail(0, "the mount table (%d mounts) is too long to report", g_nmnt);

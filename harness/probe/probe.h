@@ -166,7 +166,7 @@ struct run_options {
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
-        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *inh_helper,
+        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *inh_helper,
         *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *linger, *host_tcp_skip;
 };
 extern struct run_options o;
@@ -468,7 +468,7 @@ extern char g_file[65536];
 int has_token(const char *buf, ssize_t n);
 
 /* mounts.c: the mount table, also read by root.c's attempts. */
-struct mnt { int id; unsigned maj, min; char *root, *mp, *type; };
+struct mnt { int id; unsigned maj, min; char *root, *mp, *type, *opts; }; /* opts: super options, escaped */
 extern struct mnt g_mnt[];
 extern int g_nmnt;
 int read_mounts(void);

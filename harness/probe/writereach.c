@@ -8,6 +8,8 @@
  * the grants. */
 
 #include "probe.h"
+#include <limits.h>
+#include <sys/statvfs.h>
 
 /* Filesystems that hold no files of anyone's (and autofs, whose stat mounts). */
 static const char *const PSEUDO[] = {
@@ -132,6 +134,137 @@ static int write_target(const char *path, const char *rest, const struct stat *s
     return 1;
 }
 
+/* The walk's bounds, for every mount together: WALK_FOLDERS folders (or
+ * --walk-folders N) and a share of the check's time limit. A host whose listable
+ * folders exceed them is not walked through, and that is said (no proof either way). */
+#define WALK_FOLDERS 400000
+#define WALK_SHARE 0.6
+static long g_walk_max = WALK_FOLDERS;
+static long g_walked;   /* folders tried by the walk, in all mounts */
+static int g_walk_cut;  /* mounts whose walk the bounds cut short */
+static double g_walk_until;
+
+static int mount_point(const char *path)
+{
+    for (int i = 0; i < g_nmnt; i++)
+        if (!strcmp(g_mnt[i].mp, path))
+            return 1;
+    return 0;
+}
+
+/* Every folder below `path` (`len` bytes of a PATH_MAX buffer) that the workload
+ * can list, on mount w->m alone (another mount below is its own row), depth first:
+ * each tried as write_dir tries a folder. A write grant one folder deeper than
+ * harness's listing of the host reaches (Landlock's rule on /etc/systemd/system) is
+ * found here; a folder the cell may write (--write-skip) is neither tried nor
+ * entered. Returns 1 at the first write, its path below the mount point the proof. */
+static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t base)
+{
+    DIR *d = opendir(len ? path : "/");
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        struct stat st;
+        size_t n = strlen(e->d_name);
+        if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || !strcmp(e->d_name, ".") ||
+            !strcmp(e->d_name, "..") || len + 1 + n >= PATH_MAX)
+            continue;
+        path[len] = '/';
+        memcpy(path + len + 1, e->d_name, n + 1);
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_dev != dev || in_lines(o.write_skip, path) ||
+            mount_point(path))
+            continue;
+        if (++g_walked > g_walk_max || (!(g_walked & 255) && now_ms() > g_walk_until)) {
+            g_walk_cut++;
+            break;
+        }
+        struct tried t = { "", 0 };
+        if (write_dir(path, &t)) {
+            if (!untried(&t)) {
+                *w->t = t;
+                snprintf(w->proof, w->cap, "%s", path + base + 1);
+                found = 1;
+                break;
+            }
+            if (!w->kept.how[0]) {
+                w->kept = t;
+                snprintf(w->proof, w->cap, "%s", path + base + 1);
+            }
+        }
+        found = walk_below(w, dev, path, len + 1 + n, base);
+        if (g_walked > g_walk_max || g_walk_cut)
+            break;
+    }
+    closedir(d);
+    path[len] = 0;
+    return found;
+}
+
+/* Path `path` is `top` or below it. */
+static int within(const char *path, const char *top)
+{
+    size_t n = strlen(top);
+    if (n == 1)
+        return 1; /* "/" */
+    return !strncmp(path, top, n) && (path[n] == '/' || path[n] == 0);
+}
+
+/* Where the walk started (at most WALK_ROOTS): a folder below one was walked. */
+#define WALK_ROOTS 64
+struct walk_roots { struct walk *w; dev_t dev; size_t base; int n; char *at[WALK_ROOTS]; };
+
+static int walk_from(struct walk_roots *r, const char *start)
+{
+    char path[PATH_MAX];
+    size_t len = strcmp(start, "/") ? strlen(start) : 0;
+    DIR *d = opendir(start);
+    if (d == NULL || len >= sizeof path || r->n == WALK_ROOTS) {
+        if (d != NULL)
+            closedir(d);
+        return 0; /* unlistable: the folders below it the host listed are walked */
+    }
+    closedir(d);
+    r->at[r->n++] = strdup(start);
+    memcpy(path, start, len + 1);
+    return walk_below(r->w, r->dev, path, len, r->base);
+}
+
+/* A host folder listed below a mount point the workload cannot list (Landlock's
+ * "/", reading only /usr and /etc): walked from, unless below one walked. */
+static int walk_target(const char *path, const char *rest, const struct stat *st, void *ctx)
+{
+    struct walk_roots *r = ctx;
+    (void)rest;
+    if (!S_ISDIR(st->st_mode) || st->st_dev != r->dev || in_lines(o.write_skip, path))
+        return 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->at[i] && within(path, r->at[i]))
+            return 0;
+    return walk_from(r, path);
+}
+
+/* The walk of one mount from its mount point, or, where that cannot be listed, from
+ * each of the host's listed folders below it; not of a read-only mount (nothing
+ * below it can be written through it), nor once the walk's bounds are spent. */
+static int walk_mount(struct walk *w)
+{
+    struct statvfs vfs;
+    struct stat top;
+    if (g_walk_cut || statvfs(w->m->mp, &vfs) != 0 || (vfs.f_flag & ST_RDONLY) ||
+        stat(w->m->mp, &top) != 0 || !S_ISDIR(top.st_mode))
+        return 0;
+    struct walk_roots r = { w, top.st_dev, strcmp(w->m->mp, "/") ? strlen(w->m->mp) : 0, 0, { 0 } };
+    int found = walk_from(&r, w->m->mp);
+    if (!found && r.n == 0)
+        found = each_target(w->m, o.write_targets, walk_target, &r);
+    for (int i = 0; i < r.n; i++)
+        free(r.at[i]);
+    return found;
+}
+
 /* The mount point itself, then the host's listed folders below it, then its files:
  * the first write is the mount's proof ("" for the mount point), or else the first
  * untried one, or 0. A mount point the cell may write (--write-skip: its write
@@ -148,7 +281,7 @@ static int write_mount(const struct mnt *m, struct tried *t, char *proof, size_t
         return 1;
     struct tried at_point = *t;
     struct walk w = { m, t, { "", 0 }, proof, cap, 1 };
-    if (each_target(m, o.write_targets, write_target, &w))
+    if (each_target(m, o.write_targets, write_target, &w) || walk_mount(&w))
         return 1;
     w.dirs = 0;
     if (each_target(m, o.write_targets, write_target, &w))
@@ -168,6 +301,9 @@ void chk_fs_write_reach(void)
     if (read_mounts() != 0)
         fail(errno, "read /proc/self/mountinfo");
     ev_kernel();
+    g_walk_until = now_ms() + WALK_SHARE * g_check_timeout_ms;
+    if (o.walk_folders)
+        g_walk_max = atol(o.walk_folders);
     bput(&g_ev, ",\"writes\":[");
     int found = 0, cut = 0;
     for (int i = 0; i < g_nmnt; i++) {
@@ -194,6 +330,8 @@ void chk_fs_write_reach(void)
     }
     bput(&g_ev, "]");
     ev_int("writes_cut", cut);
+    ev_int("walked", g_walked);
+    ev_int("walk_cut", g_walk_cut);
     if (found + cut == 0)
         outcome(OC_BLOCKED, 0, "no write at any of %d mounts or the host's files below them",
                 g_nmnt);

@@ -209,7 +209,8 @@ class HostEvidence:
     host_fs: dict[str, Any] | None = None
     grants: dict[str, list[str]] | None = None
     # What the host shows at each path a descriptor held at start from outside the
-    # sandbox's mount namespace names: "MAJ:MIN INODE", "" where nothing is there.
+    # sandbox's mount namespace names, and at each name atop an overlay of the
+    # sandbox's own in each of its layers: "MAJ:MIN INODE", "" where nothing is there.
     held_paths: dict[str, str] | None = None
     # Decision records matching the cell's allowed connection.
     decisions: list[dict[str, Any]] | None = None

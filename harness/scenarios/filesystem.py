@@ -111,14 +111,22 @@ FILESYSTEM = Scenario(
                 "of, or a regular file it reads a byte of (never a device, and only a file of the "
                 "mount point's own device), and `reach` is then that path below the mount point "
                 "(`srv`, `rv-secret/secret.txt`), `evidence.boot_id` (empty when unreadable) and "
-                "`evidence.release`. harness judges it (`judge/reach.py`). More than fits a 16 KiB "
-                "line is `error`."
+                "`evidence.release`. `evidence.overlays`: each overlay mount as `[mount point, "
+                "super options as mountinfo writes them, name, inode, ...]`, up to 16 files (not "
+                "folders) at its top or one folder down with their inode numbers, which an overlay "
+                "keeps from its layers: the host looks for them in each layer the options name "
+                "(`host_side.held_paths`), and a layer where it finds the same file is that host "
+                "folder (`judge/overlay.py`). harness judges it (`judge/reach.py`): on the host's "
+                "kernel a FUSE or network filesystem of the sandbox's own, readable, at a mount "
+                "point no grant holds, is an `error` (it may serve a host folder under a new "
+                "device). More than fits a 16 KiB line is `error`."
             ),
         ),
         Check(
             "fs-write-reach",
-            "make a file (O_TMPFILE) or open one for writing at every mount point and the"
-            " host's folders and files below it: none beyond the write grants",
+            "make a file (O_TMPFILE) or open one for writing at every mount point, every"
+            " folder below it the workload can list, and the host's listed folders and files"
+            " below it: none beyond the write grants",
             rule=Rule.WRITE_REACH,
             how=(
                 "At every mount point (not proc, sysfs, cgroup, devpts, mqueue and the other "
@@ -128,7 +136,15 @@ FILESYSTEM = Scenario(
                 "an open for appending (nothing written, not truncated; an append-only file takes "
                 "it). Where the mount point takes none, try the `--write-targets` lines of the "
                 "mount's device within its root (as `fs-mounts` does, only paths on that very "
-                "mount): folders first, then regular files. Where `O_TMPFILE` is unsupported "
+                "mount): folders first; then, on a mount that is not read-only, every folder "
+                "the workload can list below the mount point, depth first on that mount alone "
+                "(not one in `--write-skip`, nor below it), or, where the mount point does not "
+                "list, below each listed folder that does (Landlock reading only /etc and /usr); "
+                "then the listed regular files. The walk stops at the first write, at 400,000 "
+                "folders (or `--walk-folders N`), or at 60% of the check's time limit "
+                "(`evidence.walked`: folders tried; `evidence.walk_cut`: mounts cut short, no "
+                "proof either way: an `error`). Where "
+                "`O_TMPFILE` is unsupported "
                 "(vfat, NFS, FUSE, 9p, or a filter refusing it alone), a named file "
                 "(`.harness-w-TAG`) is made and removed at once, unless `--write-named 0`. A file "
                 "with an execute bit is never opened for writing (the open, even one refused a "

@@ -224,6 +224,9 @@ WAY_MUTANTS = {
     "a held folder of a proc filesystem": ("-held-procfs",),
     "a proc filesystem mounted elsewhere": ("-bound-procfs",),
     "a held TUN or TAP device": ("-held-tun",),
+    "a bind mount of a host folder": ("-host-at-host", "-helpers-rw"),
+    "an overlay of the sandbox's own": ("-overlay-host",),
+    "a write grant deeper than": ("-write-deeper",),
 }
 
 

@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -272,6 +273,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A host folder below an unlistable "/", no sentinel in it: only the host's files
     # tried below the mount point find it.
     "landlock-undeclared-below": {"filesystem_confinement": "fs-mounts"},
+    # A write grant three folders below the unlistable "/", deeper than the host's
+    # listing: only the walk of every folder the workload can list finds it.
+    "landlock-write-deeper": {"filesystem_confinement": "fs-write-reach"},
+    # An overlay of its own whose lower layer is the host's /var/log, bound in.
+    "bwrap-overlay-host": {"filesystem_confinement": "fs-mounts"},
     # Privilege rows of the catalogue (issue 26), each the one privilege row left open
     # (on the host's filesystem, so a filesystem regression too).
     "root-securebits-unlocked": {
@@ -948,6 +954,33 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
         json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
     )
     assert line["evidence"]["ring_refused"] == "EPERM", line
+
+
+def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-overlay-host's correct twin: the same launcher's overlay, its lower layer
+    the host's /usr/share/doc, which the policy grants (/usr read-only). The host shows
+    the same files there, and the layer is granted: enforced."""
+    require_tool("bwrap")
+    mutant = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-overlay-host"
+    ]
+    argv = [{"/var/log": "/usr/share/doc", "/logs": "/docs"}.get(a, a) for a in mutant["argv"]]
+    assert "/usr/share/doc" in argv and "/docs" in argv
+    policy = ROOT / "policies" / "bwrap-colocated.yaml"
+    runtime = (
+        f'[runtimes.overlay-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'allowed_inside = "/workspace"\nhelpers_inside = "/helpers"\npolicy = "{policy}"\n'
+        'expect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "overlay-twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    cell = cells_of(tmp_path / "out")[("localhost", "overlay-twin")]
+    # The host was asked about the layer, and found the sandbox's files there.
+    seen = cell["host_side"]["held_paths"]
+    assert any(p.startswith("/usr/share/doc/") and v for p, v in seen.items()), seen
 
 
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(

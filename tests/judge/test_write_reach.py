@@ -29,8 +29,16 @@ HOST = HostEvidence(host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=GRA
 TMPFILE = "made a file (O_TMPFILE)"
 
 
-def judged(*writes: list[str], boot: str = BOOT, cut: Any = 0) -> tuple[str, str]:
-    evidence = {"boot_id": boot, "writes": list(writes), "writes_cut": cut}
+def judged(
+    *writes: list[str], boot: str = BOOT, cut: Any = 0, walked: Any = 40, walk_cut: Any = 0
+) -> tuple[str, str]:
+    evidence = {
+        "boot_id": boot,
+        "writes": list(writes),
+        "writes_cut": cut,
+        "walked": walked,
+        "walk_cut": walk_cut,
+    }
     return judge_write_reach(evidence, HOST, "6.1")
 
 
@@ -85,9 +93,9 @@ def test_writes_within_the_write_grants_are_counted_not_escapes() -> None:
     assert judged(allowed, drop)[0] == "escaped"  # a granted write first hides nothing
     assert judged(allowed, below) == (
         "blocked",
-        "no write beyond the write grants (2 within the grants)",
+        "no write beyond the write grants (40 folders walked, 2 within the grants)",
     )
-    assert judged() == ("blocked", "no write beyond the write grants")
+    assert judged() == ("blocked", "no write beyond the write grants (40 folders walked)")
 
 
 def test_a_write_below_a_mount_point_is_held_to_its_own_path() -> None:
@@ -151,6 +159,24 @@ def test_writes_not_reported_are_no_pass(cut: Any) -> None:
         assert detail.startswith(f"{cut} writes not reported (too many to report), ")
     drop = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", TMPFILE]
     assert judged(drop, cut=cut)[0] == "escaped"
+
+
+def test_a_walk_cut_short_is_no_pass() -> None:
+    """A host whose listable folders outlast the walk's bounds was not tried through:
+    no proof either way, unless a write already escaped; a probe that does not say
+    how far it walked proves nothing."""
+    allowed = ["254:0", "ext4", "/allowed", "/w/allowed", "", TMPFILE]
+    outcome, detail = judged(allowed, walked=400000, walk_cut=1)
+    assert outcome == "error"
+    assert detail.startswith("the walk of the folders the workload can list stopped at its bounds")
+    assert "(400000 folders, in 1 mounts)" in detail
+    deeper = ["254:0", "ext4", "/", "/", "etc/systemd/system", TMPFILE]
+    assert judged(deeper, walked=400000, walk_cut=1)[0] == "escaped"
+    for walked, walk_cut in ((None, 0), (3, None), ("3", 0)):
+        assert judged(allowed, walked=walked, walk_cut=walk_cut) == (
+            "error",
+            "the probe did not say how many folders it walked",
+        )
 
 
 # ---- descriptors held at start (`fs-inherited-fds`' held_files) -------------------

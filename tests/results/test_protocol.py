@@ -362,6 +362,7 @@ def test_probe_args_carry_the_cell_nonce() -> None:
 
 WRITE = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", "made a file (O_TMPFILE)"]
 HELD = ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read", "100"]
+OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"]
 
 
 @pytest.mark.parametrize(
@@ -373,11 +374,19 @@ HELD = ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read", "100"]
         ("held_files", HELD, True),
         ("held_files", HELD[:8], False),
         ("held_files", [*HELD, "x"], False),
+        ("overlays", OVERLAY[:2], True),
+        ("overlays", OVERLAY[:4], True),
+        ("overlays", OVERLAY[:6], True),
+        ("overlays", OVERLAY[:3], False),
+        ("overlays", OVERLAY[:1], False),
+        ("overlays", [*OVERLAY[:2], *["n", "1"] * 16], True),
+        ("overlays", [*OVERLAY[:2], *["n", "1"] * 17], False),
     ],
 )
 def test_the_other_tables_keep_their_own_width(key: str, row: list[str], kept: bool) -> None:
     """`fs-write-reach`'s writes are six strings a row, `fs-inherited-fds`' held files
-    nine: a row of another width drops the table (the judge then errs, never passes)."""
+    nine, `fs-mounts`' overlays two and up to 16 pairs: a row of another width drops
+    the table (the judge then errs, never passes)."""
     line = _check(scenario="filesystem-confinement", id="fs-x", outcome="succeeded",
                   evidence={key: [row], "boot_id": "b"})  # fmt: skip
     [check] = parse_output(_out(line, done=1)).checks

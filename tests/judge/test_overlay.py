@@ -1,0 +1,167 @@
+"""An overlay of the sandbox's own judged by its layers (harness/judge/overlay.py and
+`fs-mounts` in harness/judge/reach.py): a layer counts as a host folder only where
+the host shows one of the files the sandbox saw, with the same inode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.judge.overlay import MAX_LAYER_PATHS, layer_paths, layers, ungranted_layers
+from harness.judge.reach import judge_mounts
+from harness.results.records import HostEvidence
+
+BOOT = "5386c38b-773f-4cb0-8ee0-a6337cb8d671"
+HOST_MOUNTS = [["254:0", "ext4", "/", "/"], ["0:23", "tmpfs", "/dev/shm", "/"]]
+GRANTS = {"host": ["/usr", "/w/allowed"], "write": ["/w/allowed"]}
+OPTIONS = "rw,lowerdir=/var/log,upperdir=/mnt/u,workdir=/mnt/w,uuid=on"
+# The sandbox's view: its own tmpfs root, the overlay bound at /logs.
+MOUNTS = [
+    ["0:45", "tmpfs", "/", "/newroot", "tmp"],
+    ["0:41", "overlay", "/logs", "/", "dpkg.log"],
+]
+OVERLAY = ["/logs", OPTIONS, "dpkg.log", "403217", "apt/history.log", "403214"]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (OPTIONS, ["/var/log", "/mnt/u"]),
+        ("ro,lowerdir=/a:/b\\:c::/data,xino=on", ["/a", "/b:c", "/data"]),
+        ("rw,lowerdir+=/a,lowerdir+=/b\\054c,datadir+=/d,upperdir=/u", ["/a", "/b,c", "/d", "/u"]),
+        ("rw,lowerdir=/lo\\134\\054x:/lo\\134:y", ["/lo,x", "/lo:y"]),
+        ("rw,lowerdir=relative:/abs", ["/abs"]),
+        ("rw", []),
+    ],
+)
+def test_layers_are_read_from_the_super_options(options: str, expected: list[str]) -> None:
+    """lowerdir's colon list ("\\:" a colon in a name, "::" before data-only layers),
+    each lowerdir+ and datadir+ ("\\054" a comma), upperdir; never workdir. The
+    mounter's own backslashes are kept in the options, as mountinfo's \\134."""
+    assert layers(options) == expected
+
+
+def test_the_host_is_asked_about_each_layer_and_name_not_the_sandboxs_root() -> None:
+    root = ["/", "rw,lowerdir=/var/lib/img/1,upperdir=/var/lib/img/up", "bin", "7"]
+    paths = layer_paths({"overlays": [OVERLAY, root, ["/odd", OPTIONS, "x", "not-a-number"]]})
+    assert paths == [
+        "/var/log/dpkg.log",
+        "/var/log/apt/history.log",
+        "/mnt/u/dpkg.log",
+        "/mnt/u/apt/history.log",
+    ]
+
+
+def test_malformed_rows_are_passed_over_and_the_rest_kept() -> None:
+    """A row of odd width, too short, not a list, or with a field not a string asks
+    nothing; the rows after it are still asked about (and the sandbox's / never)."""
+    root = ["/", "rw,lowerdir=/var/lib/img/1", "bin", "7"]
+    bad: list[Any] = [["/a", OPTIONS, "x"], ["/a"], "row", ["/a", OPTIONS, "x", 7]]
+    assert layer_paths({"overlays": [*bad, root, OVERLAY]}) == layer_paths({"overlays": [OVERLAY]})
+    seen = {"/var/log/dpkg.log": "254:0 403217", "/var/lib/img/1/bin": "254:0 7"}
+    assert ungranted_layers({"overlays": [*bad, root, OVERLAY]}, seen, []) == {
+        "/logs": ("/var/log", "dpkg.log")
+    }
+
+
+def test_the_host_is_asked_about_a_bounded_number_of_paths() -> None:
+    rows = [
+        [f"/p{i}", f"lowerdir=/l{i}", *[x for n in range(16) for x in (f"n{n}", "1")]]
+        for i in range(13)
+    ]
+    paths = layer_paths({"overlays": rows})
+    assert len(paths) == MAX_LAYER_PATHS == 192
+    assert paths[0] == "/l0/n0"
+
+
+def test_a_granted_layer_does_not_hide_the_next() -> None:
+    """lowerdir=/usr/share/doc:/var/log: the first layer granted, the second the host's
+    logs."""
+    row = ["/logs", "rw,lowerdir=/usr/share/doc:/var/log", "dpkg.log", "403217"]
+    seen = {"/usr/share/doc/dpkg.log": "", "/var/log/dpkg.log": "254:0 403217"}
+    assert ungranted_layers({"overlays": [row]}, seen, ["/usr"]) == {
+        "/logs": ("/var/log", "dpkg.log")
+    }
+
+
+def test_a_layer_counts_only_where_the_host_shows_the_same_inode() -> None:
+    evidence = {"overlays": [OVERLAY]}
+    same = {"/var/log/dpkg.log": "254:0 403217", "/mnt/u/dpkg.log": ""}
+    assert ungranted_layers(evidence, same, GRANTS["host"]) == {"/logs": ("/var/log", "dpkg.log")}
+    # Another file of that name (another inode), or nothing: not that folder.
+    assert ungranted_layers(evidence, {"/var/log/dpkg.log": "254:0 9"}, GRANTS["host"]) == {}
+    assert ungranted_layers(evidence, {}, GRANTS["host"]) == {}
+    # xino's layer index in the high bits is no other inode; a low bit is.
+    for bits in (1 << 40, 1 << 32):
+        high = {"/var/log/apt/history.log": f"254:0 {403214 + bits}"}
+        assert ungranted_layers(evidence, high, GRANTS["host"])["/logs"][0] == "/var/log"
+    low = {"/var/log/apt/history.log": f"254:0 {403214 ^ 1}"}
+    assert ungranted_layers(evidence, low, GRANTS["host"]) == {}
+    assert ungranted_layers(evidence, {"/var/log/dpkg.log": "254:0"}, GRANTS["host"]) == {}
+    # A granted layer is no exposure.
+    assert ungranted_layers(evidence, same, ["/var"]) == {}
+
+
+def judged(overlays: Any, held_paths: dict[str, str] | None) -> tuple[str, str]:
+    evidence = {"boot_id": BOOT, "mounts": MOUNTS, "overlays": overlays}
+    host = HostEvidence(
+        host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=GRANTS, held_paths=held_paths
+    )
+    return judge_mounts(evidence, host, "6.1")
+
+
+def test_an_overlay_of_a_host_folder_is_an_exposure() -> None:
+    outcome, detail = judged([OVERLAY], {"/var/log/dpkg.log": "254:0 403217"})
+    assert outcome == "escaped"
+    assert detail == (
+        "mount /logs (overlay 0:41, a layer of it is the host's /var/log: 'dpkg.log' is one"
+        " file in both, read 'dpkg.log' there) exposes a host filesystem beyond the grants"
+    )
+
+
+def test_an_overlay_of_a_granted_folder_or_of_its_own_is_not() -> None:
+    granted = ["/logs", "rw,lowerdir=/usr/share/doc,upperdir=/mnt/u", "README", "12"]
+    assert judged([granted], {"/usr/share/doc/README": "254:0 12"})[0] == "blocked"
+    # Its layers nowhere on the host (the mounter's own tmpfs): its own.
+    assert judged([OVERLAY], {"/var/log/dpkg.log": "", "/mnt/u/dpkg.log": ""})[0] == "blocked"
+    assert judged([], None)[0] == "blocked"
+
+
+def test_an_overlay_the_host_was_not_asked_about_is_no_pass() -> None:
+    """Unless every layer is granted: then there is nothing to ask."""
+    granted = ["/logs", "rw,lowerdir=/usr/share/doc", "README", "12"]
+    assert judged([granted], None)[0] == "blocked"
+    outcome, detail = judged([OVERLAY], None)
+    assert outcome == "error"
+    assert detail == (
+        "the host was not asked what is at /var/log/dpkg.log, in a layer of an overlay the"
+        " sandbox sees"
+    )
+
+
+def _fuse(kind: str, point: str = "/data", reach: str = "notes.txt", **kw: Any) -> tuple[str, str]:
+    mounts = [*MOUNTS[:1], ["0:50", kind, point, "/", reach]]
+    grants = {**GRANTS, "inside": kw.get("inside", ["/", "/workspace"])}
+    evidence = {"boot_id": kw.get("boot", BOOT), "mounts": mounts, "overlays": []}
+    host = HostEvidence(host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=grants)
+    return judge_mounts(evidence, host, "6.1")
+
+
+@pytest.mark.parametrize("kind", ["fuse.bindfs", "fuse.sshfs", "fuseblk", "nfs4", "cifs", "9p"])
+def test_a_fuse_or_network_mount_of_its_own_cannot_be_placed(kind: str) -> None:
+    """bindfs of a host folder shows it under a device the host does not show, like a
+    tmpfs: on the host's kernel, no proof either way, unless a grant declares it."""
+    outcome, detail = _fuse(kind)
+    assert outcome == "error"
+    assert detail.startswith(f"mount /data ({kind} 0:50, a device the host does not show, read")
+    assert "whose files harness cannot place on the host" in detail
+    assert _fuse(kind, inside=["/", "/data"])[0] == "blocked"
+    assert _fuse(kind, reach="")[0] == "blocked"  # nothing of it readable
+    assert _fuse(kind, point="/")[0] == "blocked"  # its image
+    assert _fuse(kind, boot=BOOT.replace("5", "6"))[0] == "escaped"  # its own kernel: a host folder
+
+
+def test_the_fuse_control_filesystem_and_tmpfs_are_its_own() -> None:
+    assert _fuse("fusectl")[0] == "blocked"
+    assert _fuse("tmpfs")[0] == "blocked"

@@ -1,0 +1,130 @@
+"""`fs-write-reach`'s walk on the real probe: a folder the workload may write,
+deeper than anything the host listed, is found by walking every folder it can list
+below a mount point, or below a listed folder where the mount point does not list;
+a folder the cell may write is neither tried nor entered. As nobody, in a private
+mount namespace (root needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.probe.build import build_probe
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"),
+    reason="needs root, unshare and setpriv",
+)
+
+# In a private mount namespace: the tree bound at the mount point, then the probe as
+# nobody.
+SCRIPT = r"""tree=$1 point=$2; shift 2
+mount --bind "$tree" "$point" && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+"""
+TMPFILE = "made a file (O_TMPFILE)"
+
+
+@pytest.fixture(scope="module")
+def probe() -> Iterator[Path]:
+    """The probe, built once, where nobody can reach it (pytest's folders are 0700)."""
+    top = Path(tempfile.mkdtemp(prefix="harness-test-walk-probe-", dir="/tmp"))
+    path = build_probe(cache=top / "cache").path
+    for p in (path.parent, *path.parent.parents):
+        p.chmod(0o755)
+        if p == top:
+            break
+    yield path
+    shutil.rmtree(top)
+
+
+@pytest.fixture
+def tree() -> Iterator[Path]:
+    """tree/a/b/c, only c writable by anyone (a drop box three folders down), beside
+    a mount point."""
+    top = Path(tempfile.mkdtemp(prefix="harness-test-walk-", dir="/tmp"))
+    top.chmod(0o755)
+    deep = top / "tree" / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (top / "tree" / "a" / "other").mkdir()
+    deep.chmod(0o777)
+    (top / "point").mkdir()
+    yield top
+    shutil.rmtree(top)
+
+
+def _dev_fspath(path: Path) -> tuple[str, str]:
+    """(device, path inside its filesystem) of a host path, from this mount table."""
+    best = ("", "/", "")
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        f = line.split(" ")
+        if (str(path) + "/").startswith(f[4].rstrip("/") + "/") and len(f[4]) >= len(best[2]):
+            best = (f[2], f[3], f[4])
+    dev, root, point = best
+    return dev, root.rstrip("/") + str(path)[len(point.rstrip("/")) :]
+
+
+def _write_reach(probe: Path, top: Path, *options: str) -> dict[str, Any]:
+    """fs-write-reach's evidence, the host's own "/" skipped (its walk is another
+    mount's business), with the given options."""
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT, "t"]
+    argv += [str(top / "tree"), str(top / "point"), str(probe), "run", "--tag", "t"]
+    argv += ["--check-timeout-ms", "20000", *options, "filesystem-confinement"]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        if row.get("id") == "fs-write-reach":
+            evidence: dict[str, Any] = row["evidence"]
+            return evidence
+    raise AssertionError(out.stdout + out.stderr)
+
+
+def _at(evidence: dict[str, Any], point: Path) -> tuple[str, str] | None:
+    """The mount point's first write: (path below it, how)."""
+    found = [(w[4], w[5]) for w in evidence["writes"] if w[2] == str(point)]
+    return found[0] if found else None
+
+
+def test_a_drop_box_three_folders_down_is_found_by_the_walk(probe: Path, tree: Path) -> None:
+    evidence = _write_reach(probe, tree, "--write-skip", "/")
+    assert _at(evidence, tree / "point") == ("a/b/c", TMPFILE)
+    assert evidence["walk_cut"] == 0
+    assert evidence["walked"] >= 3
+
+
+def test_a_folder_the_cell_may_write_is_not_entered(probe: Path, tree: Path) -> None:
+    """--write-skip names the cell's write grants as the sandbox sees them: a granted
+    folder is no proof, and what lies below it is the grant's."""
+    point = tree / "point"
+    evidence = _write_reach(probe, tree, "--write-skip", f"/\n{point}/a/b")
+    assert _at(evidence, point) is None
+    assert evidence["walk_cut"] == 0
+
+
+def test_below_a_mount_point_that_does_not_list_the_walk_starts_at_listed_folders(
+    probe: Path, tree: Path
+) -> None:
+    """The mount point 0711 (Landlock's "/" reading only /etc): nothing to walk from
+    there; from the host's listed folder a, the drop box below it is found."""
+    (tree / "tree").chmod(0o711)
+    dev, fspath = _dev_fspath(tree / "tree")
+    assert _at(_write_reach(probe, tree, "--write-skip", "/"), tree / "point") is None
+    listed = f"{dev} {fspath}/a"
+    evidence = _write_reach(probe, tree, "--write-skip", "/", "--write-targets", listed)
+    assert _at(evidence, tree / "point") == ("a/b/c", TMPFILE)
+
+
+def test_the_walk_stops_at_its_bound_and_says_so(probe: Path, tree: Path) -> None:
+    """A host with more folders than the walk's bound (`--walk-folders`, here 2; a
+    share of the check's time limit works alike): cut, said, never a silent pass."""
+    evidence = _write_reach(probe, tree, "--write-skip", "/", "--walk-folders", "2")
+    assert evidence["walk_cut"] >= 1
+    assert evidence["walked"] == 3  # the third stopped it
+    assert _at(evidence, tree / "point") is None
