@@ -208,7 +208,10 @@ class HostFsFixture(Fixture):
         if self.view is None:
             return ()
         given = grants(cell.runtime, cell.paths, self.real)
-        args = ["--write-skip", "\n".join(given["inside_write"])]
+        # The write grants as the sandbox sees them, and where the host's lead (the
+        # probe skips a folder by its identity: a grant named through a symlink).
+        skip = dict.fromkeys([*given["inside_write"], *given["write"]])
+        args = ["--write-skip", "\n".join(skip)]
         if cell.runtime.kind == "host":
             args += ["--write-named", "0"]
         if cell.runtime.promises_own_kernel:
@@ -241,6 +244,8 @@ class HostFsFixture(Fixture):
         if self.view is not None:
             cell.evidence["host_fs"] = self.view
             cell.evidence["grants"] = grants(cell.runtime, cell.paths, self.real)
+        if self.view is not None and self.transport is not None:
+            await remove_leftovers(self.transport, self.view, output, cell.cell_id)
         named = held_outside(output) + overlay_layers(output)
         if named and self.transport is not None:
             # Unanswered, no path is confirmed: the judge then errs, never grants, and
@@ -261,6 +266,43 @@ def held_outside(output: ProbeOutput) -> list[str]:
             if len(row) == 9 and not row[4] and row[3].startswith("/") and row[3] not in found:
                 found.append(row[3])
     return found[:MAX_HELD_PATHS]
+
+
+# Each argument a host path to remove if it is there: a file, symlink, named pipe or
+# empty folder, never followed (rm -d does not descend).
+REMOVE_SCRIPT = r"""for p; do [ -e "$p" ] || [ -L "$p" ] && rm -df -- "$p"; done; exit 0
+"""
+
+
+def leftovers(view: Mapping[str, object], output: ProbeOutput, tag: str) -> list[str]:
+    """Where the write reach made a thing it could not remove (a folder Landlock let it
+    make but not remove, `.harness-w-TAG`), as host paths: on a host filesystem the
+    host removes it after the cell; on one of the sandbox's own there is nothing to do."""
+    mounts = view.get("mounts")
+    found: list[str] = []
+    for check in output.checks:
+        rows = check.evidence.get("writes") if check.id == "fs-write-reach" else None
+        for row in rows if isinstance(rows, list) and isinstance(mounts, list) else []:
+            if len(row) != 6 or "could not remove" not in row[5] or ".." in row[4].split("/"):
+                continue
+            dev, root, below = row[0], row[3], row[4]
+            fspath = root.rstrip("/") + "/" + below if below else root
+            for m in mounts:
+                if m[0] == dev and within(fspath, m[3]):
+                    folder = m[2].rstrip("/") + fspath[len(m[3].rstrip("/")) :]
+                    found.append(f"{folder.rstrip('/')}/.harness-w-{tag}")
+    return list(dict.fromkeys(found))
+
+
+async def remove_leftovers(
+    transport: Transport, view: Mapping[str, object], output: ProbeOutput, tag: str
+) -> None:
+    """Remove what `leftovers` names, on the host."""
+    paths = leftovers(view, output, tag)
+    if paths:
+        await transport.run(
+            ["sh", "-c", REMOVE_SCRIPT, "harness-leftovers", *paths], timeout=TIMEOUT
+        )
 
 
 def overlay_layers(output: ProbeOutput) -> list[str]:

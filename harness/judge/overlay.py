@@ -41,7 +41,8 @@ def _backslashed(path: str) -> str:
 def layers(options: str) -> list[str]:
     """The folders an overlay's super options name as its layers: lowerdir's
     colon-separated list ("\\:" a colon in a name; "::" before data-only layers),
-    each lowerdir+ and datadir+, and upperdir. The work folder holds nothing."""
+    each lowerdir+ and datadir+, and upperdir, as written (a relative one too: it was
+    the mounter's working folder's). The work folder holds nothing."""
     found: list[str] = []
     for option in options.split(","):
         key, _, value = option.partition("=")
@@ -50,7 +51,7 @@ def layers(options: str) -> list[str]:
             found += [_backslashed(p) for p in UNESCAPED_COLON.split(value) if p]
         elif key in ("lowerdir+", "datadir+", "upperdir") and value:
             found.append(_backslashed(value))
-    return [p for p in found if p.startswith("/")]
+    return found
 
 
 def _rows(evidence: Mapping[str, Any]) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -79,7 +80,8 @@ def layer_paths(evidence: Mapping[str, Any]) -> list[str]:
         if point == "/":
             continue
         for layer in layers(options):
-            paths += [_entry(layer, name) for name, _ in names]
+            if layer.startswith("/"):
+                paths += [_entry(layer, name) for name, _ in names]
     return list(dict.fromkeys(paths))[:MAX_LAYER_PATHS]
 
 
@@ -96,11 +98,28 @@ def ungranted_layers(
         if point == "/" or seen is None:
             continue
         for layer in layers(options):
-            if any(within(layer, g) for g in granted):
+            if not layer.startswith("/") or any(within(layer, g) for g in granted):
                 continue
             match = next((n for n, ino in names if _same(seen.get(_entry(layer, n)), ino)), None)
             if match is not None:
                 found.setdefault(point, (layer, match))
+    return found
+
+
+def unplaced_layers(evidence: Mapping[str, Any], grants: Iterable[str]) -> dict[str, str]:
+    """Each overlay mount point (not the sandbox's /) with a layer no read grant holds,
+    as {mount point: that layer}: one the host did not confirm is no proof of an
+    overlay of the sandbox's own, for the mounter's words may name a host folder by
+    another path (a relative one, a private bind of it, /proc/self/fd/N), and a few
+    files the probe saw prove nothing of the files it did not (a decoy layer)."""
+    granted = list(grants)
+    found: dict[str, str] = {}
+    for point, options, _names in _rows(evidence):
+        if point == "/":
+            continue
+        for layer in layers(options):
+            if not layer.startswith("/") or not any(within(layer, g) for g in granted):
+                found.setdefault(point, layer)
     return found
 
 

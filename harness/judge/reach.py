@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.judge.overlay import layer_paths, ungranted_layers
+from harness.judge.overlay import layer_paths, ungranted_layers, unplaced_layers
 from harness.policy.models import within
 from harness.results.records import CheckOutcome, HostEvidence
 
@@ -162,25 +162,37 @@ def exposures(
 
 
 def unplaced_mounts(
-    mounts: Sequence[Sequence[str]], *, host_fs: Mapping[str, Any], grants: Mapping[str, Any]
+    mounts: Sequence[Sequence[str]],
+    *,
+    host_fs: Mapping[str, Any],
+    grants: Mapping[str, Any],
+    layers: Mapping[str, str] | None = None,
 ) -> list[str]:
     """On the host's kernel, the readable mounts of the sandbox's own (a device the
     host does not show) of a kind that passes files through from elsewhere (FUSE,
-    NFS, CIFS, 9p, virtiofs; an overlay is judged by its layers): bindfs or sshfs of
-    a host folder shows it under a new device, like a tmpfs. Not its / (its image),
+    NFS, CIFS, 9p, virtiofs), and the overlays with a layer no grant holds
+    (`layers`, `overlay.unplaced_layers`): bindfs or sshfs of a host folder, or an
+    overlay of it, shows it under a new device, like a tmpfs. Not its / (its image),
     nor a mount point a grant holds."""
     host = {(m[0], m[1]) for m in host_fs.get("mounts") or []}
     inside = [g for g in grants.get("inside", ()) if g != "/"]  # "/": its own root
     found = []
     for mount in mounts:
         dev, kind, point = mount[0], mount[1], mount[2]
-        if (dev, kind) in host or not dev.startswith("0:") or point == "/" or kind == "overlay":
+        if (dev, kind) in host or not dev.startswith("0:") or point == "/":
             continue
-        if not (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) or kind == "fusectl":
+        if kind == "overlay":
+            layer = (layers or {}).get(point)
+            if layer is None:
+                continue
+            where = f"its layer {layer} not placed on the host"
+        elif (kind in PASSTHROUGH_TYPES or kind.startswith("fuse")) and kind != "fusectl":
+            where = "a device the host does not show"
+        else:
             continue
         if _reach(mount) == "" or any(within(point, g) for g in inside):
             continue
-        found.append(_described(mount, "a device the host does not show"))
+        found.append(_described(mount, where))
     return found
 
 
@@ -271,13 +283,15 @@ def judge_mounts(
             CheckOutcome.ESCAPED,
             f"mount {found[0]}{more} exposes a host filesystem beyond the grants",
         )
-    unplaced = unplaced_mounts(mounts, host_fs=host_fs, grants=grants) if shared else []
-    if unplaced:
-        return CheckOutcome.ERROR, (
-            f"mount {unplaced[0]} is a filesystem of the sandbox's own whose files harness"
-            " cannot place on the host (FUSE or network: it may serve a host folder): no"
-            " proof either way (a policy granting its mount point declares it)"
-        )
+    if shared:
+        layers = unplaced_layers(evidence, grants.get("host", ()))
+        unplaced = unplaced_mounts(mounts, host_fs=host_fs, grants=grants, layers=layers)
+        if unplaced:
+            return CheckOutcome.ERROR, (
+                f"mount {unplaced[0]} is a filesystem of the sandbox's own whose files harness"
+                " cannot place on the host (it may serve a host folder under a new device): no"
+                " proof either way (a policy granting its mount point declares it)"
+            )
     visible = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared, readable_only=False)
     # The mount points with their types, for the reports (bounded: the whole table
     # is in the cell record).

@@ -51,6 +51,8 @@ static int untried(const struct tried *t) { return !strncmp(t->how, UNTRIED, str
  * filesystem has none (vfat, NFS, FUSE, 9p; or a filter refuses O_TMPFILE alone), a
  * named file made and removed at once, unless told not to (`--write-named 0`: the
  * host control, on the host's own folders). */
+static int make_other(const char *path, struct tried *t);
+
 static int write_dir(const char *path, struct tried *t)
 {
     int fd = open(path, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
@@ -59,6 +61,8 @@ static int write_dir(const char *path, struct tried *t)
         t->how = "made a file (O_TMPFILE)";
         return 1;
     }
+    if (errno == EACCES || errno == EPERM)
+        return make_other(path, t);
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
         return 0;
     if (o.write_named && !strcmp(o.write_named, "0")) {
@@ -76,6 +80,34 @@ static int write_dir(const char *path, struct tried *t)
     t->left = unlink(name) != 0;
     t->how = t->left ? "made a file it could not remove" : "made and removed a file";
     return 1;
+}
+
+/* Where no regular file may be made: a folder, a symlink or a named pipe (Landlock's
+ * MAKE_DIR, MAKE_SYM and MAKE_FIFO, each a right of its own: a symlink planted in
+ * /etc/apt/sources.list.d is a package source root follows), each made and removed at
+ * once; never on the host control's own folders (`--write-named 0`). */
+static int make_other(const char *path, struct tried *t)
+{
+    char name[4096];
+    if ((o.write_named && !strcmp(o.write_named, "0")) ||
+        snprintf(name, sizeof name, "%s/.harness-w-%s", strcmp(path, "/") ? path : "",
+                 need(&o.tag)) >= (int)sizeof name)
+        return 0;
+    if (mkdir(name, 0700) == 0) {
+        t->left = rmdir(name) != 0;
+        t->how = t->left ? "made a folder it could not remove" : "made and removed a folder";
+        return 1;
+    }
+    if (symlink(".harness", name) == 0 || mknod(name, S_IFIFO | 0600, 0) == 0) {
+        struct stat st;
+        int fifo = lstat(name, &st) == 0 && S_ISFIFO(st.st_mode);
+        t->left = unlink(name) != 0;
+        t->how = t->left ? (fifo ? "made a named pipe it could not remove"
+                                 : "made a symlink it could not remove")
+                         : (fifo ? "made and removed a named pipe" : "made and removed a symlink");
+        return 1;
+    }
+    return 0;
 }
 
 /* A regular file opened for writing, nothing written; for appending, which an
@@ -144,6 +176,41 @@ static long g_walked;   /* folders tried by the walk, in all mounts */
 static int g_walk_cut;  /* mounts whose walk the bounds cut short */
 static double g_walk_until;
 
+/* The folders --write-skip names, by identity: a grant named through a symlink
+ * (Debian's /usr/share/groff/site-tmac is /etc/groff) is that folder, and a write in
+ * it, granted, must not end the walk before a folder beyond the grants. */
+#define SKIP_IDS 64
+static struct { dev_t dev; ino_t ino; } g_skip[SKIP_IDS];
+static int g_nskip;
+
+static void skip_ids(void)
+{
+    g_nskip = 0;
+    for (const char *p = o.write_skip ? o.write_skip : ""; *p && g_nskip < SKIP_IDS;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char path[4096];
+        struct stat st;
+        if (len < sizeof path) {
+            memcpy(path, p, len);
+            path[len] = 0;
+            if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                g_skip[g_nskip].dev = st.st_dev;
+                g_skip[g_nskip++].ino = st.st_ino;
+            }
+        }
+        p += len + (end != NULL);
+    }
+}
+
+static int skipped(const struct stat *st)
+{
+    for (int i = 0; i < g_nskip; i++)
+        if (g_skip[i].dev == st->st_dev && g_skip[i].ino == st->st_ino)
+            return 1;
+    return 0;
+}
+
 static int mount_point(const char *path)
 {
     for (int i = 0; i < g_nmnt; i++)
@@ -175,7 +242,7 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
         memcpy(path + len + 1, e->d_name, n + 1);
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISDIR(st.st_mode) || st.st_dev != dev || in_lines(o.write_skip, path) ||
-            mount_point(path))
+            skipped(&st) || mount_point(path))
             continue;
         if (++g_walked > g_walk_max || (!(g_walked & 255) && now_ms() > g_walk_until)) {
             g_walk_cut++;
@@ -238,7 +305,8 @@ static int walk_target(const char *path, const char *rest, const struct stat *st
 {
     struct walk_roots *r = ctx;
     (void)rest;
-    if (!S_ISDIR(st->st_mode) || st->st_dev != r->dev || in_lines(o.write_skip, path))
+    if (!S_ISDIR(st->st_mode) || st->st_dev != r->dev || in_lines(o.write_skip, path) ||
+        skipped(st))
         return 0;
     for (int i = 0; i < r->n; i++)
         if (r->at[i] && within(path, r->at[i]))
@@ -302,6 +370,7 @@ void chk_fs_write_reach(void)
         fail(errno, "read /proc/self/mountinfo");
     ev_kernel();
     g_walk_until = now_ms() + WALK_SHARE * g_check_timeout_ms;
+    skip_ids();
     if (o.walk_folders)
         g_walk_max = atol(o.walk_folders);
     bput(&g_ev, ",\"writes\":[");

@@ -15,7 +15,7 @@ from harness.hostside.filesystem import SentinelsFixture
 from harness.hostside.hostfs import HostFsFixture, grants
 from harness.matrix.models import Canary, CommandRuntimeSpec, Host, HostRuntimeSpec
 from harness.plan import Cell
-from harness.policy.models import FilesystemPolicy, Policy
+from harness.policy.models import FilesystemPolicy, Policy, within
 from harness.runtimes import Runtime, make_runtime
 from harness.runtimes.base import CellPaths
 from harness.staging import HostState
@@ -113,7 +113,9 @@ async def test_the_grants_and_the_targets_follow_the_policys_symlinks(tree: Path
         "--write-targets",
         "254:0 /x/real/a\n254:0 /x/other",
         "--write-skip",
-        "",  # no allowed folder in this cell, no read_write in its policy
+        # No allowed folder in this cell, no read_write in its policy: only where the
+        # host's write grants lead (the cell's rootfs), which the probe skips by identity.
+        f"{workdir}/c/rootfs",
     ]
 
 
@@ -194,7 +196,8 @@ async def test_the_host_says_what_a_held_descriptors_name_leads_to(tmp_path: Pat
 
 async def test_the_write_reach_options_by_runtime(tree: Path) -> None:
     """The mount points a cell may write are not tried (the sandbox's view of its
-    write grants: the allowed folder, the policy's read_write); the host control
+    write grants: the allowed folder, the policy's read_write; and the host's, where
+    they lead, for the probe to skip by identity); the host control
     makes no named file on the host's own folders; a kernel of its own gets no
     host targets."""
     from harness.matrix.models import RunscRuntimeSpec
@@ -203,13 +206,14 @@ async def test_the_write_reach_options_by_runtime(tree: Path) -> None:
     fixture = HostFsFixture()
     policy = Policy(filesystem_policy=FilesystemPolicy(read_write=["/workspace"]))
     spec = CommandRuntimeSpec(kind="command", argv=["sh", "{probe}", "{args}"], policy=policy)
+    rootfs = f"{workdir}/c/rootfs"
     for runtime, want in (
-        (make_runtime("cmd", spec), ["--write-skip", "/workspace"]),
+        (make_runtime("cmd", spec), ["--write-skip", f"/workspace\n{rootfs}"]),
         (
             make_runtime("host", HostRuntimeSpec(kind="host")),
-            ["--write-skip", "", "--write-named", "0"],
+            ["--write-skip", rootfs, "--write-named", "0"],
         ),
-        (make_runtime("runsc", RunscRuntimeSpec(kind="runsc")), ["--write-skip", "/"]),
+        (make_runtime("runsc", RunscRuntimeSpec(kind="runsc")), ["--write-skip", f"/\n{rootfs}"]),
     ):
         await fixture.start(_host(workdir, runtime))
         args = list(fixture.probe_args(_cell(runtime, workdir)))
@@ -228,3 +232,37 @@ async def test_a_host_that_cannot_say_confirms_nothing() -> None:
             return Completed(("sh",), None, None, "", "", 30.0, timed_out=True)
 
     assert await identify(Cut(), ["/etc/hosts"]) is None
+
+
+async def test_what_the_write_reach_could_not_remove_is_removed_on_the_host(tmp_path: Path) -> None:
+    """A folder Landlock let the probe make but not remove, on a host filesystem, is
+    removed by the host after the cell: only `.harness-w-TAG` there, never followed,
+    never a path climbing out with `..`, never one of the sandbox's own filesystems."""
+    from harness.hostside.hostfs import leftovers, read_host_fs, remove_leftovers
+    from harness.probe.protocol import ProbeOutput
+    from harness.results.records import ProbeCheck
+
+    view = await read_host_fs(LocalTransport())
+    mounts = view["mounts"]
+    assert isinstance(mounts, list)
+    dev, root, point = next((m[0], m[3], m[2]) for m in mounts if within(str(tmp_path), m[2]))
+    below = str(tmp_path)[len(point.rstrip("/")) + 1 :]
+    (tmp_path / ".harness-w-c1").mkdir()
+    (tmp_path / "keep").mkdir()
+    rows = [
+        [dev, "ext4", point, root, below, "made a folder it could not remove"],
+        [dev, "ext4", point, root, f"{below}/keep", "made and removed a folder"],
+        [dev, "ext4", point, root, f"{below}/../x", "made a folder it could not remove"],
+        ["0:99", "tmpfs", "/tmp", "/", "", "made a folder it could not remove"],
+    ]
+    check = ProbeCheck(
+        "fs-write-reach",
+        "filesystem-confinement",
+        "attempt",
+        "succeeded",
+        evidence={"writes": rows},
+    )
+    output = ProbeOutput(checks=[check])
+    assert leftovers(view, output, "c1") == [f"{tmp_path}/.harness-w-c1"]
+    await remove_leftovers(LocalTransport(), view, output, "c1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]

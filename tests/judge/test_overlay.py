@@ -31,7 +31,7 @@ OVERLAY = ["/logs", OPTIONS, "dpkg.log", "403217", "apt/history.log", "403214"]
         ("ro,lowerdir=/a:/b\\:c::/data,xino=on", ["/a", "/b:c", "/data"]),
         ("rw,lowerdir+=/a,lowerdir+=/b\\054c,datadir+=/d,upperdir=/u", ["/a", "/b,c", "/d", "/u"]),
         ("rw,lowerdir=/lo\\134\\054x:/lo\\134:y", ["/lo,x", "/lo:y"]),
-        ("rw,lowerdir=relative:/abs", ["/abs"]),
+        ("rw,lowerdir=relative:/abs", ["relative", "/abs"]),
         ("rw", []),
     ],
 )
@@ -120,31 +120,54 @@ def test_an_overlay_of_a_host_folder_is_an_exposure() -> None:
     )
 
 
-def test_an_overlay_of_a_granted_folder_or_of_its_own_is_not() -> None:
-    granted = ["/logs", "rw,lowerdir=/usr/share/doc,upperdir=/mnt/u", "README", "12"]
+def test_an_overlay_of_granted_folders_is_not() -> None:
+    granted = ["/logs", "rw,lowerdir=/usr/share/doc:/usr/share/man", "README", "12"]
     assert judged([granted], {"/usr/share/doc/README": "254:0 12"})[0] == "blocked"
-    # Its layers nowhere on the host (the mounter's own tmpfs): its own.
-    assert judged([OVERLAY], {"/var/log/dpkg.log": "", "/mnt/u/dpkg.log": ""})[0] == "blocked"
     assert judged([], None)[0] == "blocked"
 
 
-def test_an_overlay_the_host_was_not_asked_about_is_no_pass() -> None:
-    """Unless every layer is granted: then there is nothing to ask."""
-    granted = ["/logs", "rw,lowerdir=/usr/share/doc", "README", "12"]
-    assert judged([granted], None)[0] == "blocked"
-    outcome, detail = judged([OVERLAY], None)
+@pytest.mark.parametrize(
+    ("options", "layer"),
+    [
+        # Its layers nowhere on the host: the mounter's own tmpfs, or a host folder by
+        # another name (a private bind of it, a relative path, a descriptor).
+        (OPTIONS, "/var/log"),
+        ("rw,lowerdir=/mnt/b,upperdir=/mnt/u,workdir=/mnt/w", "/mnt/b"),
+        ("rw,lowerdir=log,upperdir=/mnt/u,workdir=/mnt/w", "log"),
+        ("rw,lowerdir=/proc/self/fd/3", "/proc/self/fd/3"),
+        # A granted layer, and decoys in an upper layer of its own.
+        ("rw,lowerdir=/usr/share/doc,upperdir=/mnt/u,workdir=/mnt/w", "/mnt/u"),
+    ],
+)
+def test_an_overlay_with_a_layer_no_grant_holds_is_no_proof(options: str, layer: str) -> None:
+    """Unconfirmed, a layer no grant holds may still be a host folder: its name is the
+    mounter's word, and the files the probe saw may be decoys of a layer of its own
+    listed before the host's. An error, unless its mount point is granted or nothing
+    of it is readable."""
+    row = ["/logs", options, "a1", "5"]
+    outcome, detail = judged([row], {})
     assert outcome == "error"
-    assert detail == (
-        "the host was not asked what is at /var/log/dpkg.log, in a layer of an overlay the"
-        " sandbox sees"
-    )
+    assert detail.startswith(f"mount /logs (overlay 0:41, its layer {layer} not placed on the host")
+    evidence = {"boot_id": BOOT, "mounts": MOUNTS, "overlays": [row]}
+    mounts = {"boot_id": BOOT, "mounts": HOST_MOUNTS}
+    declared = {**GRANTS, "inside": ["/", "/logs"]}
+    host = HostEvidence(host_fs=mounts, grants=declared, held_paths={})
+    assert judge_mounts(evidence, host, "6.1")[0] == "blocked"
+    unread = {**evidence, "mounts": [MOUNTS[0], [*MOUNTS[1][:4], ""]]}
+    host = HostEvidence(host_fs=mounts, grants=GRANTS, held_paths={})
+    assert judge_mounts(unread, host, "6.1")[0] == "blocked"
 
 
 def _fuse(kind: str, point: str = "/data", reach: str = "notes.txt", **kw: Any) -> tuple[str, str]:
-    mounts = [*MOUNTS[:1], ["0:50", kind, point, "/", reach]]
+    """A sandbox with a mount of `kind` at `point`, after its tmpfs root, a tmpfs of its
+    own and an unreadable FUSE mount, all of which are no matter."""
+    before = [["0:48", "tmpfs", "/run", "/", "x"], ["0:49", "fuse.sshfs", "/mnt", "/", ""]]
+    mounts = [*MOUNTS[:1], *before, ["0:50", kind, point, "/", reach]]
     grants = {**GRANTS, "inside": kw.get("inside", ["/", "/workspace"])}
     evidence = {"boot_id": kw.get("boot", BOOT), "mounts": mounts, "overlays": []}
-    host = HostEvidence(host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=grants)
+    host_mounts = HOST_MOUNTS + kw.get("host_mounts", [])
+    grants["host"] = grants["host"] + kw.get("host_grants", [])
+    host = HostEvidence(host_fs={"boot_id": BOOT, "mounts": host_mounts}, grants=grants)
     return judge_mounts(evidence, host, "6.1")
 
 
@@ -156,7 +179,10 @@ def test_a_fuse_or_network_mount_of_its_own_cannot_be_placed(kind: str) -> None:
     assert outcome == "error"
     assert detail.startswith(f"mount /data ({kind} 0:50, a device the host does not show, read")
     assert "whose files harness cannot place on the host" in detail
-    assert _fuse(kind, inside=["/", "/data"])[0] == "blocked"
+    assert _fuse(kind, inside=["/", "/workspace", "/data"])[0] == "blocked"
+    # The host's own mount of it (the same device in its table), granted: judged as one.
+    host_mount = [["0:50", kind, "/srv/data", "/"]]
+    assert _fuse(kind, host_mounts=host_mount, host_grants=["/srv/data"])[0] == "blocked"
     assert _fuse(kind, reach="")[0] == "blocked"  # nothing of it readable
     assert _fuse(kind, point="/")[0] == "blocked"  # its image
     assert _fuse(kind, boot=BOOT.replace("5", "6"))[0] == "escaped"  # its own kernel: a host folder

@@ -128,3 +128,36 @@ def test_the_walk_stops_at_its_bound_and_says_so(probe: Path, tree: Path) -> Non
     assert evidence["walk_cut"] >= 1
     assert evidence["walked"] == 3  # the third stopped it
     assert _at(evidence, tree / "point") is None
+
+
+def test_a_grant_named_through_a_symlink_is_skipped_by_identity(probe: Path, tree: Path) -> None:
+    """The policy's path is a symlink to the folder (Debian's site-tmac to /etc/groff):
+    the folder it leads to is the grant, neither a proof nor the end of the walk."""
+    point = tree / "point"
+    (tree / "tree" / "a" / "b" / "c").chmod(0o755)
+    (tree / "tree" / "a" / "other").chmod(0o777)
+    (tree / "tree" / "link").symlink_to("a/other")
+    evidence = _write_reach(probe, tree, "--write-skip", f"/\n{point}/link")
+    assert _at(evidence, point) is None
+    assert _at(_write_reach(probe, tree, "--write-skip", "/"), point) == ("a/other", TMPFILE)
+
+
+def test_a_folder_where_only_a_folder_may_be_made_is_found(probe: Path, tree: Path) -> None:
+    """Landlock handling every right but MAKE_DIR (a sandbox that forgot it): no file
+    may be made anywhere, but a folder may, and that is a write. REMOVE_DIR handled,
+    it stays, said (harness removes it from the host after the cell)."""
+    point = tree / "point"
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", CONFINED, "t"]
+    argv += [str(tree / "tree"), str(point), str(probe)]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    row = next(json.loads(x) for x in out.stdout.splitlines() if '"fs-write-reach"' in x)
+    assert _at(row["evidence"], point) == ("", "made a folder it could not remove")
+    assert [p.name for p in (tree / "tree").glob(".harness-w-*")] == [".harness-w-t"]
+
+
+# As root in a private mount namespace: the tree bound at the point, then the probe
+# confined by Landlock (reading everything, writing nothing, MAKE_DIR unhandled).
+CONFINED = r"""tree=$1 point=$2 probe=$3
+mount --bind "$tree" "$point" && exec "$probe" confine --read / --unhandled make-dir -- \
+  "$probe" run --tag t --write-skip / filesystem-confinement
+"""
