@@ -77,6 +77,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-helpers-rw",
         "bwrap-overlay-host",
         "landlock-write-deeper",
+        "landlock-write-deep4",
         "landlock-symlink-deeper",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),

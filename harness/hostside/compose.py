@@ -51,7 +51,7 @@ def compose(needs: frozenset[Need], runtimes: Sequence[Runtime]) -> list[Fixture
     fixtures: list[Fixture | None] = [
         canary,
         helpers,
-        HostFsFixture() if Need.HOST_FS in needs else None,
+        HostFsFixture(helpers) if Need.HOST_FS in needs else None,
         HostListenersFixture() if Need.HOST_UNIX in needs else None,
         SentinelsFixture() if Need.SENTINELS in needs else None,
         DecisionsFixture(canary, supervisors, helpers) if Need.DECISIONS in needs else None,

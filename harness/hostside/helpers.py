@@ -5,11 +5,13 @@ staged once per host on a mount without nosuid. The probe's
 `other`: the probe with bytes appended, a program a network policy does not name
 (its `connect` mode makes the connection).
 
-Concurrent runs on one host share the staged helpers, so a staged folder is never
-modified: it is built complete in a temporary folder (copy, owner, mode,
+Concurrent runs on one host share the staged helpers, so a staged helper is never
+modified: the folder is built complete in a temporary folder (copy, owner, mode,
 capability, then a `.ready` file saying what worked) and renamed into place. A run
 that loses the race uses the winner's folder; no run ever sees a half-made helper
-or one whose setuid bit a `chown` has just cleared.
+or one whose setuid bit a `chown` has just cleared. The one thing added later is the
+host's list of its folders (`hostfs.list_folders`), a file of its own, replaced
+whole by a rename.
 """
 
 from __future__ import annotations

@@ -6,11 +6,13 @@ tries the listed files below a mount point it cannot read (`--reach-targets`).""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from harness.hostside.base import CellSetup, Fixture, HostSetup
+from harness.hostside.helpers import HelpersFixture
 from harness.judge.overlay import layer_paths
 from harness.policy.models import within
 from harness.transport import Transport
@@ -62,6 +64,29 @@ MAX_HELD_PATHS = 64
 # Each argument's real path (readlink -f), NUL-terminated; empty when it has none.
 RESOLVE_SCRIPT = r"""for p; do readlink -f -- "$p" 2>/dev/null | tr -d '\n'; printf '\0'; done
 """
+
+
+# Every folder of the host's own filesystems, for the write reach's list pass
+# (`--write-dirs`): built at most once an hour for one mount table, in the helpers'
+# folder (which every sandbox may read), replaced atomically; lists older than two
+# hours are removed. $1: the list's path; $2: the most folders; then (device, root,
+# mount point) triples. Each line "MAJ:MIN PATH-INSIDE-THE-FILESYSTEM"; "# cut" last
+# when the host had more.
+DIRS_SCRIPT = r"""out=$1 max=$2; shift 2
+find "${out%/*}" -maxdepth 1 -name 'host-dirs-*' -mmin +120 -delete 2>/dev/null
+[ -n "$(find "$out" -maxdepth 0 -mmin -60 2>/dev/null)" ] && exit 0
+tmp="$out.$$"
+while [ $# -ge 3 ]; do
+  dev=$1 root=$2 point=$3; shift 3
+  find "$point" -xdev -mindepth 1 -type d 2>/dev/null |
+    awk -v d="$dev" -v r="$root" -v p="$point" \
+      '{ print d " " (r == "/" ? "" : r) substr($0, p == "/" ? 1 : length(p) + 1) }'
+done | head -n "$max" > "$tmp" || { rm -f "$tmp"; exit 1; }
+[ "$(wc -l < "$tmp")" -lt "$max" ] || echo "# cut" >> "$tmp"
+chmod 0644 "$tmp" && mv -f "$tmp" "$out"
+"""
+MAX_FOLDERS = 300_000
+FOLDERS_TIMEOUT = 300.0
 
 
 def parse_mountinfo(text: str) -> list[list[str]]:
@@ -134,6 +159,33 @@ def readable_roots(runtime: Runtime, real: Mapping[str, str]) -> list[str]:
     return [] if policy is None else _resolved(policy.readable, real)
 
 
+def _own_mounts(mounts: Sequence[Sequence[str]]) -> list[tuple[str, str, str]]:
+    """The host's mounts worth listing, as (device, root, mount point): not a kernel
+    filesystem, not a part of one already taken (a bind of a folder of it)."""
+    seen: list[tuple[str, str, str]] = []
+    for dev, kind, point, root in (m[:4] for m in mounts):
+        if kind in PSEUDO_TYPES or any(d == dev and within(root, r) for d, r, _ in seen):
+            continue
+        seen.append((dev, root, point))
+    return seen
+
+
+async def list_folders(
+    transport: Transport, mounts: Sequence[Sequence[str]], folder: str
+) -> str | None:
+    """The host's list of every folder of its own filesystems, in `folder` (the
+    helpers', which every sandbox reads), made or reused: its path, or None when it
+    could not be made. Named by the mount table, so that a mount made or gone since
+    gets a list of its own."""
+    triples = _own_mounts(mounts)
+    digest = hashlib.sha256(repr(triples).encode()).hexdigest()[:16]
+    path = f"{folder}/host-dirs-{digest}"
+    argv = ["sh", "-c", DIRS_SCRIPT, "harness-folders", path, str(MAX_FOLDERS)]
+    argv += [x for triple in triples for x in triple]
+    done = await transport.run(argv, timeout=FOLDERS_TIMEOUT)
+    return path if done.ok else None
+
+
 async def list_targets(
     transport: Transport, mounts: Sequence[Sequence[str]]
 ) -> list[tuple[str, str, str]]:
@@ -142,11 +194,7 @@ async def list_targets(
     breadth first and taking a few entries of every folder before more of any, so
     that one big folder (or mount) cannot starve the others."""
     points = {m[2] for m in mounts}
-    seen: list[tuple[str, str, str]] = []  # (dev, root, mount point) listed
-    for dev, kind, point, root in (m[:4] for m in mounts):
-        if kind in PSEUDO_TYPES or any(d == dev and within(root, r) for d, r, _ in seen):
-            continue
-        seen.append((dev, root, point))
+    seen = _own_mounts(mounts)
     owner = {point: (dev, root) for dev, root, point in seen}
     level = {point: point for _, _, point in seen}  # folder -> its mount point
     found: list[tuple[str, str, str]] = []
@@ -178,14 +226,23 @@ async def list_targets(
 
 
 class HostFsFixture(Fixture):
-    """The host's view, read once per host, and what each cell grants the sandbox."""
+    """The host's view, read once per host, and what each cell grants the sandbox;
+    the list of every folder of the host's, in the helpers' folder, once they are
+    staged."""
 
-    def __init__(self) -> None:
+    stage = 1
+
+    def __init__(self, helpers: HelpersFixture | None = None) -> None:
         self.view: dict[str, object] | None = None
         self.real: dict[str, str] = {}
         self.targets: list[tuple[str, str, str]] = []
         self.workdir = ""
         self.transport: Transport | None = None
+        self.helpers = helpers
+        self.folders = ""  # the list's name in the helpers' folder; "" when none
+
+    def waits_for(self, earlier: Sequence[Fixture]) -> Sequence[Fixture]:
+        return [f for f in earlier if f is self.helpers]
 
     async def start(self, host: HostSetup) -> None:
         self.view = await read_host_fs(host.transport)
@@ -195,6 +252,14 @@ class HostFsFixture(Fixture):
         mounts = self.view.get("mounts")
         if isinstance(mounts, list):
             self.targets = await list_targets(host.transport, mounts)
+            staged = self.helpers.helpers if self.helpers is not None else None
+            if (
+                staged is not None
+                and staged.folder
+                and not all(rt.promises_own_kernel for rt in host.runtimes)
+            ):
+                made = await list_folders(host.transport, mounts, staged.folder)
+                self.folders = made.rsplit("/", 1)[1] if made else ""
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         """The host's files the cell does not grant, for the probe to try below a
@@ -219,6 +284,9 @@ class HostFsFixture(Fixture):
             # a target could match one by chance and prove nothing.
             return args
         fixtures = f"{self.workdir}/fs"
+        if self.folders and cell.paths.helpers:
+            inside = cell.runtime.inside(cell.paths.helpers, role="helpers", cell_id=cell.cell_id)
+            args += ["--write-dirs", f"{inside}/{self.folders}"]
         return [
             "--reach-targets",
             self._outside([*given["host"], fixtures]),

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.judge.overlay import layer_paths, ungranted_layers, unplaced_layers
+from harness.judge.overlay import ungranted_layers, unplaced_layers
 from harness.policy.models import within
 from harness.results.records import CheckOutcome, HostEvidence
 
@@ -91,10 +91,6 @@ def _granted(
     return any(dev == d and within(root, r) for d, r in granted) or any(
         within(path, g) for path in _host_paths(dev, root, host_mounts) for g in grants
     )
-
-
-def _granted_path(path: str, grants: Mapping[str, Sequence[str]]) -> bool:
-    return any(within(path, g) for g in grants.get("host", ()))
 
 
 def _reach(mount: Sequence[str]) -> str | None:
@@ -268,12 +264,8 @@ def judge_mounts(
             return CheckOutcome.ERROR, wrong
     overlays = None
     if shared:
-        asked = [p for p in layer_paths(evidence) if not _granted_path(p, grants)]
-        if asked and host.held_paths is None:
-            return CheckOutcome.ERROR, (
-                f"the host was not asked what is at {asked[0]}, in a layer of an overlay"
-                " the sandbox sees"
-            )
+        # Unasked (no answer from the host), no layer is confirmed: an overlay with a
+        # layer no grant holds is then no proof (`unplaced_mounts`), never granted.
         overlays = ungranted_layers(evidence, host.held_paths, grants.get("host", ()))
     found = exposures(mounts, host_fs=host_fs, grants=grants, shared=shared, overlays=overlays)
     kernel = "the host's kernel" if shared else "its own kernel"

@@ -44,7 +44,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--canary-sysv", &o.canary_sysv }, { "--canary-mq", &o.canary_mq },
     { "--write-targets", &o.write_targets }, { "--write-skip", &o.write_skip },
     { "--write-named", &o.write_named }, { "--walk-folders", &o.walk_folders },
-    { "--inh-helper", &o.inh_helper },
+    { "--write-dirs", &o.write_dirs }, { "--inh-helper", &o.inh_helper },
     { "--host-unix", &o.host_unix }, { "--host-ns", &o.host_ns }, { "--host-tcp-skip", &o.host_tcp_skip },
     { "--host-devs", &o.host_devs },
     { "--unix-granted", &o.unix_granted }, { "--linger", &o.linger },

@@ -57,7 +57,8 @@
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
  *                start), fdkinds.c (what kind each is), stands.c (the working folder, a second chroot), mounts.c
  *                (the mount table), routes.c (every route to every sentinel),
- *                writereach.c (write reach), procs.c (other processes)
+ *                writereach.c (write reach; writereach.h), writelist.c (its pass over
+ *                the host's list of every folder), procs.c (other processes)
  *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
  *                state open for writing), root.c (what a root
  *                workload would try), procs.c, unpriv.c (the unprivileged uid)
@@ -166,7 +167,7 @@ struct run_options {
         *setuid_helper, *fcap_helper, *unpriv_uid, *allowed_tcp, *canary4, *canary6, *high_port,
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
-        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *inh_helper,
+        *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *write_dirs, *inh_helper,
         *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *linger, *host_tcp_skip;
 };
 extern struct run_options o;

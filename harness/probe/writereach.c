@@ -7,7 +7,7 @@
  * grant it could change, is found here; the harness judges which writes lie beyond
  * the grants. */
 
-#include "probe.h"
+#include "writereach.h"
 #include <limits.h>
 #include <sys/statvfs.h>
 
@@ -26,7 +26,7 @@ static int listed(const char *const *names, const char *type)
 }
 
 /* A line of a newline-separated option, exactly. */
-static int in_lines(const char *lines, const char *path)
+int in_lines(const char *lines, const char *path)
 {
     size_t n = strlen(path);
     for (const char *p = lines ? lines : ""; *p;) {
@@ -39,13 +39,7 @@ static int in_lines(const char *lines, const char *path)
     return 0;
 }
 
-/* How a write was made, or why one that may go through was not tried: a row whose
- * `how` starts with UNTRIED is no proof, and the harness makes it an error where it
- * lies beyond the grants. */
-#define UNTRIED "not tried: "
-struct tried { const char *how; int left; };
-
-static int untried(const struct tried *t) { return !strncmp(t->how, UNTRIED, strlen(UNTRIED)); }
+int untried(const struct tried *t) { return !strncmp(t->how, UNTRIED, strlen(UNTRIED)); }
 
 /* A file made in folder `path` without touching the folder: O_TMPFILE. Where the
  * filesystem has none (vfat, NFS, FUSE, 9p; or a filter refuses O_TMPFILE alone), a
@@ -53,7 +47,7 @@ static int untried(const struct tried *t) { return !strncmp(t->how, UNTRIED, str
  * host control, on the host's own folders). */
 static int make_other(const char *path, struct tried *t);
 
-static int write_dir(const char *path, struct tried *t)
+int write_dir(const char *path, struct tried *t)
 {
     int fd = open(path, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -144,7 +138,6 @@ static int write_file(const char *path, const char *type, const struct stat *st,
     return same;
 }
 
-struct walk { const struct mnt *m; struct tried *t, kept; char *proof; size_t cap; int dirs; };
 
 /* One listed target: folders on the first pass, files on the second. An untried
  * one proves nothing, so the walk goes on past it (the first is kept). */
@@ -170,10 +163,10 @@ static int write_target(const char *path, const char *rest, const struct stat *s
  * --walk-folders N) and a share of the check's time limit. A host whose listable
  * folders exceed them is not walked through, and that is said (no proof either way). */
 #define WALK_FOLDERS 400000
-#define WALK_SHARE 0.6
+#define WALK_SHARE 0.75
 static long g_walk_max = WALK_FOLDERS;
 static long g_walked;   /* folders tried by the walk, in all mounts */
-static int g_walk_cut;  /* mounts whose walk the bounds cut short */
+int g_walk_cut;         /* mounts whose walk the bounds cut short */
 static double g_walk_until;
 
 /* The folders --write-skip names, by identity: a grant named through a symlink
@@ -211,6 +204,15 @@ static int skipped(const struct stat *st)
     return 0;
 }
 
+int walk_step(void)
+{
+    if (++g_walked > g_walk_max || (!(g_walked & 255) && now_ms() > g_walk_until)) {
+        g_walk_cut++;
+        return 0;
+    }
+    return 1;
+}
+
 static int mount_point(const char *path)
 {
     for (int i = 0; i < g_nmnt; i++)
@@ -230,6 +232,7 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
     DIR *d = opendir(len ? path : "/");
     if (d == NULL)
         return 0;
+    list_seen(len ? path : "/");
     struct dirent *e;
     int found = 0;
     while (!found && (e = readdir(d)) != NULL) {
@@ -244,10 +247,8 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
             !S_ISDIR(st.st_mode) || st.st_dev != dev || in_lines(o.write_skip, path) ||
             skipped(&st) || mount_point(path))
             continue;
-        if (++g_walked > g_walk_max || (!(g_walked & 255) && now_ms() > g_walk_until)) {
-            g_walk_cut++;
+        if (!walk_step())
             break;
-        }
         struct tried t = { "", 0 };
         if (write_dir(path, &t)) {
             if (!untried(&t)) {
@@ -262,7 +263,7 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
             }
         }
         found = walk_below(w, dev, path, len + 1 + n, base);
-        if (g_walked > g_walk_max || g_walk_cut)
+        if (g_walk_cut)
             break;
     }
     closedir(d);
@@ -271,7 +272,7 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
 }
 
 /* Path `path` is `top` or below it. */
-static int within(const char *path, const char *top)
+int path_within(const char *path, const char *top)
 {
     size_t n = strlen(top);
     if (n == 1)
@@ -309,7 +310,7 @@ static int walk_target(const char *path, const char *rest, const struct stat *st
         skipped(st))
         return 0;
     for (int i = 0; i < r->n; i++)
-        if (r->at[i] && within(path, r->at[i]))
+        if (r->at[i] && path_within(path, r->at[i]))
             return 0;
     return walk_from(r, path);
 }
@@ -328,6 +329,8 @@ static int walk_mount(struct walk *w)
     int found = walk_from(&r, w->m->mp);
     if (!found && r.n == 0)
         found = each_target(w->m, o.write_targets, walk_target, &r);
+    if (!found && !g_walk_cut)
+        found = list_pass(w, top.st_dev);
     for (int i = 0; i < r.n; i++)
         free(r.at[i]);
     return found;

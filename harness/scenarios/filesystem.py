@@ -33,7 +33,7 @@ FILESYSTEM = Scenario(
     summary="the mount table; read, write, traverse, symlink, /proc/*/root, link, rename or"
     " open by handle outside the allowed dir",
     property="filesystem_confinement",
-    needs=frozenset({Need.SENTINELS, Need.HOST_FS}),
+    needs=frozenset({Need.SENTINELS, Need.HOST_FS, Need.HELPERS}),
     checks=(
         _read(
             "fs-read-outside",
@@ -142,13 +142,18 @@ FILESYSTEM = Scenario(
                 "the workload can list below the mount point, depth first on that mount alone "
                 "(not one in `--write-skip`, nor below it), or, where the mount point does not "
                 "list, below each listed folder that does (Landlock reading only /etc and /usr); "
+                "then every folder of the host's list of all its folders (`--write-dirs FILE`, "
+                "lines `MAJ:MIN PATH-IN-THE-FILESYSTEM`, which the host keeps in the helpers' "
+                "folder) on that mount whose parent the walk did not list, not one within a "
+                "`--write-skip` line nor on another mount (a list the sandbox cannot read, or "
+                "one ending `# cut`, leaves folders untried: `evidence.walk_cut`); "
                 "then the listed regular files. Where no file may be made in a folder "
                 "(`EACCES`), a folder, a symlink and a named pipe are tried (`.harness-w-TAG`, "
                 "each removed at once; one that cannot be removed is said, and the host removes "
                 "it after the cell), unless `--write-named 0`. A `--write-skip` line is matched "
                 "by name and by the identity of the folder it leads to (a grant named through a "
                 "symlink). The walk stops at the first write, at 400,000 "
-                "folders (or `--walk-folders N`), or at 60% of the check's time limit "
+                "folders (or `--walk-folders N`), or at 75% of the check's time limit "
                 "(`evidence.walked`: folders tried; `evidence.walk_cut`: mounts cut short, no "
                 "proof either way: an `error`). Where "
                 "`O_TMPFILE` is unsupported "

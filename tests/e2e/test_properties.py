@@ -276,6 +276,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A write grant three folders below the unlistable "/", deeper than the host's
     # listing: only the walk of every folder the workload can list finds it.
     "landlock-write-deeper": {"filesystem_confinement": "fs-write-reach"},
+    # Four folders down, below folders it cannot list: the host's list of its folders.
+    "landlock-write-deep4": {"filesystem_confinement": "fs-write-reach"},
     # The same folder, where only a symlink may be made (a second Landlock layer).
     "landlock-symlink-deeper": {"filesystem_confinement": "fs-write-reach"},
     # An overlay of its own whose lower layer is the host's /var/log, bound in.

@@ -32,14 +32,14 @@ def _kinds(fixtures: list[Fixture]) -> list[type[Fixture]]:
 
 def test_each_scenario_brings_the_fixtures_it_declares() -> None:
     """Egress gets the canary, the helpers (the other binary) and the host's unix
-    listeners, filesystem the
-    sentinels and the host's view, privilege the helpers, attribution the canary, the
+    listeners, filesystem the sentinels, the host's view and the helpers (whose folder
+    holds the host's list of its folders), privilege the helpers, attribution the canary, the
     helpers (a second binary) and decision records; mechanisms alone start nothing on
     the host."""
     host = [make_runtime("host", HostRuntimeSpec(kind="host"))]
     expected = {
         "egress-confinement": [CanaryFixture, HelpersFixture, HostListenersFixture],
-        "filesystem-confinement": [HostFsFixture, SentinelsFixture],
+        "filesystem-confinement": [HelpersFixture, HostFsFixture, SentinelsFixture],
         "privilege-floor": [HelpersFixture, HostFsFixture],
         "attribution": [CanaryFixture, HelpersFixture, DecisionsFixture],
         "mechanisms": [],

@@ -266,3 +266,43 @@ async def test_what_the_write_reach_could_not_remove_is_removed_on_the_host(tmp_
     assert leftovers(view, output, "c1") == [f"{tmp_path}/.harness-w-c1"]
     await remove_leftovers(LocalTransport(), view, output, "c1")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+async def test_the_hosts_list_of_its_folders(tmp_path: Path) -> None:
+    """Every folder of the host's own filesystems, each as its device and its path
+    in that filesystem; made once for a mount table and reused within the hour; a
+    host with more folders than the bound says it was cut."""
+    from harness.hostside import hostfs
+
+    view = await hostfs.read_host_fs(LocalTransport())
+    mounts = view["mounts"]
+    assert isinstance(mounts, list)
+    deep = tmp_path / "a" / "b" / "c" / "d"
+    deep.mkdir(parents=True)
+    out = tmp_path / "lists"
+    out.mkdir()
+    made = await hostfs.list_folders(LocalTransport(), mounts, str(out))
+    assert made is not None and made.startswith(f"{out}/host-dirs-")
+    lines = Path(made).read_text().splitlines()
+    dev, root, point = next((m[0], m[3], m[2]) for m in mounts if within(str(deep), m[2]))
+    fspath = root.rstrip("/") + str(deep)[len(point.rstrip("/")) :]
+    assert f"{dev} {fspath}" in lines
+    assert "# cut" not in lines
+    assert oct(Path(made).stat().st_mode & 0o777) == "0o644"
+    # Reused: a folder made since is not in it, until the hour is out.
+    (tmp_path / "later").mkdir()
+    assert await hostfs.list_folders(LocalTransport(), mounts, str(out)) == made
+    assert f"{dev} {fspath.rsplit('/a/', 1)[0]}/later" not in Path(made).read_text()
+    os.utime(made, (0, 0))
+    old = tmp_path / "lists" / "host-dirs-0"
+    old.write_text("")
+    os.utime(old, (0, 0))
+    try:
+        hostfs.MAX_FOLDERS, bound = 5, hostfs.MAX_FOLDERS
+        again = await hostfs.list_folders(LocalTransport(), mounts, str(out))
+    finally:
+        hostfs.MAX_FOLDERS = bound
+    assert again == made
+    assert Path(made).read_text().splitlines()[-1] == "# cut"
+    assert len(Path(made).read_text().splitlines()) == 6
+    assert not old.exists()  # a list two hours old is removed

@@ -161,3 +161,32 @@ CONFINED = r"""tree=$1 point=$2 probe=$3
 mount --bind "$tree" "$point" && exec "$probe" confine --read / --unhandled make-dir -- \
   "$probe" run --tag t --write-skip / filesystem-confinement
 """
+
+
+def test_below_folders_it_cannot_list_the_hosts_list_of_folders_is_tried(
+    probe: Path, tree: Path
+) -> None:
+    """tree/a and tree/a/b mode 0711: no walk gets below them, and the host's listing
+    stops at its first levels. The host's list of every folder (`--write-dirs`, as
+    hostside/hostfs.py writes it) holds tree/a/b/c: tried, found. A list that says
+    it was cut is no proof of the folders it left out."""
+    for folder in (tree / "tree" / "a", tree / "tree" / "a" / "b"):
+        folder.chmod(0o711)
+    dev, fspath = _dev_fspath(tree / "tree")
+    lines = [f"{dev} {fspath}{sub}" for sub in ("/a", "/a/b", "/a/b/c", "/a/other")]
+    listed = tree / "dirs"
+    listed.write_text("\n".join(lines) + "\n")
+    listed.chmod(0o644)
+    targets = f"{dev} {fspath}/a"  # the host's listing: only the first level
+    options = ("--write-skip", "/", "--write-targets", targets)
+    assert _at(_write_reach(probe, tree, *options), tree / "point") is None
+    evidence = _write_reach(probe, tree, *options, "--write-dirs", str(listed))
+    assert _at(evidence, tree / "point") == ("a/b/c", TMPFILE)
+    assert evidence["walk_cut"] == 0
+    listed.write_text("\n".join([lines[0], "# cut"]) + "\n")
+    evidence = _write_reach(probe, tree, *options, "--write-dirs", str(listed))
+    assert _at(evidence, tree / "point") is None
+    assert evidence["walk_cut"] >= 1
+    # A list the sandbox cannot read, on a host device: no proof either way.
+    evidence = _write_reach(probe, tree, *options, "--write-dirs", f"{tree}/missing")
+    assert evidence["walk_cut"] >= 1

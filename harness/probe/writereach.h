@@ -1,0 +1,28 @@
+/* What writereach.c (fs-write-reach's mount points and walk) and writelist.c (the
+ * host's complete list of its folders, tried where the walk could not list) share. */
+#ifndef WRITEREACH_H
+#define WRITEREACH_H
+
+#include "probe.h"
+
+/* How a write was made, or why one that may go through was not tried: a row whose
+ * `how` starts with UNTRIED is no proof, and the harness makes it an error where it
+ * lies beyond the grants. */
+#define UNTRIED "not tried: "
+struct tried { const char *how; int left; };
+struct walk { const struct mnt *m; struct tried *t, kept; char *proof; size_t cap; int dirs; };
+
+int untried(const struct tried *t);
+int write_dir(const char *path, struct tried *t);
+int in_lines(const char *lines, const char *path);
+int path_within(const char *path, const char *top);
+/* One more folder tried: 0 once the walk's bounds are spent (then it is cut). */
+int walk_step(void);
+extern int g_walk_cut;
+
+/* writelist.c: a folder the walk listed (its children were tried); the host's folders
+ * whose parent it did not list, tried on mount w->m (1 at the first write). */
+void list_seen(const char *path);
+int list_pass(struct walk *w, dev_t dev);
+
+#endif
