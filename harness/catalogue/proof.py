@@ -78,6 +78,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-overlay-host",
         "landlock-write-deeper",
         "landlock-write-deep4",
+        "landlock-write-file-deep",
         "landlock-symlink-deeper",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),

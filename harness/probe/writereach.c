@@ -163,7 +163,7 @@ static int write_target(const char *path, const char *rest, const struct stat *s
  * --walk-folders N) and a share of the check's time limit. A host whose listable
  * folders exceed them is not walked through, and that is said (no proof either way). */
 #define WALK_FOLDERS 400000
-#define WALK_SHARE 0.75
+#define WALK_SHARE 0.8
 static long g_walk_max = WALK_FOLDERS;
 static long g_walked;   /* folders tried by the walk, in all mounts */
 int g_walk_cut;         /* mounts whose walk the bounds cut short */
@@ -221,6 +221,34 @@ static int mount_point(const char *path)
     return 0;
 }
 
+/* A regular file the walk meets, opened for appending (nothing written), as
+ * write_file opens one: a Landlock rule on one file (WRITE_FILE on a host file deep in
+ * a read-only grant) is found here. Never one with an execute bit (ETXTBSY), nor one
+ * on overlayfs (a copy up). Files count against the walk's time, not its folders. */
+static long g_files;
+static int walk_file(struct walk *w, int dir, const char *name, const struct stat *st,
+                     const char *path, size_t base)
+{
+    if (!(++g_files & 255) && now_ms() > g_walk_until) {
+        g_walk_cut++;
+        return 0;
+    }
+    if ((st->st_mode & 0111) || !strcmp(w->m->type, "overlay"))
+        return 0;
+    int fd = openat(dir, name, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    struct stat got;
+    int same = fstat(fd, &got) == 0 && S_ISREG(got.st_mode) && got.st_dev == st->st_dev &&
+               got.st_ino == st->st_ino;
+    close(fd);
+    if (!same)
+        return 0;
+    w->t->how = "opened a file for writing";
+    snprintf(w->proof, w->cap, "%s", path + base + 1);
+    return 1;
+}
+
 /* Every folder below `path` (`len` bytes of a PATH_MAX buffer) that the workload
  * can list, on mount w->m alone (another mount below is its own row), depth first:
  * each tried as write_dir tries a folder. A write grant one folder deeper than
@@ -238,14 +266,20 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
     while (!found && (e = readdir(d)) != NULL) {
         struct stat st;
         size_t n = strlen(e->d_name);
-        if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || !strcmp(e->d_name, ".") ||
-            !strcmp(e->d_name, "..") || len + 1 + n >= PATH_MAX)
+        if ((e->d_type != DT_DIR && e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
+            !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || len + 1 + n >= PATH_MAX)
             continue;
         path[len] = '/';
         memcpy(path + len + 1, e->d_name, n + 1);
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISDIR(st.st_mode) || st.st_dev != dev || in_lines(o.write_skip, path) ||
-            skipped(&st) || mount_point(path))
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev ||
+            in_lines(o.write_skip, path) || mount_point(path))
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            if ((found = walk_file(w, dirfd(d), e->d_name, &st, path, base)) || g_walk_cut)
+                break;
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode) || skipped(&st))
             continue;
         if (!walk_step())
             break;

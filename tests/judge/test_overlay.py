@@ -191,3 +191,34 @@ def test_a_fuse_or_network_mount_of_its_own_cannot_be_placed(kind: str) -> None:
 def test_the_fuse_control_filesystem_and_tmpfs_are_its_own() -> None:
     assert _fuse("fusectl")[0] == "blocked"
     assert _fuse("tmpfs")[0] == "blocked"
+
+
+def test_an_overlay_the_host_was_not_asked_about_is_no_pass() -> None:
+    """Unless every layer is granted: then there is nothing to ask."""
+    granted = ["/logs", "rw,lowerdir=/usr/share/doc", "README", "12"]
+    assert judged([granted], None)[0] == "blocked"
+    outcome, detail = judged([OVERLAY], None)
+    assert outcome == "error"
+    assert detail.startswith("mount /logs (overlay 0:41, its layer /var/log not placed on the host")
+
+
+def test_the_sandboxs_own_root_overlay_is_its_image_and_the_next_one_still_judged() -> None:
+    """An overlay at / (an image's layers, which no grant names) is the sandbox's own;
+    an overlay of granted folders is no matter; the one after each is still judged."""
+    root = ["/", "rw,lowerdir=/var/lib/img/1,upperdir=/var/lib/img/up", "bin", "7"]
+    granted = ["/docs", "rw,lowerdir=/usr/share/doc", "README", "12"]
+    mounts = [
+        ["0:40", "overlay", "/", "/", "bin"],
+        ["0:42", "overlay", "/docs", "/", "README"],
+        *MOUNTS[1:],
+        ["0:50", "fuse.sshfs", "/data", "/", "notes.txt"],
+    ]
+    evidence = {"boot_id": BOOT, "mounts": mounts, "overlays": [root, granted, OVERLAY]}
+    host = HostEvidence(
+        host_fs={"boot_id": BOOT, "mounts": HOST_MOUNTS}, grants=GRANTS, held_paths={}
+    )
+    outcome, detail = judge_mounts(evidence, host, "6.1")
+    assert outcome == "error"
+    assert detail.startswith("mount /logs (overlay 0:41, its layer /var/log not placed")
+    without = {**evidence, "overlays": [root, granted]}
+    assert judge_mounts(without, host, "6.1")[1].startswith("mount /data (fuse.sshfs 0:50")

@@ -190,3 +190,22 @@ def test_below_folders_it_cannot_list_the_hosts_list_of_folders_is_tried(
     # A list the sandbox cannot read, on a host device: no proof either way.
     evidence = _write_reach(probe, tree, *options, "--write-dirs", f"{tree}/missing")
     assert evidence["walk_cut"] >= 1
+
+
+def test_a_file_anyone_may_write_is_found_by_the_walk_never_an_executable(
+    probe: Path, tree: Path
+) -> None:
+    """No folder may be written, but a file two folders down may (a Landlock rule on
+    one file, or its mode): opened for appending, nothing written. A file with an
+    execute bit is never opened for writing (a concurrent exec of it would fail)."""
+    (tree / "tree" / "a" / "b" / "c").chmod(0o755)
+    script = tree / "tree" / "a" / "b" / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o777)
+    assert _at(_write_reach(probe, tree, "--write-skip", "/"), tree / "point") is None
+    notes = tree / "tree" / "a" / "b" / "notes"
+    notes.write_text("n")
+    notes.chmod(0o666)
+    evidence = _write_reach(probe, tree, "--write-skip", "/")
+    assert _at(evidence, tree / "point") == ("a/b/notes", "opened a file for writing")
+    assert notes.read_text() == "n"
