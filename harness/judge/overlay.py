@@ -107,7 +107,8 @@ def ungranted_layers(
 
 
 def unplaced_layers(evidence: Mapping[str, Any], grants: Iterable[str]) -> dict[str, str]:
-    """Each overlay mount point (not the sandbox's /) with a layer no read grant holds,
+    """Each overlay mount point with a layer no read grant holds (the sandbox's / among
+    them: `reach.unplaced_mounts` passes over its image),
     as {mount point: that layer}: one the host did not confirm is no proof of an
     overlay of the sandbox's own, for the mounter's words may name a host folder by
     another path (a relative one, a private bind of it, /proc/self/fd/N), and a few
@@ -115,8 +116,6 @@ def unplaced_layers(evidence: Mapping[str, Any], grants: Iterable[str]) -> dict[
     granted = list(grants)
     found: dict[str, str] = {}
     for point, options, _names in _rows(evidence):
-        if point == "/":
-            continue
         for layer in layers(options):
             if not layer.startswith("/") or not any(within(layer, g) for g in granted):
                 found.setdefault(point, layer)

@@ -76,7 +76,9 @@ def _write_reach(probe: Path, top: Path, *options: str) -> dict[str, Any]:
     mount's business), with the given options."""
     argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT, "t"]
     argv += [str(top / "tree"), str(top / "point"), str(probe), "run", "--tag", "t"]
-    argv += ["--check-timeout-ms", "20000", *options, "filesystem-confinement"]
+    # The host's kernel: --write-targets given (a later one in `options` wins).
+    argv += ["--check-timeout-ms", "20000", "--write-targets", "", *options]
+    argv += ["filesystem-confinement"]
     out = subprocess.run(argv, capture_output=True, text=True)
     for line in out.stdout.splitlines():
         row = json.loads(line)
@@ -97,6 +99,19 @@ def test_a_drop_box_three_folders_down_is_found_by_the_walk(probe: Path, tree: P
     assert _at(evidence, tree / "point") == ("a/b/c", TMPFILE)
     assert evidence["walk_cut"] == 0
     assert evidence["walked"] >= 3
+
+
+def test_in_a_kernel_of_its_own_there_is_no_walk(probe: Path, tree: Path) -> None:
+    """Without --write-targets (gVisor, a VM: the host gives none) a write below a
+    mount point is judged by the mount point alone: nothing is walked."""
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT, "t"]
+    argv += [str(tree / "tree"), str(tree / "point"), str(probe), "run", "--tag", "t"]
+    out = subprocess.run(
+        [*argv, "--write-skip", "/", "filesystem-confinement"], capture_output=True, text=True
+    )
+    row = next(json.loads(x) for x in out.stdout.splitlines() if '"fs-write-reach"' in x)
+    assert _at(row["evidence"], tree / "point") is None
+    assert row["evidence"]["walked"] == 0
 
 
 def test_a_folder_the_cell_may_write_is_not_entered(probe: Path, tree: Path) -> None:
@@ -159,7 +174,7 @@ def test_a_folder_where_only_a_folder_may_be_made_is_found(probe: Path, tree: Pa
 # confined by Landlock (reading everything, writing nothing, MAKE_DIR unhandled).
 CONFINED = r"""tree=$1 point=$2 probe=$3
 mount --bind "$tree" "$point" && exec "$probe" confine --read / --unhandled make-dir -- \
-  "$probe" run --tag t --write-skip / filesystem-confinement
+  "$probe" run --tag t --write-skip / --write-targets "" filesystem-confinement
 """
 
 
