@@ -37,7 +37,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "MAKE_FIFO: create a named pipe": ("landlock-unhandled-make-fifo",),
     _FS + "MAKE_SOCK: create a unix socket file": ("landlock-unhandled-make-sock",),
     _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
-    _FS + "MAKE_BLOCK: create a block device": ("bwrap-block-device", "bwrap-block-device-deeper"),
+    _FS + "MAKE_BLOCK: create a block device": (
+        "bwrap-block-device",
+        "bwrap-block-device-deeper",
+        "landlock-loop-write",
+    ),
     _FS + "mode: chmod": (
         "landlock-unfiltered-chmod",
         "landlock-i386-chmod",

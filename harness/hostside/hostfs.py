@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 TIMEOUT = 30.0
 MAX_BYTES = 1 << 20
 
-# No arguments. The boot id, a separator, then the mount table as the kernel wrote it.
+# No arguments. The boot id, a separator, the mount table as the kernel wrote it, a
+# separator, then the host's block devices (/sys/class/block: each a name in /dev).
 SCRIPT = r"""cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo
 echo --
 cat /proc/self/mountinfo
+echo --
+ls /sys/class/block 2>/dev/null
 """
 
 
@@ -120,11 +123,13 @@ def _unescape(field: str) -> str:
 async def read_host_fs(transport: Transport) -> dict[str, object]:
     """{"boot_id", "mounts"}, or {"error"} when the host's view could not be read."""
     done = await transport.run(["sh", "-c", SCRIPT], timeout=TIMEOUT)
-    boot_id, sep, table = done.stdout[:MAX_BYTES].partition("\n--\n")
+    boot_id, sep, rest = done.stdout[:MAX_BYTES].partition("\n--\n")
+    table, _, block = rest.partition("\n--\n")
     mounts = parse_mountinfo(table)
     if not done.ok or not sep or not mounts:
         return {"error": f"host mount table unreadable (exit {done.exit_status})"}
-    return {"boot_id": boot_id.strip(), "mounts": mounts}
+    names = [n for n in block.split() if n.replace("-", "").replace("_", "").isalnum()]
+    return {"boot_id": boot_id.strip(), "mounts": mounts, "block": names}
 
 
 async def resolve_paths(transport: Transport, paths: Iterable[str]) -> dict[str, str]:
@@ -273,10 +278,12 @@ class HostFsFixture(Fixture):
         if self.view is None:
             return ()
         given = grants(cell.runtime, cell.paths, self.real)
+        block = self.view.get("block")
+        devices = ["--block-devs", "\n".join(f"/dev/{n}" for n in block)] if block else []
         # The write grants as the sandbox sees them, and where the host's lead (the
         # probe skips a folder by its identity: a grant named through a symlink).
         skip = dict.fromkeys([*given["inside_write"], *given["write"]])
-        args = ["--write-skip", "\n".join(skip)]
+        args = ["--write-skip", "\n".join(skip), *devices]
         if cell.runtime.kind == "host":
             args += ["--write-named", "0"]
         if cell.runtime.promises_own_kernel:

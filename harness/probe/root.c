@@ -213,13 +213,22 @@ static void unlink_node(void)
         unlink(g_node);
 }
 
-/* Read one sector through a block device node; escaped on success. */
+/* Read one sector through a block device node, or else open it for writing (nothing
+ * written: Landlock's WRITE_FILE alone on /dev/vda lets a disk be written but not
+ * read); escaped on either. */
 static void read_sector(const char *node, unsigned maj, unsigned min, const char *how, int *e)
 {
     int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     *e = errno;
-    if (fd < 0)
+    if (fd < 0) {
+        fd = open(node, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0) {
+            close(fd);
+            outcome(OC_ESCAPED, 0, "opened block device %u:%u %s for writing (nothing written)",
+                    maj, min, how);
+        }
         return;
+    }
     char sector[512];
     ssize_t n = read(fd, sector, sizeof sector);
     *e = errno;
@@ -293,6 +302,25 @@ void chk_priv_root_mknod(void)
     /* Every node already there, whatever it backs: a host disk, loop device or zram
      * passed into the sandbox is host storage in reach, even when no mount names it. */
     blk_nodes("/dev", 0, 1, 0, 0, &e, &tried);
+    /* Where /dev does not list (Landlock granting one node of it): each of the host's
+     * block devices by its name (--block-devs, /sys/class/block's on the host). */
+    for (const char *p = o.block_devs ? o.block_devs : ""; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char node[256];
+        struct stat st;
+        p += len + (end != NULL);
+        if (len >= sizeof node)
+            continue;
+        memcpy(node, p - len - (end != NULL), len);
+        node[len] = 0;
+        if (lstat(node, &st) != 0 || !S_ISBLK(st.st_mode))
+            continue;
+        tried++;
+        char how[300];
+        snprintf(how, sizeof how, "through its node %s", node);
+        read_sector(node, major(st.st_rdev), minor(st.st_rdev), how, &e);
+    }
     ev_int("tried", tried);
     outcome(OC_BLOCKED, e, "mknod and read %d block device node(s)", tried);
 }

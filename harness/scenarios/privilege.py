@@ -121,7 +121,8 @@ PRIVILEGE = Scenario(
         # this attempt no working control: a read is proof, a refusal is recorded.
         _as_root(
             "priv-root-mknod",
-            "read a sector of any block device in /dev, or of a mounted disk through mknod",
+            "read a sector of any block device in /dev, or of a mounted disk through mknod,"
+            " or open it for writing (nothing written)",
             Control.NONE,
             how=(
                 "For each block device behind a visible mount: read a sector through its node in "
@@ -129,7 +130,11 @@ PRIVILEGE = Scenario(
                 "`/dev` (removed at once). Then every block device node in `/dev` at any depth "
                 "(never through a symlink; not pts, shm, mqueue or hugepages), whatever it "
                 "backs: one passed in with `--device`, at `/dev/sdb` or one folder deeper at "
-                "`/dev/disk/data` (a node, no mount), is host storage in reach."
+                "`/dev/disk/data` (a node, no mount), is host storage in reach. Then each of the "
+                "host's block devices by its name (`--block-devs`, from the host's "
+                "`/sys/class/block`), where `/dev` does not list. Where a node "
+                "cannot be read, it is opened for writing (`O_WRONLY`, nothing written): "
+                "Landlock's `WRITE_FILE` alone on a disk's node lets it be written, not read."
             ),
         ),
         _as_root(

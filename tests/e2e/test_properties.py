@@ -278,6 +278,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-write-deeper": {"filesystem_confinement": "fs-write-reach"},
     # Four folders down, below folders it cannot list: the host's list of its folders.
     "landlock-write-deep4": {"filesystem_confinement": "fs-write-reach"},
+    # A host block device it may write but not read, /dev not listable.
+    "landlock-loop-write": {"privilege_floor": "priv-root-mknod"},
     # One host file deep in a read-only grant, writable: the walk opens every file.
     "landlock-write-file-deep": {"filesystem_confinement": "fs-write-reach"},
     # The same folder, where only a symlink may be made (a second Landlock layer).

@@ -5,6 +5,7 @@ refusal, and the host files the probe is told to try."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,7 +108,8 @@ async def test_the_grants_and_the_targets_follow_the_policys_symlinks(tree: Path
         ("254:0", "/x/other", f"{tree}/other"),
     ]
     # Writes are tried in the read-only grant too: reading it is no leave to change it.
-    assert list(fixture.probe_args(cell)) == [
+    # (The host's block devices, for priv-root-mknod, follow: `_without_devices`.)
+    assert _without_devices(fixture.probe_args(cell)) == [
         "--reach-targets",
         "254:0 /x/other",
         "--write-targets",
@@ -216,7 +218,7 @@ async def test_the_write_reach_options_by_runtime(tree: Path) -> None:
         (make_runtime("runsc", RunscRuntimeSpec(kind="runsc")), ["--write-skip", f"/\n{rootfs}"]),
     ):
         await fixture.start(_host(workdir, runtime))
-        args = list(fixture.probe_args(_cell(runtime, workdir)))
+        args = _without_devices(fixture.probe_args(_cell(runtime, workdir)))
         assert args[-len(want) :] == want, runtime.name
         assert ("--write-targets" in args) is (not runtime.promises_own_kernel), runtime.name
 
@@ -306,3 +308,30 @@ async def test_the_hosts_list_of_its_folders(tmp_path: Path) -> None:
     assert Path(made).read_text().splitlines()[-1] == "# cut"
     assert len(Path(made).read_text().splitlines()) == 6
     assert not old.exists()  # a list two hours old is removed
+
+
+def _without_devices(args: Sequence[str]) -> list[str]:
+    """The probe's options less `--block-devs` and its value, which this host's own
+    block devices make (read_host_fs: /sys/class/block)."""
+    found = list(args)
+    if "--block-devs" in found:
+        at = found.index("--block-devs")
+        assert all(line.startswith("/dev/") for line in found[at + 1].splitlines())
+        del found[at : at + 2]
+    return found
+
+
+async def test_the_host_names_its_block_devices_for_the_probe(tree: Path) -> None:
+    """/sys/class/block's names, each a node in /dev the probe tries where /dev does
+    not list (priv-root-mknod: a sandbox granting one node of it)."""
+    from harness.hostside.hostfs import read_host_fs
+
+    view = await read_host_fs(LocalTransport())
+    assert view["block"] == sorted(os.listdir("/sys/class/block"))
+    runtime = _runtime(str(tree / "link"))
+    fixture = HostFsFixture()
+    await fixture.start(_host(str(tree / "work"), runtime))
+    args = list(fixture.probe_args(_cell(runtime, str(tree / "work"))))
+    if view["block"]:
+        nodes = args[args.index("--block-devs") + 1].splitlines()
+        assert nodes == [f"/dev/{n}" for n in view["block"]]
