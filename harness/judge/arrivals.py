@@ -100,6 +100,8 @@ def _by_port(
     check: ProbeCheck,
     tag: str,
     flows: Mapping[tuple[str, int | None, int | None], str],
+    *,
+    of_cell: bool = False,
 ) -> bool:
     src, dst = _attempt_ports(check)
     proto = transport_of(check.scenario, check.id)
@@ -113,7 +115,12 @@ def _by_port(
     if got_src != src or got_dst not in (None, dst):
         return False
     marked = flows.get(_owner(event))
-    return marked is None or tag.lower() in marked  # another cell's flow is not ours
+    if marked is None:
+        return True
+    # Another cell's flow is not ours; nor, for one attempt, a flow another attempt of
+    # this cell marked (the same ephemeral port, from another network namespace: a
+    # held descriptor's host namespace). The cell's own all the same (`of_cell`).
+    return tag.lower() in marked and (of_cell or check.id.lower() in marked)
 
 
 def describe(event: Mapping[str, Any]) -> str:
@@ -183,7 +190,9 @@ class Arrivals:
         proto = transport_of(check.scenario, check.id)
         # No key of `_sent` holds None: an unknown transport or port finds nothing.
         for i, got_dst, marked in self._sent.get((proto, src), ()):
-            if got_dst in (None, dst) and (marked is None or tag in marked):
+            if got_dst in (None, dst) and (
+                marked is None or (tag in marked and check_id in marked)
+            ):
                 found.add(i)
         return [describe(self.events[i]) for i in sorted(found)]
 

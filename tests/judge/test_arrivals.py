@@ -326,7 +326,9 @@ def test_a_cells_arrivals_are_those_its_tag_or_one_of_its_attempts_claims() -> N
         checks = [attempt() for _ in range(pick.randint(0, 5))]
         flows = owners(events)
         expected = [
-            e for e in events if TAG in _text(e) or any(_by_port(e, c, TAG, flows) for c in checks)
+            e
+            for e in events
+            if TAG in _text(e) or any(_by_port(e, c, TAG, flows, of_cell=True) for c in checks)
         ]
         assert of_cell(events, TAG, checks) == expected
         by_port += sum(TAG not in _text(e) for e in expected)
@@ -353,6 +355,8 @@ def test_an_attempts_arrivals_are_those_its_marker_or_its_ports_claim() -> None:
         return pick.choice(
             [
                 "",
+                "",
+                "",
                 f"HARNESS {TAG} {check}",
                 f"harness {check.upper()} {TAG.upper()} more",
                 f"harness {other} {check}",
@@ -378,7 +382,7 @@ def test_an_attempts_arrivals_are_those_its_marker_or_its_ports_claim() -> None:
         return _random_attempt(pick, declared, ports)
 
     claimed = {"marker": 0, "port": 0}
-    for _ in range(2000):
+    for _ in range(4000):
         events = [arrival() for _ in range(pick.randint(0, 8))]
         index, flows = Arrivals(events), owners(events)
         for check in (attempt() for _ in range(pick.randint(1, 5))):
@@ -390,3 +394,21 @@ def test_an_attempts_arrivals_are_those_its_marker_or_its_ports_claim() -> None:
             claimed["marker"] += sum(marker)
             claimed["port"] += sum(p and not m for m, p in zip(marker, port, strict=True))
     assert min(claimed.values()) > 100, claimed  # both ways were put to the test
+
+
+def test_a_flow_another_attempt_marked_is_not_this_attempts_by_its_port() -> None:
+    """held-fds' query, sent from the host's network namespace, and dns-own's, sent
+    from the sandbox's own, took the same ephemeral port (42640): the packet held-fds
+    marked is held-fds', not dns-own's by that port. It is the cell's all the same."""
+    packet = {
+        "event": "packet", "proto": "udp", "src": "fd5e::1", "dst": "fd5e::2",
+        "sport": 42640, "dport": 53, "mark": f"held-fds-0.{TAG}.denied.harness.test",
+    }  # fmt: skip
+    dns_own = ProbeCheck(
+        "dns-own", "egress-confinement", "attempt", "blocked",
+        evidence={"dst": "127.0.0.1:53", "src_port": 42640},
+    )  # fmt: skip
+    assert of_attempt([packet], TAG, dns_own) == []
+    unmarked = {**packet, "mark": ""}
+    assert of_attempt([unmarked], TAG, dns_own) != []  # a flow nobody marked: by its port
+    assert of_cell([packet], TAG, [dns_own]) == [packet]
