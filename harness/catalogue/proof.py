@@ -82,6 +82,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-overlay-host",
         "landlock-write-deeper",
         "landlock-write-deep4",
+        "landlock-write-fresh",
         "landlock-write-file-deep",
         "landlock-symlink-deeper",
     ),

@@ -230,6 +230,36 @@ async def list_targets(
     return found
 
 
+def named_targets(
+    runtimes: Iterable[Runtime],
+    mounts: Sequence[Sequence[str]],
+    real: Mapping[str, str] | None = None,
+) -> list[tuple[str, str, str]]:
+    """Every absolute path a command runtime's argv names (`--write /var/lib/x`, a bare
+    `/srv/data`), as a target (device, path inside its filesystem, host path), on the
+    host mount that serves it: the probe tries each one it finds below a mount point,
+    a folder or a regular file, as it tries the listed ones. With `real` (each path's
+    real path on the host), where it really leads: a symlink's own path is no target.
+    One not there yet stays as named (a launcher makes it at the cell's start)."""
+    found: list[tuple[str, str, str]] = []
+    for rt in runtimes:
+        argv = getattr(rt.spec, "argv", None) or []
+        for word in argv:
+            path = word.partition("=")[2] if word.startswith("--") else word
+            if not path.startswith("/") or "{" in path or path == "/":
+                continue
+            path = os.path.normpath(path)
+            path = (real or {}).get(path, path)
+            best = None
+            for m in mounts:
+                if within(path, m[2]) and (best is None or len(m[2]) >= len(best[2])):
+                    best = m
+            if best is not None and best[1] not in PSEUDO_TYPES:
+                rest = path[len(best[2].rstrip("/")) :]
+                found.append((best[0], best[3].rstrip("/") + rest, path))
+    return list(dict.fromkeys(found))
+
+
 class HostFsFixture(Fixture):
     """The host's view, read once per host, and what each cell grants the sandbox;
     the list of every folder of the host's, in the helpers' folder, once they are
@@ -257,6 +287,12 @@ class HostFsFixture(Fixture):
         mounts = self.view.get("mounts")
         if isinstance(mounts, list):
             self.targets = await list_targets(host.transport, mounts)
+            # What a launcher names is where its grants lie: a folder it made just now
+            # (after the list of folders), a file deep below folders nobody can list;
+            # each where it really leads (Debian's /bin is /usr/bin), if it is there.
+            named = named_targets(host.runtimes, mounts)
+            real = await resolve_paths(host.transport, [path for _, _, path in named])
+            self.targets += named_targets(host.runtimes, mounts, real)
             staged = self.helpers.helpers if self.helpers is not None else None
             if (
                 staged is not None

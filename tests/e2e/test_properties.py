@@ -278,6 +278,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-write-deeper": {"filesystem_confinement": "fs-write-reach"},
     # Four folders down, below folders it cannot list: the host's list of its folders.
     "landlock-write-deep4": {"filesystem_confinement": "fs-write-reach"},
+    # A host folder its launcher makes at the cell's start, named in its argv.
+    "landlock-write-fresh": {"filesystem_confinement": "fs-write-reach"},
     # A host block device it may write but not read, /dev not listable.
     "landlock-loop-write": {"privilege_floor": "priv-root-mknod"},
     # One host file deep in a read-only grant, writable: the walk opens every file.

@@ -335,3 +335,38 @@ async def test_the_host_names_its_block_devices_for_the_probe(tree: Path) -> Non
     if view["block"]:
         nodes = args[args.index("--block-devs") + 1].splitlines()
         assert nodes == [f"/dev/{n}" for n in view["block"]]
+
+
+def test_what_a_launcher_names_is_tried_as_a_target() -> None:
+    """A command runtime's argv names its grants (`--write /var/lib/x`, `--opt=/srv/y`):
+    each absolute path is a target on the host mount serving it, the latest mount at
+    the longest point; placeholders, relative words and kernel filesystems are not."""
+    from harness.hostside.hostfs import named_targets
+
+    mounts = [
+        ["254:0", "ext4", "/", "/"],
+        ["254:0", "ext4", "/srv/data", "/exports/data"],
+        ["0:21", "proc", "/proc", "/"],
+    ]
+    argv = ["confine", "--write", "/var/lib/apt/../apt/lists/fresh", "--opt=/srv/data/x",
+            "{allowed}", "/proc/sys", "relative", "/", "--", "{probe}"]  # fmt: skip
+    spec = CommandRuntimeSpec(kind="command", argv=[*argv, "{args}"])
+    assert named_targets([make_runtime("rt", spec)], mounts) == [
+        ("254:0", "/var/lib/apt/lists/fresh", "/var/lib/apt/lists/fresh"),
+        ("254:0", "/exports/data/x", "/srv/data/x"),
+    ]
+
+
+def test_a_named_path_is_tried_where_it_really_leads() -> None:
+    """Debian's /bin is /usr/bin: the symlink's own path is no target (reading it
+    reads a granted folder). A path not there yet stays as named: the launcher makes
+    it at the cell's start."""
+    from harness.hostside.hostfs import named_targets
+
+    mounts = [["254:0", "ext4", "/", "/"]]
+    spec = CommandRuntimeSpec(kind="command", argv=["/bin/sh", "/new/a", "{probe}", "{args}"])
+    found = named_targets([make_runtime("rt", spec)], mounts, {"/bin/sh": "/usr/bin/dash"})
+    assert found == [
+        ("254:0", "/usr/bin/dash", "/usr/bin/dash"),
+        ("254:0", "/new/a", "/new/a"),
+    ]
