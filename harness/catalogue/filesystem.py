@@ -305,6 +305,11 @@ ROWS: tuple[Row, ...] = (
             "a bind mount of a host folder",
             "an overlay of the sandbox's own whose layer is a host folder",
             "a write grant deeper than harness's listing of the host",
+            "a grant of removal alone (Landlock's REMOVE_FILE, REMOVE_DIR) on a host folder:"
+            " unlink of a folder in it, rmdir of a file in it, each refused only as the wrong"
+            " kind, nothing removed",
+            "a grant of truncation alone (Landlock's TRUNCATE) on a host folder: truncate past"
+            " the file-size limit, refused only by that limit, nothing changed",
         ),
     ),
     _fs(

@@ -108,22 +108,34 @@ static int elsewhere(const char *path, const struct mnt *m)
     return 0;
 }
 
-/* One listed folder, at `path` in this view (`base`: the mount point's length). */
-static int list_try(struct walk *w, const char *path, size_t base)
+/* One listed folder, at `path` in this view (`base`: the mount point's length): a
+ * write in it; else whether its parent's entries may be removed; then, where it
+ * lists, the walk below it (a grant of one right alone on a host folder below
+ * unlistable ones: Landlock's TRUNCATE on /var/log). */
+static int list_try(struct walk *w, const char *path, size_t base, dev_t dev)
 {
     struct tried t = { "", 0 };
-    if (!write_dir(path, &t))
-        return 0;
-    if (untried(&t)) {
-        if (!w->kept.how[0]) {
-            w->kept = t;
-            snprintf(w->proof, w->cap, "%s", path + base + 1);
-        }
-        return 0;
+    struct stat st;
+    if (write_dir(path, &t) && !untried(&t)) {
+        *w->t = t;
+        snprintf(w->proof, w->cap, "%s", path + base + 1);
+        return 1;
     }
-    *w->t = t;
-    snprintf(w->proof, w->cap, "%s", path + base + 1);
-    return 1;
+    if (untried(&t) && !w->kept.how[0]) {
+        w->kept = t;
+        snprintf(w->proof, w->cap, "%s", path + base + 1);
+    }
+    t = (struct tried){ "", 0 };
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dev)
+        return 0;
+    if (remove_way_at(path, &st, &t)) { /* the proof: its parent */
+        size_t parent = (size_t)(strrchr(path, '/') - path);
+        *w->t = t;
+        snprintf(w->proof, w->cap, "%.*s", parent > base ? (int)(parent - base - 1) : 0,
+                 path + base + (parent > base));
+        return 1;
+    }
+    return !seen(path, strlen(path)) && walk_listed(w, dev, path, base); /* walked once */
 }
 
 int list_pass(struct walk *w, dev_t dev)
@@ -164,7 +176,7 @@ int list_pass(struct walk *w, dev_t dev)
             continue; /* tried by the walk, granted, or another mount's */
         if (!walk_step())
             break;
-        if (list_try(w, path, base))
+        if (list_try(w, path, base, dev))
             return 1;
     }
     return 0;

@@ -9,6 +9,7 @@
 
 #include "writereach.h"
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 /* Filesystems that hold no files of anyone's (and autofs, whose stat mounts). */
@@ -118,6 +119,81 @@ static int open_for_append(int dir, const char *name, const struct stat *st)
     return same;
 }
 
+/* Removal, proved without removing anything. unlink(2) of a folder is refused as a
+ * folder (EISDIR) only after every check of whether files may be removed from its
+ * parent (Landlock's REMOVE_FILE, DAC's write permission, a read-only mount, an
+ * append-only folder); rmdir(2) of a regular file, as a file (ENOTDIR), only after
+ * those of whether folders may be (REMOVE_DIR). A grant of removal alone (an agent
+ * let clear /var/lib/apt/lists) makes nothing, and is found here. Entry `name` of the
+ * open folder `dir` is tried only as what `st` said it was, looked at again just
+ * before: an entry the host swaps for another kind in that instant is the one window. */
+static int remove_way(int dir, const char *name, const struct stat *st, struct tried *t)
+{
+    struct stat now;
+    if (fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st->st_ino ||
+        now.st_dev != st->st_dev || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
+        return 0;
+    if (S_ISDIR(now.st_mode) && unlinkat(dir, name, 0) != 0 && errno == EISDIR) {
+        t->how = "its files may be removed (unlink of a folder in it refused only as a folder, EISDIR)";
+        return 1;
+    }
+    if (S_ISREG(now.st_mode) && unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno == ENOTDIR) {
+        t->how = "its folders may be removed (rmdir of a file in it refused only as a file, ENOTDIR)";
+        return 1;
+    }
+    return 0;
+}
+
+/* remove_way for a path: its parent opened first, nothing followed past it. */
+int remove_way_at(const char *path, const struct stat *st, struct tried *t)
+{
+    const char *slash = strrchr(path, '/');
+    char parent[PATH_MAX];
+    if (slash == NULL || !slash[1] || (size_t)(slash - path) >= sizeof parent)
+        return 0;
+    snprintf(parent, sizeof parent, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    int dir = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return 0;
+    int found = remove_way(dir, slash + 1, st, t);
+    close(dir);
+    return found;
+}
+
+/* truncate(2) to the largest length, past the file-size limit the check set at its
+ * start (RLIMIT_FSIZE 0, SIGXFSZ ignored): the kernel refuses it with EFBIG only
+ * after every check of whether the file may be truncated (DAC's write permission,
+ * Landlock's TRUNCATE, an append-only or immutable file), and before the filesystem
+ * changes anything (inode_newsize_ok, first in each filesystem's setattr). Landlock's
+ * TRUNCATE alone on a host log is found here. Never without that limit. */
+static int g_fsize_zero;
+int truncate_way(const char *path, struct tried *t)
+{
+    if (!g_fsize_zero || truncate(path, LLONG_MAX) == 0 || errno != EFBIG)
+        return 0;
+    t->how = "a file may be truncated (truncate past the file-size limit refused only by it, EFBIG)";
+    return 1;
+}
+
+static struct rlimit g_fsize;
+static void (*g_xfsz)(int);
+static void fsize_zero(int on)
+{
+    if (on) {
+        struct rlimit zero;
+        g_xfsz = signal(SIGXFSZ, SIG_IGN);
+        g_fsize_zero = getrlimit(RLIMIT_FSIZE, &g_fsize) == 0 && g_xfsz != SIG_ERR &&
+                       (zero = (struct rlimit){ 0, g_fsize.rlim_max }, setrlimit(RLIMIT_FSIZE, &zero) == 0) &&
+                       getrlimit(RLIMIT_FSIZE, &zero) == 0 && zero.rlim_cur == 0;
+        return;
+    }
+    if (g_fsize_zero)
+        setrlimit(RLIMIT_FSIZE, &g_fsize);
+    if (g_xfsz != SIG_ERR)
+        signal(SIGXFSZ, g_xfsz);
+    g_fsize_zero = 0;
+}
+
 /* A regular file opened for writing, nothing written; for appending, which an
  * append-only file (chattr +a: a log) takes where a plain open for writing is
  * refused, and which changes nothing more. Never one with an execute bit (an open
@@ -140,21 +216,30 @@ static int write_file(const char *path, const char *type, const struct stat *st,
                                     : UNTRIED "a file on overlayfs the access check lets be written";
         return 1;
     }
-    int same = open_for_append(AT_FDCWD, path, st);
-    if (same)
+    if (open_for_append(AT_FDCWD, path, st)) {
         t->how = "opened a file for writing";
-    return same;
+        return 1;
+    }
+    return truncate_way(path, t);
 }
 
 
-/* One listed target: folders on the first pass, files on the second. An untried
- * one proves nothing, so the walk goes on past it (the first is kept). */
+/* One listed target: folders on the first pass, files on the second; where neither
+ * may be written, whether its folder's entries may be removed. An untried one proves
+ * nothing, so the walk goes on past it (the first is kept). */
 static int write_target(const char *path, const char *rest, const struct stat *st, void *ctx)
 {
     struct walk *w = ctx;
     struct tried t = { "", 0 };
     int ok = w->dirs ? S_ISDIR(st->st_mode) && write_dir(path, &t)
                      : write_file(path, w->m->type, st, 0, &t);
+    if (!ok && (w->dirs ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode)) &&
+        remove_way_at(path, st, &t)) {
+        const char *slash = strrchr(rest, '/');
+        snprintf(w->proof, w->cap, "%.*s", slash ? (int)(slash - rest) : 0, rest);
+        *w->t = t;
+        return 1;
+    }
     if (!ok || (untried(&t) && w->kept.how[0]))
         return 0;
     if (untried(&t)) {
@@ -241,10 +326,12 @@ static int walk_file(struct walk *w, int dir, const char *name, const struct sta
         g_walk_cut++;
         return 0;
     }
-    if ((st->st_mode & 0111) || !strcmp(w->m->type, "overlay") ||
-        !open_for_append(dir, name, st))
+    if ((st->st_mode & 0111) || !strcmp(w->m->type, "overlay"))
         return 0;
-    w->t->how = "opened a file for writing";
+    if (open_for_append(dir, name, st))
+        w->t->how = "opened a file for writing";
+    else if (!truncate_way(path, w->t))
+        return 0;
     snprintf(w->proof, w->cap, "%s", path + base + 1);
     return 1;
 }
@@ -262,7 +349,7 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
         return 0;
     list_seen(len ? path : "/");
     struct dirent *e;
-    int found = 0;
+    int found = 0, removal = 0; /* each removal tried once per folder: its first entry of each kind */
     while (!found && (e = readdir(d)) != NULL) {
         struct stat st;
         size_t n = strlen(e->d_name);
@@ -274,6 +361,18 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev ||
             in_lines(o.write_skip, path) || mount_point(path))
             continue;
+        int kind = S_ISDIR(st.st_mode) ? 1 : S_ISREG(st.st_mode) ? 2 : 0;
+        if (kind && !(removal & kind)) {
+            removal |= kind;
+            struct tried t = { "", 0 };
+            if (remove_way(dirfd(d), e->d_name, &st, &t)) { /* the proof: this folder */
+                *w->t = t;
+                snprintf(w->proof, w->cap, "%.*s", len > base ? (int)(len - base - 1) : 0,
+                         path + base + (len > base));
+                found = 1;
+                break;
+            }
+        }
         if (S_ISREG(st.st_mode)) {
             if ((found = walk_file(w, dirfd(d), e->d_name, &st, path, base)) || g_walk_cut)
                 break;
@@ -303,6 +402,16 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
     closedir(d);
     path[len] = 0;
     return found;
+}
+
+int walk_listed(struct walk *w, dev_t dev, const char *start, size_t base)
+{
+    char path[PATH_MAX];
+    size_t len = strlen(start);
+    if (len >= sizeof path)
+        return 0;
+    memcpy(path, start, len + 1);
+    return walk_below(w, dev, path, len, base);
 }
 
 /* Path `path` is `top` or below it. */
@@ -411,6 +520,7 @@ void chk_fs_write_reach(void)
     ev_kernel();
     g_walk_until = now_ms() + WALK_SHARE * SLOW_ROW_FACTOR * g_check_timeout_ms;
     skip_ids();
+    fsize_zero(1);
     if (o.walk_folders)
         g_walk_max = atol(o.walk_folders);
     bput(&g_ev, ",\"writes\":[");
@@ -438,6 +548,7 @@ void chk_fs_write_reach(void)
         bput(&g_ev, "]");
     }
     bput(&g_ev, "]");
+    fsize_zero(0);
     ev_int("writes_cut", cut);
     ev_int("walked", g_walked);
     ev_int("walk_cut", g_walk_cut);

@@ -13,6 +13,12 @@ struct tried { const char *how; int left; };
 struct walk { const struct mnt *m; struct tried *t, kept; char *proof; size_t cap; int dirs; };
 
 int untried(const struct tried *t);
+/* Removal from `path`'s parent (`path` being what `st` says), and truncation of a
+ * file, each proved without changing anything. */
+int remove_way_at(const char *path, const struct stat *st, struct tried *t);
+int truncate_way(const char *path, struct tried *t);
+/* A listable folder of the host's list below one the walk did not list, walked. */
+int walk_listed(struct walk *w, dev_t dev, const char *path, size_t base);
 int write_dir(const char *path, struct tried *t);
 int in_lines(const char *lines, const char *path);
 int path_within(const char *path, const char *top);

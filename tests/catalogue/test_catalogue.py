@@ -227,6 +227,8 @@ WAY_MUTANTS = {
     "a bind mount of a host folder": ("-host-at-host", "-helpers-rw"),
     "an overlay of the sandbox's own": ("-overlay-host",),
     "a write grant deeper than": ("-write-deeper",),
+    "a grant of removal alone": ("-remove-deeper", "-rmdir-deeper"),
+    "a grant of truncation alone": ("-truncate-deeper",),
 }
 
 

@@ -286,6 +286,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-write-file-deep": {"filesystem_confinement": "fs-write-reach"},
     # The same folder, where only a symlink may be made (a second Landlock layer).
     "landlock-symlink-deeper": {"filesystem_confinement": "fs-write-reach"},
+    # Removal alone (files; folders) or truncation alone, on a host folder deep below
+    # the unlistable "/": nothing can be made or written there.
+    "landlock-remove-deeper": {"filesystem_confinement": "fs-write-reach"},
+    "landlock-rmdir-deeper": {"filesystem_confinement": "fs-write-reach"},
+    "landlock-truncate-deeper": {"filesystem_confinement": "fs-write-reach"},
     # An overlay of its own whose lower layer is the host's /var/log, bound in.
     "bwrap-overlay-host": {"filesystem_confinement": "fs-mounts"},
     # Privilege rows of the catalogue (issue 26), each the one privilege row left open
@@ -1004,6 +1009,40 @@ def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
     # The host was asked about the layer, and found the sandbox's files there.
     seen = cell["host_side"]["held_paths"]
     assert any(p.startswith("/usr/share/doc/") and v for p, v in seen.items()), seen
+
+
+def test_a_folder_granted_for_reading_alone_stays_enforced(tmp_path: Path) -> None:
+    """landlock-remove-deeper's and landlock-truncate-deeper's correct twin: the same
+    two Landlock layers, the first handling every right, the second granting
+    everything on the host's /var/log and /var/lib/apt/lists, which the policy lets
+    it read. Nothing can be removed or truncated there (unlink of a folder, rmdir of a
+    file and truncate past the file-size limit are each refused by Landlock first):
+    enforced."""
+    mutant = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "landlock-truncate-deeper"
+    ]
+    argv = list(mutant["argv"])
+    at = argv.index("--unhandled")
+    del argv[at : at + 2]
+    at = argv.index("/var/log")
+    argv[at + 1 : at + 1] = ["--write", "/var/lib/apt/lists"]
+    assert argv.count("/var/log") == 1 and "--unhandled" not in argv
+    policy = ROOT / "policies" / "landlock-logs.yaml"
+    runtime = (
+        f'[runtimes.logs-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    # The default work folder, as for matrices/mutants.toml: one below /tmp, which
+    # Landlock lets the workload write, would hold the outside folder.
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        f'name = "t"\ninventory = "{ROOT / "hosts" / "local.toml"}"\n'
+        f'scenarios = ["filesystem-confinement"]\n[settings]\ntimeout = 60\n{runtime}'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "logs-twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
 
 
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(

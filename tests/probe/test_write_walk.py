@@ -171,10 +171,13 @@ def test_a_folder_where_only_a_folder_may_be_made_is_found(probe: Path, tree: Pa
 
 
 # As root in a private mount namespace: the tree bound at the point, then the probe
-# confined by Landlock (reading everything, writing nothing, MAKE_DIR unhandled).
+# confined by Landlock (reading everything, writing nothing, MAKE_DIR unhandled). Every
+# other mount point is skipped: a folder made in the host's /dev/shm would stay.
 CONFINED = r"""tree=$1 point=$2 probe=$3
-mount --bind "$tree" "$point" && exec "$probe" confine --read / --unhandled make-dir -- \
-  "$probe" run --tag t --write-skip / --write-targets "" filesystem-confinement
+mount --bind "$tree" "$point" || exit
+skip=$(awk -v p="$point" '$5 != p {print $5}' /proc/self/mountinfo)
+exec "$probe" confine --read / --unhandled make-dir -- \
+  "$probe" run --tag t --write-skip "$skip" --write-targets "" filesystem-confinement
 """
 
 
@@ -205,6 +208,15 @@ def test_below_folders_it_cannot_list_the_hosts_list_of_folders_is_tried(
     # A list the sandbox cannot read, on a host device: no proof either way.
     evidence = _write_reach(probe, tree, *options, "--write-dirs", f"{tree}/missing")
     assert evidence["walk_cut"] >= 1
+    # A listed folder that lists, below ones that do not, is walked: a file in it that
+    # anyone may write (one right on one file, no folder writable) is found there.
+    listed.write_text("\n".join(lines) + "\n")
+    (tree / "tree" / "a" / "b" / "c").chmod(0o755)
+    notes = tree / "tree" / "a" / "b" / "c" / "notes"
+    notes.write_text("n")
+    notes.chmod(0o666)
+    evidence = _write_reach(probe, tree, *options, "--write-dirs", str(listed))
+    assert _at(evidence, tree / "point") == ("a/b/c/notes", "opened a file for writing")
 
 
 def test_a_file_anyone_may_write_is_found_by_the_walk_never_an_executable(
@@ -224,3 +236,49 @@ def test_a_file_anyone_may_write_is_found_by_the_walk_never_an_executable(
     evidence = _write_reach(probe, tree, "--write-skip", "/")
     assert _at(evidence, tree / "point") == ("a/b/notes", "opened a file for writing")
     assert notes.read_text() == "n"
+
+
+# As root, the tree bound at the point, then two Landlock layers: the first reads
+# everything and leaves one right unhandled (or none), the second grants everything
+# below point/a/b. Only that right reaches a/b; nothing else may change there.
+ONE_RIGHT = r"""tree=$1 point=$2 probe=$3 right=$4
+mount --bind "$tree" "$point" || exit
+skip=$(awk -v p="$point" '$5 != p {print $5}' /proc/self/mountinfo)
+set -- "$probe" confine --read / --write "$point/a/b" -- \
+  "$probe" run --tag t --write-skip "$skip" --write-targets "" filesystem-confinement
+set -- -- "$@"
+[ -n "$right" ] && set -- --unhandled "$right" "$@"
+set -- "$probe" confine --read / "$@"
+exec "$@"
+"""
+
+
+@pytest.mark.parametrize(
+    ("right", "found"),
+    [
+        ("remove-file", ("a/b", "its files may be removed")),
+        ("remove-dir", ("a/b", "its folders may be removed")),
+        ("truncate", ("a/b/log", "a file may be truncated")),
+        ("", None),
+    ],
+)
+def test_a_grant_of_removal_or_truncation_alone_is_found_and_nothing_changes(
+    probe: Path, tree: Path, right: str, found: tuple[str, str] | None
+) -> None:
+    """Landlock lets only files be removed, or only folders, or only files be
+    truncated, below a/b (a folder and a log in it): nothing may be made or written
+    there. unlink of the folder (refused only as a folder), rmdir of the log (only as
+    a file), truncate of the log past the file-size limit (only by that limit) prove
+    it, and the folder and the log stay as they were. The twin that grants none of
+    them is not flagged."""
+    log = tree / "tree" / "a" / "b" / "log"
+    log.write_text("keep")
+    point = tree / "point"
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", ONE_RIGHT, "t"]
+    argv += [str(tree / "tree"), str(point), str(probe), right]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    row = next(json.loads(x) for x in out.stdout.splitlines() if '"fs-write-reach"' in x)
+    got = _at(row["evidence"], point)
+    assert ((got[0], got[1].split(" (")[0]) if got else None) == found, out.stdout
+    assert log.read_text() == "keep"
+    assert (tree / "tree" / "a" / "b" / "c").is_dir()
