@@ -135,3 +135,15 @@ def harness_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 240
         timeout=timeout,
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture(scope="session")
+def local_matrix_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
+    """One run of the shipped default matrix (matrices/local.toml, every scenario),
+    shared by every test that only reads its results folder: a run costs about 15 s,
+    and three modules read one."""
+    for tool in ("runsc", "bwrap", "runc", "ip"):
+        require_tool(tool)
+    out = tmp_path_factory.mktemp("local-matrix") / "results"
+    result = harness_cli("run", "matrices/local.toml", "--out", out)
+    return result.code, result.stdout + result.stderr, out

@@ -40,14 +40,10 @@ def _no_harness_namespaces(run_id: str = "") -> bool:
     return f"harness-{run_id}" not in out
 
 
-@pytest.fixture(scope="module")
-def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
-    """One run of the shipped default matrix (all scenarios)."""
-    for tool in ("runsc", "bwrap", "runc", "ip"):
-        require_tool(tool)
-    out = tmp_path_factory.mktemp("props") / "results"
-    result = harness_cli("run", "matrices/local.toml", "--out", out)
-    return result.code, result.stdout + result.stderr, out
+@pytest.fixture
+def local_run(local_matrix_run: tuple[int, str, Path]) -> tuple[int, str, Path]:
+    """The session's one run of the shipped default matrix (all scenarios)."""
+    return local_matrix_run
 
 
 def test_local_matrix_judges_every_property(local_run: tuple[int, str, Path]) -> None:

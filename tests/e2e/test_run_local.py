@@ -18,15 +18,10 @@ from tests.lab import require_tool
 from tests.results.schemas import folder_problems
 
 
-@pytest.fixture(scope="module")
-def shipped_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
-    """One run of the shipped default matrix, shared by the tests that read it."""
-    require_tool("runsc")
-    require_tool("bwrap")
-    require_tool("runc")
-    out = tmp_path_factory.mktemp("local") / "results"
-    result = harness_cli("run", "matrices/local.toml", "--out", out)
-    return result.code, result.stdout + result.stderr, out
+@pytest.fixture
+def shipped_run(local_matrix_run: tuple[int, str, Path]) -> tuple[int, str, Path]:
+    """The session's one run of the shipped default matrix (tests/conftest.py)."""
+    return local_matrix_run
 
 
 def test_local_matrix_passes(shipped_run: tuple[int, str, Path]) -> None:

@@ -42,14 +42,12 @@ def _first_table(stdout: str) -> list[str]:
     return lines[:end]
 
 
-@pytest.fixture(scope="module")
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real run of the default matrix: every scenario on host, runsc and bwrap."""
-    for tool in ("runsc", "bwrap", "ip"):
-        require_tool(tool)
-    out = tmp_path_factory.mktemp("evidence") / "run"
-    result = harness_cli("run", "matrices/local.toml", "--out", out)
-    assert result.code == 0, result.stdout + result.stderr
+@pytest.fixture
+def run_folder(local_matrix_run: tuple[int, str, Path]) -> Path:
+    """The session's one real run of the default matrix (tests/conftest.py): every
+    scenario on host, runsc, bwrap and the rest."""
+    code, output, out = local_matrix_run
+    assert code == 0, output
     return out
 
 
