@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -26,13 +27,26 @@ TIMEOUT = 30.0
 MAX_BYTES = 1 << 20
 
 # No arguments. The boot id, a separator, the mount table as the kernel wrote it, a
-# separator, then the host's block devices (/sys/class/block: each a name in /dev).
+# separator, the host's block devices (/sys/class/block: each a name in /dev), a
+# separator, then its file locks (/proc/locks: the leases among them).
 SCRIPT = r"""cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo
 echo --
 cat /proc/self/mountinfo
 echo --
 ls /sys/class/block 2>/dev/null
+echo --
+cat /proc/locks 2>/dev/null
 """
+# A lease in /proc/locks: "1: LEASE  ACTIVE    READ 1234 fd:00:5678 0 EOF" (nfsd's
+# delegations say DELEG), its device in hex.
+LEASE = re.compile(r"^\d+: (?:LEASE|DELEG) .*? ([0-9a-f]+):([0-9a-f]+):(\d+) ", re.MULTILINE)
+
+
+def leased_files(locks: str) -> list[str]:
+    """The files the host's processes hold a lease on, as "MAJ:MIN:INO" (decimal):
+    the probe never truncates one (truncate(2) breaks a lease before any access
+    check, and waits up to lease-break-time for its holder)."""
+    return [f"{int(a, 16)}:{int(b, 16)}:{ino}" for a, b, ino in LEASE.findall(locks)]
 
 
 # Filesystems that hold no host files worth a target (devtmpfs: devices are never
@@ -124,12 +138,18 @@ async def read_host_fs(transport: Transport) -> dict[str, object]:
     """{"boot_id", "mounts"}, or {"error"} when the host's view could not be read."""
     done = await transport.run(["sh", "-c", SCRIPT], timeout=TIMEOUT)
     boot_id, sep, rest = done.stdout[:MAX_BYTES].partition("\n--\n")
-    table, _, block = rest.partition("\n--\n")
+    table, _, rest = rest.partition("\n--\n")
+    block, _, locks = rest.partition("\n--\n")
     mounts = parse_mountinfo(table)
     if not done.ok or not sep or not mounts:
         return {"error": f"host mount table unreadable (exit {done.exit_status})"}
     names = [n for n in block.split() if n.replace("-", "").replace("_", "").isalnum()]
-    return {"boot_id": boot_id.strip(), "mounts": mounts, "block": names}
+    return {
+        "boot_id": boot_id.strip(),
+        "mounts": mounts,
+        "block": names,
+        "leased": leased_files(locks),
+    }
 
 
 async def resolve_paths(transport: Transport, paths: Iterable[str]) -> dict[str, str]:
@@ -316,6 +336,9 @@ class HostFsFixture(Fixture):
         given = grants(cell.runtime, cell.paths, self.real)
         block = self.view.get("block")
         devices = ["--block-devs", "\n".join(f"/dev/{n}" for n in block)] if block else []
+        leased = self.view.get("leased")
+        if leased:
+            devices += ["--leased", "\n".join(leased[:256])]
         # The write grants as the sandbox sees them, and where the host's lead (the
         # probe skips a folder by its identity: a grant named through a symlink).
         skip = dict.fromkeys([*given["inside_write"], *given["write"]])

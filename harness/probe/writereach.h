@@ -16,7 +16,7 @@ int untried(const struct tried *t);
 /* Removal from `path`'s parent (`path` being what `st` says), and truncation of a
  * file, each proved without changing anything. */
 int remove_way_at(const char *path, const struct stat *st, struct tried *t);
-int truncate_way(const char *path, struct tried *t);
+int truncate_way(const char *path, const struct stat *st, struct tried *t);
 /* A listable folder of the host's list below one the walk did not list, walked. */
 int walk_listed(struct walk *w, dev_t dev, const char *path, size_t base);
 int write_dir(const char *path, struct tried *t);

@@ -311,12 +311,16 @@ async def test_the_hosts_list_of_its_folders(tmp_path: Path) -> None:
 
 
 def _without_devices(args: Sequence[str]) -> list[str]:
-    """The probe's options less `--block-devs` and its value, which this host's own
-    block devices make (read_host_fs: /sys/class/block)."""
+    """The probe's options less `--block-devs` and `--leased` and their values, which
+    this host's own block devices and leases make (read_host_fs: /sys/class/block,
+    /proc/locks)."""
     found = list(args)
     if "--block-devs" in found:
         at = found.index("--block-devs")
         assert all(line.startswith("/dev/") for line in found[at + 1].splitlines())
+        del found[at : at + 2]
+    if "--leased" in found:
+        at = found.index("--leased")
         del found[at : at + 2]
     return found
 
@@ -335,6 +339,38 @@ async def test_the_host_names_its_block_devices_for_the_probe(tree: Path) -> Non
     if view["block"]:
         nodes = args[args.index("--block-devs") + 1].splitlines()
         assert nodes == [f"/dev/{n}" for n in view["block"]]
+
+
+async def test_the_host_names_the_files_it_holds_leases_on(tree: Path) -> None:
+    """/proc/locks' leases, as MAJ:MIN:INO: the probe never truncates one (truncate(2)
+    breaks a lease before any access check, and waits for its holder)."""
+    import fcntl
+
+    from harness.hostside.hostfs import leased_files, read_host_fs
+
+    held = tree / "held"
+    held.write_text("x")
+    fd = os.open(held, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        view = await read_host_fs(LocalTransport())
+        st = held.stat()
+        name = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}:{st.st_ino}"
+        assert name in view["leased"]
+        runtime = _runtime(str(tree / "link"))
+        fixture = HostFsFixture()
+        await fixture.start(_host(str(tree / "work"), runtime))
+        args = list(fixture.probe_args(_cell(runtime, str(tree / "work"))))
+        assert name in args[args.index("--leased") + 1].splitlines()
+    finally:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        os.close(fd)
+    locks = (
+        "1: LEASE  ACTIVE    READ 1234 fd:00:5678 0 EOF\n"
+        "2: DELEG  ACTIVE    READ 99 08:11:42 0 EOF\n"
+        "3: POSIX  ADVISORY  WRITE 77 08:01:9 0 EOF\n"
+    )
+    assert leased_files(locks) == ["253:0:5678", "8:17:42"]
 
 
 def test_what_a_launcher_names_is_tried_as_a_target() -> None:

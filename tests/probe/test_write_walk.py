@@ -6,6 +6,7 @@ mount namespace (root needed)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -282,3 +283,25 @@ def test_a_grant_of_removal_or_truncation_alone_is_found_and_nothing_changes(
     assert ((got[0], got[1].split(" (")[0]) if got else None) == found, out.stdout
     assert log.read_text() == "keep"
     assert (tree / "tree" / "a" / "b" / "c").is_dir()
+
+
+def test_a_file_under_a_lease_is_never_truncated(probe: Path, tree: Path) -> None:
+    """truncate(2) breaks a lease (Samba's oplock, nfsd's delegation) before any
+    access check, and waits up to lease-break-time (45 s) for its holder: a file the
+    host's /proc/locks shows leased is passed over, and said; the lease stays."""
+    log = tree / "tree" / "a" / "b" / "log"
+    log.write_text("keep")
+    point = tree / "point"
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", ONE_RIGHT, "t"]
+        argv += [str(tree / "tree"), str(point), str(probe), "truncate"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        row = next(json.loads(x) for x in out.stdout.splitlines() if '"fs-write-reach"' in x)
+        assert _at(row["evidence"], point) is None
+        assert row["evidence"]["lease_skips"] == 1
+        assert fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+    finally:
+        os.close(fd)
+    assert log.read_text() == "keep"
