@@ -310,6 +310,9 @@ ROWS: tuple[Row, ...] = (
             " kind, nothing removed",
             "a grant of truncation alone (Landlock's TRUNCATE) on a host folder: truncate past"
             " the file-size limit, refused only by that limit, nothing changed",
+            "a grant of one kind of node alone (Landlock's MAKE_CHAR, MAKE_SOCK) on a host"
+            " folder: a whiteout (a character device 0:0, no CAP_MKNOD needed) or a socket's"
+            " node made by mknod, each removed",
         ),
     ),
     _fs(

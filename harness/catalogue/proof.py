@@ -88,6 +88,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-remove-deeper",
         "landlock-rmdir-deeper",
         "landlock-truncate-deeper",
+        "landlock-whiteout-deeper",
+        "landlock-socknode-deeper",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),
     _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": ("jail-keep-chroot",),

@@ -77,8 +77,8 @@ int write_dir(const char *path, struct tried *t)
     return 1;
 }
 
-/* Where no regular file may be made: a folder, a symlink or a named pipe (Landlock's
- * MAKE_DIR, MAKE_SYM and MAKE_FIFO, each a right of its own: a symlink planted in
+/* Where no regular file may be made: a folder, a symlink or a node of each other kind
+ * (Landlock's MAKE_DIR, MAKE_SYM, MAKE_FIFO..., each a right of its own: a symlink planted in
  * /etc/apt/sources.list.d is a package source root follows), each made and removed at
  * once; never on the host control's own folders (`--write-named 0`). */
 static int make_other(const char *path, struct tried *t)
@@ -93,15 +93,28 @@ static int make_other(const char *path, struct tried *t)
         t->how = t->left ? "made a folder it could not remove" : "made and removed a folder";
         return 1;
     }
-    if (symlink(".harness", name) == 0 || mknod(name, S_IFIFO | 0600, 0) == 0) {
-        struct stat st;
-        int fifo = lstat(name, &st) == 0 && S_ISFIFO(st.st_mode);
+    /* MAKE_SYM, MAKE_FIFO, MAKE_SOCK (a socket's node, no socket(2)), MAKE_CHAR (a
+     * whiteout, 0:0, needs no CAP_MKNOD), MAKE_BLOCK (0:0, no driver: only with
+     * CAP_MKNOD). */
+    static const struct { mode_t mode; const char *made, *left; } NODES[] = {
+        { S_IFIFO, "made and removed a named pipe", "made a named pipe it could not remove" },
+        { S_IFSOCK, "made and removed a socket's node", "made a socket's node it could not remove" },
+        { S_IFCHR, "made and removed a whiteout (a character device 0:0)",
+          "made a whiteout (a character device 0:0) it could not remove" },
+        { S_IFBLK, "made and removed a block device node 0:0",
+          "made a block device node 0:0 it could not remove" },
+    };
+    if (symlink(".harness", name) == 0) {
         t->left = unlink(name) != 0;
-        t->how = t->left ? (fifo ? "made a named pipe it could not remove"
-                                 : "made a symlink it could not remove")
-                         : (fifo ? "made and removed a named pipe" : "made and removed a symlink");
+        t->how = t->left ? "made a symlink it could not remove" : "made and removed a symlink";
         return 1;
     }
+    for (size_t i = 0; i < sizeof NODES / sizeof NODES[0]; i++)
+        if (mknod(name, NODES[i].mode | 0600, 0) == 0) {
+            t->left = unlink(name) != 0;
+            t->how = t->left ? NODES[i].left : NODES[i].made;
+            return 1;
+        }
     return 0;
 }
 
@@ -119,10 +132,24 @@ static int open_for_append(int dir, const char *name, const struct stat *st)
     return same;
 }
 
+/* Filesystems whose server decides each change after the kernel's own checks (FUSE
+ * without default_permissions allows all of them; an NFS export may be read-only):
+ * there an answer the kernel gives before asking the server (EISDIR, ENOTDIR, EFBIG)
+ * proves nothing, and the removal and truncation ways are not tried. */
+static const char *const SERVER_DECIDED[] = {
+    "9p", "virtiofs", "nfs", "nfs4", "cifs", "smb3", "ceph", "afs", "lustre", NULL,
+};
+static int g_server_decided; /* the mount being tried is one */
+
+static int server_decided(const char *type)
+{
+    return !strncmp(type, "fuse", 4) || listed(SERVER_DECIDED, type);
+}
+
 /* Removal, proved without removing anything. unlink(2) of a folder is refused as a
  * folder (EISDIR) only after every check of whether files may be removed from its
  * parent (Landlock's REMOVE_FILE, DAC's write permission, a read-only mount, an
- * append-only folder); rmdir(2) of a regular file, as a file (ENOTDIR), only after
+ * append-only folder); rmdir(2) of anything else, as no folder (ENOTDIR), only after
  * those of whether folders may be (REMOVE_DIR). A grant of removal alone (an agent
  * let clear /var/lib/apt/lists) makes nothing, and is found here. Entry `name` of the
  * open folder `dir` is tried only as what `st` said it was, looked at again just
@@ -130,15 +157,15 @@ static int open_for_append(int dir, const char *name, const struct stat *st)
 static int remove_way(int dir, const char *name, const struct stat *st, struct tried *t)
 {
     struct stat now;
-    if (fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st->st_ino ||
+    if (g_server_decided || fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st->st_ino ||
         now.st_dev != st->st_dev || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
         return 0;
     if (S_ISDIR(now.st_mode) && unlinkat(dir, name, 0) != 0 && errno == EISDIR) {
         t->how = "its files may be removed (unlink of a folder in it refused only as a folder, EISDIR)";
         return 1;
     }
-    if (S_ISREG(now.st_mode) && unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno == ENOTDIR) {
-        t->how = "its folders may be removed (rmdir of a file in it refused only as a file, ENOTDIR)";
+    if (!S_ISDIR(now.st_mode) && unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno == ENOTDIR) {
+        t->how = "its folders may be removed (rmdir of a file in it refused only as no folder, ENOTDIR)";
         return 1;
     }
     return 0;
@@ -223,7 +250,7 @@ int truncate_way(const char *path, const struct stat *st, struct tried *t)
         g_lease_skips++;
         return 0;
     }
-    if (!g_fsize_zero || truncate(path, LLONG_MAX) == 0 || errno != EFBIG)
+    if (!g_fsize_zero || g_server_decided || truncate(path, LLONG_MAX) == 0 || errno != EFBIG)
         return 0;
     t->how = "a file may be truncated (truncate past the file-size limit refused only by it, EFBIG)";
     return 1;
@@ -407,16 +434,17 @@ static int walk_below(struct walk *w, dev_t dev, char *path, size_t len, size_t 
     while (!found && (e = readdir(d)) != NULL) {
         struct stat st;
         size_t n = strlen(e->d_name);
-        if ((e->d_type != DT_DIR && e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
+        if ((e->d_type != DT_DIR && e->d_type != DT_REG && e->d_type != DT_UNKNOWN &&
+             (removal & 2)) ||
             !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || len + 1 + n >= PATH_MAX)
-            continue;
+            continue; /* of other kinds, only the first (rmdir's) is looked at */
         path[len] = '/';
         memcpy(path + len + 1, e->d_name, n + 1);
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev ||
             in_lines(o.write_skip, path) || mount_point(path))
             continue;
-        int kind = S_ISDIR(st.st_mode) ? 1 : S_ISREG(st.st_mode) ? 2 : 0;
-        if (kind && !(removal & kind)) {
+        int kind = S_ISDIR(st.st_mode) ? 1 : 2;
+        if (!(removal & kind)) {
             removal |= kind;
             struct tried t = { "", 0 };
             if (remove_way(dirfd(d), e->d_name, &st, &t)) { /* the proof: this folder */
@@ -546,6 +574,7 @@ static int write_mount(const struct mnt *m, struct tried *t, char *proof, size_t
     proof[0] = 0;
     if (in_lines(o.write_skip, m->mp) || !on_mount(m->mp, m))
         return 0; /* granted, or mounted over: a write there lands on another mount */
+    g_server_decided = server_decided(m->type);
     if (stat(m->mp, &st) == 0 &&
         (S_ISDIR(st.st_mode) ? write_dir(m->mp, t) : write_file(m->mp, m->type, &st, 1, t)) &&
         !untried(t))

@@ -229,6 +229,7 @@ WAY_MUTANTS = {
     "a write grant deeper than": ("-write-deeper",),
     "a grant of removal alone": ("-remove-deeper", "-rmdir-deeper"),
     "a grant of truncation alone": ("-truncate-deeper",),
+    "a grant of one kind of node alone": ("-whiteout-deeper", "-socknode-deeper"),
 }
 
 

@@ -287,6 +287,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-remove-deeper": {"filesystem_confinement": "fs-write-reach"},
     "landlock-rmdir-deeper": {"filesystem_confinement": "fs-write-reach"},
     "landlock-truncate-deeper": {"filesystem_confinement": "fs-write-reach"},
+    # Only a character device (a whiteout, no CAP_MKNOD) or a socket's node there.
+    "landlock-whiteout-deeper": {"filesystem_confinement": "fs-write-reach"},
+    "landlock-socknode-deeper": {"filesystem_confinement": "fs-write-reach"},
     # An overlay of its own whose lower layer is the host's /var/log, bound in.
     "bwrap-overlay-host": {"filesystem_confinement": "fs-mounts"},
     # Privilege rows of the catalogue (issue 26), each the one privilege row left open

@@ -260,6 +260,8 @@ exec "$@"
         ("remove-file", ("a/b", "its files may be removed")),
         ("remove-dir", ("a/b", "its folders may be removed")),
         ("truncate", ("a/b/log", "a file may be truncated")),
+        ("make-char", ("a/b", "made a whiteout")),
+        ("make-sock", ("a/b", "made a socket's node it could not remove")),
         ("", None),
     ],
 )
@@ -267,11 +269,13 @@ def test_a_grant_of_removal_or_truncation_alone_is_found_and_nothing_changes(
     probe: Path, tree: Path, right: str, found: tuple[str, str] | None
 ) -> None:
     """Landlock lets only files be removed, or only folders, or only files be
-    truncated, below a/b (a folder and a log in it): nothing may be made or written
-    there. unlink of the folder (refused only as a folder), rmdir of the log (only as
-    a file), truncate of the log past the file-size limit (only by that limit) prove
-    it, and the folder and the log stay as they were. The twin that grants none of
-    them is not flagged."""
+    truncated, or only character devices or sockets' nodes be made, below a/b (a
+    folder and a log in it): no regular file may be made or written there. unlink of
+    the folder (refused only as a folder), rmdir of the log (only as no folder),
+    truncate of the log past the file-size limit (only by that limit) prove it, and
+    the folder and the log stay as they were; a whiteout (0:0, no CAP_MKNOD needed)
+    or a socket's node is made (here left: REMOVE_FILE is refused). The twin that
+    grants none of them is not flagged."""
     log = tree / "tree" / "a" / "b" / "log"
     log.write_text("keep")
     point = tree / "point"
