@@ -203,7 +203,7 @@ def test_probe_deadline_before_the_remote_timeout_is_a_timeout(tmp_path: Path) -
     from harness.results.records import CellStatus
     from harness.transport import Completed
 
-    probe = build_probe(cache=tmp_path)
+    probe = build_probe()
     argv = [str(probe.path), "run", "--deadline-ms", "300", "--check-timeout-ms", "60000",
             "--cell-nonce", "n", "selftest"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)

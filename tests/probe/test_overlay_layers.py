@@ -34,7 +34,7 @@ def test_an_overlay_is_reported_with_its_layers_files_and_their_inodes(tmp_path:
     (lower / "sub" / "deep.txt").write_text("d")
     top = tmp_path / "top"
     top.mkdir()
-    probe = build_probe(cache=tmp_path / "cache").path
+    probe = build_probe().path
     argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT, "t"]
     argv += [str(lower).replace(",", "\\,"), str(top), str(probe), "run", "--tag", "t"]
     out = subprocess.run([*argv, "filesystem-confinement"], capture_output=True, text=True)

@@ -11,7 +11,7 @@ from harness.probe.protocol import parse_output
 
 
 def _run(tmp_path: Path, nonce: str) -> str:
-    probe = build_probe(cache=tmp_path)
+    probe = build_probe()  # the session's build: a build of its own costs seconds
     argv = [str(probe.path), "run", "--tag", "t", "--cell-nonce", nonce, "mechanisms"]
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
 

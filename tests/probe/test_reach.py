@@ -42,8 +42,17 @@ def _fs_path(path: Path) -> tuple[str, str]:
     return dev, root.rstrip("/") + str(path)[len(point.rstrip("/")) :]
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The probe's build cache, made once: each test's folder gets a copy (a build
+    costs seconds; a copy of the cache, found by build_probe, none)."""
+    cache = tmp_path_factory.mktemp("reach-build") / "cache"
+    build_probe(cache=cache)
+    return cache
+
+
 @pytest.fixture
-def made() -> Iterator[Path]:
+def made(built: Path) -> Iterator[Path]:
     """The 0711 folder with a file two levels below, the mount points, the probe, in
     a folder nobody can traverse to (pytest's own is 0700)."""
     tmp_path = Path(tempfile.mkdtemp(prefix="harness-test-reach-", dir="/tmp"))
@@ -62,6 +71,7 @@ def made() -> Iterator[Path]:
     hidden.chmod(0o711)  # listing refused, files readable by name
     (tmp_path / "point").mkdir()
     (tmp_path / "dev").write_text("")
+    shutil.copytree(built, tmp_path / "cache", symlinks=True)
     probe = build_probe(cache=tmp_path / "cache").path
     for p in (probe.parent, *probe.parent.parents):
         if p == tmp_path:
