@@ -140,7 +140,7 @@ enum { K_FACT, K_ATTEMPT, K_CONTROL, K_INFO, K_SWEEP };
 enum { ROW_LIGHT = 1, ROW_CONCURRENT = 2 };
 #define MAX_CONCURRENT 16
 struct check { const char *scenario, *id; void (*fn)(void); int kind, light; };
-#define SLOW_ROW_FACTOR 4
+#define SLOW_ROW_FACTOR 8
 int row_limit_ms(const struct check *c); /* runner.c */
 
 /* Every check function, declared from the table. */
