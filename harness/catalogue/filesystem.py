@@ -313,6 +313,10 @@ ROWS: tuple[Row, ...] = (
             "a grant of one kind of node alone (Landlock's MAKE_CHAR, MAKE_SOCK) on a host"
             " folder: a whiteout (a character device 0:0, no CAP_MKNOD needed) or a socket's"
             " node made by mknod, each removed",
+            "harness's decoys (a file and a folder the host makes in each folder a launcher"
+            " names beyond its policy): written, truncated and removed where no entry of the"
+            " host's own shows the right (a folder of files only, of executables only, or"
+            " one the workload cannot list)",
         ),
     ),
     _fs(

@@ -261,7 +261,7 @@ def named_targets(
     a folder or a regular file, as it tries the listed ones. With `real` (each path's
     real path on the host), where it really leads: a symlink's own path is no target.
     One not there yet stays as named (a launcher makes it at the cell's start)."""
-    found: list[tuple[str, str, str]] = []
+    paths = []
     for rt in runtimes:
         argv = getattr(rt.spec, "argv", None) or []
         for word in argv:
@@ -269,15 +269,69 @@ def named_targets(
             if not path.startswith("/") or "{" in path or path == "/":
                 continue
             path = os.path.normpath(path)
-            path = (real or {}).get(path, path)
-            best = None
-            for m in mounts:
-                if within(path, m[2]) and (best is None or len(m[2]) >= len(best[2])):
-                    best = m
-            if best is not None and best[1] not in PSEUDO_TYPES:
-                rest = path[len(best[2].rstrip("/")) :]
-                found.append((best[0], best[3].rstrip("/") + rest, path))
+            paths.append((real or {}).get(path, path))
+    return named_targets_of(paths, mounts)
+
+
+def named_targets_of(
+    paths: Iterable[str], mounts: Sequence[Sequence[str]]
+) -> list[tuple[str, str, str]]:
+    """Each host path as a target (device, path inside its filesystem, host path), on
+    the host mount that serves it (the latest mount at the longest point), unless a
+    kernel filesystem serves it."""
+    found: list[tuple[str, str, str]] = []
+    for path in paths:
+        best = None
+        for m in mounts:
+            if within(path, m[2]) and (best is None or len(m[2]) >= len(best[2])):
+                best = m
+        if best is not None and best[1] not in PSEUDO_TYPES:
+            rest = path[len(best[2].rstrip("/")) :]
+            found.append((best[0], best[3].rstrip("/") + rest, path))
     return list(dict.fromkeys(found))
+
+
+# Decoys: a file and a folder of harness's own, per runtime, in each folder its
+# launcher names beyond its policy's paths. $1 the run's registry of them, $2 their
+# name; then the folders. Each is made anew (whatever the last cell left there: a
+# symlink in its place is removed, never followed), and named in the registry first,
+# so that `harness clean` finds it after a controller that died.
+DECOY = ".harness-decoy-"
+MAX_DECOY_FOLDERS = 16
+PLANT_SCRIPT = r"""reg=$1 name=$2; shift 2
+for d; do
+  [ -d "$d" ] && [ ! -L "$d" ] || continue
+  printf '%s\n' "$d/$name" "$d/$name.d" >> "$reg" || exit 1
+  rm -rf -- "$d/$name" "$d/$name.d"
+  (set -C; printf 'harness decoy\n' > "$d/$name") 2>/dev/null && chmod 0644 "$d/$name" &&
+    mkdir -m 0755 "$d/$name.d" 2>/dev/null && echo "planted $d"
+done
+exit 0
+"""
+# $1 the registry; the decoys it names go, by their own name only, then it does.
+UNPLANT_SCRIPT = r"""[ -f "$1" ] || exit 0
+while IFS= read -r p; do
+  case ${p##*/} in .harness-decoy-*) rm -rf -- "$p" 2>/dev/null;; esac
+done < "$1"
+rm -f -- "$1"
+"""
+
+
+def decoy_folders(
+    runtime: Runtime, mounts: Sequence[Sequence[str]], real: Mapping[str, str]
+) -> list[str]:
+    """The host folders a command runtime's argv names beyond its policy's own paths
+    and outside what it may write (a Landlock rule on /etc/cron.d, where the policy
+    names /etc): where a grant of removal or truncation alone would show on no file
+    or folder of the host's own (only files in it, only executables, not listable).
+    A reference whose argv names only its policy's paths gets none."""
+    policy = runtime.spec.policy
+    named = [path for _, _, path in named_targets([runtime], mounts, real)]
+    exact = {os.path.normpath(p) for p in policy.readable + policy.writable} if policy else set()
+    exact |= {real.get(p, p) for p in exact}
+    writable = [real.get(p, p) for p in (policy.writable if policy else [])]
+    found = [p for p in named if p not in exact and not any(within(p, w) for w in writable)]
+    return list(dict.fromkeys(found))[:MAX_DECOY_FOLDERS]
 
 
 class HostFsFixture(Fixture):
@@ -295,6 +349,9 @@ class HostFsFixture(Fixture):
         self.transport: Transport | None = None
         self.helpers = helpers
         self.folders = ""  # the list's name in the helpers' folder; "" when none
+        self.registry = ""  # the run's registry of decoys on the host
+        self.decoys: dict[str, tuple[str, list[str]]] = {}  # runtime: (name, folders)
+        self.planted: dict[str, list[str]] = {}  # runtime: decoys as "MAJ:MIN FSPATH"
 
     def waits_for(self, earlier: Sequence[Fixture]) -> Sequence[Fixture]:
         return [f for f in earlier if f is self.helpers]
@@ -313,6 +370,13 @@ class HostFsFixture(Fixture):
             named = named_targets(host.runtimes, mounts)
             real = await resolve_paths(host.transport, [path for _, _, path in named])
             self.targets += named_targets(host.runtimes, mounts, real)
+            self.registry = f"{self.workdir}/runs/{host.run_id}.decoys"
+            for i, rt in enumerate(host.runtimes):
+                folders = decoy_folders(rt, mounts, real) if not rt.promises_own_kernel else []
+                if folders:
+                    self.decoys[rt.name] = (f"{DECOY}{host.run_id}-{i}", folders)
+            for name in self.decoys:
+                await self._plant(name)
             staged = self.helpers.helpers if self.helpers is not None else None
             if (
                 staged is not None
@@ -321,6 +385,28 @@ class HostFsFixture(Fixture):
             ):
                 made = await list_folders(host.transport, mounts, staged.folder)
                 self.folders = made.rsplit("/", 1)[1] if made else ""
+
+    async def _plant(self, runtime: str) -> None:
+        """Make a runtime's decoys (again), and note where they stand for the probe."""
+        name, folders = self.decoys[runtime]
+        mounts = self.view.get("mounts") if self.view else None
+        if self.transport is None or not isinstance(mounts, list):
+            return
+        argv = ["sh", "-c", PLANT_SCRIPT, "harness-decoys", self.registry, name, *folders]
+        done = await self.transport.run(argv, timeout=TIMEOUT)
+        planted = [ln[8:] for ln in done.stdout.splitlines() if ln.startswith("planted ")]
+        found = []
+        for folder in planted:
+            for dev, fspath, _ in named_targets_of(
+                [f"{folder}/{name}", f"{folder}/{name}.d"], mounts
+            ):
+                found.append(f"{dev} {fspath}")
+        self.planted[runtime] = found
+
+    async def stop(self) -> None:
+        if self.transport is not None and self.registry and self.decoys:
+            argv = ["sh", "-c", UNPLANT_SCRIPT, "harness-decoys", self.registry]
+            await self.transport.run(argv, timeout=TIMEOUT)
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         """The host's files the cell does not grant, for the probe to try below a
@@ -335,9 +421,13 @@ class HostFsFixture(Fixture):
             return ()
         given = grants(cell.runtime, cell.paths, self.real)
         block = self.view.get("block")
-        devices = ["--block-devs", "\n".join(f"/dev/{n}" for n in block)] if block else []
+        devices = (
+            ["--block-devs", "\n".join(f"/dev/{n}" for n in block)]
+            if isinstance(block, list) and block
+            else []
+        )
         leased = self.view.get("leased")
-        if leased:
+        if isinstance(leased, list) and leased:
             devices += ["--leased", "\n".join(leased[:256])]
         # The write grants as the sandbox sees them, and where the host's lead (the
         # probe skips a folder by its identity: a grant named through a symlink).
@@ -345,6 +435,8 @@ class HostFsFixture(Fixture):
         args = ["--write-skip", "\n".join(skip), *devices]
         if cell.runtime.kind == "host":
             args += ["--write-named", "0"]
+        if self.planted.get(cell.runtime.name):
+            args += ["--decoys", "\n".join(self.planted[cell.runtime.name])]
         if cell.runtime.promises_own_kernel:
             # In a kernel of its own (gVisor, a VM) device numbers are not the host's:
             # a target could match one by chance and prove nothing.
@@ -380,6 +472,8 @@ class HostFsFixture(Fixture):
             cell.evidence["grants"] = grants(cell.runtime, cell.paths, self.real)
         if self.view is not None and self.transport is not None:
             await remove_leftovers(self.transport, self.view, output, cell.cell_id)
+        if cell.runtime.name in self.decoys:
+            await self._plant(cell.runtime.name)  # for its next cell: a rerun
         named = held_outside(output) + overlay_layers(output)
         if named and self.transport is not None:
             # Unanswered, no path is confirmed: the judge then errs, never grants, and

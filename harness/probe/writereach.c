@@ -580,6 +580,42 @@ static int walk_mount(struct walk *w)
     return found;
 }
 
+/* Harness's decoys (--decoys: "MAJ:MIN FSPATH" lines, as --write-targets): a file and
+ * a folder the host made, for this cell's runtime, in each folder its launcher names
+ * beyond its policy (a Landlock rule on /etc/cron.d). They are harness's own, so they
+ * are really written, truncated and removed: a grant of removal or truncation alone
+ * on a folder where no folder or other file shows it (only files in it; only
+ * executables, never truncated; not listable) is found here. The host makes them
+ * again after the cell. */
+#define DECOY ".harness-decoy-"
+static int decoy_target(const char *path, const char *rest, const struct stat *st, void *ctx)
+{
+    struct walk *w = ctx;
+    const char *name = strrchr(path, '/');
+    if (name == NULL || strncmp(name + 1, DECOY, strlen(DECOY)))
+        return 0;
+    const char *how = NULL;
+    if (S_ISDIR(st->st_mode)) {
+        if (rmdir(path) == 0)
+            how = "removed harness's decoy folder";
+    } else if (S_ISREG(st->st_mode)) {
+        int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+        if (fd >= 0) {
+            close(fd);
+            how = "opened harness's decoy file for writing";
+        } else if (truncate(path, 0) == 0) {
+            how = "truncated harness's decoy file";
+        } else if (unlink(path) == 0) {
+            how = "removed harness's decoy file";
+        }
+    }
+    if (how == NULL)
+        return 0;
+    w->t->how = how;
+    snprintf(w->proof, w->cap, "%s", rest);
+    return 1;
+}
+
 /* The mount point itself, then the host's listed folders below it, then its files:
  * the first write is the mount's proof ("" for the mount point), or else the first
  * untried one, or 0. A mount point the cell may write (--write-skip: its write
@@ -597,7 +633,8 @@ static int write_mount(const struct mnt *m, struct tried *t, char *proof, size_t
         return 1;
     struct tried at_point = *t;
     struct walk w = { m, t, { "", 0 }, proof, cap, 1 };
-    if (each_target(m, o.write_targets, write_target, &w) || walk_mount(&w))
+    if (each_target(m, o.decoys, decoy_target, &w) ||
+        each_target(m, o.write_targets, write_target, &w) || walk_mount(&w))
         return 1;
     w.dirs = 0;
     if (each_target(m, o.write_targets, write_target, &w))

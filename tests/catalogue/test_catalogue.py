@@ -230,6 +230,7 @@ WAY_MUTANTS = {
     "a grant of removal alone": ("-remove-deeper", "-rmdir-deeper"),
     "a grant of truncation alone": ("-truncate-deeper",),
     "a grant of one kind of node alone": ("-whiteout-deeper", "-socknode-deeper"),
+    "harness's decoys": ("-remove-leaf", "-truncate-bin", "-rmdir-unlisted"),
 }
 
 

@@ -290,6 +290,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # Only a character device (a whiteout, no CAP_MKNOD) or a socket's node there.
     "landlock-whiteout-deeper": {"filesystem_confinement": "fs-write-reach"},
     "landlock-socknode-deeper": {"filesystem_confinement": "fs-write-reach"},
+    # Where no entry of the host's own shows the right (a folder of files only; of
+    # executables only; one it cannot list): harness's decoys there.
+    "landlock-remove-leaf": {"filesystem_confinement": "fs-write-reach"},
+    "landlock-truncate-bin": {"filesystem_confinement": "fs-write-reach"},
+    "landlock-rmdir-unlisted": {"filesystem_confinement": "fs-write-reach"},
     # An overlay of its own whose lower layer is the host's /var/log, bound in.
     "bwrap-overlay-host": {"filesystem_confinement": "fs-mounts"},
     # Privilege rows of the catalogue (issue 26), each the one privilege row left open

@@ -47,6 +47,13 @@ clean_run() {
   # The fixtures' sentinels outside them (filesystem.Sentinels.places).
   rm -f -- /tmp/harness-sentinel-harness-"$id"-* /var/tmp/harness-sentinel-harness-"$id"-* \
     "$wd"/harness-sentinel-harness-"$id"-* 2>/dev/null
+  # Its decoys (hostside/hostfs.py), where its registry says, by their own name only.
+  if [ -f "$wd/runs/$id.decoys" ]; then
+    while IFS= read -r p; do
+      case ${p##*/} in .harness-decoy-"$id"-*) rm -rf -- "$p" 2>/dev/null;; esac
+    done < "$wd/runs/$id.decoys"
+    rm -f -- "$wd/runs/$id.decoys"
+  fi
   rm -f -- "$wd/canary-$id-"*.log "$wd/runs/$id.lease" "$wd/runs/$id.lock"
   echo "cleaned $id"
 }

@@ -1,0 +1,109 @@
+"""Harness's decoys: a file and a folder of its own, made for a runtime in each folder
+its launcher's argv names beyond its policy (where a grant of removal or truncation
+alone shows on no entry of the host's own), named to the probe, made again after each
+cell, removed after the run, and by `harness clean` after a controller that died."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.hostside.base import CellSetup, HostSetup
+from harness.hostside.hostfs import HostFsFixture, decoy_folders, read_host_fs
+from harness.hostside.lease import clean
+from harness.matrix.models import Canary, CommandRuntimeSpec, Host
+from harness.plan import Cell
+from harness.policy.models import FilesystemPolicy, Policy
+from harness.runtimes import Runtime, make_runtime
+from harness.runtimes.base import CellPaths
+from harness.staging import HostState
+from harness.transport import LocalTransport
+
+pytestmark = pytest.mark.anyio
+RUN = "abcd1234"
+
+
+def _runtime(*argv_paths: str, readable: tuple[str, ...] = ()) -> Runtime:
+    policy = Policy(filesystem_policy=FilesystemPolicy(read_only=list(readable)))
+    argv = ["launcher", *(f"--write={p}" for p in argv_paths), "--", "{probe}", "{args}"]
+    return make_runtime("rt", CommandRuntimeSpec(kind="command", argv=argv, policy=policy))
+
+
+def _host(workdir: Path, runtime: Runtime) -> HostSetup:
+    return HostSetup(
+        transport=LocalTransport(),
+        state=HostState(str(workdir), "6.1", "x86_64", f"{workdir}/probe", False),
+        index=0,
+        run_id=RUN,
+        nonce="nonce",
+        high_port=40000,
+        canary=Canary(),
+        needs=frozenset(),
+        targets=frozenset(),
+        runtimes=(runtime,),
+    )
+
+
+def _cell(runtime: Runtime, workdir: Path) -> CellSetup:
+    cell = Cell(
+        host=Host(name="h", transport="local", address="localhost"), runtime=runtime, scenarios=()
+    )
+    paths = CellPaths(
+        probe=f"{workdir}/probe", workdir=str(workdir), cell_dir=f"{workdir}/c", cell_id="c"
+    )
+    return CellSetup(cell=cell, cell_id="c", runtime=runtime, paths=paths)
+
+
+async def test_only_folders_named_beyond_the_policy_get_decoys(tmp_path: Path) -> None:
+    (tmp_path / "granted" / "deeper").mkdir(parents=True)
+    view = await read_host_fs(LocalTransport())
+    granted, deeper = str(tmp_path / "granted"), str(tmp_path / "granted" / "deeper")
+    runtime = _runtime(granted, deeper, readable=(granted,))
+    assert decoy_folders(runtime, view["mounts"], {}) == [deeper]  # type: ignore[arg-type]
+
+
+async def test_decoys_are_made_named_made_again_and_removed(tmp_path: Path) -> None:
+    folder = tmp_path / "cron.d"
+    folder.mkdir()
+    (tmp_path / "work" / "runs").mkdir(parents=True)
+    runtime = _runtime(str(folder))
+    fixture = HostFsFixture()
+    await fixture.start(_host(tmp_path / "work", runtime))
+    name = f".harness-decoy-{RUN}-0"
+    assert (folder / name).read_text() == "harness decoy\n"
+    assert (folder / f"{name}.d").is_dir()
+    args = list(fixture.probe_args(_cell(runtime, tmp_path / "work")))
+    lines = args[args.index("--decoys") + 1].splitlines()
+    assert len(lines) == 2 and all(line.endswith((name, f"{name}.d")) for line in lines)
+    # A cell removed the file and put a symlink where the folder was: made anew after
+    # it, the symlink removed, never followed.
+    (folder / name).unlink()
+    (folder / f"{name}.d").rmdir()
+    (tmp_path / "elsewhere").write_text("keep")
+    (folder / f"{name}.d").symlink_to(tmp_path / "elsewhere")
+    await fixture._plant(runtime.name)
+    assert (folder / name).is_file() and (folder / f"{name}.d").is_dir()
+    assert (tmp_path / "elsewhere").read_text() == "keep"
+    await fixture.stop()
+    assert sorted(p.name for p in folder.iterdir()) == []
+    assert not (tmp_path / "work" / "runs" / f"{RUN}.decoys").exists()
+
+
+async def test_clean_removes_a_dead_runs_decoys_and_nothing_else(tmp_path: Path) -> None:
+    """A controller that died before removing its decoys: `harness clean` (and the next
+    run) removes what the run's registry names, by the decoys' own name only."""
+    folder = tmp_path / "sbin"
+    folder.mkdir()
+    decoy, other = folder / f".harness-decoy-{RUN}-3", folder / "real-tool"
+    decoy.write_text("x")
+    (folder / f".harness-decoy-{RUN}-3.d").mkdir()
+    other.write_text("keep")
+    runs = tmp_path / "work" / "runs"
+    runs.mkdir(parents=True)
+    registry = runs / f"{RUN}.decoys"
+    registry.write_text(f"{decoy}\n{decoy}.d\n{other}\n")
+    cleaned = await clean(LocalTransport(), str(tmp_path / "work"), [RUN])
+    assert cleaned == [RUN]
+    assert sorted(p.name for p in folder.iterdir()) == ["real-tool"]
+    assert not registry.exists()
