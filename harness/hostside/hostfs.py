@@ -294,8 +294,9 @@ def named_targets_of(
 # Decoys: a file and a folder of harness's own, per runtime, in each folder its
 # launcher names beyond its policy's paths. $1 the run's registry of them, $2 their
 # name; then the folders. Each is made anew (whatever the last cell left there: a
-# symlink in its place is removed, never followed), and named in the registry first,
-# so that `harness clean` finds it after a controller that died.
+# symlink in its place is removed, never followed; the file made with O_EXCL and its
+# mode by umask, never a chmod a swapped-in symlink would lead astray), and named in
+# the registry first, so that `harness clean` finds it after a controller that died.
 DECOY = ".harness-decoy-"
 MAX_DECOY_FOLDERS = 16
 PLANT_SCRIPT = r"""reg=$1 name=$2; shift 2
@@ -303,7 +304,7 @@ for d; do
   [ -d "$d" ] && [ ! -L "$d" ] || continue
   printf '%s\n' "$d/$name" "$d/$name.d" >> "$reg" || exit 1
   rm -rf -- "$d/$name" "$d/$name.d"
-  (set -C; printf 'harness decoy\n' > "$d/$name") 2>/dev/null && chmod 0644 "$d/$name" &&
+  (umask 022; set -C; printf 'harness decoy\n' > "$d/$name") 2>/dev/null &&
     mkdir -m 0755 "$d/$name.d" 2>/dev/null && echo "planted $d"
 done
 exit 0

@@ -72,6 +72,7 @@ async def test_decoys_are_made_named_made_again_and_removed(tmp_path: Path) -> N
     await fixture.start(_host(tmp_path / "work", runtime))
     name = f".harness-decoy-{RUN}-0"
     assert (folder / name).read_text() == "harness decoy\n"
+    assert (folder / name).stat().st_mode & 0o777 == 0o644  # by umask: no chmod to mislead
     assert (folder / f"{name}.d").is_dir()
     args = list(fixture.probe_args(_cell(runtime, tmp_path / "work")))
     lines = args[args.index("--decoys") + 1].splitlines()
