@@ -17,6 +17,16 @@ int untried(const struct tried *t);
  * file, each proved without changing anything. */
 int remove_way_at(const char *path, const struct stat *st, struct tried *t);
 int truncate_way(const char *path, const struct stat *st, struct tried *t);
+/* writeways.c: removal from a folder (its entry `name`, a moment ago `st`), the
+ * mount's kind (a server that decides each change: those ways are not tried), the
+ * leases and file-size limit truncation needs (set and undone around the walk), and
+ * harness's decoys (each_target's callback). */
+int remove_way(int dir, const char *name, const struct stat *st, struct tried *t);
+int server_decided(const char *type);
+extern int g_server_decided, g_lease_skips;
+void read_leases(void);
+void fsize_zero(int on);
+int decoy_target(const char *path, const char *rest, const struct stat *st, void *ctx);
 /* A listable folder of the host's list below one the walk did not list, walked. */
 int walk_listed(struct walk *w, dev_t dev, const char *path, size_t base);
 int write_dir(const char *path, struct tried *t);
