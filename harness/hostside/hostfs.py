@@ -7,6 +7,7 @@ tries the listed files below a mount point it cannot read (`--reach-targets`).""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from harness.hostside.envelope import Report
     from harness.probe.protocol import ProbeOutput
     from harness.runtimes import CellPaths, Runtime
+
+log = logging.getLogger(__name__)
 
 TIMEOUT = 30.0
 MAX_BYTES = 1 << 20
@@ -291,30 +294,41 @@ def named_targets_of(
     return list(dict.fromkeys(found))
 
 
-# Decoys: a file and a folder of harness's own, per runtime, in each folder its
+# Decoys: an empty file and a folder of harness's own, per runtime, in each folder its
 # launcher names beyond its policy's paths. $1 the run's registry of them, $2 their
-# name; then the folders. Each is made anew (whatever the last cell left there: a
-# symlink in its place is removed, never followed; the file made with O_EXCL and its
-# mode by umask, never a chmod a swapped-in symlink would lead astray), and named in
-# the registry first, so that `harness clean` finds it after a controller that died.
+# name; then the folders. Each is made anew, never through what the last cell left
+# there: the file is made by mktemp (O_EXCL, a name nobody can guess) and renamed into
+# place (a symlink or a pipe there is replaced, never opened), the folder by mkdir
+# (which follows nothing). Every name is in the registry before it is made, so that
+# `harness clean` finds it after a controller that died.
 DECOY = ".harness-decoy-"
 MAX_DECOY_FOLDERS = 16
 PLANT_SCRIPT = r"""reg=$1 name=$2; shift 2
+umask 077
 for d; do
-  [ -d "$d" ] && [ ! -L "$d" ] || continue
+  [ -d "$d" ] && [ ! -L "$d" ] && [ ! -k "$d" ] || continue
   printf '%s\n' "$d/$name" "$d/$name.d" >> "$reg" || exit 1
-  rm -rf -- "$d/$name" "$d/$name.d"
-  (umask 022; set -C; printf 'harness decoy\n' > "$d/$name") 2>/dev/null &&
-    mkdir -m 0755 "$d/$name.d" 2>/dev/null && echo "planted $d"
+  rm -rf --one-file-system -- "$d/$name" "$d/$name.d" 2>/dev/null
+  tmp=$(mktemp -- "$d/$name.XXXXXX" 2>/dev/null) || continue
+  printf '%s\n' "$tmp" >> "$reg"
+  mv -fT -- "$tmp" "$d/$name" 2>/dev/null || { rm -f -- "$tmp"; continue; }
+  (umask 022; mkdir -- "$d/$name.d") 2>/dev/null || continue
+  printf 'planted %s\n' "$d"
 done
 exit 0
 """
-# $1 the registry; the decoys it names go, by their own name only, then it does.
+# $1 the registry, $2 the run id: the decoys it names go, by their own name only; the
+# registry goes once they all have (else `harness clean` finds it, and them, later).
 UNPLANT_SCRIPT = r"""[ -f "$1" ] || exit 0
+left=0
 while IFS= read -r p; do
-  case ${p##*/} in .harness-decoy-*) rm -rf -- "$p" 2>/dev/null;; esac
+  case ${p##*/} in
+    .harness-decoy-"$2"-*) rm -rf --one-file-system -- "$p" 2>/dev/null
+      if [ -e "$p" ] || [ -L "$p" ]; then left=1; fi;;
+  esac
 done < "$1"
-rm -f -- "$1"
+[ "$left" = 0 ] && rm -f -- "$1"
+exit "$left"
 """
 
 
@@ -325,9 +339,19 @@ def decoy_folders(
     and outside what it may write (a Landlock rule on /etc/cron.d, where the policy
     names /etc): where a grant of removal or truncation alone would show on no file
     or folder of the host's own (only files in it, only executables, not listable).
-    A reference whose argv names only its policy's paths gets none."""
+    Only for a launcher that shows the host's paths where they are (no root of its
+    own: no `allowed_inside`), never a world-writable sticky folder (/tmp: anyone
+    there could race the making); a reference whose argv names only its policy's
+    paths gets none."""
+    if getattr(runtime.spec, "allowed_inside", None) or runtime.promises_own_kernel:
+        # A root of its own (bwrap's binds): argv's paths name places inside it.
+        return []
     policy = runtime.spec.policy
-    named = [path for _, _, path in named_targets([runtime], mounts, real)]
+    named = [
+        path
+        for _, _, path in named_targets([runtime], mounts, real)
+        if "\n" not in path and "\\" not in path
+    ]
     exact = {os.path.normpath(p) for p in policy.readable + policy.writable} if policy else set()
     exact |= {real.get(p, p) for p in exact}
     writable = [real.get(p, p) for p in (policy.writable if policy else [])]
@@ -406,8 +430,15 @@ class HostFsFixture(Fixture):
 
     async def stop(self) -> None:
         if self.transport is not None and self.registry and self.decoys:
-            argv = ["sh", "-c", UNPLANT_SCRIPT, "harness-decoys", self.registry]
-            await self.transport.run(argv, timeout=TIMEOUT)
+            run_id = self.registry.rsplit("/", 1)[1].removesuffix(".decoys")
+            argv = ["sh", "-c", UNPLANT_SCRIPT, "harness-decoys", self.registry, run_id]
+            done = await self.transport.run(argv, timeout=TIMEOUT)
+            if not done.ok:
+                log.warning(
+                    "%s: decoys not all removed; `harness clean` removes them once this"
+                    " run's lease is over",
+                    self.transport.host,
+                )
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
         """The host's files the cell does not grant, for the probe to try below a

@@ -160,7 +160,8 @@ void fsize_zero(int on)
 /* Harness's decoys (--decoys: "MAJ:MIN FSPATH" lines, as --write-targets): a file and
  * a folder the host made, for this cell's runtime, in each folder its launcher names
  * beyond its policy (a Landlock rule on /etc/cron.d). They are harness's own, so they
- * are really written, truncated and removed: a grant of removal or truncation alone
+ * are really written, truncated (through the descriptor of the very file: a symlink or
+ * a hard link put in its place is left alone) and removed: a grant of removal or truncation alone
  * on a folder where no folder or other file shows it (only files in it; only
  * executables, never truncated; not listable) is found here. The host makes them
  * again after the cell. */
@@ -171,21 +172,33 @@ int decoy_target(const char *path, const char *rest, const struct stat *st, void
     const char *name = strrchr(path, '/');
     if (name == NULL || strncmp(name + 1, DECOY, strlen(DECOY)))
         return 0;
+    (void)st; /* each_target's stat follows a symlink: the entry itself is looked at */
+    struct stat own;
+    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    /* Only the decoy itself: not a symlink or a hard link another sandbox put in its
+     * place (then a truncate would reach the host file it leads to). */
+    int ok = fstat(fd, &own) == 0 && (S_ISDIR(own.st_mode) || (S_ISREG(own.st_mode) && own.st_nlink == 1));
     const char *how = NULL;
-    if (S_ISDIR(st->st_mode)) {
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    if (ok && S_ISDIR(own.st_mode)) {
         if (rmdir(path) == 0)
             how = "removed harness's decoy folder";
-    } else if (S_ISREG(st->st_mode)) {
-        int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-        if (fd >= 0) {
-            close(fd);
+    } else if (ok) {
+        int wfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+        struct stat got;
+        if (wfd >= 0 && fstat(wfd, &got) == 0 && got.st_ino == own.st_ino && got.st_dev == own.st_dev)
             how = "opened harness's decoy file for writing";
-        } else if (truncate(path, 0) == 0) {
+        else if (access(self, F_OK) == 0 && truncate(self, 0) == 0) /* that very file */
             how = "truncated harness's decoy file";
-        } else if (unlink(path) == 0) {
+        else if (unlink(path) == 0)
             how = "removed harness's decoy file";
-        }
+        if (wfd >= 0)
+            close(wfd);
     }
+    close(fd);
     if (how == NULL)
         return 0;
     w->t->how = how;

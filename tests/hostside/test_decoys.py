@@ -63,6 +63,30 @@ async def test_only_folders_named_beyond_the_policy_get_decoys(tmp_path: Path) -
     assert decoy_folders(runtime, view["mounts"], {}) == [deeper]  # type: ignore[arg-type]
 
 
+async def test_no_decoys_in_a_root_of_its_own_nor_in_a_sticky_folder(tmp_path: Path) -> None:
+    """bwrap's argv names places inside its own root (`allowed_inside`); a sticky
+    world-writable folder (/tmp) lets anyone race the making."""
+    view = await read_host_fs(LocalTransport())
+    (tmp_path / "folder").mkdir()
+    spec = CommandRuntimeSpec(
+        kind="command",
+        argv=["bwrap", "--bind", str(tmp_path / "folder"), "/x", "{probe}", "{args}"],
+        allowed_inside="/allowed",
+    )
+    runtime = make_runtime("rt", spec)
+    assert decoy_folders(runtime, view["mounts"], {}) == []  # type: ignore[arg-type]
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    (tmp_path / "work" / "runs").mkdir(parents=True)
+    runtime = _runtime(str(sticky))
+    fixture = HostFsFixture()
+    await fixture.start(_host(tmp_path / "work", runtime))
+    assert list(sticky.iterdir()) == []
+    assert "--decoys" not in fixture.probe_args(_cell(runtime, tmp_path / "work"))
+    await fixture.stop()
+
+
 async def test_decoys_are_made_named_made_again_and_removed(tmp_path: Path) -> None:
     folder = tmp_path / "cron.d"
     folder.mkdir()
@@ -71,8 +95,8 @@ async def test_decoys_are_made_named_made_again_and_removed(tmp_path: Path) -> N
     fixture = HostFsFixture()
     await fixture.start(_host(tmp_path / "work", runtime))
     name = f".harness-decoy-{RUN}-0"
-    assert (folder / name).read_text() == "harness decoy\n"
-    assert (folder / name).stat().st_mode & 0o777 == 0o644  # by umask: no chmod to mislead
+    assert (folder / name).read_text() == ""  # made by mktemp, renamed into place
+    assert (folder / name).stat().st_mode & 0o777 == 0o600
     assert (folder / f"{name}.d").is_dir()
     args = list(fixture.probe_args(_cell(runtime, tmp_path / "work")))
     lines = args[args.index("--decoys") + 1].splitlines()
@@ -83,6 +107,7 @@ async def test_decoys_are_made_named_made_again_and_removed(tmp_path: Path) -> N
     (folder / f"{name}.d").rmdir()
     (tmp_path / "elsewhere").write_text("keep")
     (folder / f"{name}.d").symlink_to(tmp_path / "elsewhere")
+    (folder / name).symlink_to(tmp_path / "elsewhere")  # replaced, never written through
     await fixture._plant(runtime.name)
     assert (folder / name).is_file() and (folder / f"{name}.d").is_dir()
     assert (tmp_path / "elsewhere").read_text() == "keep"
