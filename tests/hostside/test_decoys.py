@@ -12,16 +12,14 @@ import pytest
 from harness.hostside.base import CellSetup, HostSetup
 from harness.hostside.hostfs import HostFsFixture, decoy_folders, read_host_fs
 from harness.hostside.lease import clean
-from harness.matrix.models import Canary, CommandRuntimeSpec, Host
-from harness.plan import Cell
+from harness.matrix.models import CommandRuntimeSpec
 from harness.policy.models import FilesystemPolicy, Policy
 from harness.runtimes import Runtime, make_runtime
-from harness.runtimes.base import CellPaths
-from harness.staging import HostState
 from harness.transport import LocalTransport
+from tests.hostside.setups import RUN_ID, local_cell, local_host
 
 pytestmark = pytest.mark.anyio
-RUN = "abcd1234"
+RUN = RUN_ID
 
 
 def _runtime(*argv_paths: str, readable: tuple[str, ...] = ()) -> Runtime:
@@ -31,28 +29,11 @@ def _runtime(*argv_paths: str, readable: tuple[str, ...] = ()) -> Runtime:
 
 
 def _host(workdir: Path, runtime: Runtime) -> HostSetup:
-    return HostSetup(
-        transport=LocalTransport(),
-        state=HostState(str(workdir), "6.1", "x86_64", f"{workdir}/probe", False),
-        index=0,
-        run_id=RUN,
-        nonce="nonce",
-        high_port=40000,
-        canary=Canary(),
-        needs=frozenset(),
-        targets=frozenset(),
-        runtimes=(runtime,),
-    )
+    return local_host(str(workdir), runtime)
 
 
 def _cell(runtime: Runtime, workdir: Path) -> CellSetup:
-    cell = Cell(
-        host=Host(name="h", transport="local", address="localhost"), runtime=runtime, scenarios=()
-    )
-    paths = CellPaths(
-        probe=f"{workdir}/probe", workdir=str(workdir), cell_dir=f"{workdir}/c", cell_id="c"
-    )
-    return CellSetup(cell=cell, cell_id="c", runtime=runtime, paths=paths)
+    return local_cell(runtime, str(workdir))
 
 
 async def test_only_folders_named_beyond_the_policy_get_decoys(tmp_path: Path) -> None:

@@ -11,16 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.hostside.base import CellSetup, HostSetup
 from harness.hostside.filesystem import SentinelsFixture
 from harness.hostside.hostfs import HostFsFixture, grants
-from harness.matrix.models import Canary, CommandRuntimeSpec, Host, HostRuntimeSpec
-from harness.plan import Cell
+from harness.matrix.models import CommandRuntimeSpec, HostRuntimeSpec
 from harness.policy.models import FilesystemPolicy, Policy, within
 from harness.runtimes import Runtime, make_runtime
-from harness.runtimes.base import CellPaths
-from harness.staging import HostState
 from harness.transport import LocalTransport
+from tests.hostside.setups import local_cell, local_host
 
 pytestmark = pytest.mark.anyio
 
@@ -31,29 +28,8 @@ def _runtime(*readable: str) -> Runtime:
     return make_runtime("rt", spec)
 
 
-def _host(workdir: str, runtime: Runtime) -> HostSetup:
-    return HostSetup(
-        transport=LocalTransport(),
-        state=HostState(workdir, "6.1", "x86_64", f"{workdir}/probe", False),
-        index=0,
-        run_id="abcd1234",
-        nonce="nonce",
-        high_port=40000,
-        canary=Canary(),
-        needs=frozenset(),
-        targets=frozenset(),
-        runtimes=(runtime,),
-    )
-
-
-def _cell(runtime: Runtime, workdir: str) -> CellSetup:
-    cell = Cell(
-        host=Host(name="h", transport="local", address="localhost"), runtime=runtime, scenarios=()
-    )
-    paths = CellPaths(
-        probe=f"{workdir}/probe", workdir=workdir, cell_dir=f"{workdir}/c", cell_id="c"
-    )
-    return CellSetup(cell=cell, cell_id="c", runtime=runtime, paths=paths)
+_host = local_host
+_cell = local_cell
 
 
 @pytest.fixture
