@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import anyio
+
 from harness.hostside.base import CellSetup, Fixture, HostSetup
 from harness.hostside.helpers import HelpersFixture
 from harness.judge.overlay import layer_paths
@@ -400,8 +402,9 @@ class HostFsFixture(Fixture):
                 folders = decoy_folders(rt, mounts, real) if not rt.promises_own_kernel else []
                 if folders:
                     self.decoys[rt.name] = (f"{DECOY}{host.run_id}-{i}", folders)
-            for name in self.decoys:
-                await self._plant(name)
+            async with anyio.create_task_group() as tg:  # one round trip's time, not one each
+                for name in self.decoys:
+                    tg.start_soon(self._plant, name)
             staged = self.helpers.helpers if self.helpers is not None else None
             if (
                 staged is not None
