@@ -295,11 +295,23 @@ ROWS: tuple[Row, ...] = (
         _WHERE,
         "destinations other than the canary, the host and the metadata addresses",
         ("connect", "sendto"),
-        unseen="egress is judged towards the canary, the host and the metadata addresses"
-        " only: a sandbox that lets through only some other address (one harness does not"
-        " own: the default gateway, the host's other interfaces) is not seen; the"
-        " canary's own subnets are picked at random per run from the configured private"
-        " ranges (`[canary]` range4, range6), so no fixed list of them can be blocked",
+        checks=("elsewhere4-tcp", "elsewhere4-udp", "elsewhere6-tcp", "elsewhere6-udp"),
+        target="the canary's stand-ins (netns mode): a random address of each range"
+        " `[canary] elsewhere` names, per run (by default the private, shared, link-local and"
+        " benchmarking ranges, outside the canary's own; a fleet adds a global address, the"
+        " host's default gateways and its resolvers), where the canary answers on the run's"
+        " high port, routed by a host rule for that port alone",
+    ),
+    _net(
+        _WHERE,
+        "the host's addresses on its other interfaces, and destinations no stand-in is for",
+        ("connect", "sendto"),
+        unseen="an address the host holds itself answers before any rule of harness's (the"
+        " local table), so no stand-in is put there: only the host's end of the canary's veth"
+        " is tried (`host4-tcp`); and a sandbox that lets out one address alone, other than"
+        " the canary's, the host's and its stand-ins, is not seen (the canary's own subnets"
+        " and the stand-ins are picked at random per run, so no fixed list can single them"
+        " out)",
     ),
     _net(
         _HANDED,

@@ -214,6 +214,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
+    _NET + "destinations other than the canary, the host and the metadata addresses": (
+        "bwrap-private-ranges",
+    ),
     _NET + "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)": (
         "bwrap-route-net-admin",
         "bwrap-route-dead-default",

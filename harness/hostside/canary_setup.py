@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from harness.errors import CommandError, HarnessError
+from harness.hostside.elsewhere import stand_ins
 from harness.hostside.lease import MQ_RM
 from harness.hostside.scripts import script
 from harness.matrix.models import Canary
@@ -49,7 +50,8 @@ METADATA = ("169.254.169.254", "fd00:ec2::254")
 # call under the lock; a range that full has bigger problems).
 TRIES = 1024
 # Make the namespace and the veth, lease the subnets, start the canary in them.
-NETNS_UP = script("canary-up.sh")
+HOST_STAND_INS = script("host-stand-ins.sh")
+NETNS_UP = HOST_STAND_INS + script("canary-up.sh")
 
 
 def walk(count: int) -> tuple[int, int]:
@@ -77,7 +79,7 @@ def subnet_walk(canary: Canary) -> list[str]:
 # one would make a leaky sandbox look blocked).
 ALIVE = script("alive.sh")
 # Stop everything `start_canary` started, whatever it got to.
-DOWN = MQ_RM + ALIVE + script("canary-down.sh")
+DOWN = MQ_RM + ALIVE + script("stand-in-rules.sh") + script("canary-down.sh")
 
 
 @dataclass(slots=True)
@@ -130,6 +132,8 @@ class RunningCanary:
             ("--host6", "host6"),
             ("--meta4", "meta4"),
             ("--meta6", "meta6"),
+            ("--elsewhere4", "else4"),
+            ("--elsewhere6", "else6"),
         ):
             if self.subnet.get(key):
                 args += [option, self.subnet[key]]
@@ -139,18 +143,25 @@ class RunningCanary:
         """What the canary can prove: arrivals on IPv4, on IPv6, on any port and
         protocol, seen by its packet capture (netns mode; listen mode once it said its
         capture runs), at the host's own end of its veth (`hostaddr`), at the metadata
-        addresses (`metadata`), and in the host's IPC namespace (`ipc`)."""
+        addresses (`metadata`), at stand-ins elsewhere (`elsewhere`; `elsewhere6`, IPv6
+        ones), and in the host's IPC namespace (`ipc`)."""
         found = ["ipv4", *(["ipv6"] if self.address6 else [])]
         found += ["capture"] if self.config.mode == "netns" or self.capture else []
         found += ["hostaddr"] if self.subnet.get("host4") else []
         found += ["metadata"] if self.subnet.get("meta4") else []
+        found += ["elsewhere"] if self.subnet.get("else4") else []
+        found += ["elsewhere6"] if self.subnet.get("else6") else []
         return [*found, *(["ipc"] if self.sysv_key else [])]
 
     def addresses(self) -> list[str]:
         """Every address an arrival the canary logs may have been sent to."""
         found = [self.address, self.address6]
         found += [self.subnet.get(k, "") for k in ("host4", "host6", "meta4", "meta6")]
-        return [a for a in found if a]
+        return [a for a in [*found, *self.stand_ins()] if a]
+
+    def stand_ins(self) -> list[str]:
+        """The addresses elsewhere the canary took (`[canary] elsewhere`)."""
+        return [a for k in ("else4", "else6") for a in self.subnet.get(k, "").split(",") if a]
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -268,6 +279,7 @@ async def start_canary(
     unix = canary_unix_name(run_id, host_index)
     ipc = canary_ipc(run_id, host_index)
     if canary.mode == "netns":
+        else4, else6, words = stand_ins(canary)
         running = RunningCanary("", canary, nonce, log_path, high_port=high_port)
         running.netns = canary_netns(run_id, host_index)
         running.host_veth = f"hv{run_id[:8]}{host_index:02x}"[:15]
@@ -276,6 +288,7 @@ async def start_canary(
             "sh", "-c", NETNS_UP, "harness-canary",
             running.netns, running.host_veth, outside_veth, log_path, LEASES,
             *subnet_walk(canary), str(high_port), ",".join(METADATA) if canary.metadata else "",
+            ",".join(else4), ",".join(else6), " ".join(words),
             *_canary_argv(
                 probe,
                 canary,
@@ -288,6 +301,7 @@ async def start_canary(
                 hosts=("@H4@", "@H6@"),
                 metadata=METADATA if canary.metadata else (),
             ),
+            "@E@",  # a listener at each stand-in the script took
             *extra,
         ]  # fmt: skip
     else:
@@ -337,6 +351,10 @@ async def start_canary(
             for key in ("addr6", "host6", "meta6"):  # as the canary's log will spell them
                 if key in fields:
                     fields[key] = str(ipaddress.IPv6Address(fields[key]))
+            if "else6" in fields:
+                fields["else6"] = ",".join(
+                    str(ipaddress.IPv6Address(a)) for a in fields["else6"].split(",")
+                )
             fields["subnet6"] = str(ipaddress.IPv6Network(fields["subnet6"]))
             running.subnet = fields
             running.address, running.address6 = fields["addr4"], fields["addr6"]

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     Strict,
@@ -492,6 +493,40 @@ RUNTIME_SPECS: dict[str, type[RuntimeSpec]] = {
 # --- matrix ----------------------------------------------------------------------
 
 
+# The canary's stand-ins (`[canary] elsewhere`): ranges no traffic leaves a machine
+# for, so that harness may answer there (private, shared, link-local, benchmarking).
+DEFAULT_ELSEWHERE = (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16",
+    "198.18.0.0/15", "fc00::/7", "2001:2::/48",
+)  # fmt: skip
+MAX_ELSEWHERE = 12
+ELSEWHERE_WORDS = ("gateway", "resolvers")
+
+
+def _elsewhere(value: object) -> object:
+    """A range (its host bits clear) or one of the words; never loopback or multicast."""
+    if not isinstance(value, str):
+        return value
+    if value in ELSEWHERE_WORDS:
+        return value
+    try:
+        where = ip_network(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc}: give a range such as 10.0.0.0/8, 'gateway' or 'resolvers'"
+        ) from None
+    if (
+        where.is_loopback
+        or where.is_multicast
+        or (where.num_addresses == 1 and where.is_unspecified)
+    ):
+        raise ValueError(f"{value} is no destination outside the host")
+    return where
+
+
+Elsewhere = Annotated[IPv4Network | IPv6Network | str, BeforeValidator(_elsewhere)]
+
+
 class Canary(_Strict):
     """Where egress attempts are aimed, and who starts the canary there.
 
@@ -507,6 +542,13 @@ class Canary(_Strict):
     `metadata` (netns mode): the canary also answers at the cloud metadata addresses
     (169.254.169.254, fd00:ec2::254) on the run's high port alone, routed there by a
     rule for that port (a real metadata service's port is routed as before).
+    `elsewhere` (netns mode): where else it answers, on the high port alone, by the same
+    kind of rule: a random address of each range given, and the words `gateway` (the
+    host's default gateways) and `resolvers` (its resolv.conf's): a sandbox that refuses
+    harness's own ranges and lets the rest out is seen. By default ranges no one's
+    traffic leaves a machine for: the private, shared and link-local ones and the
+    benchmarking ranges (RFC 2544, 5180); a fleet adds `0.0.0.0/0` and `2000::/3` (a
+    global address) and the two words.
     `settle`: seconds the canary stays up after a host's last sandbox exited, for
     late arrivals. `resolver_ranges`: where the probe may send its query through the
     sandbox's own resolver (a resolver elsewhere is asked only if no packet could
@@ -520,6 +562,11 @@ class Canary(_Strict):
     range6: Range6 = IPv6Network("fd5e:7a1c:9b3d::/48")
     settle: Annotated[float, Field(ge=0, le=300)] = 3.0
     metadata: bool = True
+    elsewhere: Annotated[list[Elsewhere], Field(max_length=MAX_ELSEWHERE)] = Field(
+        default_factory=lambda: list[IPv4Network | IPv6Network | str](
+            ip_network(r) for r in DEFAULT_ELSEWHERE
+        )
+    )
     resolver_ranges: list[
         Annotated[IPv4Network, Strict(False)] | Annotated[IPv6Network, Strict(False)]
     ] = Field(

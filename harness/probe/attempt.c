@@ -520,6 +520,7 @@ void chk_egress_sweep(void)
             sweep_host(f, hosts[f], (int)high);
         if (metas[f] && *metas[f])
             sweep_meta(f, metas[f], (int)high);
+        sweep_elsewhere(f, f ? o.elsewhere6 : o.elsewhere4, (int)high);
     }
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
@@ -561,7 +562,7 @@ void chk_egress_sweep(void)
             } else if (now >= a->end) {
                 if (a->state == S_CONNECT)
                     att_end(a, OC_BLOCKED, ETIMEDOUT, "connect(%s)", a->dsts);
-                else if (a->type == SOCK_STREAM && a->group == G_SELF)
+                else if (a->type == SOCK_STREAM && AT_CANARY(a))
                     att_judge(a, 1);
                 else if (PROXY_GROUP(a))
                     att_end(a, OC_BLOCKED, a->inn ? 0 : ETIMEDOUT, "%s: no proxy answer", a->dsts);
@@ -607,7 +608,7 @@ void chk_egress_sweep(void)
                             "sent to %s; nothing answers it: only the canary's %s proves a crossing",
                             a->dsts, a->family == AF_UNIX ? "log" : "capture");
                 else if (w < 0 && errno != EAGAIN && errno != EINTR)
-                    att_end(a, a->type == SOCK_STREAM && a->group == G_SELF ? OC_SUCCEEDED : OC_BLOCKED, errno,
+                    att_end(a, a->type == SOCK_STREAM && AT_CANARY(a) ? OC_SUCCEEDED : OC_BLOCKED, errno,
                             "send to %s", a->dsts);
                 else if (w > 0 && (a->outoff += (size_t)w) == a->outn)
                     a->state = S_RECV;
@@ -640,6 +641,7 @@ void chk_egress_sweep(void)
     }
     group_report(G_OWN_DNS, sweep_id[SW_DNS_OWN], t0, "no resolver");
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
+    elsewhere_report(t0);
     sweep_host_unix(t0);
     unix_report(sweep_id[SW_UNIX_PROXY], t0);
     relay_report(t0);

@@ -170,7 +170,7 @@ struct run_options {
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
         *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *write_dirs, *block_devs, *leased, *decoys, *inh_helper,
-        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *linger, *host_tcp_skip;
+        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *elsewhere4, *elsewhere6, *linger, *host_tcp_skip;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -303,7 +303,11 @@ int maybe_host_netns(void); /* egress.c: never change what may be the host's net
  * builds itself, sent on a held packet socket (link-level destination `ll`). */
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
-enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY };
+enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY,
+       G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP };
+/* An attempt at the canary itself, or at one of its stand-ins elsewhere (one line for
+ * each family and transport's stand-ins, reported after the rest): judged alike. */
+#define AT_CANARY(a) ((a)->group == G_SELF || (a)->group >= G_ELSE4_TCP)
 #define PROXY_GROUP(a) ((a)->group == G_UNIX || (a)->group == G_PROXY) /* a relay, asked to reach the canary */
 /* How the bytes are sent: send(2) on a connected socket, or another call (writev,
  * pwritev2 at the current position, sendfile from a memfd, splice from a pipe). */
@@ -391,6 +395,9 @@ int at_canary_unix(struct att *a);
 const char *canary_unix_suffix(int type);
 void sweep_host(int f, const char *ip, int high);
 void sweep_meta(int f, const char *ip, int high);
+void sweep_elsewhere(int f, const char *list, int high);
+void elsewhere_report(double t0);
+int elsewhere_has(const char *host);
 int unix_host_tries(const struct stat *st); /* hostunix.c */
 void att_frame_msg(struct att *a); /* heldsocks.c: X_FRAME's datagram */
 void unix_report(const char *id, double t0);

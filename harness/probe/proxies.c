@@ -74,7 +74,7 @@ static int canary_address(const char *host)
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
         if (mine[i] && *mine[i] && !strcmp(host, mine[i]))
             return 1;
-    return 0;
+    return elsewhere_has(host);
 }
 
 /* Whether the host named `host`:`port` among the listeners never asked (its SSH

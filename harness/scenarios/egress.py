@@ -90,6 +90,19 @@ META_HOW = (
     "the nonce; the control (the host) shows the route is there."
 )
 
+ELSEWHERE_HOW = (
+    "The HARNESS exchange (TCP line, or datagram) at the high port with each address of "
+    "`--elsewhere4`/`--elsewhere6` (comma lists), all at once: the canary's stand-ins, a "
+    "random address of each range `[canary] elsewhere` names (by default the private, shared, "
+    "link-local and benchmarking ranges, outside the canary's own; a fleet adds a global "
+    "address, the host's default gateways and its resolvers), where the netns canary answers "
+    "too, on the run's high port alone (a host rule for that port routes each to it; an address "
+    "the host holds itself is left out). A sandbox that refuses harness's own ranges, or the "
+    "private ones, and lets the rest out is seen. One line for all: escaped if any nonce came "
+    "back (the detail names the address), else the outcome that leaves most doubt, with the "
+    "addresses tried."
+)
+
 IPC_HOW = (
     "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this IPC "
     "namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot of the "
@@ -739,6 +752,20 @@ EGRESS = Scenario(
                 (*(("ipv6",) if v == "6" else ()), "metadata"),
                 transport=proto,
                 how=META_HOW,
+            )
+            for v, family in (("4", "IPv4"), ("6", "IPv6"))
+            for proto in (Transport.TCP, Transport.UDP)
+        ),
+        # The canary's stand-ins elsewhere: an address of each range `[canary] elsewhere`
+        # names, and the host's gateways and resolvers where it asks.
+        *(
+            _swept(
+                f"elsewhere{v}-{proto.value}",
+                f"{proto.value.upper()} to each of the canary's {family} stand-ins elsewhere,"
+                " the high port",
+                ("ipv6", "elsewhere6") if v == "6" else ("elsewhere",),
+                transport=proto,
+                how=ELSEWHERE_HOW,
             )
             for v, family in (("4", "IPv4"), ("6", "IPv6"))
             for proto in (Transport.TCP, Transport.UDP)

@@ -33,6 +33,7 @@ SMOKES = {
     "report_size": ["bench/report_size.py", "--smoke"],
     "reports": ["bench/reports.py", "--smoke"],
     "probe_checks": ["bench/probe_checks.py", "--smoke"],
+    "canary_start": ["bench/canary_start.py", "--smoke"],
 }
 TIMEOUT = 150
 # What a cell makes in the host's shared folders, that must be gone after it.
@@ -87,6 +88,12 @@ def test_amortisation_runs(smokes: Smokes) -> None:
     code, out = smokes.finished("amortisation")
     assert code == 0, out
     assert "| host " in out and "| bwrap " in out and "target: harness <=" in out, out
+
+
+def test_canary_start_runs_and_takes_the_default_stand_ins(smokes: Smokes) -> None:
+    code, out = smokes.finished("canary_start")
+    assert code == 0, out
+    assert "| none      | 0 " in out and "| default   | 8 " in out, out
 
 
 def test_fanout_runs(smokes: Smokes) -> None:

@@ -692,6 +692,11 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
+    # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
+    "bwrap-private-ranges": (
+        {"elsewhere4-tcp", "elsewhere4-udp"},
+        "the nonce came back from 198.1",
+    ),
     "bwrap-no-forward": (
         {"host4-tcp", "host4-udp", "host6-tcp", "host6-udp"},
         "the nonce came back",
@@ -770,6 +775,7 @@ ROW_MUTANTS = (
     "bwrap-held-unix-seqpacket",
     "bwrap-no-forward",
     "bwrap-metadata",
+    "bwrap-private-ranges",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
     "bwrap-host-listener-pid",

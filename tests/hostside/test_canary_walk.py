@@ -59,10 +59,11 @@ def _up(
     tmp: Path, bin_dir: Path, walk: list[str], ns: str = "harness-t-0", meta: str = ""
 ) -> dict[str, str]:
     """Run NETNS_UP with `walk` (its $6-$16), high port 40000 and the metadata
-    addresses `meta` ($17, $18); the subnet line it printed."""
+    addresses `meta` ($17, $18), no stand-ins elsewhere ($19-$21); the subnet line it
+    printed."""
     leases = tmp / "leases"
     argv = ["sh", "-c", NETNS_UP, "up", ns, "hv", "cv", str(tmp / "log"), str(leases), *walk]
-    argv += ["40000", meta]
+    argv += ["40000", meta, "", "", ""]
     done = subprocess.run(
         [*argv, "true"], capture_output=True, text=True, env=_env(tmp, bin_dir), timeout=60
     )
@@ -152,7 +153,7 @@ def test_a_full_range_is_an_error_not_a_shared_subnet(tmp_path: Path, bin_dir: P
         (tmp_path / "leases" / f"10.9.{i // 64}.{i % 64 * 4}").write_text("harness-live\n")
     (tmp_path / "live").write_text("harness-live\n")
     argv = ["sh", "-c", NETNS_UP, "up", "ns", "hv", "cv", "log", str(tmp_path / "leases")]
-    argv += [*subnet_walk(canary), "40000", "", "true"]
+    argv += [*subnet_walk(canary), "40000", "", "", "", "", "true"]
     done = subprocess.run(argv, capture_output=True, text=True, env=_env(tmp_path, bin_dir))
     assert done.returncode == 1
     assert "no free canary subnet in the IPv4 range (tried 256)" in done.stderr

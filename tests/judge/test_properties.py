@@ -36,7 +36,10 @@ def _filled(
     Left out: checks the host alone decides, those of a family the canary lacks
     (the probe is not asked for them), and those the case says went unreported."""
     listed = {c["id"] for c in checks}
-    has = host_side.get("canary_has", ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "ipc"])
+    has = host_side.get(
+        "canary_has",
+        ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "elsewhere", "elsewhere6", "ipc"],
+    )
     rest = [
         _default(scenario, c)
         for c in SCENARIOS[scenario].checks
@@ -186,7 +189,8 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
     )
     result = observe(scenario, record, control=_control(case))
     has = case["host_side"].get(
-        "canary_has", ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "ipc"]
+        "canary_has",
+        ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "elsewhere", "elsewhere6", "ipc"],
     )
     asked = [c for c in scenario.checks if all(n in has for n in c.needs)]
     if case["host_side"].get("fs", {}).get("reads_granted"):  # no read is asked

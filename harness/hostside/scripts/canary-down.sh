@@ -7,7 +7,8 @@
 # left alone). Whatever is left in its namespace (a start cut short: no pid yet) is
 # asked to stop too before it is killed. Its POSIX queue, named after the run, is
 # ours whoever made it: removed last, however the canary ended.
-# Needs mq-rm.sh and alive.sh before it.
+# Needs mq-rm.sh, alive.sh and stand-in-rules.sh before it. The stand-ins' rules go
+# once the veth, and so their table's routes, are gone (those of any dead run too).
 pid=$1; ns=$2; hv=$3; log=$4; leases=$5; sysv=$6; mq=$7; high=${8:-}; meta=${9:-}
 if [ -n "$meta" ] && [ -n "$high" ]; then
   ip rule del prio 90 to "${meta%,*}" dport "$high" 2>/dev/null || true
@@ -32,6 +33,7 @@ if [ -n "$ns" ]; then
   ip netns del "$ns" 2>/dev/null || true
   # Gone with the namespace, unless that never held its peer.
   if [ -e "/sys/class/net/$hv" ]; then ip link del "$hv" 2>/dev/null || true; fi
+  clean_meta_rules
 fi
 for lease in $leases; do
   if [ "$(cat "$lease" 2>/dev/null)" = "$ns" ]; then rm -f -- "$lease"; fi

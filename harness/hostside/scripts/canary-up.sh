@@ -3,9 +3,12 @@
 # the range's network (an integer), its /30s, the first one tried, the step; $11-$15
 # the IPv6 walk: the range's top 64 bits (two 32-bit halves), its /64s, the first,
 # the step; $16 how many to try; $17 the run's high port; $18 the metadata addresses
-# the canary also takes, "M4,M6" ('' for none); then the canary's argv, where @A4@ and @A6@ stand
-# for the canary's addresses, @H4@ and @H6@ for the host's end of the veth (its
-# listeners there are bound before it moves). Subnets are leased per host, under a
+# the canary also takes, "M4,M6" ('' for none); $19 and $20 its stand-ins elsewhere,
+# IPv4 and IPv6 ("A,B,..."), $21 the host's own it takes too ("gateway resolvers": its
+# default gateways, its resolv.conf's servers); then the canary's argv, where @A4@ and
+# @A6@ stand for the canary's addresses, @H4@ and @H6@ for the host's end of the veth
+# (its listeners there are bound before it moves), and @E@ for a TCP and a UDP
+# listener on the high port at each stand-in taken. Subnets are leased per host, under a
 # lock, each family on its own: a walk from a random subnet of the range by a random
 # odd step (the count is a power of two, so it visits every one), taking the first
 # whose lease (named after the subnet) names no namespace with a process in it (the
@@ -24,11 +27,16 @@
 # The metadata addresses (a cloud's 169.254.169.254 and fd00:ec2::254) are the
 # canary's too, on its lo, for the run's high port alone: a rule sends that port to
 # them into the lease's own routing table, whose route leads to the canary; any
-# other port to them (a real metadata service's 80) is routed as it was.
+# other port to them (a real metadata service's 80) is routed as it was. Each stand-in
+# elsewhere is taken the same way, one rule each; one the host holds itself (its own
+# address: the local table answers first), a loopback or an IPv6 link-local one, or one
+# whose rule the host refuses is left out, with a message.
+# Needs host-stand-ins.sh before it.
 set -eu
 ns=$1; hv=$2; cv=$3; log=$4; leases=$5; want4=$6; base4=$7; n4=$8; i4=$9; step4=${10}
 hi6=${11}; lo6=${12}; n6=${13}; i6=${14}; step6=${15}; tries=${16}; high=${17}; meta=${18}
-shift 18
+want_e4=${19}; want_e6=${20}; words=${21}
+shift 21
 taken() {
   [ -e "$leases/$1" ] && [ -n "$(ip netns pids "$(cat "$leases/$1")" 2>/dev/null)" ]
 }
@@ -87,9 +95,42 @@ if [ -n "$meta" ]; then
   fi
 fi
 exec 9>&-
-echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6${m4:+ meta4=$m4 meta6=$m6}"
+e4=''; e6=''; lo_up=''
+stand_in() { # $1 an address: the canary's too, for the high port alone
+  x=$1
+  case ",$e4,$e6,$m4,$m6,$c4,$c6,$h4,$h6," in *",$x,"*) return 0 ;; esac
+  case $x in
+    ''|127.*|::1|[fF][eE][89aAbB]?:*) return 0 ;;
+    *:*) f=-6; via=$c6; plen=128; nodad=nodad ;;
+    *) f=-4; via=$c4; plen=32; nodad='' ;;
+  esac
+  if [ -n "$(ip -o addr show to "$x/$plen" 2>/dev/null)" ]; then
+    echo "canary: not at $x (the host's own address)" >&2; return 0
+  fi
+  if [ -z "$lo_up$m4" ]; then
+    ip -n "$ns" addr add 127.0.0.1/8 dev lo 2>/dev/null || true; lo_up=1
+  fi
+  if ip -n "$ns" addr add "$x/$plen" dev lo $nodad 2>/dev/null &&
+    ip "$f" route add "$x/$plen" via "$via" dev "$hv" table "$t" 2>/dev/null &&
+    ip "$f" rule add prio 90 to "$x" dport "$high" lookup "$t" 2>/dev/null; then
+    if [ "$f" = -6 ]; then e6=${e6:+$e6,}$x; else e4=${e4:+$e4,}$x; fi
+  else
+    ip "$f" route del "$x/$plen" table "$t" 2>/dev/null || true
+    echo "canary: not at $x (refused)" >&2
+  fi
+}
+if [ -z "$m4" ] && [ -n "$want_e4$want_e6$words" ]; then rules_del; fi
+for x in $(printf '%s\n' "$want_e4" "$want_e6" | tr , '\n'; host_own "$words"); do stand_in "$x"; done
+echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6${m4:+ meta4=$m4 meta6=$m6}${e4:+ else4=$e4}${e6:+ else6=$e6}"
 for arg; do
   shift
+  if [ "$arg" = @E@ ]; then
+    for x in $(printf '%s\n' "$e4" "$e6" | tr , '\n'); do
+      case $x in *:*) x="[$x]" ;; esac
+      set -- "$@" --sweep-tcp "$x:$high" --sweep-udp "$x:$high"
+    done
+    continue
+  fi
   case $arg in
     *@A4@*) arg=${arg%%@A4@*}$c4${arg#*@A4@} ;;
     *@A6@*) arg=${arg%%@A6@*}$c6${arg#*@A6@} ;;

@@ -3,19 +3,7 @@
 # The canary is asked first (SIGTERM: it removes its IPC objects) and given a
 # second, before anything of the run is killed outright (its command line names
 # the run too); its POSIX queues go by name in case it could not.
-# Needs mq-rm.sh before it.
-# The metadata rules (priority 90, a lease table 0x1nnnnnnn) whose table is empty: their
-# canary's veth is gone (a run killed before canary-down), and a live canary's table
-# always holds its route (added before its rules). At most 64 per family.
-clean_meta_rules() {
-  for f in -4 -6; do
-    for t in $(ip "$f" rule show 2>/dev/null | sed -n 's/^90:.* lookup \([0-9][0-9]*\).*/\1/p' | sort -u); do
-      [ $((t >> 28)) -eq 1 ] || continue
-      [ -z "$(ip "$f" route show table "$t" 2>/dev/null)" ] || continue
-      i=0; while [ "$i" -lt 64 ] && ip "$f" rule del prio 90 lookup "$t" 2>/dev/null; do i=$((i + 1)); done
-    done
-  done
-}
+# Needs mq-rm.sh and stand-in-rules.sh before it.
 clean_run() {
   wd=$1; id=$2
   case $id in ''|*[!0-9a-f]*) return 0;; esac
