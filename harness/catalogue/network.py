@@ -106,10 +106,12 @@ ROWS: tuple[Row, ...] = (
         "AF_PACKET",
         ("socket", "sendto"),
         kernels="all (with CAP_NET_RAW)",
-        unseen="a packet socket sends frames on the sandbox's own links only; a frame that"
-        " reaches the canary is any IP protocol to its capture (unexplained: inconclusive),"
-        " but the probe builds no frames itself (it would need the next hop's link address);"
-        " holding CAP_NET_RAW is judged by privilege-floor",
+        checks=("packet4",),
+        target="the canary's IPv4 high port, a UDP datagram in an IPv4 packet the probe"
+        " builds, on a packet socket of its own (no IP socket, no route of the sandbox's),"
+        " to each next hop in view by its link address (the neighbour table, else ARP), at"
+        " most 8; netns mode (a frame reaches the canary's veth); where it may stand in the"
+        " host's namespace, only the kernel's own route's hop",
     ),
     _net(
         _FAMILY,
@@ -311,7 +313,10 @@ ROWS: tuple[Row, ...] = (
         " is tried (`host4-tcp`); and a sandbox that lets out one address alone, other than"
         " the canary's, the host's and its stand-ins, is not seen (the canary's own subnets"
         " and the stand-ins are picked at random per run, so no fixed list can single them"
-        " out)",
+        " out); nor one that lets out only ports other than the run's high port (443, say)"
+        " to addresses beyond harness's own: the stand-ins answer on the high port alone;"
+        " nor, by default, one that lets out global addresses alone (the default stand-ins"
+        " are none: a fleet's matrix adds 0.0.0.0/0 and 2000::/3)",
     ),
     _net(
         _HANDED,

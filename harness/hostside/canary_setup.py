@@ -142,12 +142,13 @@ class RunningCanary:
     def abilities(self) -> list[str]:
         """What the canary can prove: arrivals on IPv4, on IPv6, on any port and
         protocol, seen by its packet capture (netns mode; listen mode once it said its
-        capture runs), at the host's own end of its veth (`hostaddr`), at the metadata
+        capture runs), at the host's own end of its veth (`hostaddr`; `veth`: behind a link
+        of its own, which a frame reaches), at the metadata
         addresses (`metadata`), at stand-ins elsewhere (`elsewhere`; `elsewhere6`, IPv6
         ones), and in the host's IPC namespace (`ipc`)."""
         found = ["ipv4", *(["ipv6"] if self.address6 else [])]
         found += ["capture"] if self.config.mode == "netns" or self.capture else []
-        found += ["hostaddr"] if self.subnet.get("host4") else []
+        found += ["hostaddr", "veth"] if self.subnet.get("host4") else []
         found += ["metadata"] if self.subnet.get("meta4") else []
         found += ["elsewhere"] if self.subnet.get("else4") else []
         found += ["elsewhere6"] if self.subnet.get("else6") else []

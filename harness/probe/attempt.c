@@ -276,6 +276,8 @@ static void att_start(struct att *a)
     }
     if (a->bind_port && bind_privileged(a) != 0)
         return;
+    if (elsewhere_bind(a) != 0)
+        return;
     if (a->tfo == T_CONNECT) {
         int one = 1;
         if (setsockopt(a->fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof one) != 0) {
@@ -522,6 +524,7 @@ void chk_egress_sweep(void)
             sweep_meta(f, metas[f], (int)high);
         sweep_elsewhere(f, f ? o.elsewhere6 : o.elsewhere4, (int)high);
     }
+    sweep_packet(o.canary4, (int)high);
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
     sweep_udp_listeners(o.denied_name);
@@ -642,6 +645,7 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS, sweep_id[SW_DNS_OWN], t0, "no resolver");
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     elsewhere_report(t0);
+    packet_report(t0);
     sweep_host_unix(t0);
     unix_report(sweep_id[SW_UNIX_PROXY], t0);
     relay_report(t0);

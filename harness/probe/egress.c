@@ -115,7 +115,7 @@ static void hop_add(struct hop *h, int *n, uint32_t addr, int rank, const char *
  * of eight addresses or fewer (a point-to-point link's far end), each with its
  * interface; each once, and none of the namespace's own. At most ROUTE_HOPS: *more
  * says how many were left out (a list cut short is no proof). */
-static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *more)
+int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *more)
 {
     static struct hop seen[ROUTE_SEEN];
     int n = 0;
@@ -172,7 +172,7 @@ static int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ]
 
 /* The route the kernel takes to `dst` now, from the main table: the longest prefix,
  * then the lowest metric. Its next hop (0 where on-link) and link; 0 where none. */
-static int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ])
+int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ])
 {
     char line[512], dev[64];
     unsigned long d, gw, mask;

@@ -43,3 +43,32 @@ int elsewhere_has(const char *host)
                 return 1;
     return 0;
 }
+
+/* Every attempt of a stand-in line from one source port (SO_REUSEADDR: the four-tuples
+ * differ): the line reports one port, and the canary's log of any of its packets (a SYN
+ * whose handshake a host's strict reverse-path filter cut, say) is matched to it, not
+ * left unexplained, which would make every cell on the host inconclusive. */
+int elsewhere_bind(struct att *a)
+{
+    static int port[4];
+    if (a->group < G_ELSE4_TCP)
+        return 0;
+    int *shared = &port[a->group - G_ELSE4_TCP], one = 1;
+    Addr me;
+    memset(&me, 0, sizeof me);
+    me.ss_family = (sa_family_t)a->family;
+    socklen_t len = a->family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (a->family == AF_INET6)
+        ((struct sockaddr_in6 *)(void *)&me)->sin6_port = htons((uint16_t)*shared);
+    else
+        ((struct sockaddr_in *)(void *)&me)->sin_port = htons((uint16_t)*shared);
+    if (setsockopt(a->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(a->fd, (struct sockaddr *)&me, len) != 0) {
+        att_end(a, OC_ERROR, errno, "bind to the line's source port %d for %s", *shared, a->dsts);
+        return -1;
+    }
+    if (!*shared && getsockname(a->fd, (struct sockaddr *)&me, &len) == 0)
+        *shared = ntohs(a->family == AF_INET6 ? ((struct sockaddr_in6 *)(void *)&me)->sin6_port
+                                              : ((struct sockaddr_in *)(void *)&me)->sin_port);
+    return 0;
+}

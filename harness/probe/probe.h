@@ -304,7 +304,7 @@ int maybe_host_netns(void); /* egress.c: never change what may be the host's net
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
 enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY,
-       G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP };
+       G_PACKET, G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP };
 /* An attempt at the canary itself, or at one of its stand-ins elsewhere (one line for
  * each family and transport's stand-ins, reported after the rest): judged alike. */
 #define AT_CANARY(a) ((a)->group == G_SELF || (a)->group >= G_ELSE4_TCP)
@@ -398,6 +398,7 @@ void sweep_meta(int f, const char *ip, int high);
 void sweep_elsewhere(int f, const char *list, int high);
 void elsewhere_report(double t0);
 int elsewhere_has(const char *host);
+int elsewhere_bind(struct att *a);
 int unix_host_tries(const struct stat *st); /* hostunix.c */
 void att_frame_msg(struct att *a); /* heldsocks.c: X_FRAME's datagram */
 void unix_report(const char *id, double t0);
@@ -518,6 +519,12 @@ __attribute__((noreturn)) void jail_main(int argc, char **argv);
 __attribute__((noreturn)) void connect_main(int argc, char **argv); /* attribution.c */
 __attribute__((noreturn)) void stage_main(int argc, char **argv);   /* stage.c */
 #define ROUTE_HOPS 32 /* route-made's next hops tried, at most, per family */
+/* egress.c: the next hops in view (gateways, neighbours, host routes, small subnets),
+ * and the route the kernel takes to a destination now (host byte order). */
+int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *more);
+int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ]);
+void sweep_packet(const char *canary4, int high); /* packet.c: the packet4 line's frames */
+void packet_report(double t0);
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n); /* routes6.c */
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
 void rule_release(void);

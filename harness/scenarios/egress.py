@@ -103,6 +103,23 @@ ELSEWHERE_HOW = (
     "addresses tried."
 )
 
+PACKET_HOW = (
+    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)`: "
+    "CAP_NET_RAW over its network namespace) sends the HARNESS line in a UDP datagram to "
+    "the canary's IPv4 high port, in an IPv4 packet the probe builds (from its own address on "
+    "the link), to each next hop in view by its link address (the kernel's neighbour table, "
+    "else an ARP request, a second at most): gateways, neighbours, host routes and the "
+    "addresses of small attached subnets, at most 8; where the probe may stand in the host's "
+    "network namespace, only the hop of the kernel's own route to the canary. No IP socket "
+    "and no route of the sandbox's is needed: a filter on IP sockets, or a route that refuses "
+    "the canary, leaves it open wherever the workload keeps CAP_NET_RAW. One line for all; "
+    "sent is `succeeded` (nothing answers a packet socket): the canary's log of the marked "
+    "datagram decides. Refused (`socket(AF_PACKET)`), or no hop answering: blocked; more "
+    "hops than are tried: an error unless one was sent. Netns mode only (the host control's "
+    "frame goes to the canary's veth; a listen canary on the host's own address has no link "
+    "a frame could reach it by)."
+)
+
 IPC_HOW = (
     "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this IPC "
     "namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot of the "
@@ -769,6 +786,13 @@ EGRESS = Scenario(
             )
             for v, family in (("4", "IPv4"), ("6", "IPv6"))
             for proto in (Transport.TCP, Transport.UDP)
+        ),
+        _swept(
+            "packet4",
+            "an IPv4 packet the probe builds, on a packet socket of its own, to each next hop",
+            ("veth",),
+            transport=None,
+            how=PACKET_HOW,
         ),
         # A plain host hands its probe no socket: the canary's log is the only proof.
         _swept(

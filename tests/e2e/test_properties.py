@@ -693,6 +693,7 @@ EGRESS_MUTANTS = {
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
+    "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
     "bwrap-private-ranges": (
         {"elsewhere4-tcp", "elsewhere4-udp"},
         "the nonce came back from 198.1",
@@ -776,6 +777,7 @@ ROW_MUTANTS = (
     "bwrap-no-forward",
     "bwrap-metadata",
     "bwrap-private-ranges",
+    "bwrap-packet-socket",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
     "bwrap-host-listener-pid",
@@ -903,8 +905,9 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     """The correct twins of the Fast Open and Multipath TCP mutants: a connect(2) ban
     whose filter refuses MSG_FASTOPEN on every send call, and Landlock's TCP connect
     right with the Multipath TCP socket refused too; the i386 entry's twin, every
-    socket call of it refused, socketcall too; and the held-netns twin, handed the
-    host's network namespace without CAP_SYS_ADMIN. Each way is refused by what the
+    socket call of it refused, socketcall too; the held-netns twin, handed the
+    host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
+    keeps CAP_NET_RAW and refuses packet sockets too. Each way is refused by what the
     twin closes (its errno in the line), and the verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
@@ -913,7 +916,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         f'[runtimes.{mode}]\nkind = "command"\n'
         f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
         'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
-        for mode in ("fastopen-twin", "landlock-tcp", "i386-twin", "held-netns-twin")
+        for mode in (
+            "fastopen-twin",
+            "landlock-tcp",
+            "i386-twin",
+            "held-netns-twin",
+            "packet-socket-twin",
+        )
     )
     matrix = _matrix(
         tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
@@ -945,6 +954,11 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert held["detail"].startswith("setns into held descriptor "), held
+    row = v[("localhost", "packet-socket-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    packet = {c["id"]: c for c in row["checks"]}["packet4"]
+    assert packet["outcome"] == "blocked" and packet["errno"] == "EPERM", packet
+    assert packet["detail"].startswith("socket(AF_PACKET)"), packet
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
@@ -1745,3 +1759,18 @@ def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_li
     assert line["outcome"] == "blocked" and "3 the sandbox's own" in line["detail"], line
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["hosts"]["localhost"]["unix_listeners"]["count"] >= 1
+
+
+def test_a_stand_in_line_comes_from_one_source_port(mutants_run: tuple[int, str, Path]) -> None:
+    """Every packet of a stand-in line, to each stand-in, leaves from the one source port
+    the line reports (red team round nine: a SYN whose handshake never finished, from a
+    port of its own, was an unexplained arrival that made every cell inconclusive)."""
+    cell = cells_of(mutants_run[2])[("localhost", "host")]
+    for line in ("elsewhere4-tcp", "elsewhere4-udp"):
+        check = {c["id"]: c for c in cell["checks"]}[line]
+        sent = [
+            e for e in cell["host_side"]["canary_events"]
+            if e.get("event") == "packet" and f".{line}." in str(e.get("mark"))
+        ]  # fmt: skip
+        assert len({e["dst"] for e in sent}) >= 5, sent  # the six default IPv4 stand-ins
+        assert {e["sport"] for e in sent} == {check["evidence"]["src_port"]}, (check, sent)

@@ -9,7 +9,8 @@ from harness.matrix.models import Canary
 
 def test_the_host_addresses_are_asked_for_only_where_the_canary_listens_there() -> None:
     """A netns canary's lease names the host's end of its veth: the probe tries it and
-    the judge asks for `hostaddr`; a canary without one asks for neither."""
+    the judge asks for `hostaddr` and `veth` (a frame reaches the canary over its link); a
+    canary without one asks for none of them."""
     leased = RunningCanary("10.251.0.2", Canary(), "n", "/log", address6="fd5e::2")
     leased.subnet = {"host4": "10.251.0.1", "host6": "fd5e::1"}
     leased.unix_name = canary_unix_name("abc", 3)
@@ -17,11 +18,11 @@ def test_the_host_addresses_are_asked_for_only_where_the_canary_listens_there() 
     assert args[args.index("--host4") + 1] == "10.251.0.1"
     assert args[args.index("--host6") + 1] == "fd5e::1"
     assert args[args.index("--canary-unix") + 1] == "harness-canary-abc-3"
-    assert leased.abilities() == ["ipv4", "ipv6", "capture", "hostaddr"]
+    assert leased.abilities() == ["ipv4", "ipv6", "capture", "hostaddr", "veth"]
     assert leased.addresses() == ["10.251.0.2", "fd5e::2", "10.251.0.1", "fd5e::1"]
     bare = RunningCanary("10.0.0.1", Canary(), "n", "/log")
     assert "--host4" not in bare.probe_args() and "--canary-unix" not in bare.probe_args()
-    assert "hostaddr" not in bare.abilities()
+    assert "hostaddr" not in bare.abilities() and "veth" not in bare.abilities()
 
 
 def test_the_canary_listens_at_the_host_addresses_on_the_high_port() -> None:

@@ -38,7 +38,17 @@ def _filled(
     listed = {c["id"] for c in checks}
     has = host_side.get(
         "canary_has",
-        ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "elsewhere", "elsewhere6", "ipc"],
+        [
+            "ipv4",
+            "ipv6",
+            "capture",
+            "hostaddr",
+            "veth",
+            "metadata",
+            "elsewhere",
+            "elsewhere6",
+            "ipc",
+        ],
     )
     rest = [
         _default(scenario, c)
@@ -190,7 +200,17 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
     result = observe(scenario, record, control=_control(case))
     has = case["host_side"].get(
         "canary_has",
-        ["ipv4", "ipv6", "capture", "hostaddr", "metadata", "elsewhere", "elsewhere6", "ipc"],
+        [
+            "ipv4",
+            "ipv6",
+            "capture",
+            "hostaddr",
+            "veth",
+            "metadata",
+            "elsewhere",
+            "elsewhere6",
+            "ipc",
+        ],
     )
     asked = [c for c in scenario.checks if all(n in has for n in c.needs)]
     if case["host_side"].get("fs", {}).get("reads_granted"):  # no read is asked

@@ -137,6 +137,7 @@ def test_every_transport_is_pinned() -> None:
             "unix-abstract-dgram",
         "unix-abstract-seqpacket", "unix-host",
         "held-fds",
+        "packet4",
         "egress-policy-binary",
         *others, *ipc,
     }  # fmt: skip

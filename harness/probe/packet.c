@@ -1,0 +1,207 @@
+/* The sweep's packet4 line: a packet socket of the probe's own (AF_PACKET, CAP_NET_RAW)
+ * sends an IPv4 packet it builds itself, the HARNESS line in a UDP datagram to the
+ * canary's high port, to each next hop in view by its link address (asked by ARP where
+ * the kernel knows none). No socket(AF_INET) and no route of the sandbox's is needed:
+ * a filter on IP sockets, or a route that refuses the canary, leaves it open wherever
+ * the workload keeps CAP_NET_RAW. Where the probe may stand in the host's network
+ * namespace, only the hop of the kernel's own route to the canary is sent to (never a
+ * frame to the host's other neighbours). One line for all; the canary's log decides. */
+
+#include "probe.h"
+
+#include <linux/if_ether.h>
+#include <net/if_arp.h>
+
+#define PACKET_HOPS 8
+
+struct hop_link {
+    uint32_t addr;       /* the next hop (host byte order) */
+    int ifindex;
+    unsigned char mac[6];
+    int known;           /* its link address is known */
+    uint32_t self;       /* this namespace's address on that link (network order) */
+    unsigned char own[6];
+};
+
+/* The link address the kernel's neighbour table holds for `addr` on `dev`, if any. */
+static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
+{
+    char line[256], ip[64], hw[64], name[64];
+    unsigned flags;
+    int found = 0;
+    FILE *f = fopen("/proc/net/arp", "r");
+    while (f && !found && fgets(line, sizeof line, f)) {
+        struct in_addr a;
+        unsigned m[6];
+        if (sscanf(line, "%63s %*s %x %63s %*s %63s", ip, &flags, hw, name) != 4 ||
+            inet_pton(AF_INET, ip, &a) != 1 || ntohl(a.s_addr) != addr || strcmp(name, dev) ||
+            !(flags & ATF_COM) ||
+            sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
+            continue;
+        for (int i = 0; i < 6; i++)
+            mac[i] = (unsigned char)m[i];
+        found = 1;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Ask each hop whose link address is unknown by ARP (a request from this namespace's
+ * address on the link, to the broadcast address), one socket per link, answers read
+ * for at most `wait_ms` in all. */
+static void arp_ask(struct hop_link *h, int n, int wait_ms)
+{
+    int fds[PACKET_HOPS];
+    for (int i = 0; i < n; i++) {
+        fds[i] = -1;
+        if (h[i].known)
+            continue;
+        fds[i] = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP));
+        struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ARP),
+                                  .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
+        memset(ll.sll_addr, 0xff, 6);
+        unsigned char req[28] = { 0, 1, 8, 0, 6, 4, 0, 1 }; /* Ethernet, IPv4, a request */
+        uint32_t tpa = htonl(h[i].addr);
+        memcpy(req + 8, h[i].own, 6);
+        memcpy(req + 14, &h[i].self, 4);
+        memcpy(req + 24, &tpa, 4);
+        if (fds[i] >= 0 && (bind(fds[i], (struct sockaddr *)&ll, sizeof ll) != 0 ||
+                            sendto(fds[i], req, sizeof req, 0, (struct sockaddr *)&ll, sizeof ll) < 0)) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    double end = now_ms() + wait_ms;
+    for (;;) {
+        struct pollfd pf[PACKET_HOPS];
+        int idx[PACKET_HOPS], np = 0;
+        for (int i = 0; i < n; i++)
+            if (fds[i] >= 0 && !h[i].known)
+                pf[np] = (struct pollfd){ .fd = fds[i], .events = POLLIN }, idx[np++] = i;
+        double left = end - now_ms();
+        if (!np || left <= 0 || poll(pf, (nfds_t)np, (int)left + 1) <= 0)
+            break;
+        for (int k = 0; k < np; k++) {
+            unsigned char rep[64];
+            struct hop_link *x = &h[idx[k]];
+            ssize_t r;
+            while (pf[k].revents && (r = recv(pf[k].fd, rep, sizeof rep, 0)) >= 28) {
+                uint32_t spa;
+                memcpy(&spa, rep + 14, 4);
+                if (rep[6] == 0 && rep[7] == 2 && ntohl(spa) == x->addr) { /* its reply */
+                    memcpy(x->mac, rep + 8, 6);
+                    x->known = 1;
+                }
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* One attempt per hop whose link address is known: the UDP packet built by
+ * att_frame_msg (from this namespace's address), handed to the kernel with the hop's
+ * link address (SOCK_DGRAM: the kernel writes the link header). */
+void sweep_packet(const char *canary4, int high)
+{
+    if (!canary4 || !*canary4)
+        return;
+    struct in_addr canary;
+    if (inet_pton(AF_INET, canary4, &canary) != 1)
+        return;
+    int probe_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+    if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter: the whole line is refused */
+        struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+        if (a) {
+            a->group = G_PACKET;
+            att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
+        }
+        return;
+    }
+    uint32_t hops[ROUTE_HOPS], via = 0;
+    char devs[ROUTE_HOPS][IFNAMSIZ], dev[IFNAMSIZ];
+    int more = 0, n = 0;
+    if (maybe_host_netns()) { /* only the kernel's own way to the canary */
+        if (route_now(ntohl(canary.s_addr), &via, dev) && strcmp(dev, "lo") && strcmp(dev, "*")) {
+            hops[0] = via ? via : ntohl(canary.s_addr);
+            memcpy(devs[0], dev, IFNAMSIZ);
+            n = 1;
+        }
+    } else {
+        n = route_hops(hops, devs, &more);
+    }
+    struct hop_link h[PACKET_HOPS];
+    int kept = 0, cut = more > 0 || n > PACKET_HOPS;
+    for (int i = 0; i < n && kept < PACKET_HOPS; i++) {
+        struct ifreq ifr;
+        struct hop_link *x = &h[kept];
+        memset(x, 0, sizeof *x);
+        memset(&ifr, 0, sizeof ifr);
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", devs[i]);
+        if (ioctl(probe_fd, SIOCGIFINDEX, &ifr) != 0)
+            continue;
+        x->ifindex = ifr.ifr_ifindex;
+        if (ioctl(probe_fd, SIOCGIFHWADDR, &ifr) != 0 || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+            continue; /* a link without Ethernet addresses (a TUN device): not tried here */
+        memcpy(x->own, ifr.ifr_hwaddr.sa_data, 6);
+        if (ioctl(probe_fd, SIOCGIFADDR, &ifr) != 0)
+            continue; /* no IPv4 address of its own there: a packet from nowhere is dropped */
+        x->self = ((struct sockaddr_in *)(void *)&ifr.ifr_addr)->sin_addr.s_addr;
+        if (x->self == htonl(hops[i]))
+            continue; /* its own address on the link (no IP socket to tell it by before) */
+        x->addr = hops[i];
+        x->known = arp_known(hops[i], devs[i], x->mac);
+        kept++;
+    }
+    close(probe_fd);
+    arp_ask(h, kept, 1000);
+    int tried = 0;
+    for (int i = 0; i < kept; i++) {
+        if (!h[i].known)
+            continue;
+        struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+        if (!a)
+            break;
+        tried++;
+        a->group = G_PACKET;
+        a->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+        if (a->fd < 0) {
+            att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
+            continue;
+        }
+        a->family = AF_PACKET;
+        a->held = 1;
+        a->how = H_SENDTO;
+        a->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+                                      .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
+        memcpy(a->ll.sll_addr, h[i].mac, 6);
+        struct sockaddr_in *from = (struct sockaddr_in *)(void *)&a->alt;
+        from->sin_family = AF_INET;
+        from->sin_addr.s_addr = h[i].self;
+        a->has_alt = 1;
+        struct in_addr hop = { htonl(h[i].addr) };
+        char hs[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &hop, hs, sizeof hs);
+        snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket, through %.40s on interface %d",
+                 canary4, high, hs, h[i].ifindex);
+    }
+    if (!tried || cut) {
+        struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+        if (a) {
+            a->group = G_PACKET;
+            if (cut)
+                att_end(a, OC_ERROR, 0, "more next hops in view than the %d tried: no proof",
+                        PACKET_HOPS);
+            else
+                att_end(a, OC_BLOCKED, 0, "no next hop answers on a link of this namespace");
+        }
+    }
+}
+
+void packet_report(double t0)
+{
+    if (o.canary4 && *o.canary4)
+        group_report(G_PACKET, sweep_id[SW_PACKET4], t0, "nothing tried");
+}
