@@ -217,6 +217,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_PACKET": ("bwrap-packet-socket",),
     _NET + "destinations other than the canary, the host and the metadata addresses": (
         "bwrap-private-ranges",
+        "bwrap-web-out",
     ),
     _NET + "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)": (
         "bwrap-route-net-admin",

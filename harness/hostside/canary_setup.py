@@ -134,6 +134,8 @@ class RunningCanary:
             ("--meta6", "meta6"),
             ("--elsewhere4", "else4"),
             ("--elsewhere6", "else6"),
+            ("--elsewhere4-high", "own4"),
+            ("--elsewhere6-high", "own6"),
         ):
             if self.subnet.get(key):
                 args += [option, self.subnet[key]]
@@ -150,8 +152,8 @@ class RunningCanary:
         found += ["capture"] if self.config.mode == "netns" or self.capture else []
         found += ["hostaddr", "veth"] if self.subnet.get("host4") else []
         found += ["metadata"] if self.subnet.get("meta4") else []
-        found += ["elsewhere"] if self.subnet.get("else4") else []
-        found += ["elsewhere6"] if self.subnet.get("else6") else []
+        found += ["elsewhere"] if self.subnet.get("else4") or self.subnet.get("own4") else []
+        found += ["elsewhere6"] if self.subnet.get("else6") or self.subnet.get("own6") else []
         return [*found, *(["ipc"] if self.sysv_key else [])]
 
     def addresses(self) -> list[str]:
@@ -161,8 +163,11 @@ class RunningCanary:
         return [a for a in [*found, *self.stand_ins()] if a]
 
     def stand_ins(self) -> list[str]:
-        """The addresses elsewhere the canary took (`[canary] elsewhere`)."""
-        return [a for k in ("else4", "else6") for a in self.subnet.get(k, "").split(",") if a]
+        """The addresses elsewhere the canary took (`[canary] elsewhere`): those picked
+        from ranges (`else4`, `else6`: the high port and 443), then the host's own
+        gateways and resolvers (`own4`, `own6`: the high port alone)."""
+        keys = ("else4", "else6", "own4", "own6")
+        return [a for k in keys for a in self.subnet.get(k, "").split(",") if a]
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -352,10 +357,11 @@ async def start_canary(
             for key in ("addr6", "host6", "meta6"):  # as the canary's log will spell them
                 if key in fields:
                     fields[key] = str(ipaddress.IPv6Address(fields[key]))
-            if "else6" in fields:
-                fields["else6"] = ",".join(
-                    str(ipaddress.IPv6Address(a)) for a in fields["else6"].split(",")
-                )
+            for key in ("else6", "own6"):
+                if key in fields:
+                    fields[key] = ",".join(
+                        str(ipaddress.IPv6Address(a)) for a in fields[key].split(",")
+                    )
             fields["subnet6"] = str(ipaddress.IPv6Network(fields["subnet6"]))
             running.subnet = fields
             running.address, running.address6 = fields["addr4"], fields["addr6"]

@@ -46,32 +46,7 @@ void att_end(struct att *a, enum outcome oc, int e, const char *fmt, ...)
     a->kid = 0;
 }
 
-/* One check line's fragment for the parent: "id":..,"kind":"attempt",... */
-void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
-                     const char *dst, int src_port, const char *qname)
-{
-    Buf b = { .n = 0 };
-    bput(&b, "\"id\":");
-    bstr(&b, id);
-    bput(&b, ",\"kind\":\"attempt\",\"outcome\":");
-    bstr(&b, outcome_word(oc));
-    if (e)
-        frag_errno(&b, e);
-    bput(&b, ",\"detail\":");
-    bstr(&b, detail);
-    bput(&b, ",\"elapsed_ms\":%.3f,\"evidence\":{", now_ms() - t0);
-    bput(&b, "\"dst\":");
-    bstr(&b, dst ? dst : "");
-    if (src_port > 0)
-        bput(&b, ",\"src_port\":%d", src_port);
-    if (qname && *qname) {
-        bput(&b, ",\"qname\":");
-        bstr(&b, qname);
-    }
-    bput(&b, "}\n");
-    write_all(g_resfd, b.s, b.n);
-}
-
+/* An attempt's line, its errno's words after its detail. */
 static void att_report(const struct att *a)
 {
     char detail[400];
@@ -522,7 +497,7 @@ void chk_egress_sweep(void)
             sweep_host(f, hosts[f], (int)high);
         if (metas[f] && *metas[f])
             sweep_meta(f, metas[f], (int)high);
-        sweep_elsewhere(f, f ? o.elsewhere6 : o.elsewhere4, (int)high);
+        sweep_elsewhere(f, (int)high);
     }
     sweep_packet(o.canary4, (int)high);
     sweep_held(o.canary4, o.canary6, (int)high);

@@ -2,34 +2,45 @@
  * the rest): one line for each family and transport, whatever the count of addresses. */
 #include "probe.h"
 
-/* The canary's stand-ins elsewhere (`--elsewhere4`/`--elsewhere6`, comma lists): an
- * address of each range the run was given (private, shared, link-local, benchmarking;
- * a global one, the host's gateways and resolvers where the matrix asks), where the
- * netns canary answers on the high port alone. A sandbox that refuses harness's own
- * ranges and lets the rest out (the internet, the fleet's own networks) is seen.
- * One line for each family and transport, whatever the count. */
+/* The canary's stand-ins elsewhere: an address of each range the run was given
+ * (private, shared, link-local, benchmarking; a global one where the matrix asks:
+ * `--elsewhere4`/`--elsewhere6`, comma lists, tried at the high port and at 443), and
+ * the host's own gateways and resolvers where it asks (`--elsewhere4-high`, `-6-high`:
+ * at the high port alone, since their real services keep their ports), where the
+ * netns canary answers. A sandbox that refuses harness's own ranges and lets the rest
+ * out (the internet, the fleet's own networks; the web's port alone) is seen. One line
+ * for each family and transport, whatever the count. */
 static const int else_group[2][2] = { { G_ELSE4_TCP, G_ELSE4_UDP }, { G_ELSE6_TCP, G_ELSE6_UDP } };
 
-void sweep_elsewhere(int f, const char *list, int high)
+static void stand_ins(int f, const char *list, int port)
 {
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", list ? list : "");
     for (char *save = NULL, *ip = strtok_r(copy, ",", &save); ip; ip = strtok_r(NULL, ",", &save))
         for (int u = 0; u < 2; u++) {
             struct att *a = sweep_add(sweep_id[f ? (u ? SW_ELSE6_UDP : SW_ELSE6_TCP) : (u ? SW_ELSE4_UDP : SW_ELSE4_TCP)],
-                                      ip, high, u ? SOCK_DGRAM : SOCK_STREAM, X_LINE);
+                                      ip, port, u ? SOCK_DGRAM : SOCK_STREAM, X_LINE);
             if (a)
                 a->group = else_group[f][u];
         }
 }
 
+void sweep_elsewhere(int f, int high)
+{
+    const char *ranges = f ? o.elsewhere6 : o.elsewhere4, *own = f ? o.own6 : o.own4;
+    stand_ins(f, ranges, high);
+    stand_ins(f, ranges, 443);
+    stand_ins(f, own, high);
+}
+
 void elsewhere_report(double t0)
 {
     static const int ids[2][2] = { { SW_ELSE4_TCP, SW_ELSE4_UDP }, { SW_ELSE6_TCP, SW_ELSE6_UDP } };
-    const char *lists[2] = { o.elsewhere4, o.elsewhere6 }, *fams[2] = { o.canary4, o.canary6 };
+    const char *lists[2][2] = { { o.elsewhere4, o.own4 }, { o.elsewhere6, o.own6 } };
+    const char *fams[2] = { o.canary4, o.canary6 };
     for (int f = 0; f < 2; f++)
         for (int u = 0; u < 2; u++)
-            if (lists[f] && *lists[f] && fams[f] && *fams[f])
+            if (((lists[f][0] && *lists[f][0]) || (lists[f][1] && *lists[f][1])) && fams[f] && *fams[f])
                 group_report(else_group[f][u], sweep_id[ids[f][u]], t0, "no stand-in address given");
 }
 
@@ -37,8 +48,9 @@ void elsewhere_report(double t0)
 int elsewhere_has(const char *host)
 {
     size_t n = strlen(host);
-    for (int f = 0; f < 2; f++)
-        for (const char *l = f ? o.elsewhere6 : o.elsewhere4, *at = l; l && n && (at = strstr(at, host)); at += n)
+    const char *lists[4] = { o.elsewhere4, o.elsewhere6, o.own4, o.own6 };
+    for (int k = 0; k < 4; k++)
+        for (const char *l = lists[k], *at = l; l && n && (at = strstr(at, host)); at += n)
             if ((at == l || at[-1] == ',') && (at[n] == ',' || at[n] == '\0'))
                 return 1;
     return 0;

@@ -41,6 +41,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--canary-unix", &o.canary_unix }, { "--host4", &o.host4 }, { "--host6", &o.host6 },
     { "--meta4", &o.meta4 }, { "--meta6", &o.meta6 },
     { "--elsewhere4", &o.elsewhere4 }, { "--elsewhere6", &o.elsewhere6 },
+    { "--elsewhere4-high", &o.own4 }, { "--elsewhere6-high", &o.own6 },
     { "--granted", &o.granted }, { "--granted-token", &o.granted_token },
     { "--canary-sysv", &o.canary_sysv }, { "--canary-mq", &o.canary_mq },
     { "--write-targets", &o.write_targets }, { "--write-skip", &o.write_skip },

@@ -283,3 +283,30 @@ void outcome(enum outcome oc, int e, const char *fmt, ...)
     va_start(ap, fmt);
     vresult(oc, e, fmt, ap);
 }
+
+/* One check line's fragment for the parent: "id":..,"kind":"attempt",... with the
+ * evidence the judge matches arrivals by (destination, source port, query name). */
+void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
+              const char *dst, int src_port, const char *qname)
+{
+    Buf b = { .n = 0 };
+    bput(&b, "\"id\":");
+    bstr(&b, id);
+    bput(&b, ",\"kind\":\"attempt\",\"outcome\":");
+    bstr(&b, outcome_word(oc));
+    if (e)
+        frag_errno(&b, e);
+    bput(&b, ",\"detail\":");
+    bstr(&b, detail);
+    bput(&b, ",\"elapsed_ms\":%.3f,\"evidence\":{", now_ms() - t0);
+    bput(&b, "\"dst\":");
+    bstr(&b, dst ? dst : "");
+    if (src_port > 0)
+        bput(&b, ",\"src_port\":%d", src_port);
+    if (qname && *qname) {
+        bput(&b, ",\"qname\":");
+        bstr(&b, qname);
+    }
+    bput(&b, "}\n");
+    write_all(g_resfd, b.s, b.n);
+}

@@ -139,7 +139,7 @@ void sweep_packet(const char *canary4, int high)
         struct hop_link *x = &h[kept];
         memset(x, 0, sizeof *x);
         memset(&ifr, 0, sizeof ifr);
-        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", devs[i]);
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%.15s", devs[i]);
         if (ioctl(probe_fd, SIOCGIFINDEX, &ifr) != 0)
             continue;
         x->ifindex = ifr.ifr_ifindex;

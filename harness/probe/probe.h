@@ -170,7 +170,7 @@ struct run_options {
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
         *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *write_dirs, *block_devs, *leased, *decoys, *inh_helper,
-        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *elsewhere4, *elsewhere6, *linger, *host_tcp_skip;
+        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *elsewhere4, *elsewhere6, *own4, *own6, *linger, *host_tcp_skip;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -315,7 +315,7 @@ enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H
 /* TCP Fast Open: T_SEND makes the connection with the first send call (MSG_FASTOPEN,
  * no connect(2)); T_CONNECT sets TCP_FASTOPEN_CONNECT before connect(2). */
 enum { T_NONE, T_SEND, T_CONNECT };
-#define MAX_ATT 480
+#define MAX_ATT 560 /* the sweep at its widest: 442 attempts, and 64 at the stand-ins (12 ranges, 8 of the host's own) */
 #define CANARY_DGRAM_SUFFIX "-d" /* the canary's unix datagram socket: --canary-unix and this */
 #define CANARY_SEQPACKET_SUFFIX "-q" /* its unix seqpacket listener */
 #define UNIX_MAX 48
@@ -395,7 +395,7 @@ int at_canary_unix(struct att *a);
 const char *canary_unix_suffix(int type);
 void sweep_host(int f, const char *ip, int high);
 void sweep_meta(int f, const char *ip, int high);
-void sweep_elsewhere(int f, const char *list, int high);
+void sweep_elsewhere(int f, int high);
 void elsewhere_report(double t0);
 int elsewhere_has(const char *host);
 int elsewhere_bind(struct att *a);

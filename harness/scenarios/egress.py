@@ -91,16 +91,18 @@ META_HOW = (
 )
 
 ELSEWHERE_HOW = (
-    "The HARNESS exchange (TCP line, or datagram) at the high port with each address of "
-    "`--elsewhere4`/`--elsewhere6` (comma lists), all at once: the canary's stand-ins, a "
-    "random address of each range `[canary] elsewhere` names (by default the private, shared, "
-    "link-local and benchmarking ranges, outside the canary's own; a fleet adds a global "
-    "address, the host's default gateways and its resolvers), where the netns canary answers "
-    "too, on the run's high port alone (a host rule for that port routes each to it; an address "
-    "the host holds itself is left out). A sandbox that refuses harness's own ranges, or the "
-    "private ones, and lets the rest out is seen. One line for all: escaped if any nonce came "
-    "back (the detail names the address), else the outcome that leaves most doubt, with the "
-    "addresses tried."
+    "The HARNESS exchange (TCP line, or datagram), all at once and from one source port, "
+    "with the canary's stand-ins: a random address of each range `[canary] elsewhere` names "
+    "(`--elsewhere4`/`--elsewhere6`, comma lists; by default the private, shared, link-local "
+    "and benchmarking ranges, outside the canary's own; a fleet adds a global address), at "
+    "the high port and at 443, and the host's default gateways and resolvers where the "
+    "matrix names them (`--elsewhere4-high`/`--elsewhere6-high`), at the high port alone "
+    "(their real services keep their ports). The netns canary answers at each, on those "
+    "ports alone (a host rule for each port routes it there; an address the host holds "
+    "itself is left out). A sandbox that refuses harness's own ranges, or the private ones, "
+    "and lets the rest out, or the web's port alone, is seen. One line for all: escaped if "
+    "any nonce came back (the detail names the address and port), else the outcome that "
+    "leaves most doubt, with the attempts made."
 )
 
 PACKET_HOW = (

@@ -694,6 +694,8 @@ EGRESS_MUTANTS = {
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
+    # (Port 443 alone let out: only the stand-ins' 443 reaches the canary.)
+    "bwrap-web-out": ({"elsewhere4-tcp", "elsewhere4-udp"}, "the nonce came back from 198.1"),
     "bwrap-private-ranges": (
         {"elsewhere4-tcp", "elsewhere4-udp"},
         "the nonce came back from 198.1",
@@ -778,6 +780,7 @@ ROW_MUTANTS = (
     "bwrap-metadata",
     "bwrap-private-ranges",
     "bwrap-packet-socket",
+    "bwrap-web-out",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
     "bwrap-host-listener-pid",

@@ -24,6 +24,7 @@ echo "$*" >> "$CALLS"
 case "$*" in
   "netns pids "*) grep -qxF -- "$3" "$LIVE" && echo 1; exit 0 ;;
   "-o addr show to "*) grep -qxF -- "$5" "$HELD" && echo "held $5"; exit 0 ;;
+  "-4 route show default") echo "default via 198.18.9.1 dev eth9 proto static"; exit 0 ;;
   -batch*|"-n "*" -batch -") cat >> "$CALLS" ;;
 esac
 exit 0
@@ -56,14 +57,19 @@ def _env(tmp: Path, bin_dir: Path) -> dict[str, str]:
 
 
 def _up(
-    tmp: Path, bin_dir: Path, walk: list[str], ns: str = "harness-t-0", meta: str = ""
+    tmp: Path,
+    bin_dir: Path,
+    walk: list[str],
+    ns: str = "harness-t-0",
+    meta: str = "",
+    elsewhere: tuple[str, str, str] = ("", "", ""),
 ) -> dict[str, str]:
     """Run NETNS_UP with `walk` (its $6-$16), high port 40000 and the metadata
-    addresses `meta` ($17, $18), no stand-ins elsewhere ($19-$21); the subnet line it
-    printed."""
+    addresses `meta` ($17, $18), the stand-ins elsewhere `elsewhere` ($19-$21); the
+    subnet line it printed."""
     leases = tmp / "leases"
     argv = ["sh", "-c", NETNS_UP, "up", ns, "hv", "cv", str(tmp / "log"), str(leases), *walk]
-    argv += ["40000", meta, "", "", ""]
+    argv += ["40000", meta, *elsewhere]
     done = subprocess.run(
         [*argv, "true"], capture_output=True, text=True, env=_env(tmp, bin_dir), timeout=60
     )
@@ -187,14 +193,33 @@ def test_the_metadata_addresses_are_routed_to_the_canary_for_the_high_port_alone
     calls = (tmp_path / "calls").read_text().splitlines()
     assert "addr add 169.254.169.254/32 dev lo" in calls
     assert "addr add fd00:ec2::254/128 dev lo nodad" in calls
-    rules = [c for c in calls if c.startswith(("rule add", "-6 rule add"))]
+    rules = [c for c in calls if c.startswith(("rule add", "-6 rule add")) and " iif " not in c]
     assert len(rules) == 2 and all(" dport 40000 " in f"{r} " for r in rules), rules
     table = rules[0].rsplit(" ", 1)[1]
     assert f"route add 169.254.169.254/32 via {fields['addr4']} dev hv table {table}" in calls
 
 
 def test_without_metadata_nothing_is_routed(tmp_path: Path, bin_dir: Path) -> None:
-    """$18 empty (`metadata = false`): no rule, no route, no metadata in the line."""
+    """$18 empty (`metadata = false`): no rule, no route, no metadata in the line; only
+    the rules that keep what the canary's veth sends on the host (both families)."""
     fields = _up(tmp_path, bin_dir, subnet_walk(Canary()))
     assert "meta4" not in fields
-    assert not any("rule" in c for c in (tmp_path / "calls").read_text().splitlines())
+    rules = [c for c in (tmp_path / "calls").read_text().splitlines() if "rule" in c]
+    assert rules == [
+        f"{f}rule add prio {p} iif hv {then}"
+        for f in ("-4 ", "-6 ")
+        for p, then in (("91", "lookup main suppress_prefixlength 0"), ("92", "blackhole"))
+    ], rules
+
+
+def test_stand_ins_from_ranges_take_443_and_the_hosts_own_the_high_port_alone(
+    tmp_path: Path, bin_dir: Path
+) -> None:
+    """A stand-in picked from a range gets a rule for the high port and one for 443; the
+    host's own gateway (the stand-in `ip` names 198.18.9.1) the high port alone, since its
+    real services keep their ports; each is named in the line by its kind."""
+    fields = _up(tmp_path, bin_dir, subnet_walk(Canary()), elsewhere=("198.18.4.4", "", "gateway"))
+    assert (fields["else4"], fields["own4"]) == ("198.18.4.4", "198.18.9.1")
+    rules = [c for c in (tmp_path / "calls").read_text().splitlines() if " prio 90 " in c]
+    ports = {(r.split(" to ")[1].split()[0], r.split(" dport ")[1].split()[0]) for r in rules}
+    assert ports == {("198.18.4.4", "40000"), ("198.18.4.4", "443"), ("198.18.9.1", "40000")}

@@ -130,7 +130,8 @@ def test_the_canary_answers_at_its_stand_ins_and_takes_its_rules_away(tmp_path: 
     """A real netns canary with three stand-ins and one the host holds itself (on a veth
     of the test's): the held one is left out; at each other one a TCP connect on
     the high port from the host's namespace reaches the canary (the rule sends that port
-    alone there); after the canary stops, no rule of its is left."""
+    alone there); what the canary sends beyond the host's own links is dropped; after the
+    canary stops, no rule of its is left."""
     require_tool("ip")
     held = f"hsi{os.getpid() % 100000}"  # a veth pair of the test's: no dummy module here
     subprocess.run(["ip", "link", "add", held, "type", "veth", "peer", "name", f"{held}p"],
@@ -157,13 +158,21 @@ def test_the_canary_answers_at_its_stand_ins_and_takes_its_rules_away(tmp_path: 
                 args = c.probe_args()
                 assert args[args.index("--elsewhere4") + 1] == c.subnet["else4"]
                 assert set(taken) <= set(c.addresses())
-                for address in taken:
-                    assert f"to {address} dport {port} lookup" in _rules()
-                    with socket.create_connection((address, port), timeout=5):
-                        pass  # the canary's listener there accepted
+                for address in taken:  # picked from ranges: the high port and 443
+                    for at in (port, 443):
+                        assert f"to {address} dport {at} lookup" in _rules()
+                        with socket.create_connection((address, at), timeout=5):
+                            pass  # the canary's listener there accepted
+                # Nothing it sends leaves the host: the host's route for it, asked of the
+                # kernel (no packet sent), is none beyond the host's own links.
+                for away in ("198.51.100.7", "10.251.0.9"):
+                    asked = ["ip", "route", "get", away, "from", c.address, "iif", c.host_veth]
+                    got = subprocess.run(asked, capture_output=True, text=True)
+                    assert got.returncode != 0 and "No route to host" in got.stderr, got
             finally:
                 await stop_canary(LocalTransport(), c)
             assert f"dport {port} lookup" not in _rules()
+            assert f"iif {c.host_veth}" not in _rules()
 
         anyio.run(main)
     finally:

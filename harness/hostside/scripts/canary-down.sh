@@ -35,6 +35,7 @@ if [ -n "$ns" ]; then
   if [ -e "/sys/class/net/$hv" ]; then ip link del "$hv" 2>/dev/null || true; fi
   clean_meta_rules
 fi
+clean_iif_rules "$hv"
 for lease in $leases; do
   if [ "$(cat "$lease" 2>/dev/null)" = "$ns" ]; then rm -f -- "$lease"; fi
 done

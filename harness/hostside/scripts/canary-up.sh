@@ -8,7 +8,8 @@
 # default gateways, its resolv.conf's servers); then the canary's argv, where @A4@ and
 # @A6@ stand for the canary's addresses, @H4@ and @H6@ for the host's end of the veth
 # (its listeners there are bound before it moves), and @E@ for a TCP and a UDP
-# listener on the high port at each stand-in taken. Subnets are leased per host, under a
+# listener on the high port at each stand-in taken (and on 443 at those of $19 and $20:
+# never at the host's own gateways and resolvers, whose real services keep their ports). Subnets are leased per host, under a
 # lock, each family on its own: a walk from a random subnet of the range by a random
 # odd step (the count is a power of two, so it visits every one), taking the first
 # whose lease (named after the subnet) names no namespace with a process in it (the
@@ -28,7 +29,8 @@
 # canary's too, on its lo, for the run's high port alone: a rule sends that port to
 # them into the lease's own routing table, whose route leads to the canary; any
 # other port to them (a real metadata service's 80) is routed as it was. Each stand-in
-# elsewhere is taken the same way, one rule each; one the host holds itself (its own
+# elsewhere is taken the same way, one rule a port (the high port; 443 too for those
+# picked from ranges); one the host holds itself (its own
 # address: the local table answers first), a loopback or an IPv6 link-local one, or one
 # whose rule the host refuses is left out, with a message.
 # Needs host-stand-ins.sh before it.
@@ -72,6 +74,16 @@ printf '%s\n' "$ns" > "$leases/$net6"
 ip netns add "$ns"
 printf '%s\n' "link add $hv type veth peer name $cv netns $ns" "addr add $h4/30 dev $hv" \
   "addr add $h6/64 dev $hv nodad" "link set $hv up" | ip -batch -
+# Nothing the canary sends leaves the host: what comes in from its veth is routed by
+# the main table's routes but its default ones (a sandbox's link, a bridge), else
+# dropped (its answers to a sandbox gone, whose veth went with it, would take the
+# default route out).
+for f in -4 -6; do
+  if ! { ip "$f" rule add prio 91 iif "$hv" lookup main suppress_prefixlength 0 &&
+    ip "$f" rule add prio 92 iif "$hv" blackhole; } 2>/dev/null; then
+    echo "canary: its answers are not kept on the host (ip $f rule refused)" >&2
+  fi
+done
 m4=''; m6=''; t=$((0x10000000 | (a >> 2 & 0x0fffffff)))
 rules_del() { # the lease table's rules (a dead run's, or a start that failed): at most 64
   for f in -4 -6; do
@@ -95,10 +107,10 @@ if [ -n "$meta" ]; then
   fi
 fi
 exec 9>&-
-e4=''; e6=''; lo_up=''
-stand_in() { # $1 an address: the canary's too, for the high port alone
-  x=$1
-  case ",$e4,$e6,$m4,$m6,$c4,$c6,$h4,$h6," in *",$x,"*) return 0 ;; esac
+e4=''; e6=''; o4=''; o6=''; lo_up=''
+stand_in() { # $1 an address: the canary's too, for the high port, and 443 where $2 says so
+  x=$1; ports="$high${2:+ 443}"
+  case ",$e4,$e6,$o4,$o6,$m4,$m6,$c4,$c6,$h4,$h6," in *",$x,"*) return 0 ;; esac
   case $x in
     ''|127.*|::1|[fF][eE][89aAbB]?:*) return 0 ;;
     *:*) f=-6; via=$c6; plen=128; nodad=nodad ;;
@@ -110,24 +122,35 @@ stand_in() { # $1 an address: the canary's too, for the high port alone
   if [ -z "$lo_up$m4" ]; then
     ip -n "$ns" addr add 127.0.0.1/8 dev lo 2>/dev/null || true; lo_up=1
   fi
-  if ip -n "$ns" addr add "$x/$plen" dev lo $nodad 2>/dev/null &&
-    ip "$f" route add "$x/$plen" via "$via" dev "$hv" table "$t" 2>/dev/null &&
-    ip "$f" rule add prio 90 to "$x" dport "$high" lookup "$t" 2>/dev/null; then
-    if [ "$f" = -6 ]; then e6=${e6:+$e6,}$x; else e4=${e4:+$e4,}$x; fi
-  else
+  ok=1
+  { ip -n "$ns" addr add "$x/$plen" dev lo $nodad &&
+    ip "$f" route add "$x/$plen" via "$via" dev "$hv" table "$t"; } 2>/dev/null || ok=''
+  for port in $ports; do
+    [ -z "$ok" ] || ip "$f" rule add prio 90 to "$x" dport "$port" lookup "$t" 2>/dev/null || ok=''
+  done
+  if [ -z "$ok" ]; then
+    for port in $ports; do
+      ip "$f" rule del prio 90 to "$x" dport "$port" lookup "$t" 2>/dev/null || true
+    done
     ip "$f" route del "$x/$plen" table "$t" 2>/dev/null || true
     echo "canary: not at $x (refused)" >&2
+  elif [ -n "${2:-}" ] && [ "$f" = -6 ]; then e6=${e6:+$e6,}$x
+  elif [ -n "${2:-}" ]; then e4=${e4:+$e4,}$x
+  elif [ "$f" = -6 ]; then o6=${o6:+$o6,}$x
+  else o4=${o4:+$o4,}$x
   fi
 }
 if [ -z "$m4" ] && [ -n "$want_e4$want_e6$words" ]; then rules_del; fi
-for x in $(printf '%s\n' "$want_e4" "$want_e6" | tr , '\n'; host_own "$words"); do stand_in "$x"; done
-echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6${m4:+ meta4=$m4 meta6=$m6}${e4:+ else4=$e4}${e6:+ else6=$e6}"
+for x in $(printf '%s\n' "$want_e4" "$want_e6" | tr , '\n'); do stand_in "$x" web; done
+for x in $(host_own "$words" | head -n 8); do stand_in "$x"; done # 8 at most (probe attempts)
+echo "subnet=$net4/30 subnet6=$net6/64 addr4=$c4 addr6=$c6 host4=$h4 host6=$h6${m4:+ meta4=$m4 meta6=$m6}${e4:+ else4=$e4}${e6:+ else6=$e6}${o4:+ own4=$o4}${o6:+ own6=$o6}"
 for arg; do
   shift
   if [ "$arg" = @E@ ]; then
-    for x in $(printf '%s\n' "$e4" "$e6" | tr , '\n'); do
+    for x in $(printf '%s\n' "$e4" "$e6" "$o4" "$o6" | tr , '\n'); do
+      case ",$e4,$e6," in *",$x,"*) ports="$high 443" ;; *) ports=$high ;; esac
       case $x in *:*) x="[$x]" ;; esac
-      set -- "$@" --sweep-tcp "$x:$high" --sweep-udp "$x:$high"
+      for port in $ports; do set -- "$@" --sweep-tcp "$x:$port" --sweep-udp "$x:$port"; done
     done
     continue
   fi

@@ -23,6 +23,7 @@ clean_run() {
     [ -e "$dev" ] && ip link del "${dev##*/}" 2>/dev/null
   done
   clean_meta_rules
+  clean_iif_rules "hv$id"
   if [ -d "$wd/runsc-root" ]; then
     for bin in runsc runc; do
       command -v "$bin" >/dev/null 2>&1 || continue

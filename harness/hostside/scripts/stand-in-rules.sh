@@ -11,3 +11,16 @@ clean_meta_rules() {
     done
   done
 }
+# clean_iif_rules PREFIX: the canary's rules that keep what its veth sends on the host
+# (priority 91 and 92, iif its host-side veth), for every veth whose name starts with
+# PREFIX ('' for none), whether the veth is there or gone. At most 64 per family.
+clean_iif_rules() {
+  [ -n "$1" ] || return 0
+  for f in -4 -6; do
+    for r in $(ip "$f" rule show 2>/dev/null |
+      sed -n "s/^\(9[12]\):.* iif \($1[0-9a-f]*\)[ \t].*/\1,\2/p; s/^\(9[12]\):.* iif \($1[0-9a-f]*\)$/\1,\2/p" |
+      sort -u | head -n 64); do
+      ip "$f" rule del prio "${r%,*}" iif "${r#*,}" 2>/dev/null || true
+    done
+  done
+}
