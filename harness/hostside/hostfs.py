@@ -308,13 +308,17 @@ MAX_DECOY_FOLDERS = 16
 PLANT_SCRIPT = r"""reg=$1 name=$2; shift 2
 umask 077
 for d; do
-  [ -d "$d" ] && [ ! -L "$d" ] && [ ! -k "$d" ] || continue
+  if [ -L "$d" ] || [ ! -d "$d" ]; then printf 'skipped %s\tno folder there\n' "$d"; continue; fi
+  if [ -k "$d" ]; then printf 'skipped %s\tsticky\n' "$d"; continue; fi
   printf '%s\n' "$d/$name" "$d/$name.d" >> "$reg" || exit 1
   rm -rf --one-file-system -- "$d/$name" "$d/$name.d" 2>/dev/null
-  tmp=$(mktemp -- "$d/$name.XXXXXX" 2>/dev/null) || continue
+  tmp=$(mktemp -- "$d/$name.XXXXXX" 2>/dev/null) ||
+    { printf 'skipped %s\tno file can be made there\n' "$d"; continue; }
   printf '%s\n' "$tmp" >> "$reg"
-  mv -fT -- "$tmp" "$d/$name" 2>/dev/null || { rm -f -- "$tmp"; continue; }
-  (umask 022; mkdir -- "$d/$name.d") 2>/dev/null || continue
+  mv -fT -- "$tmp" "$d/$name" 2>/dev/null ||
+    { rm -f -- "$tmp"; printf 'skipped %s\tthe file could not be put in place\n' "$d"; continue; }
+  (umask 022; mkdir -- "$d/$name.d") 2>/dev/null ||
+    { printf 'skipped %s\tno folder can be made there\n' "$d"; continue; }
   printf 'planted %s\n' "$d"
 done
 exit 0
@@ -379,6 +383,7 @@ class HostFsFixture(Fixture):
         self.registry = ""  # the run's registry of decoys on the host
         self.decoys: dict[str, tuple[str, list[str]]] = {}  # runtime: (name, folders)
         self.planted: dict[str, list[str]] = {}  # runtime: decoys as "MAJ:MIN FSPATH"
+        self.outcome: dict[str, dict[str, list[str]]] = {}  # runtime: folders planted, skipped
 
     def waits_for(self, earlier: Sequence[Fixture]) -> Sequence[Fixture]:
         return [f for f in earlier if f is self.helpers]
@@ -423,6 +428,9 @@ class HostFsFixture(Fixture):
         argv = ["sh", "-c", PLANT_SCRIPT, "harness-decoys", self.registry, name, *folders]
         done = await self.transport.run(argv, timeout=TIMEOUT)
         planted = [ln[8:] for ln in done.stdout.splitlines() if ln.startswith("planted ")]
+        skipped = [ln[8:].replace("\t", ": ", 1) for ln in done.stdout.splitlines()
+                   if ln.startswith("skipped ")]  # fmt: skip
+        self.outcome[runtime] = {"planted": planted, "skipped": skipped}
         found = []
         for folder in planted:
             for dev, fspath, _ in named_targets_of(
@@ -505,6 +513,8 @@ class HostFsFixture(Fixture):
         if self.view is not None:
             cell.evidence["host_fs"] = self.view
             cell.evidence["grants"] = grants(cell.runtime, cell.paths, self.real)
+        if cell.runtime.name in self.outcome:  # what the probe's decoys stood for, or why not
+            cell.evidence["decoys"] = self.outcome[cell.runtime.name]
         if self.view is not None and self.transport is not None:
             await remove_leftovers(self.transport, self.view, output, cell.cell_id)
         if cell.runtime.name in self.decoys:

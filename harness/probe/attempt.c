@@ -15,12 +15,14 @@
  * here: the canary's nonce coming back does, and so does the canary's log. */
 
 struct att g_att[MAX_ATT];
-size_t g_natt;
+size_t g_natt, g_att_dropped; /* attempts made, and those there was no room for */
 
 struct att *att_new(const char *id, int group)
 {
-    if (g_natt == MAX_ATT)
+    if (g_natt == MAX_ATT) {
+        g_att_dropped++;
         return NULL;
+    }
     struct att *a = &g_att[g_natt++];
     memset(a, 0, sizeof *a);
     snprintf(a->id, sizeof a->id, "%s", id);

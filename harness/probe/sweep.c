@@ -478,9 +478,12 @@ void group_report(int group, const char *id, double t0, const char *none)
         return;
     }
     char detail[700];
-    snprintf(detail, sizeof detail, "%s (%zu attempt%s: %s)", pick ? pick->detail : "?", tried,
-             tried == 1 ? "" : "s", list);
-    att_line(id, pick ? pick->oc : OC_ERROR, pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
+    snprintf(detail, sizeof detail, "%s (%zu attempt%s: %s)%s", pick ? pick->detail : "?", tried,
+             tried == 1 ? "" : "s", list,
+             g_att_dropped ? "; more attempts than the sweep holds were left out: no proof" : "");
+    /* An attempt left out for want of room could have been this line's: no blocked then. */
+    enum outcome oc = !pick ? OC_ERROR : pick->oc == OC_BLOCKED && g_att_dropped ? OC_ERROR : pick->oc;
+    att_line(id, oc, pick ? pick->err : 0, detail, t0, pick ? pick->dsts : "",
              pick ? pick->src_port : 0, pick ? pick->qname : NULL);
 }
 

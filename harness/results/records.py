@@ -212,6 +212,9 @@ class HostEvidence:
     # sandbox's mount namespace names, and at each name atop an overlay of the
     # sandbox's own in each of its layers: "MAJ:MIN INODE", "" where nothing is there.
     held_paths: dict[str, str] | None = None
+    # Harness's decoys for the cell's runtime (hostside/hostfs.py): the folders they were
+    # made in ("planted"), and those where they could not be, each with why ("skipped").
+    decoys: dict[str, list[str]] | None = None
     # Decision records matching the cell's allowed connection.
     decisions: list[dict[str, Any]] | None = None
     decisions_error: str | None = None

@@ -1,6 +1,6 @@
 """Nothing outlives a run: after `kill -9` of harness, `harness clean` (or the next
 run on the host) removes the canary, its namespace and veth, the hung sandbox,
-the cell and sentinel folders, the log and the metadata addresses' routing rules;
+the cell and sentinel folders, the log, the stand-ins' and its veth's routing rules;
 a canary cancelled while starting is torn down at once."""
 
 from __future__ import annotations
@@ -67,6 +67,19 @@ def _metadata_rules(*, dead: bool) -> list[str]:
     return found
 
 
+def _veth_rules(run_id: str) -> list[str]:
+    """The rules that keep what the run's canaries send on the host (priority 91 and 92,
+    iif a canary's host-side veth), whether the veth is there or gone."""
+    return [
+        line
+        for family in ("-4", "-6")
+        for line in subprocess.run(
+            ["ip", family, "rule", "show"], capture_output=True, text=True
+        ).stdout.splitlines()
+        if line.startswith(("91:", "92:")) and f" iif hv{run_id[:8]}" in line
+    ]
+
+
 def _killed_run(tmp: Path) -> tuple[Path, str]:
     """A run killed with SIGKILL while its slow cell hangs; its matrix and run id."""
     require_tool("ip")
@@ -93,6 +106,7 @@ def _killed_run(tmp: Path) -> tuple[Path, str]:
     assert leftovers(f"harness-{run_id}-", wait=0)  # the hung cell and the canary
     assert _ipc_left(run_id), "the canary's IPC objects should be there while it runs"
     assert _metadata_rules(dead=False), "the canary's metadata rules should be there too"
+    assert len(_veth_rules(run_id)) == 4, "and the rules for its veth, both families"
     assert _sentinels_outside(tmp, run_id), "the hung cell's sentinels should be there"
     flag.touch()
     return matrix, run_id
@@ -121,6 +135,7 @@ def _assert_clean(tmp: Path, run_id: str) -> None:
     assert _namespaces(run_id) == []
     assert _ipc_left(run_id) == []  # a canary killed outright leaves them: it is asked first
     assert _metadata_rules(dead=True) == []  # its veth gone, its rules with it
+    assert _veth_rules(run_id) == []
     assert leftovers(f"harness-{run_id}-") == []
     assert leftovers(f"canary-{run_id}-") == []
     assert not any(p.name.startswith(f"harness-{run_id}-") for p in (work / "cells").iterdir())

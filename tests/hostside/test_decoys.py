@@ -14,6 +14,7 @@ from harness.hostside.hostfs import HostFsFixture, decoy_folders, read_host_fs
 from harness.hostside.lease import clean
 from harness.matrix.models import CommandRuntimeSpec
 from harness.policy.models import FilesystemPolicy, Policy
+from harness.probe.protocol import ProbeOutput
 from harness.runtimes import Runtime, make_runtime
 from harness.transport import LocalTransport
 from tests.hostside.setups import RUN_ID, local_cell, local_host
@@ -64,7 +65,10 @@ async def test_no_decoys_in_a_root_of_its_own_nor_in_a_sticky_folder(tmp_path: P
     fixture = HostFsFixture()
     await fixture.start(_host(tmp_path / "work", runtime))
     assert list(sticky.iterdir()) == []
-    assert "--decoys" not in fixture.probe_args(_cell(runtime, tmp_path / "work"))
+    cell = _cell(runtime, tmp_path / "work")
+    assert "--decoys" not in fixture.probe_args(cell)
+    await fixture.collect(cell, None, ProbeOutput())  # the cell's record says why: no silence
+    assert cell.evidence["decoys"] == {"planted": [], "skipped": [f"{sticky}: sticky"]}
     await fixture.stop()
 
 
@@ -82,6 +86,7 @@ async def test_decoys_are_made_named_made_again_and_removed(tmp_path: Path) -> N
     args = list(fixture.probe_args(_cell(runtime, tmp_path / "work")))
     lines = args[args.index("--decoys") + 1].splitlines()
     assert len(lines) == 2 and all(line.endswith((name, f"{name}.d")) for line in lines)
+    assert fixture.outcome[runtime.name] == {"planted": [str(folder)], "skipped": []}
     # A cell removed the file and put a symlink where the folder was: made anew after
     # it, the symlink removed, never followed.
     (folder / name).unlink()

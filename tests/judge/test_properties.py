@@ -29,6 +29,20 @@ def _default(scenario: str, check: Check) -> dict[str, Any]:
     return {"id": check.id, **DATA["default"][scenario]}
 
 
+# What a netns canary can prove, where a case does not say (`RunningCanary.abilities`).
+CANARY_HAS = [
+    "ipv4",
+    "ipv6",
+    "capture",
+    "hostaddr",
+    "veth",
+    "metadata",
+    "elsewhere",
+    "elsewhere6",
+    "ipc",
+]
+
+
 def _filled(
     scenario: str, checks: list[dict[str, Any]], host_side: dict[str, Any], unreported: list[str]
 ) -> list[dict[str, Any]]:
@@ -36,20 +50,7 @@ def _filled(
     Left out: checks the host alone decides, those of a family the canary lacks
     (the probe is not asked for them), and those the case says went unreported."""
     listed = {c["id"] for c in checks}
-    has = host_side.get(
-        "canary_has",
-        [
-            "ipv4",
-            "ipv6",
-            "capture",
-            "hostaddr",
-            "veth",
-            "metadata",
-            "elsewhere",
-            "elsewhere6",
-            "ipc",
-        ],
-    )
+    has = host_side.get("canary_has", CANARY_HAS)
     rest = [
         _default(scenario, c)
         for c in SCENARIOS[scenario].checks
@@ -198,20 +199,7 @@ def test_every_check_reported_with_its_control(case: dict[str, Any]) -> None:
         case["scenario"], case["checks"], case["host_side"], status=CellStatus.COMPLETE
     )
     result = observe(scenario, record, control=_control(case))
-    has = case["host_side"].get(
-        "canary_has",
-        [
-            "ipv4",
-            "ipv6",
-            "capture",
-            "hostaddr",
-            "veth",
-            "metadata",
-            "elsewhere",
-            "elsewhere6",
-            "ipc",
-        ],
-    )
+    has = case["host_side"].get("canary_has", CANARY_HAS)
     asked = [c for c in scenario.checks if all(n in has for n in c.needs)]
     if case["host_side"].get("fs", {}).get("reads_granted"):  # no read is asked
         reads = ("fs-routes", "fs-io-uring")
