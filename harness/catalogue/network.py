@@ -297,7 +297,16 @@ ROWS: tuple[Row, ...] = (
         _WHERE,
         "destinations other than the canary, the host and the metadata addresses",
         ("connect", "sendto"),
-        checks=("elsewhere4-tcp", "elsewhere4-udp", "elsewhere6-tcp", "elsewhere6-udp"),
+        checks=(
+            "elsewhere4-tcp",
+            "elsewhere4-udp",
+            "elsewhere6-tcp",
+            "elsewhere6-udp",
+            "web4-tcp",
+            "web4-udp",
+            "web6-tcp",
+            "web6-udp",
+        ),
         target="the canary's stand-ins (netns mode): a random address of each range"
         " `[canary] elsewhere` names, per run (by default the private, shared, link-local and"
         " benchmarking ranges, outside the canary's own; a fleet adds a global address, the"

@@ -147,13 +147,15 @@ class RunningCanary:
         capture runs), at the host's own end of its veth (`hostaddr`; `veth`: behind a link
         of its own, which a frame reaches), at the metadata
         addresses (`metadata`), at stand-ins elsewhere (`elsewhere`; `elsewhere6`, IPv6
-        ones), and in the host's IPC namespace (`ipc`)."""
+        ones; `web`, `web6`: those at 443 too), and in the host's IPC namespace (`ipc`)."""
         found = ["ipv4", *(["ipv6"] if self.address6 else [])]
         found += ["capture"] if self.config.mode == "netns" or self.capture else []
         found += ["hostaddr", "veth"] if self.subnet.get("host4") else []
         found += ["metadata"] if self.subnet.get("meta4") else []
         found += ["elsewhere"] if self.subnet.get("else4") or self.subnet.get("own4") else []
         found += ["elsewhere6"] if self.subnet.get("else6") or self.subnet.get("own6") else []
+        found += ["web"] if self.subnet.get("else4") else []  # stand-ins at 443 too
+        found += ["web6"] if self.subnet.get("else6") else []
         return [*found, *(["ipc"] if self.sysv_key else [])]
 
     def addresses(self) -> list[str]:

@@ -10,38 +10,48 @@
  * netns canary answers. A sandbox that refuses harness's own ranges and lets the rest
  * out (the internet, the fleet's own networks; the web's port alone) is seen. One line
  * for each family and transport, whatever the count. */
-static const int else_group[2][2] = { { G_ELSE4_TCP, G_ELSE4_UDP }, { G_ELSE6_TCP, G_ELSE6_UDP } };
+/* Each line's group and id, by [web][family][udp]: the high port's, and 443's. */
+static const int line_group[2][2][2] = {
+    { { G_ELSE4_TCP, G_ELSE4_UDP }, { G_ELSE6_TCP, G_ELSE6_UDP } },
+    { { G_WEB4_TCP, G_WEB4_UDP }, { G_WEB6_TCP, G_WEB6_UDP } },
+};
+static const int line_id[2][2][2] = {
+    { { SW_ELSE4_TCP, SW_ELSE4_UDP }, { SW_ELSE6_TCP, SW_ELSE6_UDP } },
+    { { SW_WEB4_TCP, SW_WEB4_UDP }, { SW_WEB6_TCP, SW_WEB6_UDP } },
+};
 
-static void stand_ins(int f, const char *list, int port)
+static void stand_ins(int f, const char *list, int port, int web)
 {
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", list ? list : "");
     for (char *save = NULL, *ip = strtok_r(copy, ",", &save); ip; ip = strtok_r(NULL, ",", &save))
         for (int u = 0; u < 2; u++) {
-            struct att *a = sweep_add(sweep_id[f ? (u ? SW_ELSE6_UDP : SW_ELSE6_TCP) : (u ? SW_ELSE4_UDP : SW_ELSE4_TCP)],
-                                      ip, port, u ? SOCK_DGRAM : SOCK_STREAM, X_LINE);
+            struct att *a = sweep_add(sweep_id[line_id[web][f][u]], ip, port, u ? SOCK_DGRAM : SOCK_STREAM, X_LINE);
             if (a)
-                a->group = else_group[f][u];
+                a->group = line_group[web][f][u];
         }
 }
 
 void sweep_elsewhere(int f, int high)
 {
     const char *ranges = f ? o.elsewhere6 : o.elsewhere4, *own = f ? o.own6 : o.own4;
-    stand_ins(f, ranges, high);
-    stand_ins(f, ranges, 443);
-    stand_ins(f, own, high);
+    stand_ins(f, ranges, high, 0);
+    stand_ins(f, own, high, 0);
+    stand_ins(f, ranges, 443, 1);
 }
 
 void elsewhere_report(double t0)
 {
-    static const int ids[2][2] = { { SW_ELSE4_TCP, SW_ELSE4_UDP }, { SW_ELSE6_TCP, SW_ELSE6_UDP } };
-    const char *lists[2][2] = { { o.elsewhere4, o.own4 }, { o.elsewhere6, o.own6 } };
+    const char *ranges[2] = { o.elsewhere4, o.elsewhere6 }, *own[2] = { o.own4, o.own6 };
     const char *fams[2] = { o.canary4, o.canary6 };
     for (int f = 0; f < 2; f++)
-        for (int u = 0; u < 2; u++)
-            if (((lists[f][0] && *lists[f][0]) || (lists[f][1] && *lists[f][1])) && fams[f] && *fams[f])
-                group_report(else_group[f][u], sweep_id[ids[f][u]], t0, "no stand-in address given");
+        for (int web = 0; web < 2; web++)
+            for (int u = 0; u < 2; u++) {
+                int any = (ranges[f] && *ranges[f]) || (!web && own[f] && *own[f]);
+                if (any && fams[f] && *fams[f])
+                    group_report(line_group[web][f][u], sweep_id[line_id[web][f][u]], t0,
+                                 "no stand-in address given");
+            }
 }
 
 /* Whether `host` is one of the canary's stand-ins (never taken for a relay). */
@@ -62,7 +72,7 @@ int elsewhere_has(const char *host)
  * left unexplained, which would make every cell on the host inconclusive. */
 int elsewhere_bind(struct att *a)
 {
-    static int port[4];
+    static int port[8];
     if (a->group < G_ELSE4_TCP)
         return 0;
     int *shared = &port[a->group - G_ELSE4_TCP], one = 1;
@@ -82,5 +92,6 @@ int elsewhere_bind(struct att *a)
     if (!*shared && getsockname(a->fd, (struct sockaddr *)&me, &len) == 0)
         *shared = ntohs(a->family == AF_INET6 ? ((struct sockaddr_in6 *)(void *)&me)->sin6_port
                                               : ((struct sockaddr_in *)(void *)&me)->sin_port);
+    a->src_port = *shared; /* reported even where the attempt ends at once (refused) */
     return 0;
 }

@@ -18,7 +18,8 @@ struct hop_link {
     uint32_t addr;       /* the next hop (host byte order) */
     int ifindex;
     unsigned char mac[6];
-    int known;           /* its link address is known */
+    int known;           /* its link address is known (or it needs none) */
+    int tun;             /* a TUN link: the packet goes as it is, with no link header */
     uint32_t self;       /* this namespace's address on that link (network order) */
     unsigned char own[6];
 };
@@ -101,6 +102,32 @@ static void arp_ask(struct hop_link *h, int n, int wait_ms)
             close(fds[i]);
 }
 
+/* Every TUN link a route of this namespace leads into (a VPN client's shape), as a hop
+ * of its own: a packet written there needs no next hop's address. At most `room`. */
+static int tun_links(uint32_t *hops, char (*devs)[IFNAMSIZ], int room, int fd)
+{
+    char line[512], dev[64];
+    int n = 0;
+    FILE *f = fopen("/proc/net/route", "r");
+    while (f && n < room && fgets(line, sizeof line, f)) {
+        struct ifreq ifr;
+        if (sscanf(line, "%63s", dev) != 1 || !strcmp(dev, "Iface") || !strcmp(dev, "lo"))
+            continue;
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++)
+            seen = !strcmp(devs[i], dev);
+        memset(&ifr, 0, sizeof ifr);
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%.15s", dev);
+        if (seen || ioctl(fd, SIOCGIFHWADDR, &ifr) != 0 || ifr.ifr_hwaddr.sa_family != ARPHRD_NONE)
+            continue;
+        hops[n] = 0; /* none needed */
+        snprintf(devs[n++], IFNAMSIZ, "%.15s", dev);
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
 /* One attempt per hop whose link address is known: the UDP packet built by
  * att_frame_msg (from this namespace's address), handed to the kernel with the hop's
  * link address (SOCK_DGRAM: the kernel writes the link header). */
@@ -111,6 +138,14 @@ void sweep_packet(const char *canary4, int high)
     struct in_addr canary;
     if (inet_pton(AF_INET, canary4, &canary) != 1)
         return;
+    if (!o.host4 || !*o.host4) { /* a listen canary: no link of its own a frame could reach */
+        struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+        if (a) {
+            a->group = G_PACKET;
+            att_end(a, OC_BLOCKED, 0, "not tried: the canary stands behind no veth of its own");
+        }
+        return;
+    }
     int probe_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
     if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter: the whole line is refused */
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
@@ -123,14 +158,15 @@ void sweep_packet(const char *canary4, int high)
     uint32_t hops[ROUTE_HOPS], via = 0;
     char devs[ROUTE_HOPS][IFNAMSIZ], dev[IFNAMSIZ];
     int more = 0, n = 0;
-    if (maybe_host_netns()) { /* only the kernel's own way to the canary */
-        if (route_now(ntohl(canary.s_addr), &via, dev) && strcmp(dev, "lo") && strcmp(dev, "*")) {
-            hops[0] = via ? via : ntohl(canary.s_addr);
+    if (maybe_host_netns()) { /* only the kernel's own way to the canary: its veth */
+        if (route_now(ntohl(canary.s_addr), &via, dev) && !via && strcmp(dev, "lo") && strcmp(dev, "*")) {
+            hops[0] = ntohl(canary.s_addr);
             memcpy(devs[0], dev, IFNAMSIZ);
             n = 1;
         }
     } else {
         n = route_hops(hops, devs, &more);
+        n += tun_links(hops + n, devs + n, ROUTE_HOPS - n, probe_fd);
     }
     struct hop_link h[PACKET_HOPS];
     int kept = 0, cut = more > 0 || n > PACKET_HOPS;
@@ -143,8 +179,12 @@ void sweep_packet(const char *canary4, int high)
         if (ioctl(probe_fd, SIOCGIFINDEX, &ifr) != 0)
             continue;
         x->ifindex = ifr.ifr_ifindex;
-        if (ioctl(probe_fd, SIOCGIFHWADDR, &ifr) != 0 || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
-            continue; /* a link without Ethernet addresses (a TUN device): not tried here */
+        if (ioctl(probe_fd, SIOCGIFHWADDR, &ifr) != 0)
+            continue;
+        if (ifr.ifr_hwaddr.sa_family == ARPHRD_NONE) /* a TUN link: no link address to ask */
+            x->known = x->tun = 1;
+        else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+            continue; /* a link of another kind: not tried here */
         memcpy(x->own, ifr.ifr_hwaddr.sa_data, 6);
         if (ioctl(probe_fd, SIOCGIFADDR, &ifr) != 0)
             continue; /* no IPv4 address of its own there: a packet from nowhere is dropped */
@@ -152,7 +192,7 @@ void sweep_packet(const char *canary4, int high)
         if (x->self == htonl(hops[i]))
             continue; /* its own address on the link (no IP socket to tell it by before) */
         x->addr = hops[i];
-        x->known = arp_known(hops[i], devs[i], x->mac);
+        x->known = x->known || arp_known(hops[i], devs[i], x->mac);
         kept++;
     }
     close(probe_fd);
@@ -175,8 +215,9 @@ void sweep_packet(const char *canary4, int high)
         a->held = 1;
         a->how = H_SENDTO;
         a->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-                                      .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
+                                      .sll_ifindex = h[i].ifindex, .sll_halen = h[i].tun ? 0 : 6 };
         memcpy(a->ll.sll_addr, h[i].mac, 6);
+        a->src_port = 40000; /* the packet's own (att_frame_msg), not the socket's protocol */
         struct sockaddr_in *from = (struct sockaddr_in *)(void *)&a->alt;
         from->sin_family = AF_INET;
         from->sin_addr.s_addr = h[i].self;
@@ -184,8 +225,12 @@ void sweep_packet(const char *canary4, int high)
         struct in_addr hop = { htonl(h[i].addr) };
         char hs[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &hop, hs, sizeof hs);
-        snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket, through %.40s on interface %d",
-                 canary4, high, hs, h[i].ifindex);
+        if (h[i].tun)
+            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket, into the TUN link %d",
+                     canary4, high, h[i].ifindex);
+        else
+            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket, through %.40s on interface %d",
+                     canary4, high, hs, h[i].ifindex);
     }
     if (!tried || cut) {
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);

@@ -91,15 +91,16 @@ META_HOW = (
 )
 
 ELSEWHERE_HOW = (
-    "The HARNESS exchange (TCP line, or datagram), all at once and from one source port, "
-    "with the canary's stand-ins: a random address of each range `[canary] elsewhere` names "
-    "(`--elsewhere4`/`--elsewhere6`, comma lists; by default the private, shared, link-local "
-    "and benchmarking ranges, outside the canary's own; a fleet adds a global address), at "
-    "the high port and at 443, and the host's default gateways and resolvers where the "
-    "matrix names them (`--elsewhere4-high`/`--elsewhere6-high`), at the high port alone "
-    "(their real services keep their ports). The netns canary answers at each, on those "
-    "ports alone (a host rule for each port routes it there; an address the host holds "
-    "itself is left out). A sandbox that refuses harness's own ranges, or the private ones, "
+    "The HARNESS exchange (TCP line, or datagram), all at once and from one source port a "
+    "line, with the canary's stand-ins: a random address of each range `[canary] elsewhere` "
+    "names (`--elsewhere4`/`--elsewhere6`, comma lists; by default the private, shared, "
+    "link-local and benchmarking ranges, outside the canary's own; a fleet adds a global "
+    "address), at the high port (`elsewhere*`) and at 443 (`web*`), and the host's default "
+    "gateways and resolvers where the matrix names them (`--elsewhere4-high`/"
+    "`--elsewhere6-high`), at the high port alone (their real services keep their ports). "
+    "The netns canary answers at each, on those ports alone (a host rule for each port "
+    "routes it there; an address the host holds itself is left out). "
+    "A sandbox that refuses harness's own ranges, or the private ones, "
     "and lets the rest out, or the web's port alone, is seen. One line for all: escaped if "
     "any nonce came back (the detail names the address and port), else the outcome that "
     "leaves most doubt, with the attempts made."
@@ -783,6 +784,18 @@ EGRESS = Scenario(
                 f"{proto.value.upper()} to each of the canary's {family} stand-ins elsewhere,"
                 " the high port",
                 ("ipv6", "elsewhere6") if v == "6" else ("elsewhere",),
+                transport=proto,
+                how=ELSEWHERE_HOW,
+            )
+            for v, family in (("4", "IPv4"), ("6", "IPv6"))
+            for proto in (Transport.TCP, Transport.UDP)
+        ),
+        *(
+            _swept(
+                f"web{v}-{proto.value}",
+                f"{proto.value.upper()} to each of the canary's {family} stand-ins picked from"
+                " ranges, port 443",
+                ("ipv6", "web6") if v == "6" else ("web",),
                 transport=proto,
                 how=ELSEWHERE_HOW,
             )

@@ -154,7 +154,7 @@ def test_the_canary_answers_at_its_stand_ins_and_takes_its_rules_away(tmp_path: 
                 assert c.error is None, c.error
                 taken = c.stand_ins()
                 assert len(taken) == 3 and "198.19.77.1" not in taken, c.subnet
-                assert {"elsewhere", "elsewhere6"} <= set(c.abilities())
+                assert {"elsewhere", "elsewhere6", "web", "web6"} <= set(c.abilities())
                 args = c.probe_args()
                 assert args[args.index("--elsewhere4") + 1] == c.subnet["else4"]
                 assert set(taken) <= set(c.addresses())

@@ -39,6 +39,8 @@ CANARY_HAS = [
     "metadata",
     "elsewhere",
     "elsewhere6",
+    "web",
+    "web6",
     "ipc",
 ]
 

@@ -110,6 +110,7 @@ def test_every_transport_is_pinned() -> None:
     udp = {c.id for c in egress.checks if c.transport is Transport.UDP}
     ports = ("22", "25", "53", "80", "443", "853", "8080", "8443", "high")
     hosts = {"host4-tcp", "host6-tcp", "meta4-tcp", "meta6-tcp", "elsewhere4-tcp", "elsewhere6-tcp"}
+    hosts |= {"web4-tcp", "web6-tcp"}
     named = {"tcp-denied-name", "tcp-raw-ip", "dns-alt-tcp", "dns-own-tcp", "doh-port"}
     named |= {"egress-other-binary", "route-made", "firewall-opened"}
     fastopen = {
@@ -124,6 +125,7 @@ def test_every_transport_is_pinned() -> None:
     calls = ("sendto", "sendmsg", "sendmmsg", "write", "writev", "pwritev2", "sendfile", "splice")
     sends = {f"send{v}-{call}" for v in "46" for call in calls}
     hosts = {"host4-udp", "host6-udp", "meta4-udp", "meta6-udp", "elsewhere4-udp", "elsewhere6-udp"}
+    hosts |= {"web4-udp", "web6-udp"}
     ways = {"udp4-privport", "udp6-privport", "uring4-udp", "uring6-udp", "udp4-mapped"}
     ways |= {"i386-udp4", "i386-udp6"}
     assert udp == {"dns-alt-udp", "dns-own", *ways, *sends, *hosts} | {

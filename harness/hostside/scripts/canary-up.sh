@@ -81,6 +81,7 @@ printf '%s\n' "link add $hv type veth peer name $cv netns $ns" "addr add $h4/30 
 for f in -4 -6; do
   if ! { ip "$f" rule add prio 91 iif "$hv" lookup main suppress_prefixlength 0 &&
     ip "$f" rule add prio 92 iif "$hv" blackhole; } 2>/dev/null; then
+    ip "$f" rule del prio 91 iif "$hv" 2>/dev/null || true  # never half of the pair
     echo "canary: its answers are not kept on the host (ip $f rule refused)" >&2
   fi
 done
