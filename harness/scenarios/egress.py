@@ -166,6 +166,24 @@ def _swept(
     )
 
 
+def _per_family(
+    prefix: str, what: str, needs4: tuple[str, ...], needs6: tuple[str, ...], how: str
+) -> tuple[Check, ...]:
+    """A sweep line for each family and transport (`{prefix}4-tcp` ... `{prefix}6-udp`),
+    aimed at `what` (its `{family}` the family's name)."""
+    return tuple(
+        _swept(
+            f"{prefix}{v}-{proto.value}",
+            f"{proto.value.upper()} to {what.format(family=family)}",
+            needs6 if v == "6" else needs4,
+            transport=proto,
+            how=how,
+        )
+        for v, family in (("4", "IPv4"), ("6", "IPv6"))
+        for proto in (Transport.TCP, Transport.UDP)
+    )
+
+
 def _sweep(family: str) -> tuple[Check, ...]:
     v = family[-1]
     need: tuple[str, ...] = (family,) if family == "ipv6" else ()
@@ -753,54 +771,37 @@ EGRESS = Scenario(
             ),
         ),
         # The host's own addresses (netns mode: the host's end of the canary's veth).
-        *(
-            _swept(
-                f"host{v}-{proto.value}",
-                f"{proto.value.upper()} to the host's own {family} address, the high port",
-                (*(("ipv6",) if v == "6" else ()), "hostaddr"),
-                transport=proto,
-                how=HOST_HOW,
-            )
-            for v, family in (("4", "IPv4"), ("6", "IPv6"))
-            for proto in (Transport.TCP, Transport.UDP)
+        *_per_family(
+            "host",
+            "the host's own {family} address, the high port",
+            ("hostaddr",),
+            ("ipv6", "hostaddr"),
+            HOST_HOW,
         ),
         # Issue 38: destinations beyond the canary (netns mode: the metadata addresses).
-        *(
-            _swept(
-                f"meta{v}-{proto.value}",
-                f"{proto.value.upper()} to the cloud metadata {family} address, the high port",
-                (*(("ipv6",) if v == "6" else ()), "metadata"),
-                transport=proto,
-                how=META_HOW,
-            )
-            for v, family in (("4", "IPv4"), ("6", "IPv6"))
-            for proto in (Transport.TCP, Transport.UDP)
+        *_per_family(
+            "meta",
+            "the cloud metadata {family} address, the high port",
+            ("metadata",),
+            ("ipv6", "metadata"),
+            META_HOW,
         ),
         # The canary's stand-ins elsewhere: an address of each range `[canary] elsewhere`
-        # names, and the host's gateways and resolvers where it asks.
-        *(
-            _swept(
-                f"elsewhere{v}-{proto.value}",
-                f"{proto.value.upper()} to each of the canary's {family} stand-ins elsewhere,"
-                " the high port",
-                ("ipv6", "elsewhere6") if v == "6" else ("elsewhere",),
-                transport=proto,
-                how=ELSEWHERE_HOW,
-            )
-            for v, family in (("4", "IPv4"), ("6", "IPv6"))
-            for proto in (Transport.TCP, Transport.UDP)
+        # names, and the host's gateways and resolvers where it asks; at 443, those
+        # picked from ranges.
+        *_per_family(
+            "elsewhere",
+            "each of the canary's {family} stand-ins elsewhere, the high port",
+            ("elsewhere",),
+            ("ipv6", "elsewhere6"),
+            ELSEWHERE_HOW,
         ),
-        *(
-            _swept(
-                f"web{v}-{proto.value}",
-                f"{proto.value.upper()} to each of the canary's {family} stand-ins picked from"
-                " ranges, port 443",
-                ("ipv6", "web6") if v == "6" else ("web",),
-                transport=proto,
-                how=ELSEWHERE_HOW,
-            )
-            for v, family in (("4", "IPv4"), ("6", "IPv6"))
-            for proto in (Transport.TCP, Transport.UDP)
+        *_per_family(
+            "web",
+            "each of the canary's {family} stand-ins picked from ranges, port 443",
+            ("web",),
+            ("ipv6", "web6"),
+            ELSEWHERE_HOW,
         ),
         _swept(
             "packet4",
