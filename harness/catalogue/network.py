@@ -108,7 +108,8 @@ ROWS: tuple[Row, ...] = (
         kernels="all (with CAP_NET_RAW)",
         checks=("packet4",),
         target="the canary's IPv4 high port, a UDP datagram in an IPv4 packet the probe"
-        " builds, on a packet socket of its own (no IP socket, no route of the sandbox's),"
+        " builds, on a packet socket of its own (no IP socket, no route of the sandbox's; each"
+        " kind in turn until one is made: SOCK_DGRAM, SOCK_RAW, for IPv4 or no protocol),"
         " to each next hop in view by its link address (the neighbour table, else ARP), at"
         " most 8; netns mode (a frame reaches the canary's veth); where it may stand in the"
         " host's namespace, only the kernel's own route's hop",

@@ -579,8 +579,11 @@ void att_frame_msg(struct att *a)
     size_t n = (size_t)snprintf(line, sizeof line, "HARNESS %s %s\n", o.tag, a->id);
     size_t total = 20 + 8 + n;
     memset(p, 0, eth + total);
-    if (eth) {
-        memset(p, 0xff, 6);
+    if (eth) { /* to the link address named (a next hop's), else to the broadcast address */
+        if (a->ll.sll_halen == 6)
+            memcpy(p, a->ll.sll_addr, 6);
+        else
+            memset(p, 0xff, 6);
         p[12] = 0x08; /* ETH_P_IP */
     }
     unsigned char *ip = p + eth, *udp = ip + 20;

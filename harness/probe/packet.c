@@ -14,6 +14,19 @@
 
 #define PACKET_HOPS 8
 
+/* Every kind of packet socket, in turn, until one is made: link headers written by the
+ * kernel (SOCK_DGRAM) or by the probe (SOCK_RAW), bound to IPv4 or to no protocol. A
+ * filter that refuses one kind leaves the others open. */
+static const struct { int type, proto; } kinds[] = {
+    { SOCK_DGRAM, ETH_P_IP }, { SOCK_RAW, ETH_P_IP }, { SOCK_DGRAM, 0 }, { SOCK_RAW, 0 },
+};
+static int g_kind; /* the one made */
+
+static int packet_socket(int flags)
+{
+    return socket(AF_PACKET, kinds[g_kind].type | flags | SOCK_CLOEXEC, htons(kinds[g_kind].proto));
+}
+
 struct hop_link {
     uint32_t addr;       /* the next hop (host byte order) */
     int ifindex;
@@ -54,21 +67,27 @@ static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
 static void arp_ask(struct hop_link *h, int n, int wait_ms)
 {
     int fds[PACKET_HOPS];
+    size_t eth = kinds[g_kind].type == SOCK_RAW ? 14 : 0;
     for (int i = 0; i < n; i++) {
         fds[i] = -1;
         if (h[i].known)
             continue;
-        fds[i] = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP));
+        fds[i] = socket(AF_PACKET, kinds[g_kind].type | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP));
         struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ARP),
                                   .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
         memset(ll.sll_addr, 0xff, 6);
-        unsigned char req[28] = { 0, 1, 8, 0, 6, 4, 0, 1 }; /* Ethernet, IPv4, a request */
+        unsigned char frame[14 + 28] = { 0 }, *req = frame + eth; /* SOCK_RAW: our own header */
+        memset(frame, 0xff, 6);
+        memcpy(frame + 6, h[i].own, 6);
+        frame[12] = 0x08, frame[13] = 0x06; /* ETH_P_ARP */
+        static const unsigned char head[8] = { 0, 1, 8, 0, 6, 4, 0, 1 }; /* Ethernet, IPv4, a request */
+        memcpy(req, head, sizeof head);
         uint32_t tpa = htonl(h[i].addr);
         memcpy(req + 8, h[i].own, 6);
         memcpy(req + 14, &h[i].self, 4);
         memcpy(req + 24, &tpa, 4);
         if (fds[i] >= 0 && (bind(fds[i], (struct sockaddr *)&ll, sizeof ll) != 0 ||
-                            sendto(fds[i], req, sizeof req, 0, (struct sockaddr *)&ll, sizeof ll) < 0)) {
+                            sendto(fds[i], req - eth, 28 + eth, 0, (struct sockaddr *)&ll, sizeof ll) < 0)) {
             close(fds[i]);
             fds[i] = -1;
         }
@@ -84,10 +103,10 @@ static void arp_ask(struct hop_link *h, int n, int wait_ms)
         if (!np || left <= 0 || poll(pf, (nfds_t)np, (int)left + 1) <= 0)
             break;
         for (int k = 0; k < np; k++) {
-            unsigned char rep[64];
+            unsigned char buf[80], *rep = buf + eth;
             struct hop_link *x = &h[idx[k]];
             ssize_t r;
-            while (pf[k].revents && (r = recv(pf[k].fd, rep, sizeof rep, 0)) >= 28) {
+            while (pf[k].revents && (r = recv(pf[k].fd, buf, sizeof buf, 0)) >= (ssize_t)(28 + eth)) {
                 uint32_t spa;
                 memcpy(&spa, rep + 14, 4);
                 if (rep[6] == 0 && rep[7] == 2 && ntohl(spa) == x->addr) { /* its reply */
@@ -146,8 +165,13 @@ void sweep_packet(const char *canary4, int high)
         }
         return;
     }
-    int probe_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
-    if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter: the whole line is refused */
+    int probe_fd = -1, refused = 0;
+    for (g_kind = 0; probe_fd < 0 && g_kind < (int)(sizeof kinds / sizeof kinds[0]); g_kind++)
+        if ((probe_fd = packet_socket(0)) < 0 && !refused)
+            refused = errno;
+    g_kind--;
+    if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter on every kind: the line is refused */
+        errno = refused;
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
         if (a) {
             a->group = G_PACKET;
@@ -206,7 +230,8 @@ void sweep_packet(const char *canary4, int high)
             break;
         tried++;
         a->group = G_PACKET;
-        a->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+        a->fd = packet_socket(0);
+        a->type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM; /* who writes the link header */
         if (a->fd < 0) {
             att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
             continue;

@@ -107,8 +107,9 @@ ELSEWHERE_HOW = (
 )
 
 PACKET_HOW = (
-    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)`: "
-    "CAP_NET_RAW over its network namespace) sends the HARNESS line in a UDP datagram to "
+    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)`, else "
+    "SOCK_RAW with a link header it writes, else either kind for no protocol: CAP_NET_RAW "
+    "over its network namespace) sends the HARNESS line in a UDP datagram to "
     "the canary's IPv4 high port, in an IPv4 packet the probe builds (from its own address on "
     "the link), to each next hop in view by its link address (the kernel's neighbour table, "
     "else an ARP request, a second at most): gateways, neighbours, host routes and the "

@@ -694,6 +694,7 @@ EGRESS_MUTANTS = {
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
+    "bwrap-packet-socket-raw": ({"packet4"}, "canary saw udp "),
     # (Port 443 alone let out: only the stand-ins' 443 reaches the canary.)
     "bwrap-web-out": ({"web4-tcp", "web4-udp"}, "the nonce came back from 198.1"),
     "bwrap-private-ranges": (
@@ -780,6 +781,7 @@ ROW_MUTANTS = (
     "bwrap-metadata",
     "bwrap-private-ranges",
     "bwrap-packet-socket",
+    "bwrap-packet-socket-raw",
     "bwrap-web-out",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
