@@ -214,7 +214,14 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "privileged source ports": ("bwrap-privport",),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
-    _NET + "AF_PACKET": ("bwrap-packet-socket", "bwrap-packet-socket-raw"),
+    _NET + "AF_PACKET": (
+        "bwrap-packet-socket",
+        "bwrap-packet-socket-raw",
+        "bwrap-firewall-packet",
+        "bwrap-packet-socket-uring",
+        "bwrap-packet-socket-i386",
+        "bwrap-packet-socket-write",
+    ),
     _NET + "destinations other than the canary, the host and the metadata addresses": (
         "bwrap-private-ranges",
         "bwrap-web-out",

@@ -12,6 +12,7 @@ The rules, in order:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +107,17 @@ def _probe(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     return _reported(check)
 
 
+_WAYS = re.compile(r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*)\)")  # "socket (i386)" nests
+
+
+def _way(check: ProbeCheck) -> str:
+    """The ways the probe took where they were not socket(2) and sendto (its attempt says
+    "(made by IORING_OP_SOCKET)", "(sent by write after bind: ...)"): the reason names
+    the way a filter left open."""
+    ways = _WAYS.findall(str(check.evidence.get("dst") or ""))
+    return "".join(f", {way}" for way in ways)
+
+
 def _arrival(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     """An attempt towards the canary: escaped if its log holds the attempt's arrival."""
     if check.outcome == CheckOutcome.ESCAPED:
@@ -118,7 +130,7 @@ def _arrival(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     seen = ctx.seen(evidence.canary_events, check)
     if seen:
         late = " (after the cell)" if evidence.settled else ""
-        why = f"canary saw {seen[0]}{late}"
+        why = f"canary saw {seen[0]}{late}{_way(check)}"
         return Outcome(CheckOutcome.ESCAPED, check.errno, why, check.elapsed_ms)
     if check.outcome == CheckOutcome.SUCCEEDED:
         waited = evidence.settled

@@ -121,6 +121,25 @@ static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, 
     return socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, way, sm, 3, 0, low, step);
 }
 
+int i386_socket(int family, int type, int proto, const char **step)
+{
+    *step = "the i386 entry";
+    trail[0] = '\0';
+    if (!i386_here())
+        return errno = ENOSYS, -1;
+    char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                     -1, 0);
+    if (low == MAP_FAILED)
+        return -1;
+    const long v[6] = { family, type, proto };
+    long fd = socket_call(I386_NR_socket, I386_SYS_SOCKET, "socket", v, 3, 1, low, step);
+    munmap(low, LOW_SIZE);
+    if (fd < 0)
+        return errno = (int)-fd, -1;
+    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    return (int)fd;
+}
+
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
                   int *src_port, const char **step)
 {
@@ -167,6 +186,13 @@ int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char
     return 0;
 }
 #else
+int i386_socket(int family, int type, int proto, const char **step)
+{
+    (void)family, (void)type, (void)proto;
+    *step = "the i386 entry (none on this architecture)";
+    return errno = ENOSYS, -1;
+}
+
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
                   int *src_port, const char **step)
 {

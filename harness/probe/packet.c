@@ -1,5 +1,6 @@
-/* The sweep's packet4 line: a packet socket of the probe's own (AF_PACKET, CAP_NET_RAW)
- * sends an IPv4 packet it builds itself, the HARNESS line in a UDP datagram to the
+/* The sweep's packet4 line: a packet socket of the probe's own (AF_PACKET, CAP_NET_RAW;
+ * made by socket(2), io_uring or the i386 entry, whichever answers first) sends an
+ * IPv4 packet it builds itself, the HARNESS line in a UDP datagram to the
  * canary's high port, to each next hop in view by its link address (asked by ARP where
  * the kernel knows none). No socket(AF_INET) and no route of the sandbox's is needed:
  * a filter on IP sockets, or a route that refuses the canary, leaves it open wherever
@@ -11,20 +12,109 @@
 
 #include <linux/if_ether.h>
 #include <net/if_arp.h>
+#include <sys/wait.h>
 
 #define PACKET_HOPS 8
 
 /* Every kind of packet socket, in turn, until one is made: link headers written by the
- * kernel (SOCK_DGRAM) or by the probe (SOCK_RAW), bound to IPv4 or to no protocol. A
- * filter that refuses one kind leaves the others open. */
+ * probe (SOCK_RAW: first, as its frame may also go by write(2)) or by the kernel
+ * (SOCK_DGRAM), bound to IPv4 or to no protocol. A filter that refuses one kind leaves
+ * the others open. */
 static const struct { int type, proto; } kinds[] = {
-    { SOCK_DGRAM, ETH_P_IP }, { SOCK_RAW, ETH_P_IP }, { SOCK_DGRAM, 0 }, { SOCK_RAW, 0 },
+    { SOCK_RAW, ETH_P_IP }, { SOCK_DGRAM, ETH_P_IP }, { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 },
 };
 static int g_kind; /* the one made */
+static const char *g_way = "socket"; /* the way it was made */
 
-static int packet_socket(int flags)
+/* A frame on a packet socket by every call that sends one: sendto to the link address,
+ * sendmsg, then, on a SOCK_RAW socket (its frame carries its own link header), bound to
+ * the link and written (write(2) takes no address). A filter that refuses the socket
+ * send calls leaves write. The call that sent it in *by ("" for sendto). */
+static ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockaddr_ll *ll,
+                         const char **by)
 {
-    return socket(AF_PACKET, kinds[g_kind].type | flags | SOCK_CLOEXEC, htons(kinds[g_kind].proto));
+    *by = "";
+    ssize_t r = sendto(fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)ll, sizeof *ll);
+    if (r >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
+        return r;
+    int refused = errno;
+    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+    struct msghdr m = { .msg_name = (void *)ll, .msg_namelen = sizeof *ll, .msg_iov = &iov, .msg_iovlen = 1 };
+    *by = " (sent by sendmsg: sendto refused)";
+    if ((r = sendmsg(fd, &m, MSG_DONTWAIT)) >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
+        return r;
+    *by = " (sent by write after bind: sendto and sendmsg refused)";
+    if (raw && bind(fd, (const struct sockaddr *)ll, sizeof *ll) == 0 &&
+        ((r = write(fd, p, n)) >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS))
+        return r;
+    *by = "";
+    return errno = refused, -1;
+}
+
+ssize_t att_frame_send(struct att *a, const void *p, size_t n)
+{
+    const char *by;
+    ssize_t r = frame_out(a->fd, a->type == SOCK_RAW, p, n, &a->ll, &by);
+    size_t l = strlen(a->dsts);
+    if (*by && !strstr(a->dsts, by))
+        snprintf(a->dsts + l, sizeof a->dsts - l, "%s", by);
+    return r;
+}
+
+/* CAP_NET_RAW in the effective set. Without it no way makes a packet socket: the kernel
+ * asks the same capability of socket(2), the ring and the i386 entry (the one exception,
+ * a network namespace owned by a user namespace whose owner the workload is but does
+ * not stand in, leaves socket(2) open too). Asked once: a sandbox without it (most)
+ * pays no ring or i386 attempt. */
+static int net_raw_held(void)
+{
+    static int held = -1;
+    struct cap_data d[2];
+    if (held < 0)
+        held = caps_get(d) != 0 || (cap64(d[0].effective, d[1].effective) >> PROBE_CAP_NET_RAW & 1);
+    return held;
+}
+
+/* The ring's way tried in a child first: a filter that kills on io_uring_setup
+ * (SECCOMP_RET_KILL) kills that child, not the sweep. 1 where it made a socket there. */
+static int ring_survives(int type, int proto)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        const char *step;
+        _exit(uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), &step) >= 0 ? 0 : 1);
+    }
+    int st;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A packet socket by every way the kernel makes one: socket(2), io_uring's
+ * IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall). A
+ * filter that refuses socket(2) its arguments, and forgets the ring or the entry,
+ * leaves that way open. -1 with socket(2)'s own refusal where no way makes one. */
+static int packet_make(int type, int proto, const char **way)
+{
+    int fd = socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto));
+    *way = "socket";
+    if (fd >= 0 || errno == EMFILE || errno == ENFILE)
+        return fd;
+    int refused = errno;
+    if (!net_raw_held()) /* each way asks the same capability: none would answer */
+        return errno = refused, -1;
+    if ((ring_survives(type, proto) &&
+         (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
+        (fd = i386_socket(AF_PACKET, type, htons(proto), way)) >= 0)
+        return fd;
+    *way = "socket";
+    return errno = refused, -1;
+}
+
+static int packet_socket(void)
+{
+    return packet_make(kinds[g_kind].type, kinds[g_kind].proto, &g_way);
 }
 
 struct hop_link {
@@ -72,7 +162,9 @@ static void arp_ask(struct hop_link *h, int n, int wait_ms)
         fds[i] = -1;
         if (h[i].known)
             continue;
-        fds[i] = socket(AF_PACKET, kinds[g_kind].type | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP));
+        const char *way;
+        if ((fds[i] = packet_make(kinds[g_kind].type, ETH_P_ARP, &way)) >= 0)
+            fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
         struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ARP),
                                   .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
         memset(ll.sll_addr, 0xff, 6);
@@ -86,8 +178,9 @@ static void arp_ask(struct hop_link *h, int n, int wait_ms)
         memcpy(req + 8, h[i].own, 6);
         memcpy(req + 14, &h[i].self, 4);
         memcpy(req + 24, &tpa, 4);
+        const char *by;
         if (fds[i] >= 0 && (bind(fds[i], (struct sockaddr *)&ll, sizeof ll) != 0 ||
-                            sendto(fds[i], req - eth, 28 + eth, 0, (struct sockaddr *)&ll, sizeof ll) < 0)) {
+                            frame_out(fds[i], eth != 0, req - eth, 28 + eth, &ll, &by) < 0)) {
             close(fds[i]);
             fds[i] = -1;
         }
@@ -167,7 +260,7 @@ void sweep_packet(const char *canary4, int high)
     }
     int probe_fd = -1, refused = 0;
     for (g_kind = 0; probe_fd < 0 && g_kind < (int)(sizeof kinds / sizeof kinds[0]); g_kind++)
-        if ((probe_fd = packet_socket(0)) < 0 && !refused)
+        if ((probe_fd = packet_socket()) < 0 && !refused)
             refused = errno;
     g_kind--;
     if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter on every kind: the line is refused */
@@ -175,7 +268,9 @@ void sweep_packet(const char *canary4, int high)
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
         if (a) {
             a->group = G_PACKET;
-            att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
+            att_end(a, OC_BLOCKED, errno, net_raw_held()
+                                              ? "socket(AF_PACKET), by socket, IORING_OP_SOCKET and the i386 entry"
+                                              : "socket(AF_PACKET), without CAP_NET_RAW (which every way asks)");
         }
         return;
     }
@@ -230,7 +325,7 @@ void sweep_packet(const char *canary4, int high)
             break;
         tried++;
         a->group = G_PACKET;
-        a->fd = packet_socket(0);
+        a->fd = packet_socket();
         a->type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM; /* who writes the link header */
         if (a->fd < 0) {
             att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
@@ -250,12 +345,15 @@ void sweep_packet(const char *canary4, int high)
         struct in_addr hop = { htonl(h[i].addr) };
         char hs[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &hop, hs, sizeof hs);
+        char made[64] = "";
+        if (strcmp(g_way, "socket"))
+            snprintf(made, sizeof made, " (made by %.40s)", g_way);
         if (h[i].tun)
-            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket, into the TUN link %d",
-                     canary4, high, h[i].ifindex);
+            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, into the TUN link %d",
+                     canary4, high, made, h[i].ifindex);
         else
-            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket, through %.40s on interface %d",
-                     canary4, high, hs, h[i].ifindex);
+            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, through %.40s on interface %d",
+                     canary4, high, made, hs, h[i].ifindex);
     }
     if (!tried || cut) {
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);

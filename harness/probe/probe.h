@@ -416,6 +416,10 @@ void ipc_canary_remove(void);
 /* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4-*) */
 int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *reply, size_t cap,
                    int *src_port, const char **step);
+/* packet.c: a packet socket's frame (a->ll: its link), by every call that sends one */
+ssize_t att_frame_send(struct att *a, const void *p, size_t n);
+/* uring.c: a socket made by IORING_OP_SOCKET alone (-1 with errno, *step the call) */
+int uring_socket(int family, int type, int proto, const char **step);
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
  * registered under `personality` (a descriptor, or -errno); the personalities
  * registered on it (their count, at most `max`, found by a NOP as each of 1 to 65535);
@@ -474,6 +478,9 @@ int i386_here(void);
  * dst (`fastopen`: TCP made by Fast Open's first send); ENOSYS where none. */
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
                   int *src_port, const char **step);
+/* i386net.c: a socket made through the i386 entry alone, by socket's own number, then by
+ * socketcall (-1 with errno; ENOSYS where there is no such entry); *step the way. */
+int i386_socket(int family, int type, int proto, const char **step);
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];

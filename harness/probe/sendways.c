@@ -27,9 +27,7 @@ ssize_t att_send(struct att *a)
     mm.msg_hdr.msg_name = (void *)to;
     mm.msg_hdr.msg_namelen = to ? tolen : 0;
     if (a->talk == X_FRAME) /* a packet socket's link, or a held TUN/TAP device's queue */
-        return a->ll.sll_family == AF_PACKET ? sendto(a->fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)&a->ll,
-                                                      sizeof a->ll)
-                                             : write(a->fd, p, n);
+        return a->ll.sll_family == AF_PACKET ? att_frame_send(a, p, n) : write(a->fd, p, n);
     switch (a->how) {
     case H_SENDTO:
         return sendto(a->fd, p, n, flags, to, to ? tolen : 0);

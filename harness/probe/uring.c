@@ -71,6 +71,62 @@ static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
     return res;
 }
 
+/* A socket made by the ring (IORING_OP_SOCKET, 5.19+), the ring closed after: the way
+ * a filter on socket(2)'s arguments never sees. The descriptor, or -1 with errno
+ * (EINVAL where the kernel has no such operation) and *step the call that failed. */
+int uring_socket(int family, int type, int proto, const char **step)
+{
+    struct uring u;
+    struct io_uring_params p;
+    memset(&p, 0, sizeof p);
+    *step = "io_uring_setup";
+    u.fd = (int)syscall(__NR_io_uring_setup, 1, &p);
+    if (u.fd < 0)
+        return -1;
+    size_t sqsz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+    size_t cqsz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+    size_t sesz = p.sq_entries * sizeof(struct io_uring_sqe);
+    int single = (p.features & IORING_FEAT_SINGLE_MMAP) != 0, fd = -1, e = 0;
+    if (single && cqsz > sqsz)
+        sqsz = cqsz;
+    unsigned char *sq = mmap(NULL, sqsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u.fd,
+                             IORING_OFF_SQ_RING);
+    unsigned char *cq = sq == MAP_FAILED || single
+                            ? sq
+                            : mmap(NULL, cqsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                                   u.fd, IORING_OFF_CQ_RING);
+    u.sqes = mmap(NULL, sesz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u.fd, IORING_OFF_SQES);
+    *step = "mmap of the rings";
+    if (sq == MAP_FAILED || cq == MAP_FAILED || u.sqes == MAP_FAILED) {
+        e = errno;
+    } else {
+        u.sq_tail = (unsigned *)(sq + p.sq_off.tail);
+        u.sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+        u.sq_array = (unsigned *)(sq + p.sq_off.array);
+        u.cq_head = (unsigned *)(cq + p.cq_off.head);
+        u.cq_tail = (unsigned *)(cq + p.cq_off.tail);
+        u.cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+        u.cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+        struct io_uring_sqe mk;
+        memset(&mk, 0, sizeof mk);
+        mk.opcode = IORING_OP_SOCKET;
+        mk.fd = family;
+        mk.off = (unsigned)type; /* the flags go with the type; rw_flags must be 0 */
+        mk.len = (unsigned)proto;
+        *step = "IORING_OP_SOCKET";
+        fd = uring_do(&u, &mk);
+        e = fd < 0 ? -fd : 0;
+    }
+    if (u.sqes != MAP_FAILED)
+        munmap(u.sqes, sesz);
+    if (cq != MAP_FAILED && cq != sq)
+        munmap(cq, cqsz);
+    if (sq != MAP_FAILED)
+        munmap(sq, sqsz);
+    close(u.fd);
+    return fd >= 0 ? fd : (errno = e, -1);
+}
+
 /* ---- the egress sweep's uring4: connect, send, recv by io_uring alone --------
  * The socket made by the ring, then a TCP connect, a send and a receive submitted as
  * one linked chain, so that no socket(2), connect(2), send(2) or recv(2) is made. A filter that stops the socket API's

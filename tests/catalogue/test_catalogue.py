@@ -215,7 +215,9 @@ def test_descriptor_kinds_are_read_as_the_table_writes_them() -> None:
 # What a mutant's name says of the way it leaves open: a row's way is proven only by a
 # mutant of that very way (every other way closed), not by the row's mutant at large.
 WAY_MUTANTS = {
-    "i386: ": ("-i386-", "-any-arch"),
+    "i386: ": ("-i386", "-any-arch"),
+    "io_uring: ": ("-uring",),
+    "write: ": ("-write",),
     "a descriptor opened for reading: ": ("-fd-",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "a held io_uring ring: ": ("-held-ring",),

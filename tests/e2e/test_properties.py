@@ -695,6 +695,10 @@ EGRESS_MUTANTS = {
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
     "bwrap-packet-socket-raw": ({"packet4"}, "canary saw udp "),
+    "bwrap-firewall-packet": ({"packet4"}, "canary saw udp "),
+    "bwrap-packet-socket-uring": ({"packet4"}, ", made by IORING_OP_SOCKET"),
+    "bwrap-packet-socket-i386": ({"packet4"}, ", made by socket (i386)"),
+    "bwrap-packet-socket-write": ({"packet4"}, ", sent by write after bind: sendto and sendmsg"),
     # (Port 443 alone let out: only the stand-ins' 443 reaches the canary.)
     "bwrap-web-out": ({"web4-tcp", "web4-udp"}, "the nonce came back from 198.1"),
     "bwrap-private-ranges": (
@@ -782,6 +786,10 @@ ROW_MUTANTS = (
     "bwrap-private-ranges",
     "bwrap-packet-socket",
     "bwrap-packet-socket-raw",
+    "bwrap-firewall-packet",
+    "bwrap-packet-socket-uring",
+    "bwrap-packet-socket-i386",
+    "bwrap-packet-socket-write",
     "bwrap-web-out",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
@@ -927,6 +935,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "i386-twin",
             "held-netns-twin",
             "packet-socket-twin",
+            "firewall-packet-twin",
         )
     )
     matrix = _matrix(
@@ -964,6 +973,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     packet = {c["id"]: c for c in row["checks"]}["packet4"]
     assert packet["outcome"] == "blocked" and packet["errno"] == "EPERM", packet
     assert packet["detail"].startswith("socket(AF_PACKET)"), packet
+    # The firewall's twin: no CAP_NET_RAW, so no packet socket by any way.
+    row = v[("localhost", "firewall-packet-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    packet = {c["id"]: c for c in row["checks"]}["packet4"]
+    assert packet["outcome"] == "blocked" and packet["errno"] == "EPERM", packet
+    assert "without CAP_NET_RAW (which every way asks)" in packet["detail"], packet
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
@@ -971,11 +986,11 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     registered, into the Landlock reference whose filter refuses io_uring whole. Each
     request through the ring is refused (EPERM), and the verdict is enforced."""
     launcher = ROOT / "scripts" / "mutant-held-ring"
-    policy = ROOT / "policies" / "landlock-offline.yaml"
+    policy = ROOT / "policies" / "landlock-offline-etc.yaml"  # as landlock-held-ring's
     argv = [
         *(str(launcher), "--personality", "3"),
         *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
-        *("{probe}", "confine", "--read", "/usr", "--read", "/etc", "--read", "/proc"),
+        *("{probe}", "confine", "--read", "/etc", "--read", "/proc"),
         *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
         *("--write", "{allowed}", "--", "{probe}", "{args}"),
     ]
