@@ -320,7 +320,8 @@ ROWS: tuple[Row, ...] = (
         " `[canary] elsewhere` names, per run (by default the private, shared, link-local and"
         " benchmarking ranges, outside the canary's own; a fleet adds a global address, the"
         " host's default gateways and its resolvers), where the canary answers on the run's"
-        " high port and, at those picked from ranges, on 443, routed by a host rule for each"
+        " high port and, at those picked from ranges, on the web's ports, 443 and 80, routed by"
+        " a host rule for each"
         " such port alone",
     ),
     _net(
@@ -332,8 +333,8 @@ ROWS: tuple[Row, ...] = (
         " is tried (`host4-tcp`); and a sandbox that lets out one address alone, other than"
         " the canary's, the host's and its stand-ins, is not seen (the canary's own subnets"
         " and the stand-ins are picked at random per run, so no fixed list can single them"
-        " out); nor one that lets out only ports other than the run's high port and 443"
-        " (80, say) to addresses beyond harness's own: the stand-ins answer on those alone;"
+        " out); nor one that lets out only ports other than the run's high port, 443 and 80"
+        " (22, say) to addresses beyond harness's own: the stand-ins answer on those alone;"
         " nor, by default, one that lets out global addresses alone (the default stand-ins"
         " are none: a fleet's matrix adds 0.0.0.0/0 and 2000::/3)",
     ),

@@ -225,6 +225,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "destinations other than the canary, the host and the metadata addresses": (
         "bwrap-private-ranges",
         "bwrap-web-out",
+        "bwrap-http-out",
     ),
     _NET + "a route the workload makes itself (CAP_NET_ADMIN over its network namespace)": (
         "bwrap-route-net-admin",

@@ -147,14 +147,14 @@ class RunningCanary:
         capture runs), at the host's own end of its veth (`hostaddr`; `veth`: behind a link
         of its own, which a frame reaches), at the metadata
         addresses (`metadata`), at stand-ins elsewhere (`elsewhere`; `elsewhere6`, IPv6
-        ones; `web`, `web6`: those at 443 too), and in the host's IPC namespace (`ipc`)."""
+        ones; `web`, `web6`: those at 443 and 80 too), and in the host's IPC namespace (`ipc`)."""
         found = ["ipv4", *(["ipv6"] if self.address6 else [])]
         found += ["capture"] if self.config.mode == "netns" or self.capture else []
         found += ["hostaddr", "veth"] if self.subnet.get("host4") else []
         found += ["metadata"] if self.subnet.get("meta4") else []
         found += ["elsewhere"] if self.subnet.get("else4") or self.subnet.get("own4") else []
         found += ["elsewhere6"] if self.subnet.get("else6") or self.subnet.get("own6") else []
-        found += ["web"] if self.subnet.get("else4") else []  # stand-ins at 443 too
+        found += ["web"] if self.subnet.get("else4") else []  # stand-ins at 443 and 80 too
         found += ["web6"] if self.subnet.get("else6") else []
         return [*found, *(["ipc"] if self.sysv_key else [])]
 
@@ -166,7 +166,7 @@ class RunningCanary:
 
     def stand_ins(self) -> list[str]:
         """The addresses elsewhere the canary took (`[canary] elsewhere`): those picked
-        from ranges (`else4`, `else6`: the high port and 443), then the host's own
+        from ranges (`else4`, `else6`: the high port, 443 and 80), then the host's own
         gateways and resolvers (`own4`, `own6`: the high port alone)."""
         keys = ("else4", "else6", "own4", "own6")
         return [a for k in keys for a in self.subnet.get(k, "").split(",") if a]

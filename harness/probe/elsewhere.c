@@ -4,13 +4,14 @@
 
 /* The canary's stand-ins elsewhere: an address of each range the run was given
  * (private, shared, link-local, benchmarking; a global one where the matrix asks:
- * `--elsewhere4`/`--elsewhere6`, comma lists, tried at the high port and at 443), and
+ * `--elsewhere4`/`--elsewhere6`, comma lists, tried at the high port and at the web's
+ * ports, 443 and 80), and
  * the host's own gateways and resolvers where it asks (`--elsewhere4-high`, `-6-high`:
  * at the high port alone, since their real services keep their ports), where the
  * netns canary answers. A sandbox that refuses harness's own ranges and lets the rest
- * out (the internet, the fleet's own networks; the web's port alone) is seen. One line
+ * out (the internet, the fleet's own networks; the web's ports alone) is seen. One line
  * for each family and transport, whatever the count. */
-/* Each line's group and id, by [web][family][udp]: the high port's, and 443's. */
+/* Each line's group and id, by [web][family][udp]: the high port's, and the web's. */
 static const int line_group[2][2][2] = {
     { { G_ELSE4_TCP, G_ELSE4_UDP }, { G_ELSE6_TCP, G_ELSE6_UDP } },
     { { G_WEB4_TCP, G_WEB4_UDP }, { G_WEB6_TCP, G_WEB6_UDP } },
@@ -38,6 +39,7 @@ void sweep_elsewhere(int f, int high)
     stand_ins(f, ranges, high, 0);
     stand_ins(f, own, high, 0);
     stand_ins(f, ranges, 443, 1);
+    stand_ins(f, ranges, 80, 1);
 }
 
 void elsewhere_report(double t0)

@@ -95,28 +95,37 @@ ELSEWHERE_HOW = (
     "line, with the canary's stand-ins: a random address of each range `[canary] elsewhere` "
     "names (`--elsewhere4`/`--elsewhere6`, comma lists; by default the private, shared, "
     "link-local and benchmarking ranges, outside the canary's own; a fleet adds a global "
-    "address), at the high port (`elsewhere*`) and at 443 (`web*`), and the host's default "
+    "address), at the high port (`elsewhere*`) and at the web's ports, 443 and 80 (`web*`), "
+    "and the host's default "
     "gateways and resolvers where the matrix names them (`--elsewhere4-high`/"
     "`--elsewhere6-high`), at the high port alone (their real services keep their ports). "
     "The netns canary answers at each, on those ports alone (a host rule for each port "
     "routes it there; an address the host holds itself is left out). "
     "A sandbox that refuses harness's own ranges, or the private ones, "
-    "and lets the rest out, or the web's port alone, is seen. One line for all: escaped if "
+    "and lets the rest out, or one of the web's ports alone, is seen. One line for all: "
+    "escaped if "
     "any nonce came back (the detail names the address and port), else the outcome that "
     "leaves most doubt, with the attempts made."
 )
 
 PACKET_HOW = (
-    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_DGRAM, ETH_P_IP)`, else "
-    "SOCK_RAW with a link header it writes, else either kind for no protocol: CAP_NET_RAW "
-    "over its network namespace) sends the HARNESS line in a UDP datagram to "
+    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_RAW, ETH_P_IP)` with a "
+    "link header it writes, else SOCK_DGRAM, else either kind for no protocol: CAP_NET_RAW "
+    "over its network namespace; each kind made by `socket`, else io_uring's "
+    "`IORING_OP_SOCKET` (tried in a child first: a filter that kills on the ring kills that "
+    "child), else the i386 entry's `socket` or `socketcall`; without CAP_NET_RAW in its "
+    "effective set, `socket` alone) sends the HARNESS line in a UDP datagram to "
     "the canary's IPv4 high port, in an IPv4 packet the probe builds (from its own address on "
     "the link), to each next hop in view by its link address (the kernel's neighbour table, "
     "else an ARP request, a second at most): gateways, neighbours, host routes and the "
     "addresses of small attached subnets, at most 8; where the probe may stand in the host's "
     "network namespace, only the hop of the kernel's own route to the canary. No IP socket "
     "and no route of the sandbox's is needed: a filter on IP sockets, or a route that refuses "
-    "the canary, leaves it open wherever the workload keeps CAP_NET_RAW. One line for all; "
+    "the canary, leaves it open wherever the workload keeps CAP_NET_RAW. Each frame (and "
+    "ARP request) goes by `sendto`, else `sendmsg`, else, on a SOCK_RAW socket, `write` once "
+    "bound to the link; the attempt names a way other than `socket` and `sendto` (`made by "
+    "IORING_OP_SOCKET`, `sent by write after bind`), and so does the verdict's reason. "
+    "One line for all; "
     "sent is `succeeded` (nothing answers a packet socket): the canary's log of the marked "
     "datagram decides. Refused (`socket(AF_PACKET)`), or no hop answering: blocked; more "
     "hops than are tried: an error unless one was sent. Netns mode only (the host control's "
@@ -788,8 +797,8 @@ EGRESS = Scenario(
             META_HOW,
         ),
         # The canary's stand-ins elsewhere: an address of each range `[canary] elsewhere`
-        # names, and the host's gateways and resolvers where it asks; at 443, those
-        # picked from ranges.
+        # names, and the host's gateways and resolvers where it asks; at 443 and 80,
+        # those picked from ranges.
         *_per_family(
             "elsewhere",
             "each of the canary's {family} stand-ins elsewhere, the high port",
@@ -799,7 +808,7 @@ EGRESS = Scenario(
         ),
         *_per_family(
             "web",
-            "each of the canary's {family} stand-ins picked from ranges, port 443",
+            "each of the canary's {family} stand-ins picked from ranges, ports 443 and 80",
             ("web",),
             ("ipv6", "web6"),
             ELSEWHERE_HOW,

@@ -701,6 +701,7 @@ EGRESS_MUTANTS = {
     "bwrap-packet-socket-write": ({"packet4"}, ", sent by write after bind: sendto and sendmsg"),
     # (Port 443 alone let out: only the stand-ins' 443 reaches the canary.)
     "bwrap-web-out": ({"web4-tcp", "web4-udp"}, "the nonce came back from 198.1"),
+    "bwrap-http-out": ({"web4-tcp"}, "the nonce came back from 198.1"),
     "bwrap-private-ranges": (
         {"elsewhere4-tcp", "elsewhere4-udp", "web4-tcp", "web4-udp"},
         "the nonce came back from 198.1",
@@ -791,6 +792,7 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-i386",
     "bwrap-packet-socket-write",
     "bwrap-web-out",
+    "bwrap-http-out",
     "bwrap-shared-ipc",
     "bwrap-host-listener",
     "bwrap-host-listener-pid",

@@ -212,14 +212,20 @@ def test_without_metadata_nothing_is_routed(tmp_path: Path, bin_dir: Path) -> No
     ], rules
 
 
-def test_stand_ins_from_ranges_take_443_and_the_hosts_own_the_high_port_alone(
+def test_stand_ins_from_ranges_take_the_webs_ports_and_the_hosts_own_the_high_port_alone(
     tmp_path: Path, bin_dir: Path
 ) -> None:
-    """A stand-in picked from a range gets a rule for the high port and one for 443; the
+    """A stand-in picked from a range gets a rule for the high port and one each for 443
+    and 80 (the web's ports: a sandbox that lets out one alone is seen); the
     host's own gateway (the stand-in `ip` names 198.18.9.1) the high port alone, since its
     real services keep their ports; each is named in the line by its kind."""
     fields = _up(tmp_path, bin_dir, subnet_walk(Canary()), elsewhere=("198.18.4.4", "", "gateway"))
     assert (fields["else4"], fields["own4"]) == ("198.18.4.4", "198.18.9.1")
     rules = [c for c in (tmp_path / "calls").read_text().splitlines() if " prio 90 " in c]
     ports = {(r.split(" to ")[1].split()[0], r.split(" dport ")[1].split()[0]) for r in rules}
-    assert ports == {("198.18.4.4", "40000"), ("198.18.4.4", "443"), ("198.18.9.1", "40000")}
+    assert ports == {
+        ("198.18.4.4", "40000"),
+        ("198.18.4.4", "443"),
+        ("198.18.4.4", "80"),
+        ("198.18.9.1", "40000"),
+    }

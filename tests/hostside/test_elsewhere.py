@@ -158,8 +158,8 @@ def test_the_canary_answers_at_its_stand_ins_and_takes_its_rules_away(tmp_path: 
                 args = c.probe_args()
                 assert args[args.index("--elsewhere4") + 1] == c.subnet["else4"]
                 assert set(taken) <= set(c.addresses())
-                for address in taken:  # picked from ranges: the high port and 443
-                    for at in (port, 443):
+                for address in taken:  # picked from ranges: the high port, 443 and 80
+                    for at in (port, 443, 80):
                         assert f"to {address} dport {at} lookup" in _rules()
                         with socket.create_connection((address, at), timeout=5):
                             pass  # the canary's listener there accepted

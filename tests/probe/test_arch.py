@@ -34,9 +34,16 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def arm_probe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def arm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One build cache for the module: each build (a cross-build is seconds of CPU) is
+    made once, and a second ask of it is the cache's own test."""
+    return tmp_path_factory.mktemp("arm")
+
+
+@pytest.fixture(scope="module")
+def arm_probe(arm_cache: Path) -> Path:
     require_tool(CROSS)
-    return build_probe(arch="aarch64", cache=tmp_path_factory.mktemp("arm")).path
+    return build_probe(arch="aarch64", cache=arm_cache).path
 
 
 def _under_qemu(probe: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -44,16 +51,16 @@ def _under_qemu(probe: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([qemu, str(probe), *args], capture_output=True, text=True, timeout=120)
 
 
-def test_aarch64_build_is_a_static_aarch64_elf_cached_per_arch(tmp_path: Path) -> None:
+def test_aarch64_build_is_a_static_aarch64_elf_cached_per_arch(arm_cache: Path) -> None:
     """--arch aarch64 gives an aarch64 ELF with no interpreter, cached apart from x86_64."""
     require_tool(CROSS)
-    arm = build_probe(arch="arm64", cache=tmp_path)  # the Debian spelling names the same arch
+    arm = build_probe(arch="arm64", cache=arm_cache)  # the Debian spelling names the same arch
     header = arm.path.read_bytes()[:64]
     assert header[:4] == b"\x7fELF" and struct.unpack_from("<H", header, 18)[0] == ELF_AARCH64
     assert arm.arch == "aarch64" and arm.path.parent.parent.name == "aarch64"
-    native = build_probe(cache=tmp_path)
+    native = build_probe(cache=arm_cache)
     assert native.arch == "x86_64" and native.sha256 != arm.sha256
-    assert build_probe(arch="aarch64", cache=tmp_path).path == arm.path  # cached
+    assert build_probe(arch="aarch64", cache=arm_cache).path == arm.path  # cached
     with pytest.raises(ProbeBuildError, match="expected aarch64"):
         check_static_elf(native.path, arch="aarch64")
 
@@ -139,13 +146,15 @@ def test_aarch64_attempts_of_each_scenario_under_qemu(arm_probe: Path, tmp_path:
 
 
 @pytest.mark.anyio
-async def test_a_host_gets_the_probe_of_its_own_architecture(tmp_path: Path) -> None:
+async def test_a_host_gets_the_probe_of_its_own_architecture(
+    tmp_path: Path, arm_cache: Path
+) -> None:
     """A run whose first build is aarch64 (an aarch64 controller) stages the x86_64 probe
     on this x86_64 host, and says so in the host's state."""
     require_tool(CROSS)
-    probes = Probes(build_probe(arch="aarch64", cache=tmp_path), cache=tmp_path)
+    probes = Probes(build_probe(arch="aarch64", cache=arm_cache), cache=arm_cache)
     state = await prepare_host(LocalTransport(), probes, workdir=str(tmp_path / "wd"), runtimes=[])
-    native = build_probe(cache=tmp_path)
+    native = build_probe(cache=arm_cache)
     assert state.arch == "x86_64" and state.probe_sha256 == native.sha256
     assert Path(state.probe_path).read_bytes() == native.path.read_bytes()
     assert set(probes.manifest()) == {"aarch64", "x86_64"}

@@ -8,7 +8,7 @@
 # default gateways, its resolv.conf's servers); then the canary's argv, where @A4@ and
 # @A6@ stand for the canary's addresses, @H4@ and @H6@ for the host's end of the veth
 # (its listeners there are bound before it moves), and @E@ for a TCP and a UDP
-# listener on the high port at each stand-in taken (and on 443 at those of $19 and $20:
+# listener on the high port at each stand-in taken (and on 443 and 80 at those of $19 and $20:
 # never at the host's own gateways and resolvers, whose real services keep their ports). Subnets are leased per host, under a
 # lock, each family on its own: a walk from a random subnet of the range by a random
 # odd step (the count is a power of two, so it visits every one), taking the first
@@ -29,7 +29,7 @@
 # canary's too, on its lo, for the run's high port alone: a rule sends that port to
 # them into the lease's own routing table, whose route leads to the canary; any
 # other port to them (a real metadata service's 80) is routed as it was. Each stand-in
-# elsewhere is taken the same way, one rule a port (the high port; 443 too for those
+# elsewhere is taken the same way, one rule a port (the high port; 443 and 80 too for those
 # picked from ranges); one the host holds itself (its own
 # address: the local table answers first), a loopback or an IPv6 link-local one, or one
 # whose rule the host refuses is left out, with a message.
@@ -109,8 +109,8 @@ if [ -n "$meta" ]; then
 fi
 exec 9>&-
 e4=''; e6=''; o4=''; o6=''; lo_up=''
-stand_in() { # $1 an address: the canary's too, for the high port, and 443 where $2 says so
-  x=$1; ports="$high${2:+ 443}"
+stand_in() { # $1 an address: the canary's too, for the high port, and 443 and 80 where $2 says so
+  x=$1; ports="$high${2:+ 443 80}"
   case ",$e4,$e6,$o4,$o6,$m4,$m6,$c4,$c6,$h4,$h6," in *",$x,"*) return 0 ;; esac
   case $x in
     ''|127.*|::1|[fF][eE][89aAbB]?:*) return 0 ;;
@@ -149,7 +149,7 @@ for arg; do
   shift
   if [ "$arg" = @E@ ]; then
     for x in $(printf '%s\n' "$e4" "$e6" "$o4" "$o6" | tr , '\n'); do
-      case ",$e4,$e6," in *",$x,"*) ports="$high 443" ;; *) ports=$high ;; esac
+      case ",$e4,$e6," in *",$x,"*) ports="$high 443 80" ;; *) ports=$high ;; esac
       case $x in *:*) x="[$x]" ;; esac
       for port in $ports; do set -- "$@" --sweep-tcp "$x:$port" --sweep-udp "$x:$port"; done
     done
