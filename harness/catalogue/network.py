@@ -106,19 +106,21 @@ ROWS: tuple[Row, ...] = (
         "AF_PACKET",
         ("socket", "sendto"),
         kernels="all (with CAP_NET_RAW)",
-        checks=("packet4",),
+        checks=("packet4", "packet6"),
         ways=(
             "io_uring: IORING_OP_SOCKET",
             "i386: socket, socketcall",
             "write: bound to the link, a SOCK_RAW frame (sendto and sendmsg refused)",
         ),
-        target="the canary's IPv4 high port, a UDP datagram in an IPv4 packet the probe"
-        " builds, on a packet socket of its own (no IP socket, no route of the sandbox's; each"
-        " kind in turn until one is made: SOCK_DGRAM, SOCK_RAW, for IPv4 or no protocol; each"
+        target="the canary's IPv4 and IPv6 high port, a UDP datagram in an IPv4 or IPv6 packet"
+        " the probe builds, on a packet socket of its own (no IP socket, no route of the"
+        " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for the family"
+        " or no protocol; each"
         " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
         " or socketcall; sent by sendto, else sendmsg, else written once bound to the link;"
         " the ways named in the line),"
-        " to each next hop in view by its link address (the neighbour table, else ARP), at"
+        " to each next hop in view by its link address (the neighbour table, else ARP; IPv6:"
+        " each gateway and the canary on its link, by a neighbour solicitation), at"
         " most 8; netns mode (a frame reaches the canary's veth); where it may stand in the"
         " host's namespace, only the kernel's own route's hop",
     ),

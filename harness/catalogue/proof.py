@@ -218,6 +218,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-packet-socket",
         "bwrap-packet-socket-raw",
         "bwrap-firewall-packet",
+        "bwrap-packet6-socket",
         "bwrap-packet-socket-uring",
         "bwrap-packet-socket-i386",
         "bwrap-packet-socket-write",

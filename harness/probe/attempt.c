@@ -502,6 +502,7 @@ void chk_egress_sweep(void)
         sweep_elsewhere(f, (int)high);
     }
     sweep_packet(o.canary4, (int)high);
+    sweep_packet6(o.canary6, (int)high);
     sweep_held(o.canary4, o.canary6, (int)high);
     sweep_own_dns(o.denied_name);
     sweep_udp_listeners(o.denied_name);
@@ -623,6 +624,7 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     elsewhere_report(t0);
     packet_report(t0);
+    packet6_report(t0);
     sweep_host_unix(t0);
     unix_report(sweep_id[SW_UNIX_PROXY], t0);
     relay_report(t0);

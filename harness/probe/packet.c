@@ -12,7 +12,6 @@
 
 #include <linux/if_ether.h>
 #include <net/if_arp.h>
-#include <sys/wait.h>
 
 #define PACKET_HOPS 8
 
@@ -25,92 +24,6 @@ static const struct { int type, proto; } kinds[] = {
 };
 static int g_kind; /* the one made */
 static const char *g_way = "socket"; /* the way it was made */
-
-/* A frame on a packet socket by every call that sends one: sendto to the link address,
- * sendmsg, then, on a SOCK_RAW socket (its frame carries its own link header), bound to
- * the link and written (write(2) takes no address). A filter that refuses the socket
- * send calls leaves write. The call that sent it in *by ("" for sendto). */
-static ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockaddr_ll *ll,
-                         const char **by)
-{
-    *by = "";
-    ssize_t r = sendto(fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)ll, sizeof *ll);
-    if (r >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
-        return r;
-    int refused = errno;
-    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
-    struct msghdr m = { .msg_name = (void *)ll, .msg_namelen = sizeof *ll, .msg_iov = &iov, .msg_iovlen = 1 };
-    *by = " (sent by sendmsg: sendto refused)";
-    if ((r = sendmsg(fd, &m, MSG_DONTWAIT)) >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
-        return r;
-    *by = " (sent by write after bind: sendto and sendmsg refused)";
-    if (raw && bind(fd, (const struct sockaddr *)ll, sizeof *ll) == 0 &&
-        ((r = write(fd, p, n)) >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS))
-        return r;
-    *by = "";
-    return errno = refused, -1;
-}
-
-ssize_t att_frame_send(struct att *a, const void *p, size_t n)
-{
-    const char *by;
-    ssize_t r = frame_out(a->fd, a->type == SOCK_RAW, p, n, &a->ll, &by);
-    size_t l = strlen(a->dsts);
-    if (*by && !strstr(a->dsts, by))
-        snprintf(a->dsts + l, sizeof a->dsts - l, "%s", by);
-    return r;
-}
-
-/* CAP_NET_RAW in the effective set. Without it no way makes a packet socket: the kernel
- * asks the same capability of socket(2), the ring and the i386 entry (the one exception,
- * a network namespace owned by a user namespace whose owner the workload is but does
- * not stand in, leaves socket(2) open too). Asked once: a sandbox without it (most)
- * pays no ring or i386 attempt. */
-static int net_raw_held(void)
-{
-    static int held = -1;
-    struct cap_data d[2];
-    if (held < 0)
-        held = caps_get(d) != 0 || (cap64(d[0].effective, d[1].effective) >> PROBE_CAP_NET_RAW & 1);
-    return held;
-}
-
-/* The ring's way tried in a child first: a filter that kills on io_uring_setup
- * (SECCOMP_RET_KILL) kills that child, not the sweep. 1 where it made a socket there. */
-static int ring_survives(int type, int proto)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *step;
-        _exit(uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), &step) >= 0 ? 0 : 1);
-    }
-    int st;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 0;
-    return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-/* A packet socket by every way the kernel makes one: socket(2), io_uring's
- * IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall). A
- * filter that refuses socket(2) its arguments, and forgets the ring or the entry,
- * leaves that way open. -1 with socket(2)'s own refusal where no way makes one. */
-static int packet_make(int type, int proto, const char **way)
-{
-    int fd = socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto));
-    *way = "socket";
-    if (fd >= 0 || errno == EMFILE || errno == ENFILE)
-        return fd;
-    int refused = errno;
-    if (!net_raw_held()) /* each way asks the same capability: none would answer */
-        return errno = refused, -1;
-    if ((ring_survives(type, proto) &&
-         (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
-        (fd = i386_socket(AF_PACKET, type, htons(proto), way)) >= 0)
-        return fd;
-    *way = "socket";
-    return errno = refused, -1;
-}
 
 static int packet_socket(void)
 {

@@ -304,7 +304,7 @@ int maybe_host_netns(void); /* egress.c: never change what may be the host's net
 enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
 enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY,
-       G_PACKET, G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP,
+       G_PACKET, G_PACKET6, G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP,
        G_WEB4_TCP, G_WEB4_UDP, G_WEB6_TCP, G_WEB6_UDP };
 /* An attempt at the canary itself, or at one of its stand-ins elsewhere (one line for
  * each family and transport's stand-ins, reported after the rest): judged alike. */
@@ -401,7 +401,7 @@ void elsewhere_report(double t0);
 int elsewhere_has(const char *host);
 int elsewhere_bind(struct att *a);
 int unix_host_tries(const struct stat *st); /* hostunix.c */
-void att_frame_msg(struct att *a); /* heldsocks.c: X_FRAME's datagram */
+void att_frame_msg(struct att *a); /* frames.c: X_FRAME's datagram, IPv4 or IPv6 */
 void unix_report(const char *id, double t0);
 void relay_report(double t0); /* proxies.c: the tcp-proxy and udp-relay lines */
 void sweep_tcp_proxy(void);
@@ -416,8 +416,16 @@ void ipc_canary_remove(void);
 /* uring.c: connect, send, recv by io_uring alone (the egress sweep's uring4-*) */
 int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *reply, size_t cap,
                    int *src_port, const char **step);
-/* packet.c: a packet socket's frame (a->ll: its link), by every call that sends one */
+/* frames.c: a packet socket made by every way (socket, IORING_OP_SOCKET, the i386
+ * entry; *way the one), whether CAP_NET_RAW is held (no way answers without it), a
+ * frame sent by every call that sends one (*by: the call, where not sendto), the same
+ * for an attempt's frame (a->ll: its link), and an IPv6 neighbour solicitation. */
+int packet_make(int type, int proto, const char **way);
+int net_raw_held(void);
+ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockaddr_ll *ll, const char **by);
 ssize_t att_frame_send(struct att *a, const void *p, size_t n);
+size_t ns_frame(unsigned char *buf, int eth, const unsigned char own[6], const struct in6_addr *src,
+                const struct in6_addr *target);
 /* uring.c: a socket made by IORING_OP_SOCKET alone (-1 with errno, *step the call) */
 int uring_socket(int family, int type, int proto, const char **step);
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
@@ -532,6 +540,8 @@ __attribute__((noreturn)) void stage_main(int argc, char **argv);   /* stage.c *
 int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *more);
 int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ]);
 void sweep_packet(const char *canary4, int high); /* packet.c: the packet4 line's frames */
+void sweep_packet6(const char *canary6, int high); /* packet6.c: the packet6 line's frames */
+void packet6_report(double t0);
 void packet_report(double t0);
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n); /* routes6.c */
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */

@@ -133,6 +133,19 @@ PACKET_HOW = (
     "a frame could reach it by)."
 )
 
+PACKET6_HOW = (
+    "`packet4` for IPv6: a packet socket of the probe's own (`ETH_P_IPV6`, each kind and "
+    "each way as `packet4`'s) sends the HARNESS line in a UDP datagram (its checksum over "
+    "the pseudo-header, as IPv6 requires) to the canary's IPv6 high port, in an IPv6 packet "
+    "the probe builds from its own global address on the link (a link-local source is not "
+    "forwarded), to each IPv6 next hop in view by its link address, asked by a neighbour "
+    "solicitation of its own (a second at most): every gateway of the IPv6 routing table, "
+    "and the canary itself where the kernel's route to it is on a link; at most 8. Where "
+    "the probe may stand in the host's network namespace, only the canary on its link. A "
+    "link with IPv6 alone, behind a filter on IP sockets, is seen. Judged as `packet4`; "
+    "netns mode, where the canary has IPv6."
+)
+
 IPC_HOW = (
     "After the rest of the sweep, the HARNESS line to the canary's IPC objects in this IPC "
     "namespace: `msgget(KEY)` and `msgsnd`; `shmget(KEY)`, `shmat`, and a free slot of the "
@@ -819,6 +832,13 @@ EGRESS = Scenario(
             ("veth",),
             transport=None,
             how=PACKET_HOW,
+        ),
+        _swept(
+            "packet6",
+            "an IPv6 packet the probe builds, on a packet socket of its own, to each IPv6 next hop",
+            ("veth", "ipv6"),
+            transport=None,
+            how=PACKET6_HOW,
         ),
         # A plain host hands its probe no socket: the canary's log is the only proof.
         _swept(

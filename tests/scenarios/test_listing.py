@@ -140,6 +140,7 @@ def test_every_transport_is_pinned() -> None:
         "unix-abstract-seqpacket", "unix-host",
         "held-fds",
         "packet4",
+        "packet6",
         "egress-policy-binary",
         *others, *ipc,
     }  # fmt: skip

@@ -1,0 +1,255 @@
+/* The sweep's packet6 line: packet4 for IPv6. A packet socket of the probe's own (made
+ * by every way frames.c knows) sends an IPv6 packet it builds itself, the HARNESS line
+ * in a UDP datagram to the canary's IPv6 high port, to each IPv6 next hop in view by its
+ * link address (asked by a neighbour solicitation of its own). No IP socket and no route
+ * of the sandbox's is needed: a link with IPv6 alone behind a filter on IP sockets, or
+ * a route that refuses the canary, leaves it open wherever the workload keeps
+ * CAP_NET_RAW. Where the probe may stand in the host's network namespace, only the
+ * kernel's own route to the canary is taken, and only where the canary is on its link.
+ * One line for all; the canary's log decides. */
+
+#include "probe.h"
+
+#include <linux/if_ether.h>
+#include <net/if_arp.h>
+
+#define HOPS6 8
+
+/* Every kind of packet socket, in turn, as packet4's (SOCK_RAW first: write's way). */
+static const struct { int type, proto; } kinds6[] = {
+    { SOCK_RAW, ETH_P_IPV6 }, { SOCK_DGRAM, ETH_P_IPV6 }, { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 },
+};
+
+struct hop6 {
+    struct in6_addr addr, self; /* the next hop, and this namespace's address on its link */
+    char dev[IFNAMSIZ];
+    int ifindex, known;
+    unsigned char mac[6], own[6];
+};
+
+static int hex16(const char *s, struct in6_addr *a)
+{
+    for (int i = 0; i < 16; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return 0;
+        a->s6_addr[i] = (unsigned char)v;
+    }
+    return 1;
+}
+
+static int prefix_has(const struct in6_addr *net, int plen, const struct in6_addr *a)
+{
+    for (int i = 0; i < 16 && plen > 0; i++, plen -= 8) {
+        unsigned char m = plen >= 8 ? 0xff : (unsigned char)(0xff << (8 - plen));
+        if ((net->s6_addr[i] & m) != (a->s6_addr[i] & m))
+            return 0;
+    }
+    return 1;
+}
+
+static int hop_add6(struct hop6 *h, int n, int *more, const struct in6_addr *a, const char *dev)
+{
+    for (int i = 0; i < n; i++)
+        if (!memcmp(&h[i].addr, a, 16) && !strcmp(h[i].dev, dev))
+            return n;
+    if (n == HOPS6) {
+        (*more)++;
+        return n;
+    }
+    memset(&h[n], 0, sizeof h[n]);
+    h[n].addr = *a;
+    snprintf(h[n].dev, IFNAMSIZ, "%.15s", dev);
+    return n + 1;
+}
+
+/* The next hops: every IPv6 gateway of the routing table, and the canary itself where
+ * the kernel's own route to it is on a link (in the host's namespace, that alone). */
+static int hops6(const struct in6_addr *canary, struct hop6 *h, int *more, int host)
+{
+    char line[512], dst[40], nh[40], dev[64];
+    unsigned plen, flags;
+    int n = 0, best = -1;
+    char best_dev[IFNAMSIZ] = "";
+    struct in6_addr best_nh = IN6ADDR_ANY_INIT;
+    FILE *f = fopen("/proc/net/ipv6_route", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        struct in6_addr d, g;
+        if (sscanf(line, "%32s %x %*s %*s %32s %*s %*s %*s %x %63s", dst, &plen, nh, &flags, dev) != 5 ||
+            !hex16(dst, &d) || !hex16(nh, &g) || !strcmp(dev, "lo") || !(flags & 1 /* RTF_UP */))
+            continue;
+        if ((flags & 2 /* RTF_GATEWAY */) && !host)
+            n = hop_add6(h, n, more, &g, dev);
+        if (prefix_has(&d, (int)plen, canary) && (int)plen > best) {
+            best = (int)plen, best_nh = g;
+            snprintf(best_dev, sizeof best_dev, "%.15s", dev);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (best >= 0 && IN6_IS_ADDR_UNSPECIFIED(&best_nh))
+        n = hop_add6(h, n, more, canary, best_dev); /* on the link: the canary itself */
+    return n;
+}
+
+/* This namespace's global address on `dev` (none tentative): a packet from a link-local
+ * one is not forwarded. 0 where it has none. */
+static int own6(const char *dev, struct in6_addr *self)
+{
+    char line[256], hex[40], name[64];
+    unsigned scope, flags;
+    int found = 0;
+    FILE *f = fopen("/proc/net/if_inet6", "r");
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "%32s %*x %*x %x %x %63s", hex, &scope, &flags, name) == 4 && scope == 0 &&
+                !(flags & 0x48) /* tentative, DAD failed */ && !strcmp(name, dev) && hex16(hex, self);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Each unknown hop asked by a neighbour solicitation (a socket a link), the
+ * advertisements read for at most `wait_ms` in all. */
+static void ns_ask(struct hop6 *h, int n, int kind, int wait_ms)
+{
+    int fds[HOPS6], eth = kinds6[kind].type == SOCK_RAW;
+    for (int i = 0; i < n; i++) {
+        const char *way, *by;
+        unsigned char frame[14 + 72];
+        struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6),
+                                  .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
+        fds[i] = h[i].known ? -1 : packet_make(kinds6[kind].type, ETH_P_IPV6, &way);
+        if (fds[i] < 0)
+            continue;
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+        size_t len = ns_frame(frame, eth, h[i].own, &h[i].self, &h[i].addr);
+        memcpy(ll.sll_addr, eth ? frame : (const unsigned char[6]){ 0x33, 0x33, 0xff, h[i].addr.s6_addr[13],
+                                                                     h[i].addr.s6_addr[14], h[i].addr.s6_addr[15] },
+               6);
+        if (bind(fds[i], (struct sockaddr *)&ll, sizeof ll) != 0 ||
+            frame_out(fds[i], eth, frame, len, &ll, &by) < 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    double end = now_ms() + wait_ms;
+    for (;;) {
+        struct pollfd pf[HOPS6];
+        int idx[HOPS6], np = 0;
+        for (int i = 0; i < n; i++)
+            if (fds[i] >= 0 && !h[i].known)
+                pf[np] = (struct pollfd){ .fd = fds[i], .events = POLLIN }, idx[np++] = i;
+        double left = end - now_ms();
+        if (!np || left <= 0 || poll(pf, (nfds_t)np, (int)left + 1) <= 0)
+            break;
+        for (int k = 0; k < np; k++) {
+            unsigned char buf[256], *ip6 = buf + (eth ? 14 : 0), *icmp = ip6 + 40;
+            ssize_t r;
+            while (pf[k].revents && (r = recv(pf[k].fd, buf, sizeof buf, 0)) >= (ssize_t)(icmp - buf + 24)) {
+                struct hop6 *x = &h[idx[k]];
+                if (ip6[6] != IPPROTO_ICMPV6 || icmp[0] != 136 || memcmp(icmp + 8, &x->addr, 16))
+                    continue; /* not its advertisement */
+                for (unsigned char *opt = icmp + 24; opt + 8 <= buf + r && opt[1]; opt += opt[1] * 8)
+                    if (opt[0] == 2 && opt[1] == 1) { /* the target's link-layer address */
+                        memcpy(x->mac, opt + 2, 6);
+                        x->known = 1;
+                    }
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static struct att *line6(const char *canary6, int high)
+{
+    struct att *a = sweep_add(sweep_id[SW_PACKET6], canary6, high, SOCK_DGRAM, X_FRAME);
+    if (a)
+        a->group = G_PACKET6;
+    return a;
+}
+
+void sweep_packet6(const char *canary6, int high)
+{
+    struct in6_addr canary;
+    if (!canary6 || !*canary6 || inet_pton(AF_INET6, canary6, &canary) != 1)
+        return;
+    struct att *a;
+    if (!o.host6 || !*o.host6) { /* a listen canary: no link of its own a frame could reach */
+        if ((a = line6(canary6, high)))
+            att_end(a, OC_BLOCKED, 0, "not tried: the canary stands behind no veth of its own");
+        return;
+    }
+    int fd = -1, refused = 0, kind = 0;
+    const char *way = "socket";
+    for (; fd < 0 && kind < (int)(sizeof kinds6 / sizeof kinds6[0]); kind++)
+        if ((fd = packet_make(kinds6[kind].type, kinds6[kind].proto, &way)) < 0 && !refused)
+            refused = errno;
+    kind--;
+    if (fd < 0) {
+        if ((a = line6(canary6, high)))
+            att_end(a, OC_BLOCKED, refused, net_raw_held()
+                                                ? "socket(AF_PACKET), by socket, IORING_OP_SOCKET and the i386 entry"
+                                                : "socket(AF_PACKET), without CAP_NET_RAW (which every way asks)");
+        return;
+    }
+    struct hop6 h[HOPS6];
+    int more = 0, n = hops6(&canary, h, &more, maybe_host_netns()), kept = 0;
+    for (int i = 0; i < n; i++) {
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof ifr);
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%.15s", h[i].dev);
+        if (ioctl(fd, SIOCGIFINDEX, &ifr) != 0)
+            continue;
+        h[i].ifindex = ifr.ifr_ifindex;
+        if (ioctl(fd, SIOCGIFHWADDR, &ifr) != 0 || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
+            !own6(h[i].dev, &h[i].self) || !memcmp(&h[i].self, &h[i].addr, 16))
+            continue; /* another kind of link, no address of its own there, or its own */
+        memcpy(h[i].own, ifr.ifr_hwaddr.sa_data, 6);
+        h[kept++] = h[i];
+    }
+    close(fd);
+    ns_ask(h, kept, kind, 1000);
+    int tried = 0;
+    for (int i = 0; i < kept; i++) {
+        if (!h[i].known || !(a = line6(canary6, high)))
+            continue;
+        tried++;
+        a->fd = packet_make(kinds6[kind].type, kinds6[kind].proto, &way);
+        a->type = kinds6[kind].type;
+        if (a->fd < 0) {
+            att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
+            continue;
+        }
+        a->family = AF_PACKET;
+        a->held = 1;
+        a->how = H_SENDTO;
+        a->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6),
+                                      .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
+        memcpy(a->ll.sll_addr, h[i].mac, 6);
+        a->src_port = 40000; /* the packet's own (att_frame_msg) */
+        struct sockaddr_in6 *from = (struct sockaddr_in6 *)(void *)&a->alt;
+        from->sin6_family = AF_INET6;
+        from->sin6_addr = h[i].self;
+        a->has_alt = 1;
+        char hs[INET6_ADDRSTRLEN], made[40] = "";
+        inet_ntop(AF_INET6, &h[i].addr, hs, sizeof hs);
+        if (strcmp(way, "socket"))
+            snprintf(made, sizeof made, " (made by %.24s)", way);
+        snprintf(a->dsts, sizeof a->dsts, "[%.39s]:%d by a packet socket%s, through %.39s on interface %d",
+                 canary6, high, made, hs, h[i].ifindex);
+    }
+    if ((!tried || more) && (a = line6(canary6, high))) {
+        if (more)
+            att_end(a, OC_ERROR, 0, "more IPv6 next hops in view than the %d tried: no proof", HOPS6);
+        else
+            att_end(a, OC_BLOCKED, 0, "no IPv6 next hop answers on a link of this namespace");
+    }
+}
+
+void packet6_report(double t0)
+{
+    if (o.canary6 && *o.canary6)
+        group_report(G_PACKET6, sweep_id[SW_PACKET6], t0, "nothing tried");
+}
