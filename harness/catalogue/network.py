@@ -114,8 +114,8 @@ ROWS: tuple[Row, ...] = (
         ),
         target="the canary's IPv4 and IPv6 high port, a UDP datagram in an IPv4 or IPv6 packet"
         " the probe builds, on a packet socket of its own (no IP socket, no route of the"
-        " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for the family"
-        " or no protocol; each"
+        " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for no protocol"
+        " or the family; each"
         " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
         " or socketcall; sent by sendto, else sendmsg, else written once bound to the link;"
         " the ways named in the line),"

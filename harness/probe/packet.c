@@ -17,10 +17,10 @@
 
 /* Every kind of packet socket, in turn, until one is made: link headers written by the
  * probe (SOCK_RAW: first, as its frame may also go by write(2)) or by the kernel
- * (SOCK_DGRAM), bound to IPv4 or to no protocol. A filter that refuses one kind leaves
- * the others open. */
+ * (SOCK_DGRAM), for no protocol (first: its later bind to ARP waits out no grace
+ * period) or for IPv4. A filter that refuses one kind leaves the others open. */
 static const struct { int type, proto; } kinds[] = {
-    { SOCK_RAW, ETH_P_IP }, { SOCK_DGRAM, ETH_P_IP }, { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 },
+    { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 }, { SOCK_RAW, ETH_P_IP }, { SOCK_DGRAM, ETH_P_IP },
 };
 static int g_kind; /* the one made */
 static const char *g_way = "socket"; /* the way it was made */
@@ -65,19 +65,19 @@ static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
 }
 
 /* Ask each hop whose link address is unknown by ARP (a request from this namespace's
- * address on the link, to the broadcast address), one socket per link, answers read
- * for at most `wait_ms` in all. */
-static void arp_ask(struct hop_link *h, int n, int wait_ms)
+ * address on the link, to the broadcast address), on the line's one packet socket `fd`
+ * (bound to ARP on every link: every packet socket closed costs the closer an RCU grace
+ * period, tens of milliseconds), answers read for at most `wait_ms` in all. */
+static void arp_ask(struct hop_link *h, int n, int fd, int wait_ms)
 {
-    int fds[PACKET_HOPS];
     size_t eth = kinds[g_kind].type == SOCK_RAW ? 14 : 0;
+    struct sockaddr_ll any = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ARP) };
+    int asked = 0;
+    if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0)
+        return;
     for (int i = 0; i < n; i++) {
-        fds[i] = -1;
         if (h[i].known)
             continue;
-        const char *way;
-        if ((fds[i] = packet_make(kinds[g_kind].type, ETH_P_ARP, &way)) >= 0)
-            fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
         struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ARP),
                                   .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
         memset(ll.sll_addr, 0xff, 6);
@@ -92,39 +92,43 @@ static void arp_ask(struct hop_link *h, int n, int wait_ms)
         memcpy(req + 14, &h[i].self, 4);
         memcpy(req + 24, &tpa, 4);
         const char *by;
-        if (fds[i] >= 0 && (bind(fds[i], (struct sockaddr *)&ll, sizeof ll) != 0 ||
-                            frame_out(fds[i], eth != 0, req - eth, 28 + eth, &ll, &by) < 0)) {
-            close(fds[i]);
-            fds[i] = -1;
-        }
+        asked += frame_out(fd, eth != 0, req - eth, 28 + eth, &ll, &by) >= 0;
     }
-    double end = now_ms() + wait_ms;
-    for (;;) {
-        struct pollfd pf[PACKET_HOPS];
-        int idx[PACKET_HOPS], np = 0;
-        for (int i = 0; i < n; i++)
-            if (fds[i] >= 0 && !h[i].known)
-                pf[np] = (struct pollfd){ .fd = fds[i], .events = POLLIN }, idx[np++] = i;
+    for (double end = now_ms() + wait_ms; asked;) {
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
         double left = end - now_ms();
-        if (!np || left <= 0 || poll(pf, (nfds_t)np, (int)left + 1) <= 0)
+        if (left <= 0 || poll(&pf, 1, (int)left + 1) <= 0)
             break;
-        for (int k = 0; k < np; k++) {
-            unsigned char buf[80], *rep = buf + eth;
-            struct hop_link *x = &h[idx[k]];
-            ssize_t r;
-            while (pf[k].revents && (r = recv(pf[k].fd, buf, sizeof buf, 0)) >= (ssize_t)(28 + eth)) {
-                uint32_t spa;
-                memcpy(&spa, rep + 14, 4);
-                if (rep[6] == 0 && rep[7] == 2 && ntohl(spa) == x->addr) { /* its reply */
-                    memcpy(x->mac, rep + 8, 6);
-                    x->known = 1;
+        unsigned char buf[80], *rep = buf + eth;
+        struct sockaddr_ll from;
+        socklen_t fl = sizeof from;
+        ssize_t r;
+        while ((r = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &fl)) >= 0) {
+            uint32_t spa;
+            memcpy(&spa, rep + 14, 4);
+            for (int i = 0; i < n && r >= (ssize_t)(28 + eth) && rep[6] == 0 && rep[7] == 2; i++)
+                if (!h[i].known && ntohl(spa) == h[i].addr && from.sll_ifindex == h[i].ifindex) {
+                    memcpy(h[i].mac, rep + 8, 6); /* its reply */
+                    h[i].known = 1;
+                    asked--;
                 }
-            }
+            fl = sizeof from;
         }
     }
-    for (int i = 0; i < n; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
+}
+
+/* Whether a route of the main table leads off loopback (to a gateway, a link, a TUN
+ * device): where none does, no frame has a next hop. */
+static int off_loopback(void)
+{
+    char line[512], dev[64];
+    int found = 0;
+    FILE *f = fopen("/proc/net/route", "r");
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "%63s", dev) == 1 && strcmp(dev, "Iface") && strcmp(dev, "lo");
+    if (f)
+        fclose(f);
+    return found;
 }
 
 /* Every TUN link a route of this namespace leads into (a VPN client's shape), as a hop
@@ -168,6 +172,14 @@ void sweep_packet(const char *canary4, int high)
         if (a) {
             a->group = G_PACKET;
             att_end(a, OC_BLOCKED, 0, "not tried: the canary stands behind no veth of its own");
+        }
+        return;
+    }
+    if (!off_loopback()) { /* asked first: a packet socket costs its closer an RCU grace period */
+        struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+        if (a) {
+            a->group = G_PACKET;
+            att_end(a, OC_BLOCKED, 0, "no next hop in view: no route of this namespace's leaves it");
         }
         return;
     }
@@ -227,8 +239,7 @@ void sweep_packet(const char *canary4, int high)
         x->known = x->known || arp_known(hops[i], devs[i], x->mac);
         kept++;
     }
-    close(probe_fd);
-    arp_ask(h, kept, 1000);
+    arp_ask(h, kept, probe_fd, 1000);
     int tried = 0;
     for (int i = 0; i < kept; i++) {
         if (!h[i].known)
@@ -238,10 +249,10 @@ void sweep_packet(const char *canary4, int high)
             break;
         tried++;
         a->group = G_PACKET;
-        a->fd = packet_socket();
+        a->fd = fcntl(probe_fd, F_DUPFD_CLOEXEC, 3); /* the line's one socket (one grace period) */
         a->type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM; /* who writes the link header */
         if (a->fd < 0) {
-            att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
+            att_end(a, OC_ERROR, errno, "dup of the packet socket");
             continue;
         }
         a->family = AF_PACKET;
@@ -268,6 +279,7 @@ void sweep_packet(const char *canary4, int high)
             snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, through %.40s on interface %d",
                      canary4, high, made, hs, h[i].ifindex);
     }
+    close(probe_fd);
     if (!tried || cut) {
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
         if (a) {

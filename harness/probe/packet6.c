@@ -15,9 +15,10 @@
 
 #define HOPS6 8
 
-/* Every kind of packet socket, in turn, as packet4's (SOCK_RAW first: write's way). */
+/* Every kind of packet socket, in turn, as packet4's (SOCK_RAW first: write's way; no
+ * protocol first: its bind to IPv6 waits out no grace period). */
 static const struct { int type, proto; } kinds6[] = {
-    { SOCK_RAW, ETH_P_IPV6 }, { SOCK_DGRAM, ETH_P_IPV6 }, { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 },
+    { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 }, { SOCK_RAW, ETH_P_IPV6 }, { SOCK_DGRAM, ETH_P_IPV6 },
 };
 
 struct hop6 {
@@ -108,58 +109,53 @@ static int own6(const char *dev, struct in6_addr *self)
     return found;
 }
 
-/* Each unknown hop asked by a neighbour solicitation (a socket a link), the
- * advertisements read for at most `wait_ms` in all. */
-static void ns_ask(struct hop6 *h, int n, int kind, int wait_ms)
+/* Each unknown hop asked by a neighbour solicitation, on the line's one packet socket
+ * `fd` (bound to IPv6 on every link: each packet socket closed costs an RCU grace
+ * period), the advertisements read for at most `wait_ms` in all. */
+static void ns_ask(struct hop6 *h, int n, int fd, int kind, int wait_ms)
 {
-    int fds[HOPS6], eth = kinds6[kind].type == SOCK_RAW;
+    int eth = kinds6[kind].type == SOCK_RAW, asked = 0;
+    struct sockaddr_ll any = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6) };
+    if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0)
+        return;
     for (int i = 0; i < n; i++) {
-        const char *way, *by;
+        const char *by;
         unsigned char frame[14 + 72];
         struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6),
                                   .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
-        fds[i] = h[i].known ? -1 : packet_make(kinds6[kind].type, ETH_P_IPV6, &way);
-        if (fds[i] < 0)
+        if (h[i].known)
             continue;
-        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
         size_t len = ns_frame(frame, eth, h[i].own, &h[i].self, &h[i].addr);
-        memcpy(ll.sll_addr, eth ? frame : (const unsigned char[6]){ 0x33, 0x33, 0xff, h[i].addr.s6_addr[13],
-                                                                     h[i].addr.s6_addr[14], h[i].addr.s6_addr[15] },
-               6);
-        if (bind(fds[i], (struct sockaddr *)&ll, sizeof ll) != 0 ||
-            frame_out(fds[i], eth, frame, len, &ll, &by) < 0) {
-            close(fds[i]);
-            fds[i] = -1;
-        }
+        const unsigned char group[6] = { 0x33, 0x33, 0xff, h[i].addr.s6_addr[13], h[i].addr.s6_addr[14],
+                                         h[i].addr.s6_addr[15] };
+        memcpy(ll.sll_addr, group, 6);
+        asked += frame_out(fd, eth, frame, len, &ll, &by) >= 0;
     }
-    double end = now_ms() + wait_ms;
-    for (;;) {
-        struct pollfd pf[HOPS6];
-        int idx[HOPS6], np = 0;
-        for (int i = 0; i < n; i++)
-            if (fds[i] >= 0 && !h[i].known)
-                pf[np] = (struct pollfd){ .fd = fds[i], .events = POLLIN }, idx[np++] = i;
+    for (double end = now_ms() + wait_ms; asked;) {
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
         double left = end - now_ms();
-        if (!np || left <= 0 || poll(pf, (nfds_t)np, (int)left + 1) <= 0)
+        if (left <= 0 || poll(&pf, 1, (int)left + 1) <= 0)
             break;
-        for (int k = 0; k < np; k++) {
-            unsigned char buf[256], *ip6 = buf + (eth ? 14 : 0), *icmp = ip6 + 40;
-            ssize_t r;
-            while (pf[k].revents && (r = recv(pf[k].fd, buf, sizeof buf, 0)) >= (ssize_t)(icmp - buf + 24)) {
-                struct hop6 *x = &h[idx[k]];
-                if (ip6[6] != IPPROTO_ICMPV6 || icmp[0] != 136 || memcmp(icmp + 8, &x->addr, 16))
-                    continue; /* not its advertisement */
+        unsigned char buf[256], *ip6 = buf + (eth ? 14 : 0), *icmp = ip6 + 40;
+        struct sockaddr_ll from;
+        socklen_t fl = sizeof from;
+        ssize_t r;
+        while ((r = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &fl)) >= 0) {
+            fl = sizeof from;
+            if (r < (ssize_t)(icmp - buf + 24) || ip6[6] != IPPROTO_ICMPV6 || icmp[0] != 136)
+                continue; /* not an advertisement */
+            for (int i = 0; i < n; i++) {
+                if (h[i].known || from.sll_ifindex != h[i].ifindex || memcmp(icmp + 8, &h[i].addr, 16))
+                    continue;
                 for (unsigned char *opt = icmp + 24; opt + 8 <= buf + r && opt[1]; opt += opt[1] * 8)
-                    if (opt[0] == 2 && opt[1] == 1) { /* the target's link-layer address */
-                        memcpy(x->mac, opt + 2, 6);
-                        x->known = 1;
+                    if (opt[0] == 2 && opt[1] == 1 && !h[i].known) { /* the target's link address */
+                        memcpy(h[i].mac, opt + 2, 6);
+                        h[i].known = 1;
+                        asked--;
                     }
             }
         }
     }
-    for (int i = 0; i < n; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
 }
 
 static struct att *line6(const char *canary6, int high)
@@ -181,6 +177,13 @@ void sweep_packet6(const char *canary6, int high)
             att_end(a, OC_BLOCKED, 0, "not tried: the canary stands behind no veth of its own");
         return;
     }
+    struct hop6 h[HOPS6];
+    int more = 0, n = hops6(&canary, h, &more, maybe_host_netns()), kept = 0;
+    if (!n) { /* asked first: a packet socket costs its closer an RCU grace period */
+        if ((a = line6(canary6, high)))
+            att_end(a, OC_BLOCKED, 0, "no IPv6 next hop in view: no route of this namespace's leaves it");
+        return;
+    }
     int fd = -1, refused = 0, kind = 0;
     const char *way = "socket";
     for (; fd < 0 && kind < (int)(sizeof kinds6 / sizeof kinds6[0]); kind++)
@@ -194,8 +197,6 @@ void sweep_packet6(const char *canary6, int high)
                                                 : "socket(AF_PACKET), without CAP_NET_RAW (which every way asks)");
         return;
     }
-    struct hop6 h[HOPS6];
-    int more = 0, n = hops6(&canary, h, &more, maybe_host_netns()), kept = 0;
     for (int i = 0; i < n; i++) {
         struct ifreq ifr;
         memset(&ifr, 0, sizeof ifr);
@@ -209,17 +210,16 @@ void sweep_packet6(const char *canary6, int high)
         memcpy(h[i].own, ifr.ifr_hwaddr.sa_data, 6);
         h[kept++] = h[i];
     }
-    close(fd);
-    ns_ask(h, kept, kind, 1000);
+    ns_ask(h, kept, fd, kind, 1000);
     int tried = 0;
     for (int i = 0; i < kept; i++) {
         if (!h[i].known || !(a = line6(canary6, high)))
             continue;
         tried++;
-        a->fd = packet_make(kinds6[kind].type, kinds6[kind].proto, &way);
+        a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the line's one socket (one grace period) */
         a->type = kinds6[kind].type;
         if (a->fd < 0) {
-            att_end(a, OC_BLOCKED, errno, "socket(AF_PACKET)");
+            att_end(a, OC_ERROR, errno, "dup of the packet socket");
             continue;
         }
         a->family = AF_PACKET;
@@ -240,6 +240,7 @@ void sweep_packet6(const char *canary6, int high)
         snprintf(a->dsts, sizeof a->dsts, "[%.39s]:%d by a packet socket%s, through %.39s on interface %d",
                  canary6, high, made, hs, h[i].ifindex);
     }
+    close(fd);
     if ((!tried || more) && (a = line6(canary6, high))) {
         if (more)
             att_end(a, OC_ERROR, 0, "more IPv6 next hops in view than the %d tried: no proof", HOPS6);

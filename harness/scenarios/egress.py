@@ -109,9 +109,11 @@ ELSEWHERE_HOW = (
 )
 
 PACKET_HOW = (
-    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_RAW, ETH_P_IP)` with a "
-    "link header it writes, else SOCK_DGRAM, else either kind for no protocol: CAP_NET_RAW "
-    "over its network namespace; each kind made by `socket`, else io_uring's "
+    "A packet socket of the probe's own (`socket(AF_PACKET, SOCK_RAW, 0)` with a link header "
+    "it writes, else SOCK_DGRAM, else either kind for IPv4: CAP_NET_RAW over its network "
+    "namespace; one for the line, its ARP asked on it too: each packet socket closed costs an "
+    "RCU grace period; none where no route leaves loopback; each kind made by `socket`, else "
+    "io_uring's "
     "`IORING_OP_SOCKET` (tried in a child first: a filter that kills on the ring kills that "
     "child), else the i386 entry's `socket` or `socketcall`; without CAP_NET_RAW in its "
     "effective set, `socket` alone) sends the HARNESS line in a UDP datagram to "
