@@ -119,7 +119,9 @@ ROWS: tuple[Row, ...] = (
         " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
         " or socketcall; sent by sendto, else sendmsg, else written once bound to the link;"
         " the ways named in the line),"
-        " to each next hop in view by its link address (the neighbour table, else ARP; IPv6:"
+        " to each next hop in view by its link address (gateways, neighbours, host routes,"
+        " small subnets' addresses, a wider subnet's first and last where its link has none"
+        " of those; the neighbour table, else ARP; IPv6:"
         " each gateway and the canary on its link, by a neighbour solicitation), at"
         " most 8; netns mode (a frame reaches the canary's veth); where it may stand in the"
         " host's namespace, only the kernel's own route's hop",

@@ -219,6 +219,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-packet-socket-raw",
         "bwrap-firewall-packet",
         "bwrap-packet6-socket",
+        "bwrap-wide-subnet",
         "bwrap-packet-socket-uring",
         "bwrap-packet-socket-i386",
         "bwrap-packet-socket-write",

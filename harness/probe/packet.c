@@ -131,6 +131,35 @@ static int off_loopback(void)
     return found;
 }
 
+/* On a link with a subnet wider than /29 and no hop found on it (no gateway, no
+ * neighbour, no host route: a sandbox given a /16 to the host and no route), the
+ * subnet's first and last host addresses, where a router most often stands. At most
+ * `room`. */
+static int wide_guesses(uint32_t *hops, char (*devs)[IFNAMSIZ], int n, int room)
+{
+    char line[512], dev[64];
+    unsigned long dst, mask;
+    int added = 0;
+    FILE *f = fopen("/proc/net/route", "r");
+    while (f && added + 2 <= room && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63s %lx %*x %*x %*d %*d %*d %lx", dev, &dst, &mask) != 3 || !strcmp(dev, "lo"))
+            continue;
+        uint32_t m = ntohl((uint32_t)mask), d = ntohl((uint32_t)dst) & m;
+        int on_it = 0;
+        for (int i = 0; i < n + added && !on_it; i++)
+            on_it = !strcmp(devs[i], dev);
+        if (on_it || m == 0 || m >= 0xfffffff8U)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            hops[n + added] = k ? (d | ~m) - 1 : d + 1;
+            snprintf(devs[n + added++], IFNAMSIZ, "%.15s", dev);
+        }
+    }
+    if (f)
+        fclose(f);
+    return added;
+}
+
 /* Every TUN link a route of this namespace leads into (a VPN client's shape), as a hop
  * of its own: a packet written there needs no next hop's address. At most `room`. */
 static int tun_links(uint32_t *hops, char (*devs)[IFNAMSIZ], int room, int fd)
@@ -211,6 +240,7 @@ void sweep_packet(const char *canary4, int high)
     } else {
         n = route_hops(hops, devs, &more);
         n += tun_links(hops + n, devs + n, ROUTE_HOPS - n, probe_fd);
+        n += wide_guesses(hops, devs, n, ROUTE_HOPS - n);
     }
     struct hop_link h[PACKET_HOPS];
     int kept = 0, cut = more > 0 || n > PACKET_HOPS;
