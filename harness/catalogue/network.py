@@ -110,14 +110,18 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "io_uring: IORING_OP_SOCKET",
             "i386: socket, socketcall",
-            "write: bound to the link, a SOCK_RAW frame (sendto and sendmsg refused)",
+            "sendmmsg: where sendto and sendmsg are refused",
+            "io_uring: IORING_OP_SENDMSG, where the send calls are refused",
+            "write: bound to the link, a SOCK_RAW frame (the send calls and the ring refused)",
         ),
         target="the canary's IPv4 and IPv6 high port, a UDP datagram in an IPv4 or IPv6 packet"
         " the probe builds, on a packet socket of its own (no IP socket, no route of the"
         " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for no protocol"
         " or the family; each"
         " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
-        " or socketcall; sent by sendto, else sendmsg, else written once bound to the link;"
+        " or socketcall; sent by sendto, else sendmsg, sendmmsg, io_uring's"
+        " IORING_OP_SENDMSG, else written once bound to the link; IPv6 from a global"
+        " address of its own, else one it makes up, asked from its link-local address or ::;"
         " the ways named in the line),"
         " to each next hop in view by its link address (gateways, neighbours, host routes,"
         " small subnets' addresses, a wider subnet's first and last where its link has none"

@@ -223,6 +223,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-packet-socket-uring",
         "bwrap-packet-socket-i386",
         "bwrap-packet-socket-write",
+        "bwrap-packet-socket-sendmmsg",
+        "bwrap-packet-socket-uring-send",
+        "bwrap-packet6-linklocal",
     ),
     _NET + "destinations other than the canary, the host and the metadata addresses": (
         "bwrap-private-ranges",

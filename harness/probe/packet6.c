@@ -22,7 +22,7 @@ static const struct { int type, proto; } kinds6[] = {
 };
 
 struct hop6 {
-    struct in6_addr addr, self; /* the next hop, and this namespace's address on its link */
+    struct in6_addr addr, self, asker; /* the next hop; the packet's source; the asking's */
     char dev[IFNAMSIZ];
     int ifindex, known;
     unsigned char mac[6], own[6];
@@ -93,16 +93,16 @@ static int hops6(const struct in6_addr *canary, struct hop6 *h, int *more, int h
     return n;
 }
 
-/* This namespace's global address on `dev` (none tentative): a packet from a link-local
- * one is not forwarded. 0 where it has none. */
-static int own6(const char *dev, struct in6_addr *self)
+/* This namespace's address of `scope` on `dev` (0 global, 0x20 link-local; none
+ * tentative or failed). 0 where it has none. */
+static int own6(const char *dev, unsigned want, struct in6_addr *self)
 {
     char line[256], hex[40], name[64];
     unsigned scope, flags;
     int found = 0;
     FILE *f = fopen("/proc/net/if_inet6", "r");
     while (f && !found && fgets(line, sizeof line, f))
-        found = sscanf(line, "%32s %*x %*x %x %x %63s", hex, &scope, &flags, name) == 4 && scope == 0 &&
+        found = sscanf(line, "%32s %*x %*x %x %x %63s", hex, &scope, &flags, name) == 4 && scope == want &&
                 !(flags & 0x48) /* tentative, DAD failed */ && !strcmp(name, dev) && hex16(hex, self);
     if (f)
         fclose(f);
@@ -125,7 +125,7 @@ static void ns_ask(struct hop6 *h, int n, int fd, int kind, int wait_ms)
                                   .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
         if (h[i].known)
             continue;
-        size_t len = ns_frame(frame, eth, h[i].own, &h[i].self, &h[i].addr);
+        size_t len = ns_frame(frame, eth, h[i].own, &h[i].asker, &h[i].addr);
         const unsigned char group[6] = { 0x33, 0x33, 0xff, h[i].addr.s6_addr[13], h[i].addr.s6_addr[14],
                                          h[i].addr.s6_addr[15] };
         memcpy(ll.sll_addr, group, 6);
@@ -204,10 +204,23 @@ void sweep_packet6(const char *canary6, int high)
         if (ioctl(fd, SIOCGIFINDEX, &ifr) != 0)
             continue;
         h[i].ifindex = ifr.ifr_ifindex;
-        if (ioctl(fd, SIOCGIFHWADDR, &ifr) != 0 || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
-            !own6(h[i].dev, &h[i].self) || !memcmp(&h[i].self, &h[i].addr, 16))
-            continue; /* another kind of link, no address of its own there, or its own */
+        if (ioctl(fd, SIOCGIFHWADDR, &ifr) != 0 || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+            continue; /* another kind of link */
         memcpy(h[i].own, ifr.ifr_hwaddr.sa_data, 6);
+        if (own6(h[i].dev, 0, &h[i].self)) {
+            h[i].asker = h[i].self;
+        } else { /* no global address of its own: the hop asked from its link-local one (or
+                  * ::), the packet sent from one made up (a link-local source is not
+                  * forwarded; the packet's builder picks its source) */
+            if (!own6(h[i].dev, 0x20, &h[i].asker))
+                h[i].asker = (struct in6_addr)IN6ADDR_ANY_INIT;
+            static const unsigned char ula[8] = { 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+            memcpy(h[i].self.s6_addr, ula, 8);
+            memcpy(h[i].self.s6_addr + 8, h[i].own, 6); /* its link address: this sandbox's */
+            h[i].self.s6_addr[14] = 0, h[i].self.s6_addr[15] = 2;
+        }
+        if (!memcmp(&h[i].self, &h[i].addr, 16))
+            continue; /* its own address */
         h[kept++] = h[i];
     }
     ns_ask(h, kept, fd, kind, 1000);

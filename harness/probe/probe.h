@@ -428,6 +428,8 @@ size_t ns_frame(unsigned char *buf, int eth, const unsigned char own[6], const s
                 const struct in6_addr *target);
 /* uring.c: a socket made by IORING_OP_SOCKET alone (-1 with errno, *step the call) */
 int uring_socket(int family, int type, int proto, const char **step);
+ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step); /* IORING_OP_SENDMSG */
+int uring_nop(const char **step); /* a NOP: 0 where io_uring answers */
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
  * registered under `personality` (a descriptor, or -errno); the personalities
  * registered on it (their count, at most `max`, found by a NOP as each of 1 to 65535);

@@ -71,10 +71,9 @@ static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
     return res;
 }
 
-/* A socket made by the ring (IORING_OP_SOCKET, 5.19+), the ring closed after: the way
- * a filter on socket(2)'s arguments never sees. The descriptor, or -1 with errno
- * (EINVAL where the kernel has no such operation) and *step the call that failed. */
-int uring_socket(int family, int type, int proto, const char **step)
+/* One request on a ring of its own, the ring closed after: its result, or -1 with
+ * errno and *step the call that failed (`name`: the request's). */
+static int uring_one(const struct io_uring_sqe *req, const char *name, const char **step)
 {
     struct uring u;
     struct io_uring_params p;
@@ -107,14 +106,8 @@ int uring_socket(int family, int type, int proto, const char **step)
         u.cq_tail = (unsigned *)(cq + p.cq_off.tail);
         u.cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
         u.cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-        struct io_uring_sqe mk;
-        memset(&mk, 0, sizeof mk);
-        mk.opcode = IORING_OP_SOCKET;
-        mk.fd = family;
-        mk.off = (unsigned)type; /* the flags go with the type; rw_flags must be 0 */
-        mk.len = (unsigned)proto;
-        *step = "IORING_OP_SOCKET";
-        fd = uring_do(&u, &mk);
+        *step = name;
+        fd = uring_do(&u, req);
         e = fd < 0 ? -fd : 0;
     }
     if (u.sqes != MAP_FAILED)
@@ -125,6 +118,43 @@ int uring_socket(int family, int type, int proto, const char **step)
         munmap(sq, sqsz);
     close(u.fd);
     return fd >= 0 ? fd : (errno = e, -1);
+}
+
+/* A socket made by the ring (IORING_OP_SOCKET, 5.19+): the way a filter on socket(2)'s
+ * arguments never sees. The descriptor, or -1 with errno (EINVAL where the kernel has
+ * no such operation). */
+int uring_socket(int family, int type, int proto, const char **step)
+{
+    struct io_uring_sqe mk;
+    memset(&mk, 0, sizeof mk);
+    mk.opcode = IORING_OP_SOCKET;
+    mk.fd = family;
+    mk.off = (unsigned)type; /* the flags go with the type; rw_flags must be 0 */
+    mk.len = (unsigned)proto;
+    return uring_one(&mk, "IORING_OP_SOCKET", step);
+}
+
+/* A NOP on a ring of its own: 0 where io_uring answers here. */
+int uring_nop(const char **step)
+{
+    struct io_uring_sqe nop;
+    memset(&nop, 0, sizeof nop);
+    nop.opcode = IORING_OP_NOP;
+    return uring_one(&nop, "IORING_OP_NOP", step);
+}
+
+/* A message sent on `fd` by the ring (IORING_OP_SENDMSG): the way a filter on the send
+ * calls never sees. The bytes sent, or -1 with errno. */
+ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step)
+{
+    struct io_uring_sqe s;
+    memset(&s, 0, sizeof s);
+    s.opcode = IORING_OP_SENDMSG;
+    s.fd = fd;
+    s.addr = (unsigned long long)(uintptr_t)m;
+    s.len = 1;
+    s.msg_flags = MSG_DONTWAIT;
+    return uring_one(&s, "IORING_OP_SENDMSG", step);
 }
 
 /* ---- the egress sweep's uring4: connect, send, recv by io_uring alone --------

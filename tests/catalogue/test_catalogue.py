@@ -218,6 +218,7 @@ WAY_MUTANTS = {
     "i386: ": ("-i386", "-any-arch"),
     "io_uring: ": ("-uring",),
     "write: ": ("-write",),
+    "sendmmsg: ": ("-sendmmsg",),
     "a descriptor opened for reading: ": ("-fd-",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "a held io_uring ring: ": ("-held-ring",),
