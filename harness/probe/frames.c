@@ -7,6 +7,27 @@
 
 #include <sys/wait.h>
 
+/* Attempt `a` as a frame on a duplicate of the line's packet socket `fd` (one socket, one
+ * grace period), of `type` (SOCK_RAW: the probe writes the link header), to `mac` on
+ * interface `ifindex`, carrying `proto`. 0, or -1 with `a` ended (no duplicate). */
+int frame_att(struct att *a, int fd, int type, int proto, int ifindex, const unsigned char mac[6])
+{
+    a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    a->type = type;
+    if (a->fd < 0) {
+        att_end(a, OC_ERROR, errno, "dup of the packet socket");
+        return -1;
+    }
+    a->family = AF_PACKET;
+    a->held = 1;
+    a->how = H_SENDTO;
+    a->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET, .sll_protocol = htons((uint16_t)proto),
+                                  .sll_ifindex = ifindex, .sll_halen = 6 };
+    memcpy(a->ll.sll_addr, mac, 6);
+    a->src_port = 40000; /* the packet's own (att_frame_msg), not the socket's protocol */
+    return 0;
+}
+
 /* Whether io_uring may be used here without being killed for it (a filter that kills
  * on io_uring_setup or io_uring_enter: SECCOMP_RET_KILL): a ring's NOP, once, in a child. */
 static int ring_alive(void)

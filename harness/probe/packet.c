@@ -208,7 +208,7 @@ void sweep_packet(const char *canary4, int high)
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
         if (a) {
             a->group = G_PACKET;
-            att_end(a, OC_BLOCKED, 0, "no next hop in view: no route of this namespace's leaves it");
+            att_end(a, OC_BLOCKED, ENETUNREACH, "no next hop in view: no route of this namespace's leaves it");
         }
         return;
     }
@@ -279,19 +279,12 @@ void sweep_packet(const char *canary4, int high)
             break;
         tried++;
         a->group = G_PACKET;
-        a->fd = fcntl(probe_fd, F_DUPFD_CLOEXEC, 3); /* the line's one socket (one grace period) */
-        a->type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM; /* who writes the link header */
-        if (a->fd < 0) {
-            att_end(a, OC_ERROR, errno, "dup of the packet socket");
+        /* who writes the link header: the probe on a SOCK_RAW socket, but for a TUN link */
+        int type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM;
+        if (frame_att(a, probe_fd, type, ETH_P_IP, h[i].ifindex, h[i].mac) != 0)
             continue;
-        }
-        a->family = AF_PACKET;
-        a->held = 1;
-        a->how = H_SENDTO;
-        a->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-                                      .sll_ifindex = h[i].ifindex, .sll_halen = h[i].tun ? 0 : 6 };
-        memcpy(a->ll.sll_addr, h[i].mac, 6);
-        a->src_port = 40000; /* the packet's own (att_frame_msg), not the socket's protocol */
+        if (h[i].tun)
+            a->ll.sll_halen = 0;
         struct sockaddr_in *from = (struct sockaddr_in *)(void *)&a->alt;
         from->sin_family = AF_INET;
         from->sin_addr.s_addr = h[i].self;

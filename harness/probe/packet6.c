@@ -181,7 +181,8 @@ void sweep_packet6(const char *canary6, int high)
     int more = 0, n = hops6(&canary, h, &more, maybe_host_netns()), kept = 0;
     if (!n) { /* asked first: a packet socket costs its closer an RCU grace period */
         if ((a = line6(canary6, high)))
-            att_end(a, OC_BLOCKED, 0, "no IPv6 next hop in view: no route of this namespace's leaves it");
+            att_end(a, OC_BLOCKED, ENETUNREACH,
+                    "no IPv6 next hop in view: no route of this namespace's leaves it");
         return;
     }
     int fd = -1, refused = 0, kind = 0;
@@ -229,19 +230,8 @@ void sweep_packet6(const char *canary6, int high)
         if (!h[i].known || !(a = line6(canary6, high)))
             continue;
         tried++;
-        a->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the line's one socket (one grace period) */
-        a->type = kinds6[kind].type;
-        if (a->fd < 0) {
-            att_end(a, OC_ERROR, errno, "dup of the packet socket");
+        if (frame_att(a, fd, kinds6[kind].type, ETH_P_IPV6, h[i].ifindex, h[i].mac) != 0)
             continue;
-        }
-        a->family = AF_PACKET;
-        a->held = 1;
-        a->how = H_SENDTO;
-        a->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6),
-                                      .sll_ifindex = h[i].ifindex, .sll_halen = 6 };
-        memcpy(a->ll.sll_addr, h[i].mac, 6);
-        a->src_port = 40000; /* the packet's own (att_frame_msg) */
         struct sockaddr_in6 *from = (struct sockaddr_in6 *)(void *)&a->alt;
         from->sin6_family = AF_INET6;
         from->sin6_addr = h[i].self;

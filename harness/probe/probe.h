@@ -424,6 +424,7 @@ int packet_make(int type, int proto, const char **way);
 int net_raw_held(void);
 ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockaddr_ll *ll, const char **by);
 ssize_t att_frame_send(struct att *a, const void *p, size_t n);
+int frame_att(struct att *a, int fd, int type, int proto, int ifindex, const unsigned char mac[6]);
 size_t ns_frame(unsigned char *buf, int eth, const unsigned char own[6], const struct in6_addr *src,
                 const struct in6_addr *target);
 /* uring.c: a socket made by IORING_OP_SOCKET alone (-1 with errno, *step the call) */
