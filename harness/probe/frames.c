@@ -40,10 +40,10 @@ static int ring_alive(void)
         const char *step;
         _exit(uring_nop(&step) >= 0 ? 0 : 1);
     }
-    int st;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    int st = 0, got = -1;
+    while (pid > 0 && (got = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
         ;
-    return alive = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    return alive = got == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 /* A frame on a packet socket by every call that sends one: sendto to the link address,
@@ -106,22 +106,6 @@ int net_raw_held(void)
     return held;
 }
 
-/* The ring's way tried in a child first: a filter that kills on io_uring_setup
- * (SECCOMP_RET_KILL) kills that child, not the sweep. 1 where it made a socket there. */
-static int ring_survives(int type, int proto)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *step;
-        _exit(uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), &step) >= 0 ? 0 : 1);
-    }
-    int st;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 0;
-    return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
 /* A packet socket by every way the kernel makes one: socket(2), io_uring's
  * IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall). A
  * filter that refuses socket(2) its arguments, and forgets the ring or the entry,
@@ -135,8 +119,7 @@ int packet_make(int type, int proto, const char **way)
     int refused = errno;
     if (!net_raw_held()) /* each way asks the same capability: none would answer */
         return errno = refused, -1;
-    if ((ring_survives(type, proto) &&
-         (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
+    if ((ring_alive() && (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
         (fd = i386_socket(AF_PACKET, type, htons(proto), way)) >= 0)
         return fd;
     *way = "socket";
