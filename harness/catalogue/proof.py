@@ -226,6 +226,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-packet-socket-sendmmsg",
         "bwrap-packet-socket-uring-send",
         "bwrap-packet6-linklocal",
+        "bwrap-packet-noaddr",
     ),
     _NET + "destinations other than the canary, the host and the metadata addresses": (
         "bwrap-private-ranges",

@@ -107,13 +107,14 @@ def _probe(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     return _reported(check)
 
 
-_WAYS = re.compile(r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*)\)")  # "socket (i386)" nests
+# "socket (i386)" nests; "from 10.0.0.2, made up": a source where the link gave none
+_WAYS = re.compile(r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*|from [^()]*, made up)\)")
 
 
 def _way(check: ProbeCheck) -> str:
     """The ways the probe took where they were not socket(2) and sendto (its attempt says
-    "(made by IORING_OP_SOCKET)", "(sent by write after bind: ...)"): the reason names
-    the way a filter left open."""
+    "(made by IORING_OP_SOCKET)", "(sent by write after bind: ...)", "(from 10.0.0.2,
+    made up)"): the reason names the way a filter or a link left open."""
     ways = _WAYS.findall(str(check.evidence.get("dst") or ""))
     return "".join(f", {way}" for way in ways)
 

@@ -36,9 +36,24 @@ struct hop_link {
     unsigned char mac[6];
     int known;           /* its link address is known (or it needs none) */
     int tun;             /* a TUN link: the packet goes as it is, with no link header */
-    uint32_t self;       /* this namespace's address on that link (network order) */
+    uint32_t self;       /* this namespace's address on that link (network order), or 0 */
     unsigned char own[6];
 };
+
+/* The sources a packet on a link where this namespace holds no IPv4 address is sent
+ * from: the hop's neighbours on either side (in a /30 or a /24 one of them is the
+ * sandbox's end of the link, so a host's strict reverse-path filter takes it), the
+ * subnet's own and broadcast addresses passed over. At most two. */
+static int made_up(uint32_t hop, uint32_t src[2])
+{
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        uint32_t s = k ? hop - 1 : hop + 1;
+        if ((s & 3) != 0 && (s & 3) != 3 && (s & 0xff) != 0 && (s & 0xff) != 255)
+            src[n++] = htonl(s);
+    }
+    return n;
+}
 
 /* The link address the kernel's neighbour table holds for `addr` on `dev`, if any. */
 static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
@@ -65,7 +80,8 @@ static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
 }
 
 /* Ask each hop whose link address is unknown by ARP (a request from this namespace's
- * address on the link, to the broadcast address), on the line's one packet socket `fd`
+ * address on the link, or from 0.0.0.0 where it has none: a probe, RFC 5227, which the
+ * hop answers for its own address and learns nothing from; to the broadcast address), on the line's one packet socket `fd`
  * (bound to ARP on every link: every packet socket closed costs the closer an RCU grace
  * period, tens of milliseconds), answers read for at most `wait_ms` in all. */
 static void arp_ask(struct hop_link *h, int n, int fd, int wait_ms)
@@ -186,6 +202,27 @@ static int tun_links(uint32_t *hops, char (*devs)[IFNAMSIZ], int room, int fd)
     return n;
 }
 
+/* What an attempt names: the canary, the way the socket was made, the hop or TUN link,
+ * and the source where the link gives this namespace none of its own. */
+static void packet_dsts(struct att *a, const char *canary4, int high, const struct hop_link *h, uint32_t src)
+{
+    char made[64] = "", hs[INET_ADDRSTRLEN], ss[INET_ADDRSTRLEN];
+    struct in_addr hop = { htonl(h->addr) };
+    inet_ntop(AF_INET, &hop, hs, sizeof hs);
+    inet_ntop(AF_INET, &src, ss, sizeof ss);
+    if (strcmp(g_way, "socket"))
+        snprintf(made, sizeof made, " (made by %.40s)", g_way);
+    if (h->tun)
+        snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, into the TUN link %d",
+                 canary4, high, made, h->ifindex);
+    else
+        snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, through %.40s on interface %d",
+                 canary4, high, made, hs, h->ifindex);
+    size_t len = strlen(a->dsts);
+    if (!h->self) /* made up, where the link gives it no address of its own */
+        snprintf(a->dsts + len, sizeof a->dsts - len, " (from %s, made up)", ss);
+}
+
 /* One attempt per hop whose link address is known: the UDP packet built by
  * att_frame_msg (from this namespace's address), handed to the kernel with the hop's
  * link address (SOCK_DGRAM: the kernel writes the link header). */
@@ -260,9 +297,8 @@ void sweep_packet(const char *canary4, int high)
         else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
             continue; /* a link of another kind: not tried here */
         memcpy(x->own, ifr.ifr_hwaddr.sa_data, 6);
-        if (ioctl(probe_fd, SIOCGIFADDR, &ifr) != 0)
-            continue; /* no IPv4 address of its own there: a packet from nowhere is dropped */
-        x->self = ((struct sockaddr_in *)(void *)&ifr.ifr_addr)->sin_addr.s_addr;
+        if (ioctl(probe_fd, SIOCGIFADDR, &ifr) == 0) /* else none of its own there: made up */
+            x->self = ((struct sockaddr_in *)(void *)&ifr.ifr_addr)->sin_addr.s_addr;
         if (x->self == htonl(hops[i]))
             continue; /* its own address on the link (no IP socket to tell it by before) */
         x->addr = hops[i];
@@ -272,35 +308,27 @@ void sweep_packet(const char *canary4, int high)
     arp_ask(h, kept, probe_fd, 1000);
     int tried = 0;
     for (int i = 0; i < kept; i++) {
-        if (!h[i].known)
-            continue;
-        struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
-        if (!a)
-            break;
-        tried++;
-        a->group = G_PACKET;
-        /* who writes the link header: the probe on a SOCK_RAW socket, but for a TUN link */
-        int type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM;
-        if (frame_att(a, probe_fd, type, ETH_P_IP, h[i].ifindex, h[i].mac) != 0)
-            continue;
-        if (h[i].tun)
-            a->ll.sll_halen = 0;
-        struct sockaddr_in *from = (struct sockaddr_in *)(void *)&a->alt;
-        from->sin_family = AF_INET;
-        from->sin_addr.s_addr = h[i].self;
-        a->has_alt = 1;
-        struct in_addr hop = { htonl(h[i].addr) };
-        char hs[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &hop, hs, sizeof hs);
-        char made[64] = "";
-        if (strcmp(g_way, "socket"))
-            snprintf(made, sizeof made, " (made by %.40s)", g_way);
-        if (h[i].tun)
-            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, into the TUN link %d",
-                     canary4, high, made, h[i].ifindex);
-        else
-            snprintf(a->dsts, sizeof a->dsts, "%.40s:%d by a packet socket%s, through %.40s on interface %d",
-                     canary4, high, made, hs, h[i].ifindex);
+        uint32_t src[2] = { h[i].self };
+        /* a TUN link with no address: no hop to make one up beside; not tried */
+        int srcs = !h[i].known ? 0 : h[i].self ? 1 : h[i].tun ? 0 : made_up(h[i].addr, src);
+        for (int j = 0; j < srcs; j++) {
+            struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+            if (!a)
+                break;
+            tried++;
+            a->group = G_PACKET;
+            /* who writes the link header: the probe on a SOCK_RAW socket, but for a TUN link */
+            int type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM;
+            if (frame_att(a, probe_fd, type, ETH_P_IP, h[i].ifindex, h[i].mac) != 0)
+                continue;
+            if (h[i].tun)
+                a->ll.sll_halen = 0;
+            struct sockaddr_in *from = (struct sockaddr_in *)(void *)&a->alt;
+            from->sin_family = AF_INET;
+            from->sin_addr.s_addr = src[j];
+            a->has_alt = 1;
+            packet_dsts(a, canary4, high, &h[i], src[j]);
+        }
     }
     close(probe_fd);
     if (!tried || cut) {

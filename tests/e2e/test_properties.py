@@ -704,6 +704,7 @@ EGRESS_MUTANTS = {
     "bwrap-packet-socket-sendmmsg": ({"packet4"}, ", sent by sendmmsg: sendto and sendmsg refused"),
     "bwrap-packet-socket-uring-send": ({"packet4"}, ", sent by io_uring's IORING_OP_SENDMSG"),
     "bwrap-packet6-linklocal": ({"packet6"}, "canary saw udp packet from fdff:ffff:ffff:ffff:"),
+    "bwrap-packet-noaddr": ({"packet4"}, ", made up"),
     # (Port 443 alone let out: only the stand-ins' 443 reaches the canary.)
     "bwrap-web-out": ({"web4-tcp", "web4-udp"}, "the nonce came back from 198.1"),
     "bwrap-http-out": ({"web4-tcp"}, "the nonce came back from 198.1"),
@@ -801,6 +802,7 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-sendmmsg",
     "bwrap-packet-socket-uring-send",
     "bwrap-packet6-linklocal",
+    "bwrap-packet-noaddr",
     "bwrap-web-out",
     "bwrap-http-out",
     "bwrap-shared-ipc",
