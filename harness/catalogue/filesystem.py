@@ -231,7 +231,11 @@ ROWS: tuple[Row, ...] = (
         "inode flags: chattr",
         ("ioctl", "file_setattr"),
         checks=("fs-chattr-outside", "fs-write-read-only"),
-        ways=("i386: ioctl", "a descriptor opened for reading: FS_IOC_SETFLAGS"),
+        ways=(
+            "i386: ioctl",
+            "a descriptor opened for reading: FS_IOC_SETFLAGS",
+            "a descriptor opened for reading: FS_IOC_FSSETXATTR (xfs_io's)",
+        ),
         target="chattr-me (the no-dump flag)",
         kernels="all (file_setattr: 6.17+)",
     ),
@@ -322,13 +326,14 @@ ROWS: tuple[Row, ...] = (
     _fs(
         _ROUTE,
         "through a descriptor the workload holds when it starts",
-        ("dup", "dup2", "dup3", "fcntl", "openat", "openat2", "setns"),
+        ("dup", "dup2", "dup3", "fcntl", "openat", "openat2", "setns", "recvmsg"),
         checks=("fs-inherited-fds",),
         target="every sentinel; overwrite-me; each held folder or file itself, against the grants",
         ways=(
             "a held namespace descriptor (nsfs) or pidfd: setns into its mount namespace",
             "a held io_uring ring: IORING_OP_OPENAT as each personality registered on it",
             "a held io_uring ring's registered files: IORING_OP_FIXED_FD_INSTALL, then as held",
+            "a held unix socket's queued descriptors (SCM_RIGHTS): recvmsg, then as held",
         ),
     ),
     _fs(
@@ -359,6 +364,7 @@ ROWS: tuple[Row, ...] = (
         ("io_uring_setup", "io_uring_enter", "io_uring_register"),
         checks=("fs-io-uring",),
         target="sentinel; uring-me",
+        ways=("io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",),
         kernels="5.1+ (operations added up to 6.x)",
     ),
 )

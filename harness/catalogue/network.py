@@ -110,6 +110,8 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "io_uring: IORING_OP_SOCKET",
             "i386: socket, socketcall",
+            "AF_INET's name: socket(AF_INET, SOCK_PACKET), a packet socket of the oldest kind",
+            "AF_XDP: an XDP socket's transmit ring in copy mode, where no packet socket is made",
             "sendmmsg: where sendto and sendmsg are refused",
             "io_uring: IORING_OP_SENDMSG, where the send calls are refused",
             "write: bound to the link, a SOCK_RAW frame (the send calls and the ring refused)",
@@ -117,9 +119,10 @@ ROWS: tuple[Row, ...] = (
         target="the canary's IPv4 and IPv6 high port, a UDP datagram in an IPv4 or IPv6 packet"
         " the probe builds, on a packet socket of its own (no IP socket, no route of the"
         " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for no protocol"
-        " or the family; each"
+        " or the family, then SOCK_PACKET; each"
         " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
-        " or socketcall; sent by sendto, else sendmsg, sendmmsg, io_uring's"
+        " or socketcall, SOCK_PACKET also by socket(AF_INET, SOCK_PACKET); else an XDP"
+        " socket's ring (copy mode); sent by sendto, else sendmsg, sendmmsg, io_uring's"
         " IORING_OP_SENDMSG, else written once bound to the link; IPv4 from its address on"
         " the link, else (none there) the hop's neighbours on either side, asked by an ARP"
         " probe from 0.0.0.0; IPv6 from a global"
@@ -192,8 +195,8 @@ ROWS: tuple[Row, ...] = (
         ("socket",),
         unseen="netlink talks to the kernel itself (routes, addresses, firewall rules), not"
         " to another machine: changing them needs CAP_NET_ADMIN, which privilege-floor"
-        " judges; the other families (Bluetooth, CAN, X.25, ...) need hardware a sandbox"
-        " is not given",
+        " judges; AF_XDP's frames are packet4's (the AF_PACKET row's way); the other"
+        " families (Bluetooth, CAN, X.25, ...) need hardware a sandbox is not given",
     ),
     _net(
         _SEND,
@@ -232,8 +235,11 @@ ROWS: tuple[Row, ...] = (
         "io_uring's network operations",
         ("io_uring_setup", "io_uring_enter"),
         checks=tuple(f"uring{v}{kind}" for v in "46" for kind in ("", "-udp", "-mptcp")),
+        ways=("io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",),
         target="the canary's high port, IPv4 and IPv6, by TCP, UDP and Multipath TCP, each"
-        " socket made by the ring (IORING_OP_SOCKET) where the kernel has it",
+        " socket made by the ring (IORING_OP_SOCKET) where the kernel has it; where"
+        " io_uring_enter is refused and io_uring_setup is not, every ring polled by its own"
+        " kernel thread (IORING_SETUP_SQPOLL), which needs no io_uring_enter",
         kernels="5.5+ (IORING_OP_SOCKET: 5.19+)",
     ),
     _net(

@@ -67,6 +67,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-chattr",
         "landlock-i386-chattr",
         "landlock-fd-chattr",
+        "landlock-fd-fsxattr",
     ),
     _FS + "by file handle": ("runc-dac-read-search-allowed",),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
@@ -103,9 +104,13 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-leaked-mntns",
         "landlock-held-ring",
         "bwrap-held-ring-file",
+        "bwrap-queued-dirfd",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
-    _FS + "through io_uring's file operations": ("landlock-unfiltered-io-uring",),
+    _FS + "through io_uring's file operations": (
+        "landlock-unfiltered-io-uring",
+        "landlock-sqpoll-uring",
+    ),
     _PRIV + "starting user and group": ("colocated-wrong-user",),
     _PRIV + "set*id to root": (
         "root-no-setuid-fixup",
@@ -139,6 +144,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (
         "bwrap-cgroup-rw",
         "bwrap-sysctl-vm-rw",
+        "bwrap-hostnet-sysctl-rw",
         "bwrap-second-proc-rw",
         "bwrap-cgroup-at-run",
         "bwrap-cgroup-subtree",
@@ -202,6 +208,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "io_uring's network operations": (
         "bwrap-io-uring",
         "bwrap-io-uring-socket",
+        "bwrap-io-uring-sqpoll",
         "landlock-tcp-uring",
     ),
     _NET + "socket calls through the i386 entry (int $0x80)": (
@@ -222,6 +229,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-wide-subnet",
         "bwrap-packet-socket-uring",
         "bwrap-packet-socket-i386",
+        "bwrap-packet-socket-inet",
+        "bwrap-xdp-socket",
         "bwrap-packet-socket-write",
         "bwrap-packet-socket-sendmmsg",
         "bwrap-packet-socket-uring-send",

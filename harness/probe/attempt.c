@@ -121,6 +121,8 @@ static void exchange_start(struct att *a)
         att_end(a, OC_ERROR, errno, "pipe");
         return;
     }
+    if (a->talk == X_URING)
+        uring_way(); /* asked once, here, not in each child */
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -142,13 +144,15 @@ static void exchange_start(struct att *a)
                      : uring_exchange(&a->dst, a->type, a->proto, (const char *)a->out, reply, sizeof reply,
                                       &src, &step);
         char ways[420];
-        if (rc != 0)
-            e = errno;
-        else { /* the i386 exchange's step names the ways the bytes went */
+        if (rc != 0 && (e = errno) == EAGAIN && *uring_way() && a->talk == X_URING)
+            oc = OC_ERROR, step = "its SQPOLL thread slept before it took the request, and a"
+                                  " ring attached to it did not wake it: no proof either way";
+        else if (rc == 0) { /* the i386 exchange's step names the ways the bytes went */
             oc = strstr(reply, want) ? OC_ESCAPED : OC_SUCCEEDED;
+            const char *way = a->talk == X_I386 ? step : uring_way();
             snprintf(ways, sizeof ways, "%s%s%s",
                      oc == OC_ESCAPED ? "the nonce came back" : "connected and sent, no nonce came back",
-                     a->talk == X_I386 ? " by " : "", a->talk == X_I386 ? step : "");
+                     !*way ? "" : a->talk == X_I386 ? " by " : " ", way);
             step = ways;
         }
         int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);

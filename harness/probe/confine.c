@@ -14,8 +14,10 @@
  * the filter, `--any-arch` the filter's architecture check (another ABI's entry
  * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
  * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
- * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS;
- * io_uring_enter and io_uring_register, a held ring's calls, io_uring_setup refused).
+ * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS and
+ * FS_IOC_FSSETXATTR, or `fsxattr`: the second alone; io_uring_enter and
+ * io_uring_register, a held ring's calls, io_uring_setup refused; or `sqpoll`,
+ * io_uring_setup alone).
  * `--user` and `--group` (a number or a name of /etc/passwd and /etc/group) are who
  * the command runs as, with no supplementary group; `--skip-missing` passes over a
  * path this host lacks (a policy's, written for another image). harness derives
@@ -145,6 +147,8 @@ static const struct { const char *family; long nr[2]; } fd_calls[] = {
     { "xattr", { SYS_fsetxattr, SYS_fremovexattr } },
     /* a ring it holds stays usable where no new one can be set up */
     { "io_uring", { __NR_io_uring_enter, __NR_io_uring_register } },
+    /* or the reverse: rings set up, never entered (a polling thread's need no enter) */
+    { "sqpoll", { __NR_io_uring_setup, -1 } },
 };
 
 static int fd_only(const char *fd_open, long nr)
@@ -249,13 +253,16 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             }
     if (!unfiltered[meta_family("chattr")] && !(fd_open && !strcmp(fd_open, "chattr"))) {
         /* ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR (the command's low 32 bits). */
-        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
+        /* `--fd-open fsxattr`: chattr's ioctl alone refused, xfs_io's left (a mutant's) */
+        int fsx = fd_open && !strcmp(fd_open, "fsxattr");
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, fsx ? 4 : 5);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                               offsetof(struct seccomp_data, args[1]));
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                              (uint32_t)_IOW('f', 2, long), 2, 0);
-        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                              (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), 1, 0);
+                                              (uint32_t)_IOW('f', 2, long), fsx ? 1 : 2, 0);
+        if (!fsx)
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                  (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), 1, 0);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     }
@@ -338,9 +345,10 @@ void confine_main(int argc, char **argv)
         if (i + 1 < argc && !strcmp(argv[i], "--fd-open")) {
             fd_open = argv[++i];
             if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr") &&
-                strcmp(fd_open, "utime") && strcmp(fd_open, "chattr") && strcmp(fd_open, "io_uring"))
+                strcmp(fd_open, "utime") && strcmp(fd_open, "chattr") && strcmp(fd_open, "io_uring") &&
+                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "sqpoll"))
                 fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr,"
-                         " io_uring)", fd_open);
+                         " fsxattr, io_uring, sqpoll)", fd_open);
             continue;
         }
         if (!strcmp(argv[i], "--any-arch")) {

@@ -46,6 +46,14 @@ static int ring_alive(void)
     return alive = got == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+/* struct sockaddr_pkt (linux/if_packet.h, whose other names clash with libc's): a
+ * SOCK_PACKET socket's address, its link by name. */
+struct spkt_addr {
+    unsigned short family;
+    unsigned char device[14];
+    uint16_t protocol;
+};
+
 /* A frame on a packet socket by every call that sends one: sendto to the link address,
  * sendmsg, sendmmsg, io_uring's IORING_OP_SENDMSG, then, on a SOCK_RAW socket (its frame
  * carries its own link header), bound to the link and written (write(2) takes no
@@ -54,12 +62,28 @@ static int ring_alive(void)
 ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockaddr_ll *ll, const char **by)
 {
     *by = "";
-    ssize_t r = sendto(fd, p, n, MSG_DONTWAIT, (const struct sockaddr *)ll, sizeof *ll);
+    if (xsk_is(fd)) /* an XDP socket: its ring, bound to the link already */
+        return xsk_send(fd, p, n);
+    struct spkt_addr spkt; /* a SOCK_PACKET socket's link, by name; no write's way */
+    const struct sockaddr *to = (const struct sockaddr *)ll;
+    socklen_t tolen = sizeof *ll;
+    if (packet_spkt(fd)) {
+        memset(&spkt, 0, sizeof spkt);
+        spkt.family = AF_PACKET;
+        spkt.protocol = ll->sll_protocol;
+        char name[IF_NAMESIZE] = "";
+        if_indextoname((unsigned)ll->sll_ifindex, name);
+        memcpy(spkt.device, name, sizeof spkt.device - 1);
+        to = (const struct sockaddr *)&spkt;
+        tolen = sizeof spkt;
+        raw = 0;
+    }
+    ssize_t r = sendto(fd, p, n, MSG_DONTWAIT, to, tolen);
     if (r >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
         return r;
     int refused = errno;
     struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
-    struct msghdr m = { .msg_name = (void *)ll, .msg_namelen = sizeof *ll, .msg_iov = &iov, .msg_iovlen = 1 };
+    struct msghdr m = { .msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1 };
     *by = " (sent by sendmsg: sendto refused)";
     if ((r = sendmsg(fd, &m, MSG_DONTWAIT)) >= 0 || errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
         return r;
@@ -106,9 +130,39 @@ int net_raw_held(void)
     return held;
 }
 
+/* Whether `fd` is a packet socket of the oldest kind (SOCK_PACKET): its link named
+ * in a struct sockaddr_pkt, its frames whole, link header included. */
+int packet_spkt(int fd)
+{
+    int type = 0;
+    socklen_t len = sizeof type;
+    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_PACKET;
+}
+
+/* Bound to receive `proto` on every link (a SOCK_PACKET socket, made for every
+ * protocol, needs no bind: its bind names one link). 0, or -1 with errno. */
+int packet_listen(int fd, int proto)
+{
+    struct sockaddr_ll any = { .sll_family = AF_PACKET, .sll_protocol = htons((uint16_t)proto) };
+    return packet_spkt(fd) ? 0 : bind(fd, (struct sockaddr *)&any, sizeof any);
+}
+
+/* Whether a frame received from `from` (a sockaddr_ll, or a SOCK_PACKET socket's
+ * sockaddr_pkt) came in on link `ifindex`. */
+int packet_on_link(int fd, const struct sockaddr_storage *from, int ifindex)
+{
+    if (!packet_spkt(fd))
+        return ((const struct sockaddr_ll *)(const void *)from)->sll_ifindex == ifindex;
+    char name[IF_NAMESIZE] = "";
+    const struct spkt_addr *pk = (const struct spkt_addr *)(const void *)from;
+    return if_indextoname((unsigned)ifindex, name) && !strncmp(name, (const char *)pk->device, sizeof pk->device);
+}
+
 /* A packet socket by every way the kernel makes one: socket(2), io_uring's
- * IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall). A
- * filter that refuses socket(2) its arguments, and forgets the ring or the entry,
+ * IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall); the
+ * oldest kind (SOCK_PACKET) by AF_INET's spelling too, which the kernel turns into
+ * AF_PACKET (net/socket.c): a filter on the family alone misses it. A filter that
+ * refuses socket(2) its arguments, and forgets the ring, the entry or the spelling,
  * leaves that way open. -1 with socket(2)'s own refusal where no way makes one. */
 int packet_make(int type, int proto, const char **way)
 {
@@ -122,13 +176,16 @@ int packet_make(int type, int proto, const char **way)
     if ((ring_alive() && (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
         (fd = i386_socket(AF_PACKET, type, htons(proto), way)) >= 0)
         return fd;
+    *way = "socket(AF_INET, SOCK_PACKET)";
+    if (type == SOCK_PACKET && (fd = socket(AF_INET, SOCK_PACKET | SOCK_CLOEXEC, htons(proto))) >= 0)
+        return fd;
     *way = "socket";
     return errno = refused, -1;
 }
 
 /* The Internet checksum of `n` bytes, from `sum` (a pseudo-header's words, for UDP over
  * IPv6 and ICMPv6). */
-static uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum)
+uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum)
 {
     for (size_t i = 0; i + 1 < n; i += 2)
         sum += (uint32_t)(p[i] << 8 | p[i + 1]);

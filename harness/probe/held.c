@@ -368,11 +368,48 @@ static void held_ring(int n, const char *label, const char *whose, int depth)
     }
 }
 
+/* A held unix socket: every descriptor waiting in it (SCM_RIGHTS, queued by whoever
+ * holds its peer before the workload started) is one it holds too, as soon as it reads:
+ * each message is received (never blocking) and each descriptor in it judged like one
+ * held at start. At most 16 messages. */
+static void held_queued(int n, const char *label, int depth)
+{
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (getsockopt(n, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
+        return;
+    for (int m = 0; m < 16; m++) {
+        char data[256], control[CMSG_SPACE(16 * sizeof(int))];
+        struct iovec iov = { data, sizeof data };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                              .msg_controllen = sizeof control };
+        if (recvmsg(n, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
+            return;
+        g_held_tried++;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            int fds[16], k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fds, CMSG_DATA(c), (size_t)k * sizeof(int));
+            for (int i = 0; i < k; i++) {
+                if (g_ninner == MAX_INNER) /* never judged: never certified blocked */
+                    fail(0, "more descriptors queued in the sockets held than the %d it judges", MAX_INNER);
+                g_inner[g_ninner].fd = fds[i];
+                snprintf(g_inner[g_ninner].label, sizeof g_inner[0].label, "%.16s:queued %d", label, g_ninner);
+                held_route(fds[i], g_inner[g_ninner++].label, depth + 1);
+            }
+        }
+        if (msg.msg_flags & MSG_CTRUNC)
+            fail(0, "descriptor %s held at start queued more descriptors in one message than"
+                    " harness receives", label);
+    }
+}
+
 /* One descriptor, by its kind (fdkinds.def): a folder (or an O_PATH handle to one) is
  * a root to open the sentinels under; a file is read, and re-opened through
  * /proc/self/fd/N (which gives a read that an O_PATH or write-only descriptor does
- * not); a namespace handle's root and a ring's personalities and files are routes
- * too; each is reported by its label and kind, and a kind that may lead outside
+ * not); a namespace handle's root, a ring's personalities and files and the
+ * descriptors queued in a unix socket are routes too; each is reported by its label and kind, and a kind that may lead outside
  * where harness cannot tell makes the check an error. */
 static void held_route(int n, const char *label, int depth)
 {
@@ -420,6 +457,8 @@ static void held_route(int n, const char *label, int depth)
             route_dir(again, whose);
             close(again);
         }
+    } else if (fk == FK_socket && depth <= 2) {
+        held_queued(n, label, depth);
     } else if (fk == FK_file) {
         int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
         if (dup >= 0)

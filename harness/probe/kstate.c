@@ -24,10 +24,11 @@
 #define KSTATE_MAX_FILES 60000
 
 static struct { int files, writable_seen, cut; char first[4096]; } g_ks;
-static int g_own_ns[4]; /* uts, ipc, pid, user: not the kernel's initial one */
+static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
- * numbers, include/linux/proc_ns.h; the network's is not fixed: always own). */
+ * numbers, include/linux/proc_ns.h; the network's is fixed since 6.18: before it, no
+ * namespace has that number, so every one counts as own). */
 static int own_ns(const char *kind, unsigned long initial)
 {
     char path[64];
@@ -85,7 +86,7 @@ static int namespaced_sysctl(const char *path)
     static const char *const ipc[] = { "shmmax", "shmall", "shmmni", "shm_rmid_forced",
                                        "msgmax", "msgmni", "msgmnb", "sem", "auto_msgmni",
                                        "sem_next_id", "msg_next_id", "shm_next_id", NULL };
-    if (prefixed(path, "/proc/sys/net"))
+    if (g_own_ns[4] && prefixed(path, "/proc/sys/net"))
         return 1;
     if (g_own_ns[1] && prefixed(path, "/proc/sys/fs/mqueue"))
         return 1;
@@ -284,6 +285,7 @@ void chk_priv_root_kernel_state(void)
     g_own_ns[1] = own_ns("ipc", 0xEFFFFFFFUL);
     g_own_ns[2] = own_ns("pid", 0xEFFFFFFCUL);
     g_own_ns[3] = own_ns("user", 0xEFFFFFFDUL);
+    g_own_ns[4] = own_ns("net", 0xEFFFFFF9UL);
     struct stat st;
     if (read_mounts() != 0)
         g_nmnt = 0;

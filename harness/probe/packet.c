@@ -10,6 +10,7 @@
 
 #include "probe.h"
 
+#include <ifaddrs.h>
 #include <linux/if_ether.h>
 #include <net/if_arp.h>
 
@@ -18,9 +19,11 @@
 /* Every kind of packet socket, in turn, until one is made: link headers written by the
  * probe (SOCK_RAW: first, as its frame may also go by write(2)) or by the kernel
  * (SOCK_DGRAM), for no protocol (first: its later bind to ARP waits out no grace
- * period) or for IPv4. A filter that refuses one kind leaves the others open. */
+ * period) or for IPv4; last the oldest kind (SOCK_PACKET, for every protocol: its
+ * header the probe's). A filter that refuses one kind leaves the others open. */
 static const struct { int type, proto; } kinds[] = {
     { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 }, { SOCK_RAW, ETH_P_IP }, { SOCK_DGRAM, ETH_P_IP },
+    { SOCK_PACKET, ETH_P_ALL },
 };
 static int g_kind; /* the one made */
 static const char *g_way = "socket"; /* the way it was made */
@@ -86,10 +89,9 @@ static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
  * period, tens of milliseconds), answers read for at most `wait_ms` in all. */
 static void arp_ask(struct hop_link *h, int n, int fd, int wait_ms)
 {
-    size_t eth = kinds[g_kind].type == SOCK_RAW ? 14 : 0;
-    struct sockaddr_ll any = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ARP) };
+    size_t eth = kinds[g_kind].type != SOCK_DGRAM ? 14 : 0;
     int asked = 0;
-    if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0)
+    if (packet_listen(fd, ETH_P_ARP) != 0)
         return;
     for (int i = 0; i < n; i++) {
         if (h[i].known)
@@ -116,14 +118,14 @@ static void arp_ask(struct hop_link *h, int n, int fd, int wait_ms)
         if (left <= 0 || poll(&pf, 1, (int)left + 1) <= 0)
             break;
         unsigned char buf[80], *rep = buf + eth;
-        struct sockaddr_ll from;
+        struct sockaddr_storage from;
         socklen_t fl = sizeof from;
         ssize_t r;
         while ((r = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &fl)) >= 0) {
             uint32_t spa;
             memcpy(&spa, rep + 14, 4);
             for (int i = 0; i < n && r >= (ssize_t)(28 + eth) && rep[6] == 0 && rep[7] == 2; i++)
-                if (!h[i].known && ntohl(spa) == h[i].addr && from.sll_ifindex == h[i].ifindex) {
+                if (!h[i].known && ntohl(spa) == h[i].addr && packet_on_link(fd, &from, h[i].ifindex)) {
                     memcpy(h[i].mac, rep + 8, 6); /* its reply */
                     h[i].known = 1;
                     asked--;
@@ -223,6 +225,61 @@ static void packet_dsts(struct att *a, const char *canary4, int high, const stru
         snprintf(a->dsts + len, sizeof a->dsts - len, " (from %s, made up)", ss);
 }
 
+/* This namespace's IPv4 address on link `dev` (network order), or 0: by the socket's
+ * ioctl (a packet socket's), else, where the socket's family has none (XDP's unix
+ * socket), from the kernel's address list (netlink). */
+static uint32_t own4(int fd, const char *dev)
+{
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%.15s", dev);
+    if (ioctl(fd, SIOCGIFADDR, &ifr) == 0)
+        return ((struct sockaddr_in *)(void *)&ifr.ifr_addr)->sin_addr.s_addr;
+    struct ifaddrs *all = NULL;
+    uint32_t self = 0;
+    if (errno == EADDRNOTAVAIL || getifaddrs(&all) != 0)
+        return 0;
+    for (struct ifaddrs *i = all; i && !self; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, dev))
+            self = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr;
+    freeifaddrs(all);
+    return self;
+}
+
+/* Whether this kernel makes XDP sockets here (CAP_NET_RAW, and a filter that lets the
+ * family through). The one made to tell is closed again (its release waits out an RCU
+ * grace period: only where no packet socket could be made). */
+static int xdp_family(void)
+{
+    int fd = socket(44 /* AF_XDP */, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* Each hop whose link address is unknown, by XDP: an echo request it answers after
+ * asking this namespace by ARP (xsk_learn), the neighbour table read again for at most
+ * `wait_ms`. Only from an address of this namespace's own on the link. */
+static void xdp_ask(struct hop_link *h, int n, int wait_ms)
+{
+    int asked = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = h[i].known || !h[i].self ? -1 : xsk_make(h[i].ifindex);
+        if (fd >= 0)
+            xsk_learn(fd, h[i].addr, h[i].self, h[i].own), asked++;
+    }
+    for (double end = now_ms() + wait_ms; asked && now_ms() < end;) {
+        struct timespec ts = { 0, 20 * 1000000L };
+        nanosleep(&ts, NULL);
+        asked = 0;
+        for (int i = 0; i < n; i++) {
+            char dev[IF_NAMESIZE] = "";
+            if (!h[i].known && h[i].self && if_indextoname((unsigned)h[i].ifindex, dev))
+                asked += !(h[i].known = arp_known(h[i].addr, dev, h[i].mac));
+        }
+    }
+}
+
 /* One attempt per hop whose link address is known: the UDP packet built by
  * att_frame_msg (from this namespace's address), handed to the kernel with the hop's
  * link address (SOCK_DGRAM: the kernel writes the link header). */
@@ -254,13 +311,19 @@ void sweep_packet(const char *canary4, int high)
         if ((probe_fd = packet_socket()) < 0 && !refused)
             refused = errno;
     g_kind--;
+    int xdp = probe_fd < 0 && net_raw_held() && xdp_family(), tried = 0;
+    if (xdp) { /* no packet socket, but XDP sockets: a unix one for the links' ioctls */
+        g_kind = 0, g_way = "an AF_XDP socket (copy mode)";
+        probe_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    }
     if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter on every kind: the line is refused */
         errno = refused;
         struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
         if (a) {
             a->group = G_PACKET;
             att_end(a, OC_BLOCKED, errno, net_raw_held()
-                                              ? "socket(AF_PACKET), by socket, IORING_OP_SOCKET and the i386 entry"
+                                              ? "socket(AF_PACKET), by socket, IORING_OP_SOCKET, the i386 entry"
+                                                " and AF_INET's SOCK_PACKET; socket(AF_XDP)"
                                               : "socket(AF_PACKET), without CAP_NET_RAW (which every way asks)");
         }
         return;
@@ -292,21 +355,24 @@ void sweep_packet(const char *canary4, int high)
         x->ifindex = ifr.ifr_ifindex;
         if (ioctl(probe_fd, SIOCGIFHWADDR, &ifr) != 0)
             continue;
+        if (ifr.ifr_hwaddr.sa_family == ARPHRD_NONE && xdp)
+            continue; /* a TUN link: not by XDP */
         if (ifr.ifr_hwaddr.sa_family == ARPHRD_NONE) /* a TUN link: no link address to ask */
             x->known = x->tun = 1;
         else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
             continue; /* a link of another kind: not tried here */
         memcpy(x->own, ifr.ifr_hwaddr.sa_data, 6);
-        if (ioctl(probe_fd, SIOCGIFADDR, &ifr) == 0) /* else none of its own there: made up */
-            x->self = ((struct sockaddr_in *)(void *)&ifr.ifr_addr)->sin_addr.s_addr;
+        x->self = own4(probe_fd, devs[i]); /* else none of its own there: made up */
         if (x->self == htonl(hops[i]))
             continue; /* its own address on the link (no IP socket to tell it by before) */
         x->addr = hops[i];
         x->known = x->known || arp_known(hops[i], devs[i], x->mac);
         kept++;
     }
-    arp_ask(h, kept, probe_fd, 1000);
-    int tried = 0;
+    if (xdp)
+        xdp_ask(h, kept, 1000);
+    else
+        arp_ask(h, kept, probe_fd, 1000);
     for (int i = 0; i < kept; i++) {
         uint32_t src[2] = { h[i].self };
         /* a TUN link with no address: no hop to make one up beside; not tried */
@@ -318,8 +384,13 @@ void sweep_packet(const char *canary4, int high)
             tried++;
             a->group = G_PACKET;
             /* who writes the link header: the probe on a SOCK_RAW socket, but for a TUN link */
-            int type = kinds[g_kind].type == SOCK_RAW && !h[i].tun ? SOCK_RAW : SOCK_DGRAM;
-            if (frame_att(a, probe_fd, type, ETH_P_IP, h[i].ifindex, h[i].mac) != 0)
+            int type = kinds[g_kind].type != SOCK_DGRAM && !h[i].tun ? SOCK_RAW : SOCK_DGRAM;
+            int out = xdp ? xsk_make(h[i].ifindex) : probe_fd;
+            if (out < 0) {
+                att_end(a, OC_BLOCKED, errno, "an AF_XDP socket on interface %d (copy mode)", h[i].ifindex);
+                continue;
+            }
+            if (frame_att(a, out, type, ETH_P_IP, h[i].ifindex, h[i].mac) != 0)
                 continue;
             if (h[i].tun)
                 a->ll.sll_halen = 0;

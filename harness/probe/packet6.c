@@ -19,6 +19,7 @@
  * protocol first: its bind to IPv6 waits out no grace period). */
 static const struct { int type, proto; } kinds6[] = {
     { SOCK_RAW, 0 }, { SOCK_DGRAM, 0 }, { SOCK_RAW, ETH_P_IPV6 }, { SOCK_DGRAM, ETH_P_IPV6 },
+    { SOCK_PACKET, ETH_P_ALL },
 };
 
 struct hop6 {
@@ -114,9 +115,8 @@ static int own6(const char *dev, unsigned want, struct in6_addr *self)
  * period), the advertisements read for at most `wait_ms` in all. */
 static void ns_ask(struct hop6 *h, int n, int fd, int kind, int wait_ms)
 {
-    int eth = kinds6[kind].type == SOCK_RAW, asked = 0;
-    struct sockaddr_ll any = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IPV6) };
-    if (bind(fd, (struct sockaddr *)&any, sizeof any) != 0)
+    int eth = kinds6[kind].type != SOCK_DGRAM, asked = 0;
+    if (packet_listen(fd, ETH_P_IPV6) != 0)
         return;
     for (int i = 0; i < n; i++) {
         const char *by;
@@ -137,7 +137,7 @@ static void ns_ask(struct hop6 *h, int n, int fd, int kind, int wait_ms)
         if (left <= 0 || poll(&pf, 1, (int)left + 1) <= 0)
             break;
         unsigned char buf[256], *ip6 = buf + (eth ? 14 : 0), *icmp = ip6 + 40;
-        struct sockaddr_ll from;
+        struct sockaddr_storage from;
         socklen_t fl = sizeof from;
         ssize_t r;
         while ((r = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &fl)) >= 0) {
@@ -145,7 +145,7 @@ static void ns_ask(struct hop6 *h, int n, int fd, int kind, int wait_ms)
             if (r < (ssize_t)(icmp - buf + 24) || ip6[6] != IPPROTO_ICMPV6 || icmp[0] != 136)
                 continue; /* not an advertisement */
             for (int i = 0; i < n; i++) {
-                if (h[i].known || from.sll_ifindex != h[i].ifindex || memcmp(icmp + 8, &h[i].addr, 16))
+                if (h[i].known || !packet_on_link(fd, &from, h[i].ifindex) || memcmp(icmp + 8, &h[i].addr, 16))
                     continue;
                 for (unsigned char *opt = icmp + 24; opt + 8 <= buf + r && opt[1]; opt += opt[1] * 8)
                     if (opt[0] == 2 && opt[1] == 1 && !h[i].known) { /* the target's link address */
@@ -230,16 +230,17 @@ void sweep_packet6(const char *canary6, int high)
         if (!h[i].known || !(a = line6(canary6, high)))
             continue;
         tried++;
-        if (frame_att(a, fd, kinds6[kind].type, ETH_P_IPV6, h[i].ifindex, h[i].mac) != 0)
+        if (frame_att(a, fd, kinds6[kind].type != SOCK_DGRAM ? SOCK_RAW : SOCK_DGRAM, ETH_P_IPV6,
+                      h[i].ifindex, h[i].mac) != 0)
             continue;
         struct sockaddr_in6 *from = (struct sockaddr_in6 *)(void *)&a->alt;
         from->sin6_family = AF_INET6;
         from->sin6_addr = h[i].self;
         a->has_alt = 1;
-        char hs[INET6_ADDRSTRLEN], made[40] = "";
+        char hs[INET6_ADDRSTRLEN], made[48] = "";
         inet_ntop(AF_INET6, &h[i].addr, hs, sizeof hs);
         if (strcmp(way, "socket"))
-            snprintf(made, sizeof made, " (made by %.24s)", way);
+            snprintf(made, sizeof made, " (made by %.32s)", way);
         snprintf(a->dsts, sizeof a->dsts, "[%.39s]:%d by a packet socket%s, through %.39s on interface %d",
                  canary6, high, made, hs, h[i].ifindex);
     }

@@ -421,6 +421,14 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
  * frame sent by every call that sends one (*by: the call, where not sendto), the same
  * for an attempt's frame (a->ll: its link), and an IPv6 neighbour solicitation. */
 int packet_make(int type, int proto, const char **way);
+int packet_spkt(int fd);
+uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */
+int xsk_is(int fd); /* xdp.c */
+int xsk_make(int ifindex);
+ssize_t xsk_send(int fd, const void *p, size_t n);
+void xsk_learn(int fd, uint32_t hop, uint32_t self, const unsigned char own[6]);
+int packet_listen(int fd, int proto);
+int packet_on_link(int fd, const struct sockaddr_storage *from, int ifindex);
 int net_raw_held(void);
 ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockaddr_ll *ll, const char **by);
 ssize_t att_frame_send(struct att *a, const void *p, size_t n);
@@ -431,6 +439,7 @@ size_t ns_frame(unsigned char *buf, int eth, const unsigned char own[6], const s
 int uring_socket(int family, int type, int proto, const char **step);
 ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step); /* IORING_OP_SENDMSG */
 int uring_nop(const char **step); /* a NOP: 0 where io_uring answers */
+const char *uring_way(void); /* how rings are driven, where not by io_uring_enter: or "" */
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
  * registered under `personality` (a descriptor, or -errno); the personalities
  * registered on it (their count, at most `max`, found by a NOP as each of 1 to 65535);

@@ -330,9 +330,13 @@ void chk_fs_list_outside(void)
 #define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
 #define PROBE_FS_NODUMP_FL 0x00000040
 #define PROBE_FS_XFLAG_NODUMP 0x00000080
+struct probe_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; unsigned char pad[8]; };
+#define PROBE_FS_IOC_FSGETXATTR _IOR('X', 31, struct probe_fsxattr)
+#define PROBE_FS_IOC_FSSETXATTR _IOW('X', 32, struct probe_fsxattr)
 
 /* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
- * set: by path with file_setattr (6.17+), and by FS_IOC_SETFLAGS if it opens. */
+ * set: by path with file_setattr (6.17+), and if it opens by both ioctls that set it
+ * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively and by i386's. */
 void meta_chattr(const char *path)
 {
     /* One target state, set by every way: a second flip would undo the first. */
@@ -348,12 +352,20 @@ void meta_chattr(const char *path)
     tried("file_setattr", syscall(SYS_file_setattr, AT_FDCWD, path, &fa, sizeof fa, 0));
     if (fd >= 0) {
         tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
-        /* The i386 entry's ioctl takes the 32-bit command (fs/ioctl.c's compat path). */
+        struct probe_fsxattr fx;
+        memset(&fx, 0, sizeof fx);
+        ioctl(fd, PROBE_FS_IOC_FSGETXATTR, &fx);
+        fx.xflags = (uint32_t)fa.xflags;
+        tried("FS_IOC_FSSETXATTR", ioctl(fd, PROBE_FS_IOC_FSSETXATTR, &fx));
+        /* The i386 entry's ioctl takes the 32-bit command (fs/ioctl.c's compat path);
+         * struct fsxattr has one layout on both, so its command is the same. */
         const struct compat_call i386[] = {
             { "ioctl", I386_NR_ioctl,
               { CV(fd), CV((long)_IOW('f', 2, int)), CP(&flags, sizeof flags) } },
+            { "ioctl FS_IOC_FSSETXATTR", I386_NR_ioctl,
+              { CV(fd), CV((long)PROBE_FS_IOC_FSSETXATTR), CP(&fx, sizeof fx) } },
         };
-        compat_tried(i386, 1);
+        compat_tried(i386, 2);
         close(fd);
     }
 }

@@ -369,9 +369,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-fd-xattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-utime": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-chattr": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-fd-fsxattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
+    "bwrap-hostnet-sysctl-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-second-proc-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-cgroup-at-run": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-cgroup-subtree": {"privilege_floor": "priv-root-kernel-state"},
@@ -381,6 +383,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
     "bwrap-leaked-file": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-queued-dirfd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
     "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks an io_uring ring with its credentials registered as the
@@ -400,6 +403,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The Landlock reference with io_uring left out of its filter: an extended
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
+    "landlock-sqpoll-uring": {"filesystem_confinement": "fs-io-uring"},
     "landlock-unfiltered-chattr": {"filesystem_confinement": "fs-chattr-outside"},
     # EXECUTE unhandled: a host program granted read-only as data runs.
     "landlock-unhandled-execute": {"filesystem_confinement": "fs-exec-outside"},
@@ -598,6 +602,7 @@ EGRESS_MUTANTS = {
     # (A TCP, a UDP and a Multipath TCP socket, each made by the ring.)
     "bwrap-io-uring": (URING, "socket: connect, send, recv; the nonce came back)"),
     "bwrap-io-uring-socket": (URING, "socket: connect, send, recv; the nonce came back)"),
+    "bwrap-io-uring-sqpoll": (URING, "the nonce came back by its SQPOLL thread: io_uring_enter"),
     # Issue 38: Landlock's TCP right and a filter keeping socket(2) to TCP, io_uring
     # allowed: the ring makes the UDP and Multipath TCP sockets the filter refuses.
     "landlock-tcp-uring": (
@@ -700,6 +705,8 @@ EGRESS_MUTANTS = {
     "bwrap-wide-subnet": ({"packet4"}, "canary saw udp packet from 10.249.0.2 "),
     "bwrap-packet-socket-uring": ({"packet4"}, ", made by IORING_OP_SOCKET"),
     "bwrap-packet-socket-i386": ({"packet4"}, ", made by socket (i386)"),
+    "bwrap-packet-socket-inet": ({"packet4"}, ", made by socket(AF_INET, SOCK_PACKET)"),
+    "bwrap-xdp-socket": ({"packet4"}, ", made by an AF_XDP socket (copy mode)"),
     "bwrap-packet-socket-write": ({"packet4"}, ", sent by write after bind: the send calls and"),
     "bwrap-packet-socket-sendmmsg": ({"packet4"}, ", sent by sendmmsg: sendto and sendmsg refused"),
     "bwrap-packet-socket-uring-send": ({"packet4"}, ", sent by io_uring's IORING_OP_SENDMSG"),
@@ -752,6 +759,7 @@ ROW_MUTANTS = (
     "bwrap-send-calls",
     "bwrap-io-uring",
     "bwrap-io-uring-socket",
+    "bwrap-io-uring-sqpoll",
     "landlock-tcp-uring",
     "bwrap-i386-socket",
     "bwrap-i386-socketcall",
@@ -798,6 +806,8 @@ ROW_MUTANTS = (
     "bwrap-wide-subnet",
     "bwrap-packet-socket-uring",
     "bwrap-packet-socket-i386",
+    "bwrap-packet-socket-inet",
+    "bwrap-xdp-socket",
     "bwrap-packet-socket-write",
     "bwrap-packet-socket-sendmmsg",
     "bwrap-packet-socket-uring-send",
