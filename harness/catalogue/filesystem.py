@@ -235,8 +235,9 @@ ROWS: tuple[Row, ...] = (
             "i386: ioctl",
             "a descriptor opened for reading: FS_IOC_SETFLAGS",
             "a descriptor opened for reading: FS_IOC_FSSETXATTR (xfs_io's)",
+            "a descriptor opened for reading: FS_IOC_SETVERSION (its generation; ext4's too)",
         ),
-        target="chattr-me (the no-dump flag)",
+        target="chattr-me (the no-dump flag, and its generation)",
         kernels="all (file_setattr: 6.17+)",
     ),
     _fs(

@@ -35,6 +35,10 @@ ROWS: tuple[Row, ...] = (
             *_SWEEP4,
         ),
         target="the canary's IPv4 address, every swept port",
+        ways=(
+            "a longer address: connect and the send calls again with the longest length"
+            " (sizeof(struct sockaddr_storage)), where the address's own was refused",
+        ),
     ),
     _net(
         _FAMILY,
@@ -153,8 +157,9 @@ ROWS: tuple[Row, ...] = (
         target="every TCP listener of the sandbox's own network namespace (of the host's, on any"
         " of its addresses, where it stands in the host's: its SSH daemons' left out) and every"
         " proxy"
-        " http_proxy, https_proxy or all_proxy names, asked by HTTP CONNECT and SOCKS5 for the"
-        " canary",
+        " an environment variable *_proxy names (http_proxy, all_proxy, npm_config_proxy,"
+        " ...; no_proxy aside), by number, localhost, or a name the sandbox's /etc/hosts"
+        " gives, asked by HTTP CONNECT and SOCKS5 for the canary",
     ),
     _net(
         _FAMILY,

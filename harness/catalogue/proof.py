@@ -68,6 +68,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-chattr",
         "landlock-fd-chattr",
         "landlock-fd-fsxattr",
+        "landlock-fd-setversion",
     ),
     _FS + "by file handle": ("runc-dac-read-search-allowed",),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
@@ -127,6 +128,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "user-suid-in-view",
         "user-suid-other-in-view",
         "user-held-setuid",
+        "user-held-setuid-high",
     ),
     _PRIV + "exec of a setgid file": (
         "root-setgid-kept",
@@ -160,6 +162,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",
         "bwrap-own-resolver-tcp",
+        "bwrap-addrlen-filter",
     ),
     _NET + "AF_INET UDP": ("bwrap-port-allowlist", "bwrap-own-resolver"),
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
@@ -179,6 +182,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
+        "bwrap-gateway-proxy-named",
     ),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
         "bwrap-udp-sidecar",

@@ -107,8 +107,12 @@ def _probe(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     return _reported(check)
 
 
-# "socket (i386)" nests; "from 10.0.0.2, made up": a source where the link gave none
-_WAYS = re.compile(r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*|from [^()]*, made up)\)")
+# "socket (i386)" nests; "from 10.0.0.2, made up": a source where the link gave none;
+# "connected with a 128-byte address: ...": a length a filter did not judge
+_WAYS = re.compile(
+    r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*|from [^()]*, made up"
+    r"|(?:connected|sent) with a \d+-byte address[^()]*)\)"
+)
 
 
 def _way(check: ProbeCheck) -> str:

@@ -297,6 +297,13 @@ static void att_start(struct att *a)
     const struct sockaddr *sa = a->family == AF_UNIX ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->dst;
     socklen_t sl = a->family == AF_UNIX ? (a->unlen ? a->unlen : (socklen_t)sizeof a->un) : addr_len(&a->dst);
     int rc = connect(a->fd, sa, sl);
+    if (rc != 0 && a->family != AF_UNIX && long_addr_retry(errno)) { /* the longest length */
+        int e = errno;
+        if ((rc = connect(a->fd, sa, (socklen_t)sizeof a->dst)) == 0 || errno == EINPROGRESS)
+            long_addr_way(a, "connected");
+        else
+            errno = e;
+    }
     if (rc != 0 && errno != EINPROGRESS && a->has_alt) /* a held IPv6 socket: IPv4 by ::ffff: */
         rc = att_try_alt(a, errno) == 0 ? 0 : -1;
     else if (a->has_alt) /* IPv6 gets half the time; the v4-mapped address the rest */

@@ -15,7 +15,8 @@
  * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
  * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
  * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS and
- * FS_IOC_FSSETXATTR, or `fsxattr`: the second alone; io_uring_enter and
+ * FS_IOC_FSSETXATTR and FS_IOC_SETVERSION, or `fsxattr` or `setversion`: that one
+ * alone; io_uring_enter and
  * io_uring_register, a held ring's calls, io_uring_setup refused; or `sqpoll`,
  * io_uring_setup alone).
  * `--user` and `--group` (a number or a name of /etc/passwd and /etc/group) are who
@@ -252,17 +253,26 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             }
     if (!unfiltered[meta_family("chattr")] && !(fd_open && !strcmp(fd_open, "chattr"))) {
-        /* ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR (the command's low 32 bits). */
-        /* `--fd-open fsxattr`: chattr's ioctl alone refused, xfs_io's left (a mutant's) */
-        int fsx = fd_open && !strcmp(fd_open, "fsxattr");
-        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, fsx ? 4 : 5);
+        /* Every ioctl that changes an inode through a descriptor opened for reading (the
+         * command's low 32 bits): its flags, by chattr's and by xfs_io's, and its
+         * generation, by the VFS's and ext4's numbers. `--fd-open fsxattr` and
+         * `--fd-open setversion` leave one way open (a mutant's). */
+        static const struct { uint32_t cmd; const char *way; } cmds[] = {
+            { (uint32_t)_IOW('f', 2, long), "" },
+            { (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), "fsxattr" },
+            { (uint32_t)_IOW('v', 2, long), "setversion" },
+            { (uint32_t)_IOW('f', 4, long), "setversion" },
+        };
+        uint32_t refused[4];
+        unsigned m = 0;
+        for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+            if (!fd_open || strcmp(fd_open, cmds[i].way))
+                refused[m++] = cmds[i].cmd;
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, (uint8_t)(m + 3));
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                               offsetof(struct seccomp_data, args[1]));
-        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                              (uint32_t)_IOW('f', 2, long), fsx ? 1 : 2, 0);
-        if (!fsx)
-            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                                  (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), 1, 0);
+        for (unsigned i = 0; i < m; i++)
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused[i], (uint8_t)(m - i), 0);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     }
@@ -346,9 +356,9 @@ void confine_main(int argc, char **argv)
             fd_open = argv[++i];
             if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr") &&
                 strcmp(fd_open, "utime") && strcmp(fd_open, "chattr") && strcmp(fd_open, "io_uring") &&
-                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "sqpoll"))
+                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion") && strcmp(fd_open, "sqpoll"))
                 fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr,"
-                         " fsxattr, io_uring, sqpoll)", fd_open);
+                         " fsxattr, setversion, io_uring, sqpoll)", fd_open);
             continue;
         }
         if (!strcmp(argv[i], "--any-arch")) {

@@ -422,6 +422,8 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
  * for an attempt's frame (a->ll: its link), and an IPv6 neighbour solicitation. */
 int packet_make(int type, int proto, const char **way);
 int packet_spkt(int fd);
+int long_addr_retry(int e); /* sendways.c */
+void long_addr_way(struct att *a, const char *what);
 uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */
 int xsk_is(int fd); /* xdp.c */
 int xsk_make(int ifindex);

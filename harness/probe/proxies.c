@@ -129,8 +129,32 @@ static int listeners(const char *file, int six, int host)
     return 0;
 }
 
-/* A proxy URL's address ([scheme://][user[:password]@]host[:port][/...]), by number
- * or localhost; a name is not looked up (the query would be a line of its own). */
+/* Each address the sandbox's own /etc/hosts gives `name` (a proxy named as a corporate
+ * setup names it, `proxy.internal`), added as a proxy at `port`. Nothing is asked of a
+ * resolver here: a name only DNS knows is not looked up (the query would be a line of
+ * its own). */
+static void hosts_proxy(const char *name, unsigned port)
+{
+    char line[512];
+    FILE *f = fopen("/etc/hosts", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "#")] = '\0';
+        char *save = NULL, *addr = strtok_r(line, " \t\r\n", &save);
+        unsigned char a[16];
+        if (!addr || (inet_pton(AF_INET, addr, a) != 1 && inet_pton(AF_INET6, addr, a) != 1))
+            continue;
+        for (char *n = strtok_r(NULL, " \t\r\n", &save); n; n = strtok_r(NULL, " \t\r\n", &save))
+            if (!strcasecmp(n, name)) {
+                proxy_add(addr, port);
+                break;
+            }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* A proxy URL's address ([scheme://][user[:password]@]host[:port][/...]), by number,
+ * localhost, or a name the sandbox's /etc/hosts gives (hosts_proxy). */
 static void env_proxy(const char *url)
 {
     char buf[256], *h;
@@ -156,8 +180,12 @@ static void env_proxy(const char *url)
     if (!strcmp(host, "localhost"))
         host = "127.0.0.1";
     unsigned char a[16];
-    if (port && port < 65536 && (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1))
+    if (!port || port >= 65536)
+        return;
+    if (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1)
         proxy_add(host, port);
+    else if (*host)
+        hosts_proxy(host, port);
 }
 
 #define UDP_LISTENED_MAX 16 /* UDP listeners asked, at most: more are an error line */
@@ -279,15 +307,23 @@ void sweep_udp_listeners(const char *denied)
     }
 }
 
+/* Whether an environment variable's name says it names a proxy: `*_proxy` in any case
+ * (http_proxy, HTTPS_PROXY, all_proxy, ftp_proxy, socks_proxy, npm_config_proxy, ...),
+ * and `proxy` itself, but not no_proxy, which names what goes around one. */
+static int proxy_variable(const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+    if (n < 5 || !entry[n] || !strncasecmp(entry, "no_proxy", n))
+        return 0;
+    return !strncasecmp(entry + n - 5, "proxy", 5) && (n == 5 || entry[n - 6] == '_');
+}
+
 void sweep_tcp_proxy(void)
 {
-    static const char *const names[] = { "http_proxy", "HTTP_PROXY", "https_proxy",
-                                         "HTTPS_PROXY", "all_proxy", "ALL_PROXY" };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v)
-            env_proxy(v);
-    }
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        if (proxy_variable(*e) && (*e)[strcspn(*e, "=") + 1])
+            env_proxy(*e + strcspn(*e, "=") + 1);
     struct stat self;
     g_unlisted = stat("/proc/self/ns/net", &self) != 0; /* no /proc: nothing can be told */
     g_in_host_netns = !g_unlisted && maybe_host_netns();

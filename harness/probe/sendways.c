@@ -7,7 +7,31 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 
-/* The bytes, by the call this attempt is about. */
+/* Whether a call that failed at once with the address's own length is made again with
+ * the longest (sizeof(struct sockaddr_storage), of which the kernel reads only its
+ * family's bytes): a filter that judges IP addresses by their length (16 or 28 bytes)
+ * lets that through, whatever errno it answers with. Not where nothing was refused. */
+int long_addr_retry(int e)
+{
+    return e != EINPROGRESS && e != EINTR && e != EALREADY && e != EISCONN && e != EAGAIN &&
+           e != EWOULDBLOCK && e != ENOBUFS;
+}
+
+/* The way named where the longest length went through. */
+void long_addr_way(struct att *a, const char *what)
+{
+    char way[96];
+    size_t l = strlen(a->dsts);
+    snprintf(way, sizeof way, " (%s with a %zu-byte address: its own length refused)", what, sizeof(Addr));
+    if (!strstr(a->dsts, way))
+        snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
+}
+
+static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
+                       socklen_t tolen);
+
+/* The bytes, by the call this attempt is about; where a call that carries the address is
+ * refused, again with the longest length (long_addr_retry). */
 ssize_t att_send(struct att *a)
 {
     const void *p = a->out + a->outoff;
@@ -15,15 +39,30 @@ ssize_t att_send(struct att *a)
     const struct sockaddr *to = a->family == AF_UNIX ? (const struct sockaddr *)&a->un
                                                      : (const struct sockaddr *)&a->dst;
     socklen_t tolen = a->family == AF_UNIX ? a->unlen : addr_len(&a->dst);
+    /* TCP Fast Open: the first call connects; once connected, no destination. */
+    int flags = MSG_NOSIGNAL | MSG_DONTWAIT | (a->tfo == T_SEND && !a->tfo_sent ? MSG_FASTOPEN : 0);
+    if (a->tfo_sent)
+        to = NULL;
+    ssize_t r = send_by(a, p, n, flags, to, tolen);
+    int named = a->how == H_SENDTO || a->how == H_SENDMSG || a->how == H_SENDMMSG;
+    if (r < 0 && to && named && a->talk != X_FRAME && a->family != AF_UNIX && long_addr_retry(errno)) {
+        int e = errno;
+        if ((r = send_by(a, p, n, flags, to, (socklen_t)sizeof(Addr))) >= 0 || errno == EINPROGRESS)
+            long_addr_way(a, "sent");
+        else
+            errno = e;
+    }
+    return r;
+}
+
+static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
+                       socklen_t tolen)
+{
     struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
     struct mmsghdr mm;
     memset(&mm, 0, sizeof mm);
     mm.msg_hdr.msg_iov = &iov;
     mm.msg_hdr.msg_iovlen = 1;
-    /* TCP Fast Open: the first call connects; once connected, no destination. */
-    int flags = MSG_NOSIGNAL | MSG_DONTWAIT | (a->tfo == T_SEND && !a->tfo_sent ? MSG_FASTOPEN : 0);
-    if (a->tfo_sent)
-        to = NULL;
     mm.msg_hdr.msg_name = (void *)to;
     mm.msg_hdr.msg_namelen = to ? tolen : 0;
     if (a->talk == X_FRAME) /* a packet socket's link, or a held TUN/TAP device's queue */

@@ -19,6 +19,7 @@
 
 #include "probe.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -109,7 +110,7 @@ static int may_hold_setid(const char *dir)
     return 0;
 }
 
-/* Descriptors the workload holds (3 and up) of a regular set-id or file-capability file
+/* Descriptors the workload holds (at any number) of a regular set-id or file-capability file
  * on a mount that honours them, as "/proc/self/fd/N" (started by execveat: its folder
  * may be hidden since, or not in view at all), harness's own helpers left out. */
 static void setid_held(int fcaps, char (*found)[SETID_PATH + 2], int *n, int max)
@@ -117,7 +118,25 @@ static void setid_held(int fcaps, char (*found)[SETID_PATH + 2], int *n, int max
     struct stat helper[2];
     int has[2] = { o.setuid_helper && stat(o.setuid_helper, &helper[0]) == 0,
                    o.setgid_helper && stat(o.setgid_helper, &helper[1]) == 0 };
-    for (int fd = 3; fd < 1024 && *n < max; fd++) {
+    const int *at_start;
+    int more, nstart = held_list(&at_start, &more);
+    DIR *dir = opendir("/proc/self/fd"); /* every number, 1500 as well as 3 */
+    for (int i = 0; *n < max; i++) {
+        int fd;
+        if (dir) {
+            struct dirent *e = readdir(dir);
+            char *end;
+            if (!e)
+                break;
+            long v = strtol(e->d_name, &end, 10);
+            if (e->d_name[0] == '.' || *end || v < 0 || v > INT_MAX || v == dirfd(dir))
+                continue;
+            fd = (int)v;
+        } else if (i < nstart) { /* no /proc: those held at start, found by number */
+            fd = at_start[i];
+        } else {
+            break;
+        }
         struct stat st;
         struct statvfs vf;
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatvfs(fd, &vf) != 0 || (vf.f_flag & ST_NOSUID))
@@ -135,6 +154,8 @@ static void setid_held(int fcaps, char (*found)[SETID_PATH + 2], int *n, int max
         if (kind && !mine && !strstr(target, "/harness-helpers-"))
             found_add(found, n, kind, &st, path);
     }
+    if (dir)
+        closedir(dir);
 }
 
 /* The view's regular files of a set-id gain (setid_kind), or carrying file capabilities

@@ -333,10 +333,15 @@ void chk_fs_list_outside(void)
 struct probe_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; unsigned char pad[8]; };
 #define PROBE_FS_IOC_FSGETXATTR _IOR('X', 31, struct probe_fsxattr)
 #define PROBE_FS_IOC_FSSETXATTR _IOW('X', 32, struct probe_fsxattr)
+#define PROBE_FS_IOC_GETVERSION _IOR('v', 1, long)
+#define PROBE_FS_IOC_SETVERSION _IOW('v', 2, long)
+#define PROBE_EXT4_IOC_SETVERSION _IOW('f', 4, long)
 
 /* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
  * set: by path with file_setattr (6.17+), and if it opens by both ioctls that set it
- * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively and by i386's. */
+ * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively and by i386's;
+ * and its generation (FS_IOC_SETVERSION, ext4's own number too), which the same owner
+ * may set through a descriptor opened for reading (the host sees its ctime move). */
 void meta_chattr(const char *path)
 {
     /* One target state, set by every way: a second flip would undo the first. */
@@ -357,15 +362,23 @@ void meta_chattr(const char *path)
         ioctl(fd, PROBE_FS_IOC_FSGETXATTR, &fx);
         fx.xflags = (uint32_t)fa.xflags;
         tried("FS_IOC_FSSETXATTR", ioctl(fd, PROBE_FS_IOC_FSSETXATTR, &fx));
+        long gen = 0;
+        ioctl(fd, PROBE_FS_IOC_GETVERSION, &gen);
+        gen++; /* one target: each way sets the same generation */
+        int gen32 = (int)gen;
+        tried("FS_IOC_SETVERSION", ioctl(fd, PROBE_FS_IOC_SETVERSION, &gen));
+        tried("EXT4_IOC_SETVERSION", ioctl(fd, PROBE_EXT4_IOC_SETVERSION, &gen));
         /* The i386 entry's ioctl takes the 32-bit command (fs/ioctl.c's compat path);
          * struct fsxattr has one layout on both, so its command is the same. */
-        const struct compat_call i386[] = {
+        const struct compat_call i386[] = { /* (the last refusal is the one reported) */
+            { "ioctl FS_IOC32_SETVERSION", I386_NR_ioctl,
+              { CV(fd), CV((long)_IOW('v', 2, int)), CP(&gen32, sizeof gen32) } },
             { "ioctl", I386_NR_ioctl,
               { CV(fd), CV((long)_IOW('f', 2, int)), CP(&flags, sizeof flags) } },
             { "ioctl FS_IOC_FSSETXATTR", I386_NR_ioctl,
               { CV(fd), CV((long)PROBE_FS_IOC_FSSETXATTR), CP(&fx, sizeof fx) } },
         };
-        compat_tried(i386, 2);
+        compat_tried(i386, 3);
         close(fd);
     }
 }

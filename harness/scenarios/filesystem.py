@@ -316,11 +316,13 @@ FILESYSTEM = Scenario(
         ),
         _write(
             "fs-chattr-outside",
-            "change a file's inode flags outside (file_setattr, FS_IOC_SETFLAGS)",
+            "change a file's inode flags or generation outside (file_setattr, the ioctls)",
             how=(
                 "Flip the no-dump flag of `<outside-dir>/chattr-me` (one target state, set by "
                 "every way): `file_setattr` (6.17+, by path), and if it opens for reading "
-                "`ioctl(FS_IOC_SETFLAGS)` and, through the i386 entry, `FS_IOC32_SETFLAGS`."
+                "`ioctl(FS_IOC_SETFLAGS)` and `FS_IOC_FSSETXATTR`, and its generation by "
+                "`FS_IOC_SETVERSION` and ext4's own number; through the i386 entry, "
+                "`FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and `FS_IOC32_SETVERSION`."
             ),
         ),
         _read(

@@ -221,6 +221,7 @@ WAY_MUTANTS = {
     "sendmmsg: ": ("-sendmmsg",),
     "AF_INET's name: ": ("-socket-inet",),
     "AF_XDP: ": ("-xdp-",),
+    "a longer address: ": ("-addrlen",),
     "a descriptor opened for reading: ": ("-fd-",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "a held io_uring ring: ": ("-held-ring",),

@@ -339,6 +339,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # the host's root), so no load can be shown by hand. The check judges
     # CAP_SYS_MODULE held in the initial user namespace (nothing loaded).
     "runc-sys-module-allowed": {"privilege_floor": "priv-root-sys-module"},
+    # A filter that tells IP addresses by their length: every connect and sendto of the
+    # sweep again with the longest (test_a_longer_address_is_caught).
+    "bwrap-addrlen-filter": {"egress_confinement": "tcp4-443"},
     # The Landlock reference less one Landlock right or one family of its seccomp
     # filter: each row of the filesystem catalogue it leaves open, caught by that
     # row's own check (issue 26).
@@ -370,6 +373,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-fd-utime": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-fsxattr": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-fd-setversion": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
@@ -379,6 +383,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-cgroup-subtree": {"privilege_floor": "priv-root-kernel-state"},
     "root-proc-irq-rw": {"privilege_floor": "priv-root-kernel-state"},
     "user-held-setuid": {"privilege_floor": "priv-setid-view"},
+    "user-held-setuid-high": {"privilege_floor": "priv-setid-view"},
     # A launcher that leaks a descriptor on the host's "/" into an isolated bwrap.
     "bwrap-leaked-fd": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor on a host file the policy does not grant.
@@ -579,6 +584,8 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
+    # A proxy on the host's end of the link, named by a name the sandbox's /etc/hosts gives.
+    "bwrap-gateway-proxy-named": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 10.254."),
     # The co-located shape: the host's egress proxy on its loopback, Landlock allowing its port.
     "landlock-host-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
     "landlock-host-proxy-mapped": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
@@ -813,6 +820,7 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-uring-send",
     "bwrap-packet6-linklocal",
     "bwrap-packet-noaddr",
+    "bwrap-gateway-proxy-named",
     "bwrap-web-out",
     "bwrap-http-out",
     "bwrap-shared-ipc",
@@ -905,6 +913,19 @@ def test_intercepting_middlebox_is_caught(mutants_run: tuple[int, str, Path]) ->
     escaped, proof = EGRESS_MUTANTS["bwrap-middlebox"]
     for check_id in escaped:
         assert checks[check_id]["outcome"] == "escaped" and proof in str(checks[check_id]["detail"])
+
+
+def test_a_longer_address_is_caught(mutants_run: tuple[int, str, Path]) -> None:
+    """A filter that refuses connect and sendto an address of an IP socket's length lets
+    the same address through at the longest length: the sweep's connect and send calls
+    try it, and the reason names that way."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "bwrap-addrlen-filter", "egress_confinement")]
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("tcp4-443", "udp4-53"):
+        assert checks[check_id]["outcome"] == "escaped", checks[check_id]
+    assert "with a 128-byte address: its own length refused" in str(row["reason"]), row
+    assert checks["send4-sendmsg"]["outcome"] == "blocked", checks["send4-sendmsg"]
 
 
 def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, Path]) -> None:
