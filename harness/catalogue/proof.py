@@ -183,10 +183,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
         "bwrap-gateway-proxy-named",
+        "bwrap-loopback-proxy-443",
     ),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
+        "bwrap-udp-sidecar-mapped",
         "bwrap-sidecar-resolver",
     ),
     _NET + "AF_UNIX abstract names": (

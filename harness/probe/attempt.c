@@ -316,7 +316,44 @@ static void att_start(struct att *a)
     a->state = a->type == SOCK_STREAM ? S_CONNECT : S_SEND;
 }
 
-/* The reply so far: 0 want more, 1 finished (result set), 2 go on to the next step. */
+static Addr g_relay_target; /* the canary's TCP address relays are asked for (--canary-tcp) */
+static void att_next_out(struct att *a, const Addr *at);
+
+/* The canary's port a relay's `k`th asking names, after the first (canary_tcp's, 0):
+ * the high port, then, where the canary stands in a namespace of its own (it answers
+ * every swept port there), 443 and 80: a proxy that lets out some ports alone (squid's
+ * stock rule: CONNECT to 443 alone) is asked again for each where it refuses. 0 past
+ * the last. */
+static int proxy_port(int k, const Addr *target)
+{
+    int first = (int)addr_port(target), high = o.high_port ? atoi(o.high_port) : 0, n = 0;
+    int netns = (o.host4 && *o.host4) || (o.host6 && *o.host6);
+    const int ports[3] = { high, netns ? 443 : 0, netns ? 80 : 0 };
+    for (int i = 0; i < 3; i++)
+        if (ports[i] > 0 && ports[i] != first && ++n == k)
+            return ports[i];
+    return 0;
+}
+
+/* Where a relay refused the canary at its port: asked again, on a new connection, for
+ * the next (proxy_port). 1 where it is, 0 where no port is left. */
+static int att_reask(struct att *a, const Addr *target)
+{
+    if (!proxy_port(a->port_try + 1, target))
+        return 0;
+    a->port_try++;
+    if (a->fd >= 0)
+        close(a->fd);
+    a->fd = -1;
+    a->step = 0;
+    a->state = S_CONNECT;
+    att_next_out(a, target);
+    att_start(a);
+    return 1;
+}
+
+/* The reply so far: 0 want more, 1 finished (result set), 2 go on to the next step, 3
+ * refused by a relay at the canary's port (att_reask asks for another). */
 static int att_judge(struct att *a, int eof)
 {
     char want[256], *line = (char *)a->in;
@@ -326,11 +363,15 @@ static int att_judge(struct att *a, int eof)
      * dialect may hand the canary's answer back in place of its own. */
     if (memmem(a->in, a->inn, want, strlen(want))) {
         int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
+        char port[80] = "";
+        if (a->port_try)
+            snprintf(port, sizeof port, " (asked for the canary at port %d: its own port refused)",
+                     proxy_port(a->port_try, &g_relay_target));
         if (PROXY_GROUP(a))
-            att_end(a, OC_ESCAPED, 0, "%s through %s %s: the nonce came back%s%s",
+            att_end(a, OC_ESCAPED, 0, "%s through %s %s: the nonce came back%s%s%s",
                     a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5",
                     a->group == G_UNIX ? "unix socket" : "TCP proxy", a->dsts,
-                    a->step < last ? " in place of the proxy's answer" : "", att_way(a));
+                    a->step < last ? " in place of the proxy's answer" : "", att_way(a), port);
         else
             att_end(a, OC_ESCAPED, 0, "the nonce came back from %s%s", a->dsts, att_way(a));
         return 1;
@@ -400,7 +441,10 @@ static int att_judge(struct att *a, int eof)
             return 0;
         if (strncmp(line, "HTTP/1.", 7) || strncmp(line + 8, " 200", 4)) {
             line[strcspn(line, "\r\n")] = '\0';
-            att_end(a, OC_BLOCKED, 0, "%s refused HTTP CONNECT (\"%.60s\")", a->dsts, line);
+            if (!strncmp(line, "HTTP/1.", 7) && !eof && proxy_port(a->port_try + 1, &g_relay_target))
+                return 3; /* an HTTP proxy's refusal: perhaps of this port alone */
+            att_end(a, OC_BLOCKED, 0, "%s refused HTTP CONNECT (\"%.60s\")%s", a->dsts, line,
+                    a->port_try ? " at every port the canary answers" : "");
             return 1;
         }
         return 2;
@@ -410,15 +454,23 @@ static int att_judge(struct att *a, int eof)
     if (a->inn < need)
         return eof ? (att_end(a, OC_BLOCKED, 0, "%s: no SOCKS5 answer", a->dsts), 1) : 0;
     if (a->in[0] != 5 || a->in[1] != 0) {
-        att_end(a, OC_BLOCKED, 0, "%s refused SOCKS5 (%u %u)", a->dsts, a->in[0], a->in[1]);
+        if (a->step == 1 && a->in[0] == 5 && !eof && proxy_port(a->port_try + 1, &g_relay_target))
+            return 3; /* its refusal of the connect request: perhaps of this port alone */
+        att_end(a, OC_BLOCKED, 0, "%s refused SOCKS5 (%u %u)%s", a->dsts, a->in[0], a->in[1],
+                a->port_try ? " at every port the canary answers" : "");
         return 1;
     }
     return 2;
 }
 
-/* What to send at the attempt's current step. */
-static void att_next_out(struct att *a, const Addr *target)
+/* What to send at the attempt's current step (to the canary at the port a relay is
+ * asked for: proxy_port). */
+static void att_next_out(struct att *a, const Addr *at)
 {
+    Addr port_k = *at;
+    const Addr *target = &port_k;
+    if (a->port_try)
+        addr_set_port(&port_k, (uint16_t)proxy_port(a->port_try, at));
     a->inn = 0;
     a->outoff = 0;
     if (a->talk == X_HTTP && a->step == 0) {
@@ -493,6 +545,7 @@ void chk_egress_sweep(void)
     need(&o.nonce);
     need(&o.denied_name);
     need_addr(&o.canary_tcp, &target);
+    g_relay_target = target;
     if (high <= 0 || high > 65535)
         fail(0, "--high-port not given");
     for (int f = 0; f < 2; f++) {
@@ -620,10 +673,13 @@ void chk_egress_sweep(void)
                     a->inn += (size_t)r;
                     if (a->inn >= sizeof a->in - 1)
                         a->inn = sizeof a->in - 2;
-                    if (att_judge(a, 0) == 2) {
+                    int next = att_judge(a, 0);
+                    if (next == 2) {
                         a->step++;
                         att_next_out(a, &target);
                         a->state = S_SEND;
+                    } else if (next == 3 && !att_reask(a, &target)) {
+                        att_end(a, OC_BLOCKED, 0, "%s refused the canary at every port", a->dsts);
                     }
                 }
             }

@@ -8,6 +8,14 @@ socklen_t addr_len(const Addr *a)
     return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
+void addr_set_port(Addr *a, uint16_t port)
+{
+    if (a->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)(void *)a)->sin6_port = htons(port);
+    else
+        ((struct sockaddr_in *)(void *)a)->sin_port = htons(port);
+}
+
 unsigned addr_port(const Addr *a)
 {
     const struct sockaddr_in *s4 = (const void *)a;

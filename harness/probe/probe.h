@@ -267,6 +267,7 @@ typedef struct sockaddr_storage Addr;
 void need_addr(const char **opt, Addr *a); /* in main.c, beside need() */
 socklen_t addr_len(const Addr *a);
 unsigned addr_port(const Addr *a);
+void addr_set_port(Addr *a, uint16_t port);
 int parse_addr(const char *s, Addr *a);
 void fmt_addr(const Addr *a, char *out, size_t cap);
 double net_end(void);
@@ -325,6 +326,7 @@ struct att {
     char id[48], dsts[192];
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
+    int port_try; /* a relay asked again for the canary at another port (proxy_port) */
     int listed; /* a listener of the sandbox's own namespace: own_dns_gate lets it be */
     int pi; /* X_FRAME on a held TUN device without IFF_NO_PI: its 4-byte packet header */
     char peer_out[200]; /* a held unix connection whose listener is outside: why (held_report) */

@@ -226,8 +226,9 @@ static int g_udp_unlisted; /* no /proc/net/udp to list them by */
  * line as its resolv.conf's are (a sidecar's forwarding resolver that resolv.conf does
  * not name, a dnsmasq at 127.0.0.1:5353), and by a marked datagram, on udp-relay's (a
  * sidecar relaying datagrams out: a statsd or syslog shipper aimed anywhere). One
- * connected to a loopback peer whose port is free is sent the marked datagram from
- * that peer's address (a relay that answers one client). Not where the probe may
+ * connected to a peer of this namespace's own (loopback, v4-mapped loopback, any
+ * address here: one the probe can bind) whose port is free is sent the marked datagram
+ * from that peer's address (a relay that answers one client). Not where the probe may
  * stand in the host's network namespace (the host's own services), nor without /proc.
  * The probe's own UDP sockets are connected at this time (dns_query's): one whose
  * peer's port is free gets a line it drops. */
@@ -250,13 +251,12 @@ void sweep_udp_listeners(const char *denied)
             if (sscanf(line, "%*s %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %x", hex, &port, rem, &rport, &st) != 5 ||
                 hex_addr(hex, six, raw) || hex_addr(rem, six, rraw))
                 continue;
-            static const unsigned char lo6[16] = { [15] = 1 };
-            int peer = st == 1 && rport && (six ? !memcmp(rraw, lo6, 16) : rraw[0] == 127);
+            int peer = st == 1 && rport; /* connected: a relay if its peer is this namespace's */
             if (!peer && (st != 7 || rport || memcmp(rraw, any, six ? 16 : 4)))
-                continue; /* neither a listener nor a relay waiting on a loopback peer */
-            int from = -1; /* connected to a loopback peer: sent from that peer's address */
+                continue; /* neither a listener nor a relay waiting on a peer of its own */
+            int from = -1; /* connected to a peer here: sent from that peer's address */
             if (peer && (from = peer_socket(six, rraw, rport)) < 0)
-                continue; /* the peer is there, or its port is not the workload's to take */
+                continue; /* not an address here, the peer is there, or its port is not ours */
             char host[INET6_ADDRSTRLEN] = "", spec[80];
             int wild = !memcmp(raw, any, six ? 16 : 4);
             for (int v4 = 0; v4 <= (wild && six); v4++) {

@@ -551,7 +551,11 @@ EGRESS = Scenario(
                 "dialect that forwards the request carries it), then, once that is done, a SOCKS5"
                 " request to `--canary-tcp` (not where the HTTP request was relayed, nor where it"
                 " met silence: a SOCKS5 server closes on it, and a relay that answers nothing "
-                "would carry the bare greeting on, unmarked), then the HARNESS line. Escaped if "
+                "would carry the bare greeting on, unmarked), then the HARNESS line. A proxy "
+                "that refuses the canary at that port (an HTTP status other than 200, a SOCKS5 "
+                "refusal) is asked again, on a new connection, for the canary at the high port, "
+                "then, in netns mode, at 443 and 80 (squid's stock rule lets CONNECT to 443 "
+                "alone). Escaped if "
                 "the nonce comes back anywhere in what the socket answers, at any step; otherwise"
                 " blocked, with what was tried."
             ),

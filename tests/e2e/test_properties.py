@@ -592,6 +592,12 @@ EGRESS_MUTANTS = {
     # The same on UDP: a datagram relay, and a forwarding resolver resolv.conf does not name.
     "bwrap-udp-sidecar": ({"udp-relay", "dns-own"}, "the nonce came back from 127.0.0.1:8125"),
     "bwrap-udp-sidecar-connected": ({"udp-relay"}, "the nonce came back from 127.0.0.1:8125"),
+    "bwrap-udp-sidecar-mapped": ({"udp-relay"}, "the nonce came back from [::ffff:127.0.0.1]:8125"),
+    # The loopback proxy as squid ships it: CONNECT to 443 alone.
+    "bwrap-loopback-proxy-443": (
+        {"tcp-proxy"},
+        "the nonce came back (asked for the canary at port 443: its own port refused)",
+    ),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
@@ -884,6 +890,8 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
     for runtime in (
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
+        "bwrap-udp-sidecar-mapped",
+        "bwrap-loopback-proxy-443",
         "bwrap-sidecar-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
