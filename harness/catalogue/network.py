@@ -159,7 +159,10 @@ ROWS: tuple[Row, ...] = (
         " proxy"
         " an environment variable *_proxy names (http_proxy, all_proxy, npm_config_proxy,"
         " ...; no_proxy aside), by number, localhost, or a name the sandbox's /etc/hosts"
-        " gives, asked by HTTP CONNECT and SOCKS5 for the canary",
+        " gives; from a namespace of its own, the host's TCP listeners beyond loopback at"
+        " the host's end of its links and next hops, and the ports proxies listen at by"
+        " default at its first two next hops; each asked by HTTP CONNECT and SOCKS5 for the"
+        " canary, again at the high port, 443 and 80 where it refuses the first",
     ),
     _net(
         _FAMILY,

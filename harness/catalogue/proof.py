@@ -183,6 +183,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
         "bwrap-gateway-proxy-named",
+        "bwrap-gateway-proxy",
         "bwrap-loopback-proxy-443",
     ),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (

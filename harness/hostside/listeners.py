@@ -31,6 +31,8 @@ TIMEOUT = 30.0
 LIST = script("unix-listeners.sh")
 # At most this many go to one probe (its option is one line each).
 MAX_LISTENERS = 256
+# The host's TCP listeners a probe in a namespace of its own asks, at most.
+MAX_HOST_TCP = 16
 # Another harness run's canary (and this run's: `unix-abstract` tries it).
 CANARY_PREFIX = "@harness-canary-"
 DEVICES = re.compile(r"\d+:\d+(,\d+:\d+)*")
@@ -163,6 +165,21 @@ def skipped_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
     ]
 
 
+def offered_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
+    """The host's TCP listeners a probe in a network namespace of its own asks to relay
+    (at the host's addresses it can reach, probe's proxies.c): those bound beyond
+    loopback, held by a process the host can name (a holder out of its view is no
+    service of the host's to judge), less those it never asks (skipped_tcp)."""
+    skip = {t.address for t in skipped_tcp(listing, canary_comm)}
+    return [
+        t
+        for t in listing.tcp
+        if t.pid > 0
+        and t.address not in skip
+        and not t.address.startswith(("127.", "[::1]:"))
+    ][:MAX_HOST_TCP]
+
+
 class HostListenersFixture(Fixture):
     """The host's unix and TCP listeners, listed once per host."""
 
@@ -195,6 +212,8 @@ class HostListenersFixture(Fixture):
         if not self.listing.error:  # without a listing, the probe asks none of the host's
             skip = skipped_tcp(self.listing, self.canary_comm)
             args += ["--host-tcp-skip", "\n".join(t.address for t in skip)]
+            reach = offered_tcp(self.listing, self.canary_comm)
+            args += ["--host-tcp", "\n".join(t.address for t in reach)]
         if self.listing.namespaces:
             args += ["--host-ns", self.listing.namespaces]
         if self.listing.devices:

@@ -318,6 +318,59 @@ static int proxy_variable(const char *entry)
     return !strncasecmp(entry + n - 5, "proxy", 5) && (n == 5 || entry[n - 6] == '_');
 }
 
+/* The host's own TCP listeners (--host-tcp, "ADDR:PORT" per line: those it names, bound
+ * beyond loopback, less those it never has asked: hostside/listeners.py), from a
+ * network namespace of the sandbox's own: one bound to every IPv4 address at the host's
+ * end of the canary's link (--host4) and at each next hop of this namespace's routes,
+ * one bound to every IPv6 address at --host6, and one bound to one of those addresses
+ * there; and at each next hop, the ports proxies listen at by default (squid's,
+ * tinyproxy's, privoxy's, SOCKS's, Tor's, 8080; at the first two), where a gateway that is not the host,
+ * or a proxy started after the host's list, stands. A proxy at the sandbox's gateway
+ * (squid on 0.0.0.0:3128, on the link's own address) is a relay nothing needs to name. */
+static void host_tcp_relays(void)
+{
+    static const unsigned usual[] = { 3128, 8080, 8888, 8118, 1080, 9050 };
+    uint32_t hops[ROUTE_HOPS];
+    char devs[ROUTE_HOPS][IFNAMSIZ], copy[4096];
+    int more = 0, n = route_hops(hops, devs, &more);
+    for (int i = 0; i < n && i < 2; i++) { /* the first two: within PROXY_MAX's room */
+        struct in_addr h = { htonl(hops[i]) };
+        char hs[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &h, hs, sizeof hs);
+        for (size_t k = 0; k < sizeof usual / sizeof usual[0] && !canary_address(hs); k++)
+            proxy_add(hs, usual[k]);
+    }
+    snprintf(copy, sizeof copy, "%s", o.host_tcp ? o.host_tcp : "");
+    for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *colon = strrchr(l, ':'), host[INET6_ADDRSTRLEN];
+        unsigned port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+        if (!colon || !port || port > 65535)
+            continue;
+        *colon = '\0';
+        int six = *l == '[';
+        snprintf(host, sizeof host, "%.*s", (int)(six ? strlen(l) - 2 : strlen(l)), l + six);
+        const char *end = six ? o.host6 : o.host4; /* the host's end of the canary's link */
+        if (!strcmp(host, six ? "::" : "0.0.0.0")) {
+            if (end && *end)
+                proxy_add(end, port);
+            for (int i = 0; i < n && !six; i++) {
+                struct in_addr h = { htonl(hops[i]) };
+                char hs[INET_ADDRSTRLEN];
+                inet_ntop(AF_INET, &h, hs, sizeof hs);
+                if (!canary_address(hs))
+                    proxy_add(hs, port);
+            }
+            continue;
+        }
+        int reach = end && !strcmp(host, end);
+        struct in_addr a;
+        for (int i = 0; i < n && !six && !reach && inet_pton(AF_INET, host, &a) == 1; i++)
+            reach = ntohl(a.s_addr) == hops[i];
+        if (reach)
+            proxy_add(host, port);
+    }
+}
+
 void sweep_tcp_proxy(void)
 {
     extern char **environ;
@@ -336,6 +389,8 @@ void sweep_tcp_proxy(void)
     if (listeners("/proc/net/tcp", 0, g_in_host_netns) != 0)
         g_unlisted = 1;
     listeners("/proc/net/tcp6", 1, g_in_host_netns); /* none where the kernel has no IPv6 */
+    if (!g_in_host_netns)
+        host_tcp_relays();
 }
 
 /* A relay line: as group_report, but an error, unless one of the group escaped, where

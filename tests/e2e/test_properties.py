@@ -584,8 +584,10 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
-    # A proxy on the host's end of the link, named by a name the sandbox's /etc/hosts gives.
+    # A proxy on the host's end of the link, named by a name the sandbox's /etc/hosts gives,
+    # and the same named nowhere (at a port proxies listen at by default).
     "bwrap-gateway-proxy-named": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 10.254."),
+    "bwrap-gateway-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 10.254."),
     # The co-located shape: the host's egress proxy on its loopback, Landlock allowing its port.
     "landlock-host-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
     "landlock-host-proxy-mapped": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
@@ -827,6 +829,7 @@ ROW_MUTANTS = (
     "bwrap-packet6-linklocal",
     "bwrap-packet-noaddr",
     "bwrap-gateway-proxy-named",
+    "bwrap-gateway-proxy",
     "bwrap-web-out",
     "bwrap-http-out",
     "bwrap-shared-ipc",

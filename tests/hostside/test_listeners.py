@@ -19,6 +19,7 @@ from harness.hostside.listeners import (
     Listener,
     list_listeners,
     offered,
+    offered_tcp,
     parse_listing,
     skipped_tcp,
 )
@@ -174,3 +175,19 @@ def test_the_ssh_daemons_and_the_canary_are_the_tcp_listeners_skipped() -> None:
     ]  # fmt: skip
     skipped = skipped_tcp(found, "harness-probe-a")
     assert [t.address for t in skipped] == ["127.0.0.1:22", "[::]:22", "127.0.0.2:8080"]
+
+
+def test_a_probe_of_its_own_namespace_is_offered_the_hosts_reachable_tcp_listeners() -> None:
+    """From a network namespace of its own the probe asks the host's listeners it can
+    reach (at the host's end of its links): those bound beyond loopback, held by a
+    process the host names, less the SSH daemons' and the canary's."""
+    text = (
+        "t 00000000:0016 10 sshd systemd -D\n"  # the SSH daemon's own: never asked
+        "t 00000000:0C38 12 squid systemd -f\n"  # a host proxy on every address
+        "t 0100007F:1F90 13 nginx systemd -\n"  # loopback alone: out of reach
+        "t 0101A8C0:0050 14 nginx systemd -\n"  # one address of the host's
+        "t 00000000:07E8 0 - - -\n"  # a holder the host cannot see: not its to judge
+        "t 00000000000000000000000000000000:1F91 15 envoy systemd -\n"
+    )
+    offered = offered_tcp(parse_listing(text), "harness-probe-a")
+    assert [t.address for t in offered] == ["0.0.0.0:3128", "192.168.1.1:80", "[::]:8081"]
