@@ -112,59 +112,6 @@ static int bind_privileged(struct att *a)
     return -1;
 }
 
-/* The io_uring (or i386) exchange, in a child the sweep can kill at the attempt's
- * end; it writes "OUTCOME ERRNO SRC_PORT DETAIL" to a pipe the sweep polls. */
-static void exchange_start(struct att *a)
-{
-    int p[2];
-    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        att_end(a, OC_ERROR, errno, "pipe");
-        return;
-    }
-    if (a->talk == X_URING)
-        uring_way(); /* asked once, here, not in each child */
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        att_end(a, OC_ERROR, errno, "fork");
-        return;
-    }
-    if (pid == 0) {
-        char reply[512], line[800], want[256];
-        const char *step = "";
-        int src = 0;
-        close(p[0]);
-        snprintf(want, sizeof want, "NONCE %s", o.nonce);
-        enum outcome oc = OC_BLOCKED;
-        int e = 0;
-        int rc = a->talk == X_I386
-                     ? i386_exchange(&a->dst, a->type, a->tfo == T_SEND, (const char *)a->out, reply,
-                                     sizeof reply, &src, &step)
-                     : uring_exchange(&a->dst, a->type, a->proto, (const char *)a->out, reply, sizeof reply,
-                                      &src, &step);
-        char ways[420];
-        if (rc != 0 && (e = errno) == EAGAIN && *uring_way() && a->talk == X_URING)
-            oc = OC_ERROR, step = "its SQPOLL thread slept before it took the request, and a"
-                                  " ring attached to it did not wake it: no proof either way";
-        else if (rc == 0) { /* the i386 exchange's step names the ways the bytes went */
-            oc = strstr(reply, want) ? OC_ESCAPED : OC_SUCCEEDED;
-            const char *way = a->talk == X_I386 ? step : uring_way();
-            snprintf(ways, sizeof ways, "%s%s%s",
-                     oc == OC_ESCAPED ? "the nonce came back" : "connected and sent, no nonce came back",
-                     !*way ? "" : a->talk == X_I386 ? " by " : " ", way);
-            step = ways;
-        }
-        int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);
-        write_all(p[1], line, (size_t)n);
-        _exit(0);
-    }
-    close(p[1]);
-    a->kid = pid;
-    a->fd = p[0];
-    a->state = S_RECV;
-}
-
 /* A held IPv6 stream socket whose IPv6 connect failed (at once, later, or by its
  * half of the time): dissolve the association (AF_UNSPEC) and connect to its
  * v4-mapped alternative with the time left. 0 when that connect is under way. */
@@ -238,7 +185,7 @@ static void att_start(struct att *a)
         return;
     }
     if (a->talk == X_URING || a->talk == X_I386) {
-        exchange_start(a);
+        att_exchange_start(a);
         return;
     }
     if (!a->held)

@@ -4,7 +4,8 @@
  * path, reading alone beneath each --data path, and everything beneath each --write
  * path, keeps only Docker's default
  * capabilities (less CAP_MKNOD), refuses changes of mode, owner, times and extended
- * attributes, inode flags, and io_uring (which makes some of them unseen), with a
+ * attributes, inode flags and generation (every filesystem ioctl that does more than
+ * read), io_uring (which makes some of them unseen), bpf and clone3, with a
  * seccomp filter (Landlock governs none of them, and the
  * capabilities kept allow them on any host file), and unix sockets (socket(AF_UNIX):
  * Landlock governs no connect to the host's listeners), sets no_new_privs, then execs the
@@ -189,7 +190,7 @@ static int meta_family(const char *name)
 static void metadata_filter(const int *unfiltered, int any_arch, const char *i386_open,
                             const char *fd_open)
 {
-    struct sock_filter f[128];
+    struct sock_filter f[160];
     unsigned n = 0;
     if (!any_arch) {
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -264,18 +265,53 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             { (uint32_t)_IOW('f', 4, long), "setversion" },
         };
         uint32_t refused[4];
-        unsigned m = 0;
+        unsigned m = 0, deny[16], nd = 0, dir[4], ndir = 0;
         for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
             if (!fd_open || strcmp(fd_open, cmds[i].way))
                 refused[m++] = cmds[i].cmd;
-        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, (uint8_t)(m + 3));
-        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                              offsetof(struct seccomp_data, args[1]));
+        /* And every other command of the filesystems' own ioctl types (ext4's and the
+         * VFS's 'f', 'v', XFS's 'X', btrfs's 0x94) but those that only read: ext4's
+         * MIGRATE, fs-verity's ENABLE, fscrypt's policy change an inode too (not where a
+         * mutant leaves one of the above open: its way is that one). */
+        int generic = !fd_open || (strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion"));
+        static const uint32_t fs_types[] = { 'f', 'v', 'X', 0x94 };
+        unsigned skip = n;
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 0); /* jf set below */
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
         for (unsigned i = 0; i < m; i++)
-            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused[i], (uint8_t)(m - i), 0);
+            deny[nd++] = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused[i], 0, 0);
+        if (generic) {
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 8);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff);
+            for (size_t i = 0; i < sizeof fs_types / sizeof fs_types[0]; i++)
+                dir[ndir++] = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, fs_types[i], 0, 0);
+        }
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        unsigned check_dir = n;
+        if (generic) { /* the direction bits: _IOC_READ (2) alone passes */
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 30);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 1);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        }
+        unsigned refuse = n;
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+        for (unsigned i = 0; i < nd; i++)
+            f[deny[i]].jt = (uint8_t)(refuse - deny[i] - 1);
+        for (unsigned i = 0; i < ndir; i++)
+            f[dir[i]].jt = (uint8_t)(check_dir - dir[i] - 1);
+        f[skip].jf = (uint8_t)(n - skip - 1);
     }
+    /* bpf(2): a map pinned on the host's bpffs opens read-write by its path's mode
+     * alone (BPF_OBJ_GET asks no capability, Landlock has no hook); clone3(2): a child
+     * born into any cgroup a handle names (CLONE_INTO_CGROUP, an O_PATH open Landlock
+     * lets through), its flags in memory no filter reads: ENOSYS, so libc falls back
+     * to clone(2). Docker's default profile refuses both alike. */
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bpf, 0, 1);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
     if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)

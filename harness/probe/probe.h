@@ -425,6 +425,7 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
 int packet_make(int type, int proto, const char **way);
 int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
+void att_exchange_start(struct att *a);
 void long_addr_way(struct att *a, const char *what);
 uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */
 int xsk_is(int fd); /* xdp.c */
