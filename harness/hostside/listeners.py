@@ -174,9 +174,7 @@ def offered_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
     return [
         t
         for t in listing.tcp
-        if t.pid > 0
-        and t.address not in skip
-        and not t.address.startswith(("127.", "[::1]:"))
+        if t.pid > 0 and t.address not in skip and not t.address.startswith(("127.", "[::1]:"))
     ][:MAX_HOST_TCP]
 
 
