@@ -152,6 +152,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-cgroup-subtree",
         "root-proc-irq-rw",
         "bwrap-tracefs-rw",
+        "bwrap-bpffs-rw",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),

@@ -137,6 +137,9 @@ static const struct { const char *family; long nr[8]; } meta_calls[] = {
                     -1, -1 } },
     /* Inode flags by path; by descriptor they are ioctl commands (below). */
     { "chattr", { SYS_file_setattr, -1, -1, -1, -1, -1, -1, -1 } },
+    /* A map pinned on the host's bpffs opens read-write by its path's mode alone
+     * (BPF_OBJ_GET asks no capability, Landlock has no hook); Docker's profile too. */
+    { "bpf", { SYS_bpf, -1, -1, -1, -1, -1, -1, -1 } },
 };
 #define N_FAMILIES (sizeof meta_calls / sizeof meta_calls[0])
 
@@ -180,7 +183,7 @@ static int meta_family(const char *name)
     for (size_t i = 0; i < N_FAMILIES; i++)
         if (!strcmp(meta_calls[i].family, name))
             return (int)i;
-    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring, chattr)", name);
+    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring, chattr, bpf)", name);
 }
 
 /* EPERM for every call of the families not left out; another architecture's calls
@@ -302,14 +305,10 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             f[dir[i]].jt = (uint8_t)(check_dir - dir[i] - 1);
         f[skip].jf = (uint8_t)(n - skip - 1);
     }
-    /* bpf(2): a map pinned on the host's bpffs opens read-write by its path's mode
-     * alone (BPF_OBJ_GET asks no capability, Landlock has no hook); clone3(2): a child
-     * born into any cgroup a handle names (CLONE_INTO_CGROUP, an O_PATH open Landlock
-     * lets through), its flags in memory no filter reads: ENOSYS, so libc falls back
-     * to clone(2). Docker's default profile refuses both alike. */
+    /* clone3(2): a child born into any cgroup a handle names (CLONE_INTO_CGROUP, an
+     * O_PATH open Landlock lets through), its flags in memory no filter reads: ENOSYS,
+     * so libc falls back to clone(2), as under Docker's default profile. */
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bpf, 0, 1);
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);

@@ -23,7 +23,7 @@
 
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen; char first[4096]; } g_ks;
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -50,8 +50,28 @@ static const char *const g_kstate[][2] = {
     { "securityfs", "/sys/kernel/security" }, { "configfs", "/sys/kernel/config" },
     { "binfmt_misc", "/proc/sys/fs/binfmt_misc" }, { "efivarfs", "/sys/firmware/efi/efivars" },
     { "fusectl", "/sys/fs/fuse/connections" }, { "tracefs", "/sys/kernel/tracing" },
-    { "debugfs", "/sys/kernel/debug" }, { NULL, NULL },
+    { "debugfs", "/sys/kernel/debug" }, { "bpf", "/sys/fs/bpf" }, { NULL, NULL },
 };
+static int g_bpf; /* walking a bpffs: its pinned objects are opened by bpf(BPF_OBJ_GET) */
+
+/* A pinned BPF object (a map a policy daemon keeps, a link that attaches a program)
+ * opened read-write by its path: BPF_OBJ_GET asks no capability, only the file's mode,
+ * and a map got so is the caller's to change (nothing is changed here). 0 where it
+ * opens. */
+static int bpf_obj_get(const char *path)
+{
+    union {
+        struct { uint64_t pathname; uint32_t bpf_fd, file_flags; } get;
+        unsigned char pad[128];
+    } attr;
+    memset(&attr, 0, sizeof attr);
+    attr.get.pathname = (uint64_t)(uintptr_t)path;
+    int fd = (int)syscall(SYS_bpf, 7 /* BPF_OBJ_GET */, &attr, sizeof attr);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
 
 static int kstate_type(const char *type)
 {
@@ -223,12 +243,15 @@ static void try_file(const char *path, const char *canon, const struct stat *st)
     if (!host_cgroup(path))
         return;
     g_ks.files++;
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = g_bpf ? bpf_obj_get(path) : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return;
-    close(fd);
-    if (!g_ks.writable_seen++)
+    if (!g_bpf)
+        close(fd);
+    if (!g_ks.writable_seen++) {
         snprintf(g_ks.first, sizeof g_ks.first, "%s", path);
+        g_ks.bpf_seen = g_bpf;
+    }
 }
 
 /* Depth-first, never through a symlink (sysfs links every device many times); `canon`
@@ -326,10 +349,12 @@ void chk_priv_root_kernel_state(void)
             continue;
         }
         snprintf(canon, sizeof canon, "%s%s", usual_place(m), root);
+        g_bpf = !strcmp(m->type, "bpf");
         if (lstat(m->mp, &st) == 0 && S_ISREG(st.st_mode))
             try_file(m->mp, canon, &st);
         else
             walk(m->mp, canon, 0);
+        g_bpf = 0;
     }
     if (!walked) { /* no mount table: the usual places */
         if (lstat("/proc/sysrq-trigger", &st) == 0 && S_ISREG(st.st_mode))
@@ -343,7 +368,8 @@ void chk_priv_root_kernel_state(void)
     ev_int("files_tried", g_ks.files);
     ev_int("mounts_walked", walked);
     if (g_ks.writable_seen)
-        outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)", g_ks.first);
+        outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)%s", g_ks.first,
+                g_ks.bpf_seen ? ": a pinned BPF object, read-write by BPF_OBJ_GET" : "");
     if (g_ks.cut)
         outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there",
                 g_ks.files);

@@ -252,6 +252,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "colocated-parent-holds-dir": {"filesystem_confinement": "fs-proc-fds"},
     "colocated-sibling-cwd": {"filesystem_confinement": "fs-proc-fds"},
     "bwrap-tracefs-rw": {"privilege_floor": "priv-root-kernel-state"},
+    "bwrap-bpffs-rw": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
