@@ -294,8 +294,10 @@ static int att_reask(struct att *a, const Addr *target)
     a->fd = -1;
     a->step = 0;
     a->state = S_CONNECT;
-    att_next_out(a, target);
-    att_start(a);
+    double end = a->end; /* the first asking's deadline for all: one waiting starts in time */
+    att_next_out(a, target), att_start(a);
+    if (end > a->t0 + 500.0 && end < a->end) /* (half a second at least, within the check's) */
+        a->end = end;
     return 1;
 }
 

@@ -266,8 +266,11 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             { (uint32_t)_IOW('X', 32, struct { uint32_t a[7]; }), "fsxattr" },
             { (uint32_t)_IOW('v', 2, long), "setversion" },
             { (uint32_t)_IOW('f', 4, long), "setversion" },
+            /* declared as reads, yet they change: fscrypt's policy, ext4's shutdown */
+            { (uint32_t)_IOR('f', 19, struct { uint8_t b[12]; }), "" },
+            { (uint32_t)_IOR('X', 125, uint32_t), "" },
         };
-        uint32_t refused[4];
+        uint32_t refused[6];
         unsigned m = 0, deny[16], nd = 0, dir[4], ndir = 0;
         for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
             if (!fd_open || strcmp(fd_open, cmds[i].way))

@@ -457,7 +457,8 @@ static void held_route(int n, const char *label, int depth)
             route_dir(again, whose);
             close(again);
         }
-    } else if (fk == FK_socket && depth <= 2) {
+    } else if (fk == FK_socket && depth <= 2 && (depth || n > 2)) { /* not stdio: the
+                                                                       * launcher's channel */
         held_queued(n, label, depth);
     } else if (fk == FK_file) {
         int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);

@@ -69,8 +69,16 @@ static int bpf_obj_get(const char *path)
     int fd = (int)syscall(SYS_bpf, 7 /* BPF_OBJ_GET */, &attr, sizeof attr);
     if (fd < 0)
         return -1;
+    char info[64], line[128];
+    int state = 0; /* a map or a link: a program read-write changes nothing by that alone */
+    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(info, "r");
+    while (f && !state && fgets(line, sizeof line, f))
+        state = !strncmp(line, "map_type:", 9) || !strncmp(line, "link_type:", 10);
+    if (f)
+        fclose(f);
     close(fd);
-    return 0;
+    return state ? 0 : -1;
 }
 
 static int kstate_type(const char *type)

@@ -312,9 +312,19 @@ void sweep_packet(const char *canary4, int high)
             refused = errno;
     g_kind--;
     int xdp = probe_fd < 0 && net_raw_held() && xdp_family(), tried = 0;
-    if (xdp) { /* no packet socket, but XDP sockets: a unix one for the links' ioctls */
+    if (xdp) { /* no packet socket, but XDP sockets: a unix or IP one for the links' ioctls */
         g_kind = 0, g_way = "an AF_XDP socket (copy mode)";
-        probe_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if ((probe_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+            probe_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (probe_fd < 0) {
+            struct att *a = sweep_add(sweep_id[SW_PACKET4], canary4, high, SOCK_DGRAM, X_FRAME);
+            if (a) {
+                a->group = G_PACKET;
+                att_end(a, OC_ERROR, errno, "XDP sockets made, but no socket to ask the links' "
+                        "addresses by: no proof");
+            }
+            return;
+        }
     }
     if (probe_fd < 0) { /* no CAP_NET_RAW, or a filter on every kind: the line is refused */
         errno = refused;
@@ -386,8 +396,10 @@ void sweep_packet(const char *canary4, int high)
             /* who writes the link header: the probe on a SOCK_RAW socket, but for a TUN link */
             int type = kinds[g_kind].type != SOCK_DGRAM && !h[i].tun ? SOCK_RAW : SOCK_DGRAM;
             int out = xdp ? xsk_make(h[i].ifindex) : probe_fd;
-            if (out < 0) {
-                att_end(a, OC_BLOCKED, errno, "an AF_XDP socket on interface %d (copy mode)", h[i].ifindex);
+            if (out < 0) { /* refused, or (the queue taken, the link's driver) no proof */
+                int e = errno;
+                att_end(a, e == EPERM || e == EACCES || e == EAFNOSUPPORT ? OC_BLOCKED : OC_ERROR, e,
+                        "an AF_XDP socket on interface %d (copy mode)", h[i].ifindex);
                 continue;
             }
             if (frame_att(a, out, type, ETH_P_IP, h[i].ifindex, h[i].mac) != 0)

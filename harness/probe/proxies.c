@@ -16,7 +16,7 @@
 
 #include "probe.h"
 
-#define PROXY_MAX 32 /* relays tried, at most: more make the line an error */
+#define PROXY_MAX 48 /* relays tried, at most: more make the line an error */
 
 static int g_proxy_cut; /* more relays in view than are tried: no proof */
 static int g_in_host_netns;
@@ -321,9 +321,9 @@ static int proxy_variable(const char *entry)
 /* The host's own TCP listeners (--host-tcp, "ADDR:PORT" per line: those it names, bound
  * beyond loopback, less those it never has asked: hostside/listeners.py), from a
  * network namespace of the sandbox's own: one bound to every IPv4 address at the host's
- * end of the canary's link (--host4) and at each next hop of this namespace's routes,
- * one bound to every IPv6 address at --host6, and one bound to one of those addresses
- * there; and at each next hop, the ports proxies listen at by default (squid's,
+ * end of the canary's link (--host4) and at the first next hop of this namespace's
+ * routes, one bound to every IPv6 address at --host6 and, as it takes IPv4 too as often
+ * as not, there as well, and one bound to one of those addresses there; and at each next hop, the ports proxies listen at by default (squid's,
  * tinyproxy's, privoxy's, SOCKS's, Tor's, 8080; at the first two), where a gateway that is not the host,
  * or a proxy started after the host's list, stands. A proxy at the sandbox's gateway
  * (squid on 0.0.0.0:3128, on the link's own address) is a relay nothing needs to name. */
@@ -342,6 +342,10 @@ static void host_tcp_relays(void)
     }
     snprintf(copy, sizeof copy, "%s", o.host_tcp ? o.host_tcp : "");
     for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (!strcmp(l, "...")) { /* the host listed more than it hands over: no proof */
+            g_proxy_cut = 1;
+            continue;
+        }
         char *colon = strrchr(l, ':'), host[INET6_ADDRSTRLEN];
         unsigned port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
         if (!colon || !port || port > 65535)
@@ -350,10 +354,13 @@ static void host_tcp_relays(void)
         int six = *l == '[';
         snprintf(host, sizeof host, "%.*s", (int)(six ? strlen(l) - 2 : strlen(l)), l + six);
         const char *end = six ? o.host6 : o.host4; /* the host's end of the canary's link */
-        if (!strcmp(host, six ? "::" : "0.0.0.0")) {
-            if (end && *end)
-                proxy_add(end, port);
-            for (int i = 0; i < n && !six; i++) {
+        int any6 = six && !strcmp(host, "::"); /* dual-stack as often as not: IPv4 too */
+        if (any6 && end && *end)
+            proxy_add(end, port);
+        if (any6 || !strcmp(host, "0.0.0.0")) {
+            if (o.host4 && *o.host4)
+                proxy_add(o.host4, port);
+            for (int i = 0; i < n && i < 1; i++) { /* the first hop (PROXY_MAX's room) */
                 struct in_addr h = { htonl(hops[i]) };
                 char hs[INET_ADDRSTRLEN];
                 inet_ntop(AF_INET, &h, hs, sizeof hs);

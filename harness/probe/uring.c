@@ -349,8 +349,8 @@ void chk_fs_io_uring(void)
     need(&o.token);
     struct uring u;
     const char *step;
-    if (uring_open(&u, &step) < 0)
-        outcome(OC_BLOCKED, errno, "io_uring_setup");
+    if (uring_open(&u, &step) < 0) /* a polling thread refused for a limit: no proof */
+        outcome(*uring_way() && errno == EAGAIN ? OC_ERROR : OC_BLOCKED, errno, "%s", step);
     struct io_uring_sqe sqe;
     sqe_open_read(&sqe, sentinel);
     int fd = uring_do(&u, &sqe), opened = fd;
@@ -376,6 +376,8 @@ void chk_fs_io_uring(void)
     close(u.fd);
     if (set == 0)
         outcome(OC_SUCCEEDED, 0, "IORING_OP_SETXATTR on %s%s%s", path, *uring_way() ? ", " : "", uring_way());
+    if (*uring_way() && (set == -EAGAIN || set == -ETIMEDOUT)) /* its thread never took it */
+        outcome(OC_ERROR, -set, "IORING_OP_SETXATTR on %s, by a polling ring: not taken, no proof", path);
     ev_str("openat", opened < 0 ? errname(-opened) : "ok");
     outcome(OC_BLOCKED, -set, "IORING_OP_SETXATTR on %s (IORING_OP_OPENAT of the sentinel: %s)",
             path, opened < 0 ? errname(-opened) : "opened, no token");
