@@ -87,3 +87,5 @@ def test_a_killed_run_is_cleaned_at_once(tmp_path: Path) -> None:
     assert f"cleaned runs {run_id}" in done.stdout, done.stdout
     assert not lease.exists() and not lease.with_suffix(".lock").exists()
     assert leftovers(f"harness-{run_id}-") == []
+    # and what the cell's launcher started, whose command line names no run
+    assert leftovers("sleep 600") == [], "a child of the killed run's cell was left"

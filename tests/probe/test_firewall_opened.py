@@ -34,10 +34,13 @@ table ip other {
 """
 CANARY = canary_script("10.77.0.9")
 SCRIPT = """set -e
+canary=
+trap 'kill $canary 2>/dev/null' EXIT
 ip link set lo up
 ip addr add 10.77.0.1/24 dev lo
 ip addr add 10.77.0.9/32 dev lo
 "$PY" -c "$CANARY" > "$OUT/canary.log" 2>&1 &
+canary=$!
 while ! grep -q up "$OUT/canary.log"; do sleep 0.05; done
 nft -f "$OUT/rules.nft"
 nft list ruleset > "$OUT/before"

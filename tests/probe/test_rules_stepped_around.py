@@ -17,8 +17,8 @@ from tests.probe.egress_args import canary_script, egress_argv
 
 CANARY6 = "fd5e:7a78::2"
 SCRIPT = """set -e
-ns=harness-rules-test-$$
-trap 'ip netns del "$ns" 2>/dev/null' EXIT
+ns=harness-rules-test-$$ canary=
+trap 'kill $canary 2>/dev/null; ip netns del "$ns" 2>/dev/null' EXIT
 ip link set lo up
 ip netns add "$ns"
 ip link add v0 type veth peer name v1 netns "$ns"
@@ -28,6 +28,7 @@ ip -n "$ns" $FAMILY addr add $FAR dev v1 nodad
 ip -n "$ns" link set v1 up
 ip -n "$ns" link set lo up
 ip netns exec "$ns" "$PY" -c "$CANARY" > "$OUT/canary.log" 2>&1 &
+canary=$!
 while ! grep -q up "$OUT/canary.log"; do sleep 0.05; done
 ip $FAMILY rule add $RULE
 ip $FAMILY rule > "$OUT/before"

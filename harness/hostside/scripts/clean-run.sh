@@ -4,6 +4,23 @@
 # second, before anything of the run is killed outright (its command line names
 # the run too); its POSIX queues go by name in case it could not.
 # Needs mq-rm.sh and stand-in-rules.sh before it.
+
+# kill_tree PATTERN: every process whose command line matches, and every process below
+# it (a sandbox's own children name no run: `sleep` under a launcher's `sh -c`), stopped
+# first so that none forks past the listing, then killed.
+kill_tree() {
+  top=$(pgrep -f "$1" 2>/dev/null) || return 0
+  all=$top
+  while [ -n "$top" ]; do
+    kill -STOP $top 2>/dev/null
+    below=
+    for p in $top; do below="$below $(pgrep -P "$p" 2>/dev/null)"; done
+    top=$(echo $below)
+    all="$all $top"
+  done
+  kill -KILL $all 2>/dev/null
+}
+
 clean_run() {
   wd=$1; id=$2
   case $id in ''|*[!0-9a-f]*) return 0;; esac
@@ -12,8 +29,8 @@ clean_run() {
       sleep 0.02; i=$((i + 1))
     done
   fi
-  pkill -KILL -f "[h]arness-$id-" 2>/dev/null
-  pkill -KILL -f "[c]anary-$id-" 2>/dev/null
+  kill_tree "[h]arness-$id-"
+  kill_tree "[c]anary-$id-"
   mq_rm "harness-$id-*"
   for ns in $(ip netns list 2>/dev/null | cut -d' ' -f1 | grep "^harness-$id-"); do
     for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
