@@ -35,7 +35,8 @@ void chk_fs_cwd(void)
 /* chroot into a new folder of its own without entering it: the working folder is
  * then outside the root, and ".." from it is not stopped. Blocked when chroot is
  * refused, or when the climb (bounded by the sandbox's own root: pivot_root, a
- * sandbox kernel) reaches no sentinel. The folder is removed by a descriptor. */
+ * sandbox kernel) reaches no sentinel. The folder is removed by a descriptor before the
+ * climb (the root may be an unlinked folder; an escape ends the check). */
 void chk_fs_chroot_escape(void)
 {
     need(&o.token);
@@ -51,10 +52,10 @@ void chk_fs_chroot_escape(void)
     int parent = open(made[0] ? made : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     *slash = '/';
     int rc = chroot(made), e = errno;
+    if (parent >= 0) /* now, not after the climb: an escape ends the check there */
+        unlinkat(parent, slash + 1, AT_REMOVEDIR);
     if (rc == 0)
         ev_int("routes_tried", route_dir(AT_FDCWD, "a second chroot (CAP_SYS_CHROOT) left unentered"));
-    if (parent >= 0)
-        unlinkat(parent, slash + 1, AT_REMOVEDIR);
     if (rc != 0)
         outcome(OC_BLOCKED, e, "chroot(%s)", made);
     outcome(OC_BLOCKED, 0, "chroot(%s) succeeded; climbing out of it reached no sentinel", made);
