@@ -268,16 +268,16 @@ static void att_next_out(struct att *a, const Addr *at);
 
 /* The canary's port a relay's `k`th asking names, after the first (canary_tcp's, 0):
  * the high port, then, where the canary stands in a namespace of its own (it answers
- * every swept port there), 443 and 80: a proxy that lets out some ports alone (squid's
- * stock rule: CONNECT to 443 alone) is asked again for each where it refuses. 0 past
- * the last. */
+ * every swept port there), 443 and 80, never --allowed-tcp's (a proxy enforcing the
+ * policy lets it out): a proxy that lets some ports out alone (squid's stock rule) is
+ * asked again for each where it refuses. 0 past the last. */
 static int proxy_port(int k, const Addr *target)
 {
     int first = (int)addr_port(target), high = o.high_port ? atoi(o.high_port) : 0, n = 0;
-    int netns = (o.host4 && *o.host4) || (o.host6 && *o.host6);
+    int netns = (o.host4 && *o.host4) || (o.host6 && *o.host6), allow = allowed_port();
     const int ports[3] = { high, netns ? 443 : 0, netns ? 80 : 0 };
     for (int i = 0; i < 3; i++)
-        if (ports[i] > 0 && ports[i] != first && ++n == k)
+        if (ports[i] > 0 && ports[i] != first && ports[i] != allow && ++n == k)
             return ports[i];
     return 0;
 }

@@ -8,6 +8,13 @@ socklen_t addr_len(const Addr *a)
     return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
+/* The port of --allowed-tcp (the destination a policy lets out), or 0. */
+int allowed_port(void)
+{
+    const char *at = o.allowed_tcp ? strrchr(o.allowed_tcp, ':') : NULL;
+    return at ? atoi(at + 1) : 0;
+}
+
 void addr_set_port(Addr *a, uint16_t port)
 {
     if (a->ss_family == AF_INET6)

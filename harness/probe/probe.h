@@ -268,6 +268,7 @@ void need_addr(const char **opt, Addr *a); /* in main.c, beside need() */
 socklen_t addr_len(const Addr *a);
 unsigned addr_port(const Addr *a);
 void addr_set_port(Addr *a, uint16_t port);
+int allowed_port(void); /* net.c: --allowed-tcp's port, or 0 */
 int parse_addr(const char *s, Addr *a);
 void fmt_addr(const Addr *a, char *out, size_t cap);
 double net_end(void);
