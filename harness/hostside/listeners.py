@@ -170,12 +170,17 @@ def offered_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
     """The host's TCP listeners a probe in a network namespace of its own asks to relay
     (at the host's addresses it can reach, probe's proxies.c): those bound beyond
     loopback, held by a process the host can name (a holder out of its view is no
-    service of the host's to judge), less those it never asks (skipped_tcp)."""
+    service of the host's to judge), less those it never asks (skipped_tcp) and any
+    harness canary's, of whatever build (bisect's runs start other builds': their
+    listeners log what they are sent, an arrival no attempt explains)."""
     skip = {t.address for t in skipped_tcp(listing, canary_comm)}
     return [
         t
         for t in listing.tcp
-        if t.pid > 0 and t.address not in skip and not t.address.startswith(("127.", "[::1]:"))
+        if t.pid > 0
+        and t.arg1 != "canary"
+        and t.address not in skip
+        and not t.address.startswith(("127.", "[::1]:"))
     ]
 
 

@@ -348,8 +348,9 @@ static void host_tcp_relays(void)
         }
         char *colon = strrchr(l, ':'), host[INET6_ADDRSTRLEN];
         unsigned port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-        if (!colon || !port || port > 65535)
-            continue;
+        long high = o.high_port ? strtol(o.high_port, NULL, 10) : 0;
+        if (!colon || !port || port > 65535 || (long)port == high || (int)port == allowed_port())
+            continue; /* (the canary's own ports, whoever the host says holds them) */
         *colon = '\0';
         int six = *l == '[';
         snprintf(host, sizeof host, "%.*s", (int)(six ? strlen(l) - 2 : strlen(l)), l + six);

@@ -188,6 +188,7 @@ def test_a_probe_of_its_own_namespace_is_offered_the_hosts_reachable_tcp_listene
         "t 0101A8C0:0050 14 nginx systemd -\n"  # one address of the host's
         "t 00000000:07E8 0 - - -\n"  # a holder the host cannot see: not its to judge
         "t 00000000000000000000000000000000:1F91 15 envoy systemd -\n"
+        "t 00000000:7700 16 probe-other sh canary\n"  # another build's canary: never
     )
     offered = offered_tcp(parse_listing(text), "harness-probe-a")
     assert [t.address for t in offered] == ["0.0.0.0:3128", "192.168.1.1:80", "[::]:8081"]
