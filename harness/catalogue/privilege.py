@@ -152,6 +152,11 @@ ROWS: tuple[Row, ...] = (
         "host kernel state: every sysctl, sysfs attribute and cgroup file",
         (),
         checks=("priv-root-kernel-state",),
+        ways=(
+            "clone3(CLONE_INTO_CGROUP): a process born into a host cgroup of the unified"
+            " hierarchy (an O_PATH handle and cgroup.procs' mode, the mount read-only or"
+            " unlistable)",
+        ),
         target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
         " hierarchy, the workload's own cgroup left out) and /proc/sysrq-trigger, opened for"
         " writing, nothing written, wherever a mount of their types stands (a second proc, a"

@@ -153,6 +153,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "root-proc-irq-rw",
         "bwrap-tracefs-rw",
         "bwrap-bpffs-rw",
+        "bwrap-cgroup-clone3",
+        "landlock-clone3",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),

@@ -12,9 +12,10 @@
  * command after "--". harness uses it for its reference (matrices/local.toml) and its
  * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
  * Landlock access right unhandled, `--unfiltered FAMILY` a family of calls out of
- * the filter, `--any-arch` the filter's architecture check (another ABI's entry
- * open), `--i386-open FAMILY` that family's calls through the i386 entry alone (the
- * mutant of one row's one way), `--fd-open FAMILY` that family's descriptor calls
+ * the filter (`clone3`: clone3 let through, a child born into any cgroup),
+ * `--any-arch` the filter's architecture check (another ABI's entry open),
+ * `--i386-open FAMILY` that family's calls through the i386 entry alone (the mutant
+ * of one row's one way), `--fd-open FAMILY` that family's descriptor calls
  * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS and
  * FS_IOC_FSSETXATTR and FS_IOC_SETVERSION, or `fsxattr` or `setversion`: that one
  * alone; io_uring_enter and
@@ -183,7 +184,7 @@ static int meta_family(const char *name)
     for (size_t i = 0; i < N_FAMILIES; i++)
         if (!strcmp(meta_calls[i].family, name))
             return (int)i;
-    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring, chattr, bpf)", name);
+    fatal(2, "confine: unknown family %s (chmod, chown, utime, xattr, io_uring, chattr, bpf, clone3)", name);
 }
 
 /* EPERM for every call of the families not left out; another architecture's calls
@@ -311,9 +312,11 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
     /* clone3(2): a child born into any cgroup a handle names (CLONE_INTO_CGROUP, an
      * O_PATH open Landlock lets through), its flags in memory no filter reads: ENOSYS,
      * so libc falls back to clone(2), as under Docker's default profile. */
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+    if (!unfiltered[N_FAMILIES]) { /* `--unfiltered clone3`: a mutant's */
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+    }
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
     if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
@@ -364,7 +367,7 @@ void confine_main(int argc, char **argv)
 {
     const char *paths[MAX_RULES];
     uint64_t rights[MAX_RULES];
-    int n = 0, i = 2, unfiltered[N_FAMILIES] = { 0 }, any_arch = 0;
+    int n = 0, i = 2, unfiltered[N_FAMILIES + 1] = { 0 }, any_arch = 0;
     const char *i386_open = NULL, *fd_open = NULL, *user = NULL, *group = NULL;
     int skip_missing = 0;
     uint64_t unhandled = 0;
@@ -404,7 +407,8 @@ void confine_main(int argc, char **argv)
             continue;
         }
         if (i + 1 < argc && !strcmp(argv[i], "--unfiltered")) {
-            unfiltered[meta_family(argv[++i])] = 1;
+            i++;
+            unfiltered[strcmp(argv[i], "clone3") ? meta_family(argv[i]) : (int)N_FAMILIES] = 1;
             continue;
         }
         if ((!write && !data && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)

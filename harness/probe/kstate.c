@@ -17,13 +17,15 @@
  * root is not the hierarchy's); and the rest of debugfs and tracefs (their tracing
  * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only
  * checks the mode) and IMA's policy, whose files may act on open or close; and any
- * other mount inside one (a tmpfs over a folder of /sys holds no kernel state). */
+ * other mount inside one (a tmpfs over a folder of /sys holds no kernel state).
+ * Where no file opens, a cgroup.procs is also reached another way: a process born
+ * into a host folder of the unified hierarchy by clone3 (try_move). */
 
 #include "probe.h"
 
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut, bpf_seen; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen, moved, moves; char first[4096]; } g_ks;
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -262,6 +264,92 @@ static void try_file(const char *path, const char *canon, const struct stat *st)
     }
 }
 
+/* The unified hierarchy being walked (mount `g_cg2`), where the workload stands by
+ * /proc/self/cgroup's "0::" path (relative to its cgroup namespace's root, as a
+ * mount's root is: "/.." where the mount shows more than the namespace's root), and
+ * its folder in the mount where that can be told ("" where not). */
+static const struct mnt *g_cg2;
+static char g_cg2_path[4096], g_cg2_own[4096];
+
+/* The "0::" path of /proc/PID/cgroup (`pid` "self" or a number) in out[]: 0, or -1. */
+static int unified_path(const char *pid, char *out, size_t n)
+{
+    char file[64], buf[8192];
+    snprintf(file, sizeof file, "/proc/%s/cgroup", pid);
+    ssize_t got = read_file(file, buf, sizeof buf - 1);
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    char *path = strstr(buf, "0::");
+    if (path == NULL || (path != buf && path[-1] != '\n'))
+        return -1;
+    path += 3;
+    path[strcspn(path, "\n")] = '\0';
+    snprintf(out, n, "%s", path);
+    return 0;
+}
+
+/* Whether cgroup `path` is `own` or below it, both as /proc/PID/cgroup gives them. */
+static int own_or_below(const char *path, const char *own)
+{
+    if (strcmp(own, "/"))
+        return prefixed(path, own);
+    return path[0] == '/' && strcmp(path, "/..") && strncmp(path, "/../", 4);
+}
+
+static void cg2_begin(const struct mnt *m)
+{
+    g_cg2 = NULL;
+    if (strcmp(m->type, "cgroup2") || unified_path("self", g_cg2_path, sizeof g_cg2_path) != 0)
+        return; /* it cannot be told where the workload stands: nothing tried */
+    const char *root = strcmp(m->root, "/") ? m->root : "";
+    g_cg2 = m;
+    g_cg2_own[0] = '\0';
+    if (!*root || prefixed(g_cg2_path, root))
+        snprintf(g_cg2_own, sizeof g_cg2_own, "%s%s", m->mp,
+                 strcmp(g_cg2_path + strlen(root), "/") ? g_cg2_path + strlen(root) : "");
+}
+
+/* A process born into folder `dir` of the unified hierarchy outside the workload's
+ * own cgroup: clone3(CLONE_INTO_CGROUP) needs only a handle on the folder (O_PATH,
+ * which a read-only mount and Landlock let through) and the write permission of
+ * cgroup.procs' mode, which a mount's read-only flag does not enter: another way to
+ * the write a cgroup.procs stands for. Where the child landed is the kernel's word
+ * (its /proc/PID/cgroup, against the workload's: a move within its own is no reach).
+ * The child does nothing and is killed (a frozen cgroup's too) before it is waited. */
+static void try_move(const char *dir)
+{
+    if (g_cg2 == NULL || g_ks.moved || g_ks.moves >= 32 || (*g_cg2_own && prefixed(dir, g_cg2_own)))
+        return;
+    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    g_ks.moves++;
+    struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+             set_tid, set_tid_size, cgroup; } args;
+    memset(&args, 0, sizeof args);
+    args.flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
+    args.exit_signal = SIGCHLD;
+    args.cgroup = (uint64_t)fd;
+    long pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid == 0) {
+        for (;;)
+            pause();
+    }
+    close(fd);
+    if (pid < 0)
+        return;
+    char num[24], landed[4096];
+    snprintf(num, sizeof num, "%ld", pid);
+    int read = unified_path(num, landed, sizeof landed);
+    kill((pid_t)pid, SIGKILL);
+    waitpid((pid_t)pid, NULL, 0);
+    if (read != 0 || own_or_below(landed, g_cg2_path))
+        return;
+    g_ks.moved = 1;
+    snprintf(g_ks.first, sizeof g_ks.first, "%s", dir);
+}
+
 /* Depth-first, never through a symlink (sysfs links every device many times); `canon`
  * the folder's usual name. */
 static void walk(const char *dir, const char *canon, int depth)
@@ -269,7 +357,7 @@ static void walk(const char *dir, const char *canon, int depth)
     DIR *d = opendir(dir);
     if (d == NULL || depth > 12)
         goto out;
-    for (struct dirent *e; (e = readdir(d)) != NULL && !g_ks.writable_seen;) {
+    for (struct dirent *e; (e = readdir(d)) != NULL && !g_ks.writable_seen && !g_ks.moved;) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         if (g_ks.files >= KSTATE_MAX_FILES) {
@@ -291,6 +379,8 @@ static void walk(const char *dir, const char *canon, int depth)
 out:
     if (d)
         closedir(d);
+    if (!g_ks.writable_seen)
+        try_move(dir); /* the unified hierarchy's folders (g_cg2), its mount point unlisted too */
 }
 
 /* A tracefs (debugfs's own `tracing` with it): not walked, some of its files act when
@@ -321,7 +411,7 @@ void chk_priv_root_kernel_state(void)
     if (read_mounts() != 0)
         g_nmnt = 0;
     int walked = 0;
-    for (int i = 0; i < g_nmnt && !g_ks.writable_seen; i++) {
+    for (int i = 0; i < g_nmnt && !g_ks.writable_seen && !g_ks.moved; i++) {
         const struct mnt *m = &g_mnt[i];
         if (!kstate_type(m->type) || !visible(m))
             continue;
@@ -358,11 +448,13 @@ void chk_priv_root_kernel_state(void)
         }
         snprintf(canon, sizeof canon, "%s%s", usual_place(m), root);
         g_bpf = !strcmp(m->type, "bpf");
+        cg2_begin(m);
         if (lstat(m->mp, &st) == 0 && S_ISREG(st.st_mode))
             try_file(m->mp, canon, &st);
         else
             walk(m->mp, canon, 0);
         g_bpf = 0;
+        g_cg2 = NULL;
     }
     if (!walked) { /* no mount table: the usual places */
         if (lstat("/proc/sysrq-trigger", &st) == 0 && S_ISREG(st.st_mode))
@@ -375,6 +467,10 @@ void chk_priv_root_kernel_state(void)
     }
     ev_int("files_tried", g_ks.files);
     ev_int("mounts_walked", walked);
+    ev_int("cgroup_moves_tried", g_ks.moves);
+    if (g_ks.moved)
+        outcome(OC_ESCAPED, 0, "can start a process in the host's cgroup %s: clone3(CLONE_INTO_CGROUP),"
+                " though none of its files opens for writing (the child killed at once)", g_ks.first);
     if (g_ks.writable_seen)
         outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)%s", g_ks.first,
                 g_ks.bpf_seen ? ": a pinned BPF object, read-write by BPF_OBJ_GET" : "");

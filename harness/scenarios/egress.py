@@ -595,8 +595,14 @@ EGRESS = Scenario(
                 "listing, only the proxies the environment names are tried, and the line is an "
                 "error unless one escaped. A sandbox that shows no `/proc` (no listener can be "
                 "listed) is an error. At "
-                "most 48 relays: more make the line an error unless one escaped. Escaped if the "
-                "nonce comes back; otherwise blocked, with what was tried."
+                "most 48 relays: more make the line an error unless one escaped. A relay that "
+                "refuses the canary's port is asked again, on a new connection within the first "
+                "asking's deadline, for the canary's high port and, where the canary stands in "
+                "a namespace of its own (it answers every port there), 443 and 80 (a proxy "
+                "that lets some ports out alone, as squid's stock rule does), never for the "
+                "port the policy lets out (`--allowed-tcp`: a proxy enforcing the policy "
+                "rightly lets that out). Escaped if the nonce comes back; otherwise blocked, "
+                "with what was tried."
             ),
         ),
         # A sidecar relay on UDP: bound in the sandbox's own network namespace, its

@@ -83,7 +83,13 @@ PRIVILEGE = Scenario(
                 "tracefs but their tracing switches (`tracing_on`, `buffer_size_kb`, "
                 "`current_tracer`, whose open only checks the mode: writable, they turn on "
                 "events that watch every host process), and IMA's policy (whose files may act "
-                "on open or close). Over 60,000 files tried without one: an error."
+                "on open or close). Another way to a `cgroup.procs`: in each folder of a "
+                "cgroup2 mount (its mount point too, unlisted) that is not the workload's own "
+                "cgroup nor below it (by `/proc/self/cgroup`'s `0::` path), up to 32, a child "
+                "born there by `clone3(CLONE_INTO_CGROUP)` (an `O_PATH` handle and the file's "
+                "mode are all it asks: no writable mount; a cgroup namespace bounds it only "
+                "under `nsdelegate`), killed at once: `escaped` "
+                "(`evidence.cgroup_moves_tried`). Over 60,000 files tried without one: an error."
             ),
         ),
         _as_root(

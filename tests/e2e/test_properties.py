@@ -253,6 +253,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "colocated-sibling-cwd": {"filesystem_confinement": "fs-proc-fds"},
     "bwrap-tracefs-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-bpffs-rw": {"privilege_floor": "priv-root-kernel-state"},
+    # A process moved into a host cgroup by clone3(CLONE_INTO_CGROUP), no file writable.
+    "bwrap-cgroup-clone3": {"privilege_floor": "priv-root-kernel-state"},
+    "landlock-clone3": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},

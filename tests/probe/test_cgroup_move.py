@@ -1,0 +1,113 @@
+"""priv-root-kernel-state's other way to a cgroup.procs: a process born into a host
+cgroup by clone3(CLONE_INTO_CGROUP). The kernel asks for an O_PATH handle on the
+folder and the write permission of cgroup.procs' mode, never a writable mount, so a
+sandbox that shows the unified hierarchy read-only (no file of it opens for
+writing) still lets root move a process out of its own cgroup. Moves into the
+workload's own cgroup, or below it, are its own business; a uid the file's mode
+refuses moves nothing.
+
+Real bwrap and the host's cgroup2 mount: the test makes a cgroup of its own below the
+hierarchy's root, places the sandbox's launcher in it, and removes it afterwards
+(root needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.lab import require_tool
+from tests.probe.copies import runnable_copy
+
+
+def _unified_mount() -> Path | None:
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split(" - ")
+        if len(fields) == 2 and fields[1].split()[0] == "cgroup2":
+            return Path(fields[0].split()[4])
+    return None
+
+
+UNIFIED = _unified_mount()
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or UNIFIED is None, reason="needs root and a cgroup2 mount"
+)
+
+
+@pytest.fixture
+def own_cgroup() -> Iterator[Path]:
+    """A cgroup of the test's own, a child of the unified hierarchy's root."""
+    assert UNIFIED is not None
+    folder = UNIFIED / f"harness-test-move-{secrets.token_hex(4)}"
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        for _ in range(100):  # the sandbox's last process may still be on its way out
+            try:
+                folder.rmdir()
+                break
+            except OSError:
+                time.sleep(0.05)
+
+
+def _kernel_state_row(folder: Path, cgroup: Path, *shape: str, nobody: bool = False) -> dict:
+    """priv-root-kernel-state of a probe run by bwrap (the bwrap reference's
+    namespaces, caps dropped but the set-id pair) started inside `cgroup`, with the
+    view `shape` adds."""
+    probe = runnable_copy(folder)
+    launcher = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
+    argv = ["sh", "-c", launcher, "sh", str(cgroup), require_tool("bwrap")]
+    argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"]
+    argv += ["--die-with-parent", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID"]
+    argv += ["--cap-add", "CAP_SETGID", "--ro-bind", str(probe), "/probe", *shape]
+    argv += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--", "/probe", "run", "--tag", "t", "privilege-floor"]
+    if nobody:  # setpriv of the host's /usr, the probe's root rows run as that uid
+        usr = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib"]
+        usr += ["--symlink", "usr/lib64", "/lib64"]
+        argv[argv.index("--proc") : argv.index("--proc")] = usr
+        argv[-5:-5] = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    found = [r for r in rows if r.get("id") == "priv-root-kernel-state"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+def test_a_read_only_hierarchy_still_lets_root_move_out(
+    open_folder: Path, own_cgroup: Path
+) -> None:
+    """The host's /sys read-only: no cgroup file opens for writing, yet a child is
+    born outside the workload's cgroup (its cgroup namespace no boundary: this
+    hierarchy has no nsdelegate). By hand, the same shape moved a shell's child into
+    a sibling cgroup."""
+    row = _kernel_state_row(open_folder, own_cgroup, "--ro-bind", "/sys", "/sys")
+    assert row["outcome"] == "escaped", row
+    assert "clone3(CLONE_INTO_CGROUP)" in row["detail"], row
+    assert f"{own_cgroup}:" not in row["detail"] and f"{own_cgroup}/" not in row["detail"], row
+    assert row["evidence"]["cgroup_moves_tried"] >= 1, row
+
+
+def test_the_workloads_own_cgroup_shown_alone_is_no_move(
+    open_folder: Path, own_cgroup: Path
+) -> None:
+    """Only its own cgroup bound in, read-write: its files and moves are its own;
+    nothing else of the hierarchy is in view, so nothing is tried."""
+    row = _kernel_state_row(open_folder, own_cgroup, "--bind", str(own_cgroup), "/sys/fs/cgroup")
+    assert row["outcome"] == "blocked", row
+    assert row["evidence"]["cgroup_moves_tried"] == 0, row
+
+
+def test_a_uid_the_mode_refuses_moves_nothing(open_folder: Path, own_cgroup: Path) -> None:
+    """The read-only shape again, the workload nobody: cgroup.procs is root's, mode
+    0644, so every move is refused (tried, not escaped)."""
+    row = _kernel_state_row(open_folder, own_cgroup, "--ro-bind", "/sys", "/sys", nobody=True)
+    assert row["outcome"] == "blocked", row
+    assert row["evidence"]["cgroup_moves_tried"] >= 1, row
