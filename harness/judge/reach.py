@@ -29,6 +29,9 @@ PASSTHROUGH_TYPES = frozenset({"9p", "virtiofs", "nfs", "nfs4", "cifs", "smb3", 
 STANDARD_DEVICES = frozenset({"/null", "/zero", "/full", "/random", "/urandom", "/tty"})
 # cgroup filesystems are the privilege floor's business (release_agent).
 CGROUP_TYPES = frozenset({"cgroup", "cgroup2"})
+# A loop device's filesystem is a file's content: the launcher's own image, or a host
+# folder's copied in; harness cannot tell which (devices.txt: block major 7).
+LOOP_MAJOR = "7"
 
 
 def own_kernel(
@@ -143,6 +146,8 @@ def exposures(
                 continue
             if _granted(dev, root, granted, host_grants, host_mounts):
                 continue
+            if dev.split(":")[0] == LOOP_MAJOR and not any(m[0] == dev for m in host_mounts):
+                continue  # a file's image the host mounts nowhere: `unplaced_mounts`
             beyond.append((mount, f"root {root}"))
     else:
         inside = set(grants.get("inside", ()))
@@ -168,16 +173,22 @@ def unplaced_mounts(
     host does not show) of a kind that passes files through from elsewhere (FUSE,
     NFS, CIFS, 9p, virtiofs), and the overlays with a layer no grant holds
     (`layers`, `overlay.unplaced_layers`): bindfs or sshfs of a host folder, or an
-    overlay of it, shows it under a new device, like a tmpfs. Not its / (its image),
-    nor a mount point a grant holds."""
-    host = {(m[0], m[1]) for m in host_fs.get("mounts") or []}
+    overlay of it, shows it under a new device, like a tmpfs; and a loop device the
+    host mounts nowhere (a file's image). Not its / (its image), nor a mount point a
+    grant holds."""
+    host_mounts = host_fs.get("mounts") or []
+    host = {(m[0], m[1]) for m in host_mounts}
     inside = [g for g in grants.get("inside", ()) if g != "/"]  # "/": its own root
     found = []
     for mount in mounts:
         dev, kind, point = mount[0], mount[1], mount[2]
-        if (dev, kind) in host or not dev.startswith("0:") or point == "/":
+        if (dev, kind) in host or point == "/":
             continue
-        if kind == "overlay":
+        if not dev.startswith("0:"):
+            if dev.split(":")[0] != LOOP_MAJOR or any(m[0] == dev for m in host_mounts):
+                continue
+            where = "a loop device the host mounts nowhere: its file may hold a host folder's image"
+        elif kind == "overlay":
             layer = (layers or {}).get(point)
             if layer is None:
                 continue

@@ -478,7 +478,7 @@ static void ambient_by_i386(unsigned long c)
         return;
     long v[6] = { PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (long)c, 0, 0, 0 };
     int got = i386_gains(I386_NR_prctl, v, ambient_holds, &c);
-    if (got > 0)
+    if (got > 0 && !g_own_userns && initial_userns())
         outcome(OC_ESCAPED, 0, "PR_CAP_AMBIENT_RAISE refused, prctl (i386) raised capability %lu as uid %u",
                 c, (unsigned)geteuid());
     if (got < 0)
@@ -496,11 +496,14 @@ void chk_priv_ambient(void)
     if (caps_get(d) != 0)
         fail(errno, "capget");
     uint64_t can = cap64(d[0].permitted & d[0].inheritable, d[1].permitted & d[1].inheritable);
-    uint64_t raised = 0;
+    uint64_t raised = 0, held = 0; /* held: ambient already (priv-start judges those) */
     int e = 0;
     can |= 1ULL << PROBE_CAP_NET_RAW;
+    for (unsigned long c = 0; c < 64; c++)
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1)
+            held |= 1ULL << c;
     for (unsigned long c = 0; c < 64; c++) {
-        if (!(can >> c & 1))
+        if (!(can >> c & 1) || (held >> c & 1))
             continue;
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) != 0) {
             if (c == PROBE_CAP_NET_RAW)
@@ -513,6 +516,9 @@ void chk_priv_ambient(void)
     }
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)raised);
     ev_str("raised", hex);
+    if (raised && (g_own_userns || !initial_userns())) /* as priv-inh-exec: none of the host's */
+        outcome(OC_BLOCKED, 0, "PR_CAP_AMBIENT_RAISE raised %s as uid %u, in a child user namespace"
+                " only", hex, (unsigned)geteuid());
     if (raised)
         outcome(OC_ESCAPED, 0, "PR_CAP_AMBIENT_RAISE raised capabilities %s as uid %u", hex,
                 (unsigned)geteuid());

@@ -119,9 +119,10 @@ FILESYSTEM = Scenario(
                 "folder (`judge/overlay.py`). harness judges it (`judge/reach.py`): on the host's "
                 "kernel a FUSE or network filesystem of the sandbox's own, or an overlay with a "
                 "layer no read grant holds and the host did not confirm (its options name a "
-                "host folder by another path, or its files are decoys), readable, at a mount "
-                "point no grant holds, is an `error` (it may serve a host folder under a new "
-                "device). More than fits a 16 KiB line is `error`."
+                "host folder by another path, or its files are decoys), or a loop device the "
+                "host mounts nowhere (a file's image: the launcher's own, or a host folder's "
+                "copy), readable, at a mount point no grant holds, is an `error` (it may serve "
+                "a host folder under a new device). More than fits a 16 KiB line is `error`."
             ),
         ),
         Check(

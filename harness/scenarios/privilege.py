@@ -243,7 +243,11 @@ PRIVILEGE = Scenario(
                 "`PR_CAP_AMBIENT_RAISE` of CAP_NET_RAW and of every capability both permitted and "
                 "inheritable; each one refused, again through the i386 entry's `prctl` (in a "
                 "child). Escaped if any is then in the ambient set (`evidence.raised`, a "
-                "mask), where every program run after keeps it."
+                "mask), where every program run after keeps it; those ambient already are not "
+                "tried (`priv-start` judges what the workload starts with), and a raise in a "
+                "user namespace other than the kernel's initial one (the sandbox's, or one the "
+                "probe made to drop to `--unpriv-uid`) is `blocked`: those capabilities reach "
+                "only what that namespace owns (as `priv-inh-exec`)."
             ),
         ),
         Check(

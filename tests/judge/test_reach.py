@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.caps import CAP_NAMES
-from harness.judge.reach import exposures, judge_mounts
+from harness.judge.reach import exposures, judge_mounts, unplaced_mounts
 from harness.judge.start import cap_names, judge_start
 from harness.results.records import CheckOutcome, HostEvidence
 
@@ -549,3 +549,29 @@ def test_an_undeclared_root_of_the_sandboxs_own_is_no_question() -> None:
 def test_an_undeclared_root_with_nothing_to_read_is_no_question(mounts: list[list[str]]) -> None:
     outcome, detail = judge_mounts({"mounts": mounts, "boot_id": BOOT}, _undeclared(), "6.1")
     assert outcome == CheckOutcome.BLOCKED, detail
+
+
+def test_a_loop_device_the_host_mounts_nowhere_is_no_proof_either_way() -> None:
+    """A tool image the launcher made and loop-mounted for the sandbox alone (as
+    Apptainer or AppImage ship software): its files are a file's content, which may be
+    the sandbox's own or a host folder's copy. No escape, an error; a policy granting
+    its mount point declares it. A disk the host mounts nowhere is still the host's,
+    and a loop device the host mounts is judged as any host mount."""
+    image = [["7:0", "ext4", "/opt/tools", "/", "tool.txt"]]
+    host_fs = {"mounts": HOST_MOUNTS}
+    assert exposures(image, host_fs=host_fs, grants={}, shared=True) == []
+    unplaced = unplaced_mounts(image, host_fs=host_fs, grants={})
+    assert unplaced == [
+        "/opt/tools (ext4 7:0, a loop device the host mounts nowhere: its file may hold a"
+        " host folder's image, read 'tool.txt' there)"
+    ]
+    assert unplaced_mounts(image, host_fs=host_fs, grants={"inside": ["/opt"]}) == []
+    disk = [["8:16", "ext4", "/data", "/", "x"]]
+    assert exposures(disk, host_fs=host_fs, grants={}, shared=True) == [
+        "/data (ext4 8:16, root /, read 'x' there)"
+    ]
+    host_fs = {"mounts": [*HOST_MOUNTS, ["7:0", "squashfs", "/snap/core/1", "/"]]}
+    shown = [["7:0", "squashfs", "/snap", "/", "x"]]
+    assert exposures(shown, host_fs=host_fs, grants={}, shared=True) == [
+        "/snap (squashfs 7:0, root /, read 'x' there)"
+    ]

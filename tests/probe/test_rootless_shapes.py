@@ -99,3 +99,23 @@ def test_bwrap_userns_the_hosts_root_mapped_in_writes_a_sysctl_through_its_own_p
     else:
         assert row["outcome"] == "escaped", row
         assert "printk_ratelimit through a proc mounted there" in str(row["detail"]), row
+
+
+def test_bwrap_rootless_an_ambient_capability_of_its_own_namespace_is_no_gain(
+    probe: Path,
+) -> None:
+    """bwrap --unshare-user by uid 4242, keeping CAP_NET_BIND_SERVICE there (a server
+    that binds port 80 in its own network namespace): bwrap hands it over ambient.
+    Raising it again is no raise, and any raise there holds only in that namespace
+    (by hand: CapAmb 0x400 at start, uid_map "4242 0 1"). It was `escaped`, the one
+    row of a correct sandbox."""
+    argv = ["setpriv", "--reuid=4242", "--regid=4242", "--clear-groups", "--", "bwrap"]
+    argv += ["--unshare-user", "--unshare-net", "--unshare-pid", "--die-with-parent"]
+    argv += ["--cap-add", "CAP_NET_BIND_SERVICE", "--ro-bind", str(probe), "/probe"]
+    argv += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--", "/probe", "run", "--tag", "t", "privilege-floor"]
+    if not shutil.which("bwrap"):
+        pytest.skip("no bwrap")
+    row = _rows(argv)["priv-ambient"]
+    assert row["outcome"] == "blocked", row
+    assert row["evidence"]["raised"] == "0000000000000000", row  # type: ignore[index]
