@@ -261,10 +261,11 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _SEND,
-        "privileged source ports",
+        "source ports a stateless rule keys on",
         ("bind",),
-        checks=("udp4-privport", "udp6-privport"),
-        target="the canary's high port, IPv4 and IPv6, from 53, 123, 67, 88 or 500",
+        checks=("udp4-privport", "udp6-privport", "tcp4-sport", "tcp6-sport"),
+        target="the canary's high port, IPv4 and IPv6: by UDP from 53, 123, 67, 88 or 500 (the"
+        " first that binds), by TCP from each of 22, 53, 80, 443, 8080 and 8443",
     ),
     _net(
         _SEND,

@@ -228,7 +228,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-i386-fastopen",
         "bwrap-i386-ipv6",
     ),
-    _NET + "privileged source ports": ("bwrap-privport",),
+    _NET + "source ports a stateless rule keys on": ("bwrap-privport", "bwrap-tcp-sport"),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
     _NET + "AF_PACKET": (

@@ -85,33 +85,6 @@ static void att_src_port(struct att *a)
         a->src_port = (int)addr_port(&me);
 }
 
-/* The privileged source ports a stateless rule may let through ("sport 53"): the
- * first that binds, with the workload's own credentials. */
-static int bind_privileged(struct att *a)
-{
-    static const int ports[] = { 53, 123, 67, 88, 500 };
-    int one = 1, e = 0;
-    setsockopt(a->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
-        Addr me;
-        memset(&me, 0, sizeof me);
-        me.ss_family = (sa_family_t)a->family;
-        if (a->family == AF_INET6)
-            ((struct sockaddr_in6 *)(void *)&me)->sin6_port = htons((uint16_t)ports[i]);
-        else
-            ((struct sockaddr_in *)(void *)&me)->sin_port = htons((uint16_t)ports[i]);
-        if (bind(a->fd, (struct sockaddr *)&me, addr_len(&me)) == 0) {
-            a->bind_port = ports[i];
-            return 0;
-        }
-        e = errno;
-        if (e != EADDRINUSE)
-            break;
-    }
-    att_end(a, OC_BLOCKED, e, "bind a privileged source port (53, 123, 67, 88, 500) for %s", a->dsts);
-    return -1;
-}
-
 /* A held IPv6 stream socket whose IPv6 connect failed (at once, later, or by its
  * half of the time): dissolve the association (AF_UNSPEC) and connect to its
  * v4-mapped alternative with the time left. 0 when that connect is under way. */
@@ -202,7 +175,7 @@ static void att_start(struct att *a)
             return;
         }
     }
-    if (a->bind_port && bind_privileged(a) != 0)
+    if (a->bind_port && bind_source(a) != 0)
         return;
     if (elsewhere_bind(a) != 0)
         return;
@@ -639,6 +612,7 @@ void chk_egress_sweep(void)
     group_report(G_OWN_DNS, sweep_id[SW_DNS_OWN], t0, "no resolver");
     group_report(G_OWN_DNS_TCP, sweep_id[SW_DNS_OWN_TCP], t0, "no resolver");
     elsewhere_report(t0);
+    sport_report(t0);
     packet_report(t0);
     packet6_report(t0);
     sweep_host_unix(t0);

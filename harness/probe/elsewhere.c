@@ -75,7 +75,7 @@ int elsewhere_has(const char *host)
 int elsewhere_bind(struct att *a)
 {
     static int port[8];
-    if (a->group < G_ELSE4_TCP)
+    if (a->group < G_ELSE4_TCP || a->group > G_WEB6_UDP)
         return 0;
     int *shared = &port[a->group - G_ELSE4_TCP], one = 1;
     Addr me;

@@ -307,7 +307,7 @@ enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME 
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
 enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY,
        G_PACKET, G_PACKET6, G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP,
-       G_WEB4_TCP, G_WEB4_UDP, G_WEB6_TCP, G_WEB6_UDP };
+       G_WEB4_TCP, G_WEB4_UDP, G_WEB6_TCP, G_WEB6_UDP, G_SPORT4, G_SPORT6 };
 /* An attempt at the canary itself, or at one of its stand-ins elsewhere (one line for
  * each family and transport's stand-ins, reported after the rest): judged alike. */
 #define AT_CANARY(a) ((a)->group == G_SELF || (a)->group >= G_ELSE4_TCP)
@@ -382,6 +382,9 @@ void own_dns_gate(struct att *a);
 void sweep_unix(void);
 void sweep_protocols(int f, const char *ip, int high);
 void sweep_calls(int f, const char *ip, int high);
+void sweep_sports(int f, const char *ip, int high); /* sports.c */
+void sport_report(double t0);
+int bind_source(struct att *a);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
 void held_report(double t0);                                /* heldsocks.c: held-fds's line */

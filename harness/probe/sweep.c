@@ -543,6 +543,7 @@ void sweep_calls(int f, const char *ip, int high)
     struct att *a = sweep_add(sweep_id[f ? SW_UDP6_PRIVPORT : SW_UDP4_PRIVPORT], ip, high, SOCK_DGRAM, X_LINE);
     if (a)
         a->bind_port = 1;
+    sweep_sports(f, ip, high);
     /* TCP without connect(2): Fast Open's first send connects (a filter or an LSM
      * hook on connect never sees it); TCP_FASTOPEN_CONNECT; and a Multipath TCP
      * socket, which talks TCP to any peer (Landlock's TCP rights do not cover it). */

@@ -347,6 +347,23 @@ def _ways(v: str) -> tuple[Check, ...]:
             ),
         ),
         _swept(
+            f"tcp{v}-sport",
+            f"TCP to the canary's {family} high port from each source port servers listen at"
+            " (22, 53, 80, 443, 8080, 8443)",
+            need,
+            transport=Transport.TCP,
+            control_id=tcp_control,
+            how=(
+                "The HARNESS exchange with the high port once from each of source ports 22, "
+                "53, 80, 443, 8080 and 8443, each its own connection, one line for them all: a "
+                "stateless rule written for a server's replies (`tcp sport 8080 accept`, a "
+                "policy route keyed on the source port) lets out any connection made from that "
+                "port. Escaped if one brings the nonce back (the detail names its port); a port "
+                "that does not bind (privileged without CAP_NET_BIND_SERVICE, or taken) is that "
+                f"attempt blocked with the errno. Its control is `{tcp_control}`."
+            ),
+        ),
+        _swept(
             f"uring{v}",
             f"TCP to the canary's {family} high port by io_uring alone (socket, connect, send,"
             " recv)",

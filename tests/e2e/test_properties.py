@@ -648,6 +648,7 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-abstract-unix-seqpacket": ({"unix-abstract-seqpacket"}, "the nonce came back from @"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
+    "bwrap-tcp-sport": ({"tcp4-sport"}, "from source port 8080"),
     "bwrap-other-protocols": (
         {"udplite4", "udplite6", "rawip4", "rawip6"},
         "canary saw",
@@ -787,6 +788,7 @@ ROW_MUTANTS = (
     "bwrap-i386-ipv6",
     "bwrap-abstract-unix",
     "bwrap-privport",
+    "bwrap-tcp-sport",
     "bwrap-other-protocols",
     "bwrap-held-socket",
     "bwrap-held-tun",

@@ -118,7 +118,8 @@ def test_every_transport_is_pinned() -> None:
     }
     rings = {f"uring{v}{kind}" for v in "46" for kind in ("", "-mptcp")}
     i386 = {f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "tfo")}
-    assert tcp == named | {*i386, "mptcp4", "mptcp6", "tcp4-mapped", *fastopen, *rings} | {
+    sports = {"tcp4-sport", "tcp6-sport"}
+    assert tcp == named | {*i386, "mptcp4", "mptcp6", "tcp4-mapped", *fastopen, *rings, *sports} | {
         *hosts,
         *(f"tcp{v}-{p}" for v in "46" for p in ports),
     }
