@@ -167,7 +167,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-own-resolver-tcp",
         "bwrap-addrlen-filter",
     ),
-    _NET + "AF_INET UDP": ("bwrap-port-allowlist", "bwrap-own-resolver"),
+    _NET + "AF_INET UDP": (
+        "bwrap-port-allowlist",
+        "bwrap-own-resolver",
+        "bwrap-own-resolver-notxt",
+    ),
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
     _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded",),

@@ -154,3 +154,30 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
     errno = e;
     return rc;
 }
+
+/* The queries to one resolver, over UDP (dns-own) and, unless `udp_only`, over TCP
+ * (dns-own-tcp): a stub that forwards what it is asked on either is a way out. TXT,
+ * whose answer brings the nonce back, then A and AAAA of the same name: a stub that
+ * refuses TXT ("no tunnelling") still forwards those, and the canary logs the name. */
+void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only)
+{
+    static const int types[] = { 0, DNS_A, DNS_AAAA };
+    for (int k = 0; k < 3 * (2 - !!udp_only); k++) {
+        int tcp = k / 3;
+        struct att *a = att_new(sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], tcp ? G_OWN_DNS_TCP : G_OWN_DNS);
+        if (!a)
+            return;
+        if (parse_addr(spec, &a->dst) != 0) {
+            g_natt--;
+            return;
+        }
+        a->family = a->dst.ss_family;
+        a->type = tcp ? SOCK_STREAM : SOCK_DGRAM;
+        a->talk = X_DNS;
+        a->qtype = types[k % 3];
+        snprintf(a->dsts, sizeof a->dsts, "%s (%s%s%s)", spec, label, tcp ? ", over TCP" : "",
+                 a->qtype == DNS_A ? ", an A query" : a->qtype ? ", an AAAA query" : "");
+        snprintf(a->qname, sizeof a->qname, "%s.%s.%s", sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], o.tag,
+                 denied);
+    }
+}

@@ -281,7 +281,7 @@ int net_default_route(int sock, const char *gw);
 
 /* ---- dns.c ------------------------------------------------------------------ */
 
-enum { DNS_A = 1, DNS_TXT = 16 };
+enum { DNS_A = 1, DNS_TXT = 16, DNS_AAAA = 28 };
 struct dns_ans { int rcode, ancount, has_a; struct in_addr a; char txt[256]; };
 enum { DQ_ENCODE, DQ_CONNECT, DQ_SEND, DQ_RECV, DQ_PARSE };
 extern const char *const dq_step[];
@@ -345,6 +345,7 @@ struct att {
     unsigned char out[700], in[1500];
     size_t outn, outoff, inn;
     uint16_t qid;
+    int qtype; /* X_DNS: the query's type (0: TXT, whose answer carries the nonce) */
     enum outcome oc;
     char detail[300], qname[300];
 };

@@ -88,27 +88,6 @@ static int in_ranges(const Addr *a, const char *ranges)
     return 0;
 }
 
-/* The query to one resolver, over UDP (dns-own) and, unless `udp_only`, over TCP
- * (dns-own-tcp): a stub that forwards what it is asked on either is a way out. */
-void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only)
-{
-    for (int tcp = 0; tcp < 2 - !!udp_only; tcp++) {
-        struct att *a = att_new(sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], tcp ? G_OWN_DNS_TCP : G_OWN_DNS);
-        if (!a)
-            return;
-        if (parse_addr(spec, &a->dst) != 0) {
-            g_natt--;
-            return;
-        }
-        a->family = a->dst.ss_family;
-        a->type = tcp ? SOCK_STREAM : SOCK_DGRAM;
-        a->talk = X_DNS;
-        snprintf(a->dsts, sizeof a->dsts, "%s (%s%s)", spec, label, tcp ? ", over TCP" : "");
-        snprintf(a->qname, sizeof a->qname, "%s.%s.%s", sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], o.tag,
-                 denied);
-    }
-}
-
 /* The sandbox's own resolvers (/etc/resolv.conf; libc's default without one). */
 void sweep_own_dns(const char *denied)
 {

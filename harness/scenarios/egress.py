@@ -511,7 +511,7 @@ EGRESS = Scenario(
         # `[canary] resolver_ranges`), so the control is the canary's DNS over UDP.
         _swept(
             "dns-own",
-            "TXT query for a unique name through the sandbox's own resolver",
+            "TXT, A and AAAA queries for a unique name through the sandbox's own resolver",
             transport=Transport.UDP,
             control_id="udp4-53",
             how=(
@@ -522,8 +522,11 @@ EGRESS = Scenario(
                 "stand in the host's namespace). A nameserver outside "
                 "`--resolver-ranges` is asked only if a UDP `connect` (which sends nothing) fails; "
                 "otherwise `error` (a listener of the sandbox's own namespace is always asked: "
-                "the query is delivered there). One line for all: escaped, else succeeded, else "
-                "error, else blocked."
+                "the query is delivered there). Then A and AAAA of the same name, each its own "
+                'query: a stub that refuses TXT ("no tunnelling") still forwards those, and the '
+                "canary's log of the name is the proof (their answers bring no nonce back: "
+                "`succeeded`). One line for all: escaped, else succeeded, else error, else "
+                "blocked."
             ),
         ),
         _swept(
@@ -532,7 +535,8 @@ EGRESS = Scenario(
             transport=Transport.TCP,
             control_id="tcp4-53",
             how=(
-                "TXT `dns-own-tcp.<tag>.<denied-name>` over TCP (with the 2-byte length prefix) "
+                "TXT, A and AAAA `dns-own-tcp.<tag>.<denied-name>` over TCP (the 2-byte length "
+                "prefix) "
                 "through each nameserver `dns-own` asks, gated the same way: a stub that "
                 "forwards what it is asked over TCP is a way out where UDP is refused. One line "
                 "for all, ranked like `dns-own`."

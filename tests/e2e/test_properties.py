@@ -568,6 +568,8 @@ EGRESS_MUTANTS = {
     "bwrap-ipv6-forwarded": ({"tcp6-443", "udp6-123", "icmp6"}, "the nonce came back"),
     "bwrap-port-allowlist": ({"tcp4-80", "udp4-123", "tcp6-80", "udp6-123"}, "the nonce came back"),
     "bwrap-own-resolver": ({"dns-own"}, "TXT answer from 127.0.0.53:53 (own resolver)"),
+    # Its stub refuses TXT: the A query's name reaches the canary's resolver.
+    "bwrap-own-resolver-notxt": ({"dns-own"}, "canary saw"),
     "bwrap-own-resolver-tcp": (
         {"dns-own-tcp"},
         "TXT answer from 127.0.0.53:53 (own resolver, over TCP) carries the nonce",
@@ -849,6 +851,7 @@ ROW_MUTANTS = (
     "landlock-tcp-mptcp",
     "bwrap-ipv4-mapped",
     "bwrap-own-resolver-tcp",
+    "bwrap-own-resolver-notxt",
     "bwrap-ipv6-fastopen",
 )
 
