@@ -84,6 +84,11 @@ ROWS: tuple[Row, ...] = (
             "fs-write-read-only",
             "fs-write-reach",
         ),
+        ways=(
+            "a read-only mount remounted read-write in a mount namespace of its own (CAP_SYS_ADMIN"
+            " over the user namespace that owns it: a read-only flag is locked only where a more"
+            " privileged namespace set it)",
+        ),
         target="overwrite-me; every file harness made outside, compared on the host;"
         " overwrite-me in harness's folder in each of the policy's read-only grants; the"
         " host's files (no execute bit) below each mount, opened for writing",

@@ -24,6 +24,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "WRITE_FILE: change a file's content": (
         "landlock-unhandled-write-file",
         "colocated-rw-etc",
+        "bwrap-userns-sysadmin",
     ),
     _FS + "TRUNCATE: cut a file": ("landlock-unhandled-truncate",),
     _FS + "REMOVE_FILE: unlink a file": ("landlock-unhandled-remove-file",),

@@ -2,6 +2,7 @@
  * file in each grant reads back (the control), and no kind of change is made there. */
 
 #include "probe.h"
+#include <sys/statvfs.h>
 
 /* --granted: harness's own folder in each read-only grant, at the path the sandbox
  * sees it, newline-separated. The next one into dir; 0 when none is left. */
@@ -38,42 +39,85 @@ void chk_fs_read_granted(void)
     outcome(OC_OK, 0, "read harness's file in each of %d read-only grants", n);
 }
 
+/* `dir`'s mount made writable again in a mount namespace of the check's own, where
+ * it is read-only: a namespace made by the workload's user namespace is that one's,
+ * and a read-only flag is locked there only where a more privileged namespace set it
+ * (bwrap --unshare-user keeping CAP_SYS_ADMIN sets its binds read-only from inside:
+ * unlocked). The other flags are kept, which a remount must. 0 when remounted. */
+static int writable_again(const char *dir)
+{
+    static int own_ns;
+    static const struct { unsigned long st, ms; } keep[] = {
+        { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV }, { ST_NOEXEC, MS_NOEXEC },
+        { ST_NOATIME, MS_NOATIME }, { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+    };
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0 || !(v.f_flag & ST_RDONLY))
+        return -1;
+    if (!own_ns && (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+                    read_mounts() != 0))
+        return -1;
+    own_ns = 1;
+    const struct mnt *m = NULL;
+    for (int i = 0; i < g_nmnt; i++) {
+        size_t n = strlen(g_mnt[i].mp);
+        if (!strncmp(dir, g_mnt[i].mp, n) && (dir[n] == '/' || !dir[n] || n == 1) &&
+            (!m || n >= strlen(m->mp)))
+            m = &g_mnt[i];
+    }
+    unsigned long flags = MS_REMOUNT | MS_BIND;
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+        flags |= v.f_flag & keep[k].st ? keep[k].ms : 0;
+    return m ? mount(NULL, m->mp, NULL, flags, NULL) : -1;
+}
+
 /* Every kind of change in each grant's folder, on files fs_setup made writable by
  * anyone: overwrite a byte, truncate, create a name, unlink, and the metadata kinds
  * by every way (mode, owner, times, extended attributes, inode flags: by path, the i386
  * entry, and by a descriptor opened for reading, which a read-only grant allows).
  * The host decides. */
+static void change_all(const char *dir, const char *tag)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_overwrite_me]);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    tried("write", fd >= 0 && write(fd, "x", 1) == 1 ? 0 : -1);
+    if (fd >= 0)
+        close(fd);
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_truncate_me]);
+    tried("truncate", syscall(SYS_truncate, path, 0L));
+    snprintf(path, sizeof path, "%s/%s-%s", dir, target_name[T_created], tag);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+    tried("create", fd >= 0 ? 0 : -1);
+    if (fd >= 0)
+        close(fd);
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_unlink_me]);
+    tried("unlink", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chmod_me]);
+    meta_chmod(path);
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chown_me]);
+    meta_chown(path);
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_utime_me]);
+    meta_utime(path);
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_xattr_me]);
+    meta_xattr(path);
+    snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chattr_me]);
+    meta_chattr(path);
+}
+
 void chk_fs_write_read_only(void)
 {
     const char *cur = need(&o.granted), *tag = need(&o.tag);
-    char dir[4096], path[4200];
-    int n = 0;
+    char dir[4096], what[4200];
+    int n = 0, again = 0;
     for (; next_granted(&cur, dir, sizeof dir); n++) {
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_overwrite_me]);
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        tried("write", fd >= 0 && write(fd, "x", 1) == 1 ? 0 : -1);
-        if (fd >= 0)
-            close(fd);
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_truncate_me]);
-        tried("truncate", syscall(SYS_truncate, path, 0L));
-        snprintf(path, sizeof path, "%s/%s-%s", dir, target_name[T_created], tag);
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
-        tried("create", fd >= 0 ? 0 : -1);
-        if (fd >= 0)
-            close(fd);
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_unlink_me]);
-        tried("unlink", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chmod_me]);
-        meta_chmod(path);
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chown_me]);
-        meta_chown(path);
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_utime_me]);
-        meta_utime(path);
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_xattr_me]);
-        meta_xattr(path);
-        snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chattr_me]);
-        meta_chattr(path);
+        change_all(dir, tag);
+        if (!tried_any() && writable_again(dir) == 0) {
+            again++; /* each change again, its mount read-write in a namespace of its own */
+            change_all(dir, tag);
+        }
     }
-    snprintf(path, sizeof path, "harness's folder in %d read-only grants", n);
-    verdict("change", path);
+    snprintf(what, sizeof what, "harness's folder in %d read-only grants%s", n,
+             again ? " (its mount remounted read-write in a mount namespace of the workload's own)" : "");
+    verdict("change", what);
 }

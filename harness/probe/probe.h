@@ -491,6 +491,7 @@ enum target {
 extern const char *const target_name[T_COUNT];
 const char *outside(enum target t); /* <outside>/<name>, a MADE target's <name>-<tag> */
 void tried(const char *call, long rc);
+int tried_any(void); /* a change of the ones tried went through */
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 /* One call through another ABI's entry: its number there and up to five arguments,

@@ -497,9 +497,13 @@ FILESYSTEM = Scenario(
                 "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "
                 "through the i386 entry, and by a descriptor opened for reading, which a "
                 "read-only grant allows: `fchmod`, `fchown`, `futimens`, `fsetxattr`, "
-                "`fremovexattr`, `FS_IOC_SETFLAGS`): `succeeded` if any went through (the "
-                "detail names which; the host's `granted_changed` decides), else blocked with "
-                "the last errno."
+                "`fremovexattr`, `FS_IOC_SETFLAGS`). Where none went through and the folder's "
+                "mount is read-only, that mount is remounted read-write (`MS_REMOUNT|MS_BIND`, "
+                "its other flags kept) in a mount namespace of the check's own, and every change "
+                "made again: with CAP_SYS_ADMIN over the user namespace that owns the sandbox's "
+                "mounts (bwrap --unshare-user keeping it), a read-only bind is not locked. "
+                "`succeeded` if any went through (the detail names which, and the remount; the "
+                "host's `granted_changed` decides), else blocked with the last errno."
             ),
         ),
         # Last: a reason names the attempt that made a change before this catch-all.

@@ -239,6 +239,7 @@ WAY_MUTANTS = {
     "a grant of one kind of node alone": ("-whiteout-deeper", "-socknode-deeper"),
     "harness's decoys": ("-remove-leaf", "-truncate-bin", "-rmdir-unlisted"),
     "clone3(CLONE_INTO_CGROUP): ": ("-clone3",),
+    "a read-only mount remounted": ("-userns-sysadmin",),
 }
 
 

@@ -448,6 +448,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-record-around": {"attribution": "attr-allowed-connect"},
     # Issue 25: /etc, which its policy says is read-only, bound read-write.
     "colocated-rw-etc": {"filesystem_confinement": "fs-write-read-only"},
+    # Its read-only binds unlocked in its own user namespace: remounted read-write.
+    "bwrap-userns-sysadmin": {"filesystem_confinement": "fs-write-read-only"},
 }
 # Stricter than the policy it declares (issue 25): a read-only grant it does not let
 # the workload read. Nothing got out, so not violated; but not enforced either: the
