@@ -366,7 +366,7 @@ ROWS: tuple[Row, ...] = (
     _net(
         _HANDED,
         "sockets the workload holds when it starts",
-        ("dup", "dup2", "dup3", "setns"),
+        ("dup", "dup2", "dup3", "setns", "pidfd_getfd"),
         checks=("held-fds",),
         target="every descriptor held at the start, at any number, named with its kind and"
         " network namespace (SO_NETNS_COOKIE): whatever the socket leads to (connected), or"
@@ -386,6 +386,8 @@ ROWS: tuple[Row, ...] = (
             "/proc/<pid>/ns/net of every visible process and thread: setns, then socket",
             "a proc filesystem mounted elsewhere (a host's at /host/proc): <pid>/ns/net, setns,"
             " then socket",
+            "another process's socket of another network namespace: pidfd_getfd (ptrace's"
+            " permission), then as held",
         ),
     ),
     _net(

@@ -286,6 +286,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-procfs",
         "bwrap-userns-netns",
         "bwrap-bound-procfs",
+        "bwrap-sibling-socket",
     ),
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc", "bwrap-host-mqueue"),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (

@@ -517,6 +517,60 @@ static int in_host_netns(const struct stat *self)
     return stat("/proc/1/ns/net", &init) == 0 && init.st_ino == self->st_ino && init.st_dev == self->st_dev;
 }
 
+/* Every IP socket of another visible process that belongs to another network
+ * namespace and that the workload may take: pidfd_getfd asks ptrace's permission (the
+ * same uid, no capability the workload lacks), not any network's. A host process's
+ * connection, taken, is the host's network: tried as one held at start (held_fd),
+ * named by its process. Its own namespace's are no route (the sweep tries that). */
+static void proc_sockets(uint64_t own, const char *ip4, const char *ip6, int high)
+{
+    DIR *d = own ? opendir("/proc") : NULL;
+    int taken = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL && taken < 32;) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        char dir[64], path[128], link[64];
+        snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+        DIR *fds = pid > 0 && pid != getpid() ? opendir(dir) : NULL;
+        int pfd = -1;
+        for (struct dirent *f; fds && (f = readdir(fds)) != NULL && taken < 32;) {
+            snprintf(path, sizeof path, "%s/%.32s", dir, f->d_name);
+            ssize_t l = readlink(path, link, sizeof link - 1);
+            if (l <= 7 || strncmp(link, "socket:", 7))
+                continue;
+            if (pfd < 0 && (pfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
+                break;
+            int got = (int)syscall(SYS_pidfd_getfd, pfd, atoi(f->d_name), 0), domain = 0;
+            socklen_t sl = sizeof domain;
+            if (got < 0 && errno == EPERM)
+                break; /* none of this process's */
+            if (got < 0)
+                continue;
+            getsockopt(got, SOL_SOCKET, SO_DOMAIN, &domain, &sl);
+            uint64_t cookie = netns_cookie(got);
+            size_t before = g_natt;
+            if ((domain == AF_INET || domain == AF_INET6) && cookie && cookie != own)
+                held_fd(got, 0, own, ip4, ip6, high);
+            if (g_natt == before) { /* not one to try: not kept */
+                close(got);
+                continue;
+            }
+            taken++;
+            for (size_t k = before; k < g_natt; k++) {
+                char was[sizeof g_att[k].dsts];
+                snprintf(was, sizeof was, "%s", g_att[k].dsts);
+                snprintf(g_att[k].dsts, sizeof g_att[k].dsts, "descriptor %.16s of pid %d (taken by"
+                         " pidfd_getfd), %.120s", f->d_name, (int)pid, was);
+            }
+        }
+        if (pfd >= 0)
+            close(pfd);
+        if (fds)
+            closedir(fds);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* Every other handle to a network namespace other than the sandbox's (the held
  * ones are held_ns_fd's): each /proc/<pid>/ns/net (and each thread's) the probe can
  * open, below /proc and every other proc mount, whose namespace is not its own. */
@@ -526,6 +580,7 @@ static void held_netns(int in_host, uint64_t own, const char *ip4, const char *i
     if (proc >= 0) {
         proc_netns(proc, "/proc", own, ip4, ip6, high);
         close(proc);
+        proc_sockets(own, ip4, ip6, high);
     }
     /* Every other proc mount (a host's /proc bound in at /host/proc): its pids are
      * another PID namespace's. */

@@ -947,8 +947,13 @@ EGRESS = Scenario(
                 "blocked, with its "
                 "errno; a child that gives no answer: an error). Each is named with its network "
                 "namespace (`SO_NETNS_COOKIE` against a socket of the probe's own: the sandbox's, "
-                "or another). One line for all, ranked like `unix-proxy`; none: blocked. "
-                "Descriptors 1 and 2 carry the probe's own output and are not tried, nor is "
+                "or another). And every IPv4 or IPv6 socket of another visible process (`/proc`, "
+                "where it does not stand in the host's own namespace) that belongs to another "
+                "network namespace and that `pidfd_getfd` takes (ptrace's permission: the same "
+                "uid, no capability the workload lacks; at most 32): a host process's connection "
+                "is the host's network, tried as one held, named by its process. One line for "
+                "all, ranked like `unix-proxy`; none: blocked. Descriptors 1 and 2 carry the "
+                "probe's own output and are not tried, nor is "
                 "stdin unless it is an IP or packet socket."
             ),
         ),

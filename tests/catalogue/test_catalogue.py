@@ -240,6 +240,7 @@ WAY_MUTANTS = {
     "harness's decoys": ("-remove-leaf", "-truncate-bin", "-rmdir-unlisted"),
     "clone3(CLONE_INTO_CGROUP): ": ("-clone3",),
     "a read-only mount remounted": ("-userns-sysadmin",),
+    "another process's socket": ("-sibling-socket",),
 }
 
 

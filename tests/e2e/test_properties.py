@@ -658,6 +658,7 @@ EGRESS_MUTANTS = {
         "canary saw",
     ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
+    "bwrap-sibling-socket": ({"held-fds"}, "(taken by pidfd_getfd)"),
     "bwrap-held-tun": ({"held-fds"}, "canary saw udp from "),
     "bwrap-held-daemon": (
         {"held-fds"},
@@ -795,6 +796,7 @@ ROW_MUTANTS = (
     "bwrap-tcp-sport",
     "bwrap-other-protocols",
     "bwrap-held-socket",
+    "bwrap-sibling-socket",
     "bwrap-held-tun",
     "bwrap-held-daemon",
     "bwrap-host-mqueue",
