@@ -158,7 +158,8 @@ ROWS: tuple[Row, ...] = (
             " unlistable)",
         ),
         target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
-        " hierarchy, the workload's own cgroup left out) and /proc/sysrq-trigger, opened for"
+        " hierarchy, the workload's own cgroup left out but its limits, each written back) and"
+        " /proc/sysrq-trigger, opened for"
         " writing, nothing written, wherever a mount of their types stands (a second proc, a"
         " hierarchy or a host service's subtree bound elsewhere), and a tracefs's tracing"
         " switches",

@@ -156,6 +156,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-bpffs-rw",
         "bwrap-cgroup-clone3",
         "landlock-clone3",
+        "bwrap-cgroup-own",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),

@@ -25,7 +25,7 @@
 
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut, bpf_seen, moved, moves; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen, moved, moves, own_limit; char first[4096]; } g_ks;
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -199,6 +199,18 @@ static int hierarchy_root(const struct mnt *m, const char *dir)
  * everything where the workload sits in the hierarchy's root cgroup. Where its own
  * cgroup cannot be told, by the mount's root: the hierarchy's is the host's; below a
  * delegated subtree, what it can write is its own. */
+static int own_of(const struct mnt *m, char *own, size_t n)
+{
+    int state = own_cgroup_dir(m, own, n);
+    if (state == 1 && hierarchy_root(m, own))
+        state = 0; /* the workload sits in the root cgroup: nothing there is its own */
+    if (own_ns("cgroup", 0xEFFFFFFBUL) && !strcmp(m->root, "/") && !hierarchy_root(m, m->mp)) {
+        state = 1; /* its cgroup namespace's root, delegated to it, and all below: its own, */
+        snprintf(own, n, "%s", m->mp); /* wherever in it the workload sits */
+    }
+    return state;
+}
+
 static int host_cgroup(const char *path)
 {
     static const struct mnt *seen; /* the last mount asked about, and its answer */
@@ -214,17 +226,35 @@ static int host_cgroup(const char *path)
         return 1; /* not a cgroup file */
     if (m != seen) {
         seen = m;
-        state = own_cgroup_dir(m, own, sizeof own);
-        if (state == 1 && hierarchy_root(m, own))
-            state = 0; /* the workload sits in the root cgroup: nothing there is its own */
-        if (own_ns("cgroup", 0xEFFFFFFBUL) && !strcmp(m->root, "/") && !hierarchy_root(m, m->mp)) {
-            state = 1; /* its cgroup namespace's root, delegated to it, and all below: its own, */
-            snprintf(own, sizeof own, "%s", m->mp); /* wherever in it the workload sits */
-        }
+        state = own_of(m, own, sizeof own);
     }
     if (state >= 0)
         return !(state && prefixed(path, own));
     return hierarchy_root(m, m->mp);
+}
+
+/* The limits on the workload's own cgroup (its folder, or its cgroup namespace's
+ * root), which whoever placed it there set: delegation hands a workload cgroup.procs,
+ * cgroup.threads and cgroup.subtree_control of that folder, never its limits (under
+ * nsdelegate a namespace's root refuses them, at write: an open proves nothing). Each
+ * written its own value back, as priv-root-sysctl writes a sysctl. 1 where one is. */
+static int own_limits(const struct mnt *m)
+{
+    static const char *const files[] = { "pids.max", "memory.max", "memory.high", "memory.swap.max",
+                                         "cpu.max", "cpu.weight", "cgroup.max.descendants",
+                                         "cgroup.max.depth", "memory.limit_in_bytes",
+                                         "memory.memsw.limit_in_bytes", "cpu.cfs_quota_us", "cpu.shares" };
+    char own[4096], path[4200];
+    if (own_of(m, own, sizeof own) != 1)
+        return 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", own, files[i]);
+        if (access(path, F_OK) == 0 && (g_ks.files++, write_back(path) == 0)) {
+            snprintf(g_ks.first, sizeof g_ks.first, "%s", path);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* A folder left out, by its usual name `canon`, or by its real `path` where another
@@ -449,6 +479,10 @@ void chk_priv_root_kernel_state(void)
         snprintf(canon, sizeof canon, "%s%s", usual_place(m), root);
         g_bpf = !strcmp(m->type, "bpf");
         cg2_begin(m);
+        if ((!strcmp(m->type, "cgroup") || !strcmp(m->type, "cgroup2")) && own_limits(m)) {
+            g_ks.own_limit = 1;
+            break;
+        }
         if (lstat(m->mp, &st) == 0 && S_ISREG(st.st_mode))
             try_file(m->mp, canon, &st);
         else
@@ -468,6 +502,9 @@ void chk_priv_root_kernel_state(void)
     ev_int("files_tried", g_ks.files);
     ev_int("mounts_walked", walked);
     ev_int("cgroup_moves_tried", g_ks.moves);
+    if (g_ks.own_limit)
+        outcome(OC_ESCAPED, 0, "can write %s, a limit on its own cgroup that whoever placed it there set"
+                " (its own value back)", g_ks.first);
     if (g_ks.moved)
         outcome(OC_ESCAPED, 0, "can start a process in the host's cgroup %s: clone3(CLONE_INTO_CGROUP),"
                 " though none of its files opens for writing (the child killed at once)", g_ks.first);

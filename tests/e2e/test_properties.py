@@ -256,6 +256,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A process moved into a host cgroup by clone3(CLONE_INTO_CGROUP), no file writable.
     "bwrap-cgroup-clone3": {"privilege_floor": "priv-root-kernel-state"},
     "landlock-clone3": {"privilege_floor": "priv-root-kernel-state"},
+    # Its own cgroup's limit written back: a limit whoever placed it there set.
+    "bwrap-cgroup-own": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
