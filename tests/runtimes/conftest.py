@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 from collections.abc import Iterator
@@ -73,3 +74,9 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        # Its namespace's cgroup in each hierarchy, which containerd leaves behind
+        # (each container's below it goes with the container): empty by now.
+        top = Path("/sys/fs/cgroup")
+        for parent in [*top.glob(NAMESPACE), *top.glob(f"*/{NAMESPACE}")]:
+            with contextlib.suppress(OSError):
+                parent.rmdir()
