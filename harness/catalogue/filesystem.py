@@ -181,8 +181,9 @@ ROWS: tuple[Row, ...] = (
         " host files are disks, and `priv-root-mknod` makes the open an ioctl on one needs"
         " (a sector read through every block device node in /dev and through a node made"
         " for each mounted disk); a terminal shared with the host (TIOCSTI types into it)"
-        " is not tried, since any success would type into the operator's terminal, and"
-        " kernels since 6.2 refuse it without CAP_SYS_ADMIN (dev.tty.legacy_tiocsti)",
+        " is not tried, since any success would type into the operator's terminal (kernels"
+        " since 6.2 refuse it without CAP_SYS_ADMIN only where dev.tty.legacy_tiocsti is 0,"
+        " which CONFIG_LEGACY_TIOCSTI sets to 1 by default, as on this lab's kernel)",
         kernels="all (Landlock ABI 5+ handles it)",
     ),
     _fs(

@@ -272,16 +272,16 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             { (uint32_t)_IOR('X', 125, uint32_t), "" },
         };
         uint32_t refused[6];
-        unsigned m = 0, deny[16], nd = 0, dir[4], ndir = 0;
+        unsigned m = 0, deny[16], nd = 0, dir[5], ndir = 0;
         for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
             if (!fd_open || strcmp(fd_open, cmds[i].way))
                 refused[m++] = cmds[i].cmd;
         /* And every other command of the filesystems' own ioctl types (ext4's and the
-         * VFS's 'f', 'v', XFS's 'X', btrfs's 0x94) but those that only read: ext4's
+         * VFS's 'f', 'v', XFS's 'X', btrfs's 0x94, FAT's 'r') but those that only read: ext4's
          * MIGRATE, fs-verity's ENABLE, fscrypt's policy change an inode too (not where a
          * mutant leaves one of the above open: its way is that one). */
         int generic = !fd_open || (strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion"));
-        static const uint32_t fs_types[] = { 'f', 'v', 'X', 0x94 };
+        static const uint32_t fs_types[] = { 'f', 'v', 'X', 0x94, 'r' }; /* 'r': FAT's attributes */
         unsigned skip = n;
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 0); /* jf set below */
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
