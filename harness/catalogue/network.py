@@ -166,12 +166,15 @@ ROWS: tuple[Row, ...] = (
     ),
     _net(
         _FAMILY,
-        "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)",
+        "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)",
         ("socket", "sendto"),
         checks=("udp-relay", "dns-own"),
         target="every UDP listener of the sandbox's own network namespace: the marked datagram"
-        " (a relay's forward), and the TXT query (a forwarding resolver resolv.conf does not"
-        " name)",
+        " (a relay's forward), and the TXT, A and AAAA queries (a forwarding resolver"
+        " resolv.conf does not name); from a namespace of its own, the host's UDP sockets"
+        " bound beyond loopback at the host's end of the canary's link and its first next"
+        " hop, and the ports shippers listen at by default (statsd, syslog, GELF, collectd)"
+        " at its first two next hops: the marked datagram",
     ),
     _net(
         _FAMILY,

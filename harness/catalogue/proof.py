@@ -195,7 +195,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-gateway-proxy",
         "bwrap-loopback-proxy-443",
     ),
-    _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
+    _NET + "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)": (
+        "bwrap-gateway-udp",
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
         "bwrap-udp-sidecar-mapped",

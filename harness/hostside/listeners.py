@@ -32,7 +32,8 @@ LIST = script("unix-listeners.sh")
 # At most this many go to one probe (its option is one line each).
 MAX_LISTENERS = 256
 # The host's TCP listeners a probe in a namespace of its own asks, at most (more: the
-# line "..." tells it, and its tcp-proxy line is no proof unless one escaped).
+# line "..." tells it, and its tcp-proxy line is no proof unless one escaped); its UDP
+# sockets likewise (udp-relay).
 MAX_HOST_TCP = 8
 # Another harness run's canary (and this run's: `unix-abstract` tries it).
 CANARY_PREFIX = "@harness-canary-"
@@ -99,18 +100,20 @@ class HostListeners:
     devices: str = ""  # MAJ:MIN,... of the host's own filesystems
     listeners: tuple[Listener, ...] = ()
     tcp: tuple[TcpListener, ...] = ()
+    udp: tuple[TcpListener, ...] = ()  # bound, not connected: the same fields
     error: str | None = None
 
 
 def parse_listing(text: str) -> HostListeners:
     """The listing script's output; a line it cannot read is left out."""
-    namespaces, devices, found, tcp = "", "", [], []
+    namespaces, devices, found = "", "", []
+    ports: dict[str, list[TcpListener]] = {"t": [], "u": []}
     for line in text.splitlines():
         parts = line.split(" ", 5)
-        if parts[0] == "t" and len(parts) == 6 and parts[2].isdigit() and ":" in parts[1]:
-            address = _tcp_address(*parts[1].split(":", 1))
-            if address and address not in (t.address for t in tcp):
-                tcp.append(TcpListener(address, int(parts[2]), *parts[3:]))
+        if parts[0] in ports and len(parts) == 6 and parts[2].isdigit() and ":" in parts[1]:
+            address, seen = _tcp_address(*parts[1].split(":", 1)), ports[parts[0]]
+            if address and address not in (t.address for t in seen):
+                seen.append(TcpListener(address, int(parts[2]), *parts[3:]))
         elif NAMESPACES.fullmatch(line):
             namespaces = line[3:]
         elif parts[0] == "devs" and len(parts) == 2 and DEVICES.fullmatch(parts[1]):
@@ -123,7 +126,7 @@ def parse_listing(text: str) -> HostListeners:
             and " " not in parts[5]
         ):
             found.append(Listener(parts[0], parts[1], int(parts[2]), *parts[3:]))
-    return HostListeners(namespaces, devices, tuple(found), tuple(tcp))
+    return HostListeners(namespaces, devices, tuple(found), tuple(ports["t"]), tuple(ports["u"]))
 
 
 async def list_listeners(transport: Transport) -> HostListeners:
@@ -184,8 +187,20 @@ def offered_tcp(listing: HostListeners, canary_comm: str) -> list[TcpListener]:
     ]
 
 
+def offered_udp(listing: HostListeners) -> list[TcpListener]:
+    """The host's UDP sockets a probe in a network namespace of its own sends the
+    marked datagram to (a shipper on the host aimed anywhere relays it; probe's
+    hostudp.c): bound beyond loopback, held by a process the host can name, none a
+    harness canary's (of any build: what they log would be an unexplained arrival)."""
+    return [
+        u
+        for u in listing.udp
+        if u.pid > 0 and u.arg1 != "canary" and not u.address.startswith(("127.", "[::1]:"))
+    ]
+
+
 class HostListenersFixture(Fixture):
-    """The host's unix and TCP listeners, listed once per host."""
+    """The host's unix, TCP and UDP listeners, listed once per host."""
 
     def __init__(self) -> None:
         self.listing = HostListeners()
@@ -202,6 +217,7 @@ class HostListenersFixture(Fixture):
         return {
             "unix_listeners": {"count": len(found.listeners), "error": found.error},
             "tcp_listeners": {"count": len(found.tcp)},
+            "udp_listeners": {"count": len(found.udp)},
         }
 
     def probe_args(self, cell: CellSetup) -> Sequence[str]:
@@ -219,6 +235,9 @@ class HostListenersFixture(Fixture):
             reach = [t.address for t in offered_tcp(self.listing, self.canary_comm)]
             more = ["..."] if len(reach) > MAX_HOST_TCP else []  # the probe: no proof
             args += ["--host-tcp", "\n".join([*reach[:MAX_HOST_TCP], *more])]
+            shippers = [u.address for u in offered_udp(self.listing)]
+            more = ["..."] if len(shippers) > MAX_HOST_TCP else []
+            args += ["--host-udp", "\n".join([*shippers[:MAX_HOST_TCP], *more])]
         if self.listing.namespaces:
             args += ["--host-ns", self.listing.namespaces]
         if self.listing.devices:

@@ -48,7 +48,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--write-named", &o.write_named }, { "--walk-folders", &o.walk_folders },
     { "--write-dirs", &o.write_dirs }, { "--inh-helper", &o.inh_helper },
     { "--host-unix", &o.host_unix }, { "--host-ns", &o.host_ns }, { "--host-tcp-skip", &o.host_tcp_skip },
-    { "--host-tcp", &o.host_tcp },
+    { "--host-tcp", &o.host_tcp }, { "--host-udp", &o.host_udp },
     { "--host-devs", &o.host_devs }, { "--block-devs", &o.block_devs }, { "--leased", &o.leased }, { "--decoys", &o.decoys },
     { "--unix-granted", &o.unix_granted }, { "--linger", &o.linger },
 };

@@ -170,7 +170,7 @@ struct run_options {
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
         *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *write_dirs, *block_devs, *leased, *decoys, *inh_helper,
-        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *elsewhere4, *elsewhere6, *own4, *own6, *linger, *host_tcp_skip, *host_tcp;
+        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *elsewhere4, *elsewhere6, *own4, *own6, *linger, *host_tcp_skip, *host_tcp, *host_udp;
 };
 extern struct run_options o;
 const char *need(const char **opt);
@@ -379,6 +379,7 @@ int sweep_port_list(int type, int high, int *ports, int max);
 void sweep_own_dns(const char *denied);
 void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only);
 void sweep_udp_listeners(const char *denied); /* proxies.c: dns-own's other resolvers, udp-relay */
+int host_udp_relays(void); /* hostudp.c: the host's UDP listeners, udp-relay; 1: more than tried */
 void own_dns_gate(struct att *a);
 void sweep_unix(void);
 void sweep_protocols(int f, const char *ip, int high);

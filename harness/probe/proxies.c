@@ -305,6 +305,8 @@ void sweep_udp_listeners(const char *denied)
         att_end(a, OC_ERROR, 0, "more UDP listeners in its network namespace than are asked (%d):"
                 " no proof that none forwards", UDP_LISTENED_MAX);
     }
+    if (host_udp_relays()) /* the host's, and the shippers' usual ports (hostudp.c) */
+        g_udp_over = 1;
 }
 
 /* Whether an environment variable's name says it names a proxy: `*_proxy` in any case

@@ -631,7 +631,7 @@ EGRESS = Scenario(
         _swept(
             "udp-relay",
             "the marked HARNESS datagram to every UDP listener of the sandbox's own network"
-            " namespace",
+            " namespace, and to the host's and the usual shippers' at its next hops",
             transport=None,
             control=Control.NONE,
             how=(
@@ -646,6 +646,13 @@ EGRESS = Scenario(
                 "services and are never sent anything; a sandbox that shows no "
                 "`/proc/net/udp` is an error. At most 16 "
                 "listeners: more make the line (and `dns-own`'s) an error unless one escaped. "
+                "From a network namespace of its own, also the host's UDP sockets bound beyond "
+                "loopback that the host's listing names (`--host-udp`, held by a process it can "
+                "see, no canary's; at most 8, more make the line an error unless one escaped) "
+                "at the host's end of the canary's link and at the first next hop where bound "
+                "to every address, and the ports datagram shippers listen at by default (8125 "
+                "statsd, 514 syslog, 12201 GELF, 25826 collectd) at the first two next hops: a "
+                "shipper on the host aimed anywhere, the one port a host firewall lets in. "
                 "Escaped if the nonce comes back or the canary logs the line; otherwise "
                 "blocked, with what was tried."
             ),

@@ -605,6 +605,8 @@ EGRESS_MUTANTS = {
     "bwrap-udp-sidecar": ({"udp-relay", "dns-own"}, "the nonce came back from 127.0.0.1:8125"),
     "bwrap-udp-sidecar-connected": ({"udp-relay"}, "the nonce came back from 127.0.0.1:8125"),
     "bwrap-udp-sidecar-mapped": ({"udp-relay"}, "the nonce came back from [::ffff:127.0.0.1]:8125"),
+    # A statsd shipper on the host, the one port its firewall lets in from the link.
+    "bwrap-gateway-udp": ({"udp-relay"}, ":8125"),
     # The loopback proxy as squid ships it: CONNECT to 443 alone.
     "bwrap-loopback-proxy-443": (
         {"tcp-proxy"},
@@ -909,6 +911,7 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
         "bwrap-udp-sidecar-mapped",
+        "bwrap-gateway-udp",
         "bwrap-loopback-proxy-443",
         "bwrap-sidecar-resolver",
         "landlock-host-proxy",

@@ -20,6 +20,7 @@ from harness.hostside.listeners import (
     list_listeners,
     offered,
     offered_tcp,
+    offered_udp,
     parse_listing,
     skipped_tcp,
 )
@@ -192,3 +193,44 @@ def test_a_probe_of_its_own_namespace_is_offered_the_hosts_reachable_tcp_listene
     )
     offered = offered_tcp(parse_listing(text), "harness-probe-a")
     assert [t.address for t in offered] == ["0.0.0.0:3128", "192.168.1.1:80", "[::]:8081"]
+
+
+async def test_the_host_lists_its_udp_sockets_bound_and_not_connected() -> None:
+    """A UDP socket of this process bound beyond loopback (a statsd shipper's shape)
+    is listed with its owner; one connected to a peer is no listener."""
+    shipper, connected = (
+        socket.socket(type=socket.SOCK_DGRAM),
+        socket.socket(type=socket.SOCK_DGRAM),
+    )
+    shipper.bind(("127.0.0.5", 0))
+    connected.bind(("127.0.0.6", 0))
+    connected.connect(("127.0.0.7", 9))
+    port = shipper.getsockname()[1]
+    try:
+        found = await list_listeners(LocalTransport())
+    finally:
+        shipper.close()
+        connected.close()
+    by_address = {u.address: u for u in found.udp}
+    assert by_address[f"127.0.0.5:{port}"].pid == os.getpid()
+    assert not [a for a in by_address if a.startswith("127.0.0.6:")]
+    assert not [t for t in found.tcp if t.address == f"127.0.0.5:{port}"]
+
+
+def test_a_probe_of_its_own_namespace_is_offered_the_hosts_udp_shippers() -> None:
+    """The host's UDP sockets bound beyond loopback and held by a process it names go
+    to the probe (--host-udp), never a canary's of any build."""
+    text = (
+        "u 00000000:1FBD 20 statsd systemd -\n"  # 0.0.0.0:8125
+        "u 0100007F:0202 21 rsyslogd systemd -\n"  # loopback alone: out of reach
+        "u 00000000:7701 22 probe-other sh canary\n"
+        "u 00000000:0044 0 - - -\n"  # a holder the host cannot see
+        "t 00000000:0C38 12 squid systemd -f\n"
+    )
+    listing = parse_listing(text)
+    assert [u.address for u in offered_udp(listing)] == ["0.0.0.0:8125"]
+    fixture = HostListenersFixture()
+    fixture.listing = listing
+    args = list(fixture.probe_args(_cell(None, None)))
+    assert args[args.index("--host-udp") + 1] == "0.0.0.0:8125"
+    assert args[args.index("--host-tcp") + 1] == "0.0.0.0:3128"

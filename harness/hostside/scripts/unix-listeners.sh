@@ -53,9 +53,13 @@ done
 # command (an SSH daemon's own listener is held by the daemon, a forwarded port by a
 # session under it), ARG1 its first argument (a harness canary's is "canary"); - where
 # unknown. A sandbox in the host's network namespace reaches every one of them.
-for f in /proc/net/tcp /proc/net/tcp6; do
-  [ -r "$f" ] && awk 'NR > 1 && $4 == "0A" { print $2, $10 }' "$f"
-done | sort -u -k1,1 | while read -r local ino; do
+# And its UDP sockets bound and not connected (state 07, no peer), "u ADDR:PORT ...":
+# a datagram shipper (statsd, syslog) takes what it is sent elsewhere.
+for f in /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6; do
+  kind=t; case $f in *udp*) kind=u;; esac
+  [ -r "$f" ] && awk -v k="$kind" 'NR > 1 && ((k == "t" && $4 == "0A") ||
+    (k == "u" && $4 == "07" && $3 ~ /^0+:0000$/)) { print k, $2, $10 }' "$f"
+done | sort -u -k1,2 | while read -r kind local ino; do
   pid=$(printf '%s\n' "$owners" | awk -v i="$ino" '$1 == i { print $2; exit }')
   comm=- parent=- arg1=-
   if [ -n "$pid" ]; then
@@ -64,5 +68,5 @@ done | sort -u -k1,1 | while read -r local ino; do
     [ -n "$ppid" ] && parent=$(tr -d '\n' <"/proc/$ppid/comm" 2>/dev/null | tr -c 'A-Za-z0-9._:-' _)
     arg1=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | sed -n 2p | tr -c 'A-Za-z0-9._:-' _)
   fi
-  echo "t $local ${pid:-0} ${comm:--} ${parent:--} ${arg1:--}"
+  echo "$kind $local ${pid:-0} ${comm:--} ${parent:--} ${arg1:--}"
 done
