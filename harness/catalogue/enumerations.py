@@ -277,7 +277,15 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
         reason=_HELD + "a device's reach is its driver's (the IOCTL_DEV row; the devices a"
         " root workload could make are priv-root-mknod's), but for a TUN or TAP device,"
         " whose packets enter its interface's network stack: held-fds writes one to the"
-        " host's address"
+        " host's address; and a pseudo-terminal's master (/dev/ptmx's, char 5:2) is a kind"
+        " of its own, pty"
+    ),
+    "pty": _c(
+        "fs-inherited-fds",
+        reason="a pseudo-terminal's master: what it writes, the process reading its terminal"
+        " takes as typed (a host root shell runs it); its terminal is placed by its devpts"
+        " (TIOCGPTPEER's O_PATH handle, nothing written), and one the sandbox's own devpts"
+        " does not hold is outside",
     ),
     "pipe": _c(
         reason=_HELD + "bytes to whoever holds the other end: the probe's own output leaves"

@@ -107,6 +107,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-held-ring",
         "bwrap-held-ring-file",
         "bwrap-queued-dirfd",
+        "bwrap-held-pty",
+        "bwrap-held-token",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
     _FS + "through io_uring's file operations": (

@@ -536,7 +536,13 @@ def held_outside(output: ProbeOutput) -> list[str]:
     for check in output.checks:
         rows = check.evidence.get("held_files") if check.id == "fs-inherited-fds" else None
         for row in rows if isinstance(rows, list) else []:
-            if len(row) == 9 and not row[4] and row[3].startswith("/") and row[3] not in found:
+            if (
+                len(row) == 9
+                and row[1] != "pty"  # placed by its device: its path names nothing to ask
+                and not row[4]
+                and row[3].startswith("/")
+                and row[3] not in found
+            ):
                 found.append(row[3])
     return found[:MAX_HELD_PATHS]
 

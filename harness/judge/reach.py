@@ -415,14 +415,16 @@ def judge_held(
 ) -> tuple[CheckOutcome, str] | None:
     """The first folder or file held at start (`fs-inherited-fds`' `held_files`) on a
     host filesystem that the workload could read beyond the read grants, or holds open
-    for writing beyond the write grants: an escape, whatever sentinels lie where. None
-    when there is none, or nothing to judge (a sandbox's own kernel holds no host
-    descriptor: what it shows are its own)."""
+    for writing or could change the metadata of (`held_changed`) beyond the write
+    grants, or the first pty master held of a terminal outside the sandbox: an escape,
+    whatever sentinels lie where. None when there is none, or nothing to judge (a
+    sandbox's own kernel holds no host descriptor: what it shows are its own)."""
     if "held_files" not in evidence:
         return None
     rows = _table(evidence, "held_files", 9)
+    changes = _table(evidence, "held_changed", 2) if "held_changed" in evidence else []
     host_fs = host.host_fs or {}
-    if rows is None:
+    if rows is None or changes is None:
         return CheckOutcome.ERROR, "the probe's table of held files is malformed"
     if not rows:
         return None
@@ -435,8 +437,17 @@ def judge_held(
     grants = host.grants or {}
     read, write = list(grants.get("host", ())), list(grants.get("write", ()))
     read_roots, write_roots = _fs_roots(read, mounts), _fs_roots(write, mounts)
+    changed = dict(changes)
     unconfirmed = None
     for fd, kind, dev, path, point, root, access, reach, ino in rows:
+        if kind == "pty" and (dev in devices or not point):
+            # Its terminal (the slave) lies on a devpts the host mounts, or on one the
+            # sandbox does not (its own is mounted in it): read by a process outside.
+            whose = "a host terminal" if dev in devices else "a terminal outside the sandbox"
+            return CheckOutcome.ESCAPED, (
+                f"descriptor {fd} held at start holds the master of {whose},"
+                f" pts {path.rsplit('/', 1)[-1]}: what it writes there is typed into it"
+            )
         if kind == "block" and (reach or access in ("w", "rw")):
             # Whatever filesystem its node is on, a block device is storage: the
             # host's (a sandbox cannot make one of its own).
@@ -445,8 +456,8 @@ def judge_held(
                 f"{reach or 'could write'} the block device {path} through descriptor {fd}"
                 " held at start",
             )
-        if dev.startswith("0:") and dev not in devices:
-            continue  # a filesystem of the sandbox's own (a new tmpfs): no device
+        if kind == "pty" or (dev.startswith("0:") and dev not in devices):
+            continue  # a filesystem of the sandbox's own (a new tmpfs, its devpts): no device
         # A disk the host has not mounted (the launcher's own mount of it) is still
         # the host's: its files are granted by nothing.
         fspath = _held_fspath(dev, path, point, root, mounts)
@@ -454,21 +465,34 @@ def judge_held(
             # From outside the sandbox's namespace, the link is a name only (a file
             # moved, or its mount lazily unmounted, keeps the old one): what is held
             # is where the name leads only if the host finds that very file there.
-            if host.held_paths is None:
-                unconfirmed = unconfirmed or fd
+            if host.held_paths is None or host.held_paths.get(path) == "":
+                # Unasked, or nothing there now (removed since, as a launcher may at
+                # its exit): where it lay is unproven, granted by its name alone.
+                unconfirmed = unconfirmed or (fd, host.held_paths is not None)
             elif host.held_paths.get(path) != f"{dev} {ino}":
                 fspath = None
         what = {"dir": "folder", "block": "block device"}.get(kind, "file") + f" {path}"
         if reach and (fspath is None or not _granted(dev, fspath, read_roots, read, mounts)):
             return CheckOutcome.ESCAPED, f"{reach} the {what} through descriptor {fd} held at start"
-        if access in ("w", "rw") and (
+        ways = changed.get(fd)
+        if (access in ("w", "rw") or ways) and (
             fspath is None or not _granted(dev, fspath, write_roots, write, mounts)
         ):
+            if access not in ("w", "rw"):
+                return CheckOutcome.ESCAPED, (
+                    f"the {what} can be changed through descriptor {fd} held at start"
+                    f" ({ways}, each set to what it was)"
+                )
             return (
                 CheckOutcome.ESCAPED,
                 f"the {what} can be written through descriptor {fd} held at start",
             )
     if unconfirmed is not None:
-        why = f"the host was not asked what descriptor {unconfirmed}'s path names"
-        return CheckOutcome.ERROR, why
+        fd, asked = unconfirmed
+        if not asked:
+            return CheckOutcome.ERROR, f"the host was not asked what descriptor {fd}'s path names"
+        return CheckOutcome.ERROR, (
+            f"the host finds nothing at descriptor {fd}'s path now (moved or removed since):"
+            " no proof where it lay"
+        )
     return None

@@ -51,7 +51,7 @@ enum fd_kind fd_kind(int fd, char *link, size_t n)
     case S_IFREG: return FK_file;
     case S_IFDIR: return FK_dir;
     case S_IFBLK: return FK_block;
-    case S_IFCHR: return FK_chr;
+    case S_IFCHR: return st.st_rdev == makedev(5, 2) ? FK_pty : FK_chr; /* /dev/ptmx's */
     case S_IFIFO: return FK_fifo;
     case S_IFSOCK: return FK_socket;
     case S_IFLNK: return FK_symlink;

@@ -1,6 +1,7 @@
 /* Routes through the descriptors the workload holds when it starts, scenario
  * "filesystem": each one handed in (fds_at_start lists them before the probe opens
- * anything), read, listed and climbed, to whatever it reaches of the host's. */
+ * anything), read, listed and climbed, to whatever it reaches of the host's; each
+ * held file's metadata set to what it was, each pty master's terminal placed. */
 
 #include "probe.h"
 #include <limits.h>
@@ -207,11 +208,16 @@ static int held_writable(int fd, const struct stat *st)
 }
 
 static int g_held_rows, g_held_cut;
+static char g_changed[2048]; /* held_changed: [label, the ways that went through] */
+static size_t g_cn;
 
 /* One row of held_files for descriptor `fd` (named `label`): [label, kind, dev, path,
  * mount point, mount root, access, reach, inode]. `access` is what the workload can do
  * through it: the mode it was opened in ("r", "w", "rw", "path" for O_PATH), made
- * "rw" (or "w" where nothing reads) when a write goes through anyway. */
+ * "rw" (or "w" where nothing reads) when a write goes through anyway. A folder's or
+ * file's metadata changes that went through (each to what it was) go to held_changed.
+ * A character device here is a held pty master's terminal (held_pty_row): only
+ * placed, never opened. */
 static void held_row(const char *label, int fd, const struct stat *st, const char *opened,
                      int have_mounts)
 {
@@ -223,14 +229,25 @@ static void held_row(const char *label, int fd, const struct stat *st, const cha
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
     ssize_t len = readlink(proc, path, sizeof path - 1);
     path[len > 0 ? len : 0] = 0;
-    int m = have_mounts ? held_mount(fd) : -1;
-    const char *reach = held_reach(fd, st), *access = opened;
-    if (!strchr(opened, 'w') && held_writable(fd, st))
+    int m = have_mounts ? held_mount(fd) : -1, pty = S_ISCHR(st->st_mode);
+    const char *reach = pty ? "" : held_reach(fd, st), *access = opened;
+    if (!pty && !strchr(opened, 'w') && held_writable(fd, st))
         access = reach[0] ? "rw" : "w";
+    const char *changed = S_ISDIR(st->st_mode) || S_ISREG(st->st_mode) ? meta_unchanged(fd) : "";
+    if (changed[0]) {
+        size_t room = sizeof g_changed - g_cn;
+        int k = snprintf(g_changed + g_cn, room, "%s[\"%s\",\"%s\"]", g_cn ? "," : "", label, changed);
+        if (k < 0 || (size_t)k >= room) { /* not reported: the check is an error */
+            g_changed[g_cn] = 0;
+            g_held_cut++;
+        } else {
+            g_cn += (size_t)k;
+        }
+    }
     bput(&g_ev, "%s[", g_held_rows++ ? "," : "");
     bstr(&g_ev, label);
     bput(&g_ev, ",\"%s\",\"%u:%u\",",
-         S_ISDIR(st->st_mode) ? "dir" : S_ISBLK(st->st_mode) ? "block" : "file",
+         S_ISDIR(st->st_mode) ? "dir" : S_ISBLK(st->st_mode) ? "block" : pty ? "pty" : "file",
          major(st->st_dev), minor(st->st_dev));
     bstr(&g_ev, path);
     bput(&g_ev, ",");
@@ -270,10 +287,30 @@ static void held_climb(const char *base, int n, const struct stat *st, int have_
 static struct { int fd; char label[32]; } g_inner[MAX_INNER];
 static int g_ninner;
 
+static char g_pty_unplaced[128];
+
+/* A pseudo-terminal's master (fdkinds.c: char 5:2): whatever it writes, the process
+ * reading its terminal takes as typed. Its row is its terminal's, the slave opened by
+ * TIOCGPTPEER as an O_PATH handle (nothing opens the terminal, nothing is written):
+ * the slave's device is the devpts instance it lies in, which says whose terminal it
+ * is (the judge). One harness cannot place is named in g_pty_unplaced (an error). */
+static void held_pty_row(int n, const char *label, const char *opened, int have_mounts)
+{
+    unsigned index;
+    struct stat st;
+    int peer = ioctl(n, TIOCGPTN, &index) == 0 ? ioctl(n, TIOCGPTPEER, O_PATH | O_CLOEXEC) : -1;
+    if (peer >= 0 && fstat(peer, &st) == 0)
+        held_row(label, peer, &st, opened, have_mounts);
+    else if (!g_pty_unplaced[0])
+        snprintf(g_pty_unplaced, sizeof g_pty_unplaced, "%.16s (%s)", label, errname(errno));
+    if (peer >= 0)
+        close(peer);
+}
+
 static void held_file_row(int n, const char *label, int have_mounts)
 {
     struct stat st;
-    if (fstat(n, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+    if (fstat(n, &st) != 0)
         return;
     int flags = fcntl(n, F_GETFL);
     const char *opened = flags < 0             ? ""
@@ -281,15 +318,21 @@ static void held_file_row(int n, const char *label, int have_mounts)
                          : (flags & O_ACCMODE) == O_WRONLY ? "w"
                          : (flags & O_ACCMODE) == O_RDWR   ? "rw"
                                                            : "r";
+    char link[16];
+    if (fd_kind(n, link, sizeof link) == FK_pty && !(flags & O_PATH)) /* O_PATH: no ioctl */
+        held_pty_row(n, label, opened, have_mounts);
+    if (!(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+        return;
     held_row(label, n, &st, opened, have_mounts);
     if (S_ISDIR(st.st_mode))
         held_climb(label, n, &st, have_mounts);
 }
 
-/* Each folder, regular file or block device held at start (and each a held ring led
- * to), as [label, kind, dev, path, mount point, mount root, access, reach, inode], and
- * each folder's ancestors by "..": the harness judges them against the grants (a
- * descriptor is a route like any other, sentinel or not). */
+/* Each folder, regular file, block device or pty master held at start (and each a
+ * held ring or socket led to), as [label, kind, dev, path, mount point, mount root,
+ * access, reach, inode], and each folder's ancestors by "..", with held_changed: the
+ * harness judges them against the grants (a descriptor is a route like any other,
+ * sentinel or not). */
 static void held_files(void)
 {
     int have_mounts = read_mounts() == 0;
@@ -301,7 +344,7 @@ static void held_files(void)
     }
     for (int i = 0; i < g_ninner; i++)
         held_file_row(g_inner[i].fd, g_inner[i].label, have_mounts);
-    bput(&g_ev, "]");
+    bput(&g_ev, "],\"held_changed\":[%s]", g_changed);
     ev_int("held_files_cut", g_held_cut);
 }
 
@@ -409,8 +452,9 @@ static void held_queued(int n, const char *label, int depth)
  * a root to open the sentinels under; a file is read, and re-opened through
  * /proc/self/fd/N (which gives a read that an O_PATH or write-only descriptor does
  * not); a namespace handle's root, a ring's personalities and files and the
- * descriptors queued in a unix socket are routes too; each is reported by its label and kind, and a kind that may lead outside
- * where harness cannot tell makes the check an error. */
+ * descriptors queued in a unix socket are routes too (a pty master's terminal is
+ * placed by held_files); each is reported by its label and kind, and a kind that may
+ * lead outside where harness cannot tell makes the check an error. */
 static void held_route(int n, const char *label, int depth)
 {
     struct stat st;
@@ -487,6 +531,9 @@ void chk_fs_inherited_fds(void)
     held_files();
     if (g_held_cut)
         fail(0, "%d rows of held files not reported (too many to report)", g_held_cut);
+    if (g_pty_unplaced[0]) /* a terminal whose holder harness cannot tell */
+        fail(0, "the pty master held at descriptor %s: its terminal could not be placed",
+             g_pty_unplaced);
     if (unjudged[0]) /* not blocked: kinds that may lead outside, not judged */
         fail(0, "held at start, of a kind harness does not judge: %s", unjudged);
     if (g_held_more) /* not blocked: descriptors it never tried */

@@ -495,6 +495,8 @@ void tried(const char *call, long rc);
 int tried_any(void); /* a change of the ones tried went through */
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
+const char *tried_calls(void);       /* what went through since the reset, "" for none */
+const char *meta_unchanged(int fd);  /* a held file's metadata, each set to what it is */
 /* One call through another ABI's entry: its number there and up to five arguments,
  * each a value, or (with `len`) bytes copied below 4 GiB, where a 32-bit entry can
  * address them. */

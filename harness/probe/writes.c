@@ -48,6 +48,9 @@ void tried(const char *call, long rc)
 /* A row sharing its child starts with nothing tried (runner.c calls it before each). */
 void writes_reset(void) { memset(&g_try, 0, sizeof g_try); }
 
+/* The calls that went through since the last reset, comma-separated: "" for none. */
+const char *tried_calls(void) { return g_try.ok ? g_try.done : ""; }
+
 /* succeeded (the host decides whether it shows) if any call went through. */
 int tried_any(void)
 {
@@ -393,4 +396,41 @@ void chk_fs_chattr_outside(void)
     const char *path = outside(T_chattr_me);
     meta_chattr(path);
     verdict("change the inode flags of", path);
+}
+
+/* The metadata changes a held file or folder lets its holder make (its owner may, through
+ * a descriptor opened for reading, on the mount it was opened on), each to what it
+ * already is: its own mode (not where S_ISGID is set: a chmod by one outside its group
+ * clears it), its own times given explicitly (UTIME_OMIT is let through unchecked), its
+ * own inode flags, and an extended attribute it lacks replaced (ENODATA comes only once
+ * setting one is allowed). An O_PATH handle, which no f-call takes, goes by its
+ * /proc/self/fd link (to the same file on the same mount). The calls that went
+ * through, as `tried` lists them: "" for none. */
+const char *meta_unchanged(int held)
+{
+    static const char absent[] = "user.harness-absent";
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", held);
+    int by_path = (fcntl(held, F_GETFL) & O_PATH) != 0;
+    struct stat st;
+    writes_reset();
+    if (fstat(held, &st) != 0)
+        return "";
+    mode_t mode = st.st_mode & 07777;
+    if (!(mode & S_ISGID))
+        tried("fchmod", by_path ? chmod(proc, mode) : fchmod(held, mode));
+    const struct timespec times[2] = { st.st_atim, st.st_mtim };
+    tried("futimens", by_path ? utimensat(AT_FDCWD, proc, times, 0) : futimens(held, times));
+    ssize_t has = by_path ? getxattr(proc, absent, NULL, 0) : fgetxattr(held, absent, NULL, 0);
+    if (has < 0 && errno == ENODATA) {
+        int rc = by_path ? setxattr(proc, absent, "", 0, XATTR_REPLACE)
+                         : fsetxattr(held, absent, "", 0, XATTR_REPLACE);
+        tried("fsetxattr", rc != 0 && errno == ENODATA ? 0 : -1);
+    }
+    int fd = by_path ? open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : held, flags;
+    if (fd >= 0 && ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags) == 0)
+        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+    if (by_path && fd >= 0)
+        close(fd);
+    return tried_calls();
 }

@@ -395,6 +395,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A launcher that leaks a descriptor on a host file the policy does not grant.
     "bwrap-leaked-file": {"filesystem_confinement": "fs-inherited-fds"},
     "bwrap-queued-dirfd": {"filesystem_confinement": "fs-inherited-fds"},
+    # A launcher that leaks the master of a host terminal a host process reads.
+    "bwrap-held-pty": {"filesystem_confinement": "fs-inherited-fds"},
+    # A launcher that leaks a root-owned file of mode 0444 of a read-only grant, opened on
+    # its read-write view: its owner changes its mode through the descriptor.
+    "bwrap-held-token": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
     "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks an io_uring ring with its credentials registered as the

@@ -254,8 +254,13 @@ def test_a_name_from_outside_must_lead_to_the_file_held() -> None:
         "read the file /etc/hosts through descriptor 3 held at start",
     )
     assert held(row("3", "file", "/etc/hosts", "r", "read")) is None
+    # Nothing there now (a launcher that removes it at its exit): no proof either way.
     gone = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS, held_paths={"/etc/hosts": ""})
-    assert held(row("3", "file", "/etc/hosts", "r", "read"), host=gone) is not None
+    assert held(row("3", "file", "/etc/hosts", "r", "read"), host=gone) == (
+        "error",
+        "the host finds nothing at descriptor 3's path now (moved or removed since): no proof"
+        " where it lay",
+    )
     unasked = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS)
     assert held(row("3", "file", "/etc/hosts", "r", "read"), host=unasked) == (
         "error",
@@ -263,6 +268,58 @@ def test_a_name_from_outside_must_lead_to_the_file_held() -> None:
     )
     # Beyond the grants whatever the host finds: an escape even unasked.
     assert held(row("4", "file", "/var/tmp/s", "r", "read"), host=unasked)[0] == "escaped"
+
+
+def changed(*rows: list[str], ways: list[list[str]], host: HostEvidence = HELD_HOST) -> Any:
+    evidence = {"boot_id": BOOT, "held_files": list(rows), "held_changed": ways}
+    return judge_held(evidence, host, "6.1")
+
+
+def test_a_held_files_metadata_changed_beyond_the_write_grants_is_a_write() -> None:
+    """A file of a read-only grant, no write bit, opened for reading on a read-write
+    view: its owner sets its mode (and then writes it). Each change set it to what it
+    was, and still proves the way; within a write grant it may be changed."""
+    token = row("3", "file", "/etc/hosts", "r", "read")
+    fchmod = [["3", "fchmod, futimens"]]
+    assert changed(token, ways=fchmod) == (
+        "escaped",
+        "the file /etc/hosts can be changed through descriptor 3 held at start"
+        " (fchmod, futimens, each set to what it was)",
+    )
+    assert changed(token, ways=[]) is None
+    assert changed(row("3", "file", "/workspace/log", "r", "read"), ways=fchmod) is None
+    # Nothing at its name now leaves it unplaced: beyond the write grants still.
+    gone = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS, held_paths={"/etc/hosts": ""})
+    assert changed(token, ways=fchmod, host=gone)[0] == "escaped"
+    assert changed(token, ways=[["3"]]) == (
+        "error",
+        "the probe's table of held files is malformed",
+    )
+
+
+def test_a_held_pty_master_of_a_terminal_outside_is_an_escape() -> None:
+    """A pty master types into whatever reads its terminal: one on a devpts the host
+    mounts, or on one the sandbox does not mount, is read outside; one on the
+    sandbox's own devpts (bwrap --dev's new instance) is its own."""
+    mounts = [*HOST_MOUNTS, ["0:26", "devpts", "/dev/pts", "/"]]
+    host = HostEvidence(host_fs={"boot_id": BOOT, "mounts": mounts}, grants=GRANTS, held_paths={})
+    pty = {"dev": "0:26", "ino": "3"}
+    assert held(row("3", "pty", "/dev/pts/0", "rw", "", **pty), host=host) == (
+        "escaped",
+        "descriptor 3 held at start holds the master of a host terminal, pts 0: what it"
+        " writes there is typed into it",
+    )
+    shared = row("3", "pty", "/dev/pts/0", "rw", "", point="/dev/pts", root="/", **pty)
+    assert held(shared, host=host)[0] == "escaped"  # the host's devpts bound in
+    own = row("3", "pty", "/dev/pts/2", "rw", "", dev="0:71", point="/dev/pts", root="/")
+    assert held(own, host=host) is None
+    private = row("3", "pty", "/dev/pts/2", "rw", "", dev="0:71")
+    assert held(private, host=host) == (
+        "escaped",
+        "descriptor 3 held at start holds the master of a terminal outside the sandbox,"
+        " pts 2: what it writes there is typed into it",
+    )
+    assert held(row("3", "pty", "/dev/pts/0", "rw", "", **pty), boot=OTHER_BOOT, host=host) is None
 
 
 def test_a_file_on_a_disk_the_host_has_not_mounted_is_no_file_of_the_sandboxs() -> None:

@@ -16,6 +16,7 @@ import pytest
 from harness.probe.build import build_probe
 
 TOKEN = "0123456789abcdef0123456789abcdef"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (capabilities)")
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +127,87 @@ def test_an_append_only_file_held_is_written_by_appending(probe: Path, tmp_path:
         subprocess.run(["chattr", "-a", str(log)], check=True)
 
 
+def _holding(probe: Path, fd: int, *, shell: str = "") -> dict[str, object]:
+    """fs-inherited-fds's line, the probe holding `fd` (the test's) as descriptor 3, or
+    (`shell`, run in a mount namespace of its own, as root) what `shell` leaves there."""
+    run = [str(probe), "run", "--tag", "t", "--token", TOKEN, "--sentinel", "/nonexistent"]
+    launch = ["bash", "-c", f'exec 3<&{fd} {fd}<&-; exec "$@"', "bash"]
+    if shell:
+        launch = ["unshare", "--mount", "--propagation", "private", "sh", "-c", shell, "sh"]
+    done = subprocess.run(
+        [*launch, *run, "filesystem-confinement"],
+        capture_output=True,
+        text=True,
+        pass_fds=(fd,) if fd >= 0 else (),
+    )
+    for line in done.stdout.splitlines():
+        row = json.loads(line)
+        if row.get("id") == "fs-inherited-fds":
+            return dict(row)
+    raise AssertionError(done.stdout + done.stderr)
+
+
+def test_a_held_pty_master_is_placed_by_its_terminal(probe: Path) -> None:
+    """A pty master types into whatever reads its terminal: its row is the terminal's
+    (the slave's device and path, TIOCGPTPEER's), and nothing is written into it."""
+    master, slave = os.openpty()
+    try:
+        row = _holding(probe, master)
+        st = os.fstat(slave)
+        dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        assert _rows(row)["3"][1:4] == ["pty", dev, os.ttyname(slave)], row
+        assert "3:pty" in str(row["evidence"]), row
+        os.set_blocking(slave, False)
+        with pytest.raises(BlockingIOError):
+            os.read(slave, 1)  # nothing typed
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+@needs_root
+def test_a_pty_of_a_devpts_of_its_own_is_placed_there(probe: Path) -> None:
+    """A master of a new devpts instance mounted where the workload stands (bwrap
+    --dev's) is on that mount: the sandbox's own terminal."""
+    shell = (
+        "mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && "
+        'exec 3<>/dev/pts/ptmx && exec "$@"'
+    )
+    row = _holding(probe, -1, shell=shell)
+    host = os.stat("/dev/pts").st_dev
+    pty = _rows(row)["3"]
+    assert pty[1] == "pty" and pty[4] == "/dev/pts", row
+    assert pty[2] != f"{os.major(host)}:{os.minor(host)}", row
+
+
+@needs_root
+def test_a_held_files_metadata_is_set_to_what_it_was(probe: Path, tmp_path: Path) -> None:
+    """A root-owned file of mode 0400 held by its owner: no write bit, yet its mode and
+    times can be set through the descriptor (an O_PATH one by its /proc/self/fd link),
+    each to what it was; on a read-only view of it nothing goes through."""
+    token = tmp_path / "token"
+    token.write_text("t")
+    token.chmod(0o400)
+    before = token.stat()
+    for flags in (os.O_RDONLY, os.O_PATH):
+        fd = os.open(token, flags | os.O_CLOEXEC)
+        try:
+            row = _holding(probe, fd)
+        finally:
+            os.close(fd)
+        ways = dict(row["evidence"]["held_changed"])["3"]  # type: ignore[index]
+        assert {"fchmod", "futimens"} <= set(ways.split(", ")), row
+    after = token.stat()
+    assert (after.st_mode, after.st_mtime_ns, token.read_text()) == (
+        before.st_mode,
+        before.st_mtime_ns,
+        "t",
+    )
+    shell = f'mount --bind -o ro {token} {token} && exec 3<{token} && exec "$@"'
+    row = _holding(probe, -1, shell=shell)
+    assert _rows(row)["3"][1] == "file" and row["evidence"]["held_changed"] == [], row  # type: ignore[index]
+
+
 def test_a_held_folder_names_where_dot_dot_leads(probe: Path, tmp_path: Path) -> None:
     """Each ancestor ".." reaches from a held folder is a row of its own, up to the
     root: the folder's own grant says nothing of its parents."""
@@ -142,9 +224,6 @@ def test_nothing_handed_in_is_blocked_and_says_what_it_held(probe: Path, tmp_pat
     row = _held(probe, tmp_path / "sentinel", hand_in=None)
     assert row["outcome"] == "blocked", row
     assert "3:" not in str(row["evidence"]), row  # only what the test's runner left open
-
-
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (capabilities)")
 
 
 def _confined(probe: Path, tmp_path: Path, knobs: list[str], command: list[str]) -> int:

@@ -374,6 +374,8 @@ OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"
         ("held_files", HELD, True),
         ("held_files", HELD[:8], False),
         ("held_files", [*HELD, "x"], False),
+        ("held_changed", ["3", "fchmod, futimens"], True),
+        ("held_changed", ["3"], False),
         ("overlays", OVERLAY[:2], True),
         ("overlays", OVERLAY[:4], True),
         ("overlays", OVERLAY[:6], True),
