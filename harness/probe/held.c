@@ -233,7 +233,9 @@ static void held_row(const char *label, int fd, const struct stat *st, const cha
     const char *reach = pty ? "" : held_reach(fd, st), *access = opened;
     if (!pty && !strchr(opened, 'w') && held_writable(fd, st))
         access = reach[0] ? "rw" : "w";
-    const char *changed = S_ISDIR(st->st_mode) || S_ISREG(st->st_mode) ? meta_unchanged(fd) : "";
+    /* (not a folder climbed to: its path judges it, and a host's / stays untouched) */
+    const char *changed =
+        (S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) && !strstr(label, "/..") ? meta_unchanged(fd) : "";
     if (changed[0]) {
         size_t room = sizeof g_changed - g_cn;
         int k = snprintf(g_changed + g_cn, room, "%s[\"%s\",\"%s\"]", g_cn ? "," : "", label, changed);
