@@ -188,6 +188,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-gateway-proxy-named",
         "bwrap-gateway-proxy",
         "bwrap-loopback-proxy-443",
+        "bwrap-loopback-proxy-auth",
+        "bwrap-loopback-proxy-get",
     ),
     _NET + "AF_INET UDP to a relay or resolver in its own network namespace (a sidecar's)": (
         "bwrap-udp-sidecar",
