@@ -131,7 +131,9 @@ int relay_request(struct att *a, const Addr *target)
         int k = a->login ? 2 : 1;
         int m = snprintf((char *)p + 2 + k, sizeof a->out - 2 - (size_t)k, "HARNESS %s %s", o.tag, a->id);
         m = m < 0 ? 0 : m > 255 - k ? 255 - k : m;
-        p[0] = 5, p[1] = (unsigned char)(k + m), p[2] = 0, p[3] = a->login ? 2 : p[3];
+        p[0] = 5, p[1] = (unsigned char)(k + m), p[2] = 0;
+        if (a->login)
+            p[3] = 2;
         n = 2 + k + m;
     } else if (a->talk == X_SOCKS && a->step == S5_LOGIN) {
         const struct login *l = &g_logins[a->login - 1];
