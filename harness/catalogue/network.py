@@ -161,8 +161,9 @@ ROWS: tuple[Row, ...] = (
         " ...; no_proxy aside), by number, localhost, or a name the sandbox's /etc/hosts"
         " gives; from a namespace of its own, the host's TCP listeners beyond loopback at"
         " the host's end of the canary's link and its first next hop, and the ports proxies"
-        " listen at by default at its first two next hops; each asked by HTTP CONNECT and"
-        " SOCKS5 for the canary, again at the high port, 443 and 80 where it refuses the first",
+        " listen at by default at its first two next hops; each asked by HTTP CONNECT, SOCKS5"
+        " and an absolute-URI GET for the canary (with the login an environment's proxy URL"
+        " carries), again at the high port, 443 and 80 where it refuses the first",
     ),
     _net(
         _FAMILY,

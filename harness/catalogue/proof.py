@@ -196,6 +196,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-gateway-proxy-named",
         "bwrap-gateway-proxy",
         "bwrap-loopback-proxy-443",
+        "bwrap-loopback-proxy-auth",
+        "bwrap-loopback-proxy-get",
     ),
     _NET + "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)": (
         "bwrap-gateway-udp",

@@ -236,24 +236,7 @@ static void att_start(struct att *a)
     a->state = a->type == SOCK_STREAM ? S_CONNECT : S_SEND;
 }
 
-static Addr g_relay_target; /* the canary's TCP address relays are asked for (--canary-tcp) */
 static void att_next_out(struct att *a, const Addr *at);
-
-/* The canary's port a relay's `k`th asking names, after the first (canary_tcp's, 0):
- * the high port, then, where the canary stands in a namespace of its own (it answers
- * every swept port there), 443 and 80, never --allowed-tcp's (a proxy enforcing the
- * policy lets it out): a proxy that lets some ports out alone (squid's stock rule) is
- * asked again for each where it refuses. 0 past the last. */
-static int proxy_port(int k, const Addr *target)
-{
-    int first = (int)addr_port(target), high = o.high_port ? atoi(o.high_port) : 0, n = 0;
-    int netns = (o.host4 && *o.host4) || (o.host6 && *o.host6), allow = allowed_port();
-    const int ports[3] = { high, netns ? 443 : 0, netns ? 80 : 0 };
-    for (int i = 0; i < 3; i++)
-        if (ports[i] > 0 && ports[i] != first && ports[i] != allow && ++n == k)
-            return ports[i];
-    return 0;
-}
 
 /* Where a relay refused the canary at its port: asked again, on a new connection, for
  * the next (proxy_port). 1 where it is, 0 where no port is left. */
@@ -284,22 +267,13 @@ static int att_judge(struct att *a, int eof)
     /* The nonce anywhere in what came back, at any step: a proxy of another
      * dialect may hand the canary's answer back in place of its own. */
     if (memmem(a->in, a->inn, want, strlen(want))) {
-        int last = a->talk == X_HTTP ? 1 : 2; /* the step that sends the HARNESS line */
-        char port[80] = "";
-        if (a->port_try)
-            snprintf(port, sizeof port, " (asked for the canary at port %d: its own port refused)",
-                     proxy_port(a->port_try, &g_relay_target));
         if (PROXY_GROUP(a))
-            att_end(a, OC_ESCAPED, 0, "%s through %s %s: the nonce came back%s%s%s",
-                    a->talk == X_HTTP ? "HTTP CONNECT" : "SOCKS5",
-                    a->group == G_UNIX ? "unix socket" : "TCP proxy", a->dsts,
-                    a->step < last ? " in place of the proxy's answer" : "", att_way(a), port);
+            relay_escaped(a);
         else
             att_end(a, OC_ESCAPED, 0, "the nonce came back from %s%s", a->dsts, att_way(a));
         return 1;
     }
-    if (a->talk == X_LINE || (a->step == 2 && (a->talk == X_HTTP || a->talk == X_SOCKS))
-        || (a->step == 1 && a->talk == X_HTTP)) {
+    if (a->talk == X_LINE || relay_asked(a)) {
         if (!memchr(a->in, '\n', a->inn) && !eof && a->type == SOCK_STREAM)
             return 0;
         line[strcspn(line, "\r\n")] = '\0';
@@ -360,31 +334,7 @@ static int att_judge(struct att *a, int eof)
         a->inn = 0;
         return 0;
     }
-    if (a->talk == X_HTTP) { /* step 0: the proxy's answer to CONNECT */
-        if (!strstr(line, "\r\n\r\n") && !eof && a->inn < sizeof a->in - 1)
-            return 0;
-        if (strncmp(line, "HTTP/1.", 7) || strncmp(line + 8, " 200", 4)) {
-            line[strcspn(line, "\r\n")] = '\0';
-            if (!strncmp(line, "HTTP/1.", 7) && !eof && proxy_port(a->port_try + 1, &g_relay_target))
-                return 3; /* an HTTP proxy's refusal: perhaps of this port alone */
-            att_end(a, OC_BLOCKED, 0, "%s refused HTTP CONNECT (\"%.60s\")%s", a->dsts, line,
-                    a->port_try ? " at every port the canary answers" : "");
-            return 1;
-        }
-        return 2;
-    }
-    /* SOCKS5: step 0 the method reply, step 1 the connect reply */
-    size_t need = a->step == 0 ? 2 : 10;
-    if (a->inn < need)
-        return eof ? (att_end(a, OC_BLOCKED, 0, "%s: no SOCKS5 answer", a->dsts), 1) : 0;
-    if (a->in[0] != 5 || a->in[1] != 0) {
-        if (a->step == 1 && a->in[0] == 5 && !eof && proxy_port(a->port_try + 1, &g_relay_target))
-            return 3; /* its refusal of the connect request: perhaps of this port alone */
-        att_end(a, OC_BLOCKED, 0, "%s refused SOCKS5 (%u %u)%s", a->dsts, a->in[0], a->in[1],
-                a->port_try ? " at every port the canary answers" : "");
-        return 1;
-    }
-    return 2;
+    return relay_judge(a, eof); /* a relay's own answer, before the HARNESS line */
 }
 
 /* What to send at the attempt's current step (to the canary at the port a relay is
@@ -397,34 +347,10 @@ static void att_next_out(struct att *a, const Addr *at)
         addr_set_port(&port_k, (uint16_t)proxy_port(a->port_try, at));
     a->inn = 0;
     a->outoff = 0;
-    if (a->talk == X_HTTP && a->step == 0) {
-        char t[80];
-        fmt_addr(target, t, sizeof t);
-        /* The marker in a header of its own: a proxy that forwards these bytes
-         * (whatever its dialect) carries it to the canary. */
-        a->outn = (size_t)snprintf((char *)a->out, sizeof a->out,
-                                   "CONNECT %s HTTP/1.1\r\nHost: %s\r\nX-Harness: HARNESS %s %s\r\n\r\n",
-                                   t, t, o.tag, a->id);
-    } else if (a->talk == X_SOCKS && a->step == 0) {
-        /* "No authentication" offered first, then the marker's bytes as methods of no
-         * meaning (0x20 and up: unassigned), which a server passes over: a relay that
-         * forwards the greeting carries the marker to the canary. */
-        int m = snprintf((char *)a->out + 3, sizeof a->out - 3, "HARNESS %s %s", o.tag, a->id);
-        m = m < 0 ? 0 : m > 254 ? 254 : m;
-        a->out[0] = 5, a->out[1] = (unsigned char)(1 + m), a->out[2] = 0;
-        a->outn = 3 + (size_t)m;
-    } else if (a->talk == X_SOCKS && a->step == 1) {
-        const struct sockaddr_in *s4 = (const void *)target;
-        unsigned char *p = a->out;
-        p[0] = 5; p[1] = 1; p[2] = 0; p[3] = 1;
-        memcpy(p + 4, &s4->sin_addr, 4);
-        memcpy(p + 8, &s4->sin_port, 2);
-        a->outn = 10;
-    } else if (a->talk == X_FRAME) {
+    if (a->talk == X_FRAME)
         att_frame_msg(a);
-    } else {
+    else if (!relay_request(a, target)) /* a relay's own message at this step, if any */
         att_line_msg(a);
-    }
 }
 
 /* An attempt held back (S_WAIT) until the one it follows is done: a relay's SOCKS5

@@ -24,7 +24,7 @@ struct client {
     char peer[80];
     double end;
     size_t n;
-    unsigned char buf[2 + 512];
+    unsigned char buf[2 + 2048]; /* room for a proxy's request head (its headers, and ours) */
 };
 
 static const char *g_canary_nonce;
@@ -120,13 +120,17 @@ static void printable(const unsigned char *p, size_t n, char *out, size_t cap)
 }
 
 /* "data": every byte that came, when there is more than the first line; a marker
- * anywhere in it (after a proxy's own request line) names the attempt. */
+ * anywhere in it (after a proxy's own request line) names the attempt. A login a relay
+ * passed on as it came (Proxy-Authorization: the environment's) is withheld. */
 static void log_data(Buf *b, const unsigned char *p, size_t n, size_t first)
 {
     char text[600];
     if (n <= first + 1)
         return;
-    printable(p, n, text, sizeof text);
+    printable(p, n, text, sizeof text); /* byte for byte: text[i] is p[i]'s */
+    for (char *h = text; (h = strcasestr(h, "proxy-authorization:")); )
+        for (h += 20; *h && p[h - text] != '\r' && p[h - text] != '\n'; h++)
+            *h = '*';
     bkv(b, "data", text);
 }
 
@@ -189,11 +193,25 @@ static void serve_udp_line(const struct listener *l)
     }
 }
 
-/* 1: the client's line or query is complete; 0: not yet; -1: it never will be. */
+/* Whether the first line is an HTTP request's ("GET /harness/TAG/ID HTTP/1.1": a
+ * forward proxy's, asked for the canary by an absolute URI; or a CONNECT a relay passed
+ * on as it came): answered in HTTP, once its head is in, as a proxy relays nothing else. */
+static int http_request(const struct client *c)
+{
+    const unsigned char *nl = memchr(c->buf, '\n', c->n);
+    size_t len = nl ? (size_t)(nl - c->buf) : 0;
+    len -= len && c->buf[len - 1] == '\r';
+    return len > 9 && !memcmp(c->buf + len - 9, " HTTP/1.", 8);
+}
+
+/* 1: the client's line or query is complete (an HTTP request's head); 0: not yet; -1:
+ * it never will be. */
 static int client_ready(const struct client *c)
 {
-    if (c->l->type == L_LINE || c->l->type == L_UNIX_LINE)
-        return memchr(c->buf, '\n', c->n) ? 1 : c->n >= sizeof c->buf - 1 ? -1 : 0;
+    if (c->l->type == L_LINE || c->l->type == L_UNIX_LINE) {
+        int head = !http_request(c) || memmem(c->buf, c->n, "\r\n\r\n", 4) || memmem(c->buf, c->n, "\n\n", 2);
+        return memchr(c->buf, '\n', c->n) && head ? 1 : c->n >= sizeof c->buf - 1 ? -1 : 0;
+    }
     if (c->n < 2)
         return 0;
     size_t want = (size_t)(c->buf[0] << 8 | c->buf[1]);
@@ -224,6 +242,9 @@ static void client_finish(struct client *c, int complete)
         bput(&b, "}");
         emit(&b);
         b.n = 0;
+        if (http_request(c))
+            bput(&b, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+                 "Connection: close\r\n\r\n", strlen("NONCE \n") + strlen(g_canary_nonce));
         bput(&b, "NONCE %s\n", g_canary_nonce);
         send(c->fd, b.s, b.n, MSG_DONTWAIT | MSG_NOSIGNAL);
     } else if (complete) {

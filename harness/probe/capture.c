@@ -134,16 +134,29 @@ int capture_open_to(void)
     return fd;
 }
 
-/* The printable text around the first "harness" in p (case-insensitive), or "". */
+/* Whether p[j] starts a Proxy-Authorization line: a login a relay passed on as it
+ * came (the environment's), never logged. */
+static int login_line(const unsigned char *p, size_t n, size_t j)
+{
+    return (j == 0 || p[j - 1] == '\n') && j + 19 <= n && !strncasecmp((const char *)p + j, "proxy-authorization", 19);
+}
+
+/* The printable text around the first "harness" in p (case-insensitive), or "";
+ * a login's line starred. */
 static void capture_mark(const unsigned char *p, size_t n, char *out, size_t cap)
 {
     out[0] = '\0';
     for (size_t i = 0; i + 7 <= n; i++) {
         if (strncasecmp((const char *)p + i, "harness", 7))
             continue;
-        size_t from = i > 48 ? i - 48 : 0, k = 0;
-        for (size_t j = from; j < n && k + 1 < cap && j < i + 120; j++)
-            out[k++] = p[j] >= 0x21 && p[j] < 0x7f ? (char)p[j] : '.';
+        size_t from = i > 48 ? i - 48 : 0, k = 0, start = from;
+        while (start > 0 && p[start - 1] != '\n')
+            start--;
+        int login = login_line(p, n, start);
+        for (size_t j = from; j < n && k + 1 < cap && j < i + 120; j++) {
+            login = (login || login_line(p, n, j)) && p[j] != '\n';
+            out[k++] = login ? '*' : p[j] >= 0x21 && p[j] < 0x7f ? (char)p[j] : '.';
+        }
         out[k] = '\0';
         return;
     }

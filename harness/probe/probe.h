@@ -302,8 +302,10 @@ int maybe_host_netns(void); /* egress.c: never change what may be the host's net
 /* X_FIRE: a datagram nothing answers (UDP-Lite, raw IP): only the canary's capture
  * proves it; X_URING: the exchange made by io_uring in a child (uring.c); X_I386:
  * the same through the i386 entry alone (i386net.c); X_FRAME: a UDP packet the probe
- * builds itself, sent on a held packet socket (link-level destination `ll`). */
-enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME };
+ * builds itself, sent on a held packet socket (link-level destination `ll`); X_HTTP,
+ * X_SOCKS, X_GET: a relay asked by HTTP CONNECT, SOCKS5, an absolute-URI GET. */
+enum { X_LINE, X_DNS, X_HTTP, X_SOCKS, X_ICMP, X_FIRE, X_URING, X_I386, X_FRAME, X_GET };
+#define RELAY_WAYS 3 /* the ways each relay is asked: X_HTTP, X_SOCKS, X_GET */
 enum { S_CONNECT, S_SEND, S_RECV, S_DONE, S_WAIT }; /* S_WAIT: until g_att[after - 1] is done */
 enum { G_SELF, G_OWN_DNS, G_OWN_DNS_TCP, G_UNIX, G_HELD, G_PROXY, G_UDP_RELAY,
        G_PACKET, G_PACKET6, G_ELSE4_TCP, G_ELSE4_UDP, G_ELSE6_TCP, G_ELSE6_UDP,
@@ -318,7 +320,7 @@ enum { H_SEND, H_SENDTO, H_SENDMSG, H_SENDMMSG, H_WRITE, H_WRITEV, H_PWRITEV2, H
 /* TCP Fast Open: T_SEND makes the connection with the first send call (MSG_FASTOPEN,
  * no connect(2)); T_CONNECT sets TCP_FASTOPEN_CONNECT before connect(2). */
 enum { T_NONE, T_SEND, T_CONNECT };
-#define MAX_ATT 560 /* the sweep at its widest: 442 attempts, and 64 at the stand-ins (12 ranges, 8 of the host's own) */
+#define MAX_ATT 760 /* the sweep at its widest: about 620 attempts (with source ports, address queries and the host's UDP shippers), and 64 at the stand-ins (12 ranges, 8 of the host's own) */
 #define CANARY_DGRAM_SUFFIX "-d" /* the canary's unix datagram socket: --canary-unix and this */
 #define CANARY_SEQPACKET_SUFFIX "-q" /* its unix seqpacket listener */
 #define UNIX_MAX 48
@@ -328,6 +330,7 @@ struct att {
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int port_try; /* a relay asked again for the canary at another port (proxy_port) */
+    int login, login_used; /* a relay's login (relaytalk.c: 1 + its index), and sent */
     int listed; /* a listener of the sandbox's own namespace: own_dns_gate lets it be */
     int pi; /* X_FRAME on a held TUN device without IFF_NO_PI: its 4-byte packet header */
     char peer_out[200]; /* a held unix connection whose listener is outside: why (held_report) */
@@ -373,6 +376,15 @@ void att_end(struct att *a, enum outcome oc, int e, const char *fmt, ...);
 void att_line(const char *id, enum outcome oc, int e, const char *detail, double t0,
               const char *dst, int src_port, const char *qname);
 struct att *sweep_add(const char *id, const char *ip, int port, int type, int talk);
+/* relaytalk.c: a relay asked three ways (X_HTTP, X_SOCKS, X_GET), with a login where
+ * the environment's proxy URL gives one. */
+extern Addr g_relay_target; /* the canary's TCP address relays are asked for (--canary-tcp) */
+int relay_login(const char *user, const char *pass, const char *var); /* 1 + its index; 0 none */
+int proxy_port(int k, const Addr *target);
+int relay_request(struct att *a, const Addr *target); /* 0: no relay's message at this step */
+int relay_asked(const struct att *a); /* the HARNESS line sent through it */
+int relay_judge(struct att *a, int eof); /* as att_judge, for the relay's own answers */
+void relay_escaped(struct att *a);
 void sweep_ports(int f, const char *ip, int high);
 /* sweep.c: the ports the sweep tries by TCP (SOCK_STREAM) or UDP, 0 standing for high */
 int sweep_port_list(int type, int high, int *ports, int max);

@@ -1,7 +1,8 @@
 /* The sweep's `tcp-proxy` line: a relay to anywhere that listens on TCP where the
  * workload can reach it without leaving its network namespace (a sidecar proxy bound
  * on the sandbox's own loopback, its outgoing side in the host's network), asked by
- * HTTP CONNECT and SOCKS5 to reach the canary, as unix-proxy asks every unix socket.
+ * HTTP CONNECT, SOCKS5 and an absolute-URI GET to reach the canary (relaytalk.c), as
+ * unix-proxy asks every unix socket.
  * Tried: every TCP listener of the sandbox's own network namespace
  * (/proc/net/tcp and tcp6, a wildcard address by loopback), and every proxy its
  * environment names by address (http_proxy, https_proxy, all_proxy, either case).
@@ -12,7 +13,7 @@
  * unless an environment's proxy escaped. Its UDP listeners are not tried there. A sandbox that shows no /proc (no listener can be listed, the
  * namespace not told) is an error.
  * Every port is tried (a relay on the canary's own port number, 8080, is a relay).
- * Credentials in a proxy's address are never printed. */
+ * Credentials in a proxy's address go to that proxy alone, and are never printed. */
 
 #include "probe.h"
 
@@ -23,7 +24,8 @@ static int g_in_host_netns;
 static int g_unlisted; /* no /proc to list the namespace's listeners by, or tell it by */
 static int g_host_unlisted; /* in the host's namespace, without harness's listing of it */
 
-static void proxy_add(const char *host, unsigned port)
+/* A relay at `host`:`port`, asked each way; `login`: relay_login's, 0 none. */
+static void proxy_add(const char *host, unsigned port, int login)
 {
     char dsts[96];
     snprintf(dsts, sizeof dsts, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
@@ -35,14 +37,16 @@ static void proxy_add(const char *host, unsigned port)
             return;
         relays++;
     }
-    if (relays >= 2 * PROXY_MAX) {
+    if (relays >= RELAY_WAYS * PROXY_MAX) {
         g_proxy_cut = 1;
         return;
     }
-    for (int talk = X_HTTP; talk <= X_SOCKS; talk++) {
+    static const int ways[RELAY_WAYS] = { X_HTTP, X_SOCKS, X_GET };
+    for (int w = 0; w < RELAY_WAYS; w++) {
+        int talk = ways[w];
         struct att *a = sweep_add(sweep_id[SW_TCP_PROXY], host, (int)port, SOCK_STREAM, talk);
         if (a)
-            a->group = G_PROXY;
+            a->group = G_PROXY, a->login = login;
         if (a && talk == X_SOCKS && a->state != S_DONE) /* after the HTTP CONNECT */
             a->after = (size_t)(a - g_att), a->state = S_WAIT;
     }
@@ -114,16 +118,16 @@ static int listeners(const char *file, int six, int host)
         if (!memcmp(raw, any, six ? 16 : 4)) { /* a wildcard: by loopback; tcp6's may be dual-stack */
             if (host && host_skips(six ? "::" : "0.0.0.0", port))
                 continue;
-            proxy_add(six ? "::1" : "127.0.0.1", port);
+            proxy_add(six ? "::1" : "127.0.0.1", port, 0);
             if (six)
-                proxy_add("127.0.0.1", port);
+                proxy_add("127.0.0.1", port, 0);
             continue;
         }
         static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
         int v4 = six && !memcmp(raw, mapped, 12); /* ::ffff:a.b.c.d takes IPv4 (a Java proxy's) */
         if (inet_ntop(six && !v4 ? AF_INET6 : AF_INET, v4 ? raw + 12 : raw, name, sizeof name) &&
             (!host || (!host_skips(name, port) && !canary_address(name))))
-            proxy_add(name, port);
+            proxy_add(name, port, 0);
     }
     fclose(f);
     return 0;
@@ -133,7 +137,7 @@ static int listeners(const char *file, int six, int host)
  * setup names it, `proxy.internal`), added as a proxy at `port`. Nothing is asked of a
  * resolver here: a name only DNS knows is not looked up (the query would be a line of
  * its own). */
-static void hosts_proxy(const char *name, unsigned port)
+static void hosts_proxy(const char *name, unsigned port, int login)
 {
     char line[512];
     FILE *f = fopen("/etc/hosts", "r");
@@ -145,7 +149,7 @@ static void hosts_proxy(const char *name, unsigned port)
             continue;
         for (char *n = strtok_r(NULL, " \t\r\n", &save); n; n = strtok_r(NULL, " \t\r\n", &save))
             if (!strcasecmp(n, name)) {
-                proxy_add(addr, port);
+                proxy_add(addr, port, login);
                 break;
             }
     }
@@ -153,15 +157,25 @@ static void hosts_proxy(const char *name, unsigned port)
         fclose(f);
 }
 
-/* A proxy URL's address ([scheme://][user[:password]@]host[:port][/...]), by number,
- * localhost, or a name the sandbox's /etc/hosts gives (hosts_proxy). */
-static void env_proxy(const char *url)
+/* A proxy variable's URL ([scheme://][user[:password]@]host[:port][/...]): its address,
+ * by number, localhost, or a name the sandbox's /etc/hosts gives (hosts_proxy), and
+ * its login (percent-encoded), kept for that proxy alone. */
+static void env_proxy(const char *entry)
 {
-    char buf[256], *h;
-    snprintf(buf, sizeof buf, "%s", url);
+    char buf[1024], var[40], *h, *at;
+    size_t n = strcspn(entry, "=");
+    snprintf(var, sizeof var, "%.*s", (int)n, entry);
+    snprintf(buf, sizeof buf, "%s", entry + n + 1);
     h = strstr(buf, "://") ? strstr(buf, "://") + 3 : buf;
-    if (strrchr(h, '@'))
-        h = strrchr(h, '@') + 1; /* the credentials go no further */
+    int login = 0;
+    if ((at = strrchr(h, '@'))) {
+        *at = '\0';
+        char *colon = strchr(h, ':');
+        if (colon)
+            *colon++ = '\0';
+        login = relay_login(h, colon ? colon : "", var);
+        h = at + 1;
+    }
     h[strcspn(h, "/?#")] = '\0';
     unsigned port = 1080; /* curl's, where none is given */
     char *host = h, *colon;
@@ -183,9 +197,9 @@ static void env_proxy(const char *url)
     if (!port || port >= 65536)
         return;
     if (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1)
-        proxy_add(host, port);
+        proxy_add(host, port, login);
     else if (*host)
-        hosts_proxy(host, port);
+        hosts_proxy(host, port, login);
 }
 
 #define UDP_LISTENED_MAX 16 /* UDP listeners asked, at most: more are an error line */
@@ -340,7 +354,7 @@ static void host_tcp_relays(void)
         char hs[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &h, hs, sizeof hs);
         for (size_t k = 0; k < sizeof usual / sizeof usual[0] && !canary_address(hs); k++)
-            proxy_add(hs, usual[k]);
+            proxy_add(hs, usual[k], 0);
     }
     snprintf(copy, sizeof copy, "%s", o.host_tcp ? o.host_tcp : "");
     for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -359,16 +373,16 @@ static void host_tcp_relays(void)
         const char *end = six ? o.host6 : o.host4; /* the host's end of the canary's link */
         int any6 = six && !strcmp(host, "::"); /* dual-stack as often as not: IPv4 too */
         if (any6 && end && *end)
-            proxy_add(end, port);
+            proxy_add(end, port, 0);
         if (any6 || !strcmp(host, "0.0.0.0")) {
             if (o.host4 && *o.host4)
-                proxy_add(o.host4, port);
+                proxy_add(o.host4, port, 0);
             for (int i = 0; i < n && i < 1; i++) { /* the first hop (PROXY_MAX's room) */
                 struct in_addr h = { htonl(hops[i]) };
                 char hs[INET_ADDRSTRLEN];
                 inet_ntop(AF_INET, &h, hs, sizeof hs);
                 if (!canary_address(hs))
-                    proxy_add(hs, port);
+                    proxy_add(hs, port, 0);
             }
             continue;
         }
@@ -377,7 +391,7 @@ static void host_tcp_relays(void)
         for (int i = 0; i < n && !six && !reach && inet_pton(AF_INET, host, &a) == 1; i++)
             reach = ntohl(a.s_addr) == hops[i];
         if (reach)
-            proxy_add(host, port);
+            proxy_add(host, port, 0);
     }
 }
 
@@ -386,7 +400,7 @@ void sweep_tcp_proxy(void)
     extern char **environ;
     for (char **e = environ; e && *e; e++)
         if (proxy_variable(*e) && (*e)[strcspn(*e, "=") + 1])
-            env_proxy(*e + strcspn(*e, "=") + 1);
+            env_proxy(*e);
     struct stat self;
     g_unlisted = stat("/proc/self/ns/net", &self) != 0; /* no /proc: nothing can be told */
     g_in_host_netns = !g_unlisted && maybe_host_netns();

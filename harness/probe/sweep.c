@@ -207,11 +207,13 @@ static void unix_add(const char *path, int abstract)
         if (dead || (lstat(path, &st) == 0 && unix_host_tries(&st)))
             return;
     }
-    for (int talk = X_HTTP; talk <= X_SOCKS; talk++) {
+    static const int ways[RELAY_WAYS] = { X_HTTP, X_SOCKS, X_GET };
+    for (int w = 0; w < RELAY_WAYS; w++) {
+        int talk = ways[w];
         size_t units = 0;
         for (size_t i = 0; i < g_natt; i++)
             units += g_att[i].group == G_UNIX;
-        if (units >= 2 * UNIX_MAX) {
+        if (units >= RELAY_WAYS * UNIX_MAX) {
             /* Where no unix socket can be made at all, every attempt ends the same way
              * at socket(2) (the ways around it are other lines'): none is left out. */
             if (!g_unix_nosock)

@@ -453,7 +453,8 @@ EGRESS = Scenario(
     summary=(
         "TCP (9 ports), UDP (4 ports), ICMP, UDP-Lite and raw IP to the canary over IPv4"
         " and IPv6, DNS by denied name, to an alternate resolver and through the sandbox's"
-        " own, HTTP CONNECT and SOCKS5 through every reachable unix socket, the other"
+        " own, HTTP CONNECT, SOCKS5 and an absolute-URI GET through every reachable unix"
+        " socket and TCP proxy, the other"
         " send calls, TCP without connect (Fast Open, Multipath TCP), a privileged source"
         " port, io_uring, the canary's abstract unix name,"
         " the host's own addresses, every socket held at the start and the canary's IPC"
@@ -546,7 +547,8 @@ EGRESS = Scenario(
         # nonce or log, and its absence is reported with what was tried.
         _swept(
             "unix-proxy",
-            "HTTP CONNECT and SOCKS5 to the canary through every reachable unix socket",
+            "HTTP CONNECT, SOCKS5 and an absolute-URI GET to the canary through every reachable"
+            " unix socket",
             transport=None,
             control=Control.NONE,
             how=(
@@ -572,11 +574,18 @@ EGRESS = Scenario(
                 "dialect that forwards the request carries it), then, once that is done, a SOCKS5"
                 " request to `--canary-tcp` (not where the HTTP request was relayed, nor where it"
                 " met silence: a SOCKS5 server closes on it, and a relay that answers nothing "
-                "would carry the bare greeting on, unmarked), then the HARNESS line. A proxy "
-                "that refuses the canary at that port (an HTTP status other than 200, a SOCKS5 "
-                "refusal) is asked again, on a new connection, for the canary at the high port, "
-                "then, in netns mode, at 443 and 80 (squid's stock rule lets CONNECT to 443 "
-                "alone). Escaped if "
+                "would carry the bare greeting on, unmarked), then the HARNESS line; and at the "
+                "same time, on a connection of its own, a forward proxy's request: `GET "
+                "http://<canary>/harness/<tag>/<id> HTTP/1.1` with the `X-Harness` header (a "
+                "proxy that refuses CONNECT but sends plain HTTP anywhere: the canary answers an "
+                "HTTP request in HTTP, the nonce its body). A proxy "
+                "that refuses the canary at that port (an HTTP status other than 200, or than "
+                "2xx for the GET; a SOCKS5 refusal) is asked again, on a new connection, for the"
+                " canary at the high port, then, in netns mode, at 443 and 80 (squid's stock rule"
+                " lets CONNECT to 443 alone). One that asks for a login (HTTP 407, SOCKS5 `05 "
+                "ff`) none is known for (a unix socket's never is; `tcp-proxy` sends the one an "
+                "environment's proxy URL carries) makes the line an error unless one escaped: "
+                "the workload may hold it elsewhere. Escaped if "
                 "the nonce comes back anywhere in what the socket answers, at any step; otherwise"
                 " blocked, with what was tried."
             ),
@@ -585,8 +594,9 @@ EGRESS = Scenario(
         # loopback), its outgoing side elsewhere; and the proxies its environment names.
         _swept(
             "tcp-proxy",
-            "HTTP CONNECT and SOCKS5 to the canary through every TCP listener of the sandbox's"
-            " own network namespace and every proxy its environment names",
+            "HTTP CONNECT, SOCKS5 and an absolute-URI GET to the canary through every TCP"
+            " listener of the sandbox's own network namespace and every proxy its environment"
+            " names",
             transport=None,
             control=Control.NONE,
             how=(
@@ -597,15 +607,22 @@ EGRESS = Scenario(
                 "`all_proxy`, `socks_proxy`, `npm_config_proxy`, ..., either case; `no_proxy` "
                 "aside): by address, `localhost` as 127.0.0.1, or a name the sandbox's own "
                 "`/etc/hosts` gives (a name only DNS knows is not looked up); port 1080 where "
-                "none is given; credentials are never printed; from a network namespace of its "
+                "none is given; the login its URL carries (`user:password@`, percent-encoded) "
+                "goes to that proxy alone, as a Basic `Proxy-Authorization` header on the HTTP "
+                "requests and SOCKS5 username/password (RFC 1929) where the server asks for it,"
+                " and is never printed nor logged (the canary withholds a "
+                "`Proxy-Authorization` line a relay passes on); a 407 or SOCKS5 `05 ff` where no"
+                " login is known is an error, not blocked; the reason names a login used (`with "
+                "the credentials http_proxy names`); from a network namespace of its "
                 "own, the host's TCP listeners bound beyond loopback that the host's listing "
                 "names (`--host-tcp`, held by a process it can see, less its SSH daemons' and "
                 "the canary's; at most 8, more make the line an error unless one escaped) at "
                 "the host's end of the canary's link and at the first next hop (one on `::` at "
                 "IPv4's too: dual-stack), and at its first two next hops the ports proxies "
                 "listen at by default (3128, 8080, 8888, 8118, 1080, 9050): an HTTP "
-                "`CONNECT`, then a SOCKS5 request to `--canary-tcp`, then the HARNESS line, as "
-                "`unix-proxy`. Where the probe may stand in the host's network namespace (the "
+                "`CONNECT`, then a SOCKS5 request to `--canary-tcp`, then the HARNESS line, and "
+                "an absolute-URI `GET`, as `unix-proxy`. Where the probe may stand in the "
+                "host's network namespace (the "
                 "control, a co-located sandbox) its listeners are the host's: every one is asked, "
                 "on any of the host's addresses (a host egress proxy the sandbox may reach; a "
                 "v4-mapped one, as a Java proxy binds 127.0.0.1, at its IPv4 address), "
@@ -618,7 +635,8 @@ EGRESS = Scenario(
                 "listed) is an error. At "
                 "most 48 relays: more make the line an error unless one escaped. A relay that "
                 "refuses the canary's port is asked again, on a new connection within the first "
-                "asking's deadline, for the canary's high port and, where the canary stands in "
+                "asking's deadline (each of the three ways alike), for the canary's high port "
+                "and, where the canary stands in "
                 "a namespace of its own (it answers every port there), 443 and 80 (a proxy "
                 "that lets some ports out alone, as squid's stock rule does), never for the "
                 "port the policy lets out (`--allowed-tcp`: a proxy enforcing the policy "

@@ -617,6 +617,16 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "the nonce came back (asked for the canary at port 443: its own port refused)",
     ),
+    # The loopback proxy wanting the login the environment hands over, and one refusing
+    # CONNECT that forwards an absolute-URI GET.
+    "bwrap-loopback-proxy-auth": (
+        {"tcp-proxy"},
+        "HTTP CONNECT with the credentials http_proxy names through TCP proxy 127.0.0.1:3128",
+    ),
+    "bwrap-loopback-proxy-get": (
+        {"tcp-proxy"},
+        "an absolute-URI GET through TCP proxy 127.0.0.1:3128: the nonce came back",
+    ),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
@@ -918,6 +928,8 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-udp-sidecar-mapped",
         "bwrap-gateway-udp",
         "bwrap-loopback-proxy-443",
+        "bwrap-loopback-proxy-auth",
+        "bwrap-loopback-proxy-get",
         "bwrap-sidecar-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",

@@ -4,11 +4,15 @@ canary (its IPv4 address on one port), the rest at loopback where nothing listen
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import threading
+import urllib.parse
+from collections.abc import Callable
 
 from harness.probe.build import build_probe
 
@@ -99,3 +103,106 @@ def run_beside(code: str, name: str) -> subprocess.CompletedProcess[str]:
     finally:
         if os.path.exists(env["LOG"]):
             os.unlink(env["LOG"])
+
+
+def _exactly(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n and (chunk := conn.recv(n - len(data))):
+        data += chunk
+    return data
+
+
+def _head(conn: socket.socket, first: bytes = b"") -> bytes:
+    """An HTTP request's or answer's head, through its blank line."""
+    data = first
+    while b"\r\n\r\n" not in data and len(data) < 8192 and (chunk := conn.recv(1024)):
+        data += chunk
+    return data
+
+
+def login_proxy(sock: socket.socket, user: str, password: str, *, socks_only: bool = False) -> None:
+    """`stand_in_proxy` for a client that logs in alone: HTTP CONNECT with Basic
+    Proxy-Authorization (else 407), or SOCKS5 username/password (RFC 1929; else method
+    0xFF). socks_only: an HTTP request is closed on, as a SOCKS5 server does."""
+    sock.listen(8)
+    basic = b"Basic " + base64.b64encode(f"{user}:{password}".encode())
+
+    def one(conn: socket.socket) -> None:
+        first = conn.recv(1)
+        if first == b"\x05":
+            methods = _exactly(conn, _exactly(conn, 1)[0])
+            if 2 not in methods:
+                conn.sendall(b"\x05\xff")
+                return
+            conn.sendall(b"\x05\x02")
+            name = _exactly(conn, _exactly(conn, 2)[1])
+            secret = _exactly(conn, _exactly(conn, 1)[0])
+            if (name, secret) != (user.encode(), password.encode()):
+                conn.sendall(b"\x01\x01")
+                return
+            conn.sendall(b"\x01\x00")
+            _exactly(conn, 10)  # the connect request (IPv4)
+            conn.sendall(b"\x05\x00\x00\x01" + bytes(6))
+        elif socks_only:
+            return
+        else:
+            lines = _head(conn, first).split(b"\r\n")
+            if not any(
+                ln.lower().startswith(b"proxy-authorization:") and ln[20:].strip() == basic
+                for ln in lines
+            ):
+                conn.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
+                return
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        if conn.recv(512).startswith(b"HARNESS "):
+            conn.sendall(b"NONCE n1\n")
+
+    _serve(sock, one)
+
+
+def forward_proxy(sock: socket.socket, ports: dict[int, int] | None = None) -> None:
+    """Serve `sock` as a plain forward HTTP proxy: `GET http://host:port/path HTTP/1.1`
+    sent on in origin form, an HTTP answer handed back (anything else: 502, as squid);
+    CONNECT refused (405). ports: the only ports let out, each to the port it maps to
+    (a stand-in for a canary answering at every port); any other gets 403."""
+    sock.listen(8)
+
+    def one(conn: socket.socket) -> None:
+        head = _head(conn)
+        method, uri, version = head.split(b"\r\n", 1)[0].decode().split(" ")
+        if method == "CONNECT":
+            conn.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            return
+        url = urllib.parse.urlsplit(uri)
+        port = url.port or 80
+        if ports is not None and port not in ports:
+            conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            return
+        rest = head.split(b"\r\n", 1)[1]
+        with socket.create_connection((url.hostname, (ports or {}).get(port, port)), 3) as out:
+            out.sendall(f"{method} {url.path} {version}\r\n".encode() + rest)
+            answer = b"".join(iter(lambda: out.recv(4096), b""))
+        relayed = answer.startswith(b"HTTP/1.")  # an answer not HTTP's is no answer
+        conn.sendall(answer if relayed else b"HTTP/1.1 502 Bad Gateway\r\n\r\n")
+
+    _serve(sock, one)
+
+
+def _serve(sock: socket.socket, one: Callable[[socket.socket], None]) -> None:
+    """Each connection to `sock` served by `one`, on a daemon thread of its own (the probe
+    asks one relay several ways at once); closing `sock` ends it."""
+
+    def each(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError, ValueError, IndexError):
+            conn.settimeout(3)
+            one(conn)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=each, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()

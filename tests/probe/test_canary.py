@@ -285,3 +285,33 @@ def test_a_canary_that_cannot_capture_says_so_and_still_runs(probe: Path, tmp_pa
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert {"event": "unbound", "proto": "capture", "error": "Operation not permitted"} in events
     assert events[-1]["event"] == "ready"
+
+
+def test_an_http_request_is_answered_in_http_its_login_withheld(
+    probe: Path, tmp_path: Path
+) -> None:
+    """A forward proxy's request (an absolute-URI GET, sent on in origin form, its head
+    in two parts) is answered once its head is in, in HTTP (a proxy relays nothing
+    else), the nonce its body; a login a relay passed on as it came is not logged."""
+    port, log = free_port("127.0.0.1"), tmp_path / "canary.log"
+    done = subprocess.run(_canary(probe, port, log), capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.strip().removeprefix("pid="))
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(b"GET /harness/t/tcp-proxy HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            time.sleep(0.2)
+            conn.sendall(b"Proxy-Authorization: Basic YnVpbGQ6czNjcmV0\r\n\r\n")
+            answer = b"".join(iter(lambda: conn.recv(4096), b""))
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ") and body == b"NONCE n0nce\n", answer
+        assert f"Content-Length: {len(body)}".encode() in head
+        deadline = time.monotonic() + 5
+        while '"event":"tcp"' not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        text = log.read_text()
+        tcp = [json.loads(line) for line in text.splitlines() if '"event":"tcp"' in line]
+        assert tcp[0]["line"] == "GET /harness/t/tcp-proxy HTTP/1.1"
+        assert "YnVpbGQ6czNjcmV0" not in text and "Proxy-Authorization:" in tcp[0]["data"]
+    finally:
+        os.kill(pid, signal.SIGKILL)

@@ -3,17 +3,30 @@ network namespace, for real: a stand-in proxy listening on the loopback of a net
 namespace of the test's own (a sidecar: found among the namespace's listeners), and one
 the environment names, with credentials, where the probe stands in the test's own
 namespace (whose listeners are asked only as the host allows: never without its word,
-never one it skips). Loopback only."""
+never one it skips); a proxy that wants the login the environment gives (HTTP Basic,
+SOCKS5 username/password), and a plain forward HTTP proxy that refuses CONNECT but
+sends an absolute-URI GET on to the canary. Loopback only."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import signal
 import socket
 import subprocess
+import time
+from pathlib import Path
 
-from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv, run_beside, stand_in_proxy
+from harness.probe.build import build_probe
+from tests.lab import free_port, require_tool
+from tests.probe.egress_args import (
+    egress_argv,
+    forward_proxy,
+    login_proxy,
+    run_beside,
+    stand_in_proxy,
+)
 
 SIDECAR = """import socket, sys, time
 sys.path.insert(0, {root!r})
@@ -26,9 +39,29 @@ time.sleep(120)
 """
 
 
+LOGIN_SIDECAR = """import socket, sys, time
+sys.path.insert(0, {root!r})
+from tests.probe.egress_args import login_proxy
+s = socket.socket()
+s.bind(("127.0.0.1", 3128))
+login_proxy(s, "build", "s3cret")
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
 def _lines(stdout: str) -> dict[str, dict[str, object]]:
     lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
     return {x["id"]: x for x in lines if x.get("type") == "check"}
+
+
+def _through(env: dict[str, str], canary_port: int = 9) -> subprocess.CompletedProcess[str]:
+    """The probe's egress run in the test's own network namespace (as harness tells
+    it: --host-ns), with `env` added to its environment."""
+    return subprocess.run(
+        egress_argv("127.0.0.1", canary_port), capture_output=True, text=True, timeout=120,
+        check=False, env={**os.environ, **env},
+    )  # fmt: skip
 
 
 def test_a_sidecar_proxy_on_the_sandboxs_own_loopback_is_found() -> None:
@@ -95,3 +128,113 @@ def test_the_hosts_loopback_listeners_are_asked_but_those_it_skips() -> None:
     assert line["outcome"] == "escaped", json.dumps(line)
     assert f"through TCP proxy 127.0.0.2:{relay_port}: the nonce came back" in str(line["detail"])
     assert not connected, "the listener the host skips was connected to"
+
+
+def test_a_proxy_wanting_the_login_the_environment_gives_is_asked_with_it() -> None:
+    """Before, the login in http_proxy was dropped: the proxy's 407 was taken for a
+    refusal, and the sandbox certified enforced. Its password (percent-encoded in the
+    URL) appears nowhere in the output, nor does its Basic token."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    login_proxy(sock, "build", "s3cr@t")
+    try:
+        done = _through({"http_proxy": f"http://build:s3cr%40t@127.0.0.1:{port}"})
+    finally:
+        sock.close()
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert (
+        f"HTTP CONNECT with the credentials http_proxy names through TCP proxy 127.0.0.1:{port}:"
+        " the nonce came back" in str(line["detail"])
+    ), line
+    token = base64.b64encode(b"build:s3cr@t").decode()
+    for secret in ("s3cr@t", "s3cr%40t", token):
+        assert secret not in done.stdout + done.stderr
+
+
+def test_a_socks5_proxy_wanting_a_login_is_sent_it() -> None:
+    """A SOCKS5 server asking for username and password (RFC 1929) that all_proxy gives:
+    the login is offered, sent, and the nonce comes back."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    login_proxy(sock, "build", "pw", socks_only=True)
+    try:
+        done = _through({"all_proxy": f"socks5://build:pw@127.0.0.1:{port}"})
+    finally:
+        sock.close()
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert f"SOCKS5 with the credentials all_proxy names through TCP proxy 127.0.0.1:{port}" in str(
+        line["detail"]
+    )
+
+
+def test_a_proxy_wanting_a_login_nothing_gives_is_no_proof() -> None:
+    """A sidecar asking for a login the environment does not hand over (407, SOCKS5
+    0xFF): the workload may hold it elsewhere, so the line is an error, never blocked."""
+    require_tool("unshare")
+    done = run_beside(LOGIN_SIDECAR.format(root=os.getcwd()), "login-sidecar")
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "error", json.dumps(line)
+    assert "127.0.0.1:3128 asks HTTP CONNECT for a login" in str(line["detail"]), line
+
+
+def _canary(log: Path) -> tuple[int, int]:
+    """The real canary (nonce n1, egress_argv's) on a free loopback port: its pid, port."""
+    port = free_port("127.0.0.1")
+    argv = [str(build_probe().path), "canary", "--tcp", f"127.0.0.1:{port}", "--nonce", "n1",
+            "--daemon", str(log)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=True)
+    return int(done.stdout.strip().removeprefix("pid=")), port
+
+
+def test_a_forward_proxy_refusing_connect_is_asked_by_an_absolute_uri_get(tmp_path: Path) -> None:
+    """Before, a forward HTTP proxy that refuses CONNECT (405) and speaks no SOCKS was
+    taken for a refusal. Now a GET with the canary's absolute URI goes through it; the
+    real canary answers in HTTP (the proxy relays nothing else) and logs the marker."""
+    log = tmp_path / "canary.log"
+    pid, canary_port = _canary(log)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    forward_proxy(sock)
+    try:
+        done = _through({"HTTP_PROXY": f"http://127.0.0.1:{port}"}, canary_port)
+    finally:
+        sock.close()
+        time.sleep(0.2)  # the canary's last line logged
+        os.kill(pid, signal.SIGKILL)
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert f"an absolute-URI GET through TCP proxy 127.0.0.1:{port}: the nonce came back" in str(
+        line["detail"]
+    )
+    lines = [json.loads(x).get("line") for x in log.read_text().splitlines()]
+    assert "GET /harness/t/tcp-proxy HTTP/1.1" in lines, lines
+
+
+def test_a_forward_proxy_refusing_the_canarys_port_is_asked_for_another(tmp_path: Path) -> None:
+    """A forward proxy letting out the high port alone (403 else): the GET is asked
+    again for the canary there, as CONNECT is."""
+    log = tmp_path / "canary.log"
+    pid, canary_port = _canary(log)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    forward_proxy(sock, {40000: canary_port})  # egress_argv's high port
+    try:
+        done = _through({"http_proxy": f"http://127.0.0.1:{port}"}, canary_port)
+    finally:
+        sock.close()
+        os.kill(pid, signal.SIGKILL)
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert "an absolute-URI GET through TCP proxy" in str(line["detail"])
+    assert "(asked for the canary at port 40000: its own port refused)" in str(line["detail"])
