@@ -521,16 +521,24 @@ static int in_host_netns(const struct stat *self)
  * namespace and that the workload may take: pidfd_getfd asks ptrace's permission (the
  * same uid, no capability the workload lacks), not any network's. A host process's
  * connection, taken, is the host's network: tried as one held at start (held_fd),
- * named by its process. Its own namespace's are no route (the sweep tries that). */
+ * named by its process. Its own namespace's are no route (the sweep tries that), nor
+ * another harness probe's or canary's (another cell's attempts, of its own namespace:
+ * an arrival by them would be that cell's, not this sandbox's way out). */
 static void proc_sockets(uint64_t own, const char *ip4, const char *ip6, int high)
 {
     DIR *d = own ? opendir("/proc") : NULL;
     int taken = 0;
+    char me[32] = "", comm[32];
+    read_file("/proc/self/comm", me, sizeof me - 1);
     for (struct dirent *e; d && (e = readdir(d)) != NULL && taken < 32;) {
         pid_t pid = (pid_t)atoi(e->d_name);
         char dir[64], path[128], link[64];
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+        memset(comm, 0, sizeof comm);
+        if (pid <= 0 || (read_file(path, comm, sizeof comm - 1) > 0 && !strcmp(comm, me)))
+            continue;
         snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-        DIR *fds = pid > 0 && pid != getpid() ? opendir(dir) : NULL;
+        DIR *fds = pid != getpid() ? opendir(dir) : NULL;
         int pfd = -1;
         for (struct dirent *f; fds && (f = readdir(fds)) != NULL && taken < 32;) {
             snprintf(path, sizeof path, "%s/%.32s", dir, f->d_name);

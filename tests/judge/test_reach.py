@@ -570,8 +570,18 @@ def test_a_loop_device_the_host_mounts_nowhere_is_no_proof_either_way() -> None:
     assert exposures(disk, host_fs=host_fs, grants={}, shared=True) == [
         "/data (ext4 8:16, root /, read 'x' there)"
     ]
+    # An image first hides nothing after it; a disk is never unplaced, it is exposed.
+    both = [*image, *disk]
+    assert exposures(both, host_fs=host_fs, grants={}, shared=True) == [
+        "/data (ext4 8:16, root /, read 'x' there)"
+    ]
+    assert unplaced_mounts([*disk, *image], host_fs=host_fs, grants={}) == unplaced
     host_fs = {"mounts": [*HOST_MOUNTS, ["7:0", "squashfs", "/snap/core/1", "/"]]}
     shown = [["7:0", "squashfs", "/snap", "/", "x"]]
     assert exposures(shown, host_fs=host_fs, grants={}, shared=True) == [
         "/snap (squashfs 7:0, root /, read 'x' there)"
     ]
+    # The host mounts that loop device (as another kind too): judged as a host mount.
+    other_kind = {"mounts": [*HOST_MOUNTS, ["7:0", "ext4", "/mnt/img", "/"]]}
+    assert unplaced_mounts(shown, host_fs=other_kind, grants={}) == []
+    assert unplaced_mounts(image, host_fs=other_kind, grants={"inside": ["/srv"]}) == []
