@@ -188,8 +188,16 @@ ROWS: tuple[Row, ...] = (
     _priv(
         _ROOT,
         "other processes' memory and descriptors",
-        ("ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "process_mrelease"),
+        (
+            "ptrace",
+            "process_vm_readv",
+            "process_vm_writev",
+            "process_madvise",
+            "process_mrelease",
+            "kill",
+        ),
         checks=("priv-proc-access",),
+        ways=("kill(pid, 0): a host process signalled, standing in the host's PID namespace",),
         target="every visible process not the sandbox's own (the decoy)",
     ),
     _priv(

@@ -84,14 +84,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "rseq",
     ),
     "the workload's own processes, threads and signals (a signal to a host process needs"
-    " its pid namespace, judged by fs-proc-1-root's decoy, not a property of its own)": (
+    " its pid namespace: priv-proc-access's kill(pid, 0) where it stands in the host's)": (
         "fork",
         "vfork",
         "exit",
         "exit_group",
         "wait4",
         "waitid",
-        "kill",
         "tkill",
         "tgkill",
         "pidfd_send_signal",

@@ -13,7 +13,8 @@
  * mutants, each of which leaves one thing open: `--unhandled RIGHT` leaves a
  * Landlock access right unhandled, `--unfiltered FAMILY` a family of calls out of
  * the filter (`clone3`: clone3 let through, a child born into any cgroup),
- * `--any-arch` the filter's architecture check (another ABI's entry open),
+ * `--any-arch` the filter's architecture check (another ABI's entry open), `--unscoped`
+ * Landlock's scopes (ABI 6: signals to, abstract sockets of, processes outside),
  * `--i386-open FAMILY` that family's calls through the i386 entry alone (the mutant
  * of one row's one way), `--fd-open FAMILY` that family's descriptor calls
  * alone (fchmod, fchown, futimens, fsetxattr and fremovexattr, FS_IOC_SETFLAGS and
@@ -367,7 +368,7 @@ void confine_main(int argc, char **argv)
 {
     const char *paths[MAX_RULES];
     uint64_t rights[MAX_RULES];
-    int n = 0, i = 2, unfiltered[N_FAMILIES + 1] = { 0 }, any_arch = 0;
+    int n = 0, i = 2, unfiltered[N_FAMILIES + 1] = { 0 }, any_arch = 0, unscoped = 0;
     const char *i386_open = NULL, *fd_open = NULL, *user = NULL, *group = NULL;
     int skip_missing = 0;
     uint64_t unhandled = 0;
@@ -406,6 +407,10 @@ void confine_main(int argc, char **argv)
             any_arch = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--unscoped")) {
+            unscoped = 1;
+            continue;
+        }
         if (i + 1 < argc && !strcmp(argv[i], "--unfiltered")) {
             i++;
             unfiltered[strcmp(argv[i], "clone3") ? meta_family(argv[i]) : (int)N_FAMILIES] = 1;
@@ -414,7 +419,7 @@ void confine_main(int argc, char **argv)
         if ((!write && !data && strcmp(argv[i], "--read")) || i + 1 >= argc || n == MAX_RULES)
             fatal(2, "usage: probe confine [--read PATH]... [--data PATH]... [--write PATH]..."
                      " [--skip-missing] [--user USER] [--group GROUP]"
-                     " [--unhandled RIGHT]... [--unfiltered FAMILY]... [--any-arch] [--i386-open FAMILY]"
+                     " [--unhandled RIGHT]... [--unfiltered FAMILY]... [--any-arch] [--unscoped] [--i386-open FAMILY]"
                      " [--fd-open FAMILY]"
                      " -- COMMAND...");
         if (skip_missing && access(argv[i + 1], F_OK) != 0 && errno == ENOENT) {
@@ -430,8 +435,11 @@ void confine_main(int argc, char **argv)
     if (abi < 1)
         fatal(2, "confine: Landlock unavailable: %s", strerror(errno));
     uint64_t handled = handled_rights(abi) & ~unhandled;
-    struct probe_ruleset_attr attr = { .handled_access_fs = handled };
-    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+    struct probe_ruleset_attr6 attr = { .handled_access_fs = handled };
+    if (abi >= 6 && !unscoped) /* no signal to, no abstract unix socket of, a process outside */
+        attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr,
+                               abi >= 6 ? sizeof attr : sizeof(struct probe_ruleset_attr), 0);
     if (ruleset < 0)
         fatal(2, "confine: landlock_create_ruleset: %s", strerror(errno));
     for (int k = 0; k < n; k++)

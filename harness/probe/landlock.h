@@ -26,6 +26,11 @@
 
 /* ABI 1 layout; newer kernels accept it (missing fields mean "handle nothing"). */
 struct probe_ruleset_attr { uint64_t handled_access_fs; };
+/* ABI 6's: scopes, which keep a domain from signalling, or connecting to the abstract
+ * unix sockets of, any process outside it. */
+struct probe_ruleset_attr6 { uint64_t handled_access_fs, handled_access_net, scoped; };
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
 /* struct landlock_path_beneath_attr, which the UAPI declares packed (12 bytes). */
 struct probe_path_beneath_attr { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
 

@@ -78,10 +78,31 @@ static int own_kind(int pid)
     return (prm & ~mine) == 0;
 }
 
+/* Whether this process stands in the kernel's first PID namespace, the host's. */
+static int host_pid_ns(void)
+{
+    char ns[64];
+    ssize_t k = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    return k > 0 && (ns[k] = '\0', !strcmp(ns, INIT_PID_NS));
+}
+
+/* Whether /proc shows this process's PID namespace (its /proc/self is this pid). The
+ * numbers of another namespace's /proc (the host's, in a sandbox of its own) name no
+ * process here: a call by number would reach whatever has it here (pid 1: its own
+ * init), never them. */
+static int proc_is_ours(void)
+{
+    char self[32];
+    ssize_t k = readlink("/proc/self", self, sizeof self - 1);
+    return k > 0 && (self[k] = '\0', atoi(self) == getpid());
+}
+
 /* 0 if this process may read `pid`'s memory or take its descriptors (ptrace's
- * attach permission), naming how in `how`; else the errno of the refusal. Each
- * way changes nothing in the target: a read, a duplicate of a descriptor closed
- * at once, a seize that ends when this check's child exits. */
+ * attach permission), or, standing in the host's PID namespace, signal it (kill's
+ * permission: the same uid, or CAP_KILL; Landlock's signal scope refuses it), naming
+ * how in `how`; else the errno of the refusal. Each way changes nothing in the
+ * target: a read, a duplicate of a descriptor closed at once, a seize that ends when
+ * this check's child exits, signal 0 (the permission checked, nothing sent). */
 static int touch_process(int pid, char *how, size_t n)
 {
     char p[64], line[128], b[16];
@@ -114,6 +135,10 @@ static int touch_process(int pid, char *how, size_t n)
         snprintf(how, n, "ptrace(PTRACE_SEIZE) attached to pid %d", pid);
         return 0;
     }
+    if (host_pid_ns() && kill(pid, 0) == 0) { /* a host process: the workload may kill it */
+        snprintf(how, n, "kill(%d, 0) allowed: the workload may signal (kill) that host process", pid);
+        return 0;
+    }
     return e;
 }
 
@@ -126,6 +151,9 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
     int anc[64], na = 0, self = getpid(), pid = self, pp;
     unsigned long fl;
     char st;
+    *seen = *peers = 0;
+    if (!proc_is_ours())
+        return -1; /* its numbers name nothing here (chk_priv_proc_access says so) */
     while (na < 64 && pid > 1 && proc_stat(pid, &pp, &fl, &st) == 0 && pp > 0)
         anc[na++] = pid = pp;
     DIR *d = opendir("/proc");
@@ -167,6 +195,9 @@ void chk_priv_proc_access(void)
     int seen = 0, peers = 0, e = 0;
     if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
+    if (!proc_is_ours())
+        outcome(OC_BLOCKED, 0, "/proc shows another PID namespace's processes: none of its numbers"
+                " names a process here, so none is reached by one");
     int first = seen, first_peers = peers;
     if (geteuid() == 0) {
         drop_privs();

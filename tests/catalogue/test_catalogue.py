@@ -241,6 +241,7 @@ WAY_MUTANTS = {
     "clone3(CLONE_INTO_CGROUP): ": ("-clone3",),
     "a read-only mount remounted": ("-userns-sysadmin",),
     "another process's socket": ("-sibling-socket",),
+    "kill(pid, 0): ": ("-host-pid",),
 }
 
 

@@ -263,6 +263,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
     "runc-sysfs-rw": {"privilege_floor": "priv-root-sysctl"},
     "runc-host-pid": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-proc-access"},
+    # The host's PID namespace, Landlock's signal scope off: every host process signalled.
+    "landlock-host-pid": {"privilege_floor": "priv-proc-access"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
     # Looser than the policy it declares (issue 25): a read-only grant the policy does
     # not have, a writable folder it has none for, another starting user.

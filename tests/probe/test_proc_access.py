@@ -1,0 +1,80 @@
+"""priv-proc-access in the host's PID namespace and beside another namespace's /proc.
+
+The Landlock reference (`probe confine`) left in the host's PID namespace: its files
+and ptrace stay refused, but root with Docker's capabilities may signal any host
+process, unless the domain is scoped (Landlock ABI 6's LANDLOCK_SCOPE_SIGNAL, which
+the reference sets). `kill(pid, 0)` asks the permission and sends nothing. A sandbox
+of its own PID namespace that shows the host's /proc sees numbers that name nothing
+in its namespace: a call by one would reach its own process of that number (its pid
+1 is itself), so nothing there is reached. Real Landlock, real unshare; root."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.probe.copies import runnable_copy
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+@pytest.fixture
+def host_process() -> Iterator[int]:
+    """A host process of root's, in a session of its own (a service's shape)."""
+    sleeper = subprocess.Popen(["setsid", "sleep", "120"])
+    try:
+        yield sleeper.pid
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def _row(probe: Path, *launcher: str, confine: tuple[str, ...] = ()) -> dict:
+    argv = [*launcher, str(probe), "confine", *confine, "--read", "/usr", "--read", "/etc"]
+    argv += ["--read", "/proc", "--write", "/tmp", "--write", "/dev/null", "--read", str(probe)]
+    argv += ["--", str(probe), "run", "--tag", "t", "privilege-floor"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    if "Landlock unavailable" in done.stderr:
+        pytest.skip(done.stderr.strip())
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    found = [r for r in rows if r.get("id") == "priv-proc-access"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+def _landlock_abi() -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.syscall(444, None, 0, 1))  # landlock_create_ruleset(VERSION): 444 everywhere
+
+
+def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
+    open_folder: Path, host_process: int
+) -> None:
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped",))
+    assert row["outcome"] == "escaped", row
+    assert "kill(" in row["detail"] and "may signal (kill) that host process" in row["detail"]
+
+
+def test_the_references_signal_scope_keeps_host_processes_out(
+    open_folder: Path, host_process: int
+) -> None:
+    if _landlock_abi() < 6:
+        pytest.skip("Landlock ABI 6 (scopes) needed")
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--")
+    assert row["outcome"] == "blocked", row
+
+
+def test_another_pid_namespaces_proc_names_no_process_here(open_folder: Path) -> None:
+    """unshare --pid --fork without --mount-proc: /proc is the host's. Its pid 1 is the
+    host's init, but process_vm_readv(1) here would read the probe's own namespace's
+    pid 1, itself: it was a false escape."""
+    launcher = ("unshare", "--net", "--pid", "--fork", "--")
+    row = _row(runnable_copy(open_folder), *launcher, confine=("--unscoped",))
+    assert row["outcome"] == "blocked", row
+    assert row["detail"].startswith("/proc shows another PID namespace's processes"), row
