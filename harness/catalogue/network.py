@@ -38,6 +38,8 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "a longer address: connect and the send calls again with the longest length"
             " (sizeof(struct sockaddr_storage)), where the address's own was refused",
+            "a widened argument: socket(2) again with each argument's upper 32 bits set, where"
+            " it was refused (a filter comparing all 64 bits, as libseccomp does, matches none)",
         ),
     ),
     _net(

@@ -169,7 +169,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",
         "bwrap-own-resolver-tcp",
+        "bwrap-sidecar-resolver-tcp",
         "bwrap-addrlen-filter",
+        "bwrap-socket-hibits",
     ),
     _NET + "AF_INET UDP": (
         "bwrap-port-allowlist",

@@ -155,14 +155,15 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
     return rc;
 }
 
-/* The queries to one resolver, over UDP (dns-own) and, unless `udp_only`, over TCP
- * (dns-own-tcp): a stub that forwards what it is asked on either is a way out. TXT,
+/* The queries to one resolver, over UDP (dns-own) and over TCP (dns-own-tcp), or by
+ * `only` one of them (DNS_UDP, DNS_TCP): a stub that forwards what it is asked on
+ * either is a way out. TXT,
  * whose answer brings the nonce back, then A and AAAA of the same name: a stub that
  * refuses TXT ("no tunnelling") still forwards those, and the canary logs the name. */
-void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only)
+void own_dns_add(const char *spec, const char *label, const char *denied, int only)
 {
     static const int types[] = { 0, DNS_A, DNS_AAAA };
-    for (int k = 0; k < 3 * (2 - !!udp_only); k++) {
+    for (int k = only == DNS_TCP ? 3 : 0; k < (only == DNS_UDP ? 3 : 6); k++) {
         int tcp = k / 3;
         struct att *a = att_new(sweep_id[tcp ? SW_DNS_OWN_TCP : SW_DNS_OWN], tcp ? G_OWN_DNS_TCP : G_OWN_DNS);
         if (!a)

@@ -389,7 +389,8 @@ void sweep_ports(int f, const char *ip, int high);
 /* sweep.c: the ports the sweep tries by TCP (SOCK_STREAM) or UDP, 0 standing for high */
 int sweep_port_list(int type, int high, int *ports, int max);
 void sweep_own_dns(const char *denied);
-void own_dns_add(const char *spec, const char *label, const char *denied, int udp_only);
+enum { DNS_BOTH, DNS_UDP, DNS_TCP }; /* own_dns_add's transports */
+void own_dns_add(const char *spec, const char *label, const char *denied, int only);
 void sweep_udp_listeners(const char *denied); /* proxies.c: dns-own's other resolvers, udp-relay */
 int host_udp_relays(void); /* hostudp.c: the host's UDP listeners, udp-relay; 1: more than tried */
 void own_dns_gate(struct att *a);
@@ -443,6 +444,7 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
 int packet_make(int type, int proto, const char **way);
 int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
+int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
 void att_exchange_start(struct att *a);
 void long_addr_way(struct att *a, const char *what);
 uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */

@@ -52,6 +52,26 @@ static void proxy_add(const char *host, unsigned port, int login)
     }
 }
 
+/* A TCP listener of the sandbox's own namespace asked as a resolver too (dns-own-tcp:
+ * a sidecar's DNS-over-TCP forwarder that resolv.conf does not name, a stub on 5353),
+ * at most 16; one resolv.conf names is asked already. */
+static void tcp_resolver_add(const char *host, unsigned port)
+{
+    static int asked;
+    char spec[96];
+    snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+    size_t n = strlen(spec);
+    for (size_t i = 0; i < g_natt; i++)
+        if (g_att[i].group == G_OWN_DNS_TCP && !strncmp(g_att[i].dsts, spec, n) && g_att[i].dsts[n] == ' ')
+            return;
+    if (asked++ >= 16 || !o.denied_name)
+        return;
+    size_t before = g_natt;
+    own_dns_add(spec, "a TCP listener of its namespace", o.denied_name, DNS_TCP);
+    for (size_t i = before; i < g_natt; i++)
+        g_att[i].listed = 1; /* its own namespace's: always asked (own_dns_gate) */
+}
+
 /* An address as /proc/net/tcp, udp and their IPv6 twins print it: each 32-bit word
  * in hex as the kernel holds it. */
 static int hex_addr(const char *hex, int six, unsigned char raw[16])
@@ -121,13 +141,18 @@ static int listeners(const char *file, int six, int host)
             proxy_add(six ? "::1" : "127.0.0.1", port, 0);
             if (six)
                 proxy_add("127.0.0.1", port, 0);
+            if (!host)
+                tcp_resolver_add(six ? "::1" : "127.0.0.1", port);
             continue;
         }
         static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
         int v4 = six && !memcmp(raw, mapped, 12); /* ::ffff:a.b.c.d takes IPv4 (a Java proxy's) */
         if (inet_ntop(six && !v4 ? AF_INET6 : AF_INET, v4 ? raw + 12 : raw, name, sizeof name) &&
-            (!host || (!host_skips(name, port) && !canary_address(name))))
+            (!host || (!host_skips(name, port) && !canary_address(name)))) {
             proxy_add(name, port, 0);
+            if (!host)
+                tcp_resolver_add(name, port);
+        }
     }
     fclose(f);
     return 0;
@@ -303,7 +328,7 @@ void sweep_udp_listeners(const char *denied)
                             g_att[i].dsts[strlen(spec)] == ' ';
                 size_t before = g_natt;
                 if (!named)
-                    own_dns_add(spec, "a UDP listener of its namespace", denied, 1);
+                    own_dns_add(spec, "a UDP listener of its namespace", denied, DNS_UDP);
                 if (g_natt > before)
                     g_att[before].listed = 1;
             }

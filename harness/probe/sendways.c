@@ -18,6 +18,31 @@ int long_addr_retry(int e)
            e != EWOULDBLOCK && e != ENOBUFS;
 }
 
+/* A socket made again, where socket(2) refused one, with each argument's upper 32
+ * bits set: the kernel reads its int arguments' low 32 bits alone, but a filter that
+ * compares all 64 (libseccomp's SCMP_CMP_EQ on an argument does) matches no rule of
+ * its and lets it through. The way is named in the attempt; -1 (errno kept) where it
+ * is refused too, or on a 32-bit machine, where no argument has upper bits. */
+int socket_wide(struct att *a, int type)
+{
+    int e = errno;
+#if __SIZEOF_LONG__ == 8
+    const unsigned long hi = 1UL << 32;
+    int fd = (int)syscall(SYS_socket, (unsigned long)(unsigned)a->family | hi, (unsigned long)(unsigned)type | hi,
+                          (unsigned long)(unsigned)a->proto | hi);
+    if (fd >= 0) {
+        size_t l = strlen(a->dsts);
+        snprintf(a->dsts + l, sizeof a->dsts - l, " (its socket made with each argument's upper 32 bits"
+                 " set: socket(2) refused it as given)");
+        return fd;
+    }
+#else
+    (void)a, (void)type;
+#endif
+    errno = e;
+    return -1;
+}
+
 /* The way named where the longest length went through. */
 void long_addr_way(struct att *a, const char *what)
 {

@@ -104,10 +104,10 @@ void sweep_own_dns(const char *denied)
         if (parse_addr(spec, &check) != 0)
             continue;
         found++;
-        own_dns_add(spec, "own resolver", denied, 0);
+        own_dns_add(spec, "own resolver", denied, DNS_BOTH);
     }
     if (!found) /* no resolv.conf: libc asks the local host */
-        own_dns_add("127.0.0.1:53", "libc default, no resolv.conf", denied, 0);
+        own_dns_add("127.0.0.1:53", "libc default, no resolv.conf", denied, DNS_BOTH);
 }
 
 /* A resolver outside --resolver-ranges is asked only if no packet could leave:

@@ -33,8 +33,11 @@ UDP_PORTS = ("53", "123", "443", "high")
 # (docs/probe-protocol.md shows them as one row: `tcp4-P`, `tcp6-P`).
 TCP_HOW = (
     "Connect, then the HARNESS/NONCE exchange (port 53: a TXT query over TCP; `write` where a "
-    "filter refuses `send`, on this and every connected socket of the sweep). Escaped on the "
-    "nonce; `succeeded` if connected without it."
+    "filter refuses `send`, on this and every connected socket of the sweep; where `socket` "
+    "itself is refused, on every line of the sweep that makes one, it is made again with each "
+    "argument's upper 32 bits set, which the kernel ignores and a filter comparing all 64 bits "
+    "matches to no rule: the detail names it). Escaped on the nonce; `succeeded` if connected "
+    "without it."
 )
 
 UDP_HOW = (

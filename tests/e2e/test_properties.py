@@ -630,6 +630,15 @@ EGRESS_MUTANTS = {
         "an absolute-URI GET through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
+    # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
+    "bwrap-socket-hibits": (
+        {"tcp4-high", "udp4-high", "unix-abstract"},
+        "(its socket made with each argument's upper 32 bits set",
+    ),
+    "bwrap-sidecar-resolver-tcp": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP)",
+    ),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
     "bwrap-unix-dialect": (
@@ -932,6 +941,7 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-loopback-proxy-auth",
         "bwrap-loopback-proxy-get",
         "bwrap-sidecar-resolver",
+        "bwrap-sidecar-resolver-tcp",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
     ):
