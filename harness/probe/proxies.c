@@ -185,12 +185,16 @@ static void hosts_proxy(const char *name, unsigned port, int login)
 /* A proxy variable's URL ([scheme://][user[:password]@]host[:port][/...]): its address,
  * by number, localhost, or a name the sandbox's /etc/hosts gives (hosts_proxy), and
  * its login (percent-encoded), kept for that proxy alone. */
+static char g_proxy_tls[40]; /* a variable naming a proxy spoken to over TLS (https://) */
+
 static void env_proxy(const char *entry)
 {
     char buf[1024], var[40], *h, *at;
     size_t n = strcspn(entry, "=");
     snprintf(var, sizeof var, "%.*s", (int)n, entry);
     snprintf(buf, sizeof buf, "%s", entry + n + 1);
+    if (!strncasecmp(buf, "https://", 8) && !g_proxy_tls[0]) /* TLS first: no dialect here */
+        snprintf(g_proxy_tls, sizeof g_proxy_tls, "%s", var);
     h = strstr(buf, "://") ? strstr(buf, "://") + 3 : buf;
     int login = 0;
     if ((at = strrchr(h, '@'))) {
@@ -453,7 +457,10 @@ static void relay_line(int group, const char *id, int unlisted, int over, const 
     for (size_t i = 0; i < g_natt; i++)
         escaped |= g_att[i].group == group && g_att[i].oc == OC_ESCAPED;
     char why[300];
-    if (unlisted < 0 && !escaped)
+    if (group == G_PROXY && g_proxy_tls[0] && !escaped)
+        snprintf(why, sizeof why, "%s names a proxy spoken to over TLS (https://), which harness does"
+                 " not speak: no proof that it is no way out", g_proxy_tls);
+    else if (unlisted < 0 && !escaped)
         snprintf(why, sizeof why, "may stand in the host's network namespace, and harness did not list"
                  " the host's listeners (--host-tcp-skip): none was asked, no proof that none is a way out");
     else if (unlisted && !escaped)

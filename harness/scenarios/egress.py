@@ -643,7 +643,9 @@ EGRESS = Scenario(
                 "a namespace of its own (it answers every port there), 443 and 80 (a proxy "
                 "that lets some ports out alone, as squid's stock rule does), never for the "
                 "port the policy lets out (`--allowed-tcp`: a proxy enforcing the policy "
-                "rightly lets that out). Escaped if the nonce comes back; otherwise blocked, "
+                "rightly lets that out). A proxy its environment names by `https://` is spoken "
+                "to over TLS, which harness does not speak: the line is an error unless one "
+                "escaped. Escaped if the nonce comes back; otherwise blocked, "
                 "with what was tried."
             ),
         ),

@@ -474,6 +474,11 @@ UNDER_GRANTING = {
         "filesystem_confinement",
         "fs-mounts: error: mount /logs (overlay 0:",
     ),
+    # A proxy spoken to over TLS (https_proxy=https://...): harness speaks no TLS.
+    "bwrap-loopback-proxy-tls": (
+        "egress_confinement",
+        "tcp-proxy: error: https_proxy names a proxy spoken to over TLS",
+    ),
 }
 
 
