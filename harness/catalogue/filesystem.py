@@ -91,7 +91,8 @@ ROWS: tuple[Row, ...] = (
         ),
         target="overwrite-me; every file harness made outside, compared on the host;"
         " overwrite-me in harness's folder in each of the policy's read-only grants; the"
-        " host's files (no execute bit) below each mount, opened for writing",
+        " host's files (no execute bit) below each mount, opened for writing; each file"
+        " of the write grants, its link count held to the links found within them",
     ),
     _fs(
         _LANDLOCK,

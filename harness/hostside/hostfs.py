@@ -476,6 +476,8 @@ class HostFsFixture(Fixture):
         # probe skips a folder by its identity: a grant named through a symlink).
         skip = dict.fromkeys([*given["inside_write"], *given["write"]])
         args = ["--write-skip", "\n".join(skip), *devices]
+        if own := link_grants(cell.runtime):
+            args += ["--link-grants", "\n".join(own)]
         if cell.runtime.kind == "host":
             args += ["--write-named", "0"]
         if self.planted.get(cell.runtime.name):
@@ -609,6 +611,18 @@ async def identify(transport: Transport, paths: Sequence[str]) -> dict[str, str]
         ok = dev.isdigit() and ino.isdigit()
         found[path] = f"{os.major(int(dev))}:{os.minor(int(dev))} {ino}" if ok else ""
     return found
+
+
+def link_grants(runtime: Runtime) -> list[str]:
+    """The policy's write grants whose files the probe holds to their links
+    (`--link-grants`; the allowed folder it always does): those of a sandbox with a
+    root or a kernel of its own. A co-located sandbox's grant is the host's own folder
+    at that path (/tmp): what the host's users link there is theirs, not the
+    sandbox's doing; its links are still counted (`--write-skip`)."""
+    policy = runtime.spec.policy
+    if policy is None or not (runtime.own_root or runtime.promises_own_kernel):
+        return []
+    return [p for p in policy.writable if p != "/"]
 
 
 def grants(

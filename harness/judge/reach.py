@@ -350,6 +350,37 @@ def _beyond_writes(
     return found
 
 
+def _links_beyond(
+    evidence: Mapping[str, Any], host_fs: Mapping[str, Any], shared: bool
+) -> list[str] | None:
+    """The files of the write grants that the probe found with more links than it
+    counted within them (`linkcount.c`: the kernel's link count, nothing written),
+    described; those still to prove (its `how` UNTRIED) keep that prefix. A file on a
+    filesystem of the sandbox's own (a new tmpfs) links only to the sandbox's own
+    files. None if the probe's table is malformed; [] where it gave none (an older
+    probe, which says nothing of `links_cut` either)."""
+    if "links" not in evidence and "links_cut" not in evidence:
+        return []
+    rows = _table(evidence, "links", 6)
+    if rows is None or not all(r[3].isdigit() and r[4].isdigit() for r in rows):
+        return None
+    host = {(m[0], m[1]) for m in host_fs.get("mounts") or []}
+    found = []
+    for dev, kind, path, links, counted, how in rows:
+        if shared and (dev, kind) not in host and dev.startswith("0:"):
+            continue  # the sandbox's own filesystem: its other links are its own files
+        said = (
+            f"{path.lstrip('/')} has {links} links, {counted} within the write grants:"
+            " writing it changes a file elsewhere"
+        )
+        if how.startswith(UNTRIED) or not shared:
+            # In a kernel of its own, a link count is that kernel's word for the file.
+            why = how if how.startswith(UNTRIED) else f"{UNTRIED}in the sandbox's own kernel"
+            said = f"{why} ({said})"
+        found.append(said)
+    return found
+
+
 def judge_write_reach(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[CheckOutcome, str]:
@@ -368,12 +399,25 @@ def judge_write_reach(
         )
     shared = not own_kernel(evidence, host_fs, host_kernel)
     beyond = _beyond_writes(writes, host_fs=host_fs, grants=host.grants or {}, shared=shared)
+    links = _links_beyond(evidence, host_fs, shared)
+    if links is None:
+        return CheckOutcome.ERROR, "the probe's table of linked files is malformed"
     found = [b for b in beyond if not b.startswith(UNTRIED)]
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return CheckOutcome.ESCAPED, f"{found[0]}{more}: beyond the write grants"
+    linked = [b for b in links if not b.startswith(UNTRIED)]
+    if linked:
+        more = f" (and {len(linked) - 1} more)" if len(linked) > 1 else ""
+        return CheckOutcome.ESCAPED, f"{linked[0]}{more}"
     if beyond:
         return CheckOutcome.ERROR, f"{beyond[0]}: beyond the write grants, and no proof either way"
+    if links:
+        return CheckOutcome.ERROR, f"{links[0]}, and no proof either way"
+    links_cut = evidence.get("links_cut", "")
+    if not isinstance(links_cut, str) or links_cut:
+        why = links_cut if isinstance(links_cut, str) else "no word on the write grants' links"
+        return CheckOutcome.ERROR, f"{why}: a file there may have a link elsewhere"
     cut = evidence.get("writes_cut")
     if not isinstance(cut, int) or cut:
         why = f"{cut} writes not reported (too many to report)" if cut else "no count of writes"

@@ -51,6 +51,7 @@ static const struct { const char *name; const char **val; } run_opts[] = {
     { "--host-tcp", &o.host_tcp }, { "--host-udp", &o.host_udp },
     { "--host-devs", &o.host_devs }, { "--block-devs", &o.block_devs }, { "--leased", &o.leased }, { "--decoys", &o.decoys },
     { "--unix-granted", &o.unix_granted }, { "--linger", &o.linger },
+    { "--link-grants", &o.link_grants },
 };
 
 /* --linger SECONDS: at the end, a process of the workload's own that outlives the

@@ -170,7 +170,7 @@ struct run_options {
         *resolver_ranges, *more_sentinels, *cell_nonce, *reach_targets, *setgid_helper,
         *other_binary, *barrier, *canary_unix, *host4, *host6, *granted, *granted_token,
         *canary_sysv, *canary_mq, *write_targets, *write_skip, *write_named, *walk_folders, *write_dirs, *block_devs, *leased, *decoys, *inh_helper,
-        *host_unix, *host_ns, *host_devs, *unix_granted, *meta4, *meta6, *elsewhere4, *elsewhere6, *own4, *own6, *linger, *host_tcp_skip, *host_tcp, *host_udp;
+        *host_unix, *host_ns, *host_devs, *unix_granted, *link_grants, *meta4, *meta6, *elsewhere4, *elsewhere6, *own4, *own6, *linger, *host_tcp_skip, *host_tcp, *host_udp;
 };
 extern struct run_options o;
 const char *need(const char **opt);

@@ -112,13 +112,15 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
 # The tables the probe reports, each row a list of strings: `fs-mounts`' mounts
 # ([dev, type, mount point, root, what was read there]; a probe before the last field
 # reported four), `fs-write-reach`'s writes ([dev, type, mount point, root, path
-# below it, how]) and `fs-inherited-fds`' held files ([fd, kind, dev, path, mount
+# below it, how], and its files linked beyond the grants: [dev, type, path, links,
+# links found, how]) and `fs-inherited-fds`' held files ([fd, kind, dev, path, mount
 # point, mount root, access, reach, inode]) and the metadata changes that went through
 # them ([fd, calls]), and `fs-mounts`' overlays ([mount point, super options, then up
 # to 16 pairs of name and inode]).
 TABLES = {
     "mounts": (4, 5),
     "writes": (6,),
+    "links": (6,),
     "held_files": (9,),
     "held_changed": (2,),
     "overlays": tuple(range(2, 35, 2)),

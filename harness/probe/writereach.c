@@ -481,6 +481,7 @@ void chk_fs_write_reach(void)
     fsize_zero(1);
     if (o.walk_folders)
         g_walk_max = atol(o.walk_folders);
+    int links = links_beyond(g_check_timeout_ms); /* within the walk's own bounds */
     bput(&g_ev, ",\"writes\":[");
     int found = 0, cut = 0;
     for (int i = 0; i < g_nmnt; i++) {
@@ -511,8 +512,14 @@ void chk_fs_write_reach(void)
     ev_int("walked", g_walked);
     ev_int("lease_skips", g_lease_skips);
     ev_int("walk_cut", g_walk_cut);
-    if (found + cut == 0)
+    if (found + cut == 0 && links == 0)
         outcome(OC_BLOCKED, 0, "no write at any of %d mounts or the host's files below them",
                 g_nmnt);
+    if (links < 0) /* the harness judges the writes, and makes this an error */
+        outcome(OC_SUCCEEDED, 0, "wrote at %d of %d mounts; the links of the write grants' files"
+                " not all counted", found + cut, g_nmnt);
+    if (links)
+        outcome(OC_SUCCEEDED, 0, "wrote at %d of %d mounts; %d files of the write grants have"
+                " links beyond those found in them", found + cut, g_nmnt, links);
     outcome(OC_SUCCEEDED, 0, "wrote at %d of %d mounts", found + cut, g_nmnt);
 }

@@ -36,6 +36,11 @@ int path_within(const char *path, const char *top);
 int walk_step(void);
 extern int g_walk_cut;
 
+/* linkcount.c: the files of the write grants with links beyond them, as the
+ * evidence's "links" rows (their number; -1 where they cannot all be told, said in
+ * "links_cut"), walked within `budget_ms` of wall time. */
+int links_beyond(double budget_ms);
+
 /* writelist.c: a folder the walk listed (its children were tried); the host's folders
  * whose parent it did not list, tried on mount w->m (1 at the first write). */
 void list_seen(const char *path);

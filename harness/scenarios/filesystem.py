@@ -129,7 +129,8 @@ FILESYSTEM = Scenario(
             "fs-write-reach",
             "make a file (O_TMPFILE) or open one for writing at every mount point, every"
             " folder below it the workload can list, and the host's listed folders and files"
-            " below it: none beyond the write grants",
+            " below it: none beyond the write grants; no file of a write grant with a link"
+            " beyond them",
             rule=Rule.WRITE_REACH,
             how=(
                 "At every mount point (not proc, sysfs, cgroup, devpts, mqueue and the other "
@@ -196,8 +197,33 @@ FILESYSTEM = Scenario(
                 "`evidence.writes` (each mount's first write, `[dev, type, mount point, root, path "
                 'below the mount point or "", how]`), `evidence.writes_cut` (writes not reported, '
                 "the line being full), `evidence.boot_id` and `evidence.release`; `blocked` when "
-                "no mount took a write. harness judges each write against the cell's write grants "
-                "(`judge/reach.py`)."
+                "no mount took a write and no file is linked beyond the grants. harness judges "
+                "each write against the cell's write grants (`judge/reach.py`). "
+                "First of all, the links (`linkcount.c`): every regular file of more than one "
+                "link (`st_nlink`) in the allowed folder (`--allowed-dir`, less the probe's own "
+                "names `*-TAG`: fs-hardlink-in's link is that check's) and in the policy's write "
+                "grants of a sandbox with a root or a kernel of its own (`--link-grants`; a "
+                "co-located sandbox's grant, such as /tmp, is the host's own folder, whose links "
+                "are its users'), its links (same device and inode) counted there and, where "
+                "one is missing, in the cell's other write grants (`--write-skip`), each folder "
+                "once by its identity, each grant on its own device. A file with more links than "
+                "found has a name elsewhere: writing it in place changes a file outside the "
+                "grants (a launcher seeding the workspace with `cp -al` from a host template). "
+                "Nothing is written: the kernel's count is the proof, and the file is opened for "
+                "appending (as above) to show the workload may write it (one it may not is no "
+                "way out); an executable file, or one on overlayfs (a write copies it up), is "
+                "only held to `faccessat(W_OK)`, its `how` starting with `not tried: `. "
+                "`evidence.links`: `[dev, type, path, links, links found, how]`, each an "
+                '`escaped` ("allowed/config.toml has 2 links, 1 within the write grants: '
+                "writing it changes a file elsewhere\") unless on a filesystem of the sandbox's "
+                "own (a new tmpfs: its other names are the sandbox's own files), in a kernel of "
+                "its own (its count is that kernel's word: an `error`), or not tried (an "
+                "`error`). `evidence.links_cut` says why not every link could be told, an "
+                "`error`: the walk's bounds (100,000 folders and files, the check's time limit "
+                "in wall time, half of it in CPU time), a folder the workload may enter but not "
+                "list, more than 4,096 files of several links, a file changed during the walk. "
+                "A file made with `O_TMPFILE` has no name to count until linked, and a correct "
+                "sandbox's links between two files of its grants are all found."
             ),
         ),
         Check(

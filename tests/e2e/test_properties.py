@@ -457,6 +457,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-record-around": {"attribution": "attr-allowed-connect"},
     # Issue 25: /etc, which its policy says is read-only, bound read-write.
     "colocated-rw-etc": {"filesystem_confinement": "fs-write-read-only"},
+    "bwrap-hardlink-seed": {"filesystem_confinement": "fs-write-reach"},
     # Its read-only binds unlocked in its own user namespace: remounted read-write.
     "bwrap-userns-sysadmin": {"filesystem_confinement": "fs-write-read-only"},
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.hostside.filesystem import SentinelsFixture
-from harness.hostside.hostfs import HostFsFixture, grants
+from harness.hostside.hostfs import HostFsFixture, grants, link_grants
 from harness.matrix.models import CommandRuntimeSpec, HostRuntimeSpec
 from harness.policy.models import FilesystemPolicy, Policy, within
 from harness.runtimes import Runtime, make_runtime
@@ -382,3 +382,15 @@ def test_a_named_path_is_tried_where_it_really_leads() -> None:
         ("254:0", "/usr/bin/dash", "/usr/bin/dash"),
         ("254:0", "/new/a", "/new/a"),
     ]
+
+
+def test_a_policys_write_grants_are_held_to_their_links_only_in_a_sandbox_of_its_own() -> None:
+    """A co-located sandbox's /tmp is the host's own folder, its links its users':
+    the probe counts them (`--write-skip`) but holds only the allowed folder's files
+    to theirs; a sandbox with a kernel of its own has its grants to itself."""
+    policy = Policy(filesystem_policy=FilesystemPolicy(read_write=["/tmp", "/sandbox"]))
+    argv = ["sh", "{probe}", "{args}"]
+    colocated = CommandRuntimeSpec(kind="command", argv=argv, policy=policy)
+    own = CommandRuntimeSpec(kind="command", argv=argv, policy=policy, own_kernel=True)
+    assert link_grants(make_runtime("rt", colocated)) == []
+    assert link_grants(make_runtime("rt", own)) == ["/tmp", "/sandbox"]

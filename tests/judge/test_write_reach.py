@@ -411,3 +411,51 @@ def test_a_write_found_possible_but_not_made_is_no_proof_either_way() -> None:
     assert judged(tool, drop)[0] == "escaped"
     granted = ["254:0", "ext4", "/allowed/tool", "/w/allowed/tool", "", how]
     assert judged(granted)[0] == "blocked"
+
+
+def judged_links(*links: list[str], links_cut: Any = "") -> tuple[str, str]:
+    """As `judged`, no write beyond the grants, with the links of the grants' files."""
+    evidence = {
+        "boot_id": BOOT,
+        "writes": [],
+        "writes_cut": 0,
+        "walked": 40,
+        "walk_cut": 0,
+        "links": list(links),
+        "links_cut": links_cut,
+    }
+    return judge_write_reach(evidence, HOST, "6.1")
+
+
+def test_a_file_of_the_grants_linked_beyond_them_is_an_escape() -> None:
+    """A launcher seeding the allowed folder with `cp -al` from a host template: the
+    kernel's link count is the proof."""
+    seeded = ["254:0", "ext4", "/allowed/config.toml", "2", "1", "opened a file for writing"]
+    assert judged_links(seeded) == (
+        "escaped",
+        "allowed/config.toml has 2 links, 1 within the write grants:"
+        " writing it changes a file elsewhere",
+    )
+
+
+def test_links_on_a_filesystem_of_the_sandboxs_own_are_its_own() -> None:
+    own = ["0:77", "tmpfs", "/allowed/config.toml", "2", "1", "opened a file for writing"]
+    assert judged_links(own)[0] == "blocked"
+
+
+def test_links_untold_or_untried_are_errors_never_blocked() -> None:
+    run = ["254:0", "ext4", "/allowed/run.sh", "2", "1", "not tried: an executable file"]
+    assert judged_links(run)[0] == "error"
+    cut = "/allowed/shut cannot be listed: the links below it are not counted"
+    assert judged_links(links_cut=cut) == (
+        "error",
+        f"{cut}: a file there may have a link elsewhere",
+    )
+    assert judged_links(links_cut=None)[0] == "error"
+    for bad in (["254:0", "ext4", "/allowed/x", "two", "1", "opened"], ["254:0"]):
+        assert judged_links(bad)[0] == "error"
+
+
+def test_links_left_out_by_a_probe_that_says_nothing_of_them_are_no_error() -> None:
+    """An older probe's evidence: neither `links` nor `links_cut`."""
+    assert judged()[0] == "blocked"
