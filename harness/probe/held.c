@@ -420,23 +420,35 @@ static void held_ring(int n, const char *label, const char *whose, int depth)
  * it reads: each message is received (never blocking), and each descriptor in it
  * judged like one held at start. A message of no bytes is a message (a datagram's or
  * a seqpacket's, SCM_RIGHTS alone); only a stream's end, or a seqpacket's, ends it
- * (with SO_PASSCRED set, as it was after, each seqpacket message carries credentials
- * and its end nothing). At most HELD_MSGS messages: one still waiting after them
+ * (with SO_PASSCRED set for each read and set back at once, as it was, each
+ * seqpacket message carries credentials and its end nothing). At most HELD_MSGS messages: one still waiting after them
  * (FIONREAD, SIOCINQ's, or a peek) makes the check an error. */
 #define HELD_MSGS 16
+static ssize_t held_recv(int n, struct msghdr *msg, int flags, int passcred)
+{
+    int on = 1, off = 0;
+    passcred = passcred && setsockopt(n, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0;
+    ssize_t got = recvmsg(n, msg, flags);
+    int e = errno;
+    if (passcred) /* set back at once: nothing else runs while it is on */
+        setsockopt(n, SOL_SOCKET, SO_PASSCRED, &off, sizeof off);
+    errno = e;
+    return got;
+}
+
 static void held_queue_of(int n, const char *label, int depth, int type)
 {
-    int cred = 1, on = 1, off = 0, m;
+    int cred = 1, m;
     socklen_t len = sizeof cred;
     int passcred = type == SOCK_SEQPACKET && getsockopt(n, SOL_SOCKET, SO_PASSCRED, &cred, &len) == 0
-                   && !cred && setsockopt(n, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0;
+                   && !cred;
     const char *why = NULL;
     for (m = 0; m < HELD_MSGS && !why; m++) {
         char control[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(16 * sizeof(int))];
         struct iovec iov = { g_held_buf, sizeof g_held_buf };
         struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
                               .msg_controllen = sizeof control };
-        ssize_t got = recvmsg(n, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        ssize_t got = held_recv(n, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, passcred);
         if (got < 0 || (got == 0 && msg.msg_controllen == 0 && type != SOCK_DGRAM))
             break; /* nothing waiting, or its end */
         g_held_tried++;
@@ -461,13 +473,11 @@ static void held_queue_of(int n, const char *label, int depth, int type)
         char c;
         struct iovec iov = { &c, 1 };
         struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 }; /* no room: nothing installed */
-        ssize_t peek = recvmsg(n, &msg, MSG_DONTWAIT | MSG_PEEK);
+        ssize_t peek = held_recv(n, &msg, MSG_DONTWAIT | MSG_PEEK, passcred);
         if ((ioctl(n, FIONREAD, &inq) == 0 && inq > 0) || peek > 0 ||
             (peek == 0 && (type == SOCK_DGRAM || (msg.msg_flags & MSG_CTRUNC))))
             why = "still has messages queued after the ones harness receives";
     }
-    if (passcred)
-        setsockopt(n, SOL_SOCKET, SO_PASSCRED, &off, sizeof off);
     if (why)
         fail(0, "descriptor %s held at start %s", label, why);
 }
