@@ -288,8 +288,12 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
         " does not hold is outside",
     ),
     "pipe": _c(
-        reason=_HELD + "bytes to whoever holds the other end: the probe's own output leaves"
-        " by one, and harness writes nothing into another"
+        "fs-inherited-fds",
+        reason="bytes to whoever holds the other end: the probe's own output leaves by one"
+        " (0-2 are left out); a write end at 3 or above that something reads (no POLLERR)"
+        " and no process of the sandbox holds open for reading feeds a process outside (a"
+        " host shell runs what arrives): harness writes nothing into it and cannot tell"
+        " what reads it, an error, never blocked",
     ),
     "socket": _c("held-fds"),
     "symlink": _c(reason=_HELD + "an O_PATH handle to a symlink reads only its target's name"),

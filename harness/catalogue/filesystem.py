@@ -181,10 +181,12 @@ ROWS: tuple[Row, ...] = (
         unseen="a device's ioctls change the device, not a file: the devices that hold"
         " host files are disks, and `priv-root-mknod` makes the open an ioctl on one needs"
         " (a sector read through every block device node in /dev and through a node made"
-        " for each mounted disk); a terminal shared with the host (TIOCSTI types into it)"
-        " is not tried, since any success would type into the operator's terminal (kernels"
-        " since 6.2 refuse it without CAP_SYS_ADMIN only where dev.tty.legacy_tiocsti is 0,"
-        " which CONFIG_LEGACY_TIOCSTI sets to 1 by default, as on this lab's kernel)",
+        " for each mounted disk); TIOCSTI into a terminal shared with the host is never"
+        " tried, since any success would type into the operator's terminal (kernels since"
+        " 6.2 refuse it without CAP_SYS_ADMIN only where dev.tty.legacy_tiocsti is 0, which"
+        " CONFIG_LEGACY_TIOCSTI sets to 1 by default, as on this lab's kernel): a controlling"
+        " terminal of a host session is placed instead (fs-inherited-fds, the row of"
+        " descriptors held at start), and judged by whether the kernel allows TIOCSTI",
         kernels="all (Landlock ABI 5+ handles it)",
     ),
     _fs(
@@ -334,14 +336,28 @@ ROWS: tuple[Row, ...] = (
     _fs(
         _ROUTE,
         "through a descriptor the workload holds when it starts",
-        ("dup", "dup2", "dup3", "fcntl", "openat", "openat2", "setns", "recvmsg"),
+        (
+            "dup",
+            "dup2",
+            "dup3",
+            "fcntl",
+            "openat",
+            "openat2",
+            "setns",
+            "recvmsg",
+            "accept4",
+            "ioctl",
+        ),
         checks=("fs-inherited-fds",),
-        target="every sentinel; overwrite-me; each held folder or file itself, against the grants",
+        target="every sentinel; overwrite-me; each held folder or file itself, against the"
+        " grants; a held pty master's terminal and the controlling terminal, by their session"
+        " (TIOCSTI where the kernel allows it); a held pipe's reader (an error where outside)",
         ways=(
             "a held namespace descriptor (nsfs) or pidfd: setns into its mount namespace",
             "a held io_uring ring: IORING_OP_OPENAT as each personality registered on it",
             "a held io_uring ring's registered files: IORING_OP_FIXED_FD_INSTALL, then as held",
-            "a held unix socket's queued descriptors (SCM_RIGHTS): recvmsg, then as held",
+            "a held unix socket's queued descriptors (SCM_RIGHTS): recvmsg (a message of no"
+            " bytes too), and accept4 on a held unix listener, then as held",
         ),
     ),
     _fs(

@@ -108,7 +108,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-held-ring",
         "bwrap-held-ring-file",
         "bwrap-queued-dirfd",
+        "bwrap-queued-empty",
+        "bwrap-held-listener",
         "bwrap-held-pty",
+        "bwrap-tty-session",
+        # (bwrap-held-pipe is caught as an error, inconclusive: no escape to prove it)
         "bwrap-held-token",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),

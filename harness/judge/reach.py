@@ -460,9 +460,76 @@ def judge_held(
     """The first folder or file held at start (`fs-inherited-fds`' `held_files`) on a
     host filesystem that the workload could read beyond the read grants, or holds open
     for writing or could change the metadata of (`held_changed`) beyond the write
-    grants, or the first pty master held of a terminal outside the sandbox: an escape,
+    grants, or the first pty master held of a terminal outside the sandbox, or a
+    controlling terminal of a host session TIOCSTI types into (`ctty`): an escape,
     whatever sentinels lie where. None when there is none, or nothing to judge (a
     sandbox's own kernel holds no host descriptor: what it shows are its own)."""
+    held = _judge_held_rows(evidence, host, host_kernel)
+    if held is not None and held[0] == CheckOutcome.ESCAPED:
+        return held
+    ctty = _judge_ctty(evidence, host, host_kernel)
+    return ctty if ctty is not None and (held is None or ctty[0] == CheckOutcome.ESCAPED) else held
+
+
+def _judge_ctty(
+    evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
+) -> tuple[CheckOutcome, str] | None:
+    """The workload's controlling terminal (`ctty`, none where it has none), when its
+    session is not the sandbox's own: the session's leader outside its PID namespace
+    (getsid(0) is 0), or the terminal on a devpts the host mounts or the sandbox does
+    not (a new one mounted in the sandbox, bwrap `--dev`'s, is its own). TIOCSTI pushes
+    bytes into such a terminal's input, which the host shell then reads as typed
+    (CVE-2017-5226): an escape where the kernel allows it (dev.tty.legacy_tiocsti 1, a
+    kernel before that switch, or CAP_SYS_ADMIN in the initial user namespace),
+    nothing where it refuses it, an error where neither can be told."""
+    if "ctty" not in evidence:
+        return None
+    rows = _table(evidence, "ctty", 8)
+    if rows is None or len(rows) != 1:
+        return CheckOutcome.ERROR, "the probe's row of its controlling terminal is malformed"
+    how, sid, pidns, dev, path, point, legacy, admin = rows[0]
+    host_fs = host.host_fs or {}
+    if own_kernel(evidence, host_fs, host_kernel):
+        return None
+    devices = {m[0] for m in host_fs.get("mounts", ())}
+    if sid == "0":
+        whose = "its session's leader is outside its PID namespace"
+    elif dev and "mounts" not in host_fs:
+        return CheckOutcome.ERROR, "a controlling terminal, but the host's mount table was not read"
+    elif dev and (dev in devices or not point):
+        whose = "a host devpts" if dev in devices else "a devpts the sandbox does not mount"
+        whose = f"it lies on {whose}"
+    elif dev or pidns == "own":
+        return None  # its own: a terminal of its own devpts, or a session made inside
+    else:
+        return CheckOutcome.ERROR, (
+            f"a controlling terminal ({how}) in the host's PID namespace that harness cannot place"
+        )
+    name = f" {path}" if path else ""
+    if legacy in ("1", "absent") or admin == "1":
+        why = (
+            "CAP_SYS_ADMIN"
+            if admin == "1"
+            else "a kernel without dev.tty.legacy_tiocsti"
+            if legacy == "absent"
+            else "dev.tty.legacy_tiocsti = 1"
+        )
+        return CheckOutcome.ESCAPED, (
+            f"its controlling terminal{name} is a host session's: TIOCSTI types into it"
+            f" ({whose}; {why}; nothing typed)"
+        )
+    if legacy == "0" and admin == "0":
+        return None
+    return CheckOutcome.ERROR, (
+        f"its controlling terminal{name} is a host session's ({whose}), and whether TIOCSTI"
+        f" types into it harness cannot tell (dev.tty.legacy_tiocsti: {legacy or 'unread'})"
+    )
+
+
+def _judge_held_rows(
+    evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
+) -> tuple[CheckOutcome, str] | None:
+    """judge_held's folders, files and pty masters (`held_files`)."""
     if "held_files" not in evidence:
         return None
     rows = _table(evidence, "held_files", 9)

@@ -1,7 +1,8 @@
 /* Routes through the descriptors the workload holds when it starts, scenario
  * "filesystem": each one handed in (fds_at_start lists them before the probe opens
  * anything), read, listed and climbed, to whatever it reaches of the host's; each
- * held file's metadata set to what it was, each pty master's terminal placed. */
+ * held file's metadata set to what it was, each pty master's terminal placed; a held
+ * pipe's reader and the controlling terminal's session are heldreaders.c's. */
 
 #include "probe.h"
 #include <limits.h>
@@ -137,7 +138,7 @@ int route_dir(int dirfd, const char *whose)
 /* The mount a descriptor lies on, by the mount id /proc/self/fdinfo gives (-1 when
  * the sandbox's own table does not show it: a descriptor from outside its mount
  * namespace, whose /proc/self/fd link then names the path as the launcher saw it). */
-static int held_mount(int fd)
+int held_mount(int fd)
 {
     char path[64], info[512];
     snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
@@ -348,9 +349,10 @@ static void held_files(void)
         held_file_row(g_inner[i].fd, g_inner[i].label, have_mounts);
     bput(&g_ev, "],\"held_changed\":[%s]", g_changed);
     ev_int("held_files_cut", g_held_cut);
+    held_ctty(have_mounts ? held_mount : NULL);
 }
 
-static char g_kinds[512], g_unjudged[256];
+static char g_kinds[512], g_unjudged[256], g_pipe_out[32];
 static size_t g_kn, g_un;
 static void held_route(int n, const char *label, int depth);
 
@@ -413,23 +415,42 @@ static void held_ring(int n, const char *label, const char *whose, int depth)
     }
 }
 
-/* A held unix socket: every descriptor waiting in it (SCM_RIGHTS, queued by whoever
- * holds its peer before the workload started) is one it holds too, as soon as it reads:
- * each message is received (never blocking) and each descriptor in it judged like one
- * held at start. At most 16 messages. */
-static void held_queued(int n, const char *label, int depth)
+/* One held unix socket's queue: every descriptor waiting in it (SCM_RIGHTS, queued by
+ * whoever holds its peer before the workload started) is one it holds too, as soon as
+ * it reads: each message is received (never blocking), and each descriptor in it
+ * judged like one held at start. A message of no bytes is a message (a datagram's or
+ * a seqpacket's, SCM_RIGHTS alone); only a stream's end, or a seqpacket's, ends it
+ * (with SO_PASSCRED set for each read and set back at once, as it was, each
+ * seqpacket message carries credentials and its end nothing). At most HELD_MSGS messages: one still waiting after them
+ * (FIONREAD, SIOCINQ's, or a peek) makes the check an error. */
+#define HELD_MSGS 16
+static ssize_t held_recv(int n, struct msghdr *msg, int flags, int passcred)
 {
-    int domain = 0;
-    socklen_t len = sizeof domain;
-    if (getsockopt(n, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
-        return;
-    for (int m = 0; m < 16; m++) {
-        char data[256], control[CMSG_SPACE(16 * sizeof(int))];
-        struct iovec iov = { data, sizeof data };
+    int on = 1, off = 0;
+    passcred = passcred && setsockopt(n, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0;
+    ssize_t got = recvmsg(n, msg, flags);
+    int e = errno;
+    if (passcred) /* set back at once: nothing else runs while it is on */
+        setsockopt(n, SOL_SOCKET, SO_PASSCRED, &off, sizeof off);
+    errno = e;
+    return got;
+}
+
+static void held_queue_of(int n, const char *label, int depth, int type)
+{
+    int cred = 1, m;
+    socklen_t len = sizeof cred;
+    int passcred = type == SOCK_SEQPACKET && getsockopt(n, SOL_SOCKET, SO_PASSCRED, &cred, &len) == 0
+                   && !cred;
+    const char *why = NULL;
+    for (m = 0; m < HELD_MSGS && !why; m++) {
+        char control[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(16 * sizeof(int))];
+        struct iovec iov = { g_held_buf, sizeof g_held_buf };
         struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
                               .msg_controllen = sizeof control };
-        if (recvmsg(n, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
-            return;
+        ssize_t got = held_recv(n, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, passcred);
+        if (got < 0 || (got == 0 && msg.msg_controllen == 0 && type != SOCK_DGRAM))
+            break; /* nothing waiting, or its end */
         g_held_tried++;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -445,8 +466,54 @@ static void held_queued(int n, const char *label, int depth)
             }
         }
         if (msg.msg_flags & MSG_CTRUNC)
-            fail(0, "descriptor %s held at start queued more descriptors in one message than"
-                    " harness receives", label);
+            why = "queued more descriptors in one message than harness receives";
+    }
+    if (!why && m == HELD_MSGS) { /* still waiting: bytes, or a message (control data only) */
+        int inq = 0;
+        char c;
+        struct iovec iov = { &c, 1 };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 }; /* no room: nothing installed */
+        ssize_t peek = held_recv(n, &msg, MSG_DONTWAIT | MSG_PEEK, passcred);
+        if ((ioctl(n, FIONREAD, &inq) == 0 && inq > 0) || peek > 0 ||
+            (peek == 0 && (type == SOCK_DGRAM || (msg.msg_flags & MSG_CTRUNC))))
+            why = "still has messages queued after the ones harness receives";
+    }
+    if (why)
+        fail(0, "descriptor %s held at start %s", label, why);
+}
+
+/* A held unix socket: its queue (held_queue_of); a listening one's each connection
+ * waiting in its backlog (a host client of the launcher's that queued descriptors and
+ * hung up) accepted, at most HELD_MSGS, its queue read, then closed. Not an IP
+ * listener: its connections are a socket-activated server's own clients. */
+static void held_queued(int n, const char *label, int depth)
+{
+    int domain = 0, type = 0, listening = 0;
+    socklen_t len = sizeof domain;
+    if (getsockopt(n, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
+        return;
+    len = sizeof type;
+    getsockopt(n, SOL_SOCKET, SO_TYPE, &type, &len);
+    len = sizeof listening;
+    if (getsockopt(n, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) {
+        held_queue_of(n, label, depth, type);
+        return;
+    }
+    for (int c = 0;; c++) {
+        struct pollfd p = { .fd = n, .events = POLLIN };
+        if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+            return;
+        if (c == HELD_MSGS)
+            fail(0, "descriptor %s held at start, a unix listener, has more connections waiting than"
+                    " the %d harness accepts", label, HELD_MSGS);
+        int conn = accept4(n, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (conn < 0)
+            return;
+        char inner[32];
+        snprintf(inner, sizeof inner, "%.12s:accepted %d", label, c);
+        g_held_tried++;
+        held_queue_of(conn, inner, depth, type);
+        close(conn);
     }
 }
 
@@ -455,8 +522,9 @@ static void held_queued(int n, const char *label, int depth)
  * /proc/self/fd/N (which gives a read that an O_PATH or write-only descriptor does
  * not); a namespace handle's root, a ring's personalities and files and the
  * descriptors queued in a unix socket are routes too (a pty master's terminal is
- * placed by held_files); each is reported by its label and kind, and a kind that may
- * lead outside where harness cannot tell makes the check an error. */
+ * placed by held_files); the write end of a pipe read outside the sandbox is noted (an
+ * error); each is reported by its label and kind, and a kind that may lead outside
+ * where harness cannot tell makes the check an error. */
 static void held_route(int n, const char *label, int depth)
 {
     struct stat st;
@@ -506,6 +574,9 @@ static void held_route(int n, const char *label, int depth)
     } else if (fk == FK_socket && depth <= 2 && (depth || n > 2)) { /* not stdio: the
                                                                        * launcher's channel */
         held_queued(n, label, depth);
+    } else if (fk == FK_fifo && (depth || n > 2) && held_pipe_outside(n)) {
+        if (!g_pipe_out[0]) /* an error once the rest is reported */
+            snprintf(g_pipe_out, sizeof g_pipe_out, "%.24s", label);
     } else if (fk == FK_file) {
         int dup = fcntl(n, F_DUPFD_CLOEXEC, 0);
         if (dup >= 0)
@@ -536,6 +607,9 @@ void chk_fs_inherited_fds(void)
     if (g_pty_unplaced[0]) /* a terminal whose holder harness cannot tell */
         fail(0, "the pty master held at descriptor %s: its terminal could not be placed",
              g_pty_unplaced);
+    if (g_pipe_out[0]) /* not blocked: a process outside takes what it writes */
+        fail(0, "descriptor %s held at start is the write end of a pipe whose reader is outside"
+                " the sandbox: what reads it harness cannot tell", g_pipe_out);
     if (unjudged[0]) /* not blocked: kinds that may lead outside, not judged */
         fail(0, "held at start, of a kind harness does not judge: %s", unjudged);
     if (g_held_more) /* not blocked: descriptors it never tried */

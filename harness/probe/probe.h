@@ -55,7 +55,8 @@
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
  *                i386.c (the same calls through the i386 entry),
  *                exec.c, grants.c (read-only grants), held.c (descriptors held at
- *                start), fdkinds.c (what kind each is), stands.c (the working folder, a second chroot), mounts.c
+ *                start), heldreaders.c (a held pipe's reader, the controlling
+ *                terminal's session), fdkinds.c (what kind each is), stands.c (the working folder, a second chroot), mounts.c
  *                (the mount table), routes.c (every route to every sentinel),
  *                writereach.c (write reach; writereach.h), writelist.c (its pass over
  *                the host's list of every folder), procs.c (other processes)
@@ -154,6 +155,12 @@ void fds_at_start(void);
 /* The descriptors held at start, at any number: how many (their numbers in *fds),
  * and in *more how many beyond those it keeps. */
 int held_list(const int **fds, int *more);
+/* The mount a held descriptor lies on: its index in g_mnt, -1 where the sandbox's own
+ * table does not show it (read_mounts first). */
+int held_mount(int fd);
+/* heldreaders.c: the processes outside a held descriptor feeds (fs-inherited-fds) */
+int held_pipe_outside(int fd);
+void held_ctty(int (*mount)(int fd));
 
 /* ---- main.c: options ------------------------------------------------------- */
 

@@ -115,14 +115,16 @@ def _fact(obj: dict[str, Any]) -> FactObservation:
 # below it, how], and its files linked beyond the grants: [dev, type, path, links,
 # links found, how]) and `fs-inherited-fds`' held files ([fd, kind, dev, path, mount
 # point, mount root, access, reach, inode]) and the metadata changes that went through
-# them ([fd, calls]), and `fs-mounts`' overlays ([mount point, super options, then up
-# to 16 pairs of name and inode]).
+# them ([fd, calls]) and its controlling terminal ([found by, session id, PID
+# namespace, dev, path, mount point, legacy_tiocsti, CAP_SYS_ADMIN]), and `fs-mounts`'
+# overlays ([mount point, super options, then up to 16 pairs of name and inode]).
 TABLES = {
     "mounts": (4, 5),
     "writes": (6,),
     "links": (6,),
     "held_files": (9,),
     "held_changed": (2,),
+    "ctty": (8,),
     "overlays": tuple(range(2, 35, 2)),
 }
 

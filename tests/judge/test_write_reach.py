@@ -322,6 +322,73 @@ def test_a_held_pty_master_of_a_terminal_outside_is_an_escape() -> None:
     assert held(row("3", "pty", "/dev/pts/0", "rw", "", **pty), boot=OTHER_BOOT, host=host) is None
 
 
+def ctty(*fields: str, boot: str = BOOT, host: HostEvidence | None = None, **rows: Any) -> Any:
+    """judge_held of a controlling terminal's row: [found by, session id, PID namespace,
+    dev, path, mount point, legacy_tiocsti, CAP_SYS_ADMIN]."""
+    mounts = [*HOST_MOUNTS, ["0:26", "devpts", "/dev/pts", "/"]]
+    host = host or HostEvidence(host_fs={"boot_id": BOOT, "mounts": mounts}, grants=GRANTS)
+    return judge_held({"boot_id": boot, "ctty": [list(fields)], **rows}, host, "6.1")
+
+
+def test_a_controlling_terminal_of_a_host_session_takes_what_tiocsti_types() -> None:
+    """bwrap without --new-session, started from a root shell on a terminal: the
+    workload's controlling terminal is the shell's, and TIOCSTI types into it where the
+    kernel allows it (CVE-2017-5226). A session the sandbox made is its own; where the
+    kernel refuses TIOCSTI nothing goes through; where neither is told, no proof."""
+    outside = ("fd 0", "0", "own", "0:26", "/dev/pts/0", "")
+    assert ctty(*outside, "1", "0") == (
+        "escaped",
+        "its controlling terminal /dev/pts/0 is a host session's: TIOCSTI types into it (its"
+        " session's leader is outside its PID namespace; dev.tty.legacy_tiocsti = 1; nothing"
+        " typed)",
+    )
+    assert ctty(*outside, "0", "1")[0] == "escaped"  # CAP_SYS_ADMIN: allowed whatever the switch
+    assert ctty(*outside, "absent", "0")[0] == "escaped"  # a kernel before the switch
+    assert ctty(*outside, "0", "0") is None
+    assert ctty(*outside, "EACCES", "0") == (
+        "error",
+        "its controlling terminal /dev/pts/0 is a host session's (its session's leader is"
+        " outside its PID namespace), and whether TIOCSTI types into it harness cannot tell"
+        " (dev.tty.legacy_tiocsti: EACCES)",
+    )
+    # Found by /dev/tty alone, not placed: the session's leader outside says it all.
+    assert ctty("/dev/tty", "0", "own", "", "", "", "1", "0")[0] == "escaped"
+    # In the host's PID namespace: placed by its devpts, the host's or one not mounted.
+    assert (
+        "on a host devpts"
+        in ctty("fd 0", "812", "initial", "0:26", "/dev/pts/0", "/dev/pts", "1", "0")[1]
+    )
+    assert ctty("fd 0", "812", "initial", "0:71", "/dev/pts/3", "", "1", "0")[0] == "escaped"
+    # Its own: a devpts mounted in the sandbox, or a session made inside its PID namespace.
+    assert ctty("fd 0", "7", "initial", "0:71", "/dev/pts/0", "/dev/pts", "1", "1") is None
+    assert ctty("/dev/tty", "7", "own", "", "", "", "1", "1") is None
+    assert ctty("/dev/tty", "812", "initial", "", "", "", "1", "0") == (
+        "error",
+        "a controlling terminal (/dev/tty) in the host's PID namespace that harness cannot place",
+    )
+    # A sandbox's own kernel; a malformed row; the host's mounts unread.
+    assert ctty(*outside, "1", "0", boot=OTHER_BOOT) is None
+    assert judge_held({"boot_id": BOOT, "ctty": [["fd 0"]]}, HELD_HOST, "6.1") == (
+        "error",
+        "the probe's row of its controlling terminal is malformed",
+    )
+    unread = HostEvidence(host_fs={"boot_id": BOOT}, grants=GRANTS)
+    assert ctty(*outside, "1", "0", host=unread)[0] == "escaped"  # its leader says it all
+    assert ctty("fd 0", "812", "initial", "0:26", "/dev/pts/0", "", "1", "0", host=unread) == (
+        "error",
+        "a controlling terminal, but the host's mount table was not read",
+    )
+    # Beside the held files: an escape of theirs first, an error of theirs after its escape.
+    secret = row("3", "file", "/var/tmp/secret", "r", "read")
+    assert ctty(*outside, "0", "0", held_files=[secret])[1].startswith("read the file")
+    gone = row("3", "file", "/etc/hosts", "r", "read")
+    assert ctty(*outside, "1", "0", held_files=[gone])[0] == "escaped"
+    assert ctty(*outside, "0", "0", held_files=[gone]) == (
+        "error",
+        "the host was not asked what descriptor 3's path names",
+    )
+
+
 def test_a_file_on_a_disk_the_host_has_not_mounted_is_no_file_of_the_sandboxs() -> None:
     """A launcher's own mount of a host disk (no mount on the host shows it): a held
     file there is granted by nothing. Only a device-less filesystem the host does not
