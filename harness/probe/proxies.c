@@ -407,7 +407,7 @@ static void host_tcp_relays(void)
         for (int i = 0; i < n6 && six && !reach && inet_pton(AF_INET6, host, &a6) == 1; i++)
             if ((reach = !memcmp(&a6, &hops6[i].a, sizeof a6)))
                 at = hops6[i].name;
-        if (reach && !canary_address(at))
+        if (reach)
             proxy_add(at, port, 0);
     }
 }
