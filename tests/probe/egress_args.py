@@ -106,11 +106,11 @@ def run_beside(code: str, name: str) -> subprocess.CompletedProcess[str]:
 
 
 # A veth from the probe's namespace (unshare -n; v0, `$NEAR`) to a second namespace
-# the script makes (v1, `$FAR`), where `$CODE` listens (python -c, "up" once it does);
+# the script makes (v1, `$FAR`), both ends up, where `$CODE` listens (python -c, "up" once it does);
 # `$ROUTE` an IPv6 route of the probe's side, `$RESOLV` a resolv.conf bound over
 # /etc/resolv.conf (a mount namespace of its own). Both namespaces go with the script.
 ACROSS = """set -e
-ns=harness-link-test-$$ far=
+ns=$NS far=
 trap 'kill $far 2>/dev/null; ip netns del "$ns" 2>/dev/null' EXIT
 ip link set lo up
 ip netns add "$ns"
@@ -120,6 +120,10 @@ ip link set v0 up
 ip -n "$ns" addr add $FAR dev v1 nodad
 ip -n "$ns" link set v1 up
 ip -n "$ns" link set lo up
+# Until the kernel's link watch marks both ends up, their queue drops what is sent
+# (a datagram is sent once; TCP's SYN would be sent again).
+up() { ip "$@" | grep -q "state UP"; }
+until up -o link show dev v0 && up -n "$ns" -o link show dev v1; do sleep 0.05; done
 if [ -n "$ROUTE" ]; then ip -6 route add $ROUTE; fi
 if [ -n "$RESOLV" ]; then mount --bind "$RESOLV" /etc/resolv.conf; fi
 ip netns exec "$ns" "$PY" -c "$CODE" > "$LOG" 2>&1 &
@@ -140,16 +144,30 @@ def run_across(
     env = {
         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CODE": code,
         "NEAR": near, "FAR": far, "ROUTE": route, "RESOLV": resolv,
-        "LOG": f"/tmp/harness-across-{os.getpid()}.log",
+        "LOG": f"/tmp/harness-across-{os.getpid()}.log", "NS": f"harness-link-test-{os.getpid()}",
     }  # fmt: skip
     try:
         return subprocess.run(
             ["unshare", "-nm" if resolv else "-n", "sh", "-c", ACROSS, "sh", *argv],
             capture_output=True, text=True, timeout=120, check=False, env=env,
         )  # fmt: skip
-    finally:
+    finally:  # the script's trap, where it was killed first: the listener, the namespace
+        pids = subprocess.run(
+            ["ip", "netns", "pids", env["NS"]], capture_output=True, text=True, check=False
+        )
+        for pid in pids.stdout.split():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), 9)
+        subprocess.run(["ip", "netns", "del", env["NS"]], capture_output=True, check=False)
         if os.path.exists(env["LOG"]):
             os.unlink(env["LOG"])
+
+
+def unhurried(argv: list[str], ms: int = 6000) -> list[str]:
+    """`argv` with the check's time raised to `ms`: a datagram's first hop across a link
+    just made waits for the neighbour's address, and the sweep sends it once."""
+    at = argv.index("--check-timeout-ms")
+    return [*argv[: at + 1], str(ms), *argv[at + 2 :]]
 
 
 def far_listener(kind: str, address: str, port: int, serve: str) -> str:

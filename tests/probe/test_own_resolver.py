@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.probe.build import build_probe
 from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv, far_listener, run_across
+from tests.probe.egress_args import egress_argv, far_listener, run_across, unhurried
 
 # Loopback-only addresses; 10.77.0.0/24 lives on the namespace's own lo, so a route
 # exists and no packet can leave this machine.
@@ -63,7 +63,7 @@ def test_a_link_local_nameserver_with_its_scope_is_asked(tmp_path: Path) -> None
     conf.write_text("nameserver fe80::1%v0\n")
     serve = "tests.probe.test_udp_listeners:stand_in_resolver"
     code = far_listener("SOCK_DGRAM", "fe80::1%v1", 53, serve)
-    argv = egress_argv("127.0.0.1", 9)
+    argv = unhurried(egress_argv("127.0.0.1", 9))
     done = run_across(code, "fe80::2/64", "fe80::1/64", argv, resolv=str(conf))
     lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
     own = next((x for x in lines if x.get("id") == "dns-own"), None)
