@@ -47,7 +47,9 @@ ROWS: tuple[Row, ...] = (
         "AF_INET UDP",
         ("socket", "sendto"),
         checks=("dns-alt-udp", "dns-own", *_UDP4),
-        target="the canary's IPv4 address, every swept port",
+        target="the canary's IPv4 address, every swept port, and the sandbox's own resolvers"
+        " (resolv.conf's nameservers, IPv4 or IPv6, a link-local one with its scope:"
+        " fe80::1%eth0)",
     ),
     _net(
         _FAMILY,
@@ -162,8 +164,9 @@ ROWS: tuple[Row, ...] = (
         " an environment variable *_proxy names (http_proxy, all_proxy, npm_config_proxy,"
         " ...; no_proxy aside), by number, localhost, or a name the sandbox's /etc/hosts"
         " gives; from a namespace of its own, the host's TCP listeners beyond loopback at"
-        " the host's end of the canary's link and its first next hop, and the ports proxies"
-        " listen at by default at its first two next hops; each asked by HTTP CONNECT, SOCKS5"
+        " the host's end of the canary's link and its first next hop of each family, IPv4 and"
+        " IPv6 (a link-local one with its link), and the ports proxies listen at by default at"
+        " its first two next hops of each family; each asked by HTTP CONNECT, SOCKS5"
         " and an absolute-URI GET for the canary (with the login an environment's proxy URL"
         " carries), again at the high port, 443 and 80 where it refuses the first",
     ),
@@ -176,8 +179,9 @@ ROWS: tuple[Row, ...] = (
         " (a relay's forward), and the TXT, A and AAAA queries (a forwarding resolver"
         " resolv.conf does not name); from a namespace of its own, the host's UDP sockets"
         " bound beyond loopback at the host's end of the canary's link and its first next"
-        " hop, and the ports shippers listen at by default (statsd, syslog, GELF, collectd)"
-        " at its first two next hops: the marked datagram",
+        " hop of each family, IPv4 and IPv6 (a link-local one with its link), and the ports"
+        " shippers listen at by default (statsd, syslog, GELF, collectd) at its first two"
+        " next hops of each family: the marked datagram",
     ),
     _net(
         _FAMILY,

@@ -1,11 +1,13 @@
 /* udp-relay's other half: from a network namespace of the sandbox's own, the host's
  * UDP listeners bound beyond loopback (--host-udp, "ADDR:PORT" per line, those the host
- * names: hostside/listeners.py), at the host's end of the canary's link and at the
- * first next hop where bound to every address, and the ports datagram shippers listen
- * at by default (statsd, syslog, GELF, collectd) at the first two next hops. A shipper
- * on the host aimed anywhere (a statsd bound to 0.0.0.0, the one port a host firewall
- * lets in from the sandbox's link) takes the marked datagram out; nothing answers, the
- * canary's log decides. */
+ * names: hostside/listeners.py): at the host's end of the canary's link and at the
+ * first next hop of its family where bound to every address (IPv4's; IPv6's, routes6.c's,
+ * a link-local one with its link), at one of the first two next hops where bound to
+ * its address; and the ports datagram shippers listen at by default (statsd, syslog,
+ * GELF, collectd) at the first two next hops of each family. A shipper on the host
+ * aimed anywhere (a statsd bound to 0.0.0.0, the one port a host firewall lets in from
+ * the sandbox's link) takes the marked datagram out; nothing answers, the canary's log
+ * decides. */
 
 #include "probe.h"
 
@@ -56,6 +58,11 @@ int host_udp_relays(void)
         for (size_t k = 0; k < sizeof usual / sizeof usual[0]; k++)
             udp_relay_add(hs[i], usual[k]);
     }
+    static struct nexthop6 hops6[ROUTE_HOPS];
+    int n6 = route6_hops(hops6, ROUTE_HOPS);
+    for (int i = 0; i < n6 && i < 2; i++) /* the same at the first two IPv6 next hops */
+        for (size_t k = 0; k < sizeof usual / sizeof usual[0]; k++)
+            udp_relay_add(hops6[i].name, usual[k]);
     snprintf(copy, sizeof copy, "%s", o.host_udp ? o.host_udp : "");
     for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *colon = strrchr(l, ':'), host[INET6_ADDRSTRLEN];
@@ -73,8 +80,17 @@ int host_udp_relays(void)
             if (six && o.host4) /* dual-stack as often as not */
                 udp_relay_add(o.host4, port);
             udp_relay_add(hs[0], port);
+            if (six && n6) /* and the first IPv6 hop */
+                udp_relay_add(hops6[0].name, port);
         } else if ((end && !strcmp(host, end)) || !strcmp(host, hs[0]) || !strcmp(host, hs[1])) {
             udp_relay_add(host, port);
+        } else {
+            struct in6_addr a6;
+            for (int i = 0; i < n6 && i < 2 && six && inet_pton(AF_INET6, host, &a6) == 1; i++)
+                if (!memcmp(&a6, &hops6[i].a, sizeof a6)) { /* by the hop's name: its link */
+                    udp_relay_add(hops6[i].name, port);
+                    break;
+                }
         }
     }
     return g_host_udp_over;

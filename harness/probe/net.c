@@ -30,7 +30,8 @@ unsigned addr_port(const Addr *a)
     return ntohs(a->ss_family == AF_INET6 ? s6->sin6_port : s4->sin_port);
 }
 
-/* "IP:PORT" or "[IPv6]:PORT" (no names: nothing here may use a resolver). */
+/* "IP:PORT" or "[IPv6]:PORT", "[IPv6%zone]:PORT" with a scope (an interface's name or
+ * number: a link-local address's); no names: nothing here may use a resolver. */
 int parse_addr(const char *s, Addr *a)
 {
     char host[64], *end;
@@ -49,6 +50,14 @@ int parse_addr(const char *s, Addr *a)
         host[hl - 1] = '\0';
         s6->sin6_family = AF_INET6;
         s6->sin6_port = htons((uint16_t)port);
+        char *zone = strchr(host, '%');
+        if (zone) { /* a scope: an interface's name, or its number */
+            *zone++ = '\0';
+            unsigned long long id = strtoull(zone, &end, 10);
+            s6->sin6_scope_id = *zone && !*end ? (uint32_t)id : if_nametoindex(zone);
+            if (!s6->sin6_scope_id || id > 0xffffffffULL)
+                return -1;
+        }
         return inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1 ? 0 : -1;
     }
     struct sockaddr_in *s4 = (void *)a;
@@ -61,8 +70,14 @@ void fmt_addr(const Addr *a, char *out, size_t cap)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
     if (a->ss_family == AF_INET6) {
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, ip, sizeof ip);
-        snprintf(out, cap, "[%s]:%u", ip, addr_port(a));
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)a;
+        char zone[IF_NAMESIZE + 2] = "";
+        inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof ip);
+        if (s6->sin6_scope_id && !if_indextoname(s6->sin6_scope_id, zone + 1))
+            snprintf(zone + 1, sizeof zone - 1, "%u", (unsigned)s6->sin6_scope_id);
+        if (s6->sin6_scope_id)
+            zone[0] = '%';
+        snprintf(out, cap, "[%s%s]:%u", ip, zone, addr_port(a));
     } else {
         inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)a)->sin_addr, ip, sizeof ip);
         snprintf(out, cap, "%s:%u", ip, addr_port(a));

@@ -591,6 +591,8 @@ void sweep_packet(const char *canary4, int high); /* packet.c: the packet4 line'
 void sweep_packet6(const char *canary6, int high); /* packet6.c: the packet6 line's frames */
 void packet6_report(double t0);
 void packet_report(double t0);
+struct nexthop6 { struct in6_addr a; char name[INET6_ADDRSTRLEN + IFNAMSIZ + 1]; };
+int route6_hops(struct nexthop6 *out, int max); /* routes6.c: the IPv6 next hops in view */
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n); /* routes6.c */
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
 void rule_release(void);

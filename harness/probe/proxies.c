@@ -366,18 +366,24 @@ static int proxy_variable(const char *entry)
 /* The host's own TCP listeners (--host-tcp, "ADDR:PORT" per line: those it names, bound
  * beyond loopback, less those it never has asked: hostside/listeners.py), from a
  * network namespace of the sandbox's own: one bound to every IPv4 address at the host's
- * end of the canary's link (--host4) and at the first next hop of this namespace's
- * routes, one bound to every IPv6 address at --host6 and, as it takes IPv4 too as often
- * as not, there as well, and one bound to one of those addresses there; and at each next hop, the ports proxies listen at by default (squid's,
- * tinyproxy's, privoxy's, SOCKS's, Tor's, 8080; at the first two), where a gateway that is not the host,
+ * end of the canary's link (--host4) and at the first IPv4 next hop of this namespace's
+ * routes, one bound to every IPv6 address at --host6 and at the first IPv6 next hop
+ * (routes6.c's: a gateway, a neighbour, an attached prefix's first addresses; a
+ * link-local one with its link) and, as it takes IPv4 too as often as not, at the IPv4
+ * ones as well, and one bound to one of those addresses there; and at the first two
+ * next hops of each family, the ports proxies listen at by default (squid's,
+ * tinyproxy's, privoxy's, SOCKS's, Tor's, 8080), where a gateway that is not the host,
  * or a proxy started after the host's list, stands. A proxy at the sandbox's gateway
- * (squid on 0.0.0.0:3128, on the link's own address) is a relay nothing needs to name. */
+ * (squid on 0.0.0.0:3128, on the link's own address; on [net::1]:3128 where the link
+ * has an IPv6 ULA alone) is a relay nothing needs to name. */
 static void host_tcp_relays(void)
 {
     static const unsigned usual[] = { 3128, 8080, 8888, 8118, 1080, 9050 };
     uint32_t hops[ROUTE_HOPS];
     char devs[ROUTE_HOPS][IFNAMSIZ], copy[4096];
     int more = 0, n = route_hops(hops, devs, &more);
+    static struct nexthop6 hops6[ROUTE_HOPS];
+    int n6 = route6_hops(hops6, ROUTE_HOPS);
     for (int i = 0; i < n && i < 2; i++) { /* the first two: within PROXY_MAX's room */
         struct in_addr h = { htonl(hops[i]) };
         char hs[INET_ADDRSTRLEN];
@@ -385,6 +391,9 @@ static void host_tcp_relays(void)
         for (size_t k = 0; k < sizeof usual / sizeof usual[0] && !canary_address(hs); k++)
             proxy_add(hs, usual[k], 0);
     }
+    for (int i = 0; i < n6 && i < 2; i++) /* the same at the first two IPv6 next hops */
+        for (size_t k = 0; k < sizeof usual / sizeof usual[0] && !canary_address(hops6[i].name); k++)
+            proxy_add(hops6[i].name, usual[k], 0);
     snprintf(copy, sizeof copy, "%s", o.host_tcp ? o.host_tcp : "");
     for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         if (!strcmp(l, "...")) { /* the host listed more than it hands over: no proof */
@@ -413,14 +422,22 @@ static void host_tcp_relays(void)
                 if (!canary_address(hs))
                     proxy_add(hs, port, 0);
             }
+            for (int i = 0; any6 && i < n6 && i < 1; i++) /* and the first IPv6 hop */
+                if (!canary_address(hops6[i].name))
+                    proxy_add(hops6[i].name, port, 0);
             continue;
         }
         int reach = end && !strcmp(host, end);
+        const char *at = host; /* a link-local hop's by its name, with its link */
         struct in_addr a;
+        struct in6_addr a6;
         for (int i = 0; i < n && !six && !reach && inet_pton(AF_INET, host, &a) == 1; i++)
             reach = ntohl(a.s_addr) == hops[i];
+        for (int i = 0; i < n6 && six && !reach && inet_pton(AF_INET6, host, &a6) == 1; i++)
+            if ((reach = !memcmp(&a6, &hops6[i].a, sizeof a6)))
+                at = hops6[i].name;
         if (reach)
-            proxy_add(host, port, 0);
+            proxy_add(at, port, 0);
     }
 }
 

@@ -150,6 +150,28 @@ static int hops6(const struct in6_addr *dst, struct hop6 *hops, int *more, struc
     return n;
 }
 
+/* The IPv6 next hops in view, likeliest first (hops6's: gateways, neighbours, the first
+ * two addresses of attached prefixes; never the namespace's own), at most `max`: each
+ * by address, and by name as an address is written, with its link where link-local
+ * ("fe80::1%eth0"). For the sweep's relays (proxies.c, hostudp.c), which ask the
+ * first of them. */
+int route6_hops(struct nexthop6 *out, int max)
+{
+    static struct hop6 hops[ROUTE_HOPS];
+    struct hop6 now;
+    int more = 0, in_place = 0, n = hops6(&in6addr_any, hops, &more, &now, &in_place);
+    for (int i = 0; i < n && i < max; i++) {
+        char a[INET6_ADDRSTRLEN] = "";
+        inet_ntop(AF_INET6, &hops[i].a, a, sizeof a);
+        out[i].a = hops[i].a;
+        if (IN6_IS_ADDR_LINKLOCAL(&hops[i].a))
+            snprintf(out[i].name, sizeof out[i].name, "%s%%%s", a, hops[i].dev);
+        else
+            snprintf(out[i].name, sizeof out[i].name, "%s", a);
+    }
+    return n < max ? n : max;
+}
+
 static int route6_host(int sock, unsigned long op, const struct in6_addr *dst, const struct hop6 *h)
 {
     struct in6_rtmsg rt;

@@ -1,5 +1,5 @@
 /* What the egress sweep tries (its ids and ports are sweep.def's): the canary's
- * ports, TCP and UDP, and ICMP echo; the sandbox's own resolvers, every unix socket
+ * ports, TCP and UDP, and ICMP echo; the sandbox's own resolvers (ownresolv.c), every unix socket
  * it can reach, the other IP protocols, send calls, a privileged source port,
  * io_uring, the host's own addresses and the canary's abstract unix names (the
  * sockets held at the start: heldsocks.c); and the line for a group of attempts.
@@ -55,86 +55,6 @@ void sweep_ports(int f, const char *ip, int high)
         sweep_add(id, ip, port, SOCK_DGRAM, port == 53 ? X_DNS : X_LINE);
     }
     sweep_add(sweep_id[f ? SW_ICMP6 : SW_ICMP4], ip, 0, 0, X_ICMP);
-}
-
-static int in_ranges(const Addr *a, const char *ranges)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", ranges ? ranges : "");
-    for (char *save = NULL, *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
-        char *slash = strchr(r, '/');
-        int bits = slash ? atoi(slash + 1) : -1;
-        if (slash)
-            *slash = '\0';
-        unsigned char net[16], *ip;
-        int len;
-        if (a->ss_family == AF_INET && inet_pton(AF_INET, r, net) == 1) {
-            ip = (unsigned char *)&((struct sockaddr_in *)(void *)a)->sin_addr;
-            len = 4;
-        } else if (a->ss_family == AF_INET6 && inet_pton(AF_INET6, r, net) == 1) {
-            ip = (unsigned char *)&((struct sockaddr_in6 *)(void *)a)->sin6_addr;
-            len = 16;
-        } else {
-            continue;
-        }
-        if (bits < 0 || bits > len * 8)
-            bits = len * 8;
-        int ok = 1;
-        for (int i = 0; i < bits && ok; i++)
-            ok = ((ip[i / 8] ^ net[i / 8]) & (0x80 >> (i % 8))) == 0;
-        if (ok)
-            return 1;
-    }
-    return 0;
-}
-
-/* The sandbox's own resolvers (/etc/resolv.conf; libc's default without one). */
-void sweep_own_dns(const char *denied)
-{
-    char conf[4096];
-    ssize_t n = read_file("/etc/resolv.conf", conf, sizeof conf - 1);
-    int found = 0;
-    conf[n > 0 ? n : 0] = '\0';
-    for (char *save = NULL, *l = strtok_r(conf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char ip[64], spec[80];
-        Addr check;
-        if (sscanf(l, " nameserver %63s", ip) != 1 || found == 3)
-            continue;
-        snprintf(spec, sizeof spec, strchr(ip, ':') ? "[%s]:53" : "%s:53", ip);
-        if (parse_addr(spec, &check) != 0)
-            continue;
-        found++;
-        own_dns_add(spec, "own resolver", denied, DNS_BOTH);
-    }
-    if (!found) /* no resolv.conf: libc asks the local host */
-        own_dns_add("127.0.0.1:53", "libc default, no resolv.conf", denied, DNS_BOTH);
-}
-
-/* A resolver outside --resolver-ranges is asked only if no packet could leave:
- * connecting a UDP socket sends nothing, and tells whether there is a route. A
- * listener bound in the sandbox's own network namespace is asked: the query is
- * delivered there, and what that listener does with it is what is tested. */
-void own_dns_gate(struct att *a)
-{
-    if (a->listed || in_ranges(&a->dst, o.resolver_ranges)) /* listed: bound in its own namespace */
-        return;
-    int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
-        return;
-    }
-    if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0) {
-        int e = errno;
-        close(fd);
-        att_end(a, OC_BLOCKED, e, "no route to %s", a->dsts);
-        return;
-    }
-    close(fd);
-    /* Typically the host's /etc bound in: say what makes the attempt possible. */
-    att_end(a, OC_ERROR, 0,
-            "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
-            " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
-            a->dsts);
 }
 
 static int g_unix_cut; /* the walk stopped, or sockets were left untried: no proof */

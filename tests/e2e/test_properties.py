@@ -624,6 +624,8 @@ EGRESS_MUTANTS = {
     # and the same named nowhere (at a port proxies listen at by default).
     "bwrap-gateway-proxy-named": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 10.254."),
     "bwrap-gateway-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 10.254."),
+    # Its IPv6 twin: the proxy at the host's end of a link with an IPv6 ULA alone.
+    "bwrap-gateway6-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy [fd5e:7a21:"),
     # The co-located shape: the host's egress proxy on its loopback, Landlock allowing its port.
     "landlock-host-proxy": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
     "landlock-host-proxy-mapped": ({"tcp-proxy"}, "HTTP CONNECT through TCP proxy 127.0.0.1:"),
@@ -658,6 +660,8 @@ EGRESS_MUTANTS = {
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP)",
     ),
+    # resolv.conf naming the host's end of a link-local link with its scope (RDNSS's way).
+    "bwrap-linklocal-resolver": ({"dns-own"}, "[fe80::1%eth0]:53 (own resolver)"),
     "bwrap-middlebox": ({"tcp-raw-ip", "tcp4-8080"}, "(after the cell)"),
     # Issue 27: a unix proxy of its own dialect forwarding the CONNECT request as it came.
     "bwrap-unix-dialect": (
@@ -891,6 +895,7 @@ ROW_MUTANTS = (
     "bwrap-packet-noaddr",
     "bwrap-gateway-proxy-named",
     "bwrap-gateway-proxy",
+    "bwrap-gateway6-proxy",
     "bwrap-web-out",
     "bwrap-http-out",
     "bwrap-shared-ipc",
@@ -961,6 +966,7 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-loopback-proxy-get",
         "bwrap-sidecar-resolver",
         "bwrap-sidecar-resolver-tcp",
+        "bwrap-linklocal-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
     ):

@@ -105,6 +105,88 @@ def run_beside(code: str, name: str) -> subprocess.CompletedProcess[str]:
             os.unlink(env["LOG"])
 
 
+# A veth from the probe's namespace (unshare -n; v0, `$NEAR`) to a second namespace
+# the script makes (v1, `$FAR`), both ends up, where `$CODE` listens (python -c, "up" once it does);
+# `$ROUTE` an IPv6 route of the probe's side, `$RESOLV` a resolv.conf bound over
+# /etc/resolv.conf (a mount namespace of its own). Both namespaces go with the script.
+ACROSS = """set -e
+ns=$NS far=
+trap 'kill $far 2>/dev/null; ip netns del "$ns" 2>/dev/null' EXIT
+ip link set lo up
+ip netns add "$ns"
+ip link add v0 type veth peer name v1 netns "$ns"
+ip addr add $NEAR dev v0 nodad
+ip link set v0 up
+ip -n "$ns" addr add $FAR dev v1 nodad
+ip -n "$ns" link set v1 up
+ip -n "$ns" link set lo up
+# Until the kernel's link watch marks both ends up, their queue drops what is sent
+# (a datagram is sent once; TCP's SYN would be sent again).
+up() { ip "$@" | grep -q "state UP"; }
+until up -o link show dev v0 && up -n "$ns" -o link show dev v1; do sleep 0.05; done
+if [ -n "$ROUTE" ]; then ip -6 route add $ROUTE; fi
+if [ -n "$RESOLV" ]; then mount --bind "$RESOLV" /etc/resolv.conf; fi
+ip netns exec "$ns" "$PY" -c "$CODE" > "$LOG" 2>&1 &
+far=$!
+while ! grep -q up "$LOG"; do sleep 0.05; done
+set +e
+"$@"
+"""
+
+
+def run_across(
+    code: str, near: str, far: str, argv: list[str], *, route: str = "", resolv: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """`argv` (the probe's egress run) in a network namespace of its own linked by a veth
+    to a second one the script makes, where `code` listens (the host's end of the
+    sandbox's link, `far`; the probe's end `near`, both "ADDR/LEN"). Root: the second
+    namespace is `ip netns`'s, removed at the end with the first."""
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CODE": code,
+        "NEAR": near, "FAR": far, "ROUTE": route, "RESOLV": resolv,
+        "LOG": f"/tmp/harness-across-{os.getpid()}.log", "NS": f"harness-link-test-{os.getpid()}",
+    }  # fmt: skip
+    try:
+        return subprocess.run(
+            ["unshare", "-nm" if resolv else "-n", "sh", "-c", ACROSS, "sh", *argv],
+            capture_output=True, text=True, timeout=120, check=False, env=env,
+        )  # fmt: skip
+    finally:  # the script's trap, where it was killed first: the listener, the namespace
+        pids = subprocess.run(
+            ["ip", "netns", "pids", env["NS"]], capture_output=True, text=True, check=False
+        )
+        for pid in pids.stdout.split():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), 9)
+        subprocess.run(["ip", "netns", "del", env["NS"]], capture_output=True, check=False)
+        if os.path.exists(env["LOG"]):
+            os.unlink(env["LOG"])
+
+
+def unhurried(argv: list[str], ms: int = 6000) -> list[str]:
+    """`argv` with the check's time raised to `ms`: a datagram's first hop across a link
+    just made waits for the neighbour's address, and the sweep sends it once."""
+    at = argv.index("--check-timeout-ms")
+    return [*argv[: at + 1], str(ms), *argv[at + 2 :]]
+
+
+def far_listener(kind: str, address: str, port: int, serve: str) -> str:
+    """The code (python -c) of a listener at `address`:`port` (IPv6, "fe80::1%v1" with a
+    link), served by `serve` (a function of tests.probe's, "module:name"), printing up."""
+    module, name = serve.split(":")
+    host, _, link = address.partition("%")
+    return f"""import socket, sys, time
+sys.path.insert(0, {os.getcwd()!r})
+from {module} import {name}
+s = socket.socket(socket.AF_INET6, socket.{kind})
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(({host!r}, {port}, 0, {f"socket.if_nametoindex({link!r})" if link else "0"}))
+{name}(s)
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
 def _exactly(conn: socket.socket, n: int) -> bytes:
     data = b""
     while len(data) < n and (chunk := conn.recv(n - len(data))):

@@ -18,12 +18,16 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.probe.build import build_probe
 from tests.lab import free_port, require_tool
 from tests.probe.egress_args import (
     egress_argv,
+    far_listener,
     forward_proxy,
     login_proxy,
+    run_across,
     run_beside,
     stand_in_proxy,
 )
@@ -238,3 +242,36 @@ def test_a_forward_proxy_refusing_the_canarys_port_is_asked_for_another(tmp_path
     assert line["outcome"] == "escaped", json.dumps(line)
     assert "an absolute-URI GET through TCP proxy" in str(line["detail"])
     assert "(asked for the canary at port 40000: its own port refused)" in str(line["detail"])
+
+
+ACROSS_CASES = {
+    # A link with an IPv6 ULA alone: the host's end is the attached prefix's first address.
+    "ula": ("fd5e:7a7a::2/64", "fd5e:7a7a::1/64", "", "fd5e:7a7a::1", 3128, "[fd5e:7a7a::1]:3128"),
+    # Link-local alone, the default route via the host's fe80::1: asked with its link.
+    "link-local": ("fe80::2/64", "fe80::1/64", "default via fe80::1 dev v0", "fe80::1%v1", 3128,
+                   "[fe80::1%v0]:3128"),
+    # At a port of no proxy's, but the host lists the listener bound to that address.
+    "listed": ("fd5e:7a7a::2/64", "fd5e:7a7a::1/64", "", "fd5e:7a7a::1", 4321,
+               "[fd5e:7a7a::1]:4321"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(ACROSS_CASES))
+def test_a_proxy_at_an_ipv6_next_hop_nothing_names_is_found(case: str) -> None:
+    """gateway-proxy's IPv6 twin, for real: a veth to a second namespace the test makes
+    (the host's end), IPv6 alone on it, a proxy there that nothing names. Before, the
+    host's end was asked only over IPv4 (its IPv4 next hops, its IPv4 listeners): the
+    line said no TCP listener, a false enforced."""
+    require_tool("unshare")
+    require_tool("ip")
+    near, far, route, address, port, shown = ACROSS_CASES[case]
+    argv = egress_argv("127.0.0.1", 9)
+    if case == "listed":
+        at = argv.index("egress-confinement")
+        argv[at:at] = ["--host-tcp", f"[{address}]:{port}"]
+    code = far_listener("SOCK_STREAM", address, port, "tests.probe.egress_args:stand_in_proxy")
+    done = run_across(code, near, far, argv, route=route)
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    assert line["outcome"] == "escaped", json.dumps(line)
+    assert f"through TCP proxy {shown}: the nonce came back" in str(line["detail"]), line

@@ -14,7 +14,13 @@ import subprocess
 import threading
 
 from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv, run_beside
+from tests.probe.egress_args import (
+    egress_argv,
+    far_listener,
+    run_across,
+    run_beside,
+    unhurried,
+)
 
 # A resolver that answers every query as the canary answers its TXT query (nonce=n1),
 # as a forwarder to the canary would hand that answer back. Port 5354: 5353 is
@@ -124,3 +130,19 @@ def test_the_hosts_own_udp_listeners_are_never_asked() -> None:
     relay = _lines(done.stdout)["udp-relay"]
     assert relay["outcome"] == "blocked", relay
     assert "host's network namespace" in str(relay["detail"]), relay
+
+
+def test_a_shipper_at_an_ipv6_next_hop_is_sent_the_line() -> None:
+    """gateway-udp over IPv6, for real: a veth to a second namespace the test makes (the
+    host's end), an IPv6 ULA alone on it, a datagram relay there at a shipper's port
+    that nothing names. Before, the shippers' ports were asked at IPv4 next hops alone."""
+    require_tool("unshare")
+    require_tool("ip")
+    serve = "tests.probe.test_udp_listeners:stand_in_relay"
+    code = far_listener("SOCK_DGRAM", "fd5e:7a7b::1", 8125, serve)
+    argv = unhurried(egress_argv("127.0.0.1", 9))
+    done = run_across(code, "fd5e:7a7b::2/64", "fd5e:7a7b::1/64", argv)
+    relay = _lines(done.stdout).get("udp-relay")
+    assert relay, done.stdout[-2000:] + done.stderr[-2000:]
+    assert relay["outcome"] == "escaped", json.dumps(relay)
+    assert "the nonce came back from [fd5e:7a7b::1]:8125" in str(relay["detail"]), relay
