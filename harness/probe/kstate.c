@@ -250,7 +250,7 @@ static int own_limits(const struct mnt *m)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", own, files[i]);
         if (access(path, F_OK) == 0 && (g_ks.files++, write_back(path) == 0)) {
-            snprintf(g_ks.first, sizeof g_ks.first, "%s", path);
+            snprintf(g_ks.first, sizeof g_ks.first, "%.4000s", path);
             return 1;
         }
     }
