@@ -496,16 +496,24 @@ UNDER_GRANTING = {
 }
 
 
+# The mutants matrix, run once by whichever of its tests comes first: its setup is
+# most of that test's time (160 s on a quiet 2-core machine, more when busy).
+MUTANTS_RUN_TIMEOUT = 900
+
+
 @pytest.fixture(scope="module")
 def mutants_run() -> tuple[int, str, Path]:
     """One run of the shipped mutants matrix, shared by the tests that hold each mutant."""
     for tool in ("runsc", "bwrap", "runc", "ip", "setpriv"):
         require_tool(tool)
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
-    result = harness_cli("run", "matrices/mutants.toml", "--out", out)
+    result = harness_cli(
+        "run", "matrices/mutants.toml", "--out", out, timeout=MUTANTS_RUN_TIMEOUT - 60
+    )
     return result.code, result.stdout + result.stderr, out
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_every_mutant_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """Each deliberately broken sandbox is a regression on the property it breaks."""
     code, output, out = mutants_run
@@ -578,6 +586,7 @@ ESCAPED_BESIDE_OTHERS = {
 }
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_rows_without_a_mutant_of_their_own_are_held_beside_others(
     mutants_run: tuple[int, str, Path],
 ) -> None:
@@ -919,6 +928,7 @@ def _egress_mutant(out: Path, runtime: str) -> dict[str, dict[str, object]]:
     return {c["id"]: c for c in row["checks"]}
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_ipv6_forwarded_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """IPv4 blocked but IPv6 routed to the canary: the IPv6 attempts escape, the IPv4
     ones stay blocked (no route), and the verdict is a regression."""
@@ -930,6 +940,7 @@ def test_ipv6_forwarded_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     assert checks["tcp4-443"]["outcome"] == "blocked" and checks["tcp4-443"]["errno"]
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_port_allowlist_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """Only tcp/80 and udp/123 forwarded: exactly those attempts escape."""
     checks = _egress_mutant(mutants_run[2], "bwrap-port-allowlist")
@@ -940,6 +951,7 @@ def test_port_allowlist_is_caught(mutants_run: tuple[int, str, Path]) -> None:
         assert checks[check_id]["outcome"] == "blocked", checks[check_id]
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_own_resolver_forwarding_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """Nothing forwarded, but the resolver in the sandbox's /etc/resolv.conf carries
     the query to the canary: the own-resolver attempt escapes."""
@@ -949,6 +961,7 @@ def test_own_resolver_forwarding_is_caught(mutants_run: tuple[int, str, Path]) -
     assert all(c["outcome"] == "blocked" for i, c in checks.items() if i != "dns-own")
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]) -> None:
     """A sidecar on the sandbox's own loopback that relays datagrams out, or that
     forwards DNS queries though resolv.conf does not name it; the host's egress proxy
@@ -978,6 +991,7 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
             assert proof in detail or "canary saw" in detail, checks[check_id]
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_unix_socket_proxy_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """No network, but a host unix socket that proxies (HTTP CONNECT and SOCKS5, or
     SOCKS5 alone) is bound in: found by the folder walk, the nonce comes back."""
@@ -988,6 +1002,7 @@ def test_unix_socket_proxy_is_caught(mutants_run: tuple[int, str, Path]) -> None
         assert proof in str(checks["unix-proxy"]["detail"])
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_intercepting_middlebox_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """Accepted, no answer, delivered seconds after the cell ended: the arrival read
     after the settle window turns the intercepted attempts into escapes."""
@@ -997,6 +1012,7 @@ def test_intercepting_middlebox_is_caught(mutants_run: tuple[int, str, Path]) ->
         assert checks[check_id]["outcome"] == "escaped" and proof in str(checks[check_id]["detail"])
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_a_longer_address_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """A filter that refuses connect and sendto an address of an IP socket's length lets
     the same address through at the longest length: the sweep's connect and send calls
@@ -1010,6 +1026,7 @@ def test_a_longer_address_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     assert checks["send4-sendmsg"]["outcome"] == "blocked", checks["send4-sendmsg"]
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, Path]) -> None:
     """A unix proxy whose request line is not quite HTTP's forwards the CONNECT request
     itself: the canary's answer comes back in place of a "200", and the canary finds
@@ -1025,6 +1042,7 @@ def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, 
 
 
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_each_network_row_is_caught_by_its_own_checks(
     mutants_run: tuple[int, str, Path], runtime: str
 ) -> None:
@@ -1216,6 +1234,7 @@ def test_a_folder_granted_for_reading_alone_stays_enforced(tmp_path: Path) -> No
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(
     mutants_run: tuple[int, str, Path],
 ) -> None:
@@ -1914,6 +1933,7 @@ def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_li
     assert manifest["hosts"]["localhost"]["unix_listeners"]["count"] >= 1
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_a_stand_in_line_comes_from_one_source_port(mutants_run: tuple[int, str, Path]) -> None:
     """Every packet of a stand-in line, to each stand-in, leaves from the one source port
     the line reports (red team round nine: a SYN whose handshake never finished, from a
