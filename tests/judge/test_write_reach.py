@@ -381,6 +381,7 @@ def test_a_controlling_terminal_of_a_host_session_takes_what_tiocsti_types() -> 
     # Beside the held files: an escape of theirs first, an error of theirs after its escape.
     secret = row("3", "file", "/var/tmp/secret", "r", "read")
     assert ctty(*outside, "0", "0", held_files=[secret])[1].startswith("read the file")
+    assert ctty(*outside, "1", "0", held_files=[secret])[1].startswith("read the file")
     gone = row("3", "file", "/etc/hosts", "r", "read")
     assert ctty(*outside, "1", "0", held_files=[gone])[0] == "escaped"
     assert ctty(*outside, "0", "0", held_files=[gone]) == (

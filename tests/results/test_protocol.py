@@ -362,6 +362,7 @@ def test_probe_args_carry_the_cell_nonce() -> None:
 
 WRITE = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", "made a file (O_TMPFILE)"]
 HELD = ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read", "100"]
+CTTY = ["fd 0", "0", "own", "0:26", "/dev/pts/0", "", "1", "0"]
 OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"]
 
 
@@ -376,6 +377,9 @@ OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"
         ("held_files", [*HELD, "x"], False),
         ("held_changed", ["3", "fchmod, futimens"], True),
         ("held_changed", ["3"], False),
+        ("ctty", CTTY, True),
+        ("ctty", CTTY[:7], False),
+        ("ctty", [*CTTY, "x"], False),
         ("overlays", OVERLAY[:2], True),
         ("overlays", OVERLAY[:4], True),
         ("overlays", OVERLAY[:6], True),
@@ -387,8 +391,8 @@ OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"
 )
 def test_the_other_tables_keep_their_own_width(key: str, row: list[str], kept: bool) -> None:
     """`fs-write-reach`'s writes are six strings a row, `fs-inherited-fds`' held files
-    nine, `fs-mounts`' overlays two and up to 16 pairs: a row of another width drops
-    the table (the judge then errs, never passes)."""
+    nine and its controlling terminal eight, `fs-mounts`' overlays two and up to 16
+    pairs: a row of another width drops the table (the judge then errs, never passes)."""
     line = _check(scenario="filesystem-confinement", id="fs-x", outcome="succeeded",
                   evidence={key: [row], "boot_id": "b"})  # fmt: skip
     [check] = parse_output(_out(line, done=1)).checks
