@@ -527,3 +527,50 @@ def test_links_untold_or_untried_are_errors_never_blocked() -> None:
 def test_links_left_out_by_a_probe_that_says_nothing_of_them_are_no_error() -> None:
     """An older probe's evidence: neither `links` nor `links_cut`."""
     assert judged()[0] == "blocked"
+
+
+def test_links_of_a_host_tmpfs_count_and_a_sandbox_tmpfs_first_hides_none() -> None:
+    """A grant's file on the host's own tmpfs (/dev/shm, 0:23, a device of the 0:
+    kind the host mounts) is the host's: its other links are host files. One on a
+    tmpfs only the sandbox mounts (0:77) is its own, and listed first it hides
+    nothing after it; two linked files, two reported."""
+    shm = ["0:23", "tmpfs", "/allowed/shm.sock", "2", "1", "opened a file for writing"]
+    own = ["0:77", "tmpfs", "/allowed/own", "2", "1", "opened a file for writing"]
+    disk = ["254:0", "ext4", "/allowed/config.toml", "3", "1", "opened a file for writing"]
+    assert judged_links(own, shm) == (
+        "escaped",
+        "allowed/shm.sock has 2 links, 1 within the write grants: writing it changes a file"
+        " elsewhere",
+    )
+    assert judged_links(shm, disk) == (
+        "escaped",
+        "allowed/shm.sock has 2 links, 1 within the write grants: writing it changes a file"
+        " elsewhere (and 1 more)",
+    )
+
+
+def test_links_told_in_the_sandboxs_own_kernel_are_no_proof() -> None:
+    """A kernel of its own (another boot id): its link count is that kernel's word for
+    its own file, no host's: an error, never an escape."""
+    seeded = ["254:0", "ext4", "/allowed/config.toml", "2", "1", "opened a file for writing"]
+    evidence = {
+        "boot_id": "00000000-0000-0000-0000-000000000001",
+        "writes": [],
+        "writes_cut": 0,
+        "walked": 40,
+        "walk_cut": 0,
+        "links": [seeded],
+        "links_cut": "",
+    }
+    outcome, detail = judge_write_reach(evidence, HOST, "6.1")
+    assert outcome == "error", detail
+    assert "in the sandbox's own kernel" in detail, detail
+
+
+def test_a_links_cut_without_its_table_is_malformed() -> None:
+    """`links_cut` said, `links` missing: the table is malformed, an error."""
+    evidence = {"boot_id": BOOT, "writes": [], "writes_cut": 0, "walked": 40, "walk_cut": 0}
+    assert judge_write_reach({**evidence, "links_cut": ""}, HOST, "6.1") == (
+        "error",
+        "the probe's table of linked files is malformed",
+    )

@@ -362,6 +362,7 @@ def test_probe_args_carry_the_cell_nonce() -> None:
 
 WRITE = ["254:0", "ext4", "/srv/drop", "/var/tmp/drop", "", "made a file (O_TMPFILE)"]
 HELD = ["3", "file", "254:0", "/var/tmp/s", "", "", "r", "read", "100"]
+LINK = ["254:0", "ext4", "/allowed/config.toml", "2", "1", "opened a file for writing"]
 CTTY = ["fd 0", "0", "own", "0:26", "/dev/pts/0", "", "1", "0"]
 OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"]
 
@@ -377,6 +378,9 @@ OVERLAY = ["/logs", "rw,lowerdir=/var/log", "dpkg.log", "7", "apt/term.log", "8"
         ("held_files", [*HELD, "x"], False),
         ("held_changed", ["3", "fchmod, futimens"], True),
         ("held_changed", ["3"], False),
+        ("links", LINK, True),
+        ("links", LINK[:5], False),
+        ("links", [*LINK, "x"], False),
         ("ctty", CTTY, True),
         ("ctty", CTTY[:7], False),
         ("ctty", [*CTTY, "x"], False),
