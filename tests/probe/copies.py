@@ -4,7 +4,10 @@ it as nobody, or give it a file capability or a setuid bit), in a folder such as
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from harness.probe.build import build_probe
@@ -16,3 +19,19 @@ def runnable_copy(folder: Path, name: str = "probe") -> Path:
     shutil.copy(build_probe().path, copy)
     copy.chmod(0o755)
     return copy
+
+
+@contextlib.contextmanager
+def probe_for_nobody(prefix: str) -> Iterator[Path]:
+    """The probe built into a cache of its own below /tmp/`prefix`*, every folder up to
+    there opened to anyone (pytest's own are 0700), removed afterwards."""
+    top = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    try:
+        path = build_probe(cache=top / "cache").path
+        for p in (path.parent, *path.parent.parents):
+            p.chmod(0o755)
+            if p == top:
+                break
+        yield path
+    finally:
+        shutil.rmtree(top)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness.probe.build import build_probe
+from tests.probe.copies import probe_for_nobody
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"
@@ -29,14 +29,8 @@ CONTENT = "host template: never changed by a sandbox\n"
 @pytest.fixture(scope="module")
 def probe() -> Iterator[Path]:
     """The probe, built once, where nobody can reach it (pytest's folders are 0700)."""
-    top = Path(tempfile.mkdtemp(prefix="harness-test-links-probe-", dir="/tmp"))
-    path = build_probe(cache=top / "cache").path
-    for p in (path.parent, *path.parent.parents):
-        p.chmod(0o755)
-        if p == top:
-            break
-    yield path
-    shutil.rmtree(top)
+    with probe_for_nobody("harness-test-links-probe-") as path:
+        yield path
 
 
 @pytest.fixture
