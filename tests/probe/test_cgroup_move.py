@@ -98,10 +98,16 @@ def test_a_read_only_hierarchy_still_lets_root_move_out(
 def test_the_workloads_own_cgroup_shown_alone_is_no_move(
     open_folder: Path, own_cgroup: Path
 ) -> None:
-    """Only its own cgroup bound in, read-write: its files and moves are its own;
-    nothing else of the hierarchy is in view, so nothing is tried."""
-    row = _kernel_state_row(open_folder, own_cgroup, "--bind", str(own_cgroup), "/sys/fs/cgroup")
+    """Only its own cgroup bound in, read-only: nothing else of the hierarchy is in
+    view, so no move is tried, and its limits stay as they were set. Read-write, its
+    limits are the escape (whoever placed it there set them), not a move."""
+    shown = ("--ro-bind", str(own_cgroup), "/sys/fs/cgroup")
+    row = _kernel_state_row(open_folder, own_cgroup, *shown)
     assert row["outcome"] == "blocked", row
+    assert row["evidence"]["cgroup_moves_tried"] == 0, row
+    writable = ("--bind", str(own_cgroup), "/sys/fs/cgroup")
+    row = _kernel_state_row(open_folder, own_cgroup, *writable)
+    assert row["outcome"] == "escaped" and "a limit on its own cgroup" in row["detail"], row
     assert row["evidence"]["cgroup_moves_tried"] == 0, row
 
 
