@@ -146,6 +146,26 @@ static int touch_process(int pid, char *how, size_t n)
  * a kernel thread: in its own PID namespace a sandbox sees none; in the host's it
  * sees the host's (the filesystem fixture's decoy among them). 0 if one was
  * reached; the candidates count in *seen. */
+/* The comm of `pid` in out[] ("" where unreadable). */
+static void proc_comm(int pid, char *out, size_t n)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/comm", pid);
+    ssize_t k = read_file(p, out, n - 1);
+    out[k > 0 ? k : 0] = '\0';
+}
+
+/* Whether `pid` descends from `top` (by its parents, at most 64 up). */
+static int descends(int pid, int top)
+{
+    unsigned long fl;
+    char st;
+    for (int k = 0, pp; k < 64 && pid > 1 && proc_stat(pid, &pp, &fl, &st) == 0; k++, pid = pp)
+        if (pp == top)
+            return 1;
+    return 0;
+}
+
 static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
 {
     int anc[64], na = 0, self = getpid(), pid = self, pp;
@@ -156,6 +176,17 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
         return -1; /* its numbers name nothing here (chk_priv_proc_access says so) */
     while (na < 64 && pid > 1 && proc_stat(pid, &pp, &fl, &st) == 0 && pp > 0)
         anc[na++] = pid = pp;
+    /* The probe's own processes (its other checks' children, run beside this one, of
+     * its domain and credentials) are no one's to reach: every descendant of the
+     * highest ancestor that is the probe (its name) is left out. */
+    char me[32], name[32];
+    int top = 0;
+    proc_comm(self, me, sizeof me);
+    for (int i = 0; i < na; i++) {
+        proc_comm(anc[i], name, sizeof name);
+        if (me[0] && !strcmp(name, me))
+            top = anc[i];
+    }
     DIR *d = opendir("/proc");
     if (!d)
         fail(errno, "opendir /proc: cannot list processes");
@@ -168,7 +199,8 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
         int mine = 0;
         for (int i = 0; i < na; i++)
             mine |= anc[i] == v;
-        if (mine || proc_stat((int)v, &pp, &fl, &st) != 0 || fl & PF_KTHREAD_ || st == 'Z' || v == 2)
+        if (mine || proc_stat((int)v, &pp, &fl, &st) != 0 || fl & PF_KTHREAD_ || st == 'Z' || v == 2 ||
+            (top && descends((int)v, top)))
             continue;
         if (own_kind((int)v)) {
             (*peers)++;
