@@ -76,13 +76,4 @@ class CommandRuntime(Runtime):
                 argv.extend(policy_confine(self.spec.policy, values))
             else:
                 argv.append(values.get(element, element))
-        if paths.allowed is None or paths.helpers is None:
-            argv = [
-                "sh",
-                "-c",
-                'mkdir -p "$1" && shift && exec "$@"',
-                "harness-cmd",
-                paths.cell_dir,
-                *argv,
-            ]
         return Invocation(argv=tuple(argv))

@@ -63,3 +63,27 @@ async def test_a_claim_cleans_dead_runs_and_spares_live_ones(tmp_path: Path) -> 
     assert (runs / f"{live}.lease").exists()
     assert (tmp_path / "cells" / f"harness-{live}-0").exists()
     assert int((runs / f"{own}.lease").read_text().split()[0]) > time.time() + 200
+
+
+async def test_a_claim_cleans_what_a_finished_run_left_without_a_lease(tmp_path: Path) -> None:
+    """A run that gave up its lease but whose teardown missed something (an empty cell
+    folder, a fixture, a supervisor's log): no lease names it, so nothing else would."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    gone, live, own = (secrets.token_hex(4) for _ in range(3))
+    _lease(runs, live, int(time.time()) + 600)
+    left = [
+        tmp_path / "cells" / f"harness-{gone}-00002",
+        tmp_path / "fs" / f"harness-{gone}-00003-d3776cab",
+        tmp_path / f"harness-sentinel-harness-{gone}-00004-62d94d31",
+        tmp_path / f"supervisor-{gone}-0-1.log",
+        tmp_path / f"canary-{gone}-0.log",
+    ]
+    kept = [tmp_path / "cells" / f"harness-{live}-00002", tmp_path / f"supervisor-{live}-0-0.log"]
+    for path in (*left, *kept):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.mkdir if "cells" in path.parts or "fs" in path.parts else path.touch)()
+    lease = await claim(Counting(), str(tmp_path), own)
+    assert lease.cleaned == [gone]
+    assert [p for p in left if p.exists()] == []
+    assert [p for p in kept if not p.exists()] == []

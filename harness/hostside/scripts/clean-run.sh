@@ -60,6 +60,7 @@ clean_run() {
     done < "$wd/runs/$id.decoys"
     rm -f -- "$wd/runs/$id.decoys"
   fi
-  rm -f -- "$wd/canary-$id-"*.log "$wd/runs/$id.lease" "$wd/runs/$id.lock"
+  rm -f -- "$wd/canary-$id-"*.log "$wd/supervisor-$id-"* "$wd/runs/$id.lease" \
+    "$wd/runs/$id.lock"
   echo "cleaned $id"
 }
