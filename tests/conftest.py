@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -147,3 +149,102 @@ def local_matrix_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str
     out = tmp_path_factory.mktemp("local-matrix") / "results"
     result = harness_cli("run", "matrices/local.toml", "--out", out)
     return result.code, result.stdout + result.stderr, out
+
+
+# The suite's one long wait is the mutants matrix (about 160 s on two quiet cores). When
+# a selected test reads it, it starts in the background as the session starts, and the
+# tests that touch nothing of the host's (no sandbox, probe run, canary, namespace,
+# host-wide listing or settle window: these folders and modules) run first, beside it.
+# Every other test starts only once it is over: no sandbox of the suite's runs beside
+# it, so what it judges, and what they assert of the host, is as when the suite ran
+# one thing at a time.
+BESIDE_THE_BACKGROUND = frozenset(
+    {"judge", "results", "matrix", "policy", "scenarios", "catalogue", "docs", "releases",
+     "transport", "test_cache.py", "test_files.py", "test_imports.py", "test_mutation.py",
+     "test_plan.py", "test_staging.py", "test_suite.py"}
+)  # fmt: skip
+MUTANTS_TOOLS = ("runsc", "bwrap", "runc", "ip", "setpriv")
+
+
+@dataclass
+class BackgroundRun:
+    """`harness run MATRIX --out OUT` in a subprocess of its own."""
+
+    process: subprocess.Popen[bytes]
+    out: Path
+    log: Path
+
+    @classmethod
+    def start(cls, matrix: str, out: Path) -> BackgroundRun:
+        log = out.parent / f"{out.name}.log"
+        with log.open("wb") as sink:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "harness", "run", matrix, "--out", str(out)],
+                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT,
+            )  # fmt: skip
+        return cls(process, out, log)
+
+    def wait(self, timeout: float | None = None) -> CliResult:
+        """Its exit code and output; stopped (as by a user's Ctrl-C) past `timeout`."""
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise
+        return CliResult(code, self.log.read_text(errors="replace"), "")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # harness tears its cells down
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+_background: dict[str, BackgroundRun] = {}
+
+
+def background_run(name: str, matrix: str, *, timeout: float) -> tuple[CliResult, Path]:
+    """The background run `name` of `matrix`, over: the one the session started, or
+    one started now (where the session did not: its tests selected alone)."""
+    run = _background.get(name)
+    if run is None:
+        out = Path(os.environ.get("TMPDIR", "/tmp")) / f"{name}-{os.getpid()}"
+        run = _background[name] = BackgroundRun.start(matrix, out)
+    return run.wait(timeout), run.out
+
+
+def _beside_the_background(item: pytest.Item) -> bool:
+    return Path(str(item.path)).relative_to(ROOT / "tests").parts[0] in BESIDE_THE_BACKGROUND
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Start the mutants run now where a selected test reads it and others can run
+    beside it, and put those first (a stable sort: each module stays whole)."""
+    if config.option.collectonly:
+        return
+    wants = any("mutants_run" in getattr(i, "fixturenames", ()) for i in items)
+    if not wants or not any(map(_beside_the_background, items)):
+        return
+    if not all(shutil.which(t) for t in MUTANTS_TOOLS):
+        return  # its fixture skips (or, under CI, fails) as it always did
+    items.sort(key=lambda i: not _beside_the_background(i))
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
+    _background["mutants"] = BackgroundRun.start("matrices/mutants.toml", out)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """Before a test that touches the host: the background runs are over. Outermost,
+    so the wait counts against no test's time limit."""
+    if not _beside_the_background(item):
+        for run in _background.values():
+            run.process.wait()
+    return (yield)
+
+
+def pytest_sessionfinish() -> None:
+    for run in _background.values():
+        run.stop()

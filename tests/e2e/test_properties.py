@@ -26,7 +26,7 @@ from harness.catalogue.network import ROWS
 from harness.catalogue.proof import mutants_of
 from harness.catalogue.table import all_rows
 from harness.scenarios import SCENARIOS
-from tests.conftest import ROOT, Lab, harness_cli
+from tests.conftest import MUTANTS_TOOLS, ROOT, Lab, background_run, harness_cli
 from tests.e2e.helpers import cells_of, leftovers, runsc_containers, verdicts_of
 from tests.lab import free_port, require_tool
 from tests.supervisor import Supervisor
@@ -496,19 +496,20 @@ UNDER_GRANTING = {
 }
 
 
-# The mutants matrix, run once by whichever of its tests comes first: its setup is
-# most of that test's time (160 s on a quiet 2-core machine, more when busy).
+# The mutants matrix, run once for all its tests (160 s on a quiet 2-core machine, more
+# when busy): started in the background as the session starts, where the session has
+# tests to run beside it (tests/conftest.py), else by whichever of its tests comes first.
 MUTANTS_RUN_TIMEOUT = 900
 
 
 @pytest.fixture(scope="module")
 def mutants_run() -> tuple[int, str, Path]:
-    """One run of the shipped mutants matrix, shared by the tests that hold each mutant."""
-    for tool in ("runsc", "bwrap", "runc", "ip", "setpriv"):
+    """One run of the shipped mutants matrix, shared by the tests that hold each mutant:
+    the one the session started in the background (tests/conftest.py)."""
+    for tool in MUTANTS_TOOLS:
         require_tool(tool)
-    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
-    result = harness_cli(
-        "run", "matrices/mutants.toml", "--out", out, timeout=MUTANTS_RUN_TIMEOUT - 60
+    result, out = background_run(
+        "mutants", "matrices/mutants.toml", timeout=MUTANTS_RUN_TIMEOUT - 60
     )
     return result.code, result.stdout + result.stderr, out
 
