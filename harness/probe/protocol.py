@@ -179,6 +179,8 @@ def parse_output(stdout: str, *, cell_nonce: str | None = None) -> ProbeOutput:
     """
     out = ProbeOutput()
     digest = hashlib.sha256(f"{cell_nonce}\n".encode()) if cell_nonce else None
+    fact_ids: set[str] = set()  # what was reported, to refuse it twice without a scan
+    check_keys: set[tuple[str, str]] = set()
     for number, line in enumerate(stdout.split("\n"), start=1):
         if not line.strip():
             continue
@@ -204,16 +206,18 @@ def parse_output(stdout: str, *, cell_nonce: str | None = None) -> ProbeOutput:
                 raise ValueError("output before the start line")
             elif kind == "fact":
                 fact = _fact(obj)
-                if any(f.id == fact.id for f in out.facts):
+                if fact.id in fact_ids:
                     raise ValueError(f"fact {fact.id} reported twice")
+                fact_ids.add(fact.id)
                 out.facts.append(fact)
             elif kind == "check":
                 check = _check(obj)
                 must_be = CHECK_KINDS.get((check.scenario, check.id), check.kind)
                 if check.kind != must_be:
                     raise ValueError(f"check {check.id} has kind {check.kind!r}, not {must_be!r}")
-                if any(c.id == check.id and c.scenario == check.scenario for c in out.checks):
+                if (check.scenario, check.id) in check_keys:
                     raise ValueError(f"check {check.id} reported twice")
+                check_keys.add((check.scenario, check.id))
                 out.checks.append(check)
             elif kind == "info":
                 out.info[str(obj["id"])] = {k: v for k, v in obj.items() if k != "type"}
