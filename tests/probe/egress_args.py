@@ -16,6 +16,11 @@ from collections.abc import Callable
 
 from harness.probe.build import build_probe
 
+# A cell's tag as a run's cells have them (`harness-RUNID-SERIAL`), of a run that never
+# is: a run sharing this host takes what these tests' sweeps send its canary for
+# another run's, not for an arrival nothing explains (judge/arrivals.py).
+TAG = "harness-00000000-00001"
+
 
 def egress_argv(canary: str, port: int, canary6: str = "::1") -> list[str]:
     """`probe run ... egress-confinement` against `canary`:`port` (and `canary6` on
@@ -24,7 +29,7 @@ def egress_argv(canary: str, port: int, canary6: str = "::1") -> list[str]:
     or a firewall only where it shows it stands elsewhere."""
     host_ns = ",".join(str(os.stat(f"/proc/self/ns/{k}").st_ino) for k in ("net", "pid", "mnt"))
     return [
-        str(build_probe().path), "run", "--tag", "t", "--nonce", "n1",
+        str(build_probe().path), "run", "--tag", TAG, "--nonce", "n1",
         "--resolver-ranges", "127.0.0.0/8", "--denied-name", "denied.example",
         "--resolver", "127.0.0.1:53", "--canary-tcp", f"{canary}:{port}",
         "--alt-dns", "127.0.0.1:5353", "--doh", "127.0.0.1:443", "--canary4", canary,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.probe.build import build_probe
 from tests.lab import require_tool
-from tests.probe.egress_args import egress_argv, far_listener, run_across, unhurried
+from tests.probe.egress_args import TAG, egress_argv, far_listener, run_across, unhurried
 
 # Loopback-only addresses; 10.77.0.0/24 lives on the namespace's own lo, so a route
 # exists and no packet can leave this machine.
@@ -32,7 +32,7 @@ def test_a_resolver_outside_the_ranges_says_how_to_fix_it(tmp_path: Path) -> Non
     conf.write_text("nameserver 10.77.0.53\n")
     probe = str(build_probe().path)
     args = [
-        probe, "run", "--tag", "t", "--nonce", "n1", "--resolver-ranges", "127.0.0.0/8",
+        probe, "run", "--tag", TAG, "--nonce", "n1", "--resolver-ranges", "127.0.0.0/8",
         "--denied-name", "denied.example", "--resolver", "127.0.0.1:53",
         "--canary-tcp", "127.0.0.1:9", "--alt-dns", "127.0.0.1:5353",
         "--doh", "127.0.0.1:443", "--canary4", "127.0.0.1", "--canary6", "::1",

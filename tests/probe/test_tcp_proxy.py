@@ -23,6 +23,7 @@ import pytest
 from harness.probe.build import build_probe
 from tests.lab import free_port, require_tool
 from tests.probe.egress_args import (
+    TAG,
     egress_argv,
     far_listener,
     forward_proxy,
@@ -220,7 +221,7 @@ def test_a_forward_proxy_refusing_connect_is_asked_by_an_absolute_uri_get(tmp_pa
         line["detail"]
     )
     lines = [json.loads(x).get("line") for x in log.read_text().splitlines()]
-    assert "GET /harness/t/tcp-proxy HTTP/1.1" in lines, lines
+    assert f"GET /harness/{TAG}/tcp-proxy HTTP/1.1" in lines, lines
 
 
 def test_a_forward_proxy_refusing_the_canarys_port_is_asked_for_another(tmp_path: Path) -> None:
