@@ -325,6 +325,13 @@ ROWS: tuple[Row, ...] = (
         " addresses of a small attached subnet; policy rules of either family ahead of the"
         " main table stepped around by a rule of the workload's own (RTM_NEWRULE); never"
         " where the probe stands in the host's namespace",
+        ways=(
+            "a widened argument: ioctl(SIOCADDRT) again with its request's upper 32 bits set,"
+            " where it was refused (a filter comparing all 64 bits, as libseccomp does, matches"
+            " none)",
+            "netlink: the route made by RTM_NEWROUTE (as ip(8) makes it), where the route"
+            " ioctls are refused both ways",
+        ),
     ),
     _net(
         _WHERE,

@@ -278,6 +278,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-rule-net-admin",
         "bwrap-route6-net-admin",
         "bwrap-rule6-net-admin",
+        "bwrap-route-ioctl-hibits",
+        "bwrap-route-ioctl-netlink",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

@@ -595,6 +595,12 @@ struct nexthop6 { struct in6_addr a; char name[INET6_ADDRSTRLEN + IFNAMSIZ + 1];
 int route6_hops(struct nexthop6 *out, int max); /* routes6.c: the IPv6 next hops in view */
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n); /* routes6.c */
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
+/* routeways.c: a host route made (SIOCADDRT) or taken back (SIOCDELRT) by the ioctl, its
+ * request widened, or netlink, each where the one before was refused; *way says which. */
+enum { ROUTE_IOCTL, ROUTE_WIDE, ROUTE_NETLINK };
+int route_by(int sock, unsigned long op, void *req, int family, const void *dst, const void *gw,
+             const char *dev, int *way);
+const char *route_way_name(int way);
 void rule_release(void);
 int rule_held(void);
 

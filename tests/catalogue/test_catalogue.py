@@ -243,6 +243,7 @@ WAY_MUTANTS = {
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
     "a widened argument: ": ("-hibits",),
+    "netlink: ": ("-ioctl-netlink",),
 }
 
 

@@ -757,6 +757,16 @@ EGRESS_MUTANTS = {
     "bwrap-rule-net-admin": ({"route-made"}, "put a rule of its own ahead of the sandbox's"),
     # IPv6 policy routing ahead of the main table, CAP_NET_ADMIN kept: an IPv6 rule.
     "bwrap-rule6-net-admin": ({"route-made"}, "ahead of the sandbox's IPv6 rules"),
+    # The route ioctls refused, CAP_NET_ADMIN kept: the request widened past a filter
+    # comparing 64 bits (libseccomp's), or netlink's RTM_NEWROUTE where it is forgotten.
+    "bwrap-route-ioctl-hibits": (
+        {"route-made"},
+        "(by ioctl(SIOCADDRT) with its request's upper 32 bits set: refused as given)",
+    ),
+    "bwrap-route-ioctl-netlink": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE: the route ioctl refused)",
+    ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -877,6 +887,8 @@ ROW_MUTANTS = (
     "bwrap-rule-net-admin",
     "bwrap-route6-net-admin",
     "bwrap-rule6-net-admin",
+    "bwrap-route-ioctl-hibits",
+    "bwrap-route-ioctl-netlink",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
@@ -1081,6 +1093,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "held-netns-twin",
             "packet-socket-twin",
             "firewall-packet-twin",
+            "route-ioctl-twin",
         )
     )
     matrix = _matrix(
@@ -1124,6 +1137,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     packet = {c["id"]: c for c in row["checks"]}["packet4"]
     assert packet["outcome"] == "blocked" and packet["errno"] == "EPERM", packet
     assert "without CAP_NET_RAW (which every way asks)" in packet["detail"], packet
+    # The route calls' twin: CAP_NET_ADMIN kept, the route ioctls refused by the low 32
+    # bits of their request and netlink's route sockets refused: no route by any way.
+    row = v[("localhost", "route-ioctl-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    route = {c["id"]: c for c in row["checks"]}["route-made"]
+    assert route["outcome"] == "blocked" and route["errno"] == "EPERM", route
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
