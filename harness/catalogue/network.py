@@ -50,6 +50,12 @@ ROWS: tuple[Row, ...] = (
         target="the canary's IPv4 address, every swept port, and the sandbox's own resolvers"
         " (resolv.conf's nameservers, IPv4 or IPv6, a link-local one with its scope:"
         " fe80::1%eth0)",
+        ways=(
+            "a plain type: socket(2) again with SOCK_NONBLOCK and SOCK_CLOEXEC left out of its"
+            " type (set by fcntl after), where it was refused with them and widened (a filter"
+            " comparing the type whole, as libseccomp's SCMP_CMP_EQ does, matches only the"
+            " plain one)",
+        ),
     ),
     _net(
         _FAMILY,

@@ -183,6 +183,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-own-resolver",
         "bwrap-own-resolver-notxt",
         "bwrap-linklocal-resolver",
+        "bwrap-socket-type-exact",
     ),
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),

@@ -452,6 +452,7 @@ int packet_make(int type, int proto, const char **way);
 int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
 int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
+int socket_plain(struct att *a, int type); /* sendways.c: the type without its flags */
 void att_exchange_start(struct att *a);
 void long_addr_way(struct att *a, const char *what);
 uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */

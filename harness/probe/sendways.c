@@ -43,6 +43,30 @@ int socket_wide(struct att *a, int type)
     return -1;
 }
 
+/* A socket made again, where socket(2) refused it with SOCK_NONBLOCK and SOCK_CLOEXEC
+ * in its type and the widened call too, with the plain type, the flags then set by
+ * fcntl: a filter that compares the type whole (libseccomp's SCMP_CMP_EQ on
+ * SOCK_DGRAM) lets only the plain one through, which any program makes. The way is
+ * named in the attempt; -1 (errno kept) where it is refused too. */
+int socket_plain(struct att *a, int type)
+{
+    int e = errno, plain = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (plain == type)
+        return -1;
+    int fd = socket(a->family, plain, a->proto);
+    if (fd < 0) {
+        errno = e;
+        return -1;
+    }
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (type & SOCK_NONBLOCK)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    size_t l = strlen(a->dsts);
+    snprintf(a->dsts + l, sizeof a->dsts - l, " (its socket made with the plain type, no SOCK_NONBLOCK"
+             " or SOCK_CLOEXEC: refused with them)");
+    return fd;
+}
+
 /* The way named where the longest length went through. */
 void long_addr_way(struct att *a, const char *what)
 {

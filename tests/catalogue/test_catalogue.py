@@ -244,6 +244,7 @@ WAY_MUTANTS = {
     "kill(pid, 0): ": ("-host-pid",),
     "a widened argument: ": ("-hibits",),
     "netlink: ": ("-ioctl-netlink",),
+    "a plain type: ": ("-type-exact",),
 }
 
 

@@ -665,6 +665,11 @@ EGRESS_MUTANTS = {
         {"tcp4-high", "udp4-high", "unix-abstract"},
         "(its socket made with each argument's upper 32 bits set",
     ),
+    # A libseccomp allow-list of UDP sockets comparing the type whole: the plain type.
+    "bwrap-socket-type-exact": (
+        {"udp4-high", "udp6-high", "send4-sendto"},
+        "(its socket made with the plain type, no SOCK_NONBLOCK or SOCK_CLOEXEC",
+    ),
     "bwrap-sidecar-resolver-tcp": (
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP)",
@@ -1053,6 +1058,25 @@ def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, 
     assert carried and carried[0]["line"].startswith("CONNECT "), cell["host_side"]
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_socket_filter_comparing_the_type_whole_is_caught(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """UDP sockets allowed by a filter comparing the type whole (libseccomp's
+    SCMP_CMP_EQ SOCK_DGRAM), in the host's network: the probe's sockets, made with
+    SOCK_NONBLOCK and SOCK_CLOEXEC, are refused; the plain type's escape, the way named,
+    and no TCP or unix line does (no such socket can be made)."""
+    checks = _egress_mutant(mutants_run[2], "bwrap-socket-type-exact")
+    escaped, proof = EGRESS_MUTANTS["bwrap-socket-type-exact"]
+    for check_id in escaped:
+        assert checks[check_id]["outcome"] == "escaped", checks[check_id]
+        assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    loose = [
+        i for i, c in checks.items() if i.startswith(("tcp", "unix")) and c["outcome"] == "escaped"
+    ]
+    assert loose == []
+
+
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_each_network_row_is_caught_by_its_own_checks(
@@ -1094,6 +1118,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "packet-socket-twin",
             "firewall-packet-twin",
             "route-ioctl-twin",
+            "socket-type-exact-twin",
         )
     )
     matrix = _matrix(
@@ -1143,6 +1168,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     route = {c["id"]: c for c in row["checks"]}["route-made"]
     assert route["outcome"] == "blocked" and route["errno"] == "EPERM", route
+    # The whole-type filter's twin, with no network: the plain UDP socket is made (the
+    # way named), and its datagram reaches nothing.
+    row = v[("localhost", "socket-type-exact-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    udp = {c["id"]: c for c in row["checks"]}["udp4-high"]
+    assert udp["outcome"] == "blocked", udp
+    assert "(its socket made with the plain type, no SOCK_NONBLOCK" in udp["detail"], udp
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
