@@ -51,10 +51,10 @@ ROWS: tuple[Row, ...] = (
         " (resolv.conf's nameservers, IPv4 or IPv6, a link-local one with its scope:"
         " fe80::1%eth0)",
         ways=(
-            "a plain type: socket(2) again with SOCK_NONBLOCK and SOCK_CLOEXEC left out of its"
-            " type (set by fcntl after), where it was refused with them and widened (a filter"
-            " comparing the type whole, as libseccomp's SCMP_CMP_EQ does, matches only the"
-            " plain one)",
+            "the type's other flags: socket(2) again with none, SOCK_CLOEXEC alone and"
+            " SOCK_NONBLOCK alone in its type (the rest set by fcntl), where it was refused with"
+            " both and widened (a filter comparing the type whole, as libseccomp's SCMP_CMP_EQ"
+            " does, matches only the flags it names)",
         ),
     ),
     _net(

@@ -184,6 +184,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-own-resolver-notxt",
         "bwrap-linklocal-resolver",
         "bwrap-socket-type-exact",
+        "bwrap-socket-type-cloexec",
     ),
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
