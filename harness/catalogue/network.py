@@ -129,12 +129,16 @@ ROWS: tuple[Row, ...] = (
             "sendmmsg: where sendto and sendmsg are refused",
             "io_uring: IORING_OP_SENDMSG, where the send calls are refused",
             "write: bound to the link, a SOCK_RAW frame (the send calls and the ring refused)",
+            "the type's other flags: socket(2) again without SOCK_CLOEXEC in its type (set by"
+            " fcntl after), as a capture tool makes it, where it was refused with it (a filter"
+            " comparing the type whole, as libseccomp's SCMP_CMP_EQ does, matches only that)",
         ),
         target="the canary's IPv4 and IPv6 high port, a UDP datagram in an IPv4 or IPv6 packet"
         " the probe builds, on a packet socket of its own (no IP socket, no route of the"
         " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for no protocol"
         " or the family, then SOCK_PACKET; each"
-        " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
+        " made by socket(2) (its type with SOCK_CLOEXEC, else without), else io_uring's"
+        " IORING_OP_SOCKET, else the i386 entry's socket"
         " or socketcall, SOCK_PACKET also by socket(AF_INET, SOCK_PACKET); else an XDP"
         " socket's ring (copy mode); sent by sendto, else sendmsg, sendmmsg, io_uring's"
         " IORING_OP_SENDMSG, else written once bound to the link; IPv4 from its address on"

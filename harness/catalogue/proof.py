@@ -256,6 +256,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_PACKET": (
         "bwrap-packet-socket",
         "bwrap-packet-socket-raw",
+        "bwrap-packet-socket-exact",
         "bwrap-firewall-packet",
         "bwrap-packet6-socket",
         "bwrap-wide-subnet",

@@ -807,6 +807,9 @@ EGRESS_MUTANTS = {
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
     "bwrap-packet-socket-raw": ({"packet4"}, "canary saw udp "),
+    # The same allow-list comparing the type whole (SOCK_RAW, as a capture tool's strace
+    # shows it): the packet socket made without SOCK_CLOEXEC.
+    "bwrap-packet-socket-exact": ({"packet4"}, "made by socket without SOCK_CLOEXEC"),
     "bwrap-firewall-packet": ({"packet4"}, "canary saw udp "),
     "bwrap-packet6-socket": ({"packet6"}, "canary saw udp packet from fd5e:7a1b:"),
     "bwrap-wide-subnet": ({"packet4"}, "canary saw udp packet from 10.249.0.2 "),
@@ -912,6 +915,7 @@ ROW_MUTANTS = (
     "bwrap-private-ranges",
     "bwrap-packet-socket",
     "bwrap-packet-socket-raw",
+    "bwrap-packet-socket-exact",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
