@@ -97,6 +97,12 @@ ROWS: tuple[Row, ...] = (
         ("socket", "sendto"),
         checks=("icmp4", "icmp6"),
         target="the canary's addresses",
+        ways=(
+            "the type's other flags: socket(2) again, datagram then raw, with none,"
+            " SOCK_CLOEXEC alone and SOCK_NONBLOCK alone in its type (the rest set by fcntl),"
+            " where it was refused with both (a filter comparing the type whole, as"
+            " libseccomp's SCMP_CMP_EQ does, matches only the flags it names: ping's none)",
+        ),
     ),
     _net(
         _FAMILY,

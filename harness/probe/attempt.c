@@ -122,6 +122,15 @@ static void att_start(struct att *a)
             a->raw = 1;
             a->fd = socket(a->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
         }
+        if (a->fd < 0 && errno != EMFILE && errno != ENFILE) { /* a filter's whole-type compare */
+            int was = a->proto;
+            a->proto = proto, a->raw = 0;
+            if ((a->fd = socket_plain(a, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0) {
+                a->raw = 1;
+                a->fd = socket_plain(a, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC);
+            }
+            a->proto = was;
+        }
         if (a->fd < 0) {
             att_end(a, OC_BLOCKED, errno, "no ICMP socket (datagram or raw) could be made");
             return;

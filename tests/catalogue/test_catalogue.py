@@ -244,7 +244,7 @@ WAY_MUTANTS = {
     "kill(pid, 0): ": ("-host-pid",),
     "a widened argument: ": ("-hibits",),
     "netlink: ": ("-ioctl-netlink",),
-    "the type's other flags: ": ("-type-exact", "-type-cloexec", "-socket-exact"),
+    "the type's other flags: ": ("-type-exact", "-type-cloexec", "-socket-exact", "-ping-exact"),
 }
 
 

@@ -810,6 +810,8 @@ EGRESS_MUTANTS = {
     # The same allow-list comparing the type whole (SOCK_RAW, as a capture tool's strace
     # shows it): the packet socket made without SOCK_CLOEXEC.
     "bwrap-packet-socket-exact": ({"packet4"}, "made by socket without SOCK_CLOEXEC"),
+    # ping's sockets alone, the type compared whole: the plain type's echo request.
+    "bwrap-ping-exact": ({"icmp4", "icmp6"}, ", its socket made with no flag in its type: "),
     "bwrap-firewall-packet": ({"packet4"}, "canary saw udp "),
     "bwrap-packet6-socket": ({"packet6"}, "canary saw udp packet from fd5e:7a1b:"),
     "bwrap-wide-subnet": ({"packet4"}, "canary saw udp packet from 10.249.0.2 "),
@@ -916,6 +918,7 @@ ROW_MUTANTS = (
     "bwrap-packet-socket",
     "bwrap-packet-socket-raw",
     "bwrap-packet-socket-exact",
+    "bwrap-ping-exact",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
