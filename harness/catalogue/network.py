@@ -346,7 +346,8 @@ ROWS: tuple[Row, ...] = (
             " where it was refused (a filter comparing all 64 bits, as libseccomp does, matches"
             " none)",
             "netlink: the route made by RTM_NEWROUTE (as ip(8) makes it), where the route"
-            " ioctls are refused both ways",
+            " ioctls are refused both ways; its socket made again with each argument's upper"
+            " 32 bits set where refused as given",
         ),
     ),
     _net(

@@ -283,6 +283,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-rule6-net-admin",
         "bwrap-route-ioctl-hibits",
         "bwrap-route-ioctl-netlink",
+        "bwrap-route-netlink-hibits",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

@@ -6,12 +6,17 @@
  *     request is an unsigned int), but a filter that compares all 64, as libseccomp's
  *     SCMP_CMP_EQ does, matches none of its rules;
  *   - netlink's RTM_NEWROUTE, as ip(8) makes routes, which a filter of the ioctls alone
- *     never sees.
+ *     never sees; its socket widened too where refused as given.
  * The way that made a route takes it back (SIOCDELRT, RTM_DELROUTE). */
 
 #include "probe.h"
 
 #include <linux/rtnetlink.h>
+
+static int refused(int e)
+{
+    return e == EPERM || e == EACCES;
+}
 
 static void nl_put(struct nlmsghdr *h, int type, const void *v, size_t len)
 {
@@ -24,9 +29,21 @@ static void nl_put(struct nlmsghdr *h, int type, const void *v, size_t len)
 
 /* RTM_NEWROUTE or RTM_DELROUTE of the host route to `dst` via `gw` on `dev` in the
  * main table (addresses in network order, 4 or 16 bytes by family); 0, or the errno. */
-static int nl_route(int type, int family, const void *dst, const void *gw, const char *dev)
+static int nl_route(int type, int family, const void *dst, const void *gw, const char *dev, int *wide)
 {
     int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+#if __SIZEOF_LONG__ == 8
+    if (fd < 0 && refused(errno)) { /* socket(2) widened, as socket_wide does (sendways.c) */
+        int e = errno;
+        const unsigned long hi = 1UL << 32;
+        fd = (int)syscall(SYS_socket, (unsigned long)AF_NETLINK | hi, (unsigned long)(SOCK_RAW | SOCK_CLOEXEC) | hi,
+                          (unsigned long)NETLINK_ROUTE | hi);
+        *wide = fd >= 0;
+        errno = fd >= 0 ? 0 : e;
+    }
+#else
+    (void)wide;
+#endif
     if (fd < 0)
         return errno ? errno : EIO;
     struct {
@@ -69,17 +86,13 @@ static int nl_route(int type, int family, const void *dst, const void *gw, const
     return err;
 }
 
-static int refused(int e)
-{
-    return e == EPERM || e == EACCES;
-}
-
 int route_by(int sock, unsigned long op, void *req, int family, const void *dst, const void *gw,
              const char *dev, int *way)
 {
     if (op == SIOCDELRT) { /* taken back the way it was made */
-        if (*way == ROUTE_NETLINK)
-            return nl_route(RTM_DELROUTE, family, dst, gw, dev) ? -1 : 0;
+        int wide = 0;
+        if (*way == ROUTE_NETLINK || *way == ROUTE_NETLINK_WIDE)
+            return nl_route(RTM_DELROUTE, family, dst, gw, dev, &wide) ? -1 : 0;
 #if __SIZEOF_LONG__ == 8
         if (*way == ROUTE_WIDE)
             return (int)syscall(SYS_ioctl, sock, (unsigned long)SIOCDELRT | 1UL << 32, req);
@@ -100,9 +113,9 @@ int route_by(int sock, unsigned long op, void *req, int family, const void *dst,
     if (!refused(errno)) /* past the filter: the kernel's own answer for this hop */
         return -1;
 #endif
-    int e = nl_route(RTM_NEWROUTE, family, dst, gw, dev);
+    int wide = 0, e = nl_route(RTM_NEWROUTE, family, dst, gw, dev, &wide);
     if (e == 0) {
-        *way = ROUTE_NETLINK;
+        *way = wide ? ROUTE_NETLINK_WIDE : ROUTE_NETLINK;
         return 0;
     }
     /* Netlink's own answer where it got as far as the route (this hop's), else the
@@ -116,5 +129,7 @@ const char *route_way_name(int way)
 {
     return way == ROUTE_WIDE ? " (by ioctl(SIOCADDRT) with its request's upper 32 bits set: refused as given)"
            : way == ROUTE_NETLINK ? " (by netlink, RTM_NEWROUTE: the route ioctl refused)"
-                                  : "";
+           : way == ROUTE_NETLINK_WIDE ? " (by netlink, RTM_NEWROUTE, its socket made with each argument's upper 32"
+                                         " bits set: the route ioctl refused, and netlink's socket as given)"
+                                       : "";
 }

@@ -777,6 +777,10 @@ EGRESS_MUTANTS = {
         {"route-made"},
         "(by netlink, RTM_NEWROUTE: the route ioctl refused)",
     ),
+    "bwrap-route-netlink-hibits": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made with each argument's upper 32 bits set: ",
+    ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -904,6 +908,7 @@ ROW_MUTANTS = (
     "bwrap-rule6-net-admin",
     "bwrap-route-ioctl-hibits",
     "bwrap-route-ioctl-netlink",
+    "bwrap-route-netlink-hibits",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
