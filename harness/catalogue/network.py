@@ -50,6 +50,12 @@ ROWS: tuple[Row, ...] = (
         target="the canary's IPv4 address, every swept port, and the sandbox's own resolvers"
         " (resolv.conf's nameservers, IPv4 or IPv6, a link-local one with its scope:"
         " fe80::1%eth0)",
+        ways=(
+            "the type's other flags: socket(2) again with none, SOCK_CLOEXEC alone and"
+            " SOCK_NONBLOCK alone in its type (the rest set by fcntl), where it was refused with"
+            " both and widened (a filter comparing the type whole, as libseccomp's SCMP_CMP_EQ"
+            " does, matches only the flags it names)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -91,6 +97,12 @@ ROWS: tuple[Row, ...] = (
         ("socket", "sendto"),
         checks=("icmp4", "icmp6"),
         target="the canary's addresses",
+        ways=(
+            "the type's other flags: socket(2) again, datagram then raw, with none,"
+            " SOCK_CLOEXEC alone and SOCK_NONBLOCK alone in its type (the rest set by fcntl),"
+            " where it was refused with both (a filter comparing the type whole, as"
+            " libseccomp's SCMP_CMP_EQ does, matches only the flags it names: ping's none)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -123,12 +135,16 @@ ROWS: tuple[Row, ...] = (
             "sendmmsg: where sendto and sendmsg are refused",
             "io_uring: IORING_OP_SENDMSG, where the send calls are refused",
             "write: bound to the link, a SOCK_RAW frame (the send calls and the ring refused)",
+            "the type's other flags: socket(2) again without SOCK_CLOEXEC in its type (set by"
+            " fcntl after), as a capture tool makes it, where it was refused with it (a filter"
+            " comparing the type whole, as libseccomp's SCMP_CMP_EQ does, matches only that)",
         ),
         target="the canary's IPv4 and IPv6 high port, a UDP datagram in an IPv4 or IPv6 packet"
         " the probe builds, on a packet socket of its own (no IP socket, no route of the"
         " sandbox's; each kind in turn until one is made: SOCK_RAW, SOCK_DGRAM, for no protocol"
         " or the family, then SOCK_PACKET; each"
-        " made by socket(2), else io_uring's IORING_OP_SOCKET, else the i386 entry's socket"
+        " made by socket(2) (its type with SOCK_CLOEXEC, else without), else io_uring's"
+        " IORING_OP_SOCKET, else the i386 entry's socket"
         " or socketcall, SOCK_PACKET also by socket(AF_INET, SOCK_PACKET); else an XDP"
         " socket's ring (copy mode); sent by sendto, else sendmsg, sendmmsg, io_uring's"
         " IORING_OP_SENDMSG, else written once bound to the link; IPv4 from its address on"
@@ -325,6 +341,14 @@ ROWS: tuple[Row, ...] = (
         " addresses of a small attached subnet; policy rules of either family ahead of the"
         " main table stepped around by a rule of the workload's own (RTM_NEWRULE); never"
         " where the probe stands in the host's namespace",
+        ways=(
+            "a widened argument: ioctl(SIOCADDRT) again with its request's upper 32 bits set,"
+            " where it was refused (a filter comparing all 64 bits, as libseccomp does, matches"
+            " none)",
+            "netlink: the route made by RTM_NEWROUTE (as ip(8) makes it), where the route"
+            " ioctls are refused both ways; its socket made again with each argument's upper"
+            " 32 bits set where refused as given",
+        ),
     ),
     _net(
         _WHERE,

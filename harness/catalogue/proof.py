@@ -183,10 +183,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-own-resolver",
         "bwrap-own-resolver-notxt",
         "bwrap-linklocal-resolver",
+        "bwrap-socket-type-exact",
+        "bwrap-socket-type-cloexec",
     ),
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
-    _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded",),
+    _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded", "bwrap-ping-exact"),
     _NET + "other IP protocols: UDP-Lite and raw IP": ("bwrap-other-protocols",),
     _NET + "AF_UNIX by path: a proxy on the host": (
         "bwrap-unix-proxy",
@@ -254,6 +256,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_PACKET": (
         "bwrap-packet-socket",
         "bwrap-packet-socket-raw",
+        "bwrap-packet-socket-exact",
         "bwrap-firewall-packet",
         "bwrap-packet6-socket",
         "bwrap-wide-subnet",
@@ -278,6 +281,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-rule-net-admin",
         "bwrap-route6-net-admin",
         "bwrap-rule6-net-admin",
+        "bwrap-route-ioctl-hibits",
+        "bwrap-route-ioctl-netlink",
+        "bwrap-route-netlink-hibits",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

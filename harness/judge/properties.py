@@ -108,17 +108,21 @@ def _probe(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
 
 
 # "socket (i386)" nests; "from 10.0.0.2, made up": a source where the link gave none;
-# "connected with a 128-byte address: ...": a length a filter did not judge
+# "connected with a 128-byte address: ...": a length a filter did not judge; "its socket
+# made with ...": the flags or the upper bits a filter comparing arguments whole missed
+# ("socket(2)" nests)
 _WAYS = re.compile(
     r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*|from [^()]*, made up"
-    r"|(?:connected|sent) with a \d+-byte address[^()]*)\)"
+    r"|(?:connected|sent) with a \d+-byte address[^()]*"
+    r"|its socket made with (?:[^()]|\([^()]*\))*)\)"
 )
 
 
 def _way(check: ProbeCheck) -> str:
     """The ways the probe took where they were not socket(2) and sendto (its attempt says
     "(made by IORING_OP_SOCKET)", "(sent by write after bind: ...)", "(from 10.0.0.2,
-    made up)"): the reason names the way a filter or a link left open."""
+    made up)", "(its socket made with no flag in its type: ...)"): the reason names the
+    way a filter or a link left open."""
     ways = _WAYS.findall(str(check.evidence.get("dst") or ""))
     return "".join(f", {way}" for way in ways)
 

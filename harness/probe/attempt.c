@@ -122,6 +122,15 @@ static void att_start(struct att *a)
             a->raw = 1;
             a->fd = socket(a->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
         }
+        if (a->fd < 0 && errno != EMFILE && errno != ENFILE) { /* a filter's whole-type compare */
+            int was = a->proto;
+            a->proto = proto, a->raw = 0;
+            if ((a->fd = socket_plain(a, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0) {
+                a->raw = 1;
+                a->fd = socket_plain(a, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC);
+            }
+            a->proto = was;
+        }
         if (a->fd < 0) {
             att_end(a, OC_BLOCKED, errno, "no ICMP socket (datagram or raw) could be made");
             return;
@@ -164,6 +173,8 @@ static void att_start(struct att *a)
     if (!a->held && (a->fd = socket(a->family, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC, a->proto)) < 0 &&
         errno != EMFILE && errno != ENFILE)
         a->fd = socket_wide(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC); /* a filter's 64-bit compare */
+    if (!a->held && a->fd < 0 && errno != EMFILE && errno != ENFILE)
+        a->fd = socket_plain(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC); /* a filter's whole-type compare */
     if (a->fd < 0) { /* out of descriptors proves nothing: an error, never blocked */
         int e = errno;
         att_end(a, e == EMFILE || e == ENFILE ? OC_ERROR : OC_BLOCKED, e, "socket for %s", a->dsts);

@@ -197,7 +197,7 @@ int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ])
 }
 
 /* A host route to `dst` via `hop` on `dev` (SIOCADDRT, or SIOCDELRT to take it back). */
-static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, const char *dev)
+static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, const char *dev, int *way)
 {
     struct rtentry rt;
     struct sockaddr_in d = { .sin_family = AF_INET }, g = { .sin_family = AF_INET }, m = d;
@@ -212,7 +212,7 @@ static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, co
     snprintf(name, sizeof name, "%s", dev);
     rt.rt_dev = name;
     rt.rt_flags = RTF_UP | RTF_HOST | RTF_GATEWAY;
-    return ioctl(sock, op, &rt);
+    return route_by(sock, op, &rt, AF_INET, &d.sin_addr, &g.sin_addr, dev, way);
 }
 
 /* Whether the probe may stand in the host's network namespace: by --host-ns's first
@@ -295,7 +295,8 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
         if (now_ms() + 1000.0 > check_end() - 200.0) /* hops untried are no proof */
             route_untried(sock, where, tried, n - i);
         tried++;
-        if (route_host(sock, SIOCADDRT, dst, hops[i], devs[i]) != 0) {
+        int way = ROUTE_IOCTL;
+        if (route_host(sock, SIOCADDRT, dst, hops[i], devs[i], &way) != 0) {
             if (!first)
                 first = errno;
             if (errno == EPERM || errno == EACCES)
@@ -304,13 +305,13 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
         }
         double end = now_ms() + 1000.0; /* a second a hop: a hop that drops costs no more */
         int back = canary_exchange(canary, end < check_end() ? end : check_end());
-        route_host(sock, SIOCDELRT, dst, hops[i], devs[i]);
+        route_host(sock, SIOCDELRT, dst, hops[i], devs[i], &way);
         if (back) {
             int ruled = rule_held();
             rule_release();
             ev_str("via", hop);
-            outcome(OC_ESCAPED, 0, "made a route to %s via %s on %s%s (CAP_NET_ADMIN), and the nonce"
-                    " came back", where, hop, devs[i],
+            outcome(OC_ESCAPED, 0, "made a route to %s via %s on %s%s%s (CAP_NET_ADMIN), and the nonce"
+                    " came back", where, hop, devs[i], route_way_name(way),
                     ruled ? ", with a rule of its own ahead of the sandbox's" : "");
         }
     }

@@ -158,8 +158,8 @@ int packet_on_link(int fd, const struct sockaddr_storage *from, int ifindex)
     return if_indextoname((unsigned)ifindex, name) && !strncmp(name, (const char *)pk->device, sizeof pk->device);
 }
 
-/* A packet socket by every way the kernel makes one: socket(2), io_uring's
- * IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall); the
+/* A packet socket by every way the kernel makes one: socket(2) (its type with
+ * SOCK_CLOEXEC, then without), io_uring's IORING_OP_SOCKET, then the i386 entry (socket's own number, then socketcall); the
  * oldest kind (SOCK_PACKET) by AF_INET's spelling too, which the kernel turns into
  * AF_PACKET (net/socket.c): a filter on the family alone misses it. A filter that
  * refuses socket(2) its arguments, and forgets the ring, the entry or the spelling,
@@ -173,6 +173,14 @@ int packet_make(int type, int proto, const char **way)
     int refused = errno;
     if (!net_raw_held()) /* each way asks the same capability: none would answer */
         return errno = refused, -1;
+    /* The type without SOCK_CLOEXEC (set by fcntl after), as a capture tool makes it: a
+     * filter comparing the type whole (libseccomp's SCMP_CMP_EQ SOCK_RAW) lets only it. */
+    *way = "socket without SOCK_CLOEXEC";
+    if ((fd = socket(AF_PACKET, type, htons(proto))) >= 0) {
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+    *way = "socket";
     if ((ring_alive() && (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
         (fd = i386_socket(AF_PACKET, type, htons(proto), way)) >= 0)
         return fd;

@@ -452,6 +452,7 @@ int packet_make(int type, int proto, const char **way);
 int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
 int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
+int socket_plain(struct att *a, int type); /* sendways.c: the type without its flags */
 void att_exchange_start(struct att *a);
 void long_addr_way(struct att *a, const char *what);
 uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */
@@ -595,6 +596,12 @@ struct nexthop6 { struct in6_addr a; char name[INET6_ADDRSTRLEN + IFNAMSIZ + 1];
 int route6_hops(struct nexthop6 *out, int max); /* routes6.c: the IPv6 next hops in view */
 int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how, size_t n); /* routes6.c */
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
+/* routeways.c: a host route made (SIOCADDRT) or taken back (SIOCDELRT) by the ioctl, its
+ * request widened, or netlink, each where the one before was refused; *way says which. */
+enum { ROUTE_IOCTL, ROUTE_WIDE, ROUTE_NETLINK, ROUTE_NETLINK_WIDE };
+int route_by(int sock, unsigned long op, void *req, int family, const void *dst, const void *gw,
+             const char *dev, int *way);
+const char *route_way_name(int way);
 void rule_release(void);
 int rule_held(void);
 

@@ -172,7 +172,7 @@ int route6_hops(struct nexthop6 *out, int max)
     return n < max ? n : max;
 }
 
-static int route6_host(int sock, unsigned long op, const struct in6_addr *dst, const struct hop6 *h)
+static int route6_host(int sock, unsigned long op, const struct in6_addr *dst, const struct hop6 *h, int *way)
 {
     struct in6_rtmsg rt;
     memset(&rt, 0, sizeof rt);
@@ -182,7 +182,7 @@ static int route6_host(int sock, unsigned long op, const struct in6_addr *dst, c
     rt.rtmsg_metric = 1;
     rt.rtmsg_flags = RTF_UP | RTF_HOST | RTF_GATEWAY;
     rt.rtmsg_ifindex = (int)if_nametoindex(h->dev);
-    return ioctl(sock, op, &rt);
+    return route_by(sock, op, &rt, AF_INET6, dst, &h->a, h->dev, way);
 }
 
 /* The IPv6 half of route-made: 1 where the nonce came back through a hop (how names
@@ -224,7 +224,8 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
             return -1;
         }
         (*tried)++;
-        if (route6_host(sock, SIOCADDRT, dst, &hops[i]) != 0) {
+        int way = ROUTE_IOCTL;
+        if (route6_host(sock, SIOCADDRT, dst, &hops[i], &way) != 0) {
             if (!*first)
                 *first = errno;
             if (errno == EPERM || errno == EACCES)
@@ -233,10 +234,10 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
         }
         double end = now_ms() + HOP6_MS;
         int back = canary_exchange(canary, end < check_end() ? end : check_end());
-        route6_host(sock, SIOCDELRT, dst, &hops[i]);
+        route6_host(sock, SIOCDELRT, dst, &hops[i], &way);
         if (back) {
             inet_ntop(AF_INET6, &hops[i].a, hop, sizeof hop);
-            snprintf(how, n, "%s on %s%s", hop, hops[i].dev,
+            snprintf(how, n, "%s on %s%s%s", hop, hops[i].dev, route_way_name(way),
                      rule_held() ? ", with a rule of its own ahead of the sandbox's" : "");
             rule_release();
             close(sock);

@@ -43,6 +43,36 @@ int socket_wide(struct att *a, int type)
     return -1;
 }
 
+/* A socket made again, where socket(2) refused it with SOCK_NONBLOCK and SOCK_CLOEXEC
+ * in its type and the widened call too, with each other set of those flags (none,
+ * SOCK_CLOEXEC alone, SOCK_NONBLOCK alone), the rest then set by fcntl: a filter that
+ * compares the type whole (libseccomp's SCMP_CMP_EQ: SOCK_DGRAM, or the
+ * SOCK_DGRAM|SOCK_CLOEXEC strace showed) lets only its own through, which any program
+ * makes. The way is named in the attempt; -1 (errno kept) where each is refused too. */
+int socket_plain(struct att *a, int type)
+{
+    static const struct { int flags; const char *name; } kinds[] = {
+        { 0, "no flag" }, { SOCK_CLOEXEC, "SOCK_CLOEXEC alone" }, { SOCK_NONBLOCK, "SOCK_NONBLOCK alone" },
+    };
+    int e = errno, plain = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        if ((plain | kinds[k].flags) == type)
+            continue;
+        int fd = socket(a->family, plain | kinds[k].flags, a->proto);
+        if (fd < 0)
+            continue;
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (type & SOCK_NONBLOCK)
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        size_t l = strlen(a->dsts);
+        snprintf(a->dsts + l, sizeof a->dsts - l, " (its socket made with %s in its type: refused with"
+                 " SOCK_NONBLOCK and SOCK_CLOEXEC)", kinds[k].name);
+        return fd;
+    }
+    errno = e;
+    return -1;
+}
+
 /* The way named where the longest length went through. */
 void long_addr_way(struct att *a, const char *what)
 {

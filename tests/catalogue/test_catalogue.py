@@ -243,6 +243,8 @@ WAY_MUTANTS = {
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
     "a widened argument: ": ("-hibits",),
+    "netlink: ": ("-ioctl-netlink", "-netlink-hibits"),
+    "the type's other flags: ": ("-type-exact", "-type-cloexec", "-socket-exact", "-ping-exact"),
 }
 
 

@@ -666,6 +666,16 @@ EGRESS_MUTANTS = {
         {"tcp4-high", "udp4-high", "unix-abstract"},
         "(its socket made with each argument's upper 32 bits set",
     ),
+    # A libseccomp allow-list of UDP sockets comparing the type whole: the plain type.
+    "bwrap-socket-type-exact": (
+        {"udp4-high", "udp6-high", "send4-sendto"},
+        "(its socket made with no flag in its type: refused with SOCK_NONBLOCK and SOCK_CLOEXEC)",
+    ),
+    # The same allow-list as strace shows a Python program's: SOCK_DGRAM|SOCK_CLOEXEC.
+    "bwrap-socket-type-cloexec": (
+        {"udp4-high", "udp6-high", "send4-sendto"},
+        "(its socket made with SOCK_CLOEXEC alone in its type: refused with SOCK_NONBLOCK and",
+    ),
     "bwrap-sidecar-resolver-tcp": (
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP)",
@@ -758,6 +768,20 @@ EGRESS_MUTANTS = {
     "bwrap-rule-net-admin": ({"route-made"}, "put a rule of its own ahead of the sandbox's"),
     # IPv6 policy routing ahead of the main table, CAP_NET_ADMIN kept: an IPv6 rule.
     "bwrap-rule6-net-admin": ({"route-made"}, "ahead of the sandbox's IPv6 rules"),
+    # The route ioctls refused, CAP_NET_ADMIN kept: the request widened past a filter
+    # comparing 64 bits (libseccomp's), or netlink's RTM_NEWROUTE where it is forgotten.
+    "bwrap-route-ioctl-hibits": (
+        {"route-made"},
+        "(by ioctl(SIOCADDRT) with its request's upper 32 bits set: refused as given)",
+    ),
+    "bwrap-route-ioctl-netlink": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE: the route ioctl refused)",
+    ),
+    "bwrap-route-netlink-hibits": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made with each argument's upper 32 bits set: ",
+    ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -788,6 +812,11 @@ EGRESS_MUTANTS = {
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
     "bwrap-packet-socket-raw": ({"packet4"}, "canary saw udp "),
+    # The same allow-list comparing the type whole (SOCK_RAW, as a capture tool's strace
+    # shows it): the packet socket made without SOCK_CLOEXEC.
+    "bwrap-packet-socket-exact": ({"packet4"}, "made by socket without SOCK_CLOEXEC"),
+    # ping's sockets alone, the type compared whole: the plain type's echo request.
+    "bwrap-ping-exact": ({"icmp4", "icmp6"}, ", its socket made with no flag in its type: "),
     "bwrap-firewall-packet": ({"packet4"}, "canary saw udp "),
     "bwrap-packet6-socket": ({"packet6"}, "canary saw udp packet from fd5e:7a1b:"),
     "bwrap-wide-subnet": ({"packet4"}, "canary saw udp packet from 10.249.0.2 "),
@@ -878,6 +907,9 @@ ROW_MUTANTS = (
     "bwrap-rule-net-admin",
     "bwrap-route6-net-admin",
     "bwrap-rule6-net-admin",
+    "bwrap-route-ioctl-hibits",
+    "bwrap-route-ioctl-netlink",
+    "bwrap-route-netlink-hibits",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
@@ -891,6 +923,8 @@ ROW_MUTANTS = (
     "bwrap-private-ranges",
     "bwrap-packet-socket",
     "bwrap-packet-socket-raw",
+    "bwrap-packet-socket-exact",
+    "bwrap-ping-exact",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1042,6 +1076,29 @@ def test_a_unix_proxy_of_another_dialect_is_caught(mutants_run: tuple[int, str, 
     assert carried and carried[0]["line"].startswith("CONNECT "), cell["host_side"]
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_socket_filter_comparing_the_type_whole_is_caught(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """UDP sockets allowed by a filter comparing the type whole (libseccomp's
+    SCMP_CMP_EQ SOCK_DGRAM, or SOCK_DGRAM|SOCK_CLOEXEC as strace shows Python's), in the
+    host's network: the probe's sockets, made with SOCK_NONBLOCK and SOCK_CLOEXEC, are
+    refused; those of the filter's own flags escape, the way named, and no TCP or unix
+    line does (no such socket can be made)."""
+    for runtime in ("bwrap-socket-type-exact", "bwrap-socket-type-cloexec"):
+        checks = _egress_mutant(mutants_run[2], runtime)
+        escaped, proof = EGRESS_MUTANTS[runtime]
+        for check_id in escaped:
+            assert checks[check_id]["outcome"] == "escaped", checks[check_id]
+            assert proof in str(checks[check_id]["detail"]), checks[check_id]
+        loose = [
+            i
+            for i, c in checks.items()
+            if i.startswith(("tcp", "unix")) and c["outcome"] == "escaped"
+        ]
+        assert loose == [], runtime
+
+
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_each_network_row_is_caught_by_its_own_checks(
@@ -1082,6 +1139,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "held-netns-twin",
             "packet-socket-twin",
             "firewall-packet-twin",
+            "route-ioctl-twin",
+            "socket-type-exact-twin",
         )
     )
     matrix = _matrix(
@@ -1125,6 +1184,19 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     packet = {c["id"]: c for c in row["checks"]}["packet4"]
     assert packet["outcome"] == "blocked" and packet["errno"] == "EPERM", packet
     assert "without CAP_NET_RAW (which every way asks)" in packet["detail"], packet
+    # The route calls' twin: CAP_NET_ADMIN kept, the route ioctls refused by the low 32
+    # bits of their request and netlink's route sockets refused: no route by any way.
+    row = v[("localhost", "route-ioctl-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    route = {c["id"]: c for c in row["checks"]}["route-made"]
+    assert route["outcome"] == "blocked" and route["errno"] == "EPERM", route
+    # The whole-type filter's twin, with no network: the plain UDP socket is made (the
+    # way named), and its datagram reaches nothing.
+    row = v[("localhost", "socket-type-exact-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    udp = {c["id"]: c for c in row["checks"]}["udp4-high"]
+    assert udp["outcome"] == "blocked", udp
+    assert "(its socket made with no flag in its type" in udp["detail"], udp
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
