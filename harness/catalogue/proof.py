@@ -163,6 +163,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-bpffs-rw",
         "bwrap-cgroup-clone3",
         "landlock-clone3",
+        "landlock-clone3-i386",
         "bwrap-cgroup-own",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),

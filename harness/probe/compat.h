@@ -137,6 +137,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_setfsuid 138
 #define I386_NR_setfsgid 139
 #define I386_NR_setgroups 81
+#define I386_NR_clone3 435 /* kstate.c: a child born into a cgroup */
 #define I386_NR_read 3
 #define I386_NR_write 4
 #define I386_NR_socketcall 102

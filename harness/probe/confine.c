@@ -176,6 +176,7 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "utime", { I386_NR_utime, I386_NR_utimes, I386_NR_utimensat, -1 } },
     { "xattr", { I386_NR_setxattr, I386_NR_lsetxattr, I386_NR_removexattr, I386_NR_lremovexattr } },
     { "chattr", { I386_NR_ioctl, -1, -1, -1 } }, /* every ioctl of that entry: the mutant's mistake */
+    { "clone3", { I386_NR_clone3, -1, -1, -1 } }, /* x86_64's refused (ENOSYS), i386's not */
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -209,7 +210,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 if (!strcmp(i386_calls[j].family, i386_open))
                     k = (int)j;
             if (k < 0)
-                fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr)",
+                fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

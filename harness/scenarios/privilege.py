@@ -95,7 +95,9 @@ PRIVILEGE = Scenario(
                 "cgroup nor below it (by `/proc/self/cgroup`'s `0::` path), up to 32, a child "
                 "born there by `clone3(CLONE_INTO_CGROUP)` (an `O_PATH` handle and the file's "
                 "mode are all it asks: no writable mount; a cgroup namespace bounds it only "
-                "under `nsdelegate`), killed at once: `escaped` "
+                "under `nsdelegate`; where x86_64's `clone3` is refused, the same call "
+                "through the i386 entry, `int $0x80`, number 435, in a child, the reason "
+                "naming it), killed at once: `escaped` "
                 "(`evidence.cgroup_moves_tried`). Over 60,000 files tried without one: an error."
             ),
         ),

@@ -256,6 +256,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A process moved into a host cgroup by clone3(CLONE_INTO_CGROUP), no file writable.
     "bwrap-cgroup-clone3": {"privilege_floor": "priv-root-kernel-state"},
     "landlock-clone3": {"privilege_floor": "priv-root-kernel-state"},
+    # The same, x86_64's clone3 refused and the i386 entry's (int $0x80) let through.
+    "landlock-clone3-i386": {"privilege_floor": "priv-root-kernel-state"},
     # Its own cgroup's limit written back: a limit whoever placed it there set.
     "bwrap-cgroup-own": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
@@ -1947,3 +1949,13 @@ def test_a_stand_in_line_comes_from_one_source_port(mutants_run: tuple[int, str,
         ]  # fmt: skip
         assert len({e["dst"] for e in sent}) >= 5, sent  # the six default IPv4 stand-ins
         assert {e["sport"] for e in sent} == {check["evidence"]["src_port"]}, (check, sent)
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_clone3_through_the_i386_entry_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-clone3-i386 is caught by priv-root-kernel-state, its reason naming the
+    way: x86_64's clone3 is refused, the i386 entry's is not."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "landlock-clone3-i386", "privilege_floor")]
+    checks = {c["id"]: c for c in row["checks"]}
+    assert "through the i386 entry" in str(checks["priv-root-kernel-state"]["detail"]), checks
