@@ -47,27 +47,32 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "mode: chmod": (
         "landlock-unfiltered-chmod",
         "landlock-i386-chmod",
+        "landlock-i386-fchmodat2",
         "landlock-any-arch",
         "landlock-fd-chmod",
     ),
     _FS + "owner: chown": (
         "landlock-unfiltered-chown",
         "landlock-i386-chown",
+        "landlock-i386-chown16",
         "landlock-fd-chown",
     ),
     _FS + "times: utime": (
         "landlock-unfiltered-utime",
         "landlock-i386-utime",
+        "landlock-i386-utime64",
         "landlock-fd-utime",
     ),
     _FS + "extended attributes: set or remove": (
         "landlock-unfiltered-xattr",
         "landlock-i386-xattr",
+        "landlock-i386-xattrat",
         "landlock-fd-xattr",
     ),
     _FS + "inode flags: chattr": (
         "landlock-unfiltered-chattr",
         "landlock-i386-chattr",
+        "landlock-i386-file-setattr",
         "landlock-fd-chattr",
         "landlock-fd-fsxattr",
         "landlock-fd-setversion",

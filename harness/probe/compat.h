@@ -116,6 +116,15 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_removexattr 235
 #define I386_NR_lremovexattr 236
 #define I386_NR_ioctl 54
+/* the same families' other calls there: 16-bit owners, 32-bit times' successors, the
+ * newer *at calls (numbers from 424 on are every architecture's alike) */
+#define I386_NR_chown 182
+#define I386_NR_lchown 16
+#define I386_NR_futimesat 299
+#define I386_NR_utimensat_time64 412
+#define I386_NR_fchmodat2 452
+#define I386_NR_removexattrat 466
+#define I386_NR_file_setattr 469
 #define I386_NR_capset 185 /* creds.c: capset and prctl (ambient capabilities) */
 #define I386_NR_prctl 172
 /* the calls that set an id (creds.c): the 32-bit ids' and the old 16-bit ones */

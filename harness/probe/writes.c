@@ -167,8 +167,9 @@ void meta_chmod(const char *path)
     const struct compat_call i386[] = {
         { "chmod", I386_NR_chmod, { CP(path, n), CV((long)(m ^ 0040)) } },
         { "fchmodat", I386_NR_fchmodat, { CV(AT_FDCWD), CP(path, n), CV((long)(m ^ 0400)) } },
+        { "fchmodat2", I386_NR_fchmodat2, { CV(AT_FDCWD), CP(path, n), CV((long)(m ^ 0001)), CV(0) } },
     };
-    compat_tried(i386, 2);
+    compat_tried(i386, 3);
 }
 
 void chk_fs_chmod_outside(void)
@@ -221,8 +222,11 @@ void meta_chown(const char *path)
         { "chown32", I386_NR_chown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "lchown32", I386_NR_lchown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "fchownat", I386_NR_fchownat, { CV(AT_FDCWD), CP(path, n), CV((long)u), CV((long)g) } },
+        /* the 16-bit ids' calls, where both ids fit (-1, no change, is 0xffff there) */
+        { "chown", I386_NR_chown, { CP(path, n), CV((long)u), CV((long)g) } },
+        { "lchown", I386_NR_lchown, { CP(path, n), CV((long)u), CV((long)g) } },
     };
-    compat_tried(i386, 3);
+    compat_tried(i386, u < 0xffff && (g == (gid_t)-1 || g < 0xffff) ? 5 : 3);
 }
 
 void chk_fs_chown_outside(void)
@@ -261,8 +265,10 @@ void meta_utime(const char *path)
         { "utime", I386_NR_utime, { CP(path, n), CP(ut32, sizeof ut32) } },
         { "utimes", I386_NR_utimes, { CP(path, n), CP(tv32, sizeof tv32) } },
         { "utimensat now", I386_NR_utimensat, { CV(AT_FDCWD), CP(path, n), CV(0), CV(0) } },
+        { "futimesat", I386_NR_futimesat, { CV(AT_FDCWD), CP(path, n), CP(tv32, sizeof tv32) } },
+        { "utimensat_time64 now", I386_NR_utimensat_time64, { CV(AT_FDCWD), CP(path, n), CV(0), CV(0) } },
     };
-    compat_tried(i386, 3);
+    compat_tried(i386, 5);
 }
 
 void chk_fs_utime_outside(void)
@@ -297,8 +303,10 @@ void meta_xattr(const char *path)
         { "lsetxattr", I386_NR_lsetxattr, { CP(path, pn), CP(lset, sizeof lset), CP(v, n), CV((long)n), CV(0) } },
         { "removexattr", I386_NR_removexattr, { CP(path, pn), CP(set, sizeof set) } },
         { "lremovexattr", I386_NR_lremovexattr, { CP(path, pn), CP(lset, sizeof lset) } },
+        { "removexattrat", I386_NR_removexattrat,
+          { CV(AT_FDCWD), CP(path, pn), CV(0), CP("user.harness", sizeof "user.harness") } },
     };
-    compat_tried(i386, 4);
+    compat_tried(i386, 5);
 }
 
 void chk_fs_xattr_outside(void)
@@ -363,6 +371,11 @@ void meta_chattr(const char *path)
     fa.xflags = (fa.xflags & ~(uint64_t)PROBE_FS_XFLAG_NODUMP) |
                 (flags & PROBE_FS_NODUMP_FL ? PROBE_FS_XFLAG_NODUMP : 0);
     tried("file_setattr", syscall(SYS_file_setattr, AT_FDCWD, path, &fa, sizeof fa, 0));
+    size_t n = strlen(path) + 1;
+    const struct compat_call by_path[] = { /* its struct has one layout on both entries */
+        { "file_setattr", I386_NR_file_setattr, { CV(AT_FDCWD), CP(path, n), CP(&fa, sizeof fa), CV(sizeof fa), CV(0) } },
+    };
+    compat_tried(by_path, 1);
     if (fd >= 0) {
         tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
         struct probe_fsxattr fx;
