@@ -195,7 +195,10 @@ ROWS: tuple[Row, ...] = (
         ("chmod", "fchmod", "fchmodat", "fchmodat2"),
         checks=("fs-chmod-outside", "fs-write-read-only"),
         target="chmod-me, outside and in each read-only grant",
-        ways=("i386: chmod, fchmodat, fchmodat2", "a descriptor opened for reading: fchmod"),
+        ways=(
+            "i386: chmod, fchmodat, fchmodat2, fchmod",
+            "a descriptor opened for reading: fchmod",
+        ),
         kernels="all (fchmodat2: 6.6+)",
     ),
     _fs(
@@ -205,7 +208,7 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-chown-outside", "fs-write-read-only"),
         target="chown-me, outside and in each read-only grant",
         ways=(
-            "i386: chown32, lchown32, fchownat, chown, lchown",
+            "i386: chown32, lchown32, fchownat, chown, lchown, fchown32",
             "a descriptor opened for reading: fchown",
         ),
     ),
@@ -236,7 +239,8 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-xattr-outside", "fs-write-read-only"),
         target="xattr-me (user.*), outside and in each read-only grant",
         ways=(
-            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat",
+            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat, fsetxattr,"
+            " fremovexattr",
             "a descriptor opened for reading: fsetxattr, fremovexattr",
         ),
         kernels="all (setxattrat, removexattrat: 6.13+)",

@@ -48,6 +48,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-chmod",
         "landlock-i386-chmod",
         "landlock-i386-fchmodat2",
+        "landlock-i386-fchmod",
         "landlock-any-arch",
         "landlock-fd-chmod",
     ),
@@ -55,6 +56,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-chown",
         "landlock-i386-chown",
         "landlock-i386-chown16",
+        "landlock-i386-fchown",
         "landlock-fd-chown",
     ),
     _FS + "times: utime": (
@@ -67,6 +69,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-xattr",
         "landlock-i386-xattr",
         "landlock-i386-xattrat",
+        "landlock-i386-fxattr",
         "landlock-fd-xattr",
     ),
     _FS + "inode flags: chattr": (

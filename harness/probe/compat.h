@@ -123,6 +123,11 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_futimesat 299
 #define I386_NR_utimensat_time64 412
 #define I386_NR_fchmodat2 452
+/* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
+#define I386_NR_fchmod 94
+#define I386_NR_fchown32 207
+#define I386_NR_fsetxattr 228
+#define I386_NR_fremovexattr 237
 #define I386_NR_removexattrat 466
 #define I386_NR_file_setattr 469
 #define I386_NR_capset 185 /* creds.c: capset and prctl (ambient capabilities) */

@@ -349,7 +349,8 @@ FILESYSTEM = Scenario(
                 "every way): `file_setattr` (6.17+, by path), and if it opens for reading "
                 "`ioctl(FS_IOC_SETFLAGS)` and `FS_IOC_FSSETXATTR`, and its generation by "
                 "`FS_IOC_SETVERSION` and ext4's own number; through the i386 entry, "
-                "`FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and `FS_IOC32_SETVERSION`."
+                "`file_setattr` by path, and `FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and "
+                "`FS_IOC32_SETVERSION`."
             ),
         ),
         _read(

@@ -380,6 +380,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-utime64": {"filesystem_confinement": "fs-utime-outside"},
     "landlock-i386-xattrat": {"filesystem_confinement": "fs-xattr-outside"},
     "landlock-i386-file-setattr": {"filesystem_confinement": "fs-chattr-outside"},
+    # A family's descriptor calls through the i386 entry, its path calls refused: a
+    # file of a read-only grant, opened for reading, changed (outside, Landlock refuses
+    # the open).
+    "landlock-i386-fchmod": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-i386-fchown": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-i386-fxattr": {"filesystem_confinement": "fs-write-read-only"},
     # A filter with no architecture check: every family's i386 calls.
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
