@@ -398,7 +398,10 @@ ROWS: tuple[Row, ...] = (
         ("io_uring_setup", "io_uring_enter", "io_uring_register"),
         checks=("fs-io-uring",),
         target="sentinel; uring-me",
-        ways=("io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",),
+        ways=(
+            "io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",
+            "i386: io_uring_setup, io_uring_enter",
+        ),
         kernels="5.1+ (operations added up to 6.x)",
     ),
 )

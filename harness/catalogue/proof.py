@@ -127,6 +127,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "through io_uring's file operations": (
         "landlock-unfiltered-io-uring",
         "landlock-sqpoll-uring",
+        "landlock-i386-io-uring",
     ),
     _PRIV + "starting user and group": ("colocated-wrong-user",),
     _PRIV + "set*id to root": (

@@ -187,6 +187,8 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "fchmod", { I386_NR_fchmod, -1, -1, -1 } },
     { "fchown", { I386_NR_fchown32, -1, -1, -1 } },
     { "fxattr", { I386_NR_fsetxattr, I386_NR_fremovexattr, -1, -1 } },
+    /* io_uring's calls there (the same numbers as x86_64's, another entry) */
+    { "io_uring", { I386_NR_io_uring_setup, I386_NR_io_uring_enter, I386_NR_io_uring_register, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -221,7 +223,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                     k = (int)j;
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
-                         " fchmodat2, chown16, utime64, xattrat, file_setattr, fchmod, fchown, fxattr)",
+                         " fchmodat2, chown16, utime64, xattrat, file_setattr, fchmod, fchown, fxattr,"
+                         " io_uring)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

@@ -529,6 +529,11 @@ void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
+/* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
+ * through the i386 entry, where it answers both (asked once, in a child): the fd and
+ * the count, or -1 with errno (ENOSYS where there is no such entry). */
+int i386_ring_setup(unsigned entries, void *params, size_t len);
+long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags);
 /* i386net.c: the sweep's exchange through the i386 entry alone, a `type` socket to
  * dst (`fastopen`: TCP made by Fast Open's first send); ENOSYS where none. */
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,

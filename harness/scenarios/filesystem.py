@@ -515,7 +515,10 @@ FILESYSTEM = Scenario(
                 "`IORING_OP_READ` of the sentinel (escaped on the token), then "
                 "`IORING_OP_SETXATTR` of `user.harness-uring` on `<outside-dir>/uring-me`: "
                 "`succeeded` (the host's `uring_changed` decides), else blocked with its errno "
-                "(`io_uring_setup`'s if there is no ring)."
+                "(`io_uring_setup`'s if there is no ring). Where x86_64's `io_uring_setup` is "
+                "refused, a ring set up and entered through the i386 entry (`int $0x80`, its "
+                "numbers 425 and 426; a child asks first whether the entry answers both), named "
+                "in the detail."
             ),
         ),
         _read(

@@ -443,6 +443,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
     "landlock-sqpoll-uring": {"filesystem_confinement": "fs-io-uring"},
+    # x86_64's io_uring calls refused, the i386 entry's let through: a ring set up
+    # and entered there.
+    "landlock-i386-io-uring": {"filesystem_confinement": "fs-io-uring"},
     "landlock-unfiltered-chattr": {"filesystem_confinement": "fs-chattr-outside"},
     # EXECUTE unhandled: a host program granted read-only as data runs.
     "landlock-unhandled-execute": {"filesystem_confinement": "fs-exec-outside"},
@@ -1972,3 +1975,13 @@ def test_clone3_through_the_i386_entry_is_named(mutants_run: tuple[int, str, Pat
     row = v[("localhost", "landlock-clone3-i386", "privilege_floor")]
     checks = {c["id"]: c for c in row["checks"]}
     assert "through the i386 entry" in str(checks["priv-root-kernel-state"]["detail"]), checks
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_an_i386_ring_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-i386-io-uring is caught by fs-io-uring on a ring made through the i386
+    entry, and the detail says so."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "landlock-i386-io-uring", "filesystem_confinement")]
+    checks = {c["id"]: c for c in row["checks"]}
+    assert "through the i386 entry" in str(checks["fs-io-uring"]["detail"]), checks
