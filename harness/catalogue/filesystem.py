@@ -239,7 +239,7 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-xattr-outside", "fs-write-read-only"),
         target="xattr-me (user.*), outside and in each read-only grant",
         ways=(
-            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat, fsetxattr,"
+            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat, setxattrat, fsetxattr,"
             " fremovexattr",
             "a descriptor opened for reading: fsetxattr, fremovexattr",
         ),

@@ -69,6 +69,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-xattr",
         "landlock-i386-xattr",
         "landlock-i386-xattrat",
+        "landlock-i386-setxattrat",
         "landlock-i386-fxattr",
         "landlock-fd-xattr",
     ),

@@ -131,6 +131,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_io_uring_setup 425 /* uring.c: a ring set up and entered there */
 #define I386_NR_io_uring_enter 426
 #define I386_NR_io_uring_register 427
+#define I386_NR_setxattrat 463
 #define I386_NR_removexattrat 466
 #define I386_NR_file_setattr 469
 #define I386_NR_capset 185 /* creds.c: capset and prctl (ambient capabilities) */

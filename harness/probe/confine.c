@@ -182,6 +182,7 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "chown16", { I386_NR_chown, I386_NR_lchown, -1, -1 } },
     { "utime64", { I386_NR_utimensat_time64, I386_NR_futimesat, -1, -1 } },
     { "xattrat", { I386_NR_removexattrat, -1, -1, -1 } },
+    { "setxattrat", { I386_NR_setxattrat, -1, -1, -1 } },
     { "file_setattr", { I386_NR_file_setattr, -1, -1, -1 } },
     /* a family's descriptor calls there, its path calls refused (as `--fd-open`) */
     { "fchmod", { I386_NR_fchmod, -1, -1, -1 } },
@@ -223,7 +224,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                     k = (int)j;
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
-                         " fchmodat2, chown16, utime64, xattrat, file_setattr, fchmod, fchown, fxattr,"
+                         " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
                          " io_uring)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);

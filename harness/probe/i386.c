@@ -63,7 +63,7 @@ static void run_calls(int fd, const struct compat_call *calls, int from, int n)
     for (int i = from; i < n; i++) {
         long v[6] = { 0 };
         size_t used = 0;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             const struct compat_arg *a = &calls[i].a[k];
             v[k] = a->v;
             if (a->p && used + a->len <= (1 << 16)) {

@@ -518,13 +518,13 @@ __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 const char *tried_calls(void);       /* what went through since the reset, "" for none */
 const char *meta_unchanged(int fd);  /* a held file's metadata, each set to what it is */
-/* One call through another ABI's entry: its number there and up to five arguments,
+/* One call through another ABI's entry: its number there and up to six arguments,
  * each a value, or (with `len`) bytes copied below 4 GiB, where a 32-bit entry can
  * address them. */
 struct compat_arg { long v; const void *p; size_t len; };
 #define CV(x) { .v = (long)(x) }          /* a value */
 #define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
-struct compat_call { const char *name; long nr; struct compat_arg a[5]; };
+struct compat_call { const char *name; long nr; struct compat_arg a[6]; };
 void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);

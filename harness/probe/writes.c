@@ -302,19 +302,22 @@ void meta_xattr(const char *path)
         tried("fremovexattr", syscall(SYS_fremovexattr, fd, "user.harness"));
     }
     size_t pn = strlen(path) + 1;
-    static const char set[] = "user.harness-i386", lset[] = "user.harness-li386", fset[] = "user.harness-fi386";
+    static const char set[] = "user.harness-i386", lset[] = "user.harness-li386", fset[] = "user.harness-fi386",
+                      atset[] = "user.harness-ati386";
     const struct compat_call i386[] = {
         { "setxattr", I386_NR_setxattr, { CP(path, pn), CP(set, sizeof set), CP(v, n), CV((long)n), CV(0) } },
         { "lsetxattr", I386_NR_lsetxattr, { CP(path, pn), CP(lset, sizeof lset), CP(v, n), CV((long)n), CV(0) } },
         { "removexattr", I386_NR_removexattr, { CP(path, pn), CP(set, sizeof set) } },
         { "lremovexattr", I386_NR_lremovexattr, { CP(path, pn), CP(lset, sizeof lset) } },
+        { "setxattrat", I386_NR_setxattrat, /* its struct's value a 64-bit pointer on both */
+          { CV(AT_FDCWD), CP(path, pn), CV(0), CP(atset, sizeof atset), CP(&args, sizeof args), CV(sizeof args) } },
         { "removexattrat", I386_NR_removexattrat,
           { CV(AT_FDCWD), CP(path, pn), CV(0), CP("user.harness", sizeof "user.harness") } },
         /* the descriptor's, where it opened */
         { "fsetxattr", I386_NR_fsetxattr, { CV(fd), CP(fset, sizeof fset), CP(v, n), CV((long)n), CV(0) } },
         { "fremovexattr", I386_NR_fremovexattr, { CV(fd), CP("user.harness", sizeof "user.harness") } },
     };
-    compat_tried(i386, fd >= 0 ? 7 : 5);
+    compat_tried(i386, fd >= 0 ? 8 : 6);
     if (fd >= 0)
         close(fd);
 }

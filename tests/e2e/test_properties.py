@@ -379,6 +379,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-chown16": {"filesystem_confinement": "fs-chown-outside"},
     "landlock-i386-utime64": {"filesystem_confinement": "fs-utime-outside"},
     "landlock-i386-xattrat": {"filesystem_confinement": "fs-xattr-outside"},
+    "landlock-i386-setxattrat": {"filesystem_confinement": "fs-xattr-outside"},
     "landlock-i386-file-setattr": {"filesystem_confinement": "fs-chattr-outside"},
     # A family's descriptor calls through the i386 entry, its path calls refused: a
     # file of a read-only grant, opened for reading, changed (outside, Landlock refuses
