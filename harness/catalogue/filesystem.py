@@ -239,8 +239,8 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-xattr-outside", "fs-write-read-only"),
         target="xattr-me (user.*), outside and in each read-only grant",
         ways=(
-            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat, setxattrat, fsetxattr,"
-            " fremovexattr",
+            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat, setxattrat,"
+            " fsetxattr, fremovexattr",
             "a descriptor opened for reading: fsetxattr, fremovexattr",
         ),
         kernels="all (setxattrat, removexattrat: 6.13+)",
