@@ -158,6 +158,7 @@ ROWS: tuple[Row, ...] = (
             " unlistable)",
             "clone3(CLONE_INTO_CGROUP) through the i386 entry (int $0x80): the same call by"
             " its i386 number, where a filter refuses x86_64's",
+            "i386: bpf",
         ),
         target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
         " hierarchy, the workload's own cgroup left out but its limits, each written back) and"

@@ -174,6 +174,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-cgroup-clone3",
         "landlock-clone3",
         "landlock-clone3-i386",
+        "landlock-i386-bpf",
         "bwrap-cgroup-own",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),

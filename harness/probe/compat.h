@@ -128,6 +128,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_fchown32 207
 #define I386_NR_fsetxattr 228
 #define I386_NR_fremovexattr 237
+#define I386_NR_bpf 357 /* kstate.c: a pinned object got there */
 #define I386_NR_io_uring_setup 425 /* uring.c: a ring set up and entered there */
 #define I386_NR_io_uring_enter 426
 #define I386_NR_io_uring_register 427

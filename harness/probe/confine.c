@@ -183,6 +183,7 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "utime64", { I386_NR_utimensat_time64, I386_NR_futimesat, -1, -1 } },
     { "xattrat", { I386_NR_removexattrat, -1, -1, -1 } },
     { "setxattrat", { I386_NR_setxattrat, -1, -1, -1 } },
+    { "bpf", { I386_NR_bpf, -1, -1, -1 } }, /* a pinned map got by BPF_OBJ_GET */
     { "file_setattr", { I386_NR_file_setattr, -1, -1, -1 } },
     /* a family's descriptor calls there, its path calls refused (as `--fd-open`) */
     { "fchmod", { I386_NR_fchmod, -1, -1, -1 } },
@@ -225,7 +226,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring)",
+                         " io_uring, bpf)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

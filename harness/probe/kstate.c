@@ -28,7 +28,7 @@
 
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut, bpf_seen, moved, moves, own_limit; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen, bpf_i386, moved, moves, own_limit; char first[4096]; } g_ks;
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -59,10 +59,27 @@ static const char *const g_kstate[][2] = {
 };
 static int g_bpf; /* walking a bpffs: its pinned objects are opened by bpf(BPF_OBJ_GET) */
 
+/* Whether `fd`, got by BPF_OBJ_GET, is a map or a link (a program read-write changes
+ * nothing by that alone): 1 or 0; closed. */
+static int bpf_state(int fd)
+{
+    char info[64], line[128];
+    int state = 0;
+    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(info, "r");
+    while (f && !state && fgets(line, sizeof line, f))
+        state = !strncmp(line, "map_type:", 9) || !strncmp(line, "link_type:", 10);
+    if (f)
+        fclose(f);
+    close(fd);
+    return state;
+}
+
 /* A pinned BPF object (a map a policy daemon keeps, a link that attaches a program)
  * opened read-write by its path: BPF_OBJ_GET asks no capability, only the file's mode,
- * and a map got so is the caller's to change (nothing is changed here). 0 where it
- * opens. */
+ * and a map got so is the caller's to change (nothing is changed here). Where x86_64's
+ * bpf(2) is refused, the i386 entry's (357), in a child (a filter may kill on it), its
+ * attr below 4 GiB. 0 where it opens. */
 static int bpf_obj_get(const char *path)
 {
     union {
@@ -72,18 +89,29 @@ static int bpf_obj_get(const char *path)
     memset(&attr, 0, sizeof attr);
     attr.get.pathname = (uint64_t)(uintptr_t)path;
     int fd = (int)syscall(SYS_bpf, 7 /* BPF_OBJ_GET */, &attr, sizeof attr);
-    if (fd < 0)
+    if (fd >= 0)
+        return bpf_state(fd) ? 0 : -1;
+#if defined(__x86_64__)
+    static int here = -1;
+    if ((errno != EPERM && errno != ENOSYS) || (here < 0 && (here = i386_here()) == 0) || !here)
         return -1;
-    char info[64], line[128];
-    int state = 0; /* a map or a link: a program read-write changes nothing by that alone */
-    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
-    FILE *f = fopen(info, "r");
-    while (f && !state && fgets(line, sizeof line, f))
-        state = !strncmp(line, "map_type:", 9) || !strncmp(line, "link_type:", 10);
-    if (f)
-        fclose(f);
-    close(fd);
-    return state ? 0 : -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        if (low == MAP_FAILED)
+            _exit(1);
+        memcpy(low, &attr, sizeof attr);
+        long v[6] = { 7, (long)(uintptr_t)low, (long)sizeof attr }, got = int80(I386_NR_bpf, v);
+        _exit(got >= 0 && bpf_state((int)got) ? 0 : 1);
+    }
+    int status = 0;
+    pid_t got = -1;
+    while (pid > 0 && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    if (got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return g_ks.bpf_i386 = 1, 0;
+#endif
+    return -1;
 }
 
 static int kstate_type(const char *type)
@@ -577,7 +605,10 @@ void chk_priv_root_kernel_state(void)
                 g_ks.moved > 1 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
     if (g_ks.writable_seen)
         outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)%s", g_ks.first,
-                g_ks.bpf_seen ? ": a pinned BPF object, read-write by BPF_OBJ_GET" : "");
+                g_ks.bpf_seen ? g_ks.bpf_i386 ? ": a pinned BPF object, read-write by BPF_OBJ_GET through the i386"
+                                                " entry (int $0x80), x86_64's bpf refused"
+                                              : ": a pinned BPF object, read-write by BPF_OBJ_GET"
+                              : "");
     if (g_ks.cut)
         outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there",
                 g_ks.files);

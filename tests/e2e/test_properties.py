@@ -258,6 +258,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-clone3": {"privilege_floor": "priv-root-kernel-state"},
     # The same, x86_64's clone3 refused and the i386 entry's (int $0x80) let through.
     "landlock-clone3-i386": {"privilege_floor": "priv-root-kernel-state"},
+    # A pinned map opened read-write by BPF_OBJ_GET through the i386 entry, x86_64's
+    # bpf refused.
+    "landlock-i386-bpf": {"privilege_floor": "priv-root-kernel-state"},
     # Its own cgroup's limit written back: a limit whoever placed it there set.
     "bwrap-cgroup-own": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
