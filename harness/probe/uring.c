@@ -43,11 +43,13 @@ const char *uring_way(void)
     return enter_refused() ? "by its SQPOLL thread: io_uring_enter refused" : "";
 }
 
-static int g_ring_i386; /* the last ring was set up through the i386 entry */
+static int g_ring_i386;     /* the last ring was set up through the i386 entry */
+static int g_ring_i386_may; /* the file operations' rings may be (fs-io-uring alone) */
 
 /* io_uring_setup, with a polling thread where io_uring_enter is refused (its idle
  * time far longer than any wait for a ring's next submission); where x86_64's
- * io_uring_setup is refused, the i386 entry's (a filter on x86_64's calls alone). */
+ * io_uring_setup is refused, the i386 entry's (a filter on x86_64's calls alone), for
+ * the file operations (the sweep's rings are x86_64's: its i386 lines are its own). */
 static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll, int *i386)
 {
     memset(p, 0, sizeof *p);
@@ -57,7 +59,7 @@ static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll, 
         p->sq_thread_idle = 1000; /* it spins until then: rings are short-lived */
     }
     int fd = (int)syscall(__NR_io_uring_setup, entries, p), e = errno;
-    *i386 = fd < 0 && !*sqpoll && (fd = i386_ring_setup(entries, p, sizeof *p)) >= 0;
+    *i386 = fd < 0 && !*sqpoll && g_ring_i386_may && (fd = i386_ring_setup(entries, p, sizeof *p)) >= 0;
     g_ring_i386 = *i386;
     if (fd < 0)
         errno = e; /* x86_64's refusal is the one reported */
@@ -359,6 +361,7 @@ void chk_fs_io_uring(void)
     need(&o.token);
     struct uring u;
     const char *step;
+    g_ring_i386_may = 1;
     if (uring_open(&u, &step) < 0) /* a polling thread refused for a limit: no proof */
         outcome(*uring_way() && errno == EAGAIN ? OC_ERROR : OC_BLOCKED, errno, "%s", step);
     struct io_uring_sqe sqe;
