@@ -195,7 +195,10 @@ ROWS: tuple[Row, ...] = (
         ("chmod", "fchmod", "fchmodat", "fchmodat2"),
         checks=("fs-chmod-outside", "fs-write-read-only"),
         target="chmod-me, outside and in each read-only grant",
-        ways=("i386: chmod, fchmodat", "a descriptor opened for reading: fchmod"),
+        ways=(
+            "i386: chmod, fchmodat, fchmodat2, fchmod",
+            "a descriptor opened for reading: fchmod",
+        ),
         kernels="all (fchmodat2: 6.6+)",
     ),
     _fs(
@@ -204,7 +207,10 @@ ROWS: tuple[Row, ...] = (
         ("chown", "fchown", "lchown", "fchownat"),
         checks=("fs-chown-outside", "fs-write-read-only"),
         target="chown-me, outside and in each read-only grant",
-        ways=("i386: chown32, lchown32, fchownat", "a descriptor opened for reading: fchown"),
+        ways=(
+            "i386: chown32, lchown32, fchownat, chown, lchown, fchown32",
+            "a descriptor opened for reading: fchown",
+        ),
     ),
     _fs(
         _BEYOND,
@@ -212,7 +218,10 @@ ROWS: tuple[Row, ...] = (
         ("utime", "utimes", "futimesat", "utimensat"),
         checks=("fs-utime-outside", "fs-write-read-only"),
         target="utime-me, outside and in each read-only grant",
-        ways=("i386: utime, utimes, utimensat", "a descriptor opened for reading: futimens"),
+        ways=(
+            "i386: utime, utimes, utimensat, futimesat, utimensat_time64",
+            "a descriptor opened for reading: futimens",
+        ),
     ),
     _fs(
         _BEYOND,
@@ -230,7 +239,8 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-xattr-outside", "fs-write-read-only"),
         target="xattr-me (user.*), outside and in each read-only grant",
         ways=(
-            "i386: setxattr, lsetxattr, removexattr, lremovexattr",
+            "i386: setxattr, lsetxattr, removexattr, lremovexattr, removexattrat, setxattrat,"
+            " fsetxattr, fremovexattr",
             "a descriptor opened for reading: fsetxattr, fremovexattr",
         ),
         kernels="all (setxattrat, removexattrat: 6.13+)",
@@ -241,7 +251,7 @@ ROWS: tuple[Row, ...] = (
         ("ioctl", "file_setattr"),
         checks=("fs-chattr-outside", "fs-write-read-only"),
         ways=(
-            "i386: ioctl",
+            "i386: ioctl, file_setattr",
             "a descriptor opened for reading: FS_IOC_SETFLAGS",
             "a descriptor opened for reading: FS_IOC_FSSETXATTR (xfs_io's)",
             "a descriptor opened for reading: FS_IOC_SETVERSION (its generation; ext4's too)",
@@ -388,7 +398,10 @@ ROWS: tuple[Row, ...] = (
         ("io_uring_setup", "io_uring_enter", "io_uring_register"),
         checks=("fs-io-uring",),
         target="sentinel; uring-me",
-        ways=("io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",),
+        ways=(
+            "io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",
+            "i386: io_uring_setup, io_uring_enter",
+        ),
         kernels="5.1+ (operations added up to 6.x)",
     ),
 )

@@ -156,6 +156,9 @@ ROWS: tuple[Row, ...] = (
             "clone3(CLONE_INTO_CGROUP): a process born into a host cgroup of the unified"
             " hierarchy (an O_PATH handle and cgroup.procs' mode, the mount read-only or"
             " unlistable)",
+            "clone3(CLONE_INTO_CGROUP) through the i386 entry (int $0x80): the same call by"
+            " its i386 number, where a filter refuses x86_64's",
+            "i386: bpf",
         ),
         target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
         " hierarchy, the workload's own cgroup left out but its limits, each written back) and"

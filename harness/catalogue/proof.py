@@ -47,27 +47,36 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "mode: chmod": (
         "landlock-unfiltered-chmod",
         "landlock-i386-chmod",
+        "landlock-i386-fchmodat2",
+        "landlock-i386-fchmod",
         "landlock-any-arch",
         "landlock-fd-chmod",
     ),
     _FS + "owner: chown": (
         "landlock-unfiltered-chown",
         "landlock-i386-chown",
+        "landlock-i386-chown16",
+        "landlock-i386-fchown",
         "landlock-fd-chown",
     ),
     _FS + "times: utime": (
         "landlock-unfiltered-utime",
         "landlock-i386-utime",
+        "landlock-i386-utime64",
         "landlock-fd-utime",
     ),
     _FS + "extended attributes: set or remove": (
         "landlock-unfiltered-xattr",
         "landlock-i386-xattr",
+        "landlock-i386-xattrat",
+        "landlock-i386-setxattrat",
+        "landlock-i386-fxattr",
         "landlock-fd-xattr",
     ),
     _FS + "inode flags: chattr": (
         "landlock-unfiltered-chattr",
         "landlock-i386-chattr",
+        "landlock-i386-file-setattr",
         "landlock-fd-chattr",
         "landlock-fd-fsxattr",
         "landlock-fd-setversion",
@@ -119,6 +128,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "through io_uring's file operations": (
         "landlock-unfiltered-io-uring",
         "landlock-sqpoll-uring",
+        "landlock-i386-io-uring",
     ),
     _PRIV + "starting user and group": ("colocated-wrong-user",),
     _PRIV + "set*id to root": (
@@ -163,6 +173,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-bpffs-rw",
         "bwrap-cgroup-clone3",
         "landlock-clone3",
+        "landlock-clone3-i386",
+        "landlock-i386-bpf",
         "bwrap-cgroup-own",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),

@@ -116,6 +116,25 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_removexattr 235
 #define I386_NR_lremovexattr 236
 #define I386_NR_ioctl 54
+/* the same families' other calls there: 16-bit owners, 32-bit times' successors, the
+ * newer *at calls (numbers from 424 on are every architecture's alike) */
+#define I386_NR_chown 182
+#define I386_NR_lchown 16
+#define I386_NR_futimesat 299
+#define I386_NR_utimensat_time64 412
+#define I386_NR_fchmodat2 452
+/* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
+#define I386_NR_fchmod 94
+#define I386_NR_fchown32 207
+#define I386_NR_fsetxattr 228
+#define I386_NR_fremovexattr 237
+#define I386_NR_bpf 357 /* kstate.c: a pinned object got there */
+#define I386_NR_io_uring_setup 425 /* uring.c: a ring set up and entered there */
+#define I386_NR_io_uring_enter 426
+#define I386_NR_io_uring_register 427
+#define I386_NR_setxattrat 463
+#define I386_NR_removexattrat 466
+#define I386_NR_file_setattr 469
 #define I386_NR_capset 185 /* creds.c: capset and prctl (ambient capabilities) */
 #define I386_NR_prctl 172
 /* the calls that set an id (creds.c): the 32-bit ids' and the old 16-bit ones */
@@ -137,6 +156,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_setfsuid 138
 #define I386_NR_setfsgid 139
 #define I386_NR_setgroups 81
+#define I386_NR_clone3 435 /* kstate.c: a child born into a cgroup */
 #define I386_NR_read 3
 #define I386_NR_write 4
 #define I386_NR_socketcall 102

@@ -63,7 +63,7 @@ static void run_calls(int fd, const struct compat_call *calls, int from, int n)
     for (int i = from; i < n; i++) {
         long v[6] = { 0 };
         size_t used = 0;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             const struct compat_arg *a = &calls[i].a[k];
             v[k] = a->v;
             if (a->p && used + a->len <= (1 << 16)) {
@@ -122,11 +122,67 @@ void compat_tried(const struct compat_call *calls, int n)
         from = i;
     }
 }
+
+/* Whether rings are made and entered through the entry: io_uring_setup and an empty
+ * io_uring_enter there, in a child (a filter may kill on either). */
+static int i386_rings(void)
+{
+    static int ok = -1;
+    if (ok >= 0)
+        return ok;
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        long v[6] = { 1, (long)(uintptr_t)p }, fd = p == MAP_FAILED ? -1 : int80(I386_NR_io_uring_setup, v);
+        long e[6] = { fd };
+        _exit(fd >= 0 && int80(I386_NR_io_uring_enter, e) >= 0 ? 0 : 1);
+    }
+    int status = 0;
+    pid_t got = -1;
+    while (pid > 0 && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    ok = got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return ok;
+}
+
+int i386_ring_setup(unsigned entries, void *params, size_t len)
+{
+    static void *low;
+    if (!i386_rings())
+        return errno = ENOSYS, -1;
+    if (!low && (low = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0)) == MAP_FAILED)
+        low = NULL;
+    if (!low || len > 4096)
+        return errno = ENOMEM, -1;
+    memcpy(low, params, len);
+    long v[6] = { (long)entries, (long)(uintptr_t)low }, fd = int80(I386_NR_io_uring_setup, v);
+    memcpy(params, low, len);
+    return fd < 0 ? (errno = (int)-fd, -1) : (int)fd;
+}
+
+long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags)
+{
+    long v[6] = { fd, (long)n, (long)wait, (long)flags }, r = int80(I386_NR_io_uring_enter, v);
+    return r < 0 ? (errno = (int)-r, -1) : r;
+}
 #else
 /* aarch64: its arm32 compat entry is taken only by a 32-bit program (a different
  * instruction set), which the probe is not; nothing to try from here. */
 void compat_tried(const struct compat_call *calls, int n)
 {
     (void)calls, (void)n;
+}
+
+int i386_ring_setup(unsigned entries, void *params, size_t len)
+{
+    (void)entries, (void)params, (void)len;
+    return errno = ENOSYS, -1;
+}
+
+long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags)
+{
+    (void)fd, (void)n, (void)wait, (void)flags;
+    return errno = ENOSYS, -1;
 }
 #endif

@@ -19,13 +19,16 @@
  * checks the mode) and IMA's policy, whose files may act on open or close; and any
  * other mount inside one (a tmpfs over a folder of /sys holds no kernel state).
  * Where no file opens, a cgroup.procs is also reached another way: a process born
- * into a host folder of the unified hierarchy by clone3 (try_move). */
+ * into a host folder of the unified hierarchy by clone3 (try_move), through the
+ * i386 entry too where x86_64's is refused. */
 
 #include "probe.h"
 
+#include <sys/mman.h>
+
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut, bpf_seen, moved, moves, own_limit; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen, bpf_i386, moved, moves, own_limit; char first[4096]; } g_ks;
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -56,10 +59,27 @@ static const char *const g_kstate[][2] = {
 };
 static int g_bpf; /* walking a bpffs: its pinned objects are opened by bpf(BPF_OBJ_GET) */
 
+/* Whether `fd`, got by BPF_OBJ_GET, is a map or a link (a program read-write changes
+ * nothing by that alone): 1 or 0; closed. */
+static int bpf_state(int fd)
+{
+    char info[64], line[128];
+    int state = 0;
+    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(info, "r");
+    while (f && !state && fgets(line, sizeof line, f))
+        state = !strncmp(line, "map_type:", 9) || !strncmp(line, "link_type:", 10);
+    if (f)
+        fclose(f);
+    close(fd);
+    return state;
+}
+
 /* A pinned BPF object (a map a policy daemon keeps, a link that attaches a program)
  * opened read-write by its path: BPF_OBJ_GET asks no capability, only the file's mode,
- * and a map got so is the caller's to change (nothing is changed here). 0 where it
- * opens. */
+ * and a map got so is the caller's to change (nothing is changed here). Where x86_64's
+ * bpf(2) is refused, the i386 entry's (357), in a child (a filter may kill on it), its
+ * attr below 4 GiB. 0 where it opens. */
 static int bpf_obj_get(const char *path)
 {
     union {
@@ -69,18 +89,29 @@ static int bpf_obj_get(const char *path)
     memset(&attr, 0, sizeof attr);
     attr.get.pathname = (uint64_t)(uintptr_t)path;
     int fd = (int)syscall(SYS_bpf, 7 /* BPF_OBJ_GET */, &attr, sizeof attr);
-    if (fd < 0)
+    if (fd >= 0)
+        return bpf_state(fd) ? 0 : -1;
+#if defined(__x86_64__)
+    static int here = -1;
+    if ((errno != EPERM && errno != ENOSYS) || (here < 0 && (here = i386_here()) == 0) || !here)
         return -1;
-    char info[64], line[128];
-    int state = 0; /* a map or a link: a program read-write changes nothing by that alone */
-    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
-    FILE *f = fopen(info, "r");
-    while (f && !state && fgets(line, sizeof line, f))
-        state = !strncmp(line, "map_type:", 9) || !strncmp(line, "link_type:", 10);
-    if (f)
-        fclose(f);
-    close(fd);
-    return state ? 0 : -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        if (low == MAP_FAILED)
+            _exit(1);
+        memcpy(low, &attr, sizeof attr);
+        long v[6] = { 7, (long)(uintptr_t)low, (long)sizeof attr }, got = int80(I386_NR_bpf, v);
+        _exit(got >= 0 && bpf_state((int)got) ? 0 : 1);
+    }
+    int status = 0;
+    pid_t got = -1;
+    while (pid > 0 && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    if (got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return g_ks.bpf_i386 = 1, 0;
+#endif
+    return -1;
 }
 
 static int kstate_type(const char *type)
@@ -340,13 +371,81 @@ static void cg2_begin(const struct mnt *m)
                  strcmp(g_cg2_path + strlen(root), "/") ? g_cg2_path + strlen(root) : "");
 }
 
+struct born_args { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+                   set_tid, set_tid_size, cgroup; };
+
+/* Where a child born by clone3 `pid` landed (its "0::" path, in landed[]), then it is
+ * killed (a frozen cgroup's too) and waited: 0 where it could be told. */
+static int landed_then_killed(long pid, char *landed, size_t n)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%ld", pid);
+    int read = unified_path(num, landed, n);
+    kill((pid_t)pid, SIGKILL);
+    waitpid((pid_t)pid, NULL, 0);
+    return read;
+}
+
+#if defined(__x86_64__)
+/* The same clone3 through the i386 entry (int $0x80, its own number, 435), which a
+ * filter that refuses x86_64's clone3 by number alone leaves open: in a child (a
+ * filter may kill it), the grandchild it bears judged and killed there, where it
+ * landed written back. 0 where one was born and its cgroup told. */
+static int born_i386(int fd, char *landed, size_t n)
+{
+    static int here = -1;
+    if (here < 0)
+        here = i386_here();
+    int p[2];
+    if (!here || pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    pid_t mover = fork();
+    if (mover == 0) {
+        close(p[0]);
+        struct born_args *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        if (a == MAP_FAILED)
+            _exit(1);
+        memset(a, 0, sizeof *a);
+        a->flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
+        a->exit_signal = SIGCHLD;
+        a->cgroup = (uint64_t)fd;
+        long v[6] = { (long)(uintptr_t)a, (long)sizeof *a };
+        long pid = int80(I386_NR_clone3, v);
+        if (pid == 0) {
+            for (;;)
+                pause();
+        }
+        if (pid < 0 || landed_then_killed(pid, landed, n) != 0)
+            _exit(1);
+        _exit(write(p[1], landed, strlen(landed) + 1) > 0 ? 0 : 1);
+    }
+    close(p[1]);
+    ssize_t got = mover > 0 ? read(p[0], landed, n - 1) : -1;
+    close(p[0]);
+    if (mover > 0)
+        waitpid(mover, NULL, 0);
+    if (got <= 0)
+        return -1;
+    landed[got] = '\0';
+    return 0;
+}
+#else
+static int born_i386(int fd, char *landed, size_t n)
+{
+    (void)fd, (void)landed, (void)n;
+    return -1; /* aarch64: no entry the probe can take (i386.c) */
+}
+#endif
+
 /* A process born into folder `dir` of the unified hierarchy outside the workload's
  * own cgroup: clone3(CLONE_INTO_CGROUP) needs only a handle on the folder (O_PATH,
  * which a read-only mount and Landlock let through) and the write permission of
  * cgroup.procs' mode, which a mount's read-only flag does not enter: another way to
- * the write a cgroup.procs stands for. Where the child landed is the kernel's word
- * (its /proc/PID/cgroup, against the workload's: a move within its own is no reach).
- * The child does nothing and is killed (a frozen cgroup's too) before it is waited. */
+ * the write a cgroup.procs stands for. Where x86_64's clone3 is refused, the i386
+ * entry's. Where the child landed is the kernel's word (its /proc/PID/cgroup, against
+ * the workload's: a move within its own is no reach). The child does nothing and is
+ * killed (a frozen cgroup's too) before it is waited. */
 static void try_move(const char *dir)
 {
     if (g_cg2 == NULL || g_ks.moved || g_ks.moves >= 32 || (*g_cg2_own && prefixed(dir, g_cg2_own)))
@@ -355,8 +454,7 @@ static void try_move(const char *dir)
     if (fd < 0)
         return;
     g_ks.moves++;
-    struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
-             set_tid, set_tid_size, cgroup; } args;
+    struct born_args args;
     memset(&args, 0, sizeof args);
     args.flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
     args.exit_signal = SIGCHLD;
@@ -366,17 +464,13 @@ static void try_move(const char *dir)
         for (;;)
             pause();
     }
+    char landed[4096];
+    int i386 = pid < 0;
+    int read = i386 ? born_i386(fd, landed, sizeof landed) : landed_then_killed(pid, landed, sizeof landed);
     close(fd);
-    if (pid < 0)
-        return;
-    char num[24], landed[4096];
-    snprintf(num, sizeof num, "%ld", pid);
-    int read = unified_path(num, landed, sizeof landed);
-    kill((pid_t)pid, SIGKILL);
-    waitpid((pid_t)pid, NULL, 0);
     if (read != 0 || own_or_below(landed, g_cg2_path))
         return;
-    g_ks.moved = 1;
+    g_ks.moved = 1 + i386;
     snprintf(g_ks.first, sizeof g_ks.first, "%s", dir);
 }
 
@@ -506,11 +600,15 @@ void chk_priv_root_kernel_state(void)
         outcome(OC_ESCAPED, 0, "can write %s, a limit on its own cgroup that whoever placed it there set"
                 " (its own value back)", g_ks.first);
     if (g_ks.moved)
-        outcome(OC_ESCAPED, 0, "can start a process in the host's cgroup %s: clone3(CLONE_INTO_CGROUP),"
-                " though none of its files opens for writing (the child killed at once)", g_ks.first);
+        outcome(OC_ESCAPED, 0, "can start a process in the host's cgroup %s: clone3(CLONE_INTO_CGROUP)%s,"
+                " though none of its files opens for writing (the child killed at once)", g_ks.first,
+                g_ks.moved > 1 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
     if (g_ks.writable_seen)
         outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)%s", g_ks.first,
-                g_ks.bpf_seen ? ": a pinned BPF object, read-write by BPF_OBJ_GET" : "");
+                g_ks.bpf_seen ? g_ks.bpf_i386 ? ": a pinned BPF object, read-write by BPF_OBJ_GET through the i386"
+                                                " entry (int $0x80), x86_64's bpf refused"
+                                              : ": a pinned BPF object, read-write by BPF_OBJ_GET"
+                              : "");
     if (g_ks.cut)
         outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there",
                 g_ks.files);

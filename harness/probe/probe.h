@@ -519,17 +519,22 @@ __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 const char *tried_calls(void);       /* what went through since the reset, "" for none */
 const char *meta_unchanged(int fd);  /* a held file's metadata, each set to what it is */
-/* One call through another ABI's entry: its number there and up to five arguments,
+/* One call through another ABI's entry: its number there and up to six arguments,
  * each a value, or (with `len`) bytes copied below 4 GiB, where a 32-bit entry can
  * address them. */
 struct compat_arg { long v; const void *p; size_t len; };
 #define CV(x) { .v = (long)(x) }          /* a value */
 #define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
-struct compat_call { const char *name; long nr; struct compat_arg a[5]; };
+struct compat_call { const char *name; long nr; struct compat_arg a[6]; };
 void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
+/* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
+ * through the i386 entry, where it answers both (asked once, in a child): the fd and
+ * the count, or -1 with errno (ENOSYS where there is no such entry). */
+int i386_ring_setup(unsigned entries, void *params, size_t len);
+long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags);
 /* i386net.c: the sweep's exchange through the i386 entry alone, a `type` socket to
  * dst (`fastopen`: TCP made by Fast Open's first send); ENOSYS where none. */
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 struct uring {
-    int fd, sqpoll;
+    int fd, sqpoll, i386; /* i386: set up, and entered, through the i386 entry */
     unsigned *sq_tail, *sq_mask, *sq_array, *sq_flags, *cq_head, *cq_tail, *cq_mask;
     struct io_uring_sqe *sqes;
     struct io_uring_cqe *cqes;
@@ -43,9 +43,14 @@ const char *uring_way(void)
     return enter_refused() ? "by its SQPOLL thread: io_uring_enter refused" : "";
 }
 
+static int g_ring_i386;     /* the last ring was set up through the i386 entry */
+static int g_ring_i386_may; /* the file operations' rings may be (fs-io-uring alone) */
+
 /* io_uring_setup, with a polling thread where io_uring_enter is refused (its idle
- * time far longer than any wait for a ring's next submission). */
-static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll)
+ * time far longer than any wait for a ring's next submission); where x86_64's
+ * io_uring_setup is refused, the i386 entry's (a filter on x86_64's calls alone), for
+ * the file operations (the sweep's rings are x86_64's: its i386 lines are its own). */
+static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll, int *i386)
 {
     memset(p, 0, sizeof *p);
     *sqpoll = enter_refused();
@@ -53,7 +58,12 @@ static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll)
         p->flags = IORING_SETUP_SQPOLL;
         p->sq_thread_idle = 1000; /* it spins until then: rings are short-lived */
     }
-    return (int)syscall(__NR_io_uring_setup, entries, p);
+    int fd = (int)syscall(__NR_io_uring_setup, entries, p), e = errno;
+    *i386 = fd < 0 && !*sqpoll && g_ring_i386_may && (fd = i386_ring_setup(entries, p, sizeof *p)) >= 0;
+    g_ring_i386 = *i386;
+    if (fd < 0)
+        errno = e; /* x86_64's refusal is the one reported */
+    return fd;
 }
 
 /* Wake a polling ring's thread without io_uring_enter: a ring set up to share it
@@ -80,7 +90,8 @@ static int ring_enter(const struct uring *u, unsigned n, unsigned wait)
     if (!u->sqpoll) {
         long r;
         do
-            r = syscall(__NR_io_uring_enter, u->fd, n, wait, IORING_ENTER_GETEVENTS, NULL, 0);
+            r = u->i386 ? i386_ring_enter(u->fd, n, wait, IORING_ENTER_GETEVENTS)
+                        : syscall(__NR_io_uring_enter, u->fd, n, wait, IORING_ENTER_GETEVENTS, NULL, 0);
         while (r < 0 && errno == EINTR);
         return r < 0 ? -1 : 0;
     }
@@ -102,7 +113,7 @@ static int uring_open(struct uring *u, const char **step)
 {
     struct io_uring_params p;
     *step = "io_uring_setup";
-    u->fd = ring_setup(4, &p, &u->sqpoll);
+    u->fd = ring_setup(4, &p, &u->sqpoll, &u->i386);
     if (u->fd < 0)
         return -1;
     size_t sqsz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
@@ -159,7 +170,7 @@ static int uring_one(const struct io_uring_sqe *req, const char *name, const cha
     struct uring u;
     struct io_uring_params p;
     *step = "io_uring_setup";
-    u.fd = ring_setup(1, &p, &u.sqpoll);
+    u.fd = ring_setup(1, &p, &u.sqpoll, &u.i386);
     if (u.fd < 0)
         return -1;
     size_t sqsz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
@@ -339,6 +350,7 @@ static void sqe_open_read(struct io_uring_sqe *s, const char *path)
 }
 
 static char g_uring_buf[65536]; /* what the read brought */
+#define I386_RING ", the ring set up and entered through the i386 entry (int $0x80)"
 
 /* Through io_uring: open and read the sentinel (escaped on the token), and set an
  * extended attribute of <outside>/uring-me (Landlock governs none; the host's state
@@ -349,6 +361,7 @@ void chk_fs_io_uring(void)
     need(&o.token);
     struct uring u;
     const char *step;
+    g_ring_i386_may = 1;
     if (uring_open(&u, &step) < 0) /* a polling thread refused for a limit: no proof */
         outcome(*uring_way() && errno == EAGAIN ? OC_ERROR : OC_BLOCKED, errno, "%s", step);
     struct io_uring_sqe sqe;
@@ -363,8 +376,8 @@ void chk_fs_io_uring(void)
         int n = uring_do(&u, &sqe);
         close(fd);
         if (n > 0 && memmem(g_uring_buf, (size_t)n, o.token, strlen(o.token)))
-            outcome(OC_ESCAPED, 0, "read the token of %s through io_uring (IORING_OP_OPENAT, READ%s%s)",
-                    sentinel, *uring_way() ? "; " : "", uring_way());
+            outcome(OC_ESCAPED, 0, "read the token of %s through io_uring (IORING_OP_OPENAT, READ%s%s%s)",
+                    sentinel, *uring_way() ? "; " : "", uring_way(), g_ring_i386 ? I386_RING : "");
     }
     memset(&sqe, 0, sizeof sqe);
     sqe.opcode = IORING_OP_SETXATTR;
@@ -375,7 +388,8 @@ void chk_fs_io_uring(void)
     int set = uring_do(&u, &sqe);
     close(u.fd);
     if (set == 0)
-        outcome(OC_SUCCEEDED, 0, "IORING_OP_SETXATTR on %s%s%s", path, *uring_way() ? ", " : "", uring_way());
+        outcome(OC_SUCCEEDED, 0, "IORING_OP_SETXATTR on %s%s%s%s", path, *uring_way() ? ", " : "",
+                uring_way(), g_ring_i386 ? I386_RING : "");
     if (*uring_way() && (set == -EAGAIN || set == -ETIMEDOUT)) /* its thread never took it */
         outcome(OC_ERROR, -set, "IORING_OP_SETXATTR on %s, by a polling ring: not taken, no proof", path);
     ev_str("openat", opened < 0 ? errname(-opened) : "ok");

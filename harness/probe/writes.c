@@ -159,16 +159,18 @@ void meta_chmod(const char *path)
     tried("fchmodat", syscall(SYS_fchmodat, AT_FDCWD, path, (long)(m ^ 0020)));
     tried("fchmodat2", syscall(SYS_fchmodat2, AT_FDCWD, path, (long)(m ^ 0200), 0L));
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd >= 0) {
+    if (fd >= 0)
         tried("fchmod", syscall(SYS_fchmod, fd, (long)(m ^ 0004)));
-        close(fd);
-    }
     size_t n = strlen(path) + 1;
-    const struct compat_call i386[] = {
+    const struct compat_call i386[] = { /* the descriptor's call last, where it opened */
         { "chmod", I386_NR_chmod, { CP(path, n), CV((long)(m ^ 0040)) } },
         { "fchmodat", I386_NR_fchmodat, { CV(AT_FDCWD), CP(path, n), CV((long)(m ^ 0400)) } },
+        { "fchmodat2", I386_NR_fchmodat2, { CV(AT_FDCWD), CP(path, n), CV((long)(m ^ 0001)), CV(0) } },
+        { "fchmod", I386_NR_fchmod, { CV(fd), CV((long)(m ^ 0010)) } },
     };
-    compat_tried(i386, 2);
+    compat_tried(i386, fd >= 0 ? 4 : 3);
+    if (fd >= 0)
+        close(fd);
 }
 
 void chk_fs_chmod_outside(void)
@@ -212,17 +214,24 @@ void meta_chown(const char *path)
         close(fd);
     }
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd >= 0) {
+    if (fd >= 0)
         tried("fchown", syscall(SYS_fchown, fd, (long)u, (long)g));
-        close(fd);
-    }
     size_t n = strlen(path) + 1;
-    const struct compat_call i386[] = {
+    struct compat_call i386[6] = {
         { "chown32", I386_NR_chown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "lchown32", I386_NR_lchown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "fchownat", I386_NR_fchownat, { CV(AT_FDCWD), CP(path, n), CV((long)u), CV((long)g) } },
     };
-    compat_tried(i386, 3);
+    int k = 3;
+    if (fd >= 0) /* the descriptor's, opened for reading */
+        i386[k++] = (struct compat_call){ "fchown32", I386_NR_fchown32, { CV(fd), CV((long)u), CV((long)g) } };
+    if (u < 0xffff && (g == (gid_t)-1 || g < 0xffff)) { /* the 16-bit ids' (-1 is 0xffff there) */
+        i386[k++] = (struct compat_call){ "chown", I386_NR_chown, { CP(path, n), CV((long)u), CV((long)g) } };
+        i386[k++] = (struct compat_call){ "lchown", I386_NR_lchown, { CP(path, n), CV((long)u), CV((long)g) } };
+    }
+    compat_tried(i386, k);
+    if (fd >= 0)
+        close(fd);
 }
 
 void chk_fs_chown_outside(void)
@@ -238,10 +247,8 @@ void meta_utime(const char *path)
     tried("utimensat", syscall(SYS_utimensat, AT_FDCWD, path, ts, 0));
     tried("utimensat now", syscall(SYS_utimensat, AT_FDCWD, path, NULL, 0));
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd >= 0) {
+    if (fd >= 0)
         tried("futimens", syscall(SYS_utimensat, fd, NULL, ts, 0));
-        close(fd);
-    }
 #ifdef SYS_utimes
     struct timeval tv[2] = { { 2, 0 }, { 2, 0 } };
     tried("utimes", syscall(SYS_utimes, path, tv));
@@ -261,8 +268,13 @@ void meta_utime(const char *path)
         { "utime", I386_NR_utime, { CP(path, n), CP(ut32, sizeof ut32) } },
         { "utimes", I386_NR_utimes, { CP(path, n), CP(tv32, sizeof tv32) } },
         { "utimensat now", I386_NR_utimensat, { CV(AT_FDCWD), CP(path, n), CV(0), CV(0) } },
+        { "futimesat", I386_NR_futimesat, { CV(AT_FDCWD), CP(path, n), CP(tv32, sizeof tv32) } },
+        { "utimensat_time64 now", I386_NR_utimensat_time64, { CV(AT_FDCWD), CP(path, n), CV(0), CV(0) } },
+        { "futimens now", I386_NR_utimensat, { CV(fd), CV(0), CV(0), CV(0) } }, /* where it opened */
     };
-    compat_tried(i386, 3);
+    compat_tried(i386, fd >= 0 ? 6 : 5);
+    if (fd >= 0)
+        close(fd);
 }
 
 void chk_fs_utime_outside(void)
@@ -288,17 +300,26 @@ void meta_xattr(const char *path)
     if (fd >= 0) {
         tried("fsetxattr", syscall(SYS_fsetxattr, fd, "user.harness-f", v, n, 0));
         tried("fremovexattr", syscall(SYS_fremovexattr, fd, "user.harness"));
-        close(fd);
     }
     size_t pn = strlen(path) + 1;
-    static const char set[] = "user.harness-i386", lset[] = "user.harness-li386";
+    static const char set[] = "user.harness-i386", lset[] = "user.harness-li386", fset[] = "user.harness-fi386",
+                      atset[] = "user.harness-ati386";
     const struct compat_call i386[] = {
         { "setxattr", I386_NR_setxattr, { CP(path, pn), CP(set, sizeof set), CP(v, n), CV((long)n), CV(0) } },
         { "lsetxattr", I386_NR_lsetxattr, { CP(path, pn), CP(lset, sizeof lset), CP(v, n), CV((long)n), CV(0) } },
         { "removexattr", I386_NR_removexattr, { CP(path, pn), CP(set, sizeof set) } },
         { "lremovexattr", I386_NR_lremovexattr, { CP(path, pn), CP(lset, sizeof lset) } },
+        { "setxattrat", I386_NR_setxattrat, /* its struct's value a 64-bit pointer on both */
+          { CV(AT_FDCWD), CP(path, pn), CV(0), CP(atset, sizeof atset), CP(&args, sizeof args), CV(sizeof args) } },
+        { "removexattrat", I386_NR_removexattrat,
+          { CV(AT_FDCWD), CP(path, pn), CV(0), CP("user.harness", sizeof "user.harness") } },
+        /* the descriptor's, where it opened */
+        { "fsetxattr", I386_NR_fsetxattr, { CV(fd), CP(fset, sizeof fset), CP(v, n), CV((long)n), CV(0) } },
+        { "fremovexattr", I386_NR_fremovexattr, { CV(fd), CP("user.harness", sizeof "user.harness") } },
     };
-    compat_tried(i386, 4);
+    compat_tried(i386, fd >= 0 ? 8 : 6);
+    if (fd >= 0)
+        close(fd);
 }
 
 void chk_fs_xattr_outside(void)
@@ -363,6 +384,11 @@ void meta_chattr(const char *path)
     fa.xflags = (fa.xflags & ~(uint64_t)PROBE_FS_XFLAG_NODUMP) |
                 (flags & PROBE_FS_NODUMP_FL ? PROBE_FS_XFLAG_NODUMP : 0);
     tried("file_setattr", syscall(SYS_file_setattr, AT_FDCWD, path, &fa, sizeof fa, 0));
+    size_t n = strlen(path) + 1;
+    const struct compat_call by_path[] = { /* its struct has one layout on both entries */
+        { "file_setattr", I386_NR_file_setattr, { CV(AT_FDCWD), CP(path, n), CP(&fa, sizeof fa), CV(sizeof fa), CV(0) } },
+    };
+    compat_tried(by_path, 1);
     if (fd >= 0) {
         tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
         struct probe_fsxattr fx;

@@ -349,7 +349,8 @@ FILESYSTEM = Scenario(
                 "every way): `file_setattr` (6.17+, by path), and if it opens for reading "
                 "`ioctl(FS_IOC_SETFLAGS)` and `FS_IOC_FSSETXATTR`, and its generation by "
                 "`FS_IOC_SETVERSION` and ext4's own number; through the i386 entry, "
-                "`FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and `FS_IOC32_SETVERSION`."
+                "`file_setattr` by path, and `FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and "
+                "`FS_IOC32_SETVERSION`."
             ),
         ),
         _read(
@@ -514,7 +515,10 @@ FILESYSTEM = Scenario(
                 "`IORING_OP_READ` of the sentinel (escaped on the token), then "
                 "`IORING_OP_SETXATTR` of `user.harness-uring` on `<outside-dir>/uring-me`: "
                 "`succeeded` (the host's `uring_changed` decides), else blocked with its errno "
-                "(`io_uring_setup`'s if there is no ring)."
+                "(`io_uring_setup`'s if there is no ring). Where x86_64's `io_uring_setup` is "
+                "refused, a ring set up and entered through the i386 entry (`int $0x80`, its "
+                "numbers 425 and 426; a child asks first whether the entry answers both), named "
+                "in the detail."
             ),
         ),
         _read(

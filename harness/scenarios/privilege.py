@@ -68,7 +68,8 @@ PRIVILEGE = Scenario(
                 "opened `O_WRONLY`, nothing written: the kernel checks a "
                 "sysctl's, a sysfs attribute's and a cgroup file's write permission at open; a "
                 "pinned BPF object (a bpffs's) by `bpf(BPF_OBJ_GET)` read-write, which asks its "
-                "mode alone (a map got so is the caller's to change; none is). The "
+                "mode alone (a map got so is the caller's to change; none is), through the "
+                "i386 entry (`int $0x80`, 357, in a child) where x86_64's `bpf` is refused. The "
                 "first that opens is `escaped` (`evidence.files_tried`). Left out: a network "
                 "namespace's devices (`/sys/class/net`), and its sysctls (`/proc/sys/net`) "
                 "unless it is the kernel's initial one (whose inode number is fixed since "
@@ -95,7 +96,9 @@ PRIVILEGE = Scenario(
                 "cgroup nor below it (by `/proc/self/cgroup`'s `0::` path), up to 32, a child "
                 "born there by `clone3(CLONE_INTO_CGROUP)` (an `O_PATH` handle and the file's "
                 "mode are all it asks: no writable mount; a cgroup namespace bounds it only "
-                "under `nsdelegate`), killed at once: `escaped` "
+                "under `nsdelegate`; where x86_64's `clone3` is refused, the same call "
+                "through the i386 entry, `int $0x80`, number 435, in a child, the reason "
+                "naming it), killed at once: `escaped` "
                 "(`evidence.cgroup_moves_tried`). Over 60,000 files tried without one: an error."
             ),
         ),

@@ -239,6 +239,7 @@ WAY_MUTANTS = {
     "a grant of one kind of node alone": ("-whiteout-deeper", "-socknode-deeper"),
     "harness's decoys": ("-remove-leaf", "-truncate-bin", "-rmdir-unlisted"),
     "clone3(CLONE_INTO_CGROUP): ": ("-clone3",),
+    "clone3(CLONE_INTO_CGROUP) through the i386 entry": ("-clone3-i386",),
     "a read-only mount remounted": ("-userns-sysadmin",),
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),

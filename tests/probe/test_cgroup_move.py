@@ -117,3 +117,37 @@ def test_a_uid_the_mode_refuses_moves_nothing(open_folder: Path, own_cgroup: Pat
     row = _kernel_state_row(open_folder, own_cgroup, "--ro-bind", "/sys", "/sys", nobody=True)
     assert row["outcome"] == "blocked", row
     assert row["evidence"]["cgroup_moves_tried"] >= 1, row
+
+
+def _confined_row(folder: Path, cgroup: Path, *mistake: str) -> dict:
+    """priv-root-kernel-state of a probe run by `probe confine` (the Landlock
+    reference's launcher, offline, in namespaces of its own but the cgroup one) started
+    inside `cgroup`, with `mistake` added to its options."""
+    probe = runnable_copy(folder)
+    launcher = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
+    argv = ["sh", "-c", launcher, "sh", str(cgroup), "unshare", "--net", "--ipc", "--uts"]
+    argv += ["--pid", "--fork", "--mount-proc", "--", str(probe), "confine", *mistake]
+    for grant in ("/usr", "/etc", "/proc", str(folder)):
+        argv += ["--read", grant]
+    argv += ["--write", "/tmp", "--write", "/dev/null", "--", str(probe)]
+    argv += ["run", "--tag", "t", "privilege-floor"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    found = [r for r in rows if r.get("id") == "priv-root-kernel-state"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
+def test_clone3_through_the_i386_entry(open_folder: Path, own_cgroup: Path) -> None:
+    """x86_64's clone3 refused by the filter (ENOSYS), the i386 entry's (int $0x80,
+    435, the same call) let through: a child is born in the host's root cgroup that
+    way, and the reason names it. The filter complete (the reference: every call of
+    another entry refused) is the twin: tried, nothing moved. By hand, the mutant's
+    shape bore a child into the hierarchy's root ("0::/") through the i386 entry."""
+    row = _confined_row(open_folder, own_cgroup, "--i386-open", "clone3")
+    assert row["outcome"] == "escaped", row
+    assert "clone3(CLONE_INTO_CGROUP) through the i386 entry" in row["detail"], row
+    twin = _confined_row(open_folder, own_cgroup)
+    assert twin["outcome"] == "blocked", twin
+    assert twin["evidence"]["cgroup_moves_tried"] >= 1, twin

@@ -27,7 +27,14 @@ def test_the_i386_numbers_are_the_kernels() -> None:
     theirs = {m[1]: int(m[2]) for m in re.finditer(r"#define __NR_(\w+) (\d+)", HEADER.read_text())}
     ours = _ours()
     assert ours
+    native = {
+        m[1]: int(m[2])
+        for m in re.finditer(r"#define SYS_(\w+) (\d+)", (PROBE / "compat.h").read_text())
+    }
     for name, number in ours.items():
+        if name not in theirs:  # newer than the header: from 424 on, every ABI's number is alike
+            assert number >= 424 and native.get(name) == number, name
+            continue
         assert theirs[name] == number, name
 
 
