@@ -197,7 +197,11 @@ ROWS: tuple[Row, ...] = (
             "kill",
         ),
         checks=("priv-proc-access",),
-        ways=("kill(pid, 0): a host process signalled, standing in the host's PID namespace",),
+        ways=(
+            "kill(pid, 0): a host process signalled, standing in the host's PID namespace",
+            "pidfd_send_signal, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo (signal 0):"
+            " the same signal by each other call, where a deny-list refuses kill",
+        ),
         target="every visible process not the sandbox's own (the decoy)",
     ),
     _priv(

@@ -167,7 +167,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
-    _PRIV + "other processes' memory and descriptors": ("runc-host-pid", "landlock-host-pid"),
+    _PRIV + "other processes' memory and descriptors": (
+        "runc-host-pid",
+        "landlock-host-pid",
+        "landlock-signal-pidfd",
+    ),
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
     ),

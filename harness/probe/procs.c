@@ -97,9 +97,46 @@ static int proc_is_ours(void)
     return k > 0 && (self[k] = '\0', atoi(self) == getpid());
 }
 
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/* The first way, of every call that signals a process by its number or a pidfd, the
+ * kernel lets signal 0 through to `pid` (the permission checked, nothing sent): kill,
+ * tkill and tgkill of its main thread, rt_sigqueueinfo and rt_tgsigqueueinfo (a
+ * si_code of SI_QUEUE, as sigqueue sends), pidfd_send_signal. A deny-list that
+ * refuses some of them (seccomp) leaves the others the same permission. NULL if none. */
+static const char *signal_way(int pid)
+{
+    static char way[64];
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    if (kill(pid, 0) == 0)
+        return snprintf(way, sizeof way, "kill(%d, 0)", pid), way;
+    if (syscall(SYS_tkill, pid, 0) == 0)
+        return snprintf(way, sizeof way, "tkill(%d, 0)", pid), way;
+    if (syscall(SYS_tgkill, pid, pid, 0) == 0)
+        return snprintf(way, sizeof way, "tgkill(%d, %d, 0)", pid, pid), way;
+    if (syscall(SYS_rt_sigqueueinfo, pid, 0, &si) == 0)
+        return snprintf(way, sizeof way, "rt_sigqueueinfo(%d, 0)", pid), way;
+    if (syscall(SYS_rt_tgsigqueueinfo, pid, pid, 0, &si) == 0)
+        return snprintf(way, sizeof way, "rt_tgsigqueueinfo(%d, %d, 0)", pid, pid), way;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        long r = syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0);
+        close(pfd);
+        if (r == 0)
+            return snprintf(way, sizeof way, "pidfd_send_signal(pidfd of %d, 0)", pid), way;
+    }
+    return NULL;
+}
+
 /* 0 if this process may read `pid`'s memory or take its descriptors (ptrace's
- * attach permission), or, standing in the host's PID namespace, signal it (kill's
- * permission: the same uid, or CAP_KILL; Landlock's signal scope refuses it), naming
+ * attach permission), or, standing in the host's PID namespace, signal it by any call
+ * (signal_way; kill's permission: the same uid, or CAP_KILL; Landlock's signal scope refuses it), naming
  * how in `how`; else the errno of the refusal. Each way changes nothing in the
  * target: a read, a duplicate of a descriptor closed at once, a seize that ends when
  * this check's child exits, signal 0 (the permission checked, nothing sent). */
@@ -135,9 +172,12 @@ static int touch_process(int pid, char *how, size_t n)
         snprintf(how, n, "ptrace(PTRACE_SEIZE) attached to pid %d", pid);
         return 0;
     }
-    if (host_pid_ns() && kill(pid, 0) == 0) { /* a host process: the workload may kill it */
-        snprintf(how, n, "kill(%d, 0) allowed: the workload may signal (kill) that host process", pid);
-        return 0;
+    if (host_pid_ns()) { /* a host process: the workload may kill it */
+        const char *way = signal_way(pid);
+        if (way) {
+            snprintf(how, n, "%s allowed: the workload may signal (kill) that host process", way);
+            return 0;
+        }
     }
     return e;
 }

@@ -242,6 +242,7 @@ WAY_MUTANTS = {
     "a read-only mount remounted": ("-userns-sysadmin",),
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
+    "pidfd_send_signal, tkill, ": ("-signal-pidfd",),
     "a widened argument: ": ("-hibits",),
 }
 

@@ -265,6 +265,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-host-pid": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-proc-access"},
     # The host's PID namespace, Landlock's signal scope off: every host process signalled.
     "landlock-host-pid": {"privilege_floor": "priv-proc-access"},
+    # The same, behind a deny-list of kill, tkill, tgkill, rt_sigqueueinfo and
+    # rt_tgsigqueueinfo: pidfd_send_signal signals every host process all the same.
+    "landlock-signal-pidfd": {"privilege_floor": "priv-proc-access"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
     # Looser than the policy it declares (issue 25): a read-only grant the policy does
     # not have, a writable folder it has none for, another starting user.

@@ -61,6 +61,27 @@ def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
     assert "kill(" in row["detail"] and "may signal (kill) that host process" in row["detail"]
 
 
+SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+
+
+def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_process: int) -> None:
+    """landlock-signal-pidfd's shape: the older signalling calls refused by seccomp,
+    pidfd_send_signal (5.1) not: the same permission, taken by that call."""
+    deny = tuple(a for call in SIGNALLING for a in ("--deny", call))
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    assert row["outcome"] == "escaped", row
+    assert "pidfd_send_signal(pidfd of " in row["detail"], row
+
+
+def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
+    open_folder: Path, host_process: int
+) -> None:
+    """Its twin: pidfd_send_signal refused too, nothing signals a host process."""
+    deny = tuple(a for call in (*SIGNALLING, "pidfd_send_signal") for a in ("--deny", call))
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    assert row["outcome"] == "blocked", row
+
+
 def test_the_references_signal_scope_keeps_host_processes_out(
     open_folder: Path, host_process: int
 ) -> None:
