@@ -282,6 +282,7 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
     ),
     "pty": _c(
         "fs-inherited-fds",
+        "priv-held-tty",
         reason="a pseudo-terminal's master: what it writes, the process reading its terminal"
         " takes as typed (a host root shell runs it); its terminal is placed by its devpts"
         " (TIOCGPTPEER's O_PATH handle, nothing written), and one the sandbox's own devpts"

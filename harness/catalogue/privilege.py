@@ -206,6 +206,21 @@ ROWS: tuple[Row, ...] = (
     ),
     _priv(
         _ROOT,
+        "a host process's input: a terminal it reads",
+        (),
+        checks=("priv-held-tty",),
+        target="each pty master held at start, by its terminal's devpts (TIOCGPTPEER's O_PATH"
+        " handle); the controlling terminal, by its session and devpts; nothing written,"
+        " nothing typed",
+        ways=(
+            "a held pty master: what it writes, the process reading its terminal (a host root"
+            " shell) takes as typed",
+            "the controlling terminal of a host session: TIOCSTI types into its input"
+            " (CVE-2017-5226)",
+        ),
+    ),
+    _priv(
+        _ROOT,
         "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock",
         (
             "kexec_load",

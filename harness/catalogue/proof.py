@@ -172,6 +172,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-pid",
         "landlock-signal-pidfd",
     ),
+    _PRIV + "a host process's input: a terminal it reads": (
+        "bwrap-held-pty",
+        "bwrap-tty-session",
+    ),
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
     ),

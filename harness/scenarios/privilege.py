@@ -346,6 +346,30 @@ PRIVILEGE = Scenario(
                 "the workload's user and namespaces is therefore not counted as reached."
             ),
         ),
+        # A terminal is handed in only where a launcher leaks one: nothing for the host
+        # runtime to hold, so nothing to control.
+        Check(
+            "priv-held-tty",
+            "no pty master held at start of a terminal outside the sandbox (what it writes, the"
+            " process reading that terminal, a host shell, runs as typed), nor a controlling"
+            " terminal of a host session TIOCSTI types into",
+            control=Control.NONE,
+            rule=Rule.TERMINAL,
+            how=(
+                "Each descriptor held at start (as `fs-inherited-fds` records them) that is a "
+                "pseudo-terminal's master (char 5:2, not `O_PATH`): its terminal, the slave, "
+                "opened by `TIOCGPTPEER` as an `O_PATH` handle, nothing opened for reading or "
+                "writing; its device (the devpts it lies in) and the mount that shows it, as "
+                "`evidence.held_files` rows of kind `pty`; and the controlling terminal "
+                "(`evidence.ctty`, as `fs-inherited-fds` reports it). harness places each as "
+                "`fs-inherited-fds` does: a master of a terminal on a devpts the host mounts, or "
+                "one the sandbox does not, is escaped (a process outside reads what is written "
+                "there as typed: a host root shell runs it with every capability the workload "
+                "lacks); a controlling terminal of a host session is escaped where TIOCSTI types "
+                "(`dev.tty.legacy_tiocsti`, CAP_SYS_ADMIN). Nothing is written, nothing typed. "
+                "An error where a master's terminal cannot be placed."
+            ),
+        ),
         _as_root(
             "priv-root-kernel",
             "reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm, bpf,"

@@ -405,9 +405,15 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # In a connection waiting on the launcher's leaked unix listener.
     "bwrap-held-listener": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks the master of a host terminal a host process reads.
-    "bwrap-held-pty": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-held-pty": {
+        "filesystem_confinement": "fs-inherited-fds",
+        "privilege_floor": "priv-held-tty",  # a host root shell's input, typed into
+    },
     # bwrap without --new-session from a shell on a terminal: TIOCSTI types into it.
-    "bwrap-tty-session": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-tty-session": {
+        "filesystem_confinement": "fs-inherited-fds",
+        "privilege_floor": "priv-held-tty",  # a host root shell's input, typed into
+    },
     # A launcher that leaks a root-owned file of mode 0444 of a read-only grant, opened on
     # its read-write view: its owner changes its mode through the descriptor.
     "bwrap-held-token": {"filesystem_confinement": "fs-inherited-fds"},
