@@ -201,6 +201,8 @@ ROWS: tuple[Row, ...] = (
             "kill(pid, 0): a host process signalled, standing in the host's PID namespace",
             "pidfd_send_signal, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo (signal 0):"
             " the same signal by each other call, where a deny-list refuses kill",
+            "/proc/<pid>/mem: the same memory as a file, opened by ptrace's permission alone"
+            " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
         ),
         target="every visible process not the sandbox's own (the decoy)",
     ),

@@ -171,6 +171,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "runc-host-pid",
         "landlock-host-pid",
         "landlock-signal-pidfd",
+        "bwrap-proc-mem",
     ),
     _PRIV + "a host process's input: a terminal it reads": (
         "bwrap-held-pty",

@@ -154,6 +154,16 @@ static int touch_process(int pid, char *how, size_t n)
         return 0;
     }
     int e = errno;
+    /* The same memory as a file: /proc/<pid>/mem opens by ptrace's attach permission
+     * alone (a filter of the calls above sees only an open and a read). */
+    snprintf(p, sizeof p, "/proc/%d/mem", pid);
+    int mem = open(p, O_RDONLY | O_CLOEXEC);
+    if (mem >= 0) {
+        k = pread(mem, b, sizeof b, (off_t)addr);
+        close(mem);
+        snprintf(how, n, "/proc/%d/mem opened for reading%s", pid, k > 0 ? ": read its memory" : "");
+        return 0;
+    }
     int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd >= 0) {
         for (int fd = 0; fd < 3; fd++) {

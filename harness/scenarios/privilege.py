@@ -317,13 +317,16 @@ PRIVILEGE = Scenario(
         ),
         Check(
             "priv-proc-access",
-            "process_vm_readv, pidfd_getfd, ptrace on every visible process not the check's"
+            "process_vm_readv, /proc/<pid>/mem, pidfd_getfd, ptrace, signal 0 on every visible"
+            " process not the check's"
             " own, as started and as the unprivileged uid (the filesystem fixture's decoy)",
             rule=Rule.ROOT,
             how=(
                 "Every visible process but the check's own and its ancestors (kernel threads and "
                 "zombies left out), as started and then as the unprivileged uid: "
                 "`process_vm_readv` of its first mapping (`EFAULT` counts: the kernel allowed it), "
+                "`/proc/<pid>/mem` opened for reading (ptrace's permission; an open and a read, "
+                "which no filter of the calls sees) and read there, "
                 "`pidfd_getfd` of descriptor 0 to 2 (`EBADF` counts likewise), `PTRACE_SEIZE` "
                 "(ended by the check's exit), and, where the check stands in the host's PID "
                 "namespace (the kernel's first), signal 0 by every call that signals by number or "

@@ -243,6 +243,7 @@ WAY_MUTANTS = {
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),
+    "/proc/<pid>/mem: ": ("-proc-mem",),
     "a held pty master: ": ("-held-pty",),
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),

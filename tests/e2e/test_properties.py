@@ -268,6 +268,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The same, behind a deny-list of kill, tkill, tgkill, rt_sigqueueinfo and
     # rt_tgsigqueueinfo: pidfd_send_signal signals every host process all the same.
     "landlock-signal-pidfd": {"privilege_floor": "priv-proc-access"},
+    # The host's PID namespace as a uid a host service has, behind a filter of every call
+    # that reaches another process: /proc/<pid>/mem reads that service's memory.
+    "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
     # Looser than the policy it declares (issue 25): a read-only grant the policy does
     # not have, a writable folder it has none for, another starting user.

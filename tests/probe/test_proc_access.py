@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,3 +100,30 @@ def test_another_pid_namespaces_proc_names_no_process_here(open_folder: Path) ->
     row = _row(runnable_copy(open_folder), *launcher, confine=("--unscoped",))
     assert row["outcome"] == "blocked", row
     assert row["detail"].startswith("/proc shows another PID namespace's processes"), row
+
+
+MUTANT = Path(__file__).resolve().parents[2] / "scripts" / "mutant-sandbox"
+
+
+def _sandboxed(probe: Path, mode: str, allowed: Path) -> dict:
+    argv = [str(MUTANT), mode, str(allowed), str(probe), "run", "--tag", "t", "privilege-floor"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    found = [r for r in rows if r.get("id") == "priv-proc-access"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap")
+def test_proc_pid_mem_reads_a_host_service_behind_a_filter_of_the_calls(
+    open_folder: Path, tmp_path: Path
+) -> None:
+    """bwrap-proc-mem: every call that reaches another process refused by seccomp, no PID
+    namespace, the uid of a host service: /proc/<pid>/mem opens all the same. In a PID
+    namespace of its own (the twin) no host process is in view."""
+    tmp_path.chmod(0o777)
+    row = _sandboxed(runnable_copy(open_folder), "proc-mem", tmp_path)
+    assert row["outcome"] == "escaped", row
+    assert "/mem opened for reading" in row["detail"], row
+    twin = _sandboxed(runnable_copy(open_folder), "proc-mem-twin", tmp_path)
+    assert twin["outcome"] == "blocked", twin
