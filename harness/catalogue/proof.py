@@ -25,6 +25,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unhandled-write-file",
         "colocated-rw-etc",
         "bwrap-userns-sysadmin",
+        "bwrap-userns-mount-setattr",
         "bwrap-hardlink-seed",
     ),
     _FS + "TRUNCATE: cut a file": ("landlock-unhandled-truncate",),

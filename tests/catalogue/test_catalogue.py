@@ -240,6 +240,7 @@ WAY_MUTANTS = {
     "harness's decoys": ("-remove-leaf", "-truncate-bin", "-rmdir-unlisted"),
     "clone3(CLONE_INTO_CGROUP): ": ("-clone3",),
     "a read-only mount remounted": ("-userns-sysadmin",),
+    "mount_setattr: ": ("-mount-setattr",),
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),
