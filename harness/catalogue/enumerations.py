@@ -303,7 +303,7 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
         " a channel like ipc-posix-mq's that harness does not aim at its canary"
     ),
     "ns": _c("fs-inherited-fds", "held-fds"),
-    "anon_inode:[pidfd]": _c("fs-inherited-fds", "held-fds"),
+    "anon_inode:[pidfd]": _c("fs-inherited-fds", "held-fds", "priv-proc-access"),
     "anon_inode:[io_uring]": _c(
         "fs-inherited-fds",
         reason="each personality registered on it runs a request with the credentials that"

@@ -203,6 +203,8 @@ ROWS: tuple[Row, ...] = (
             " the same signal by each other call, where a deny-list refuses kill",
             "/proc/<pid>/mem: the same memory as a file, opened by ptrace's permission alone"
             " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
+            "a held pidfd: pidfd_getfd through a pidfd held at start of a process outside its PID"
+            " namespace (no number names it there; ptrace's permission alone is asked)",
         ),
         target="every visible process not the sandbox's own (the decoy)",
     ),

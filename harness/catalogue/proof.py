@@ -173,6 +173,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-pid",
         "landlock-signal-pidfd",
         "bwrap-proc-mem",
+        "bwrap-held-pidfd",
     ),
     _PRIV + "a host process's input: a terminal it reads": (
         "bwrap-held-pty",

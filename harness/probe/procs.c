@@ -269,28 +269,72 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
     return -1;
 }
 
+/* A pidfd held at start of a process outside this PID namespace (its fdinfo's Pid is
+ * 0: no number names it here; one in it is reach_processes'): a launcher's, of a
+ * sidecar. pidfd_getfd asks ptrace's permission alone, no PID namespace, so its
+ * descriptors are taken through it (EBADF counts: allowed, no such descriptor). 0 if
+ * one was taken; the pidfds tried count in *held. */
+static int reach_held_pidfds(int *held, int *e, char *how, size_t n)
+{
+    const int *fds;
+    int more, k = held_list(&fds, &more);
+    for (int i = 0; i < k; i++) {
+        char link[32], p[64], info[512];
+        if (fd_kind(fds[i], link, sizeof link) != FK_pidfd)
+            continue;
+        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fds[i]);
+        ssize_t len = read_file(p, info, sizeof info - 1);
+        info[len > 0 ? len : 0] = '\0';
+        const char *pid = strstr(info, "\nPid:");
+        if (pid == NULL || atoi(pid + 5) != 0)
+            continue; /* in this namespace (the scan's), gone (-1), or unknown */
+        (*held)++;
+        for (int fd = 0; fd < 3; fd++) {
+            int got = (int)syscall(SYS_pidfd_getfd, fds[i], fd, 0);
+            if (got >= 0 || errno == EBADF) {
+                if (got >= 0)
+                    close(got);
+                snprintf(how, n, "pidfd_getfd through the pidfd held at descriptor %d (a process outside its"
+                         " PID namespace) took its descriptor %d", fds[i], fd);
+                return 0;
+            }
+            if (errno != ESRCH)
+                *e = errno;
+        }
+    }
+    return -1;
+}
+
 /* Another process's memory and descriptors: as started, then as the
  * unprivileged uid (the decoy's owner). */
 void chk_priv_proc_access(void)
 {
-    char how[160];
-    int seen = 0, peers = 0, e = 0;
-    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
+    char how[200];
+    int seen = 0, peers = 0, e = 0, held = 0;
+    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 || reach_held_pidfds(&held, &e, how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
-    if (!proc_is_ours())
+    if (!proc_is_ours()) {
+        if (geteuid() == 0) {
+            drop_privs();
+            if (reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+                outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
+        }
         outcome(OC_BLOCKED, 0, "/proc shows another PID namespace's processes: none of its numbers"
                 " names a process here, so none is reached by one");
-    int first = seen, first_peers = peers;
+    }
+    int first = seen, first_peers = peers, first_held = held;
     if (geteuid() == 0) {
         drop_privs();
-        if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
+        if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
+            reach_held_pidfds(&held, &e, how, sizeof how) == 0)
             outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
     }
     ev_int("processes", first);
     ev_int("own_kind", first_peers);
+    ev_int("held_pidfds", first_held);
     if (!first)
-        outcome(OC_BLOCKED, ESRCH, "no process but this check's own (and its ancestors, and %d of its"
-                " own kind) visible", first_peers);
+        outcome(OC_BLOCKED, first_held ? e : ESRCH, "no process but this check's own (and its ancestors, and %d of"
+                " its own kind) visible, %d pidfd(s) held of processes outside refused", first_peers, first_held);
     outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused", first);
 }
 

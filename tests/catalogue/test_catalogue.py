@@ -245,6 +245,7 @@ WAY_MUTANTS = {
     "kill(pid, 0): ": ("-host-pid",),
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),
     "/proc/<pid>/mem: ": ("-proc-mem",),
+    "a held pidfd: ": ("-held-pidfd",),
     "a held pty master: ": ("-held-pty",),
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),

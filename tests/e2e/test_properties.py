@@ -271,6 +271,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The host's PID namespace as a uid a host service has, behind a filter of every call
     # that reaches another process: /proc/<pid>/mem reads that service's memory.
     "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
+    # local.toml's bwrap handed a pidfd of a host sidecar of uid 65534: its descriptors
+    # taken through it from a PID namespace of its own.
+    "bwrap-held-pidfd": {"privilege_floor": "priv-proc-access"},
     # bwrap-userns-sysadmin behind a deny-list of mount(2) and umount2(2): mount_setattr
     # makes the read-only grant's mount read-write all the same.
     "bwrap-userns-mount-setattr": {"filesystem_confinement": "fs-write-read-only"},

@@ -127,3 +127,41 @@ def test_proc_pid_mem_reads_a_host_service_behind_a_filter_of_the_calls(
     assert "/mem opened for reading" in row["detail"], row
     twin = _sandboxed(runnable_copy(open_folder), "proc-mem-twin", tmp_path)
     assert twin["outcome"] == "blocked", twin
+
+
+def _holding_pidfd(probe: Path, *, as_nobody: bool) -> dict:
+    """priv-proc-access's line in a PID namespace of its own (unshare --pid --fork
+    --mount-proc), root keeping CAP_SETUID and CAP_SETGID alone (local.toml's bwrap),
+    handed a pidfd of a host sleeper: nobody's with no capability, or root's."""
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    drop += ["--bounding-set=-all"]
+    sleeper = subprocess.Popen([*(drop if as_nobody else []), "sleep", "120"], cwd="/")
+    try:
+        pidfd = os.pidfd_open(sleeper.pid)
+        try:
+            argv = ["unshare", "--pid", "--fork", "--mount-proc", "--", "setpriv"]
+            argv += ["--bounding-set=-all,+setuid,+setgid", str(probe), "run"]
+            argv += ["--tag", "t", "privilege-floor"]
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=120, pass_fds=(pidfd,)
+            )
+        finally:
+            os.close(pidfd)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    found = [r for r in rows if r.get("id") == "priv-proc-access"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+def test_a_held_pidfd_of_a_host_process_is_a_way_to_its_descriptors(open_folder: Path) -> None:
+    """bwrap-held-pidfd's shape: no host process is in view, but a pidfd held at start
+    names one; as its uid, pidfd_getfd takes its descriptors. Of root's, nothing."""
+    row = _holding_pidfd(runnable_copy(open_folder), as_nobody=True)
+    assert row["outcome"] == "escaped", row
+    assert "pidfd_getfd through the pidfd held at descriptor" in row["detail"], row
+    twin = _holding_pidfd(runnable_copy(open_folder), as_nobody=False)
+    assert twin["outcome"] == "blocked", twin
+    assert twin["evidence"]["held_pidfds"] == 1, twin
