@@ -282,6 +282,7 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
     ),
     "pty": _c(
         "fs-inherited-fds",
+        "priv-held-tty",
         reason="a pseudo-terminal's master: what it writes, the process reading its terminal"
         " takes as typed (a host root shell runs it); its terminal is placed by its devpts"
         " (TIOCGPTPEER's O_PATH handle, nothing written), and one the sandbox's own devpts"
@@ -302,7 +303,7 @@ DESCRIPTOR_KINDS: dict[str, Member] = {
         " a channel like ipc-posix-mq's that harness does not aim at its canary"
     ),
     "ns": _c("fs-inherited-fds", "held-fds"),
-    "anon_inode:[pidfd]": _c("fs-inherited-fds", "held-fds"),
+    "anon_inode:[pidfd]": _c("fs-inherited-fds", "held-fds", "priv-proc-access"),
     "anon_inode:[io_uring]": _c(
         "fs-inherited-fds",
         reason="each personality registered on it runs a request with the credentials that"

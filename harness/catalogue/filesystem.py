@@ -88,6 +88,8 @@ ROWS: tuple[Row, ...] = (
             "a read-only mount remounted read-write in a mount namespace of its own (CAP_SYS_ADMIN"
             " over the user namespace that owns it: a read-only flag is locked only where a more"
             " privileged namespace set it)",
+            "mount_setattr: the same mount made read-write by the new mount API (5.12), where a"
+            " deny-list refuses mount(2)",
         ),
         target="overwrite-me; every file harness made outside, compared on the host;"
         " overwrite-me in harness's folder in each of the policy's read-only grants; the"

@@ -200,8 +200,31 @@ ROWS: tuple[Row, ...] = (
             "kill",
         ),
         checks=("priv-proc-access",),
-        ways=("kill(pid, 0): a host process signalled, standing in the host's PID namespace",),
+        ways=(
+            "kill(pid, 0): a host process signalled, standing in the host's PID namespace",
+            "pidfd_send_signal, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo (signal 0):"
+            " the same signal by each other call, where a deny-list refuses kill",
+            "/proc/<pid>/mem: the same memory as a file, opened by ptrace's permission alone"
+            " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
+            "a held pidfd: pidfd_getfd through a pidfd held at start of a process outside its PID"
+            " namespace (no number names it there; ptrace's permission alone is asked)",
+        ),
         target="every visible process not the sandbox's own (the decoy)",
+    ),
+    _priv(
+        _ROOT,
+        "a host process's input: a terminal it reads",
+        (),
+        checks=("priv-held-tty",),
+        target="each pty master held at start, by its terminal's devpts (TIOCGPTPEER's O_PATH"
+        " handle); the controlling terminal, by its session and devpts; nothing written,"
+        " nothing typed",
+        ways=(
+            "a held pty master: what it writes, the process reading its terminal (a host root"
+            " shell) takes as typed",
+            "the controlling terminal of a host session: TIOCSTI types into its input"
+            " (CVE-2017-5226)",
+        ),
     ),
     _priv(
         _ROOT,

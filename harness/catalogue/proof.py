@@ -25,6 +25,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unhandled-write-file",
         "colocated-rw-etc",
         "bwrap-userns-sysadmin",
+        "bwrap-userns-mount-setattr",
         "bwrap-hardlink-seed",
     ),
     _FS + "TRUNCATE: cut a file": ("landlock-unhandled-truncate",),
@@ -179,7 +180,17 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin",),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
-    _PRIV + "other processes' memory and descriptors": ("runc-host-pid", "landlock-host-pid"),
+    _PRIV + "other processes' memory and descriptors": (
+        "runc-host-pid",
+        "landlock-host-pid",
+        "landlock-signal-pidfd",
+        "bwrap-proc-mem",
+        "bwrap-held-pidfd",
+    ),
+    _PRIV + "a host process's input: a terminal it reads": (
+        "bwrap-held-pty",
+        "bwrap-tty-session",
+    ),
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
     ),

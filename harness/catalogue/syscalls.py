@@ -84,7 +84,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "rseq",
     ),
     "the workload's own processes, threads and signals (a signal to a host process needs"
-    " its pid namespace: priv-proc-access's kill(pid, 0) where it stands in the host's)": (
+    " its pid namespace: priv-proc-access's signal 0, by kill and each other call that signals"
+    " by number or pidfd, where it stands in the host's)": (
         "fork",
         "vfork",
         "exit",

@@ -170,6 +170,19 @@ def _held(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     return Outcome(judged[0], None, judged[1], check.elapsed_ms)
 
 
+def _terminal(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
+    """The pty masters held at start and the controlling terminal (priv-held-tty's
+    `held_files` and `ctty`), placed as fs-inherited-fds places them: one a process
+    outside the sandbox reads (a host shell) takes what the workload types as its own
+    input, with that process's credentials."""
+    if check.outcome != CheckOutcome.BLOCKED:
+        return _reported(check)
+    judged = judge_held(check.evidence, ctx.evidence, ctx.record.host_kernel)
+    if judged is None:
+        return _reported(check)
+    return Outcome(judged[0], None, judged[1], check.elapsed_ms)
+
+
 def _write(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
     """Escaped only if the host sees the change the check's `host_fact` names."""
     if not declared.host_fact:
@@ -250,6 +263,7 @@ RULES: dict[Rule, Apply] = {
     Rule.ARRIVAL: _arrival,
     Rule.READ: _read,
     Rule.HELD: _held,
+    Rule.TERMINAL: _terminal,
     Rule.WRITE: _write,
     Rule.MOUNTS: _mounts,
     Rule.WRITE_REACH: _write_reach,

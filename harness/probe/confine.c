@@ -21,7 +21,8 @@
  * FS_IOC_FSSETXATTR and FS_IOC_SETVERSION, or `fsxattr` or `setversion`: that one
  * alone; io_uring_enter and
  * io_uring_register, a held ring's calls, io_uring_setup refused; or `sqpoll`,
- * io_uring_setup alone).
+ * io_uring_setup alone), `--deny CALL` a call refused besides (a hand-written deny-list's
+ * entries, the mutant's missing one).
  * `--user` and `--group` (a number or a name of /etc/passwd and /etc/group) are who
  * the command runs as, with no supplementary group; `--skip-missing` passes over a
  * path this host lacks (a policy's, written for another image). harness derives
@@ -195,6 +196,32 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
 
+/* The calls a mutant's `--deny CALL` refuses outright (EPERM), on top of the rest: a
+ * hand-written deny-list of an operator's, which may leave one way out (the
+ * signalling calls less pidfd_send_signal, the memory calls less /proc/<pid>/mem). */
+static const struct { const char *name; long nr; } deny_names[] = {
+    { "kill", SYS_kill },
+    { "tkill", SYS_tkill },
+    { "tgkill", SYS_tgkill },
+    { "rt_sigqueueinfo", SYS_rt_sigqueueinfo },
+    { "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo },
+    { "pidfd_send_signal", 424 },
+    { "ptrace", SYS_ptrace },
+    { "process_vm_readv", SYS_process_vm_readv },
+    { "process_vm_writev", SYS_process_vm_writev },
+    { "pidfd_getfd", 438 },
+};
+#define MAX_DENY 10
+
+static long deny_nr(const char *name)
+{
+    for (size_t i = 0; i < sizeof deny_names / sizeof deny_names[0]; i++)
+        if (!strcmp(deny_names[i].name, name))
+            return deny_names[i].nr;
+    fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
+             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd)", name);
+}
+
 static int meta_family(const char *name)
 {
     for (size_t i = 0; i < N_FAMILIES; i++)
@@ -208,9 +235,9 @@ static int meta_family(const char *name)
  * `any_arch` (a mutant's mistake: numbers matched whatever the entry, so i386's
  * chmod, 15, is no x86_64 chmod, 90, and goes through). */
 static void metadata_filter(const int *unfiltered, int any_arch, const char *i386_open,
-                            const char *fd_open)
+                            const char *fd_open, const long *deny, int ndeny)
 {
-    struct sock_filter f[160];
+    struct sock_filter f[180];
     unsigned n = 0;
     if (!any_arch) {
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -268,6 +295,10 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    for (int i = 0; i < ndeny; i++) {
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)deny[i], 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    }
     for (size_t i = 0; i < N_FAMILIES; i++)
         for (int k = 0; k < 8 && !unfiltered[i]; k++)
             if (meta_calls[i].nr[k] >= 0 && !fd_only(fd_open, meta_calls[i].nr[k])) {
@@ -387,7 +418,8 @@ void confine_main(int argc, char **argv)
     uint64_t rights[MAX_RULES];
     int n = 0, i = 2, unfiltered[N_FAMILIES + 1] = { 0 }, any_arch = 0, unscoped = 0;
     const char *i386_open = NULL, *fd_open = NULL, *user = NULL, *group = NULL;
-    int skip_missing = 0;
+    int skip_missing = 0, ndeny = 0;
+    long deny[MAX_DENY];
     uint64_t unhandled = 0;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--user")) {
@@ -420,6 +452,12 @@ void confine_main(int argc, char **argv)
                          " fsxattr, setversion, io_uring, sqpoll)", fd_open);
             continue;
         }
+        if (i + 1 < argc && !strcmp(argv[i], "--deny")) {
+            if (ndeny == MAX_DENY)
+                fatal(2, "confine: --deny: at most %d calls", MAX_DENY);
+            deny[ndeny++] = deny_nr(argv[++i]);
+            continue;
+        }
         if (!strcmp(argv[i], "--any-arch")) {
             any_arch = 1;
             continue;
@@ -437,7 +475,7 @@ void confine_main(int argc, char **argv)
             fatal(2, "usage: probe confine [--read PATH]... [--data PATH]... [--write PATH]..."
                      " [--skip-missing] [--user USER] [--group GROUP]"
                      " [--unhandled RIGHT]... [--unfiltered FAMILY]... [--any-arch] [--unscoped] [--i386-open FAMILY]"
-                     " [--fd-open FAMILY]"
+                     " [--fd-open FAMILY] [--deny CALL]..."
                      " -- COMMAND...");
         if (skip_missing && access(argv[i + 1], F_OK) != 0 && errno == ENOENT) {
             i++; /* a policy's path this host lacks: nothing there to allow */
@@ -464,7 +502,7 @@ void confine_main(int argc, char **argv)
     docker_capabilities();
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         fatal(2, "confine: no_new_privs: %s", strerror(errno));
-    metadata_filter(unfiltered, any_arch, i386_open, fd_open);
+    metadata_filter(unfiltered, any_arch, i386_open, fd_open, deny, ndeny);
     if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         fatal(2, "confine: landlock_restrict_self: %s", strerror(errno));
     close(ruleset);

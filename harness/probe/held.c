@@ -352,6 +352,29 @@ static void held_files(void)
     held_ctty(have_mounts ? held_mount : NULL);
 }
 
+/* Scenario "privilege" (priv-held-tty): the pty masters held at start, each its
+ * terminal's row, and the controlling terminal, as held_files reports them: a host
+ * process reads what goes into either as typed (a root shell runs it), beyond every
+ * capability and filter the workload holds. Nothing is written, nothing typed. */
+void chk_priv_held_tty(void)
+{
+    int have_mounts = read_mounts() == 0, ptys = 0;
+    bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
+    for (int i = 0; i < g_nheld; i++) {
+        char label[16], link[16];
+        int flags = fcntl(g_held[i], F_GETFL);
+        snprintf(label, sizeof label, "%d", g_held[i]);
+        if (flags >= 0 && !(flags & O_PATH) && fd_kind(g_held[i], link, sizeof link) == FK_pty && ++ptys)
+            held_pty_row(g_held[i], label, (flags & O_ACCMODE) == O_RDONLY ? "r" : "rw", have_mounts);
+    }
+    bput(&g_ev, "],\"held_changed\":[]");
+    held_ctty(have_mounts ? held_mount : NULL);
+    ev_kernel();
+    if (g_pty_unplaced[0])
+        fail(0, "the pty master held at descriptor %s: its terminal could not be placed", g_pty_unplaced);
+    outcome(OC_BLOCKED, 0, "%d pty master(s) among %d descriptors held at start", ptys, g_nheld);
+}
+
 static char g_kinds[512], g_unjudged[256], g_pipe_out[32];
 static size_t g_kn, g_un;
 static void held_route(int n, const char *label, int depth);

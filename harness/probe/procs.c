@@ -97,9 +97,46 @@ static int proc_is_ours(void)
     return k > 0 && (self[k] = '\0', atoi(self) == getpid());
 }
 
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/* The first way, of every call that signals a process by its number or a pidfd, the
+ * kernel lets signal 0 through to `pid` (the permission checked, nothing sent): kill,
+ * tkill and tgkill of its main thread, rt_sigqueueinfo and rt_tgsigqueueinfo (a
+ * si_code of SI_QUEUE, as sigqueue sends), pidfd_send_signal. A deny-list that
+ * refuses some of them (seccomp) leaves the others the same permission. NULL if none. */
+static const char *signal_way(int pid)
+{
+    static char way[64];
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    if (kill(pid, 0) == 0)
+        return snprintf(way, sizeof way, "kill(%d, 0)", pid), way;
+    if (syscall(SYS_tkill, pid, 0) == 0)
+        return snprintf(way, sizeof way, "tkill(%d, 0)", pid), way;
+    if (syscall(SYS_tgkill, pid, pid, 0) == 0)
+        return snprintf(way, sizeof way, "tgkill(%d, %d, 0)", pid, pid), way;
+    if (syscall(SYS_rt_sigqueueinfo, pid, 0, &si) == 0)
+        return snprintf(way, sizeof way, "rt_sigqueueinfo(%d, 0)", pid), way;
+    if (syscall(SYS_rt_tgsigqueueinfo, pid, pid, 0, &si) == 0)
+        return snprintf(way, sizeof way, "rt_tgsigqueueinfo(%d, %d, 0)", pid, pid), way;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        long r = syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0);
+        close(pfd);
+        if (r == 0)
+            return snprintf(way, sizeof way, "pidfd_send_signal(pidfd of %d, 0)", pid), way;
+    }
+    return NULL;
+}
+
 /* 0 if this process may read `pid`'s memory or take its descriptors (ptrace's
- * attach permission), or, standing in the host's PID namespace, signal it (kill's
- * permission: the same uid, or CAP_KILL; Landlock's signal scope refuses it), naming
+ * attach permission), or, standing in the host's PID namespace, signal it by any call
+ * (signal_way; kill's permission: the same uid, or CAP_KILL; Landlock's signal scope refuses it), naming
  * how in `how`; else the errno of the refusal. Each way changes nothing in the
  * target: a read, a duplicate of a descriptor closed at once, a seize that ends when
  * this check's child exits, signal 0 (the permission checked, nothing sent). */
@@ -117,6 +154,16 @@ static int touch_process(int pid, char *how, size_t n)
         return 0;
     }
     int e = errno;
+    /* The same memory as a file: /proc/<pid>/mem opens by ptrace's attach permission
+     * alone (a filter of the calls above sees only an open and a read). */
+    snprintf(p, sizeof p, "/proc/%d/mem", pid);
+    int mem = open(p, O_RDONLY | O_CLOEXEC);
+    if (mem >= 0) {
+        k = pread(mem, b, sizeof b, (off_t)addr);
+        close(mem);
+        snprintf(how, n, "/proc/%d/mem opened for reading%s", pid, k > 0 ? ": read its memory" : "");
+        return 0;
+    }
     int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd >= 0) {
         for (int fd = 0; fd < 3; fd++) {
@@ -135,9 +182,12 @@ static int touch_process(int pid, char *how, size_t n)
         snprintf(how, n, "ptrace(PTRACE_SEIZE) attached to pid %d", pid);
         return 0;
     }
-    if (host_pid_ns() && kill(pid, 0) == 0) { /* a host process: the workload may kill it */
-        snprintf(how, n, "kill(%d, 0) allowed: the workload may signal (kill) that host process", pid);
-        return 0;
+    if (host_pid_ns()) { /* a host process: the workload may kill it */
+        const char *way = signal_way(pid);
+        if (way) {
+            snprintf(how, n, "%s allowed: the workload may signal (kill) that host process", way);
+            return 0;
+        }
     }
     return e;
 }
@@ -219,28 +269,72 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
     return -1;
 }
 
+/* A pidfd held at start of a process outside this PID namespace (its fdinfo's Pid is
+ * 0: no number names it here; one in it is reach_processes'): a launcher's, of a
+ * sidecar. pidfd_getfd asks ptrace's permission alone, no PID namespace, so its
+ * descriptors are taken through it (EBADF counts: allowed, no such descriptor). 0 if
+ * one was taken; the pidfds tried count in *held. */
+static int reach_held_pidfds(int *held, int *e, char *how, size_t n)
+{
+    const int *fds;
+    int more, k = held_list(&fds, &more);
+    for (int i = 0; i < k; i++) {
+        char link[32], p[64], info[512];
+        if (fd_kind(fds[i], link, sizeof link) != FK_pidfd)
+            continue;
+        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fds[i]);
+        ssize_t len = read_file(p, info, sizeof info - 1);
+        info[len > 0 ? len : 0] = '\0';
+        const char *pid = strstr(info, "\nPid:");
+        if (pid == NULL || atoi(pid + 5) != 0)
+            continue; /* in this namespace (the scan's), gone (-1), or unknown */
+        (*held)++;
+        for (int fd = 0; fd < 3; fd++) {
+            int got = (int)syscall(SYS_pidfd_getfd, fds[i], fd, 0);
+            if (got >= 0 || errno == EBADF) {
+                if (got >= 0)
+                    close(got);
+                snprintf(how, n, "pidfd_getfd through the pidfd held at descriptor %d (a process outside its"
+                         " PID namespace) took its descriptor %d", fds[i], fd);
+                return 0;
+            }
+            if (errno != ESRCH)
+                *e = errno;
+        }
+    }
+    return -1;
+}
+
 /* Another process's memory and descriptors: as started, then as the
  * unprivileged uid (the decoy's owner). */
 void chk_priv_proc_access(void)
 {
-    char how[160];
-    int seen = 0, peers = 0, e = 0;
-    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
+    char how[200];
+    int seen = 0, peers = 0, e = 0, held = 0;
+    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 || reach_held_pidfds(&held, &e, how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
-    if (!proc_is_ours())
+    if (!proc_is_ours()) {
+        if (geteuid() == 0) {
+            drop_privs();
+            if (reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+                outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
+        }
         outcome(OC_BLOCKED, 0, "/proc shows another PID namespace's processes: none of its numbers"
                 " names a process here, so none is reached by one");
-    int first = seen, first_peers = peers;
+    }
+    int first = seen, first_peers = peers, first_held = held;
     if (geteuid() == 0) {
         drop_privs();
-        if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0)
+        if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
+            reach_held_pidfds(&held, &e, how, sizeof how) == 0)
             outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
     }
     ev_int("processes", first);
     ev_int("own_kind", first_peers);
+    ev_int("held_pidfds", first_held);
     if (!first)
-        outcome(OC_BLOCKED, ESRCH, "no process but this check's own (and its ancestors, and %d of its"
-                " own kind) visible", first_peers);
+        outcome(OC_BLOCKED, first_held ? e : ESRCH, "no process but this check's own (and its ancestors, and %d of"
+                " its own kind) visible, %d pidfd(s) held of processes outside refused", first_peers, first_held);
     outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused", first);
 }
 

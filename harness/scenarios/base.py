@@ -75,6 +75,7 @@ class Rule(StrEnum):
     MOUNTS = "mounts"  # the mount table the probe saw, judged against the host's
     WRITE_REACH = "write-reach"  # the writes the probe made at each mount, against the grants
     HELD = "held"  # as READ, and each folder or file held at start, against the grants
+    TERMINAL = "terminal"  # each pty master held at start, and the controlling terminal, placed
     CAPS = "caps"  # capabilities as started, judged against the runtime's allowance
     ROOT = "root"  # a root-phase success inside the sandbox's own kernel is blocked
     SENTINEL = "sentinel"  # host-side only: the sentinel unchanged after the cell

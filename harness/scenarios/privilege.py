@@ -320,18 +320,27 @@ PRIVILEGE = Scenario(
         ),
         Check(
             "priv-proc-access",
-            "process_vm_readv, pidfd_getfd, ptrace on every visible process not the check's"
+            "process_vm_readv, /proc/<pid>/mem, pidfd_getfd, ptrace, signal 0 on every visible"
+            " process not the check's"
             " own, as started and as the unprivileged uid (the filesystem fixture's decoy)",
             rule=Rule.ROOT,
             how=(
                 "Every visible process but the check's own and its ancestors (kernel threads and "
                 "zombies left out), as started and then as the unprivileged uid: "
                 "`process_vm_readv` of its first mapping (`EFAULT` counts: the kernel allowed it), "
+                "`/proc/<pid>/mem` opened for reading (ptrace's permission; an open and a read, "
+                "which no filter of the calls sees) and read there, "
                 "`pidfd_getfd` of descriptor 0 to 2 (`EBADF` counts likewise), `PTRACE_SEIZE` "
                 "(ended by the check's exit), and, where the check stands in the host's PID "
-                "namespace (the kernel's first), `kill(pid, 0)`: signal 0 sends nothing, and its "
+                "namespace (the kernel's first), signal 0 by every call that signals by number or "
+                "pidfd: `kill`, `tkill`, `tgkill`, `rt_sigqueueinfo`, `rt_tgsigqueueinfo` "
+                "(`SI_QUEUE`), `pidfd_send_signal` (a seccomp deny-list may refuse some and not "
+                "the others): signal 0 sends nothing, and its "
                 "permission (the same uid, or CAP_KILL; Landlock's signal scope refuses it) is "
-                "the power to kill that host process. The first allowed is the escape. A `/proc` "
+                "the power to kill that host process. And each pidfd held at start of a process "
+                "outside the check's PID namespace (its fdinfo's `Pid:` 0): `pidfd_getfd` of "
+                "descriptor 0 to 2 through it (ptrace's permission alone; `evidence.held_pidfds` "
+                "counts them). The first allowed is the escape, named with its call. A `/proc` "
                 "of another PID namespace (the host's in a sandbox of its own) is `blocked`: "
                 "its numbers name no process here, so no call by number reaches one. In a PID "
                 "namespace of its own a sandbox sees no such process (`ESRCH`); in the host's it "
@@ -343,6 +352,30 @@ PRIVILEGE = Scenario(
                 "cell's probe in the same sandbox, the sandbox's own process run as the "
                 "workload's user; `evidence.own_kind` counts them). A supervisor that shares "
                 "the workload's user and namespaces is therefore not counted as reached."
+            ),
+        ),
+        # A terminal is handed in only where a launcher leaks one: nothing for the host
+        # runtime to hold, so nothing to control.
+        Check(
+            "priv-held-tty",
+            "no pty master held at start of a terminal outside the sandbox (what it writes, the"
+            " process reading that terminal, a host shell, runs as typed), nor a controlling"
+            " terminal of a host session TIOCSTI types into",
+            control=Control.NONE,
+            rule=Rule.TERMINAL,
+            how=(
+                "Each descriptor held at start (as `fs-inherited-fds` records them) that is a "
+                "pseudo-terminal's master (char 5:2, not `O_PATH`): its terminal, the slave, "
+                "opened by `TIOCGPTPEER` as an `O_PATH` handle, nothing opened for reading or "
+                "writing; its device (the devpts it lies in) and the mount that shows it, as "
+                "`evidence.held_files` rows of kind `pty`; and the controlling terminal "
+                "(`evidence.ctty`, as `fs-inherited-fds` reports it). harness places each as "
+                "`fs-inherited-fds` does: a master of a terminal on a devpts the host mounts, or "
+                "one the sandbox does not, is escaped (a process outside reads what is written "
+                "there as typed: a host root shell runs it with every capability the workload "
+                "lacks); a controlling terminal of a host session is escaped where TIOCSTI types "
+                "(`dev.tty.legacy_tiocsti`, CAP_SYS_ADMIN). Nothing is written, nothing typed. "
+                "An error where a master's terminal cannot be placed."
             ),
         ),
         _as_root(

@@ -270,6 +270,18 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "runc-host-pid": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-proc-access"},
     # The host's PID namespace, Landlock's signal scope off: every host process signalled.
     "landlock-host-pid": {"privilege_floor": "priv-proc-access"},
+    # The same, behind a deny-list of kill, tkill, tgkill, rt_sigqueueinfo and
+    # rt_tgsigqueueinfo: pidfd_send_signal signals every host process all the same.
+    "landlock-signal-pidfd": {"privilege_floor": "priv-proc-access"},
+    # The host's PID namespace as a uid a host service has, behind a filter of every call
+    # that reaches another process: /proc/<pid>/mem reads that service's memory.
+    "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
+    # local.toml's bwrap handed a pidfd of a host sidecar of uid 65534: its descriptors
+    # taken through it from a PID namespace of its own.
+    "bwrap-held-pidfd": {"privilege_floor": "priv-proc-access"},
+    # bwrap-userns-sysadmin behind a deny-list of mount(2) and umount2(2): mount_setattr
+    # makes the read-only grant's mount read-write all the same.
+    "bwrap-userns-mount-setattr": {"filesystem_confinement": "fs-write-read-only"},
     "runsc-host-at-host": {"filesystem_confinement": "fs-mounts"},
     # Looser than the policy it declares (issue 25): a read-only grant the policy does
     # not have, a writable folder it has none for, another starting user.
@@ -421,9 +433,15 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # In a connection waiting on the launcher's leaked unix listener.
     "bwrap-held-listener": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks the master of a host terminal a host process reads.
-    "bwrap-held-pty": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-held-pty": {
+        "filesystem_confinement": "fs-inherited-fds",
+        "privilege_floor": "priv-held-tty",  # a host root shell's input, typed into
+    },
     # bwrap without --new-session from a shell on a terminal: TIOCSTI types into it.
-    "bwrap-tty-session": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-tty-session": {
+        "filesystem_confinement": "fs-inherited-fds",
+        "privilege_floor": "priv-held-tty",  # a host root shell's input, typed into
+    },
     # A launcher that leaks a root-owned file of mode 0444 of a read-only grant, opened on
     # its read-write view: its owner changes its mode through the descriptor.
     "bwrap-held-token": {"filesystem_confinement": "fs-inherited-fds"},
@@ -1259,6 +1277,43 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
         json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
     )
     assert line["evidence"]["ring_refused"] == "EPERM", line
+
+
+def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-userns-mount-setattr's correct twin: the same namespaced root keeping
+    CAP_SYS_ADMIN, behind a deny-list that names the new mount API's calls too
+    (mount_setattr, open_tree, move_mount, fsopen, fsconfig, fsmount, fspick): its
+    read-only grants stay read-only, and the verdict is enforced."""
+    require_tool("bwrap")
+    calls = "mount,umount2,pivot_root,open_tree,move_mount,fsopen,fsconfig,fsmount,fspick,"
+    argv = [
+        *(str(ROOT / "scripts" / "mutant-seccomp"), calls + "mount_setattr"),
+        *("bwrap", "--seccomp", "@fd", "--unshare-user", "--uid", "0", "--gid", "0"),
+        *("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session"),
+        *("--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN"),
+        *("--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"),
+        *("--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"),
+        *("--symlink", "usr/lib64", "/lib64", "--ro-bind", "{probe}", "/probe"),
+        *("--bind", "{allowed}", "/workspace", "--ro-bind", "{helpers}", "/helpers"),
+        *("--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--", "/probe", "{args}"),
+    ]
+    policy = ROOT / "policies" / "bwrap-userns-root.yaml"
+    runtime = (
+        f'[runtimes.bwrap-userns-mount-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/workspace"\nhelpers_inside = "/helpers"\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[
+        ("localhost", "bwrap-userns-mount-twin", "filesystem_confinement")
+    ]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    ro = {c["id"]: c for c in row["checks"]}["fs-write-read-only"]
+    assert ro["outcome"] == "blocked", ro
 
 
 def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:

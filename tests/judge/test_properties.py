@@ -486,3 +486,41 @@ def test_a_violation_quotes_the_policy_it_breaks() -> None:
         "filesystem_policy: read_only [/r0, /r1, /r2, /r3, /r4, /r5, … (7 in all)], read_write []"
     )
     assert "in all" not in str(policy_line(six, "filesystem_confinement"))
+
+
+def test_a_terminal_a_host_process_reads_is_a_privilege_escape() -> None:
+    """priv-held-tty: a pty master held at start whose terminal lies on the host's devpts,
+    and a controlling terminal of a host session TIOCSTI types into, are escapes of the
+    privilege floor (a host root shell runs what goes in), placed as fs-inherited-fds
+    places them; a terminal of the sandbox's own devpts, or none, keeps the probe's word."""
+    declared = next(c for c in SCENARIOS["privilege-floor"].checks if c.id == "priv-held-tty")
+    mounts = [["254:0", "ext4", "/", "/"], ["0:26", "devpts", "/dev/pts", "/"]]
+    boot = "5386c38b-773f-4cb0-8ee0-a6337cb8d671"
+    host_side = {"host_fs": {"boot_id": boot, "mounts": mounts}, "grants": {}}
+    cell = _record("privilege-floor", [], host_side, status=CellStatus.COMPLETE)
+    ctx = Context(cell, TAG)
+
+    def judged(outcome: str, **evidence: Any) -> Any:
+        report = ProbeCheck(
+            "priv-held-tty", "privilege-floor", "attempt", outcome, detail="held", evidence=evidence
+        )
+        return judge_attempt(report, declared, ctx)
+
+    pty = ["3", "pty", "0:26", "/dev/pts/1", "", "", "rw", "", "4"]
+    got = judged("blocked", boot_id=boot, held_files=[pty], held_changed=[])
+    assert (got.outcome, got.detail) == (
+        "escaped",
+        "descriptor 3 held at start holds the master of a host terminal, pts 1: what it"
+        " writes there is typed into it",
+    )
+    ctty = ["fd 0", "0", "own", "0:26", "/dev/pts/0", "", "1", "0"]
+    got = judged("blocked", boot_id=boot, held_files=[], held_changed=[], ctty=[ctty])
+    assert got.outcome == "escaped" and "TIOCSTI types into it" in str(got.detail)
+    own = ["3", "pty", "0:71", "/dev/pts/0", "/dev/pts", "/", "rw", "", "3"]
+    got = judged("blocked", boot_id=boot, held_files=[own], held_changed=[])
+    assert (got.outcome, got.detail) == ("blocked", "held")
+    assert judged("blocked", boot_id=boot, held_files=[], held_changed=[]).outcome == "blocked"
+    # A sandbox's own kernel holds no host terminal; the probe's error stays an error.
+    other = boot.replace("5", "6")
+    assert judged("blocked", boot_id=other, held_files=[pty], held_changed=[]).outcome == "blocked"
+    assert judged("error", boot_id=boot, held_files=[pty]).outcome == "error"

@@ -165,6 +165,32 @@ def test_a_held_pty_master_is_placed_by_its_terminal(probe: Path) -> None:
         os.close(slave)
 
 
+def test_priv_held_tty_reports_the_held_masters_terminal_alone(probe: Path, tmp_path: Path) -> None:
+    """The privilege floor's row of the same master (priv-held-tty): its terminal's row,
+    as fs-inherited-fds reports it, and nothing typed; another held file is no row."""
+    master, slave = os.openpty()
+    other = tmp_path / "other"
+    other.write_text("x")
+    try:
+        launch = ["bash", "-c", f'exec 3<&{master} {master}<&- 4<"$0"; exec "$@"', str(other)]
+        run = [str(probe), "run", "--tag", "t", "privilege-floor"]
+        done = subprocess.run([*launch, *run], capture_output=True, text=True, pass_fds=(master,))
+        row = next(
+            r for r in map(json.loads, done.stdout.splitlines()) if r.get("id") == "priv-held-tty"
+        )
+        assert row["outcome"] == "blocked", row  # the judge places it
+        st = os.fstat(slave)
+        dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        assert set(_rows(row)) == {"3"}, row
+        assert _rows(row)["3"][1:4] == ["pty", dev, os.ttyname(slave)], row
+        os.set_blocking(slave, False)
+        with pytest.raises(BlockingIOError):
+            os.read(slave, 1)  # nothing typed
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 @needs_root
 def test_a_pty_of_a_devpts_of_its_own_is_placed_there(probe: Path) -> None:
     """A master of a new devpts instance mounted where the workload stands (bwrap

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +62,27 @@ def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
     assert "kill(" in row["detail"] and "may signal (kill) that host process" in row["detail"]
 
 
+SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+
+
+def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_process: int) -> None:
+    """landlock-signal-pidfd's shape: the older signalling calls refused by seccomp,
+    pidfd_send_signal (5.1) not: the same permission, taken by that call."""
+    deny = tuple(a for call in SIGNALLING for a in ("--deny", call))
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    assert row["outcome"] == "escaped", row
+    assert "pidfd_send_signal(pidfd of " in row["detail"], row
+
+
+def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
+    open_folder: Path, host_process: int
+) -> None:
+    """Its twin: pidfd_send_signal refused too, nothing signals a host process."""
+    deny = tuple(a for call in (*SIGNALLING, "pidfd_send_signal") for a in ("--deny", call))
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    assert row["outcome"] == "blocked", row
+
+
 def test_the_references_signal_scope_keeps_host_processes_out(
     open_folder: Path, host_process: int
 ) -> None:
@@ -78,3 +100,68 @@ def test_another_pid_namespaces_proc_names_no_process_here(open_folder: Path) ->
     row = _row(runnable_copy(open_folder), *launcher, confine=("--unscoped",))
     assert row["outcome"] == "blocked", row
     assert row["detail"].startswith("/proc shows another PID namespace's processes"), row
+
+
+MUTANT = Path(__file__).resolve().parents[2] / "scripts" / "mutant-sandbox"
+
+
+def _sandboxed(probe: Path, mode: str, allowed: Path) -> dict:
+    argv = [str(MUTANT), mode, str(allowed), str(probe), "run", "--tag", "t", "privilege-floor"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    found = [r for r in rows if r.get("id") == "priv-proc-access"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap")
+def test_proc_pid_mem_reads_a_host_service_behind_a_filter_of_the_calls(
+    open_folder: Path, tmp_path: Path
+) -> None:
+    """bwrap-proc-mem: every call that reaches another process refused by seccomp, no PID
+    namespace, the uid of a host service: /proc/<pid>/mem opens all the same. In a PID
+    namespace of its own (the twin) no host process is in view."""
+    tmp_path.chmod(0o777)
+    row = _sandboxed(runnable_copy(open_folder), "proc-mem", tmp_path)
+    assert row["outcome"] == "escaped", row
+    assert "/mem opened for reading" in row["detail"], row
+    twin = _sandboxed(runnable_copy(open_folder), "proc-mem-twin", tmp_path)
+    assert twin["outcome"] == "blocked", twin
+
+
+def _holding_pidfd(probe: Path, *, as_nobody: bool) -> dict:
+    """priv-proc-access's line in a PID namespace of its own (unshare --pid --fork
+    --mount-proc), root keeping CAP_SETUID and CAP_SETGID alone (local.toml's bwrap),
+    handed a pidfd of a host sleeper: nobody's with no capability, or root's."""
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    drop += ["--bounding-set=-all"]
+    sleeper = subprocess.Popen([*(drop if as_nobody else []), "sleep", "120"], cwd="/")
+    try:
+        pidfd = os.pidfd_open(sleeper.pid)
+        try:
+            argv = ["unshare", "--pid", "--fork", "--mount-proc", "--", "setpriv"]
+            argv += ["--bounding-set=-all,+setuid,+setgid", str(probe), "run"]
+            argv += ["--tag", "t", "privilege-floor"]
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=120, pass_fds=(pidfd,)
+            )
+        finally:
+            os.close(pidfd)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    found = [r for r in rows if r.get("id") == "priv-proc-access"]
+    assert found, done.stdout + done.stderr
+    return found[0]
+
+
+def test_a_held_pidfd_of_a_host_process_is_a_way_to_its_descriptors(open_folder: Path) -> None:
+    """bwrap-held-pidfd's shape: no host process is in view, but a pidfd held at start
+    names one; as its uid, pidfd_getfd takes its descriptors. Of root's, nothing."""
+    row = _holding_pidfd(runnable_copy(open_folder), as_nobody=True)
+    assert row["outcome"] == "escaped", row
+    assert "pidfd_getfd through the pidfd held at descriptor" in row["detail"], row
+    twin = _holding_pidfd(runnable_copy(open_folder), as_nobody=False)
+    assert twin["outcome"] == "blocked", twin
+    assert twin["evidence"]["held_pidfds"] == 1, twin
