@@ -442,8 +442,8 @@ static int born_i386(int fd, char *landed, size_t n)
  * own cgroup: clone3(CLONE_INTO_CGROUP) needs only a handle on the folder (O_PATH,
  * which a read-only mount and Landlock let through) and the write permission of
  * cgroup.procs' mode, which a mount's read-only flag does not enter: another way to
- * the write a cgroup.procs stands for. Where x86_64's clone3 is refused, the i386
- * entry's. Where the child landed is the kernel's word (its /proc/PID/cgroup, against
+ * the write a cgroup.procs stands for. Where x86_64's clone3 is refused as a filter
+ * refuses (EPERM, ENOSYS), the i386 entry's. Where the child landed is the kernel's word (its /proc/PID/cgroup, against
  * the workload's: a move within its own is no reach). The child does nothing and is
  * killed (a frozen cgroup's too) before it is waited. */
 static void try_move(const char *dir)
@@ -466,6 +466,10 @@ static void try_move(const char *dir)
     }
     char landed[4096];
     int i386 = pid < 0;
+    if (i386 && errno != EPERM && errno != ENOSYS) { /* the cgroup's answer, not a filter's */
+        close(fd);
+        return;
+    }
     int read = i386 ? born_i386(fd, landed, sizeof landed) : landed_then_killed(pid, landed, sizeof landed);
     close(fd);
     if (read != 0 || own_or_below(landed, g_cg2_path))
