@@ -40,6 +40,10 @@ ROWS: tuple[Row, ...] = (
             " (sizeof(struct sockaddr_storage)), where the address's own was refused",
             "a widened argument: socket(2) again with each argument's upper 32 bits set, where"
             " it was refused (a filter comparing all 64 bits, as libseccomp does, matches none)",
+            "the protocol named: socket(2) again with IPPROTO_TCP in place of 0 (IPPROTO_UDP"
+            " for a datagram), with each set of the type's flags, where it was refused as given"
+            " (an allow-list written from strace of curl, comparing the protocol whole, matches"
+            " only the protocol it names)",
         ),
     ),
     _net(
@@ -198,6 +202,13 @@ ROWS: tuple[Row, ...] = (
         " hop of each family, IPv4 and IPv6 (a link-local one with its link), and the ports"
         " shippers listen at by default (statsd, syslog, GELF, collectd) at its first two"
         " next hops of each family: the marked datagram",
+        ways=(
+            "the type's other flags: the socket bound to a one-peer relay's peer made again"
+            " with each other set of SOCK_NONBLOCK and SOCK_CLOEXEC, its protocol named and"
+            " widened, where it was refused as given (each socket the egress checks make"
+            " outside the sweep's attempts goes the same ways: a proxy's, a resolver's, a"
+            " route's or firewall's netlink socket, a unix listener's)",
+        ),
     ),
     _net(
         _FAMILY,

@@ -189,6 +189,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sidecar-resolver-tcp",
         "bwrap-addrlen-filter",
         "bwrap-socket-hibits",
+        "bwrap-socket-proto-exact",
     ),
     _NET + "AF_INET UDP": (
         "bwrap-port-allowlist",
@@ -227,6 +228,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
         "bwrap-udp-sidecar-mapped",
+        "bwrap-udp-sidecar-exact",
         "bwrap-sidecar-resolver",
     ),
     _NET + "AF_UNIX abstract names": (

@@ -207,7 +207,7 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
             return 2;
         rule_step_around(AF_INET6, dst, where, first); /* again, for the routes below */
     }
-    int sock = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int sock = sock_make(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (sock < 0) {
         if (!*first)
             *first = errno;

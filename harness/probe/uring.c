@@ -290,7 +290,7 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
     int fd = uring_do(&u, &mk);
     if (fd == -EINVAL || fd == -EOPNOTSUPP) {
         *step = "socket";
-        fd = socket(dst->ss_family, type | SOCK_CLOEXEC, proto);
+        fd = sock_make(dst->ss_family, type | SOCK_CLOEXEC, proto);
     } else if (fd < 0) {
         return errno = -fd, -1;
     }

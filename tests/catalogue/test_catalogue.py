@@ -245,7 +245,14 @@ WAY_MUTANTS = {
     "kill(pid, 0): ": ("-host-pid",),
     "a widened argument: ": ("-hibits",),
     "netlink: ": ("-ioctl-netlink", "-netlink-hibits"),
-    "the type's other flags: ": ("-type-exact", "-type-cloexec", "-socket-exact", "-ping-exact"),
+    "the type's other flags: ": (
+        "-type-exact",
+        "-type-cloexec",
+        "-socket-exact",
+        "-ping-exact",
+        "-sidecar-exact",
+    ),
+    "the protocol named: ": ("-proto-exact",),
 }
 
 

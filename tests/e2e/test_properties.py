@@ -698,6 +698,18 @@ EGRESS_MUTANTS = {
         {"udp4-high", "udp6-high", "send4-sendto"},
         "(its socket made with SOCK_CLOEXEC alone in its type: refused with SOCK_NONBLOCK and",
     ),
+    # An allow-list from strace of curl: IPPROTO_TCP named, protocol 0 refused.
+    "bwrap-socket-proto-exact": (
+        {"tcp-raw-ip", "tcp4-high", "tcp6-high", "tfo4-sendto"},
+        "(its socket made with protocol IPPROTO_TCP, not 0, and no flag in its type: refused"
+        " as given)",
+    ),
+    # A one-peer UDP relay on loopback behind the whole-type allow-list: its peer's
+    # socket made with the plain type.
+    "bwrap-udp-sidecar-exact": (
+        {"udp-relay"},
+        "(its socket made with no flag in its type: refused with SOCK_NONBLOCK and SOCK_CLOEXEC)",
+    ),
     "bwrap-sidecar-resolver-tcp": (
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP)",
@@ -947,6 +959,7 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-raw",
     "bwrap-packet-socket-exact",
     "bwrap-ping-exact",
+    "bwrap-udp-sidecar-exact",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1121,6 +1134,27 @@ def test_a_socket_filter_comparing_the_type_whole_is_caught(
         assert loose == [], runtime
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_socket_filter_naming_the_protocol_is_caught(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """TCP sockets allowed by a filter written from strace of curl (socket(AF_INET,
+    SOCK_STREAM, IPPROTO_TCP), each argument compared whole), in the host's network: the
+    probe's sockets, asked for with protocol 0, are refused; those with IPPROTO_TCP named
+    escape, the way named, and no UDP or unix line does (no such socket can be made)."""
+    checks = _egress_mutant(mutants_run[2], "bwrap-socket-proto-exact")
+    escaped, proof = EGRESS_MUTANTS["bwrap-socket-proto-exact"]
+    for check_id in escaped:
+        assert checks[check_id]["outcome"] == "escaped", checks[check_id]
+        assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    loose = [
+        i
+        for i, c in checks.items()
+        if i.startswith(("udp", "unix", "dns-alt-udp")) and c["outcome"] == "escaped"
+    ]
+    assert loose == []
+
+
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_each_network_row_is_caught_by_its_own_checks(
@@ -1145,8 +1179,9 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     right with the Multipath TCP socket refused too; the i386 entry's twin, every
     socket call of it refused, socketcall too; the held-netns twin, handed the
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
-    keeps CAP_NET_RAW and refuses packet sockets too. Each way is refused by what the
-    twin closes (its errno in the line), and the verdict is enforced."""
+    keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
+    allow-lists with no network. Each way is refused by what the twin closes (its errno
+    in the line), or reaches nothing, and the verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -1163,6 +1198,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "firewall-packet-twin",
             "route-ioctl-twin",
             "socket-type-exact-twin",
+            "socket-proto-exact-twin",
         )
     )
     matrix = _matrix(
@@ -1219,6 +1255,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     udp = {c["id"]: c for c in row["checks"]}["udp4-high"]
     assert udp["outcome"] == "blocked", udp
     assert "(its socket made with no flag in its type" in udp["detail"], udp
+    # curl's allow-list's twin, with no network: the TCP socket is made with its protocol
+    # named (the way named), and reaches nothing.
+    row = v[("localhost", "socket-proto-exact-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    tcp = {c["id"]: c for c in row["checks"]}["tcp4-high"]
+    assert tcp["outcome"] == "blocked", tcp
+    assert "(its socket made with protocol IPPROTO_TCP, not 0" in tcp["detail"], tcp
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
