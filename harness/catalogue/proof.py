@@ -256,6 +256,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-io-uring-socket",
         "bwrap-io-uring-sqpoll",
         "landlock-tcp-uring",
+        "bwrap-uring-i386",
     ),
     _NET + "socket calls through the i386 entry (int $0x80)": (
         "bwrap-i386-socket",

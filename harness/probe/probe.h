@@ -488,6 +488,7 @@ int uring_socket(int family, int type, int proto, const char **step);
 ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step); /* IORING_OP_SENDMSG */
 int uring_nop(const char **step); /* a NOP: 0 where io_uring answers */
 const char *uring_way(void); /* how rings are driven, where not by io_uring_enter: or "" */
+const char *uring_i386_way(void); /* the last ring's, where set up through the i386 entry: or "" */
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
  * registered under `personality` (a descriptor, or -errno); the personalities
  * registered on it (their count, at most `max`, found by a NOP as each of 1 to 65535);

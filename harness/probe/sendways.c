@@ -203,9 +203,10 @@ void att_exchange_start(struct att *a)
         else if (rc == 0) { /* the i386 exchange's step names the ways the bytes went */
             oc = strstr(reply, want) ? OC_ESCAPED : OC_SUCCEEDED;
             const char *way = a->talk == X_I386 ? step : uring_way();
-            snprintf(ways, sizeof ways, "%s%s%s",
+            snprintf(ways, sizeof ways, "%s%s%s%s",
                      oc == OC_ESCAPED ? "the nonce came back" : "connected and sent, no nonce came back",
-                     !*way ? "" : a->talk == X_I386 ? " by " : " ", way);
+                     !*way ? "" : a->talk == X_I386 ? " by " : " ", way,
+                     a->talk == X_URING ? uring_i386_way() : "");
             step = ways;
         }
         int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);

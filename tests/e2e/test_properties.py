@@ -732,6 +732,12 @@ EGRESS_MUTANTS = {
     # (A TCP, a UDP and a Multipath TCP socket, each made by the ring.)
     "bwrap-io-uring": (URING, "socket: connect, send, recv; the nonce came back)"),
     "bwrap-io-uring-socket": (URING, "socket: connect, send, recv; the nonce came back)"),
+    # x86_64's io_uring refused, the i386 entry's not: the ring set up through int $0x80.
+    "bwrap-uring-i386": (
+        URING,
+        "the nonce came back (its ring set up and entered through the i386 entry, int $0x80:"
+        " x86_64's io_uring_setup refused)",
+    ),
     "bwrap-io-uring-sqpoll": (URING, "the nonce came back by its SQPOLL thread: io_uring_enter"),
     # Issue 38: Landlock's TCP right and a filter keeping socket(2) to TCP, io_uring
     # allowed: the ring makes the UDP and Multipath TCP sockets the filter refuses.
@@ -912,7 +918,7 @@ ROW_MUTANTS = (
     "bwrap-io-uring-socket",
     "bwrap-io-uring-sqpoll",
     "landlock-tcp-uring",
-    "bwrap-i386-socket",
+    "bwrap-uring-i386",
     "bwrap-i386-socketcall",
     "bwrap-i386-udp",
     "bwrap-i386-fastopen",
@@ -1155,6 +1161,24 @@ def test_a_socket_filter_naming_the_protocol_is_caught(
     assert loose == []
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_the_i386_entry_left_whole_is_caught_by_its_sockets_and_its_ring(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """A filter that checks the architecture wrongly leaves the whole i386 entry: its
+    socket calls (the i386 lines) and its io_uring (the ring's lines, set up through
+    int $0x80 where x86_64's io_uring_setup is refused). Exactly those two rows escape,
+    each with its way named."""
+    checks = _egress_mutant(mutants_run[2], "bwrap-i386-socket")
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == I386 | URING
+    _, proof = EGRESS_MUTANTS["bwrap-i386-socket"]
+    _, ring = EGRESS_MUTANTS["bwrap-uring-i386"]
+    for check_id in I386:
+        assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    for check_id in URING:
+        assert ring in str(checks[check_id]["detail"]), checks[check_id]
+
+
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_each_network_row_is_caught_by_its_own_checks(
@@ -1218,13 +1242,18 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         assert checks["tfo4-connect"]["errno"] == connect_errno, checks["tfo4-connect"]
         assert checks["mptcp4"]["outcome"] == "blocked", checks["mptcp4"]
         assert checks["mptcp4"]["detail"].startswith("socket for "), checks["mptcp4"]
-    # The i386 entry's twin: each line refused at its socket, by both ways.
+    # The i386 entry's twin: each line refused at its socket, by both ways; the ring's
+    # lines at io_uring_setup, by x86_64's entry and the i386 entry's.
     twin = {c["id"]: c for c in v[("localhost", "i386-twin", "egress_confinement")]["checks"]}
     assert v[("localhost", "i386-twin", "egress_confinement")]["observed"] == "enforced"
     for check_id in I386:
         line = twin[check_id]
         assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
         assert "(socketcall socket (i386)): " in line["detail"], line
+    for check_id in URING:
+        line = twin[check_id]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+        assert "io_uring_setup)" in line["detail"], line
     # The held network namespace's twin: handed in, setns refused (no CAP_SYS_ADMIN).
     row = v[("localhost", "held-netns-twin", "egress_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
