@@ -88,7 +88,7 @@ void chk_dns_alt_tcp(void) { dns_alt(1); }
 static int own_address(uint32_t a)
 {
     struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(a) };
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = sock_make(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     int own = fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0;
     if (fd >= 0)
         close(fd);
