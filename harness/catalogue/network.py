@@ -40,6 +40,10 @@ ROWS: tuple[Row, ...] = (
             " (sizeof(struct sockaddr_storage)), where the address's own was refused",
             "a widened argument: socket(2) again with each argument's upper 32 bits set, where"
             " it was refused (a filter comparing all 64 bits, as libseccomp does, matches none)",
+            "the protocol named: socket(2) again with IPPROTO_TCP in place of 0 (IPPROTO_UDP"
+            " for a datagram), with each set of the type's flags, where it was refused as given"
+            " (an allow-list written from strace of curl, comparing the protocol whole, matches"
+            " only the protocol it names)",
         ),
     ),
     _net(
@@ -198,6 +202,13 @@ ROWS: tuple[Row, ...] = (
         " hop of each family, IPv4 and IPv6 (a link-local one with its link), and the ports"
         " shippers listen at by default (statsd, syslog, GELF, collectd) at its first two"
         " next hops of each family: the marked datagram",
+        ways=(
+            "the type's other flags: the socket bound to a one-peer relay's peer made again"
+            " with each other set of SOCK_NONBLOCK and SOCK_CLOEXEC, its protocol named and"
+            " widened, where it was refused as given (each socket the egress checks make"
+            " outside the sweep's attempts goes the same ways: a proxy's, a resolver's, a"
+            " route's or firewall's netlink socket, a unix listener's)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -269,7 +280,12 @@ ROWS: tuple[Row, ...] = (
         "io_uring's network operations",
         ("io_uring_setup", "io_uring_enter"),
         checks=tuple(f"uring{v}{kind}" for v in "46" for kind in ("", "-udp", "-mptcp")),
-        ways=("io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",),
+        ways=(
+            "io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",
+            "i386: the ring set up and entered through the i386 entry (int $0x80), where"
+            " x86_64's io_uring_setup is refused (a filter on x86_64's calls alone): its socket"
+            " (IORING_OP_SOCKET), connect, send and recv",
+        ),
         target="the canary's high port, IPv4 and IPv6, by TCP, UDP and Multipath TCP, each"
         " socket made by the ring (IORING_OP_SOCKET) where the kernel has it; where"
         " io_uring_enter is refused and io_uring_setup is not, every ring polled by its own"

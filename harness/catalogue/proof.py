@@ -200,6 +200,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sidecar-resolver-tcp",
         "bwrap-addrlen-filter",
         "bwrap-socket-hibits",
+        "bwrap-socket-proto-exact",
     ),
     _NET + "AF_INET UDP": (
         "bwrap-port-allowlist",
@@ -238,6 +239,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar",
         "bwrap-udp-sidecar-connected",
         "bwrap-udp-sidecar-mapped",
+        "bwrap-udp-sidecar-exact",
         "bwrap-sidecar-resolver",
     ),
     _NET + "AF_UNIX abstract names": (
@@ -265,6 +267,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-io-uring-socket",
         "bwrap-io-uring-sqpoll",
         "landlock-tcp-uring",
+        "bwrap-uring-i386",
     ),
     _NET + "socket calls through the i386 entry (int $0x80)": (
         "bwrap-i386-socket",

@@ -72,7 +72,7 @@ static void dns_alt(int tcp)
                 strerror(errno));
     }
     if (!strcmp(r.txt, want))
-        outcome(OC_ESCAPED, 0, "TXT answer from %s carries the nonce", where);
+        outcome(OC_ESCAPED, 0, "TXT answer from %s%s carries the nonce", where, sock_way());
     outcome(OC_SUCCEEDED, 0, "answer from %s without the nonce (rcode %d, %d answers)",
             where, r.rcode, r.ancount);
 }
@@ -88,7 +88,7 @@ void chk_dns_alt_tcp(void) { dns_alt(1); }
 static int own_address(uint32_t a)
 {
     struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(a) };
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = sock_make(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     int own = fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0;
     if (fd >= 0)
         close(fd);
@@ -229,6 +229,8 @@ int maybe_host_netns(void)
     return stat("/proc/1/ns/net", &init) != 0 || (init.st_ino == self.st_ino && init.st_dev == self.st_dev);
 }
 
+char g_cx_way[200]; /* the way canary_exchange's last socket took (sock_way) */
+
 /* The HARNESS exchange with the canary by TCP before `end`: whether its nonce came back. */
 int canary_exchange(const Addr *canary, double end)
 {
@@ -237,6 +239,7 @@ int canary_exchange(const Addr *canary, double end)
     int fd = connect_to(canary, SOCK_STREAM, end);
     if (fd < 0)
         return 0;
+    snprintf(g_cx_way, sizeof g_cx_way, "%s", sock_way());
     int len = snprintf(msg, sizeof msg, "HARNESS %s %s\n", o.tag, g_cur->id);
     size_t got = send_all(fd, msg, (size_t)len, end) == 0 ? recv_until(fd, reply, sizeof reply - 1, 1, end)
                                                           : 0;
@@ -266,7 +269,7 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
     uint32_t hops[ROUTE_HOPS];
     char devs[ROUTE_HOPS][IFNAMSIZ];
     int more = 0, n = route_hops(hops, devs, &more), first = 0;
-    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int sock = sock_make(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     uint32_t now_via = 0;
     char now_dev[IFNAMSIZ] = "";
     int in_place = route_now(dst, &now_via, now_dev), tried = 0;
@@ -284,7 +287,8 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
         rule_release();
         if (back)
             outcome(OC_ESCAPED, 0, "put a rule of its own ahead of the sandbox's, sending %s to the"
-                    " main table (CAP_NET_ADMIN), and the nonce came back by the route in place", where);
+                    " main table (CAP_NET_ADMIN), and the nonce came back by the route in place%s", where,
+                    g_cx_way);
         rule_step_around(AF_INET, &dst_be, where, &first); /* again, for the routes below */
     }
     for (int i = 0; i < n; i++) {
@@ -311,8 +315,8 @@ static void route4_made(const Addr *cp, char *where, size_t wn, int *firstp, int
             rule_release();
             ev_str("via", hop);
             outcome(OC_ESCAPED, 0, "made a route to %s via %s on %s%s%s (CAP_NET_ADMIN), and the nonce"
-                    " came back", where, hop, devs[i], route_way_name(way),
-                    ruled ? ", with a rule of its own ahead of the sandbox's" : "");
+                    " came back%s", where, hop, devs[i], route_way_name(way),
+                    ruled ? ", with a rule of its own ahead of the sandbox's" : "", g_cx_way);
         }
     }
     rule_release();
@@ -352,11 +356,11 @@ void chk_route_made(void)
         if (r6 == 2)
             outcome(OC_ESCAPED, 0, "put a rule of its own ahead of the sandbox's IPv6 rules, sending %s"
                     " to the main table (CAP_NET_ADMIN), and the nonce came back by the route in"
-                    " place", where6);
+                    " place%s", where6, g_cx_way);
         if (r6 > 0) {
             ev_str("via", how);
             outcome(OC_ESCAPED, 0, "made an IPv6 route to %s via %s (CAP_NET_ADMIN), and the nonce"
-                    " came back", where6, how);
+                    " came back%s", where6, how, g_cx_way);
         }
         if (r6 < 0)
             outcome(OC_ERROR, ETIMEDOUT, "an IPv6 route to %s through next hops in view, and the"

@@ -386,7 +386,7 @@ static void legacy_closing(char *out, size_t size)
 {
     char name[XT_TABLE_MAXNAMELEN + 2];
     FILE *f = fopen("/proc/net/ip_tables_names", "r");
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int s = sock_make(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     out[0] = 0;
     while (f && s >= 0 && fgets(name, sizeof name, f)) {
         name[strcspn(name, "\n")] = 0;
@@ -464,7 +464,7 @@ void chk_firewall_opened(void)
         outcome(OC_BLOCKED, 0, "may stand in the host's network namespace: its firewall is not touched");
     char legacy[256], why[512];
     legacy_closing(legacy, sizeof legacy);
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    int fd = sock_make(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
     if (fd < 0)
         fw_blocked(legacy, errno, "no nftables here (a netfilter netlink socket)");
     double end = check_end();
@@ -527,8 +527,8 @@ void chk_firewall_opened(void)
     close(fd);
     if (back)
         outcome(OC_ESCAPED, 0, "opened the firewall of its own network namespace (CAP_NET_ADMIN):"
-                " rules accepting %s at the head of %d base chains, and the nonce came back",
-                where[via], g_nfw - g_owned_chains);
+                " rules accepting %s at the head of %d base chains, and the nonce came back%s",
+                where[via], g_nfw - g_owned_chains, g_cx_way);
     if (left)
         outcome(OC_ERROR, 0, "%d accept rules it put in could not be taken back", left);
     if (g_owned_chains)

@@ -336,7 +336,7 @@ static int ip_sockets(void *kind, int *fds, int max)
     const int *k = kind;
     int n = 0;
     for (; n < k[2] && n < max; n++)
-        if ((fds[n] = socket(k[0], k[1] | SOCK_CLOEXEC, 0)) < 0) {
+        if ((fds[n] = sock_make(k[0], k[1] | SOCK_CLOEXEC, 0)) < 0) {
             int e = errno;
             while (n > 0)
                 close(fds[--n]);

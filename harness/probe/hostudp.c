@@ -33,7 +33,7 @@ static void udp_relay_add(const char *host, unsigned port)
     snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
     int n = 0;
     for (size_t i = 0; i < g_natt; i++) {
-        if (g_att[i].group == G_UDP_RELAY && !strcmp(g_att[i].dsts, spec))
+        if (g_att[i].group == G_UDP_RELAY && dsts_is(g_att[i].dsts, spec))
             return;
         n += g_att[i].group == G_UDP_RELAY && g_att[i].listed == 2;
     }

@@ -379,7 +379,7 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
         int type = types[i];
         if (h->kind && h->kind != "sqd"[i])
             continue;
-        int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        int fd = sock_make(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
             e = errno;
             continue;
@@ -393,11 +393,16 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
             e = r == 0 ? 0 : errno;
         }
         if (r == 0 || e == EAGAIN) { /* EAGAIN: a full backlog, and still reached */
+            char way[200];
+            snprintf(way, sizeof way, "%s", sock_way());
             int out = !g_own_kernel &&
                       peer_outside(fd, r == 0 && type != SOCK_DGRAM, h, h->name, why, cap);
             close(fd);
-            if (out)
+            if (out) {
+                size_t l = strlen(why);
+                snprintf(why + l, cap - l, "%s", way);
                 return OC_ESCAPED;
+            }
             if (g_own_kernel) {
                 snprintf(why, cap, "%s answers, on the sandbox's own kernel (not the host's)", h->name);
                 return OC_BLOCKED;

@@ -91,10 +91,11 @@ double net_end(void)
     return end < check_end() ? end : check_end();
 }
 
-/* A nonblocking socket of `type` connected to a; -1 with errno. */
+/* A nonblocking socket of `type` connected to a (made every way, sock_make: the way
+ * it took in sock_way()); -1 with errno. */
 int connect_to(const Addr *a, int type, double end)
 {
-    int fd = socket(a->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = sock_make(a->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     if (connect(fd, (const struct sockaddr *)a, addr_len(a)) != 0) {
@@ -155,6 +156,7 @@ size_t recv_until(int fd, void *buf, size_t want, int line, double end)
 /* The TCP exchange: connect to a, send "HARNESS <tag> <check-id>\n", read
  * one line back (newline stripped) into reply. -1 (errno set) when the
  * connect failed; else 0, with *rerr the errno of a failed send or read. */
+static char way[200]; /* the way tcp_exchange's socket took (sock_way) */
 static int tcp_exchange(const Addr *a, char *reply, size_t cap, int *rerr)
 {
     char msg[256];
@@ -163,6 +165,7 @@ static int tcp_exchange(const Addr *a, char *reply, size_t cap, int *rerr)
     int fd = connect_to(a, SOCK_STREAM, net_end());
     if (fd < 0)
         return -1;
+    snprintf(way, sizeof way, "%s", sock_way());
     if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
         ev_int("src_port", addr_port(&me));
     int n = snprintf(msg, sizeof msg, "HARNESS %s %s\n", o.tag, g_cur->id);
@@ -190,7 +193,7 @@ void tcp_check(const Addr *a)
     if (tcp_exchange(a, reply, sizeof reply, &rerr) != 0)
         outcome(ctl ? OC_FAILED : OC_BLOCKED, errno, "connect(%s)", dst);
     if (!strcmp(reply, want))
-        outcome(ctl ? OC_OK : OC_ESCAPED, 0, "the nonce came back from %s", dst);
+        outcome(ctl ? OC_OK : OC_ESCAPED, 0, "the nonce came back from %s%s", dst, way);
     /* A control only needs the connection: the allowed destination may be any
      * service, not necessarily a canary that knows the nonce. */
     outcome(ctl ? OC_OK : OC_SUCCEEDED, 0, "connected to %s, but no nonce came back (%s, reply \"%.100s\")",

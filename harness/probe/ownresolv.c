@@ -88,7 +88,7 @@ void own_dns_gate(struct att *a)
     if (a->dst.ss_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) && s6->sin6_scope_id &&
         !maybe_host_netns())
         return;
-    int fd = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = sock_make(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* (every way: sockways.c) */
     if (fd < 0) {
         att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
         return;

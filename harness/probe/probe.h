@@ -46,7 +46,8 @@
  * The checks, one file per operation family:
  *   mechanisms   landlock.c, seccomp.c, kernel.c (its facts; ev_kernel)
  *   egress       egress.c (the named attempts); the sweep: attempt.c (its engine),
- *                sendways.c (each way its bytes go on a socket), sweep.c (what it
+ *                sendways.c (each way its bytes go on a socket), sockways.c (each
+ *                way a socket is asked for, for every egress check), sweep.c (what it
  *                tries), heldsocks.c (the sockets held at the start), hostunix.c
  *                (unix listeners outside), firewall.c (the sandbox's own nftables,
  *                opened), ipc.c (SysV and POSIX IPC), uring.c
@@ -302,6 +303,7 @@ int dns_query(const Addr *srv, int tcp, const char *name, int qtype, struct dns_
 void set_nnp(void); /* landlock.c: no_new_privs, or the fact unavailable (seccomp.c's too) */
 __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attribution.c's too */
 int canary_exchange(const Addr *canary, double end); /* egress.c: the nonce came back */
+extern char g_cx_way[200]; /* egress.c: the way its last socket took (sock_way) */
 int maybe_host_netns(void); /* egress.c: never change what may be the host's network */
 /* ---- attempt.c and sweep.c: the egress sweep's attempts --------------------
  * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
@@ -453,6 +455,19 @@ int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
 int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
 int socket_plain(struct att *a, int type); /* sendways.c: the type without its flags */
+/* sockways.c: a socket made every way a filter on socket(2)'s arguments may leave open
+ * (each argument widened, the other sets of type flags, the protocol named where 0);
+ * sock_way() the way the last one took, as words for a line ("" where as given). */
+enum { SW_WIDE = 1, SW_FLAGS = 2, SW_PROTO = 4 };
+int sock_make(int family, int type, int proto);
+int sock_retry(int family, int type, int proto, int ways);
+const char *sock_way(void);
+/* Whether an attempt's destination text is `spec`'s, whatever way was named after it. */
+static inline int dsts_is(const char *dsts, const char *spec)
+{
+    size_t n = strlen(spec);
+    return !strncmp(dsts, spec, n) && (!dsts[n] || dsts[n] == ' ');
+}
 void att_exchange_start(struct att *a);
 void long_addr_way(struct att *a, const char *what);
 uint16_t ip_checksum(const unsigned char *p, size_t n, uint32_t sum); /* frames.c */
@@ -473,6 +488,7 @@ int uring_socket(int family, int type, int proto, const char **step);
 ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step); /* IORING_OP_SENDMSG */
 int uring_nop(const char **step); /* a NOP: 0 where io_uring answers */
 const char *uring_way(void); /* how rings are driven, where not by io_uring_enter: or "" */
+const char *uring_i386_way(void); /* the last ring's, where set up through the i386 entry: or "" */
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
  * registered under `personality` (a descriptor, or -errno); the personalities
  * registered on it (their count, at most `max`, found by a NOP as each of 1 to 65535);

@@ -254,7 +254,7 @@ static int peer_socket(int six, const unsigned char raw[16], unsigned port)
         memcpy(&s4->sin_addr, raw, 4);
         s4->sin_port = htons((uint16_t)port);
     }
-    int fd = socket(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = sock_make(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd >= 0 && bind(fd, (struct sockaddr *)&a, addr_len(&a)) != 0) {
         close(fd);
         fd = -1;
@@ -300,6 +300,8 @@ void sweep_udp_listeners(const char *denied)
             int from = -1; /* connected to a peer here: sent from that peer's address */
             if (peer && (from = peer_socket(six, rraw, rport)) < 0)
                 continue; /* not an address here, the peer is there, or its port is not ours */
+            char way[200]; /* the way its socket took (sock_way) */
+            snprintf(way, sizeof way, "%s", from >= 0 ? sock_way() : "");
             char host[INET6_ADDRSTRLEN] = "", spec[80];
             int wild = !memcmp(raw, any, six ? 16 : 4);
             for (int v4 = 0; v4 <= (wild && six); v4++) {
@@ -310,7 +312,7 @@ void sweep_udp_listeners(const char *denied)
                 snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
                 int known = 0;
                 for (size_t i = 0; i < g_natt && !known; i++)
-                    known = g_att[i].group == G_UDP_RELAY && !strcmp(g_att[i].dsts, spec);
+                    known = g_att[i].group == G_UDP_RELAY && dsts_is(g_att[i].dsts, spec);
                 if (known)
                     continue;
                 if (asked == UDP_LISTENED_MAX) {
@@ -324,6 +326,8 @@ void sweep_udp_listeners(const char *denied)
                 asked++;
                 if (from >= 0) { /* its socket, already bound: sent as a held one is */
                     a->fd = from, a->held = 1, a->how = H_SENDTO, from = -1;
+                    size_t l = strlen(a->dsts);
+                    snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
                     continue; /* a resolver answers anyone: none waits on one peer */
                 }
                 int named = 0; /* resolv.conf's already: asked once */

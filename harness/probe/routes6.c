@@ -69,7 +69,7 @@ static int add_hop(struct hop6 *hops, int n, int *more, const struct in6_addr *a
 /* The neighbours of the IPv6 table, by netlink; each to add_hop. */
 static int neighbours6(struct hop6 *hops, int n, int *more)
 {
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    int fd = sock_make(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     if (fd < 0)
         return n;
     struct { struct nlmsghdr h; struct ndmsg m; } req = {
@@ -207,7 +207,7 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
             return 2;
         rule_step_around(AF_INET6, dst, where, first); /* again, for the routes below */
     }
-    int sock = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int sock = sock_make(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (sock < 0) {
         if (!*first)
             *first = errno;

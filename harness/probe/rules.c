@@ -26,7 +26,7 @@ static int kernel_rule(uint32_t pref, uint32_t table, int action)
  * could not be listed. */
 static int rules_ahead(int family, uint32_t *low)
 {
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    int fd = sock_make(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     if (fd < 0)
         return -1;
     struct {
@@ -105,7 +105,7 @@ static void rta_u32(struct nlmsghdr *h, int type, uint32_t v)
  * errno. */
 static int rule_to_main(int type, int family, const void *dst, uint32_t pref)
 {
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    int fd = sock_make(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     if (fd < 0)
         return errno;
     struct {

@@ -18,59 +18,29 @@ int long_addr_retry(int e)
            e != EWOULDBLOCK && e != ENOBUFS;
 }
 
-/* A socket made again, where socket(2) refused one, with each argument's upper 32
- * bits set: the kernel reads its int arguments' low 32 bits alone, but a filter that
- * compares all 64 (libseccomp's SCMP_CMP_EQ on an argument does) matches no rule of
- * its and lets it through. The way is named in the attempt; -1 (errno kept) where it
- * is refused too, or on a 32-bit machine, where no argument has upper bits. */
-int socket_wide(struct att *a, int type)
+/* The way a socket made again took (sockways.c), named in the attempt. */
+static int way_noted(struct att *a, int fd)
 {
-    int e = errno;
-#if __SIZEOF_LONG__ == 8
-    const unsigned long hi = 1UL << 32;
-    int fd = (int)syscall(SYS_socket, (unsigned long)(unsigned)a->family | hi, (unsigned long)(unsigned)type | hi,
-                          (unsigned long)(unsigned)a->proto | hi);
     if (fd >= 0) {
         size_t l = strlen(a->dsts);
-        snprintf(a->dsts + l, sizeof a->dsts - l, " (its socket made with each argument's upper 32 bits"
-                 " set: socket(2) refused it as given)");
-        return fd;
+        snprintf(a->dsts + l, sizeof a->dsts - l, "%s", sock_way());
     }
-#else
-    (void)a, (void)type;
-#endif
-    errno = e;
-    return -1;
+    return fd;
 }
 
-/* A socket made again, where socket(2) refused it with SOCK_NONBLOCK and SOCK_CLOEXEC
- * in its type and the widened call too, with each other set of those flags (none,
- * SOCK_CLOEXEC alone, SOCK_NONBLOCK alone), the rest then set by fcntl: a filter that
- * compares the type whole (libseccomp's SCMP_CMP_EQ: SOCK_DGRAM, or the
- * SOCK_DGRAM|SOCK_CLOEXEC strace showed) lets only its own through, which any program
- * makes. The way is named in the attempt; -1 (errno kept) where each is refused too. */
+/* A socket made again, where socket(2) refused one, with each argument's upper 32 bits
+ * set (sock_retry's SW_WIDE); -1 (errno kept) where it is refused too. */
+int socket_wide(struct att *a, int type)
+{
+    return way_noted(a, sock_retry(a->family, type, a->proto, SW_WIDE));
+}
+
+/* A socket made again, where socket(2) refused it as given and widened, with each other
+ * set of SOCK_NONBLOCK and SOCK_CLOEXEC, and with its protocol named where it was 0
+ * (sock_retry's SW_FLAGS and SW_PROTO); -1 (errno kept) where each is refused too. */
 int socket_plain(struct att *a, int type)
 {
-    static const struct { int flags; const char *name; } kinds[] = {
-        { 0, "no flag" }, { SOCK_CLOEXEC, "SOCK_CLOEXEC alone" }, { SOCK_NONBLOCK, "SOCK_NONBLOCK alone" },
-    };
-    int e = errno, plain = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        if ((plain | kinds[k].flags) == type)
-            continue;
-        int fd = socket(a->family, plain | kinds[k].flags, a->proto);
-        if (fd < 0)
-            continue;
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-        if (type & SOCK_NONBLOCK)
-            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        size_t l = strlen(a->dsts);
-        snprintf(a->dsts + l, sizeof a->dsts - l, " (its socket made with %s in its type: refused with"
-                 " SOCK_NONBLOCK and SOCK_CLOEXEC)", kinds[k].name);
-        return fd;
-    }
-    errno = e;
-    return -1;
+    return way_noted(a, sock_retry(a->family, type, a->proto, SW_FLAGS | SW_PROTO));
 }
 
 /* The way named where the longest length went through. */
@@ -233,9 +203,10 @@ void att_exchange_start(struct att *a)
         else if (rc == 0) { /* the i386 exchange's step names the ways the bytes went */
             oc = strstr(reply, want) ? OC_ESCAPED : OC_SUCCEEDED;
             const char *way = a->talk == X_I386 ? step : uring_way();
-            snprintf(ways, sizeof ways, "%s%s%s",
+            snprintf(ways, sizeof ways, "%s%s%s%s",
                      oc == OC_ESCAPED ? "the nonce came back" : "connected and sent, no nonce came back",
-                     !*way ? "" : a->talk == X_I386 ? " by " : " ", way);
+                     !*way ? "" : a->talk == X_I386 ? " by " : " ", way,
+                     a->talk == X_URING ? uring_i386_way() : "");
             step = ways;
         }
         int n = snprintf(line, sizeof line, "%d %d %d %s\n", (int)oc, e, src, step);

@@ -44,12 +44,20 @@ const char *uring_way(void)
 }
 
 static int g_ring_i386;     /* the last ring was set up through the i386 entry */
-static int g_ring_i386_may; /* the file operations' rings may be (fs-io-uring alone) */
+static int g_ring_i386_may; /* this process's rings may be (fs-io-uring, the sweep's exchange) */
+
+/* The way the last ring was set up, where through the i386 entry: or "". */
+const char *uring_i386_way(void)
+{
+    return g_ring_i386 ? " (its ring set up and entered through the i386 entry, int $0x80: x86_64's"
+                         " io_uring_setup refused)"
+                       : "";
+}
 
 /* io_uring_setup, with a polling thread where io_uring_enter is refused (its idle
  * time far longer than any wait for a ring's next submission); where x86_64's
  * io_uring_setup is refused, the i386 entry's (a filter on x86_64's calls alone), for
- * the file operations (the sweep's rings are x86_64's: its i386 lines are its own). */
+ * the file operations and the sweep's exchange (each in a child of its own). */
 static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll, int *i386)
 {
     memset(p, 0, sizeof *p);
@@ -276,6 +284,7 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
                    int *src_port, const char **step)
 {
     struct uring u;
+    g_ring_i386_may = 1; /* in the exchange's own child: where x86_64's setup is refused */
     if (uring_open(&u, step) < 0)
         return -1;
     /* The socket by the ring too (IORING_OP_SOCKET, 5.19+); socket(2) only where the
@@ -290,7 +299,7 @@ int uring_exchange(const Addr *dst, int type, int proto, const char *msg, char *
     int fd = uring_do(&u, &mk);
     if (fd == -EINVAL || fd == -EOPNOTSUPP) {
         *step = "socket";
-        fd = socket(dst->ss_family, type | SOCK_CLOEXEC, proto);
+        fd = sock_make(dst->ss_family, type | SOCK_CLOEXEC, proto);
     } else if (fd < 0) {
         return errno = -fd, -1;
     }

@@ -49,7 +49,7 @@ int xsk_make(int ifindex)
     if (g_nxsk == XSK_MAX)
         return errno = ENOSPC, -1;
     struct xsk *x = &g_xsk[g_nxsk];
-    int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), n = XSK_SLOTS, e;
+    int fd = sock_make(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), n = XSK_SLOTS, e;
     if (fd < 0)
         return -1;
     x->umem = mmap(NULL, XSK_SLOTS * XSK_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

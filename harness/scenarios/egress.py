@@ -376,8 +376,10 @@ def _ways(v: str) -> tuple[Check, ...]:
                 "TCP to the high port by io_uring alone: the socket by `IORING_OP_SOCKET` "
                 "(socket(2) where the kernel has no such operation), then `IORING_OP_CONNECT`, "
                 "`IORING_OP_SEND` and `IORING_OP_RECV` linked in one submission, in a child the "
-                "sweep kills at the attempt's end; blocked with the errno of the first operation "
-                "that failed (`io_uring_setup` refused: ENOSYS, EPERM)."
+                "sweep kills at the attempt's end; where x86_64's `io_uring_setup` is refused, "
+                "the ring set up and entered through the i386 entry (`int $0x80`), the way named; "
+                "blocked with the errno of the first operation that failed (`io_uring_setup` "
+                "refused by both: ENOSYS, EPERM)."
             ),
         ),
         _swept(

@@ -251,7 +251,14 @@ WAY_MUTANTS = {
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),
     "netlink: ": ("-ioctl-netlink", "-netlink-hibits"),
-    "the type's other flags: ": ("-type-exact", "-type-cloexec", "-socket-exact", "-ping-exact"),
+    "the type's other flags: ": (
+        "-type-exact",
+        "-type-cloexec",
+        "-socket-exact",
+        "-ping-exact",
+        "-sidecar-exact",
+    ),
+    "the protocol named: ": ("-proto-exact",),
 }
 
 

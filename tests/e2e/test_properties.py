@@ -716,6 +716,18 @@ EGRESS_MUTANTS = {
         {"udp4-high", "udp6-high", "send4-sendto"},
         "(its socket made with SOCK_CLOEXEC alone in its type: refused with SOCK_NONBLOCK and",
     ),
+    # An allow-list from strace of curl: IPPROTO_TCP named, protocol 0 refused.
+    "bwrap-socket-proto-exact": (
+        {"tcp-raw-ip", "tcp4-high", "tcp6-high", "tfo4-sendto"},
+        "(its socket made with protocol IPPROTO_TCP, not 0, and no flag in its type: refused"
+        " as given)",
+    ),
+    # A one-peer UDP relay on loopback behind the whole-type allow-list: its peer's
+    # socket made with the plain type.
+    "bwrap-udp-sidecar-exact": (
+        {"udp-relay"},
+        "(its socket made with no flag in its type: refused with SOCK_NONBLOCK and SOCK_CLOEXEC)",
+    ),
     "bwrap-sidecar-resolver-tcp": (
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP)",
@@ -738,6 +750,12 @@ EGRESS_MUTANTS = {
     # (A TCP, a UDP and a Multipath TCP socket, each made by the ring.)
     "bwrap-io-uring": (URING, "socket: connect, send, recv; the nonce came back)"),
     "bwrap-io-uring-socket": (URING, "socket: connect, send, recv; the nonce came back)"),
+    # x86_64's io_uring refused, the i386 entry's not: the ring set up through int $0x80.
+    "bwrap-uring-i386": (
+        URING,
+        "the nonce came back (its ring set up and entered through the i386 entry, int $0x80:"
+        " x86_64's io_uring_setup refused)",
+    ),
     "bwrap-io-uring-sqpoll": (URING, "the nonce came back by its SQPOLL thread: io_uring_enter"),
     # Issue 38: Landlock's TCP right and a filter keeping socket(2) to TCP, io_uring
     # allowed: the ring makes the UDP and Multipath TCP sockets the filter refuses.
@@ -918,7 +936,7 @@ ROW_MUTANTS = (
     "bwrap-io-uring-socket",
     "bwrap-io-uring-sqpoll",
     "landlock-tcp-uring",
-    "bwrap-i386-socket",
+    "bwrap-uring-i386",
     "bwrap-i386-socketcall",
     "bwrap-i386-udp",
     "bwrap-i386-fastopen",
@@ -965,6 +983,7 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-raw",
     "bwrap-packet-socket-exact",
     "bwrap-ping-exact",
+    "bwrap-udp-sidecar-exact",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1139,6 +1158,45 @@ def test_a_socket_filter_comparing_the_type_whole_is_caught(
         assert loose == [], runtime
 
 
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_socket_filter_naming_the_protocol_is_caught(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """TCP sockets allowed by a filter written from strace of curl (socket(AF_INET,
+    SOCK_STREAM, IPPROTO_TCP), each argument compared whole), in the host's network: the
+    probe's sockets, asked for with protocol 0, are refused; those with IPPROTO_TCP named
+    escape, the way named, and no UDP or unix line does (no such socket can be made)."""
+    checks = _egress_mutant(mutants_run[2], "bwrap-socket-proto-exact")
+    escaped, proof = EGRESS_MUTANTS["bwrap-socket-proto-exact"]
+    for check_id in escaped:
+        assert checks[check_id]["outcome"] == "escaped", checks[check_id]
+        assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    loose = [
+        i
+        for i, c in checks.items()
+        if i.startswith(("udp", "unix", "dns-alt-udp")) and c["outcome"] == "escaped"
+    ]
+    assert loose == []
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_the_i386_entry_left_whole_is_caught_by_its_sockets_and_its_ring(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """A filter that checks the architecture wrongly leaves the whole i386 entry: its
+    socket calls (the i386 lines) and its io_uring (the ring's lines, set up through
+    int $0x80 where x86_64's io_uring_setup is refused). Exactly those two rows escape,
+    each with its way named."""
+    checks = _egress_mutant(mutants_run[2], "bwrap-i386-socket")
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == I386 | URING
+    _, proof = EGRESS_MUTANTS["bwrap-i386-socket"]
+    _, ring = EGRESS_MUTANTS["bwrap-uring-i386"]
+    for check_id in I386:
+        assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    for check_id in URING:
+        assert ring in str(checks[check_id]["detail"]), checks[check_id]
+
+
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_each_network_row_is_caught_by_its_own_checks(
@@ -1163,8 +1221,9 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     right with the Multipath TCP socket refused too; the i386 entry's twin, every
     socket call of it refused, socketcall too; the held-netns twin, handed the
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
-    keeps CAP_NET_RAW and refuses packet sockets too. Each way is refused by what the
-    twin closes (its errno in the line), and the verdict is enforced."""
+    keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
+    allow-lists with no network. Each way is refused by what the twin closes (its errno
+    in the line), or reaches nothing, and the verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -1181,6 +1240,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "firewall-packet-twin",
             "route-ioctl-twin",
             "socket-type-exact-twin",
+            "socket-proto-exact-twin",
         )
     )
     matrix = _matrix(
@@ -1200,13 +1260,18 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         assert checks["tfo4-connect"]["errno"] == connect_errno, checks["tfo4-connect"]
         assert checks["mptcp4"]["outcome"] == "blocked", checks["mptcp4"]
         assert checks["mptcp4"]["detail"].startswith("socket for "), checks["mptcp4"]
-    # The i386 entry's twin: each line refused at its socket, by both ways.
+    # The i386 entry's twin: each line refused at its socket, by both ways; the ring's
+    # lines at io_uring_setup, by x86_64's entry and the i386 entry's.
     twin = {c["id"]: c for c in v[("localhost", "i386-twin", "egress_confinement")]["checks"]}
     assert v[("localhost", "i386-twin", "egress_confinement")]["observed"] == "enforced"
     for check_id in I386:
         line = twin[check_id]
         assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
         assert "(socketcall socket (i386)): " in line["detail"], line
+    for check_id in URING:
+        line = twin[check_id]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+        assert "io_uring_setup)" in line["detail"], line
     # The held network namespace's twin: handed in, setns refused (no CAP_SYS_ADMIN).
     row = v[("localhost", "held-netns-twin", "egress_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
@@ -1237,6 +1302,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     udp = {c["id"]: c for c in row["checks"]}["udp4-high"]
     assert udp["outcome"] == "blocked", udp
     assert "(its socket made with no flag in its type" in udp["detail"], udp
+    # curl's allow-list's twin, with no network: the TCP socket is made with its protocol
+    # named (the way named), and reaches nothing.
+    row = v[("localhost", "socket-proto-exact-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    tcp = {c["id"]: c for c in row["checks"]}["tcp4-high"]
+    assert tcp["outcome"] == "blocked", tcp
+    assert "(its socket made with protocol IPPROTO_TCP, not 0" in tcp["detail"], tcp
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
