@@ -274,7 +274,7 @@ flags = ["--network=none"]
 class PeerSetup:
     """The probe command per runtime, as a shell string, aimed at one bench canary."""
 
-    def __init__(self, work: Path, matrix: Path) -> None:
+    def __init__(self, work: Path, matrix: Path, scenarios: list[str] | None = None) -> None:
         import anyio
 
         from harness.hostside.canary_setup import high_port, start_canary
@@ -294,26 +294,29 @@ class PeerSetup:
         self.probe.chmod(0o755)
         self.transport = LocalTransport()
         nonce = secrets.token_hex(8)
-        self.canary = anyio.run(
-            lambda: start_canary(
-                self.transport,
-                probe=str(self.probe),
-                workdir=str(self.work),
-                canary=Canary(),
-                run_id=secrets.token_hex(4),
-                host_index=63,
-                nonce=nonce,
-                high_port=high_port(Canary()),
+        scenarios = scenarios or ["mechanisms", "egress-confinement"]
+        self.canary = None
+        if "egress-confinement" in scenarios:
+            self.canary = anyio.run(
+                lambda: start_canary(
+                    self.transport,
+                    probe=str(self.probe),
+                    workdir=str(self.work),
+                    canary=Canary(),
+                    run_id=secrets.token_hex(4),
+                    host_index=63,
+                    nonce=nonce,
+                    high_port=high_port(Canary()),
+                )
             )
-        )
-        if self.canary.error:
-            raise SystemExit(f"bench canary: {self.canary.error}")
+            if self.canary.error:
+                raise SystemExit(f"bench canary: {self.canary.error}")
         args = probe_args(
-            ["mechanisms", "egress-confinement"],
+            scenarios,
             check_timeout=5,
             deadline=TIMEOUT,
             tag="bench-peer-cell",
-            options=self.canary.probe_args(),
+            options=self.canary.probe_args() if self.canary else [],
         )
         plan = make_plan(load_matrix(matrix))
         first = plan.cells[0].host
@@ -340,7 +343,9 @@ class PeerSetup:
 
         from harness.hostside.canary import stop_canary
 
-        anyio.run(lambda: stop_canary(self.transport, self.canary))
+        if self.canary is not None:
+            canary = self.canary
+            anyio.run(lambda: stop_canary(self.transport, canary))
 
 
 # -- contenders -------------------------------------------------------------------------

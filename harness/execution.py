@@ -124,31 +124,53 @@ def measures_exit(runtime: Runtime) -> bool:
     return runtime.kind in ("runsc", "microvm", "oci") or not runtime.promises_own_kernel
 
 
+# $1 the cell's pattern (`tagged`), $2 its id but the first character, $3 that
+# character, $4 "1" to kill whatever is found. Prints pgrep's lines for the cell, then
+# KILLED if it killed them: when they are all the workload's own (the probe's
+# lingerer, which no waiting ends) or when $4 says so. The id travels in two parts,
+# so that neither this shell's command line nor its login shell's names the cell.
+SURVIVORS = r"""found=$(pgrep -af -- "$1"); s=$?
+[ "$s" -le 1 ] || exit "$s"
+[ -n "$found" ] || exit 0
+printf '%s\n' "$found"
+if [ "$4" = 1 ] || ! printf '%s\n' "$found" | sed 's/$/ /' | grep -qvF -- " run --tag $3$2 "
+then
+  pkill -KILL -f -- "$1"
+  echo harness-killed
+fi
+exit 0
+"""
+KILLED = "harness-killed"
+
+
 async def survivors(transport: Transport, cell_id: str) -> list[str] | None:
     """What of the cell still runs on the host after its sandbox command ended: every
     process whose command line names the cell (the probe's lingerer, the runtime's
     own), given the runtime TEARDOWN_S to finish; those left are killed. None where
-    the host could not be asked."""
-    pattern = tagged(cell_id)
-    found: list[str] = []
+    the host could not be asked.
+
+    One command per look, which also kills what it found once that is final: the
+    workload's own at once, anything after TEARDOWN_S. A host a WAN away pays one
+    round trip for this, not two."""
     deadline = time.monotonic() + TEARDOWN_S
     while True:
+        final = "1" if time.monotonic() >= deadline else "0"
+        argv = ("sh", "-c", SURVIVORS, "harness-survivors", tagged(cell_id), cell_id[1:],
+                cell_id[:1], final)  # fmt: skip
         try:
-            done = await transport.run(("pgrep", "-af", "--", pattern), timeout=CLEANUP_TIMEOUT)
+            done = await transport.run(argv, timeout=CLEANUP_TIMEOUT)
         except TransportError:
             return None
-        if done.exit_status not in (0, 1):  # no pgrep, or it failed
+        if done.exit_status != 0:  # no pgrep, or it failed
             return None
-        found = [line.strip()[:200] for line in done.stdout.splitlines() if line.strip()]
-        # The workload's own (the probe's lingerer) will not go by waiting: only a
-        # runtime's processes still tearing down (a gofer, a VMM) are given the time.
-        workload = all(f" run --tag {cell_id} " in f"{line} " for line in found)
-        if not found or workload or time.monotonic() >= deadline:
-            break
+        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        killed = lines[-1:] == [KILLED]
+        found = [line[:200] for line in lines if line != KILLED]
+        # Only a runtime's processes still tearing down (a gofer, a VMM) are given
+        # the time; the workload's own were killed at the first look.
+        if not found or killed:
+            return found[:5]
         await anyio.sleep(0.2)
-    if found:
-        await cleanup(transport, (kill_tagged(cell_id),))
-    return found[:5]
 
 
 def kill_tagged(cell_id: str) -> tuple[str, ...]:

@@ -67,9 +67,15 @@ def spawn_sshd(
     log_level: str = "ERROR",
     host_pub: str = "",
     sftp: bool = True,
+    prefix: tuple[str, ...] = (),
+    reach: tuple[str, int] | None = None,
 ) -> Sshd:
     """Start sshd in the foreground (-D) with its own config in `folder`, and wait
-    until it answers with its banner."""
+    until it answers with its banner.
+
+    `prefix` runs it through other commands (`ip netns exec NS`, which execs it);
+    `reach` is the (address, port) the banner is awaited on, when the clients reach
+    it elsewhere than where it listens."""
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "sshd_config"
@@ -94,25 +100,29 @@ def spawn_sshd(
             ]
         )
     )
-    sshd = Sshd(name, address, port, _spawn(config, folder / "sshd.log"), folder, host_pub)
-    _wait_banner(sshd)
+    process = _spawn(config, folder / "sshd.log", prefix)
+    sshd = Sshd(name, address, port, process, folder, host_pub)
+    _wait_banner(sshd, reach=reach)
     return sshd
 
 
-def _spawn(config: Path, log: Path) -> subprocess.Popen[bytes]:
+def _spawn(config: Path, log: Path, prefix: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     with open(log, "wb") as log_file:  # the child keeps its own copy of the fd
         return subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log_file
+            [*prefix, SSHD, "-D", "-e", "-f", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
         )
 
 
-def _wait_banner(sshd: Sshd, timeout: float = 15.0) -> None:
+def _wait_banner(sshd: Sshd, timeout: float = 15.0, reach: tuple[str, int] | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if sshd.process.poll() is not None:
             raise RuntimeError(f"sshd {sshd.name} exited: {sshd.log.read_text()}")
         try:
-            with socket.create_connection((sshd.address, sshd.port), timeout=0.5) as s:
+            target = reach or (sshd.address, sshd.port)
+            with socket.create_connection(target, timeout=0.5) as s:
                 if s.recv(4).startswith(b"SSH-"):
                     return
         except OSError:

@@ -278,3 +278,67 @@ async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed() -> None
         for p in (lingerer, other, handed):
             p.kill()
             p.wait()
+
+
+class _Counting(LocalTransport):
+    """A local transport that counts the commands it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commands: list[tuple[str, ...]] = []
+
+    async def run(self, argv, **kwargs):  # type: ignore[no-untyped-def]
+        self.commands.append(tuple(argv))
+        return await super().run(argv, **kwargs)
+
+
+@pytest.mark.anyio
+async def test_the_workload_s_survivor_is_found_and_killed_in_one_command() -> None:
+    """One round trip to the host for the probe's lingerer, found and killed at once
+    (a host a WAN away paid two); nothing found, one command too."""
+    from harness.execution import survivors
+
+    cell = f"harness-{os.getpid():08x}-00043"
+    lingerer = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell])
+    try:
+        transport = _Counting()
+        found = await survivors(transport, cell)
+        assert found is not None and len(found) == 1, found
+        assert lingerer.wait(timeout=10) == -9
+        assert len(transport.commands) == 1, transport.commands
+        # The id is never one word of the command, so its shell cannot match itself.
+        assert not any(cell in word for word in transport.commands[0][3:]), transport.commands
+        transport = _Counting()
+        assert await survivors(transport, cell) == []
+        assert len(transport.commands) == 1
+    finally:
+        lingerer.kill()
+        lingerer.wait()
+
+
+@pytest.mark.anyio
+async def test_a_runtime_s_survivor_is_given_the_teardown_time_then_killed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process of the runtime's that names the cell (a gofer, a VMM) is looked at again
+    until TEARDOWN_S, not killed at once; still there then, it is killed and listed.
+    One that ends within the time is not a survivor."""
+    import harness.execution as execution
+
+    monkeypatch.setattr(execution, "TEARDOWN_S", 0.6)
+    cell = f"harness-{os.getpid():08x}-00044"
+    gofer = subprocess.Popen(["sh", "-c", "sleep 30", "x", "--root", "/r", cell])
+    brief = subprocess.Popen(["sh", "-c", "sleep 0.3", "x", "--name", cell + "0"[:0]])
+    try:
+        transport = _Counting()
+        t0 = time.monotonic()
+        found = await execution.survivors(transport, cell)
+        assert time.monotonic() - t0 >= 0.6
+        assert found is not None and len(found) == 1 and found[0].startswith(str(gofer.pid)), found
+        assert gofer.wait(timeout=10) == -9
+        assert brief.wait(timeout=10) == 0  # ended by itself, never killed
+        assert len(transport.commands) >= 3  # looked again, not killed at the first look
+    finally:
+        for p in (gofer, brief):
+            p.kill()
+            p.wait()

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SMOKES = {
     "amortisation": ["bench/amortisation.py", "--smoke"],
     "fanout": ["bench/fanout.py", "--smoke"],
+    "fanout_wan": ["bench/fanout_wan.py", "--smoke"],
     "scale": ["bench/scale.py", "--smoke"],
     "scale-unbound": ["bench/scale.py", "--smoke", "--unbound"],
     "scale-properties": ["bench/scale.py", "--smoke", "--properties"],
@@ -100,6 +101,27 @@ def test_fanout_runs(smokes: Smokes) -> None:
     code, out = smokes.finished("fanout")
     assert code == 0, out
     assert "harness run " in out and "target wall <= 1.3 x floor" in out, out
+
+
+def test_fanout_wan_runs_and_leaves_nothing_behind(smokes: Smokes) -> None:
+    """The fleet-shaped fan-out: hosts in namespaces of their own behind a WAN delay,
+    under CPU quotas; every contender's cells complete, and once it has ended none of
+    its namespaces, veth pairs, cgroups, sshd or proxy processes is left."""
+    code, out = smokes.finished("fanout_wan")
+    assert code == 0, out
+    assert "harness, round 1" in out and "| harness " in out, out
+    assert "lab removed: no namespace, veth, cgroup or process of the bench's left" in out
+    pid = smokes.procs["fanout_wan"].pid
+    from bench._netlab import leftovers
+
+    assert leftovers(pid) == [], leftovers(pid)
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert f"hbf{pid % 100000:05d}" not in links, links
+    work = re.search(r"^work folder: (\S+)$", out, re.M)
+    assert work is not None, out
+    procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert work[1] not in procs, procs  # its sshd and its proxy
+    assert not Path(work[1]).exists()
 
 
 def test_scale_runs_with_every_cell_complete(smokes: Smokes) -> None:
