@@ -282,9 +282,9 @@ ROWS: tuple[Row, ...] = (
         checks=tuple(f"uring{v}{kind}" for v in "46" for kind in ("", "-udp", "-mptcp")),
         ways=(
             "io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",
-            "i386: the ring set up and entered through the i386 entry (int $0x80), where"
-            " x86_64's io_uring_setup is refused (a filter on x86_64's calls alone): its socket"
-            " (IORING_OP_SOCKET), connect, send and recv",
+            # Where x86_64's io_uring_setup is refused (a filter on x86_64's calls alone):
+            # the ring's socket (IORING_OP_SOCKET), connect, send and recv.
+            "i386: io_uring_setup, io_uring_enter",
         ),
         target="the canary's high port, IPv4 and IPv6, by TCP, UDP and Multipath TCP, each"
         " socket made by the ring (IORING_OP_SOCKET) where the kernel has it; where"

@@ -37,6 +37,11 @@ SMOKES = {
     "canary_start": ["bench/canary_start.py", "--smoke"],
 }
 TIMEOUT = 150
+# Started once the others are over: its WAN lab holds every chunk 20 ms in a user-space
+# proxy under CPU quotas, and with a dozen other benches on two cores its SSH sessions
+# were cut short once ("SSH connection closed" on 4 of 6 cells): a bench about
+# orchestration is not smoke-tested on a saturated machine.
+ALONE = frozenset({"fanout_wan"})
 # What a cell makes in the host's shared folders, that must be gone after it.
 SHARED_FOLDERS = (Path("/tmp"), Path("/var/tmp"))
 
@@ -52,16 +57,23 @@ class Smokes:
     def __init__(self, logs: Path) -> None:
         self.logs = logs
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        for name, argv in SMOKES.items():
-            with (logs / f"{name}.out").open("wb") as out:
-                self.procs[name] = subprocess.Popen(
-                    [sys.executable, *argv], cwd=ROOT, env=env, stdout=out, stderr=out
-                )
+        self.env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for name in SMOKES.keys() - ALONE:
+            self._start(name)
+
+    def _start(self, name: str) -> None:
+        with (self.logs / f"{name}.out").open("wb") as out:
+            self.procs[name] = subprocess.Popen(
+                [sys.executable, *SMOKES[name]], cwd=ROOT, env=self.env, stdout=out, stderr=out
+            )
 
     def finished(self, name: str) -> tuple[int, str]:
         """Its exit status and its output."""
+        if name in ALONE and name not in self.procs:
+            for proc in self.procs.values():
+                proc.wait(TIMEOUT)
+            self._start(name)
         code = self.procs[name].wait(TIMEOUT)
         return code, (self.logs / f"{name}.out").read_text()
 
