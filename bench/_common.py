@@ -191,6 +191,21 @@ def require_complete(what: str, complete: int, total: int, why: str = "") -> Non
     raise Incomplete(2)
 
 
+def harness_run_complete(what: str, matrix: Path, out: Path, total: int) -> Measured:
+    """`harness run MATRIX --out OUT`, measured; refused (require_complete) unless all
+    `total` of its cells completed, the failed cells' reasons said."""
+    m = run_measured(
+        "harness", harness_argv("run", str(matrix), "--out", str(out), "--no-progress")
+    )
+    found = out / "cells.jsonl"
+    cells = [json.loads(x) for x in found.read_text().splitlines()] if found.exists() else []
+    failed = sorted({str(c.get("reason")) for c in cells if c["status"] != "complete"})
+    done = len(cells) - sum(c["status"] != "complete" for c in cells)
+    why = "; ".join(failed)[:500] or f"harness exited {m.exit_status}: {m.stderr[-300:]}"
+    require_complete(what, done, total, why)
+    return m
+
+
 @dataclass
 class Measured:
     """One timed run of a command, measured as a process tree."""

@@ -49,7 +49,7 @@ from bench._common import (
     ROOT,
     Measured,
     ensure_bytecode,
-    harness_argv,
+    harness_run_complete,
     machine,
     machine_busy,
     median,
@@ -684,21 +684,9 @@ def main() -> None:
             print("warm-up harness run (stages the probe on every host)", flush=True)
 
             def harness_run(out: str) -> Measured:
-                argv = harness_argv("run", str(matrix), "--out", str(work / out), "--no-progress")
-                m = run_measured("harness", argv)
-                found = work / out / "cells.jsonl"
-                cells = (
-                    [json.loads(x) for x in found.read_text().splitlines()]
-                    if found.exists()
-                    else []
+                return harness_run_complete(
+                    f"fan-out, harness ({out})", matrix, work / out, n * len(RUNTIMES)
                 )
-                failed = sorted({str(c.get("reason")) for c in cells if c["status"] != "complete"})
-                done = len(cells) - sum(c["status"] != "complete" for c in cells)
-                why = (
-                    "; ".join(failed)[:500] or f"harness exited {m.exit_status}: {m.stderr[-300:]}"
-                )
-                require_complete(f"fan-out, harness ({out})", done, n * len(RUNTIMES), why)
-                return m
 
             rows["harness (first run, stages)"] = meter(
                 "harness (first run, stages)", lambda: harness_run("run-cold")

@@ -37,11 +37,9 @@ from bench._common import (
     ROOT,
     Measured,
     ensure_bytecode,
-    harness_argv,
+    harness_run_complete,
     machine,
     median,
-    require_complete,
-    run_measured,
     save,
     table,
     tree_cpu,
@@ -174,21 +172,9 @@ def main() -> None:
             rows: dict[str, dict[str, Any]] = {}
 
             def harness_run(out: str) -> Measured:
-                argv = harness_argv("run", str(matrix), "--out", str(work / out), "--no-progress")
-                m = run_measured("harness", argv)
-                found = work / out / "cells.jsonl"
-                cells = (
-                    [json.loads(x) for x in found.read_text().splitlines()]
-                    if found.exists()
-                    else []
+                return harness_run_complete(
+                    f"fan-out over WAN, harness ({out})", matrix, work / out, total
                 )
-                failed = sorted({str(c.get("reason")) for c in cells if c["status"] != "complete"})
-                done = len(cells) - sum(c["status"] != "complete" for c in cells)
-                why = (
-                    "; ".join(failed)[:500] or f"harness exited {m.exit_status}: {m.stderr[-300:]}"
-                )
-                require_complete(f"fan-out over WAN, harness ({out})", done, total, why)
-                return m
 
             print("warm-up harness run (stages the probe on every host)", flush=True)
             rows["harness (first run, stages)"] = meter(
