@@ -126,14 +126,19 @@ def measures_exit(runtime: Runtime) -> bool:
 
 # $1 the cell's pattern (`tagged`), $2 its id but the first character, $3 that
 # character, $4 "1" to kill whatever is found. Prints pgrep's lines for the cell, then
-# KILLED if it killed them: when they are all the workload's own (the probe's
-# lingerer, which no waiting ends) or when $4 says so. The id travels in two parts,
-# so that neither this shell's command line nor its login shell's names the cell.
+# KILLED if it killed them: when they are all the workload's own or when $4 says so.
+# The workload's own is the probe's lingerer, which no waiting ends: a command line
+# whose program is followed by `run --tag ID`. A launcher's helper that carries the
+# probe's arguments further along its own (a relay forked by a shell script) is not:
+# it is the runtime's, given TEARDOWN_S like a gofer, so that what it still sends in
+# that time reaches the canary. The id travels in two parts, so that neither this
+# shell's command line nor its login shell's names the cell.
 SURVIVORS = r"""found=$(pgrep -af -- "$1"); s=$?
 [ "$s" -le 1 ] || exit "$s"
 [ -n "$found" ] || exit 0
 printf '%s\n' "$found"
-if [ "$4" = 1 ] || ! printf '%s\n' "$found" | sed 's/$/ /' | grep -qvF -- " run --tag $3$2 "
+own="^[0-9]+ [^ ]+ run --tag $3$2 "
+if [ "$4" = 1 ] || ! printf '%s\n' "$found" | sed 's/$/ /' | grep -qvE -- "$own"
 then
   pkill -KILL -f -- "$1"
   echo harness-killed

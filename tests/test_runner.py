@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import types
@@ -253,23 +254,30 @@ async def test_hosts_start_in_plan_order_a_few_per_cell_slot(
     assert list(runner.outcome.hosts) == [h.name for h in hosts]
 
 
+def _probe_like(folder: Path, *args: str) -> subprocess.Popen[bytes]:
+    """A process whose command line is `/probe ARGS` (a probe's lingerer, as pgrep
+    shows it): Python running a script named `run` that sleeps, started as /probe."""
+    (folder / "run").write_text("import time\ntime.sleep(30)\n")
+    return subprocess.Popen(["/probe", *args], executable=sys.executable, cwd=folder)
+
+
 @pytest.mark.anyio
-async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed() -> None:
+async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed(tmp_path: Path) -> None:
     """A process whose command line names the cell, left after its sandbox ended, is a
     survivor: listed at once if it is the workload's own (the probe's lingerer), and
     killed; another cell's, or none, is not."""
     from harness.execution import survivors
 
     cell = f"harness-{os.getpid():08x}-00042"
-    lingerer = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell, "--n"])
-    other = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell[:-1] + "3"])
+    lingerer = _probe_like(tmp_path, "run", "--tag", cell, "--n")
+    other = _probe_like(tmp_path, "run", "--tag", cell[:-1] + "3")
     # Another cell's sandbox handed a file of this cell's folder names the id in a path.
     handed = subprocess.Popen(["sh", "-c", "sleep 30", "x", "--host-unix", f"/w/{cell}/l.sock"])
     try:
         t0 = time.monotonic()
         found = await survivors(LocalTransport(), cell)
         assert found is not None and len(found) == 1, found
-        assert found[0].startswith(f"{lingerer.pid} sh -c sleep 30 x run --tag {cell}")
+        assert found[0].startswith(f"{lingerer.pid} /probe run --tag {cell}")
         assert time.monotonic() - t0 < 1.5  # the workload's own: no teardown wait
         assert lingerer.wait(timeout=10) == -9  # killed
         assert other.poll() is None and handed.poll() is None  # other cells' live
@@ -278,6 +286,26 @@ async def test_what_of_a_cell_outlives_its_runtime_is_found_and_killed() -> None
         for p in (lingerer, other, handed):
             p.kill()
             p.wait()
+
+
+@pytest.mark.anyio
+async def test_a_launcher_s_relay_is_given_the_teardown_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A relay a launcher's shell script forked carries the probe's arguments further
+    along its command line. It is the runtime's, not the workload's: given the
+    teardown time (what it sends then still reaches the canary), not killed at once."""
+    import harness.execution as execution
+
+    monkeypatch.setattr(execution, "TEARDOWN_S", 1.5)
+    cell = f"harness-{os.getpid():08x}-00045"
+    relay = subprocess.Popen(["sh", "-c", "sleep 0.5", "launcher", "/probe", "run", "--tag", cell])
+    try:
+        assert await execution.survivors(LocalTransport(), cell) == []
+        assert relay.wait(timeout=10) == 0  # ended by itself, never killed
+    finally:
+        relay.kill()
+        relay.wait()
 
 
 class _Counting(LocalTransport):
@@ -293,13 +321,15 @@ class _Counting(LocalTransport):
 
 
 @pytest.mark.anyio
-async def test_the_workload_s_survivor_is_found_and_killed_in_one_command() -> None:
+async def test_the_workload_s_survivor_is_found_and_killed_in_one_command(
+    tmp_path: Path,
+) -> None:
     """One round trip to the host for the probe's lingerer, found and killed at once
     (a host a WAN away paid two); nothing found, one command too."""
     from harness.execution import survivors
 
     cell = f"harness-{os.getpid():08x}-00043"
-    lingerer = subprocess.Popen(["sh", "-c", "sleep 30", "x", "run", "--tag", cell])
+    lingerer = _probe_like(tmp_path, "run", "--tag", cell)
     try:
         transport = _Counting()
         found = await survivors(transport, cell)
