@@ -153,15 +153,24 @@ def local_matrix_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str
 
 # The suite's one long wait is the mutants matrix (about 160 s on two quiet cores). When
 # a selected test reads it, it starts in the background as the session starts, and the
-# tests that touch nothing of the host's (no sandbox, probe run, canary, namespace,
-# host-wide listing or settle window: these folders and modules) run first, beside it.
+# tests that touch nothing of the host's (no sandbox, canary, namespace, host-wide
+# listing or settle window: these folders and modules) run first, beside it. Among them
+# are runs of the `mechanisms` and `selftest` scenarios alone, over the lab's sshd or
+# locally: no property is judged, no canary or fixture is made, and a probe that reads
+# facts (unsandboxed, or in a runsc of the run's own root), waited on for deadlines and
+# cut connections, is mostly idle and in nothing the mutants' cells judge.
 # Every other test starts only once it is over: no sandbox of the suite's runs beside
 # it, so what it judges, and what they assert of the host, is as when the suite ran
 # one thing at a time.
 BESIDE_THE_BACKGROUND = frozenset(
     {"judge", "results", "matrix", "policy", "scenarios", "catalogue", "docs", "releases",
      "transport", "test_cache.py", "test_files.py", "test_imports.py", "test_mutation.py",
-     "test_plan.py", "test_staging.py", "test_suite.py"}
+     "test_plan.py", "test_staging.py", "test_suite.py",
+     # mechanisms and selftest alone:
+     "e2e/test_hostile.py", "e2e/test_hostile_display.py", "e2e/test_run_ssh.py",
+     "faults/test_stalled_host.py", "faults/test_special_files.py",
+     "faults/test_output_paths.py", "faults/test_matrix_size.py", "faults/test_host_text.py",
+     "faults/test_outputs.py", "faults/test_lease_parser.py"}
 )  # fmt: skip
 MUTANTS_TOOLS = ("runsc", "bwrap", "runc", "ip", "setpriv")
 
@@ -217,7 +226,8 @@ def background_run(name: str, matrix: str, *, timeout: float) -> tuple[CliResult
 
 
 def _beside_the_background(item: pytest.Item) -> bool:
-    return Path(str(item.path)).relative_to(ROOT / "tests").parts[0] in BESIDE_THE_BACKGROUND
+    where = Path(str(item.path)).relative_to(ROOT / "tests")
+    return where.parts[0] in BESIDE_THE_BACKGROUND or where.as_posix() in BESIDE_THE_BACKGROUND
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
