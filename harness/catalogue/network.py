@@ -217,6 +217,11 @@ ROWS: tuple[Row, ...] = (
         checks=("unix-host",),
         target="every unix listener the host lists (paths at any depth, abstract names) and"
         " every unix socket in view whose listener is outside: a connect, no byte sent",
+        ways=(
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, then connected by"
+            " connect(2), where socket(2) and the i386 entry refused it)",
+        ),
     ),
     _net(
         _FAMILY,

@@ -462,6 +462,11 @@ enum { SW_WIDE = 1, SW_FLAGS = 2, SW_PROTO = 4 };
 int sock_make(int family, int type, int proto);
 int sock_retry(int family, int type, int proto, int ways);
 const char *sock_way(void);
+/* sockways.c: the same socket by the other entries, once socket(2) refused it every way:
+ * the i386 entry's socket or socketcall, io_uring's IORING_OP_SOCKET (its way in
+ * sock_way()); and whether a ring answers here without a filter killing for it. */
+int sock_entries(int family, int type, int proto);
+int uring_alive(void);
 /* Whether an attempt's destination text is `spec`'s, whatever way was named after it. */
 static inline int dsts_is(const char *dsts, const char *spec)
 {

@@ -870,7 +870,10 @@ EGRESS = Scenario(
             control=Control.NONE,
             how=(
                 "A connect (no byte sent; to a datagram socket where connect is refused, an empty "
-                "datagram by `sendto`) to each of the host's own unix listeners "
+                "datagram by `sendto`; its socket made every way `socket(2)` takes, and where "
+                "each is refused, by the i386 entry's `socket` or `socketcall`, then by "
+                "io_uring's `IORING_OP_SOCKET`, the way named) to each of the host's own unix "
+                "listeners "
                 "(`--host-unix`: listed once per host from its `/proc/net/unix`, stream, "
                 "seqpacket and path-bound datagram sockets, paths at any depth and abstract "
                 "names, less those under the policy's read-write grants and the allowed "

@@ -915,6 +915,16 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
     ),
+    # Unix sockets refused by x86_64's socket(2) alone: the i386 entry's makes one, or
+    # the ring's IORING_OP_SOCKET (the way named).
+    "bwrap-host-listener-i386": (
+        {"unix-host"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-host-listener-uring": (
+        {"unix-host"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
@@ -1007,6 +1017,8 @@ ROW_MUTANTS = (
     "bwrap-host-listener-pid",
     "bwrap-host-listener-dgram",
     "bwrap-host-listener-sendto",
+    "bwrap-host-listener-i386",
+    "bwrap-host-listener-uring",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
@@ -1223,8 +1235,9 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     socket call of it refused, socketcall too; the held-netns twin, handed the
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
-    allow-lists with no network. Each way is refused by what the twin closes (its errno
-    in the line), or reaches nothing, and the verdict is enforced."""
+    allow-lists with no network; and the unix socket ban done right (architecture
+    checked, io_uring refused) beside a host listener. Each way is refused by what the
+    twin closes (its errno in the line), or reaches nothing, and the verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -1242,6 +1255,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "route-ioctl-twin",
             "socket-type-exact-twin",
             "socket-proto-exact-twin",
+            "host-listener-twin",
         )
     )
     matrix = _matrix(
@@ -1310,6 +1324,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     tcp = {c["id"]: c for c in row["checks"]}["tcp4-high"]
     assert tcp["outcome"] == "blocked", tcp
     assert "(its socket made with protocol IPPROTO_TCP, not 0" in tcp["detail"], tcp
+    # The unix socket ban's twin (architecture checked, io_uring refused): the host's
+    # listener bound in stays out of reach, its socket refused by every entry.
+    row = v[("localhost", "host-listener-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
