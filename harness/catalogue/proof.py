@@ -312,6 +312,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-route-ioctl-hibits",
         "bwrap-route-ioctl-netlink",
         "bwrap-route-netlink-hibits",
+        "bwrap-route-netlink-type-exact",
+        "bwrap-route-netlink-i386",
+        "bwrap-route-netlink-uring",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

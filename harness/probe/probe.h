@@ -624,7 +624,7 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
 /* routeways.c: a host route made (SIOCADDRT) or taken back (SIOCDELRT) by the ioctl, its
  * request widened, or netlink, each where the one before was refused; *way says which. */
-enum { ROUTE_IOCTL, ROUTE_WIDE, ROUTE_NETLINK, ROUTE_NETLINK_WIDE };
+enum { ROUTE_IOCTL, ROUTE_WIDE, ROUTE_NETLINK, ROUTE_NETLINK_WAY };
 int route_by(int sock, unsigned long op, void *req, int family, const void *dst, const void *gw,
              const char *dev, int *way);
 const char *route_way_name(int way);

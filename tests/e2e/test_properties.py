@@ -841,6 +841,20 @@ EGRESS_MUTANTS = {
         {"route-made"},
         "(by netlink, RTM_NEWROUTE, its socket made with each argument's upper 32 bits set: ",
     ),
+    # Netlink's route socket refused by its whole type (strace of ip(8)), or by x86_64's
+    # socket(2) alone: made without SOCK_CLOEXEC, by the i386 entry, by the ring.
+    "bwrap-route-netlink-type-exact": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made with no flag in its type: ",
+    ),
+    "bwrap-route-netlink-i386": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made by socket (i386), the i386 entry: ",
+    ),
+    "bwrap-route-netlink-uring": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made by io_uring's IORING_OP_SOCKET: ",
+    ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -979,6 +993,9 @@ ROW_MUTANTS = (
     "bwrap-route-ioctl-hibits",
     "bwrap-route-ioctl-netlink",
     "bwrap-route-netlink-hibits",
+    "bwrap-route-netlink-type-exact",
+    "bwrap-route-netlink-i386",
+    "bwrap-route-netlink-uring",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
