@@ -218,9 +218,10 @@ ROWS: tuple[Row, ...] = (
         target="every unix listener the host lists (paths at any depth, abstract names) and"
         " every unix socket in view whose listener is outside: a connect, no byte sent",
         ways=(
-            "i386: socket, socketcall",
+            "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, then connected by"
             " connect(2), where socket(2) and the i386 entry refused it)",
+            "io_uring: IORING_OP_CONNECT (where connect(2) and the i386 entry's refused it)",
         ),
     ),
     _net(

@@ -492,6 +492,7 @@ size_t ns_frame(unsigned char *buf, int eth, const unsigned char own[6], const s
 int uring_socket(int family, int type, int proto, const char **step);
 ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step); /* IORING_OP_SENDMSG */
 int uring_nop(const char **step); /* a NOP: 0 where io_uring answers */
+int uring_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step); /* IORING_OP_CONNECT */
 const char *uring_way(void); /* how rings are driven, where not by io_uring_enter: or "" */
 const char *uring_i386_way(void); /* the last ring's, where set up through the i386 entry: or "" */
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
@@ -563,6 +564,9 @@ int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char
 /* i386net.c: a socket made through the i386 entry alone, by socket's own number, then by
  * socketcall (-1 with errno; ENOSYS where there is no such entry); *step the way. */
 int i386_socket(int family, int type, int proto, const char **step);
+/* i386net.c: connect(2) on any socket through the i386 entry alone (its own number, then
+ * socketcall); *step the way. */
+int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step);
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];

@@ -939,6 +939,16 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
+    # connect(2) refused by x86_64's number alone: the i386 entry's, or the ring's.
+    "bwrap-host-listener-connect-i386": (
+        {"unix-host"},
+        "its listener's process is outside the sandbox's pid namespace (connected by connect"
+        " (i386): connect(2) refused)",
+    ),
+    "bwrap-host-listener-connect-uring": (
+        {"unix-host"},
+        "(connected by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+    ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
@@ -1036,6 +1046,8 @@ ROW_MUTANTS = (
     "bwrap-host-listener-sendto",
     "bwrap-host-listener-i386",
     "bwrap-host-listener-uring",
+    "bwrap-host-listener-connect-i386",
+    "bwrap-host-listener-connect-uring",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
@@ -1252,9 +1264,10 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     socket call of it refused, socketcall too; the held-netns twin, handed the
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
-    allow-lists with no network; and the unix socket ban done right (architecture
-    checked, io_uring refused) beside a host listener. Each way is refused by what the
-    twin closes (its errno in the line), or reaches nothing, and the verdict is enforced."""
+    allow-lists with no network; and the unix socket ban and the connect(2) ban done
+    right (architecture checked, io_uring refused) beside a host listener. Each way is
+    refused by what the twin closes (its errno in the line), or reaches nothing, and the
+    verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -1273,6 +1286,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "socket-type-exact-twin",
             "socket-proto-exact-twin",
             "host-listener-twin",
+            "host-listener-connect-twin",
         )
     )
     matrix = _matrix(
@@ -1344,6 +1358,11 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     # The unix socket ban's twin (architecture checked, io_uring refused): the host's
     # listener bound in stays out of reach, its socket refused by every entry.
     row = v[("localhost", "host-listener-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
+    # connect(2)'s ban done right: no connect reaches the listener by any entry.
+    row = v[("localhost", "host-listener-connect-twin", "egress_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     host = {c["id"]: c for c in row["checks"]}["unix-host"]
     assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
