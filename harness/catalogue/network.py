@@ -217,6 +217,12 @@ ROWS: tuple[Row, ...] = (
         checks=("unix-host",),
         target="every unix listener the host lists (paths at any depth, abstract names) and"
         " every unix socket in view whose listener is outside: a connect, no byte sent",
+        ways=(
+            "i386: socket, connect, socketcall",
+            "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, then connected by"
+            " connect(2), where socket(2) and the i386 entry refused it)",
+            "io_uring: IORING_OP_CONNECT (where connect(2) and the i386 entry's refused it)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -364,6 +370,13 @@ ROWS: tuple[Row, ...] = (
             "netlink: the route made by RTM_NEWROUTE (as ip(8) makes it), where the route"
             " ioctls are refused both ways; its socket made again with each argument's upper"
             " 32 bits set where refused as given",
+            "the type's other flags: netlink's socket made again with each other set of"
+            " SOCK_NONBLOCK and SOCK_CLOEXEC, then as SOCK_DGRAM (netlink takes it alike),"
+            " where refused as given (a deny-list written from strace of ip(8), comparing the"
+            " type whole, matches only SOCK_RAW|SOCK_CLOEXEC)",
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (netlink's socket made by the ring, where socket(2)"
+            " and the i386 entry refused it every way)",
         ),
     ),
     _net(

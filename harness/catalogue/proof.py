@@ -252,6 +252,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-pid",
         "bwrap-host-listener-dgram",
         "bwrap-host-listener-sendto",
+        "bwrap-host-listener-i386",
+        "bwrap-host-listener-uring",
+        "bwrap-host-listener-connect-i386",
+        "bwrap-host-listener-connect-uring",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "TCP made without connect(2): Fast Open": (
@@ -310,6 +314,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-route-ioctl-hibits",
         "bwrap-route-ioctl-netlink",
         "bwrap-route-netlink-hibits",
+        "bwrap-route-netlink-type-exact",
+        "bwrap-route-netlink-i386",
+        "bwrap-route-netlink-uring",
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",

@@ -28,24 +28,6 @@ int frame_att(struct att *a, int fd, int type, int proto, int ifindex, const uns
     return 0;
 }
 
-/* Whether io_uring may be used here without being killed for it (a filter that kills
- * on io_uring_setup or io_uring_enter: SECCOMP_RET_KILL): a ring's NOP, once, in a child. */
-static int ring_alive(void)
-{
-    static int alive = -1;
-    if (alive >= 0)
-        return alive;
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *step;
-        _exit(uring_nop(&step) >= 0 ? 0 : 1);
-    }
-    int st = 0, got = -1;
-    while (pid > 0 && (got = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-        ;
-    return alive = got == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
 /* struct sockaddr_pkt (linux/if_packet.h, whose other names clash with libc's): a
  * SOCK_PACKET socket's address, its link by name. */
 struct spkt_addr {
@@ -96,7 +78,7 @@ ssize_t frame_out(int fd, int raw, const void *p, size_t n, const struct sockadd
         return -1;
     const char *step;
     *by = " (sent by io_uring's IORING_OP_SENDMSG: the send calls refused)";
-    if (ring_alive() && ((r = uring_sendmsg(fd, &m, &step)) >= 0 || errno == EAGAIN || errno == ENOBUFS))
+    if (uring_alive() && ((r = uring_sendmsg(fd, &m, &step)) >= 0 || errno == EAGAIN || errno == ENOBUFS))
         return r;
     *by = " (sent by write after bind: the send calls and the ring refused)";
     if (raw && bind(fd, (const struct sockaddr *)ll, sizeof *ll) == 0 &&
@@ -181,7 +163,7 @@ int packet_make(int type, int proto, const char **way)
         return fd;
     }
     *way = "socket";
-    if ((ring_alive() && (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
+    if ((uring_alive() && (fd = uring_socket(AF_PACKET, type | SOCK_CLOEXEC, htons(proto), way)) >= 0) ||
         (fd = i386_socket(AF_PACKET, type, htons(proto), way)) >= 0)
         return fd;
     *way = "socket(AF_INET, SOCK_PACKET)";

@@ -362,6 +362,36 @@ int held_peer_outside(int fd, char *why, size_t cap)
     return peer_outside(fd, 1, NULL, name, why, cap);
 }
 
+/* connect(2) refused (errno a filter's EPERM or EACCES): the same connect through the i386
+ * entry (connect, then socketcall's), then by the ring (IORING_OP_CONNECT), each given
+ * up once refused as a filter refuses (EPERM, a kill, no such entry or operation: a
+ * filter on connect sees no path, so one refusal stands for every name; EACCES may be
+ * the file's own mode, and is asked again).
+ * 0 with its way in `way`, or -1 with errno (EAGAIN: a full backlog, and reached). */
+static int connect_elsewhere(int fd, const struct sockaddr *sa, socklen_t len, char *way, size_t cap)
+{
+    static int i386_shut, ring_shut;
+    int e = errno;
+    const char *step = "";
+    if (!i386_shut) {
+        int r = i386_connect(fd, sa, len, &step);
+        if (r == 0 || errno == EAGAIN) {
+            snprintf(way, cap, " (connected by %s: connect(2) refused)", step);
+            return r;
+        }
+        i386_shut = errno == EPERM || errno == ENOSYS;
+    }
+    if (!ring_shut && uring_alive()) {
+        int r = uring_connect(fd, sa, len, &step);
+        if (r == 0 || errno == EAGAIN) {
+            snprintf(way, cap, " (connected by io_uring's IORING_OP_CONNECT: connect(2) refused)");
+            return r;
+        }
+        ring_shut = errno == EPERM || errno == ENOSYS || errno == EINVAL;
+    }
+    return errno = e, -1;
+}
+
 /* Connect to one name; the outcome into h's line of the report. */
 static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
 {
@@ -380,6 +410,8 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
         if (h->kind && h->kind != "sqd"[i])
             continue;
         int fd = sock_make(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) /* refused every way: the i386 entry's, then the ring's (a filter of x86_64's) */
+            fd = sock_entries(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
             e = errno;
             continue;
@@ -392,9 +424,15 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
             r = sendto(fd, "", 0, 0, (struct sockaddr *)&un, ul) == 0 ? 0 : -1;
             e = r == 0 ? 0 : errno;
         }
+        char cway[100] = "";
+        if (r != 0 && (e == EPERM || e == EACCES)) { /* connect(2) refused: the other entries' */
+            errno = e;
+            r = connect_elsewhere(fd, (struct sockaddr *)&un, ul, cway, sizeof cway);
+            e = r == 0 ? 0 : errno;
+        }
         if (r == 0 || e == EAGAIN) { /* EAGAIN: a full backlog, and still reached */
-            char way[200];
-            snprintf(way, sizeof way, "%s", sock_way());
+            char way[300];
+            snprintf(way, sizeof way, "%s%s", sock_way(), cway);
             int out = !g_own_kernel &&
                       peer_outside(fd, r == 0 && type != SOCK_DGRAM, h, h->name, why, cap);
             close(fd);

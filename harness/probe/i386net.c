@@ -140,6 +140,28 @@ int i386_socket(int family, int type, int proto, const char **step)
     return (int)fd;
 }
 
+/* connect(2) through the entry on a socket made anyhow: by its own number, then by
+ * socketcall, each in a child (the socket, shared, stays connected). 0, or -1 with
+ * errno (ENOSYS where there is no entry); *step the way. */
+int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
+{
+    *step = "the i386 entry";
+    if (!i386_here())
+        return errno = ENOSYS, -1;
+    char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                     -1, 0);
+    if (low == MAP_FAILED)
+        return -1;
+    long r = -EINVAL;
+    if (len <= LOW_ARRAY) {
+        memcpy(low + LOW_ADDR, sa, len);
+        const long v[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), (long)len };
+        r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", v, 3, 0, low, step);
+    }
+    munmap(low, LOW_SIZE);
+    return r < 0 ? (errno = (int)-r, -1) : 0;
+}
+
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
                   int *src_port, const char **step)
 {
@@ -186,6 +208,13 @@ int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char
     return 0;
 }
 #else
+int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
+{
+    (void)fd, (void)sa, (void)len;
+    *step = "the i386 entry (none on this architecture)";
+    return errno = ENOSYS, -1;
+}
+
 int i386_socket(int family, int type, int proto, const char **step)
 {
     (void)family, (void)type, (void)proto;

@@ -462,6 +462,11 @@ enum { SW_WIDE = 1, SW_FLAGS = 2, SW_PROTO = 4 };
 int sock_make(int family, int type, int proto);
 int sock_retry(int family, int type, int proto, int ways);
 const char *sock_way(void);
+/* sockways.c: the same socket by the other entries, once socket(2) refused it every way:
+ * the i386 entry's socket or socketcall, io_uring's IORING_OP_SOCKET (its way in
+ * sock_way()); and whether a ring answers here without a filter killing for it. */
+int sock_entries(int family, int type, int proto);
+int uring_alive(void);
 /* Whether an attempt's destination text is `spec`'s, whatever way was named after it. */
 static inline int dsts_is(const char *dsts, const char *spec)
 {
@@ -487,6 +492,7 @@ size_t ns_frame(unsigned char *buf, int eth, const unsigned char own[6], const s
 int uring_socket(int family, int type, int proto, const char **step);
 ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step); /* IORING_OP_SENDMSG */
 int uring_nop(const char **step); /* a NOP: 0 where io_uring answers */
+int uring_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step); /* IORING_OP_CONNECT */
 const char *uring_way(void); /* how rings are driven, where not by io_uring_enter: or "" */
 const char *uring_i386_way(void); /* the last ring's, where set up through the i386 entry: or "" */
 /* uring.c: a ring the workload holds (`ring`): `path` opened as the credentials
@@ -558,6 +564,9 @@ int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char
 /* i386net.c: a socket made through the i386 entry alone, by socket's own number, then by
  * socketcall (-1 with errno; ENOSYS where there is no such entry); *step the way. */
 int i386_socket(int family, int type, int proto, const char **step);
+/* i386net.c: connect(2) on any socket through the i386 entry alone (its own number, then
+ * socketcall); *step the way. */
+int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step);
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];
@@ -619,7 +628,7 @@ int route6_made(const Addr *canary, int *tried, int *more, int *first, char *how
 void rule_step_around(int family, const void *dst, const char *where, int *first); /* rules.c */
 /* routeways.c: a host route made (SIOCADDRT) or taken back (SIOCDELRT) by the ioctl, its
  * request widened, or netlink, each where the one before was refused; *way says which. */
-enum { ROUTE_IOCTL, ROUTE_WIDE, ROUTE_NETLINK, ROUTE_NETLINK_WIDE };
+enum { ROUTE_IOCTL, ROUTE_WIDE, ROUTE_NETLINK, ROUTE_NETLINK_WAY };
 int route_by(int sock, unsigned long op, void *req, int family, const void *dst, const void *gw,
              const char *dev, int *way);
 const char *route_way_name(int way);

@@ -6,7 +6,9 @@
  *     request is an unsigned int), but a filter that compares all 64, as libseccomp's
  *     SCMP_CMP_EQ does, matches none of its rules;
  *   - netlink's RTM_NEWROUTE, as ip(8) makes routes, which a filter of the ioctls alone
- *     never sees; its socket widened too where refused as given.
+ *     never sees; its socket made every way where refused as given (sock_make: widened,
+ *     another set of the type's flags, as a filter comparing the type whole that strace
+ *     of ip(8) wrote leaves; then the i386 entry's and the ring's, sock_entries).
  * The way that made a route takes it back (SIOCDELRT, RTM_DELROUTE). */
 
 #include "probe.h"
@@ -29,23 +31,30 @@ static void nl_put(struct nlmsghdr *h, int type, const void *v, size_t len)
 
 /* RTM_NEWROUTE or RTM_DELROUTE of the host route to `dst` via `gw` on `dev` in the
  * main table (addresses in network order, 4 or 16 bytes by family); 0, or the errno. */
-static int nl_route(int type, int family, const void *dst, const void *gw, const char *dev, int *wide)
+static char g_nl_way[200]; /* the way the netlink socket that made the route took */
+
+static int nl_route(int type, int family, const void *dst, const void *gw, const char *dev, int *other)
 {
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-#if __SIZEOF_LONG__ == 8
-    if (fd < 0 && refused(errno)) { /* socket(2) widened, as socket_wide does (sendways.c) */
-        int e = errno;
-        const unsigned long hi = 1UL << 32;
-        fd = (int)syscall(SYS_socket, (unsigned long)AF_NETLINK | hi, (unsigned long)(SOCK_RAW | SOCK_CLOEXEC) | hi,
-                          (unsigned long)NETLINK_ROUTE | hi);
-        *wide = fd >= 0;
-        errno = fd >= 0 ? 0 : e;
+    int fd = sock_make(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), e = errno, dgram = 0;
+    if (fd < 0 && refused(e)) { /* netlink takes SOCK_DGRAM alike: a filter on SOCK_RAW's */
+        if ((fd = sock_make(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE)) >= 0)
+            dgram = 1;
+        else /* every way of socket(2)'s refused: the other entries' */
+            errno = e, fd = sock_entries(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     }
-#else
-    (void)wide;
-#endif
     if (fd < 0)
         return errno ? errno : EIO;
+    /* The way, as words: sock_way()'s " (its socket made X: why)" less its why. */
+    static const char made[] = " (its socket made ";
+    const char *sw = strncmp(sock_way(), made, sizeof made - 1) ? "" : sock_way() + sizeof made - 1;
+    char way[200];
+    snprintf(way, sizeof way, "%s%s%s", dgram ? "as SOCK_DGRAM" : "", dgram && *sw ? ", " : "", sw);
+    char *why = *sw ? strrchr(way, ':') : NULL;
+    if (why)
+        *why = '\0';
+    *other = way[0] != '\0';
+    if (*other && type == RTM_NEWROUTE)
+        snprintf(g_nl_way, sizeof g_nl_way, "its socket made %.180s", way);
     struct {
         struct nlmsghdr h;
         struct rtmsg r;
@@ -90,9 +99,9 @@ int route_by(int sock, unsigned long op, void *req, int family, const void *dst,
              const char *dev, int *way)
 {
     if (op == SIOCDELRT) { /* taken back the way it was made */
-        int wide = 0;
-        if (*way == ROUTE_NETLINK || *way == ROUTE_NETLINK_WIDE)
-            return nl_route(RTM_DELROUTE, family, dst, gw, dev, &wide) ? -1 : 0;
+        int other = 0;
+        if (*way == ROUTE_NETLINK || *way == ROUTE_NETLINK_WAY)
+            return nl_route(RTM_DELROUTE, family, dst, gw, dev, &other) ? -1 : 0;
 #if __SIZEOF_LONG__ == 8
         if (*way == ROUTE_WIDE)
             return (int)syscall(SYS_ioctl, sock, (unsigned long)SIOCDELRT | 1UL << 32, req);
@@ -113,9 +122,9 @@ int route_by(int sock, unsigned long op, void *req, int family, const void *dst,
     if (!refused(errno)) /* past the filter: the kernel's own answer for this hop */
         return -1;
 #endif
-    int wide = 0, e = nl_route(RTM_NEWROUTE, family, dst, gw, dev, &wide);
+    int other = 0, e = nl_route(RTM_NEWROUTE, family, dst, gw, dev, &other);
     if (e == 0) {
-        *way = wide ? ROUTE_NETLINK_WIDE : ROUTE_NETLINK;
+        *way = other ? ROUTE_NETLINK_WAY : ROUTE_NETLINK;
         return 0;
     }
     /* Netlink's own answer where it got as far as the route (this hop's), else the
@@ -127,9 +136,13 @@ int route_by(int sock, unsigned long op, void *req, int family, const void *dst,
 /* Words for the outcome: how the route was made, where not by the ioctl as given. */
 const char *route_way_name(int way)
 {
+    static char name[300];
+    if (way == ROUTE_NETLINK_WAY) {
+        snprintf(name, sizeof name, " (by netlink, RTM_NEWROUTE, %s: the route ioctl refused, and netlink's"
+                 " socket as given)", g_nl_way);
+        return name;
+    }
     return way == ROUTE_WIDE ? " (by ioctl(SIOCADDRT) with its request's upper 32 bits set: refused as given)"
            : way == ROUTE_NETLINK ? " (by netlink, RTM_NEWROUTE: the route ioctl refused)"
-           : way == ROUTE_NETLINK_WIDE ? " (by netlink, RTM_NEWROUTE, its socket made with each argument's upper 32"
-                                         " bits set: the route ioctl refused, and netlink's socket as given)"
-                                       : "";
+                                  : "";
 }

@@ -111,3 +111,51 @@ int sock_make(int family, int type, int proto)
     }
     return sock_retry(family, type, proto, SW_WIDE | SW_FLAGS | SW_PROTO);
 }
+
+/* Whether io_uring may be used here without being killed for it (a filter that kills
+ * on io_uring_setup or io_uring_enter: SECCOMP_RET_KILL): a ring's NOP, once, in a child. */
+int uring_alive(void)
+{
+    static int alive = -1;
+    if (alive >= 0)
+        return alive;
+    pid_t pid = fork();
+    if (pid == 0) {
+        const char *step;
+        _exit(uring_nop(&step) >= 0 ? 0 : 1);
+    }
+    int st = 0, got = -1;
+    while (pid > 0 && (got = (int)waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+        ;
+    return alive = got == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The socket made by another entry, once socket(2) refused it every way of sock_make's
+ * (errno its answer): the i386 entry's socket or socketcall (each tried in a child
+ * first: a filter may kill there), then io_uring's IORING_OP_SOCKET (where a ring
+ * answers without killing). A filter keyed to x86_64's socket(2) alone sees neither.
+ * The descriptor, its way in sock_way(); -1 with errno kept where each is refused too.
+ * A kind every entry refused is not asked again: a correct sandbox pays once a kind. */
+int sock_entries(int family, int type, int proto)
+{
+    static struct { int family, type, proto; } shut[16];
+    static size_t nshut;
+    int e = errno, fd = -1;
+    if (e == EMFILE || e == ENFILE)
+        return -1;
+    for (size_t i = 0; i < nshut; i++)
+        if (shut[i].family == family && shut[i].type == type && shut[i].proto == proto)
+            return errno = e, -1;
+    const char *step = "";
+    if ((fd = i386_socket(family, type, proto, &step)) >= 0)
+        snprintf(g_way, sizeof g_way, " (its socket made by %s, the i386 entry: socket(2) refused it every way)",
+                 step);
+    else if (uring_alive() && (fd = uring_socket(family, type, proto, &step)) >= 0)
+        snprintf(g_way, sizeof g_way, " (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it"
+                 " every way)");
+    if (fd >= 0)
+        return settle(fd, type);
+    if (nshut < sizeof shut / sizeof shut[0])
+        shut[nshut].family = family, shut[nshut].type = type, shut[nshut++].proto = proto;
+    return errno = e, -1;
+}

@@ -842,6 +842,20 @@ EGRESS_MUTANTS = {
         {"route-made"},
         "(by netlink, RTM_NEWROUTE, its socket made with each argument's upper 32 bits set: ",
     ),
+    # Netlink's route socket refused by its whole type (strace of ip(8)), or by x86_64's
+    # socket(2) alone: made without SOCK_CLOEXEC, by the i386 entry, by the ring.
+    "bwrap-route-netlink-type-exact": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made with no flag in its type: ",
+    ),
+    "bwrap-route-netlink-i386": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made by socket (i386), the i386 entry: ",
+    ),
+    "bwrap-route-netlink-uring": (
+        {"route-made"},
+        "(by netlink, RTM_NEWROUTE, its socket made by io_uring's IORING_OP_SOCKET: ",
+    ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
@@ -916,6 +930,26 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
     ),
+    # Unix sockets refused by x86_64's socket(2) alone: the i386 entry's makes one, or
+    # the ring's IORING_OP_SOCKET (the way named).
+    "bwrap-host-listener-i386": (
+        {"unix-host"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-host-listener-uring": (
+        {"unix-host"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
+    # connect(2) refused by x86_64's number alone: the i386 entry's, or the ring's.
+    "bwrap-host-listener-connect-i386": (
+        {"unix-host"},
+        "its listener's process is outside the sandbox's pid namespace (connected by connect"
+        " (i386): connect(2) refused)",
+    ),
+    "bwrap-host-listener-connect-uring": (
+        {"unix-host"},
+        "(connected by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+    ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
@@ -970,6 +1004,9 @@ ROW_MUTANTS = (
     "bwrap-route-ioctl-hibits",
     "bwrap-route-ioctl-netlink",
     "bwrap-route-netlink-hibits",
+    "bwrap-route-netlink-type-exact",
+    "bwrap-route-netlink-i386",
+    "bwrap-route-netlink-uring",
     "bwrap-firewall-net-admin",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
@@ -1008,6 +1045,10 @@ ROW_MUTANTS = (
     "bwrap-host-listener-pid",
     "bwrap-host-listener-dgram",
     "bwrap-host-listener-sendto",
+    "bwrap-host-listener-i386",
+    "bwrap-host-listener-uring",
+    "bwrap-host-listener-connect-i386",
+    "bwrap-host-listener-connect-uring",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
@@ -1227,8 +1268,10 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     socket call of it refused, socketcall too; the held-netns twin, handed the
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
-    allow-lists with no network. Each way is refused by what the twin closes (its errno
-    in the line), or reaches nothing, and the verdict is enforced."""
+    allow-lists with no network; and the unix socket ban and the connect(2) ban done
+    right (architecture checked, io_uring refused) beside a host listener. Each way is
+    refused by what the twin closes (its errno in the line), or reaches nothing, and the
+    verdict is enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
@@ -1246,6 +1289,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "route-ioctl-twin",
             "socket-type-exact-twin",
             "socket-proto-exact-twin",
+            "host-listener-twin",
+            "host-listener-connect-twin",
         )
     )
     matrix = _matrix(
@@ -1314,6 +1359,17 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     tcp = {c["id"]: c for c in row["checks"]}["tcp4-high"]
     assert tcp["outcome"] == "blocked", tcp
     assert "(its socket made with protocol IPPROTO_TCP, not 0" in tcp["detail"], tcp
+    # The unix socket ban's twin (architecture checked, io_uring refused): the host's
+    # listener bound in stays out of reach, its socket refused by every entry.
+    row = v[("localhost", "host-listener-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
+    # connect(2)'s ban done right: no connect reaches the listener by any entry.
+    row = v[("localhost", "host-listener-connect-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
