@@ -208,6 +208,8 @@ ROWS: tuple[Row, ...] = (
             " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
             "a held pidfd: pidfd_getfd through a pidfd held at start of a process outside its PID"
             " namespace (no number names it there; ptrace's permission alone is asked)",
+            "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
+            " rt_sigqueueinfo, rt_tgsigqueueinfo",
         ),
         target="every visible process not the sandbox's own (the decoy)",
     ),

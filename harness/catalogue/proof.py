@@ -184,6 +184,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "runc-host-pid",
         "landlock-host-pid",
         "landlock-signal-pidfd",
+        "landlock-signal-i386",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
     ),

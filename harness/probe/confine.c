@@ -171,7 +171,7 @@ static int fd_only(const char *fd_open, long nr)
 /* The same families' calls through the i386 entry, as the probe makes them (i386.c):
  * a mutant's `--i386-open FAMILY` lets exactly these through (and getpid, by which the
  * probe finds the entry), every other call of that entry refused. */
-static const struct { const char *family; long nr[4]; } i386_calls[] = {
+static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "chmod", { I386_NR_chmod, I386_NR_fchmodat, -1, -1 } },
     { "chown", { I386_NR_chown32, I386_NR_lchown32, I386_NR_fchownat, -1 } },
     { "utime", { I386_NR_utime, I386_NR_utimes, I386_NR_utimensat, -1 } },
@@ -192,6 +192,11 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "fxattr", { I386_NR_fsetxattr, I386_NR_fremovexattr, -1, -1 } },
     /* io_uring's calls there (the same numbers as x86_64's, another entry) */
     { "io_uring", { I386_NR_io_uring_setup, I386_NR_io_uring_enter, I386_NR_io_uring_register, -1 } },
+    /* every call that signals a process by its number (a deny-list of x86_64's), and
+     * ptrace's: process_vm_readv and _writev, ptrace */
+    { "signal",
+      { I386_NR_kill, I386_NR_tkill, I386_NR_tgkill, I386_NR_rt_sigqueueinfo, I386_NR_rt_tgsigqueueinfo, -1 } },
+    { "ptrace", { I386_NR_ptrace, I386_NR_process_vm_readv, I386_NR_process_vm_writev, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -253,14 +258,14 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring, bpf)",
+                         " io_uring, bpf, signal, ptrace)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, I386_NR_getpid, 0, 1);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-            for (int j = 0; j < 4 && i386_calls[k].nr[j] >= 0; j++) {
+            for (int j = 0; j < 6 && i386_calls[k].nr[j] > 0; j++) { /* 0: the rest unset */
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)i386_calls[k].nr[j], 0, 1);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
             }

@@ -218,7 +218,8 @@ static int descends(int pid, int top)
 
 static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
 {
-    int anc[64], na = 0, self = getpid(), pid = self, pp;
+    static int refused[4096];
+    int anc[64], na = 0, self = getpid(), pid = self, pp, nref = 0;
     unsigned long fl;
     char st;
     *seen = *peers = 0;
@@ -264,9 +265,13 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
         }
         if (r != ESRCH || !*e)
             *e = r;
+        if (r != ESRCH && nref < (int)(sizeof refused / sizeof refused[0]))
+            refused[nref++] = (int)v;
     }
     closedir(d);
-    return -1;
+    /* The same calls by the i386 entry's numbers, where each of the above was refused
+     * (procways.c): a deny-list of x86_64's numbers alone leaves them open. */
+    return i386_reach(refused, nref, host_pid_ns(), how, n) == 0 ? 0 : -1;
 }
 
 /* A pidfd held at start of a process outside this PID namespace (its fdinfo's Pid is

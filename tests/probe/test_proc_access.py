@@ -83,6 +83,23 @@ def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
     assert row["outcome"] == "blocked", row
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
+def test_a_deny_list_of_x86_64s_numbers_leaves_the_i386_entrys(
+    open_folder: Path, host_process: int
+) -> None:
+    """landlock-signal-i386's shape: every signalling call refused by x86_64's number,
+    the i386 entry's let through (`--i386-open signal`): its kill (37) signals a host
+    process all the same, and the line names that entry. The twin (the architecture
+    checked) is the test above. By hand, the mutant's shape killed a host sleeper of
+    uid 65534 by SIGTERM through that entry, x86_64's kill and pidfd_send_signal
+    refused."""
+    deny = tuple(a for call in (*SIGNALLING, "pidfd_send_signal") for a in ("--deny", call))
+    confine = ("--unscoped", *deny, "--i386-open", "signal")
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
+    assert row["outcome"] == "escaped", row
+    assert "through the i386 entry (int $0x80, its number 37)" in row["detail"], row
+
+
 def test_the_references_signal_scope_keeps_host_processes_out(
     open_folder: Path, host_process: int
 ) -> None:
