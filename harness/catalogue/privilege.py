@@ -198,6 +198,7 @@ ROWS: tuple[Row, ...] = (
             "process_madvise",
             "process_mrelease",
             "kill",
+            "prlimit64",
         ),
         checks=("priv-proc-access",),
         ways=(
@@ -208,6 +209,9 @@ ROWS: tuple[Row, ...] = (
             " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
             "a held pidfd: pidfd_getfd through a pidfd held at start of a process outside its PID"
             " namespace (no number names it there; ptrace's permission alone is asked)",
+            "prlimit64: a host process's resource limits (RLIMIT_CPU read and written back"
+            " unchanged), by the same uid alone: no signalling call, no hook of Landlock's signal"
+            " scope, and a CPU limit of 1 s kills it",
             "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
             " rt_sigqueueinfo, rt_tgsigqueueinfo",
         ),

@@ -185,6 +185,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-pid",
         "landlock-signal-pidfd",
         "landlock-signal-i386",
+        "landlock-host-pid-prlimit",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
     ),

@@ -215,8 +215,9 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "process_vm_readv", SYS_process_vm_readv },
     { "process_vm_writev", SYS_process_vm_writev },
     { "pidfd_getfd", 438 },
+    { "prlimit64", SYS_prlimit64 }, /* another process's limits: RLIMIT_CPU kills it */
 };
-#define MAX_DENY 10
+#define MAX_DENY 11
 
 static long deny_nr(const char *name)
 {
@@ -224,7 +225,7 @@ static long deny_nr(const char *name)
         if (!strcmp(deny_names[i].name, name))
             return deny_names[i].nr;
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
-             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd)", name);
+             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64)", name);
 }
 
 static int meta_family(const char *name)

@@ -4,6 +4,7 @@
 
 #include "probe.h"
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 
 #define PF_KTHREAD_ 0x00200000UL
 
@@ -186,6 +187,16 @@ static int touch_process(int pid, char *how, size_t n)
         const char *way = signal_way(pid);
         if (way) {
             snprintf(how, n, "%s allowed: the workload may signal (kill) that host process", way);
+            return 0;
+        }
+        /* Its resource limits, by the same uid alone (no signalling call; Landlock's
+         * signal scope has no hook on it): its CPU limit set to 1 s, the kernel kills
+         * it. Read, then written back unchanged (an LSM may tell the two apart). */
+        uint64_t lim[2];
+        if (syscall(SYS_prlimit64, pid, RLIMIT_CPU, NULL, lim) == 0 &&
+            syscall(SYS_prlimit64, pid, RLIMIT_CPU, lim, NULL) == 0) {
+            snprintf(how, n, "prlimit64(%d, RLIMIT_CPU) read and written back unchanged: the workload may set"
+                     " that host process's limits (a CPU limit of 1 s, and the kernel kills it)", pid);
             return 0;
         }
     }

@@ -3,7 +3,9 @@
 The Landlock reference (`probe confine`) left in the host's PID namespace: its files
 and ptrace stay refused, but root with Docker's capabilities may signal any host
 process, unless the domain is scoped (Landlock ABI 6's LANDLOCK_SCOPE_SIGNAL, which
-the reference sets). `kill(pid, 0)` asks the permission and sends nothing. A sandbox
+the reference sets); even scoped, root sets the limits of a host process of its uid
+(prlimit64, no hook of Landlock's). `kill(pid, 0)` asks the permission and sends
+nothing; prlimit64 writes back what it read. A sandbox
 of its own PID namespace that shows the host's /proc sees numbers that name nothing
 in its namespace: a call by one would reach its own process of that number (its pid
 1 is itself), so nothing there is reached. Real Landlock, real unshare; root."""
@@ -63,6 +65,7 @@ def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
 
 
 SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+LAST = ("pidfd_send_signal", "prlimit64")
 
 
 def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_process: int) -> None:
@@ -77,8 +80,9 @@ def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_pr
 def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
     open_folder: Path, host_process: int
 ) -> None:
-    """Its twin: pidfd_send_signal refused too, nothing signals a host process."""
-    deny = tuple(a for call in (*SIGNALLING, "pidfd_send_signal") for a in ("--deny", call))
+    """Its twin: pidfd_send_signal refused too (and prlimit64, another way to kill a host
+    process: its CPU limit), nothing signals a host process."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
     row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
     assert row["outcome"] == "blocked", row
 
@@ -93,20 +97,29 @@ def test_a_deny_list_of_x86_64s_numbers_leaves_the_i386_entrys(
     checked) is the test above. By hand, the mutant's shape killed a host sleeper of
     uid 65534 by SIGTERM through that entry, x86_64's kill and pidfd_send_signal
     refused."""
-    deny = tuple(a for call in (*SIGNALLING, "pidfd_send_signal") for a in ("--deny", call))
+    deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
     confine = ("--unscoped", *deny, "--i386-open", "signal")
     row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
     assert row["outcome"] == "escaped", row
     assert "through the i386 entry (int $0x80, its number 37)" in row["detail"], row
 
 
-def test_the_references_signal_scope_keeps_host_processes_out(
+def test_the_references_signal_scope_leaves_a_host_processs_limits(
     open_folder: Path, host_process: int
 ) -> None:
+    """landlock-host-pid-prlimit's shape: the reference's signal scope refuses every
+    signal to a host process, but prlimit64 asks the same uid alone (Landlock has no
+    hook on it): RLIMIT_CPU read and written back unchanged. By hand, a CPU limit of 1 s
+    set so killed a host busy loop of root's. With prlimit64 refused too (the twin),
+    nothing reaches a host process."""
     if _landlock_abi() < 6:
         pytest.skip("Landlock ABI 6 (scopes) needed")
     row = _row(runnable_copy(open_folder), "unshare", "--net", "--")
-    assert row["outcome"] == "blocked", row
+    assert row["outcome"] == "escaped", row
+    assert "prlimit64(" in row["detail"] and "RLIMIT_CPU" in row["detail"], row
+    launcher = ("unshare", "--net", "--")
+    twin = _row(runnable_copy(open_folder), *launcher, confine=("--deny", "prlimit64"))
+    assert twin["outcome"] == "blocked", twin
 
 
 def test_another_pid_namespaces_proc_names_no_process_here(open_folder: Path) -> None:
