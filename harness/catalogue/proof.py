@@ -186,6 +186,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-signal-pidfd",
         "landlock-signal-i386",
         "landlock-host-pid-prlimit",
+        "landlock-signal-sigio",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
     ),

@@ -201,6 +201,7 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
 
+#define DENY_SETOWN (-2L)
 /* The calls a mutant's `--deny CALL` refuses outright (EPERM), on top of the rest: a
  * hand-written deny-list of an operator's, which may leave one way out (the
  * signalling calls less pidfd_send_signal, the memory calls less /proc/<pid>/mem). */
@@ -216,6 +217,9 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "process_vm_writev", SYS_process_vm_writev },
     { "pidfd_getfd", 438 },
     { "prlimit64", SYS_prlimit64 }, /* another process's limits: RLIMIT_CPU kills it */
+    /* a descriptor's owner, who gets its SIGIO (any signal, by F_SETSIG): fcntl's
+     * F_SETOWN and F_SETOWN_EX, ioctl's FIOSETOWN and SIOCSPGRP (by their argument) */
+    { "setown", DENY_SETOWN },
 };
 #define MAX_DENY 11
 
@@ -225,7 +229,8 @@ static long deny_nr(const char *name)
         if (!strcmp(deny_names[i].name, name))
             return deny_names[i].nr;
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
-             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64)", name);
+             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
+             " setown)", name);
 }
 
 static int meta_family(const char *name)
@@ -302,6 +307,20 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     for (int i = 0; i < ndeny; i++) {
+        if (deny[i] == DENY_SETOWN) { /* fcntl or ioctl, by their command */
+            static const uint32_t cmds[] = { 8 /* F_SETOWN */, 15 /* F_SETOWN_EX */, 0x8901 /* FIOSETOWN */,
+                                             0x8902 /* SIOCSPGRP */ };
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 1);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 7);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
+            for (int k = 0; k < 4; k++)
+                f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cmds[k], (uint8_t)(4 - k), 0);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+            continue;
+        }
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)deny[i], 0, 1);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     }

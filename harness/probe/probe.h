@@ -551,6 +551,10 @@ int i386_here(void);
  * call that signals by number, on each of `pids` through the i386 entry: 0 if one was
  * allowed, named in `how`; -1 if none (or no such entry). */
 int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
+/* procways.c: a descriptor's owner set to harness's witness (a host process of uid 65534
+ * that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
+ * there, the way named in `how`; -1 if not (or no witness). */
+int sigio_reach(char *how, size_t n);
 /* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
  * through the i386 entry, where it answers both (asked once, in a child): the fd and
  * the count, or -1 with errno (ENOSYS where there is no such entry). */

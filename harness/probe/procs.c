@@ -321,13 +321,21 @@ static int reach_held_pidfds(int *held, int *e, char *how, size_t n)
     return -1;
 }
 
+/* A host process signalled as a descriptor's owner (procways.c), where it stands in the
+ * host's PID namespace and /proc shows it: harness's witness, its pending set read. */
+static int owner_reach(char *how, size_t n)
+{
+    return proc_is_ours() && host_pid_ns() ? sigio_reach(how, n) : -1;
+}
+
 /* Another process's memory and descriptors: as started, then as the
  * unprivileged uid (the decoy's owner). */
 void chk_priv_proc_access(void)
 {
-    char how[200];
+    char how[400];
     int seen = 0, peers = 0, e = 0, held = 0;
-    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 || reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
+        reach_held_pidfds(&held, &e, how, sizeof how) == 0 || owner_reach(how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
     if (!proc_is_ours()) {
         if (geteuid() == 0) {
@@ -342,7 +350,7 @@ void chk_priv_proc_access(void)
     if (geteuid() == 0) {
         drop_privs();
         if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
-            reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+            reach_held_pidfds(&held, &e, how, sizeof how) == 0 || owner_reach(how, sizeof how) == 0)
             outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
     }
     ev_int("processes", first);

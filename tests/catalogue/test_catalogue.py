@@ -248,6 +248,7 @@ WAY_MUTANTS = {
     "/proc/<pid>/mem: ": ("-proc-mem",),
     "a held pidfd: ": ("-held-pidfd",),
     "prlimit64: ": ("-prlimit",),
+    "a descriptor's owner: ": ("-sigio",),
     "a held pty master: ": ("-held-pty",),
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),

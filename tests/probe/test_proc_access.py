@@ -16,7 +16,9 @@ import ctypes
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,7 +67,7 @@ def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
 
 
 SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
-LAST = ("pidfd_send_signal", "prlimit64")
+LAST = ("pidfd_send_signal", "prlimit64", "setown")
 
 
 def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_process: int) -> None:
@@ -77,14 +79,55 @@ def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_pr
     assert "pidfd_send_signal(pidfd of " in row["detail"], row
 
 
+@pytest.fixture
+def witness() -> Iterator[int]:
+    """harness's witness, as envelope.sh starts it: uid 65534, SIGIO and SIGURG blocked."""
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    argv += ["env", "--block-signal=IO,URG", "sleep", "120"]
+    sleeper = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if Path(f"/proc/{sleeper.pid}/comm").read_text().strip() == "sleep":
+                break
+            time.sleep(0.01)
+        yield sleeper.pid
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def _pending(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(ln for ln in status.splitlines() if ln.startswith("ShdPnd:")).split()[1], 16)
+
+
+def test_a_deny_list_of_every_signalling_call_leaves_a_descriptors_owner(
+    open_folder: Path, host_process: int, witness: int
+) -> None:
+    """landlock-signal-sigio's shape: every signalling call and prlimit64 refused, not
+    F_SETOWN: the witness gets SIGURG (pending: it blocks it), and the line says so. By
+    hand, the same from the mutant's argv killed a host sleeper of uid 65534 (F_SETSIG
+    SIGTERM)."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST[:-1]) for a in ("--deny", call))
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    assert row["outcome"] == "escaped", row
+    assert (
+        f"fcntl(F_SETOWN) and O_ASYNC: SIGURG (F_SETSIG) queued to host process {witness}"
+        in (row["detail"])
+    ), row
+    assert _pending(witness) & (1 << (signal.SIGURG - 1)), row
+
+
 def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
-    open_folder: Path, host_process: int
+    open_folder: Path, host_process: int, witness: int
 ) -> None:
     """Its twin: pidfd_send_signal refused too (and prlimit64, another way to kill a host
-    process: its CPU limit), nothing signals a host process."""
+    process: its CPU limit, and a descriptor's owner), nothing signals a host process,
+    harness's witness among them."""
     deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
     row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
     assert row["outcome"] == "blocked", row
+    assert _pending(witness) == 0, row
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
