@@ -198,6 +198,7 @@ ROWS: tuple[Row, ...] = (
             "process_madvise",
             "process_mrelease",
             "kill",
+            "prlimit64",
         ),
         checks=("priv-proc-access",),
         ways=(
@@ -208,8 +209,19 @@ ROWS: tuple[Row, ...] = (
             " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
             "a held pidfd: pidfd_getfd through a pidfd held at start of a process outside its PID"
             " namespace (no number names it there; ptrace's permission alone is asked)",
+            "prlimit64: a host process's resource limits (RLIMIT_CPU read and written back"
+            " unchanged), by the same uid alone: no signalling call, no hook of Landlock's signal"
+            " scope, and a CPU limit of 1 s kills it",
+            "a descriptor's owner: fcntl(F_SETOWN, F_SETOWN_EX) or ioctl(FIOSETOWN,"
+            " SIOCSPGRP) and O_ASYNC, where every signalling call is refused: the kernel signals"
+            " the owner on each write (any signal, by F_SETSIG), by the same uid or euid 0 alone"
+            " (harness's witness beside the sandbox, a host process that blocks SIGIO and SIGURG,"
+            " holds it pending)",
+            "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
+            " rt_sigqueueinfo, rt_tgsigqueueinfo",
         ),
-        target="every visible process not the sandbox's own (the decoy)",
+        target="every visible process not the sandbox's own (the decoy); harness's witness, for"
+        " a descriptor's owner",
     ),
     _priv(
         _ROOT,

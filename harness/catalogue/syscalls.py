@@ -130,7 +130,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "getresgid",
         "getrlimit",
         "setrlimit",
-        "prlimit64",
         "getrusage",
         "umask",
         "personality",

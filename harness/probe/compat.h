@@ -157,6 +157,15 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_setfsgid 139
 #define I386_NR_setgroups 81
 #define I386_NR_clone3 435 /* kstate.c: a child born into a cgroup */
+/* procways.c: other processes' memory and signals (procs.c's calls) there */
+#define I386_NR_ptrace 26
+#define I386_NR_process_vm_readv 347
+#define I386_NR_process_vm_writev 348
+#define I386_NR_kill 37
+#define I386_NR_tkill 238
+#define I386_NR_tgkill 270
+#define I386_NR_rt_sigqueueinfo 178
+#define I386_NR_rt_tgsigqueueinfo 335
 #define I386_NR_read 3
 #define I386_NR_write 4
 #define I386_NR_socketcall 102

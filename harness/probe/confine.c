@@ -171,7 +171,7 @@ static int fd_only(const char *fd_open, long nr)
 /* The same families' calls through the i386 entry, as the probe makes them (i386.c):
  * a mutant's `--i386-open FAMILY` lets exactly these through (and getpid, by which the
  * probe finds the entry), every other call of that entry refused. */
-static const struct { const char *family; long nr[4]; } i386_calls[] = {
+static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "chmod", { I386_NR_chmod, I386_NR_fchmodat, -1, -1 } },
     { "chown", { I386_NR_chown32, I386_NR_lchown32, I386_NR_fchownat, -1 } },
     { "utime", { I386_NR_utime, I386_NR_utimes, I386_NR_utimensat, -1 } },
@@ -192,10 +192,16 @@ static const struct { const char *family; long nr[4]; } i386_calls[] = {
     { "fxattr", { I386_NR_fsetxattr, I386_NR_fremovexattr, -1, -1 } },
     /* io_uring's calls there (the same numbers as x86_64's, another entry) */
     { "io_uring", { I386_NR_io_uring_setup, I386_NR_io_uring_enter, I386_NR_io_uring_register, -1 } },
+    /* every call that signals a process by its number (a deny-list of x86_64's), and
+     * ptrace's: process_vm_readv and _writev, ptrace */
+    { "signal",
+      { I386_NR_kill, I386_NR_tkill, I386_NR_tgkill, I386_NR_rt_sigqueueinfo, I386_NR_rt_tgsigqueueinfo, -1 } },
+    { "ptrace", { I386_NR_ptrace, I386_NR_process_vm_readv, I386_NR_process_vm_writev, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
 
+#define DENY_SETOWN (-2L)
 /* The calls a mutant's `--deny CALL` refuses outright (EPERM), on top of the rest: a
  * hand-written deny-list of an operator's, which may leave one way out (the
  * signalling calls less pidfd_send_signal, the memory calls less /proc/<pid>/mem). */
@@ -210,8 +216,12 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "process_vm_readv", SYS_process_vm_readv },
     { "process_vm_writev", SYS_process_vm_writev },
     { "pidfd_getfd", 438 },
+    { "prlimit64", SYS_prlimit64 }, /* another process's limits: RLIMIT_CPU kills it */
+    /* a descriptor's owner, who gets its SIGIO (any signal, by F_SETSIG): fcntl's
+     * F_SETOWN and F_SETOWN_EX, ioctl's FIOSETOWN and SIOCSPGRP (by their argument) */
+    { "setown", DENY_SETOWN },
 };
-#define MAX_DENY 10
+#define MAX_DENY 11
 
 static long deny_nr(const char *name)
 {
@@ -219,7 +229,8 @@ static long deny_nr(const char *name)
         if (!strcmp(deny_names[i].name, name))
             return deny_names[i].nr;
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
-             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd)", name);
+             " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
+             " setown)", name);
 }
 
 static int meta_family(const char *name)
@@ -253,14 +264,14 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring, bpf)",
+                         " io_uring, bpf, signal, ptrace)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, I386_NR_getpid, 0, 1);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-            for (int j = 0; j < 4 && i386_calls[k].nr[j] >= 0; j++) {
+            for (int j = 0; j < 6 && i386_calls[k].nr[j] > 0; j++) { /* 0: the rest unset */
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)i386_calls[k].nr[j], 0, 1);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
             }
@@ -296,6 +307,20 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     for (int i = 0; i < ndeny; i++) {
+        if (deny[i] == DENY_SETOWN) { /* fcntl or ioctl, by their command */
+            static const uint32_t cmds[] = { 8 /* F_SETOWN */, 15 /* F_SETOWN_EX */, 0x8901 /* FIOSETOWN */,
+                                             0x8902 /* SIOCSPGRP */ };
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 1);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 7);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
+            for (int k = 0; k < 4; k++)
+                f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cmds[k], (uint8_t)(4 - k), 0);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+            continue;
+        }
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)deny[i], 0, 1);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     }

@@ -63,7 +63,8 @@
  *                the host's list of every folder), procs.c (other processes)
  *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
  *                state open for writing), root.c (what a root
- *                workload would try), procs.c, unpriv.c (the unprivileged uid)
+ *                workload would try), procs.c, procways.c (other processes through
+ *                the i386 entry), unpriv.c (the unprivileged uid)
  *   attribution.c, fence.c (controller-loss)
  * The other modes: canary.c with canary_net.c and capture.c (mode "canary");
  * init.c (mode "init"); confine.c (mode "confine", a Landlock launcher for the
@@ -552,6 +553,14 @@ void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
+/* procways.c: ptrace, process_vm_readv and _writev, and (`signals`) signal 0 by each
+ * call that signals by number, on each of `pids` through the i386 entry: 0 if one was
+ * allowed, named in `how`; -1 if none (or no such entry). */
+int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
+/* procways.c: a descriptor's owner set to harness's witness (a host process of uid 65534
+ * that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
+ * there, the way named in `how`; -1 if not (or no witness). */
+int sigio_reach(char *how, size_t n);
 /* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
  * through the i386 entry, where it answers both (asked once, in a child): the fd and
  * the count, or -1 with errno (ENOSYS where there is no such entry). */

@@ -4,6 +4,7 @@
 
 #include "probe.h"
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 
 #define PF_KTHREAD_ 0x00200000UL
 
@@ -188,6 +189,16 @@ static int touch_process(int pid, char *how, size_t n)
             snprintf(how, n, "%s allowed: the workload may signal (kill) that host process", way);
             return 0;
         }
+        /* Its resource limits, by the same uid alone (no signalling call; Landlock's
+         * signal scope has no hook on it): its CPU limit set to 1 s, the kernel kills
+         * it. Read, then written back unchanged (an LSM may tell the two apart). */
+        uint64_t lim[2];
+        if (syscall(SYS_prlimit64, pid, RLIMIT_CPU, NULL, lim) == 0 &&
+            syscall(SYS_prlimit64, pid, RLIMIT_CPU, lim, NULL) == 0) {
+            snprintf(how, n, "prlimit64(%d, RLIMIT_CPU) read and written back unchanged: the workload may set"
+                     " that host process's limits (a CPU limit of 1 s, and the kernel kills it)", pid);
+            return 0;
+        }
     }
     return e;
 }
@@ -218,7 +229,8 @@ static int descends(int pid, int top)
 
 static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
 {
-    int anc[64], na = 0, self = getpid(), pid = self, pp;
+    static int refused[4096];
+    int anc[64], na = 0, self = getpid(), pid = self, pp, nref = 0;
     unsigned long fl;
     char st;
     *seen = *peers = 0;
@@ -264,9 +276,13 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
         }
         if (r != ESRCH || !*e)
             *e = r;
+        if (r != ESRCH && nref < (int)(sizeof refused / sizeof refused[0]))
+            refused[nref++] = (int)v;
     }
     closedir(d);
-    return -1;
+    /* The same calls by the i386 entry's numbers, where each of the above was refused
+     * (procways.c): a deny-list of x86_64's numbers alone leaves them open. */
+    return i386_reach(refused, nref, host_pid_ns(), how, n) == 0 ? 0 : -1;
 }
 
 /* A pidfd held at start of a process outside this PID namespace (its fdinfo's Pid is
@@ -305,13 +321,21 @@ static int reach_held_pidfds(int *held, int *e, char *how, size_t n)
     return -1;
 }
 
+/* A host process signalled as a descriptor's owner (procways.c), where it stands in the
+ * host's PID namespace and /proc shows it: harness's witness, its pending set read. */
+static int owner_reach(char *how, size_t n)
+{
+    return proc_is_ours() && host_pid_ns() ? sigio_reach(how, n) : -1;
+}
+
 /* Another process's memory and descriptors: as started, then as the
  * unprivileged uid (the decoy's owner). */
 void chk_priv_proc_access(void)
 {
-    char how[200];
+    char how[400];
     int seen = 0, peers = 0, e = 0, held = 0;
-    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 || reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+    if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
+        reach_held_pidfds(&held, &e, how, sizeof how) == 0 || owner_reach(how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
     if (!proc_is_ours()) {
         if (geteuid() == 0) {
@@ -326,7 +350,7 @@ void chk_priv_proc_access(void)
     if (geteuid() == 0) {
         drop_privs();
         if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
-            reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+            reach_held_pidfds(&held, &e, how, sizeof how) == 0 || owner_reach(how, sizeof how) == 0)
             outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
     }
     ev_int("processes", first);

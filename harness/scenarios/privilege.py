@@ -320,9 +320,9 @@ PRIVILEGE = Scenario(
         ),
         Check(
             "priv-proc-access",
-            "process_vm_readv, /proc/<pid>/mem, pidfd_getfd, ptrace, signal 0 on every visible"
-            " process not the check's"
-            " own, as started and as the unprivileged uid (the filesystem fixture's decoy)",
+            "process_vm_readv, /proc/<pid>/mem, pidfd_getfd, ptrace, signal 0, prlimit64 on"
+            " every visible process not the check's own, as started and as the unprivileged uid"
+            " (the filesystem fixture's decoy)",
             rule=Rule.ROOT,
             how=(
                 "Every visible process but the check's own and its ancestors (kernel threads and "
@@ -337,7 +337,21 @@ PRIVILEGE = Scenario(
                 "(`SI_QUEUE`), `pidfd_send_signal` (a seccomp deny-list may refuse some and not "
                 "the others): signal 0 sends nothing, and its "
                 "permission (the same uid, or CAP_KILL; Landlock's signal scope refuses it) is "
-                "the power to kill that host process. And each pidfd held at start of a process "
+                "the power to kill that host process; then `prlimit64` of its `RLIMIT_CPU`, read "
+                "and written back unchanged (the same uid's permission alone, no signalling call, "
+                "no hook of Landlock's scope: a CPU limit of 1 s set so, the kernel kills it). "
+                "Where each of these is refused, the same "
+                "calls by the i386 entry's own numbers (`int $0x80`: `process_vm_readv` and "
+                "`_writev` of 16 bytes at address 0, never mapped, `EFAULT` counting; "
+                "`PTRACE_SEIZE`; signal 0 by each signalling call), in a child: a deny-list of "
+                "x86_64's numbers that does not check the architecture leaves them open. "
+                "Then, in the host's PID namespace, a descriptor's owner: harness's witness (a "
+                "host process of uid 65534, `sleep`, that `envelope.sh` starts beside the sandbox "
+                "with SIGIO and SIGURG blocked) made the owner of a pipe by `fcntl(F_SETOWN)`, "
+                "`F_SETOWN_EX`, of a socket by `ioctl(FIOSETOWN)`, `SIOCSPGRP`, its signal "
+                "SIGURG (`F_SETSIG`; SIGIO where refused), `O_ASYNC` on, a byte written: the "
+                "signal pending in its status (`ShdPnd`) is the escape, nothing delivered. "
+                "And each pidfd held at start of a process "
                 "outside the check's PID namespace (its fdinfo's `Pid:` 0): `pidfd_getfd` of "
                 "descriptor 0 to 2 through it (ptrace's permission alone; `evidence.held_pidfds` "
                 "counts them). The first allowed is the escape, named with its call. A `/proc` "

@@ -247,6 +247,8 @@ WAY_MUTANTS = {
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),
     "/proc/<pid>/mem: ": ("-proc-mem",),
     "a held pidfd: ": ("-held-pidfd",),
+    "prlimit64: ": ("-prlimit",),
+    "a descriptor's owner: ": ("-sigio",),
     "a held pty master: ": ("-held-pty",),
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),

@@ -273,6 +273,15 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The same, behind a deny-list of kill, tkill, tgkill, rt_sigqueueinfo and
     # rt_tgsigqueueinfo: pidfd_send_signal signals every host process all the same.
     "landlock-signal-pidfd": {"privilege_floor": "priv-proc-access"},
+    # The same list whole (pidfd_send_signal, prlimit64, F_SETOWN), by number with no check of the
+    # architecture: the i386 entry's kill (37) signals every host process all the same.
+    "landlock-signal-i386": {"privilege_floor": "priv-proc-access"},
+    # The Landlock reference (its signal scope set) in the host's PID namespace: prlimit64,
+    # no signalling call, sets the limits of every host process of its uid.
+    "landlock-host-pid-prlimit": {"privilege_floor": "priv-proc-access"},
+    # The deny-list whole, prlimit64 too: a descriptor's owner set to a host process
+    # (F_SETOWN) and O_ASYNC, the kernel signals it on each write.
+    "landlock-signal-sigio": {"privilege_floor": "priv-proc-access"},
     # The host's PID namespace as a uid a host service has, behind a filter of every call
     # that reaches another process: /proc/<pid>/mem reads that service's memory.
     "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
@@ -2240,6 +2249,36 @@ def test_clone3_through_the_i386_entry_is_named(mutants_run: tuple[int, str, Pat
     row = v[("localhost", "landlock-clone3-i386", "privilege_floor")]
     checks = {c["id"]: c for c in row["checks"]}
     assert "through the i386 entry" in str(checks["priv-root-kernel-state"]["detail"]), checks
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_signal_through_the_i386_entry_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-signal-i386 is caught by priv-proc-access, its reason naming the way:
+    every x86_64 signalling call refused, the i386 entry's kill is not."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "landlock-signal-i386", "privilege_floor")]
+    checks = {c["id"]: c for c in row["checks"]}
+    assert "through the i386 entry" in str(checks["priv-proc-access"]["detail"]), checks
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_host_processs_limits_are_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-host-pid-prlimit is caught by priv-proc-access, its reason naming the
+    way: every signal refused by Landlock's scope, prlimit64 not."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "landlock-host-pid-prlimit", "privilege_floor")]
+    checks = {c["id"]: c for c in row["checks"]}
+    assert "prlimit64(" in str(checks["priv-proc-access"]["detail"]), checks
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_descriptors_owner_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-signal-sigio is caught by priv-proc-access at harness's witness, its
+    reason naming the way: every signalling call refused, F_SETOWN not."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "landlock-signal-sigio", "privilege_floor")]
+    detail = str({c["id"]: c for c in row["checks"]}["priv-proc-access"]["detail"])
+    assert "fcntl(F_SETOWN) and O_ASYNC" in detail and "harness's witness" in detail, detail
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)

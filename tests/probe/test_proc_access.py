@@ -3,7 +3,9 @@
 The Landlock reference (`probe confine`) left in the host's PID namespace: its files
 and ptrace stay refused, but root with Docker's capabilities may signal any host
 process, unless the domain is scoped (Landlock ABI 6's LANDLOCK_SCOPE_SIGNAL, which
-the reference sets). `kill(pid, 0)` asks the permission and sends nothing. A sandbox
+the reference sets); even scoped, root sets the limits of a host process of its uid
+(prlimit64, no hook of Landlock's). `kill(pid, 0)` asks the permission and sends
+nothing; prlimit64 writes back what it read. A sandbox
 of its own PID namespace that shows the host's /proc sees numbers that name nothing
 in its namespace: a call by one would reach its own process of that number (its pid
 1 is itself), so nothing there is reached. Real Landlock, real unshare; root."""
@@ -14,7 +16,9 @@ import ctypes
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +67,7 @@ def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
 
 
 SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+LAST = ("pidfd_send_signal", "prlimit64", "setown")
 
 
 def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_process: int) -> None:
@@ -74,22 +79,90 @@ def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_pr
     assert "pidfd_send_signal(pidfd of " in row["detail"], row
 
 
-def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
-    open_folder: Path, host_process: int
+@pytest.fixture
+def witness() -> Iterator[int]:
+    """harness's witness, as envelope.sh starts it: uid 65534, SIGIO and SIGURG blocked."""
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    argv += ["env", "--block-signal=IO,URG", "sleep", "120"]
+    sleeper = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if Path(f"/proc/{sleeper.pid}/comm").read_text().strip() == "sleep":
+                break
+            time.sleep(0.01)
+        yield sleeper.pid
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def _pending(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(ln for ln in status.splitlines() if ln.startswith("ShdPnd:")).split()[1], 16)
+
+
+def test_a_deny_list_of_every_signalling_call_leaves_a_descriptors_owner(
+    open_folder: Path, host_process: int, witness: int
 ) -> None:
-    """Its twin: pidfd_send_signal refused too, nothing signals a host process."""
-    deny = tuple(a for call in (*SIGNALLING, "pidfd_send_signal") for a in ("--deny", call))
+    """landlock-signal-sigio's shape: every signalling call and prlimit64 refused, not
+    F_SETOWN: the witness gets SIGURG (pending: it blocks it), and the line says so. By
+    hand, the same from the mutant's argv killed a host sleeper of uid 65534 (F_SETSIG
+    SIGTERM)."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST[:-1]) for a in ("--deny", call))
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    assert row["outcome"] == "escaped", row
+    assert (
+        f"fcntl(F_SETOWN) and O_ASYNC: SIGURG (F_SETSIG) queued to host process {witness}"
+        in (row["detail"])
+    ), row
+    assert _pending(witness) & (1 << (signal.SIGURG - 1)), row
+
+
+def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
+    open_folder: Path, host_process: int, witness: int
+) -> None:
+    """Its twin: pidfd_send_signal refused too (and prlimit64, another way to kill a host
+    process: its CPU limit, and a descriptor's owner), nothing signals a host process,
+    harness's witness among them."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
     row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
     assert row["outcome"] == "blocked", row
+    assert _pending(witness) == 0, row
 
 
-def test_the_references_signal_scope_keeps_host_processes_out(
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
+def test_a_deny_list_of_x86_64s_numbers_leaves_the_i386_entrys(
     open_folder: Path, host_process: int
 ) -> None:
+    """landlock-signal-i386's shape: every signalling call refused by x86_64's number,
+    the i386 entry's let through (`--i386-open signal`): its kill (37) signals a host
+    process all the same, and the line names that entry. The twin (the architecture
+    checked) is the test above. By hand, the mutant's shape killed a host sleeper of
+    uid 65534 by SIGTERM through that entry, x86_64's kill and pidfd_send_signal
+    refused."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
+    confine = ("--unscoped", *deny, "--i386-open", "signal")
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
+    assert row["outcome"] == "escaped", row
+    assert "through the i386 entry (int $0x80, its number 37)" in row["detail"], row
+
+
+def test_the_references_signal_scope_leaves_a_host_processs_limits(
+    open_folder: Path, host_process: int
+) -> None:
+    """landlock-host-pid-prlimit's shape: the reference's signal scope refuses every
+    signal to a host process, but prlimit64 asks the same uid alone (Landlock has no
+    hook on it): RLIMIT_CPU read and written back unchanged. By hand, a CPU limit of 1 s
+    set so killed a host busy loop of root's. With prlimit64 refused too (the twin),
+    nothing reaches a host process."""
     if _landlock_abi() < 6:
         pytest.skip("Landlock ABI 6 (scopes) needed")
     row = _row(runnable_copy(open_folder), "unshare", "--net", "--")
-    assert row["outcome"] == "blocked", row
+    assert row["outcome"] == "escaped", row
+    assert "prlimit64(" in row["detail"] and "RLIMIT_CPU" in row["detail"], row
+    launcher = ("unshare", "--net", "--")
+    twin = _row(runnable_copy(open_folder), *launcher, confine=("--deny", "prlimit64"))
+    assert twin["outcome"] == "blocked", twin
 
 
 def test_another_pid_namespaces_proc_names_no_process_here(open_folder: Path) -> None:

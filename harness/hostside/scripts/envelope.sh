@@ -28,9 +28,27 @@ else
     phase_watch "$bdir" "$phases" "$hlimit" >"$pf" 2>/dev/null </dev/null &
     wpid=$!
   fi
+  # A witness for priv-proc-access's way by a descriptor's owner (F_SETOWN): a host
+  # process of uid 65534 that blocks SIGIO and SIGURG, so that one the sandbox makes the
+  # kernel send it stays pending (its /proc status), nothing delivered. Stopped with
+  # the sandbox. Without setpriv, or an env that blocks signals (coreutils 8.31),
+  # there is none.
+  xpid=""
+  if command -v setpriv >/dev/null 2>&1 && env --block-signal=URG true 2>/dev/null; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+      env --block-signal=IO,URG sleep 3600 </dev/null >/dev/null 2>&1 &
+    xpid=$!
+    i=0  # until it is sleep (exec'd, its signals blocked), at most a second
+    while [ "$(cat "/proc/$xpid/comm" 2>/dev/null)" != sleep ] && [ "$i" -lt 50 ]; do
+      sleep 0.02; i=$((i + 1))
+    done
+  fi
   exec 4>&1
   rc=$( { { "$@" 3>&- 4>&-; echo $? >&3; } | cat >&4; } 3>&1 )
   exec 4>&-
+  if [ -n "$xpid" ]; then
+    kill "$xpid" 2>/dev/null; wait "$xpid" 2>/dev/null
+  fi
   if [ -n "$wpid" ]; then
     kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
   fi

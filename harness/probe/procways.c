@@ -1,0 +1,227 @@
+/* Other processes through the i386 entry (int $0x80), scenario "privilege": ptrace,
+ * process_vm_readv and _writev and the calls that signal a process by its number, by
+ * that entry's own numbers (ptrace 26, kill 37, ...), which a seccomp deny-list of
+ * x86_64's numbers that does not check seccomp_data.arch lets through (procs.c asks
+ * here once its own ways are refused). Where there is no such entry (aarch64, a
+ * kernel without IA32 emulation, gVisor), nothing is tried. */
+
+#include "probe.h"
+#include <sys/ioctl.h>
+
+/* ---- a descriptor's owner: the signal the kernel sends it (SIGIO, or F_SETSIG's) ---- */
+
+#define WITNESS_SIGS ((1ULL << (SIGIO - 1)) | (1ULL << (SIGURG - 1)))
+
+/* A host process of uid 65534 named sleep that blocks SIGIO and SIGURG, neither
+ * pending: harness's witness (envelope.sh starts one beside each sandbox). A signal
+ * sent to it stays pending, shown in /proc/<pid>/status's ShdPnd, nothing delivered.
+ * Its pending set in *pnd; 0 if none. */
+static int witness(unsigned long long *pnd)
+{
+    DIR *d = opendir("/proc");
+    int found = 0;
+    for (struct dirent *x; d && !found && (x = readdir(d));) {
+        char p[300], buf[4096];
+        int pid = atoi(x->d_name);
+        if (pid <= 1 || pid == getpid())
+            continue;
+        snprintf(p, sizeof p, "/proc/%d/status", pid);
+        ssize_t k = read_file(p, buf, sizeof buf - 1);
+        if (k <= 0)
+            continue;
+        buf[k] = '\0';
+        unsigned u[4];
+        unsigned long long blk = 0, pending = ~0ULL;
+        const char *uid = strstr(buf, "\nUid:"), *b = strstr(buf, "\nSigBlk:"), *s = strstr(buf, "\nShdPnd:");
+        if (strncmp(buf, "Name:\tsleep\n", 12) || !uid || !b || !s ||
+            sscanf(uid, "\nUid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4 ||
+            sscanf(b, "\nSigBlk: %llx", &blk) != 1 || sscanf(s, "\nShdPnd: %llx", &pending) != 1)
+            continue;
+        if (u[0] == 65534 && u[1] == 65534 && u[2] == 65534 && (blk & WITNESS_SIGS) == WITNESS_SIGS &&
+            !(pending & WITNESS_SIGS))
+            found = pid, *pnd = pending;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static unsigned long long pending_of(int pid)
+{
+    char p[64], buf[4096];
+    snprintf(p, sizeof p, "/proc/%d/status", pid);
+    ssize_t k = read_file(p, buf, sizeof buf - 1);
+    buf[k > 0 ? k : 0] = '\0';
+    const char *s = strstr(buf, "\nShdPnd:");
+    unsigned long long v = 0;
+    return s && sscanf(s, "\nShdPnd: %llx", &v) == 1 ? v : 0;
+}
+
+int sigio_reach(char *how, size_t n)
+{
+    static const char *const ways[] = { "fcntl(F_SETOWN)", "fcntl(F_SETOWN_EX)", "ioctl(FIOSETOWN)",
+                                        "ioctl(SIOCSPGRP)" };
+    unsigned long long before;
+    int w = witness(&before);
+    for (int i = 0; w > 0 && i < 4; i++) {
+        int fd[2], one = 1, set;
+        if ((i < 2 ? pipe2(fd, O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd)) != 0)
+            continue;
+        struct { int type; pid_t pid; } ex = { 1 /* F_OWNER_PID */, w };
+        if (i == 0)
+            set = fcntl(fd[0], F_SETOWN, w);
+        else if (i == 1)
+            set = fcntl(fd[0], 15 /* F_SETOWN_EX */, &ex);
+        else
+            set = ioctl(fd[0], i == 2 ? 0x8901 /* FIOSETOWN */ : 0x8902 /* SIOCSPGRP */, &w);
+        /* SIGURG, whose default is to ignore it; refused, SIGIO: the witness blocks both */
+        int urg = fcntl(fd[0], 10 /* F_SETSIG */, SIGURG) == 0;
+        int async = fcntl(fd[0], F_SETFL, O_ASYNC | O_NONBLOCK) == 0 || ioctl(fd[0], FIOASYNC, &one) == 0;
+        ssize_t wrote = set == 0 && async ? write(fd[1], "x", 1) : -1;
+        close(fd[0]), close(fd[1]);
+        unsigned long long now = wrote == 1 ? pending_of(w) : 0;
+        if (now & ~before & WITNESS_SIGS) {
+            snprintf(how, n, "%s and O_ASYNC: %s queued to host process %d (harness's witness, uid 65534, which"
+                     " blocks it: pending, nothing delivered), no signalling call asked: the workload may signal"
+                     " (kill) host processes as a descriptor's owner", ways[i], urg ? "SIGURG (F_SETSIG)" : "SIGIO", w);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+#if defined(__x86_64__)
+#include <sys/mman.h>
+
+#define PTRACE_SEIZE_ 0x4206
+
+/* The ways, in the order tried; `sig`: a signalling call (tried only where the check
+ * stands in the host's PID namespace, as procs.c's own). */
+static const struct { const char *name; long nr; int sig; } ways[] = {
+    { "process_vm_readv", I386_NR_process_vm_readv, 0 },
+    { "process_vm_writev", I386_NR_process_vm_writev, 0 },
+    { "ptrace(PTRACE_SEIZE)", I386_NR_ptrace, 0 },
+    { "kill", I386_NR_kill, 1 },
+    { "tkill", I386_NR_tkill, 1 },
+    { "tgkill", I386_NR_tgkill, 1 },
+    { "rt_sigqueueinfo", I386_NR_rt_sigqueueinfo, 1 },
+    { "rt_tgsigqueueinfo", I386_NR_rt_tgsigqueueinfo, 1 },
+};
+#define N_WAYS (int)(sizeof ways / sizeof ways[0])
+
+/* Way `w` on `pid`, in the child: its answer (-errno on failure). The memory calls ask
+ * for 16 bytes at address 0 of the target (below mmap_min_addr: never mapped), so the
+ * kernel checks ptrace's permission and then fails EFAULT, nothing read nor written;
+ * a seize ends when this child exits; every signal is 0 (the permission checked,
+ * nothing sent). `low`: 64 KiB below 4 GiB for the 32-bit structures. */
+static long way_call(int w, int pid, unsigned char *low)
+{
+    uint32_t *iov = (uint32_t *)low; /* compat_iovec: base, len (local, then remote) */
+    iov[0] = (uint32_t)(uintptr_t)(low + 1024), iov[1] = 16;
+    iov[2] = 0, iov[3] = 16;
+    int32_t *si = (int32_t *)(low + 256); /* compat_siginfo: 128 bytes */
+    memset(si, 0, 128);
+    si[2] = SI_QUEUE, si[3] = getpid(), si[4] = (int32_t)getuid(); /* code, pid, uid */
+    long v[6] = { pid, 0, 0, 0, 0, 0 };
+    switch (ways[w].nr) {
+    case I386_NR_process_vm_readv:
+    case I386_NR_process_vm_writev:
+        v[1] = (long)(uintptr_t)iov, v[2] = 1, v[3] = (long)(uintptr_t)(iov + 2), v[4] = 1;
+        break;
+    case I386_NR_ptrace:
+        v[0] = PTRACE_SEIZE_, v[1] = pid;
+        break;
+    case I386_NR_tgkill:
+        v[1] = pid;
+        break;
+    case I386_NR_rt_sigqueueinfo:
+        v[2] = (long)(uintptr_t)si;
+        break;
+    case I386_NR_rt_tgsigqueueinfo:
+        v[1] = pid, v[3] = (long)(uintptr_t)si;
+        break;
+    }
+    return int80(ways[w].nr, v);
+}
+
+/* Whether the kernel let way `w` through: 0 from each, or for the memory calls EFAULT
+ * (allowed, the address was not), as procs.c counts them. */
+static int way_allowed(int w, long r)
+{
+    return r >= 0 || (r == -EFAULT && ways[w].nr != I386_NR_ptrace && !ways[w].sig);
+}
+
+/* In a child: from attempt `from` on (pid index * N_WAYS + way), each answer written
+ * to `fd` as it comes, so that a child a filter kills mid-way still said what came
+ * before. */
+static void run_ways(int fd, const int *pids, int k, int from, int signals)
+{
+    unsigned char *low = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (low == MAP_FAILED)
+        _exit(1);
+    for (int a = from; a < k * N_WAYS; a++) {
+        int w = a % N_WAYS;
+        long r = ways[w].sig && !signals ? -ENOSYS : way_call(w, pids[a / N_WAYS], low);
+        if (write(fd, &r, sizeof r) != sizeof r)
+            _exit(1);
+        if (way_allowed(w, r))
+            _exit(0);
+    }
+    _exit(0);
+}
+
+int i386_reach(const int *pids, int k, int signals, char *how, size_t n)
+{
+    static int here = -1;
+    if (k <= 0 || (here < 0 && (here = i386_here()) == 0) || !here)
+        return -1;
+    for (int from = 0; from < k * N_WAYS;) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) != 0)
+            return -1;
+        pid_t child = fork();
+        if (child < 0) {
+            close(p[0]), close(p[1]);
+            return -1;
+        }
+        if (child == 0) {
+            close(p[0]);
+            run_ways(p[1], pids, k, from, signals);
+        }
+        close(p[1]);
+        long r;
+        int a = from, found = -1;
+        for (; a < k * N_WAYS && read(p[0], &r, sizeof r) == sizeof r; a++)
+            if (way_allowed(a % N_WAYS, r)) {
+                found = a;
+                break;
+            }
+        close(p[0]);
+        int status = 0;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (found >= 0) {
+            int w = found % N_WAYS, pid = pids[found / N_WAYS];
+            if (ways[w].sig)
+                snprintf(how, n, "%s(%d, 0) through the i386 entry (int $0x80, its number %ld) allowed, x86_64's"
+                         " refused: the workload may signal (kill) that host process", ways[w].name, pid, ways[w].nr);
+            else
+                snprintf(how, n, "%s of pid %d through the i386 entry (int $0x80, its number %ld) allowed, x86_64's"
+                         " refused: ptrace's permission to its memory", ways[w].name, pid, ways[w].nr);
+            return 0;
+        }
+        if (a >= k * N_WAYS || !WIFSIGNALED(status))
+            return -1; /* every way refused, or the child could not run */
+        from = a + 1;   /* killed at attempt a: a filter's refusal (SECCOMP_RET_KILL) */
+    }
+    return -1;
+}
+#else
+/* aarch64: its arm32 entry is taken only by a 32-bit program; nothing to try. */
+int i386_reach(const int *pids, int k, int signals, char *how, size_t n)
+{
+    (void)pids, (void)k, (void)signals, (void)how, (void)n;
+    return -1;
+}
+#endif
