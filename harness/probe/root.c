@@ -47,73 +47,7 @@ void chk_priv_root_sysctl(void)
             paths[0]);
 }
 
-/* A private mount namespace of this check child's own, so nothing propagates. */
-static const char *private_mountns(void)
-{
-    struct stat st;
-    if (unshare(CLONE_NEWNS) != 0)
-        outcome(OC_BLOCKED, errno, "unshare(CLONE_NEWNS)");
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        outcome(OC_BLOCKED, errno, "make the new mount namespace private");
-    return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
-}
-
-/* In the check's private mount namespace (a child user namespace's), the host's
- * kernel settings written through what its own mounts undo: a proc mounted in
- * `dir`, a sysfs beside it, /proc/sys unmounted and /proc and /sys remounted
- * read-write. Each gets its own value back. What was written, or NULL. */
-static const char *undone_ro_kernel_settings(const char *dir, int proc_mounted)
-{
-    static char how[160];
-    static const char *const own[] = { "proc/sys/kernel/printk_ratelimit", "sys/kernel/uevent_helper",
-                                       "sys/module/printk/parameters/time" };
-    char p[96];
-    snprintf(p, sizeof p, "%s/sys", dir);
-    mkdir(p, 0755);
-    int sys = mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
-    for (int undone = 0; undone < 2; undone++) {
-        if (undone) { /* the sandbox's own: /proc/sys bound over, /proc and /sys read-only */
-            umount2("/proc/sys", MNT_DETACH);
-            mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND, NULL);
-            mount(NULL, "/sys", NULL, MS_REMOUNT | MS_BIND, NULL);
-        }
-        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
-            snprintf(p, sizeof p, "%s/%s", undone ? "" : dir, own[i]);
-            if ((undone || (i ? sys : proc_mounted)) && write_back(p) == 0) {
-                snprintf(how, sizeof how, "wrote %s %s", p, undone ? "with the sandbox's mounts over it undone"
-                         : i ? "through a sysfs mounted there" : "through a proc mounted there");
-                return how;
-            }
-        }
-    }
-    return NULL;
-}
-
-void chk_priv_root_mount(void)
-{
-    const char *dir = private_mountns();
-    char p[64];
-    if (mount("harness", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") != 0)
-        outcome(OC_BLOCKED, errno, "mount a tmpfs on %s", dir);
-    snprintf(p, sizeof p, "%s/proc", dir);
-    mkdir(p, 0755);
-    int pr = mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-    ev_int("proc_mounted", pr == 0);
-    /* A mount namespace made from a child user namespace is that namespace's: what
-     * is mounted there reaches nothing the workload could not reach before (any user
-     * may `unshare -rm` where user namespaces are allowed), unless the sandbox's
-     * read-only /proc or /sys was all that kept a uid the host's kernel settings
-     * obey (its root, mapped in) from writing them. */
-    if (!initial_userns()) {
-        const char *how = undone_ro_kernel_settings(dir, pr == 0);
-        if (how)
-            outcome(OC_ESCAPED, 0, "in a child user namespace, %s (its own value back): a"
-                    " read-only /proc or /sys undone by the namespace's own mounts", how);
-        outcome(OC_BLOCKED, 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
-                " user namespace", dir, pr == 0 ? " and a proc in it" : "");
-    }
-    outcome(OC_ESCAPED, 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
-}
+/* priv-root-mount: mountways.c (mount(2), the new mount API, the i386 entry). */
 
 /* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
  * runs; the kernel checks CAP_SYS_ADMIN in the initial namespace at write time,
