@@ -160,7 +160,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "user-fcap-in-view",
     ),
     _PRIV + "exec carrying the workload's inheritable capabilities": ("user-inheritable-only",),
-    _PRIV + "mount, and the new mount API": ("runc-sys-admin-allowed",),
+    _PRIV + "mount, and the new mount API": (
+        "runc-sys-admin-allowed",
+        "bwrap-userns-fsmount",
+        "bwrap-userns-open-tree",
+        "bwrap-userns-mount-i386",
+    ),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
     _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (
         "bwrap-cgroup-rw",

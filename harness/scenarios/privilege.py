@@ -114,7 +114,15 @@ PRIVILEGE = Scenario(
                 "they obey (the host's root mapped in, as bwrap --unshare-user run by root does): "
                 "a host setting written back through the proc mounted there, a sysfs beside it, or "
                 "/proc and /sys remounted read-write (/proc/sys unmounted) in that namespace is "
-                "`escaped`."
+                "`escaped`. Where `mount(2)` is refused, every other way into a mount: the new "
+                "mount API (a tmpfs made by `fsopen`, `fsconfig` and `fsmount`, `/` cloned by "
+                "`open_tree` and its superblock opened by `fspick`, each detached, attached "
+                "nowhere and closed, any of them `escaped` in the initial user namespace; in a "
+                "child one a proc or sysfs made by `fsmount`, or the sandbox's own `/proc` and "
+                "`/sys` cloned by `open_tree` and made read-write by `mount_setattr`, through "
+                "which a host setting is written back), then the same `mount(2)` attempt through "
+                "the i386 entry (`int $0x80`: `unshare`, `mount`, `umount2` by their i386 "
+                "numbers, in a child) where x86_64's is refused; the detail names the way taken."
             ),
         ),
         _as_root(

@@ -355,6 +355,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # release_agent and the kernel's operations too; the mount row's own check must
     # still escape.
     "runc-sys-admin-allowed": {"privilege_floor": "priv-root-mount"},
+    # Root of a user namespace mapping the host's uid 0, keeping CAP_SYS_ADMIN there,
+    # mount(2) refused by a deny-list: the new mount API's fsmount, open_tree, or mount
+    # through the i386 entry writes the host's kernel settings (MOUNT_WAYS).
+    "bwrap-userns-fsmount": {"privilege_floor": "priv-root-mount"},
+    "bwrap-userns-open-tree": {"privilege_floor": "priv-root-mount"},
+    "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
     "runc-dac-read-search-allowed": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -1389,6 +1395,38 @@ def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
     assert ro["outcome"] == "blocked", ro
 
 
+def test_a_complete_deny_list_of_the_mount_calls_keeps_the_privilege_floor(
+    tmp_path: Path,
+) -> None:
+    """bwrap-userns-fsmount's, bwrap-userns-open-tree's and bwrap-userns-mount-i386's
+    correct twin: the same root of a user namespace mapping the host's uid 0, keeping
+    CAP_SYS_ADMIN there, behind a deny-list naming mount(2) and every call of the new
+    mount API, which checks the architecture: no way into a mount is left, and the
+    privilege floor is enforced."""
+    require_tool("bwrap")
+    calls = "mount,umount2,pivot_root,open_tree,move_mount,fsopen,fsconfig,fsmount,fspick,"
+    mutant = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-userns-fsmount"
+    ]
+    argv = [ROOT / "scripts" / "mutant-seccomp" if a == "scripts/mutant-seccomp" else a
+            for a in mutant["argv"]]  # fmt: skip
+    argv[argv.index("mount,umount2")] = calls + "mount_setattr"
+    policy = ROOT / "policies" / "bwrap-userns-root.yaml"
+    runtime = (
+        f'[runtimes.bwrap-userns-mount-twin]\nkind = "command"\n'
+        f"argv = {json.dumps([str(a) for a in argv])}\n"
+        'allowed_inside = "/workspace"\nhelpers_inside = "/helpers"\n'
+        f'policy = "{policy}"\nexpect = {{ privilege_floor = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-userns-mount-twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    mount = {c["id"]: c for c in row["checks"]}["priv-root-mount"]
+    assert mount["outcome"] == "blocked", mount
+
+
 def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
     """bwrap-overlay-host's correct twin: the same launcher's overlay, read-only, its
     layers the host's /usr/share/doc and /usr/share/man, which the policy grants (/usr
@@ -2180,6 +2218,27 @@ def test_clone3_through_the_i386_entry_is_named(mutants_run: tuple[int, str, Pat
     row = v[("localhost", "landlock-clone3-i386", "privilege_floor")]
     checks = {c["id"]: c for c in row["checks"]}
     assert "through the i386 entry" in str(checks["priv-root-kernel-state"]["detail"]), checks
+
+
+# The ways into a mount each mutant leaves open alone, and the fragment of
+# priv-root-mount's reason that names it.
+MOUNT_WAYS = {
+    "bwrap-userns-fsmount": "fsmount: the new mount API",
+    "bwrap-userns-open-tree": "open_tree: the new mount API",
+    "bwrap-userns-mount-i386": "mount through the i386 entry",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(MOUNT_WAYS))
+def test_each_way_into_a_mount_is_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
+    """Each mount mutant escapes by priv-root-mount alone, its reason naming the way
+    (mount(2) itself refused), every other check of the privilege floor blocked."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert MOUNT_WAYS[runtime] in str(checks["priv-root-mount"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-root-mount"], escaped
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
