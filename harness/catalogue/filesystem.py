@@ -307,6 +307,7 @@ ROWS: tuple[Row, ...] = (
         "by file handle",
         ("open_by_handle_at",),
         checks=("priv-root-handle",),
+        ways=("i386: name_to_handle_at, open_by_handle_at",),
         target="a handle to the host's root",
     ),
     _fs(

@@ -82,7 +82,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-fd-fsxattr",
         "landlock-fd-setversion",
     ),
-    _FS + "by file handle": ("runc-dac-read-search-allowed",),
+    _FS + "by file handle": ("runc-dac-read-search-allowed", "bwrap-dac-read-search-i386"),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
         "chroot-init-outside",
         "colocated-sibling-cwd",
@@ -198,6 +198,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
+        "bwrap-sys-time-i386",
     ),
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",

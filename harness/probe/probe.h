@@ -546,6 +546,13 @@ void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
+/* rootways.c: root.c's attempts through the i386 entry, where x86_64's are refused: a
+ * kernel operation by the name root.c gives it (1 allowed, 0 refused with *e, -1 no
+ * such way), a file handle made and opened below mount point mp, a node made (0, or -1
+ * with errno). */
+int kernel_i386(const char *name, int *e);
+int handle_i386(const char *mp);
+int mknod_i386(const char *path, unsigned mode, unsigned dev);
 /* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
  * through the i386 entry, where it answers both (asked once, in a child): the fd and
  * the count, or -1 with errno (ENOSYS where there is no such entry). */

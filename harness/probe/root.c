@@ -105,6 +105,18 @@ void chk_priv_root_release_agent(void)
     outcome(OC_BLOCKED, e, "mount a cgroup v1 hierarchy and write its release_agent");
 }
 
+/* A handle below mount point mp opened (by `way`). Outside the initial user namespace
+ * the kernel (6.10 on) decodes a handle only on a filesystem of the caller's own
+ * namespace or within the mount's subtree, with permission checks: the ext4 root
+ * behind a bind is stale. */
+__attribute__((noreturn)) static void handle_opened(const char *mp, const char *way)
+{
+    if (!initial_userns())
+        outcome(OC_BLOCKED, 0, "open_by_handle_at on %s succeeded%s, in a child user namespace"
+                " (only what that mount's own path reaches)", mp, way);
+    outcome(OC_ESCAPED, 0, "open_by_handle_at on %s succeeded%s (CAP_DAC_READ_SEARCH)", mp, way);
+}
+
 /* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
 void chk_priv_root_handle(void)
 {
@@ -116,6 +128,8 @@ void chk_priv_root_handle(void)
         h.fh.handle_bytes = sizeof h.f;
         if (name_to_handle_at(AT_FDCWD, g_mnt[i].mp, &h.fh, &mid, 0) != 0) {
             e = errno;
+            if ((e == EPERM || e == ENOSYS) && handle_i386(g_mnt[i].mp) == 0)
+                handle_opened(g_mnt[i].mp, " through the i386 entry (int $0x80), x86_64's refused");
             continue;
         }
         int mfd = open(g_mnt[i].mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -126,14 +140,10 @@ void chk_priv_root_handle(void)
         close(mfd);
         if (fd >= 0) {
             close(fd);
-            /* Outside the initial user namespace the kernel (6.10 on) decodes a handle
-             * only on a filesystem of the caller's own namespace or within the mount's
-             * subtree, with permission checks: the ext4 root behind a bind is stale. */
-            if (!initial_userns())
-                outcome(OC_BLOCKED, 0, "open_by_handle_at on %s succeeded, in a child user namespace"
-                        " (only what that mount's own path reaches)", g_mnt[i].mp);
-            outcome(OC_ESCAPED, 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
+            handle_opened(g_mnt[i].mp, "");
         }
+        if ((e == EPERM || e == ENOSYS) && handle_i386(g_mnt[i].mp) == 0)
+            handle_opened(g_mnt[i].mp, " through the i386 entry (int $0x80), x86_64's refused");
         outcome(OC_BLOCKED, e, "open_by_handle_at on %s", g_mnt[i].mp);
     }
     outcome(OC_BLOCKED, e, "name_to_handle_at on every mount");
@@ -221,13 +231,18 @@ void chk_priv_root_mknod(void)
                 continue;
             tried++;
             snprintf(g_node, sizeof g_node, "%s/harness-blk-%d", dirs[k], (int)getpid());
-            if (mknod(g_node, S_IFBLK | 0600, makedev(g_mnt[i].maj, g_mnt[i].min)) != 0) {
+            dev_t dev = makedev(g_mnt[i].maj, g_mnt[i].min);
+            const char *way = "";
+            if (mknod(g_node, S_IFBLK | 0600, dev) != 0) {
                 e = errno;
-                g_node[0] = '\0';
-                continue;
+                if ((e != EPERM && e != ENOSYS) || mknod_i386(g_node, S_IFBLK | 0600, (unsigned)dev) != 0) {
+                    g_node[0] = '\0';
+                    continue;
+                }
+                way = " through the i386 entry (int $0x80), x86_64's refused";
             }
             char how[300];
-            snprintf(how, sizeof how, "through a node made in %s", dirs[k]);
+            snprintf(how, sizeof how, "through a node made in %s%s", dirs[k], way);
             read_sector(g_node, g_mnt[i].maj, g_mnt[i].min, how, &e);
             unlink(g_node);
             g_node[0] = '\0';
@@ -279,7 +294,7 @@ void chk_priv_root_sys_module(void)
  * reboot magic, a tick out of range, a path that cannot exist, too many kexec
  * segments), or something undone at once (an I/O port, a BPF program never
  * attached, a disabled perf event). Every errno is recorded. */
-struct kattempt { const char *name; int granted; int e; };
+struct kattempt { const char *name; int granted; int e; int i386; };
 
 static int perf_paranoid(void)
 {
@@ -295,7 +310,7 @@ static void k_try(struct kattempt *a, long r, int ok_errno)
 
 void chk_priv_root_kernel(void)
 {
-    struct kattempt a[10];
+    struct kattempt a[10] = { 0 };
     int n = 0;
     char name[1100];
     memset(name, 'h', sizeof name);
@@ -346,18 +361,23 @@ void chk_priv_root_kernel(void)
     if (fd >= 0)
         close((int)fd);
     a[n++].granted &= paranoid >= 1;
+    /* Each refused as a filter refuses, again through the i386 entry (rootways.c). */
+    for (int i = 0; i < n; i++)
+        if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &a[i].e) > 0)
+            a[i].granted = a[i].i386 = strncmp(a[i].name, "perf_event_open", 15) || paranoid >= 1;
     int init = initial_userns();
     char list[800];
     size_t len = 0;
     list[0] = '\0';
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s", i ? "; " : "", a[i].name,
-                                a[i].granted ? "allowed" : strerror(a[i].e));
+                                a[i].granted ? a[i].i386 ? "allowed (i386)" : "allowed" : strerror(a[i].e));
     ev_str("attempts", list);
     ev_int("perf_event_paranoid", paranoid);
     for (int i = 0; i < n; i++)
         /* reboot and sethostname ask the namespace's own user namespace */
         if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11))))
-            outcome(OC_ESCAPED, 0, "%s allowed (nothing changed)", a[i].name);
+            outcome(OC_ESCAPED, 0, "%s allowed%s (nothing changed)", a[i].name,
+                    a[i].i386 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
     outcome(OC_BLOCKED, n ? a[0].e : 0, "%d kernel operations refused", n);
 }

@@ -142,7 +142,9 @@ PRIVILEGE = Scenario(
                 "In a child user namespace a success is blocked: there the kernel (6.10 on) "
                 "decodes a handle only on a filesystem of that namespace's or within the mount's "
                 "own subtree (by hand: the ext4 root behind a bound host folder is a stale "
-                "handle), never beyond what the path reaches."
+                "handle), never beyond what the path reaches. Where x86_64's call is refused "
+                "(`EPERM`, `ENOSYS`), both again through the i386 entry (`int $0x80`, in a "
+                "child); the detail names the way."
             ),
         ),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
@@ -162,7 +164,9 @@ PRIVILEGE = Scenario(
                 "host's block devices by its name (`--block-devs`, from the host's "
                 "`/sys/class/block`), where `/dev` does not list. Where a node "
                 "cannot be read, it is opened for writing (`O_WRONLY`, nothing written): "
-                "Landlock's `WRITE_FILE` alone on a disk's node lets it be written, not read."
+                "Landlock's `WRITE_FILE` alone on a disk's node lets it be written, not read. A "
+                "node `mknod` is refused (`EPERM`, `ENOSYS`) is made again through the i386 "
+                "entry (`mknod`, then `mknodat`, in a child)."
             ),
         ),
         _as_root(
@@ -401,7 +405,9 @@ PRIVILEGE = Scenario(
                 "two-instruction kprobe program never attached (CAP_BPF and CAP_PERFMON, closed at "
                 "once), `perf_event_open` of a disabled CPU-wide event with the kernel included "
                 "(CAP_PERFMON; counted only when `perf_event_paranoid` is 1 or more). Any one "
-                "allowed is the escape. `evidence.attempts` lists every errno."
+                "allowed is the escape. Each refused as a filter refuses (`EPERM`, `ENOSYS`) is "
+                "asked again through the i386 entry (`int $0x80`, its own numbers, in a child; "
+                "not `bpf`), and the detail names that way. `evidence.attempts` lists every errno."
             ),
         ),
     ),

@@ -361,6 +361,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-userns-fsmount": {"privilege_floor": "priv-root-mount"},
     "bwrap-userns-open-tree": {"privilege_floor": "priv-root-mount"},
     "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
+    # A capability declared, its calls refused by a deny-list that checks no
+    # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
+    "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
+    "bwrap-dac-read-search-i386": {"privilege_floor": "priv-root-handle"},
     "runc-dac-read-search-allowed": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -539,6 +543,14 @@ UNDER_GRANTING = {
         "fs-inherited-fds: error: descriptor 3 held at start is the write end of a pipe whose"
         " reader is outside the sandbox",
     ),
+}
+
+
+# Root's attempts through the i386 entry alone, each mutant's one check and the
+# fragment of its reason that names the way.
+I386_WAYS = {
+    "bwrap-sys-time-i386": ("priv-root-kernel", "adjtimex (tick 0) allowed through the i386 entry"),
+    "bwrap-dac-read-search-i386": ("priv-root-handle", "succeeded through the i386 entry"),
 }
 
 
@@ -1427,6 +1439,35 @@ def test_a_complete_deny_list_of_the_mount_calls_keeps_the_privilege_floor(
     assert mount["outcome"] == "blocked", mount
 
 
+@pytest.mark.parametrize("mutant", sorted(I386_WAYS))
+def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
+    tmp_path: Path, mutant: str
+) -> None:
+    """bwrap-sys-time-i386's and bwrap-dac-read-search-i386's correct twins: the same
+    capability declared, the same deny-list, checking the architecture (the i386
+    entry's calls refused): enforced, the row's check blocked."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]
+    argv = [
+        str(ROOT / "scripts" / "mutant-seccomp") if a == "scripts/mutant-seccomp" else a
+        for a in spec["argv"]
+        if a != "--any-arch"
+    ]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        f"allowed_caps = {json.dumps(spec['allowed_caps'])}\n"
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}[I386_WAYS[mutant][0]]
+    assert check["outcome"] == "blocked", check
+
+
 def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
     """bwrap-overlay-host's correct twin: the same launcher's overlay, read-only, its
     layers the host's /usr/share/doc and /usr/share/man, which the policy grants (/usr
@@ -2239,6 +2280,19 @@ def test_each_way_into_a_mount_is_named(mutants_run: tuple[int, str, Path], runt
     assert MOUNT_WAYS[runtime] in str(checks["priv-root-mount"]["detail"]), checks
     escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
     assert escaped == ["priv-root-mount"], escaped
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(I386_WAYS))
+def test_roots_i386_ways_are_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
+    """Each mutant whose deny-list checks no architecture escapes by its row's check
+    alone, its reason naming the i386 entry."""
+    check_id, proof = I386_WAYS[runtime]
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == [check_id], escaped
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
