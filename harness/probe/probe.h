@@ -553,6 +553,9 @@ int i386_here(void);
 int kernel_i386(const char *name, int *e);
 int handle_i386(const char *mp);
 int mknod_i386(const char *path, unsigned mode, unsigned dev);
+/* rootways.c: the root folder of the ext2/3/4 filesystem mounted at mp, by a handle made
+ * up for its inode 2 and opened through the i386 entry (routes.c): a descriptor, or -1. */
+int handle_root_i386(const char *mp);
 /* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
  * through the i386 entry, where it answers both (asked once, in a child): the fd and
  * the count, or -1 with errno (ENOSYS where there is no such entry). */

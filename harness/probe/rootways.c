@@ -117,6 +117,68 @@ int handle_i386(const char *mp)
     return r >= 0 ? 0 : (errno = (int)-r, -1);
 }
 
+/* Its answer handed back: a descriptor the child opened, by SCM_RIGHTS. */
+static void send_fd(int sock, int fd)
+{
+    char c = 0, ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { &c, 1 };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl };
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &fd, sizeof fd);
+    sendmsg(sock, &m, 0);
+}
+
+static int recv_fd(int sock)
+{
+    char c, ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { &c, 1 };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl };
+    int fd = -1;
+    if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) == 1) {
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        if (h && h->cmsg_type == SCM_RIGHTS)
+            memcpy(&fd, CMSG_DATA(h), sizeof fd);
+    }
+    return fd;
+}
+
+int handle_root_i386(const char *mp)
+{
+    int sv[2], mfd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (mfd < 0 || !entry_here() || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        if (mfd >= 0)
+            close(mfd);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct handle { uint32_t bytes; int32_t type; uint32_t f[32]; } *h;
+        char *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        if (low == MAP_FAILED || strlen(mp) >= 2048)
+            _exit(1);
+        h = (struct handle *)(void *)low;
+        h->bytes = sizeof h->f;
+        strcpy(low + 1024, mp);
+        long v[6] = { AT_FDCWD, (long)(uintptr_t)(low + 1024), (long)(uintptr_t)h, (long)(uintptr_t)(low + 512) };
+        if (int80(I386_NR_name_to_handle_at, v) != 0 || h->type != 1 || h->bytes < 8)
+            _exit(1);
+        h->bytes = 8, h->f[0] = 2, h->f[1] = 0; /* FILEID_INO32_GEN: inode 2, generation 0 */
+        long o[6] = { mfd, (long)(uintptr_t)h, O_RDONLY | O_DIRECTORY };
+        long fd = int80(I386_NR_open_by_handle_at, o);
+        if (fd >= 0)
+            send_fd(sv[1], (int)fd);
+        _exit(0);
+    }
+    close(sv[1]);
+    close(mfd);
+    int fd = pid > 0 ? recv_fd(sv[0]) : -1;
+    close(sv[0]);
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return fd;
+}
+
 int mknod_i386(const char *path, unsigned mode, unsigned dev)
 {
     const struct compat_call c = { "mknod", I386_NR_mknod, { CP(path, strlen(path) + 1), CV(mode), CV(dev) } };
@@ -146,5 +208,11 @@ int mknod_i386(const char *path, unsigned mode, unsigned dev)
 {
     (void)path, (void)mode, (void)dev;
     return errno = ENOSYS, -1;
+}
+
+int handle_root_i386(const char *mp)
+{
+    (void)mp;
+    return -1;
 }
 #endif

@@ -364,7 +364,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
     "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
-    "bwrap-dac-read-search-i386": {"privilege_floor": "priv-root-handle"},
+    "bwrap-dac-read-search-i386": {
+        "filesystem_confinement": "fs-routes",
+        "privilege_floor": "priv-root-handle",
+    },
     "runc-dac-read-search-allowed": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -1457,13 +1460,16 @@ def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
         f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
         'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
         f"allowed_caps = {json.dumps(spec['allowed_caps'])}\n"
-        'expect = { privilege_floor = "enforced" }\n'
+        f"expect = {{ {', '.join(f'{k} = {json.dumps(x)}' for k, x in spec['expect'].items())} }}\n"
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    matrix = _matrix(tmp_path, runtime, scenarios=json.dumps(spec["scenarios"]))
     result = harness_cli("run", matrix, "--out", tmp_path / "out")
     assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    verdicts = verdicts_of(tmp_path / "out")
+    for prop in spec["expect"]:
+        row = verdicts[("localhost", "twin", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    row = verdicts[("localhost", "twin", "privilege_floor")]
     check = {c["id"]: c for c in row["checks"]}[I386_WAYS[mutant][0]]
     assert check["outcome"] == "blocked", check
 
