@@ -166,6 +166,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_BLOCK: create a block device",
         ("mknod", "mknodat"),
         checks=("priv-root-mknod",),
+        ways=("i386: mknod, mknodat",),
         target="a device node in the allowed folder",
     ),
     _fs(

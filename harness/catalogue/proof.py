@@ -44,6 +44,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-block-device",
         "bwrap-block-device-deeper",
         "landlock-loop-write",
+        "bwrap-mknod-i386",
     ),
     _FS + "mode: chmod": (
         "landlock-unfiltered-chmod",

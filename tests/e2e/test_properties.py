@@ -368,6 +368,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
     },
+    "bwrap-mknod-i386": {"privilege_floor": "priv-root-mknod"},
     "runc-dac-read-search-allowed": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -554,6 +555,7 @@ UNDER_GRANTING = {
 I386_WAYS = {
     "bwrap-sys-time-i386": ("priv-root-kernel", "adjtimex (tick 0) allowed through the i386 entry"),
     "bwrap-dac-read-search-i386": ("priv-root-handle", "succeeded through the i386 entry"),
+    "bwrap-mknod-i386": ("priv-root-mknod", "through a node made in /tmp through the i386 entry"),
 }
 
 
@@ -1446,15 +1448,14 @@ def test_a_complete_deny_list_of_the_mount_calls_keeps_the_privilege_floor(
 def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
     tmp_path: Path, mutant: str
 ) -> None:
-    """bwrap-sys-time-i386's and bwrap-dac-read-search-i386's correct twins: the same
+    """bwrap-sys-time-i386's, bwrap-dac-read-search-i386's and bwrap-mknod-i386's
+    correct twins: the same
     capability declared, the same deny-list, checking the architecture (the i386
     entry's calls refused): enforced, the row's check blocked."""
     require_tool("bwrap")
     spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]
     argv = [
-        str(ROOT / "scripts" / "mutant-seccomp") if a == "scripts/mutant-seccomp" else a
-        for a in spec["argv"]
-        if a != "--any-arch"
+        str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"] if a != "--any-arch"
     ]
     runtime = (
         f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
