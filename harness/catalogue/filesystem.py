@@ -166,6 +166,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_BLOCK: create a block device",
         ("mknod", "mknodat"),
         checks=("priv-root-mknod",),
+        ways=("i386: mknod, mknodat",),
         target="a device node in the allowed folder",
     ),
     _fs(
@@ -307,6 +308,7 @@ ROWS: tuple[Row, ...] = (
         "by file handle",
         ("open_by_handle_at",),
         checks=("priv-root-handle",),
+        ways=("i386: name_to_handle_at, open_by_handle_at",),
         target="a handle to the host's root",
     ),
     _fs(

@@ -138,7 +138,19 @@ ROWS: tuple[Row, ...] = (
             "open_tree_attr",
         ),
         checks=("priv-root-mount",),
-        target="a tmpfs and a proc",
+        ways=(
+            "fsmount: a detached mount made by fsopen, fsconfig and fsmount (5.2), where a"
+            " deny-list refuses mount(2): a tmpfs in the initial user namespace; in a child one,"
+            " a proc or sysfs through which root, the host's uid 0 mapped in, writes the host's"
+            " kernel settings",
+            "open_tree: a detached clone of a mount (the root, or the sandbox's own /proc and"
+            " /sys without the read-only mounts over them, made read-write by mount_setattr),"
+            " where a deny-list refuses mount(2) and fsopen",
+            "i386: mount, umount2, unshare",
+        ),
+        target="a tmpfs and a proc; where mount(2) is refused, a detached tmpfs (fsmount), a"
+        " detached clone of / (open_tree) or /'s superblock opened for reconfiguring (fspick,"
+        " nothing reconfigured), each closed",
     ),
     _priv(
         _ROOT,
@@ -267,6 +279,10 @@ ROWS: tuple[Row, ...] = (
             "setdomainname",
         ),
         checks=("priv-root-kernel",),
+        ways=(
+            "i386: reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm,"
+            " perf_event_open",
+        ),
         target="a no-op form of each (the capability proven); the rest by `priv-start`",
     ),
 )

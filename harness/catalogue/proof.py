@@ -44,6 +44,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-block-device",
         "bwrap-block-device-deeper",
         "landlock-loop-write",
+        "bwrap-mknod-i386",
     ),
     _FS + "mode: chmod": (
         "landlock-unfiltered-chmod",
@@ -82,7 +83,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-fd-fsxattr",
         "landlock-fd-setversion",
     ),
-    _FS + "by file handle": ("runc-dac-read-search-allowed",),
+    _FS + "by file handle": ("runc-dac-read-search-allowed", "bwrap-dac-read-search-i386"),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
         "chroot-init-outside",
         "colocated-sibling-cwd",
@@ -160,7 +161,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "user-fcap-in-view",
     ),
     _PRIV + "exec carrying the workload's inheritable capabilities": ("user-inheritable-only",),
-    _PRIV + "mount, and the new mount API": ("runc-sys-admin-allowed",),
+    _PRIV + "mount, and the new mount API": (
+        "runc-sys-admin-allowed",
+        "bwrap-userns-fsmount",
+        "bwrap-userns-open-tree",
+        "bwrap-userns-mount-i386",
+    ),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
     _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (
         "bwrap-cgroup-rw",
@@ -196,6 +202,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
+        "bwrap-sys-time-i386",
     ),
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",

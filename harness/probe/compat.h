@@ -177,6 +177,23 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_SYS_CONNECT 3
 #define I386_SYS_SENDTO 11
 #define I386_SYS_SENDMSG 16
+/* root.c and mountways.c: mount(2), the calls around it and the privileged ones there */
+#define I386_NR_mount 21
+#define I386_NR_umount2 52
+#define I386_NR_unshare 310
+#define I386_NR_reboot 88
+#define I386_NR_kexec_load 283
+#define I386_NR_adjtimex 124
+#define I386_NR_swapon 87
+#define I386_NR_acct 51
+#define I386_NR_syslog 103
+#define I386_NR_sethostname 74
+#define I386_NR_ioperm 101
+#define I386_NR_perf_event_open 336
+#define I386_NR_name_to_handle_at 341
+#define I386_NR_open_by_handle_at 342
+#define I386_NR_mknod 14
+#define I386_NR_mknodat 297
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

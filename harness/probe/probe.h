@@ -561,6 +561,16 @@ int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
  * that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
  * there, the way named in `how`; -1 if not (or no witness). */
 int sigio_reach(char *how, size_t n);
+/* rootways.c: root.c's attempts through the i386 entry, where x86_64's are refused: a
+ * kernel operation by the name root.c gives it (1 allowed, 0 refused with *e, -1 no
+ * such way), a file handle made and opened below mount point mp, a node made (0, or -1
+ * with errno). */
+int kernel_i386(const char *name, int *e);
+int handle_i386(const char *mp);
+int mknod_i386(const char *path, unsigned mode, unsigned dev);
+/* rootways.c: the root folder of the ext2/3/4 filesystem mounted at mp, by a handle made
+ * up for its inode 2 and opened through the i386 entry (routes.c): a descriptor, or -1. */
+int handle_root_i386(const char *mp);
 /* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
  * through the i386 entry, where it answers both (asked once, in a child): the fd and
  * the count, or -1 with errno (ENOSYS where there is no such entry). */

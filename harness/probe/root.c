@@ -47,73 +47,7 @@ void chk_priv_root_sysctl(void)
             paths[0]);
 }
 
-/* A private mount namespace of this check child's own, so nothing propagates. */
-static const char *private_mountns(void)
-{
-    struct stat st;
-    if (unshare(CLONE_NEWNS) != 0)
-        outcome(OC_BLOCKED, errno, "unshare(CLONE_NEWNS)");
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        outcome(OC_BLOCKED, errno, "make the new mount namespace private");
-    return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
-}
-
-/* In the check's private mount namespace (a child user namespace's), the host's
- * kernel settings written through what its own mounts undo: a proc mounted in
- * `dir`, a sysfs beside it, /proc/sys unmounted and /proc and /sys remounted
- * read-write. Each gets its own value back. What was written, or NULL. */
-static const char *undone_ro_kernel_settings(const char *dir, int proc_mounted)
-{
-    static char how[160];
-    static const char *const own[] = { "proc/sys/kernel/printk_ratelimit", "sys/kernel/uevent_helper",
-                                       "sys/module/printk/parameters/time" };
-    char p[96];
-    snprintf(p, sizeof p, "%s/sys", dir);
-    mkdir(p, 0755);
-    int sys = mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
-    for (int undone = 0; undone < 2; undone++) {
-        if (undone) { /* the sandbox's own: /proc/sys bound over, /proc and /sys read-only */
-            umount2("/proc/sys", MNT_DETACH);
-            mount(NULL, "/proc", NULL, MS_REMOUNT | MS_BIND, NULL);
-            mount(NULL, "/sys", NULL, MS_REMOUNT | MS_BIND, NULL);
-        }
-        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
-            snprintf(p, sizeof p, "%s/%s", undone ? "" : dir, own[i]);
-            if ((undone || (i ? sys : proc_mounted)) && write_back(p) == 0) {
-                snprintf(how, sizeof how, "wrote %s %s", p, undone ? "with the sandbox's mounts over it undone"
-                         : i ? "through a sysfs mounted there" : "through a proc mounted there");
-                return how;
-            }
-        }
-    }
-    return NULL;
-}
-
-void chk_priv_root_mount(void)
-{
-    const char *dir = private_mountns();
-    char p[64];
-    if (mount("harness", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") != 0)
-        outcome(OC_BLOCKED, errno, "mount a tmpfs on %s", dir);
-    snprintf(p, sizeof p, "%s/proc", dir);
-    mkdir(p, 0755);
-    int pr = mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-    ev_int("proc_mounted", pr == 0);
-    /* A mount namespace made from a child user namespace is that namespace's: what
-     * is mounted there reaches nothing the workload could not reach before (any user
-     * may `unshare -rm` where user namespaces are allowed), unless the sandbox's
-     * read-only /proc or /sys was all that kept a uid the host's kernel settings
-     * obey (its root, mapped in) from writing them. */
-    if (!initial_userns()) {
-        const char *how = undone_ro_kernel_settings(dir, pr == 0);
-        if (how)
-            outcome(OC_ESCAPED, 0, "in a child user namespace, %s (its own value back): a"
-                    " read-only /proc or /sys undone by the namespace's own mounts", how);
-        outcome(OC_BLOCKED, 0, "mounted a tmpfs on %s%s, only in a mount namespace of a child"
-                " user namespace", dir, pr == 0 ? " and a proc in it" : "");
-    }
-    outcome(OC_ESCAPED, 0, "mounted a tmpfs on %s%s", dir, pr == 0 ? " and a proc in it" : "");
-}
+/* priv-root-mount: mountways.c (mount(2), the new mount API, the i386 entry). */
 
 /* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
  * runs; the kernel checks CAP_SYS_ADMIN in the initial namespace at write time,
@@ -171,6 +105,18 @@ void chk_priv_root_release_agent(void)
     outcome(OC_BLOCKED, e, "mount a cgroup v1 hierarchy and write its release_agent");
 }
 
+/* A handle below mount point mp opened (by `way`). Outside the initial user namespace
+ * the kernel (6.10 on) decodes a handle only on a filesystem of the caller's own
+ * namespace or within the mount's subtree, with permission checks: the ext4 root
+ * behind a bind is stale. */
+__attribute__((noreturn)) static void handle_opened(const char *mp, const char *way)
+{
+    if (!initial_userns())
+        outcome(OC_BLOCKED, 0, "open_by_handle_at on %s succeeded%s, in a child user namespace"
+                " (only what that mount's own path reaches)", mp, way);
+    outcome(OC_ESCAPED, 0, "open_by_handle_at on %s succeeded%s (CAP_DAC_READ_SEARCH)", mp, way);
+}
+
 /* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
 void chk_priv_root_handle(void)
 {
@@ -182,6 +128,8 @@ void chk_priv_root_handle(void)
         h.fh.handle_bytes = sizeof h.f;
         if (name_to_handle_at(AT_FDCWD, g_mnt[i].mp, &h.fh, &mid, 0) != 0) {
             e = errno;
+            if ((e == EPERM || e == ENOSYS) && handle_i386(g_mnt[i].mp) == 0)
+                handle_opened(g_mnt[i].mp, " through the i386 entry (int $0x80), x86_64's refused");
             continue;
         }
         int mfd = open(g_mnt[i].mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -192,14 +140,10 @@ void chk_priv_root_handle(void)
         close(mfd);
         if (fd >= 0) {
             close(fd);
-            /* Outside the initial user namespace the kernel (6.10 on) decodes a handle
-             * only on a filesystem of the caller's own namespace or within the mount's
-             * subtree, with permission checks: the ext4 root behind a bind is stale. */
-            if (!initial_userns())
-                outcome(OC_BLOCKED, 0, "open_by_handle_at on %s succeeded, in a child user namespace"
-                        " (only what that mount's own path reaches)", g_mnt[i].mp);
-            outcome(OC_ESCAPED, 0, "open_by_handle_at on %s succeeded (CAP_DAC_READ_SEARCH)", g_mnt[i].mp);
+            handle_opened(g_mnt[i].mp, "");
         }
+        if ((e == EPERM || e == ENOSYS) && handle_i386(g_mnt[i].mp) == 0)
+            handle_opened(g_mnt[i].mp, " through the i386 entry (int $0x80), x86_64's refused");
         outcome(OC_BLOCKED, e, "open_by_handle_at on %s", g_mnt[i].mp);
     }
     outcome(OC_BLOCKED, e, "name_to_handle_at on every mount");
@@ -287,13 +231,18 @@ void chk_priv_root_mknod(void)
                 continue;
             tried++;
             snprintf(g_node, sizeof g_node, "%s/harness-blk-%d", dirs[k], (int)getpid());
-            if (mknod(g_node, S_IFBLK | 0600, makedev(g_mnt[i].maj, g_mnt[i].min)) != 0) {
+            dev_t dev = makedev(g_mnt[i].maj, g_mnt[i].min);
+            const char *way = "";
+            if (mknod(g_node, S_IFBLK | 0600, dev) != 0) {
                 e = errno;
-                g_node[0] = '\0';
-                continue;
+                if ((e != EPERM && e != ENOSYS) || mknod_i386(g_node, S_IFBLK | 0600, (unsigned)dev) != 0) {
+                    g_node[0] = '\0';
+                    continue;
+                }
+                way = " through the i386 entry (int $0x80), x86_64's refused";
             }
             char how[300];
-            snprintf(how, sizeof how, "through a node made in %s", dirs[k]);
+            snprintf(how, sizeof how, "through a node made in %s%s", dirs[k], way);
             read_sector(g_node, g_mnt[i].maj, g_mnt[i].min, how, &e);
             unlink(g_node);
             g_node[0] = '\0';
@@ -345,7 +294,7 @@ void chk_priv_root_sys_module(void)
  * reboot magic, a tick out of range, a path that cannot exist, too many kexec
  * segments), or something undone at once (an I/O port, a BPF program never
  * attached, a disabled perf event). Every errno is recorded. */
-struct kattempt { const char *name; int granted; int e; };
+struct kattempt { const char *name; int granted; int e; int i386; };
 
 static int perf_paranoid(void)
 {
@@ -361,7 +310,7 @@ static void k_try(struct kattempt *a, long r, int ok_errno)
 
 void chk_priv_root_kernel(void)
 {
-    struct kattempt a[10];
+    struct kattempt a[10] = { 0 };
     int n = 0;
     char name[1100];
     memset(name, 'h', sizeof name);
@@ -412,18 +361,23 @@ void chk_priv_root_kernel(void)
     if (fd >= 0)
         close((int)fd);
     a[n++].granted &= paranoid >= 1;
+    /* Each refused as a filter refuses, again through the i386 entry (rootways.c). */
+    for (int i = 0; i < n; i++)
+        if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &a[i].e) > 0)
+            a[i].granted = a[i].i386 = strncmp(a[i].name, "perf_event_open", 15) || paranoid >= 1;
     int init = initial_userns();
     char list[800];
     size_t len = 0;
     list[0] = '\0';
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s", i ? "; " : "", a[i].name,
-                                a[i].granted ? "allowed" : strerror(a[i].e));
+                                a[i].granted ? a[i].i386 ? "allowed (i386)" : "allowed" : strerror(a[i].e));
     ev_str("attempts", list);
     ev_int("perf_event_paranoid", paranoid);
     for (int i = 0; i < n; i++)
         /* reboot and sethostname ask the namespace's own user namespace */
         if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11))))
-            outcome(OC_ESCAPED, 0, "%s allowed (nothing changed)", a[i].name);
+            outcome(OC_ESCAPED, 0, "%s allowed%s (nothing changed)", a[i].name,
+                    a[i].i386 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
     outcome(OC_BLOCKED, n ? a[0].e : 0, "%d kernel operations refused", n);
 }

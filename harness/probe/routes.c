@@ -86,13 +86,29 @@ static void routes_under(int dirfd, const char *prefix, const char *how)
  * root inode (ext2/3/4: FILEID_INO32_GEN, inode 2, generation 0): the "shocker"
  * route, open only to a holder of CAP_DAC_READ_SEARCH in the initial namespace. */
 static int g_handle_errno;
+/* The same through the i386 entry (rootways.c), where x86_64's calls are refused. */
+static void routes_by_handle_i386(const char *mp)
+{
+    int fd = handle_root_i386(mp);
+    if (fd < 0)
+        return;
+    char how[300];
+    snprintf(how, sizeof how, "open_by_handle_at(inode 2) on the fs of %s through the i386 entry (int $0x80),"
+             " x86_64's refused", mp);
+    routes_under(fd, "<fs root>", how);
+    close(fd);
+}
+
 static void routes_by_handle(const char *mp)
 {
     struct { struct file_handle fh; unsigned char f[128]; } h;
     int mid;
     h.fh.handle_bytes = sizeof h.f;
-    if (name_to_handle_at(AT_FDCWD, mp, &h.fh, &mid, 0) != 0)
+    if (name_to_handle_at(AT_FDCWD, mp, &h.fh, &mid, 0) != 0) {
+        if (errno == EPERM || errno == ENOSYS)
+            routes_by_handle_i386(mp);
         return;
+    }
     int mfd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (mfd < 0)
         return;
@@ -101,6 +117,8 @@ static void routes_by_handle(const char *mp)
     if (fd < 0) {
         g_handle_errno = errno;
         route_errno(errno);
+        if (g_handle_errno == EPERM || g_handle_errno == ENOSYS)
+            routes_by_handle_i386(mp);
     } else {
         close(fd);
         if (h.fh.handle_type == 1 && h.fh.handle_bytes >= 8) {

@@ -239,7 +239,9 @@ FILESYSTEM = Scenario(
                 "error), entered by `setns` in a child that hands back its root (the probe's own "
                 "root: skipped), then every suffix of the path below it; `open_by_handle_at` of "
                 "each mounted filesystem's root inode "
-                "(ext2/3/4 handle, inode 2), then every suffix below it. Escaped with "
+                "(ext2/3/4 handle, inode 2), through the i386 entry (`int $0x80`, in a child "
+                "that hands the folder back) where x86_64's calls are refused, then every suffix "
+                "below it. Escaped with "
                 "`evidence.route`; else blocked with counts (`routes_tried`, `absent`, `denied`, "
                 "`other`, `pids`)."
             ),

@@ -114,7 +114,15 @@ PRIVILEGE = Scenario(
                 "they obey (the host's root mapped in, as bwrap --unshare-user run by root does): "
                 "a host setting written back through the proc mounted there, a sysfs beside it, or "
                 "/proc and /sys remounted read-write (/proc/sys unmounted) in that namespace is "
-                "`escaped`."
+                "`escaped`. Where `mount(2)` is refused, every other way into a mount: the new "
+                "mount API (a tmpfs made by `fsopen`, `fsconfig` and `fsmount`, `/` cloned by "
+                "`open_tree` and its superblock opened by `fspick`, each detached, attached "
+                "nowhere and closed, any of them `escaped` in the initial user namespace; in a "
+                "child one a proc or sysfs made by `fsmount`, or the sandbox's own `/proc` and "
+                "`/sys` cloned by `open_tree` and made read-write by `mount_setattr`, through "
+                "which a host setting is written back), then the same `mount(2)` attempt through "
+                "the i386 entry (`int $0x80`: `unshare`, `mount`, `umount2` by their i386 "
+                "numbers, in a child) where x86_64's is refused; the detail names the way taken."
             ),
         ),
         _as_root(
@@ -134,7 +142,9 @@ PRIVILEGE = Scenario(
                 "In a child user namespace a success is blocked: there the kernel (6.10 on) "
                 "decodes a handle only on a filesystem of that namespace's or within the mount's "
                 "own subtree (by hand: the ext4 root behind a bound host folder is a stale "
-                "handle), never beyond what the path reaches."
+                "handle), never beyond what the path reaches. Where x86_64's call is refused "
+                "(`EPERM`, `ENOSYS`), both again through the i386 entry (`int $0x80`, in a "
+                "child); the detail names the way."
             ),
         ),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
@@ -154,7 +164,9 @@ PRIVILEGE = Scenario(
                 "host's block devices by its name (`--block-devs`, from the host's "
                 "`/sys/class/block`), where `/dev` does not list. Where a node "
                 "cannot be read, it is opened for writing (`O_WRONLY`, nothing written): "
-                "Landlock's `WRITE_FILE` alone on a disk's node lets it be written, not read."
+                "Landlock's `WRITE_FILE` alone on a disk's node lets it be written, not read. A "
+                "node `mknod` is refused (`EPERM`, `ENOSYS`) is made again through the i386 "
+                "entry (`mknod`, then `mknodat`, in a child)."
             ),
         ),
         _as_root(
@@ -407,7 +419,9 @@ PRIVILEGE = Scenario(
                 "two-instruction kprobe program never attached (CAP_BPF and CAP_PERFMON, closed at "
                 "once), `perf_event_open` of a disabled CPU-wide event with the kernel included "
                 "(CAP_PERFMON; counted only when `perf_event_paranoid` is 1 or more). Any one "
-                "allowed is the escape. `evidence.attempts` lists every errno."
+                "allowed is the escape. Each refused as a filter refuses (`EPERM`, `ENOSYS`) is "
+                "asked again through the i386 entry (`int $0x80`, its own numbers, in a child; "
+                "not `bpf`), and the detail names that way. `evidence.attempts` lists every errno."
             ),
         ),
     ),

@@ -242,6 +242,8 @@ WAY_MUTANTS = {
     "clone3(CLONE_INTO_CGROUP) through the i386 entry": ("-clone3-i386",),
     "a read-only mount remounted": ("-userns-sysadmin",),
     "mount_setattr: ": ("-mount-setattr",),
+    "fsmount: ": ("-fsmount",),
+    "open_tree: ": ("-open-tree",),
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),

@@ -364,6 +364,20 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # release_agent and the kernel's operations too; the mount row's own check must
     # still escape.
     "runc-sys-admin-allowed": {"privilege_floor": "priv-root-mount"},
+    # Root of a user namespace mapping the host's uid 0, keeping CAP_SYS_ADMIN there,
+    # mount(2) refused by a deny-list: the new mount API's fsmount, open_tree, or mount
+    # through the i386 entry writes the host's kernel settings (MOUNT_WAYS).
+    "bwrap-userns-fsmount": {"privilege_floor": "priv-root-mount"},
+    "bwrap-userns-open-tree": {"privilege_floor": "priv-root-mount"},
+    "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
+    # A capability declared, its calls refused by a deny-list that checks no
+    # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
+    "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
+    "bwrap-dac-read-search-i386": {
+        "filesystem_confinement": "fs-routes",
+        "privilege_floor": "priv-root-handle",
+    },
+    "bwrap-mknod-i386": {"privilege_floor": "priv-root-mknod"},
     "runc-dac-read-search-allowed": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -542,6 +556,15 @@ UNDER_GRANTING = {
         "fs-inherited-fds: error: descriptor 3 held at start is the write end of a pipe whose"
         " reader is outside the sandbox",
     ),
+}
+
+
+# Root's attempts through the i386 entry alone, each mutant's one check and the
+# fragment of its reason that names the way.
+I386_WAYS = {
+    "bwrap-sys-time-i386": ("priv-root-kernel", "adjtimex (tick 0) allowed through the i386 entry"),
+    "bwrap-dac-read-search-i386": ("priv-root-handle", "succeeded through the i386 entry"),
+    "bwrap-mknod-i386": ("priv-root-mknod", "through a node made in /tmp through the i386 entry"),
 }
 
 
@@ -1458,6 +1481,69 @@ def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
     assert ro["outcome"] == "blocked", ro
 
 
+def test_a_complete_deny_list_of_the_mount_calls_keeps_the_privilege_floor(
+    tmp_path: Path,
+) -> None:
+    """bwrap-userns-fsmount's, bwrap-userns-open-tree's and bwrap-userns-mount-i386's
+    correct twin: the same root of a user namespace mapping the host's uid 0, keeping
+    CAP_SYS_ADMIN there, behind a deny-list naming mount(2) and every call of the new
+    mount API, which checks the architecture: no way into a mount is left, and the
+    privilege floor is enforced."""
+    require_tool("bwrap")
+    calls = "mount,umount2,pivot_root,open_tree,move_mount,fsopen,fsconfig,fsmount,fspick,"
+    mutant = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-userns-fsmount"
+    ]
+    argv = [ROOT / "scripts" / "mutant-seccomp" if a == "scripts/mutant-seccomp" else a
+            for a in mutant["argv"]]  # fmt: skip
+    argv[argv.index("mount,umount2")] = calls + "mount_setattr"
+    policy = ROOT / "policies" / "bwrap-userns-root.yaml"
+    runtime = (
+        f'[runtimes.bwrap-userns-mount-twin]\nkind = "command"\n'
+        f"argv = {json.dumps([str(a) for a in argv])}\n"
+        'allowed_inside = "/workspace"\nhelpers_inside = "/helpers"\n'
+        f'policy = "{policy}"\nexpect = {{ privilege_floor = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-userns-mount-twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    mount = {c["id"]: c for c in row["checks"]}["priv-root-mount"]
+    assert mount["outcome"] == "blocked", mount
+
+
+@pytest.mark.parametrize("mutant", sorted(I386_WAYS))
+def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
+    tmp_path: Path, mutant: str
+) -> None:
+    """bwrap-sys-time-i386's, bwrap-dac-read-search-i386's and bwrap-mknod-i386's
+    correct twins: the same
+    capability declared, the same deny-list, checking the architecture (the i386
+    entry's calls refused): enforced, the row's check blocked."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]
+    argv = [
+        str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"] if a != "--any-arch"
+    ]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        f"allowed_caps = {json.dumps(spec['allowed_caps'])}\n"
+        f"expect = {{ {', '.join(f'{k} = {json.dumps(x)}' for k, x in spec['expect'].items())} }}\n"
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios=json.dumps(spec["scenarios"]))
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    verdicts = verdicts_of(tmp_path / "out")
+    for prop in spec["expect"]:
+        row = verdicts[("localhost", "twin", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    row = verdicts[("localhost", "twin", "privilege_floor")]
+    check = {c["id"]: c for c in row["checks"]}[I386_WAYS[mutant][0]]
+    assert check["outcome"] == "blocked", check
+
+
 def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
     """bwrap-overlay-host's correct twin: the same launcher's overlay, read-only, its
     layers the host's /usr/share/doc and /usr/share/man, which the policy grants (/usr
@@ -2249,6 +2335,40 @@ def test_clone3_through_the_i386_entry_is_named(mutants_run: tuple[int, str, Pat
     row = v[("localhost", "landlock-clone3-i386", "privilege_floor")]
     checks = {c["id"]: c for c in row["checks"]}
     assert "through the i386 entry" in str(checks["priv-root-kernel-state"]["detail"]), checks
+
+
+# The ways into a mount each mutant leaves open alone, and the fragment of
+# priv-root-mount's reason that names it.
+MOUNT_WAYS = {
+    "bwrap-userns-fsmount": "fsmount: the new mount API",
+    "bwrap-userns-open-tree": "open_tree: the new mount API",
+    "bwrap-userns-mount-i386": "mount through the i386 entry",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(MOUNT_WAYS))
+def test_each_way_into_a_mount_is_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
+    """Each mount mutant escapes by priv-root-mount alone, its reason naming the way
+    (mount(2) itself refused), every other check of the privilege floor blocked."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert MOUNT_WAYS[runtime] in str(checks["priv-root-mount"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-root-mount"], escaped
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(I386_WAYS))
+def test_roots_i386_ways_are_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
+    """Each mutant whose deny-list checks no architecture escapes by its row's check
+    alone, its reason naming the i386 entry."""
+    check_id, proof = I386_WAYS[runtime]
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert proof in str(checks[check_id]["detail"]), checks[check_id]
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == [check_id], escaped
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
