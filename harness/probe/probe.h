@@ -542,50 +542,7 @@ __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 const char *tried_calls(void);       /* what went through since the reset, "" for none */
 const char *meta_unchanged(int fd);  /* a held file's metadata, each set to what it is */
-/* One call through another ABI's entry: its number there and up to six arguments,
- * each a value, or (with `len`) bytes copied below 4 GiB, where a 32-bit entry can
- * address them. */
-struct compat_arg { long v; const void *p; size_t len; };
-#define CV(x) { .v = (long)(x) }          /* a value */
-#define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
-struct compat_call { const char *name; long nr; struct compat_arg a[6]; };
-void compat_tried(const struct compat_call *calls, int n); /* i386.c */
-/* i386.c: a call through the entry (-errno on failure), and is the entry here. */
-long int80(long nr, const long v[6]);
-int i386_here(void);
-/* procways.c: ptrace, process_vm_readv and _writev, and (`signals`) signal 0 by each
- * call that signals by number, on each of `pids` through the i386 entry: 0 if one was
- * allowed, named in `how`; -1 if none (or no such entry). */
-int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
-/* procways.c: a descriptor's owner set to harness's witness (a host process of uid 65534
- * that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
- * there, the way named in `how`; -1 if not (or no witness). */
-int sigio_reach(char *how, size_t n);
-/* rootways.c: root.c's attempts through the i386 entry, where x86_64's are refused: a
- * kernel operation by the name root.c gives it (1 allowed, 0 refused with *e, -1 no
- * such way), a file handle made and opened below mount point mp, a node made (0, or -1
- * with errno). */
-int kernel_i386(const char *name, int *e);
-int handle_i386(const char *mp);
-int mknod_i386(const char *path, unsigned mode, unsigned dev);
-/* rootways.c: the root folder of the ext2/3/4 filesystem mounted at mp, by a handle made
- * up for its inode 2 and opened through the i386 entry (routes.c): a descriptor, or -1. */
-int handle_root_i386(const char *mp);
-/* i386.c: io_uring_setup (`params` copied below 4 GiB and back) and io_uring_enter
- * through the i386 entry, where it answers both (asked once, in a child): the fd and
- * the count, or -1 with errno (ENOSYS where there is no such entry). */
-int i386_ring_setup(unsigned entries, void *params, size_t len);
-long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags);
-/* i386net.c: the sweep's exchange through the i386 entry alone, a `type` socket to
- * dst (`fastopen`: TCP made by Fast Open's first send); ENOSYS where none. */
-int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
-                  int *src_port, const char **step);
-/* i386net.c: a socket made through the i386 entry alone, by socket's own number, then by
- * socketcall (-1 with errno; ENOSYS where there is no such entry); *step the way. */
-int i386_socket(int family, int type, int proto, const char **step);
-/* i386net.c: connect(2) on any socket through the i386 entry alone (its own number, then
- * socketcall); *step the way. */
-int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step);
+#include "ways386.h" /* the i386 entry: calls through int $0x80, and the ways that use it */
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */
 extern char g_file[65536];
