@@ -1352,6 +1352,63 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     assert line["evidence"]["ring_refused"] == "EPERM", line
 
 
+# A launcher that runs its command as root of a user namespace of its own whose ids
+# 0-65535 are the host's 100000-165535: the child unshares it, the parent (host root)
+# writes its maps.
+USERNS_RANGE_LAUNCHER = """
+import ctypes, os, sys
+r, w = os.pipe(); r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0
+    os.write(w2, b"u"); os.read(r, 1)
+    os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.read(r2, 1)
+for name in ("uid_map", "gid_map"):
+    with open(f"/proc/{pid}/{name}", "w") as f:
+        f.write("0 100000 65536\\n")
+os.write(w, b"g")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) & 255)
+"""
+
+
+def test_a_user_namespace_of_unprivileged_host_ids_stays_enforced(tmp_path: Path) -> None:
+    """bwrap as root of a user namespace mapped to unprivileged host ids (100000 and
+    up), with a PID namespace and a writable /proc of its own: since 6.14 its pid_max
+    is its PID namespace's own (the host's is unchanged), and every other sysctl is
+    the host's and refused. It was called violated by the pid_max it may write."""
+    require_tool("bwrap")
+    argv = [
+        *(sys.executable, "-c", USERNS_RANGE_LAUNCHER),
+        *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session"),
+        *("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"),
+        *("--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed"),
+        *("--ro-bind", "{helpers}", "/helpers", "--proc", "/proc", "--dev", "/dev"),
+        *("--tmpfs", "/tmp", "--", "/probe", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.bwrap-userns-range]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    # The namespace's root is host uid 100000: the work folder must be one it can reach.
+    work = Path("/var/tmp") / f"harness-t-userns-{os.getpid()}"
+    inventory = tmp_path / "inv.toml"
+    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-userns-range", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    state = {c["id"]: c for c in row["checks"]}["priv-root-kernel-state"]
+    assert state["outcome"] == "blocked", state
+
+
 def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
     """bwrap-userns-mount-setattr's correct twin: the same namespaced root keeping
     CAP_SYS_ADMIN, behind a deny-list that names the new mount API's calls too
