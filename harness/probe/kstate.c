@@ -11,8 +11,9 @@
  * attribute's and a cgroup file's write permission at open, so no host state is
  * changed to show it. Left out are what belongs to the sandbox's own namespaces: a
  * network namespace's sysctls and devices, a UTS, IPC, PID or user namespace's own
- * sysctls where it has one (a PID namespace's pid_max since 6.14: before, the host's), and the workload's own cgroup and what is below it (the
- * folder whose cgroup.procs lists it, or in a cgroup namespace of its own the whole of
+ * sysctls where it has one (a PID namespace's pid_max since 6.14: before, the host's),
+ * and the workload's own cgroup and what is below it (the folder whose cgroup.procs
+ * lists it, or in a cgroup namespace of its own the whole of
  * a mount of that namespace's root; where that cannot be told, a cgroup mount whose
  * root is not the hierarchy's); and the rest of debugfs and tracefs (their tracing
  * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only

@@ -204,6 +204,8 @@ int run_program(const char *path, char *const argv[], char *const envp[], int by
                 int one_line, char *out, size_t size);
 int wait_io(int fd, short events, double end);
 ssize_t read_file(const char *path, char *buf, size_t cap);
+FILE *proc_net_fopen(const char *name);                   /* /proc/net/NAME, or /proc/self/net/NAME */
+ssize_t proc_net_read(const char *name, char *buf, size_t cap);
 
 /* ---- output.c: lines, and a check child's results --------------------------- */
 

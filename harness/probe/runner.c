@@ -463,3 +463,26 @@ int run_program(const char *path, char *const argv[], char *const envp[], int by
     g_target = 0;
     return st;
 }
+
+/* The network namespace's table `name` of /proc: /proc/net/NAME, or where the sandbox's
+ * /proc does not show it (a proc mounted subset=pid shows no /proc/net symlink) the
+ * same table as /proc/self/net/NAME, which /proc/net only links to. */
+static const char *proc_net_path(const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "/proc/net/%s", name);
+    if (access(path, F_OK) != 0)
+        snprintf(path, n, "/proc/self/net/%s", name);
+    return path;
+}
+
+FILE *proc_net_fopen(const char *name)
+{
+    char path[96];
+    return fopen(proc_net_path(name, path, sizeof path), "r");
+}
+
+ssize_t proc_net_read(const char *name, char *buf, size_t cap)
+{
+    char path[96];
+    return read_file(proc_net_path(name, path, sizeof path), buf, cap);
+}

@@ -613,7 +613,8 @@ EGRESS = Scenario(
             transport=None,
             control=Control.NONE,
             how=(
-                "Every listening TCP socket of `/proc/net/tcp` and `/proc/net/tcp6` (the "
+                "Every listening TCP socket of `/proc/net/tcp` and `/proc/net/tcp6` (or "
+                "`/proc/self/net`'s, where a proc mounted `subset=pid` shows no `/proc/net`; the "
                 "sandbox's own network namespace, every port; a wildcard address by loopback, "
                 "tcp6's at `::1` and at 127.0.0.1, since it may be dual-stack), and every proxy "
                 "named in an environment variable `*_proxy` (`http_proxy`, `https_proxy`, "
@@ -682,7 +683,7 @@ EGRESS = Scenario(
                 "sent it from that peer's address where that port is free to bind. Where the "
                 "probe may stand in the host's network namespace its listeners are the host's "
                 "services and are never sent anything; a sandbox that shows no "
-                "`/proc/net/udp` is an error. At most 16 "
+                "`/proc/net/udp` (nor `/proc/self/net/udp`) is an error. At most 16 "
                 "listeners: more make the line (and `dns-own`'s) an error unless one escaped. "
                 "From a network namespace of its own, also the host's UDP sockets bound beyond "
                 "loopback that the host's listing names (`--host-udp`, held by a process it can "

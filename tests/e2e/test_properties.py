@@ -1409,6 +1409,45 @@ def test_a_user_namespace_of_unprivileged_host_ids_stays_enforced(tmp_path: Path
     assert state["outcome"] == "blocked", state
 
 
+def test_a_proc_of_pid_entries_alone_stays_enforced(tmp_path: Path) -> None:
+    """bwrap whose /proc is its own PID namespace's, mounted subset=pid (no /proc/net
+    link: the network namespace's tables are at /proc/self/net), CAP_SYS_ADMIN dropped
+    before the workload: its listeners are listed there, so tcp-proxy and udp-relay
+    are judged, not errors, and egress is enforced. It was inconclusive."""
+    require_tool("bwrap")
+    drop = "-all,+setuid,+setgid"
+    script = (
+        "mount -t proc -o ro,hidepid=invisible,subset=pid proc /proc && exec setpriv"
+        f' --bounding-set={drop} --inh-caps={drop} --ambient-caps={drop} -- /probe "$@"'
+    )
+    argv = [
+        *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+        *("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SYS_ADMIN"),
+        *("--cap-add", "CAP_SETPCAP", "--ro-bind", "/usr", "/usr"),
+        *("--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"),
+        *("--symlink", "usr/lib64", "/lib64", "--ro-bind", "{probe}", "/probe"),
+        *("--bind", "{allowed}", "/allowed", "--ro-bind", "{helpers}", "/helpers"),
+        *("--dir", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--", "/bin/sh", "-c", script, "sh", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.bwrap-proc-subset]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-proc-subset", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check in ("tcp-proxy", "udp-relay"):
+        assert checks[check]["outcome"] == "blocked", checks[check]
+
+
 def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
     """bwrap-userns-mount-setattr's correct twin: the same namespaced root keeping
     CAP_SYS_ADMIN, behind a deny-list that names the new mount API's calls too
