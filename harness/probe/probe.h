@@ -206,6 +206,9 @@ int wait_io(int fd, short events, double end);
 ssize_t read_file(const char *path, char *buf, size_t cap);
 FILE *proc_net_fopen(const char *name);                   /* /proc/net/NAME, or /proc/self/net/NAME */
 ssize_t proc_net_read(const char *name, char *buf, size_t cap);
+int killed_on(void (*fn)(void *), void *arg); /* fn(arg) in a child: 1 if SIGSYS killed it */
+struct handle_open { int mfd; struct file_handle *fh; }; /* root.c: open_by_handle_at's, */
+void handle_open_call(void *arg);                          /* for killed_on */
 
 /* ---- output.c: lines, and a check child's results --------------------------- */
 

@@ -97,7 +97,11 @@ static void routes_by_handle(const char *mp)
     if (mfd < 0)
         return;
     g_routes.tried++;
-    int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct handle_open call = { mfd, &h.fh };
+    static int killed = -1; /* a filter kills on open_by_handle_at (SIGSYS): refused */
+    if (killed < 0)
+        killed = killed_on(handle_open_call, &call);
+    int fd = killed ? (errno = EPERM, -1) : open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         g_handle_errno = errno;
         route_errno(errno);

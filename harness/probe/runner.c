@@ -486,3 +486,26 @@ ssize_t proc_net_read(const char *name, char *buf, size_t cap)
     char path[96];
     return read_file(proc_net_path(name, path, sizeof path), buf, cap);
 }
+
+/* Whether a seccomp filter kills the process on fn(arg) (SECCOMP_RET_KILL_PROCESS or
+ * _THREAD, or RET_TRAP unhandled: SIGSYS, as systemd's SystemCallFilter= does): fn is
+ * called in a child that exits at once after, so the call must change nothing that
+ * outlives it. 1 killed, errno EPERM (the refusal it is: the kernel never ran the
+ * call); 0 not, and the caller makes the call itself, so that the next way is tried
+ * where a filter killed on one. */
+int killed_on(void (*fn)(void *), void *arg)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        fn(arg);
+        _exit(0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+        return errno = EPERM, 1;
+    return 0;
+}

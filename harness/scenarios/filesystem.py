@@ -239,7 +239,8 @@ FILESYSTEM = Scenario(
                 "error), entered by `setns` in a child that hands back its root (the probe's own "
                 "root: skipped), then every suffix of the path below it; `open_by_handle_at` of "
                 "each mounted filesystem's root inode "
-                "(ext2/3/4 handle, inode 2), then every suffix below it. Escaped with "
+                "(ext2/3/4 handle, inode 2), then every suffix below it (a filter that kills the "
+                "process on the call, SIGSYS, asked first in a child, refuses it). Escaped with "
                 "`evidence.route`; else blocked with counts (`routes_tried`, `absent`, `denied`, "
                 "`other`, `pids`)."
             ),
@@ -516,7 +517,8 @@ FILESYSTEM = Scenario(
                 "`IORING_OP_SETXATTR` of `user.harness-uring` on `<outside-dir>/uring-me`: "
                 "`succeeded` (the host's `uring_changed` decides), else blocked with its errno "
                 "(`io_uring_setup`'s if there is no ring). Where x86_64's `io_uring_setup` is "
-                "refused, a ring set up and entered through the i386 entry (`int $0x80`, its "
+                "refused, or kills the process (SIGSYS; asked first in a child), a ring set up "
+                "and entered through the i386 entry (`int $0x80`, its "
                 "numbers 425 and 426; a child asks first whether the entry answers both), named "
                 "in the detail."
             ),

@@ -134,7 +134,8 @@ PRIVILEGE = Scenario(
                 "In a child user namespace a success is blocked: there the kernel (6.10 on) "
                 "decodes a handle only on a filesystem of that namespace's or within the mount's "
                 "own subtree (by hand: the ext4 root behind a bound host folder is a stale "
-                "handle), never beyond what the path reaches."
+                "handle), never beyond what the path reaches. A filter that kills the process on "
+                "`open_by_handle_at` (SIGSYS; asked first in a child) refuses it: blocked."
             ),
         ),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
@@ -393,7 +394,9 @@ PRIVILEGE = Scenario(
                 "two-instruction kprobe program never attached (CAP_BPF and CAP_PERFMON, closed at "
                 "once), `perf_event_open` of a disabled CPU-wide event with the kernel included "
                 "(CAP_PERFMON; counted only when `perf_event_paranoid` is 1 or more). Any one "
-                "allowed is the escape. `evidence.attempts` lists every errno."
+                "allowed is the escape. Each is asked in a child of its own: one a filter kills "
+                "the process on (SIGSYS) is refused (`EPERM`), and the next is still asked. "
+                "`evidence.attempts` lists every errno."
             ),
         ),
     ),

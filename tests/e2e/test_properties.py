@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 import os
+import platform
 import socket
 import struct
 import subprocess
@@ -1446,6 +1447,68 @@ def test_a_proc_of_pid_entries_alone_stays_enforced(tmp_path: Path) -> None:
     checks = {c["id"]: c for c in row["checks"]}
     for check in ("tcp-proxy", "udp-relay"):
         assert checks[check]["outcome"] == "blocked", checks[check]
+
+
+# A launcher that hands bwrap (`--seccomp @fd`) a filter killing the process (SIGSYS,
+# SECCOMP_RET_KILL_PROCESS) on every call of another ABI and on the listed calls, as
+# systemd's SystemCallArchitectures=native and SystemCallFilter= do.
+KILL_FILTER_LAUNCHER = """
+import os, struct, sys, tempfile
+LD, JEQ, JGE, RET, ALLOW, KILL = 0x20, 0x15, 0x35, 0x06, 0x7FFF0000, 0x80000000
+prog = [(LD, 0, 0, 4), (JEQ, 1, 0, 0xC000003E), (RET, 0, 0, KILL), (LD, 0, 0, 0)]
+prog += [(JGE, 0, 1, 0x40000000), (RET, 0, 0, KILL)]
+for nr in map(int, sys.argv[1].split(",")):
+    prog += [(JEQ, 0, 1, nr), (RET, 0, 0, KILL)]
+prog.append((RET, 0, 0, ALLOW))
+f = tempfile.TemporaryFile()
+f.write(b"".join(struct.pack("=HBBI", *i) for i in prog))
+f.seek(0)
+fd = os.dup(f.fileno())
+os.set_inheritable(fd, True)
+os.execvp("bwrap", [str(fd) if a == "@fd" else a for a in sys.argv[2:]])
+"""
+
+
+def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> None:
+    """local.toml's bwrap behind a seccomp filter that kills the process (SIGSYS) on
+    io_uring, open_by_handle_at and the kernel's privileged operations (reboot,
+    kexec_load, adjtimex, swapon, acct, syslog, ioperm, bpf, perf_event_open, ...) and
+    on every other ABI: each call killed is refused, and the next way is still tried.
+    fs-routes, fs-io-uring, priv-root-handle and priv-root-kernel were errors ("child
+    killed by signal 31"): inconclusive."""
+    if platform.machine() != "x86_64":
+        pytest.skip("the filter is written for x86_64's call numbers")
+    require_tool("bwrap")
+    # io_uring_setup, _enter, _register, bpf, perf_event_open, open_by_handle_at,
+    # kexec_load, kexec_file_load, swapon, reboot, acct, syslog, iopl, ioperm, adjtimex
+    calls = "425,426,427,321,298,304,246,320,167,169,163,103,172,173,159"
+    argv = [
+        *(sys.executable, "-c", KILL_FILTER_LAUNCHER, calls),
+        *("bwrap", "--seccomp", "@fd", "--unshare-net", "--unshare-pid", "--unshare-ipc"),
+        *("--unshare-uts", "--unshare-cgroup", "--die-with-parent", "--new-session"),
+        *("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"),
+        *("--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed"),
+        *("--ro-bind", "{helpers}", "/helpers", "--proc", "/proc", "--remount-ro", "/proc"),
+        *("--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.bwrap-kill-filter]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { filesystem_confinement = "enforced", privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement", "privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    verdicts = verdicts_of(tmp_path / "out")
+    checks = {}
+    for prop in ("filesystem_confinement", "privilege_floor"):
+        row = verdicts[("localhost", "bwrap-kill-filter", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        checks.update({c["id"]: c for c in row["checks"]})
+    for check in ("fs-routes", "fs-io-uring", "priv-root-handle", "priv-root-kernel"):
+        assert checks[check]["outcome"] == "blocked", checks[check]
+    assert "SIGSYS" in checks["priv-root-handle"]["detail"], checks["priv-root-handle"]
+    assert "by killing the process" in checks["priv-root-kernel"]["detail"]
 
 
 def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
