@@ -209,6 +209,7 @@ ssize_t proc_net_read(const char *name, char *buf, size_t cap);
 int killed_on(void (*fn)(void *), void *arg); /* fn(arg) in a child: 1 if SIGSYS killed it */
 struct handle_open { int mfd; struct file_handle *fh; }; /* root.c: open_by_handle_at's, */
 void handle_open_call(void *arg);                          /* for killed_on */
+int handle_name_killed(void); /* root.c: a filter kills on name_to_handle_at */
 
 /* ---- output.c: lines, and a check child's results --------------------------- */
 

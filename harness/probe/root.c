@@ -47,11 +47,18 @@ void chk_priv_root_sysctl(void)
             paths[0]);
 }
 
-/* A private mount namespace of this check child's own, so nothing propagates. */
+static void unshare_call(void *arg)
+{
+    (void)arg;
+    unshare(CLONE_NEWNS);
+}
+
+/* A private mount namespace of this check child's own, so nothing propagates (a
+ * filter that kills on unshare, SIGSYS, asked in a child first, refuses it). */
 static const char *private_mountns(void)
 {
     struct stat st;
-    if (unshare(CLONE_NEWNS) != 0)
+    if (killed_on(unshare_call, NULL) || unshare(CLONE_NEWNS) != 0)
         outcome(OC_BLOCKED, errno, "unshare(CLONE_NEWNS)");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         outcome(OC_BLOCKED, errno, "make the new mount namespace private");
@@ -150,7 +157,7 @@ void chk_priv_root_release_agent(void)
                 outcome(OC_ESCAPED, 0, "wrote %s (its own value back)", p);
         }
     ev_int("mounted_release_agents", seen);
-    if (unshare(CLONE_NEWNS) != 0)
+    if (killed_on(unshare_call, NULL) || unshare(CLONE_NEWNS) != 0)
         outcome(OC_BLOCKED, e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         outcome(OC_BLOCKED, errno, "make the new mount namespace private");
@@ -178,6 +185,22 @@ void handle_open_call(void *arg)
     open_by_handle_at(h->mfd, h->fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+static void handle_name_call(void *arg)
+{
+    struct { struct file_handle fh; unsigned char f[128]; } h;
+    int mid;
+    h.fh.handle_bytes = sizeof h.f;
+    name_to_handle_at(AT_FDCWD, "/", &h.fh, &mid, 0);
+    (void)arg;
+}
+
+/* Whether a filter kills the process on name_to_handle_at (SIGSYS): refused. */
+int handle_name_killed(void)
+{
+    static int killed = -1;
+    return killed < 0 ? (killed = killed_on(handle_name_call, NULL)) : killed;
+}
+
 /* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
 void chk_priv_root_handle(void)
 {
@@ -185,6 +208,8 @@ void chk_priv_root_handle(void)
     int mid, e = ENOENT;
     if (read_mounts() != 0)
         fail(errno, "read /proc/self/mountinfo");
+    if (handle_name_killed())
+        outcome(OC_BLOCKED, EPERM, "name_to_handle_at: the process killed (SIGSYS, a seccomp filter)");
     for (int i = 0; i < g_nmnt; i++) {
         h.fh.handle_bytes = sizeof h.f;
         if (name_to_handle_at(AT_FDCWD, g_mnt[i].mp, &h.fh, &mid, 0) != 0) {

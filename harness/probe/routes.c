@@ -91,6 +91,12 @@ static void routes_by_handle(const char *mp)
     struct { struct file_handle fh; unsigned char f[128]; } h;
     int mid;
     h.fh.handle_bytes = sizeof h.f;
+    if (handle_name_killed()) { /* refused: counted as a route that failed, once */
+        static int counted;
+        if (!counted++)
+            g_routes.tried++, route_errno(g_handle_errno = EPERM);
+        return;
+    }
     if (name_to_handle_at(AT_FDCWD, mp, &h.fh, &mid, 0) != 0)
         return;
     int mfd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -502,9 +502,10 @@ FILESYSTEM = Scenario(
                 "In its own process, as started: `mkdtemp` under `/tmp` (else a folder in the "
                 "allowed dir), `chroot` into it and stay where it stood, then every sentinel as "
                 "from a held folder (`..` 40 times, the host path); the folder is removed by a "
-                "descriptor. Blocked with chroot's errno where it is refused, or when the climb "
-                "stops at the sandbox's own root (a pivoted root, a kernel of its own) and reaches "
-                "no sentinel. Escaped on the token."
+                "descriptor. Blocked with chroot's errno where it is refused (`EPERM` where a "
+                "filter kills the process on it, SIGSYS, asked first in a child), or when the "
+                "climb stops at the sandbox's own root (a pivoted root, a kernel of its own) and "
+                "reaches no sentinel. Escaped on the token."
             ),
         ),
         _write(

@@ -114,7 +114,8 @@ PRIVILEGE = Scenario(
                 "they obey (the host's root mapped in, as bwrap --unshare-user run by root does): "
                 "a host setting written back through the proc mounted there, a sysfs beside it, or "
                 "/proc and /sys remounted read-write (/proc/sys unmounted) in that namespace is "
-                "`escaped`."
+                "`escaped`. A filter that kills the process on `unshare` (SIGSYS, asked first in "
+                "a child) refuses it."
             ),
         ),
         _as_root(
@@ -123,7 +124,7 @@ PRIVILEGE = Scenario(
             how=(
                 "Write each mounted cgroup v1 `release_agent` its own value back; then, in a "
                 "private mount namespace, mount cgroup v1 (`rdma`, then a named hierarchy) and do "
-                "the same. Nothing is run."
+                "the same (`unshare` killed by a filter, SIGSYS, is refused). Nothing is run."
             ),
         ),
         _as_root(
@@ -135,7 +136,7 @@ PRIVILEGE = Scenario(
                 "decodes a handle only on a filesystem of that namespace's or within the mount's "
                 "own subtree (by hand: the ext4 root behind a bound host folder is a stale "
                 "handle), never beyond what the path reaches. A filter that kills the process on "
-                "`open_by_handle_at` (SIGSYS; asked first in a child) refuses it: blocked."
+                "either call (SIGSYS; asked first in a child) refuses it: blocked."
             ),
         ),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
