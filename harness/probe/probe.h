@@ -207,6 +207,7 @@ ssize_t read_file(const char *path, char *buf, size_t cap);
 FILE *proc_net_fopen(const char *name);                   /* /proc/net/NAME, or /proc/self/net/NAME */
 ssize_t proc_net_read(const char *name, char *buf, size_t cap);
 int killed_on(void (*fn)(void *), void *arg); /* fn(arg) in a child: 1 if SIGSYS killed it */
+int killed_on_call(long nr, long a, long b, long c); /* the same for syscall(nr, a, b, c) */
 struct handle_open { int mfd; struct file_handle *fh; }; /* root.c: open_by_handle_at's, */
 void handle_open_call(void *arg);                          /* for killed_on */
 int handle_name_killed(void); /* root.c: a filter kills on name_to_handle_at */

@@ -509,3 +509,17 @@ int killed_on(void (*fn)(void *), void *arg)
         return errno = EPERM, 1;
     return 0;
 }
+
+static long g_call[4]; /* killed_on_call's: the call's number and arguments */
+static void call_it(void *arg)
+{
+    (void)arg;
+    syscall(g_call[0], g_call[1], g_call[2], g_call[3]);
+}
+
+/* killed_on for syscall(nr, a, b, c). */
+int killed_on_call(long nr, long a, long b, long c)
+{
+    g_call[0] = nr, g_call[1] = a, g_call[2] = b, g_call[3] = c;
+    return killed_on(call_it, NULL);
+}

@@ -242,7 +242,8 @@ PRIVILEGE = Scenario(
                 "kernel refuses a permitted set that grows, and the permitted ones alone are then "
                 "raised). Escaped if any capability became effective (`evidence.raised`, a mask): "
                 "a dormant capability, e.g. a file capability without `+e`, is one `capset` from "
-                "use. Where `capset` is refused, the same sets through the i386 entry (`int "
+                "use. Where `capset` is refused (or kills the process, SIGSYS, asked first in a "
+                "child), the same sets through the i386 entry (`int "
                 "$0x80`, in a child whose effective set is then read: a filter keyed to x86_64's "
                 "number misses it). `evidence.cap_sys_admin`."
             ),

@@ -1473,7 +1473,7 @@ def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> 
     """local.toml's bwrap behind a seccomp filter that kills the process (SIGSYS) on
     io_uring, file handles, the kernel's privileged operations (reboot, kexec_load,
     adjtimex, swapon, acct, syslog, ioperm, bpf, perf_event_open), unshare, chroot,
-    personality, mount, setns and ptrace, and on every other ABI: each call killed is
+    personality, mount, setns, ptrace and capset, and on every other ABI: each call killed is
     refused, and the next way is still tried. fs-routes, fs-io-uring, fs-chroot-escape,
     fs-mounts (by personality, through uname), priv-root-handle, priv-root-kernel,
     priv-root-mount and more were errors ("child killed by signal 31"): inconclusive."""
@@ -1482,9 +1482,10 @@ def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> 
     require_tool("bwrap")
     # io_uring_setup, _enter, _register, bpf, perf_event_open, name_to_handle_at,
     # open_by_handle_at, kexec_load, kexec_file_load, swapon, reboot, acct, syslog,
-    # iopl, ioperm, adjtimex, unshare, chroot, personality, mount, umount2, setns, ptrace
+    # iopl, ioperm, adjtimex, unshare, chroot, personality, mount, umount2, setns, ptrace,
+    # capset
     calls = "425,426,427,321,298,303,304,246,320,167,169,163,103,172,173,159"
-    calls += ",272,161,135,165,166,308,101"
+    calls += ",272,161,135,165,166,308,101,126"
     argv = [
         *(sys.executable, "-c", KILL_FILTER_LAUNCHER, calls),
         *("bwrap", "--seccomp", "@fd", "--unshare-net", "--unshare-pid", "--unshare-ipc"),
@@ -1511,6 +1512,7 @@ def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> 
     for check in (
         *("fs-routes", "fs-io-uring", "fs-chroot-escape", "fs-mounts", "priv-start"),
         *("priv-root-handle", "priv-root-kernel", "priv-root-mount", "priv-root-kernel-state"),
+        "priv-capset",
     ):
         assert checks[check]["outcome"] == "blocked", checks[check]
     assert "SIGSYS" in checks["priv-root-handle"]["detail"], checks["priv-root-handle"]
