@@ -100,7 +100,9 @@ FILESYSTEM = Scenario(
             "no mount exposes a host filesystem beyond the granted folders",
             rule=Rule.MOUNTS,
             how=(
-                "Read `/proc/self/mountinfo`: `succeeded`, with `evidence.mounts` (each `[dev, "
+                "Read `/proc/self/mountinfo` (where the sandbox shows no `/proc`, the same table "
+                "by `listmount` and `statmount`, 6.8): `succeeded`, with `evidence.mounts` (each "
+                "`[dev, "
                 "type, mount point, root, reach]`; `reach` is what the probe could read at the "
                 "mount point: the name of an entry of a folder it listed, `.` for an empty one, "
                 "`(file)` for a file it read a byte of, empty when it could do neither, `?` for a "

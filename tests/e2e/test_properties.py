@@ -1519,6 +1519,47 @@ def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> 
     assert "by killing the process" in checks["priv-root-kernel"]["detail"]
 
 
+def test_a_sandbox_without_proc_is_judged_by_its_mount_table(tmp_path: Path) -> None:
+    """local.toml's bwrap with no /proc at all: the mount table comes from listmount(2)
+    and statmount(2), so fs-mounts and priv-root-handle judge it (enforced, where they
+    were errors: "read /proc/self/mountinfo"); its twin binding the host's /etc
+    read-only beyond the grants is caught by fs-mounts, where it was inconclusive."""
+    require_tool("bwrap")
+    if tuple(map(int, platform.release().split(".")[:2])) < (6, 8):
+        pytest.skip("listmount(2) and statmount(2) are 6.8's")
+    base = [
+        *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+        *("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"),
+    ]
+    rest = [
+        *("--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed"),
+        *("--ro-bind", "{helpers}", "/helpers", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--", "/probe", "{args}"),
+    ]
+    runtimes = ""
+    for name, extra in (("noproc", []), ("noproc-etc", ["--ro-bind", "/etc", "/etc"])):
+        runtimes += (
+            f'[runtimes.{name}]\nkind = "command"\nargv = {json.dumps(base + extra + rest)}\n'
+            'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+            'expect = { filesystem_confinement = "enforced", privilege_floor = "enforced" }\n'
+        )
+    matrix = _matrix(tmp_path, runtimes, scenarios='["filesystem-confinement", "privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 1, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for prop in ("filesystem_confinement", "privilege_floor"):
+        row = v[("localhost", "noproc", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in v[("localhost", "noproc", "filesystem_confinement")]["checks"]}
+    assert "/allowed ext4" in checks["fs-mounts"]["detail"], checks["fs-mounts"]
+    row = v[("localhost", "noproc-etc", "filesystem_confinement")]
+    assert row["observed"] == "violated", row
+    checks = {c["id"]: c for c in row["checks"]}
+    assert checks["fs-mounts"]["outcome"] == "escaped", checks["fs-mounts"]
+    assert "mount /etc" in checks["fs-mounts"]["detail"], checks["fs-mounts"]
+
+
 def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
     """bwrap-userns-mount-setattr's correct twin: the same namespaced root keeping
     CAP_SYS_ADMIN, behind a deny-list that names the new mount API's calls too
