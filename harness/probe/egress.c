@@ -221,7 +221,7 @@ static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, co
 int maybe_host_netns(void)
 {
     struct stat self, init;
-    if (stat("/proc/self/ns/net", &self) != 0)
+    if (netns_stat(&self) != 0)
         return 1;
     unsigned long host = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
     if (host)

@@ -312,6 +312,8 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
 int canary_exchange(const Addr *canary, double end); /* egress.c: the nonce came back */
 extern char g_cx_way[200]; /* egress.c: the way its last socket took (sock_way) */
 int maybe_host_netns(void); /* egress.c: never change what may be the host's network */
+int netns_stat(struct stat *st); /* net.c: this process's network namespace, /proc or not */
+FILE *proc_net_diag(const char *name); /* net.c: a /proc/net table from sock_diag */
 /* ---- attempt.c and sweep.c: the egress sweep's attempts --------------------
  * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
  * sweep.c says what to try, sweep.def with which ids. */

@@ -278,7 +278,7 @@ static int g_udp_unlisted; /* no /proc/net/udp to list them by */
 void sweep_udp_listeners(const char *denied)
 {
     struct stat self;
-    g_udp_unlisted = stat("/proc/self/ns/net", &self) != 0;
+    g_udp_unlisted = netns_stat(&self) != 0;
     if (g_udp_unlisted || maybe_host_netns())
         return;
     int asked = 0;
@@ -452,7 +452,7 @@ void sweep_tcp_proxy(void)
         if (proxy_variable(*e) && (*e)[strcspn(*e, "=") + 1])
             env_proxy(*e);
     struct stat self;
-    g_unlisted = stat("/proc/self/ns/net", &self) != 0; /* no /proc: nothing can be told */
+    g_unlisted = netns_stat(&self) != 0; /* nothing can be told */
     g_in_host_netns = !g_unlisted && maybe_host_netns();
     if (g_unlisted)
         return;

@@ -478,7 +478,10 @@ static const char *proc_net_path(const char *name, char *path, size_t n)
 FILE *proc_net_fopen(const char *name)
 {
     char path[96];
-    return fopen(proc_net_path(name, path, sizeof path), "r");
+    FILE *f = fopen(proc_net_path(name, path, sizeof path), "r");
+    if (!f && errno == ENOENT && access("/proc/self", F_OK) != 0) /* no /proc at all */
+        f = proc_net_diag(name);
+    return f;
 }
 
 ssize_t proc_net_read(const char *name, char *buf, size_t cap)

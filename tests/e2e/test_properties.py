@@ -1522,11 +1522,13 @@ def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> 
 def test_a_sandbox_without_proc_is_judged_by_its_mount_table(tmp_path: Path) -> None:
     """local.toml's bwrap with no /proc at all: the mount table comes from listmount(2)
     and statmount(2), so fs-mounts and priv-root-handle judge it (enforced, where they
-    were errors: "read /proc/self/mountinfo"); its twin binding the host's /etc
-    read-only beyond the grants is caught by fs-mounts, where it was inconclusive."""
+    were errors: "read /proc/self/mountinfo"), and its listeners from sock_diag, its
+    network namespace from a pidfd, so tcp-proxy and udp-relay do (they were errors);
+    its twin binding the host's /etc read-only beyond the grants is caught by
+    fs-mounts, where it was inconclusive."""
     require_tool("bwrap")
-    if tuple(map(int, platform.release().split(".")[:2])) < (6, 8):
-        pytest.skip("listmount(2) and statmount(2) are 6.8's")
+    if tuple(map(int, platform.release().split(".")[:2])) < (6, 11):
+        pytest.skip("listmount(2) and statmount(2) are 6.8's, PIDFD_GET_NET_NAMESPACE 6.11's")
     base = [
         *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
         *("--unshare-cgroup", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
@@ -1542,15 +1544,24 @@ def test_a_sandbox_without_proc_is_judged_by_its_mount_table(tmp_path: Path) -> 
         runtimes += (
             f'[runtimes.{name}]\nkind = "command"\nargv = {json.dumps(base + extra + rest)}\n'
             'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
-            'expect = { filesystem_confinement = "enforced", privilege_floor = "enforced" }\n'
+            'expect = { egress_confinement = "enforced", filesystem_confinement = "enforced",'
+            ' privilege_floor = "enforced" }\n'
         )
-    matrix = _matrix(tmp_path, runtimes, scenarios='["filesystem-confinement", "privilege-floor"]')
+    matrix = _matrix(
+        tmp_path,
+        runtimes,
+        scenarios='["egress-confinement", "filesystem-confinement", "privilege-floor"]',
+        canary='[canary]\nmode = "netns"\n',
+    )
     result = harness_cli("run", matrix, "--out", tmp_path / "out")
     assert result.code == 1, result.stdout + result.stderr
     v = verdicts_of(tmp_path / "out")
-    for prop in ("filesystem_confinement", "privilege_floor"):
+    for prop in PROPERTIES:
         row = v[("localhost", "noproc", prop)]
         assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    egress = {c["id"]: c for c in v[("localhost", "noproc", "egress_confinement")]["checks"]}
+    for check in ("tcp-proxy", "udp-relay"):
+        assert egress[check]["outcome"] == "blocked", egress[check]
     checks = {c["id"]: c for c in v[("localhost", "noproc", "filesystem_confinement")]["checks"]}
     assert "/allowed ext4" in checks["fs-mounts"]["detail"], checks["fs-mounts"]
     row = v[("localhost", "noproc-etc", "filesystem_confinement")]
