@@ -434,15 +434,15 @@ void chk_priv_capset(void)
         d[i].effective |= d[i].permitted;
     d[0].effective |= 1U << PROBE_CAP_SYS_ADMIN;
     d[0].permitted |= 1U << PROBE_CAP_SYS_ADMIN;
-    int e = 0;
-    if (syscall(SYS_capset, &h, d) != 0) {
+    int e = 0, killed = killed_on_call(SYS_capset, (long)&h, (long)d, 0); /* SIGSYS: refused */
+    if (killed || syscall(SYS_capset, &h, d) != 0) {
         e = errno; /* CAP_SYS_ADMIN refused: raise what is permitted alone */
         if (caps_get(d) != 0)
             fail(errno, "capget");
         for (int i = 0; i < 2; i++)
             d[i].effective |= d[i].permitted;
-        if (syscall(SYS_capset, &h, d) != 0) {
-            int e2 = errno;
+        if (killed || syscall(SYS_capset, &h, d) != 0) {
+            int e2 = killed ? EPERM : errno;
             capset_by_i386(before, &h, d);
             outcome(OC_BLOCKED, e2, "capset(+CAP_SYS_ADMIN) (%s), and of the permitted set", strerror(e));
         }

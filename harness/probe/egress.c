@@ -122,7 +122,7 @@ int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *
     char line[512], dev[64], ip[64];
     unsigned long dst, gw, mask;
     unsigned flags;
-    FILE *f = fopen("/proc/net/route", "r");
+    FILE *f = proc_net_fopen("route");
     while (f && fgets(line, sizeof line, f)) {
         if (sscanf(line, "%63s %lx %lx %x %*d %*d %*d %lx", dev, &dst, &gw, &flags, &mask) != 5)
             continue; /* the header */
@@ -139,7 +139,7 @@ int route_hops(uint32_t hops[ROUTE_HOPS], char devs[ROUTE_HOPS][IFNAMSIZ], int *
     }
     if (f)
         fclose(f);
-    f = fopen("/proc/net/arp", "r");
+    f = proc_net_fopen("arp");
     while (f && fgets(line, sizeof line, f)) {
         struct in_addr a;
         if (sscanf(line, "%63s %*s %*s %*s %*s %63s", ip, dev) == 2 && inet_pton(AF_INET, ip, &a) == 1)
@@ -178,7 +178,7 @@ int route_now(uint32_t dst, uint32_t *via, char dev_out[IFNAMSIZ])
     unsigned long d, gw, mask;
     unsigned flags;
     int metric, found = 0, best_len = -1, best_metric = 0;
-    FILE *f = fopen("/proc/net/route", "r");
+    FILE *f = proc_net_fopen("route");
     while (f && fgets(line, sizeof line, f)) {
         if (sscanf(line, "%63s %lx %lx %x %*d %*d %d %lx", dev, &d, &gw, &flags, &metric, &mask) != 6)
             continue;
@@ -221,7 +221,7 @@ static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, co
 int maybe_host_netns(void)
 {
     struct stat self, init;
-    if (stat("/proc/self/ns/net", &self) != 0)
+    if (netns_stat(&self) != 0)
         return 1;
     unsigned long host = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
     if (host)

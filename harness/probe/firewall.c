@@ -385,7 +385,7 @@ static int fw_take_back(int fd, double end)
 static void legacy_closing(char *out, size_t size)
 {
     char name[XT_TABLE_MAXNAMELEN + 2];
-    FILE *f = fopen("/proc/net/ip_tables_names", "r");
+    FILE *f = proc_net_fopen("ip_tables_names");
     int s = sock_make(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     out[0] = 0;
     while (f && s >= 0 && fgets(name, sizeof name, f)) {

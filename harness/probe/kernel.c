@@ -42,14 +42,35 @@ void read_boot_id(char *id, size_t cap)
         id[n - 1] = '\0';
 }
 
+static void personality_call(void *arg)
+{
+    (void)arg;
+    personality(0xffffffff);
+}
+
 /* uname(2) as the kernel is: a UNAME26 personality (setarch --uname-2.6) makes the
- * release up, and would pass for another kernel's. The probe drops it first. */
+ * release up, and would pass for another kernel's. The probe drops it first. Where a
+ * filter kills on personality(2) (SIGSYS, asked in a child), a "2.6." release is
+ * taken from /proc/sys/kernel/osrelease, which no personality changes. */
 int kernel_uname(struct utsname *u)
 {
-    int p = personality(0xffffffff);
+    static int killed = -1;
+    if (killed < 0)
+        killed = killed_on(personality_call, NULL);
+    int p = killed ? -1 : personality(0xffffffff);
     if (p != -1 && (p & UNAME26))
         personality((unsigned long)(p & ~UNAME26));
-    return uname(u);
+    int r = uname(u);
+    if (r == 0 && killed && !strncmp(u->release, "2.6.", 4)) {
+        char rel[sizeof u->release];
+        ssize_t n = read_file("/proc/sys/kernel/osrelease", rel, sizeof rel - 1);
+        if (n <= 0)
+            return errno = EPERM, -1; /* no release to trust */
+        rel[n] = '\0';
+        rel[strcspn(rel, "\n")] = '\0';
+        memcpy(u->release, rel, sizeof rel);
+    }
+    return r;
 }
 
 /* This kernel's identity, so the harness can tell a shared kernel from a

@@ -11,8 +11,9 @@
  * attribute's and a cgroup file's write permission at open, so no host state is
  * changed to show it. Left out are what belongs to the sandbox's own namespaces: a
  * network namespace's sysctls and devices, a UTS, IPC, PID or user namespace's own
- * sysctls where it has one, and the workload's own cgroup and what is below it (the
- * folder whose cgroup.procs lists it, or in a cgroup namespace of its own the whole of
+ * sysctls where it has one (a PID namespace's pid_max since 6.14: before, the host's),
+ * and the workload's own cgroup and what is below it (the folder whose cgroup.procs
+ * lists it, or in a cgroup namespace of its own the whole of
  * a mount of that namespace's root; where that cannot be told, a cgroup mount whose
  * root is not the hierarchy's); and the rest of debugfs and tracefs (their tracing
  * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only
@@ -40,6 +41,17 @@ static int own_ns(const char *kind, unsigned long initial)
     struct stat st;
     snprintf(path, sizeof path, "/proc/self/ns/%s", kind);
     return stat(path, &st) != 0 || (unsigned long)st.st_ino != initial;
+}
+
+/* Whether the probe stands in the host's own PID namespace by --host-ns (the host's
+ * net, pid and mount namespaces' numbers): a host that is itself a container has no
+ * initial one, and its pid_max and ns_last_pid are still the host's. */
+static int host_pid_ns(void)
+{
+    unsigned long net, pid, mnt;
+    struct stat st;
+    return o.host_ns && sscanf(o.host_ns, "%lu%*[ ,]%lu%*[ ,]%lu", &net, &pid, &mnt) == 3 && pid &&
+           stat("/proc/self/ns/pid", &st) == 0 && (unsigned long)st.st_ino == pid;
 }
 
 static int prefixed(const char *path, const char *prefix)
@@ -140,7 +152,20 @@ static int visible(const struct mnt *m)
     return lstat(m->mp, &st) == 0 && major(st.st_dev) == m->maj && minor(st.st_dev) == m->min;
 }
 
-/* Sysctls a namespace of the sandbox's own holds (kernel/sysctl.c, ipc/, utsname). */
+/* Whether this kernel keeps pid_max per PID namespace (6.14, "pid: allow pid_max to be
+ * set per pid namespace"): a namespace's own, bounded by its parents'. Before it, one
+ * value for the whole host. */
+static int pid_max_per_ns(void)
+{
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (kernel_uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+        return 0;
+    return major > 6 || (major == 6 && minor >= 14);
+}
+
+/* Sysctls a namespace of the sandbox's own holds (kernel/sysctl.c, kernel/pid.c, ipc/,
+ * utsname). */
 static int namespaced_sysctl(const char *path)
 {
     static const char *const uts[] = { "hostname", "domainname", NULL };
@@ -154,6 +179,8 @@ static int namespaced_sysctl(const char *path)
     if (g_own_ns[3] && prefixed(path, "/proc/sys/user"))
         return 1;
     if (g_own_ns[2] && !strcmp(path, "/proc/sys/kernel/ns_last_pid"))
+        return 1;
+    if (g_own_ns[2] && !strcmp(path, "/proc/sys/kernel/pid_max") && pid_max_per_ns())
         return 1;
     if (strncmp(path, "/proc/sys/kernel/", 17))
         return 0;
@@ -532,7 +559,7 @@ void chk_priv_root_kernel_state(void)
 {
     g_own_ns[0] = own_ns("uts", 0xEFFFFFFEUL);
     g_own_ns[1] = own_ns("ipc", 0xEFFFFFFFUL);
-    g_own_ns[2] = own_ns("pid", 0xEFFFFFFCUL);
+    g_own_ns[2] = own_ns("pid", 0xEFFFFFFCUL) && !host_pid_ns();
     g_own_ns[3] = own_ns("user", 0xEFFFFFFDUL);
     g_own_ns[4] = own_ns("net", 0xEFFFFFF9UL);
     struct stat st;

@@ -25,10 +25,60 @@ static void mnt_unescape(char *s)
     *w = '\0';
 }
 
-/* Parse /proc/self/mountinfo into g_mnt; 0, or -1 with errno (EFBIG: too long). */
+/* Where the sandbox shows no /proc: the same table by listmount(2) and statmount(2)
+ * (6.8; every mount of this mount namespace below this process's root, as mountinfo
+ * shows them), its strings kept in g_mntbuf. 0, or -1 with errno. */
+static int list_mounts(void)
+{
+    uint64_t req[3] = { 24, 0xffffffffffffffffULL /* LSMT_ROOT */, 0 }, ids[MAX_MOUNTS];
+    long nids = syscall(458 /* listmount */, req, ids, (long)MAX_MOUNTS, 0L);
+    if (nids < 0)
+        return -1;
+    if (nids == MAX_MOUNTS)
+        return errno = EFBIG, -1;
+    static unsigned char sm[16384]; /* struct statmount: its strings from offset 512 */
+    size_t used = 0;
+    g_nmnt = 0;
+    for (long i = 0; i < nids; i++) {
+        uint64_t q[3] = { 24, ids[i], 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x80 };
+        if (syscall(457 /* statmount */, q, sm, sizeof sm - 1, 0L) != 0)
+            return -1;
+        sm[sizeof sm - 1] = 0;
+        uint32_t u[28];
+        memcpy(u, sm, sizeof u);
+        uint64_t mask;
+        memcpy(&mask, sm + 8, sizeof mask);
+        if ((mask & 0x3b) != 0x3b)
+            return errno = ENOSYS, -1; /* no root, point or type: no table */
+        const char *str = (const char *)sm + 512, *opts = mask & 0x80 ? str + u[1] : "";
+        struct mnt *m = &g_mnt[g_nmnt++];
+        m->id = (int)u[14]; /* mnt_id_old, mountinfo's */
+        m->maj = u[4], m->min = u[5];
+        char *fields[4] = { NULL };
+        const char *from[4] = { str + u[26], str + u[27], str + u[9], opts };
+        for (int k = 0; k < 4; k++) {
+            size_t len = strlen(from[k]) + (k == 3 ? 3 : 0);
+            if (used + len + 1 > sizeof g_mntbuf)
+                return errno = EFBIG, -1;
+            fields[k] = g_mntbuf + used;
+            if (k == 3) /* mountinfo's super options: ro or rw first */
+                snprintf(fields[k], len + 1, "%s%s%s", u[8] & 1 ? "ro" : "rw", *opts ? "," : "", opts);
+            else
+                memcpy(fields[k], from[k], len + 1);
+            used += strlen(fields[k]) + 1;
+        }
+        m->root = fields[0], m->mp = fields[1], m->type = fields[2], m->opts = fields[3];
+    }
+    return 0;
+}
+
+/* Parse /proc/self/mountinfo into g_mnt; 0, or -1 with errno (EFBIG: too long).
+ * Without /proc, the table listmount and statmount give. */
 int read_mounts(void)
 {
     ssize_t n = read_file("/proc/self/mountinfo", g_mntbuf, sizeof g_mntbuf - 1);
+    if (n < 0 && errno == ENOENT && access("/proc/self", F_OK) != 0)
+        return list_mounts();
     if (n < 0)
         return -1;
     if ((size_t)n == sizeof g_mntbuf - 1) {

@@ -64,7 +64,7 @@ static int arp_known(uint32_t addr, const char *dev, unsigned char mac[6])
     char line[256], ip[64], hw[64], name[64];
     unsigned flags;
     int found = 0;
-    FILE *f = fopen("/proc/net/arp", "r");
+    FILE *f = proc_net_fopen("arp");
     while (f && !found && fgets(line, sizeof line, f)) {
         struct in_addr a;
         unsigned m[6];
@@ -141,7 +141,7 @@ static int off_loopback(void)
 {
     char line[512], dev[64];
     int found = 0;
-    FILE *f = fopen("/proc/net/route", "r");
+    FILE *f = proc_net_fopen("route");
     while (f && !found && fgets(line, sizeof line, f))
         found = sscanf(line, "%63s", dev) == 1 && strcmp(dev, "Iface") && strcmp(dev, "lo");
     if (f)
@@ -158,7 +158,7 @@ static int wide_guesses(uint32_t *hops, char (*devs)[IFNAMSIZ], int n, int room)
     char line[512], dev[64];
     unsigned long dst, mask;
     int added = 0;
-    FILE *f = fopen("/proc/net/route", "r");
+    FILE *f = proc_net_fopen("route");
     while (f && added + 2 <= room && fgets(line, sizeof line, f)) {
         if (sscanf(line, "%63s %lx %*x %*x %*d %*d %*d %lx", dev, &dst, &mask) != 3 || !strcmp(dev, "lo"))
             continue;
@@ -184,7 +184,7 @@ static int tun_links(uint32_t *hops, char (*devs)[IFNAMSIZ], int room, int fd)
 {
     char line[512], dev[64];
     int n = 0;
-    FILE *f = fopen("/proc/net/route", "r");
+    FILE *f = proc_net_fopen("route");
     while (f && n < room && fgets(line, sizeof line, f)) {
         struct ifreq ifr;
         if (sscanf(line, "%63s", dev) != 1 || !strcmp(dev, "Iface") || !strcmp(dev, "lo"))

@@ -74,7 +74,7 @@ static int hops6(const struct in6_addr *canary, struct hop6 *h, int *more, int h
     int n = 0, best = -1;
     char best_dev[IFNAMSIZ] = "";
     struct in6_addr best_nh = IN6ADDR_ANY_INIT;
-    FILE *f = fopen("/proc/net/ipv6_route", "r");
+    FILE *f = proc_net_fopen("ipv6_route");
     while (f && fgets(line, sizeof line, f)) {
         struct in6_addr d, g;
         if (sscanf(line, "%32s %x %*s %*s %32s %*s %*s %*s %x %63s", dst, &plen, nh, &flags, dev) != 5 ||
@@ -101,7 +101,7 @@ static int own6(const char *dev, unsigned want, struct in6_addr *self)
     char line[256], hex[40], name[64];
     unsigned scope, flags;
     int found = 0;
-    FILE *f = fopen("/proc/net/if_inet6", "r");
+    FILE *f = proc_net_fopen("if_inet6");
     while (f && !found && fgets(line, sizeof line, f))
         found = sscanf(line, "%32s %*x %*x %x %x %63s", hex, &scope, &flags, name) == 4 && scope == want &&
                 !(flags & 0x48) /* tentative, DAD failed */ && !strcmp(name, dev) && hex16(hex, self);

@@ -205,6 +205,13 @@ int run_program(const char *path, char *const argv[], char *const envp[], int by
                 int one_line, char *out, size_t size);
 int wait_io(int fd, short events, double end);
 ssize_t read_file(const char *path, char *buf, size_t cap);
+FILE *proc_net_fopen(const char *name);                   /* /proc/net/NAME, or /proc/self/net/NAME */
+ssize_t proc_net_read(const char *name, char *buf, size_t cap);
+int killed_on(void (*fn)(void *), void *arg); /* fn(arg) in a child: 1 if SIGSYS killed it */
+int killed_on_call(long nr, long a, long b, long c); /* the same for syscall(nr, a, b, c) */
+struct handle_open { int mfd; struct file_handle *fh; }; /* root.c: open_by_handle_at's, */
+void handle_open_call(void *arg);                          /* for killed_on */
+int handle_name_killed(void); /* root.c: a filter kills on name_to_handle_at */
 
 /* ---- output.c: lines, and a check child's results --------------------------- */
 
@@ -306,6 +313,8 @@ __attribute__((noreturn)) void tcp_to(const char **opt); /* egress.c; attributio
 int canary_exchange(const Addr *canary, double end); /* egress.c: the nonce came back */
 extern char g_cx_way[200]; /* egress.c: the way its last socket took (sock_way) */
 int maybe_host_netns(void); /* egress.c: never change what may be the host's network */
+int netns_stat(struct stat *st); /* net.c: this process's network namespace, /proc or not */
+FILE *proc_net_diag(const char *name); /* net.c: a /proc/net table from sock_diag */
 /* ---- attempt.c and sweep.c: the egress sweep's attempts --------------------
  * Every attempt of the sweep is one `struct att`, run concurrently by attempt.c;
  * sweep.c says what to try, sweep.def with which ids. */

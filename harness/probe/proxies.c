@@ -119,9 +119,9 @@ static int host_skips(const char *host, unsigned port)
  * v4-mapped one at its IPv4 address; where `host` (the probe may stand in the host's
  * namespace, whose every address a co-located sandbox reaches), never one the host
  * skips nor the canary's own; -1 where the table cannot be read. */
-static int listeners(const char *file, int six, int host)
+static int listeners(const char *table, int six, int host)
 {
-    FILE *f = fopen(file, "r");
+    FILE *f = proc_net_fopen(table);
     if (!f)
         return -1;
     char line[512];
@@ -278,12 +278,12 @@ static int g_udp_unlisted; /* no /proc/net/udp to list them by */
 void sweep_udp_listeners(const char *denied)
 {
     struct stat self;
-    g_udp_unlisted = stat("/proc/self/ns/net", &self) != 0;
+    g_udp_unlisted = netns_stat(&self) != 0;
     if (g_udp_unlisted || maybe_host_netns())
         return;
     int asked = 0;
     for (int six = 0; six < 2; six++) {
-        FILE *f = fopen(six ? "/proc/net/udp6" : "/proc/net/udp", "r");
+        FILE *f = proc_net_fopen(six ? "udp6" : "udp");
         g_udp_unlisted |= !f && !six; /* udp6 is missing where the kernel has no IPv6 */
         char line[512];
         while (f && fgets(line, sizeof line, f)) {
@@ -452,7 +452,7 @@ void sweep_tcp_proxy(void)
         if (proxy_variable(*e) && (*e)[strcspn(*e, "=") + 1])
             env_proxy(*e);
     struct stat self;
-    g_unlisted = stat("/proc/self/ns/net", &self) != 0; /* no /proc: nothing can be told */
+    g_unlisted = netns_stat(&self) != 0; /* nothing can be told */
     g_in_host_netns = !g_unlisted && maybe_host_netns();
     if (g_unlisted)
         return;
@@ -460,9 +460,9 @@ void sweep_tcp_proxy(void)
         g_host_unlisted = 1;                     /* its listeners are not asked, and no proof */
         return;
     }
-    if (listeners("/proc/net/tcp", 0, g_in_host_netns) != 0)
+    if (listeners("tcp", 0, g_in_host_netns) != 0)
         g_unlisted = 1;
-    listeners("/proc/net/tcp6", 1, g_in_host_netns); /* none where the kernel has no IPv6 */
+    listeners("tcp6", 1, g_in_host_netns); /* none where the kernel has no IPv6 */
     if (!g_in_host_netns)
         host_tcp_relays();
 }
@@ -485,8 +485,8 @@ static void relay_line(int group, const char *id, int unlisted, int over, const 
         snprintf(why, sizeof why, "may stand in the host's network namespace, and harness did not list"
                  " the host's listeners (--host-tcp-skip): none was asked, no proof that none is a way out");
     else if (unlisted && !escaped)
-        snprintf(why, sizeof why, "the sandbox shows no /proc/net/%s: its network namespace's listeners"
-                 " cannot be listed (a relay among them would be a way out)", table);
+        snprintf(why, sizeof why, "the sandbox shows no /proc/net/%s (nor /proc/self/net's): its network"
+                 " namespace's listeners cannot be listed (a relay among them would be a way out)", table);
     else if (over && !escaped)
         snprintf(why, sizeof why, "more listeners in view than are tried (%d): no proof that none is a"
                  " way out", max);

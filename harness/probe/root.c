@@ -49,6 +49,12 @@ void chk_priv_root_sysctl(void)
 
 /* priv-root-mount: mountways.c (mount(2), the new mount API, the i386 entry). */
 
+static void unshare_call(void *arg)
+{
+    (void)arg;
+    unshare(CLONE_NEWNS);
+}
+
 /* A cgroup v1 release_agent written: its own value back (nothing changes, nothing
  * runs; the kernel checks CAP_SYS_ADMIN in the initial namespace at write time,
  * so opening it is no proof). One already mounted, else a hierarchy mounted in a
@@ -84,7 +90,7 @@ void chk_priv_root_release_agent(void)
                 outcome(OC_ESCAPED, 0, "wrote %s (its own value back)", p);
         }
     ev_int("mounted_release_agents", seen);
-    if (unshare(CLONE_NEWNS) != 0)
+    if (killed_on(unshare_call, NULL) || unshare(CLONE_NEWNS) != 0)
         outcome(OC_BLOCKED, e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         outcome(OC_BLOCKED, errno, "make the new mount namespace private");
@@ -117,6 +123,29 @@ __attribute__((noreturn)) static void handle_opened(const char *mp, const char *
     outcome(OC_ESCAPED, 0, "open_by_handle_at on %s succeeded%s (CAP_DAC_READ_SEARCH)", mp, way);
 }
 
+/* A handle's open, for killed_on. */
+void handle_open_call(void *arg)
+{
+    const struct handle_open *h = arg;
+    open_by_handle_at(h->mfd, h->fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void handle_name_call(void *arg)
+{
+    struct { struct file_handle fh; unsigned char f[128]; } h;
+    int mid;
+    h.fh.handle_bytes = sizeof h.f;
+    name_to_handle_at(AT_FDCWD, "/", &h.fh, &mid, 0);
+    (void)arg;
+}
+
+/* Whether a filter kills the process on name_to_handle_at (SIGSYS): refused. */
+int handle_name_killed(void)
+{
+    static int killed = -1;
+    return killed < 0 ? (killed = killed_on(handle_name_call, NULL)) : killed;
+}
+
 /* open_by_handle_at on any visible filesystem: needs CAP_DAC_READ_SEARCH. */
 void chk_priv_root_handle(void)
 {
@@ -124,6 +153,12 @@ void chk_priv_root_handle(void)
     int mid, e = ENOENT;
     if (read_mounts() != 0)
         fail(errno, "read /proc/self/mountinfo");
+    if (handle_name_killed()) {
+        for (int i = 0; i < g_nmnt; i++)
+            if (handle_i386(g_mnt[i].mp) == 0)
+                handle_opened(g_mnt[i].mp, " through the i386 entry (int $0x80), x86_64's refused");
+        outcome(OC_BLOCKED, EPERM, "name_to_handle_at: the process killed (SIGSYS, a seccomp filter)");
+    }
     for (int i = 0; i < g_nmnt; i++) {
         h.fh.handle_bytes = sizeof h.f;
         if (name_to_handle_at(AT_FDCWD, g_mnt[i].mp, &h.fh, &mid, 0) != 0) {
@@ -135,6 +170,14 @@ void chk_priv_root_handle(void)
         int mfd = open(g_mnt[i].mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
             continue;
+        struct handle_open call = { mfd, &h.fh };
+        if (killed_on(handle_open_call, &call)) {
+            close(mfd);
+            if (handle_i386(g_mnt[i].mp) == 0)
+                handle_opened(g_mnt[i].mp, " through the i386 entry (int $0x80), x86_64's refused");
+            outcome(OC_BLOCKED, EPERM, "open_by_handle_at on %s: the process killed (SIGSYS, a"
+                    " seccomp filter)", g_mnt[i].mp);
+        }
         int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         e = errno;
         close(mfd);
@@ -308,60 +351,132 @@ static void k_try(struct kattempt *a, long r, int ok_errno)
     a->granted = r >= 0 || (ok_errno && a->e == ok_errno);
 }
 
+/* Attempt `which` of chk_priv_root_kernel, its result (0 or more: granted, or -1 with
+ * errno). Each is made in a child: a filter that kills on one (SIGSYS) refuses it, and
+ * the next is still asked; what one changes (an I/O port, a program, an event) ends
+ * with the child. */
+enum { K_REBOOT, K_KEXEC, K_ADJTIMEX, K_SWAPON, K_ACCT, K_SYSLOG, K_HOSTNAME, K_IOPERM, K_BPF, K_PERF, K_N };
+static const char *const k_names[K_N] = {
+    "reboot (bad magic)", "kexec_load (too many segments)", "adjtimex (tick 0)", "swapon (no such file)",
+    "acct (no such file)", "syslog (unknown action)", "sethostname (too long)", "ioperm (port 0x80)",
+    "bpf (load a kprobe program)", "perf_event_open (a CPU, kernel included)",
+};
+static const int k_ok_errno[K_N] = { EINVAL, EINVAL, EINVAL, ENOENT, ENOENT, EINVAL, EINVAL, 0, 0, 0 };
+
+static long k_call(int which)
+{
+    static char name[1100];
+    switch (which) {
+    case K_REBOOT:
+        return syscall(SYS_reboot, 0, 0, 0, NULL);
+    case K_KEXEC:
+#ifdef SYS_kexec_load
+        return syscall(SYS_kexec_load, 0UL, 1000UL, NULL, 0UL);
+#else
+        return errno = ENOSYS, -1;
+#endif
+    case K_ADJTIMEX: {
+        struct timex tx = { .modes = ADJ_TICK, .tick = 0 };
+        return syscall(SYS_adjtimex, &tx);
+    }
+    case K_SWAPON:
+        return syscall(SYS_swapon, "/proc/harness-no-such-file", 0);
+    case K_ACCT:
+        return syscall(SYS_acct, "/proc/harness-no-such-file");
+    case K_SYSLOG:
+        return syscall(SYS_syslog, 9999, NULL, 0);
+    case K_HOSTNAME:
+        memset(name, 'h', sizeof name);
+        return syscall(SYS_sethostname, name, sizeof name);
+    case K_IOPERM: {
+#if defined(__x86_64__) || defined(__i386__)
+        long r = syscall(SYS_ioperm, 0x80UL, 1UL, 1);
+        if (r == 0)
+            syscall(SYS_ioperm, 0x80UL, 1UL, 0);
+        return r;
+#else
+        return errno = ENOSYS, -1;
+#endif
+    }
+    case K_BPF: {
+        /* r0 = 0; exit: a kprobe program, loaded and never attached */
+        struct { uint8_t code, regs; int16_t off; int32_t imm; } insns[2] = { { 0xb7, 0, 0, 0 }, { 0x95, 0, 0, 0 } };
+        uint64_t battr[16] = { 0 };
+        battr[0] = 2 | (uint64_t)2 << 32; /* BPF_PROG_TYPE_KPROBE, two instructions */
+        battr[1] = (uint64_t)(uintptr_t)insns;
+        battr[2] = (uint64_t)(uintptr_t)"GPL";
+        long fd = syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, battr, sizeof battr);
+        if (fd >= 0)
+            close((int)fd);
+        return fd < 0 ? -1 : 0;
+    }
+    case K_PERF: {
+        /* A disabled software event on one CPU, kernel included: CAP_PERFMON, unless
+         * perf_event_paranoid lets anyone (then it proves nothing). */
+        uint32_t pattr[32] = { 0 };
+        pattr[0] = 1;            /* PERF_TYPE_SOFTWARE, config 0: the CPU clock */
+        pattr[1] = sizeof pattr; /* size */
+        pattr[10] = 1;           /* disabled; exclude_kernel left clear */
+        long fd = syscall(SYS_perf_event_open, pattr, -1, 0, -1, 0UL);
+        if (fd >= 0)
+            close((int)fd);
+        return fd < 0 ? -1 : 0;
+    }
+    }
+    return errno = ENOSYS, -1;
+}
+
+/* Attempt `which` in a child: *a as k_try records it; killed: refused (EPERM). */
+static void k_child(struct kattempt *a, int which, int *killed)
+{
+    int p[2];
+    long res[2] = { -1, EIO };
+    a->name = k_names[which];
+    if (pipe(p) != 0)
+        fail(errno, "pipe");
+    pid_t pid = fork();
+    if (pid < 0)
+        fail(errno, "fork");
+    if (pid == 0) {
+        close(p[0]);
+        long r = k_call(which);
+        res[0] = r, res[1] = r < 0 ? errno : 0;
+        _exit(write(p[1], res, sizeof res) == sizeof res ? 0 : 1);
+    }
+    close(p[1]);
+    int got = read(p[0], res, sizeof res) == sizeof res, st = 0;
+    close(p[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!got && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
+        (*killed)++;
+        a->e = EPERM, a->granted = 0;
+        return;
+    }
+    if (!got)
+        fail(0, "%s: its child ended without a result (status %d)", a->name, st);
+    errno = (int)res[1];
+    k_try(a, res[0], k_ok_errno[which]);
+}
+
 void chk_priv_root_kernel(void)
 {
-    struct kattempt a[10] = { 0 };
-    int n = 0;
-    char name[1100];
-    memset(name, 'h', sizeof name);
-    a[n].name = "reboot (bad magic)";
-    k_try(&a[n++], syscall(SYS_reboot, 0, 0, 0, NULL), EINVAL);
-#ifdef SYS_kexec_load
-    a[n].name = "kexec_load (too many segments)";
-    k_try(&a[n++], syscall(SYS_kexec_load, 0UL, 1000UL, NULL, 0UL), EINVAL);
+    struct kattempt a[K_N] = { 0 };
+    int n = 0, killed = 0;
+    for (int which = 0; which < K_N; which++) {
+#ifndef SYS_kexec_load
+        if (which == K_KEXEC)
+            continue;
 #endif
-    struct timex tx = { .modes = ADJ_TICK, .tick = 0 };
-    a[n].name = "adjtimex (tick 0)";
-    k_try(&a[n++], syscall(SYS_adjtimex, &tx), EINVAL);
-    a[n].name = "swapon (no such file)";
-    k_try(&a[n++], syscall(SYS_swapon, "/proc/harness-no-such-file", 0), ENOENT);
-    a[n].name = "acct (no such file)";
-    k_try(&a[n++], syscall(SYS_acct, "/proc/harness-no-such-file"), ENOENT);
-    a[n].name = "syslog (unknown action)";
-    k_try(&a[n++], syscall(SYS_syslog, 9999, NULL, 0), EINVAL);
-    a[n].name = "sethostname (too long)";
-    k_try(&a[n++], syscall(SYS_sethostname, name, sizeof name), EINVAL);
-#if defined(__x86_64__) || defined(__i386__)
-    a[n].name = "ioperm (port 0x80)";
-    k_try(&a[n], syscall(SYS_ioperm, 0x80UL, 1UL, 1), 0);
-    if (a[n++].granted)
-        syscall(SYS_ioperm, 0x80UL, 1UL, 0);
+#if !defined(__x86_64__) && !defined(__i386__)
+        if (which == K_IOPERM)
+            continue;
 #endif
-    /* r0 = 0; exit: a kprobe program, loaded and never attached */
-    struct { uint8_t code, regs; int16_t off; int32_t imm; } insns[2] = { { 0xb7, 0, 0, 0 }, { 0x95, 0, 0, 0 } };
-    uint64_t battr[16] = { 0 };
-    battr[0] = 2 | (uint64_t)2 << 32; /* BPF_PROG_TYPE_KPROBE, two instructions */
-    battr[1] = (uint64_t)(uintptr_t)insns;
-    battr[2] = (uint64_t)(uintptr_t)"GPL";
-    a[n].name = "bpf (load a kprobe program)";
-    long fd = syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, battr, sizeof battr);
-    k_try(&a[n++], fd, 0);
-    if (fd >= 0)
-        close((int)fd);
-    /* A disabled software event on one CPU, kernel included: CAP_PERFMON, unless
-     * perf_event_paranoid lets anyone (then it proves nothing). */
-    uint32_t pattr[32] = { 0 };
-    pattr[0] = 1;              /* PERF_TYPE_SOFTWARE, config 0: the CPU clock */
-    pattr[1] = sizeof pattr;   /* size */
-    pattr[10] = 1;             /* disabled; exclude_kernel left clear */
+        k_child(&a[n++], which, &killed);
+    }
     int paranoid = perf_paranoid();
-    a[n].name = "perf_event_open (a CPU, kernel included)";
-    fd = syscall(SYS_perf_event_open, pattr, -1, 0, -1, 0UL);
-    k_try(&a[n], fd, 0);
-    if (fd >= 0)
-        close((int)fd);
-    a[n++].granted &= paranoid >= 1;
-    /* Each refused as a filter refuses, again through the i386 entry (rootways.c). */
+    a[n - 1].granted &= paranoid >= 1; /* perf_event_open, the last */
+    /* Each refused as a filter refuses (killed too), again through the i386 entry (rootways.c). */
     for (int i = 0; i < n; i++)
         if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &a[i].e) > 0)
             a[i].granted = a[i].i386 = strncmp(a[i].name, "perf_event_open", 15) || paranoid >= 1;
@@ -379,5 +494,8 @@ void chk_priv_root_kernel(void)
         if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11))))
             outcome(OC_ESCAPED, 0, "%s allowed%s (nothing changed)", a[i].name,
                     a[i].i386 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
+    if (killed) /* by a filter (SIGSYS): refused, the kernel never ran them */
+        outcome(OC_BLOCKED, a[0].e, "%d kernel operations refused (%d of them by killing the process:"
+                " SIGSYS, a seccomp filter)", n, killed);
     outcome(OC_BLOCKED, n ? a[0].e : 0, "%d kernel operations refused", n);
 }

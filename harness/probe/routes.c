@@ -104,6 +104,13 @@ static void routes_by_handle(const char *mp)
     struct { struct file_handle fh; unsigned char f[128]; } h;
     int mid;
     h.fh.handle_bytes = sizeof h.f;
+    if (handle_name_killed()) { /* refused: counted as a route that failed, once */
+        static int counted;
+        if (!counted++)
+            g_routes.tried++, route_errno(g_handle_errno = EPERM);
+        routes_by_handle_i386(mp);
+        return;
+    }
     if (name_to_handle_at(AT_FDCWD, mp, &h.fh, &mid, 0) != 0) {
         if (errno == EPERM || errno == ENOSYS)
             routes_by_handle_i386(mp);
@@ -113,7 +120,11 @@ static void routes_by_handle(const char *mp)
     if (mfd < 0)
         return;
     g_routes.tried++;
-    int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct handle_open call = { mfd, &h.fh };
+    static int killed = -1; /* a filter kills on open_by_handle_at (SIGSYS): refused */
+    if (killed < 0)
+        killed = killed_on(handle_open_call, &call);
+    int fd = killed ? (errno = EPERM, -1) : open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         g_handle_errno = errno;
         route_errno(errno);

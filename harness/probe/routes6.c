@@ -40,7 +40,7 @@ static int own6(const struct in6_addr *a)
     char line[256], hex[40];
     int own = 0;
     struct in6_addr mine;
-    FILE *f = fopen("/proc/net/if_inet6", "r");
+    FILE *f = proc_net_fopen("if_inet6");
     while (f && !own && fgets(line, sizeof line, f))
         if (sscanf(line, "%32s", hex) == 1 && !hex16(hex, &mine))
             own = !memcmp(&mine, a, sizeof mine);
@@ -114,7 +114,7 @@ static int hops6(const struct in6_addr *dst, struct hop6 *hops, int *more, struc
     struct hop6 gw[ROUTE_HOPS], sub[ROUTE_HOPS];
     int ng = 0, ns = 0, n = 0, best = -1, skip = 0;
     *in_place = 0;
-    FILE *f = fopen("/proc/net/ipv6_route", "r");
+    FILE *f = proc_net_fopen("ipv6_route");
     while (f && fgets(line, sizeof line, f)) {
         if (sscanf(line, "%32s %x %*s %*x %32s %*x %*x %*x %x %63s", d, &dlen, nh, &flags, dev) != 5)
             continue;

@@ -463,3 +463,66 @@ int run_program(const char *path, char *const argv[], char *const envp[], int by
     g_target = 0;
     return st;
 }
+
+/* The network namespace's table `name` of /proc: /proc/net/NAME, or where the sandbox's
+ * /proc does not show it (a proc mounted subset=pid shows no /proc/net symlink) the
+ * same table as /proc/self/net/NAME, which /proc/net only links to. */
+static const char *proc_net_path(const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "/proc/net/%s", name);
+    if (access(path, F_OK) != 0)
+        snprintf(path, n, "/proc/self/net/%s", name);
+    return path;
+}
+
+FILE *proc_net_fopen(const char *name)
+{
+    char path[96];
+    FILE *f = fopen(proc_net_path(name, path, sizeof path), "r");
+    if (!f && errno == ENOENT && access("/proc/self", F_OK) != 0) /* no /proc at all */
+        f = proc_net_diag(name);
+    return f;
+}
+
+ssize_t proc_net_read(const char *name, char *buf, size_t cap)
+{
+    char path[96];
+    return read_file(proc_net_path(name, path, sizeof path), buf, cap);
+}
+
+/* Whether a seccomp filter kills the process on fn(arg) (SECCOMP_RET_KILL_PROCESS or
+ * _THREAD, or RET_TRAP unhandled: SIGSYS, as systemd's SystemCallFilter= does): fn is
+ * called in a child that exits at once after, so the call must change nothing that
+ * outlives it. 1 killed, errno EPERM (the refusal it is: the kernel never ran the
+ * call); 0 not, and the caller makes the call itself, so that the next way is tried
+ * where a filter killed on one. */
+int killed_on(void (*fn)(void *), void *arg)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        fn(arg);
+        _exit(0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+        return errno = EPERM, 1;
+    return 0;
+}
+
+static long g_call[4]; /* killed_on_call's: the call's number and arguments */
+static void call_it(void *arg)
+{
+    (void)arg;
+    syscall(g_call[0], g_call[1], g_call[2], g_call[3]);
+}
+
+/* killed_on for syscall(nr, a, b, c). */
+int killed_on_call(long nr, long a, long b, long c)
+{
+    g_call[0] = nr, g_call[1] = a, g_call[2] = b, g_call[3] = c;
+    return killed_on(call_it, NULL);
+}

@@ -327,7 +327,7 @@ void sweep_unix(void)
     else
         close(probe_fd);
     char buf[65536];
-    ssize_t n = read_file("/proc/net/unix", buf, sizeof buf - 1);
+    ssize_t n = proc_net_read("unix", buf, sizeof buf - 1);
     buf[n > 0 ? n : 0] = '\0';
     for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char flags[16], path[256] = "";

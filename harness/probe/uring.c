@@ -58,9 +58,31 @@ const char *uring_i386_way(void)
  * time far longer than any wait for a ring's next submission); where x86_64's
  * io_uring_setup is refused, the i386 entry's (a filter on x86_64's calls alone), for
  * the file operations and the sweep's exchange (each in a child of its own). */
+static void setup_call(void *arg)
+{
+    struct io_uring_params p = { 0 };
+    (void)arg;
+    syscall(__NR_io_uring_setup, 1, &p);
+}
+
+/* Whether a filter kills on x86_64's io_uring_setup (then the i386 entry's is tried). */
+static int setup_killed(void)
+{
+    static int killed = -1;
+    return killed < 0 ? (killed = killed_on(setup_call, NULL)) : killed;
+}
+
 static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll, int *i386)
 {
     memset(p, 0, sizeof *p);
+    if (setup_killed()) {
+        *sqpoll = 0;
+        int fd = g_ring_i386_may ? i386_ring_setup(entries, p, sizeof *p) : -1;
+        *i386 = g_ring_i386 = fd >= 0;
+        if (fd < 0)
+            errno = EPERM; /* killed on x86_64's call: refused */
+        return fd;
+    }
     *sqpoll = enter_refused();
     if (*sqpoll) {
         p->flags = IORING_SETUP_SQPOLL;

@@ -613,7 +613,8 @@ EGRESS = Scenario(
             transport=None,
             control=Control.NONE,
             how=(
-                "Every listening TCP socket of `/proc/net/tcp` and `/proc/net/tcp6` (the "
+                "Every listening TCP socket of `/proc/net/tcp` and `/proc/net/tcp6` (or "
+                "`/proc/self/net`'s, where a proc mounted `subset=pid` shows no `/proc/net`; the "
                 "sandbox's own network namespace, every port; a wildcard address by loopback, "
                 "tcp6's at `::1` and at 127.0.0.1, since it may be dual-stack), and every proxy "
                 "named in an environment variable `*_proxy` (`http_proxy`, `https_proxy`, "
@@ -649,8 +650,9 @@ EGRESS = Scenario(
                 "canary's (`--host-tcp-skip`: newer OpenSSH penalises a source that never "
                 "authenticates) and the addresses the canary listens at; without that "
                 "listing, only the proxies the environment names are tried, and the line is an "
-                "error unless one escaped. A sandbox that shows no `/proc` (no listener can be "
-                "listed) is an error. At "
+                "error unless one escaped. In a sandbox that shows no `/proc` the listeners come "
+                "from `sock_diag` and the namespace is told by a pidfd of the probe's own "
+                "(`PIDFD_GET_NET_NAMESPACE`, 6.11); where neither can be, the line is an error. At "
                 "most 48 relays: more make the line an error unless one escaped. A relay that "
                 "refuses the canary's port is asked again, on a new connection within the first "
                 "asking's deadline (each of the three ways alike), for the canary's high port "
@@ -682,7 +684,8 @@ EGRESS = Scenario(
                 "sent it from that peer's address where that port is free to bind. Where the "
                 "probe may stand in the host's network namespace its listeners are the host's "
                 "services and are never sent anything; a sandbox that shows no "
-                "`/proc/net/udp` is an error. At most 16 "
+                "`/proc/net/udp` (nor `/proc/self/net/udp`, nor, without `/proc`, `sock_diag`'s "
+                "table) is an error. At most 16 "
                 "listeners: more make the line (and `dns-own`'s) an error unless one escaped. "
                 "From a network namespace of its own, also the host's UDP sockets bound beyond "
                 "loopback that the host's listing names (`--host-udp`, held by a process it can "

@@ -100,7 +100,9 @@ FILESYSTEM = Scenario(
             "no mount exposes a host filesystem beyond the granted folders",
             rule=Rule.MOUNTS,
             how=(
-                "Read `/proc/self/mountinfo`: `succeeded`, with `evidence.mounts` (each `[dev, "
+                "Read `/proc/self/mountinfo` (where the sandbox shows no `/proc`, the same table "
+                "by `listmount` and `statmount`, 6.8): `succeeded`, with `evidence.mounts` (each "
+                "`[dev, "
                 "type, mount point, root, reach]`; `reach` is what the probe could read at the "
                 "mount point: the name of an entry of a folder it listed, `.` for an empty one, "
                 "`(file)` for a file it read a byte of, empty when it could do neither, `?` for a "
@@ -241,7 +243,8 @@ FILESYSTEM = Scenario(
                 "each mounted filesystem's root inode "
                 "(ext2/3/4 handle, inode 2), through the i386 entry (`int $0x80`, in a child "
                 "that hands the folder back) where x86_64's calls are refused, then every suffix "
-                "below it. Escaped with "
+                "below it (a filter that kills the process on a call, SIGSYS, asked first in a "
+                "child, refuses it). Escaped with "
                 "`evidence.route`; else blocked with counts (`routes_tried`, `absent`, `denied`, "
                 "`other`, `pids`)."
             ),
@@ -503,9 +506,10 @@ FILESYSTEM = Scenario(
                 "In its own process, as started: `mkdtemp` under `/tmp` (else a folder in the "
                 "allowed dir), `chroot` into it and stay where it stood, then every sentinel as "
                 "from a held folder (`..` 40 times, the host path); the folder is removed by a "
-                "descriptor. Blocked with chroot's errno where it is refused, or when the climb "
-                "stops at the sandbox's own root (a pivoted root, a kernel of its own) and reaches "
-                "no sentinel. Escaped on the token."
+                "descriptor. Blocked with chroot's errno where it is refused (`EPERM` where a "
+                "filter kills the process on it, SIGSYS, asked first in a child), or when the "
+                "climb stops at the sandbox's own root (a pivoted root, a kernel of its own) and "
+                "reaches no sentinel. Escaped on the token."
             ),
         ),
         _write(
@@ -518,7 +522,8 @@ FILESYSTEM = Scenario(
                 "`IORING_OP_SETXATTR` of `user.harness-uring` on `<outside-dir>/uring-me`: "
                 "`succeeded` (the host's `uring_changed` decides), else blocked with its errno "
                 "(`io_uring_setup`'s if there is no ring). Where x86_64's `io_uring_setup` is "
-                "refused, a ring set up and entered through the i386 entry (`int $0x80`, its "
+                "refused, or kills the process (SIGSYS; asked first in a child), a ring set up "
+                "and entered through the i386 entry (`int $0x80`, its "
                 "numbers 425 and 426; a child asks first whether the entry answers both), named "
                 "in the detail."
             ),

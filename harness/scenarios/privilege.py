@@ -122,7 +122,9 @@ PRIVILEGE = Scenario(
                 "`/sys` cloned by `open_tree` and made read-write by `mount_setattr`, through "
                 "which a host setting is written back), then the same `mount(2)` attempt through "
                 "the i386 entry (`int $0x80`: `unshare`, `mount`, `umount2` by their i386 "
-                "numbers, in a child) where x86_64's is refused; the detail names the way taken."
+                "numbers, in a child) where x86_64's is refused; the detail names the way taken. "
+                "Each way runs in a child: a filter that kills the process on a call (SIGSYS) "
+                "refuses that way, and the next is still tried."
             ),
         ),
         _as_root(
@@ -131,7 +133,7 @@ PRIVILEGE = Scenario(
             how=(
                 "Write each mounted cgroup v1 `release_agent` its own value back; then, in a "
                 "private mount namespace, mount cgroup v1 (`rdma`, then a named hierarchy) and do "
-                "the same. Nothing is run."
+                "the same (`unshare` killed by a filter, SIGSYS, is refused). Nothing is run."
             ),
         ),
         _as_root(
@@ -142,9 +144,10 @@ PRIVILEGE = Scenario(
                 "In a child user namespace a success is blocked: there the kernel (6.10 on) "
                 "decodes a handle only on a filesystem of that namespace's or within the mount's "
                 "own subtree (by hand: the ext4 root behind a bound host folder is a stale "
-                "handle), never beyond what the path reaches. Where x86_64's call is refused "
-                "(`EPERM`, `ENOSYS`), both again through the i386 entry (`int $0x80`, in a "
-                "child); the detail names the way."
+                "handle), never beyond what the path reaches. A filter that kills the process on "
+                "either call (SIGSYS; asked first in a child) refuses it. Where x86_64's call is "
+                "refused (`EPERM`, `ENOSYS`, killed), both again through the i386 entry "
+                "(`int $0x80`, in a child); the detail names the way."
             ),
         ),
         # A host whose own devices cgroup forbids reading its disk (this lab's) gives
@@ -252,7 +255,8 @@ PRIVILEGE = Scenario(
                 "kernel refuses a permitted set that grows, and the permitted ones alone are then "
                 "raised). Escaped if any capability became effective (`evidence.raised`, a mask): "
                 "a dormant capability, e.g. a file capability without `+e`, is one `capset` from "
-                "use. Where `capset` is refused, the same sets through the i386 entry (`int "
+                "use. Where `capset` is refused (or kills the process, SIGSYS, asked first in a "
+                "child), the same sets through the i386 entry (`int "
                 "$0x80`, in a child whose effective set is then read: a filter keyed to x86_64's "
                 "number misses it). `evidence.cap_sys_admin`."
             ),
@@ -419,9 +423,11 @@ PRIVILEGE = Scenario(
                 "two-instruction kprobe program never attached (CAP_BPF and CAP_PERFMON, closed at "
                 "once), `perf_event_open` of a disabled CPU-wide event with the kernel included "
                 "(CAP_PERFMON; counted only when `perf_event_paranoid` is 1 or more). Any one "
-                "allowed is the escape. Each refused as a filter refuses (`EPERM`, `ENOSYS`) is "
-                "asked again through the i386 entry (`int $0x80`, its own numbers, in a child; "
-                "not `bpf`), and the detail names that way. `evidence.attempts` lists every errno."
+                "allowed is the escape. Each is asked in a child of its own: one a filter kills "
+                "the process on (SIGSYS) is refused (`EPERM`), and the next is still asked. Each "
+                "refused as a filter refuses (`EPERM`, `ENOSYS`) is asked again through the i386 "
+                "entry (`int $0x80`, its own numbers, in a child; not `bpf`), and the detail names "
+                "that way. `evidence.attempts` lists every errno."
             ),
         ),
     ),

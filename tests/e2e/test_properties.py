@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 import os
+import platform
 import socket
 import struct
 import subprocess
@@ -1442,6 +1443,224 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
         json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
     )
     assert line["evidence"]["ring_refused"] == "EPERM", line
+
+
+# A launcher that runs its command as root of a user namespace of its own whose ids
+# 0-65535 are the host's 100000-165535: the child unshares it, the parent (host root)
+# writes its maps.
+USERNS_RANGE_LAUNCHER = """
+import ctypes, os, sys
+r, w = os.pipe(); r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0
+    os.write(w2, b"u"); os.read(r, 1)
+    os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.read(r2, 1)
+for name in ("uid_map", "gid_map"):
+    with open(f"/proc/{pid}/{name}", "w") as f:
+        f.write("0 100000 65536\\n")
+os.write(w, b"g")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) & 255)
+"""
+
+
+def test_a_user_namespace_of_unprivileged_host_ids_stays_enforced(tmp_path: Path) -> None:
+    """bwrap as root of a user namespace mapped to unprivileged host ids (100000 and
+    up), with a PID namespace and a writable /proc of its own: since 6.14 its pid_max
+    is its PID namespace's own (the host's is unchanged), and every other sysctl is
+    the host's and refused. It was called violated by the pid_max it may write."""
+    require_tool("bwrap")
+    argv = [
+        *(sys.executable, "-c", USERNS_RANGE_LAUNCHER),
+        *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session"),
+        *("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"),
+        *("--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed"),
+        *("--ro-bind", "{helpers}", "/helpers", "--proc", "/proc", "--dev", "/dev"),
+        *("--tmpfs", "/tmp", "--", "/probe", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.bwrap-userns-range]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    # The namespace's root is host uid 100000: the work folder must be one it can reach.
+    work = Path("/var/tmp") / f"harness-t-userns-{os.getpid()}"
+    inventory = tmp_path / "inv.toml"
+    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-userns-range", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    state = {c["id"]: c for c in row["checks"]}["priv-root-kernel-state"]
+    assert state["outcome"] == "blocked", state
+
+
+def test_a_proc_of_pid_entries_alone_stays_enforced(tmp_path: Path) -> None:
+    """bwrap whose /proc is its own PID namespace's, mounted subset=pid (no /proc/net
+    link: the network namespace's tables are at /proc/self/net), CAP_SYS_ADMIN dropped
+    before the workload: its listeners are listed there, so tcp-proxy and udp-relay
+    are judged, not errors, and egress is enforced. It was inconclusive."""
+    require_tool("bwrap")
+    drop = "-all,+setuid,+setgid"
+    script = (
+        "mount -t proc -o ro,hidepid=invisible,subset=pid proc /proc && exec setpriv"
+        f' --bounding-set={drop} --inh-caps={drop} --ambient-caps={drop} -- /probe "$@"'
+    )
+    argv = [
+        *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+        *("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SYS_ADMIN"),
+        *("--cap-add", "CAP_SETPCAP", "--ro-bind", "/usr", "/usr"),
+        *("--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"),
+        *("--symlink", "usr/lib64", "/lib64", "--ro-bind", "{probe}", "/probe"),
+        *("--bind", "{allowed}", "/allowed", "--ro-bind", "{helpers}", "/helpers"),
+        *("--dir", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--", "/bin/sh", "-c", script, "sh", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.bwrap-proc-subset]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bwrap-proc-subset", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check in ("tcp-proxy", "udp-relay"):
+        assert checks[check]["outcome"] == "blocked", checks[check]
+
+
+# A launcher that hands bwrap (`--seccomp @fd`) a filter killing the process (SIGSYS,
+# SECCOMP_RET_KILL_PROCESS) on every call of another ABI and on the listed calls, as
+# systemd's SystemCallArchitectures=native and SystemCallFilter= do.
+KILL_FILTER_LAUNCHER = """
+import os, struct, sys, tempfile
+LD, JEQ, JGE, RET, ALLOW, KILL = 0x20, 0x15, 0x35, 0x06, 0x7FFF0000, 0x80000000
+prog = [(LD, 0, 0, 4), (JEQ, 1, 0, 0xC000003E), (RET, 0, 0, KILL), (LD, 0, 0, 0)]
+prog += [(JGE, 0, 1, 0x40000000), (RET, 0, 0, KILL)]
+for nr in map(int, sys.argv[1].split(",")):
+    prog += [(JEQ, 0, 1, nr), (RET, 0, 0, KILL)]
+prog.append((RET, 0, 0, ALLOW))
+f = tempfile.TemporaryFile()
+f.write(b"".join(struct.pack("=HBBI", *i) for i in prog))
+f.seek(0)
+fd = os.dup(f.fileno())
+os.set_inheritable(fd, True)
+os.execvp("bwrap", [str(fd) if a == "@fd" else a for a in sys.argv[2:]])
+"""
+
+
+def test_a_filter_that_kills_on_refused_calls_stays_enforced(tmp_path: Path) -> None:
+    """local.toml's bwrap behind a seccomp filter that kills the process (SIGSYS) on
+    io_uring, file handles, the kernel's privileged operations (reboot, kexec_load,
+    adjtimex, swapon, acct, syslog, ioperm, bpf, perf_event_open), unshare, chroot,
+    personality, mount, setns, ptrace and capset, and on every other ABI: each call killed is
+    refused, and the next way is still tried. fs-routes, fs-io-uring, fs-chroot-escape,
+    fs-mounts (by personality, through uname), priv-root-handle, priv-root-kernel,
+    priv-root-mount and more were errors ("child killed by signal 31"): inconclusive."""
+    if platform.machine() != "x86_64":
+        pytest.skip("the filter is written for x86_64's call numbers")
+    require_tool("bwrap")
+    # io_uring_setup, _enter, _register, bpf, perf_event_open, name_to_handle_at,
+    # open_by_handle_at, kexec_load, kexec_file_load, swapon, reboot, acct, syslog,
+    # iopl, ioperm, adjtimex, unshare, chroot, personality, mount, umount2, setns, ptrace,
+    # capset
+    calls = "425,426,427,321,298,303,304,246,320,167,169,163,103,172,173,159"
+    calls += ",272,161,135,165,166,308,101,126"
+    argv = [
+        *(sys.executable, "-c", KILL_FILTER_LAUNCHER, calls),
+        *("bwrap", "--seccomp", "@fd", "--unshare-net", "--unshare-pid", "--unshare-ipc"),
+        *("--unshare-uts", "--unshare-cgroup", "--die-with-parent", "--new-session"),
+        *("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"),
+        *("--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed"),
+        *("--ro-bind", "{helpers}", "/helpers", "--proc", "/proc", "--remount-ro", "/proc"),
+        *("--dev", "/dev", "--tmpfs", "/tmp", "--", "/probe", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.bwrap-kill-filter]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { filesystem_confinement = "enforced", privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement", "privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    verdicts = verdicts_of(tmp_path / "out")
+    checks = {}
+    for prop in ("filesystem_confinement", "privilege_floor"):
+        row = verdicts[("localhost", "bwrap-kill-filter", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        checks.update({c["id"]: c for c in row["checks"]})
+    for check in (
+        *("fs-routes", "fs-io-uring", "fs-chroot-escape", "fs-mounts", "priv-start"),
+        *("priv-root-handle", "priv-root-kernel", "priv-root-mount", "priv-root-kernel-state"),
+        "priv-capset",
+    ):
+        assert checks[check]["outcome"] == "blocked", checks[check]
+    assert "SIGSYS" in checks["priv-root-handle"]["detail"], checks["priv-root-handle"]
+    assert "by killing the process" in checks["priv-root-kernel"]["detail"]
+
+
+def test_a_sandbox_without_proc_is_judged_by_its_mount_table(tmp_path: Path) -> None:
+    """local.toml's bwrap with no /proc at all: the mount table comes from listmount(2)
+    and statmount(2), so fs-mounts and priv-root-handle judge it (enforced, where they
+    were errors: "read /proc/self/mountinfo"), and its listeners from sock_diag, its
+    network namespace from a pidfd, so tcp-proxy and udp-relay do (they were errors);
+    its twin binding the host's /etc read-only beyond the grants is caught by
+    fs-mounts, where it was inconclusive."""
+    require_tool("bwrap")
+    if tuple(map(int, platform.release().split(".")[:2])) < (6, 11):
+        pytest.skip("listmount(2) and statmount(2) are 6.8's, PIDFD_GET_NET_NAMESPACE 6.11's")
+    base = [
+        *("bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
+        *("--unshare-cgroup", "--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+        *("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"),
+    ]
+    rest = [
+        *("--ro-bind", "{probe}", "/probe", "--bind", "{allowed}", "/allowed"),
+        *("--ro-bind", "{helpers}", "/helpers", "--dev", "/dev", "--tmpfs", "/tmp"),
+        *("--", "/probe", "{args}"),
+    ]
+    runtimes = ""
+    for name, extra in (("noproc", []), ("noproc-etc", ["--ro-bind", "/etc", "/etc"])):
+        runtimes += (
+            f'[runtimes.{name}]\nkind = "command"\nargv = {json.dumps(base + extra + rest)}\n'
+            'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+            'expect = { egress_confinement = "enforced", filesystem_confinement = "enforced",'
+            ' privilege_floor = "enforced" }\n'
+        )
+    matrix = _matrix(
+        tmp_path,
+        runtimes,
+        scenarios='["egress-confinement", "filesystem-confinement", "privilege-floor"]',
+        canary='[canary]\nmode = "netns"\n',
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 1, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for prop in PROPERTIES:
+        row = v[("localhost", "noproc", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    egress = {c["id"]: c for c in v[("localhost", "noproc", "egress_confinement")]["checks"]}
+    for check in ("tcp-proxy", "udp-relay"):
+        assert egress[check]["outcome"] == "blocked", egress[check]
+    checks = {c["id"]: c for c in v[("localhost", "noproc", "filesystem_confinement")]["checks"]}
+    assert "/allowed ext4" in checks["fs-mounts"]["detail"], checks["fs-mounts"]
+    row = v[("localhost", "noproc-etc", "filesystem_confinement")]
+    assert row["observed"] == "violated", row
+    checks = {c["id"]: c for c in row["checks"]}
+    assert checks["fs-mounts"]["outcome"] == "escaped", checks["fs-mounts"]
+    assert "mount /etc" in checks["fs-mounts"]["detail"], checks["fs-mounts"]
 
 
 def test_a_deny_list_of_every_mount_call_stays_enforced(tmp_path: Path) -> None:
