@@ -58,18 +58,12 @@ const char *uring_i386_way(void)
  * time far longer than any wait for a ring's next submission); where x86_64's
  * io_uring_setup is refused, the i386 entry's (a filter on x86_64's calls alone), for
  * the file operations and the sweep's exchange (each in a child of its own). */
-static void setup_call(void *arg)
-{
-    struct io_uring_params p = { 0 };
-    (void)arg;
-    syscall(__NR_io_uring_setup, 1, &p);
-}
-
 /* Whether a filter kills on x86_64's io_uring_setup (then the i386 entry's is tried). */
 static int setup_killed(void)
 {
     static int killed = -1;
-    return killed < 0 ? (killed = killed_on(setup_call, NULL)) : killed;
+    static struct io_uring_params p;
+    return killed < 0 ? (killed = killed_on_call(__NR_io_uring_setup, 1, (long)&p, 0)) : killed;
 }
 
 static int ring_setup(unsigned entries, struct io_uring_params *p, int *sqpoll, int *i386)
@@ -247,12 +241,8 @@ static int uring_one(const struct io_uring_sqe *req, const char *name, const cha
  * no such operation). */
 int uring_socket(int family, int type, int proto, const char **step)
 {
-    struct io_uring_sqe mk;
-    memset(&mk, 0, sizeof mk);
-    mk.opcode = IORING_OP_SOCKET;
-    mk.fd = family;
-    mk.off = (unsigned)type; /* the flags go with the type; rw_flags must be 0 */
-    mk.len = (unsigned)proto;
+    /* the flags go with the type; rw_flags must be 0 */
+    struct io_uring_sqe mk = { .opcode = IORING_OP_SOCKET, .fd = family, .off = (unsigned)type, .len = (unsigned)proto };
     return uring_one(&mk, "IORING_OP_SOCKET", step);
 }
 
@@ -260,21 +250,15 @@ int uring_socket(int family, int type, int proto, const char **step)
  * on connect(2) never sees. 0, or -1 with errno. */
 int uring_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
 {
-    struct io_uring_sqe c;
-    memset(&c, 0, sizeof c);
-    c.opcode = IORING_OP_CONNECT;
-    c.fd = fd;
-    c.addr = (unsigned long long)(uintptr_t)sa;
-    c.off = len;
+    struct io_uring_sqe c = { .opcode = IORING_OP_CONNECT, .fd = fd, .addr = (unsigned long long)(uintptr_t)sa,
+                              .off = len };
     return uring_one(&c, "IORING_OP_CONNECT", step) < 0 ? -1 : 0;
 }
 
 /* A NOP on a ring of its own: 0 where io_uring answers here. */
 int uring_nop(const char **step)
 {
-    struct io_uring_sqe nop;
-    memset(&nop, 0, sizeof nop);
-    nop.opcode = IORING_OP_NOP;
+    struct io_uring_sqe nop = { .opcode = IORING_OP_NOP };
     return uring_one(&nop, "IORING_OP_NOP", step);
 }
 
@@ -282,13 +266,8 @@ int uring_nop(const char **step)
  * calls never sees. The bytes sent, or -1 with errno. */
 ssize_t uring_sendmsg(int fd, const struct msghdr *m, const char **step)
 {
-    struct io_uring_sqe s;
-    memset(&s, 0, sizeof s);
-    s.opcode = IORING_OP_SENDMSG;
-    s.fd = fd;
-    s.addr = (unsigned long long)(uintptr_t)m;
-    s.len = 1;
-    s.msg_flags = MSG_DONTWAIT;
+    struct io_uring_sqe s = { .opcode = IORING_OP_SENDMSG, .fd = fd, .addr = (unsigned long long)(uintptr_t)m,
+                              .len = 1, .msg_flags = MSG_DONTWAIT };
     return uring_one(&s, "IORING_OP_SENDMSG", step);
 }
 
