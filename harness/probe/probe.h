@@ -456,6 +456,7 @@ int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
 int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
 int socket_plain(struct att *a, int type); /* sendways.c: the type without its flags */
+int socket_entries(struct att *a, int type); /* sendways.c: by the i386 entry, then the ring */
 /* sockways.c: a socket made every way a filter on socket(2)'s arguments may leave open
  * (each argument widened, the other sets of type flags, the protocol named where 0);
  * sock_way() the way the last one took, as words for a line ("" where as given). */

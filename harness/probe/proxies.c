@@ -255,6 +255,8 @@ static int peer_socket(int six, const unsigned char raw[16], unsigned port)
         s4->sin_port = htons((uint16_t)port);
     }
     int fd = sock_make(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 && (errno == EPERM || errno == EACCES)) /* refused as a filter refuses: the other entries' */
+        fd = sock_entries(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd >= 0 && bind(fd, (struct sockaddr *)&a, addr_len(&a)) != 0) {
         close(fd);
         fd = -1;
