@@ -243,6 +243,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy-443",
         "bwrap-loopback-proxy-auth",
         "bwrap-loopback-proxy-get",
+        "bwrap-loopback-proxy-i386",
+        "bwrap-loopback-proxy-uring",
     ),
     _NET + "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)": (
         "bwrap-gateway-udp",
@@ -250,6 +252,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar-connected",
         "bwrap-udp-sidecar-mapped",
         "bwrap-udp-sidecar-exact",
+        "bwrap-udp-sidecar-i386",
+        "bwrap-udp-sidecar-uring",
         "bwrap-sidecar-resolver",
     ),
     _NET + "AF_UNIX abstract names": (

@@ -732,6 +732,24 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "an absolute-URI GET through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
+    # The sidecar proxy and relay behind a filter refusing IP sockets by x86_64's numbers
+    # alone (the i386 entry's socket passes) or leaving io_uring open (the ring's).
+    "bwrap-loopback-proxy-i386": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+    ),
+    "bwrap-loopback-proxy-uring": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+    ),
+    "bwrap-udp-sidecar-i386": (
+        {"udp-relay"},
+        "127.0.0.1:8125 (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+    ),
+    "bwrap-udp-sidecar-uring": (
+        {"udp-relay"},
+        "127.0.0.1:8125 (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+    ),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
     # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
     "bwrap-socket-hibits": (
@@ -1055,6 +1073,10 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-exact",
     "bwrap-ping-exact",
     "bwrap-udp-sidecar-exact",
+    "bwrap-loopback-proxy-i386",
+    "bwrap-loopback-proxy-uring",
+    "bwrap-udp-sidecar-i386",
+    "bwrap-udp-sidecar-uring",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1301,7 +1323,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
-    right (architecture checked, io_uring refused) beside a host listener. Each way is
+    right (architecture checked, io_uring refused) beside a host listener, and IP sockets
+    refused right beside a sidecar proxy and relay. Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
     for tool in ("bwrap", "ip"):
@@ -1323,6 +1346,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "socket-proto-exact-twin",
             "host-listener-twin",
             "host-listener-connect-twin",
+            "loopback-proxy-twin",
+            "udp-sidecar-twin",
         )
     )
     matrix = _matrix(
@@ -1402,6 +1427,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     host = {c["id"]: c for c in row["checks"]}["unix-host"]
     assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
+    # IP sockets refused right (architecture checked, io_uring refused) beside a sidecar
+    # proxy or relay inside: its socket refused by every entry.
+    for mode, check_id in (("loopback-proxy-twin", "tcp-proxy"), ("udp-sidecar-twin", "udp-relay")):
+        row = v[("localhost", mode, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        relay = {c["id"]: c for c in row["checks"]}[check_id]
+        assert relay["outcome"] == "blocked" and relay["errno"] == "EPERM", relay
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
