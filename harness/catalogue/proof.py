@@ -184,7 +184,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-bpf",
         "bwrap-cgroup-own",
     ),
-    _PRIV + "cgroup release_agent": ("runc-sys-admin",),
+    _PRIV + "cgroup release_agent": ("runc-sys-admin", "bwrap-sys-admin-fsmount"),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
     _PRIV + "other processes' memory and descriptors": (
         "runc-host-pid",

@@ -559,6 +559,7 @@ typedef int (*target_fn)(const char *path, const char *rest, const struct stat *
 int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx);
 int on_mount(const char *path, const struct mnt *m);
 int write_back(const char *p); /* root.c: a kernel value written back as read; 0, or the errno */
+int agent_by_fsmount(const char *opts); /* mountways.c: a cgroup v1 release_agent by fsmount */
 void ev_kernel(void);
 void read_boot_id(char *id, size_t cap); /* kernel.c: "" when unreadable or untrusted */
 int kernel_uname(struct utsname *u);     /* kernel.c: uname(2), a UNAME26 personality dropped */

@@ -13,6 +13,9 @@
  * unless an environment's proxy escaped. Its UDP listeners are not tried there. A sandbox that shows no /proc (no listener can be listed, the
  * namespace not told) is an error.
  * Every port is tried (a relay on the canary's own port number, 8080, is a relay).
+ * A relay's socket that socket(2) refused every way as a filter refuses (EPERM, EACCES)
+ * is made by the i386 entry or io_uring (sock_entries, the way named): the sweep's own
+ * lines of those entries aim at the canary, which a sidecar's namespace does not reach.
  * Credentials in a proxy's address go to that proxy alone, and are never printed. */
 
 #include "probe.h"

@@ -369,6 +369,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # through the i386 entry writes the host's kernel settings (MOUNT_WAYS).
     "bwrap-userns-fsmount": {"privilege_floor": "priv-root-mount"},
     "bwrap-userns-open-tree": {"privilege_floor": "priv-root-mount"},
+    # The host's root keeping CAP_SYS_ADMIN, mount(2) refused by a deny-list: a cgroup v1
+    # hierarchy made by fsmount, its release_agent written (priv-root-mount escapes by
+    # fsmount as well: no sandbox leaves the release agent alone open this way).
+    "bwrap-sys-admin-fsmount": {"privilege_floor": "priv-root-release-agent"},
     "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
