@@ -459,6 +459,9 @@ ROWS: tuple[Row, ...] = (
             " then socket",
             "another process's socket of another network namespace: pidfd_getfd (ptrace's"
             " permission), then as held",
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
+            " where socket(2) and the i386 entry refused it)",
         ),
     ),
     _net(

@@ -349,6 +349,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-inet6",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
+        "bwrap-held-netns-i386",
+        "bwrap-held-netns-uring",
         "bwrap-held-ring-socket",
         "bwrap-pid-netns",
         "bwrap-held-procfs",

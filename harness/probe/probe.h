@@ -420,6 +420,8 @@ int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why);
 /* nsenter.c: the same for the descriptors make(arg, fds, max) makes, at most 16 */
 int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int *fds, int max,
               int *why);
+void ns_way_note(const char *way); /* nsenter.c: a make's way, handed back with its fds */
+const char *ns_way(void);           /* nsenter.c: the way fds_in_ns's last ones took, or "" */
 const char *ns_handle(int fd, char *name, size_t n); /* "net", "mnt"..., "pidfd" or NULL */
 int ns_root(void *unused); /* for fd_in_ns: "/" of the mount namespace entered */
 /* sweep.c: aim at the canary's abstract name for a's socket type (stream, datagram, seqpacket) */

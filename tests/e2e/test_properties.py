@@ -872,6 +872,16 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "socket made by setns into held descriptor ",
     ),
+    # The same behind a filter refusing IP sockets by x86_64's numbers alone, or leaving
+    # io_uring open: the sockets made after setns by the i386 entry, or by the ring.
+    "bwrap-held-netns-i386": (
+        {"held-fds"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-held-netns-uring": (
+        {"held-fds"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
     # No route to the canary but CAP_NET_ADMIN: the workload makes one (route-made).
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A default route to a dead end beside a second link out: routed around it.
@@ -1049,6 +1059,8 @@ ROW_MUTANTS = (
     "bwrap-held-inet6",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
+    "bwrap-held-netns-i386",
+    "bwrap-held-netns-uring",
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
@@ -1328,7 +1340,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
     right (architecture checked, io_uring refused) beside a host listener, and IP sockets
-    refused right beside a sidecar proxy and relay. Each way is
+    refused right beside a sidecar proxy and relay, and beside a held network namespace.
+    Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
     for tool in ("bwrap", "ip"):
@@ -1352,6 +1365,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "host-listener-connect-twin",
             "loopback-proxy-twin",
             "udp-sidecar-twin",
+            "held-netns-filter-twin",
         )
     )
     matrix = _matrix(
@@ -1438,6 +1452,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
         relay = {c["id"]: c for c in row["checks"]}[check_id]
         assert relay["outcome"] == "blocked" and relay["errno"] == "EPERM", relay
+    # The same filter with the host's network namespace handed in and CAP_SYS_ADMIN kept:
+    # setns goes through, and no socket is made there by any entry.
+    row = v[("localhost", "held-netns-filter-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert held["detail"].startswith("a socket in held descriptor "), held
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
