@@ -189,6 +189,11 @@ ROWS: tuple[Row, ...] = (
         " its first two next hops of each family; each asked by HTTP CONNECT, SOCKS5"
         " and an absolute-URI GET for the canary (with the login an environment's proxy URL"
         " carries), again at the high port, 443 and 80 where it refuses the first",
+        ways=(
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the relay's socket made by the ring, where socket(2)"
+            " and the i386 entry refused it)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -208,6 +213,9 @@ ROWS: tuple[Row, ...] = (
             " widened, where it was refused as given (each socket the egress checks make"
             " outside the sweep's attempts goes the same ways: a proxy's, a resolver's, a"
             " route's or firewall's netlink socket, a unix listener's)",
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the relay's socket made by the ring, where socket(2)"
+            " and the i386 entry refused it)",
         ),
     ),
     _net(
@@ -451,6 +459,9 @@ ROWS: tuple[Row, ...] = (
             " then socket",
             "another process's socket of another network namespace: pidfd_getfd (ptrace's"
             " permission), then as held",
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
+            " where socket(2) and the i386 entry refused it)",
         ),
     ),
     _net(

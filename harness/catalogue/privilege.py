@@ -184,7 +184,13 @@ ROWS: tuple[Row, ...] = (
         "cgroup release_agent",
         (),
         checks=("priv-root-release-agent",),
-        target="a cgroup v1 release_agent",
+        ways=(
+            "fsmount: a cgroup v1 hierarchy made by fsopen, fsconfig and fsmount (5.2),"
+            " detached, where a deny-list refuses mount(2); its release_agent written through"
+            " openat of that mount",
+        ),
+        target="a cgroup v1 release_agent (one mounted, else a hierarchy mounted; each written"
+        " its own value back)",
     ),
     _priv(
         _ROOT,

@@ -184,7 +184,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-bpf",
         "bwrap-cgroup-own",
     ),
-    _PRIV + "cgroup release_agent": ("runc-sys-admin",),
+    _PRIV + "cgroup release_agent": ("runc-sys-admin", "bwrap-sys-admin-fsmount"),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),
     _PRIV + "other processes' memory and descriptors": (
         "runc-host-pid",
@@ -243,6 +243,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy-443",
         "bwrap-loopback-proxy-auth",
         "bwrap-loopback-proxy-get",
+        "bwrap-loopback-proxy-i386",
+        "bwrap-loopback-proxy-uring",
     ),
     _NET + "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)": (
         "bwrap-gateway-udp",
@@ -250,6 +252,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar-connected",
         "bwrap-udp-sidecar-mapped",
         "bwrap-udp-sidecar-exact",
+        "bwrap-udp-sidecar-i386",
+        "bwrap-udp-sidecar-uring",
         "bwrap-sidecar-resolver",
     ),
     _NET + "AF_UNIX abstract names": (
@@ -345,6 +349,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-inet6",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
+        "bwrap-held-netns-i386",
+        "bwrap-held-netns-uring",
         "bwrap-held-ring-socket",
         "bwrap-pid-netns",
         "bwrap-held-procfs",

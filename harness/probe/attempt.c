@@ -175,6 +175,9 @@ static void att_start(struct att *a)
         a->fd = socket_wide(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC); /* a filter's 64-bit compare */
     if (!a->held && a->fd < 0 && errno != EMFILE && errno != ENFILE)
         a->fd = socket_plain(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC); /* a filter's whole-type compare */
+    if (!a->held && a->fd < 0 && (errno == EPERM || errno == EACCES) &&
+        (a->group == G_PROXY || a->group == G_UDP_RELAY)) /* a relay inside: the other entries' */
+        a->fd = socket_entries(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (a->fd < 0) { /* out of descriptors proves nothing: an error, never blocked */
         int e = errno;
         att_end(a, e == EMFILE || e == ENFILE ? OC_ERROR : OC_BLOCKED, e, "socket for %s", a->dsts);

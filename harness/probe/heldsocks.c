@@ -330,19 +330,26 @@ static void held_one(int fd, uint64_t own, const char *ip4, const char *ip6, int
         att_end(b, OC_ERROR, 0, "bad canary address %s", alt);
 }
 
-/* For fds_in_ns: one socket of kind {domain, type, count} per port, `count` of them. */
+/* For fds_in_ns: one socket of kind {domain, type, count} per port, `count` of them,
+ * each made every way (sock_make), and where refused as a filter refuses, by the i386
+ * entry or the ring (sock_entries): the sweep's own lines of those entries aim from the
+ * sandbox's namespace, not this one. The way taken goes back with them (ns_way). */
 static int ip_sockets(void *kind, int *fds, int max)
 {
     const int *k = kind;
     int n = 0;
-    for (; n < k[2] && n < max; n++)
-        if ((fds[n] = sock_make(k[0], k[1] | SOCK_CLOEXEC, 0)) < 0) {
+    for (; n < k[2] && n < max; n++) {
+        if ((fds[n] = sock_make(k[0], k[1] | SOCK_CLOEXEC, 0)) < 0 && (errno == EPERM || errno == EACCES))
+            fds[n] = sock_entries(k[0], k[1] | SOCK_CLOEXEC, 0); /* the i386 entry's, the ring's */
+        if (fds[n] < 0) {
             int e = errno;
             while (n > 0)
                 close(fds[--n]);
             errno = e;
             return -1;
         }
+        ns_way_note(sock_way());
+    }
     return n;
 }
 
@@ -392,8 +399,8 @@ static void netns_try(int h, const char *via, uint64_t own, const char *ip4, con
             }
             char spec[96];
             snprintf(spec, sizeof spec, f ? "[%.70s]:%d" : "%.70s:%d", ips[f], ports[i]);
-            snprintf(a->dsts, sizeof a->dsts, "a %s socket made by setns into %.90s, to %.64s",
-                     type == SOCK_DGRAM ? "UDP" : "TCP", via, spec);
+            snprintf(a->dsts, sizeof a->dsts, "a %s socket made by setns into %.90s, to %.64s%s",
+                     type == SOCK_DGRAM ? "UDP" : "TCP", via, spec, n > 0 ? ns_way() : "");
             a->fd = n > 0 ? fds[i] : -1;
             a->family = kind[0];
             a->type = type;

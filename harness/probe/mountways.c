@@ -17,6 +17,7 @@
 #define NR_fspick 433
 #define NR_mount_setattr 442
 #define OPEN_TREE_CLONE_ 1
+#define FSCONFIG_SET_FLAG_ 0
 #define FSCONFIG_SET_STRING_ 1
 #define FSCONFIG_CMD_CREATE_ 6
 #define MOUNT_ATTR_RDONLY_ 0x1
@@ -199,6 +200,53 @@ static int fs_made(const char *type, const char *size)
                 : -1;
     close(fs);
     return m;
+}
+
+/* priv-root-release-agent where mount(2) is refused: a cgroup v1 hierarchy made by
+ * fsopen("cgroup"), fsconfig (`opts`: a controller's flag, or "none" and name=...) and
+ * fsmount (detached, attached nowhere), its release_agent written its own value back
+ * through openat of that mount (the kernel checks CAP_SYS_ADMIN in the initial
+ * namespace at write time; nothing changes, nothing runs). 0, or the errno of the
+ * refusal (ENOSYS: no such API). */
+int agent_by_fsmount(const char *opts)
+{
+    int fs = (int)syscall(NR_fsopen, "cgroup", 1 /* FSOPEN_CLOEXEC */), e = 0;
+    if (fs < 0)
+        return errno;
+    char copy[64], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", opts);
+    for (char *o = strtok_r(copy, ",", &save); o && !e; o = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(o, '=');
+        if (eq)
+            *eq++ = '\0';
+        if (syscall(NR_fsconfig, fs, eq ? FSCONFIG_SET_STRING_ : FSCONFIG_SET_FLAG_, o, eq, 0) != 0)
+            e = errno;
+    }
+    int m = -1;
+    if (!e && syscall(NR_fsconfig, fs, FSCONFIG_CMD_CREATE_, NULL, NULL, 0) != 0)
+        e = errno;
+    if (!e && (m = (int)syscall(NR_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, MOUNT_ATTR_SAFE_)) < 0)
+        e = errno;
+    close(fs);
+    if (e)
+        return e;
+    char v[4096];
+    int fd = openat(m, "release_agent", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, v, sizeof v) : -1;
+    e = n < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    if (n == 0)
+        v[n++] = '\n';
+    if (!e && (fd = openat(m, "release_agent", O_WRONLY | O_CLOEXEC)) < 0)
+        e = errno;
+    if (!e) {
+        ssize_t k = write(fd, v, (size_t)n);
+        e = k == n ? 0 : k < 0 ? errno : EIO;
+        close(fd);
+    }
+    close(m);
+    return e;
 }
 
 /* A kernel setting written back through detached mount `m` (at `rel` below it). */

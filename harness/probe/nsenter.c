@@ -40,6 +40,21 @@ static int enter(int h, int nstype)
 
 #define NS_FDS_MAX 16 /* descriptors one child hands back */
 
+static char g_ns_way[160]; /* the way the child's `make` took, where not as given */
+
+/* For a `make` of fds_in_ns's: the way its descriptors took (sock_way()), handed back
+ * with them; and, after fds_in_ns, the way the last ones took ("" where as given). */
+void ns_way_note(const char *way)
+{
+    if (!g_ns_way[0])
+        snprintf(g_ns_way, sizeof g_ns_way, "%s", way);
+}
+
+const char *ns_way(void)
+{
+    return g_ns_way;
+}
+
 /* The descriptors `make(arg, fds, max)` makes (its count; -1 with errno where it
  * fails) in a child that entered the namespace behind `h` (a namespace descriptor or a
  * pidfd) as `nstype`, handed back in one message: their count, or -1 with errno and
@@ -60,8 +75,10 @@ int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int
         struct cmsghdr align;
     } cbuf;
     int sent[2] = { 0, 0 }, n = -1; /* errno, and whether setns went through */
-    struct iovec iov = { sent, sizeof sent };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf };
+    struct iovec iov[2] = { { sent, sizeof sent }, { g_ns_way, sizeof g_ns_way } };
+    struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cbuf.buf };
+    const ssize_t whole = (ssize_t)(sizeof sent + sizeof g_ns_way);
+    g_ns_way[0] = '\0';
     pid_t kid = fork();
     if (kid == 0) {
         close(sv[0]);
@@ -85,7 +102,7 @@ int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int
         setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         m.msg_controllen = sizeof cbuf.buf;
         ssize_t got = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC); /* 0: the child died */
-        struct cmsghdr *c = got == (ssize_t)sizeof sent ? CMSG_FIRSTHDR(&m) : NULL;
+        struct cmsghdr *c = got == whole ? CMSG_FIRSTHDR(&m) : NULL;
         if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
             c->cmsg_len >= CMSG_LEN(sizeof(int))) {
             n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
@@ -98,6 +115,7 @@ int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int
             }
             memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
         }
+        g_ns_way[got == whole ? sizeof g_ns_way - 1 : 0] = '\0';
         int status = 0;
         if (got <= 0)
             kill(kid, SIGKILL);
@@ -108,7 +126,7 @@ int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int
             n = -1;
         } else if (n > 0) {
             e = 0;
-        } else if (got == (ssize_t)sizeof sent && !(m.msg_flags & MSG_CTRUNC) && sent[0]) {
+        } else if (got == whole && !(m.msg_flags & MSG_CTRUNC) && sent[0]) {
             e = sent[0], *why = sent[1] ? NS_REFUSED : NS_OUTSIDE;
         } else if (got == 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
             e = EPERM, *why = NS_OUTSIDE; /* a filter's kill */

@@ -429,6 +429,8 @@ int fd_in_ns(int h, int nstype, int (*make)(void *), void *arg, int *why);
 /* nsenter.c: the same for the descriptors make(arg, fds, max) makes, at most 16 */
 int fds_in_ns(int h, int nstype, int (*make)(void *, int *, int), void *arg, int *fds, int max,
               int *why);
+void ns_way_note(const char *way); /* nsenter.c: a make's way, handed back with its fds */
+const char *ns_way(void);           /* nsenter.c: the way fds_in_ns's last ones took, or "" */
 const char *ns_handle(int fd, char *name, size_t n); /* "net", "mnt"..., "pidfd" or NULL */
 int ns_root(void *unused); /* for fd_in_ns: "/" of the mount namespace entered */
 /* sweep.c: aim at the canary's abstract name for a's socket type (stream, datagram, seqpacket) */
@@ -465,6 +467,7 @@ int packet_spkt(int fd);
 int long_addr_retry(int e); /* sendways.c */
 int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
 int socket_plain(struct att *a, int type); /* sendways.c: the type without its flags */
+int socket_entries(struct att *a, int type); /* sendways.c: by the i386 entry, then the ring */
 /* sockways.c: a socket made every way a filter on socket(2)'s arguments may leave open
  * (each argument widened, the other sets of type flags, the protocol named where 0);
  * sock_way() the way the last one took, as words for a line ("" where as given). */
@@ -567,6 +570,7 @@ typedef int (*target_fn)(const char *path, const char *rest, const struct stat *
 int each_target(const struct mnt *m, const char *list, target_fn try, void *ctx);
 int on_mount(const char *path, const struct mnt *m);
 int write_back(const char *p); /* root.c: a kernel value written back as read; 0, or the errno */
+int agent_by_fsmount(const char *opts); /* mountways.c: a cgroup v1 release_agent by fsmount */
 void ev_kernel(void);
 void read_boot_id(char *id, size_t cap); /* kernel.c: "" when unreadable or untrusted */
 int kernel_uname(struct utsname *u);     /* kernel.c: uname(2), a UNAME26 personality dropped */

@@ -13,6 +13,9 @@
  * unless an environment's proxy escaped. Its UDP listeners are not tried there. A sandbox that shows no /proc (no listener can be listed, the
  * namespace not told) is an error.
  * Every port is tried (a relay on the canary's own port number, 8080, is a relay).
+ * A relay's socket that socket(2) refused every way as a filter refuses (EPERM, EACCES)
+ * is made by the i386 entry or io_uring (sock_entries, the way named): the sweep's own
+ * lines of those entries aim at the canary, which a sidecar's namespace does not reach.
  * Credentials in a proxy's address go to that proxy alone, and are never printed. */
 
 #include "probe.h"
@@ -255,6 +258,8 @@ static int peer_socket(int six, const unsigned char raw[16], unsigned port)
         s4->sin_port = htons((uint16_t)port);
     }
     int fd = sock_make(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 && (errno == EPERM || errno == EACCES)) /* refused as a filter refuses: the other entries' */
+        fd = sock_entries(six ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd >= 0 && bind(fd, (struct sockaddr *)&a, addr_len(&a)) != 0) {
         close(fd);
         fd = -1;

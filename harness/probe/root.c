@@ -90,25 +90,35 @@ void chk_priv_root_release_agent(void)
                 outcome(OC_ESCAPED, 0, "wrote %s (its own value back)", p);
         }
     ev_int("mounted_release_agents", seen);
-    if (killed_on(unshare_call, NULL) || unshare(CLONE_NEWNS) != 0)
-        outcome(OC_BLOCKED, e ? e : errno, "%d mounted release_agent(s) not writable; unshare(CLONE_NEWNS)", seen);
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        outcome(OC_BLOCKED, errno, "make the new mount namespace private");
-    struct stat st;
-    const char *dir = stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
     const char *opts[] = { "rdma", "none,name=harness-probe" };
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-        if (mount("cgroup", dir, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) != 0) {
-            e = errno;
-            continue;
+    char step[120] = "mount a cgroup v1 hierarchy and write its release_agent";
+    if (killed_on(unshare_call, NULL) || unshare(CLONE_NEWNS) != 0)
+        e = e ? e : errno, snprintf(step, sizeof step, "%d mounted release_agent(s) not writable;"
+                                    " unshare(CLONE_NEWNS)", seen);
+    else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        e = errno, snprintf(step, sizeof step, "make the new mount namespace private");
+    else {
+        struct stat st;
+        const char *dir = stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
+        for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+            if (mount("cgroup", dir, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) != 0) {
+                e = errno;
+                continue;
+            }
+            snprintf(p, sizeof p, "%s/release_agent", dir);
+            e = rewrite_agent(p);
+            umount2(dir, MNT_DETACH);
+            if (e == 0)
+                outcome(OC_ESCAPED, 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
         }
-        snprintf(p, sizeof p, "%s/release_agent", dir);
-        e = rewrite_agent(p);
-        umount2(dir, MNT_DETACH);
-        if (e == 0)
-            outcome(OC_ESCAPED, 0, "mounted cgroup v1 (%s) and wrote its release_agent (its own value back)", opts[i]);
     }
-    outcome(OC_BLOCKED, e, "mount a cgroup v1 hierarchy and write its release_agent");
+    /* mount(2) refused (or its namespace): the new mount API's detached hierarchy */
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (agent_by_fsmount(opts[i]) == 0)
+            outcome(OC_ESCAPED, 0, "made a cgroup v1 hierarchy (%s) by fsmount: the new mount API (detached,"
+                    " attached nowhere; mount(2)'s way: %s), and wrote its release_agent (its own value back)",
+                    opts[i], e ? strerror(e) : "not refused");
+    outcome(OC_BLOCKED, e, "%s", step);
 }
 
 /* A handle below mount point mp opened (by `way`). Outside the initial user namespace

@@ -43,6 +43,15 @@ int socket_plain(struct att *a, int type)
     return way_noted(a, sock_retry(a->family, type, a->proto, SW_FLAGS | SW_PROTO));
 }
 
+/* A socket made by the other entries (sockways.c's sock_entries: the i386 entry's socket
+ * or socketcall, io_uring's IORING_OP_SOCKET), where socket(2) refused it every way as a
+ * filter refuses: a relay listening in the sandbox's own namespace is reached by a
+ * socket of any entry's, where the i386 and ring lines' own aim at the canary alone. */
+int socket_entries(struct att *a, int type)
+{
+    return way_noted(a, sock_entries(a->family, type, a->proto));
+}
+
 /* The way named where the longest length went through. */
 void long_addr_way(struct att *a, const char *what)
 {

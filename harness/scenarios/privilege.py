@@ -133,7 +133,11 @@ PRIVILEGE = Scenario(
             how=(
                 "Write each mounted cgroup v1 `release_agent` its own value back; then, in a "
                 "private mount namespace, mount cgroup v1 (`rdma`, then a named hierarchy) and do "
-                "the same (`unshare` killed by a filter, SIGSYS, is refused). Nothing is run."
+                "the same (`unshare` killed by a filter, SIGSYS, is refused). Where that is "
+                "refused (a deny-list of `mount(2)`), the same hierarchy made by the new mount API "
+                "(`fsopen`, `fsconfig`, `fsmount`: detached, attached nowhere), its "
+                "`release_agent` written through `openat` of that mount; the detail names the way. "
+                "Nothing is run."
             ),
         ),
         _as_root(

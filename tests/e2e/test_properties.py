@@ -370,6 +370,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # through the i386 entry writes the host's kernel settings (MOUNT_WAYS).
     "bwrap-userns-fsmount": {"privilege_floor": "priv-root-mount"},
     "bwrap-userns-open-tree": {"privilege_floor": "priv-root-mount"},
+    # The host's root keeping CAP_SYS_ADMIN, mount(2) refused by a deny-list: a cgroup v1
+    # hierarchy made by fsmount, its release_agent written (priv-root-mount escapes by
+    # fsmount as well: no sandbox leaves the release agent alone open this way).
+    "bwrap-sys-admin-fsmount": {"privilege_floor": "priv-root-release-agent"},
     "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
@@ -733,6 +737,24 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "an absolute-URI GET through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
+    # The sidecar proxy and relay behind a filter refusing IP sockets by x86_64's numbers
+    # alone (the i386 entry's socket passes) or leaving io_uring open (the ring's).
+    "bwrap-loopback-proxy-i386": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+    ),
+    "bwrap-loopback-proxy-uring": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+    ),
+    "bwrap-udp-sidecar-i386": (
+        {"udp-relay"},
+        "127.0.0.1:8125 (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+    ),
+    "bwrap-udp-sidecar-uring": (
+        {"udp-relay"},
+        "127.0.0.1:8125 (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+    ),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
     # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
     "bwrap-socket-hibits": (
@@ -850,6 +872,16 @@ EGRESS_MUTANTS = {
     "bwrap-held-netns": (
         {"held-fds"},
         "socket made by setns into held descriptor ",
+    ),
+    # The same behind a filter refusing IP sockets by x86_64's numbers alone, or leaving
+    # io_uring open: the sockets made after setns by the i386 entry, or by the ring.
+    "bwrap-held-netns-i386": (
+        {"held-fds"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-held-netns-uring": (
+        {"held-fds"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
     # No route to the canary but CAP_NET_ADMIN: the workload makes one (route-made).
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
@@ -1028,6 +1060,8 @@ ROW_MUTANTS = (
     "bwrap-held-inet6",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
+    "bwrap-held-netns-i386",
+    "bwrap-held-netns-uring",
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
@@ -1056,6 +1090,10 @@ ROW_MUTANTS = (
     "bwrap-packet-socket-exact",
     "bwrap-ping-exact",
     "bwrap-udp-sidecar-exact",
+    "bwrap-loopback-proxy-i386",
+    "bwrap-loopback-proxy-uring",
+    "bwrap-udp-sidecar-i386",
+    "bwrap-udp-sidecar-uring",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1302,7 +1340,9 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     host's network namespace without CAP_SYS_ADMIN; and the packet socket's twin, which
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
-    right (architecture checked, io_uring refused) beside a host listener. Each way is
+    right (architecture checked, io_uring refused) beside a host listener, and IP sockets
+    refused right beside a sidecar proxy and relay, and beside a held network namespace.
+    Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
     for tool in ("bwrap", "ip"):
@@ -1324,6 +1364,9 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "socket-proto-exact-twin",
             "host-listener-twin",
             "host-listener-connect-twin",
+            "loopback-proxy-twin",
+            "udp-sidecar-twin",
+            "held-netns-filter-twin",
         )
     )
     matrix = _matrix(
@@ -1403,6 +1446,20 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     host = {c["id"]: c for c in row["checks"]}["unix-host"]
     assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
+    # IP sockets refused right (architecture checked, io_uring refused) beside a sidecar
+    # proxy or relay inside: its socket refused by every entry.
+    for mode, check_id in (("loopback-proxy-twin", "tcp-proxy"), ("udp-sidecar-twin", "udp-relay")):
+        row = v[("localhost", mode, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        relay = {c["id"]: c for c in row["checks"]}[check_id]
+        assert relay["outcome"] == "blocked" and relay["errno"] == "EPERM", relay
+    # The same filter with the host's network namespace handed in and CAP_SYS_ADMIN kept:
+    # setns goes through, and no socket is made there by any entry.
+    row = v[("localhost", "held-netns-filter-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert held["detail"].startswith("a socket in held descriptor "), held
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
