@@ -32,11 +32,19 @@ else
   # process of uid 65534 that blocks SIGIO and SIGURG, so that one the sandbox makes the
   # kernel send it stays pending (its /proc status), nothing delivered. Stopped with
   # the sandbox. Without setpriv, or an env that blocks signals (coreutils 8.31),
-  # there is none.
-  xpid=""
+  # there is none. It lives no longer than the cell may (`timeout -k GRACE LIMIT`
+  # leads the sandbox command), so an envelope killed before it could stop it leaves
+  # nothing for long.
+  xpid=""; wlife=600
+  if [ "$1" = timeout ] && [ "$2" = -k ]; then
+    case "$3/$4" in
+      *[!0-9./]*) ;;
+      [0-9]*/[0-9]*) wlife=$(( ${3%%.*} + ${4%%.*} + 5 )) ;;
+    esac
+  fi
   if command -v setpriv >/dev/null 2>&1 && env --block-signal=URG true 2>/dev/null; then
     setpriv --reuid=65534 --regid=65534 --clear-groups \
-      env --block-signal=IO,URG sleep 3600 </dev/null >/dev/null 2>&1 &
+      env --block-signal=IO,URG sleep "$wlife" </dev/null >/dev/null 2>&1 &
     xpid=$!
     i=0  # until it is sleep (exec'd, its signals blocked), at most a second
     while [ "$(cat "/proc/$xpid/comm" 2>/dev/null)" != sleep ] && [ "$i" -lt 50 ]; do
