@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -80,4 +81,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` ends it as Ctrl-C does
     raise SystemExit(main())

@@ -24,6 +24,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -309,6 +310,7 @@ def report(results: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` ends it as Ctrl-C does
     try:
         main()
     except KeyboardInterrupt:  # the lab is gone by now (its finally blocks ran)

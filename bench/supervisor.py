@@ -19,6 +19,8 @@ import argparse
 import json
 import os
 import secrets
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -70,6 +72,11 @@ def listener() -> socket.socket:
     return server
 
 
+# $1 a supervisor's namespace: its daemon killed, the namespace removed (if either is).
+GONE = """pkill -KILL -f -- "[-]-netns /run/netns/$1 --daemon"
+ip netns del "$1" 2>/dev/null; true"""
+
+
 def ms(values: list[float]) -> str:
     low, high = min(values), max(values)
     return f"median {statistics.median(values):.1f} ms (min {low:.1f}, max {high:.1f})"
@@ -93,53 +100,63 @@ async def main() -> None:
     work.mkdir(exist_ok=True)
     starts, stops, rss = [], [], []
     running = None
-    for i in range(args.starts):
-        t = time.perf_counter()
-        running = await start_supervisor(
-            transport, runtime="bench", workdir=str(work), run_id=secrets.token_hex(4),
-            host_index=0, serial=i, canary=canary, canary_address="127.0.0.1", fault=None,
-        )  # fmt: skip
-        starts.append((time.perf_counter() - t) * 1000)
-        assert running.error is None, running.error
-        status = Path(f"/proc/{running.pid}/status").read_text()
-        rss.append(int(next(ln for ln in status.splitlines() if ln.startswith("VmRSS")).split()[1]))
-        if i < args.starts - 1:
+    made: list[str] = []  # every supervisor's namespace, as named before its start
+    try:
+        for i in range(args.starts):
             t = time.perf_counter()
-            await stop_supervisor(transport, running)
-            stops.append((time.perf_counter() - t) * 1000)
-    assert running is not None
-    probe = build_probe()
-    floor = []
-    for _ in range(args.starts):
-        t = time.perf_counter()
-        subprocess.run([str(probe.path), "version"], capture_output=True, check=True)
-        floor.append((time.perf_counter() - t) * 1000)
-    py = []
-    for _ in range(args.starts):
-        t = time.perf_counter()
-        subprocess.run(["python3", "-c", "pass"], check=True)
-        py.append((time.perf_counter() - t) * 1000)
-    n = str(args.connections)
-    through = subprocess.run(
-        running.wrap((sys.executable, "-c", EXCHANGE, "127.0.0.1", str(port), n)),
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    direct = subprocess.run(
-        [sys.executable, "-c", EXCHANGE, "127.0.0.1", str(port), n],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    # The lookup alone, for a live connection of this process.
-    client = socket.create_connection(("127.0.0.1", port))
-    here, there = client.getsockname(), client.getpeername()
-    lookups = []
-    for _ in range(20):
-        t = time.perf_counter()
-        found = reference.identify("/proc/self/net", here, there, "none")
-        lookups.append((time.perf_counter() - t) * 1000)
-    client.close()
-    await stop_supervisor(transport, running)
-    server.close()
-    work.rmdir()
+            run_id = secrets.token_hex(4)
+            made.append(f"harness-{run_id}-0-sup{i}")  # its name, before it exists
+            running = await start_supervisor(
+                transport, runtime="bench", workdir=str(work), run_id=run_id,
+                host_index=0, serial=i, canary=canary, canary_address="127.0.0.1", fault=None,
+            )  # fmt: skip
+            starts.append((time.perf_counter() - t) * 1000)
+            assert running.error is None, running.error
+            status = Path(f"/proc/{running.pid}/status").read_text()
+            vm = next(ln for ln in status.splitlines() if ln.startswith("VmRSS"))
+            rss.append(int(vm.split()[1]))
+            if i < args.starts - 1:
+                t = time.perf_counter()
+                await stop_supervisor(transport, running)
+                stops.append((time.perf_counter() - t) * 1000)
+        assert running is not None
+        probe = build_probe()
+        floor = []
+        for _ in range(args.starts):
+            t = time.perf_counter()
+            subprocess.run([str(probe.path), "version"], capture_output=True, check=True)
+            floor.append((time.perf_counter() - t) * 1000)
+        py = []
+        for _ in range(args.starts):
+            t = time.perf_counter()
+            subprocess.run(["python3", "-c", "pass"], check=True)
+            py.append((time.perf_counter() - t) * 1000)
+        n = str(args.connections)
+        through = subprocess.run(
+            running.wrap((sys.executable, "-c", EXCHANGE, "127.0.0.1", str(port), n)),
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        direct = subprocess.run(
+            [sys.executable, "-c", EXCHANGE, "127.0.0.1", str(port), n],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        # The lookup alone, for a live connection of this process.
+        client = socket.create_connection(("127.0.0.1", port))
+        here, there = client.getsockname(), client.getpeername()
+        lookups = []
+        for _ in range(20):
+            t = time.perf_counter()
+            found = reference.identify("/proc/self/net", here, there, "none")
+            lookups.append((time.perf_counter() - t) * 1000)
+        client.close()
+    finally:  # also when interrupted (Ctrl-C, or SIGTERM: see the end of this file)
+        with anyio.CancelScope(shield=True):
+            if running is not None:
+                await stop_supervisor(transport, running)
+        for ns in made:  # one interrupted while it started: its daemon and namespace
+            subprocess.run(["sh", "-c", GONE, "bench-supervisor-gone", ns], check=False)
+        server.close()
+        shutil.rmtree(work, ignore_errors=True)
     processes = sum(1 for p in os.listdir("/proc") if p.isdigit())
     results = {
         "fixture_start_ms": starts,
@@ -169,4 +186,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` ends it as Ctrl-C does
     anyio.run(main, backend="asyncio")

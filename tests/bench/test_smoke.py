@@ -78,8 +78,15 @@ class Smokes:
         return code, (self.logs / f"{name}.out").read_text()
 
     def stop(self) -> None:
+        """Each still running is stopped as `kill` stops it (it removes what it made, as
+        on Ctrl-C: tests/bench/test_interrupted.py), killed only if that takes too long."""
         for proc in self.procs.values():
             if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs.values():
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
 
