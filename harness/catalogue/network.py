@@ -44,6 +44,10 @@ ROWS: tuple[Row, ...] = (
             " for a datagram), with each set of the type's flags, where it was refused as given"
             " (an allow-list written from strace of curl, comparing the protocol whole, matches"
             " only the protocol it names)",
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (dns-own-tcp's query's socket to a resolver of its own"
+            " network namespace made by the ring, or by the i386 entry, where socket(2)"
+            " refused it every way)",
         ),
     ),
     _net(
@@ -214,8 +218,8 @@ ROWS: tuple[Row, ...] = (
             " outside the sweep's attempts goes the same ways: a proxy's, a resolver's, a"
             " route's or firewall's netlink socket, a unix listener's)",
             "i386: socket, socketcall",
-            "io_uring: IORING_OP_SOCKET (the relay's socket made by the ring, where socket(2)"
-            " and the i386 entry refused it)",
+            "io_uring: IORING_OP_SOCKET (the relay's or a query's socket made by the ring,"
+            " where socket(2) and the i386 entry refused it)",
         ),
     ),
     _net(

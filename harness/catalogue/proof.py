@@ -208,6 +208,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-port-allowlist",
         "bwrap-own-resolver-tcp",
         "bwrap-sidecar-resolver-tcp",
+        "bwrap-sidecar-resolver-tcp-i386",
+        "bwrap-sidecar-resolver-tcp-uring",
         "bwrap-addrlen-filter",
         "bwrap-socket-hibits",
         "bwrap-socket-proto-exact",
@@ -255,6 +257,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar-i386",
         "bwrap-udp-sidecar-uring",
         "bwrap-sidecar-resolver",
+        "bwrap-sidecar-resolver-i386",
+        "bwrap-sidecar-resolver-uring",
     ),
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",

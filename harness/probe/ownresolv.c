@@ -5,7 +5,10 @@
  * a scope where it is link-local (`fe80::1%eth0`, as router-advertised DNS writes it:
  * an interface's name or number). A nameserver line the probe cannot parse is an
  * error on dns-own's line, never a silent fall back to libc's default: the resolver
- * it names is one libc may ask, and it was not asked. */
+ * it names is one libc may ask, and it was not asked.
+ * A query's socket that socket(2) refused every way as a filter refuses (EPERM, EACCES)
+ * is made by the i386 entry or io_uring (sock_entries, the way named: att_start), and
+ * so is the gate's: a sidecar's resolver answers a socket of any entry's. */
 
 #include "probe.h"
 
@@ -89,6 +92,8 @@ void own_dns_gate(struct att *a)
         !maybe_host_netns())
         return;
     int fd = sock_make(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* (every way: sockways.c) */
+    if (fd < 0 && (errno == EPERM || errno == EACCES)) /* refused as a filter refuses: the other entries' */
+        fd = sock_entries(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
         return;

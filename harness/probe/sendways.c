@@ -45,8 +45,10 @@ int socket_plain(struct att *a, int type)
 
 /* A socket made by the other entries (sockways.c's sock_entries: the i386 entry's socket
  * or socketcall, io_uring's IORING_OP_SOCKET), where socket(2) refused it every way as a
- * filter refuses: a relay listening in the sandbox's own namespace is reached by a
- * socket of any entry's, where the i386 and ring lines' own aim at the canary alone. */
+ * filter refuses: a relay or resolver listening in the sandbox's own namespace (a
+ * sidecar's proxy, relay or forwarding resolver: tcp-proxy, udp-relay, dns-own and
+ * dns-own-tcp) is reached by a socket of any entry's, where the i386 and ring lines'
+ * own aim at the canary alone. */
 int socket_entries(struct att *a, int type)
 {
     return way_noted(a, sock_entries(a->family, type, a->proto));

@@ -747,15 +747,39 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "127.0.0.1:3128 (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
     ),
+    # The relay answers dns-own's queries too (as bwrap-udp-sidecar's does), their socket
+    # made the same way.
     "bwrap-udp-sidecar-i386": (
-        {"udp-relay"},
-        "127.0.0.1:8125 (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+        {"udp-relay", "dns-own"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
     ),
     "bwrap-udp-sidecar-uring": (
-        {"udp-relay"},
-        "127.0.0.1:8125 (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+        {"udp-relay", "dns-own"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
     "bwrap-sidecar-resolver": ({"dns-own"}, "127.0.0.1:5353 (a UDP listener of its namespace)"),
+    # The sidecar's resolver behind the same filters: the query's socket made by the i386
+    # entry, or by the ring (dns-own, dns-own-tcp).
+    "bwrap-sidecar-resolver-i386": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (its socket made by socket (i386), the"
+        " i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-sidecar-resolver-uring": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (its socket made by io_uring's"
+        " IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
+    "bwrap-sidecar-resolver-tcp-i386": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its socket made by socket"
+        " (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-sidecar-resolver-tcp-uring": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its socket made by"
+        " io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
     # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
     "bwrap-socket-hibits": (
         {"tcp4-high", "udp4-high", "unix-abstract"},
@@ -1092,8 +1116,8 @@ ROW_MUTANTS = (
     "bwrap-udp-sidecar-exact",
     "bwrap-loopback-proxy-i386",
     "bwrap-loopback-proxy-uring",
-    "bwrap-udp-sidecar-i386",
-    "bwrap-udp-sidecar-uring",
+    "bwrap-sidecar-resolver-tcp-i386",
+    "bwrap-sidecar-resolver-tcp-uring",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1187,6 +1211,10 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-loopback-proxy-get",
         "bwrap-sidecar-resolver",
         "bwrap-sidecar-resolver-tcp",
+        "bwrap-sidecar-resolver-i386",
+        "bwrap-sidecar-resolver-uring",
+        "bwrap-udp-sidecar-i386",
+        "bwrap-udp-sidecar-uring",
         "bwrap-linklocal-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
@@ -1341,7 +1369,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
     right (architecture checked, io_uring refused) beside a host listener, and IP sockets
-    refused right beside a sidecar proxy and relay, and beside a held network namespace.
+    refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and beside a
+    held network namespace.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1367,6 +1396,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "loopback-proxy-twin",
             "udp-sidecar-twin",
             "held-netns-filter-twin",
+            "sidecar-resolver-twin",
+            "sidecar-resolver-tcp-twin",
         )
     )
     matrix = _matrix(
@@ -1448,7 +1479,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
     # IP sockets refused right (architecture checked, io_uring refused) beside a sidecar
     # proxy or relay inside: its socket refused by every entry.
-    for mode, check_id in (("loopback-proxy-twin", "tcp-proxy"), ("udp-sidecar-twin", "udp-relay")):
+    for mode, check_id in (
+        ("loopback-proxy-twin", "tcp-proxy"),
+        ("udp-sidecar-twin", "udp-relay"),
+        ("sidecar-resolver-twin", "dns-own"),
+        ("sidecar-resolver-tcp-twin", "dns-own-tcp"),
+    ):
         row = v[("localhost", mode, "egress_confinement")]
         assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
         relay = {c["id"]: c for c in row["checks"]}[check_id]
