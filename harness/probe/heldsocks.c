@@ -528,7 +528,10 @@ static int in_host_netns(const struct stat *self)
  * namespace and that the workload may take: pidfd_getfd asks ptrace's permission (the
  * same uid, no capability the workload lacks), not any network's. A host process's
  * connection, taken, is the host's network: tried as one held at start (held_fd),
- * named by its process. Its own namespace's are no route (the sweep tries that), nor
+ * named by its process. A datagram socket is only sent through: what arrives on it is
+ * its owner's (read here, a datagram the sweep sent to that relay would never reach
+ * it), so the canary's log decides; a connection's answer comes to what was written. Its own
+ * namespace's are no route (the sweep tries that), nor
  * another harness probe's or canary's (another cell's attempts, of its own namespace:
  * an arrival by them would be that cell's, not this sandbox's way out). */
 static void proc_sockets(uint64_t own, const char *ip4, const char *ip6, int high)
@@ -571,6 +574,8 @@ static void proc_sockets(uint64_t own, const char *ip4, const char *ip6, int hig
             }
             taken++;
             for (size_t k = before; k < g_natt; k++) {
+                if (g_att[k].talk == X_LINE && g_att[k].type == SOCK_DGRAM)
+                    g_att[k].talk = X_FIRE; /* its owner reads it too: take nothing it is sent */
                 char was[sizeof g_att[k].dsts];
                 snprintf(was, sizeof was, "%s", g_att[k].dsts);
                 snprintf(g_att[k].dsts, sizeof g_att[k].dsts, "descriptor %.16s of pid %d (taken by"

@@ -11,7 +11,9 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import threading
+from pathlib import Path
 
 from tests.lab import require_tool
 from tests.probe.egress_args import (
@@ -146,3 +148,53 @@ def test_a_shipper_at_an_ipv6_next_hop_is_sent_the_line() -> None:
     assert relay, done.stdout[-2000:] + done.stderr[-2000:]
     assert relay["outcome"] == "escaped", json.dumps(relay)
     assert "the nonce came back from [fd5e:7a7b::1]:8125" in str(relay["detail"]), relay
+
+
+# A process of another network namespace holding a datagram socket with a datagram
+# queued for it, as a relay or a resolver holds its own: it reads it when told to.
+OWNER = """import os, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.sendto(b"OWNER", s.getsockname())
+print("up", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)
+try:
+    print("kept" if s.recv(64, socket.MSG_DONTWAIT) == b"OWNER" else "other", flush=True)
+except BlockingIOError:
+    print("gone", flush=True)
+"""
+
+# In a PID namespace of the test's own (the owner and the probe alone in view), the
+# owner in a network namespace, the probe in another.
+BESIDE_AN_OWNER = """set -e
+ip link set lo up
+unshare -n sh -c 'ip link set lo up && exec "$0" -c "$1" "$2"' "$PY" "$OWNER" "$FLAG" > "$LOG" &
+while ! grep -q up "$LOG"; do sleep 0.05; done
+unshare -n sh -c 'ip link set lo up && exec "$@"' sh "$@" || true
+touch "$FLAG"
+wait
+cat "$LOG"
+"""
+
+
+def test_a_datagram_socket_taken_from_another_process_is_never_read(tmp_path: Path) -> None:
+    """held-fds sends through a socket it takes from another process (pidfd_getfd) but
+    never reads it: what waits there is its owner's. Before, the probe read the owner's
+    datagram (and, under load, took the answer a relay owed the sweep's udp-relay line
+    from the relay's own socket: that line went unanswered)."""
+    require_tool("unshare")
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "OWNER": OWNER,
+        "FLAG": str(tmp_path / "flag"), "LOG": str(tmp_path / "owner.log"),
+    }  # fmt: skip
+    done = subprocess.run(
+        ["unshare", "-p", "-f", "--mount-proc", "sh", "-c", BESIDE_AN_OWNER, "sh",
+         *egress_argv("127.0.0.1", 9)],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    held = _lines(done.stdout).get("held-fds")
+    assert held, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "(taken by pidfd_getfd), fd" in str(held["detail"]), held
+    assert "unconnected" in str(held["detail"]), held
+    assert done.stdout.splitlines()[-1] == "kept", done.stdout[-500:]
