@@ -21,6 +21,13 @@ from harness.probe.build import build_probe
 # another run's, not for an arrival nothing explains (judge/arrivals.py).
 TAG = "harness-00000000-00001"
 
+# `unshare` for a probe run unsandboxed as root in a network namespace of its own (add
+# "-n"): in a PID namespace (and mount namespace, for its /proc) where only the test's
+# own processes are in view. Else held-fds takes the sockets of every host process (the
+# CI runner's, a database's) with pidfd_getfd and writes its line into their
+# connections, and setns enters the host's network through /proc/<pid>/ns/net.
+ALONE = ("unshare", "-p", "-f", "--mount-proc")
+
 
 def egress_argv(canary: str, port: int, canary6: str = "::1") -> list[str]:
     """`probe run ... egress-confinement` against `canary`:`port` (and `canary6` on
@@ -102,7 +109,7 @@ def run_beside(code: str, name: str) -> subprocess.CompletedProcess[str]:
     }
     try:
         return subprocess.run(
-            ["unshare", "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
+            [*ALONE, "-n", "sh", "-c", script, "sh", *egress_argv("127.0.0.1", 9)],
             capture_output=True, text=True, timeout=120, check=False, env=env,
         )  # fmt: skip
     finally:
@@ -153,7 +160,7 @@ def run_across(
     }  # fmt: skip
     try:
         return subprocess.run(
-            ["unshare", "-nm" if resolv else "-n", "sh", "-c", ACROSS, "sh", *argv],
+            [*ALONE, "-n", "sh", "-c", ACROSS, "sh", *argv],
             capture_output=True, text=True, timeout=120, check=False, env=env,
         )  # fmt: skip
     finally:  # the script's trap, where it was killed first: the listener, the namespace

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.lab import require_tool
-from tests.probe.egress_args import canary_script, egress_argv
+from tests.probe.egress_args import ALONE, canary_script, egress_argv
 
 # 10.77.0.0/24 on the namespace's own lo; the canary answers on 10.77.0.9:9, and the
 # firewall drops everything to it (and, on the way in, everything from it).
@@ -62,7 +62,7 @@ def _run(tmp_path: Path, rules: str, legacy: str = "") -> dict[str, dict[str, ob
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": CANARY}
     env |= {"OUT": str(tmp_path), "LEGACY": legacy}
     done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", SCRIPT, "sh", *args],
+        [*ALONE, "-n", "sh", "-c", SCRIPT, "sh", *args],
         capture_output=True, text=True, timeout=120, check=False, env=env,
     )  # fmt: skip
     lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.lab import require_tool
-from tests.probe.egress_args import canary_script, egress_argv
+from tests.probe.egress_args import ALONE, canary_script, egress_argv
 
 CANARY6 = "fd5e:7a78::2"
 SCRIPT = """set -e
@@ -53,7 +53,7 @@ def _run(tmp_path: Path, rule: str, *, ipv6: bool = False) -> dict[str, dict[str
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CANARY": canary}
     env |= {"OUT": str(tmp_path), "RULE": rule, **addrs}
     done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", SCRIPT, "sh", *args],
+        [*ALONE, "-n", "sh", "-c", SCRIPT, "sh", *args],
         capture_output=True, text=True, timeout=120, check=False, env=env,
     )  # fmt: skip
     lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
