@@ -12,10 +12,11 @@
  * changed to show it. Left out are what belongs to the sandbox's own namespaces: a
  * network namespace's sysctls and devices, a UTS, IPC, PID or user namespace's own
  * sysctls where it has one (a PID namespace's pid_max since 6.14: before, the host's),
+ * ns_last_pid without the capability its write asks (its mode lets anyone open it),
  * and the workload's own cgroup and what is below it (the folder whose cgroup.procs
- * lists it, or in a cgroup namespace of its own the whole of
- * a mount of that namespace's root; where that cannot be told, a cgroup mount whose
- * root is not the hierarchy's); and the rest of debugfs and tracefs (their tracing
+ * lists it, or in a cgroup namespace of its own the whole of a mount of that
+ * namespace's root; where that cannot be told, a cgroup mount whose root is not the
+ * hierarchy's); and the rest of debugfs and tracefs (their tracing
  * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only
  * checks the mode) and IMA's policy, whose files may act on open or close; and any
  * other mount inside one (a tmpfs over a folder of /sys holds no kernel state).
@@ -71,77 +72,20 @@ static const char *const g_kstate[][2] = {
 };
 static int g_bpf; /* walking a bpffs: its pinned objects are opened by bpf(BPF_OBJ_GET) */
 
-/* Whether `fd`, got by BPF_OBJ_GET, is a map or a link (a program read-write changes
- * nothing by that alone): 1 or 0; closed. */
-static int bpf_state(int fd)
-{
-    char info[64], line[128];
-    int state = 0;
-    snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
-    FILE *f = fopen(info, "r");
-    while (f && !state && fgets(line, sizeof line, f))
-        state = !strncmp(line, "map_type:", 9) || !strncmp(line, "link_type:", 10);
-    if (f)
-        fclose(f);
-    close(fd);
-    return state;
-}
-
-/* A pinned BPF object (a map a policy daemon keeps, a link that attaches a program)
- * opened read-write by its path: BPF_OBJ_GET asks no capability, only the file's mode,
- * and a map got so is the caller's to change (nothing is changed here). Where x86_64's
- * bpf(2) is refused, the i386 entry's (357), in a child (a filter may kill on it), its
- * attr below 4 GiB. 0 where it opens. */
-static int bpf_obj_get(const char *path)
-{
-    union {
-        struct { uint64_t pathname; uint32_t bpf_fd, file_flags; } get;
-        unsigned char pad[128];
-    } attr;
-    memset(&attr, 0, sizeof attr);
-    attr.get.pathname = (uint64_t)(uintptr_t)path;
-    int fd = (int)syscall(SYS_bpf, 7 /* BPF_OBJ_GET */, &attr, sizeof attr);
-    if (fd >= 0)
-        return bpf_state(fd) ? 0 : -1;
-#if defined(__x86_64__)
-    static int here = -1;
-    if ((errno != EPERM && errno != ENOSYS) || (here < 0 && (here = i386_here()) == 0) || !here)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        void *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-        if (low == MAP_FAILED)
-            _exit(1);
-        memcpy(low, &attr, sizeof attr);
-        long v[6] = { 7, (long)(uintptr_t)low, (long)sizeof attr }, got = int80(I386_NR_bpf, v);
-        _exit(got >= 0 && bpf_state((int)got) ? 0 : 1);
-    }
-    int status = 0;
-    pid_t got = -1;
-    while (pid > 0 && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
-    if (got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return g_ks.bpf_i386 = 1, 0;
-#endif
-    return -1;
-}
-
 static int kstate_type(const char *type)
 {
-    for (int i = 0; g_kstate[i][0]; i++)
-        if (!strcmp(type, g_kstate[i][0]))
-            return 1;
-    return 0;
+    int i = 0;
+    while (g_kstate[i][0] && strcmp(type, g_kstate[i][0]))
+        i++;
+    return g_kstate[i][0] ? i : -1;
 }
 
 /* The usual mount point of a mount of a kernel-state type (where it stands for one
  * that has none). */
 static const char *usual_place(const struct mnt *m)
 {
-    for (int i = 0; g_kstate[i][0]; i++)
-        if (!strcmp(m->type, g_kstate[i][0]))
-            return g_kstate[i][1] ? g_kstate[i][1] : m->mp;
-    return m->mp;
+    int i = kstate_type(m->type);
+    return i >= 0 && g_kstate[i][1] ? g_kstate[i][1] : m->mp;
 }
 
 /* Whether mount `m` is the one seen at its point (st_dev there is its maj:min, as
@@ -164,8 +108,17 @@ static int pid_max_per_ns(void)
     return major > 6 || (major == 6 && minor >= 14);
 }
 
+/* ns_last_pid is mode 0666, but a write asks CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN
+ * over its PID namespace's owner, for the host's the initial user namespace. */
+static int pid_restorer(void)
+{
+    struct cap_data d[2];
+    uint64_t c = caps_get(d) ? ~0ULL : cap64(d[0].permitted, d[1].permitted);
+    return !g_own_ns[3] && (c & (1ULL << 21 | 1ULL << 40));
+}
+
 /* Sysctls a namespace of the sandbox's own holds (kernel/sysctl.c, kernel/pid.c, ipc/,
- * utsname). */
+ * utsname), or that it cannot write whatever the open says. */
 static int namespaced_sysctl(const char *path)
 {
     static const char *const uts[] = { "hostname", "domainname", NULL };
@@ -178,7 +131,7 @@ static int namespaced_sysctl(const char *path)
         return 1;
     if (g_own_ns[3] && prefixed(path, "/proc/sys/user"))
         return 1;
-    if (g_own_ns[2] && !strcmp(path, "/proc/sys/kernel/ns_last_pid"))
+    if ((g_own_ns[2] || !pid_restorer()) && !strcmp(path, "/proc/sys/kernel/ns_last_pid"))
         return 1;
     if (g_own_ns[2] && !strcmp(path, "/proc/sys/kernel/pid_max") && pid_max_per_ns())
         return 1;
@@ -341,7 +294,7 @@ static void try_file(const char *path, const char *canon, const struct stat *st)
     if (!host_cgroup(path))
         return;
     g_ks.files++;
-    int fd = g_bpf ? bpf_obj_get(path) : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = g_bpf ? bpf_obj_get(path, &g_ks.bpf_i386) : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return;
     if (!g_bpf)
@@ -568,7 +521,7 @@ void chk_priv_root_kernel_state(void)
     int walked = 0;
     for (int i = 0; i < g_nmnt && !g_ks.writable_seen && !g_ks.moved; i++) {
         const struct mnt *m = &g_mnt[i];
-        if (!kstate_type(m->type) || !visible(m))
+        if (kstate_type(m->type) < 0 || !visible(m))
             continue;
         walked++;
         const char *root = strcmp(m->root, "/") ? m->root : "";

@@ -151,3 +151,19 @@ def test_clone3_through_the_i386_entry(open_folder: Path, own_cgroup: Path) -> N
     twin = _confined_row(open_folder, own_cgroup)
     assert twin["outcome"] == "blocked", twin
     assert twin["evidence"]["cgroup_moves_tried"] >= 1, twin
+
+
+def test_ns_last_pid_open_to_anyone_is_no_write_without_the_capability(open_folder: Path) -> None:
+    """/proc/sys/kernel/ns_last_pid is mode 0666, so anyone opens it for writing; a
+    write asks CAP_CHECKPOINT_RESTORE (or CAP_SYS_ADMIN) over the host's user namespace.
+    A workload of uid nobody in the host's PID namespace, the host's /proc in view, is
+    judged by what it can write: before, that open alone was a violation."""
+    probe = runnable_copy(open_folder)
+    argv = [require_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
+    argv += ["--inh-caps=-all", str(probe), "run", "--tag", "t", "privilege-floor"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    row = next((r for r in rows if r.get("id") == "priv-root-kernel-state"), None)
+    assert row, done.stdout + done.stderr
+    assert "ns_last_pid" not in row["detail"], row
+    assert row["outcome"] == "blocked" and row["evidence"]["files_tried"] > 0, row
