@@ -235,11 +235,17 @@ ROWS: tuple[Row, ...] = (
             " the owner on each write (any signal, by F_SETSIG), by the same uid or euid 0 alone"
             " (harness's witness beside the sandbox, a host process that blocks SIGIO and SIGURG,"
             " holds it pending)",
+            "scheduling: setpriority, sched_setscheduler, sched_setattr, sched_setaffinity or"
+            " ioprio_set of a host process, by the same uid alone, where the calls that signal,"
+            " trace and set limits are refused: no hook of Landlock's signal scope, and nice 19,"
+            " SCHED_BATCH, one CPU or the idle I/O class starve it (harness's witness: the value"
+            " changed one step, read back, restored but its nice)",
             "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
-            " rt_sigqueueinfo, rt_tgsigqueueinfo",
+            " rt_sigqueueinfo, rt_tgsigqueueinfo, setpriority, sched_setscheduler,"
+            " sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witness, for"
-        " a descriptor's owner",
+        " a descriptor's owner and for scheduling (and its oom_score_adj, one more and back)",
     ),
     _priv(
         _ROOT,

@@ -193,6 +193,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-signal-i386",
         "landlock-host-pid-prlimit",
         "landlock-signal-sigio",
+        "landlock-host-pid-nice",
+        "landlock-nice-i386",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
     ),

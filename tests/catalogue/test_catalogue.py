@@ -251,6 +251,7 @@ WAY_MUTANTS = {
     "a held pidfd: ": ("-held-pidfd",),
     "prlimit64: ": ("-prlimit",),
     "a descriptor's owner: ": ("-sigio",),
+    "scheduling: ": ("-nice",),
     "a held pty master: ": ("-held-pty",),
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),

@@ -283,6 +283,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The deny-list whole, prlimit64 too: a descriptor's owner set to a host process
     # (F_SETOWN) and O_ASYNC, the kernel signals it on each write.
     "landlock-signal-sigio": {"privilege_floor": "priv-proc-access"},
+    # landlock-host-pid-prlimit's sandbox with prlimit64 refused: setpriority, asking the
+    # same uid alone, raises the nice of harness's witness (uid 65534).
+    "landlock-host-pid-nice": {"privilege_floor": "priv-proc-access"},
+    # Every call that sets another's scheduling refused by x86_64's number alone: the
+    # i386 entry's setpriority (97) all the same.
+    "landlock-nice-i386": {"privilege_floor": "priv-proc-access"},
     # The host's PID namespace as a uid a host service has, behind a filter of every call
     # that reaches another process: /proc/<pid>/mem reads that service's memory.
     "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
@@ -2711,6 +2717,24 @@ def test_a_descriptors_owner_is_named(mutants_run: tuple[int, str, Path]) -> Non
     row = v[("localhost", "landlock-signal-sigio", "privilege_floor")]
     detail = str({c["id"]: c for c in row["checks"]}["priv-proc-access"]["detail"])
     assert "fcntl(F_SETOWN) and O_ASYNC" in detail and "harness's witness" in detail, detail
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_host_processs_scheduling_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-host-pid-nice and landlock-nice-i386 are caught by priv-proc-access at
+    harness's witness, each reason naming the way: setpriority, by x86_64's number or by
+    the i386 entry's, every signal and prlimit64 refused."""
+    v = verdicts_of(mutants_run[2])
+    for runtime, way in (
+        ("landlock-host-pid-nice", "setpriority(PRIO_PROCESS) of harness's witness"),
+        ("landlock-nice-i386", "through the i386 entry (int $0x80, its number 97)"),
+    ):
+        row = v[("localhost", runtime, "privilege_floor")]
+        checks = {c["id"]: c for c in row["checks"]}
+        detail = str(checks["priv-proc-access"]["detail"])
+        assert way in detail and "read back" in detail, (runtime, detail)
+        escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+        assert escaped == ["priv-proc-access"], (runtime, escaped)
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
