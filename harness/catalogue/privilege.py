@@ -240,12 +240,16 @@ ROWS: tuple[Row, ...] = (
             " trace and set limits are refused: no hook of Landlock's signal scope, and nice 19,"
             " SCHED_BATCH, one CPU or the idle I/O class starve it (harness's witness: the value"
             " changed one step, read back, restored but its nice)",
+            "oom_score_adj: a host process's /proc/<pid>/oom_score_adj, its owner's file,"
+            " written by the same uid where /proc is writable and every call above refused: a"
+            " score of 1000 makes it the OOM killer's first choice (harness's witness: one"
+            " more, read back, restored)",
             "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
             " rt_sigqueueinfo, rt_tgsigqueueinfo, setpriority, sched_setscheduler,"
             " sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witness, for"
-        " a descriptor's owner and for scheduling (and its oom_score_adj, one more and back)",
+        " a descriptor's owner, its scheduling and its oom_score_adj",
     ),
     _priv(
         _ROOT,

@@ -195,6 +195,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-signal-sigio",
         "landlock-host-pid-nice",
         "landlock-nice-i386",
+        "landlock-host-pid-oom",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
     ),

@@ -245,11 +245,12 @@ static void say(int k, int i386, int w, const struct tried *t, char *how, size_t
         snprintf(entry, sizeof entry, " through the i386 entry (int $0x80, its number %ld), x86_64's refused",
                  kinds[k].nr386);
     snprintf(how, n, "%s of harness's witness (host process %d, uid 65534)%s: %s, read back, then %s: the"
-             " workload may change a host process's %s (starve it%s)", kinds[k].name, w, entry, vals,
+             " workload may %s", kinds[k].name, w, entry, vals,
              t->restored == t->before ? "restored"
              : k == W_NICE ? "left (only CAP_SYS_NICE lowers a nice; the witness stops with the cell)"
                            : "not restored (the witness stops with the cell)",
-             k == W_OOM ? "OOM standing" : "scheduling", k == W_OOM ? ", or have the OOM killer take it first" : "");
+             k == W_OOM ? "have the OOM killer take a host process first (a score of 1000)"
+                        : "change a host process's scheduling (starve it)");
 }
 
 int sched_reach(char *how, size_t n)

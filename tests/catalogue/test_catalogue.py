@@ -252,6 +252,7 @@ WAY_MUTANTS = {
     "prlimit64: ": ("-prlimit",),
     "a descriptor's owner: ": ("-sigio",),
     "scheduling: ": ("-nice",),
+    "oom_score_adj: ": ("-oom",),
     "a held pty master: ": ("-held-pty",),
     "the controlling terminal of a host session: ": ("-tty-session",),
     "a widened argument: ": ("-hibits",),

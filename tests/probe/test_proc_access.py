@@ -310,3 +310,23 @@ def test_a_held_pidfd_of_a_host_process_is_a_way_to_its_descriptors(open_folder:
     twin = _holding_pidfd(runnable_copy(open_folder), as_nobody=False)
     assert twin["outcome"] == "blocked", twin
     assert twin["evidence"]["held_pidfds"] == 1, twin
+
+
+def test_a_writable_proc_is_a_way_to_a_host_processs_oom_score(
+    open_folder: Path, tmp_path: Path, witness: int
+) -> None:
+    """landlock-host-pid-oom: the Landlock reference in the host's PID namespace, every
+    call that signals, sets limits or scheduling refused, run as uid 65534 with /proc
+    writable: the witness's /proc/<pid>/oom_score_adj (its owner's file) is written one
+    more, read back, restored; with /proc for reading alone (the twin), nothing. By
+    hand, in that argv, `echo 1000 > /proc/<pid>/oom_score_adj` as uid 65534 set a host
+    sleeper of that uid's score, read from the host, then written back."""
+    if _landlock_abi() < 6:
+        pytest.skip("Landlock ABI 6 (scopes) needed")
+    tmp_path.chmod(0o777)
+    row = _sandboxed(runnable_copy(open_folder), "landlock-oom", tmp_path)
+    assert row["outcome"] == "escaped", row
+    assert "/proc/<pid>/oom_score_adj of harness's witness" in row["detail"], row
+    assert Path(f"/proc/{witness}/oom_score_adj").read_text().strip() == "0", row
+    twin = _sandboxed(runnable_copy(open_folder), "landlock-oom-twin", tmp_path)
+    assert twin["outcome"] == "blocked", twin
