@@ -146,6 +146,10 @@ ROWS: tuple[Row, ...] = (
             "open_tree: a detached clone of a mount (the root, or the sandbox's own /proc and"
             " /sys without the read-only mounts over them, made read-write by mount_setattr),"
             " where a deny-list refuses mount(2) and fsopen",
+            "fspick: a superblock of the initial user namespace's opened for reconfiguring,"
+            " where a deny-list refuses mount(2), fsopen and open_tree: fsconfig's"
+            " FSCONFIG_CMD_RECONFIGURE then changes a host filesystem's options (a host tmpfs"
+            " resized, the host's root made read-only), with CAP_SYS_ADMIN there",
             "i386: mount, umount2, unshare",
         ),
         target="a tmpfs and a proc; where mount(2) is refused, a detached tmpfs (fsmount), a"

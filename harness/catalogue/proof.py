@@ -166,6 +166,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-userns-fsmount",
         "bwrap-userns-open-tree",
         "bwrap-userns-mount-i386",
+        "bwrap-sys-admin-fspick",
     ),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
     _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (

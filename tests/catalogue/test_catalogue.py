@@ -244,6 +244,7 @@ WAY_MUTANTS = {
     "mount_setattr: ": ("-mount-setattr",),
     "fsmount: ": ("-fsmount",),
     "open_tree: ": ("-open-tree",),
+    "fspick: ": ("-fspick",),
     "another process's socket": ("-sibling-socket",),
     "kill(pid, 0): ": ("-host-pid",),
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),

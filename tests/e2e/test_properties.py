@@ -384,6 +384,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # fsmount as well: no sandbox leaves the release agent alone open this way).
     "bwrap-sys-admin-fsmount": {"privilege_floor": "priv-root-release-agent"},
     "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
+    # bwrap-sys-admin-fsmount's sandbox, its list refusing every call of the new mount
+    # API but fspick and fsconfig: a host superblock opened for reconfiguring.
+    "bwrap-sys-admin-fspick": {"privilege_floor": "priv-root-mount"},
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
     "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
@@ -2677,6 +2680,19 @@ def test_each_way_into_a_mount_is_named(mutants_run: tuple[int, str, Path], runt
     assert MOUNT_WAYS[runtime] in str(checks["priv-root-mount"]["detail"]), checks
     escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
     assert escaped == ["priv-root-mount"], escaped
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_fspick_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """bwrap-sys-admin-fspick escapes by priv-root-mount through fspick, every other way
+    into a mount refused (mount(2), fsopen, open_tree), and by priv-start (CAP_SYS_ADMIN
+    in the initial user namespace, which fspick needs: in a child one it reaches only
+    the sandbox's own superblocks)."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "bwrap-sys-admin-fspick", "privilege_floor")]
+    checks = {c["id"]: c for c in row["checks"]}
+    assert "for reconfiguring by fspick" in str(checks["priv-root-mount"]["detail"]), checks
+    assert checks["priv-root-release-agent"]["outcome"] != "escaped", checks
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
