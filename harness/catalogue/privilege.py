@@ -146,6 +146,10 @@ ROWS: tuple[Row, ...] = (
             "open_tree: a detached clone of a mount (the root, or the sandbox's own /proc and"
             " /sys without the read-only mounts over them, made read-write by mount_setattr),"
             " where a deny-list refuses mount(2) and fsopen",
+            "fspick: a superblock of the initial user namespace's opened for reconfiguring,"
+            " where a deny-list refuses mount(2), fsopen and open_tree: fsconfig's"
+            " FSCONFIG_CMD_RECONFIGURE then changes a host filesystem's options (a host tmpfs"
+            " resized, the host's root made read-only), with CAP_SYS_ADMIN there",
             "i386: mount, umount2, unshare",
         ),
         target="a tmpfs and a proc; where mount(2) is refused, a detached tmpfs (fsmount), a"
@@ -235,11 +239,21 @@ ROWS: tuple[Row, ...] = (
             " the owner on each write (any signal, by F_SETSIG), by the same uid or euid 0 alone"
             " (harness's witness beside the sandbox, a host process that blocks SIGIO and SIGURG,"
             " holds it pending)",
+            "scheduling: setpriority, sched_setscheduler, sched_setattr, sched_setaffinity or"
+            " ioprio_set of a host process, by the same uid alone, where the calls that signal,"
+            " trace and set limits are refused: no hook of Landlock's signal scope, and nice 19,"
+            " SCHED_BATCH, one CPU or the idle I/O class starve it (harness's witness: the value"
+            " changed one step, read back, restored but its nice)",
+            "oom_score_adj: a host process's /proc/<pid>/oom_score_adj, its owner's file,"
+            " written by the same uid where /proc is writable and every call above refused: a"
+            " score of 1000 makes it the OOM killer's first choice (harness's witness: one"
+            " more, read back, restored)",
             "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
-            " rt_sigqueueinfo, rt_tgsigqueueinfo",
+            " rt_sigqueueinfo, rt_tgsigqueueinfo, setpriority, sched_setscheduler,"
+            " sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witness, for"
-        " a descriptor's owner",
+        " a descriptor's owner, its scheduling and its oom_score_adj",
     ),
     _priv(
         _ROOT,

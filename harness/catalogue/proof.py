@@ -166,6 +166,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-userns-fsmount",
         "bwrap-userns-open-tree",
         "bwrap-userns-mount-i386",
+        "bwrap-sys-admin-fspick",
     ),
     _PRIV + "kernel parameters (/proc/sys)": ("runc-unmasked",),
     _PRIV + "host kernel state: every sysctl, sysfs attribute and cgroup file": (
@@ -193,6 +194,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-signal-i386",
         "landlock-host-pid-prlimit",
         "landlock-signal-sigio",
+        "landlock-host-pid-nice",
+        "landlock-nice-i386",
+        "landlock-host-pid-oom",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
     ),

@@ -134,7 +134,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "umask",
         "personality",
     ),
-    "scheduling, within the limits the kernel grants anyone": (
+    "scheduling, within the limits the kernel grants anyone (another process's by the same"
+    " uid, a host one's where it stands in the host's PID namespace: priv-proc-access's"
+    " setpriority, sched_setscheduler, sched_setattr, sched_setaffinity and ioprio_set of"
+    " harness's witness; sched_setparam changes nothing of a process of a normal policy"
+    " without CAP_SYS_NICE or its RLIMIT_RTPRIO, and PRIO_PGRP, PRIO_USER, IOPRIO_WHO_PGRP"
+    " and IOPRIO_WHO_USER ask each member the same permission, never tried: they would"
+    " change every process of a group or uid)": (
         "sched_yield",
         "sched_setparam",
         "sched_getparam",

@@ -166,6 +166,12 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_tgkill 270
 #define I386_NR_rt_sigqueueinfo 178
 #define I386_NR_rt_tgsigqueueinfo 335
+/* procsched.c: another process's scheduling */
+#define I386_NR_setpriority 97
+#define I386_NR_sched_setscheduler 156
+#define I386_NR_sched_setattr 351
+#define I386_NR_sched_setaffinity 241
+#define I386_NR_ioprio_set 289
 #define I386_NR_read 3
 #define I386_NR_write 4
 #define I386_NR_socketcall 102

@@ -197,6 +197,10 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "signal",
       { I386_NR_kill, I386_NR_tkill, I386_NR_tgkill, I386_NR_rt_sigqueueinfo, I386_NR_rt_tgsigqueueinfo, -1 } },
     { "ptrace", { I386_NR_ptrace, I386_NR_process_vm_readv, I386_NR_process_vm_writev, -1 } },
+    /* another process's scheduling (a deny-list of x86_64's setpriority and the rest) */
+    { "sched",
+      { I386_NR_setpriority, I386_NR_sched_setscheduler, I386_NR_sched_setattr, I386_NR_sched_setaffinity,
+        I386_NR_ioprio_set, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -217,11 +221,18 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "process_vm_writev", SYS_process_vm_writev },
     { "pidfd_getfd", 438 },
     { "prlimit64", SYS_prlimit64 }, /* another process's limits: RLIMIT_CPU kills it */
+    /* another process's scheduling, by the same uid alone (nice 19, one CPU, idle I/O) */
+    { "setpriority", SYS_setpriority },
+    { "sched_setscheduler", SYS_sched_setscheduler },
+    { "sched_setparam", SYS_sched_setparam },
+    { "sched_setattr", SYS_sched_setattr },
+    { "sched_setaffinity", SYS_sched_setaffinity },
+    { "ioprio_set", SYS_ioprio_set },
     /* a descriptor's owner, who gets its SIGIO (any signal, by F_SETSIG): fcntl's
      * F_SETOWN and F_SETOWN_EX, ioctl's FIOSETOWN and SIOCSPGRP (by their argument) */
     { "setown", DENY_SETOWN },
 };
-#define MAX_DENY 11
+#define MAX_DENY 24
 
 static long deny_nr(const char *name)
 {
@@ -230,7 +241,8 @@ static long deny_nr(const char *name)
             return deny_names[i].nr;
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
              " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
-             " setown)", name);
+             " setpriority, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity,"
+             " ioprio_set, setown)", name);
 }
 
 static int meta_family(const char *name)
@@ -248,7 +260,7 @@ static int meta_family(const char *name)
 static void metadata_filter(const int *unfiltered, int any_arch, const char *i386_open,
                             const char *fd_open, const long *deny, int ndeny)
 {
-    struct sock_filter f[180];
+    struct sock_filter f[256];
     unsigned n = 0;
     if (!any_arch) {
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -264,7 +276,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring, bpf, signal, ptrace)",
+                         " io_uring, bpf, signal, ptrace, sched)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

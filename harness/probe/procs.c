@@ -321,11 +321,12 @@ static int reach_held_pidfds(int *held, int *e, char *how, size_t n)
     return -1;
 }
 
-/* A host process signalled as a descriptor's owner (procways.c), where it stands in the
- * host's PID namespace and /proc shows it: harness's witness, its pending set read. */
+/* A host process signalled as a descriptor's owner (procways.c), or its scheduling or
+ * OOM standing changed (procsched.c), where it stands in the host's PID namespace and
+ * /proc shows it: harness's witness, its pending set or the value read back. */
 static int owner_reach(char *how, size_t n)
 {
-    return proc_is_ours() && host_pid_ns() ? sigio_reach(how, n) : -1;
+    return proc_is_ours() && host_pid_ns() && (sigio_reach(how, n) == 0 || sched_reach(how, n) == 0) ? 0 : -1;
 }
 
 /* Another process's memory and descriptors: as started, then as the

@@ -16,7 +16,7 @@
  * pending: harness's witness (envelope.sh starts one beside each sandbox). A signal
  * sent to it stays pending, shown in /proc/<pid>/status's ShdPnd, nothing delivered.
  * Its pending set in *pnd; 0 if none. */
-static int witness(unsigned long long *pnd)
+int witness_pid(unsigned long long *pnd)
 {
     DIR *d = opendir("/proc");
     int found = 0;
@@ -62,7 +62,7 @@ int sigio_reach(char *how, size_t n)
     static const char *const ways[] = { "fcntl(F_SETOWN)", "fcntl(F_SETOWN_EX)", "ioctl(FIOSETOWN)",
                                         "ioctl(SIOCSPGRP)" };
     unsigned long long before;
-    int w = witness(&before);
+    int w = witness_pid(&before);
     for (int i = 0; w > 0 && i < 4; i++) {
         int fd[2], one = 1, set;
         if ((i < 2 ? pipe2(fd, O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd)) != 0)

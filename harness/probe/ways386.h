@@ -24,6 +24,12 @@ int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
  * that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
  * there, the way named in `how`; -1 if not (or no witness). */
 int sigio_reach(char *how, size_t n);
+/* procways.c: harness's witness, its pending signals in *pnd: its pid, or 0 if none. */
+int witness_pid(unsigned long long *pnd);
+/* procsched.c: the witness's nice, scheduling policy, CPU mask, I/O priority and
+ * oom_score_adj, each changed by one step, read back and restored, by x86_64's calls,
+ * then the i386 entry's: 0 if one was changed, the way named in `how`; -1 if none. */
+int sched_reach(char *how, size_t n);
 /* rootways.c: root.c's attempts through the i386 entry, where x86_64's are refused: a
  * kernel operation by the name root.c gives it (1 allowed, 0 refused with *e, -1 no
  * such way), a file handle made and opened below mount point mp, a node made (0, or -1

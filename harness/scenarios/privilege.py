@@ -342,7 +342,8 @@ PRIVILEGE = Scenario(
             "priv-proc-access",
             "process_vm_readv, /proc/<pid>/mem, pidfd_getfd, ptrace, signal 0, prlimit64 on"
             " every visible process not the check's own, as started and as the unprivileged uid"
-            " (the filesystem fixture's decoy)",
+            " (the filesystem fixture's decoy); a descriptor's owner, the scheduling and OOM"
+            " standing of harness's witness",
             rule=Rule.ROOT,
             how=(
                 "Every visible process but the check's own and its ancestors (kernel threads and "
@@ -371,6 +372,16 @@ PRIVILEGE = Scenario(
                 "`F_SETOWN_EX`, of a socket by `ioctl(FIOSETOWN)`, `SIOCSPGRP`, its signal "
                 "SIGURG (`F_SETSIG`; SIGIO where refused), `O_ASYNC` on, a byte written: the "
                 "signal pending in its status (`ShdPnd`) is the escape, nothing delivered. "
+                "Then the same witness's scheduling and OOM standing, each in a child, by the "
+                "same uid's permission alone (no signalling call, no hook of Landlock's scope): "
+                "its nice raised one step by `setpriority(PRIO_PROCESS)` (left: only "
+                "CAP_SYS_NICE lowers a nice; the witness stops with the cell), its policy "
+                "`SCHED_OTHER` made `SCHED_BATCH` by `sched_setscheduler`, then by "
+                "`sched_setattr`, its CPU mask its lowest CPU alone by `sched_setaffinity`, its "
+                "I/O priority the idle class by `ioprio_set`, its `/proc/<pid>/oom_score_adj` "
+                "one more; each value read back (its `/proc` files, `ioprio_get`) is the escape, "
+                "then restored by the same call; where x86_64's calls are refused, the i386 "
+                "entry's (`int $0x80`). No other host process is changed. "
                 "And each pidfd held at start of a process "
                 "outside the check's PID namespace (its fdinfo's `Pid:` 0): `pidfd_getfd` of "
                 "descriptor 0 to 2 through it (ptrace's permission alone; `evidence.held_pidfds` "

@@ -283,6 +283,15 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The deny-list whole, prlimit64 too: a descriptor's owner set to a host process
     # (F_SETOWN) and O_ASYNC, the kernel signals it on each write.
     "landlock-signal-sigio": {"privilege_floor": "priv-proc-access"},
+    # landlock-host-pid-prlimit's sandbox with prlimit64 refused: setpriority, asking the
+    # same uid alone, raises the nice of harness's witness (uid 65534).
+    "landlock-host-pid-nice": {"privilege_floor": "priv-proc-access"},
+    # Every call that sets another's scheduling refused by x86_64's number alone: the
+    # i386 entry's setpriority (97) all the same.
+    "landlock-nice-i386": {"privilege_floor": "priv-proc-access"},
+    # Those calls refused too, the workload as uid 65534 with /proc writable: a host
+    # process of that uid has its oom_score_adj raised (the OOM killer's first choice).
+    "landlock-host-pid-oom": {"privilege_floor": "priv-proc-access"},
     # The host's PID namespace as a uid a host service has, behind a filter of every call
     # that reaches another process: /proc/<pid>/mem reads that service's memory.
     "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
@@ -375,6 +384,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # fsmount as well: no sandbox leaves the release agent alone open this way).
     "bwrap-sys-admin-fsmount": {"privilege_floor": "priv-root-release-agent"},
     "bwrap-userns-mount-i386": {"privilege_floor": "priv-root-mount"},
+    # bwrap-sys-admin-fsmount's sandbox, its list refusing every call of the new mount
+    # API but fspick and fsconfig: a host superblock opened for reconfiguring.
+    "bwrap-sys-admin-fspick": {"privilege_floor": "priv-root-mount"},
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
     "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
@@ -2671,6 +2683,19 @@ def test_each_way_into_a_mount_is_named(mutants_run: tuple[int, str, Path], runt
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_fspick_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """bwrap-sys-admin-fspick escapes by priv-root-mount through fspick, every other way
+    into a mount refused (mount(2), fsopen, open_tree), and by priv-start (CAP_SYS_ADMIN
+    in the initial user namespace, which fspick needs: in a child one it reaches only
+    the sandbox's own superblocks)."""
+    v = verdicts_of(mutants_run[2])
+    row = v[("localhost", "bwrap-sys-admin-fspick", "privilege_floor")]
+    checks = {c["id"]: c for c in row["checks"]}
+    assert "for reconfiguring by fspick" in str(checks["priv-root-mount"]["detail"]), checks
+    assert checks["priv-root-release-agent"]["outcome"] != "escaped", checks
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 @pytest.mark.parametrize("runtime", sorted(I386_WAYS))
 def test_roots_i386_ways_are_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
     """Each mutant whose deny-list checks no architecture escapes by its row's check
@@ -2711,6 +2736,27 @@ def test_a_descriptors_owner_is_named(mutants_run: tuple[int, str, Path]) -> Non
     row = v[("localhost", "landlock-signal-sigio", "privilege_floor")]
     detail = str({c["id"]: c for c in row["checks"]}["priv-proc-access"]["detail"])
     assert "fcntl(F_SETOWN) and O_ASYNC" in detail and "harness's witness" in detail, detail
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_a_host_processs_scheduling_is_named(mutants_run: tuple[int, str, Path]) -> None:
+    """landlock-host-pid-nice, landlock-nice-i386 and landlock-host-pid-oom are caught by
+    priv-proc-access at harness's witness, each reason naming the way: setpriority, by
+    x86_64's number or by the i386 entry's, every signal and prlimit64 refused; its
+    oom_score_adj, every scheduling call refused too."""
+    v = verdicts_of(mutants_run[2])
+    for runtime, way in (
+        ("landlock-host-pid-nice", "setpriority(PRIO_PROCESS) of harness's witness"),
+        ("landlock-nice-i386", "through the i386 entry (int $0x80, its number 97)"),
+        ("landlock-host-pid-oom", "/proc/<pid>/oom_score_adj of harness's witness"),
+    ):
+        row = v[("localhost", runtime, "privilege_floor")]
+        checks = {c["id"]: c for c in row["checks"]}
+        detail = str(checks["priv-proc-access"]["detail"])
+        assert way in detail and "read back" in detail, (runtime, detail)
+        escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+        if runtime != "landlock-host-pid-oom":  # a writable /proc/sys opens for others too
+            assert escaped == ["priv-proc-access"], (runtime, escaped)
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)

@@ -69,6 +69,16 @@ def test_the_hosts_pid_namespace_unscoped_lets_root_signal_host_processes(
 
 SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 LAST = ("pidfd_send_signal", "prlimit64", "setown")
+# Every call that sets another process's scheduling, each by the same uid alone.
+SCHED = (
+    "setpriority",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setattr",
+    "sched_setaffinity",
+    "ioprio_set",
+)
+NO_SCHED = tuple(a for call in SCHED for a in ("--deny", call))
 
 
 def test_a_deny_list_of_kill_leaves_pidfd_send_signal(open_folder: Path, host_process: int) -> None:
@@ -127,12 +137,14 @@ def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
     open_folder: Path, host_process: int, witness: int
 ) -> None:
     """Its twin: pidfd_send_signal refused too (and prlimit64, another way to kill a host
-    process: its CPU limit, and a descriptor's owner), nothing signals a host process,
-    harness's witness among them."""
+    process: its CPU limit, a descriptor's owner, and the calls that set its scheduling),
+    nothing signals a host process nor changes one, harness's witness among them."""
     deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
-    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny))
+    confine = ("--unscoped", *deny, *NO_SCHED)
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
     assert row["outcome"] == "blocked", row
     assert _pending(witness) == 0, row
+    assert _sched(witness) == (0, 0), row
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
@@ -166,8 +178,63 @@ def test_the_references_signal_scope_leaves_a_host_processs_limits(
     assert row["outcome"] == "escaped", row
     assert "prlimit64(" in row["detail"] and "RLIMIT_CPU" in row["detail"], row
     launcher = ("unshare", "--net", "--")
-    twin = _row(runnable_copy(open_folder), *launcher, confine=("--deny", "prlimit64"))
+    twin = _row(runnable_copy(open_folder), *launcher, confine=("--deny", "prlimit64", *NO_SCHED))
     assert twin["outcome"] == "blocked", twin
+
+
+def _sched(pid: int) -> tuple[int, int]:
+    """A process's nice and scheduling policy, from its /proc stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[16]), int(fields[38])
+
+
+# What each way's line names, the call left open (its twin: all six refused, above).
+SCHED_WAYS = {
+    "setpriority": "setpriority(PRIO_PROCESS) of harness's witness",
+    "sched_setscheduler": "sched_setscheduler of harness's witness",
+    "sched_setattr": "sched_setattr of harness's witness",
+    "sched_setaffinity": "sched_setaffinity of harness's witness",
+    "ioprio_set": "ioprio_set(IOPRIO_WHO_PROCESS) of harness's witness",
+}
+
+
+@pytest.mark.parametrize("left", sorted(SCHED_WAYS))
+def test_each_call_that_sets_a_host_processs_scheduling_is_a_way(
+    open_folder: Path, witness: int, left: str
+) -> None:
+    """landlock-host-pid-nice's shape, one call left out of the list at a time: the
+    reference's signal scope and prlimit64 refused, the workload (as uid 65534, the
+    check's second pass) changes the witness's scheduling by that call, read back, and
+    the line names it. What was changed is restored, but a nice (only CAP_SYS_NICE
+    lowers one). By hand, in landlock-host-pid-nice's argv, renice, chrt -b, taskset
+    and ionice -c 3 as uid 65534 each changed a host sleeper of that uid, read from the
+    host."""
+    if _landlock_abi() < 6:
+        pytest.skip("Landlock ABI 6 (scopes) needed")
+    deny = tuple(a for call in SCHED if call != left for a in ("--deny", call))
+    confine = ("--deny", "prlimit64", *deny)
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
+    assert row["outcome"] == "escaped", row
+    assert SCHED_WAYS[left] in row["detail"] and "read back" in row["detail"], row
+    said = re.search(r"\(host process (\d+), uid 65534\)", str(row["detail"]))
+    if said and int(said[1]) == witness and left != "setpriority":
+        assert "restored" in row["detail"] and _sched(witness)[1] == 0, row
+        assert os.sched_getaffinity(witness) == os.sched_getaffinity(0), row
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
+def test_a_deny_list_of_x86_64s_scheduling_calls_leaves_the_i386_entrys(
+    open_folder: Path, witness: int
+) -> None:
+    """landlock-nice-i386's shape: every scheduling call refused by x86_64's number, the
+    i386 entry's left through (`--i386-open sched`): its setpriority (97) raises the
+    witness's nice all the same, and the line names that entry."""
+    if _landlock_abi() < 6:
+        pytest.skip("Landlock ABI 6 (scopes) needed")
+    confine = ("--deny", "prlimit64", *NO_SCHED, "--i386-open", "sched")
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
+    assert row["outcome"] == "escaped", row
+    assert "through the i386 entry (int $0x80, its number 97)" in row["detail"], row
 
 
 def test_another_pid_namespaces_proc_names_no_process_here(open_folder: Path) -> None:
@@ -243,3 +310,23 @@ def test_a_held_pidfd_of_a_host_process_is_a_way_to_its_descriptors(open_folder:
     twin = _holding_pidfd(runnable_copy(open_folder), as_nobody=False)
     assert twin["outcome"] == "blocked", twin
     assert twin["evidence"]["held_pidfds"] == 1, twin
+
+
+def test_a_writable_proc_is_a_way_to_a_host_processs_oom_score(
+    open_folder: Path, tmp_path: Path, witness: int
+) -> None:
+    """landlock-host-pid-oom: the Landlock reference in the host's PID namespace, every
+    call that signals, sets limits or scheduling refused, run as uid 65534 with /proc
+    writable: the witness's /proc/<pid>/oom_score_adj (its owner's file) is written one
+    more, read back, restored; with /proc for reading alone (the twin), nothing. By
+    hand, in that argv, `echo 1000 > /proc/<pid>/oom_score_adj` as uid 65534 set a host
+    sleeper of that uid's score, read from the host, then written back."""
+    if _landlock_abi() < 6:
+        pytest.skip("Landlock ABI 6 (scopes) needed")
+    tmp_path.chmod(0o777)
+    row = _sandboxed(runnable_copy(open_folder), "landlock-oom", tmp_path)
+    assert row["outcome"] == "escaped", row
+    assert "/proc/<pid>/oom_score_adj of harness's witness" in row["detail"], row
+    assert Path(f"/proc/{witness}/oom_score_adj").read_text().strip() == "0", row
+    twin = _sandboxed(runnable_copy(open_folder), "landlock-oom-twin", tmp_path)
+    assert twin["outcome"] == "blocked", twin
