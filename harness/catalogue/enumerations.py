@@ -182,7 +182,17 @@ IO_URING_OPS: dict[str, Member] = {
         )
     },
     "IORING_OP_CONNECT": _c(
-        "uring4", "uring4-udp", "uring4-mptcp", "uring6", "uring6-udp", "uring6-mptcp"
+        "uring4",
+        "uring4-udp",
+        "uring4-mptcp",
+        "uring6",
+        "uring6-udp",
+        "uring6-mptcp",
+        "tcp-proxy",
+        "udp-relay",
+        "dns-own",
+        "dns-own-tcp",
+        "unix-host",
     ),
     "IORING_OP_SEND": _c(
         "uring4", "uring4-udp", "uring4-mptcp", "uring6", "uring6-udp", "uring6-mptcp"

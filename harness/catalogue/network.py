@@ -44,10 +44,14 @@ ROWS: tuple[Row, ...] = (
             " for a datagram), with each set of the type's flags, where it was refused as given"
             " (an allow-list written from strace of curl, comparing the protocol whole, matches"
             " only the protocol it names)",
-            "i386: socket, socketcall",
+            "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (dns-own-tcp's query's socket to a resolver of its own"
             " network namespace made by the ring, or by the i386 entry, where socket(2)"
-            " refused it every way)",
+            " refused it every way), IORING_OP_CONNECT (its connect, where connect(2) and the"
+            " i386 entry's refused it)",
+            "sendto: MSG_FASTOPEN (dns-own-tcp's query's connection to a resolver of its own"
+            " network namespace made by its first bytes, where connect(2) was refused every"
+            " way)",
         ),
     ),
     _net(
@@ -194,9 +198,12 @@ ROWS: tuple[Row, ...] = (
         " and an absolute-URI GET for the canary (with the login an environment's proxy URL"
         " carries), again at the high port, 443 and 80 where it refuses the first",
         ways=(
-            "i386: socket, socketcall",
+            "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (the relay's socket made by the ring, where socket(2)"
-            " and the i386 entry refused it)",
+            " and the i386 entry refused it), IORING_OP_CONNECT (its connect, where connect(2)"
+            " and the i386 entry's refused it)",
+            "sendto: MSG_FASTOPEN (the relay's connection made by the first bytes, where"
+            " connect(2) was refused every way)",
         ),
     ),
     _net(
@@ -217,9 +224,12 @@ ROWS: tuple[Row, ...] = (
             " widened, where it was refused as given (each socket the egress checks make"
             " outside the sweep's attempts goes the same ways: a proxy's, a resolver's, a"
             " route's or firewall's netlink socket, a unix listener's)",
-            "i386: socket, socketcall",
+            "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (the relay's or a query's socket made by the ring,"
-            " where socket(2) and the i386 entry refused it)",
+            " where socket(2) and the i386 entry refused it), IORING_OP_CONNECT (its connect,"
+            " where connect(2) and the i386 entry's refused it)",
+            "sendto: the datagram with its destination, unconnected, where connect(2) was"
+            " refused every way",
         ),
     ),
     _net(

@@ -240,6 +240,8 @@ static void att_start(struct att *a)
         else
             errno = e;
     }
+    if (rc != 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS) && RELAY_ROUTE(a))
+        rc = connect_other(a, sa, sl); /* refused as a filter refuses: the other entries' */
     if (rc != 0 && errno != EINPROGRESS && a->has_alt) /* a held IPv6 socket: IPv4 by ::ffff: */
         rc = att_try_alt(a, errno) == 0 ? 0 : -1;
     else if (a->has_alt) /* IPv6 gets half the time; the v4-mapped address the rest */

@@ -362,36 +362,6 @@ int held_peer_outside(int fd, char *why, size_t cap)
     return peer_outside(fd, 1, NULL, name, why, cap);
 }
 
-/* connect(2) refused (errno a filter's EPERM or EACCES): the same connect through the i386
- * entry (connect, then socketcall's), then by the ring (IORING_OP_CONNECT), each given
- * up once refused as a filter refuses (EPERM, a kill, no such entry or operation: a
- * filter on connect sees no path, so one refusal stands for every name; EACCES may be
- * the file's own mode, and is asked again).
- * 0 with its way in `way`, or -1 with errno (EAGAIN: a full backlog, and reached). */
-static int connect_elsewhere(int fd, const struct sockaddr *sa, socklen_t len, char *way, size_t cap)
-{
-    static int i386_shut, ring_shut;
-    int e = errno;
-    const char *step = "";
-    if (!i386_shut) {
-        int r = i386_connect(fd, sa, len, &step);
-        if (r == 0 || errno == EAGAIN) {
-            snprintf(way, cap, " (connected by %s: connect(2) refused)", step);
-            return r;
-        }
-        i386_shut = errno == EPERM || errno == ENOSYS;
-    }
-    if (!ring_shut && uring_alive()) {
-        int r = uring_connect(fd, sa, len, &step);
-        if (r == 0 || errno == EAGAIN) {
-            snprintf(way, cap, " (connected by io_uring's IORING_OP_CONNECT: connect(2) refused)");
-            return r;
-        }
-        ring_shut = errno == EPERM || errno == ENOSYS || errno == EINVAL;
-    }
-    return errno = e, -1;
-}
-
 /* Connect to one name; the outcome into h's line of the report. */
 static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
 {
@@ -427,8 +397,8 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
         char cway[100] = "";
         if (r != 0 && (e == EPERM || e == EACCES)) { /* connect(2) refused: the other entries' */
             errno = e;
-            r = connect_elsewhere(fd, (struct sockaddr *)&un, ul, cway, sizeof cway);
-            e = r == 0 ? 0 : errno;
+            r = connect_entries(fd, (struct sockaddr *)&un, ul, cway, sizeof cway);
+            e = r == 0 ? 0 : errno == EINPROGRESS ? EAGAIN : errno; /* the ring's, pending: a full backlog */
         }
         if (r == 0 || e == EAGAIN) { /* EAGAIN: a full backlog, and still reached */
             char way[300];

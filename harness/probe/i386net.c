@@ -71,9 +71,9 @@ static long socket_call(long nr, long mux, const char *name, const long v[6], in
         snprintf(way, sizeof way, by ? "socketcall %s (i386)" : "%s (i386)", name);
         *step = way;
         r = in_child(by ? I386_NR_socketcall : nr, by ? m : v);
-        if (r == 0) {
+        if (r == 0 || r == -EINPROGRESS) { /* EINPROGRESS: a nonblocking connect under way */
             trail_add(way);
-            return keep ? int80(by ? I386_NR_socketcall : nr, by ? m : v) : 0;
+            return keep && !r ? int80(by ? I386_NR_socketcall : nr, by ? m : v) : r;
         }
         if (r <= -KILLED) {
             snprintf(way + strlen(way), sizeof way - strlen(way), ": killed by signal %ld", -r - KILLED);

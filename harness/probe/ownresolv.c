@@ -98,7 +98,10 @@ void own_dns_gate(struct att *a)
         att_end(a, OC_BLOCKED, errno, "socket for %s", a->dsts);
         return;
     }
-    if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0) {
+    char way[120] = ""; /* connect(2) refused as a filter refuses: the other entries' */
+    if (connect(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0 &&
+        ((errno != EPERM && errno != EACCES && errno != ENOSYS) ||
+         connect_entries(fd, (struct sockaddr *)&a->dst, addr_len(&a->dst), way, sizeof way) != 0)) {
         int e = errno;
         close(fd);
         att_end(a, OC_BLOCKED, e, "no route to %s", a->dsts);
@@ -107,8 +110,8 @@ void own_dns_gate(struct att *a)
     close(fd);
     /* Typically the host's /etc bound in: say what makes the attempt possible. */
     att_end(a, OC_ERROR, 0,
-            "%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
+            "%s%s is outside the resolver ranges harness may query; not tried: bind a resolv.conf"
             " naming one inside them (the canary's) over the sandbox's /etc/resolv.conf",
-            a->dsts);
+            a->dsts, way);
 }
 

@@ -468,6 +468,12 @@ int long_addr_retry(int e); /* sendways.c */
 int socket_wide(struct att *a, int type); /* sendways.c: socket(2) again, each argument widened */
 int socket_plain(struct att *a, int type); /* sendways.c: the type without its flags */
 int socket_entries(struct att *a, int type); /* sendways.c: by the i386 entry, then the ring */
+/* The routes the sweep's own i386 and ring lines (aimed at the canary) do not take: a
+ * relay or resolver in the sandbox's own namespace, a held socket of another's. */
+#define RELAY_ROUTE(a)                                                                              \
+    ((a)->group == G_PROXY || (a)->group == G_UDP_RELAY || (a)->group == G_OWN_DNS ||             \
+     (a)->group == G_OWN_DNS_TCP || (a)->group == G_UNIX || (a)->group == G_HELD)
+int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl); /* sendways.c */
 /* sockways.c: a socket made every way a filter on socket(2)'s arguments may leave open
  * (each argument widened, the other sets of type flags, the protocol named where 0);
  * sock_way() the way the last one took, as words for a line ("" where as given). */
@@ -480,6 +486,9 @@ const char *sock_way(void);
  * sock_way()); and whether a ring answers here without a filter killing for it. */
 int sock_entries(int family, int type, int proto);
 int uring_alive(void);
+/* sockways.c: connect(2), refused as a filter refuses, by the i386 entry, then the ring
+ * (the way into `way`); -1 with errno EINPROGRESS where under way on a nonblocking socket. */
+int connect_entries(int fd, const struct sockaddr *sa, socklen_t len, char *way, size_t cap);
 /* Whether an attempt's destination text is `spec`'s, whatever way was named after it. */
 static inline int dsts_is(const char *dsts, const char *spec)
 {

@@ -54,6 +54,42 @@ int socket_entries(struct att *a, int type)
     return way_noted(a, sock_entries(a->family, type, a->proto));
 }
 
+/* connect(2) refused as a filter refuses (EPERM, EACCES, ENOSYS) on the way to a route
+ * the sweep's own i386, ring and Fast Open lines do not take (a relay or resolver in the
+ * sandbox's own namespace, a held socket of another's: RELAY_ROUTE): the same connect by
+ * the i386 entry, then the ring (sockways.c's connect_entries); where each is refused
+ * too, no connect at all: a TCP connection made by sendto's MSG_FASTOPEN with the first
+ * bytes, a datagram's destination on each datagram (sendto). Its way named in the
+ * attempt; 0 (done, or under way: errno EINPROGRESS), or -1 with errno kept. */
+int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl)
+{
+    char way[120] = "";
+    int e = errno, r = connect_entries(a->fd, sa, sl, way, sizeof way), one = 1;
+    if (r != 0 && errno != EINPROGRESS && errno != EAGAIN) {
+        ssize_t w = -1;
+        if (a->type == SOCK_STREAM && a->family != AF_UNIX &&
+            ((w = sendto(a->fd, a->out + a->outoff, a->outn - a->outoff,
+                         MSG_FASTOPEN | MSG_NOSIGNAL | MSG_DONTWAIT, sa, sl)) >= 0 ||
+             errno == EINPROGRESS)) {
+            a->outoff += w > 0 ? (size_t)w : 0; /* (none where no cookie is cached) */
+            a->tfo_sent = 1; /* connected: the rest by send(2) */
+            snprintf(way, sizeof way, " (its connection made by sendto with MSG_FASTOPEN: connect(2) refused"
+                     " every way)");
+        } else if (a->type == SOCK_DGRAM) {
+            a->how = H_SENDTO;
+            setsockopt(a->fd, a->family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+                       a->family == AF_INET6 ? IPV6_RECVERR : IP_RECVERR, &one, sizeof one);
+            snprintf(way, sizeof way, " (sent by sendto(2), unconnected: connect(2) refused every way)");
+        } else {
+            return errno = e, -1;
+        }
+    }
+    size_t l = strlen(a->dsts);
+    if (!strstr(a->dsts, way)) /* asked again (att_reask): named once */
+        snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
+    return errno = EINPROGRESS, 0;
+}
+
 /* The way named where the longest length went through. */
 void long_addr_way(struct att *a, const char *what)
 {

@@ -159,3 +159,35 @@ int sock_entries(int family, int type, int proto)
         shut[nshut].family = family, shut[nshut].type = type, shut[nshut++].proto = proto;
     return errno = e, -1;
 }
+
+/* connect(2) refused as a filter refuses (errno EPERM, EACCES, ENOSYS): the same connect
+ * through the i386 entry (its own number, then socketcall's), then by the ring
+ * (IORING_OP_CONNECT), each given up for good once refused as a filter refuses (EPERM, a
+ * kill, no such entry or operation: a filter on connect sees no address, so one refusal
+ * stands for every one; EACCES may be a file's own mode or an LSM's word on this address,
+ * and is asked again). 0 with its way in `way`; -1 with errno: EINPROGRESS where a
+ * nonblocking socket's connect is under way by one of them (its way in `way`), EAGAIN
+ * where a unix listener's backlog is full (reached), else connect(2)'s own. */
+int connect_entries(int fd, const struct sockaddr *sa, socklen_t len, char *way, size_t cap)
+{
+    static int i386_shut, ring_shut;
+    int e = errno;
+    const char *step = "";
+    if (!i386_shut) {
+        int r = i386_connect(fd, sa, len, &step);
+        if (r == 0 || errno == EAGAIN || errno == EINPROGRESS) {
+            snprintf(way, cap, " (its connect through the i386 entry, by %s: connect(2) refused)", step);
+            return r;
+        }
+        i386_shut = errno == EPERM || errno == ENOSYS;
+    }
+    if (!ring_shut && uring_alive()) {
+        int r = uring_connect(fd, sa, len, &step);
+        if (r == 0 || errno == EAGAIN || errno == EINPROGRESS) {
+            snprintf(way, cap, " (its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)");
+            return r;
+        }
+        ring_shut = errno == EPERM || errno == ENOSYS || errno == EINVAL;
+    }
+    return errno = e, -1;
+}

@@ -171,17 +171,21 @@ static int uring_open(struct uring *u, const char **step)
 }
 
 /* One request, waited for: its result (a negative errno on failure). */
+static int g_brief; /* a nonblocking socket's connect: its answer waited for 300 ms at most */
 static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
 {
     unsigned tail = *u->sq_tail, idx = tail & *u->sq_mask;
     u->sqes[idx] = *sqe;
     u->sq_array[idx] = idx;
     __atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
-    if (ring_enter(u, 1, 1) < 0)
+    if (ring_enter(u, 1, !g_brief) < 0)
         return -errno;
     unsigned head = *u->cq_head;
+    for (double end = now_ms() + 300; g_brief && head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE) &&
+                                      now_ms() < end;)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
     if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
-        return -EAGAIN;
+        return g_brief ? -EINPROGRESS : -EAGAIN; /* brief: under way, the ring closed on it */
     int res = u->cqes[head & *u->cq_mask].res;
     __atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
     return res;
@@ -247,12 +251,16 @@ int uring_socket(int family, int type, int proto, const char **step)
 }
 
 /* A connect by the ring (IORING_OP_CONNECT), on a socket made anyhow: the way a filter
- * on connect(2) never sees. 0, or -1 with errno. */
+ * on connect(2) never sees. 0, or -1 with errno (EINPROGRESS: a nonblocking socket's,
+ * not done within 300 ms, goes on as connect(2)'s would). */
 int uring_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
 {
     struct io_uring_sqe c = { .opcode = IORING_OP_CONNECT, .fd = fd, .addr = (unsigned long long)(uintptr_t)sa,
                               .off = len };
-    return uring_one(&c, "IORING_OP_CONNECT", step) < 0 ? -1 : 0;
+    g_brief = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+    int r = uring_one(&c, "IORING_OP_CONNECT", step);
+    g_brief = 0;
+    return r < 0 ? -1 : 0;
 }
 
 /* A NOP on a ring of its own: 0 where io_uring answers here. */

@@ -219,6 +219,7 @@ WAY_MUTANTS = {
     "io_uring: ": ("-uring",),
     "write: ": ("-write",),
     "sendmmsg: ": ("-sendmmsg",),
+    "sendto: ": ("-sendto",),
     "AF_INET's name: ": ("-socket-inet",),
     "AF_XDP: ": ("-xdp-",),
     "a longer address: ": ("-addrlen",),

@@ -792,6 +792,64 @@ EGRESS_MUTANTS = {
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its socket made by"
         " io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
+    # Each sidecar behind a filter refusing connect(2) and the send calls by x86_64's
+    # numbers alone (the i386 entry's connect passes), or leaving io_uring open (the ring's
+    # IORING_OP_CONNECT); or refusing connect(2) in every entry, not the send calls
+    # (sendto's MSG_FASTOPEN connects, a datagram goes unconnected).
+    "bwrap-loopback-proxy-connect-i386": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its connect through the i386 entry, by ",
+    ),
+    "bwrap-loopback-proxy-connect-uring": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+    ),
+    "bwrap-loopback-proxy-sendto": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its connection made by sendto with MSG_FASTOPEN: connect(2) refused"
+        " every way)",
+    ),
+    "bwrap-udp-sidecar-connect-i386": (
+        {"udp-relay", "dns-own"},
+        "(its connect through the i386 entry, by ",
+    ),
+    "bwrap-udp-sidecar-connect-uring": (
+        {"udp-relay", "dns-own"},
+        "(its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+    ),
+    "bwrap-udp-sidecar-sendto": (
+        {"udp-relay", "dns-own"},
+        "(sent by sendto(2), unconnected: connect(2) refused every way)",
+    ),
+    "bwrap-sidecar-resolver-connect-i386": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (its connect through the i386 entry, by ",
+    ),
+    "bwrap-sidecar-resolver-connect-uring": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (its connect by io_uring's"
+        " IORING_OP_CONNECT: connect(2) refused)",
+    ),
+    "bwrap-sidecar-resolver-sendto": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (sent by sendto(2), unconnected:"
+        " connect(2) refused every way)",
+    ),
+    "bwrap-sidecar-resolver-tcp-connect-i386": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connect through the i386"
+        " entry, by ",
+    ),
+    "bwrap-sidecar-resolver-tcp-connect-uring": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connect by io_uring's"
+        " IORING_OP_CONNECT: connect(2) refused)",
+    ),
+    "bwrap-sidecar-resolver-tcp-sendto": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connection made by"
+        " sendto with MSG_FASTOPEN: connect(2) refused every way)",
+    ),
     # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
     "bwrap-socket-hibits": (
         {"tcp4-high", "udp4-high", "unix-abstract"},
@@ -1044,12 +1102,12 @@ EGRESS_MUTANTS = {
     # connect(2) refused by x86_64's number alone: the i386 entry's, or the ring's.
     "bwrap-host-listener-connect-i386": (
         {"unix-host"},
-        "its listener's process is outside the sandbox's pid namespace (connected by connect"
-        " (i386): connect(2) refused)",
+        "its listener's process is outside the sandbox's pid namespace (its connect through the"
+        " i386 entry, by connect (i386): connect(2) refused)",
     ),
     "bwrap-host-listener-connect-uring": (
         {"unix-host"},
-        "(connected by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+        "(its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
     ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
@@ -1130,6 +1188,12 @@ ROW_MUTANTS = (
     "bwrap-loopback-proxy-uring",
     "bwrap-sidecar-resolver-tcp-i386",
     "bwrap-sidecar-resolver-tcp-uring",
+    "bwrap-loopback-proxy-connect-i386",
+    "bwrap-loopback-proxy-connect-uring",
+    "bwrap-loopback-proxy-sendto",
+    "bwrap-sidecar-resolver-tcp-connect-i386",
+    "bwrap-sidecar-resolver-tcp-connect-uring",
+    "bwrap-sidecar-resolver-tcp-sendto",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1227,6 +1291,12 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-sidecar-resolver-uring",
         "bwrap-udp-sidecar-i386",
         "bwrap-udp-sidecar-uring",
+        "bwrap-udp-sidecar-connect-i386",
+        "bwrap-udp-sidecar-connect-uring",
+        "bwrap-udp-sidecar-sendto",
+        "bwrap-sidecar-resolver-connect-i386",
+        "bwrap-sidecar-resolver-connect-uring",
+        "bwrap-sidecar-resolver-sendto",
         "bwrap-linklocal-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
@@ -1381,8 +1451,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     keeps CAP_NET_RAW and refuses packet sockets too; the whole-type and named-protocol
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
     right (architecture checked, io_uring refused) beside a host listener, and IP sockets
-    refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and beside a
-    held network namespace.
+    refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and connect(2)
+    with the send calls refused right beside each, and beside a held network namespace.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1410,6 +1480,10 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "held-netns-filter-twin",
             "sidecar-resolver-twin",
             "sidecar-resolver-tcp-twin",
+            "loopback-proxy-connect-twin",
+            "udp-sidecar-connect-twin",
+            "sidecar-resolver-connect-twin",
+            "sidecar-resolver-tcp-connect-twin",
         )
     )
     matrix = _matrix(
@@ -1496,6 +1570,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
         ("udp-sidecar-twin", "udp-relay"),
         ("sidecar-resolver-twin", "dns-own"),
         ("sidecar-resolver-tcp-twin", "dns-own-tcp"),
+        # connect(2) and the send calls refused right beside each: no entry's connect, no
+        # Fast Open, no unconnected datagram reaches the sidecar.
+        ("loopback-proxy-connect-twin", "tcp-proxy"),
+        ("udp-sidecar-connect-twin", "udp-relay"),
+        ("sidecar-resolver-connect-twin", "dns-own"),
+        ("sidecar-resolver-tcp-connect-twin", "dns-own-tcp"),
     ):
         row = v[("localhost", mode, "egress_confinement")]
         assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
