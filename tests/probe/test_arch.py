@@ -23,6 +23,7 @@ from harness.scenarios import SCENARIOS
 from harness.staging import prepare_host
 from harness.transport import LocalTransport
 from tests.lab import free_port, require_tool
+from tests.probe.copies import seed_probe_cache
 
 QEMU = "qemu-aarch64-static"
 CROSS = "aarch64-linux-gnu-gcc"
@@ -36,8 +37,11 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def arm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One build cache for the module: each build (a cross-build is seconds of CPU) is
-    made once, and a second ask of it is the cache's own test."""
-    return tmp_path_factory.mktemp("arm")
+    made once, and a second ask of it is the cache's own test. The native probe is the
+    session's build, copied in at its place (its compile is test_build's business)."""
+    cache = tmp_path_factory.mktemp("arm")
+    seed_probe_cache(cache)
+    return cache
 
 
 @pytest.fixture(scope="module")

@@ -60,9 +60,9 @@ def test_cached_build_is_static_and_speaks_the_protocol(tmp_path: Path) -> None:
     assert version == {"type": "version", "probe": "harness-probe", "protocol": 1}
 
 
-def test_bad_scenario_is_a_fatal_line_and_exit_2(tmp_path: Path) -> None:
+def test_bad_scenario_is_a_fatal_line_and_exit_2() -> None:
     """An unknown scenario name: one JSON fatal line, exit 2."""
-    probe = build_probe(cache=tmp_path)
+    probe = build_probe()  # the session's build: a build of its own costs seconds
     done = subprocess.run([str(probe.path), "run", "nope"], capture_output=True, text=True)
     assert done.returncode == 2
     assert json.loads(done.stdout)["type"] == "fatal"
