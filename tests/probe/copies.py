@@ -24,13 +24,14 @@ def runnable_copy(folder: Path, name: str = "probe") -> Path:
     return copy
 
 
-def seed_probe_cache(cache: Path) -> Path:
+def seed_probe_cache(cache: Path, *, arch: str | None = None) -> Path:
     """`cache` (a probe cache, as `build_probe(cache=...)` takes) given a copy of the
-    native probe of the default cache (built there first if need be) at the same
-    place below it, where `build_probe(cache=cache)` finds it and builds nothing.
-    Read the default cache before a test points XDG_CACHE_HOME elsewhere."""
+    probe for `arch` (default: this machine's) of the default cache (built there first
+    if need be) at the same place below it, where `build_probe(cache=cache)` finds it
+    and builds nothing. Read the default cache before a test points XDG_CACHE_HOME
+    elsewhere."""
     default = cache_dir(PROBES)
-    built = build_probe(cache=default)
+    built = build_probe(arch=arch, cache=default)
     copy = cache / built.path.relative_to(default)
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(built.path, copy)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import signal
 import struct
 import subprocess
@@ -37,10 +38,14 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def arm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One build cache for the module: each build (a cross-build is seconds of CPU) is
-    made once, and a second ask of it is the cache's own test. The native probe is the
-    session's build, copied in at its place (its compile is test_build's business)."""
+    made once, and a second ask of it is the cache's own test. Both probes are the
+    default cache's builds (made there first if need be: `harness probe build --arch
+    aarch64` below builds there too), copied in at their places, so that neither is
+    compiled twice in a session, nor the cross-build again in every session."""
     cache = tmp_path_factory.mktemp("arm")
     seed_probe_cache(cache)
+    if shutil.which(CROSS):
+        seed_probe_cache(cache, arch="aarch64")
     return cache
 
 
