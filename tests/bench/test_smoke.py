@@ -59,8 +59,9 @@ def left_in_shared_folders() -> set[str]:
 class Smokes:
     """The smoke runs, started at once; `finished` waits for one."""
 
-    def __init__(self, logs: Path) -> None:
+    def __init__(self, logs: Path, alone: frozenset[str] = ALONE) -> None:
         self.logs = logs
+        self.alone = alone  # ALONE's whose tests are selected: started early, unasked
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.started: dict[str, float] = {}
         self.env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -76,17 +77,19 @@ class Smokes:
         self.started[name] = time.monotonic()
 
     def _start_alone_when_free(self) -> None:
-        """ALONE's smokes, once every other but MAY_STILL_RUN's is over."""
-        if self.procs.keys() >= ALONE:
+        """ALONE's smokes (those selected), once every other but MAY_STILL_RUN's is over."""
+        if self.procs.keys() >= self.alone:
             return
         others = (p for n, p in self.procs.items() if n not in ALONE | MAY_STILL_RUN)
         if all(p.poll() is not None for p in others):
-            for name in sorted(ALONE - self.procs.keys()):
+            for name in sorted(self.alone - self.procs.keys()):
                 self._start(name)
 
     def finished(self, name: str) -> tuple[int, str]:
         """Its exit status and its output. Each smoke has TIMEOUT from its start; while
         one is waited for, ALONE's start as soon as they may."""
+        if name in ALONE:
+            self.alone |= {name}
         while (proc := self.procs.get(name)) is None or proc.poll() is None:
             self._start_alone_when_free()
             # Itself, or (not started yet) those it waits for.
@@ -114,12 +117,15 @@ class Smokes:
 
 
 @pytest.fixture(scope="module")
-def smokes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Smokes]:
+def smokes(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Smokes]:
     for tool in ("bwrap", "runsc", "sshd", "ip"):
         require_tool(tool)
     if os.geteuid() != 0:
         pytest.skip("the benches make network namespaces: root only")
-    running = Smokes(tmp_path_factory.mktemp("smoke"))
+    selected = frozenset(n for n in ALONE if any(n in i.name for i in request.session.items))
+    running = Smokes(tmp_path_factory.mktemp("smoke"), selected)
     try:
         yield running
     finally:
