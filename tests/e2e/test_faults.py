@@ -248,11 +248,16 @@ def test_reruns_report_flaky_apart_from_regression(tmp_path: Path) -> None:
     flip = (
         # Confined for real the second time: its own PID namespace and no capability (root
         # with them, in the host's PID namespace, enters the host's network by setns).
+        # --die-with-parent, as the other tests' bwrap: without it bwrap waits out the
+        # probe's lingerer (execution.LINGER_S, 10 s) before it exits.
         f"if [ -e {state} ]; then exec bwrap --unshare-net --unshare-ipc --unshare-pid"
-        ' --cap-drop ALL --ro-bind "$0" "$0" --dev /dev --proc /proc'
+        ' --die-with-parent --cap-drop ALL --ro-bind "$0" "$0" --dev /dev --proc /proc'
         f' -- "$0" "$@"; else touch {state}; exec "$0" "$@"; fi'
     )
     runtimes = (
+        # A short settle window for each of the two runs: the leaky one's arrivals are
+        # at once, and what is judged is how reruns are told apart, not lateness.
+        "[canary]\nsettle = 0.5\n"
         f'[runtimes.flip]\nkind = "command"\n'
         f'argv = ["sh", "-c", {json.dumps(flip)}, "{{probe}}", "{{args}}"]\n'
         '[runtimes.leaky]\nkind = "command"\nargv = ["{probe}", "{args}"]\n'

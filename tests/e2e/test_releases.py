@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.cache import PROBES
 from tests.conftest import harness_cli
 from tests.e2e.helpers import verdicts_of
 from tests.lab import require_tool
+from tests.probe.copies import seed_probe_cache
 
 ARCH = "x86_64"
 SCENARIOS = '["filesystem-confinement", "privilege-floor", "mechanisms"]'
@@ -51,8 +53,11 @@ def matrix(tmp: Path, runtime: str) -> Path:
 
 @pytest.fixture
 def runsc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The real runsc, and a private cache (probe and builds) for this test."""
+    """The real runsc, and a private cache (probe and builds) for this test: its
+    builds start empty, its probe is the session's build, copied in (a compile of its
+    own costs seconds)."""
     path = Path(require_tool("runsc")).resolve()
+    seed_probe_cache(tmp_path / "cache" / "harness" / PROBES)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return path
 

@@ -69,7 +69,9 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
     """`--shard 1/2` + `--shard 2/2` merged give exactly the unsharded verdicts."""
     for tool in ("runsc", "bwrap"):
         require_tool(tool)
-    matrix = _matrix(tmp_path)
+    # Three runs: a short settle window each (every arrival here is at once; what is
+    # judged is that the shards' verdicts merge into the whole run's, not lateness).
+    matrix = _matrix(tmp_path, "[canary]\nsettle = 0.5\n" + RUNTIMES)
     whole = harness_cli("run", matrix, "--out", tmp_path / "whole")
     assert whole.code == 0, whole.stdout + whole.stderr
     for i in (1, 2):

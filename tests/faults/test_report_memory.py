@@ -60,11 +60,11 @@ def _hwm_mb(pid: int) -> float:
     return int(line.split()[1]) / 1024
 
 
-def _report_peak_mb(tmp_path: Path, fmt: str) -> float:
-    """`harness report` of tmp_path/big in `fmt`: its peak resident memory, in MB, once
-    it has written a report."""
+def _report_peak_mb(big: Path, tmp_path: Path, fmt: str) -> float:
+    """`harness report` of `big` in `fmt` (to tmp_path/report): its peak resident memory,
+    in MB, once it has written a report."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", "report", str(tmp_path / "big"), "--format", fmt,
+        [sys.executable, "-m", "harness", "report", str(big), "--format", fmt,
          "-o", str(tmp_path / "report")],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -79,13 +79,28 @@ def _report_peak_mb(tmp_path: Path, fmt: str) -> float:
     return peak_mb
 
 
+# Each big folder is made once for the module and only read by the reports (a report
+# writes to its own -o): writing 180 MB of JSON is seconds of CPU, and it was made
+# once per format.
+@pytest.fixture(scope="module")
+def cell_heavy(local_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    folder = tmp_path_factory.mktemp("cell-heavy") / "big"
+    return folder, _big_folder(local_run, folder)
+
+
+@pytest.fixture(scope="module")
+def verdict_heavy(local_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    folder = tmp_path_factory.mktemp("verdict-heavy") / "big"
+    return folder, _verdict_heavy_folder(local_run, folder)
+
+
 @pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
 def test_report_memory_does_not_grow_with_the_cells(
-    local_run: Path, tmp_path: Path, fmt: str
+    cell_heavy: tuple[Path, int], tmp_path: Path, fmt: str
 ) -> None:
-    size = _big_folder(local_run, tmp_path / "big")
+    big, size = cell_heavy
     assert size > 150_000_000
-    peak_mb = _report_peak_mb(tmp_path, fmt)
+    peak_mb = _report_peak_mb(big, tmp_path, fmt)
     why = f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of cells"
     assert peak_mb < RSS_BOUND_MB, why
 
@@ -102,13 +117,13 @@ def _verdict_heavy_folder(template: Path, folder: Path) -> int:
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "html"])
 def test_report_memory_does_not_grow_with_the_check_results(
-    local_run: Path, tmp_path: Path, fmt: str
+    verdict_heavy: tuple[Path, int], tmp_path: Path, fmt: str
 ) -> None:
     """Every verdict is held without its check results, read again one verdict at a
     time where the format shows them; JUnit is written a suite at a time."""
-    size = _verdict_heavy_folder(local_run, tmp_path / "big")
+    big, size = verdict_heavy
     assert size > 150_000_000, size
-    peak_mb = _report_peak_mb(tmp_path, fmt)
+    peak_mb = _report_peak_mb(big, tmp_path, fmt)
     why = f"{fmt}: peak RSS {peak_mb:.0f} MB for {size >> 20} MB of verdicts"
     assert peak_mb < RSS_BOUND_MB, why
 

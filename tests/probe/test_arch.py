@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import signal
 import struct
 import subprocess
@@ -23,6 +24,7 @@ from harness.scenarios import SCENARIOS
 from harness.staging import prepare_host
 from harness.transport import LocalTransport
 from tests.lab import free_port, require_tool
+from tests.probe.copies import seed_probe_cache
 
 QEMU = "qemu-aarch64-static"
 CROSS = "aarch64-linux-gnu-gcc"
@@ -36,8 +38,15 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def arm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One build cache for the module: each build (a cross-build is seconds of CPU) is
-    made once, and a second ask of it is the cache's own test."""
-    return tmp_path_factory.mktemp("arm")
+    made once, and a second ask of it is the cache's own test. Both probes are the
+    default cache's builds (made there first if need be: `harness probe build --arch
+    aarch64` below builds there too), copied in at their places, so that neither is
+    compiled twice in a session, nor the cross-build again in every session."""
+    cache = tmp_path_factory.mktemp("arm")
+    seed_probe_cache(cache)
+    if shutil.which(CROSS):
+        seed_probe_cache(cache, arch="aarch64")
+    return cache
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,16 +13,40 @@ import pytest
 from harness.probe.build import CFLAGS, MUSL_EXTRA, build_probe, source_digest, sources
 from tests.lab import require_tool
 
+COMPILERS = ("musl-gcc", "gcc")
 
-@pytest.mark.parametrize("compiler", ["musl-gcc", "gcc"])
-def test_probe_compiles_without_warnings(compiler: str, tmp_path: Path) -> None:
+
+@pytest.fixture(scope="module")
+def warning_free_builds(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, subprocess.Popen[str]]]:
+    """Each installed compiler's -Werror build, all started at once (each is one
+    single-threaded compiler process of seconds; the machine has more than one core)."""
+    folder = tmp_path_factory.mktemp("werror")
+    units = [str(p) for p in sources() if p.suffix == ".c"]
+    builds: dict[str, subprocess.Popen[str]] = {}
+    for compiler in filter(shutil.which, COMPILERS):
+        extra = list(MUSL_EXTRA) if compiler == "musl-gcc" else []
+        out = str(folder / f"probe-{compiler}")
+        argv = [compiler, *CFLAGS, "-Werror", *extra, "-o", out, *units]
+        builds[compiler] = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    yield builds
+    for build in builds.values():
+        if build.poll() is None:
+            build.kill()
+        build.communicate()
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_probe_compiles_without_warnings(
+    compiler: str, warning_free_builds: dict[str, subprocess.Popen[str]]
+) -> None:
     """-Wall -Wextra -Werror passes with musl and with glibc's static gcc."""
     require_tool(compiler)
-    extra = list(MUSL_EXTRA) if compiler == "musl-gcc" else []
-    units = [str(p) for p in sources() if p.suffix == ".c"]
-    argv = [compiler, *CFLAGS, "-Werror", *extra, "-o", str(tmp_path / "probe"), *units]
-    done = subprocess.run(argv, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _, stderr = warning_free_builds[compiler].communicate()
+    assert warning_free_builds[compiler].returncode == 0, stderr
 
 
 def test_every_source_file_is_in_the_cache_key(tmp_path: Path) -> None:
@@ -60,9 +85,9 @@ def test_cached_build_is_static_and_speaks_the_protocol(tmp_path: Path) -> None:
     assert version == {"type": "version", "probe": "harness-probe", "protocol": 1}
 
 
-def test_bad_scenario_is_a_fatal_line_and_exit_2(tmp_path: Path) -> None:
+def test_bad_scenario_is_a_fatal_line_and_exit_2() -> None:
     """An unknown scenario name: one JSON fatal line, exit 2."""
-    probe = build_probe(cache=tmp_path)
+    probe = build_probe()  # the session's build: a build of its own costs seconds
     done = subprocess.run([str(probe.path), "run", "nope"], capture_output=True, text=True)
     assert done.returncode == 2
     assert json.loads(done.stdout)["type"] == "fatal"

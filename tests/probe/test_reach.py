@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from harness.probe.build import build_probe
+from tests.probe.copies import seed_probe_cache
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"),
@@ -44,10 +45,11 @@ def _fs_path(path: Path) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The probe's build cache, made once: each test's folder gets a copy (a build
-    costs seconds; a copy of the cache, found by build_probe, none)."""
+    """The probe's build cache, made once (the session's build copied in): each test's
+    folder gets a copy (a build costs seconds; a copy of the cache, found by
+    build_probe, none)."""
     cache = tmp_path_factory.mktemp("reach-build") / "cache"
-    build_probe(cache=cache)
+    seed_probe_cache(cache)
     return cache
 
 
