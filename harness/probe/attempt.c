@@ -115,6 +115,10 @@ static void att_start(struct att *a)
         a->end = check_end() - 150.0;
     if (a->state == S_DONE)
         return;
+    if (a->end <= a->t0) { /* the attempts before it took the check's time (a loaded host) */
+        att_end(a, OC_ERROR, 0, "not started within the check's time: %s", a->dsts);
+        return;
+    }
     if (a->talk == X_ICMP) {
         int proto = a->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
         a->fd = socket(a->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);

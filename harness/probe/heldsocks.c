@@ -89,6 +89,15 @@ static int in_host_netns(const struct stat *self);
  * that listener. */
 void held_report(double t0)
 {
+    /* An attempt only sent (the canary's log judges the line, whatever it says) is no
+     * proof of none where another was never made: that error stands for the line. */
+    int error = 0, escaped = 0;
+    for (size_t i = 0; i < g_natt; i++)
+        if (g_att[i].group == G_HELD)
+            error |= g_att[i].oc == OC_ERROR, escaped |= g_att[i].oc == OC_ESCAPED;
+    for (size_t i = 0; i < g_natt && error && !escaped; i++)
+        if (g_att[i].group == G_HELD && g_att[i].oc == OC_SUCCEEDED)
+            g_att[i].oc = OC_BLOCKED;
     for (size_t i = 0; i < g_natt; i++) {
         struct att *a = &g_att[i];
         if (a->group == G_HELD && a->peer_out[0] && a->oc != OC_ESCAPED) {

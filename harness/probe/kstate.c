@@ -109,12 +109,24 @@ static int pid_max_per_ns(void)
 }
 
 /* ns_last_pid is mode 0666, but a write asks CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN
- * over its PID namespace's owner, for the host's the initial user namespace. */
+ * over the user namespace that owns the writer's PID namespace: held where the workload
+ * stands in that one (a host that is itself a container: not the initial one), never
+ * from a child of it (NS_GET_USERNS answers EPERM for an owner above the caller's).
+ * Where the owner cannot be told otherwise, the open decides. */
 static int pid_restorer(void)
 {
     struct cap_data d[2];
+    struct stat mine, owner;
     uint64_t c = caps_get(d) ? ~0ULL : cap64(d[0].permitted, d[1].permitted);
-    return !g_own_ns[3] && (c & (1ULL << 21 | 1ULL << 40));
+    int ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC), u = ns < 0 ? -1 : ioctl(ns, _IO(0xb7, 0x1));
+    int above = u < 0 && errno == EPERM, told = u >= 0 && fstat(u, &owner) == 0 && stat("/proc/self/ns/user", &mine) == 0;
+    if (ns >= 0)
+        close(ns);
+    if (u >= 0)
+        close(u);
+    if (above)
+        return 0;
+    return !told || (owner.st_ino == mine.st_ino && (c & (1ULL << 21 | 1ULL << 40)));
 }
 
 /* Sysctls a namespace of the sandbox's own holds (kernel/sysctl.c, kernel/pid.c, ipc/,

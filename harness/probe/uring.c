@@ -10,7 +10,7 @@
 
 struct uring {
     int fd, sqpoll, i386; /* i386: set up, and entered, through the i386 entry */
-    unsigned *sq_tail, *sq_mask, *sq_array, *sq_flags, *cq_head, *cq_tail, *cq_mask;
+    unsigned *sq_tail, *sq_mask, *sq_array, *sq_flags, *cq_head, *cq_tail, *cq_mask, *sq_head;
     struct io_uring_sqe *sqes;
     struct io_uring_cqe *cqes;
 };
@@ -184,8 +184,9 @@ static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
     for (double end = now_ms() + 300; g_brief && head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE) &&
                                       now_ms() < end;)
         nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-    if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
-        return g_brief ? -EINPROGRESS : -EAGAIN; /* brief: under way, the ring closed on it */
+    if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE)) /* brief: under way, the ring closed */
+        return !g_brief ? -EAGAIN /* on it; never issued where a poller never took it (SQPOLL) */
+               : __atomic_load_n(u->sq_head, __ATOMIC_ACQUIRE) == tail ? -ETIMEDOUT : -EINPROGRESS;
     int res = u->cqes[head & *u->cq_mask].res;
     __atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
     return res;
@@ -218,7 +219,7 @@ static int uring_one(const struct io_uring_sqe *req, const char *name, const cha
     if (sq == MAP_FAILED || cq == MAP_FAILED || u.sqes == MAP_FAILED) {
         e = errno;
     } else {
-        u.sq_tail = (unsigned *)(sq + p.sq_off.tail);
+        u.sq_tail = (unsigned *)(sq + p.sq_off.tail), u.sq_head = (unsigned *)(sq + p.sq_off.head);
         u.sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
         u.sq_array = (unsigned *)(sq + p.sq_off.array);
         u.sq_flags = (unsigned *)(sq + p.sq_off.flags);

@@ -159,11 +159,15 @@ def test_ns_last_pid_open_to_anyone_is_no_write_without_the_capability(open_fold
     A workload of uid nobody in the host's PID namespace, the host's /proc in view, is
     judged by what it can write: before, that open alone was a violation."""
     probe = runnable_copy(open_folder)
-    argv = [require_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
-    argv += ["--inh-caps=-all", str(probe), "run", "--tag", "t", "privilege-floor"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
-    row = next((r for r in rows if r.get("id") == "priv-root-kernel-state"), None)
-    assert row, done.stdout + done.stderr
-    assert "ns_last_pid" not in row["detail"], row
-    assert row["outcome"] == "blocked" and row["evidence"]["files_tried"] > 0, row
+    nobody = [require_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
+    nobody += ["--inh-caps=-all"]
+    # As nobody; and as root of a user namespace of its own, which owns no PID namespace
+    # in view: every capability there, none over the host's.
+    for shape in ([], [require_tool("unshare"), "--user", "--map-root-user"]):
+        argv = [*nobody, *shape, str(probe), "run", "--tag", "t", "privilege-floor"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        rows = [json.loads(line) for line in done.stdout.splitlines()]
+        row = next((r for r in rows if r.get("id") == "priv-root-kernel-state"), None)
+        assert row, done.stdout + done.stderr
+        assert "ns_last_pid" not in row["detail"], (shape, row)
+        assert row["outcome"] == "blocked" and row["evidence"]["files_tried"] > 0, (shape, row)
