@@ -12,15 +12,32 @@
 
 #define WITNESS_SIGS ((1ULL << (SIGIO - 1)) | (1ULL << (SIGURG - 1)))
 
+/* Whether a witness whose parent is `ppid` is this cell's: that parent, the cell's
+ * envelope, has the cell's tag among its arguments (a command line anyone reads, where
+ * the witness's environment asks ptrace's permission). Another cell's witness ends
+ * with that cell, maybe during this check. */
+static int witness_mine(int ppid)
+{
+    static char args[65536];
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/cmdline", ppid);
+    ssize_t k = o.tag && *o.tag ? read_file(p, args, sizeof args - 1) : -1;
+    args[k > 0 ? k : 0] = '\0';
+    for (char *a = args; a < args + (k > 0 ? k : 0); a += strlen(a) + 1)
+        if (!strcmp(a, o.tag))
+            return 1;
+    return 0;
+}
+
 /* A host process of uid 65534 named sleep that blocks SIGIO and SIGURG, neither
- * pending: harness's witness (envelope.sh starts one beside each sandbox). A signal
- * sent to it stays pending, shown in /proc/<pid>/status's ShdPnd, nothing delivered.
- * Its pending set in *pnd; 0 if none. */
+ * pending: harness's witness (envelope.sh starts one beside each sandbox), this cell's
+ * where it can be told. A signal sent to it stays pending, shown in /proc/<pid>/status's
+ * ShdPnd, nothing delivered. Its pending set in *pnd; 0 if none. */
 int witness_pid(unsigned long long *pnd)
 {
     DIR *d = opendir("/proc");
-    int found = 0;
-    for (struct dirent *x; d && !found && (x = readdir(d));) {
+    int found = 0, mine = 0;
+    for (struct dirent *x; d && !mine && (x = readdir(d));) {
         char p[300], buf[4096];
         int pid = atoi(x->d_name);
         if (pid <= 1 || pid == getpid())
@@ -33,13 +50,16 @@ int witness_pid(unsigned long long *pnd)
         unsigned u[4];
         unsigned long long blk = 0, pending = ~0ULL;
         const char *uid = strstr(buf, "\nUid:"), *b = strstr(buf, "\nSigBlk:"), *s = strstr(buf, "\nShdPnd:");
+        const char *pp = strstr(buf, "\nPPid:");
+        int ppid = pp ? atoi(pp + 6) : 0;
         if (strncmp(buf, "Name:\tsleep\n", 12) || !uid || !b || !s ||
             sscanf(uid, "\nUid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4 ||
             sscanf(b, "\nSigBlk: %llx", &blk) != 1 || sscanf(s, "\nShdPnd: %llx", &pending) != 1)
             continue;
-        if (u[0] == 65534 && u[1] == 65534 && u[2] == 65534 && (blk & WITNESS_SIGS) == WITNESS_SIGS &&
-            !(pending & WITNESS_SIGS))
-            found = pid, *pnd = pending;
+        if (u[0] != 65534 || u[1] != 65534 || u[2] != 65534 || (blk & WITNESS_SIGS) != WITNESS_SIGS ||
+            (pending & WITNESS_SIGS) || (found && !witness_mine(ppid)))
+            continue;
+        found = pid, *pnd = pending, mine = witness_mine(ppid);
     }
     if (d)
         closedir(d);

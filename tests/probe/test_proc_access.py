@@ -128,9 +128,51 @@ def test_a_deny_list_of_every_signalling_call_leaves_a_descriptors_owner(
     )  # fmt: skip
     assert said, row
     # Any witness will do: a concurrent run's envelope starts one beside each sandbox,
-    # and the probe takes the first it finds. Ours, alone here in the suite, shows it.
+    # and the probe takes its own cell's where it can tell it, else the first it finds
+    # (this witness's parent names no tag the probe was given). Ours shows it.
     if int(said[1]) == witness:
         assert _pending(witness) & (1 << (signal.SIGURG - 1)), row
+
+
+def _a_witness(tag: str) -> tuple[subprocess.Popen[str], int]:
+    """A witness as envelope.sh starts one for the cell of `tag`: the child of a shell
+    whose arguments hold the tag. The shell, and the witness's pid."""
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env"]
+    argv += ["--block-signal=IO,URG", "sleep", "120"]
+    script = 'shift; "$@" </dev/null & echo $!; wait'
+    shell = subprocess.Popen(
+        ["sh", "-c", script, "harness-cell", tag, *argv], stdout=subprocess.PIPE, text=True
+    )  # fmt: skip
+    assert shell.stdout is not None
+    pid = int(shell.stdout.readline())
+    for _ in range(100):
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep":
+            break
+        time.sleep(0.01)
+    return shell, pid
+
+
+def test_the_probe_signals_its_own_cells_witness(open_folder: Path, host_process: int) -> None:
+    """Beside another cell's witness (started first, so found first), the probe takes the
+    one whose environment names its own cell's tag: another cell's ends with that cell,
+    maybe during this check, and its pending signals are that cell's evidence."""
+    (other, other_pid), (ours, ours_pid) = _a_witness("harness-other-00001"), _a_witness("t")
+    try:
+        deny = tuple(a for call in (*SIGNALLING, *LAST[:-1]) for a in ("--deny", call))
+        row = _row(
+            runnable_copy(open_folder), "unshare", "--net", "--", confine=("--unscoped", *deny)
+        )
+        assert row["outcome"] == "escaped", row
+        assert f"queued to host process {ours_pid} (harness's witness" in str(row["detail"]), row
+        assert _pending(ours_pid) & (1 << (signal.SIGURG - 1)), row
+        assert _pending(other_pid) == 0, row
+    finally:
+        for pid in (other_pid, ours_pid):
+            os.kill(pid, signal.SIGKILL)
+        for shell in (other, ours):
+            shell.wait()
+            assert shell.stdout is not None
+            shell.stdout.close()
 
 
 def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
