@@ -586,6 +586,7 @@ int kernel_uname(struct utsname *u);     /* kernel.c: uname(2), a UNAME26 person
 
 void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
 int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */
+char *proc_stat_after_comm(int pid, char *buf, size_t n); /* procs.c: /proc/<pid>/stat past its comm */
 int bpf_obj_get(const char *path, int *by_i386); /* bpfobj.c: 0 where it opens read-write */
 uint64_t cap64(uint32_t lo, uint32_t hi);
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */

@@ -8,16 +8,23 @@
 
 #define PF_KTHREAD_ 0x00200000UL
 
+/* /proc/<pid>/stat in buf (`n` bytes), from the ')' that ends its comm on (a comm may
+ * hold spaces and parentheses); NULL if gone or unreadable. */
+char *proc_stat_after_comm(int pid, char *buf, size_t n)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    ssize_t k = read_file(p, buf, n - 1);
+    if (k <= 0)
+        return NULL;
+    buf[k] = '\0';
+    return strrchr(buf, ')');
+}
+
 /* A process's parent and flags from /proc/<pid>/stat; -1 if gone or unreadable. */
 static int proc_stat(int pid, int *ppid, unsigned long *flags, char *state)
 {
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%d/stat", pid);
-    ssize_t n = read_file(p, buf, sizeof buf - 1);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *r = strrchr(buf, ')');
+    char buf[1024], *r = proc_stat_after_comm(pid, buf, sizeof buf);
     /* ") S ppid pgrp session tty_nr tpgid flags" */
     if (!r || sscanf(r + 1, " %c %d %*d %*d %*d %*d %lu", state, ppid, flags) != 3)
         return -1;

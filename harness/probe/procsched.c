@@ -45,13 +45,7 @@ static const struct { const char *name, *what; long nr, nr386; } kinds[N_KINDS] 
 /* Field `k` (1-based, past the comm's ')': 3 is the state) of /proc/<pid>/stat. */
 static int stat_field(int pid, int k, long *v)
 {
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%d/stat", pid);
-    ssize_t n = read_file(p, buf, sizeof buf - 1);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *s = strrchr(buf, ')');
+    char buf[1024], *s = proc_stat_after_comm(pid, buf, sizeof buf);
     for (int f = 2; s && f < k; f++)
         s = strchr(s + 1, ' ');
     return s && sscanf(s + 1, "%ld", v) == 1 ? 0 : -1;
