@@ -364,10 +364,15 @@ void chk_priv_proc_access(void)
     ev_int("processes", first);
     ev_int("own_kind", first_peers);
     ev_int("held_pidfds", first_held);
+    unsigned long long pnd; /* in the host's PID namespace, with no witness (no setpriv): said */
+    const char *untried = proc_is_ours() && host_pid_ns() && witness_pid(&pnd) <= 0
+                              ? "; no witness of harness's in view, so a descriptor's owner and a process's"
+                                " scheduling were not tried" : "";
     if (!first)
         outcome(OC_BLOCKED, first_held ? e : ESRCH, "no process but this check's own (and its ancestors, and %d of"
-                " its own kind) visible, %d pidfd(s) held of processes outside refused", first_peers, first_held);
-    outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused", first);
+                " its own kind) visible, %d pidfd(s) held of processes outside refused%s", first_peers, first_held,
+                untried);
+    outcome(OC_BLOCKED, e, "memory and descriptors of %d other process(es) refused%s", first, untried);
 }
 
 /* ---- routes through another process's descriptors -------------------------- */

@@ -189,6 +189,19 @@ def test_a_deny_list_of_every_signalling_call_keeps_host_processes_out(
     assert _sched(witness) == (0, 0), row
 
 
+def test_without_a_witness_the_line_says_what_it_did_not_try(
+    open_folder: Path, host_process: int
+) -> None:
+    """The twin's shape where the host has no witness (no setpriv, or coreutils before
+    8.31): blocked by what was tried, and the line says the owner and scheduling ways
+    were not (no host process harness may touch stood for them)."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
+    confine = ("--unscoped", *deny, *NO_SCHED)
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
+    assert row["outcome"] == "blocked", row
+    assert "no witness of harness's in view" in str(row["detail"]), row
+
+
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
 def test_a_deny_list_of_x86_64s_numbers_leaves_the_i386_entrys(
     open_folder: Path, host_process: int
