@@ -52,6 +52,9 @@ ROWS: tuple[Row, ...] = (
             "sendto: MSG_FASTOPEN (dns-own-tcp's query's connection to a resolver of its own"
             " network namespace made by its first bytes, where connect(2) was refused every"
             " way)",
+            "sendmsg: MSG_FASTOPEN with msg_name (dns-own-tcp's query's connection to a"
+            " resolver of its own network namespace made by its first bytes, where connect(2)"
+            " and sendto were refused every way; sendmmsg's where sendmsg is refused too)",
         ),
     ),
     _net(
@@ -204,6 +207,9 @@ ROWS: tuple[Row, ...] = (
             " and the i386 entry's refused it)",
             "sendto: MSG_FASTOPEN (the relay's connection made by the first bytes, where"
             " connect(2) was refused every way)",
+            "sendmsg: MSG_FASTOPEN with msg_name (the relay's connection made by the first"
+            " bytes, where connect(2) and sendto were refused every way; sendmmsg's where"
+            " sendmsg is refused too)",
         ),
     ),
     _net(
@@ -230,6 +236,9 @@ ROWS: tuple[Row, ...] = (
             " where connect(2) and the i386 entry's refused it)",
             "sendto: the datagram with its destination, unconnected, where connect(2) was"
             " refused every way",
+            "sendmsg: the datagram with its destination (msg_name), unconnected, where"
+            " connect(2) and sendto were refused every way (sendmmsg where sendmsg is refused"
+            " too)",
         ),
     ),
     _net(

@@ -217,6 +217,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sidecar-resolver-tcp-connect-i386",
         "bwrap-sidecar-resolver-tcp-connect-uring",
         "bwrap-sidecar-resolver-tcp-sendto",
+        "bwrap-sidecar-resolver-tcp-sendmsg",
         "bwrap-addrlen-filter",
         "bwrap-socket-hibits",
         "bwrap-socket-proto-exact",
@@ -257,6 +258,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy-connect-i386",
         "bwrap-loopback-proxy-connect-uring",
         "bwrap-loopback-proxy-sendto",
+        "bwrap-loopback-proxy-sendmsg",
     ),
     _NET + "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)": (
         "bwrap-gateway-udp",
@@ -272,9 +274,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar-connect-i386",
         "bwrap-udp-sidecar-connect-uring",
         "bwrap-udp-sidecar-sendto",
+        "bwrap-udp-sidecar-sendmsg",
         "bwrap-sidecar-resolver-connect-i386",
         "bwrap-sidecar-resolver-connect-uring",
         "bwrap-sidecar-resolver-sendto",
+        "bwrap-sidecar-resolver-sendmsg",
     ),
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",

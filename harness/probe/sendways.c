@@ -54,32 +54,67 @@ int socket_entries(struct att *a, int type)
     return way_noted(a, sock_entries(a->family, type, a->proto));
 }
 
+static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
+                       socklen_t tolen);
+
+/* Refused as a filter refuses. */
+static int refused(int e)
+{
+    return e == EPERM || e == EACCES || e == ENOSYS;
+}
+
+/* The way each call that carries an address took, where connect(2) was refused every
+ * way (connect_other), and those refused before it: a TCP connection made by its first
+ * bytes, or a datagram with its destination. */
+static const char *const tfo_way[] = {
+    " (its connection made by sendto with MSG_FASTOPEN: connect(2) refused every way)",
+    " (its connection made by sendmsg with MSG_FASTOPEN: connect(2) and sendto refused every way)",
+    " (its connection made by sendmmsg with MSG_FASTOPEN: connect(2), sendto and sendmsg refused every way)",
+};
+static const char *const unconn_way[] = {
+    " (sent by sendto(2), unconnected: connect(2) refused every way)",
+    " (sent by sendmsg(2) with its address, unconnected: connect(2) and sendto(2) refused every way)",
+    " (sent by sendmmsg(2) with its address, unconnected: connect(2), sendto(2) and sendmsg(2) refused"
+    " every way)",
+};
+
 /* connect(2) refused as a filter refuses (EPERM, EACCES, ENOSYS) on the way to a route
  * the sweep's own i386, ring and Fast Open lines do not take (a relay or resolver in the
  * sandbox's own namespace, a held socket of another's: RELAY_ROUTE): the same connect by
  * the i386 entry, then the ring (sockways.c's connect_entries); where each is refused
- * too, no connect at all: a TCP connection made by sendto's MSG_FASTOPEN with the first
- * bytes, a datagram's destination on each datagram (sendto). Its way named in the
- * attempt; 0 (done, or under way: errno EINPROGRESS), or -1 with errno kept. */
+ * too, no connect at all: a TCP connection made with the first bytes by MSG_FASTOPEN of
+ * sendto, or where a filter refuses that, of sendmsg, then sendmmsg (msg_name set); a
+ * datagram's destination on each datagram (sendto, and where it is refused sendmsg,
+ * then sendmmsg: att_send). Its way named in the attempt; 0 (done, or under way: errno
+ * EINPROGRESS), or -1 with errno kept. */
 int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl)
 {
     char way[120] = "";
     int e = errno, r = connect_entries(a->fd, sa, sl, way, sizeof way), one = 1;
     if (r != 0 && errno != EINPROGRESS && errno != EAGAIN) {
-        ssize_t w = -1;
-        if (a->type == SOCK_STREAM && a->family != AF_UNIX &&
-            ((w = sendto(a->fd, a->out + a->outoff, a->outn - a->outoff,
-                         MSG_FASTOPEN | MSG_NOSIGNAL | MSG_DONTWAIT, sa, sl)) >= 0 ||
-             errno == EINPROGRESS)) {
+        if (a->type == SOCK_STREAM && a->family != AF_UNIX) {
+            static const int calls[] = { H_SENDTO, H_SENDMSG, H_SENDMMSG };
+            int how = a->how, k = 0;
+            ssize_t w = -1;
+            for (; k < 3; k++) {
+                a->how = calls[k];
+                w = send_by(a, a->out + a->outoff, a->outn - a->outoff,
+                            MSG_FASTOPEN | MSG_NOSIGNAL | MSG_DONTWAIT, sa, sl);
+                if (w >= 0 || errno == EINPROGRESS || !refused(errno))
+                    break;
+            }
+            a->how = how;
+            if (k == 3 || (w < 0 && errno != EINPROGRESS))
+                return errno = e, -1;
             a->outoff += w > 0 ? (size_t)w : 0; /* (none where no cookie is cached) */
             a->tfo_sent = 1; /* connected: the rest by send(2) */
-            snprintf(way, sizeof way, " (its connection made by sendto with MSG_FASTOPEN: connect(2) refused"
-                     " every way)");
+            snprintf(way, sizeof way, "%s", tfo_way[k]);
         } else if (a->type == SOCK_DGRAM) {
-            a->how = H_SENDTO;
+            if (!a->unconn) /* (asked again: the call that went before) */
+                a->how = H_SENDTO, a->unconn = 1;
             setsockopt(a->fd, a->family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
                        a->family == AF_INET6 ? IPV6_RECVERR : IP_RECVERR, &one, sizeof one);
-            snprintf(way, sizeof way, " (sent by sendto(2), unconnected: connect(2) refused every way)");
+            snprintf(way, sizeof way, "%s", unconn_way[a->how - H_SENDTO]);
         } else {
             return errno = e, -1;
         }
@@ -88,6 +123,30 @@ int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl)
     if (!strstr(a->dsts, way)) /* asked again (att_reask): named once */
         snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
     return errno = EINPROGRESS, 0;
+}
+
+/* A datagram connect_other left unconnected whose sendto a filter refused: sendmsg,
+ * then sendmmsg, with its address; the call that took it kept for the rest, and named
+ * in place of sendto. */
+static ssize_t unconn_send(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
+                           socklen_t tolen)
+{
+    int e = errno;
+    for (int how = H_SENDMSG; how <= H_SENDMMSG; how++) {
+        a->how = how;
+        ssize_t r = send_by(a, p, n, flags, to, tolen);
+        if (r >= 0 || errno == EINPROGRESS || !refused(errno)) {
+            char *at = strstr(a->dsts, unconn_way[0]);
+            if (at) {
+                *at = '\0';
+                size_t l = strlen(a->dsts);
+                snprintf(a->dsts + l, sizeof a->dsts - l, "%s", unconn_way[how - H_SENDTO]);
+            }
+            return r;
+        }
+    }
+    a->how = H_SENDTO;
+    return errno = e, -1;
 }
 
 /* The way named where the longest length went through. */
@@ -99,9 +158,6 @@ void long_addr_way(struct att *a, const char *what)
     if (!strstr(a->dsts, way))
         snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
 }
-
-static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
-                       socklen_t tolen);
 
 /* The bytes, by the call this attempt is about; where a call that carries the address is
  * refused, again with the longest length (long_addr_retry). */
@@ -125,6 +181,8 @@ ssize_t att_send(struct att *a)
         else
             errno = e;
     }
+    if (r < 0 && a->unconn && a->how == H_SENDTO && refused(errno))
+        r = unconn_send(a, p, n, flags, to, tolen);
     return r;
 }
 

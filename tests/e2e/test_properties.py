@@ -809,6 +809,11 @@ EGRESS_MUTANTS = {
         "127.0.0.1:3128 (its connection made by sendto with MSG_FASTOPEN: connect(2) refused"
         " every way)",
     ),
+    "bwrap-loopback-proxy-sendmsg": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its connection made by sendmsg with MSG_FASTOPEN: connect(2) and sendto"
+        " refused every way)",
+    ),
     "bwrap-udp-sidecar-connect-i386": (
         {"udp-relay", "dns-own"},
         "(its connect through the i386 entry, by ",
@@ -820,6 +825,11 @@ EGRESS_MUTANTS = {
     "bwrap-udp-sidecar-sendto": (
         {"udp-relay", "dns-own"},
         "(sent by sendto(2), unconnected: connect(2) refused every way)",
+    ),
+    "bwrap-udp-sidecar-sendmsg": (
+        {"udp-relay", "dns-own"},
+        "(sent by sendmsg(2) with its address, unconnected: connect(2) and sendto(2) refused"
+        " every way)",
     ),
     "bwrap-sidecar-resolver-connect-i386": (
         {"dns-own"},
@@ -835,6 +845,11 @@ EGRESS_MUTANTS = {
         "127.0.0.1:5353 (a UDP listener of its namespace) (sent by sendto(2), unconnected:"
         " connect(2) refused every way)",
     ),
+    "bwrap-sidecar-resolver-sendmsg": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (sent by sendmsg(2) with its address,"
+        " unconnected: connect(2) and sendto(2) refused every way)",
+    ),
     "bwrap-sidecar-resolver-tcp-connect-i386": (
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connect through the i386"
@@ -849,6 +864,11 @@ EGRESS_MUTANTS = {
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connection made by"
         " sendto with MSG_FASTOPEN: connect(2) refused every way)",
+    ),
+    "bwrap-sidecar-resolver-tcp-sendmsg": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connection made by"
+        " sendmsg with MSG_FASTOPEN: connect(2) and sendto refused every way)",
     ),
     # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
     "bwrap-socket-hibits": (
@@ -1191,9 +1211,11 @@ ROW_MUTANTS = (
     "bwrap-loopback-proxy-connect-i386",
     "bwrap-loopback-proxy-connect-uring",
     "bwrap-loopback-proxy-sendto",
+    "bwrap-loopback-proxy-sendmsg",
     "bwrap-sidecar-resolver-tcp-connect-i386",
     "bwrap-sidecar-resolver-tcp-connect-uring",
     "bwrap-sidecar-resolver-tcp-sendto",
+    "bwrap-sidecar-resolver-tcp-sendmsg",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1294,9 +1316,11 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-udp-sidecar-connect-i386",
         "bwrap-udp-sidecar-connect-uring",
         "bwrap-udp-sidecar-sendto",
+        "bwrap-udp-sidecar-sendmsg",
         "bwrap-sidecar-resolver-connect-i386",
         "bwrap-sidecar-resolver-connect-uring",
         "bwrap-sidecar-resolver-sendto",
+        "bwrap-sidecar-resolver-sendmsg",
         "bwrap-linklocal-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
