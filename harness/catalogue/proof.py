@@ -218,6 +218,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sidecar-resolver-tcp-connect-uring",
         "bwrap-sidecar-resolver-tcp-sendto",
         "bwrap-sidecar-resolver-tcp-sendmsg",
+        "bwrap-sidecar-resolver-tcp-sendmmsg",
         "bwrap-addrlen-filter",
         "bwrap-socket-hibits",
         "bwrap-socket-proto-exact",
@@ -259,6 +260,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy-connect-uring",
         "bwrap-loopback-proxy-sendto",
         "bwrap-loopback-proxy-sendmsg",
+        "bwrap-loopback-proxy-sendmmsg",
     ),
     _NET + "AF_INET UDP to a relay or resolver (a sidecar's, a shipper on the host)": (
         "bwrap-gateway-udp",
@@ -275,10 +277,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-udp-sidecar-connect-uring",
         "bwrap-udp-sidecar-sendto",
         "bwrap-udp-sidecar-sendmsg",
+        "bwrap-udp-sidecar-sendmmsg",
         "bwrap-sidecar-resolver-connect-i386",
         "bwrap-sidecar-resolver-connect-uring",
         "bwrap-sidecar-resolver-sendto",
         "bwrap-sidecar-resolver-sendmsg",
+        "bwrap-sidecar-resolver-sendmmsg",
     ),
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",

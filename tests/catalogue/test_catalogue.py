@@ -220,7 +220,7 @@ WAY_MUTANTS = {
     "write: ": ("-write",),
     "sendmmsg: ": ("-sendmmsg",),
     "sendto: ": ("-sendto",),
-    "sendmsg: ": ("-sendmsg",),
+    "sendmsg: ": ("-sendmsg", "-sendmmsg"),
     "AF_INET's name: ": ("-socket-inet",),
     "AF_XDP: ": ("-xdp-",),
     "a longer address: ": ("-addrlen",),

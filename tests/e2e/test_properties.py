@@ -814,6 +814,11 @@ EGRESS_MUTANTS = {
         "127.0.0.1:3128 (its connection made by sendmsg with MSG_FASTOPEN: connect(2) and sendto"
         " refused every way)",
     ),
+    "bwrap-loopback-proxy-sendmmsg": (
+        {"tcp-proxy"},
+        "127.0.0.1:3128 (its connection made by sendmmsg with MSG_FASTOPEN: connect(2), sendto and"
+        " sendmsg refused every way)",
+    ),
     "bwrap-udp-sidecar-connect-i386": (
         {"udp-relay", "dns-own"},
         "(its connect through the i386 entry, by ",
@@ -830,6 +835,11 @@ EGRESS_MUTANTS = {
         {"udp-relay", "dns-own"},
         "(sent by sendmsg(2) with its address, unconnected: connect(2) and sendto(2) refused"
         " every way)",
+    ),
+    "bwrap-udp-sidecar-sendmmsg": (
+        {"udp-relay", "dns-own"},
+        "(sent by sendmmsg(2) with its address, unconnected: connect(2), sendto(2) and sendmsg(2)"
+        " refused every way)",
     ),
     "bwrap-sidecar-resolver-connect-i386": (
         {"dns-own"},
@@ -850,6 +860,11 @@ EGRESS_MUTANTS = {
         "127.0.0.1:5353 (a UDP listener of its namespace) (sent by sendmsg(2) with its address,"
         " unconnected: connect(2) and sendto(2) refused every way)",
     ),
+    "bwrap-sidecar-resolver-sendmmsg": (
+        {"dns-own"},
+        "127.0.0.1:5353 (a UDP listener of its namespace) (sent by sendmmsg(2) with its address,"
+        " unconnected: connect(2), sendto(2) and sendmsg(2) refused every way)",
+    ),
     "bwrap-sidecar-resolver-tcp-connect-i386": (
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connect through the i386"
@@ -869,6 +884,11 @@ EGRESS_MUTANTS = {
         {"dns-own-tcp"},
         "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connection made by"
         " sendmsg with MSG_FASTOPEN: connect(2) and sendto refused every way)",
+    ),
+    "bwrap-sidecar-resolver-tcp-sendmmsg": (
+        {"dns-own-tcp"},
+        "127.0.0.1:5353 (a TCP listener of its namespace, over TCP) (its connection made by"
+        " sendmmsg with MSG_FASTOPEN: connect(2), sendto and sendmsg refused every way)",
     ),
     # A libseccomp deny-list comparing 64 bits: every line that makes its own socket.
     "bwrap-socket-hibits": (
@@ -1212,10 +1232,12 @@ ROW_MUTANTS = (
     "bwrap-loopback-proxy-connect-uring",
     "bwrap-loopback-proxy-sendto",
     "bwrap-loopback-proxy-sendmsg",
+    "bwrap-loopback-proxy-sendmmsg",
     "bwrap-sidecar-resolver-tcp-connect-i386",
     "bwrap-sidecar-resolver-tcp-connect-uring",
     "bwrap-sidecar-resolver-tcp-sendto",
     "bwrap-sidecar-resolver-tcp-sendmsg",
+    "bwrap-sidecar-resolver-tcp-sendmmsg",
     "bwrap-firewall-packet",
     "bwrap-packet6-socket",
     "bwrap-wide-subnet",
@@ -1317,10 +1339,12 @@ def test_sidecars_and_host_proxies_are_caught(mutants_run: tuple[int, str, Path]
         "bwrap-udp-sidecar-connect-uring",
         "bwrap-udp-sidecar-sendto",
         "bwrap-udp-sidecar-sendmsg",
+        "bwrap-udp-sidecar-sendmmsg",
         "bwrap-sidecar-resolver-connect-i386",
         "bwrap-sidecar-resolver-connect-uring",
         "bwrap-sidecar-resolver-sendto",
         "bwrap-sidecar-resolver-sendmsg",
+        "bwrap-sidecar-resolver-sendmmsg",
         "bwrap-linklocal-resolver",
         "landlock-host-proxy",
         "landlock-host-proxy-mapped",
