@@ -52,7 +52,9 @@ void unix_seen(const char *path, int abstract)
 {
     if (!g_seen && !(g_seen = calloc(SEEN_MAX, sizeof *g_seen)))
         return;
-    if (g_nseen < SEEN_MAX && strlen(path) + (size_t)abstract < sizeof *g_seen)
+    if (strlen(path) + (size_t)abstract >= sizeof *g_seen)
+        return; /* longer than a name connects to (unix-proxy's line tries it through its folder) */
+    if (g_nseen < SEEN_MAX)
         snprintf(g_seen[g_nseen++], sizeof *g_seen, "%s%s", abstract ? "@" : "", path);
     else
         g_over++;
