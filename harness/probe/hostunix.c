@@ -37,7 +37,14 @@ static struct hl g_hl[HOSTUNIX_MAX + SEEN_MAX];
 static size_t g_nhl;
 static unsigned long g_host_ns[3]; /* net, pid, mnt */
 static char (*g_seen)[110];        /* every unix socket name the sweep found in view */
-static size_t g_nseen;
+static size_t g_nseen, g_over; /* names the walk found, and those past a cap: never tried */
+static char g_cut[160];        /* why the walk left sockets unfound, if it did */
+
+void unix_seen_cut(const char *why)
+{
+    if (!*g_cut)
+        snprintf(g_cut, sizeof g_cut, "%s", why);
+}
 
 /* sweep.c: a socket the sweep found (its walk, its /proc/net/unix), before its own
  * cap on proxy attempts: every one is tried here. */
@@ -45,8 +52,12 @@ void unix_seen(const char *path, int abstract)
 {
     if (!g_seen && !(g_seen = calloc(SEEN_MAX, sizeof *g_seen)))
         return;
-    if (g_nseen < SEEN_MAX && strlen(path) + (size_t)abstract < sizeof *g_seen)
+    if (strlen(path) + (size_t)abstract >= sizeof *g_seen)
+        return; /* longer than a name connects to (unix-proxy's line tries it through its folder) */
+    if (g_nseen < SEEN_MAX)
         snprintf(g_seen[g_nseen++], sizeof *g_seen, "%s%s", abstract ? "@" : "", path);
+    else
+        g_over++;
 }
 static int g_own_kernel;           /* the sandbox showed a kernel other than the host's */
 
@@ -89,7 +100,7 @@ static struct hl *hl_add(char kind, const char *name, int inside)
         if (!strcmp(g_hl[i].name, name))
             return NULL;
     if (g_nhl == (inside ? HOSTUNIX_MAX + SEEN_MAX : HOSTUNIX_MAX))
-        return NULL;
+        return g_over++, NULL;
     struct hl *h = &g_hl[g_nhl++];
     memset(h, 0, sizeof *h);
     h->kind = kind;
@@ -467,6 +478,17 @@ void sweep_host_unix(double t0)
         snprintf(detail, sizeof detail, "connected: %s (%zu names of the host's listeners, %zu more found inside)",
                  first, listed, g_nhl - listed);
         att_line(sweep_id[SW_UNIX_HOST], OC_ESCAPED, 0, detail, t0, pick->name, 0, NULL);
+        return;
+    }
+    if (g_over || *g_cut) { /* a listener among those never tried may be the host's */
+        if (g_over)
+            snprintf(detail, sizeof detail, "none of %zu unix listeners connected, but %zu more were never"
+                     " tried (at most %d of the host's and %d found inside): no proof", g_nhl, g_over,
+                     HOSTUNIX_MAX, SEEN_MAX);
+        else
+            snprintf(detail, sizeof detail, "none of %zu unix listeners connected, but the walk of the"
+                     " sandbox's view left sockets unfound (%.160s): no proof", g_nhl, g_cut);
+        att_line(sweep_id[SW_UNIX_HOST], OC_ERROR, 0, detail, t0, g_nhl ? g_hl[0].name : "", 0, NULL);
         return;
     }
     if (!g_nhl) {

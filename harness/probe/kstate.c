@@ -30,7 +30,9 @@
 
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut, bpf_seen, bpf_i386, moved, moves, own_limit; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen, bpf_i386, moved, moves, moves_over, refused, own_limit; char first[4096]; } g_ks;
+#define KSTATE_DEPTH_MAX 32 /* folders below a walk's top, at most: deeper ones cut the walk (an error) */
+#define KSTATE_MOVES_MAX 32 /* clone3 moves tried, at most: more cut the walk (an error) */
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -430,6 +432,25 @@ static int born_i386(int fd, char *landed, size_t n)
 }
 #endif
 
+/* Whether cgroup.procs' mode (owner, group, bits: the kernel's DAC check, asked first)
+ * lets this process write it; a folder it refuses spends no move. Unknown: lets. */
+static int procs_mode_lets(const char *dir)
+{
+    char path[4200];
+    struct stat st;
+    struct cap_data c[2];
+    gid_t groups[256];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    if (stat(path, &st) != 0 || caps_get(c) != 0 || (c[0].effective & (1u << 1))) /* CAP_DAC_OVERRIDE */
+        return 1;
+    if (st.st_uid == geteuid())
+        return (st.st_mode & S_IWUSR) != 0;
+    int n = getgroups(256, groups), in = st.st_gid == getegid();
+    for (int i = 0; i < n && !in; i++)
+        in = groups[i] == st.st_gid;
+    return in ? (st.st_mode & S_IWGRP) != 0 : (st.st_mode & S_IWOTH) != 0;
+}
+
 /* A process born into folder `dir` of the unified hierarchy outside the workload's
  * own cgroup: clone3(CLONE_INTO_CGROUP) needs only a handle on the folder (O_PATH,
  * which a read-only mount and Landlock let through) and the write permission of
@@ -440,8 +461,12 @@ static int born_i386(int fd, char *landed, size_t n)
  * killed (a frozen cgroup's too) before it is waited. */
 static void try_move(const char *dir)
 {
-    if (g_cg2 == NULL || g_ks.moved || g_ks.moves >= 32 || (*g_cg2_own && prefixed(dir, g_cg2_own)))
+    if (g_cg2 == NULL || g_ks.moved || (*g_cg2_own && prefixed(dir, g_cg2_own)))
         return;
+    if (!procs_mode_lets(dir) || g_ks.moves >= KSTATE_MOVES_MAX) { /* over the cap: never tried, no proof */
+        *(procs_mode_lets(dir) ? &g_ks.moves_over : &g_ks.refused) += 1;
+        return;
+    }
     int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return;
@@ -475,8 +500,12 @@ static void try_move(const char *dir)
 static void walk(const char *dir, const char *canon, int depth)
 {
     DIR *d = opendir(dir);
-    if (d == NULL || depth > 12)
+    if (d == NULL)
         goto out;
+    if (depth > KSTATE_DEPTH_MAX) { /* its files never tried: no proof */
+        g_ks.cut = 1;
+        goto out;
+    }
     for (struct dirent *e; (e = readdir(d)) != NULL && !g_ks.writable_seen && !g_ks.moved;) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
@@ -592,6 +621,7 @@ void chk_priv_root_kernel_state(void)
     ev_int("files_tried", g_ks.files);
     ev_int("mounts_walked", walked);
     ev_int("cgroup_moves_tried", g_ks.moves);
+    ev_int("cgroup_moves_refused_by_mode", g_ks.refused);
     if (g_ks.own_limit)
         outcome(OC_ESCAPED, 0, "can write %s, a limit on its own cgroup that whoever placed it there set"
                 " (its own value back)", g_ks.first);
@@ -606,8 +636,13 @@ void chk_priv_root_kernel_state(void)
                                               : ": a pinned BPF object, read-write by BPF_OBJ_GET"
                               : "");
     if (g_ks.cut)
-        outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there",
-                g_ks.files);
+        outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there"
+                " (at %d files or %d folders deep): no proof for the rest", g_ks.files, KSTATE_MAX_FILES,
+                KSTATE_DEPTH_MAX);
+    if (g_ks.moves_over)
+        outcome(OC_ERROR, 0, "no clone3(CLONE_INTO_CGROUP) of %d moved a process out of its cgroup, but %d more"
+                " cgroups whose cgroup.procs' mode lets this uid write were never tried (at most %d moves):"
+                " no proof that none moves", g_ks.moves, g_ks.moves_over, KSTATE_MOVES_MAX);
     outcome(OC_BLOCKED, 0, "none of %d writable-mode files of /proc/sys, /proc/sysrq-trigger and /sys"
             " opens for writing (%d mounts of a kernel-state type walked where they stand)", g_ks.files,
             walked);

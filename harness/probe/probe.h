@@ -389,6 +389,7 @@ const char *att_way(const struct att *a); /* sendways.c: its way into TCP, if no
 extern struct att g_att[MAX_ATT];
 void sweep_host_unix(double t0); /* hostunix.c: the unix-host line */
 void unix_seen(const char *path, int abstract); /* hostunix.c: a socket the sweep found */
+void unix_seen_cut(const char *why); /* hostunix.c: the walk left sockets unfound */
 extern size_t g_natt, g_att_dropped;
 struct att *att_new(const char *id, int group);
 __attribute__((format(printf, 4, 5)))

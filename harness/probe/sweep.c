@@ -63,7 +63,7 @@ static int g_unix_whole; /* a view of the sandbox's own, walked whole (unix_walk
 static int g_unix_nosock; /* socket(AF_UNIX, SOCK_STREAM) refused */
 static int in_host_mntns(void);
 
-static void unix_cut(const char *fmt, const char *what)
+static void unix_cap_cut(const char *fmt, const char *what)
 {
     if (!g_unix_whole || g_unix_nosock) /* the host's view (its list names its listeners), or
                                          * no unix socket can be made: nothing is left out */
@@ -71,6 +71,14 @@ static void unix_cut(const char *fmt, const char *what)
     if (!g_unix_cut)
         snprintf(g_unix_cut_why, sizeof g_unix_cut_why, fmt, what);
     g_unix_cut = 1;
+}
+
+/* A socket of the view left unfound or unreachable: unix-host's too (hostunix.c). */
+static void unix_cut(const char *fmt, const char *what)
+{
+    unix_cap_cut(fmt, what);
+    if (g_unix_cut)
+        unix_seen_cut(g_unix_cut_why);
 }
 
 /* A path too long for sun_path (108 bytes), as one that fits: its folder held by an
@@ -137,7 +145,7 @@ static void unix_add(const char *path, int abstract)
             /* Where no unix socket can be made at all, every attempt ends the same way
              * at socket(2) (the ways around it are other lines'): none is left out. */
             if (!g_unix_nosock)
-                unix_cut("more unix sockets in view than are tried (%s)", "48");
+                unix_cap_cut("more unix sockets in view than are tried (%s)", "48");
             return;
         }
         struct att *a = att_new(sweep_id[SW_UNIX_PROXY], G_UNIX);
@@ -374,8 +382,9 @@ void group_report(int group, const char *id, double t0, const char *none)
                 pick = a;
         }
     }
-    if (!tried) {
-        att_line(id, OC_BLOCKED, 0, none, t0, "", 0, NULL);
+    if (!tried) { /* none made: blocked, unless one was left out for want of room */
+        att_line(id, g_att_dropped ? OC_ERROR : OC_BLOCKED, 0, g_att_dropped ? "more attempts than the sweep"
+                 " holds were left out, none of this line's made: no proof" : none, t0, "", 0, NULL);
         return;
     }
     char detail[700];

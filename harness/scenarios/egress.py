@@ -904,7 +904,10 @@ EGRESS = Scenario(
                 "the sandbox's own (its boot id, or without one its release, is not the host's: "
                 "there namespaces and devices are the guest's, and no unix socket reaches the "
                 "host; gVisor's `--host-uds` is not seen). One line for all: "
-                "blocked with the counts (refused, the sandbox's own); none to try: blocked."
+                "blocked with the counts (refused, the sandbox's own); none to try: blocked. "
+                "More names than it holds (320 of the host's, 4096 found inside), or a walk "
+                "of the view cut short (as `unix-proxy` says it), leave some untried: an "
+                "error, never blocked."
             ),
         ),
         # The host's own addresses (netns mode: the host's end of the canary's veth).
@@ -1010,7 +1013,8 @@ EGRESS = Scenario(
                 "or another). And every IPv4 or IPv6 socket of another visible process (`/proc`, "
                 "where it does not stand in the host's own namespace) that belongs to another "
                 "network namespace and that `pidfd_getfd` takes (ptrace's permission: the same "
-                "uid, no capability the workload lacks; at most 32): a host process's connection "
+                "uid, no capability the workload lacks; every one, up to the line's 160 "
+                "attempts, past which the line is an error): a host process's connection "
                 "is the host's network, tried as one held, named by its process. One line for "
                 "all, ranked like `unix-proxy`; none: blocked. Descriptors 1 and 2 carry the "
                 "probe's own output and are not tried, nor is "

@@ -93,13 +93,16 @@ PRIVILEGE = Scenario(
                 "namespace's root refuses them at write, so an open would prove nothing). "
                 "Another way to a `cgroup.procs`: in each folder of a "
                 "cgroup2 mount (its mount point too, unlisted) that is not the workload's own "
-                "cgroup nor below it (by `/proc/self/cgroup`'s `0::` path), up to 32, a child "
+                "cgroup nor below it (by `/proc/self/cgroup`'s `0::` path) and whose "
+                "`cgroup.procs` mode lets the workload write it (its owner, group and bits; "
+                "`CAP_DAC_OVERRIDE`: all), up to 32 (more: an error), a child "
                 "born there by `clone3(CLONE_INTO_CGROUP)` (an `O_PATH` handle and the file's "
                 "mode are all it asks: no writable mount; a cgroup namespace bounds it only "
                 "under `nsdelegate`; where x86_64's `clone3` is refused, the same call "
                 "through the i386 entry, `int $0x80`, number 435, in a child, the reason "
                 "naming it), killed at once: `escaped` "
-                "(`evidence.cgroup_moves_tried`). Over 60,000 files tried without one: an error."
+                "(`evidence.cgroup_moves_tried`; `evidence.cgroup_moves_refused_by_mode`). Over "
+                "60,000 files tried, or a folder deeper than 32, without one: an error."
             ),
         ),
         _as_root(

@@ -113,10 +113,11 @@ def test_the_workloads_own_cgroup_shown_alone_is_no_move(
 
 def test_a_uid_the_mode_refuses_moves_nothing(open_folder: Path, own_cgroup: Path) -> None:
     """The read-only shape again, the workload nobody: cgroup.procs is root's, mode
-    0644, so every move is refused (tried, not escaped)."""
+    0644, so every move is refused (by the mode, read first: no clone3 spent on it)."""
     row = _kernel_state_row(open_folder, own_cgroup, "--ro-bind", "/sys", "/sys", nobody=True)
     assert row["outcome"] == "blocked", row
-    assert row["evidence"]["cgroup_moves_tried"] >= 1, row
+    assert row["evidence"]["cgroup_moves_tried"] == 0, row
+    assert row["evidence"]["cgroup_moves_refused_by_mode"] >= 1, row
 
 
 def _confined_row(folder: Path, cgroup: Path, *mistake: str) -> dict:
@@ -171,3 +172,46 @@ def test_ns_last_pid_open_to_anyone_is_no_write_without_the_capability(open_fold
         assert row, done.stdout + done.stderr
         assert "ns_last_pid" not in row["detail"], (shape, row)
         assert row["outcome"] == "blocked" and row["evidence"]["files_tried"] > 0, (shape, row)
+
+
+@pytest.fixture
+def delegated_cgroup() -> Iterator[tuple[Path, Path]]:
+    """A cgroup delegated to nobody (the folder and its cgroup.procs nobody's, as
+    systemd delegates a user's subtree), the workload's own cgroup below it, and 40
+    root's folders beside that (a busy host's services): (the delegated one, the
+    workload's)."""
+    assert UNIFIED is not None
+    top = UNIFIED / f"harness-test-deleg-{secrets.token_hex(4)}"
+    top.mkdir()
+    made = [top / "own", *(top / f"svc{i:02d}" for i in range(40))]
+    for folder in made:
+        folder.mkdir()
+    for path in (top, top / "cgroup.procs", top / "own", top / "own" / "cgroup.procs"):
+        os.chown(path, 65534, 65534)
+    try:
+        yield top, top / "own"
+    finally:
+        for folder in [*made, top]:
+            for _ in range(100):
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
+def test_a_delegated_cgroup_past_the_cap_on_moves_is_tried(
+    open_folder: Path, delegated_cgroup: tuple[Path, Path]
+) -> None:
+    """The read-only shape, the workload nobody in a cgroup below one delegated to it,
+    beside 40 root's folders: the walk meets those first (children before their parent),
+    each a move the mode refuses. Before, they spent the cap on moves (32) and the
+    delegated folder, where nobody's process is born (by hand: `echo $$ >
+    <delegated>/cgroup.procs` as nobody from its own cgroup moved the shell), was never
+    tried: blocked. Now a folder whose cgroup.procs' mode refuses the uid spends no
+    move, and the one it may write is tried: escaped."""
+    top, own = delegated_cgroup
+    row = _kernel_state_row(open_folder, own, "--ro-bind", "/sys", "/sys", nobody=True)
+    assert row["outcome"] == "escaped", row
+    assert f"cgroup {top}" in row["detail"] or top.name in row["detail"], row
+    assert row["evidence"]["cgroup_moves_refused_by_mode"] >= 40, row

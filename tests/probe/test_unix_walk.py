@@ -18,10 +18,11 @@ from tests.lab import require_tool
 from tests.probe.egress_args import egress_argv, stand_in_proxy
 
 
-def _sandboxed(allowed: Path) -> dict[str, dict[str, object]]:
+def _sandboxed(allowed: Path, timeout_ms: int = 2000) -> dict[str, dict[str, object]]:
     """The egress scenario in bwrap, the granted folder at /allowed; its lines by id."""
     bwrap = require_tool("bwrap")
     probe, *args = egress_argv("127.0.0.1", 9)
+    args[args.index("--check-timeout-ms") + 1] = str(timeout_ms)
     argv = [
         bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent",
         "--ro-bind", probe, "/probe", "--bind", str(allowed), "/allowed",
@@ -94,3 +95,36 @@ def test_stale_socket_files_are_not_counted(tmp_path: Path) -> None:
         s.close()
     line = _sandboxed(allowed)["unix-proxy"]
     assert line["outcome"] == "blocked", json.dumps(line)
+
+
+@pytest.fixture(scope="module")
+def stale_4100(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A granted folder of 4100 socket files nothing listens on (no proxy line counts
+    them: a connect is refused)."""
+    allowed = tmp_path_factory.mktemp("stale") / "allowed"
+    for i in range(4100):
+        _bound(allowed, f"s{i}.sock").close()
+    return allowed
+
+
+def test_more_socket_files_than_unix_host_holds_is_an_error(stale_4100: Path) -> None:
+    """unix-host tries every socket file the walk finds, up to 4096 names: past them,
+    before, the rest were dropped without a word (a live host listener among them never
+    tried, the line blocked); now the line is an error that says how many were never
+    tried. The walk given the time to find all 4100."""
+    line = _sandboxed(stale_4100, timeout_ms=30000)["unix-host"]
+    assert line["outcome"] == "error", json.dumps(line)
+    assert "4 more were never tried (at most 320 of the host's and 4096 found inside)" in str(
+        line["detail"]
+    ), line
+
+
+def test_a_walk_cut_short_leaves_unix_host_no_proof(stale_4100: Path) -> None:
+    """The walk stopped by its time (2 s for the check, most of it kept for the sweep's
+    other lines): before, unix-host tried the sockets found so far (1023) and said
+    blocked, those beyond never tried; now it is an error that names the cut, as
+    unix-proxy's line is."""
+    got = _sandboxed(stale_4100)
+    line = got["unix-host"]
+    assert line["outcome"] == "error", json.dumps(line)
+    assert "the walk of the sandbox's view left sockets unfound" in str(line["detail"]), line
