@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,25 +100,17 @@ def test_stale_socket_files_are_not_counted(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def stale_4100(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def stale_4100(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A granted folder of 4100 socket files nothing listens on (no proxy line counts
-    them: a connect is refused)."""
+    them: a connect is refused), removed after: pytest keeps its last folders, and a
+    later run of a reference that sees the host's /tmp would walk them."""
     allowed = tmp_path_factory.mktemp("stale") / "allowed"
     for i in range(4100):
         _bound(allowed, f"s{i}.sock").close()
-    return allowed
-
-
-def test_more_socket_files_than_unix_host_holds_is_an_error(stale_4100: Path) -> None:
-    """unix-host tries every socket file the walk finds, up to 4096 names: past them,
-    before, the rest were dropped without a word (a live host listener among them never
-    tried, the line blocked); now the line is an error that says how many were never
-    tried. The walk given the time to find all 4100."""
-    line = _sandboxed(stale_4100, timeout_ms=30000)["unix-host"]
-    assert line["outcome"] == "error", json.dumps(line)
-    assert "4 more were never tried (at most 320 of the host's and 4096 found inside)" in str(
-        line["detail"]
-    ), line
+    try:
+        yield allowed
+    finally:
+        shutil.rmtree(allowed, ignore_errors=True)
 
 
 def test_a_walk_cut_short_leaves_unix_host_no_proof(stale_4100: Path) -> None:
