@@ -7,6 +7,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests import lanes
 from tests.lab import Sshd, free_port, keygen, require_tool, start_sshd
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,12 +146,17 @@ def harness_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 240
 def local_matrix_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
     """One run of the shipped default matrix (matrices/local.toml, every scenario),
     shared by every test that only reads its results folder: a run costs about 15 s,
-    and three modules read one."""
+    and three modules read one (in either lane: the first to ask makes it)."""
     for tool in ("runsc", "bwrap", "runc", "ip"):
         require_tool(tool)
-    out = tmp_path_factory.mktemp("local-matrix") / "results"
-    result = harness_cli("run", "matrices/local.toml", "--out", out)
-    return result.code, result.stdout + result.stderr, out
+
+    def run() -> dict[str, str | int]:
+        out = tmp_path_factory.mktemp("local-matrix") / "results"
+        result = harness_cli("run", "matrices/local.toml", "--out", out)
+        return {"code": result.code, "output": result.stdout + result.stderr, "out": str(out)}
+
+    made = lanes.once("local-matrix", run)
+    return made["code"], made["output"], Path(made["out"])
 
 
 # The suite's one long wait is the mutants matrix (about 160 s on two quiet cores). When
@@ -177,39 +185,60 @@ MUTANTS_TOOLS = ("runsc", "bwrap", "runc", "ip", "setpriv")
 
 @dataclass
 class BackgroundRun:
-    """`harness run MATRIX --out OUT` in a subprocess of its own."""
+    """`harness run MATRIX --out OUT` in a subprocess of its own, started by whichever
+    lane asks first (`process` is that lane's; the other has None) and waited on by
+    both: its exit code is written to FOLDER when it ends."""
 
-    process: subprocess.Popen[bytes]
     out: Path
     log: Path
+    rc: Path
+    process: subprocess.Popen[bytes] | None
 
     @classmethod
-    def start(cls, matrix: str, out: Path) -> BackgroundRun:
-        log = out.parent / f"{out.name}.log"
-        with log.open("wb") as sink:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "harness", "run", matrix, "--out", str(out)],
-                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT,
-            )  # fmt: skip
-        return cls(process, out, log)
+    def start_or_join(cls, name: str, matrix: str) -> BackgroundRun:
+        lanes.FOLDER.mkdir(exist_ok=True)
+        with lanes.locked(lanes.FOLDER / f"{name}.lock"):
+            started, rc = lanes.FOLDER / f"{name}.started", lanes.FOLDER / f"{name}.rc"
+            if started.exists():
+                out = Path(started.read_text())
+                return cls(out, out.parent / f"{out.name}.log", rc, None)
+            out = Path(os.environ.get("TMPDIR", "/tmp")) / f"{name}-{lanes.RUN[:12]}"
+            log = out.parent / f"{out.name}.log"
+            with log.open("wb") as sink:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "harness", "run", matrix, "--out", str(out)],
+                    stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT,
+                )  # fmt: skip
+            threading.Thread(target=_record_exit, args=(process, rc), daemon=True).start()
+            started.write_text(str(out))
+            return cls(out, log, rc, process)
 
     def wait(self, timeout: float | None = None) -> CliResult:
-        """Its exit code and output; stopped (as by a user's Ctrl-C) past `timeout`."""
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop()
-            raise
-        return CliResult(code, self.log.read_text(errors="replace"), "")
+        """Its exit code and output; stopped (as by a user's Ctrl-C) past `timeout`
+        where this lane started it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.rc.exists():
+            if deadline is not None and time.monotonic() > deadline:
+                self.stop()
+                raise subprocess.TimeoutExpired(f"harness run --out {self.out}", timeout or 0)
+            time.sleep(0.5)
+        return CliResult(int(self.rc.read_text()), self.log.read_text(errors="replace"), "")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)  # harness tears its cells down
             try:
                 self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def _record_exit(process: subprocess.Popen[bytes], rc: Path) -> None:
+    code = process.wait()
+    partial = rc.with_suffix(".part")
+    partial.write_text(str(code))
+    partial.rename(rc)  # whole or absent for the lane that polls it
 
 
 _background: dict[str, BackgroundRun] = {}
@@ -220,19 +249,23 @@ def background_run(name: str, matrix: str, *, timeout: float) -> tuple[CliResult
     one started now (where the session did not: its tests selected alone)."""
     run = _background.get(name)
     if run is None:
-        out = Path(os.environ.get("TMPDIR", "/tmp")) / f"{name}-{os.getpid()}"
-        run = _background[name] = BackgroundRun.start(matrix, out)
+        run = _background[name] = BackgroundRun.start_or_join(name, matrix)
     return run.wait(timeout), run.out
 
 
 def _beside_the_background(item: pytest.Item) -> bool:
-    where = Path(str(item.path)).relative_to(ROOT / "tests")
-    return where.parts[0] in BESIDE_THE_BACKGROUND or where.as_posix() in BESIDE_THE_BACKGROUND
+    where = _where(item)
+    return where in BESIDE_THE_BACKGROUND or where.split("/")[0] in BESIDE_THE_BACKGROUND
+
+
+def _where(item: pytest.Item) -> str:
+    return Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Start the mutants run now where a selected test reads it and others can run
-    beside it, and put those first (a stable sort: each module stays whole)."""
+    beside it, and put those first (a stable sort: each module stays whole; both lanes
+    sort alike, as xdist requires)."""
     if config.option.collectonly:
         return
     wants = any("mutants_run" in getattr(i, "fixturenames", ()) for i in items)
@@ -241,20 +274,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not all(shutil.which(t) for t in MUTANTS_TOOLS):
         return  # its fixture skips (or, under CI, fails) as it always did
     items.sort(key=lambda i: not _beside_the_background(i))
-    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"mutants-{os.getpid()}"
-    _background["mutants"] = BackgroundRun.start("matrices/mutants.toml", out)
+    _background["mutants"] = BackgroundRun.start_or_join("mutants", "matrices/mutants.toml")
+
+
+_lock = lanes.ModuleLock()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
-    """Before a test that touches the host: the background runs are over. Outermost,
-    so the wait counts against no test's time limit."""
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """Before a test that touches the host: the background runs are over; then the
+    lanes' lock for its module (tests/lanes.py), let go after the module's last test.
+    Outermost, so neither wait counts against a test's time limit."""
     if not _beside_the_background(item):
         for run in _background.values():
-            run.process.wait()
-    return (yield)
+            run.wait()
+    _lock.enter(_where(item), alone=_where(item) in lanes.ALONE)
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or nextitem.path != item.path:
+            _lock.leave()
 
 
-def pytest_sessionfinish() -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The lane that started a background run waits for its end (the other lane may
+    still read it), unless the session is being cut short; the last process out (xdist's
+    controller, or the one process) removes the lanes' folder."""
+    cut = session.shouldstop or exitstatus == pytest.ExitCode.INTERRUPTED
     for run in _background.values():
-        run.stop()
+        if cut:
+            run.stop()
+        elif run.process is not None:
+            run.process.wait()
+    _lock.leave()
+    if not lanes.is_worker(session.config):
+        shutil.rmtree(lanes.FOLDER, ignore_errors=True)
