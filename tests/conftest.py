@@ -30,6 +30,10 @@ settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    lanes.name_the_run(config)
+
+
 @pytest.fixture(autouse=True)
 def _no_inherited_width(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every `harness` a test starts draws as for a pipe, whatever the shell says.

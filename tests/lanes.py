@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import json
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,18 @@ FOLDER = Path(os.environ.get("TMPDIR", "/tmp")) / f"harness-suite-{RUN[:16]}"
 
 def is_worker(config: Any) -> bool:
     return hasattr(config, "workerinput")
+
+
+def name_the_run(config: Any) -> None:
+    """In xdist's controller: choose the run id it hands its workers (which they see as
+    PYTEST_XDIST_TESTRUNUID), so that it knows their FOLDER and removes it at the end."""
+    global RUN, FOLDER
+    if is_worker(config) or not hasattr(config.option, "testrunuid"):
+        return
+    if config.option.testrunuid is None:
+        config.option.testrunuid = uuid.uuid4().hex
+    RUN = config.option.testrunuid
+    FOLDER = FOLDER.with_name(f"harness-suite-{RUN[:16]}")
 
 
 @contextlib.contextmanager
