@@ -185,6 +185,8 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "xattrat", { I386_NR_removexattrat, -1, -1, -1 } },
     { "setxattrat", { I386_NR_setxattrat, -1, -1, -1 } },
     { "bpf", { I386_NR_bpf, -1, -1, -1 } }, /* a pinned map got by BPF_OBJ_GET */
+    /* a file cut by path there, where `--deny truncate` refuses x86_64's */
+    { "truncate", { I386_NR_truncate, I386_NR_truncate64, -1, -1 } },
     { "file_setattr", { I386_NR_file_setattr, -1, -1, -1 } },
     /* a family's descriptor calls there, its path calls refused (as `--fd-open`) */
     { "fchmod", { I386_NR_fchmod, -1, -1, -1 } },
@@ -231,6 +233,10 @@ static const struct { const char *name; long nr; } deny_names[] = {
     /* a descriptor's owner, who gets its SIGIO (any signal, by F_SETSIG): fcntl's
      * F_SETOWN and F_SETOWN_EX, ioctl's FIOSETOWN and SIOCSPGRP (by their argument) */
     { "setown", DENY_SETOWN },
+    /* a file cut by path or descriptor: what Landlock's TRUNCATE right (ABI 3, 6.2)
+     * governs, refused by a filter where the kernel's Landlock is older */
+    { "truncate", SYS_truncate },
+    { "ftruncate", SYS_ftruncate },
 };
 #define MAX_DENY 24
 
@@ -242,7 +248,7 @@ static long deny_nr(const char *name)
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
              " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
              " setpriority, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity,"
-             " ioprio_set, setown)", name);
+             " ioprio_set, setown, truncate, ftruncate)", name);
 }
 
 static int meta_family(const char *name)
@@ -276,7 +282,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring, bpf, signal, ptrace, sched)",
+                         " io_uring, bpf, truncate, signal, ptrace, sched)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

@@ -245,8 +245,9 @@ extern Buf g_ev;                 /* the check's evidence: "key":value,... */
 void ev_int(const char *key, long long v);
 int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
 void cwd_at_start(void);                     /* stands.c */
-/* writes.c: every way to change a file's mode, owner, times, extended attributes,
- * inode flags */
+/* writes.c: every way to cut a file, and to change its mode, owner, times, extended
+ * attributes, inode flags */
+void cut_file(const char *path);
 void meta_chmod(const char *path);
 void meta_chown(const char *path);
 void meta_utime(const char *path);

@@ -64,14 +64,39 @@ void verdict(const char *what, const char *path)
     outcome(OC_BLOCKED, g_try.err, "%s %s", what, path);
 }
 
+/* A file cut to nothing by each way: truncate(2); an open with O_TRUNC, for writing and
+ * for reading alone, which cuts it as well wherever DAC would let it be written (Landlock
+ * asks that open for READ_FILE alone where its TRUNCATE right is unhandled, as on a
+ * kernel older than ABI 3, whose operator refuses truncate and ftruncate by a filter in
+ * its place); and the i386 entry's truncate and truncate64, where x86_64's was refused
+ * as a filter refuses (not as Landlock, DAC or a read-only mount do, EACCES or EROFS,
+ * which refuse every way alike). */
+void cut_file(const char *path)
+{
+    long r = syscall(SYS_truncate, path, 0L);
+    int e = errno;
+    tried("truncate", r);
+    static const int modes[] = { O_WRONLY, O_RDONLY };
+    for (int i = 0; i < 2; i++) {
+        int fd = open(path, modes[i] | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        tried(i ? "open O_RDONLY|O_TRUNC" : "open O_TRUNC", fd < 0 ? -1 : 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (r == 0 || e == EACCES || e == EROFS || e == ENOENT)
+        return;
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { "truncate", I386_NR_truncate, { CP(path, n), CV(0) } },
+        { "truncate64", I386_NR_truncate64, { CP(path, n), CV(0), CV(0) } }, /* its length's halves */
+    };
+    compat_tried(i386, 2);
+}
+
 void chk_fs_truncate_outside(void)
 {
     const char *path = outside(T_truncate_me);
-    tried("truncate", syscall(SYS_truncate, path, 0L));
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    tried("open O_TRUNC", fd < 0 ? -1 : 0);
-    if (fd >= 0)
-        close(fd);
+    cut_file(path);
     verdict("truncate", path);
 }
 
