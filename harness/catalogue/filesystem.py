@@ -101,6 +101,12 @@ ROWS: tuple[Row, ...] = (
         "TRUNCATE: cut a file",
         ("truncate", "ftruncate", *_OPEN),
         checks=("fs-truncate-outside", "fs-write-read-only"),
+        ways=(
+            "an open for reading with O_TRUNC: it cuts the file as truncate(2) does, and"
+            " Landlock asks it for READ_FILE alone where TRUNCATE is unhandled (ABI < 3, a"
+            " filter refusing truncate and ftruncate in its place)",
+            "i386: truncate, truncate64",
+        ),
         target="truncate-me (outside, and in each read-only grant's folder)",
         kernels="all (Landlock ABI 3+ handles it)",
     ),

@@ -28,7 +28,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-userns-mount-setattr",
         "bwrap-hardlink-seed",
     ),
-    _FS + "TRUNCATE: cut a file": ("landlock-unhandled-truncate",),
+    _FS + "TRUNCATE: cut a file": (
+        "landlock-unhandled-truncate",
+        "landlock-truncate-filtered",
+        "landlock-i386-truncate",
+    ),
     _FS + "REMOVE_FILE: unlink a file": ("landlock-unhandled-remove-file",),
     _FS + "REMOVE_DIR: remove a folder": ("landlock-unhandled-remove-dir",),
     _FS + "MAKE_REG: create a regular file": (

@@ -267,8 +267,12 @@ FILESYSTEM = Scenario(
             "fs-truncate-outside",
             "truncate a file outside (truncate, O_TRUNC)",
             how=(
-                "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` of it: "
-                "`succeeded` if either went through (the detail names which), else blocked with "
+                "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` and "
+                "`open(O_RDONLY|O_TRUNC)` of it (an open for reading cuts it too, and Landlock "
+                "asks it for READ_FILE alone where TRUNCATE is unhandled), and where "
+                "`truncate` was refused as a filter refuses (not EACCES, EROFS or ENOENT) the "
+                "i386 entry's `truncate` and `truncate64`: "
+                "`succeeded` if any went through (the detail names which), else blocked with "
                 "the last errno. The same shape for the write kinds below: every syscall of the "
                 "kind in turn, each against its own fresh target."
             ),
@@ -580,7 +584,8 @@ FILESYSTEM = Scenario(
             needs=(GRANTED_SENTINELS,),
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
-                "`truncate` `truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` "
+                "`truncate-me` cut by every way of `fs-truncate-outside`, `O_CREAT|O_EXCL` of "
+                "`created-<tag>`, `unlinkat` "
                 "`unlink-me`; then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and "
                 "`chattr-me` every call of `fs-chmod-outside`, `fs-chown-outside`, "
                 "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "

@@ -411,6 +411,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # filter: each row of the filesystem catalogue it leaves open, caught by that
     # row's own check (issue 26).
     "landlock-unhandled-truncate": {"filesystem_confinement": "fs-truncate-outside"},
+    # TRUNCATE left to a filter of truncate and ftruncate (a kernel older than ABI 3): an
+    # open for reading with O_TRUNC empties harness's file in the read-only grant; the
+    # same filter by x86_64's numbers alone: the i386 entry's truncate cuts any file.
+    "landlock-truncate-filtered": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-i386-truncate": {"filesystem_confinement": "fs-truncate-outside"},
     "landlock-unhandled-remove-file": {"filesystem_confinement": "fs-unlink-outside"},
     "landlock-unhandled-remove-dir": {"filesystem_confinement": "fs-rmdir-outside"},
     "landlock-unhandled-make-dir": {"filesystem_confinement": "fs-mkdir-outside"},
@@ -1676,6 +1681,69 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
         json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
     )
     assert line["evidence"]["ring_refused"] == "EPERM", line
+
+
+# The truncation ways (issue 37): each mutant's check and the fragment of its reason
+# that names the way taken.
+TRUNCATE_WAYS = {
+    "landlock-truncate-filtered": (
+        "fs-write-read-only",
+        "read-only grants: open O_RDONLY|O_TRUNC)",
+    ),
+    "landlock-i386-truncate": (
+        "fs-truncate-outside",
+        "truncate-me: truncate (i386), truncate64 (i386))",
+    ),
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(TRUNCATE_WAYS))
+def test_a_truncation_by_another_way_is_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """A filter of truncate and ftruncate in place of Landlock's TRUNCATE right leaves an
+    open for reading with O_TRUNC, and (by x86_64's numbers alone) the i386 entry's
+    truncate: each caught by the TRUNCATE row's check, its reason naming the way."""
+    check_id, way = TRUNCATE_WAYS[runtime]
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
+    assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_path: Path) -> None:
+    """landlock-truncate-filtered's and landlock-i386-truncate's correct twin: the same
+    filter (truncate and ftruncate refused by x86_64's numbers, the i386 entry's let
+    through) behind Landlock handling TRUNCATE (ABI 3+). truncate(2) is refused by the
+    filter, so the i386 ways are tried too; Landlock refuses them and the open for reading
+    with O_TRUNC: enforced, both of the row's checks blocked."""
+    policy = ROOT / "policies" / "landlock-offline-etc.yaml"  # as the mutants'
+    argv = [
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--deny", "truncate", "--deny", "ftruncate"),
+        *("--i386-open", "truncate", "--read", "/etc", "--read", "/proc"),
+        *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
+        *("--write", "{allowed}", "--", "{probe}", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.truncate-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    # The reference grants /tmp: the run's own files lie outside every grant.
+    work = Path("/var/tmp") / f"harness-t-truncate-{os.getpid()}"
+    inventory = tmp_path / "inv.toml"
+    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "truncate-twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("fs-truncate-outside", "fs-write-read-only"):
+        assert checks[check_id]["outcome"] == "blocked", checks[check_id]
 
 
 # A launcher that runs its command as root of a user namespace of its own whose ids
