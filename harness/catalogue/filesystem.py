@@ -217,7 +217,7 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-chown-outside", "fs-write-read-only"),
         target="chown-me, outside and in each read-only grant",
         ways=(
-            "i386: chown32, lchown32, fchownat, chown, lchown, fchown32",
+            "i386: chown32, lchown32, fchownat, chown, lchown, fchown32, fchown",
             "a descriptor opened for reading: fchown",
         ),
     ),

@@ -63,6 +63,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-chown",
         "landlock-i386-chown16",
         "landlock-i386-fchown",
+        "landlock-i386-fchown16",
         "landlock-fd-chown",
     ),
     _FS + "times: utime": (

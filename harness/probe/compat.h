@@ -129,6 +129,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 /* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
 #define I386_NR_fchmod 94
 #define I386_NR_fchown32 207
+#define I386_NR_fchown 95 /* its 16-bit ids' */
 #define I386_NR_fsetxattr 228
 #define I386_NR_fremovexattr 237
 #define I386_NR_bpf 357 /* kstate.c: a pinned object got there */

@@ -181,6 +181,7 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     /* one call (or two) a family's i386 list written from older tables leaves out */
     { "fchmodat2", { I386_NR_fchmodat2, -1, -1, -1 } },
     { "chown16", { I386_NR_chown, I386_NR_lchown, -1, -1 } },
+    { "fchown16", { I386_NR_fchown, -1, -1, -1 } }, /* the descriptor's, 16-bit ids */
     { "utime64", { I386_NR_utimensat_time64, I386_NR_futimesat, -1, -1 } },
     { "xattrat", { I386_NR_removexattrat, -1, -1, -1 } },
     { "setxattrat", { I386_NR_setxattrat, -1, -1, -1 } },
@@ -281,8 +282,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                     k = (int)j;
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
-                         " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring, bpf, truncate, signal, ptrace, sched)",
+                         " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
+                         " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

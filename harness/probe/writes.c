@@ -242,7 +242,7 @@ void meta_chown(const char *path)
     if (fd >= 0)
         tried("fchown", syscall(SYS_fchown, fd, (long)u, (long)g));
     size_t n = strlen(path) + 1;
-    struct compat_call i386[6] = {
+    struct compat_call i386[7] = {
         { "chown32", I386_NR_chown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "lchown32", I386_NR_lchown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "fchownat", I386_NR_fchownat, { CV(AT_FDCWD), CP(path, n), CV((long)u), CV((long)g) } },
@@ -253,6 +253,8 @@ void meta_chown(const char *path)
     if (u < 0xffff && (g == (gid_t)-1 || g < 0xffff)) { /* the 16-bit ids' (-1 is 0xffff there) */
         i386[k++] = (struct compat_call){ "chown", I386_NR_chown, { CP(path, n), CV((long)u), CV((long)g) } };
         i386[k++] = (struct compat_call){ "lchown", I386_NR_lchown, { CP(path, n), CV((long)u), CV((long)g) } };
+        if (fd >= 0)
+            i386[k++] = (struct compat_call){ "fchown", I386_NR_fchown, { CV(fd), CV((long)u), CV((long)g) } };
     }
     compat_tried(i386, k);
     if (fd >= 0)
