@@ -411,6 +411,8 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",
             "i386: io_uring_setup, io_uring_enter",
+            "a held io_uring ring: IORING_OP_SETXATTR through each ring held at start, as the"
+            " workload itself, where io_uring_setup is refused",
         ),
         kernels="5.1+ (operations added up to 6.x)",
     ),

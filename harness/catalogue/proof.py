@@ -136,6 +136,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-io-uring",
         "landlock-sqpoll-uring",
         "landlock-i386-io-uring",
+        "landlock-held-ring-xattr",
     ),
     _PRIV + "starting user and group": ("colocated-wrong-user",),
     _PRIV + "set*id to root": (

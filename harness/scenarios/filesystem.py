@@ -529,7 +529,9 @@ FILESYSTEM = Scenario(
                 "refused, or kills the process (SIGSYS; asked first in a child), a ring set up "
                 "and entered through the i386 entry (`int $0x80`, its "
                 "numbers 425 and 426; a child asks first whether the entry answers both), named "
-                "in the detail."
+                "in the detail; where none can be set up, the same `IORING_OP_SETXATTR` through "
+                "each ring held at start (`anon_inode:[io_uring]` in `/proc/self/fd`), as the "
+                "workload itself, its descriptor named in the detail."
             ),
         ),
         _read(

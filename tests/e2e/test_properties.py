@@ -497,6 +497,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A launcher that leaks an io_uring ring with its credentials registered as the
     # ring's personality, into the Landlock reference whose filter lets a held ring be used.
     "landlock-held-ring": {"filesystem_confinement": "fs-inherited-fds"},
+    # the same ring with no personality: IORING_OP_SETXATTR as the workload itself
+    "landlock-held-ring-xattr": {"filesystem_confinement": "fs-io-uring"},
     # The same launcher's ring into an isolated bwrap, the host's "/" its fixed file 0.
     "bwrap-held-ring-file": {"filesystem_confinement": "fs-inherited-fds"},
     # The same leak as bwrap-leaked-fd, at descriptor 1500.
@@ -1678,6 +1680,8 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
     assert held["outcome"] == "blocked" and "3:[io_uring]" in held["detail"], held
+    uring = {c["id"]: c for c in row["checks"]}["fs-io-uring"]  # the held ring tried too
+    assert uring["outcome"] == "blocked", uring
     cell = cells_of(tmp_path / "out")[("localhost", "landlock-held-ring-twin")]
     line = next(
         json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
@@ -1697,6 +1701,10 @@ FS_WAYS = {
         "truncate-me: truncate (i386), truncate64 (i386))",
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
+    "landlock-held-ring-xattr": (
+        "fs-io-uring",
+        "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
+    ),
 }
 
 
@@ -1705,8 +1713,9 @@ FS_WAYS = {
 def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
     """A filter of truncate and ftruncate in place of Landlock's TRUNCATE right leaves an
     open for reading with O_TRUNC, and (by x86_64's numbers alone) the i386 entry's
-    truncate; an i386 list of the 32-bit chown calls leaves the 16-bit fchown: each caught
-    by its row's check, its reason naming the way."""
+    truncate; an i386 list of the 32-bit chown calls leaves the 16-bit fchown; a filter of
+    io_uring_setup alone leaves a held ring's IORING_OP_SETXATTR: each caught by its row's
+    check, its reason naming the way."""
     check_id, way = FS_WAYS[runtime]
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
