@@ -264,6 +264,9 @@ ROWS: tuple[Row, ...] = (
             "a descriptor opened for reading: FS_IOC_SETFLAGS",
             "a descriptor opened for reading: FS_IOC_FSSETXATTR (xfs_io's)",
             "a descriptor opened for reading: FS_IOC_SETVERSION (its generation; ext4's too)",
+            "a widened argument: each of those ioctls refused (EPERM) made again with its"
+            " request's upper 32 bits set, which the kernel does not read and a filter"
+            " comparing all 64 (libseccomp's SCMP_CMP_EQ) matches to no rule",
         ),
         target="chattr-me (the no-dump flag, and its generation)",
         kernels="all (file_setattr: 6.17+)",

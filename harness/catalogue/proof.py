@@ -87,6 +87,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-fd-chattr",
         "landlock-fd-fsxattr",
         "landlock-fd-setversion",
+        "landlock-chattr-hibits",
     ),
     _FS + "by file handle": ("runc-dac-read-search-allowed", "bwrap-dac-read-search-i386"),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (

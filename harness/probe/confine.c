@@ -373,10 +373,17 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
          * VFS's 'f', 'v', XFS's 'X', btrfs's 0x94, FAT's 'r') but those that only read: ext4's
          * MIGRATE, fs-verity's ENABLE, fscrypt's policy change an inode too (not where a
          * mutant leaves one of the above open: its way is that one). */
-        int generic = !fd_open || (strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion"));
+        /* `--fd-open wide-ioctl` (a mutant's): the listed commands alone, each compared on
+         * all 64 bits as libseccomp's SCMP_CMP_EQ does, where the kernel reads 32. */
+        int wide = fd_open && !strcmp(fd_open, "wide-ioctl");
+        int generic = !wide && (!fd_open || (strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion")));
         static const uint32_t fs_types[] = { 'f', 'v', 'X', 0x94, 'r' }; /* 'r': FAT's attributes */
-        unsigned skip = n;
+        unsigned skip = n, high = 0;
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 0); /* jf set below */
+        if (wide) { /* an upper half that is not 0 matches no rule: allowed (jf set below) */
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4);
+            high = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0);
+        }
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
         for (unsigned i = 0; i < m; i++)
             deny[nd++] = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused[i], 0, 0);
@@ -387,6 +394,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 dir[ndir++] = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, fs_types[i], 0, 0);
         }
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        if (wide)
+            f[high].jf = (uint8_t)(n - 1 - high - 1);
         unsigned check_dir = n;
         if (generic) { /* the direction bits: _IOC_READ (2) alone passes */
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
@@ -491,9 +500,10 @@ void confine_main(int argc, char **argv)
             fd_open = argv[++i];
             if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr") &&
                 strcmp(fd_open, "utime") && strcmp(fd_open, "chattr") && strcmp(fd_open, "io_uring") &&
-                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion") && strcmp(fd_open, "sqpoll"))
+                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion") && strcmp(fd_open, "sqpoll") &&
+                strcmp(fd_open, "wide-ioctl"))
                 fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr,"
-                         " fsxattr, setversion, io_uring, sqpoll)", fd_open);
+                         " fsxattr, setversion, io_uring, sqpoll, wide-ioctl)", fd_open);
             continue;
         }
         if (i + 1 < argc && !strcmp(argv[i], "--deny")) {

@@ -393,9 +393,24 @@ struct probe_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; u
 #define PROBE_FS_IOC_SETVERSION _IOW('v', 2, long)
 #define PROBE_EXT4_IOC_SETVERSION _IOW('f', 4, long)
 
+/* An ioctl refused as a filter refuses (EPERM), made again with its request widened (its
+ * upper 32 bits set): the kernel reads the low 32, and a filter that compares all 64
+ * (libseccomp's SCMP_CMP_EQ) matches no rule of its. */
+static void ioctl_tried(const char *name, int fd, unsigned long req, void *arg)
+{
+    char wide[64];
+    long r = ioctl(fd, req, arg);
+    tried(name, r);
+    if (r != 0 && errno == EPERM) {
+        snprintf(wide, sizeof wide, "%s (upper 32 bits set)", name);
+        tried(wide, syscall(SYS_ioctl, fd, req | 1UL << 32, arg));
+    }
+}
+
 /* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
  * set: by path with file_setattr (6.17+), and if it opens by both ioctls that set it
- * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively and by i386's;
+ * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively (widened where
+ * refused: ioctl_tried) and by i386's;
  * and its generation (FS_IOC_SETVERSION, ext4's own number too), which the same owner
  * may set through a descriptor opened for reading (the host sees its ctime move). */
 void meta_chattr(const char *path)
@@ -417,18 +432,18 @@ void meta_chattr(const char *path)
     };
     compat_tried(by_path, 1);
     if (fd >= 0) {
-        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        ioctl_tried("FS_IOC_SETFLAGS", fd, PROBE_FS_IOC_SETFLAGS, &flags);
         struct probe_fsxattr fx;
         memset(&fx, 0, sizeof fx);
         ioctl(fd, PROBE_FS_IOC_FSGETXATTR, &fx);
         fx.xflags = (uint32_t)fa.xflags;
-        tried("FS_IOC_FSSETXATTR", ioctl(fd, PROBE_FS_IOC_FSSETXATTR, &fx));
+        ioctl_tried("FS_IOC_FSSETXATTR", fd, PROBE_FS_IOC_FSSETXATTR, &fx);
         long gen = 0;
         ioctl(fd, PROBE_FS_IOC_GETVERSION, &gen);
         gen++; /* one target: each way sets the same generation */
         int gen32 = (int)gen;
-        tried("FS_IOC_SETVERSION", ioctl(fd, PROBE_FS_IOC_SETVERSION, &gen));
-        tried("EXT4_IOC_SETVERSION", ioctl(fd, PROBE_EXT4_IOC_SETVERSION, &gen));
+        ioctl_tried("FS_IOC_SETVERSION", fd, PROBE_FS_IOC_SETVERSION, &gen);
+        ioctl_tried("EXT4_IOC_SETVERSION", fd, PROBE_EXT4_IOC_SETVERSION, &gen);
         /* The i386 entry's ioctl takes the 32-bit command (fs/ioctl.c's compat path);
          * struct fsxattr has one layout on both, so its command is the same. */
         const struct compat_call i386[] = { /* (the last refusal is the one reported) */
@@ -482,7 +497,7 @@ const char *meta_unchanged(int held)
     }
     int fd = by_path ? open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : held, flags;
     if (fd >= 0 && ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags) == 0)
-        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        ioctl_tried("FS_IOC_SETFLAGS", fd, PROBE_FS_IOC_SETFLAGS, &flags);
     if (by_path && fd >= 0)
         close(fd);
     return tried_calls();

@@ -357,7 +357,9 @@ FILESYSTEM = Scenario(
                 "Flip the no-dump flag of `<outside-dir>/chattr-me` (one target state, set by "
                 "every way): `file_setattr` (6.17+, by path), and if it opens for reading "
                 "`ioctl(FS_IOC_SETFLAGS)` and `FS_IOC_FSSETXATTR`, and its generation by "
-                "`FS_IOC_SETVERSION` and ext4's own number; through the i386 entry, "
+                "`FS_IOC_SETVERSION` and ext4's own number (each refused with EPERM made again "
+                "with its request's upper 32 bits set, which the kernel does not read); through "
+                "the i386 entry, "
                 "`file_setattr` by path, and `FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and "
                 "`FS_IOC32_SETVERSION`."
             ),

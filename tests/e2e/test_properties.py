@@ -460,6 +460,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-fd-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-fsxattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-setversion": {"filesystem_confinement": "fs-write-read-only"},
+    # the inode ioctls refused by an exact list compared on all 64 bits (SCMP_CMP_EQ)
+    "landlock-chattr-hibits": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
@@ -1701,6 +1703,7 @@ FS_WAYS = {
         "truncate-me: truncate (i386), truncate64 (i386))",
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
+    "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     "landlock-held-ring-xattr": (
         "fs-io-uring",
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
@@ -1714,7 +1717,8 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     """A filter of truncate and ftruncate in place of Landlock's TRUNCATE right leaves an
     open for reading with O_TRUNC, and (by x86_64's numbers alone) the i386 entry's
     truncate; an i386 list of the 32-bit chown calls leaves the 16-bit fchown; a filter of
-    io_uring_setup alone leaves a held ring's IORING_OP_SETXATTR: each caught by its row's
+    io_uring_setup alone leaves a held ring's IORING_OP_SETXATTR; an exact list of ioctl
+    requests compared on 64 bits leaves FS_IOC_SETFLAGS widened: each caught by its row's
     check, its reason naming the way."""
     check_id, way = FS_WAYS[runtime]
     v = verdicts_of(mutants_run[2])
