@@ -101,6 +101,12 @@ ROWS: tuple[Row, ...] = (
         "TRUNCATE: cut a file",
         ("truncate", "ftruncate", *_OPEN),
         checks=("fs-truncate-outside", "fs-write-read-only"),
+        ways=(
+            "an open for reading with O_TRUNC: it cuts the file as truncate(2) does, and"
+            " Landlock asks it for READ_FILE alone where TRUNCATE is unhandled (ABI < 3, a"
+            " filter refusing truncate and ftruncate in its place)",
+            "i386: truncate, truncate64",
+        ),
         target="truncate-me (outside, and in each read-only grant's folder)",
         kernels="all (Landlock ABI 3+ handles it)",
     ),
@@ -211,7 +217,7 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-chown-outside", "fs-write-read-only"),
         target="chown-me, outside and in each read-only grant",
         ways=(
-            "i386: chown32, lchown32, fchownat, chown, lchown, fchown32",
+            "i386: chown32, lchown32, fchownat, chown, lchown, fchown32, fchown",
             "a descriptor opened for reading: fchown",
         ),
     ),
@@ -258,6 +264,9 @@ ROWS: tuple[Row, ...] = (
             "a descriptor opened for reading: FS_IOC_SETFLAGS",
             "a descriptor opened for reading: FS_IOC_FSSETXATTR (xfs_io's)",
             "a descriptor opened for reading: FS_IOC_SETVERSION (its generation; ext4's too)",
+            "a widened argument: each of those ioctls refused (EPERM) made again with its"
+            " request's upper 32 bits set, which the kernel does not read and a filter"
+            " comparing all 64 (libseccomp's SCMP_CMP_EQ) matches to no rule",
         ),
         target="chattr-me (the no-dump flag, and its generation)",
         kernels="all (file_setattr: 6.17+)",
@@ -405,6 +414,8 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "io_uring: a ring polled by its own thread (IORING_SETUP_SQPOLL), enter refused",
             "i386: io_uring_setup, io_uring_enter",
+            "a held io_uring ring: IORING_OP_SETXATTR through each ring held at start, as the"
+            " workload itself, where io_uring_setup is refused",
         ),
         kernels="5.1+ (operations added up to 6.x)",
     ),

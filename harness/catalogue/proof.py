@@ -28,7 +28,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-userns-mount-setattr",
         "bwrap-hardlink-seed",
     ),
-    _FS + "TRUNCATE: cut a file": ("landlock-unhandled-truncate",),
+    _FS + "TRUNCATE: cut a file": (
+        "landlock-unhandled-truncate",
+        "landlock-truncate-filtered",
+        "landlock-i386-truncate",
+    ),
     _FS + "REMOVE_FILE: unlink a file": ("landlock-unhandled-remove-file",),
     _FS + "REMOVE_DIR: remove a folder": ("landlock-unhandled-remove-dir",),
     _FS + "MAKE_REG: create a regular file": (
@@ -59,6 +63,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-i386-chown",
         "landlock-i386-chown16",
         "landlock-i386-fchown",
+        "landlock-i386-fchown16",
         "landlock-fd-chown",
     ),
     _FS + "times: utime": (
@@ -82,6 +87,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-fd-chattr",
         "landlock-fd-fsxattr",
         "landlock-fd-setversion",
+        "landlock-chattr-hibits",
     ),
     _FS + "by file handle": ("runc-dac-read-search-allowed", "bwrap-dac-read-search-i386"),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
@@ -131,6 +137,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unfiltered-io-uring",
         "landlock-sqpoll-uring",
         "landlock-i386-io-uring",
+        "landlock-held-ring-xattr",
     ),
     _PRIV + "starting user and group": ("colocated-wrong-user",),
     _PRIV + "set*id to root": (

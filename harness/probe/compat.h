@@ -123,9 +123,13 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_futimesat 299
 #define I386_NR_utimensat_time64 412
 #define I386_NR_fchmodat2 452
+/* a file cut by path there (writes.c's cut_file) */
+#define I386_NR_truncate 92
+#define I386_NR_truncate64 193
 /* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
 #define I386_NR_fchmod 94
 #define I386_NR_fchown32 207
+#define I386_NR_fchown 95 /* its 16-bit ids' */
 #define I386_NR_fsetxattr 228
 #define I386_NR_fremovexattr 237
 #define I386_NR_bpf 357 /* kstate.c: a pinned object got there */

@@ -181,10 +181,13 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     /* one call (or two) a family's i386 list written from older tables leaves out */
     { "fchmodat2", { I386_NR_fchmodat2, -1, -1, -1 } },
     { "chown16", { I386_NR_chown, I386_NR_lchown, -1, -1 } },
+    { "fchown16", { I386_NR_fchown, -1, -1, -1 } }, /* the descriptor's, 16-bit ids */
     { "utime64", { I386_NR_utimensat_time64, I386_NR_futimesat, -1, -1 } },
     { "xattrat", { I386_NR_removexattrat, -1, -1, -1 } },
     { "setxattrat", { I386_NR_setxattrat, -1, -1, -1 } },
     { "bpf", { I386_NR_bpf, -1, -1, -1 } }, /* a pinned map got by BPF_OBJ_GET */
+    /* a file cut by path there, where `--deny truncate` refuses x86_64's */
+    { "truncate", { I386_NR_truncate, I386_NR_truncate64, -1, -1 } },
     { "file_setattr", { I386_NR_file_setattr, -1, -1, -1 } },
     /* a family's descriptor calls there, its path calls refused (as `--fd-open`) */
     { "fchmod", { I386_NR_fchmod, -1, -1, -1 } },
@@ -231,6 +234,10 @@ static const struct { const char *name; long nr; } deny_names[] = {
     /* a descriptor's owner, who gets its SIGIO (any signal, by F_SETSIG): fcntl's
      * F_SETOWN and F_SETOWN_EX, ioctl's FIOSETOWN and SIOCSPGRP (by their argument) */
     { "setown", DENY_SETOWN },
+    /* a file cut by path or descriptor: what Landlock's TRUNCATE right (ABI 3, 6.2)
+     * governs, refused by a filter where the kernel's Landlock is older */
+    { "truncate", SYS_truncate },
+    { "ftruncate", SYS_ftruncate },
 };
 #define MAX_DENY 24
 
@@ -242,7 +249,7 @@ static long deny_nr(const char *name)
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
              " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
              " setpriority, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity,"
-             " ioprio_set, setown)", name);
+             " ioprio_set, setown, truncate, ftruncate)", name);
 }
 
 static int meta_family(const char *name)
@@ -275,8 +282,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                     k = (int)j;
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
-                         " fchmodat2, chown16, utime64, xattrat, setxattrat, file_setattr, fchmod, fchown, fxattr,"
-                         " io_uring, bpf, signal, ptrace, sched)",
+                         " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
+                         " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
@@ -366,10 +373,17 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
          * VFS's 'f', 'v', XFS's 'X', btrfs's 0x94, FAT's 'r') but those that only read: ext4's
          * MIGRATE, fs-verity's ENABLE, fscrypt's policy change an inode too (not where a
          * mutant leaves one of the above open: its way is that one). */
-        int generic = !fd_open || (strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion"));
+        /* `--fd-open wide-ioctl` (a mutant's): the listed commands alone, each compared on
+         * all 64 bits as libseccomp's SCMP_CMP_EQ does, where the kernel reads 32. */
+        int wide = fd_open && !strcmp(fd_open, "wide-ioctl");
+        int generic = !wide && (!fd_open || (strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion")));
         static const uint32_t fs_types[] = { 'f', 'v', 'X', 0x94, 'r' }; /* 'r': FAT's attributes */
-        unsigned skip = n;
+        unsigned skip = n, high = 0;
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 0); /* jf set below */
+        if (wide) { /* an upper half that is not 0 matches no rule: allowed (jf set below) */
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4);
+            high = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0);
+        }
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
         for (unsigned i = 0; i < m; i++)
             deny[nd++] = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused[i], 0, 0);
@@ -380,6 +394,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 dir[ndir++] = n, f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, fs_types[i], 0, 0);
         }
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        if (wide)
+            f[high].jf = (uint8_t)(n - 1 - high - 1);
         unsigned check_dir = n;
         if (generic) { /* the direction bits: _IOC_READ (2) alone passes */
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
@@ -484,9 +500,10 @@ void confine_main(int argc, char **argv)
             fd_open = argv[++i];
             if (strcmp(fd_open, "chmod") && strcmp(fd_open, "chown") && strcmp(fd_open, "xattr") &&
                 strcmp(fd_open, "utime") && strcmp(fd_open, "chattr") && strcmp(fd_open, "io_uring") &&
-                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion") && strcmp(fd_open, "sqpoll"))
+                strcmp(fd_open, "fsxattr") && strcmp(fd_open, "setversion") && strcmp(fd_open, "sqpoll") &&
+                strcmp(fd_open, "wide-ioctl"))
                 fatal(2, "confine: --fd-open: unknown family %s (chmod, chown, utime, xattr, chattr,"
-                         " fsxattr, setversion, io_uring, sqpoll)", fd_open);
+                         " fsxattr, setversion, io_uring, sqpoll, wide-ioctl)", fd_open);
             continue;
         }
         if (i + 1 < argc && !strcmp(argv[i], "--deny")) {

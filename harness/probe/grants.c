@@ -89,10 +89,10 @@ static int writable_again(const char *dir)
 }
 
 /* Every kind of change in each grant's folder, on files fs_setup made writable by
- * anyone: overwrite a byte, truncate, create a name, unlink, and the metadata kinds
- * by every way (mode, owner, times, extended attributes, inode flags: by path, the i386
- * entry, and by a descriptor opened for reading, which a read-only grant allows).
- * The host decides. */
+ * anyone: overwrite a byte, create a name, unlink, and by every way truncate (by path,
+ * an open with O_TRUNC even for reading, the i386 entry) and the metadata kinds (mode,
+ * owner, times, extended attributes, inode flags: by path, the i386 entry, and by a
+ * descriptor opened for reading, which a read-only grant allows). The host decides. */
 static void change_all(const char *dir, const char *tag)
 {
     char path[4200];
@@ -102,7 +102,7 @@ static void change_all(const char *dir, const char *tag)
     if (fd >= 0)
         close(fd);
     snprintf(path, sizeof path, "%s/%s", dir, target_name[T_truncate_me]);
-    tried("truncate", syscall(SYS_truncate, path, 0L));
+    cut_file(path);
     snprintf(path, sizeof path, "%s/%s-%s", dir, target_name[T_created], tag);
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
     tried("create", fd >= 0 ? 0 : -1);

@@ -245,8 +245,9 @@ extern Buf g_ev;                 /* the check's evidence: "key":value,... */
 void ev_int(const char *key, long long v);
 int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
 void cwd_at_start(void);                     /* stands.c */
-/* writes.c: every way to change a file's mode, owner, times, extended attributes,
- * inode flags */
+/* writes.c: every way to cut a file, and to change its mode, owner, times, extended
+ * attributes, inode flags */
+void cut_file(const char *path);
 void meta_chmod(const char *path);
 void meta_chown(const char *path);
 void meta_utime(const char *path);
@@ -533,6 +534,14 @@ int uring_held_open(int ring, const char *path, unsigned personality, const char
 int uring_held_personalities(int ring, unsigned *ids, int max, const char **why);
 int uring_held_files(int ring);
 int uring_held_install(int ring, unsigned slot, const char **why);
+struct io_uring_sqe;
+/* uring.c: one request on a held ring, waited for: its result, -EBADE (*why) where it
+ * cannot be driven, RING_REFUSED where io_uring_enter is refused. */
+int uring_held_do(int ring, struct io_uring_sqe *req, const char **why);
+/* uringheld.c: IORING_OP_SETXATTR of `path` by each io_uring ring held at start, as the
+ * workload itself (fs-io-uring, where no ring can be set up): returns only where none
+ * set it (errno kept). */
+void held_rings_setxattr(const char *path, const char *value);
 
 /* fdkinds.c: what a held descriptor is, one kind per row of fdkinds.def */
 enum fd_kind {

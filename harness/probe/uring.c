@@ -386,16 +386,17 @@ static char g_uring_buf[65536]; /* what the read brought */
 
 /* Through io_uring: open and read the sentinel (escaped on the token), and set an
  * extended attribute of <outside>/uring-me (Landlock governs none; the host's state
- * shows it). */
+ * shows it); where no ring can be set up, that attribute by each ring held at start. */
 void chk_fs_io_uring(void)
 {
-    const char *sentinel = need(&o.sentinel), *path = outside(T_uring_me), *v = need(&o.tag);
+    const char *sentinel = need(&o.sentinel), *path = outside(T_uring_me), *v = need(&o.tag), *step;
     need(&o.token);
     struct uring u;
-    const char *step;
     g_ring_i386_may = 1;
-    if (uring_open(&u, &step) < 0) /* a polling thread refused for a limit: no proof */
+    if (uring_open(&u, &step) < 0) { /* a polling thread refused for a limit: no proof */
+        held_rings_setxattr(path, v); /* by a ring held at start instead (errno kept) */
         outcome(*uring_way() && errno == EAGAIN ? OC_ERROR : OC_BLOCKED, errno, "%s", step);
+    }
     struct io_uring_sqe sqe;
     sqe_open_read(&sqe, sentinel);
     int fd = uring_do(&u, &sqe), opened = fd;
@@ -553,7 +554,7 @@ static int ring_result(struct uring *u, unsigned long long tag, const char **why
 /* One request on a held ring (its user_data set here), waited for: its result, or
  * -EBADE with *why where the ring cannot be driven. A ring set up disabled
  * (IORING_SETUP_R_DISABLED) is enabled first, as its holder may. */
-static int ring_held_do(int ring, struct io_uring_sqe *req, const char **why)
+int uring_held_do(int ring, struct io_uring_sqe *req, const char **why)
 {
     static int mapped = -EBADE;
     static const char *map_why = "";
@@ -599,7 +600,7 @@ int uring_held_open(int ring, const char *path, unsigned personality, const char
     struct io_uring_sqe s;
     sqe_open_read(&s, path);
     s.personality = (uint16_t)personality;
-    return ring_held_do(ring, &s, why);
+    return uring_held_do(ring, &s, why);
 }
 
 int uring_held_personalities(int ring, unsigned *ids, int max, const char **why)
@@ -610,7 +611,7 @@ int uring_held_personalities(int ring, unsigned *ids, int max, const char **why)
         memset(&s, 0, sizeof s);
         s.opcode = IORING_OP_NOP;
         s.personality = (uint16_t)id;
-        int r = ring_held_do(ring, &s, why);
+        int r = uring_held_do(ring, &s, why);
         if (r == -EBADE || r == RING_REFUSED)
             return r;
         if (r != 0 && r != -EINVAL) { /* a ring's restrictions refuse the NOP itself */
@@ -645,5 +646,5 @@ int uring_held_install(int ring, unsigned slot, const char **why)
     s.opcode = IORING_OP_FIXED_FD_INSTALL;
     s.fd = (int)slot;
     s.flags = IOSQE_FIXED_FILE;
-    return ring_held_do(ring, &s, why); /* O_CLOEXEC: install_fd_flags 0 */
+    return uring_held_do(ring, &s, why); /* O_CLOEXEC: install_fd_flags 0 */
 }

@@ -64,14 +64,39 @@ void verdict(const char *what, const char *path)
     outcome(OC_BLOCKED, g_try.err, "%s %s", what, path);
 }
 
+/* A file cut to nothing by each way: truncate(2); an open with O_TRUNC, for writing and
+ * for reading alone, which cuts it as well wherever DAC would let it be written (Landlock
+ * asks that open for READ_FILE alone where its TRUNCATE right is unhandled, as on a
+ * kernel older than ABI 3, whose operator refuses truncate and ftruncate by a filter in
+ * its place); and the i386 entry's truncate and truncate64, where x86_64's was refused
+ * as a filter refuses (not as Landlock, DAC or a read-only mount do, EACCES or EROFS,
+ * which refuse every way alike). */
+void cut_file(const char *path)
+{
+    long r = syscall(SYS_truncate, path, 0L);
+    int e = errno;
+    tried("truncate", r);
+    static const int modes[] = { O_WRONLY, O_RDONLY };
+    for (int i = 0; i < 2; i++) {
+        int fd = open(path, modes[i] | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        tried(i ? "open O_RDONLY|O_TRUNC" : "open O_TRUNC", fd < 0 ? -1 : 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (r == 0 || e == EACCES || e == EROFS || e == ENOENT)
+        return;
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { "truncate", I386_NR_truncate, { CP(path, n), CV(0) } },
+        { "truncate64", I386_NR_truncate64, { CP(path, n), CV(0), CV(0) } }, /* its length's halves */
+    };
+    compat_tried(i386, 2);
+}
+
 void chk_fs_truncate_outside(void)
 {
     const char *path = outside(T_truncate_me);
-    tried("truncate", syscall(SYS_truncate, path, 0L));
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    tried("open O_TRUNC", fd < 0 ? -1 : 0);
-    if (fd >= 0)
-        close(fd);
+    cut_file(path);
     verdict("truncate", path);
 }
 
@@ -217,7 +242,7 @@ void meta_chown(const char *path)
     if (fd >= 0)
         tried("fchown", syscall(SYS_fchown, fd, (long)u, (long)g));
     size_t n = strlen(path) + 1;
-    struct compat_call i386[6] = {
+    struct compat_call i386[7] = {
         { "chown32", I386_NR_chown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "lchown32", I386_NR_lchown32, { CP(path, n), CV((long)u), CV((long)g) } },
         { "fchownat", I386_NR_fchownat, { CV(AT_FDCWD), CP(path, n), CV((long)u), CV((long)g) } },
@@ -228,6 +253,8 @@ void meta_chown(const char *path)
     if (u < 0xffff && (g == (gid_t)-1 || g < 0xffff)) { /* the 16-bit ids' (-1 is 0xffff there) */
         i386[k++] = (struct compat_call){ "chown", I386_NR_chown, { CP(path, n), CV((long)u), CV((long)g) } };
         i386[k++] = (struct compat_call){ "lchown", I386_NR_lchown, { CP(path, n), CV((long)u), CV((long)g) } };
+        if (fd >= 0)
+            i386[k++] = (struct compat_call){ "fchown", I386_NR_fchown, { CV(fd), CV((long)u), CV((long)g) } };
     }
     compat_tried(i386, k);
     if (fd >= 0)
@@ -366,9 +393,24 @@ struct probe_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; u
 #define PROBE_FS_IOC_SETVERSION _IOW('v', 2, long)
 #define PROBE_EXT4_IOC_SETVERSION _IOW('f', 4, long)
 
+/* An ioctl refused as a filter refuses (EPERM), made again with its request widened (its
+ * upper 32 bits set): the kernel reads the low 32, and a filter that compares all 64
+ * (libseccomp's SCMP_CMP_EQ) matches no rule of its. */
+static void ioctl_tried(const char *name, int fd, unsigned long req, void *arg)
+{
+    char wide[64];
+    long r = ioctl(fd, req, arg);
+    tried(name, r);
+    if (r != 0 && errno == EPERM) {
+        snprintf(wide, sizeof wide, "%s (upper 32 bits set)", name);
+        tried(wide, syscall(SYS_ioctl, fd, req | 1UL << 32, arg));
+    }
+}
+
 /* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
  * set: by path with file_setattr (6.17+), and if it opens by both ioctls that set it
- * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively and by i386's;
+ * (FS_IOC_SETFLAGS, chattr's; FS_IOC_FSSETXATTR, xfs_io's), natively (widened where
+ * refused: ioctl_tried) and by i386's;
  * and its generation (FS_IOC_SETVERSION, ext4's own number too), which the same owner
  * may set through a descriptor opened for reading (the host sees its ctime move). */
 void meta_chattr(const char *path)
@@ -390,18 +432,18 @@ void meta_chattr(const char *path)
     };
     compat_tried(by_path, 1);
     if (fd >= 0) {
-        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        ioctl_tried("FS_IOC_SETFLAGS", fd, PROBE_FS_IOC_SETFLAGS, &flags);
         struct probe_fsxattr fx;
         memset(&fx, 0, sizeof fx);
         ioctl(fd, PROBE_FS_IOC_FSGETXATTR, &fx);
         fx.xflags = (uint32_t)fa.xflags;
-        tried("FS_IOC_FSSETXATTR", ioctl(fd, PROBE_FS_IOC_FSSETXATTR, &fx));
+        ioctl_tried("FS_IOC_FSSETXATTR", fd, PROBE_FS_IOC_FSSETXATTR, &fx);
         long gen = 0;
         ioctl(fd, PROBE_FS_IOC_GETVERSION, &gen);
         gen++; /* one target: each way sets the same generation */
         int gen32 = (int)gen;
-        tried("FS_IOC_SETVERSION", ioctl(fd, PROBE_FS_IOC_SETVERSION, &gen));
-        tried("EXT4_IOC_SETVERSION", ioctl(fd, PROBE_EXT4_IOC_SETVERSION, &gen));
+        ioctl_tried("FS_IOC_SETVERSION", fd, PROBE_FS_IOC_SETVERSION, &gen);
+        ioctl_tried("EXT4_IOC_SETVERSION", fd, PROBE_EXT4_IOC_SETVERSION, &gen);
         /* The i386 entry's ioctl takes the 32-bit command (fs/ioctl.c's compat path);
          * struct fsxattr has one layout on both, so its command is the same. */
         const struct compat_call i386[] = { /* (the last refusal is the one reported) */
@@ -455,7 +497,7 @@ const char *meta_unchanged(int held)
     }
     int fd = by_path ? open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : held, flags;
     if (fd >= 0 && ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags) == 0)
-        tried("FS_IOC_SETFLAGS", ioctl(fd, PROBE_FS_IOC_SETFLAGS, &flags));
+        ioctl_tried("FS_IOC_SETFLAGS", fd, PROBE_FS_IOC_SETFLAGS, &flags);
     if (by_path && fd >= 0)
         close(fd);
     return tried_calls();

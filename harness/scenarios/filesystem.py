@@ -267,8 +267,12 @@ FILESYSTEM = Scenario(
             "fs-truncate-outside",
             "truncate a file outside (truncate, O_TRUNC)",
             how=(
-                "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` of it: "
-                "`succeeded` if either went through (the detail names which), else blocked with "
+                "`truncate(<outside-dir>/truncate-me, 0)`, then `open(O_WRONLY|O_TRUNC)` and "
+                "`open(O_RDONLY|O_TRUNC)` of it (an open for reading cuts it too, and Landlock "
+                "asks it for READ_FILE alone where TRUNCATE is unhandled), and where "
+                "`truncate` was refused as a filter refuses (not EACCES, EROFS or ENOENT) the "
+                "i386 entry's `truncate` and `truncate64`: "
+                "`succeeded` if any went through (the detail names which), else blocked with "
                 "the last errno. The same shape for the write kinds below: every syscall of the "
                 "kind in turn, each against its own fresh target."
             ),
@@ -353,7 +357,9 @@ FILESYSTEM = Scenario(
                 "Flip the no-dump flag of `<outside-dir>/chattr-me` (one target state, set by "
                 "every way): `file_setattr` (6.17+, by path), and if it opens for reading "
                 "`ioctl(FS_IOC_SETFLAGS)` and `FS_IOC_FSSETXATTR`, and its generation by "
-                "`FS_IOC_SETVERSION` and ext4's own number; through the i386 entry, "
+                "`FS_IOC_SETVERSION` and ext4's own number (each refused with EPERM made again "
+                "with its request's upper 32 bits set, which the kernel does not read); through "
+                "the i386 entry, "
                 "`file_setattr` by path, and `FS_IOC32_SETFLAGS`, `FS_IOC_FSSETXATTR` and "
                 "`FS_IOC32_SETVERSION`."
             ),
@@ -525,7 +531,9 @@ FILESYSTEM = Scenario(
                 "refused, or kills the process (SIGSYS; asked first in a child), a ring set up "
                 "and entered through the i386 entry (`int $0x80`, its "
                 "numbers 425 and 426; a child asks first whether the entry answers both), named "
-                "in the detail."
+                "in the detail; where none can be set up, the same `IORING_OP_SETXATTR` through "
+                "each ring held at start (`anon_inode:[io_uring]` in `/proc/self/fd`), as the "
+                "workload itself, its descriptor named in the detail."
             ),
         ),
         _read(
@@ -580,7 +588,8 @@ FILESYSTEM = Scenario(
             needs=(GRANTED_SENTINELS,),
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
-                "`truncate` `truncate-me`, `O_CREAT|O_EXCL` of `created-<tag>`, `unlinkat` "
+                "`truncate-me` cut by every way of `fs-truncate-outside`, `O_CREAT|O_EXCL` of "
+                "`created-<tag>`, `unlinkat` "
                 "`unlink-me`; then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and "
                 "`chattr-me` every call of `fs-chmod-outside`, `fs-chown-outside`, "
                 "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "

@@ -225,6 +225,7 @@ WAY_MUTANTS = {
     "AF_XDP: ": ("-xdp-",),
     "a longer address: ": ("-addrlen",),
     "a descriptor opened for reading: ": ("-fd-",),
+    "an open for reading with O_TRUNC: ": ("-truncate-filtered",),
     "a held namespace descriptor": ("-held-netns", "-leaked-mntns"),
     "a held io_uring ring: ": ("-held-ring",),
     "a held io_uring ring's registered files": ("-held-ring-file", "-held-ring-socket"),

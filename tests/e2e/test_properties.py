@@ -411,6 +411,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # filter: each row of the filesystem catalogue it leaves open, caught by that
     # row's own check (issue 26).
     "landlock-unhandled-truncate": {"filesystem_confinement": "fs-truncate-outside"},
+    # TRUNCATE left to a filter of truncate and ftruncate (a kernel older than ABI 3): an
+    # open for reading with O_TRUNC empties harness's file in the read-only grant; the
+    # same filter by x86_64's numbers alone: the i386 entry's truncate cuts any file.
+    "landlock-truncate-filtered": {"filesystem_confinement": "fs-write-read-only"},
+    "landlock-i386-truncate": {"filesystem_confinement": "fs-truncate-outside"},
     "landlock-unhandled-remove-file": {"filesystem_confinement": "fs-unlink-outside"},
     "landlock-unhandled-remove-dir": {"filesystem_confinement": "fs-rmdir-outside"},
     "landlock-unhandled-make-dir": {"filesystem_confinement": "fs-mkdir-outside"},
@@ -441,6 +446,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # the open).
     "landlock-i386-fchmod": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-fchown": {"filesystem_confinement": "fs-write-read-only"},
+    # its 16-bit ids' twin (fchown beside fchown32), left off a list of the 32-bit calls
+    "landlock-i386-fchown16": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-fxattr": {"filesystem_confinement": "fs-write-read-only"},
     # A filter with no architecture check: every family's i386 calls.
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
@@ -453,6 +460,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-fd-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-fsxattr": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-setversion": {"filesystem_confinement": "fs-write-read-only"},
+    # the inode ioctls refused by an exact list compared on all 64 bits (SCMP_CMP_EQ)
+    "landlock-chattr-hibits": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-i386-chattr": {"filesystem_confinement": "fs-write-read-only"},
     "bwrap-cgroup-rw": {"privilege_floor": "priv-root-kernel-state"},
     "bwrap-sysctl-vm-rw": {"privilege_floor": "priv-root-kernel-state"},
@@ -490,6 +499,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A launcher that leaks an io_uring ring with its credentials registered as the
     # ring's personality, into the Landlock reference whose filter lets a held ring be used.
     "landlock-held-ring": {"filesystem_confinement": "fs-inherited-fds"},
+    # the same ring with no personality: IORING_OP_SETXATTR as the workload itself
+    "landlock-held-ring-xattr": {"filesystem_confinement": "fs-io-uring"},
     # The same launcher's ring into an isolated bwrap, the host's "/" its fixed file 0.
     "bwrap-held-ring-file": {"filesystem_confinement": "fs-inherited-fds"},
     # The same leak as bwrap-leaked-fd, at descriptor 1500.
@@ -1671,11 +1682,83 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
     assert held["outcome"] == "blocked" and "3:[io_uring]" in held["detail"], held
+    uring = {c["id"]: c for c in row["checks"]}["fs-io-uring"]  # the held ring tried too
+    assert uring["outcome"] == "blocked", uring
     cell = cells_of(tmp_path / "out")[("localhost", "landlock-held-ring-twin")]
     line = next(
         json.loads(raw) for raw in cell["stdout"].splitlines() if '"fs-inherited-fds"' in raw
     )
     assert line["evidence"]["ring_refused"] == "EPERM", line
+
+
+# Ways into a filesystem row's operation a filter leaves open (issue 37): each mutant's
+# check and the fragment of its reason that names the way taken.
+FS_WAYS = {
+    "landlock-truncate-filtered": (
+        "fs-write-read-only",
+        "read-only grants: open O_RDONLY|O_TRUNC)",
+    ),
+    "landlock-i386-truncate": (
+        "fs-truncate-outside",
+        "truncate-me: truncate (i386), truncate64 (i386))",
+    ),
+    "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
+    "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
+    "landlock-held-ring-xattr": (
+        "fs-io-uring",
+        "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
+    ),
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(FS_WAYS))
+def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
+    """A filter of truncate and ftruncate in place of Landlock's TRUNCATE right leaves an
+    open for reading with O_TRUNC, and (by x86_64's numbers alone) the i386 entry's
+    truncate; an i386 list of the 32-bit chown calls leaves the 16-bit fchown; a filter of
+    io_uring_setup alone leaves a held ring's IORING_OP_SETXATTR; an exact list of ioctl
+    requests compared on 64 bits leaves FS_IOC_SETFLAGS widened: each caught by its row's
+    check, its reason naming the way."""
+    check_id, way = FS_WAYS[runtime]
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
+    assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_path: Path) -> None:
+    """landlock-truncate-filtered's and landlock-i386-truncate's correct twin: the same
+    filter (truncate and ftruncate refused by x86_64's numbers, the i386 entry's let
+    through) behind Landlock handling TRUNCATE (ABI 3+). truncate(2) is refused by the
+    filter, so the i386 ways are tried too; Landlock refuses them and the open for reading
+    with O_TRUNC: enforced, both of the row's checks blocked."""
+    policy = ROOT / "policies" / "landlock-offline-etc.yaml"  # as the mutants'
+    argv = [
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--deny", "truncate", "--deny", "ftruncate"),
+        *("--i386-open", "truncate", "--read", "/etc", "--read", "/proc"),
+        *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
+        *("--write", "{allowed}", "--", "{probe}", "{args}"),
+    ]
+    runtime = (
+        f'[runtimes.truncate-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    # The reference grants /tmp: the run's own files lie outside every grant.
+    work = Path("/var/tmp") / f"harness-t-truncate-{os.getpid()}"
+    inventory = tmp_path / "inv.toml"
+    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "truncate-twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("fs-truncate-outside", "fs-write-read-only"):
+        assert checks[check_id]["outcome"] == "blocked", checks[check_id]
 
 
 # A launcher that runs its command as root of a user namespace of its own whose ids
