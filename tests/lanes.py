@@ -6,7 +6,9 @@ out on purpose): one lane kept these 2-core machines about half busy. Two lanes 
 two modules at once, except where that would change what a test sees:
 
 - a module that asserts of the whole host (no sentinel, namespace or leftover of any
-  run's left; `harness clean` has nothing to clean), or that stands up listeners and
+  run's left; `harness clean` has nothing to clean), that changes it for everyone
+  while it runs (a mount over the helpers' folder, IPv4 forwarding), or that stands up
+  listeners and
   relays in the host's own network namespace (a co-located sandbox in the other lane's
   cell would be right to reach them, and their canaries would log its arrivals), runs
   ALONE: it takes the lanes' lock exclusively, from its first test to its last;
@@ -35,9 +37,11 @@ from typing import Any
 # Modules (paths under tests/) that run with nothing beside them.
 ALONE = frozenset(
     {
-        # assert of the whole host: sentinels, supervisor namespaces, `clean`
+        # assert of the whole host (sentinels, supervisor namespaces, `clean`), or change
+        # it for everyone (a nosuid mount over the helpers, IPv4 forwarding)
         "bench/test_smoke.py",
         "bench/test_interrupted.py",
+        "e2e/test_host_wide.py",
         "e2e/test_leftovers.py",
         "faults/test_lease_owner.py",
         # listeners, relays and canaries in the host's own network namespace
