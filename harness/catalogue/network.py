@@ -485,6 +485,10 @@ ROWS: tuple[Row, ...] = (
             "i386: socket, socketcall",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
+            "sendto: MSG_FASTOPEN (a held unconnected TCP socket's connection made by its first"
+            " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
+            " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"
+            " sendmsg's, then sendmmsg's, where sendto is refused too)",
         ),
     ),
     _net(

@@ -375,6 +375,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-unix-dgram",
         "bwrap-held-unix-seqpacket",
         "bwrap-held-inet6",
+        "bwrap-held-inet6-sendto",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",

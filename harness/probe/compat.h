@@ -211,6 +211,10 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
+#ifndef TCP_INFO
+#define TCP_INFO 11 /* struct tcp_info: its first byte the socket's state */
+#endif
+#define PROBE_TCP_SYN_SENT 2 /* that state's value while a connection is under way */
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71 /* Linux 5.14: the network namespace a socket belongs to */
 #endif

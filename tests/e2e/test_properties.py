@@ -1003,6 +1003,12 @@ EGRESS_MUTANTS = {
         "(unconnected unix seqpacket, of another network namespace, to @harness-canary-",
     ),
     "bwrap-held-inet6": ({"held-fds"}, "[::ffff:"),
+    # Its TCP socket alone behind a connect(2) ban that forgot Fast Open: the first
+    # bytes connect it to the v4-mapped address, its IPv6 route leading nowhere.
+    "bwrap-held-inet6-sendto": (
+        {"held-fds"},
+        "(its connection made by sendto with MSG_FASTOPEN: connect(2) refused every way)",
+    ),
     "bwrap-held-netns": (
         {"held-fds"},
         "socket made by setns into held descriptor ",
@@ -1192,6 +1198,7 @@ ROW_MUTANTS = (
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
+    "bwrap-held-inet6-sendto",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
@@ -1500,7 +1507,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
     right (architecture checked, io_uring refused) beside a host listener, and IP sockets
     refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and connect(2)
-    with the send calls refused right beside each, and beside a held network namespace.
+    with the send calls refused right beside each, and beside a held network namespace,
+    and connect(2) with Fast Open refused beside a held IPv6 TCP socket.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1532,6 +1540,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "udp-sidecar-connect-twin",
             "sidecar-resolver-connect-twin",
             "sidecar-resolver-tcp-connect-twin",
+            "held-inet6-connect-twin",
         )
     )
     matrix = _matrix(
@@ -1636,6 +1645,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert held["detail"].startswith("a socket in held descriptor "), held
+    # connect(2) refused in every entry beside a held IPv6 TCP socket, and MSG_FASTOPEN
+    # on every send call: neither its IPv6 address nor the v4-mapped one is reached.
+    row = v[("localhost", "held-inet6-connect-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert "then (EPERM) [::ffff:" in held["detail"], held
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
