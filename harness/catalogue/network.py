@@ -489,6 +489,8 @@ ROWS: tuple[Row, ...] = (
             " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
             " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"
             " sendmsg's, then sendmmsg's, where sendto is refused too)",
+            "sendmsg: a held unconnected socket's datagram with its destination (msg_name),"
+            " where sendto was refused (sendmmsg's where sendmsg is refused too)",
         ),
     ),
     _net(

@@ -376,6 +376,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-unix-seqpacket",
         "bwrap-held-inet6",
         "bwrap-held-inet6-sendto",
+        "bwrap-held-inet6-sendmsg",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",

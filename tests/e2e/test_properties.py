@@ -1009,6 +1009,12 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "(its connection made by sendto with MSG_FASTOPEN: connect(2) refused every way)",
     ),
+    # Its UDP socket alone behind a filter refusing connect(2) and sendto(2), forgetting
+    # sendmsg: the datagram goes by sendmsg with its address.
+    "bwrap-held-inet6-sendmsg": (
+        {"held-fds"},
+        "(sent by sendmsg(2) with its address: sendto(2) refused)",
+    ),
     "bwrap-held-netns": (
         {"held-fds"},
         "socket made by setns into held descriptor ",
@@ -1199,6 +1205,7 @@ ROW_MUTANTS = (
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
     "bwrap-held-inet6-sendto",
+    "bwrap-held-inet6-sendmsg",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
@@ -1508,7 +1515,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     right (architecture checked, io_uring refused) beside a host listener, and IP sockets
     refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and connect(2)
     with the send calls refused right beside each, and beside a held network namespace,
-    and connect(2) with Fast Open refused beside a held IPv6 TCP socket.
+    and connect(2) with Fast Open refused beside a held IPv6 TCP socket, and connect(2)
+    with every addressed send call beside a held IPv6 UDP socket.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1541,6 +1549,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "sidecar-resolver-connect-twin",
             "sidecar-resolver-tcp-connect-twin",
             "held-inet6-connect-twin",
+            "held-inet6-sendmsg-twin",
         )
     )
     matrix = _matrix(
@@ -1652,6 +1661,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert "then (EPERM) [::ffff:" in held["detail"], held
+    # connect(2) and every send call that carries an address refused beside a held IPv6
+    # UDP socket: its datagram goes by none of them, to either address.
+    row = v[("localhost", "held-inet6-sendmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
