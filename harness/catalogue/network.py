@@ -335,7 +335,12 @@ ROWS: tuple[Row, ...] = (
         (),
         checks=tuple(f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "udp", "tfo")),
         target="the canary's high port, IPv4 and IPv6, by TCP, UDP and TCP by Fast Open: each"
-        " call by its own number and by socketcall, the bytes by write, sendto and sendmsg",
+        " call by its own number and by socketcall, the bytes by write, sendto, sendmsg and"
+        " sendmmsg",
+        ways=(
+            "sendmmsg: the entry's own (345, outside the socket calls' block, 359 to 373) and"
+            " socketcall's, where sendto and sendmsg are refused",
+        ),
         kernels="x86_64 with IA32 emulation",
     ),
     _net(

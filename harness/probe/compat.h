@@ -183,6 +183,8 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_SYS_CONNECT 3
 #define I386_SYS_SENDTO 11
 #define I386_SYS_SENDMSG 16
+#define I386_NR_sendmmsg 345 /* outside the socket calls' block (359-373) */
+#define I386_SYS_SENDMMSG 20
 /* root.c and mountways.c: mount(2), the calls around it and the privileged ones there */
 #define I386_NR_mount 21
 #define I386_NR_umount2 52

@@ -959,6 +959,11 @@ EGRESS_MUTANTS = {
     "bwrap-i386-socket": (I386, "(the nonce came back by socket (i386), "),
     "bwrap-i386-socketcall": (I386, "(the nonce came back by socketcall socket (i386), "),
     "bwrap-i386-udp": ({"i386-udp4", "i386-udp6"}, "(the nonce came back by socket (i386), sendto"),
+    # The calls that carry an address refused, the i386 list missing sendmmsg (345).
+    "bwrap-i386-sendmmsg": (
+        {"i386-udp4", "i386-udp6"},
+        "(the nonce came back by socket (i386), sendmmsg (i386))",
+    ),
     "bwrap-i386-fastopen": (
         {"i386-tfo4", "i386-tfo6"},
         "(the nonce came back by socket (i386), sendto with MSG_FASTOPEN (i386)",
@@ -1186,6 +1191,7 @@ ROW_MUTANTS = (
     "bwrap-uring-i386",
     "bwrap-i386-socketcall",
     "bwrap-i386-udp",
+    "bwrap-i386-sendmmsg",
     "bwrap-i386-fastopen",
     "bwrap-i386-ipv6",
     "bwrap-abstract-unix",
@@ -1516,7 +1522,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and connect(2)
     with the send calls refused right beside each, and beside a held network namespace,
     and connect(2) with Fast Open refused beside a held IPv6 TCP socket, and connect(2)
-    with every addressed send call beside a held IPv6 UDP socket.
+    with every addressed send call beside a held IPv6 UDP socket, and the i386 entry's
+    addressed send calls refused, sendmmsg (345) among them.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1550,6 +1557,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "sidecar-resolver-tcp-connect-twin",
             "held-inet6-connect-twin",
             "held-inet6-sendmsg-twin",
+            "i386-sendmmsg-twin",
         )
     )
     matrix = _matrix(
@@ -1661,6 +1669,13 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert "then (EPERM) [::ffff:" in held["detail"], held
+    # Every call that carries an address refused on both entries, sendmmsg (345) too:
+    # the i386 lines' datagrams go by none of them.
+    row = v[("localhost", "i386-sendmmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    for check_id in ("i386-udp4", "i386-udp6"):
+        line = {c["id"]: c for c in row["checks"]}[check_id]
+        assert line["outcome"] == "blocked" and "sendmmsg (i386)" in line["detail"], line
     # connect(2) and every send call that carries an address refused beside a held IPv6
     # UDP socket: its datagram goes by none of them, to either address.
     row = v[("localhost", "held-inet6-sendmsg-twin", "egress_confinement")]
