@@ -262,6 +262,10 @@ ROWS: tuple[Row, ...] = (
         checks=("unix-abstract", "unix-abstract-dgram", "unix-abstract-seqpacket"),
         target="the canary's stream and seqpacket listeners in the host's abstract namespace,"
         " and its datagram socket there",
+        ways=(
+            "sendmsg: the datagram with its name (msg_name), where sendto was refused"
+            " (sendmmsg's where sendmsg is refused too)",
+        ),
     ),
     _net(
         _FAMILY,

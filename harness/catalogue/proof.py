@@ -287,6 +287,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",
         "bwrap-abstract-unix-dgram",
+        "bwrap-abstract-unix-dgram-sendmsg",
         "bwrap-abstract-unix-seqpacket",
     ),
     _NET + "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)": (

@@ -125,15 +125,16 @@ int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl)
     return errno = EINPROGRESS, 0;
 }
 
-/* The way a held unconnected socket's datagram took where sendto(2) was refused. */
+/* The way a held unconnected socket's datagram, or a unix one's, took where sendto(2)
+ * was refused. */
 static const char *const held_way[] = {
     "",
     " (sent by sendmsg(2) with its address: sendto(2) refused)",
     " (sent by sendmmsg(2) with its address: sendto(2) and sendmsg(2) refused)",
 };
 
-/* A datagram connect_other left unconnected, or a held unconnected socket's, whose
- * sendto a filter refused: sendmsg, then sendmmsg, with its address; the call that
+/* A datagram connect_other left unconnected, a held unconnected socket's or a unix
+ * one's, whose sendto a filter refused: sendmsg, then sendmmsg, with its address; the call that
  * took it kept for the rest, and named (in place of sendto). */
 static ssize_t unconn_send(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
                            socklen_t tolen)
@@ -189,9 +190,11 @@ ssize_t att_send(struct att *a)
         else
             errno = e;
     }
-    /* unconnected by connect_other, or held unconnected (its datagram addressed): the
-     * other calls that carry an address, where a filter refused sendto */
-    if (r < 0 && (a->unconn || (a->held == 1 && a->talk != X_FRAME)) && a->how == H_SENDTO && refused(errno))
+    /* unconnected by connect_other, held unconnected, or a unix datagram's (each
+     * addressed, none with a line of its own for each call): the other calls that
+     * carry an address, where a filter refused sendto */
+    if (r < 0 && (a->unconn || (a->held == 1 && a->talk != X_FRAME) || a->family == AF_UNIX) &&
+        a->how == H_SENDTO && refused(errno))
         r = unconn_send(a, p, n, flags, to, tolen);
     return r;
 }

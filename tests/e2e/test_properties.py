@@ -1098,6 +1098,11 @@ EGRESS_MUTANTS = {
         "the nonce came back from a TCP socket made by setns into held descriptor 3 (/run/netns/",
     ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
+    # connect(2) and sendto(2) refused, sendmsg forgotten: the datagram by sendmsg.
+    "bwrap-abstract-unix-dgram-sendmsg": (
+        {"unix-abstract-dgram"},
+        "sent by sendmsg(2) with its address: sendto(2) refused",
+    ),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
@@ -1234,6 +1239,7 @@ ROW_MUTANTS = (
     "bwrap-userns-netns",
     "bwrap-bound-procfs",
     "bwrap-abstract-unix-dgram",
+    "bwrap-abstract-unix-dgram-sendmsg",
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
     "bwrap-no-forward",
@@ -1523,7 +1529,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     with the send calls refused right beside each, and beside a held network namespace,
     and connect(2) with Fast Open refused beside a held IPv6 TCP socket, and connect(2)
     with every addressed send call beside a held IPv6 UDP socket, and the i386 entry's
-    addressed send calls refused, sendmmsg (345) among them.
+    addressed send calls refused, sendmmsg (345) among them, and unix datagram sockets
+    alone with every addressed send call refused.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1558,6 +1565,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "held-inet6-connect-twin",
             "held-inet6-sendmsg-twin",
             "i386-sendmmsg-twin",
+            "abstract-unix-dgram-twin",
         )
     )
     matrix = _matrix(
@@ -1669,6 +1677,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert "then (EPERM) [::ffff:" in held["detail"], held
+    # Unix datagram sockets alone, every call that carries an address refused: the
+    # canary's abstract datagram name is sent nothing.
+    row = v[("localhost", "abstract-unix-dgram-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["unix-abstract-dgram"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
     # Every call that carries an address refused on both entries, sendmmsg (345) too:
     # the i386 lines' datagrams go by none of them.
     row = v[("localhost", "i386-sendmmsg-twin", "egress_confinement")]
