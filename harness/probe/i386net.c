@@ -112,8 +112,9 @@ static uint32_t mmsghdr32(char *low, size_t n, socklen_t alen)
 
 /* The bytes: on a connected socket (alen 0) write, then sendto, sendmsg and sendmmsg;
  * with the destination on the call (UDP, or Fast Open's first send, whose MSG_FASTOPEN
- * makes the connection) sendto, then sendmsg, then sendmmsg (345: a list of the socket
- * calls' own block, 359 to 373, and socketcall leaves it out). */
+ * makes the connection) sendto, then sendmsg, then, where sendmsg was refused as a
+ * filter refuses, sendmmsg (345: a list of the socket calls' own block, 359 to 373,
+ * and socketcall leaves it out). */
 static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, const char **step)
 {
     static char way[48];
@@ -132,8 +133,9 @@ static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, 
         return 0;
     const long sm[6] = { fd, msghdr32(low, n, alen), flags };
     snprintf(way, sizeof way, "sendmsg%s", fo);
-    if ((r = socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, way, sm, 3, 0, low, step)) == 0)
-        return 0;
+    if ((r = socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, way, sm, 3, 0, low, step)) == 0 ||
+        (r != -EPERM && r != -EACCES && r != -ENOSYS)) /* sendmmsg only where refused as a filter refuses */
+        return r;
     const long smm[6] = { fd, mmsghdr32(low, n, alen), 1, flags };
     snprintf(way, sizeof way, "sendmmsg%s", fo);
     return socket_call(I386_NR_sendmmsg, I386_SYS_SENDMMSG, way, smm, 4, 0, low, step);
