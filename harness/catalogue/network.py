@@ -253,6 +253,8 @@ ROWS: tuple[Row, ...] = (
             "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, then connected by"
             " connect(2), where socket(2) and the i386 entry refused it)",
             "io_uring: IORING_OP_CONNECT (where connect(2) and the i386 entry's refused it)",
+            "sendmsg: a datagram listener's empty datagram with its name (msg_name), where"
+            " connect(2) and sendto(2) were refused (sendmmsg's where sendmsg is refused too)",
         ),
     ),
     _net(

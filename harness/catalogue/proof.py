@@ -295,6 +295,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-pid",
         "bwrap-host-listener-dgram",
         "bwrap-host-listener-sendto",
+        "bwrap-host-listener-sendmsg",
         "bwrap-host-listener-i386",
         "bwrap-host-listener-uring",
         "bwrap-host-listener-connect-i386",

@@ -1151,6 +1151,11 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
     ),
+    # connect(2) and sendto(2) refused, sendmsg forgotten: the datagram by sendmsg.
+    "bwrap-host-listener-sendmsg": (
+        {"unix-host"},
+        "(by sendmsg(2) with its name: connect(2) and sendto(2) refused)",
+    ),
     # Unix sockets refused by x86_64's socket(2) alone: the i386 entry's makes one, or
     # the ring's IORING_OP_SOCKET (the way named).
     "bwrap-host-listener-i386": (
@@ -1286,6 +1291,7 @@ ROW_MUTANTS = (
     "bwrap-host-listener-pid",
     "bwrap-host-listener-dgram",
     "bwrap-host-listener-sendto",
+    "bwrap-host-listener-sendmsg",
     "bwrap-host-listener-i386",
     "bwrap-host-listener-uring",
     "bwrap-host-listener-connect-i386",
@@ -1530,7 +1536,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     and connect(2) with Fast Open refused beside a held IPv6 TCP socket, and connect(2)
     with every addressed send call beside a held IPv6 UDP socket, and the i386 entry's
     addressed send calls refused, sendmmsg (345) among them, and unix datagram sockets
-    alone with every addressed send call refused.
+    alone, and a host datagram listener, with every addressed send call refused.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1566,6 +1572,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "held-inet6-sendmsg-twin",
             "i386-sendmmsg-twin",
             "abstract-unix-dgram-twin",
+            "host-listener-sendmsg-twin",
         )
     )
     matrix = _matrix(
@@ -1677,6 +1684,11 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert "then (EPERM) [::ffff:" in held["detail"], held
+    # A host datagram listener bound in, every call that carries an address refused.
+    row = v[("localhost", "host-listener-sendmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
     # Unix datagram sockets alone, every call that carries an address refused: the
     # canary's abstract datagram name is sent nothing.
     row = v[("localhost", "abstract-unix-dgram-twin", "egress_confinement")]
