@@ -253,6 +253,8 @@ ROWS: tuple[Row, ...] = (
             "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, then connected by"
             " connect(2), where socket(2) and the i386 entry refused it)",
             "io_uring: IORING_OP_CONNECT (where connect(2) and the i386 entry's refused it)",
+            "sendmsg: a datagram listener's empty datagram with its name (msg_name), where"
+            " connect(2) and sendto(2) were refused (sendmmsg's where sendmsg is refused too)",
         ),
     ),
     _net(
@@ -262,6 +264,10 @@ ROWS: tuple[Row, ...] = (
         checks=("unix-abstract", "unix-abstract-dgram", "unix-abstract-seqpacket"),
         target="the canary's stream and seqpacket listeners in the host's abstract namespace,"
         " and its datagram socket there",
+        ways=(
+            "sendmsg: the datagram with its name (msg_name), where sendto was refused"
+            " (sendmmsg's where sendmsg is refused too)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -335,7 +341,12 @@ ROWS: tuple[Row, ...] = (
         (),
         checks=tuple(f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "udp", "tfo")),
         target="the canary's high port, IPv4 and IPv6, by TCP, UDP and TCP by Fast Open: each"
-        " call by its own number and by socketcall, the bytes by write, sendto and sendmsg",
+        " call by its own number and by socketcall, the bytes by write, sendto, sendmsg and"
+        " sendmmsg",
+        ways=(
+            "sendmmsg: the entry's own (345, outside the socket calls' block, 359 to 373) and"
+            " socketcall's, where sendto and sendmsg are refused",
+        ),
         kernels="x86_64 with IA32 emulation",
     ),
     _net(
@@ -485,6 +496,12 @@ ROWS: tuple[Row, ...] = (
             "i386: socket, socketcall",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
+            "sendto: MSG_FASTOPEN (a held unconnected TCP socket's connection made by its first"
+            " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
+            " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"
+            " sendmsg's, then sendmmsg's, where sendto is refused too)",
+            "sendmsg: a held unconnected socket's datagram with its destination (msg_name),"
+            " where sendto was refused (sendmmsg's where sendmsg is refused too)",
         ),
     ),
     _net(

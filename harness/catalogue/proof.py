@@ -294,6 +294,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_UNIX abstract names": (
         "bwrap-abstract-unix",
         "bwrap-abstract-unix-dgram",
+        "bwrap-abstract-unix-dgram-sendmsg",
         "bwrap-abstract-unix-seqpacket",
     ),
     _NET + "AF_UNIX: a listener outside the sandbox (a daemon's, the host's)": (
@@ -301,6 +302,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-pid",
         "bwrap-host-listener-dgram",
         "bwrap-host-listener-sendto",
+        "bwrap-host-listener-sendmsg",
         "bwrap-host-listener-i386",
         "bwrap-host-listener-uring",
         "bwrap-host-listener-connect-i386",
@@ -328,6 +330,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-i386-udp",
         "bwrap-i386-fastopen",
         "bwrap-i386-ipv6",
+        "bwrap-i386-sendmmsg",
     ),
     _NET + "source ports a stateless rule keys on": ("bwrap-privport", "bwrap-tcp-sport"),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
@@ -382,6 +385,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-unix-dgram",
         "bwrap-held-unix-seqpacket",
         "bwrap-held-inet6",
+        "bwrap-held-inet6-sendto",
+        "bwrap-held-inet6-sendmsg",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",

@@ -87,20 +87,37 @@ static void att_src_port(struct att *a)
 
 /* A held IPv6 stream socket whose IPv6 connect failed (at once, later, or by its
  * half of the time): dissolve the association (AF_UNSPEC) and connect to its
- * v4-mapped alternative with the time left. 0 when that connect is under way. */
+ * v4-mapped alternative with the time left. Where a filter refuses connect(2) (so
+ * the IPv6 one went by another way: Fast Open's SYN, still under way, is undone by
+ * shutdown(2), which disconnects a SYN_SENT socket), the v4-mapped address by those
+ * ways too (connect_other), its way named after it. 0 when that connect is under way. */
 static int att_try_alt(struct att *a, int why)
 {
     if (!a->has_alt)
         return -1;
     a->has_alt = 0;
     struct sockaddr unspec = { .sa_family = AF_UNSPEC };
-    connect(a->fd, &unspec, sizeof unspec);
-    char t[80];
+    int undone = connect(a->fd, &unspec, sizeof unspec) == 0;
+    char t[80], *way = strstr(a->dsts, " (its conn");
+    if (way) /* the IPv6 one's way: named again after the address it reaches */
+        *way = '\0';
     fmt_addr(&a->alt, t, sizeof t);
     size_t l = strlen(a->dsts);
     snprintf(a->dsts + l, sizeof a->dsts - l, ", then (%s) %s", errname(why), t);
     a->dst = a->alt;
-    if (connect(a->fd, (const struct sockaddr *)&a->dst, addr_len(&a->dst)) != 0 && errno != EINPROGRESS)
+    const struct sockaddr *sa = (const struct sockaddr *)&a->dst;
+    int rc = connect(a->fd, sa, addr_len(&a->dst));
+    if (rc != 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS)) {
+        unsigned char state[8] = { 0 }; /* struct tcp_info's first bytes: tcpi_state */
+        socklen_t tl = sizeof state;
+        if (!undone && getsockopt(a->fd, IPPROTO_TCP, TCP_INFO, state, &tl) == 0 && state[0] == PROBE_TCP_SYN_SENT)
+            shutdown(a->fd, SHUT_RDWR);
+        a->tfo_sent = 0, a->outoff = 0; /* the bytes go again, to this address */
+        /* twice: the first may only collect the IPv6 attempt's end (its error) */
+        for (int k = 0; k < 2 && (rc = connect_other(a, sa, addr_len(&a->dst))) != 0 && errno != EINPROGRESS; k++)
+            ;
+    }
+    if (rc != 0 && errno != EINPROGRESS)
         return -1;
     a->end = check_end() - 150.0 < now_ms() + 1000.0 ? check_end() - 150.0 : now_ms() + 1000.0;
     return 0;

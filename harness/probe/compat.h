@@ -187,6 +187,8 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_SYS_CONNECT 3
 #define I386_SYS_SENDTO 11
 #define I386_SYS_SENDMSG 16
+#define I386_NR_sendmmsg 345 /* outside the socket calls' block (359-373) */
+#define I386_SYS_SENDMMSG 20
 /* root.c and mountways.c: mount(2), the calls around it and the privileged ones there */
 #define I386_NR_mount 21
 #define I386_NR_umount2 52
@@ -215,6 +217,10 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
+#ifndef TCP_INFO
+#define TCP_INFO 11 /* struct tcp_info: its first byte the socket's state */
+#endif
+#define PROBE_TCP_SYN_SENT 2 /* that state's value while a connection is under way */
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71 /* Linux 5.14: the network namespace a socket belongs to */
 #endif

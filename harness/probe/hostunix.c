@@ -254,7 +254,10 @@ static int bound_here(dev_t dev, ino_t ino)
         .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_VFS },
     };
     int found = -1;
-    if (send(fd, &req, sizeof req, 0) == (ssize_t)sizeof req) {
+    ssize_t w = send(fd, &req, sizeof req, 0);
+    if (w < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS)) /* a filter refusing sendto */
+        w = write(fd, &req, sizeof req);
+    if (w == (ssize_t)sizeof req) {
         static char buf[32768];
         double end = now_ms() + 2000;
         for (int done = 0; !done && now_ms() < end;) {
@@ -373,6 +376,29 @@ int held_peer_outside(int fd, char *why, size_t cap)
     return peer_outside(fd, 1, NULL, name, why, cap);
 }
 
+/* A datagram socket whose connect(2) and sendto(2) a filter refused (*e EPERM or
+ * EACCES): the empty datagram by sendmsg, then sendmmsg, its name in msg_name. 0 with
+ * its way in `way`, else -1 and *e the last answer that was not a refusal, if any. */
+static int dgram_other(int fd, const struct sockaddr_un *un, socklen_t ul, int *e, char *way, size_t cap)
+{
+    struct iovec iov = { .iov_base = (void *)"", .iov_len = 0 };
+    struct mmsghdr mm;
+    memset(&mm, 0, sizeof mm);
+    mm.msg_hdr.msg_name = (void *)un, mm.msg_hdr.msg_namelen = ul;
+    mm.msg_hdr.msg_iov = &iov, mm.msg_hdr.msg_iovlen = 1;
+    for (int k = 0; k < 2; k++) {
+        long r = k ? syscall(SYS_sendmmsg, fd, &mm, 1, MSG_DONTWAIT) : sendmsg(fd, &mm.msg_hdr, MSG_DONTWAIT);
+        if (r >= 0) {
+            snprintf(way, cap, k ? " (by sendmmsg(2) with its name: connect(2), sendto(2) and sendmsg(2) refused)"
+                                 : " (by sendmsg(2) with its name: connect(2) and sendto(2) refused)");
+            return *e = 0, 0;
+        }
+        if (errno != EPERM && errno != EACCES && errno != ENOSYS)
+            return *e = errno, -1;
+    }
+    return -1;
+}
+
 /* Connect to one name; the outcome into h's line of the report. */
 static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
 {
@@ -406,6 +432,8 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
             e = r == 0 ? 0 : errno;
         }
         char cway[100] = "";
+        if (r != 0 && type == SOCK_DGRAM && (e == EPERM || e == EACCES)) /* sendto refused too */
+            r = dgram_other(fd, &un, ul, &e, cway, sizeof cway);
         if (r != 0 && (e == EPERM || e == EACCES)) { /* connect(2) refused: the other entries' */
             errno = e;
             r = connect_entries(fd, (struct sockaddr *)&un, ul, cway, sizeof cway);

@@ -97,9 +97,24 @@ static uint32_t msghdr32(char *low, size_t n, socklen_t alen)
     return (uint32_t)(uintptr_t)h;
 }
 
-/* The bytes: on a connected socket (alen 0) write, then sendto and sendmsg; with
- * the destination on the call (UDP, or Fast Open's first send, whose MSG_FASTOPEN
- * makes the connection) sendto, then sendmsg. */
+/* A 32-bit struct mmsghdr (a msghdr, then msg_len) and its one iovec, past msghdr32's:
+ * the one message of a sendmmsg. */
+static uint32_t mmsghdr32(char *low, size_t n, socklen_t alen)
+{
+    uint32_t *h = (uint32_t *)(low + LOW_HDR + 64);
+    memset(h, 0, 10 * sizeof *h);
+    if (alen)
+        h[0] = (uint32_t)(uintptr_t)(low + LOW_ADDR), h[1] = alen;
+    h[2] = (uint32_t)(uintptr_t)(h + 8), h[3] = 1;
+    h[8] = (uint32_t)(uintptr_t)(low + LOW_MSG), h[9] = (uint32_t)n;
+    return (uint32_t)(uintptr_t)h;
+}
+
+/* The bytes: on a connected socket (alen 0) write, then sendto, sendmsg and sendmmsg;
+ * with the destination on the call (UDP, or Fast Open's first send, whose MSG_FASTOPEN
+ * makes the connection) sendto, then sendmsg, then, where sendmsg was refused as a
+ * filter refuses, sendmmsg (345: a list of the socket calls' own block, 359 to 373,
+ * and socketcall leaves it out). */
 static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, const char **step)
 {
     static char way[48];
@@ -118,7 +133,12 @@ static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, 
         return 0;
     const long sm[6] = { fd, msghdr32(low, n, alen), flags };
     snprintf(way, sizeof way, "sendmsg%s", fo);
-    return socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, way, sm, 3, 0, low, step);
+    if ((r = socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, way, sm, 3, 0, low, step)) == 0 ||
+        (r != -EPERM && r != -EACCES && r != -ENOSYS)) /* sendmmsg only where refused as a filter refuses */
+        return r;
+    const long smm[6] = { fd, mmsghdr32(low, n, alen), 1, flags };
+    snprintf(way, sizeof way, "sendmmsg%s", fo);
+    return socket_call(I386_NR_sendmmsg, I386_SYS_SENDMMSG, way, smm, 4, 0, low, step);
 }
 
 int i386_socket(int family, int type, int proto, const char **step)

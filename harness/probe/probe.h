@@ -346,7 +346,7 @@ enum { T_NONE, T_SEND, T_CONNECT };
 #define UNIX_MAX 48
 
 struct att {
-    char id[48], dsts[192];
+    char id[48], dsts[224];
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int port_try; /* a relay asked again for the canary at another port (proxy_port) */

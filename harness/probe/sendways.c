@@ -125,9 +125,17 @@ int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl)
     return errno = EINPROGRESS, 0;
 }
 
-/* A datagram connect_other left unconnected whose sendto a filter refused: sendmsg,
- * then sendmmsg, with its address; the call that took it kept for the rest, and named
- * in place of sendto. */
+/* The way a held unconnected socket's datagram, or a unix one's, took where sendto(2)
+ * was refused. */
+static const char *const held_way[] = {
+    "",
+    " (sent by sendmsg(2) with its address: sendto(2) refused)",
+    " (sent by sendmmsg(2) with its address: sendto(2) and sendmsg(2) refused)",
+};
+
+/* A datagram connect_other left unconnected, a held unconnected socket's or a unix
+ * one's, whose sendto a filter refused: sendmsg, then sendmmsg, with its address; the call that
+ * took it kept for the rest, and named (in place of sendto). */
 static ssize_t unconn_send(struct att *a, const void *p, size_t n, int flags, const struct sockaddr *to,
                            socklen_t tolen)
 {
@@ -137,11 +145,12 @@ static ssize_t unconn_send(struct att *a, const void *p, size_t n, int flags, co
         ssize_t r = send_by(a, p, n, flags, to, tolen);
         if (r >= 0 || errno == EINPROGRESS || !refused(errno)) {
             char *at = strstr(a->dsts, unconn_way[0]);
-            if (at) {
+            if (at)
                 *at = '\0';
-                size_t l = strlen(a->dsts);
-                snprintf(a->dsts + l, sizeof a->dsts - l, "%s", unconn_way[how - H_SENDTO]);
-            }
+            const char *way = at ? unconn_way[how - H_SENDTO] : held_way[how - H_SENDTO];
+            size_t l = strlen(a->dsts);
+            if (!strstr(a->dsts, way))
+                snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
             return r;
         }
     }
@@ -181,7 +190,11 @@ ssize_t att_send(struct att *a)
         else
             errno = e;
     }
-    if (r < 0 && a->unconn && a->how == H_SENDTO && refused(errno))
+    /* unconnected by connect_other, held unconnected, or a unix datagram's (each
+     * addressed, none with a line of its own for each call): the other calls that
+     * carry an address, where a filter refused sendto */
+    if (r < 0 && (a->unconn || (a->held == 1 && a->talk != X_FRAME) || a->family == AF_UNIX) &&
+        a->how == H_SENDTO && refused(errno))
         r = unconn_send(a, p, n, flags, to, tolen);
     return r;
 }

@@ -968,6 +968,11 @@ EGRESS_MUTANTS = {
     "bwrap-i386-socket": (I386, "(the nonce came back by socket (i386), "),
     "bwrap-i386-socketcall": (I386, "(the nonce came back by socketcall socket (i386), "),
     "bwrap-i386-udp": ({"i386-udp4", "i386-udp6"}, "(the nonce came back by socket (i386), sendto"),
+    # The calls that carry an address refused, the i386 list missing sendmmsg (345).
+    "bwrap-i386-sendmmsg": (
+        {"i386-udp4", "i386-udp6"},
+        "(the nonce came back by socket (i386), sendmmsg (i386))",
+    ),
     "bwrap-i386-fastopen": (
         {"i386-tfo4", "i386-tfo6"},
         "(the nonce came back by socket (i386), sendto with MSG_FASTOPEN (i386)",
@@ -1012,6 +1017,18 @@ EGRESS_MUTANTS = {
         "(unconnected unix seqpacket, of another network namespace, to @harness-canary-",
     ),
     "bwrap-held-inet6": ({"held-fds"}, "[::ffff:"),
+    # Its TCP socket alone behind a connect(2) ban that forgot Fast Open: the first
+    # bytes connect it to the v4-mapped address, its IPv6 route leading nowhere.
+    "bwrap-held-inet6-sendto": (
+        {"held-fds"},
+        "(its connection made by sendto with MSG_FASTOPEN: connect(2) refused every way)",
+    ),
+    # Its UDP socket alone behind a filter refusing connect(2) and sendto(2), forgetting
+    # sendmsg: the datagram goes by sendmsg with its address.
+    "bwrap-held-inet6-sendmsg": (
+        {"held-fds"},
+        "(sent by sendmsg(2) with its address: sendto(2) refused)",
+    ),
     "bwrap-held-netns": (
         {"held-fds"},
         "socket made by setns into held descriptor ",
@@ -1090,6 +1107,11 @@ EGRESS_MUTANTS = {
         "the nonce came back from a TCP socket made by setns into held descriptor 3 (/run/netns/",
     ),
     "bwrap-abstract-unix-dgram": ({"unix-abstract-dgram"}, "canary saw unix"),
+    # connect(2) and sendto(2) refused, sendmsg forgotten: the datagram by sendmsg.
+    "bwrap-abstract-unix-dgram-sendmsg": (
+        {"unix-abstract-dgram"},
+        "sent by sendmsg(2) with its address: sendto(2) refused",
+    ),
     "bwrap-metadata": ({"meta4-tcp", "meta4-udp"}, "the nonce came back from 169.254.169.254:"),
     # (Of the default stand-ins only the benchmarking range's, 198.18/15, is not private.)
     "bwrap-packet-socket": ({"packet4"}, "canary saw udp "),
@@ -1138,6 +1160,11 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "/srv/ctl/a/b/ctl.sock: bound in a network namespace other than the sandbox's",
     ),
+    # connect(2) and sendto(2) refused, sendmsg forgotten: the datagram by sendmsg.
+    "bwrap-host-listener-sendmsg": (
+        {"unix-host"},
+        "(by sendmsg(2) with its name: connect(2) and sendto(2) refused)",
+    ),
     # Unix sockets refused by x86_64's socket(2) alone: the i386 entry's makes one, or
     # the ring's IORING_OP_SOCKET (the way named).
     "bwrap-host-listener-i386": (
@@ -1183,6 +1210,7 @@ ROW_MUTANTS = (
     "bwrap-uring-i386",
     "bwrap-i386-socketcall",
     "bwrap-i386-udp",
+    "bwrap-i386-sendmmsg",
     "bwrap-i386-fastopen",
     "bwrap-i386-ipv6",
     "bwrap-abstract-unix",
@@ -1201,6 +1229,8 @@ ROW_MUTANTS = (
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
+    "bwrap-held-inet6-sendto",
+    "bwrap-held-inet6-sendmsg",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
@@ -1223,6 +1253,7 @@ ROW_MUTANTS = (
     "bwrap-userns-netns",
     "bwrap-bound-procfs",
     "bwrap-abstract-unix-dgram",
+    "bwrap-abstract-unix-dgram-sendmsg",
     "bwrap-abstract-unix-seqpacket",
     "bwrap-held-unix-seqpacket",
     "bwrap-no-forward",
@@ -1269,6 +1300,7 @@ ROW_MUTANTS = (
     "bwrap-host-listener-pid",
     "bwrap-host-listener-dgram",
     "bwrap-host-listener-sendto",
+    "bwrap-host-listener-sendmsg",
     "bwrap-host-listener-i386",
     "bwrap-host-listener-uring",
     "bwrap-host-listener-connect-i386",
@@ -1509,7 +1541,11 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     allow-lists with no network; and the unix socket ban and the connect(2) ban done
     right (architecture checked, io_uring refused) beside a host listener, and IP sockets
     refused right beside a sidecar proxy, relay and resolver (UDP and TCP), and connect(2)
-    with the send calls refused right beside each, and beside a held network namespace.
+    with the send calls refused right beside each, and beside a held network namespace,
+    and connect(2) with Fast Open refused beside a held IPv6 TCP socket, and connect(2)
+    with every addressed send call beside a held IPv6 UDP socket, and the i386 entry's
+    addressed send calls refused, sendmmsg (345) among them, and unix datagram sockets
+    alone, and a host datagram listener, with every addressed send call refused.
     Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
@@ -1541,6 +1577,11 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "udp-sidecar-connect-twin",
             "sidecar-resolver-connect-twin",
             "sidecar-resolver-tcp-connect-twin",
+            "held-inet6-connect-twin",
+            "held-inet6-sendmsg-twin",
+            "i386-sendmmsg-twin",
+            "abstract-unix-dgram-twin",
+            "host-listener-sendmsg-twin",
         )
     )
     matrix = _matrix(
@@ -1645,6 +1686,37 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
     assert held["detail"].startswith("a socket in held descriptor "), held
+    # connect(2) refused in every entry beside a held IPv6 TCP socket, and MSG_FASTOPEN
+    # on every send call: neither its IPv6 address nor the v4-mapped one is reached.
+    row = v[("localhost", "held-inet6-connect-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert "then (EPERM) [::ffff:" in held["detail"], held
+    # A host datagram listener bound in, every call that carries an address refused.
+    row = v[("localhost", "host-listener-sendmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
+    # Unix datagram sockets alone, every call that carries an address refused: the
+    # canary's abstract datagram name is sent nothing.
+    row = v[("localhost", "abstract-unix-dgram-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["unix-abstract-dgram"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+    # Every call that carries an address refused on both entries, sendmmsg (345) too:
+    # the i386 lines' datagrams go by none of them.
+    row = v[("localhost", "i386-sendmmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    for check_id in ("i386-udp4", "i386-udp6"):
+        line = {c["id"]: c for c in row["checks"]}[check_id]
+        assert line["outcome"] == "blocked" and "sendmmsg (i386)" in line["detail"], line
+    # connect(2) and every send call that carries an address refused beside a held IPv6
+    # UDP socket: its datagram goes by none of them, to either address.
+    row = v[("localhost", "held-inet6-sendmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
 
 
 def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
