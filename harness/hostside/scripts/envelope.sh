@@ -4,12 +4,14 @@
 # the phases, one `NAME<TAB>HOOK` line each (HOOK: shell run on the host); $11 the
 # staged probe, copied outside by fs_setup ('' for none); $12 the read-only grants'
 # host folders where harness makes a folder of its own (newline-separated), $13 its
-# file's token; $14 a phase hook's time limit (seconds); then the sandbox command's argv.
+# file's token; $14 a phase hook's time limit (seconds); $15 the user the workload runs
+# as, by the cell's policy ('' for none); then the sandbox command's argv.
 # Needs fs-sentinels.sh, alive.sh, canary-log.sh and phase-watch.sh before it.
 # LC_ALL=C (so that ${#var} counts bytes) only once the sandbox command is done: it
 # runs with the environment it was given.
 marker=$1; root=$2; token=$3; original=$4; tag=$5; cpid=$6; clog=$7; skip=$8
-bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; shift 14
+bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; wuser=${15}
+shift 15
 ev=""
 if [ -n "$root" ] &&
   ! err=$(fs_setup "$root" "$token" "$original" "$skip" "$probe" "$granted" "$gtoken" \
@@ -35,7 +37,7 @@ else
   # there is none. It lives no longer than the cell may (`timeout -k GRACE LIMIT`
   # leads the sandbox command), so an envelope killed before it could stop it leaves
   # nothing for long.
-  xpid=""; wlife=600
+  xpid=""; ypid=""; wlife=600
   if [ "$1" = timeout ] && [ "$2" = -k ]; then
     case "$3/$4" in
       *[!0-9./]*) ;;
@@ -50,8 +52,25 @@ else
     setpriv --reuid=65534 --regid=65534 --clear-groups $die \
       env --block-signal=IO,URG sleep "$wlife" </dev/null >/dev/null 2>&1 &
     xpid=$!
-    i=0  # until it is sleep (exec'd, its signals blocked), at most a second
-    while [ "$(cat "/proc/$xpid/comm" 2>/dev/null)" != sleep ] && [ "$i" -lt 50 ]; do
+    # A second, of the uid the workload runs as (its policy's run_as_user, a name by this
+    # host's passwd) where that is neither root nor 65534: the same-uid calls
+    # (setpriority, sched_*, ioprio_set, F_SETOWN) reach a host process of its own uid,
+    # and a workload of another uid has none of harness's to try them on.
+    case $wuser in
+      "") wuid="" ;;
+      *[!0-9]*) wuid=$(id -u -- "$wuser" 2>/dev/null) || wuid="" ;;
+      *) wuid=$wuser ;;
+    esac
+    if [ -n "$wuid" ] && [ "$wuid" != 0 ] && [ "$wuid" != 65534 ]; then
+      # shellcheck disable=SC2086
+      setpriv --reuid="$wuid" --regid="$wuid" --clear-groups $die \
+        env --block-signal=IO,URG sleep "$wlife" </dev/null >/dev/null 2>&1 &
+      ypid=$!
+    fi
+    i=0  # until each is sleep (exec'd, its signals blocked), at most a second
+    while { [ "$(cat "/proc/$xpid/comm" 2>/dev/null)" != sleep ] ||
+      { [ -n "$ypid" ] && [ "$(cat "/proc/$ypid/comm" 2>/dev/null)" != sleep ]; }; } &&
+      [ "$i" -lt 50 ]; do
       sleep 0.02; i=$((i + 1))
     done
   fi
@@ -59,7 +78,7 @@ else
   rc=$( { { "$@" 3>&- 4>&-; echo $? >&3; } | cat >&4; } 3>&1 )
   exec 4>&-
   if [ -n "$xpid" ]; then
-    kill "$xpid" 2>/dev/null; wait "$xpid" 2>/dev/null
+    kill "$xpid" $ypid 2>/dev/null; wait "$xpid" $ypid 2>/dev/null
   fi
   if [ -n "$wpid" ]; then
     kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
