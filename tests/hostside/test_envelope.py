@@ -410,3 +410,47 @@ def _state(pid: str) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+# The sandbox lists harness's witnesses beside it: each `sleep` whose parent's arguments
+# hold the cell's tag, by pid and uid.
+WITNESSES = f"""
+import os
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        st = dict(ln.split(":", 1) for ln in open(f"/proc/{{p}}/status").read().splitlines())
+        parent = open(f"/proc/{{st['PPid'].strip()}}/cmdline", "rb").read().split(b"\\0")
+    except (OSError, ValueError):
+        continue
+    if st["Name"].strip() == "sleep" and {TAG!r}.encode() in parent:
+        print(p, st["Uid"].split()[0])
+"""
+
+
+@pytest.mark.parametrize(
+    ("user", "uids"),
+    [("1000", ["1000", "65534"]), ("", ["65534"]), ("root", ["65534"]), ("65534", ["65534"])],
+)
+async def test_a_witness_of_the_workloads_own_uid_lives_only_during_the_cell(
+    tmp_path: Path, user: str, uids: list[str]
+) -> None:
+    """Beside uid 65534's witness, one of the policy's run_as_user where that is neither
+    root nor 65534 (a host process of the workload's own uid, for the same-uid calls:
+    setpriority, F_SETOWN); both stopped with the cell."""
+    require_tool("setpriv")
+    if os.geteuid() != 0:
+        pytest.skip("needs root (setpriv --reuid)")
+    sentinels = Sentinels.new(workdir=str(tmp_path), cell_id=TAG)
+    envelope = Envelope.new(TAG, sentinels=sentinels, canary=None, user=user)
+    lister = tmp_path / "witnesses.py"
+    lister.write_text(WITNESSES)
+    opened, report = envelope.open(await _run(envelope, f"{sys.executable} {lister}"))
+    assert report is not None and report.exit_status == 0, opened
+    seen = dict(line.split() for line in opened.stdout.splitlines())
+    assert sorted(seen.values()) == uids, opened.stdout
+    for pid in seen:
+        for _ in range(100):
+            if _state(pid) == "Z":
+                break
+            await anyio.sleep(0.05)
+        assert _state(pid) == "Z", pid
