@@ -258,6 +258,7 @@ async def run_cell(
         phases=phases,
         check_timeout=host.settings.check_timeout,
         user=run_as(runtime),
+        watch=any(s.name == "privilege-floor" for s in scenarios),
     )
     # A secret for this one sandbox start: output that does not echo it (with a
     # digest over its lines) was not printed by this cell's probe.

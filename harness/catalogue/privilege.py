@@ -253,7 +253,7 @@ ROWS: tuple[Row, ...] = (
             " sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witnesses"
-        " (uid 65534's, and the workload's own uid's where its policy runs it as another), for"
+        " (uid 65534's, and the workload's own host uid's where that is another), for"
         " a descriptor's owner, its scheduling and its oom_score_adj",
     ),
     _priv(

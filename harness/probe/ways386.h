@@ -27,7 +27,8 @@ int sigio_reach(char *how, size_t n);
 /* procways.c: harness's witness, its pending signals in *pnd: its pid, or 0 if none. */
 int witness_pid(unsigned long long *pnd);
 /* procways.c: harness's witness of the workload's own host uid (*uid), where that is not
- * 65534 (envelope.sh starts one of the policy's run_as_user): its pid, or 0 if none. */
+ * 65534 (envelope.sh starts one of the policy's run_as_user, and of each uid the
+ * sandbox's processes run as): its pid, or 0 if none. */
 int own_witness(unsigned *uid, unsigned long long *pnd);
 /* procways.c: harness's witnesses in view (65534's, then the workload's own uid's), at
  * most 2: pids in w[], uids in uid[], pending sets in pnd[]; how many. */

@@ -418,9 +418,10 @@ def test_a_workload_of_another_uid_changes_a_host_process_of_its_own(
     workload run as uid 1000 (neither root nor 65534): uid 65534's witness is out of its
     reach, but setpriority asks the same uid alone, so it raises the nice of the witness
     of its own uid (envelope.sh starts one of the policy's run_as_user), and the line
-    names it. Without that witness the line says what it did not try; with every
-    scheduling call refused (the twin), nothing. By hand, in that argv, renice -n 7 made
-    a host sleeper of uid 1000's nice 7, read from the host (kill refused)."""
+    names it; the same made rootless (landlock-nice-rootless: its root uid 1000 on the
+    host). Without that witness the line says what it did not try; with every
+    scheduling call refused (the twins), nothing. By hand, in those argvs, renice made a
+    host sleeper of uid 1000's nice 7 and 5, read from the host (kill refused)."""
     if _landlock_abi() < 6:
         pytest.skip("Landlock ABI 6 (scopes) needed")
     tmp_path.chmod(0o777)
@@ -437,6 +438,13 @@ def test_a_workload_of_another_uid_changes_a_host_process_of_its_own(
         twin = _sandboxed(runnable_copy(open_folder), "landlock-nice-user-twin", tmp_path)
         assert twin["outcome"] == "blocked", twin
         assert "the workload's own" not in twin["detail"], twin
+        # Rootless: a user namespace's root that is uid 1000 on the host (/proc shows
+        # the witness as its uid 0 there); the line names the host's uid.
+        row = _sandboxed(runnable_copy(open_folder), "landlock-nice-rootless", tmp_path)
+        assert row["outcome"] == "escaped", row
+        assert said in row["detail"] and _sched(pid)[0] == 2, row
+        twin = _sandboxed(runnable_copy(open_folder), "landlock-nice-rootless-twin", tmp_path)
+        assert twin["outcome"] == "blocked", twin
     finally:
         os.kill(pid, signal.SIGKILL)
         shell.wait()
