@@ -224,6 +224,14 @@ class HostContext:
         return self.runtimes.get(cell.runtime.name, cell.runtime)
 
 
+def run_as(runtime: Runtime) -> str:
+    """Whom the runtime's policy runs the workload as (its run_as_user, "" for no one),
+    for the envelope's second witness: a host process of the workload's own uid."""
+    policy = runtime.spec.policy
+    user = policy.process.run_as_user if policy is not None else None
+    return "" if user is None else str(user)  # a number or a portable name (Principal)
+
+
 async def run_cell(
     host: HostSide, cell: Cell, runtime: Runtime, cell_id: str, blank: CellRecord
 ) -> CellRecord:
@@ -249,6 +257,8 @@ async def run_cell(
         canary=setup.canary,
         phases=phases,
         check_timeout=host.settings.check_timeout,
+        user=run_as(runtime),
+        watch=any(s.name == "privilege-floor" for s in scenarios),
     )
     # A secret for this one sandbox start: output that does not echo it (with a
     # digest over its lines) was not printed by this cell's probe.

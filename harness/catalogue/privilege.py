@@ -252,7 +252,8 @@ ROWS: tuple[Row, ...] = (
             " rt_sigqueueinfo, rt_tgsigqueueinfo, setpriority, sched_setscheduler,"
             " sched_setattr, sched_setaffinity, ioprio_set",
         ),
-        target="every visible process not the sandbox's own (the decoy); harness's witness, for"
+        target="every visible process not the sandbox's own (the decoy); harness's witnesses"
+        " (uid 65534's, and the workload's own host uid's where that is another), for"
         " a descriptor's owner, its scheduling and its oom_score_adj",
     ),
     _priv(

@@ -86,6 +86,12 @@ class Envelope:
     phases: tuple[tuple[str, str], ...] = ()  # (name, host hook), in the probe's order
     # Seconds each hook may take (HOOK_SHARE of a check's limit); 0: no limit.
     hook_limit: float = 0.0
+    # Whom the workload runs as by the cell's policy (run_as_user; "": it names no one):
+    # the envelope starts a second witness of that uid (neither root nor 65534).
+    user: str = ""
+    # Whether the envelope looks for the uids the sandbox's processes run as on the host
+    # (a cell of the privilege floor's), and starts a witness of each but root and 65534.
+    watch: bool = False
 
     @classmethod
     def new(
@@ -96,13 +102,16 @@ class Envelope:
         canary: RunningCanary | None,
         phases: Sequence[tuple[str, str]] = (),
         check_timeout: float = 0.0,
+        user: str = "",
+        watch: bool = False,
     ) -> Envelope:
         usable = canary if canary is not None and canary.error is None else None
         marker = f"harness-envelope-{secrets.token_hex(8)}"
         if sentinels is None or not phases:
-            return cls(tag, sentinels, usable, marker)
+            return cls(tag, sentinels, usable, marker, user=user, watch=watch)
         limit = max(0.1, round(check_timeout * HOOK_SHARE, 1))
-        return cls(tag, sentinels, usable, marker, sentinels.allowed, tuple(phases), limit)
+        allowed = sentinels.allowed
+        return cls(tag, sentinels, usable, marker, allowed, tuple(phases), limit, user, watch)
 
     def wrap(self, argv: Sequence[str]) -> tuple[str, ...]:
         """The one command the cell runs: every value is a positional argument."""
@@ -115,7 +124,7 @@ class Envelope:
             self.barrier_dir, "\n".join(f"{name}\t{hook}" for name, hook in self.phases),
             fs.probe if fs else "",
             fs.granted_host if fs else "", fs.granted_token if fs else "",
-            f"{self.hook_limit:g}",
+            f"{self.hook_limit:g}", self.user, "1" if self.watch else "",
             *argv,
         )  # fmt: skip
 

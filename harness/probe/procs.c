@@ -342,8 +342,19 @@ void chk_priv_proc_access(void)
 {
     char how[400];
     int seen = 0, peers = 0, e = 0, held = 0;
+    unsigned long long pnd;
+    unsigned own_uid = 0;
+    int own = 0;
     if (reach_processes(&seen, &peers, &e, how, sizeof how) == 0 ||
-        reach_held_pidfds(&held, &e, how, sizeof how) == 0 || owner_reach(how, sizeof how) == 0)
+        reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+        outcome(OC_ESCAPED, 0, "as started: %s", how);
+    /* In the host's PID namespace: harness's witness of its own host uid (one the envelope
+     * starts on seeing the sandbox's processes may come after the scan: waited for once),
+     * by the same ways, then by the i386 entry's. */
+    if (proc_is_ours() && host_pid_ns() && (own = own_witness(&own_uid, &pnd)) > 0 &&
+        (touch_process(own, how, sizeof how) == 0 || i386_reach(&own, 1, 1, how, sizeof how) == 0))
+        outcome(OC_ESCAPED, 0, "as started: %s (harness's witness of uid %u, the workload's own)", how, own_uid);
+    if (owner_reach(how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
     if (!proc_is_ours()) {
         if (geteuid() == 0) {
@@ -364,10 +375,15 @@ void chk_priv_proc_access(void)
     ev_int("processes", first);
     ev_int("own_kind", first_peers);
     ev_int("held_pidfds", first_held);
-    unsigned long long pnd; /* in the host's PID namespace, with no witness (no setpriv): said */
-    const char *untried = proc_is_ours() && host_pid_ns() && witness_pid(&pnd) <= 0
-                              ? "; no witness of harness's in view, so a descriptor's owner and a process's"
-                                " scheduling were not tried" : "";
+    /* in the host's PID namespace, with no witness (no setpriv), or none of its own uid: said */
+    static char untried[200];
+    untried[0] = '\0';
+    if (proc_is_ours() && host_pid_ns() && witness_pid(&pnd) <= 0)
+        snprintf(untried, sizeof untried, "; no witness of harness's in view, so a descriptor's owner and a"
+                 " process's scheduling were not tried");
+    else if (proc_is_ours() && host_pid_ns() && own_uid && own <= 0)
+        snprintf(untried, sizeof untried, "; no witness of harness's of uid %u (the workload's own) in view,"
+                 " so a host process of its own uid was not tried", own_uid);
     if (!first)
         outcome(OC_BLOCKED, first_held ? e : ESRCH, "no process but this check's own (and its ancestors, and %d of"
                 " its own kind) visible, %d pidfd(s) held of processes outside refused%s", first_peers, first_held,

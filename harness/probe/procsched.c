@@ -8,8 +8,9 @@
  * the workload may starve a host process (nice 19, SCHED_IDLE's neighbour SCHED_BATCH,
  * one CPU, the idle I/O class) or have it killed first.
  *
- * Each way is tried on harness's witness alone (a host process of uid 65534 that
- * envelope.sh starts beside each sandbox and stops with it), never on another host
+ * Each way is tried on harness's witnesses alone (host processes that envelope.sh
+ * starts beside each sandbox and stops with it: one of uid 65534, and one of the
+ * workload's own uid where it runs as another, on its request), never on another host
  * process: its value read (its /proc files, ioprio_get), changed by one step, read
  * back, then restored by the same call (but its nice: only CAP_SYS_NICE, or its own
  * RLIMIT_NICE, lowers a nice again; at 19 it is written back). The evidence is the
@@ -224,8 +225,8 @@ static int run_way(int k, int i386, int pid, struct tried *t)
     return got == sizeof *t && t->r == 0 && t->after == t->to;
 }
 
-/* The line of way `k` taken (`i386`: through that entry) on the witness `w`. */
-static void say(int k, int i386, int w, const struct tried *t, char *how, size_t n)
+/* The line of way `k` taken (`i386`: through that entry) on the witness `w` of `uid`. */
+static void say(int k, int i386, int w, unsigned uid, const struct tried *t, char *how, size_t n)
 {
     char vals[96], entry[96] = "";
     if (k == W_AFFINITY)
@@ -238,8 +239,8 @@ static void say(int k, int i386, int w, const struct tried *t, char *how, size_t
     if (i386)
         snprintf(entry, sizeof entry, " through the i386 entry (int $0x80, its number %ld), x86_64's refused",
                  kinds[k].nr386);
-    snprintf(how, n, "%s of harness's witness (host process %d, uid 65534)%s: %s, read back, then %s: the"
-             " workload may %s", kinds[k].name, w, entry, vals,
+    snprintf(how, n, "%s of harness's witness (host process %d, uid %u%s)%s: %s, read back, then %s: the"
+             " workload may %s", kinds[k].name, w, uid, uid != 65534 ? ", the workload's own" : "", entry, vals,
              t->restored == t->before ? "restored"
              : k == W_NICE ? "left (only CAP_SYS_NICE lowers a nice; the witness stops with the cell)"
                            : "not restored (the witness stops with the cell)",
@@ -249,18 +250,19 @@ static void say(int k, int i386, int w, const struct tried *t, char *how, size_t
 
 int sched_reach(char *how, size_t n)
 {
-    unsigned long long pnd;
-    int w = witness_pid(&pnd);
+    unsigned long long pnd[2];
+    unsigned uid[2];
+    int w[2], nw = witnesses(w, uid, pnd);
     struct tried t;
-    if (w <= 0)
-        return -1;
-    for (int k = 0; k < N_KINDS; k++)
-        if (run_way(k, 0, w, &t))
-            return say(k, 0, w, &t, how, n), 0;
+    for (int j = 0; j < nw; j++)
+        for (int k = 0; k < N_KINDS; k++)
+            if (run_way(k, 0, w[j], &t))
+                return say(k, 0, w[j], uid[j], &t, how, n), 0;
 #if defined(__x86_64__)
-    for (int k = 0, here = i386_here(); k < W_OOM && here; k++) /* oom_score_adj: a file's */
-        if (run_way(k, 1, w, &t))
-            return say(k, 1, w, &t, how, n), 0;
+    for (int j = 0, here = i386_here(); j < nw && here; j++)
+        for (int k = 0; k < W_OOM; k++) /* oom_score_adj: a file's */
+            if (run_way(k, 1, w[j], &t))
+                return say(k, 1, w[j], uid[j], &t, how, n), 0;
 #endif
     return -1;
 }

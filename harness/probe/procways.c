@@ -29,11 +29,12 @@ static int witness_mine(int ppid)
     return 0;
 }
 
-/* A host process of uid 65534 named sleep that blocks SIGIO and SIGURG, neither
- * pending: harness's witness (envelope.sh starts one beside each sandbox), this cell's
- * where it can be told. A signal sent to it stays pending, shown in /proc/<pid>/status's
- * ShdPnd, nothing delivered. Its pending set in *pnd; 0 if none. */
-int witness_pid(unsigned long long *pnd)
+/* A host process of uid `uid` named sleep that blocks SIGIO and SIGURG, neither
+ * pending: harness's witness (envelope.sh starts one of uid 65534 beside each sandbox,
+ * and one of the workload's own uid on its request), this cell's where it can be told
+ * (`mine`: this cell's alone). A signal sent to it stays pending, shown in
+ * /proc/<pid>/status's ShdPnd, nothing delivered. Its pending set in *pnd; 0 if none. */
+static int witness_of(unsigned want, int only_mine, unsigned long long *pnd)
 {
     DIR *d = opendir("/proc");
     int found = 0, mine = 0;
@@ -56,14 +57,68 @@ int witness_pid(unsigned long long *pnd)
             sscanf(uid, "\nUid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4 ||
             sscanf(b, "\nSigBlk: %llx", &blk) != 1 || sscanf(s, "\nShdPnd: %llx", &pending) != 1)
             continue;
-        if (u[0] != 65534 || u[1] != 65534 || u[2] != 65534 || (blk & WITNESS_SIGS) != WITNESS_SIGS ||
-            (pending & WITNESS_SIGS) || (found && !witness_mine(ppid)))
+        if (u[0] != want || u[1] != want || u[2] != want || (blk & WITNESS_SIGS) != WITNESS_SIGS ||
+            (pending & WITNESS_SIGS) || ((found || only_mine) && !witness_mine(ppid)))
             continue;
         found = pid, *pnd = pending, mine = witness_mine(ppid);
     }
     if (d)
         closedir(d);
     return found;
+}
+
+int witness_pid(unsigned long long *pnd)
+{
+    return witness_of(65534, 0, pnd);
+}
+
+/* The uid this process's euid is on the host: through /proc/self/uid_map (a user
+ * namespace's, one level down; the kernel's first maps each to itself). -1 unknown. */
+static long host_euid(void)
+{
+    char buf[1024];
+    ssize_t k = read_file("/proc/self/uid_map", buf, sizeof buf - 1);
+    buf[k > 0 ? k : 0] = '\0';
+    unsigned long in, out, count, e = geteuid();
+    for (char *l = buf; k > 0 && l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (sscanf(l, "%lu %lu %lu", &in, &out, &count) == 3 && e >= in && e - in < count)
+            return (long)(out + (e - in));
+    return -1;
+}
+
+/* harness's witness of the workload's own uid on the host (*uid), where that is not
+ * root's nor 65534's: a host process of the same uid is what the same-uid calls reach
+ * (setpriority, sched_*, ioprio_set, F_SETOWN, prlimit64, kill). envelope.sh starts one
+ * of the uid the cell's policy names, and one of each uid the sandbox's processes turn
+ * out to run as on the host, looked for in its first seconds: where this cell's envelope
+ * is here (its witness of 65534's), it is waited for once, 2.5 s at most. This cell's
+ * alone is taken. 0 if none. */
+int own_witness(unsigned *uid, unsigned long long *pnd)
+{
+    static int waited;
+    unsigned long long p;
+    long u = host_euid();
+    if (u <= 0 || u == 65534)
+        return 0;
+    *uid = (unsigned)u; /* /proc shows it as this namespace's euid (a user namespace's root) */
+    int w = witness_of(geteuid(), 1, pnd);
+    for (int i = 0; w <= 0 && !waited && i < 25 && (i || witness_of(65534, 1, &p) > 0); i++) {
+        struct timespec ts = { 0, 100 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        w = witness_of(geteuid(), 1, pnd);
+    }
+    waited = 1;
+    return w;
+}
+
+int witnesses(int *w, unsigned *uid, unsigned long long *pnd)
+{
+    int k = 0;
+    if ((w[k] = witness_pid(&pnd[k])) > 0)
+        uid[k++] = 65534;
+    if ((w[k] = own_witness(&uid[k], &pnd[k])) > 0)
+        k++;
+    return k;
 }
 
 static unsigned long long pending_of(int pid)
@@ -81,32 +136,35 @@ int sigio_reach(char *how, size_t n)
 {
     static const char *const ways[] = { "fcntl(F_SETOWN)", "fcntl(F_SETOWN_EX)", "ioctl(FIOSETOWN)",
                                         "ioctl(SIOCSPGRP)" };
-    unsigned long long before;
-    int w = witness_pid(&before);
-    for (int i = 0; w > 0 && i < 4; i++) {
-        int fd[2], one = 1, set;
-        if ((i < 2 ? pipe2(fd, O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd)) != 0)
-            continue;
-        struct { int type; pid_t pid; } ex = { 1 /* F_OWNER_PID */, w };
-        if (i == 0)
-            set = fcntl(fd[0], F_SETOWN, w);
-        else if (i == 1)
-            set = fcntl(fd[0], 15 /* F_SETOWN_EX */, &ex);
-        else
-            set = ioctl(fd[0], i == 2 ? 0x8901 /* FIOSETOWN */ : 0x8902 /* SIOCSPGRP */, &w);
-        /* SIGURG, whose default is to ignore it; refused, SIGIO: the witness blocks both */
-        int urg = fcntl(fd[0], 10 /* F_SETSIG */, SIGURG) == 0;
-        int async = fcntl(fd[0], F_SETFL, O_ASYNC | O_NONBLOCK) == 0 || ioctl(fd[0], FIOASYNC, &one) == 0;
-        ssize_t wrote = set == 0 && async ? write(fd[1], "x", 1) : -1;
-        close(fd[0]), close(fd[1]);
-        unsigned long long now = wrote == 1 ? pending_of(w) : 0;
-        if (now & ~before & WITNESS_SIGS) {
-            snprintf(how, n, "%s and O_ASYNC: %s queued to host process %d (harness's witness, uid 65534, which"
-                     " blocks it: pending, nothing delivered), no signalling call asked: the workload may signal"
-                     " (kill) host processes as a descriptor's owner", ways[i], urg ? "SIGURG (F_SETSIG)" : "SIGIO", w);
-            return 0;
+    unsigned long long pnd[2];
+    unsigned uid[2];
+    int ws[2], nw = witnesses(ws, uid, pnd);
+    for (int j = 0; j < nw; j++)
+        for (int i = 0, w = ws[j]; i < 4; i++) {
+            int fd[2], one = 1, set;
+            if ((i < 2 ? pipe2(fd, O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd)) != 0)
+                continue;
+            struct { int type; pid_t pid; } ex = { 1 /* F_OWNER_PID */, w };
+            if (i == 0)
+                set = fcntl(fd[0], F_SETOWN, w);
+            else if (i == 1)
+                set = fcntl(fd[0], 15 /* F_SETOWN_EX */, &ex);
+            else
+                set = ioctl(fd[0], i == 2 ? 0x8901 /* FIOSETOWN */ : 0x8902 /* SIOCSPGRP */, &w);
+            /* SIGURG, whose default is to ignore it; refused, SIGIO: the witness blocks both */
+            int urg = fcntl(fd[0], 10 /* F_SETSIG */, SIGURG) == 0;
+            int async = fcntl(fd[0], F_SETFL, O_ASYNC | O_NONBLOCK) == 0 || ioctl(fd[0], FIOASYNC, &one) == 0;
+            ssize_t wrote = set == 0 && async ? write(fd[1], "x", 1) : -1;
+            close(fd[0]), close(fd[1]);
+            unsigned long long now = wrote == 1 ? pending_of(w) : 0;
+            if (now & ~pnd[j] & WITNESS_SIGS) {
+                snprintf(how, n, "%s and O_ASYNC: %s queued to host process %d (harness's witness, uid %u%s,"
+                         " which blocks it: pending, nothing delivered), no signalling call asked: the workload"
+                         " may signal (kill) host processes as a descriptor's owner", ways[i],
+                         urg ? "SIGURG (F_SETSIG)" : "SIGIO", w, uid[j], uid[j] != 65534 ? ", the workload's own" : "");
+                return 0;
+            }
         }
-    }
     return -1;
 }
 

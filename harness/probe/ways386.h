@@ -20,13 +20,20 @@ int i386_here(void);
  * call that signals by number, on each of `pids` through the i386 entry: 0 if one was
  * allowed, named in `how`; -1 if none (or no such entry). */
 int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
-/* procways.c: a descriptor's owner set to harness's witness (a host process of uid 65534
- * that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
+/* procways.c: a descriptor's owner set to each of harness's witnesses (a host process of
+ * uid 65534, or the workload's own, that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
  * there, the way named in `how`; -1 if not (or no witness). */
 int sigio_reach(char *how, size_t n);
 /* procways.c: harness's witness, its pending signals in *pnd: its pid, or 0 if none. */
 int witness_pid(unsigned long long *pnd);
-/* procsched.c: the witness's nice, scheduling policy, CPU mask, I/O priority and
+/* procways.c: harness's witness of the workload's own host uid (*uid), where that is not
+ * 65534 (envelope.sh starts one of the policy's run_as_user, and of each uid the
+ * sandbox's processes run as): its pid, or 0 if none. */
+int own_witness(unsigned *uid, unsigned long long *pnd);
+/* procways.c: harness's witnesses in view (65534's, then the workload's own uid's), at
+ * most 2: pids in w[], uids in uid[], pending sets in pnd[]; how many. */
+int witnesses(int *w, unsigned *uid, unsigned long long *pnd);
+/* procsched.c: each witness's nice, scheduling policy, CPU mask, I/O priority and
  * oom_score_adj, each changed by one step, read back and restored, by x86_64's calls,
  * then the i386 entry's: 0 if one was changed, the way named in `how`; -1 if none. */
 int sched_reach(char *how, size_t n);

@@ -346,7 +346,7 @@ PRIVILEGE = Scenario(
             "process_vm_readv, /proc/<pid>/mem, pidfd_getfd, ptrace, signal 0, prlimit64 on"
             " every visible process not the check's own, as started and as the unprivileged uid"
             " (the filesystem fixture's decoy); a descriptor's owner, the scheduling and OOM"
-            " standing of harness's witness",
+            " standing of harness's witnesses (uid 65534's, the workload's own uid's)",
             rule=Rule.ROOT,
             how=(
                 "Every visible process but the check's own and its ancestors (kernel threads and "
@@ -371,11 +371,19 @@ PRIVILEGE = Scenario(
                 "x86_64's numbers that does not check the architecture leaves them open. "
                 "Then, in the host's PID namespace, a descriptor's owner: harness's witness (a "
                 "host process of uid 65534, `sleep`, that `envelope.sh` starts beside the sandbox "
-                "with SIGIO and SIGURG blocked) made the owner of a pipe by `fcntl(F_SETOWN)`, "
+                "with SIGIO and SIGURG blocked; and one of the workload's own uid on the host "
+                "where that is neither root nor 65534: of the cell's policy's `run_as_user`, and "
+                "of each uid the sandbox's processes, those whose arguments hold the probe's "
+                "`--tag`, turn out to run as in its first seconds, for which the check waits "
+                "once, 2.5 s at most (a user namespace's root may be an unprivileged uid on the "
+                "host, through `/proc/self/uid_map`): the same-uid calls reach a host process of "
+                "that uid, so every way above is tried on it too, and the line names it 'the "
+                "workload's own'; where none is in view, the line says so) made the owner of a "
+                "pipe by `fcntl(F_SETOWN)`, "
                 "`F_SETOWN_EX`, of a socket by `ioctl(FIOSETOWN)`, `SIOCSPGRP`, its signal "
                 "SIGURG (`F_SETSIG`; SIGIO where refused), `O_ASYNC` on, a byte written: the "
                 "signal pending in its status (`ShdPnd`) is the escape, nothing delivered. "
-                "Then the same witness's scheduling and OOM standing, each in a child, by the "
+                "Then each witness's scheduling and OOM standing, each in a child, by the "
                 "same uid's permission alone (no signalling call, no hook of Landlock's scope): "
                 "its nice raised one step by `setpriority(PRIO_PROCESS)` (left: only "
                 "CAP_SYS_NICE lowers a nice; the witness stops with the cell), its policy "

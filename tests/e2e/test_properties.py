@@ -290,6 +290,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # Those calls refused too, the workload as uid 65534 with /proc writable: a host
     # process of that uid has its oom_score_adj raised (the OOM killer's first choice).
     "landlock-host-pid-oom": {"privilege_floor": "priv-proc-access"},
+    # landlock-host-pid-nice's sandbox run as uid 1000 (its policy's run_as_user):
+    # setpriority raises the nice of harness's witness of that uid.
+    "landlock-nice-user": {"privilege_floor": "priv-proc-access"},
+    # The same made rootless (a user namespace whose root is uid 1000 on the host, its
+    # policy root): setpriority raises the nice of harness's witness of uid 1000.
+    "landlock-nice-rootless": {"privilege_floor": "priv-proc-access"},
     # The host's PID namespace as a uid a host service has, behind a filter of every call
     # that reaches another process: /proc/<pid>/mem reads that service's memory.
     "bwrap-proc-mem": {"privilege_floor": "priv-proc-access"},
@@ -2880,15 +2886,19 @@ def test_a_descriptors_owner_is_named(mutants_run: tuple[int, str, Path]) -> Non
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
 def test_a_host_processs_scheduling_is_named(mutants_run: tuple[int, str, Path]) -> None:
-    """landlock-host-pid-nice, landlock-nice-i386 and landlock-host-pid-oom are caught by
-    priv-proc-access at harness's witness, each reason naming the way: setpriority, by
-    x86_64's number or by the i386 entry's, every signal and prlimit64 refused; its
-    oom_score_adj, every scheduling call refused too."""
+    """landlock-host-pid-nice, landlock-nice-i386, landlock-host-pid-oom,
+    landlock-nice-user and landlock-nice-rootless are caught by priv-proc-access at
+    harness's witness, each reason naming the way: setpriority, by x86_64's number or by
+    the i386 entry's, every signal and prlimit64 refused; its oom_score_adj, every
+    scheduling call refused too; the witness of the workload's own host uid (1000: its
+    policy's, or its user namespace root's), 65534's out of its reach."""
     v = verdicts_of(mutants_run[2])
     for runtime, way in (
         ("landlock-host-pid-nice", "setpriority(PRIO_PROCESS) of harness's witness"),
         ("landlock-nice-i386", "through the i386 entry (int $0x80, its number 97)"),
         ("landlock-host-pid-oom", "/proc/<pid>/oom_score_adj of harness's witness"),
+        ("landlock-nice-user", "uid 1000, the workload's own)"),
+        ("landlock-nice-rootless", "uid 1000, the workload's own)"),
     ):
         row = v[("localhost", runtime, "privilege_floor")]
         checks = {c["id"]: c for c in row["checks"]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -410,3 +411,96 @@ def _state(pid: str) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+# The sandbox lists harness's witnesses beside it: each `sleep` whose parent's arguments
+# hold the cell's tag, by pid and uid.
+WITNESSES = f"""
+import os
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        st = dict(ln.split(":", 1) for ln in open(f"/proc/{{p}}/status").read().splitlines())
+        parent = open(f"/proc/{{st['PPid'].strip()}}/cmdline", "rb").read().split(b"\\0")
+    except (OSError, ValueError):
+        continue
+    if st["Name"].strip() == "sleep" and {TAG!r}.encode() in parent:
+        print(p, st["Uid"].split()[0])
+"""
+
+
+def _account() -> str:
+    """A uid of an account of this host's (its passwd) that is neither root nor 65534."""
+    uids = sorted({p.pw_uid for p in pwd.getpwall()} - {0, 65534})
+    if not uids:
+        pytest.skip("no account here but root and nobody")
+    return str(1000 if 1000 in uids else uids[-1])
+
+
+def _unused() -> str:
+    """A uid no account of this host's has."""
+    taken = {p.pw_uid for p in pwd.getpwall()}
+    return str(next(u for u in range(4000, 60000) if u not in taken))
+
+
+@pytest.mark.parametrize(
+    ("user", "uids"),
+    [("account", ["account", "65534"]), ("", ["65534"]), ("root", ["65534"]),
+     ("65534", ["65534"]), ("unused", ["65534"])],
+)  # fmt: skip
+async def test_a_witness_of_the_workloads_own_uid_lives_only_during_the_cell(
+    tmp_path: Path, user: str, uids: list[str]
+) -> None:
+    """Beside uid 65534's witness, one of the policy's run_as_user where that is neither
+    root nor 65534 (a host process of the workload's own uid, for the same-uid calls:
+    setpriority, F_SETOWN), and an account of this host's (a uid none has stands for no
+    host process); both stopped with the cell."""
+    require_tool("setpriv")
+    if os.geteuid() != 0:
+        pytest.skip("needs root (setpriv --reuid)")
+    named = {"account": _account(), "unused": _unused()}
+    user, uids = named.get(user, user), sorted(named.get(u, u) for u in uids)
+    sentinels = Sentinels.new(workdir=str(tmp_path), cell_id=TAG)
+    envelope = Envelope.new(TAG, sentinels=sentinels, canary=None, user=user)
+    lister = tmp_path / "witnesses.py"
+    lister.write_text(WITNESSES)
+    opened, report = envelope.open(await _run(envelope, f"{sys.executable} {lister}"))
+    assert report is not None and report.exit_status == 0, opened
+    seen = dict(line.split() for line in opened.stdout.splitlines())
+    assert sorted(seen.values()) == uids, opened.stdout
+    for pid in seen:
+        for _ in range(100):
+            if _state(pid) == "Z":
+                break
+            await anyio.sleep(0.05)
+        assert _state(pid) == "Z", pid
+
+
+async def test_a_witness_of_each_uid_the_sandbox_runs_as(tmp_path: Path) -> None:
+    """In a cell of the privilege floor's, the envelope looks for the uids the sandbox's
+    processes (their arguments hold `--tag TAG`, as the probe's do) run as on the host,
+    and starts a witness of each but root and 65534: a user namespace's root may be an
+    unprivileged uid here, which no policy names. Stopped with the cell."""
+    require_tool("setpriv")
+    if os.geteuid() != 0:
+        pytest.skip("needs root (setpriv --reuid)")
+    sentinels = Sentinels.new(workdir=str(tmp_path), cell_id=TAG)
+    envelope = Envelope.new(TAG, sentinels=sentinels, canary=None, watch=True)
+    lister = tmp_path / "witnesses.py"
+    lister.write_text(WITNESSES)
+    as_uid = "setpriv --reuid={0} --regid={0} --clear-groups sh -c 'sleep 1.2' sh --tag {1}"
+    account = _account()
+    # Another account's process with another cell's tag: no witness of its uid here.
+    others = {p.pw_uid for p in pwd.getpwall()} - {0, 65534, int(account)}
+    other_uid = min(others) if others else 65534
+    ours, other = as_uid.format(account, TAG), as_uid.format(other_uid, "harness-other")
+    script = f"{other} & {ours}; wait; {sys.executable} {lister}"
+    opened, report = envelope.open(await _run(envelope, script))
+    assert report is not None and report.exit_status == 0, opened
+    seen = dict(line.split() for line in opened.stdout.splitlines())
+    assert sorted(seen.values()) == sorted([account, "65534"]), opened.stdout
+    for pid in seen:
+        for _ in range(100):
+            if _state(pid) == "Z":
+                break
+            await anyio.sleep(0.05)
+        assert _state(pid) == "Z", pid

@@ -134,10 +134,10 @@ def test_a_deny_list_of_every_signalling_call_leaves_a_descriptors_owner(
         assert _pending(witness) & (1 << (signal.SIGURG - 1)), row
 
 
-def _a_witness(tag: str) -> tuple[subprocess.Popen[str], int]:
+def _a_witness(tag: str, uid: int = 65534) -> tuple[subprocess.Popen[str], int]:
     """A witness as envelope.sh starts one for the cell of `tag`: the child of a shell
     whose arguments hold the tag. The shell, and the witness's pid."""
-    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env"]
+    argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "env"]
     argv += ["--block-signal=IO,URG", "sleep", "120"]
     script = 'shift; "$@" </dev/null & echo $!; wait'
     shell = subprocess.Popen(
@@ -409,3 +409,44 @@ def test_a_writable_proc_is_a_way_to_a_host_processs_oom_score(
     assert Path(f"/proc/{witness}/oom_score_adj").read_text().strip() == "0", row
     twin = _sandboxed(runnable_copy(open_folder), "landlock-oom-twin", tmp_path)
     assert twin["outcome"] == "blocked", twin
+
+
+def test_a_workload_of_another_uid_changes_a_host_process_of_its_own(
+    open_folder: Path, tmp_path: Path, witness: int
+) -> None:
+    """landlock-nice-user: the reference's signal scope and prlimit64 refused, the
+    workload run as uid 1000 (neither root nor 65534): uid 65534's witness is out of its
+    reach, but setpriority asks the same uid alone, so it raises the nice of the witness
+    of its own uid (envelope.sh starts one of the policy's run_as_user), and the line
+    names it; the same made rootless (landlock-nice-rootless: its root uid 1000 on the
+    host). Without that witness the line says what it did not try; with every
+    scheduling call refused (the twins), nothing. By hand, in those argvs, renice made a
+    host sleeper of uid 1000's nice 7 and 5, read from the host (kill refused)."""
+    if _landlock_abi() < 6:
+        pytest.skip("Landlock ABI 6 (scopes) needed")
+    tmp_path.chmod(0o777)
+    alone = _sandboxed(runnable_copy(open_folder), "landlock-nice-user", tmp_path)
+    assert alone["outcome"] == "blocked", alone
+    assert "no witness of harness's of uid 1000 (the workload's own)" in alone["detail"], alone
+    shell, pid = _a_witness("t", uid=1000)
+    try:
+        row = _sandboxed(runnable_copy(open_folder), "landlock-nice-user", tmp_path)
+        assert row["outcome"] == "escaped", row
+        said = f"setpriority(PRIO_PROCESS) of harness's witness (host process {pid}, uid 1000,"
+        assert said in row["detail"] and "the workload's own" in row["detail"], row
+        assert _sched(pid)[0] == 1, row
+        twin = _sandboxed(runnable_copy(open_folder), "landlock-nice-user-twin", tmp_path)
+        assert twin["outcome"] == "blocked", twin
+        assert "the workload's own" not in twin["detail"], twin
+        # Rootless: a user namespace's root that is uid 1000 on the host (/proc shows
+        # the witness as its uid 0 there); the line names the host's uid.
+        row = _sandboxed(runnable_copy(open_folder), "landlock-nice-rootless", tmp_path)
+        assert row["outcome"] == "escaped", row
+        assert said in row["detail"] and _sched(pid)[0] == 2, row
+        twin = _sandboxed(runnable_copy(open_folder), "landlock-nice-rootless-twin", tmp_path)
+        assert twin["outcome"] == "blocked", twin
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        shell.wait()
+        assert shell.stdout is not None
+        shell.stdout.close()

@@ -4,12 +4,15 @@
 # the phases, one `NAME<TAB>HOOK` line each (HOOK: shell run on the host); $11 the
 # staged probe, copied outside by fs_setup ('' for none); $12 the read-only grants'
 # host folders where harness makes a folder of its own (newline-separated), $13 its
-# file's token; $14 a phase hook's time limit (seconds); then the sandbox command's argv.
+# file's token; $14 a phase hook's time limit (seconds); $15 the user the workload runs
+# as, by the cell's policy ('' for none); $16 1 to look for the uids the sandbox's
+# processes run as ('' not to); then the sandbox command's argv.
 # Needs fs-sentinels.sh, alive.sh, canary-log.sh and phase-watch.sh before it.
 # LC_ALL=C (so that ${#var} counts bytes) only once the sandbox command is done: it
 # runs with the environment it was given.
 marker=$1; root=$2; token=$3; original=$4; tag=$5; cpid=$6; clog=$7; skip=$8
-bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; shift 14
+bdir=$9; phases=${10}; probe=${11}; granted=${12}; gtoken=${13}; hlimit=${14}; wuser=${15}
+watch=${16}; shift 16
 ev=""
 if [ -n "$root" ] &&
   ! err=$(fs_setup "$root" "$token" "$original" "$skip" "$probe" "$granted" "$gtoken" \
@@ -35,7 +38,7 @@ else
   # there is none. It lives no longer than the cell may (`timeout -k GRACE LIMIT`
   # leads the sandbox command), so an envelope killed before it could stop it leaves
   # nothing for long.
-  xpid=""; wlife=600
+  xpid=""; ypid=""; vpid=""; wlife=600
   if [ "$1" = timeout ] && [ "$2" = -k ]; then
     case "$3/$4" in
       *[!0-9./]*) ;;
@@ -50,8 +53,58 @@ else
     setpriv --reuid=65534 --regid=65534 --clear-groups $die \
       env --block-signal=IO,URG sleep "$wlife" </dev/null >/dev/null 2>&1 &
     xpid=$!
-    i=0  # until it is sleep (exec'd, its signals blocked), at most a second
-    while [ "$(cat "/proc/$xpid/comm" 2>/dev/null)" != sleep ] && [ "$i" -lt 50 ]; do
+    # $1 the tag (in its arguments: the probe tells its cell's witnesses by it), $2 a
+    # witness's life, $3 the uid that has one already. It stops looking once it found one.
+    WITNESS_WATCH='seen=" 0 65534 $3 "; n=0
+for t in 0.2 0.3 0.5 1 1 2; do
+  sleep "$t"
+  for u in $(ps -eo uid=,args= 2>/dev/null |
+    awk -v t=" --tag $1 " '"'"'index($0 " ", t) { print $1 }'"'"'); do
+    case $seen in *" $u "*) continue ;; esac
+    seen="$seen$u "
+    id -nu "$u" >/dev/null 2>&1 || continue
+    n=$((n + 1))
+    setpriv --reuid="$u" --regid="$u" --clear-groups --pdeathsig KILL \
+      env --block-signal=IO,URG sleep "$2" </dev/null >/dev/null 2>&1 &
+  done
+  [ "$n" -eq 0 ] || break
+done
+wait'
+    # A second, of the uid the workload runs as (its policy's run_as_user, a name by this
+    # host's passwd) where that is neither root nor 65534: the same-uid calls
+    # (setpriority, sched_*, ioprio_set, F_SETOWN) reach a host process of its own uid,
+    # and a workload of another uid has none of harness's to try them on. Only a uid
+    # that is an account of this host's (its passwd): one no host process ever runs as
+    # (a unique uid allocated to the sandbox alone) has no host process to stand for.
+    case $wuser in
+      "") wuid="" ;;
+      *[!0-9]*) wuid=$(id -u -- "$wuser" 2>/dev/null) || wuid="" ;;
+      *) wuid=$wuser ;;
+    esac
+    if [ -n "$wuid" ] && [ "$wuid" != 0 ] && [ "$wuid" != 65534 ] &&
+      id -nu "$wuid" >/dev/null 2>&1; then
+      # shellcheck disable=SC2086
+      setpriv --reuid="$wuid" --regid="$wuid" --clear-groups $die \
+        env --block-signal=IO,URG sleep "$wlife" </dev/null >/dev/null 2>&1 &
+      ypid=$!
+    fi
+    # And one of each uid the sandbox's own processes turn out to run as on this host
+    # (those whose arguments hold the probe's `--tag TAG`), looked for a few times in its
+    # first five seconds, in a cell of the privilege floor's: a workload whose policy names another user or none, or a user
+    # namespace's root that is an unprivileged uid here; an account of this host's alone,
+    # as above. Where the watcher dies with this shell (--pdeathsig), and its witnesses
+    # with it.
+    if [ -n "$watch" ] && [ -n "$die" ] && command -v ps >/dev/null 2>&1 &&
+      command -v awk >/dev/null 2>&1; then
+      # shellcheck disable=SC2086
+      setpriv $die sh -c "$WITNESS_WATCH" harness-witness "$tag" "$wlife" "$wuid" \
+        </dev/null >/dev/null 2>&1 &
+      vpid=$!
+    fi
+    i=0  # until each is sleep (exec'd, its signals blocked), at most a second
+    while { [ "$(cat "/proc/$xpid/comm" 2>/dev/null)" != sleep ] ||
+      { [ -n "$ypid" ] && [ "$(cat "/proc/$ypid/comm" 2>/dev/null)" != sleep ]; }; } &&
+      [ "$i" -lt 50 ]; do
       sleep 0.02; i=$((i + 1))
     done
   fi
@@ -59,7 +112,10 @@ else
   rc=$( { { "$@" 3>&- 4>&-; echo $? >&3; } | cat >&4; } 3>&1 )
   exec 4>&-
   if [ -n "$xpid" ]; then
-    kill "$xpid" 2>/dev/null; wait "$xpid" 2>/dev/null
+    kill "$xpid" $ypid 2>/dev/null; wait "$xpid" $ypid 2>/dev/null
+  fi
+  if [ -n "$vpid" ]; then  # its witnesses get their parent-death signal
+    kill -KILL "$vpid" 2>/dev/null; wait "$vpid" 2>/dev/null
   fi
   if [ -n "$wpid" ]; then
     kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
