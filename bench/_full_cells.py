@@ -117,9 +117,9 @@ def replay(spec: dict[str, Any]) -> None:
                 mine = replace(
                     rec, host=name, facts=output.facts, checks=output.checks, info=output.info
                 )
+                if control is None and cell.is_host_runtime:
+                    control = mine  # the first host-runtime cell, itself included, as the runner
                 verdicts = judge_cell(cell, mine, control=control)
-                if cell.control:
-                    control = mine
                 store.add_cell(mine)
                 store.add_verdicts(verdicts)
                 kept.extend(without_checks(verdicts))  # as the runner keeps them
