@@ -87,6 +87,7 @@ def record(work: Path, *, smoke: bool) -> tuple[Path, Path]:
 def replay(spec: dict[str, Any]) -> None:
     """The controller's per-cell work for `hosts` hosts (a process of its own)."""
     from harness.judge.cell import judge_cell
+    from harness.judge.properties import JudgedControl
     from harness.matrix import load_matrix
     from harness.plan import make_plan
     from harness.probe.protocol import parse_output
@@ -118,7 +119,9 @@ def replay(spec: dict[str, Any]) -> None:
                     rec, host=name, facts=output.facts, checks=output.checks, info=output.info
                 )
                 if control is None and cell.is_host_runtime:
-                    control = mine  # the first host-runtime cell, itself included, as the runner
+                    # The first host-runtime cell, itself included, as the runner judges
+                    # them (`HostContext.control`).
+                    control = JudgedControl(mine)
                 verdicts = judge_cell(cell, mine, control=control)
                 store.add_cell(mine)
                 store.add_verdicts(verdicts)
