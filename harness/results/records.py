@@ -8,12 +8,34 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
+from operator import attrgetter
 from typing import Any
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_GETTERS: dict[type, tuple[tuple[str, ...], Callable[[Any], Any]]] = {}
+
+
+def fields_of(value: Any) -> dict[str, Any] | None:
+    """A dataclass instance's fields, in order, as a new dict of the fields' own values
+    (nothing copied); None for anything else. What `_plain` makes of one level."""
+    cls = type(value)
+    got = _GETTERS.get(cls)
+    if got is None:
+        if not is_dataclass(cls):
+            return None
+        names = tuple(f.name for f in fields(cls))
+        getter = (
+            attrgetter(*names)
+            if len(names) > 1
+            else (lambda v: tuple(getattr(v, n) for n in names))
+        )
+        got = _GETTERS.setdefault(cls, (names, getter))
+    names, getter = got
+    return dict(zip(names, getter(value), strict=True))
 
 
 def _plain(value: Any) -> Any:
@@ -237,12 +259,14 @@ class HostEvidence:
             }
             object.__setattr__(self, "phases", typed)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(self)
+    def row(self) -> dict[str, Any]:
+        """`to_json` before its parts are made plain (`CellRecord.row`)."""
+        data = fields_of(self) or {}
         return {k: v for k, v in data.items() if v is not None and v != ""}
 
-
-_NO_EVIDENCE = HostEvidence()  # stands in for a cell's own while the rest is made plain
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _plain(self.row())
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,11 +297,17 @@ class CellRecord:
     host_kernel: str | None = None
     runtime_version: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        # host_side is made plain once, by its own to_json (it drops empty fields).
-        data: dict[str, Any] = _plain(replace(self, host_side=_NO_EVIDENCE))
+    def row(self) -> dict[str, Any]:
+        """The record's line as a dict whose parts (checks, facts, phases) may still be
+        records themselves: `to_json` makes them plain; the results store writes it as
+        it is (`layout.dump_row`), each part made plain on the way, not copied first."""
+        data = fields_of(self) or {}
         data["status"] = str(self.status)
-        data["host_side"] = self.host_side.to_json()
+        data["host_side"] = self.host_side.row()  # it drops empty fields
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _plain(self.row())
         return data
 
 
@@ -313,11 +343,16 @@ class VerdictRecord:
         """The fact or property this verdict is about."""
         return self.fact or self.property or "?"
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(self)
+    def row(self) -> dict[str, Any]:
+        """`to_json` before its checks are made plain (`CellRecord.row`)."""
+        data = fields_of(self) or {}
         data["verdict"] = str(self.verdict)
         if self.fact is None:
             del data["fact"]
         if self.property is None:
             del data["property"]
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _plain(self.row())
         return data
