@@ -11,31 +11,42 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
-from operator import attrgetter
 from typing import Any
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_GETTERS: dict[type, tuple[tuple[str, ...], Callable[[Any], Any]]] = {}
+_MAKERS: dict[type, Callable[[Any], dict[str, Any]] | None] = {}
 
 
 def fields_of(value: Any) -> dict[str, Any] | None:
     """A dataclass instance's fields, in order, as a new dict of the fields' own values
     (nothing copied); None for anything else. What `_plain` makes of one level."""
     cls = type(value)
-    got = _GETTERS.get(cls)
-    if got is None:
-        if not is_dataclass(cls):
+    make = _MAKERS.get(cls)
+    if make is None:
+        if cls in _MAKERS or not is_dataclass(cls):
+            _MAKERS[cls] = None
             return None
-        names = tuple(f.name for f in fields(cls))
-        getter = (
-            attrgetter(*names)
-            if len(names) > 1
-            else (lambda v: tuple(getattr(v, n) for n in names))
-        )
-        got = _GETTERS.setdefault(cls, (names, getter))
-    names, getter = got
-    return dict(zip(names, getter(value), strict=True))
+        make = _MAKERS[cls] = _maker(cls)
+    return make(value)
+
+
+def _maker(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """`lambda v: {"id": v.id, ...}` for the class's fields, made once per class as
+    `dataclasses` makes its methods: a dict display is three to four times quicker
+    than one zipped from the fields' names and values, on the hot path of every record
+    written."""
+    body = ", ".join(f"{f.name!r}: v.{f.name}" for f in fields(cls))
+    made: Callable[[Any], dict[str, Any]] = eval(f"lambda v: {{{body}}}")
+    return made
+
+
+def _parts(items: list[Any]) -> list[Any]:
+    """A list of records' parts (checks, facts) one level plain: each dataclass as its
+    fields, anything else as it is (the JSON encoder's `default` sees to the rest)."""
+    if type(items) is not list:
+        return items  # `_plain` keeps a tuple a tuple
+    return [part if (part := fields_of(item)) is not None else item for item in items]
 
 
 def _plain(value: Any) -> Any:
@@ -303,6 +314,8 @@ class CellRecord:
         it is (`layout.dump_row`), each part made plain on the way, not copied first."""
         data = fields_of(self) or {}
         data["status"] = str(self.status)
+        data["facts"] = _parts(self.facts)
+        data["checks"] = _parts(self.checks)
         data["host_side"] = self.host_side.row()  # it drops empty fields
         return data
 
@@ -347,6 +360,7 @@ class VerdictRecord:
         """`to_json` before its checks are made plain (`CellRecord.row`)."""
         data = fields_of(self) or {}
         data["verdict"] = str(self.verdict)
+        data["checks"] = _parts(self.checks)
         if self.fact is None:
             del data["fact"]
         if self.property is None:

@@ -124,5 +124,7 @@ def test_the_written_line_is_dump_of_to_json() -> None:
         VerdictRecord("h", "runsc", 7, None, Verdict.SKIPPED, fact="landlock_abi", errno="x"),
         VerdictRecord("h", "runsc", None, None, Verdict.PASS, checks=[CheckResult("c", "blocked")]),
     ]
-    for record in (cell, _cell(), *verdicts):
+    as_tuple = dataclasses.replace(_cell(), checks=tuple(_cell().checks))  # type: ignore[arg-type]
+    for record in (cell, _cell(), as_tuple, *verdicts):
         assert dump_row(record.row()) == dump(record.to_json())
+    assert isinstance(as_tuple.to_json()["checks"], tuple)  # as `_plain` always kept it
