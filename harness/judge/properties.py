@@ -399,9 +399,14 @@ def observe(
     if record.status is not CellStatus.COMPLETE:
         return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
     asked = [c for c in scenario.checks if _asked(c, record.host_side, policy)]
-    mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     held = judged(control)
     theirs = held.outcomes(scenario) if held is not None else None
+    if held is not None and held.record is record and not allowed_caps and policy is None:
+        # The control cell judged as a cell: its outcomes are the ones just worked out
+        # (unless its entry has capabilities or a policy to weigh them by).
+        mine = theirs or {}
+    else:
+        mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     results = []
     for check in asked:
         got = mine.get(check.id)
