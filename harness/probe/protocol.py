@@ -173,15 +173,15 @@ def _check(obj: dict[str, Any]) -> ProbeCheck:
     if not isinstance(evidence, dict):
         raise ValueError("evidence is not an object")
     elapsed = obj.get("elapsed_ms")
-    return ProbeCheck(
-        id=str(obj["id"]),
-        scenario=str(obj.get("scenario", "")),
-        kind=str(kind),
-        outcome=str(outcome),
-        errno=obj.get("errno") if isinstance(obj.get("errno"), str) else None,
-        detail=str(obj["detail"])[:500] if obj.get("detail") is not None else None,
-        elapsed_ms=float(elapsed) if isinstance(elapsed, int | float) else None,
-        evidence={k: v for k, v in evidence.items() if type(v) in _SCALARS or _kept(k, v)},
+    return ProbeCheck(  # by position, in the fields' order: one line per check of a cell
+        str(obj["id"]),
+        str(obj.get("scenario", "")),
+        str(kind),
+        str(outcome),
+        errno if isinstance(errno := obj.get("errno"), str) else None,
+        None if (detail := obj.get("detail")) is None else str(detail)[:500],
+        float(elapsed) if isinstance(elapsed, (int, float)) else None,
+        {k: v for k, v in evidence.items() if type(v) in _SCALARS or _kept(k, v)},
     )
 
 
