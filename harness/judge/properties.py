@@ -84,10 +84,14 @@ class Context:
         return self.prepared[0].of_attempt(self.tag, check)
 
 
+_WORDS = {o.value: o for o in CheckOutcome}  # CheckOutcome(word), without its call
+
+
 def _reported(check: ProbeCheck) -> Outcome:
     """The probe's word as it stands (a word harness does not know is an error)."""
     try:
-        outcome = CheckOutcome(check.outcome)
+        word = check.outcome
+        outcome = (_WORDS.get(word) if type(word) is str else None) or CheckOutcome(word)
     except ValueError:
         why = f"unknown outcome {check.outcome!r}: {check.detail}"
         return Outcome(CheckOutcome.ERROR, check.errno, why, check.elapsed_ms)
@@ -411,13 +415,22 @@ def observe(
     for check in asked:
         got = mine.get(check.id)
         results.append(
-            CheckResult(
-                id=check.id,
-                outcome=got.outcome if got else CheckOutcome.MISSING,
-                errno=got.errno if got else None,
-                detail=got.detail if got else "the probe did not report this check",
-                elapsed_ms=got.elapsed_ms if got else None,
-                control=_control_text(check, theirs),
+            CheckResult(  # by position: id, outcome, errno, detail, elapsed_ms, control
+                check.id,
+                got.outcome,
+                got.errno,
+                got.detail,
+                got.elapsed_ms,
+                _control_text(check, theirs),
+            )
+            if got
+            else CheckResult(
+                check.id,
+                CheckOutcome.MISSING,
+                None,
+                "the probe did not report this check",
+                None,
+                _control_text(check, theirs),
             )
         )
     escaped = [r for r in results if r.outcome == CheckOutcome.ESCAPED]
