@@ -131,6 +131,23 @@ def replay(spec: dict[str, Any]) -> None:
     print(json.dumps({"cells": spec["hosts"] * len(recorded), "verdicts": len(kept)}))
 
 
+def differs(recorded: Path, replay: Path) -> str | None:
+    """What the replay's first host wrote that the recorded run did not (its host's
+    name aside), or None: a replay that judges otherwise than the run measures
+    something else."""
+    for name in ("cells.jsonl", "verdicts.jsonl"):
+        want = (recorded / name).read_text().splitlines()
+        with (replay / name).open() as fh:
+            got = [fh.readline() for _ in want]
+        for line, again in zip(want, got, strict=True):
+            was, now = json.loads(line), json.loads(again or "{}")
+            now["host"] = was["host"]
+            if now != was:
+                key = [k for k in was if was[k] != now.get(k)]
+                return f"{name}, {was.get('runtime')}: {key[:3]} differ"
+    return None
+
+
 def disk_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
@@ -159,6 +176,8 @@ def run(hosts: int, *, smoke: bool, keep: bool) -> dict[str, Any]:
         m = run_measured("replay", [sys.executable, __file__, "_replay", str(work / "spec.json")])
         if m.exit_status != 0:
             raise SystemExit(f"the replay failed: {m.stderr[-1500:]}")
+        if (why := differs(recorded, work / "replay")) is not None:
+            raise SystemExit(f"the replay does not judge as the recorded run did: {why}")
         startup = run_measured(
             "startup",
             [
