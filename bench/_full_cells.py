@@ -87,6 +87,7 @@ def record(work: Path, *, smoke: bool) -> tuple[Path, Path]:
 def replay(spec: dict[str, Any]) -> None:
     """The controller's per-cell work for `hosts` hosts (a process of its own)."""
     from harness.judge.cell import judge_cell
+    from harness.judge.properties import JudgedControl
     from harness.matrix import load_matrix
     from harness.plan import make_plan
     from harness.probe.protocol import parse_output
@@ -117,15 +118,34 @@ def replay(spec: dict[str, Any]) -> None:
                 mine = replace(
                     rec, host=name, facts=output.facts, checks=output.checks, info=output.info
                 )
+                if control is None and cell.is_host_runtime:
+                    # The first host-runtime cell, itself included, as the runner judges
+                    # them (`HostContext.control`).
+                    control = JudgedControl(mine)
                 verdicts = judge_cell(cell, mine, control=control)
-                if cell.control:
-                    control = mine
                 store.add_cell(mine)
                 store.add_verdicts(verdicts)
                 kept.extend(without_checks(verdicts))  # as the runner keeps them
     finally:
         store.close()
     print(json.dumps({"cells": spec["hosts"] * len(recorded), "verdicts": len(kept)}))
+
+
+def differs(recorded: Path, replay: Path) -> str | None:
+    """What the replay's first host wrote that the recorded run did not (its host's
+    name aside), or None: a replay that judges otherwise than the run measures
+    something else."""
+    for name in ("cells.jsonl", "verdicts.jsonl"):
+        want = (recorded / name).read_text().splitlines()
+        with (replay / name).open() as fh:
+            got = [fh.readline() for _ in want]
+        for line, again in zip(want, got, strict=True):
+            was, now = json.loads(line), json.loads(again or "{}")
+            now["host"] = was["host"]
+            if now != was:
+                key = [k for k in was if was[k] != now.get(k)]
+                return f"{name}, {was.get('runtime')}: {key[:3]} differ"
+    return None
 
 
 def disk_bytes(folder: Path) -> int:
@@ -156,6 +176,8 @@ def run(hosts: int, *, smoke: bool, keep: bool) -> dict[str, Any]:
         m = run_measured("replay", [sys.executable, __file__, "_replay", str(work / "spec.json")])
         if m.exit_status != 0:
             raise SystemExit(f"the replay failed: {m.stderr[-1500:]}")
+        if (why := differs(recorded, work / "replay")) is not None:
+            raise SystemExit(f"the replay does not judge as the recorded run did: {why}")
         startup = run_measured(
             "startup",
             [

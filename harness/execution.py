@@ -19,6 +19,7 @@ from harness.hostside.base import CellSetup
 from harness.hostside.compose import HostFixtures
 from harness.hostside.envelope import Envelope, Report
 from harness.hostside.lease import RunLease
+from harness.judge.properties import JudgedControl
 from harness.matrix.models import Host, Settings
 from harness.plan import Cell
 from harness.probe.protocol import ProbeOutput, parse_output, probe_args
@@ -206,6 +207,7 @@ class HostContext:
     lease: RunLease | None = None
     control_done: anyio.Event = field(default_factory=anyio.Event)
     control_record: CellRecord | None = None
+    _control: JudgedControl | None = None  # control_record's, for `control`
     # Cells judged only after the fixtures' settle window (None: judged at once).
     deferred: list[tuple[Cell, CellRecord]] | None = None
     pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] = field(default_factory=list)
@@ -222,6 +224,17 @@ class HostContext:
 
     def runtime(self, cell: Cell) -> Runtime:
         return self.runtimes.get(cell.runtime.name, cell.runtime)
+
+    @property
+    def control(self) -> JudgedControl | None:
+        """The control record as the host's cells are judged against it: its outcomes
+        worked out once, not again for each cell (a new record gets its own)."""
+        record = self.control_record
+        if record is None:
+            return None
+        if self._control is None or self._control.record is not record:
+            self._control = JudgedControl(record)
+        return self._control
 
 
 def run_as(runtime: Runtime) -> str:

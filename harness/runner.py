@@ -31,6 +31,7 @@ from harness.hostside.canary_setup import high_port
 from harness.hostside.compose import HostFixtures, compose, needs_of, targets_of
 from harness.hostside.lease import claim, keep_renewing, release
 from harness.judge.cell import judge_cell
+from harness.judge.properties import JudgedControl
 from harness.judge.verdicts import MISMATCH, exit_code, settle_reruns
 from harness.matrix import Host
 from harness.observer import Observer, SilentObserver
@@ -150,7 +151,7 @@ class Runner:
         cell: Cell,
         record: CellRecord,
         *,
-        control: CellRecord | None,
+        control: CellRecord | JudgedControl | None,
         pending: list[tuple[Cell, CellRecord, list[VerdictRecord]]] | None = None,
     ) -> None:
         """Store a cell and its verdicts. With `--reruns`, a mismatched cell's
@@ -197,7 +198,7 @@ class Runner:
             async with self._limit:
                 record = replace(await self._execute(ctx, cell), attempt=attempt)
             self._write(record, [])
-            attempts.append(judge_cell(cell, record, control=ctx.control_record))
+            attempts.append(judge_cell(cell, record, control=ctx.control))
         final = settle_reruns(attempts)
         self._write(None, final)
         self.outcome.verdicts.extend(self._kept(final))
@@ -401,7 +402,7 @@ class Runner:
         if not is_control:
             await ctx.control_done.wait()
         pending = ctx.pending if self.reruns and not cell.control else None
-        self._record(cell, record, control=ctx.control_record, pending=pending)
+        self._record(cell, record, control=ctx.control, pending=pending)
 
     async def _settle_host(self, ctx: HostContext) -> None:
         """Keep the fixtures up for their settle window after the host's last sandbox
@@ -431,7 +432,7 @@ class Runner:
         settled.sort(key=lambda pair: not pair[0].is_host_runtime)  # the control first, as before
         for cell, record in settled:
             pending = ctx.pending if self.reruns and not cell.control else None
-            self._record(cell, record, control=ctx.control_record, pending=pending)
+            self._record(cell, record, control=ctx.control, pending=pending)
 
     async def _execute(self, ctx: HostContext, cell: Cell) -> CellRecord:
         self._serial += 1

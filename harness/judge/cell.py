@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.judge.attribution import observe_attribution
 from harness.judge.fence import observe_phased
-from harness.judge.properties import observe
+from harness.judge.properties import JudgedControl, judged, observe
 from harness.judge.verdicts import default_expectation, judge_facts, judge_property
 from harness.plan import Cell
 from harness.results import CellRecord, VerdictRecord
@@ -14,11 +14,14 @@ from harness.scenarios.fence import REVOKE_PHASE
 
 
 def judge_cell(
-    cell: Cell, record: CellRecord, *, control: CellRecord | None
+    cell: Cell, record: CellRecord, *, control: CellRecord | JudgedControl | None
 ) -> list[VerdictRecord]:
-    """Every verdict one cell yields; a control cell yields none."""
+    """Every verdict one cell yields; a control cell yields none. The host's control
+    cell is its record, or (for a host's many cells) a `JudgedControl` of it, whose
+    outcomes are worked out once."""
     if cell.control:
         return []
+    control = judged(control)
     spec = cell.runtime.spec
     scenarios = [SCENARIOS[s] for s in cell.scenarios]
     verdicts = judge_facts(

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.judge.properties import Observation, observe
+from harness.judge.properties import JudgedControl, Observation, observe
 from harness.results.records import CellRecord, CellStatus, Observed, Phase
 from harness.scenarios.base import NO_ACTION, Need, Scenario
 from harness.scenarios.fence import HELD
 
 
 def observe_phased(
-    scenario: Scenario, record: CellRecord, *, control: CellRecord | None, supervised: bool
+    scenario: Scenario,
+    record: CellRecord,
+    *,
+    control: CellRecord | JudgedControl | None,
+    supervised: bool,
 ) -> Observation:
     """One guarantee from a cell in phases; `supervised`: harness can act on the
     sandbox's controller at its barriers."""

@@ -84,10 +84,14 @@ class Context:
         return self.prepared[0].of_attempt(self.tag, check)
 
 
+_WORDS = {o.value: o for o in CheckOutcome}  # CheckOutcome(word), without its call
+
+
 def _reported(check: ProbeCheck) -> Outcome:
     """The probe's word as it stands (a word harness does not know is an error)."""
     try:
-        outcome = CheckOutcome(check.outcome)
+        word = check.outcome
+        outcome = (_WORDS.get(word) if type(word) is str else None) or CheckOutcome(word)
     except ValueError:
         why = f"unknown outcome {check.outcome!r}: {check.detail}"
         return Outcome(CheckOutcome.ERROR, check.errno, why, check.elapsed_ms)
@@ -349,38 +353,84 @@ def _asked(check: Check, host: HostEvidence, policy: Policy | None) -> bool:
     return True
 
 
+class JudgedControl:
+    """A host's control cell, its outcomes worked out once per scenario for every cell
+    of the host judged against it. Worked out again for each cell, they were most of a
+    full cell's judging: the control's canary log is the host's whole log (hundreds of
+    arrivals, indexed afresh each time). Held by whoever holds the control record (the
+    runner's `HostContext`): never shared between two records, as its record is never
+    changed once judged (a settled record is a new one, and gets its own)."""
+
+    __slots__ = ("_found", "record")
+
+    def __init__(self, record: CellRecord) -> None:
+        self.record = record
+        # scenario name -> (the checks it was worked out for, the outcomes)
+        self._found: dict[str, tuple[object, dict[str, Outcome]]] = {}
+
+    def outcomes(self, scenario: Scenario) -> dict[str, Outcome] | None:
+        """The control's outcomes for `scenario`, as `outcomes(scenario, record)`
+        gives them; None where the control cell is not complete."""
+        if self.record.status is not CellStatus.COMPLETE:
+            return None
+        held = self._found.get(scenario.name)
+        if held is None or held[0] is not scenario.checks:  # worked out for other checks
+            held = (scenario.checks, outcomes(scenario, self.record))
+            self._found[scenario.name] = held
+        return held[1]
+
+
+def judged(control: CellRecord | JudgedControl | None) -> JudgedControl | None:
+    """A control as judging takes it: a record is judged for this call alone."""
+    if control is None or isinstance(control, JudgedControl):
+        return control
+    return JudgedControl(control)
+
+
 def observe(
     scenario: Scenario,
     record: CellRecord,
     *,
-    control: CellRecord | None,
+    control: CellRecord | JudgedControl | None,
     allowed_caps: frozenset[str] = frozenset(),
     policy: Policy | None = None,
 ) -> Observation:
-    """Judge one property from one cell, using the host runtime's cell as control.
+    """Judge one property from one cell, using the host runtime's cell as control
+    (its record, or the `JudgedControl` that holds its outcomes for the host's cells).
     `allowed_caps` are the capabilities the runtime entry declares beyond Docker's
     default set (audited: named in the `priv-start` check's detail); `policy` is what
     the runtime entry declares (the workload's user and group are held to it)."""
     if record.status is not CellStatus.COMPLETE:
         return Observation(Observed.INCONCLUSIVE, f"cell {record.status}: {record.reason}")
     asked = [c for c in scenario.checks if _asked(c, record.host_side, policy)]
-    mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
-    theirs = (
-        outcomes(scenario, control)
-        if control is not None and control.status is CellStatus.COMPLETE
-        else None
-    )
+    held = judged(control)
+    theirs = held.outcomes(scenario) if held is not None else None
+    if held is not None and held.record is record and not allowed_caps and policy is None:
+        # The control cell judged as a cell: its outcomes are the ones just worked out
+        # (unless its entry has capabilities or a policy to weigh them by).
+        mine = theirs or {}
+    else:
+        mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     results = []
     for check in asked:
         got = mine.get(check.id)
         results.append(
-            CheckResult(
-                id=check.id,
-                outcome=got.outcome if got else CheckOutcome.MISSING,
-                errno=got.errno if got else None,
-                detail=got.detail if got else "the probe did not report this check",
-                elapsed_ms=got.elapsed_ms if got else None,
-                control=_control_text(check, theirs),
+            CheckResult(  # by position: id, outcome, errno, detail, elapsed_ms, control
+                check.id,
+                got.outcome,
+                got.errno,
+                got.detail,
+                got.elapsed_ms,
+                _control_text(check, theirs),
+            )
+            if got
+            else CheckResult(
+                check.id,
+                CheckOutcome.MISSING,
+                None,
+                "the probe did not report this check",
+                None,
+                _control_text(check, theirs),
             )
         )
     escaped = [r for r in results if r.outcome == CheckOutcome.ESCAPED]
@@ -472,7 +522,10 @@ def _tried(
     controls = [c.id for c in asked if c.inside_control]
     if controls:
         why += f"; allowed as the policy says: {', '.join(controls)}"
-    left = [c.id for c in scenario.checks if c not in asked and POLICY_BINARIES not in c.needs]
+    # `asked` is a selection of the scenario's own checks: told apart by identity, as
+    # comparing each whole `Check` with each asked one made this most of the judging.
+    chosen = {id(c) for c in asked}
+    left = [c.id for c in scenario.checks if id(c) not in chosen and POLICY_BINARIES not in c.needs]
     if left:
         why += f"; not asked (the canary could not see them): {', '.join(left)}"
     if intercepted:

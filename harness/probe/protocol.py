@@ -129,6 +129,22 @@ TABLES = {
 }
 
 
+_SCALARS = frozenset({str, int, float, bool})  # kept as they are, without a call each
+_OUTCOMES = {"attempt": ATTEMPT_OUTCOMES, "control": CONTROL_OUTCOMES}
+_RAW_DECODE = json.JSONDecoder().raw_decode
+
+
+def _loads(line: str) -> Any:
+    """`json.loads(line)`: the same value, or the same error. A line that is one JSON
+    value and nothing else is decoded without `loads`' checks around it; anything else
+    (whitespace around it, more after it, no value) goes to `loads` itself."""
+    try:
+        obj, end = _RAW_DECODE(line)
+    except ValueError:
+        return json.loads(line)
+    return obj if end == len(line) else json.loads(line)
+
+
 def _kept(key: str, value: object) -> bool:
     """Evidence is scalars, and the bounded tables of `TABLES`."""
     if isinstance(value, str | int | float):
@@ -148,7 +164,7 @@ def _kept(key: str, value: object) -> bool:
 def _check(obj: dict[str, Any]) -> ProbeCheck:
     kind = obj.get("kind")
     outcome = obj.get("outcome")
-    allowed = {"attempt": ATTEMPT_OUTCOMES, "control": CONTROL_OUTCOMES}.get(str(kind))
+    allowed = _OUTCOMES.get(str(kind))
     if allowed is None:
         raise ValueError(f"unknown check kind {kind!r}")
     if outcome not in allowed:
@@ -157,15 +173,15 @@ def _check(obj: dict[str, Any]) -> ProbeCheck:
     if not isinstance(evidence, dict):
         raise ValueError("evidence is not an object")
     elapsed = obj.get("elapsed_ms")
-    return ProbeCheck(
-        id=str(obj["id"]),
-        scenario=str(obj.get("scenario", "")),
-        kind=str(kind),
-        outcome=str(outcome),
-        errno=obj.get("errno") if isinstance(obj.get("errno"), str) else None,
-        detail=str(obj["detail"])[:500] if obj.get("detail") is not None else None,
-        elapsed_ms=float(elapsed) if isinstance(elapsed, int | float) else None,
-        evidence={k: v for k, v in evidence.items() if _kept(k, v)},
+    return ProbeCheck(  # by position, in the fields' order: one line per check of a cell
+        str(obj["id"]),
+        str(obj.get("scenario", "")),
+        str(kind),
+        str(outcome),
+        errno if isinstance(errno := obj.get("errno"), str) else None,
+        None if (detail := obj.get("detail")) is None else str(detail)[:500],
+        float(elapsed) if isinstance(elapsed, (int, float)) else None,
+        {k: v for k, v in evidence.items() if type(v) in _SCALARS or _kept(k, v)},
     )
 
 
@@ -185,7 +201,7 @@ def parse_output(stdout: str, *, cell_nonce: str | None = None) -> ProbeOutput:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = _loads(line)
             if not isinstance(obj, dict):
                 raise ValueError("not an object")
             kind = obj.get("type")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.judge.cell import judge_cell
-from harness.judge.properties import Observation
+from harness.judge.properties import JudgedControl, Observation, outcomes
 from harness.judge.verdicts import default_expectation, exit_code, judge_property, settle_reruns
 from harness.matrix import load_matrix
 from harness.plan import Cell, make_plan
@@ -258,6 +258,34 @@ def test_the_host_runtime_is_expected_violated(cells: dict[str, Cell]) -> None:
     assert verdicts["egress_confinement"].verdict is Verdict.PASS
     assert verdicts["attribution"].verdict is Verdict.SKIPPED
     assert verdicts["kernel_release"].verdict is Verdict.SKIPPED  # the host promises no kernel
+
+
+def test_a_control_judged_once_gives_what_its_record_gives(cells: dict[str, Cell]) -> None:
+    """A host's control judged once for all its cells (`JudgedControl`, as the runner
+    holds it), the host cell itself among them, gives each cell the verdicts that a
+    fresh copy of the control's record gives."""
+    control = _control_record()
+    held = JudgedControl(control)
+    sandbox = record(
+        SCENARIOS,
+        [*EGRESS_BLOCKED, *PRIV_BLOCKED, ALLOWED],
+        {"canary_events": []},
+        facts=FACTS,
+        host_kernel="6.1.0-host",
+    )
+    judged = [("host", control), ("runsc", sandbox), ("wrapper", sandbox), ("host", control)]
+    for name, cell in judged:
+        once = judge_cell(cells[name], cell, control=held)
+        assert once == judge_cell(cells[name], cell, control=_control_record())
+        assert once == judge_cell(cells[name], cell, control=control)
+    # Another scenario of the same name, with other checks, is worked out afresh.
+    egress = SCENARIO_TABLE["egress-confinement"]
+    fewer = replace(egress, checks=egress.checks[:3])
+    whole = held.outcomes(egress)
+    assert whole == outcomes(egress, control)
+    assert held.outcomes(egress) is whole  # worked out once
+    part = held.outcomes(fewer)
+    assert part is not whole and part == outcomes(fewer, control)
 
 
 def test_an_entry_expectation_overrides_the_default(cells: dict[str, Cell]) -> None:

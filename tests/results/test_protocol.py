@@ -401,3 +401,40 @@ def test_the_other_tables_keep_their_own_width(key: str, row: list[str], kept: b
                   evidence={key: [row], "boot_id": "b"})  # fmt: skip
     [check] = parse_output(_out(line, done=1)).checks
     assert (key in check.evidence) is kept
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"type":"check","n":1.5e3,"s":"\\u00e9"}',
+        ' {"a":1}',
+        '{"a":1} ',
+        '{"a":1}\t',
+        '{"a":1} {"b":2}',
+        '{"a":1}x',
+        "\ufeff{}",
+        "",
+        "   ",
+        "[1, 2]",
+        "1 2",
+        "NaN",
+        '"text"',
+        '{"a":',
+        "{'a': 1}",
+        '{"a":1,}',
+    ],
+)
+def test_a_line_is_read_as_json_loads_reads_it(line: str) -> None:
+    """The probe's lines are decoded without `json.loads`' wrapping where a line is one
+    value and nothing else: the same value or the same error, whatever the line."""
+    from harness.probe.protocol import _loads
+
+    try:
+        expected: Any = ("value", json.loads(line))
+    except ValueError as exc:
+        expected = ("error", type(exc), str(exc))
+    try:
+        got: Any = ("value", _loads(line))
+    except ValueError as exc:
+        got = ("error", type(exc), str(exc))
+    assert repr(got) == repr(expected)

@@ -92,3 +92,39 @@ def test_to_json_is_an_independent_copy() -> None:
     assert cell.host_side.canary_events == [{"event": "tcp"}]
     assert cell.info["x"]["nested"][2] == {"k": (3, 4)}
     assert cell.checks[0].evidence["dst"] == ["a", 1]
+
+
+def test_the_written_line_is_dump_of_to_json() -> None:
+    """The store writes a record's `row()` (its parts made plain by the encoder, not
+    copied first): the very line `dump(to_json())` gives, whatever the parts hold
+    (phases, enums, tuples, non-ASCII text, a value JSON has no word for)."""
+    from enum import Enum
+
+    from harness.results.records import Phase
+    from harness.results.store.layout import dump, dump_row
+
+    class Odd(Enum):
+        A = "a"
+
+    @dataclasses.dataclass(frozen=True)
+    class Empty:
+        pass
+
+    evidence = HostEvidence(
+        tag="t",
+        canary_events=[{"event": "tcp", "line": "é ✓ \u202e", "n": 1.5}],
+        phases={"kill": Phase(0, 12, "killed")},
+        fs={"sentinel": "intact", "odd": Odd.A, "empty": Empty(), "pair": (1, 2)},
+        settled=0.0,
+        canary_error="",
+    )
+    cell = dataclasses.replace(_cell(), host_side=evidence, status=CellStatus.ERROR)
+    verdicts = [
+        VerdictRecord("h", "runsc", "enforced", "violated", Verdict.REGRESSION, property="p"),
+        VerdictRecord("h", "runsc", 7, None, Verdict.SKIPPED, fact="landlock_abi", errno="x"),
+        VerdictRecord("h", "runsc", None, None, Verdict.PASS, checks=[CheckResult("c", "blocked")]),
+    ]
+    as_tuple = dataclasses.replace(_cell(), checks=tuple(_cell().checks))  # type: ignore[arg-type]
+    for record in (cell, _cell(), as_tuple, *verdicts):
+        assert dump_row(record.row()) == dump(record.to_json())
+    assert isinstance(as_tuple.to_json()["checks"], tuple)  # as `_plain` always kept it

@@ -25,7 +25,15 @@ from typing import IO, Any
 from harness.errors import ResultsError
 from harness.files import output_error, write_atomic
 from harness.results.records import CellRecord, VerdictRecord
-from harness.results.store.layout import BLOCK, CELLS, LOCK, MANIFEST, VERDICTS, dump
+from harness.results.store.layout import (
+    BLOCK,
+    CELLS,
+    LOCK,
+    MANIFEST,
+    VERDICTS,
+    dump,
+    dump_row,
+)
 from harness.results.store.manifest import Manifest
 
 
@@ -94,21 +102,20 @@ class ResultsStore:
             raise ResultsError(f"{self.folder}: cannot append results: {exc.strerror}") from exc
 
     def add_cell(self, cell: CellRecord) -> None:
-        self._append(self._cells, dump(cell.to_json()))
+        self._append(self._cells, dump_row(cell.row()))
 
     def add_verdicts(self, verdicts: Iterable[VerdictRecord]) -> None:
         """One cell's verdicts, as one block in one write (see the module docstring).
         Given several cells' verdicts, each line counts its own cell's."""
-        rows = [v.to_json() for v in verdicts]
+        rows = [v.row() for v in verdicts]
         sizes: dict[tuple[str, str], int] = {}
         for row in rows:  # one cell's verdicts as a rule; each cell counts its own
             key = (str(row["host"]), str(row["runtime"]))
             sizes[key] = sizes.get(key, 0) + 1
+        for row in rows:  # the block's size last, as written since blocks exist
+            row[BLOCK] = sizes[(str(row["host"]), str(row["runtime"]))]
         if rows:
-            block = "\n".join(
-                dump({**row, BLOCK: sizes[(str(row["host"]), str(row["runtime"]))]}) for row in rows
-            )
-            self._append(self._verdicts, block)
+            self._append(self._verdicts, "\n".join(dump_row(row) for row in rows))
 
     def add_rows(
         self, *, cells: Iterable[Mapping[str, Any]], verdicts: Iterable[Mapping[str, Any]]
