@@ -17,7 +17,7 @@ two modules at once, except where that would change what a test sees:
   fixtures never outlive its hold.
 
 A waiting exclusive taker goes first (a turnstile), so alone modules are not starved.
-Without xdist (`-p no:xdist`, `-n 0`) the one process takes the same locks, alone.
+With `-n 0` the one process takes the same locks, alone.
 
 The run-wide things the lanes share (the background mutants run, the one run of the
 default matrix) live in FOLDER, named after xdist's run id, one per suite run.

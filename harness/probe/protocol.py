@@ -252,7 +252,8 @@ def parse_output(stdout: str, *, cell_nonce: str | None = None) -> ProbeOutput:
                 out.fatal = str(obj.get("detail", "unknown"))[:300]
             else:
                 raise ValueError(f"unknown line type {kind!r}")
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
+            # (an integer too large for a float; a value nested past Python's stack)
             shown = line if len(line) <= 80 else line[:77] + "..."
             out.problems.append(f"probe output line {number} unusable ({exc}): {shown!r}")
     return out

@@ -438,3 +438,21 @@ def test_a_line_is_read_as_json_loads_reads_it(line: str) -> None:
     except ValueError as exc:
         got = ("error", type(exc), str(exc))
     assert repr(got) == repr(expected)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"type": "fact", "id": "f", "status": "ok", "elapsed_ms": ' + "9" * 400 + "}",
+        '{"type": "check", "id": "c", "kind": "attempt", "outcome": "blocked", '
+        '"elapsed_ms": ' + "9" * 400 + "}",
+        "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=["fact too large for a float", "check too large for a float", "nested too deep"],
+)
+def test_a_line_python_cannot_hold_is_a_problem_never_a_crash(line: str) -> None:
+    """The sandbox writes these lines: one whose number no float holds, or whose value
+    nests deeper than Python's stack, spoils the output like any other bad line."""
+    out = parse_output(json.dumps(START) + "\n" + line + "\n")
+    assert len(out.problems) == 1 and "probe output line 2 unusable" in out.problems[0]
+    assert not out.done
