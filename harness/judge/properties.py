@@ -84,14 +84,10 @@ class Context:
         return self.prepared[0].of_attempt(self.tag, check)
 
 
-_WORDS = {o.value: o for o in CheckOutcome}  # CheckOutcome(word), without its call
-
-
 def _reported(check: ProbeCheck) -> Outcome:
     """The probe's word as it stands (a word harness does not know is an error)."""
     try:
-        word = check.outcome
-        outcome = (_WORDS.get(word) if type(word) is str else None) or CheckOutcome(word)
+        outcome = CheckOutcome(check.outcome)
     except ValueError:
         why = f"unknown outcome {check.outcome!r}: {check.detail}"
         return Outcome(CheckOutcome.ERROR, check.errno, why, check.elapsed_ms)
@@ -405,12 +401,7 @@ def observe(
     asked = [c for c in scenario.checks if _asked(c, record.host_side, policy)]
     held = judged(control)
     theirs = held.outcomes(scenario) if held is not None else None
-    if held is not None and held.record is record and not allowed_caps and policy is None:
-        # The control cell judged as a cell: its outcomes are the ones just worked out
-        # (unless its entry has capabilities or a policy to weigh them by).
-        mine = theirs or {}
-    else:
-        mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
+    mine = outcomes(scenario, record, allowed_caps=allowed_caps, policy=policy)
     results = []
     for check in asked:
         got = mine.get(check.id)

@@ -145,10 +145,9 @@ def _loads(line: str) -> Any:
     return obj if end == len(line) else json.loads(line)
 
 
-def _kept(key: str, value: object) -> bool:
-    """Evidence is scalars, and the bounded tables of `TABLES`."""
-    if isinstance(value, str | int | float):
-        return True
+def _table(key: str, value: object) -> bool:
+    """Evidence is scalars (`_SCALARS`, as JSON decodes them), and the bounded tables
+    of `TABLES`."""
     widths = TABLES.get(key)
     return (
         widths is not None
@@ -181,7 +180,7 @@ def _check(obj: dict[str, Any]) -> ProbeCheck:
         errno if isinstance(errno := obj.get("errno"), str) else None,
         None if (detail := obj.get("detail")) is None else str(detail)[:500],
         float(elapsed) if isinstance(elapsed, (int, float)) else None,
-        {k: v for k, v in evidence.items() if type(v) in _SCALARS or _kept(k, v)},
+        {k: v for k, v in evidence.items() if type(v) in _SCALARS or _table(k, v)},
     )
 
 
