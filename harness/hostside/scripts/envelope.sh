@@ -62,7 +62,7 @@ for t in 0.2 0.3 0.5 1 1 2; do
     awk -v t=" --tag $1 " '"'"'index($0 " ", t) { print $1 }'"'"'); do
     case $seen in *" $u "*) continue ;; esac
     seen="$seen$u "
-    id -nu "$u" >/dev/null 2>&1 || continue
+    awk -F: -v u="$u" '"'"'$3 == u { f = 1 } END { exit !f }'"'"' /etc/passwd || continue
     n=$((n + 1))
     setpriv --reuid="$u" --regid="$u" --clear-groups --pdeathsig KILL \
       env --block-signal=IO,URG sleep "$2" </dev/null >/dev/null 2>&1 &
@@ -79,10 +79,10 @@ wait'
     case $wuser in
       "") wuid="" ;;
       *[!0-9]*) wuid=$(id -u -- "$wuser" 2>/dev/null) || wuid="" ;;
-      *) wuid=$wuser ;;
+      *) wuid=$(expr "$wuser" + 0) ;;  # "00" is root, as 0 is
     esac
     if [ -n "$wuid" ] && [ "$wuid" != 0 ] && [ "$wuid" != 65534 ] &&
-      id -nu "$wuid" >/dev/null 2>&1; then
+      awk -F: -v u="$wuid" '$3 == u { f = 1 } END { exit !f }' /etc/passwd; then
       # shellcheck disable=SC2086
       setpriv --reuid="$wuid" --regid="$wuid" --clear-groups $die \
         env --block-signal=IO,URG sleep "$wlife" </dev/null >/dev/null 2>&1 &
@@ -97,7 +97,7 @@ wait'
     if [ -n "$watch" ] && [ -n "$die" ] && command -v ps >/dev/null 2>&1 &&
       command -v awk >/dev/null 2>&1; then
       # shellcheck disable=SC2086
-      setpriv $die sh -c "$WITNESS_WATCH" harness-witness "$tag" "$wlife" "$wuid" \
+      setpriv $die setsid sh -c "$WITNESS_WATCH" harness-witness "$tag" "$wlife" "$wuid" \
         </dev/null >/dev/null 2>&1 &
       vpid=$!
     fi
@@ -114,8 +114,8 @@ wait'
   if [ -n "$xpid" ]; then
     kill "$xpid" $ypid 2>/dev/null; wait "$xpid" $ypid 2>/dev/null
   fi
-  if [ -n "$vpid" ]; then  # its witnesses get their parent-death signal
-    kill -KILL "$vpid" 2>/dev/null; wait "$vpid" 2>/dev/null
+  if [ -n "$vpid" ]; then  # its group: its witnesses, even one forked before setpriv
+    kill -KILL "-$vpid" 2>/dev/null; wait "$vpid" 2>/dev/null  # set its death signal
   fi
   if [ -n "$wpid" ]; then
     kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
