@@ -292,7 +292,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not _beside_the_background(item):
         for run in _background.values():
             run.wait()
-    _lock.enter(_where(item), alone=_where(item) in lanes.ALONE)
+    where = _where(item)
+    runs = where not in lanes.SHARE and not _beside_the_background(item)
+    _lock.enter(where, alone=where in lanes.ALONE, runs=runs)
     try:
         return (yield)
     finally:
