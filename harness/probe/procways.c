@@ -34,6 +34,8 @@ static int witness_mine(int ppid)
  * and one of the workload's own uid on its request), this cell's where it can be told
  * (`mine`: this cell's alone). A signal sent to it stays pending, shown in
  * /proc/<pid>/status's ShdPnd, nothing delivered. Its pending set in *pnd; 0 if none. */
+static int g_skip; /* a witness own_witness has to pass over (see there) */
+
 static int witness_of(unsigned want, int only_mine, unsigned long long *pnd)
 {
     DIR *d = opendir("/proc");
@@ -41,7 +43,7 @@ static int witness_of(unsigned want, int only_mine, unsigned long long *pnd)
     for (struct dirent *x; d && !mine && (x = readdir(d));) {
         char p[300], buf[4096];
         int pid = atoi(x->d_name);
-        if (pid <= 1 || pid == getpid())
+        if (pid <= 1 || pid == getpid() || pid == g_skip)
             continue;
         snprintf(p, sizeof p, "/proc/%d/status", pid);
         ssize_t k = read_file(p, buf, sizeof buf - 1);
@@ -101,13 +103,17 @@ int own_witness(unsigned *uid, unsigned long long *pnd)
     if (u <= 0 || u == 65534)
         return 0;
     *uid = (unsigned)u; /* /proc shows it as this namespace's euid (a user namespace's root) */
+    /* Where that euid is 65534 here (a map like podman's keep-id:uid=65534), the uid-65534
+     * witness shows as 65534 too (unmapped: the overflow uid): the one witness_pid takes
+     * is passed over, and the other of this cell's is this one. */
+    g_skip = geteuid() == 65534 ? witness_of(65534, 1, &p) : 0;
     int w = witness_of(geteuid(), 1, pnd);
     for (int i = 0; w <= 0 && !waited && i < 25 && (i || witness_of(65534, 1, &p) > 0); i++) {
         struct timespec ts = { 0, 100 * 1000 * 1000 };
         nanosleep(&ts, NULL);
         w = witness_of(geteuid(), 1, pnd);
     }
-    waited = 1;
+    waited = 1, g_skip = 0;
     return w;
 }
 
