@@ -24,11 +24,13 @@ def test_the_modules_said_to_run_alone_exist() -> None:
     assert sorted(n for n in lanes.ALONE if not (ROOT / "tests" / n).is_file()) == []
 
 
-def _hold(module: str, alone: bool, folder: Path, log: Path, seconds: float) -> None:
-    """In a process of its own: take the lanes' lock as a lane does, note when."""
+def _hold(
+    module: str, alone: bool, folder: Path, log: Path, seconds: float, runs: bool = False
+) -> None:
+    """In a process of its own: take the lanes' locks as a lane does, note when."""
     lanes.FOLDER = folder
     lock = lanes.ModuleLock()
-    lock.enter(module, alone=alone)
+    lock.enter(module, alone=alone, runs=runs)
     with log.open("a") as out:
         out.write(f"{module} in {time.monotonic():.3f}\n")
     time.sleep(seconds)
@@ -89,22 +91,11 @@ def test_a_module_that_runs_harness_runs_beside_no_other(tmp_path: Path) -> None
     log = tmp_path / "log"
     context = multiprocessing.get_context("fork")
 
-    def hold(module: str, runs: bool, seconds: float) -> None:
-        lanes.FOLDER = tmp_path
-        lock = lanes.ModuleLock()
-        lock.enter(module, alone=False, runs=runs)
-        with log.open("a") as out:
-            out.write(f"{module} in {time.monotonic():.3f}\n")
-        time.sleep(seconds)
-        with log.open("a") as out:
-            out.write(f"{module} out {time.monotonic():.3f}\n")
-        lock.leave()
-
-    procs = [context.Process(target=hold, args=("run1", True, 0.6))]
+    procs = [context.Process(target=_hold, args=("run1", False, tmp_path, log, 0.6, True))]
     procs[0].start()
     time.sleep(0.2)
     for module, runs in (("run2", True), ("share", False)):
-        procs.append(context.Process(target=hold, args=(module, runs, 0.2)))
+        procs.append(context.Process(target=_hold, args=(module, False, tmp_path, log, 0.2, runs)))
         procs[-1].start()
     for proc in procs:
         proc.join(10)

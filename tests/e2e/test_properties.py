@@ -1725,26 +1725,17 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
 
 
-def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
-    """landlock-held-ring's correct twin: the same leaked ring, its launcher's personality
-    registered, into the Landlock reference whose filter refuses io_uring whole. Each
-    request through the ring is refused (EPERM), and the verdict is enforced."""
-    launcher = ROOT / "scripts" / "mutant-held-ring"
-    policy = ROOT / "policies" / "landlock-offline-etc.yaml"  # as landlock-held-ring's
-    argv = [
-        *(str(launcher), "--personality", "3"),
-        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
-        *("{probe}", "confine", "--read", "/etc", "--read", "/proc"),
-        *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
-        *("--write", "{allowed}", "--", "{probe}", "{args}"),
-    ]
+def _landlock_twin_row(tmp_path: Path, name: str, argv: list[str], tag: str) -> dict[str, Any]:
+    """A correct twin of the Landlock reference's mutants (policy landlock-offline-etc,
+    as theirs), its filesystem confinement judged: its verdict row, the run exit 0. The
+    reference grants /tmp, so the run's own files go to /var/tmp, outside every grant."""
+    policy = ROOT / "policies" / "landlock-offline-etc.yaml"
     runtime = (
-        f'[runtimes.landlock-held-ring-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'[runtimes.{name}]\nkind = "command"\nargv = {json.dumps(argv)}\n'
         f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
     )
     matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    # The reference grants /tmp: the run's own files lie outside every grant.
-    work = Path("/var/tmp") / f"harness-t-ring-{os.getpid()}"
+    work = Path("/var/tmp") / f"harness-t-{tag}-{os.getpid()}"
     inventory = tmp_path / "inv.toml"
     inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
     try:
@@ -1752,9 +1743,22 @@ def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> 
     finally:
         subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
     assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[
-        ("localhost", "landlock-held-ring-twin", "filesystem_confinement")
+    return verdicts_of(tmp_path / "out")[("localhost", name, "filesystem_confinement")]
+
+
+def test_a_held_ring_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
+    """landlock-held-ring's correct twin: the same leaked ring, its launcher's personality
+    registered, into the Landlock reference whose filter refuses io_uring whole. Each
+    request through the ring is refused (EPERM), and the verdict is enforced."""
+    launcher = ROOT / "scripts" / "mutant-held-ring"
+    argv = [
+        *(str(launcher), "--personality", "3"),
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--read", "/etc", "--read", "/proc"),
+        *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
+        *("--write", "{allowed}", "--", "{probe}", "{args}"),
     ]
+    row = _landlock_twin_row(tmp_path, "landlock-held-ring-twin", argv, "ring")
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
     assert held["outcome"] == "blocked" and "3:[io_uring]" in held["detail"], held
@@ -1808,7 +1812,6 @@ def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_pa
     through) behind Landlock handling TRUNCATE (ABI 3+). truncate(2) is refused by the
     filter, so the i386 ways are tried too; Landlock refuses them and the open for reading
     with O_TRUNC: enforced, both of the row's checks blocked."""
-    policy = ROOT / "policies" / "landlock-offline-etc.yaml"  # as the mutants'
     argv = [
         *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
         *("{probe}", "confine", "--deny", "truncate", "--deny", "ftruncate"),
@@ -1816,21 +1819,7 @@ def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_pa
         *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
         *("--write", "{allowed}", "--", "{probe}", "{args}"),
     ]
-    runtime = (
-        f'[runtimes.truncate-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
-    )
-    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    # The reference grants /tmp: the run's own files lie outside every grant.
-    work = Path("/var/tmp") / f"harness-t-truncate-{os.getpid()}"
-    inventory = tmp_path / "inv.toml"
-    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
-    try:
-        result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    finally:
-        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "truncate-twin", "filesystem_confinement")]
+    row = _landlock_twin_row(tmp_path, "truncate-twin", argv, "truncate")
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     checks = {c["id"]: c for c in row["checks"]}
     for check_id in ("fs-truncate-outside", "fs-write-read-only"):
