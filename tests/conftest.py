@@ -293,8 +293,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         for run in _background.values():
             run.wait()
     where = _where(item)
-    runs = where not in lanes.SHARE and not _beside_the_background(item)
-    _lock.enter(where, alone=where in lanes.ALONE, runs=runs)
+    _lock.enter(where, alone=where in lanes.ALONE)
     try:
         return (yield)
     finally:

@@ -14,10 +14,13 @@ two modules at once, except where that would change what a test sees:
   ALONE: it takes the lanes' lock exclusively, from its first test to its last;
 - every other module takes the lock shared, likewise for the whole module, so that an
   alone module starts only once the other lane's module is over, and a module's
-  fixtures never outlive its hold;
-- and a module that runs harness on the host (a run, a canary, a supervisor: any not
-  in SHARE) runs beside no other such module: two harness runs at once on one host
-  see each other's canaries and witnesses.
+  fixtures never outlive its hold. Two harness runs at once on one host are what a
+  fleet does too (a nightly beside a bisect): each leases its own canary link and
+  tags what it sends, and what one run's canary logs of another's is no crossing of
+  its own (harness/judge/arrivals.py). (The one case seen where they did not keep
+  apart, a probe in gVisor's --network=host sweeping the host's routing table with
+  every other run's canary link in it, was fixed in the probe: egress.c's
+  host_end_here.)
 
 A waiting exclusive taker goes first (a turnstile), so alone modules are not starved.
 With `-n 0` the one process takes the same locks, alone.
@@ -62,39 +65,6 @@ ALONE = frozenset(
     }
 )
 
-# Modules that run nothing of harness's on the host (no run, canary or supervisor: the
-# probe run alone, a report read, a shell script): these share the lanes with anything
-# but an ALONE module. Every other module runs one at a time with its kind (the RUNS
-# lock): two runs at once on one host see each other (seen: connections to one run's
-# canary at proxy ports, from the host's side of its link, that no attempt of its
-# explains, which made its verdicts inconclusive; priv-proc-access may reach another
-# cell's witness), and a test of a verdict is not a test of that. A new module is of that kind
-# until it is listed here.
-SHARE = frozenset(
-    {
-        "cli/test_hosts.py", "cli/test_output_symlinks.py", "cli/test_run_json.py",
-        "evidence/test_confirmation.py", "evidence/test_fence.py",
-        "faults/test_report_memory.py", "faults/test_url_secrets.py",
-        "hostside/test_compose.py", "hostside/test_decisions.py", "hostside/test_decoys.py",
-        "hostside/test_envelope.py", "hostside/test_envelope_phases.py",
-        "hostside/test_helpers.py", "hostside/test_hostfs.py", "hostside/test_lease_claim.py",
-        "hostside/test_lease_hold.py", "hostside/test_policy_paths.py",
-        "hostside/test_scripts.py", "hostside/test_sentinels.py",
-        "probe/test_arch.py", "probe/test_build.py", "probe/test_check_table.py",
-        "probe/test_compat.py", "probe/test_fcap_refusal.py", "probe/test_fsops.py",
-        "probe/test_light_rows.py", "probe/test_lockdown.py", "probe/test_nonblocking_stdout.py",
-        "probe/test_overlay_layers.py", "probe/test_protocol.py", "probe/test_reach.py",
-        "probe/test_rootless_shapes.py", "probe/test_setgid_held.py", "probe/test_setid_view.py",
-        "probe/test_targets.py", "probe/test_userns.py", "probe/test_write_links.py",
-        "probe/test_write_walk.py",
-        "report/test_console.py", "report/test_console_width.py", "report/test_diff.py",
-        "report/test_html.py", "report/test_junit.py", "report/test_markdown.py",
-        "report/test_runs.py", "report/test_text.py",
-        "runtimes/test_base.py", "runtimes/test_initramfs.py", "runtimes/test_oci.py",
-        "bisect/test_report.py", "bisect/test_search.py", "bench/test_fanout_peers.py",
-    }
-)  # fmt: skip
-
 RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"solo-{os.getpid()}"
 FOLDER = Path(os.environ.get("TMPDIR", "/tmp")) / f"harness-suite-{RUN[:16]}"
 
@@ -126,15 +96,14 @@ def locked(path: Path, how: int = fcntl.LOCK_EX) -> Iterator[int]:
 
 
 class ModuleLock:
-    """The lanes' locks, held by one process from a module's first test to its last:
-    the lanes' lock exclusively for an ALONE module and shared for any other, and the
-    RUNS lock too for a module not in SHARE."""
+    """The lanes' lock, held by one process from a module's first test to its last:
+    exclusively for an ALONE module and shared for any other."""
 
     def __init__(self) -> None:
         self.module: str | None = None
         self.fds: list[int] = []
 
-    def enter(self, module: str, alone: bool, runs: bool = False) -> None:
+    def enter(self, module: str, alone: bool) -> None:
         if module == self.module:
             return
         self.leave()
@@ -146,10 +115,6 @@ class ModuleLock:
         if not alone:
             fcntl.flock(fd, fcntl.LOCK_SH)
         self.fds = [fd]
-        if runs and not alone:  # (an alone module has the host to itself already)
-            other = os.open(FOLDER / "runs.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(other, fcntl.LOCK_EX)
-            self.fds.append(other)
         self.module = module
 
     def leave(self) -> None:

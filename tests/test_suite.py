@@ -24,13 +24,11 @@ def test_the_modules_said_to_run_alone_exist() -> None:
     assert sorted(n for n in lanes.ALONE if not (ROOT / "tests" / n).is_file()) == []
 
 
-def _hold(
-    module: str, alone: bool, folder: Path, log: Path, seconds: float, runs: bool = False
-) -> None:
+def _hold(module: str, alone: bool, folder: Path, log: Path, seconds: float) -> None:
     """In a process of its own: take the lanes' locks as a lane does, note when."""
     lanes.FOLDER = folder
     lock = lanes.ModuleLock()
-    lock.enter(module, alone=alone, runs=runs)
+    lock.enter(module, alone=alone)
     with log.open("a") as out:
         out.write(f"{module} in {time.monotonic():.3f}\n")
     time.sleep(seconds)
@@ -78,28 +76,3 @@ def test_a_shared_answer_is_made_once(tmp_path: Path, monkeypatch: pytest.Monkey
     for _ in range(2):
         assert lanes.once("x", lambda: made.append(1) or {"n": len(made)}) == {"n": 1}
     assert made == [1]
-
-
-def test_the_modules_said_to_share_the_lanes_exist() -> None:
-    """A renamed shared module would only run one at a time with harness's runs (slower,
-    never wrong); listed, a module that is gone hides that its successor is not."""
-    assert sorted(n for n in lanes.SHARE if not (ROOT / "tests" / n).is_file()) == []
-
-
-def test_a_module_that_runs_harness_runs_beside_no_other(tmp_path: Path) -> None:
-    """Two modules of the RUNS kind never overlap; a shared one overlaps either."""
-    log = tmp_path / "log"
-    context = multiprocessing.get_context("fork")
-
-    procs = [context.Process(target=_hold, args=("run1", False, tmp_path, log, 0.6, True))]
-    procs[0].start()
-    time.sleep(0.2)
-    for module, runs in (("run2", True), ("share", False)):
-        procs.append(context.Process(target=_hold, args=(module, False, tmp_path, log, 0.2, runs)))
-        procs[-1].start()
-    for proc in procs:
-        proc.join(10)
-        assert proc.exitcode == 0
-    spans = _spans(log)
-    assert spans["run2"][0] >= spans["run1"][1], spans
-    assert spans["share"][0] < spans["run1"][1], spans

@@ -3,6 +3,7 @@
  * attempt.c's (how) and sweep.c's (what). */
 
 #include "probe.h"
+#include <ifaddrs.h>
 
 #include <linux/rtnetlink.h>
 
@@ -215,13 +216,47 @@ static int route_host(int sock, unsigned long op, uint32_t dst, uint32_t hop, co
     return route_by(sock, op, &rt, AF_INET, &d.sin_addr, &g.sin_addr, dev, way);
 }
 
+/* Whether an interface here holds the host's end of the canary's link (--host4,
+ * --host6): then this network stack is the host's, whatever the namespace's inode says
+ * (gVisor's --network=host: the sentry's namespace of its own over the host's stack,
+ * its routing table the host's, with every other harness run's canary link in it).
+ * Read from the interfaces' own list, never by a bind, which a namespace's
+ * ip_nonlocal_bind would let through. */
+static int host_end_here(void)
+{
+    struct in_addr h4;
+    struct in6_addr h6;
+    int has4 = o.host4 && inet_pton(AF_INET, o.host4, &h4) == 1;
+    int has6 = o.host6 && inet_pton(AF_INET6, o.host6, &h6) == 1;
+    struct ifaddrs *all = NULL;
+    if ((!has4 && !has6) || getifaddrs(&all) != 0)
+        return 0;
+    int here = 0;
+    for (struct ifaddrs *i = all; i && !here; i = i->ifa_next) {
+        const struct sockaddr *a = i->ifa_addr;
+        if (a && a->sa_family == AF_INET && has4)
+            here = ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr == h4.s_addr;
+        else if (a && a->sa_family == AF_INET6 && has6)
+            here = !memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, &h6, sizeof h6);
+    }
+    freeifaddrs(all);
+    return here;
+}
+
 /* Whether the probe may stand in the host's network namespace: by --host-ns's first
- * inode, or without it by pid 1's namespace; what cannot be told counts as the host's
- * (no /proc), since a route made there would change the host's. */
+ * inode, or without it by pid 1's namespace, or by holding the host's end of the
+ * canary's link (host_end_here); what cannot be told counts as the host's (no /proc),
+ * since a route made there would change the host's. */
 int maybe_host_netns(void)
 {
     struct stat self, init;
     if (netns_stat(&self) != 0)
+        return 1;
+    static struct stat seen;
+    static int known, shared;
+    if (!known || seen.st_ino != self.st_ino || seen.st_dev != self.st_dev)
+        seen = self, known = 1, shared = host_end_here(); /* once per namespace */
+    if (shared)
         return 1;
     unsigned long host = o.host_ns ? strtoul(o.host_ns, NULL, 10) : 0;
     if (host)

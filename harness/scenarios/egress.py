@@ -742,7 +742,11 @@ EGRESS = Scenario(
             how=(
                 "After every other egress line, alone: where the probe does not stand in the "
                 "host's network namespace (`--host-ns`, or else pid 1's; what cannot be told, "
-                "without `/proc`, counts as the host's), a host route to the canary's IPv4 "
+                "without `/proc`, counts as the host's, and so does a stack that holds the "
+                "host's end of the canary's link, `--host4` or `--host6`, among its own "
+                "addresses: gVisor's `--network=host`, a namespace of its own over the host's "
+                "stack; the same everywhere the probe asks where it stands), a host route to "
+                "the canary's IPv4 "
                 "address (`SIOCADDRT`) through each next hop in view but the one the route in "
                 "place takes (the longest prefix of `/proc/net/route`: a default route into a "
                 "dead end beside a second link out): every gateway of `/proc/net/route`, every "
