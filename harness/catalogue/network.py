@@ -539,5 +539,13 @@ ROWS: tuple[Row, ...] = (
         ("execve", "connect"),
         checks=("egress-other-binary",),
         target="the canary's allowed destination (where the policy names binaries)",
+        ways=(
+            "by name: started with the probe's argv[0] and named as the probe (PR_SET_NAME:"
+            " the comm an eBPF hook reads), where as itself it did not get through (a"
+            " supervisor that names programs by their file, its path or sha256, refuses it)",
+            "by file name: a copy of its file under the probe's file name, in a folder of the"
+            " allowed folder's (or /tmp's, /dev/shm's) it may run from, where by name it did"
+            " not get through",
+        ),
     ),
 )

@@ -401,6 +401,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc", "bwrap-host-mqueue"),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (
         "supervisor-any-binary",
+        "supervisor-by-comm",
+        "supervisor-by-argv0",
+        "supervisor-by-basename",
     ),
 }
 

@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -211,14 +212,19 @@ def policy_rules(
     return (allow_rule(f"{address}:{canary.allowed_port}", policy, probe_sha256),)
 
 
-def supervisor_args(canary: Canary, fault: SupervisorFault | None) -> list[str]:
+def supervisor_args(
+    canary: Canary, fault: SupervisorFault | None, probe_name: str = ""
+) -> list[str]:
     """The canary's TCP ports are listened on, so that their denials are recorded;
-    what is allowed is in the policy file (`policy_rules`)."""
+    what is allowed is in the policy file (`policy_rules`). A fault that names programs
+    by name (`by-comm`, `by-argv0`, `by-basename`) knows the probe by its file's name."""
     ports = sorted({canary.tcp_port, canary.allowed_port, canary.doh_port, canary.alt_dns_port})
     args = [x for port in ports for x in ("--tcp-port", str(port))]
     args += ["--dns-port", str(canary.dns_port), "--connect-port", str(CONNECT_PORT)]
     if fault:
         args += ["--fault", fault]
+    if fault and fault.startswith("by-"):
+        args += ["--known-as", probe_name]
     return args
 
 
@@ -235,6 +241,7 @@ async def start_supervisor(
     fault: SupervisorFault | None,
     policy: Policy | None = None,
     probe_sha256: str = "",
+    probe_name: str = "",
 ) -> RunningSupervisor:
     """Start one supervisor; on failure the returned one carries `error`."""
     stem = f"supervisor-{run_id}-{host_index}-{serial}"
@@ -249,7 +256,7 @@ async def start_supervisor(
     running.allowed = f"{canary_address}:{canary.allowed_port}" if canary_address else ""
     running.args = (
         "--records", running.records_path, "--policy-file", running.policy_path,
-        *supervisor_args(canary, fault),
+        *supervisor_args(canary, fault, probe_name),
     )  # fmt: skip
     argv = ["sh", "-c", UP, "harness-supervisor", *running.where(), *running.args]
     done = await transport.run(argv, stdin=program(), timeout=TIMEOUT)
@@ -335,6 +342,7 @@ class SupervisorFixture(Fixture):
                         fault=spec.supervisor_fault,
                         policy=spec.policy,
                         probe_sha256=host.state.probe_sha256,
+                        probe_name=PurePosixPath(host.state.probe_path).name,
                     )
 
                 tg.start_soon(start)

@@ -238,6 +238,9 @@ SupervisorFault = Literal[
     "keep-established",
     "cache-identity",
     "record-around",
+    "by-comm",
+    "by-argv0",
+    "by-basename",
 ]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")

@@ -723,9 +723,17 @@ EGRESS = Scenario(
             transport=Transport.TCP,
             how=(
                 "Exec `--other-binary connect TAG egress-other-binary IP:PORT NONCE` and read its "
-                "line: `blocked` with its connect errno, escaped if the nonce came back, else "
-                "`succeeded` (the canary's log decides). A failed exec is `error`. `evidence` has "
-                "`dst`, `binary` and `src_port`."
+                "line. Where its nonce did not come back, it tries again passing for the probe, "
+                "to a supervisor that names programs by less than their file: started with the "
+                "probe's argv[0] and named as the probe (`PR_SET_NAME`, from an optional last "
+                "argument: the comm an eBPF hook reads), then as a copy of its file under the "
+                "probe's file name, in a folder `.harness-TAG-as` of the allowed folder's (else "
+                "`/tmp`'s, `/dev/shm`'s: the first it may write and run from; removed at once). "
+                "Escaped if the nonce came back at any try, the detail naming the way (`started "
+                "as ... and named ...`, `as its copy ...`); `blocked` with the first connect "
+                "errno where none connected, else `succeeded` (the canary's log decides). A "
+                "failed exec of `other` itself is `error`. `evidence` has `dst`, `binary` and "
+                "`src_port` (the last try's)."
             ),
             section="binaries",
         ),

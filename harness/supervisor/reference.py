@@ -86,7 +86,14 @@ FAULTS = (
     "keep-established",
     "cache-identity",
     "record-around",
+    # Faults that name a program by less than its file, as a hurried supervisor does:
+    # by the process's name (comm, what an eBPF hook reads for free), by its argv[0],
+    # or by its file's base name. A program of the workload's passes for an allowed one.
+    "by-comm",
+    "by-argv0",
+    "by-basename",
 )
+NAMED_BY = ("by-comm", "by-argv0", "by-basename")
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
 SANDBOX_KERNELS = {
     "runsc-sandbox": "gVisor's sentry",
@@ -259,6 +266,22 @@ def binary_of(pid: int) -> dict[str, object] | None:
     return {"path": path, "sha256": digest.hexdigest(), "pid": pid}
 
 
+def name_of(binary: dict[str, object], fault: str) -> str:
+    """The name a faulty supervisor knows a program by (the faults by-comm, by-argv0
+    and by-basename): never its file, which alone tells one program from another."""
+    pid = binary.get("pid")
+    if fault == "by-comm":
+        try:
+            with open(f"/proc/{pid}/comm") as fh:
+                return fh.read().strip()
+        except OSError:
+            return ""
+    if fault == "by-argv0":
+        argv = _argv(int(str(pid))) if str(pid).isdigit() else []
+        return os.path.basename(argv[0]) if argv else ""
+    return os.path.basename(str(binary.get("path")))
+
+
 def hidden_by(pid: int) -> str | None:
     """Why the owner is not the program itself: it is a sandbox's kernel."""
     argv = _argv(pid)
@@ -336,6 +359,7 @@ class Supervisor:
         self.allow_names = {n.lower().rstrip(".") for n in args.allow_name}
         self.upstream_dns = args.upstream_dns
         self.fault = args.fault
+        self.known_as = args.known_as  # the allowed program's name, to the faults by-*
         self.ns = ns
         self.records = os.open(args.records, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self.lock = threading.Lock()
@@ -399,6 +423,9 @@ class Supervisor:
         binary = identity.get("binary")
         if not isinstance(binary, dict):
             return False  # a binary that cannot be named is none of those allowed
+        if self.fault in NAMED_BY:  # the name alone, the program's first 15 bytes for comm
+            name = self.known_as[:15] if self.fault == "by-comm" else self.known_as
+            return bool(name) and name_of(binary, self.fault) == name
         return bool({str(binary.get("path")), f"sha256:{binary.get('sha256')}"} & binaries)
 
     def record(self, rec: dict[str, object]) -> None:
@@ -706,6 +733,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--connect-port", type=int, default=0)
     p.add_argument("--bind", default="::", help="listen address inside the namespace")
     p.add_argument("--fault", choices=FAULTS, default="none")
+    p.add_argument(
+        "--known-as", default="", metavar="NAME", help="the faults by-*: the allowed program's name"
+    )
     p.add_argument("--daemon", metavar="LOG", help="detach once listening; print pid=N")
     args = p.parse_args(argv)
 

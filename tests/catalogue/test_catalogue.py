@@ -255,6 +255,8 @@ WAY_MUTANTS = {
     "a held pidfd: ": ("-held-pidfd",),
     "prlimit64: ": ("-prlimit",),
     "a descriptor's owner: ": ("-sigio",),
+    "by name: ": ("-by-comm", "-by-argv0"),
+    "by file name: ": ("-by-basename",),
     "scheduling: ": ("-nice",),
     "oom_score_adj: ": ("-oom",),
     "a held pty master: ": ("-held-pty",),

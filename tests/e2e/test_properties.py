@@ -548,6 +548,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     },
     # Issue 25: the policy's endpoint allowed to every binary, not the one it names.
     "supervisor-any-binary": {"egress_confinement": "egress-other-binary"},
+    # A supervisor naming programs by name: `other` passes for the probe.
+    "supervisor-by-comm": {"egress_confinement": "egress-other-binary"},
+    "supervisor-by-argv0": {"egress_confinement": "egress-other-binary"},
+    "supervisor-by-basename": {"egress_confinement": "egress-other-binary"},
     # Issue 28: its fallback relays straight out once it is killed.
     "supervisor-fail-open": {"controller_loss_fails_closed": "loss-new"},
     # Issue 28: a reload that keeps the established connection to what it revoked.
@@ -1789,6 +1793,30 @@ FS_WAYS = {
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
     ),
 }
+
+
+# How `other` passed for the probe, in each name-based supervisor's reason: by its
+# argv[0] and name where the supervisor reads either, by its file's name only where
+# it reads that (the copy is tried only once the first way was refused).
+NAMED_WAYS = {
+    "supervisor-by-comm": ", started as ",
+    "supervisor-by-argv0": ", started as ",
+    "supervisor-by-basename": ", as its copy ",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(NAMED_WAYS))
+def test_a_program_passing_for_an_allowed_one_is_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """A supervisor that knows programs by their comm, their argv[0] or their file's
+    base name lets another program that takes the allowed one's name through: caught by
+    egress-other-binary, its reason naming the way; the reference supervisor, which
+    knows them by their file, refuses every way (local.toml's landlock-colocated)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "egress_confinement")]["checks"]}
+    assert NAMED_WAYS[runtime] in str(checks["egress-other-binary"]["detail"]), checks
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
