@@ -546,6 +546,10 @@ ROWS: tuple[Row, ...] = (
             "by file name: a copy of its file under the probe's file name, in a folder of the"
             " allowed folder's (or /tmp's, /dev/shm's) it may run from, where by name it did"
             " not get through",
+            "a socket it was handed: as itself, on a socket the probe made, inherited at its"
+            " start, the probe holding it meanwhile (a supervisor that names the first"
+            " process holding a socket names the probe; the reference names none where"
+            " processes of two programs hold it)",
         ),
     ),
 )

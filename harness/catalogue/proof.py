@@ -404,6 +404,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "supervisor-by-comm",
         "supervisor-by-argv0",
         "supervisor-by-basename",
+        "supervisor-first-holder",
     ),
 }
 

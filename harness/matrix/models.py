@@ -241,6 +241,7 @@ SupervisorFault = Literal[
     "by-comm",
     "by-argv0",
     "by-basename",
+    "first-holder",
 ]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")

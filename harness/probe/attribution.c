@@ -18,13 +18,13 @@ void chk_egress_policy_binary(void) { tcp_to(&o.allowed_tcp); }
  * 0 or connect's errno; `*port` the source port (-1: unknown), `*back` whether
  * the nonce came back. */
 static int marked_connect(const Addr *a, const char *tag, const char *marker, const char *nonce,
-                          double end, long *port, int *back, char *reply, size_t cap)
+                          double end, long *port, int *back, char *reply, size_t cap, int held)
 {
     char msg[256];
     *port = -1;
     *back = 0;
     reply[0] = '\0';
-    int fd = connect_to(a, SOCK_STREAM, end);
+    int fd = held >= 0 ? connect_fd(held, a, end) : connect_to(a, SOCK_STREAM, end);
     if (fd < 0)
         return errno ? errno : EIO;
     Addr me;
@@ -43,8 +43,9 @@ static int marked_connect(const Addr *a, const char *tag, const char *marker, co
     return 0;
 }
 
-/* `probe connect TAG CHECK-ID IP:PORT NONCE`: one exchange with the canary, as
- * `probe run` would make it, printed as one line for the program that ran it. */
+/* `probe connect TAG CHECK-ID IP:PORT NONCE [NAME [FD]]`: one exchange with the canary,
+ * as `probe run` would make it, printed as one line for the program that ran it; named
+ * NAME ("-": its own), on the socket it was handed at FD where one is given. */
 void connect_main(int argc, char **argv)
 {
     Addr a;
@@ -52,16 +53,17 @@ void connect_main(int argc, char **argv)
     char reply[256];
     long port;
     int back;
-    if ((argc != 6 && argc != 7) || parse_addr(argv[4], &a) != 0)
-        fatal(2, "usage: probe connect TAG CHECK-ID IP:PORT NONCE [NAME]");
-    if (argc == 7) /* the process's name (comm) another program takes on */
+    if (argc < 6 || argc > 8 || parse_addr(argv[4], &a) != 0)
+        fatal(2, "usage: probe connect TAG CHECK-ID IP:PORT NONCE [NAME [FD]]");
+    if (argc >= 7 && strcmp(argv[6], "-")) /* the process's name (comm) it takes on */
         prctl(PR_SET_NAME, argv[6], 0, 0, 0);
+    int held = argc == 8 ? atoi(argv[7]) : -1;
     /* One network step's limit, as every attempt of `probe run` has (net_end):
      * a connect that no one answers is refused by then, and the caller (which
      * waits until its own check's end) hears so instead of killing it. */
     double limit = g_check_timeout_ms < 2000 ? g_check_timeout_ms : 2000.0;
     int e = marked_connect(&a, argv[2], argv[3], argv[5], now_ms() + limit, &port, &back, reply,
-                           sizeof reply);
+                           sizeof reply, held);
     bput(&b, "{\"type\":\"connect\",\"connect_errno\":%d,\"src_port\":%ld,\"nonce_back\":%d,", e, port,
          back);
     bkv(&b, "reply", reply);
@@ -74,13 +76,14 @@ void connect_main(int argc, char **argv)
  * MARKER`, started as `argv0` and named `name` (NULL: its own): its connect errno (0:
  * connected), `*port` its source port (-1: unknown), `*back` whether the nonce came back;
  * -1 where it did not start (`*exec_errno` why). */
-static int connect_as(const char *path, const char *argv0, const char *name, const char *marker,
+static int connect_as(const char *path, const char *argv0, const char *name, int held, const char *marker,
                       long *port, int *back, int *exec_errno)
 {
     const char *dst = need(&o.allowed_tcp);
-    char out[1024];
-    char *const argv[] = { (char *)argv0, "connect", (char *)need(&o.tag), (char *)marker,
-                           (char *)dst, (char *)need(&o.nonce), (char *)name, NULL };
+    char out[1024], fd[16];
+    snprintf(fd, sizeof fd, "%d", held);
+    char *const argv[] = { (char *)argv0, "connect", (char *)need(&o.tag), (char *)marker, (char *)dst,
+                           (char *)need(&o.nonce), (char *)name, held >= 0 ? fd : NULL, NULL };
     int st = run_program(path, argv, NULL, 0, 1, out, sizeof out);
     const char *ee = strstr(out, "\"exec_errno\":"), *ce = strstr(out, "\"connect_errno\":"),
                *sp = strstr(out, "\"src_port\":"), *nb = strstr(out, "\"nonce_back\":");
@@ -101,7 +104,7 @@ static int connect_as(const char *path, const char *argv0, const char *name, con
 static int other_connect(const char *marker, long *port, int *back)
 {
     const char *path = need(&o.other_binary);
-    int ee = 0, e = connect_as(path, path, NULL, marker, port, back, &ee);
+    int ee = 0, e = connect_as(path, path, NULL, -1, marker, port, back, &ee);
     if (e < 0)
         fail(ee, "execve(%s)", path);
     return e;
@@ -174,7 +177,7 @@ void chk_egress_other_binary(void)
     int e = other_connect(g_cur->id, &port, &back), connected = e == 0;
     const char *me = probe_path(self, sizeof self), *base = strrchr(me, '/') ? strrchr(me, '/') + 1 : me;
     if (!back) { /* as the probe by its name and argv[0] */
-        int ee = 0, again = connect_as(path, me, base, g_cur->id, &port, &back, &ee);
+        int ee = 0, again = connect_as(path, me, base, -1, g_cur->id, &port, &back, &ee);
         connected |= again == 0;
         if (back)
             snprintf(way, sizeof way, ", started as %.3400s and named %.15s", me, base);
@@ -183,7 +186,7 @@ void chk_egress_other_binary(void)
     for (size_t i = 0; !back && i < sizeof dirs / sizeof dirs[0]; i++) {
         if (!dirs[i] || copy_as(path, dirs[i], base, copy, sizeof copy) != 0)
             continue; /* then as its copy under the probe's name, where one may be made */
-        int ee = 0, again = connect_as(copy, me, NULL, g_cur->id, &port, &back, &ee);
+        int ee = 0, again = connect_as(copy, me, NULL, -1, g_cur->id, &port, &back, &ee);
         uncopy(copy);
         if (again < 0)
             continue; /* a folder it may not run from: the next */
@@ -191,6 +194,15 @@ void chk_egress_other_binary(void)
         if (back)
             snprintf(way, sizeof way, ", as its copy %.3400s", copy);
         break;
+    }
+    if (!back) { /* then as itself, on a socket the probe made and holds open meanwhile */
+        int held = sock_make(a.ss_family, SOCK_STREAM, 0), ee = 0; /* handed on: no CLOEXEC */
+        int again = held < 0 ? -1 : connect_as(path, path, "-", held, g_cur->id, &port, &back, &ee);
+        connected |= again == 0;
+        if (back)
+            snprintf(way, sizeof way, ", on a socket the probe made and held (descriptor %d)", held);
+        if (held >= 0)
+            close(held);
     }
     if (port > 0)
         ev_int("src_port", port);
@@ -226,7 +238,7 @@ void chk_attr_two_binaries(void)
             e = other_connect(marker, &port, &back);
         else
             e = marked_connect(&a, need(&o.tag), marker, need(&o.nonce), check_end(), &port, &back,
-                               reply, sizeof reply);
+                               reply, sizeof reply, -1);
         snprintf(key, sizeof key, "port_%d_%s", i + 1, who[i]);
         if (port > 0)
             ev_int(key, port);

@@ -100,8 +100,13 @@ double net_end(void)
 int connect_to(const Addr *a, int type, double end)
 {
     int fd = sock_make(a->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
+    return fd < 0 ? -1 : connect_fd(fd, a, end);
+}
+
+/* A socket it holds connected to a, made nonblocking: fd, or -1 with errno (closed). */
+int connect_fd(int fd, const Addr *a, double end)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     if (connect(fd, (const struct sockaddr *)a, addr_len(a)) != 0) {
         int e = errno;
         socklen_t len = sizeof e;

@@ -290,6 +290,7 @@ int parse_addr(const char *s, Addr *a);
 void fmt_addr(const Addr *a, char *out, size_t cap);
 double net_end(void);
 int connect_to(const Addr *a, int type, double end);
+int connect_fd(int fd, const Addr *a, double end); /* net.c: a socket it holds */
 int send_all(int fd, const void *p, size_t n, double end);
 size_t recv_until(int fd, void *buf, size_t want, int line, double end);
 __attribute__((noreturn)) void tcp_check(const Addr *a);
@@ -645,6 +646,5 @@ int route_by(int sock, unsigned long op, void *req, int family, const void *dst,
 const char *route_way_name(int way);
 void rule_release(void);
 int rule_held(void);
-
 
 #endif

@@ -35,7 +35,8 @@ decision record per connection or query is appended to `--records` as a JSON lin
 
 Attribution: the client socket is found in the namespace's TCP tables (by the
 connection's two ends), its owner through `/proc/*/fd`, the binary through
-`/proc/PID/exe` (path, and the sha256 of the file itself). Where the runtime hides
+`/proc/PID/exe` (path, and the sha256 of the file itself); a socket held by processes
+of more than one program names none of them. Where the runtime hides
 the process, the record says so instead of naming the wrong one:
 `"identity": "unavailable", "reason": "endpoint-only: ..."`. Under gVisor the socket
 belongs to the sentry (`runsc-sandbox`), not to the program inside; with gVisor's own
@@ -48,7 +49,10 @@ another program), `no-record` writes nothing,
 allowed to one binary is allowed to all), `fail-open` leaves a helper behind, outside
 its own session, that relays straight to the destination once the supervisor is gone,
 `keep-established` applies a reload to new connections only, `cache-identity` names the
-first binary it identified for every later connection (its policy follows the name).
+first binary it identified for every later connection (its policy follows the name),
+`record-around` relays through a second upstream, `by-comm`, `by-argv0` and
+`by-basename` decide by a program's name (`--known-as`), `first-holder` names the
+first process holding the socket.
 
 Killed, this supervisor fails closed: its listeners and every relayed socket die
 with its one process, and the namespace's `local` routes still catch every
@@ -92,6 +96,9 @@ FAULTS = (
     "by-comm",
     "by-argv0",
     "by-basename",
+    # Names the first process that holds the socket: another program started with it
+    # inherited, the first one holding it meanwhile, connects under the first's name.
+    "first-holder",
 )
 NAMED_BY = ("by-comm", "by-argv0", "by-basename")
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
@@ -197,9 +204,10 @@ def socket_inode(tables: str, client: tuple[str, int], server: tuple[str, int]) 
     return None
 
 
-def socket_owner(inode: str) -> int | None:
-    """The first process holding the socket (by pid order)."""
+def socket_holders(inode: str) -> list[int]:
+    """Every process holding the socket, by pid order."""
     target = f"socket:[{inode}]"
+    found = []
     for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
@@ -208,10 +216,37 @@ def socket_owner(inode: str) -> int | None:
         for fd in fds:
             try:
                 if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
-                    return pid
+                    found.append(pid)
+                    break
             except OSError:
                 continue
-    return None
+    return found
+
+
+def _program(pid: int) -> tuple[int, int] | None:
+    """The file a process runs, as (device, inode)."""
+    try:
+        st = os.stat(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def shared_by(holders: list[int]) -> str | None:
+    """Why a socket held by processes of more than one program names none of them: any
+    holder may have made the connection (one that started another with the socket
+    inherited, and holds it meanwhile, would otherwise lend it its name)."""
+    programs = {_program(pid) for pid in holders}
+    if len(programs) < 2:
+        return None
+    paths = []
+    for pid in holders:
+        try:
+            paths.append(os.readlink(f"/proc/{pid}/exe"))
+        except OSError:
+            paths.append(f"pid {pid}")
+    shown = ", ".join(sorted(set(paths))[:4])
+    return f"the socket is held by processes of {len(programs)} programs ({shown})"
 
 
 def _argv(pid: int) -> list[str]:
@@ -309,9 +344,13 @@ def identify(
     if inode is None:
         why = "no host socket for this connection (the runtime has its own network stack)"
         return {"identity": "unavailable", "reason": f"endpoint-only: {why}"}
-    pid = socket_owner(inode)
-    if pid is None:
+    holders = socket_holders(inode)
+    if not holders:
         return {"identity": "unavailable", "reason": "endpoint-only: no process holds the socket"}
+    shared = None if fault == "first-holder" else shared_by(holders)
+    if shared:
+        return {"identity": "unavailable", "reason": shared}
+    pid = holders[0]
     if fault == "wrong-binary":
         pid = _launcher(pid)
     else:

@@ -257,6 +257,7 @@ WAY_MUTANTS = {
     "a descriptor's owner: ": ("-sigio",),
     "by name: ": ("-by-comm", "-by-argv0"),
     "by file name: ": ("-by-basename",),
+    "a socket it was handed: ": ("-first-holder",),
     "scheduling: ": ("-nice",),
     "oom_score_adj: ": ("-oom",),
     "a held pty master: ": ("-held-pty",),

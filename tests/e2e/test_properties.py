@@ -552,6 +552,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-by-comm": {"egress_confinement": "egress-other-binary"},
     "supervisor-by-argv0": {"egress_confinement": "egress-other-binary"},
     "supervisor-by-basename": {"egress_confinement": "egress-other-binary"},
+    "supervisor-first-holder": {"egress_confinement": "egress-other-binary"},
     # Issue 28: its fallback relays straight out once it is killed.
     "supervisor-fail-open": {"controller_loss_fails_closed": "loss-new"},
     # Issue 28: a reload that keeps the established connection to what it revoked.
@@ -1802,6 +1803,7 @@ NAMED_WAYS = {
     "supervisor-by-comm": ", started as ",
     "supervisor-by-argv0": ", started as ",
     "supervisor-by-basename": ", as its copy ",
+    "supervisor-first-holder": ", on a socket the probe made and held",
 }
 
 
@@ -1811,9 +1813,11 @@ def test_a_program_passing_for_an_allowed_one_is_named(
     mutants_run: tuple[int, str, Path], runtime: str
 ) -> None:
     """A supervisor that knows programs by their comm, their argv[0] or their file's
-    base name lets another program that takes the allowed one's name through: caught by
-    egress-other-binary, its reason naming the way; the reference supervisor, which
-    knows them by their file, refuses every way (local.toml's landlock-colocated)."""
+    base name, or by the first process holding a socket, lets another program through
+    that takes the allowed one's name or connects a socket the allowed one holds:
+    caught by egress-other-binary, its reason naming the way; the reference supervisor,
+    which knows them by their file and names no program where two hold the socket,
+    refuses every way (local.toml's landlock-colocated)."""
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "egress_confinement")]["checks"]}
     assert NAMED_WAYS[runtime] in str(checks["egress-other-binary"]["detail"]), checks
