@@ -203,6 +203,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-signal-sigio",
         "landlock-host-pid-nice",
         "landlock-nice-i386",
+        "landlock-prlimit-i386",
+        "landlock-sigio-i386",
         "landlock-host-pid-oom",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
@@ -214,6 +216,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
         "bwrap-sys-time-i386",
+        "bwrap-sys-time-clock-adjtime",
+        "bwrap-sys-time-settimeofday",
     ),
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",

@@ -287,6 +287,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # Every call that sets another's scheduling refused by x86_64's number alone: the
     # i386 entry's setpriority (97) all the same.
     "landlock-nice-i386": {"privilege_floor": "priv-proc-access"},
+    # Every call that signals, prlimit64, a descriptor's owner and every scheduling call
+    # refused, the architecture checked, one i386 call left through: its prlimit64 (340)
+    # sets the limits of every host process of uid 0; its fcntl64 (221) makes a host
+    # process a descriptor's owner, which the kernel signals (I386_PROC_WAYS).
+    "landlock-prlimit-i386": {"privilege_floor": "priv-proc-access"},
+    "landlock-sigio-i386": {"privilege_floor": "priv-proc-access"},
     # Those calls refused too, the workload as uid 65534 with /proc writable: a host
     # process of that uid has its oom_score_adj raised (the OOM killer's first choice).
     "landlock-host-pid-oom": {"privilege_floor": "priv-proc-access"},
@@ -394,6 +400,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
     "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
+    # The same capability, its deny-list checking the architecture but one setter of the
+    # clock forgotten: clock_adjtime, or settimeofday (CLOCK_WAYS).
+    "bwrap-sys-time-clock-adjtime": {"privilege_floor": "priv-root-kernel"},
+    "bwrap-sys-time-settimeofday": {"privilege_floor": "priv-root-kernel"},
     "bwrap-dac-read-search-i386": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -2113,6 +2123,56 @@ def test_a_complete_deny_list_of_the_mount_calls_keeps_the_privilege_floor(
     assert mount["outcome"] == "blocked", mount
 
 
+# The setter of the clock each mutant's deny-list forgets, and the fragment of
+# priv-root-kernel's reason that names it.
+CLOCK_WAYS = {
+    "bwrap-sys-time-clock-adjtime": "clock_adjtime(CLOCK_REALTIME) (tick 0) allowed, adjtimex",
+    "bwrap-sys-time-settimeofday": "settimeofday(NULL, NULL) allowed, adjtimex",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(CLOCK_WAYS))
+def test_each_setter_of_the_clock_is_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """Each clock mutant escapes by priv-root-kernel alone, its reason naming the setter
+    its list forgot (adjtimex itself refused)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert CLOCK_WAYS[runtime] in str(checks["priv-root-kernel"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-root-kernel"], escaped
+
+
+def test_a_deny_list_of_every_setter_of_the_clock_keeps_the_privilege_floor(
+    tmp_path: Path,
+) -> None:
+    """bwrap-sys-time-clock-adjtime's and bwrap-sys-time-settimeofday's correct twin:
+    CAP_SYS_TIME declared, the deny-list naming all four setters (adjtimex,
+    clock_adjtime, settimeofday, clock_settime), the architecture checked: enforced,
+    priv-root-kernel blocked (each setter refused, the i386 entry too)."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-sys-time-clock-adjtime"
+    ]
+    every = "adjtimex,clock_adjtime,settimeofday,clock_settime"
+    argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
+    argv[argv.index("adjtimex,settimeofday,clock_settime")] = every
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'allowed_caps = ["CAP_SYS_TIME"]\nexpect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel"]
+    assert check["outcome"] == "blocked", check
+
+
 @pytest.mark.parametrize("mutant", sorted(I386_WAYS))
 def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
     tmp_path: Path, mutant: str
@@ -2851,6 +2911,28 @@ def test_a_signal_through_the_i386_entry_is_named(mutants_run: tuple[int, str, P
     row = v[("localhost", "landlock-signal-i386", "privilege_floor")]
     checks = {c["id"]: c for c in row["checks"]}
     assert "through the i386 entry" in str(checks["priv-proc-access"]["detail"]), checks
+
+
+# The i386 way each mutant leaves through a complete deny-list of x86_64's numbers, and
+# the fragment of priv-proc-access's reason that names it.
+I386_PROC_WAYS = {
+    "landlock-prlimit-i386": "RLIMIT_CPU) through the i386 entry (int $0x80, its number 340)",
+    "landlock-sigio-i386": "fcntl64(F_SETOWN) through the i386 entry (int $0x80, its number 221;",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(I386_PROC_WAYS))
+def test_a_host_processs_limits_and_owner_through_the_i386_entry_are_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """landlock-prlimit-i386 and landlock-sigio-i386 are caught by priv-proc-access alone,
+    each reason naming the i386 call its list left through (every x86_64 call refused)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert I386_PROC_WAYS[runtime] in str(checks["priv-proc-access"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-proc-access"], escaped
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
