@@ -116,7 +116,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-rmdir-unlisted",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),
-    _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": ("jail-keep-chroot",),
+    _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": (
+        "jail-keep-chroot",
+        "jail-chroot-i386",
+    ),
     _FS + "through a descriptor the workload holds when it starts": (
         "bwrap-leaked-fd",
         "bwrap-leaked-fd-high",

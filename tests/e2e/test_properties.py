@@ -467,6 +467,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
+    # The same jail, chroot refused by a filter that checks no architecture: the i386
+    # entry's chroot (61) climbs out all the same (FS_WAYS).
+    "jail-chroot-i386": {"filesystem_confinement": "fs-chroot-escape"},
     "landlock-fd-chmod": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-chown": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-xattr": {"filesystem_confinement": "fs-write-read-only"},
@@ -1794,6 +1797,8 @@ FS_WAYS = {
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
+    # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
+    "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
     "landlock-held-ring-xattr": (
         "fs-io-uring",
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
@@ -1814,6 +1819,29 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
     assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_chroot_filter_that_checks_the_architecture_keeps_the_jail(tmp_path: Path) -> None:
+    """jail-chroot-i386's correct twin: the same jail keeping CAP_SYS_CHROOT, chroot(2)
+    refused by a filter that checks the architecture (the i386 entry's calls refused):
+    x86_64's chroot and the i386 entry's are both refused, enforced, fs-chroot-escape
+    blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "jail-chroot-i386"
+    ]
+    argv = [a for a in spec["argv"] if a != "--any-arch"]
+    assert "--deny-chroot" in argv and "--keep-chroot" in argv
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-chroot-escape"]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_path: Path) -> None:
