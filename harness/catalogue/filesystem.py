@@ -396,6 +396,7 @@ ROWS: tuple[Row, ...] = (
         ("chroot",),
         checks=("fs-chroot-escape",),
         target="every sentinel, by .. from the working folder",
+        ways=("i386: chroot",),
     ),
     _fs(
         _ROUTE,

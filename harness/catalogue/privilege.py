@@ -249,8 +249,8 @@ ROWS: tuple[Row, ...] = (
             " score of 1000 makes it the OOM killer's first choice (harness's witness: one"
             " more, read back, restored)",
             "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
-            " rt_sigqueueinfo, rt_tgsigqueueinfo, setpriority, sched_setscheduler,"
-            " sched_setattr, sched_setaffinity, ioprio_set",
+            " rt_sigqueueinfo, rt_tgsigqueueinfo, prlimit64, fcntl64, fcntl, ioctl,"
+            " setpriority, sched_setscheduler, sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witnesses"
         " (uid 65534's, and the workload's own host uid's where that is another), for"
@@ -301,9 +301,16 @@ ROWS: tuple[Row, ...] = (
         ),
         checks=("priv-root-kernel",),
         ways=(
+            "clock_adjtime: the clock's parameters by clock_adjtime(CLOCK_REALTIME) (2.6.39),"
+            " adjtimex by another number, where a deny-list refuses adjtimex (CAP_SYS_TIME)",
+            "settimeofday: the clock (and the kernel's timezone) by the oldest setter, where a"
+            " deny-list refuses adjtimex and clock_adjtime (asked with neither time nor zone:"
+            " CAP_SYS_TIME, nothing set)",
             "i386: reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm,"
             " perf_event_open",
         ),
-        target="a no-op form of each (the capability proven); the rest by `priv-start`",
+        target="a no-op form of each (the capability proven); the rest by `priv-start`"
+        " (clock_settime has no form that sets nothing: the same capability as"
+        " settimeofday's)",
     ),
 )

@@ -116,7 +116,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-rmdir-unlisted",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),
-    _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": ("jail-keep-chroot",),
+    _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": (
+        "jail-keep-chroot",
+        "jail-chroot-i386",
+    ),
     _FS + "through a descriptor the workload holds when it starts": (
         "bwrap-leaked-fd",
         "bwrap-leaked-fd-high",
@@ -203,6 +206,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-signal-sigio",
         "landlock-host-pid-nice",
         "landlock-nice-i386",
+        "landlock-prlimit-i386",
+        "landlock-sigio-i386",
         "landlock-host-pid-oom",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
@@ -214,6 +219,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _PRIV + "the kernel itself: boot, BPF, perf, raw I/O, swap, quotas, accounting, clock": (
         "runc-syslog-allowed",
         "bwrap-sys-time-i386",
+        "bwrap-sys-time-clock-adjtime",
+        "bwrap-sys-time-settimeofday",
     ),
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",

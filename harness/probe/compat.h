@@ -176,6 +176,10 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_sched_setattr 351
 #define I386_NR_sched_setaffinity 241
 #define I386_NR_ioprio_set 289
+/* procways.c: a host process's limits, and a descriptor's owner, there */
+#define I386_NR_prlimit64 340
+#define I386_NR_fcntl 55
+#define I386_NR_fcntl64 221
 #define I386_NR_read 3
 #define I386_NR_write 4
 #define I386_NR_socketcall 102
@@ -206,6 +210,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_open_by_handle_at 342
 #define I386_NR_mknod 14
 #define I386_NR_mknodat 297
+#define I386_NR_chroot 61 /* stands.c: a second chroot there */
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

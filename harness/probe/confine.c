@@ -204,6 +204,10 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "sched",
       { I386_NR_setpriority, I386_NR_sched_setscheduler, I386_NR_sched_setattr, I386_NR_sched_setaffinity,
         I386_NR_ioprio_set, -1 } },
+    /* another process's limits (a deny-list of x86_64's prlimit64), and a descriptor's
+     * owner (of x86_64's fcntl and its F_SETOWN): every fcntl command of that entry */
+    { "prlimit", { I386_NR_prlimit64, -1, -1, -1 } },
+    { "setown", { I386_NR_fcntl, I386_NR_fcntl64, -1, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -283,7 +287,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
-                         " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched)",
+                         " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched, prlimit, setown)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

@@ -8,7 +8,10 @@
  * harness uses it as a reference (matrices/local.toml) and for its mutants, each of
  * which leaves one thing open: `--keep-cwd` skips the chdir (the working folder
  * stays on the host, outside the root), `--keep-chroot` keeps CAP_SYS_CHROOT (a
- * second chroot climbs out). It is not a check. */
+ * second chroot climbs out). `--deny-chroot` refuses chroot(2) instead by a seccomp
+ * filter installed last (every other architecture's entry refused), and `--any-arch`
+ * (a mutant's mistake) makes that filter match chroot's number alone, whatever the
+ * entry: the i386 entry's chroot (61) is no x86_64 chroot (161). It is not a check. */
 
 #include "probe.h"
 #include <sys/wait.h>
@@ -93,6 +96,26 @@ static void build(const char *root)
     jail_mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 }
 
+/* chroot(2) refused (EPERM) by a seccomp filter; another architecture's entry refused
+ * whole, unless `any_arch` (then only the native number is matched, whatever the entry). */
+static void deny_chroot(int any_arch)
+{
+    struct sock_filter f[8];
+    unsigned n = 0;
+    if (!any_arch) {
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PROBE_AUDIT_ARCH, 1, 0);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    }
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_chroot, 0, 1);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+        fatal(2, "jail: seccomp: %s", strerror(errno));
+}
+
 /* The bounding set down to `keep` (root's exec takes its capabilities from it). */
 static void keep_capabilities(uint64_t keep)
 {
@@ -117,13 +140,17 @@ static int wait_for(pid_t child)
 
 void jail_main(int argc, char **argv)
 {
-    int keep_cwd = 0, keep_chroot = 0, i = 2;
+    int keep_cwd = 0, keep_chroot = 0, filter = 0, any_arch = 0, i = 2;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         int ro = !strcmp(argv[i], "--ro-bind");
         if (!strcmp(argv[i], "--keep-cwd"))
             keep_cwd = 1;
         else if (!strcmp(argv[i], "--keep-chroot"))
             keep_chroot = 1;
+        else if (!strcmp(argv[i], "--deny-chroot"))
+            filter = 1;
+        else if (!strcmp(argv[i], "--any-arch"))
+            any_arch = 1;
         else if ((ro || !strcmp(argv[i], "--bind")) && i + 2 < argc && g_nbind < MAX_BINDS &&
                  argv[i + 2][0] == '/') {
             g_bind[g_nbind].src = argv[i + 1];
@@ -132,7 +159,7 @@ void jail_main(int argc, char **argv)
             i += 2;
         } else
             fatal(2, "usage: probe jail [--bind SRC DST]... [--ro-bind SRC DST]... [--keep-cwd]"
-                     " [--keep-chroot] -- COMMAND...");
+                     " [--keep-chroot] [--deny-chroot [--any-arch]] -- COMMAND...");
     }
     if (i + 1 >= argc)
         fatal(2, "jail: no command after --");
@@ -169,6 +196,8 @@ void jail_main(int argc, char **argv)
     keep_capabilities(keep | (keep_chroot ? 1ULL << PROBE_CAP_SYS_CHROOT : 0));
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         fatal(2, "jail: no_new_privs: %s", strerror(errno));
+    if (filter)
+        deny_chroot(any_arch);
     execv(argv[i + 1], &argv[i + 1]);
     fatal(127, "jail: exec %s: %s", argv[i + 1], strerror(errno));
 }

@@ -1,12 +1,14 @@
 /* Other processes through the i386 entry (int $0x80), scenario "privilege": ptrace,
- * process_vm_readv and _writev and the calls that signal a process by its number, by
- * that entry's own numbers (ptrace 26, kill 37, ...), which a seccomp deny-list of
- * x86_64's numbers that does not check seccomp_data.arch lets through (procs.c asks
- * here once its own ways are refused). Where there is no such entry (aarch64, a
- * kernel without IA32 emulation, gVisor), nothing is tried. */
+ * process_vm_readv and _writev, the calls that signal a process by its number and
+ * prlimit64, by that entry's own numbers (ptrace 26, kill 37, prlimit64 340, ...), which
+ * a seccomp deny-list of x86_64's numbers that does not check seccomp_data.arch lets
+ * through (procs.c asks here once its own ways are refused); and a descriptor's owner,
+ * by x86_64's calls and then that entry's fcntl64, fcntl and ioctl. Where there is no
+ * such entry (aarch64, a kernel without IA32 emulation, gVisor), nothing is tried there. */
 
 #include "probe.h"
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 /* ---- a descriptor's owner: the signal the kernel sends it (SIGIO, or F_SETSIG's) ---- */
 
@@ -138,10 +140,58 @@ static unsigned long long pending_of(int pid)
     return s && sscanf(s, "\nShdPnd: %llx", &v) == 1 ? v : 0;
 }
 
+#if defined(__x86_64__)
+#include <sys/mman.h>
+
+/* Native way `i` of sigio_reach (refused as a filter refuses) again through the i386
+ * entry, in a child (a filter may kill it; the owner it sets is the open file's, the
+ * parent's too): fcntl64 (221), then fcntl (55), with F_SETOWN or F_SETOWN_EX, or ioctl
+ * (54) with FIOSETOWN or SIOCSPGRP, by numbers a filter keyed to x86_64's fcntl (72) and
+ * ioctl (16) never matches. 0 if the owner was set, its way named in `way`; -1 if not. */
+static int owner_by_i386(int fd, int i, int w, char *way, size_t n)
+{
+    static const struct { const char *name; long nr; } calls[] = {
+        { "fcntl64", I386_NR_fcntl64 }, { "fcntl", I386_NR_fcntl }, { "ioctl", I386_NR_ioctl },
+    };
+    static const char *const cmds[] = { "F_SETOWN", "F_SETOWN_EX", "FIOSETOWN", "SIOCSPGRP" };
+    static int here = -1;
+    if (here < 0)
+        here = i386_here();
+    for (int c = i < 2 ? 0 : 2; here && c < (i < 2 ? 2 : 3); c++) {
+        pid_t kid = fork();
+        if (kid == 0) {
+            int32_t *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+            if (low == MAP_FAILED)
+                _exit(1);
+            low[0] = i == 1 ? 1 /* F_OWNER_PID */ : w, low[1] = w; /* an int, or struct f_owner_ex */
+            static const long cmd[] = { F_SETOWN, 15 /* F_SETOWN_EX */, 0x8901 /* FIOSETOWN */, 0x8902 /* SIOCSPGRP */ };
+            long v[6] = { fd, cmd[i], i ? (long)(uintptr_t)low : w };
+            _exit(int80(calls[c].nr, v) == 0 ? 0 : 1);
+        }
+        int status = 0;
+        while (kid > 0 && waitpid(kid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (kid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            snprintf(way, n, "%s(%s) through the i386 entry (int $0x80, its number %ld; x86_64's %s refused)",
+                     calls[c].name, cmds[i], calls[c].nr, i < 2 ? "fcntl" : "ioctl");
+            return 0;
+        }
+    }
+    return -1;
+}
+#else
+static int owner_by_i386(int fd, int i, int w, char *way, size_t n)
+{
+    (void)fd, (void)i, (void)w, (void)way, (void)n;
+    return -1;
+}
+#endif
+
 int sigio_reach(char *how, size_t n)
 {
     static const char *const ways[] = { "fcntl(F_SETOWN)", "fcntl(F_SETOWN_EX)", "ioctl(FIOSETOWN)",
                                         "ioctl(SIOCSPGRP)" };
+    char way[160];
     unsigned long long pnd[2];
     unsigned uid[2];
     int ws[2], nw = witnesses(ws, uid, pnd);
@@ -157,6 +207,10 @@ int sigio_reach(char *how, size_t n)
                 set = fcntl(fd[0], 15 /* F_SETOWN_EX */, &ex);
             else
                 set = ioctl(fd[0], i == 2 ? 0x8901 /* FIOSETOWN */ : 0x8902 /* SIOCSPGRP */, &w);
+            snprintf(way, sizeof way, "%s", ways[i]);
+            /* refused as a filter refuses: the same command through the i386 entry */
+            if (set != 0 && (errno == EPERM || errno == ENOSYS))
+                set = owner_by_i386(fd[0], i, w, way, sizeof way);
             /* SIGURG, whose default is to ignore it; refused, SIGIO: the witness blocks both */
             int urg = fcntl(fd[0], 10 /* F_SETSIG */, SIGURG) == 0;
             int async = fcntl(fd[0], F_SETFL, O_ASYNC | O_NONBLOCK) == 0 || ioctl(fd[0], FIOASYNC, &one) == 0;
@@ -166,7 +220,7 @@ int sigio_reach(char *how, size_t n)
             if (now & ~pnd[j] & WITNESS_SIGS) {
                 snprintf(how, n, "%s and O_ASYNC: %s queued to host process %d (harness's witness, uid %u%s,"
                          " which blocks it: pending, nothing delivered), no signalling call asked: the workload"
-                         " may signal (kill) host processes as a descriptor's owner", ways[i],
+                         " may signal (kill) host processes as a descriptor's owner", way,
                          urg ? "SIGURG (F_SETSIG)" : "SIGIO", w, uid[j], uid[j] != 65534 ? ", the workload's own" : "");
                 return 0;
             }
@@ -175,12 +229,11 @@ int sigio_reach(char *how, size_t n)
 }
 
 #if defined(__x86_64__)
-#include <sys/mman.h>
-
 #define PTRACE_SEIZE_ 0x4206
 
-/* The ways, in the order tried; `sig`: a signalling call (tried only where the check
- * stands in the host's PID namespace, as procs.c's own). */
+/* The ways, in the order tried; `sig`: a call that signals (1) or sets the limits of
+ * (2) a process, tried only where the check stands in the host's PID namespace, as
+ * procs.c's own. */
 static const struct { const char *name; long nr; int sig; } ways[] = {
     { "process_vm_readv", I386_NR_process_vm_readv, 0 },
     { "process_vm_writev", I386_NR_process_vm_writev, 0 },
@@ -190,6 +243,7 @@ static const struct { const char *name; long nr; int sig; } ways[] = {
     { "tgkill", I386_NR_tgkill, 1 },
     { "rt_sigqueueinfo", I386_NR_rt_sigqueueinfo, 1 },
     { "rt_tgsigqueueinfo", I386_NR_rt_tgsigqueueinfo, 1 },
+    { "prlimit64", I386_NR_prlimit64, 2 },
 };
 #define N_WAYS (int)(sizeof ways / sizeof ways[0])
 
@@ -224,6 +278,14 @@ static long way_call(int w, int pid, unsigned char *low)
     case I386_NR_rt_tgsigqueueinfo:
         v[1] = pid, v[3] = (long)(uintptr_t)si;
         break;
+    case I386_NR_prlimit64: { /* RLIMIT_CPU read, then written back unchanged (as procs.c) */
+        long r;
+        v[1] = RLIMIT_CPU, v[3] = (long)(uintptr_t)(low + 512);
+        if ((r = int80(I386_NR_prlimit64, v)) != 0)
+            return r;
+        v[2] = v[3], v[3] = 0;
+        break;
+    }
     }
     return int80(ways[w].nr, v);
 }
@@ -287,7 +349,11 @@ int i386_reach(const int *pids, int k, int signals, char *how, size_t n)
             ;
         if (found >= 0) {
             int w = found % N_WAYS, pid = pids[found / N_WAYS];
-            if (ways[w].sig)
+            if (ways[w].sig == 2)
+                snprintf(how, n, "%s(%d, RLIMIT_CPU) through the i386 entry (int $0x80, its number %ld) read and"
+                         " written back unchanged, x86_64's refused: the workload may set that host process's"
+                         " limits (a CPU limit of 1 s, and the kernel kills it)", ways[w].name, pid, ways[w].nr);
+            else if (ways[w].sig)
                 snprintf(how, n, "%s(%d, 0) through the i386 entry (int $0x80, its number %ld) allowed, x86_64's"
                          " refused: the workload may signal (kill) that host process", ways[w].name, pid, ways[w].nr);
             else

@@ -347,7 +347,7 @@ void chk_priv_root_sys_module(void)
  * reboot magic, a tick out of range, a path that cannot exist, too many kexec
  * segments), or something undone at once (an I/O port, a BPF program never
  * attached, a disabled perf event). Every errno is recorded. */
-struct kattempt { const char *name; int granted; int e; int i386; };
+struct kattempt { const char *name; int granted; int e; int i386; const char *via, *what; };
 
 static int perf_paranoid(void)
 {
@@ -365,13 +365,26 @@ static void k_try(struct kattempt *a, long r, int ok_errno)
  * errno). Each is made in a child: a filter that kills on one (SIGSYS) refuses it, and
  * the next is still asked; what one changes (an I/O port, a program, an event) ends
  * with the child. */
-enum { K_REBOOT, K_KEXEC, K_ADJTIMEX, K_SWAPON, K_ACCT, K_SYSLOG, K_HOSTNAME, K_IOPERM, K_BPF, K_PERF, K_N };
-static const char *const k_names[K_N] = {
+enum { K_REBOOT, K_KEXEC, K_ADJTIMEX, K_SWAPON, K_ACCT, K_SYSLOG, K_HOSTNAME, K_IOPERM, K_BPF, K_PERF, K_N,
+       /* another call into the same operation (k_siblings) */
+       K_CLOCK_ADJTIME = K_N, K_SETTIMEOFDAY, K_ALL };
+static const char *const k_names[K_ALL] = {
     "reboot (bad magic)", "kexec_load (too many segments)", "adjtimex (tick 0)", "swapon (no such file)",
     "acct (no such file)", "syslog (unknown action)", "sethostname (too long)", "ioperm (port 0x80)",
     "bpf (load a kprobe program)", "perf_event_open (a CPU, kernel included)",
+    "clock_adjtime(CLOCK_REALTIME) (tick 0)", "settimeofday(NULL, NULL)",
 };
-static const int k_ok_errno[K_N] = { EINVAL, EINVAL, EINVAL, ENOENT, ENOENT, EINVAL, EINVAL, 0, 0, 0 };
+static const int k_ok_errno[K_ALL] = { EINVAL, EINVAL, EINVAL, ENOENT, ENOENT, EINVAL, EINVAL, 0, 0, 0, EINVAL, 0 };
+
+/* The other calls into an attempt's operation, tried where its own call is refused as a
+ * filter refuses (EPERM, ENOSYS, or the child killed): a deny-list of the older call
+ * alone leaves them open. The clock's parameters: clock_adjtime(CLOCK_REALTIME) (2.6.39)
+ * is adjtimex by another number, checked as it is (CAP_SYS_TIME, then the tick refused);
+ * settimeofday with neither time nor zone asks CAP_SYS_TIME and sets nothing. */
+static const struct { int of, way; const char *what; } k_siblings[] = {
+    { K_ADJTIMEX, K_CLOCK_ADJTIME, "the host clock's parameters set by another call" },
+    { K_ADJTIMEX, K_SETTIMEOFDAY, "the host's clock (and its timezone) set by another call" },
+};
 
 static long k_call(int which)
 {
@@ -389,6 +402,12 @@ static long k_call(int which)
         struct timex tx = { .modes = ADJ_TICK, .tick = 0 };
         return syscall(SYS_adjtimex, &tx);
     }
+    case K_CLOCK_ADJTIME: {
+        struct timex tx = { .modes = ADJ_TICK, .tick = 0 };
+        return syscall(SYS_clock_adjtime, CLOCK_REALTIME, &tx);
+    }
+    case K_SETTIMEOFDAY:
+        return syscall(SYS_settimeofday, NULL, NULL);
     case K_SWAPON:
         return syscall(SYS_swapon, "/proc/harness-no-such-file", 0);
     case K_ACCT:
@@ -486,6 +505,16 @@ void chk_priv_root_kernel(void)
     }
     int paranoid = perf_paranoid();
     a[n - 1].granted &= paranoid >= 1; /* perf_event_open, the last */
+    /* Each refused as a filter refuses, by the other calls into its operation. */
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < sizeof k_siblings / sizeof k_siblings[0]; k++) {
+            struct kattempt b = { 0 };
+            if (a[i].granted || (a[i].e != EPERM && a[i].e != ENOSYS) || strcmp(a[i].name, k_names[k_siblings[k].of]))
+                continue;
+            k_child(&b, k_siblings[k].way, &killed);
+            if (b.granted)
+                a[i].granted = 1, a[i].via = b.name, a[i].what = k_siblings[k].what;
+        }
     /* Each refused as a filter refuses (killed too), again through the i386 entry (rootways.c). */
     for (int i = 0; i < n; i++)
         if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &a[i].e) > 0)
@@ -495,15 +524,20 @@ void chk_priv_root_kernel(void)
     size_t len = 0;
     list[0] = '\0';
     for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s", i ? "; " : "", a[i].name,
-                                a[i].granted ? a[i].i386 ? "allowed (i386)" : "allowed" : strerror(a[i].e));
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s%s%s", i ? "; " : "", a[i].name,
+                                a[i].granted ? a[i].i386 ? "allowed (i386)" : "allowed" : strerror(a[i].e),
+                                a[i].via ? " by " : "", a[i].via ? a[i].via : "");
     ev_str("attempts", list);
     ev_int("perf_event_paranoid", paranoid);
     for (int i = 0; i < n; i++)
         /* reboot and sethostname ask the namespace's own user namespace */
-        if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11))))
+        if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11)))) {
+            if (a[i].via) /* its own call refused: the other call into the same operation */
+                outcome(OC_ESCAPED, 0, "%s allowed, %s refused: %s (nothing changed)", a[i].via, a[i].name,
+                        a[i].what);
             outcome(OC_ESCAPED, 0, "%s allowed%s (nothing changed)", a[i].name,
                     a[i].i386 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
+        }
     if (killed) /* by a filter (SIGSYS): refused, the kernel never ran them */
         outcome(OC_BLOCKED, a[0].e, "%d kernel operations refused (%d of them by killing the process:"
                 " SIGSYS, a seccomp filter)", n, killed);

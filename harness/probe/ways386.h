@@ -16,13 +16,15 @@ void compat_tried(const struct compat_call *calls, int n); /* i386.c */
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
-/* procways.c: ptrace, process_vm_readv and _writev, and (`signals`) signal 0 by each
- * call that signals by number, on each of `pids` through the i386 entry: 0 if one was
- * allowed, named in `how`; -1 if none (or no such entry). */
+/* procways.c: ptrace, process_vm_readv and _writev, and (`signals`: where the check
+ * stands in the host's PID namespace) signal 0 by each call that signals by number and
+ * prlimit64's RLIMIT_CPU read and written back, on each of `pids` through the i386
+ * entry: 0 if one was allowed, named in `how`; -1 if none (or no such entry). */
 int i386_reach(const int *pids, int k, int signals, char *how, size_t n);
 /* procways.c: a descriptor's owner set to each of harness's witnesses (a host process of
- * uid 65534, or the workload's own, that blocks SIGIO and SIGURG) by each way, and I/O made: 0 if the signal is pending
- * there, the way named in `how`; -1 if not (or no witness). */
+ * uid 65534, or the workload's own, that blocks SIGIO and SIGURG) by each way (each
+ * refused as a filter refuses, again through the i386 entry), and I/O made: 0 if the
+ * signal is pending there, the way named in `how`; -1 if not (or no witness). */
 int sigio_reach(char *how, size_t n);
 /* procways.c: harness's witness, its pending signals in *pnd: its pid, or 0 if none. */
 int witness_pid(unsigned long long *pnd);

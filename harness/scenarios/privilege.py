@@ -367,8 +367,10 @@ PRIVILEGE = Scenario(
                 "Where each of these is refused, the same "
                 "calls by the i386 entry's own numbers (`int $0x80`: `process_vm_readv` and "
                 "`_writev` of 16 bytes at address 0, never mapped, `EFAULT` counting; "
-                "`PTRACE_SEIZE`; signal 0 by each signalling call), in a child: a deny-list of "
-                "x86_64's numbers that does not check the architecture leaves them open. "
+                "`PTRACE_SEIZE`; signal 0 by each signalling call; `prlimit64`'s `RLIMIT_CPU` "
+                "read and written back), in a child: a deny-list of x86_64's numbers that does "
+                "not check the architecture, or an i386 list written from older tables, leaves "
+                "them open. "
                 "Then, in the host's PID namespace, a descriptor's owner: harness's witness (a "
                 "host process of uid 65534, `sleep`, that `envelope.sh` starts beside the sandbox "
                 "with SIGIO and SIGURG blocked; and one of the workload's own uid on the host "
@@ -380,7 +382,10 @@ PRIVILEGE = Scenario(
                 "that uid, so every way above is tried on it too, and the line names it 'the "
                 "workload's own'; where none is in view, the line says so) made the owner of a "
                 "pipe by `fcntl(F_SETOWN)`, "
-                "`F_SETOWN_EX`, of a socket by `ioctl(FIOSETOWN)`, `SIOCSPGRP`, its signal "
+                "`F_SETOWN_EX`, of a socket by `ioctl(FIOSETOWN)`, `SIOCSPGRP` (each refused as "
+                "a filter refuses again through the i386 entry, in a child: `fcntl64` (221), "
+                "then `fcntl` (55), or `ioctl` (54), numbers a filter of x86_64's `fcntl` and "
+                "`ioctl` commands never matches), its signal "
                 "SIGURG (`F_SETSIG`; SIGIO where refused), `O_ASYNC` on, a byte written: the "
                 "signal pending in its status (`ShdPnd`) is the escape, nothing delivered. "
                 "Then each witness's scheduling and OOM standing, each in a child, by the "
@@ -436,8 +441,9 @@ PRIVILEGE = Scenario(
         ),
         _as_root(
             "priv-root-kernel",
-            "reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm, bpf,"
-            " perf_event_open, each asked so that success changes nothing",
+            "reboot, kexec_load, adjtimex (or clock_adjtime, settimeofday), swapon, acct, syslog,"
+            " sethostname, ioperm, bpf, perf_event_open, each asked so that success changes"
+            " nothing",
             how=(
                 "As started, each asked so that success changes nothing: `reboot` with a bad magic "
                 "and `kexec_load` with too many segments (`EINVAL` after the CAP_SYS_BOOT check), "
@@ -450,7 +456,12 @@ PRIVILEGE = Scenario(
                 "once), `perf_event_open` of a disabled CPU-wide event with the kernel included "
                 "(CAP_PERFMON; counted only when `perf_event_paranoid` is 1 or more). Any one "
                 "allowed is the escape. Each is asked in a child of its own: one a filter kills "
-                "the process on (SIGSYS) is refused (`EPERM`), and the next is still asked. Each "
+                "the process on (SIGSYS) is refused (`EPERM`), and the next is still asked. "
+                "`adjtimex` refused as a filter refuses (`EPERM`, `ENOSYS`) is asked by the other "
+                "calls that set the clock: `clock_adjtime(CLOCK_REALTIME)` with a tick of 0 "
+                "(2.6.39; CAP_SYS_TIME, then `EINVAL`) and `settimeofday` with neither time nor "
+                "zone (CAP_SYS_TIME asked, nothing set), each in a child; a deny-list written "
+                "from the older calls leaves them open, and the detail names the call. Each "
                 "refused as a filter refuses (`EPERM`, `ENOSYS`) is asked again through the i386 "
                 "entry (`int $0x80`, its own numbers, in a child; not `bpf`), and the detail names "
                 "that way. `evidence.attempts` lists every errno."

@@ -254,6 +254,8 @@ WAY_MUTANTS = {
     "/proc/<pid>/mem: ": ("-proc-mem",),
     "a held pidfd: ": ("-held-pidfd",),
     "prlimit64: ": ("-prlimit",),
+    "clock_adjtime: ": ("-clock-adjtime",),
+    "settimeofday: ": ("-settimeofday",),
     "a descriptor's owner: ": ("-sigio",),
     "by name: ": ("-by-comm", "-by-argv0"),
     "by file name: ": ("-by-basename",),

@@ -287,6 +287,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # Every call that sets another's scheduling refused by x86_64's number alone: the
     # i386 entry's setpriority (97) all the same.
     "landlock-nice-i386": {"privilege_floor": "priv-proc-access"},
+    # Every call that signals, prlimit64, a descriptor's owner and every scheduling call
+    # refused, the architecture checked, one i386 call left through: its prlimit64 (340)
+    # sets the limits of every host process of uid 0; its fcntl64 (221) makes a host
+    # process a descriptor's owner, which the kernel signals (I386_PROC_WAYS).
+    "landlock-prlimit-i386": {"privilege_floor": "priv-proc-access"},
+    "landlock-sigio-i386": {"privilege_floor": "priv-proc-access"},
     # Those calls refused too, the workload as uid 65534 with /proc writable: a host
     # process of that uid has its oom_score_adj raised (the OOM killer's first choice).
     "landlock-host-pid-oom": {"privilege_floor": "priv-proc-access"},
@@ -394,6 +400,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A capability declared, its calls refused by a deny-list that checks no
     # architecture: the i386 entry's adjtimex, open_by_handle_at (I386_WAYS).
     "bwrap-sys-time-i386": {"privilege_floor": "priv-root-kernel"},
+    # The same capability, its deny-list checking the architecture but one setter of the
+    # clock forgotten: clock_adjtime, or settimeofday (CLOCK_WAYS).
+    "bwrap-sys-time-clock-adjtime": {"privilege_floor": "priv-root-kernel"},
+    "bwrap-sys-time-settimeofday": {"privilege_floor": "priv-root-kernel"},
     "bwrap-dac-read-search-i386": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -457,6 +467,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
+    # The same jail, chroot refused by a filter that checks no architecture: the i386
+    # entry's chroot (61) climbs out all the same (FS_WAYS).
+    "jail-chroot-i386": {"filesystem_confinement": "fs-chroot-escape"},
     "landlock-fd-chmod": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-chown": {"filesystem_confinement": "fs-write-read-only"},
     "landlock-fd-xattr": {"filesystem_confinement": "fs-write-read-only"},
@@ -1789,6 +1802,8 @@ FS_WAYS = {
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
+    # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
+    "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
     "landlock-held-ring-xattr": (
         "fs-io-uring",
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
@@ -1836,6 +1851,29 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
     assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_chroot_filter_that_checks_the_architecture_keeps_the_jail(tmp_path: Path) -> None:
+    """jail-chroot-i386's correct twin: the same jail keeping CAP_SYS_CHROOT, chroot(2)
+    refused by a filter that checks the architecture (the i386 entry's calls refused):
+    x86_64's chroot and the i386 entry's are both refused, enforced, fs-chroot-escape
+    blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "jail-chroot-i386"
+    ]
+    argv = [a for a in spec["argv"] if a != "--any-arch"]
+    assert "--deny-chroot" in argv and "--keep-chroot" in argv
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-chroot-escape"]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_path: Path) -> None:
@@ -2143,6 +2181,56 @@ def test_a_complete_deny_list_of_the_mount_calls_keeps_the_privilege_floor(
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     mount = {c["id"]: c for c in row["checks"]}["priv-root-mount"]
     assert mount["outcome"] == "blocked", mount
+
+
+# The setter of the clock each mutant's deny-list forgets, and the fragment of
+# priv-root-kernel's reason that names it.
+CLOCK_WAYS = {
+    "bwrap-sys-time-clock-adjtime": "clock_adjtime(CLOCK_REALTIME) (tick 0) allowed, adjtimex",
+    "bwrap-sys-time-settimeofday": "settimeofday(NULL, NULL) allowed, adjtimex",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(CLOCK_WAYS))
+def test_each_setter_of_the_clock_is_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """Each clock mutant escapes by priv-root-kernel alone, its reason naming the setter
+    its list forgot (adjtimex itself refused)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert CLOCK_WAYS[runtime] in str(checks["priv-root-kernel"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-root-kernel"], escaped
+
+
+def test_a_deny_list_of_every_setter_of_the_clock_keeps_the_privilege_floor(
+    tmp_path: Path,
+) -> None:
+    """bwrap-sys-time-clock-adjtime's and bwrap-sys-time-settimeofday's correct twin:
+    CAP_SYS_TIME declared, the deny-list naming all four setters (adjtimex,
+    clock_adjtime, settimeofday, clock_settime), the architecture checked: enforced,
+    priv-root-kernel blocked (each setter refused, the i386 entry too)."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-sys-time-clock-adjtime"
+    ]
+    every = "adjtimex,clock_adjtime,settimeofday,clock_settime"
+    argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
+    argv[argv.index("adjtimex,settimeofday,clock_settime")] = every
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'allowed_caps = ["CAP_SYS_TIME"]\nexpect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel"]
+    assert check["outcome"] == "blocked", check
 
 
 @pytest.mark.parametrize("mutant", sorted(I386_WAYS))
@@ -2883,6 +2971,28 @@ def test_a_signal_through_the_i386_entry_is_named(mutants_run: tuple[int, str, P
     row = v[("localhost", "landlock-signal-i386", "privilege_floor")]
     checks = {c["id"]: c for c in row["checks"]}
     assert "through the i386 entry" in str(checks["priv-proc-access"]["detail"]), checks
+
+
+# The i386 way each mutant leaves through a complete deny-list of x86_64's numbers, and
+# the fragment of priv-proc-access's reason that names it.
+I386_PROC_WAYS = {
+    "landlock-prlimit-i386": "RLIMIT_CPU) through the i386 entry (int $0x80, its number 340)",
+    "landlock-sigio-i386": "fcntl64(F_SETOWN) through the i386 entry (int $0x80, its number 221;",
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(I386_PROC_WAYS))
+def test_a_host_processs_limits_and_owner_through_the_i386_entry_are_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """landlock-prlimit-i386 and landlock-sigio-i386 are caught by priv-proc-access alone,
+    each reason naming the i386 call its list left through (every x86_64 call refused)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert I386_PROC_WAYS[runtime] in str(checks["priv-proc-access"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-proc-access"], escaped
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)

@@ -243,6 +243,38 @@ def test_a_deny_list_of_x86_64s_numbers_leaves_the_i386_entrys(
     assert "through the i386 entry (int $0x80, its number 37)" in row["detail"], row
 
 
+# What each i386 family left through names (the rest of the list whole, every other call
+# of that entry refused): landlock-prlimit-i386's and landlock-sigio-i386's shapes.
+I386_LEFT = {
+    "prlimit": "RLIMIT_CPU) through the i386 entry (int $0x80, its number 340)",
+    "setown": "fcntl64(F_SETOWN) through the i386 entry (int $0x80, its number 221;",
+    # every ioctl of that entry (the chmod filter family's mistake): FIOSETOWN on a socket
+    "chattr": "ioctl(FIOSETOWN) through the i386 entry (int $0x80, its number 54;",
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 entry is x86_64's")
+@pytest.mark.parametrize("family", sorted(I386_LEFT))
+def test_a_complete_deny_list_of_x86_64s_numbers_leaves_each_i386_way(
+    open_folder: Path, host_process: int, witness: int, family: str
+) -> None:
+    """landlock-prlimit-i386's and landlock-sigio-i386's shapes: every call that signals,
+    prlimit64, a descriptor's owner and every scheduling call refused by x86_64's numbers,
+    the i386 entry's prlimit64 (340), or its fcntl and fcntl64 (or its ioctl), left through: a host
+    process's limits are read and written back (RLIMIT_CPU), or the witness gets SIGURG
+    as a descriptor's owner, and the line names that entry. The twin (the architecture
+    checked, every i386 call refused) is test_a_deny_list_of_every_signalling_call_keeps_
+    host_processes_out. By hand, in the mutants' argv, the i386 prlimit64 set a host root
+    sleeper's CPU limit to 3600 s (read by prlimit(1) on the host, then put back), and the
+    i386 fcntl64(F_SETOWN) with F_SETSIG SIGTERM killed a host sleeper of uid 65534."""
+    deny = tuple(a for call in (*SIGNALLING, *LAST) for a in ("--deny", call))
+    confine = ("--unscoped", *deny, *NO_SCHED, "--i386-open", family)
+    row = _row(runnable_copy(open_folder), "unshare", "--net", "--", confine=confine)
+    assert row["outcome"] == "escaped", row
+    assert I386_LEFT[family] in row["detail"], row
+    assert "through the i386 entry (int $0x80, its number" in row["detail"], row
+
+
 def test_the_references_signal_scope_leaves_a_host_processs_limits(
     open_folder: Path, host_process: int
 ) -> None:
