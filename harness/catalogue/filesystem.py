@@ -351,9 +351,10 @@ ROWS: tuple[Row, ...] = (
             " folder: a whiteout (a character device 0:0, no CAP_MKNOD needed) or a socket's"
             " node made by mknod, each removed",
             "harness's decoys (a file and a folder the host makes in each folder a launcher"
-            " names beyond its policy): written, truncated and removed where no entry of the"
-            " host's own shows the right (a folder of files only, of executables only, or"
-            " one the workload cannot list)",
+            " names beyond its policy): written, truncated (by truncate(2), an open with"
+            " O_TRUNC, for reading alone too, and the i386 entry's truncate where a filter"
+            " refused x86_64's) and removed where no entry of the host's own shows the right"
+            " (a folder of files only, of executables only, or one the workload cannot list)",
         ),
     ),
     _fs(
@@ -381,6 +382,14 @@ ROWS: tuple[Row, ...] = (
             "a held io_uring ring's registered files: IORING_OP_FIXED_FD_INSTALL, then as held",
             "a held unix socket's queued descriptors (SCM_RIGHTS): recvmsg (a message of no"
             " bytes too), and accept4 on a held unix listener, then as held",
+            "a held file's owner: fchown to its own owner and group (with CAP_CHOWN, as"
+            " Docker keeps it, to anyone's)",
+            "a held file's metadata by another call (mode, owner, times, an extended"
+            " attribute, inode flags, each set to what it was), where a filter refuses the"
+            " descriptor's own: the *at call on the descriptor itself (AT_EMPTY_PATH:"
+            " fchmodat2, fchownat, setxattrat, file_setattr; FS_IOC_FSSETXATTR), the path"
+            " calls through /proc/self/fd",
+            "a held file's metadata through the i386 entry: each of those calls there",
         ),
     ),
     _fs(

@@ -113,6 +113,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-socknode-deeper",
         "landlock-remove-leaf",
         "landlock-truncate-bin",
+        "landlock-truncate-bin-filtered",
         "landlock-rmdir-unlisted",
     ),
     _FS + "from the working folder it started in": ("jail-keep-cwd",),
@@ -134,6 +135,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-tty-session",
         # (bwrap-held-pipe is caught as an error, inconclusive: no escape to prove it)
         "bwrap-held-token",
+        "bwrap-held-token-fchmodat2",
+        "bwrap-held-token-i386",
+        "bwrap-held-token-chown",
     ),
     _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
     _FS + "through io_uring's file operations": (

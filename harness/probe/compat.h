@@ -55,6 +55,21 @@
 
 /* ---- flags and constants --------------------------------------------------------- */
 
+/* inode flags and generation, by chattr's, xfs_io's and ext4's ioctls (writes.c,
+ * heldmeta.c) */
+#define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
+#define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
+#define PROBE_FS_NODUMP_FL 0x00000040
+#define PROBE_FS_XFLAG_NODUMP 0x00000080
+struct probe_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; unsigned char pad[8]; };
+#define PROBE_FS_IOC_FSGETXATTR _IOR('X', 31, struct probe_fsxattr)
+#define PROBE_FS_IOC_FSSETXATTR _IOW('X', 32, struct probe_fsxattr)
+#define PROBE_FS_IOC_GETVERSION _IOR('v', 1, long)
+#define PROBE_FS_IOC_SETVERSION _IOW('v', 2, long)
+#define PROBE_EXT4_IOC_SETVERSION _IOW('f', 4, long)
+/* file_getattr and file_setattr's struct file_attr (6.17), its first version */
+struct probe_file_attr { uint64_t xflags; uint32_t extsize, nextents, projid, cowextsize; };
+
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0 /* statfs f_type of a proc filesystem */
 #endif

@@ -79,7 +79,9 @@ static void run_calls(int fd, const struct compat_call *calls, int from, int n)
     _exit(0);
 }
 
-void compat_tried(const struct compat_call *calls, int n)
+void compat_tried(const struct compat_call *calls, int n) { compat_tried_as(calls, n, 0); }
+
+void compat_tried_as(const struct compat_call *calls, int n, int done_as)
 {
     char name[96];
     for (int from = 0; from < n;) {
@@ -102,7 +104,7 @@ void compat_tried(const struct compat_call *calls, int n)
         for (; got && i < n && read(p[0], &r, sizeof r) == sizeof r; i++) {
             snprintf(name, sizeof name, "%s (i386)", calls[i].name);
             errno = r < 0 ? (int)-r : 0;
-            tried(name, r < 0 ? -1 : 0);
+            tried(name, r < 0 && (!done_as || r != -done_as) ? -1 : 0);
         }
         close(p[0]);
         int status = 0;
@@ -172,6 +174,11 @@ long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags)
 void compat_tried(const struct compat_call *calls, int n)
 {
     (void)calls, (void)n;
+}
+
+void compat_tried_as(const struct compat_call *calls, int n, int done_as)
+{
+    (void)calls, (void)n, (void)done_as;
 }
 
 int i386_ring_setup(unsigned entries, void *params, size_t len)

@@ -53,14 +53,14 @@
  *                opened), ipc.c (SysV and POSIX IPC), uring.c
  *                (io_uring: the one ring, the sweep's exchange, the file
  *                operations, a ring held), i386net.c (the exchange through the i386 entry)
- *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds),
- *                i386.c (the same calls through the i386 entry),
- *                exec.c, grants.c (read-only grants), held.c (descriptors held at
- *                start), heldreaders.c (a held pipe's reader, the controlling
- *                terminal's session), fdkinds.c (what kind each is), stands.c (the working folder, a second chroot), mounts.c
- *                (the mount table), routes.c (every route to every sentinel),
- *                writereach.c (write reach; writereach.h), writelist.c (its pass over
- *                the host's list of every folder), procs.c (other processes)
+ *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds), i386.c (the
+ *                same calls through the i386 entry), exec.c, grants.c (read-only grants),
+ *                held.c (descriptors held at start), heldmeta.c (a held file's metadata, by
+ *                each way), heldreaders.c (a held pipe's reader, the controlling terminal's
+ *                session), fdkinds.c (what kind each is), stands.c (the working folder, a
+ *                second chroot), mounts.c (the mount table), routes.c (every route to every
+ *                sentinel), writereach.c (write reach; writereach.h), writelist.c (its pass
+ *                over the host's list of every folder), procs.c (other processes)
  *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
  *                state open for writing), root.c (what a root
  *                workload would try), procs.c, procways.c (other processes through
@@ -556,8 +556,7 @@ enum fd_kind fd_kind(int fd, char *link, size_t n);
 const char *fd_kind_name(enum fd_kind k);
 enum fd_route fd_kind_route(enum fd_kind k);
 
-/* writes.c: a path in the outside folder (exec.c's and uring.c's too), and the
- * calls a kind is made of, tried in turn (grants.c's too). */
+/* writes.c: a path in the outside folder (exec.c's, uring.c's); the calls a kind is made of, tried in turn (grants.c's, heldmeta.c's). */
 /* The filesystem targets, one per row of targets.def (T_chmod_me, ...): each name
  * is written there alone; a MADE target is the prefix of the name its check makes. */
 enum target_kind { TK_FILE, TK_DIR, TK_COPY, TK_MADE };
@@ -574,7 +573,8 @@ int tried_any(void); /* a change of the ones tried went through */
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 const char *tried_calls(void);       /* what went through since the reset, "" for none */
-const char *meta_unchanged(int fd);  /* a held file's metadata, each set to what it is */
+long ioctl_tried(const char *name, int fd, unsigned long req, void *arg); /* widened where refused */
+const char *meta_unchanged(int fd); /* heldmeta.c: a held file's metadata, each set to what it is */
 #include "ways386.h" /* the i386 entry: calls through int $0x80, and the ways that use it */
 
 /* filesystem.c: what a file check read, and whether it holds the token (routes.c's too). */

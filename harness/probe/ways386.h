@@ -13,6 +13,10 @@ struct compat_arg { long v; const void *p; size_t len; };
 #define CP(ptr, n) { .p = (ptr), .len = (n) } /* n bytes at ptr, copied low */
 struct compat_call { const char *name; long nr; struct compat_arg a[6]; };
 void compat_tried(const struct compat_call *calls, int n); /* i386.c */
+/* The same, a call answering errno `done_as` counted as done: an errno that proves the
+ * change allowed (ENODATA: an absent extended attribute's replace, refused only once
+ * setting one is allowed). */
+void compat_tried_as(const struct compat_call *calls, int n, int done_as);
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);

@@ -382,29 +382,21 @@ void chk_fs_list_outside(void)
 
 /* ---- inode flags ------------------------------------------------------------ */
 
-#define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
-#define PROBE_FS_IOC_SETFLAGS _IOW('f', 2, long)
-#define PROBE_FS_NODUMP_FL 0x00000040
-#define PROBE_FS_XFLAG_NODUMP 0x00000080
-struct probe_fsxattr { uint32_t xflags, extsize, nextents, projid, cowextsize; unsigned char pad[8]; };
-#define PROBE_FS_IOC_FSGETXATTR _IOR('X', 31, struct probe_fsxattr)
-#define PROBE_FS_IOC_FSSETXATTR _IOW('X', 32, struct probe_fsxattr)
-#define PROBE_FS_IOC_GETVERSION _IOR('v', 1, long)
-#define PROBE_FS_IOC_SETVERSION _IOW('v', 2, long)
-#define PROBE_EXT4_IOC_SETVERSION _IOW('f', 4, long)
-
 /* An ioctl refused as a filter refuses (EPERM), made again with its request widened (its
  * upper 32 bits set): the kernel reads the low 32, and a filter that compares all 64
- * (libseccomp's SCMP_CMP_EQ) matches no rule of its. */
-static void ioctl_tried(const char *name, int fd, unsigned long req, void *arg)
+ * (libseccomp's SCMP_CMP_EQ) matches no rule of its. 0 if either went through, else -1
+ * with the last errno. */
+long ioctl_tried(const char *name, int fd, unsigned long req, void *arg)
 {
     char wide[64];
     long r = ioctl(fd, req, arg);
     tried(name, r);
     if (r != 0 && errno == EPERM) {
         snprintf(wide, sizeof wide, "%s (upper 32 bits set)", name);
-        tried(wide, syscall(SYS_ioctl, fd, req | 1UL << 32, arg));
+        r = syscall(SYS_ioctl, fd, req | 1UL << 32, arg);
+        tried(wide, r);
     }
+    return r == 0 ? 0 : -1;
 }
 
 /* The "do not dump" flag on <outside>/chattr-me, which its owner (or CAP_FOWNER) may
@@ -464,41 +456,4 @@ void chk_fs_chattr_outside(void)
     const char *path = outside(T_chattr_me);
     meta_chattr(path);
     verdict("change the inode flags of", path);
-}
-
-/* The metadata changes a held file or folder lets its holder make (its owner may, through
- * a descriptor opened for reading, on the mount it was opened on), each to what it
- * already is: its own mode (not where S_ISGID is set: a chmod by one outside its group
- * clears it), its own times given explicitly (UTIME_OMIT is let through unchecked), its
- * own inode flags, and an extended attribute it lacks replaced (ENODATA comes only once
- * setting one is allowed). An O_PATH handle, which no f-call takes, goes by its
- * /proc/self/fd link (to the same file on the same mount). The calls that went
- * through, as `tried` lists them: "" for none. */
-const char *meta_unchanged(int held)
-{
-    static const char absent[] = "user.harness-absent";
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", held);
-    int by_path = (fcntl(held, F_GETFL) & O_PATH) != 0;
-    struct stat st;
-    writes_reset();
-    if (fstat(held, &st) != 0)
-        return "";
-    mode_t mode = st.st_mode & 07777;
-    if (!(mode & S_ISGID))
-        tried("fchmod", by_path ? chmod(proc, mode) : fchmod(held, mode));
-    const struct timespec times[2] = { st.st_atim, st.st_mtim };
-    tried("futimens", by_path ? utimensat(AT_FDCWD, proc, times, 0) : futimens(held, times));
-    ssize_t has = by_path ? getxattr(proc, absent, NULL, 0) : fgetxattr(held, absent, NULL, 0);
-    if (has < 0 && errno == ENODATA) {
-        int rc = by_path ? setxattr(proc, absent, "", 0, XATTR_REPLACE)
-                         : fsetxattr(held, absent, "", 0, XATTR_REPLACE);
-        tried("fsetxattr", rc != 0 && errno == ENODATA ? 0 : -1);
-    }
-    int fd = by_path ? open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : held, flags;
-    if (fd >= 0 && ioctl(fd, PROBE_FS_IOC_GETFLAGS, &flags) == 0)
-        ioctl_tried("FS_IOC_SETFLAGS", fd, PROBE_FS_IOC_SETFLAGS, &flags);
-    if (by_path && fd >= 0)
-        close(fd);
-    return tried_calls();
 }

@@ -348,6 +348,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # executables only; one it cannot list): harness's decoys there.
     "landlock-remove-leaf": {"filesystem_confinement": "fs-write-reach"},
     "landlock-truncate-bin": {"filesystem_confinement": "fs-write-reach"},
+    # The same behind a filter of truncate and ftruncate: an open with O_TRUNC cuts it.
+    "landlock-truncate-bin-filtered": {"filesystem_confinement": "fs-write-reach"},
     "landlock-rmdir-unlisted": {"filesystem_confinement": "fs-write-reach"},
     # An overlay of its own whose lower layer is the host's /var/log, bound in.
     "bwrap-overlay-host": {"filesystem_confinement": "fs-mounts"},
@@ -511,6 +513,11 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A launcher that leaks a root-owned file of mode 0444 of a read-only grant, opened on
     # its read-write view: its owner changes its mode through the descriptor.
     "bwrap-held-token": {"filesystem_confinement": "fs-inherited-fds"},
+    # The same behind a deny-list of the metadata calls, one way left: fchmodat2 on the
+    # descriptor, the i386 entry (no architecture check), the owner's calls (CAP_CHOWN).
+    "bwrap-held-token-fchmodat2": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-held-token-i386": {"filesystem_confinement": "fs-inherited-fds"},
+    "bwrap-held-token-chown": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
     "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks an io_uring ring with its credentials registered as the
@@ -1808,6 +1815,19 @@ FS_WAYS = {
         "fs-io-uring",
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
     ),
+    "landlock-truncate-bin-filtered": (
+        "fs-write-reach",
+        "truncated harness's decoy file (open O_RDONLY|O_TRUNC)",
+    ),
+    "bwrap-held-token-fchmodat2": (
+        "fs-inherited-fds",
+        "descriptor 3 held at start (fchmodat2 AT_EMPTY_PATH, each set to what it was)",
+    ),
+    "bwrap-held-token-i386": ("fs-inherited-fds", "(chmod by /proc/self/fd (i386), "),
+    "bwrap-held-token-chown": (
+        "fs-inherited-fds",
+        "descriptor 3 held at start (fchown, each set to what it was)",
+    ),
 }
 
 
@@ -1845,8 +1865,11 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     open for reading with O_TRUNC, and (by x86_64's numbers alone) the i386 entry's
     truncate; an i386 list of the 32-bit chown calls leaves the 16-bit fchown; a filter of
     io_uring_setup alone leaves a held ring's IORING_OP_SETXATTR; an exact list of ioctl
-    requests compared on 64 bits leaves FS_IOC_SETFLAGS widened: each caught by its row's
-    check, its reason naming the way."""
+    requests compared on 64 bits leaves FS_IOC_SETFLAGS widened; the same truncate filter
+    behind a grant of TRUNCATE alone leaves harness's decoy cut by O_TRUNC; a deny-list of
+    the metadata calls leaves a held file's mode to fchmodat2 on its descriptor, all of them
+    to the i386 entry where no architecture is checked, its owner to fchown: each caught by
+    its row's check, its reason naming the way."""
     check_id, way = FS_WAYS[runtime]
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
@@ -1894,6 +1917,71 @@ def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_pa
     checks = {c["id"]: c for c in row["checks"]}
     for check_id in ("fs-truncate-outside", "fs-write-read-only"):
         assert checks[check_id]["outcome"] == "blocked", checks[check_id]
+
+
+def test_a_truncate_filter_behind_a_handled_truncate_right_stays_enforced(tmp_path: Path) -> None:
+    """landlock-truncate-bin-filtered's correct twin: the same two layers and filter, the
+    first layer handling TRUNCATE too, so that nothing in the host's /usr/sbin may be cut.
+    harness's decoy there is tried by every way (truncate refused by the filter, an open
+    with O_TRUNC by Landlock, the i386 entry by the filter): enforced."""
+    mutant = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "landlock-truncate-bin-filtered"
+    ]
+    argv = list(mutant["argv"])
+    at = argv.index("--unhandled")
+    del argv[at : at + 2]
+    assert "--unhandled" not in argv and argv.count("--deny") == 2
+    policy = ROOT / "policies" / "landlock-offline.yaml"
+    runtime = (
+        f'[runtimes.bin-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    # The default work folder, as for matrices/mutants.toml: one below /tmp, which
+    # Landlock lets the workload write, would hold the outside folder.
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        f'name = "t"\ninventory = "{ROOT / "hosts" / "local.toml"}"\n'
+        f'scenarios = ["filesystem-confinement"]\n[settings]\ntimeout = 60\n{runtime}'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "bin-twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    reach = {c["id"]: c for c in row["checks"]}["fs-write-reach"]
+    assert reach["outcome"] == "blocked", reach
+    cell = cells_of(tmp_path / "out")[("localhost", "bin-twin")]
+    decoys = cell["host_side"]["decoys"]
+    assert decoys["planted"] == ["/usr/sbin"], decoys
+
+
+def test_a_deny_list_of_every_metadata_call_beside_a_held_token_stays_enforced(
+    tmp_path: Path,
+) -> None:
+    """bwrap-held-token-fchmodat2's, -i386's and -chown's correct twin: the same leaked
+    token, CAP_CHOWN kept, behind a deny-list naming every call that changes a file's
+    metadata (fchmodat2 and the owner's too) which checks the architecture. Each way
+    through the descriptor is refused (EPERM): enforced."""
+    require_tool("bwrap")
+    mutant = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-held-token-chown"
+    ]
+    argv = list(mutant["argv"])
+    at = argv.index("scripts/mutant-seccomp")
+    argv[at] = str(ROOT / "scripts" / "mutant-seccomp")
+    argv[at + 1] += ",chown,fchown,lchown,fchownat"
+    assert "fchmodat2" in argv[at + 1] and "--any-arch" not in argv
+    runtime = (
+        f'[runtimes.token-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "token-twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
+    assert held["outcome"] == "blocked" and "3:file" in held["detail"], held
 
 
 # A launcher that runs its command as root of a user namespace of its own whose ids

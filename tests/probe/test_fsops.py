@@ -4,16 +4,22 @@ route (fs-inherited-fds), and `probe confine`'s knobs leave exactly one thing op
 
 from __future__ import annotations
 
+import ctypes
+import importlib.util
 import json
 import os
+import platform
 import shutil
 import subprocess
 from collections.abc import Callable
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import pytest
 
 from harness.probe.build import build_probe
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TOKEN = "0123456789abcdef0123456789abcdef"
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (capabilities)")
@@ -127,9 +133,12 @@ def test_an_append_only_file_held_is_written_by_appending(probe: Path, tmp_path:
         subprocess.run(["chattr", "-a", str(log)], check=True)
 
 
-def _holding(probe: Path, fd: int, *, shell: str = "") -> dict[str, object]:
+def _holding(
+    probe: Path, fd: int, *, shell: str = "", preexec: Callable[[], None] | None = None
+) -> dict[str, object]:
     """fs-inherited-fds's line, the probe holding `fd` (the test's) as descriptor 3, or
-    (`shell`, run in a mount namespace of its own, as root) what `shell` leaves there."""
+    (`shell`, run in a mount namespace of its own, as root) what `shell` leaves there;
+    `preexec` run in the launcher before it starts (a filter loaded)."""
     run = [str(probe), "run", "--tag", "t", "--token", TOKEN, "--sentinel", "/nonexistent"]
     launch = ["bash", "-c", f'exec 3<&{fd} {fd}<&-; exec "$@"', "bash"]
     if shell:
@@ -139,6 +148,7 @@ def _holding(probe: Path, fd: int, *, shell: str = "") -> dict[str, object]:
         capture_output=True,
         text=True,
         pass_fds=(fd,) if fd >= 0 else (),
+        preexec_fn=preexec,
     )
     for line in done.stdout.splitlines():
         row = json.loads(line)
@@ -232,6 +242,77 @@ def test_a_held_files_metadata_is_set_to_what_it_was(probe: Path, tmp_path: Path
     shell = f'mount --bind -o ro {token} {token} && exec 3<{token} && exec "$@"'
     row = _holding(probe, -1, shell=shell)
     assert _rows(row)["3"][1] == "file" and row["evidence"]["held_changed"] == [], row  # type: ignore[index]
+
+
+def _deny_list(calls: str, *, any_arch: bool = False) -> Callable[[], None]:
+    """A preexec that loads scripts/mutant-seccomp's deny-list of `calls` (the mutants'
+    bwrap loads the same program), no_new_privs first."""
+    loader = SourceFileLoader("mutant_seccomp", str(ROOT / "scripts" / "mutant-seccomp"))
+    spec = importlib.util.spec_from_loader("mutant_seccomp", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    program = module.program(calls.split(","), any_arch)
+
+    def load() -> None:
+        class Fprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        code = ctypes.create_string_buffer(program, len(program))
+        fprog = Fprog(len(program) // 8, ctypes.addressof(code))
+        # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
+        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "seccomp")
+
+    return load
+
+
+METADATA_CALLS = (
+    "chmod,fchmod,fchmodat,chown,fchown,lchown,fchownat,utime,utimes,futimesat,utimensat,"
+    "setxattr,lsetxattr,fsetxattr,removexattr,lremovexattr,fremovexattr,setxattrat,"
+    "removexattrat,file_setattr,FS_IOC_SETFLAGS,FS_IOC_FSSETXATTR,FS_IOC_SETVERSION,"
+    "EXT4_IOC_SETVERSION"
+)
+
+
+@needs_root
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the i386 entry is x86_64's")
+def test_a_held_files_metadata_is_changed_by_each_way_a_deny_list_leaves(
+    probe: Path, tmp_path: Path
+) -> None:
+    """Behind a deny-list of the metadata calls, a held file's mode is still set through
+    fchmodat2 on the descriptor where the list lacks it, and through the i386 entry where
+    it checks no architecture: each named; with the list complete, nothing goes through,
+    and the file is as it was."""
+    token = tmp_path / "token"
+    token.write_text("t")
+    token.chmod(0o444)
+    before = token.stat()
+    cases = (
+        (_deny_list(METADATA_CALLS), "fchmodat2 AT_EMPTY_PATH"),
+        (_deny_list(METADATA_CALLS + ",fchmodat2", any_arch=True), "chmod by /proc/self/fd (i386)"),
+        (_deny_list(METADATA_CALLS + ",fchmodat2"), None),
+    )
+    for preexec, way in cases:
+        fd = os.open(token, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            row = _holding(probe, fd, preexec=preexec)
+        finally:
+            os.close(fd)
+        changed = dict(row["evidence"]["held_changed"])  # type: ignore[index]
+        if way is None:
+            assert changed == {}, row
+        else:
+            assert way in changed["3"].split(", "), row
+    after = token.stat()
+    # (its access time is the probe's reads', which a relatime mount may move)
+    assert (after.st_mode, after.st_uid, after.st_mtime_ns, token.read_text()) == (
+        before.st_mode,
+        before.st_uid,
+        before.st_mtime_ns,
+        "t",
+    )
 
 
 def test_a_held_folder_names_where_dot_dot_leads(probe: Path, tmp_path: Path) -> None:
