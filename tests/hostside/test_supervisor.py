@@ -40,7 +40,7 @@ pytestmark = pytest.mark.anyio
 
 # Runs inside the namespace: argv[1] is a JSON list of steps, prints one JSON result each.
 CLIENT = r"""
-import json, socket, sys
+import json, socket, subprocess, sys
 out = []
 for step in json.loads(sys.argv[1]):
     kind, host, port = step["kind"], step["host"], step["port"]
@@ -55,7 +55,11 @@ for step in json.loads(sys.argv[1]):
             reply = s.recv(512)
             cur.update(rcode=reply[3] & 15, id=reply[:2].hex())
             continue
-        s = socket.create_connection((host, port), timeout=3)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(3)
+        if step.get("share"):  # another program holds the socket while this one connects
+            held = subprocess.Popen([step["share"], "30"], pass_fds=(s.fileno(),))
+        s.connect((host, port))
         cur["src_port"] = s.getsockname()[1]
         s.sendall(step["send"].encode())
         data = b""
@@ -67,6 +71,10 @@ for step in json.loads(sys.argv[1]):
         cur["reply"] = data.decode("latin-1")
     except OSError as exc:
         cur["error"] = exc.__class__.__name__
+    finally:
+        if step.get("share"):
+            held.kill()
+            held.wait()
 print(json.dumps(out))
 """
 # A query for "denied.test", type A, id 0x1234.
@@ -286,6 +294,33 @@ async def test_a_policy_allows_its_destination_to_its_binaries_alone(
     record = next(r for r in records if r["src_port"] == got["src_port"])
     assert record["decision"] == ("allow" if reached else "deny")
     assert record["binary"]["sha256"] == _sha256(client)
+
+
+@pytest.mark.parametrize("fault", [None, "first-holder"])
+async def test_a_socket_two_programs_hold_names_neither(
+    tmp_path: Path, destination: tuple[int, int], fault: Any
+) -> None:
+    """A client that starts another program with its socket inherited, and connects it
+    while that program holds it too, may be either: the reference names neither and
+    refuses it where the policy names binaries; first-holder names the first by pid
+    order, the allowed client, and relays it."""
+    client = os.path.realpath(sys.executable)
+    running = await _start(tmp_path, destination, fault, policy=NAMED, probe_sha256=_sha256(client))
+    sleep = subprocess.run(["sh", "-c", "command -v sleep"], capture_output=True, text=True)
+    step = {"kind": "tcp", "host": "127.0.0.1", "port": destination[0], "send": "HARNESS a\n"}
+    try:
+        (got,) = _inside(running, [{**step, "share": sleep.stdout.strip()}])
+        records = _records(running)
+    finally:
+        await stop_supervisor(LocalTransport(), running)
+    record = next(r for r in records if r["src_port"] == got["src_port"])
+    if fault is None:
+        assert got.get("reply", "") == "" and record["decision"] == "deny", (got, record)
+        assert record["identity"] == "unavailable", record
+        assert "held by processes of 2 programs" in record["reason"], record
+    else:
+        assert got["reply"] == "NONCE through\n" and record["decision"] == "allow", record
+        assert record["binary"]["sha256"] == _sha256(client)
 
 
 async def test_without_python3_it_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
