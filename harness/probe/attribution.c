@@ -176,14 +176,16 @@ void chk_egress_other_binary(void)
     ev_str("binary", path);
     int e = other_connect(g_cur->id, &port, &back), connected = e == 0;
     const char *me = probe_path(self, sizeof self), *base = strrchr(me, '/') ? strrchr(me, '/') + 1 : me;
-    if (!back) { /* as the probe by its name and argv[0] */
+    /* No route at all (the network refused it, not a supervisor): no name gets further. */
+    int routed = e != ENETUNREACH && e != EHOSTUNREACH && e != ENETDOWN;
+    if (!back && routed) { /* as the probe by its name and argv[0] */
         int ee = 0, again = connect_as(path, me, base, -1, g_cur->id, &port, &back, &ee);
         connected |= again == 0;
         if (back)
             snprintf(way, sizeof way, ", started as %.3400s and named %.15s", me, base);
     }
     const char *dirs[] = { o.allowed_dir, "/tmp", "/dev/shm" };
-    for (size_t i = 0; !back && i < sizeof dirs / sizeof dirs[0]; i++) {
+    for (size_t i = 0; !back && routed && i < sizeof dirs / sizeof dirs[0]; i++) {
         if (!dirs[i] || copy_as(path, dirs[i], base, copy, sizeof copy) != 0)
             continue; /* then as its copy under the probe's name, where one may be made */
         int ee = 0, again = connect_as(copy, me, NULL, -1, g_cur->id, &port, &back, &ee);
@@ -195,7 +197,7 @@ void chk_egress_other_binary(void)
             snprintf(way, sizeof way, ", as its copy %.3400s", copy);
         break;
     }
-    if (!back) { /* then as itself, on a socket the probe made and holds open meanwhile */
+    if (!back && routed) { /* then as itself, on a socket the probe made and holds open */
         int held = sock_make(a.ss_family, SOCK_STREAM, 0), ee = 0; /* handed on: no CLOEXEC */
         int again = held < 0 ? -1 : connect_as(path, path, "-", held, g_cur->id, &port, &back, &ee);
         connected |= again == 0;
