@@ -303,10 +303,20 @@ def _runtime_request(
             remote.append(rt)
     marker = f"harness-runtime-{secrets.token_hex(6)}"
     args: list[str] = []
-    for rt in remote:
-        words = [rt.binary, *(rt.version_argv() or ())]
+    for words in _asked(remote):  # each command once: a matrix of mutants shares a few
         args += [str(len(words)), *words]
     return local, remote, marker, [marker, *args] if remote else []
+
+
+def _asked(remote: list[Runtime]) -> list[tuple[str, ...]]:
+    """The distinct version commands of `remote`, in first-asked order (346 runtimes of
+    matrices/mutants.toml ask 26: one Python start each for 159 of them was over a
+    minute under load, and the host's setup timed out)."""
+    return list(dict.fromkeys(_words(rt) for rt in remote))
+
+
+def _words(rt: Runtime) -> tuple[str, ...]:
+    return (rt.binary, *(rt.version_argv() or ()))
 
 
 def _runtime_results(
@@ -322,7 +332,9 @@ def _runtime_results(
         elif current is not None:
             current.append(line)
     results = {}
-    for k, rt in enumerate(remote):
+    index = {words: k for k, words in enumerate(_asked(remote))}
+    for rt in remote:
+        k = index[_words(rt)]
         if k in parts:
             results[rt.name] = _runtime_status(rt, "\n".join(parts[k]))
         else:

@@ -50,3 +50,28 @@ async def test_an_upload_whose_sha256_differs_never_reaches_its_final_path(
     good = hashlib.sha256(source.read_bytes()).hexdigest()
     await upload_verified(LocalTransport(), source, sha256=good, folder=str(folder), final=final)
     assert Path(final).read_bytes() == source.read_bytes() and Path(final).stat().st_mode & 0o111
+
+
+async def test_runtimes_sharing_a_program_ask_its_version_once(tmp_path: Path) -> None:
+    """A matrix of mutants names one launcher in hundreds of runtimes: its version is
+    asked once per host (one start each, for 346 runtimes, outlasted the host's setup
+    deadline under load), and every runtime gets the answer."""
+    from harness.matrix.models import CommandRuntimeSpec
+    from harness.runtimes import make_runtime
+
+    asked = tmp_path / "asked"
+    launcher = tmp_path / "launcher"
+    launcher.write_text(f'#!/bin/sh\necho x >> "{asked}"\necho "launcher 1.2.3"\n')
+    launcher.chmod(0o755)
+    runtimes = [
+        make_runtime(
+            f"m{i}", CommandRuntimeSpec(kind="command", argv=[str(launcher), "{probe}", "{args}"])
+        )
+        for i in range(40)
+    ]
+    state = await prepare_host(
+        LocalTransport(), build_probe(), workdir=str(tmp_path / "wd"), runtimes=runtimes
+    )
+    assert asked.read_text().splitlines() == ["x"]
+    assert {s.available for s in state.runtimes.values()} == {True}
+    assert {s.version for s in state.runtimes.values()} == {"launcher 1.2.3"}
