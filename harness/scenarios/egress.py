@@ -425,8 +425,10 @@ def _i386(v: str, need: tuple[str, ...]) -> tuple[Check, ...]:
         "(aarch64, a kernel without IA32 emulation, gVisor): blocked with ENOSYS, nothing tried."
     )
     kinds = (
-        ("tcp", "TCP", "`socket`, `connect`, then `write`, `sendto` or `sendmsg`, and `read`",
-         Transport.TCP, f"tcp{v}-high"),
+        ("tcp", "TCP", "`socket`, `connect`, then `write`, else (each where the one before was "
+         "refused as a filter refuses) `writev`, `socketcall`'s `send`, `sendto`, `sendmsg`, "
+         "`sendmmsg`, `pwritev2`, `sendfile64` and `sendfile` from a memfd, `splice` from a pipe, "
+         "and `read`", Transport.TCP, f"tcp{v}-high"),
         ("udp", "UDP", "`socket`, then `sendto` or `sendmsg` with the address, and `read`",
          Transport.UDP, f"udp{v}-high"),
         ("tfo", "TCP made by Fast Open's first send (no connect)",
@@ -973,7 +975,13 @@ EGRESS = Scenario(
                 "it opens anything, at any number; stdin too where it is a network socket), at "
                 "most 160 attempts in all (more: the line is an error): a connected one (stream, "
                 "datagram or "
-                "seqpacket) gets the HARNESS line (by `write` where `send` is refused), an "
+                "seqpacket) gets the HARNESS line (by `write`, `writev`, `pwritev2`, then "
+                "`sendmsg` where `send` is refused; where each of those is refused as a filter "
+                "refuses, as one keyed to the descriptor's number does, by `sendmmsg`, `sendfile` "
+                "from a memfd, `splice` from a pipe, Linux AIO (`io_submit`'s `IOCB_CMD_PWRITE`), "
+                "io_uring's `IORING_OP_SENDMSG`, then the i386 entry's `write`, `writev`, "
+                "`socketcall`'s `send`, `sendto`, `sendmsg`, `sendmmsg`, `pwritev2`, `sendfile64`, "
+                "`sendfile` and `splice`, each in a child: the way named), an "
                 "unconnected IPv4 or IPv6 one is aimed at the canary's high port (a datagram, or a "
                 "TCP connect; an IPv6 one also at `::ffff:<canary4>`, a datagram to both, a "
                 "connect there where IPv6 has no route), an unconnected unix stream or seqpacket "

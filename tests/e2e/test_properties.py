@@ -1013,6 +1013,18 @@ EGRESS_MUTANTS = {
         "the nonce came back from fd 1500 (connected to unix, of another network namespace)",
     ),
     "bwrap-held-socket-write": ({"held-fds"}, "(by write(2): send(2) was refused)"),
+    # A held TCP connection behind a filter keyed to its descriptor's number (every
+    # call that names it refused, with sendto, sendmsg, Linux AIO, io_uring and other
+    # architectures), one way into its bytes forgotten each: that way named.
+    "bwrap-held-socket-sendmmsg": (
+        {"held-fds"},
+        "(by sendmmsg(2): send(2), the write calls and sendmsg(2) were refused)",
+    ),
+    "bwrap-held-socket-sendfile": ({"held-fds"}, "(by sendfile(2), from a memfd: "),
+    "bwrap-held-socket-splice": ({"held-fds"}, "(by splice(2), from a pipe: "),
+    "bwrap-held-socket-aio": ({"held-fds"}, "(by Linux AIO, io_submit's IOCB_CMD_PWRITE: "),
+    "bwrap-held-socket-uring": ({"held-fds"}, "(by io_uring's IORING_OP_SENDMSG: "),
+    "bwrap-held-socket-i386": ({"held-fds"}, "(by write (i386): every x86_64 way refused)"),
     "bwrap-held-unix": (
         {"held-fds"},
         "(unconnected unix stream, of another network namespace, to @harness-canary-",
@@ -1232,6 +1244,12 @@ ROW_MUTANTS = (
     "bwrap-held-raw",
     "bwrap-held-socket-high",
     "bwrap-held-socket-write",
+    "bwrap-held-socket-sendmmsg",
+    "bwrap-held-socket-sendfile",
+    "bwrap-held-socket-splice",
+    "bwrap-held-socket-aio",
+    "bwrap-held-socket-uring",
+    "bwrap-held-socket-i386",
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
@@ -1723,6 +1741,35 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+
+
+def test_a_held_socket_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
+    """The bwrap-held-socket-* mutants' correct twin: the same held TCP connection (to a
+    host service on loopback that relays to the canary) behind the same filter, every way
+    into its bytes refused: send, the write calls, sendmsg, sendmmsg, sendfile, splice
+    (by the descriptor's number; dup and fcntl's F_DUPFD too), Linux AIO, io_uring and
+    every other architecture. The held-fds line names the ways it tried, each refused
+    (EPERM), and the verdict is enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.held-socket-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "held-socket-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "held-socket-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert "(each way refused: the send, write and copy calls, Linux AIO, io_uring" in str(
+        held["detail"]
+    ), held
 
 
 def _landlock_twin_row(tmp_path: Path, name: str, argv: list[str], tag: str) -> dict[str, Any]:
