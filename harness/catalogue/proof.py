@@ -307,6 +307,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-uring",
         "bwrap-host-listener-connect-i386",
         "bwrap-host-listener-connect-uring",
+        "bwrap-host-listener-i386-iplen",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "TCP made without connect(2): Fast Open": (

@@ -1203,6 +1203,13 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "(its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
     ),
+    # The i386 entry's connect refused to IP addresses alone (by their length): the
+    # refusal of the sandbox's first IP connect there stands for that length alone.
+    "bwrap-host-listener-i386-iplen": (
+        {"unix-host"},
+        "its listener's process is outside the sandbox's pid namespace (its connect through the"
+        " i386 entry, by connect (i386): connect(2) refused)",
+    ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
@@ -1329,6 +1336,7 @@ ROW_MUTANTS = (
     "bwrap-host-listener-uring",
     "bwrap-host-listener-connect-i386",
     "bwrap-host-listener-connect-uring",
+    "bwrap-host-listener-i386-iplen",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
