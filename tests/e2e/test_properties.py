@@ -1751,20 +1751,25 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
 
 
-def test_a_held_socket_behind_a_complete_filter_stays_enforced(tmp_path: Path) -> None:
+def test_a_held_socket_and_an_i386_connect_behind_complete_filters_stay_enforced(
+    tmp_path: Path,
+) -> None:
     """The bwrap-held-socket-* mutants' correct twin: the same held TCP connection (to a
     host service on loopback that relays to the canary) behind the same filter, every way
     into its bytes refused: send, the write calls, sendmsg, sendmmsg, sendfile, splice
     (by the descriptor's number; dup and fcntl's F_DUPFD too), Linux AIO, io_uring and
     every other architecture. The held-fds line names the ways it tried, each refused
-    (EPERM), and the verdict is enforced."""
+    (EPERM), and the verdict is enforced. And bwrap-host-listener-i386-iplen's: the i386
+    entry's connect refused at every length, each asked once per length: the host's
+    listener is reached by none."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
-    runtime = (
-        '[runtimes.held-socket-twin]\nkind = "command"\n'
-        f'argv = ["{script}", "held-socket-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+    runtime = "".join(
+        f'[runtimes.{mode}]\nkind = "command"\n'
+        f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
         'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+        for mode in ("held-socket-twin", "host-listener-i386-iplen-twin")
     )
     matrix = _matrix(
         tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
@@ -1778,6 +1783,12 @@ def test_a_held_socket_behind_a_complete_filter_stays_enforced(tmp_path: Path) -
     assert "(each way refused: the send, write and copy calls, Linux AIO, io_uring" in str(
         held["detail"]
     ), held
+    row = verdicts_of(tmp_path / "out")[
+        ("localhost", "host-listener-i386-iplen-twin", "egress_confinement")
+    ]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
 
 
 def _landlock_twin_row(tmp_path: Path, name: str, argv: list[str], tag: str) -> dict[str, Any]:
