@@ -347,6 +347,9 @@ ROWS: tuple[Row, ...] = (
         ways=(
             "sendmmsg: the entry's own (345, outside the socket calls' block, 359 to 373) and"
             " socketcall's, where sendto and sendmsg are refused",
+            "x86_64's calls: connect, then write, sendto, sendmsg and sendmmsg, on the socket"
+            " the entry made, where the entry's connect or every call of its that sends was"
+            " refused (a filter of x86_64's socket(2) alone)",
         ),
         kernels="x86_64 with IA32 emulation",
     ),

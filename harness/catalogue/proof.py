@@ -332,6 +332,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-i386-fastopen",
         "bwrap-i386-ipv6",
         "bwrap-i386-sendmmsg",
+        "bwrap-i386-native",
     ),
     _NET + "source ports a stateless rule keys on": ("bwrap-privport", "bwrap-tcp-sport"),
     _NET + "the host's own addresses": ("bwrap-no-forward",),

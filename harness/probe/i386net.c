@@ -271,6 +271,63 @@ ssize_t i386_send(int fd, const void *p, size_t n, const char **step)
     return r < 0 ? (errno = (int)-r, -1) : (ssize_t)n; /* (a short line: sent whole) */
 }
 
+/* x86_64's calls on the socket the entry made, where the entry's own connect or send
+ * calls were each refused as a filter refuses: a filter that keeps x86_64's socket(2)
+ * from making one, and the entry's calls from using one, leaves x86_64's connect and
+ * send calls to whichever socket the entry makes (none can refuse write(2) and let a
+ * program write its output). `how`: NC_CONNECT (connect to dst, then send), NC_SEND (on
+ * the entry's connection), NC_TO (dst on each call: a datagram, or Fast Open's first
+ * send with `flags`). Each call named in the trail. 0, or -errno. */
+enum { NC_CONNECT, NC_SEND, NC_TO };
+static long native_calls(long fd, const char *msg, size_t n, const Addr *dst, int how, int flags,
+                         const char **step)
+{
+    int s = (int)fd;
+    const struct sockaddr *sa = how == NC_TO ? (const struct sockaddr *)dst : NULL;
+    socklen_t alen = sa ? addr_len(dst) : 0;
+    if (how == NC_CONNECT) {
+        *step = "connect (x86_64)";
+        if (connect(s, (const struct sockaddr *)dst, addr_len(dst)) != 0)
+            return -errno;
+        trail_add(*step);
+    }
+    struct iovec iov = { .iov_base = (void *)msg, .iov_len = n };
+    struct mmsghdr mm = { .msg_hdr = { .msg_name = (void *)sa, .msg_namelen = alen, .msg_iov = &iov,
+                                       .msg_iovlen = 1 } };
+    static const char *const names[2][4] = {
+        { "write (x86_64)", "sendto (x86_64)", "sendmsg (x86_64)", "sendmmsg (x86_64)" },
+        { "", "sendto with MSG_FASTOPEN (x86_64)", "sendmsg with MSG_FASTOPEN (x86_64)",
+          "sendmmsg with MSG_FASTOPEN (x86_64)" },
+    };
+    long r = -EPERM;
+    for (int k = sa ? 1 : 0; k < 4 && refusal(r); k++) {
+        *step = names[flags != 0][k];
+        r = k == 0   ? write(s, msg, n)
+            : k == 1 ? sendto(s, msg, n, flags | MSG_NOSIGNAL, sa, alen)
+            : k == 2 ? sendmsg(s, &mm.msg_hdr, flags | MSG_NOSIGNAL)
+                     : syscall(SYS_sendmmsg, s, &mm, 1, flags | MSG_NOSIGNAL);
+        r = r < 0 ? -errno : 0;
+    }
+    if (r == 0)
+        trail_add(*step);
+    return r;
+}
+
+/* native_calls after the entry's own were refused: where x86_64's are refused too, *step
+ * names the entry's last refusal and then x86_64's. */
+static long native_after(long fd, const char *msg, size_t n, const Addr *dst, int how, int flags,
+                         const char **step)
+{
+    static char both[200];
+    const char *entry = *step;
+    long r = native_calls(fd, msg, n, dst, how, flags, step);
+    if (refusal(r)) {
+        snprintf(both, sizeof both, "%s, then %s on its socket", entry, *step);
+        *step = both;
+    }
+    return r;
+}
+
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
                   int *src_port, const char **step)
 {
@@ -294,12 +351,15 @@ int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char
         return errno = (int)-fd, -1;
     long r;
     if (fastopen || type == SOCK_DGRAM) {
-        r = send_bytes(fd, n, alen, fastopen ? MSG_FASTOPEN : 0, low, step);
+        int flags = fastopen ? MSG_FASTOPEN : 0;
+        if (refusal(r = send_bytes(fd, n, alen, flags, low, step)))
+            r = native_after(fd, msg, n, dst, NC_TO, flags, step); /* x86_64's, on the entry's socket */
     } else {
         const long conn[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), alen };
-        r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", conn, 3, 0, low, step);
-        if (r == 0)
-            r = send_bytes(fd, n, 0, 0, low, step);
+        if (refusal(r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", conn, 3, 0, low, step)))
+            r = native_after(fd, msg, n, dst, NC_CONNECT, 0, step);
+        else if (r == 0 && refusal(r = send_bytes(fd, n, 0, 0, low, step)))
+            r = native_after(fd, msg, n, dst, NC_SEND, 0, step);
     }
     if (r < 0)
         return errno = (int)-r, -1;

@@ -413,15 +413,20 @@ def _ways(v: str) -> tuple[Check, ...]:
 
 
 def _i386(v: str, need: tuple[str, ...]) -> tuple[Check, ...]:
-    """The exchanges through the i386 entry alone (issue 38: every way into a socket):
-    TCP, UDP and TCP by Fast Open over one family, each call by both of its ways."""
+    """The exchanges through the i386 entry (issue 38: every way into a socket): TCP, UDP
+    and TCP by Fast Open over one family, each call by both of its ways, and x86_64's
+    calls on its socket where its own are refused."""
     family = f"IPv{v}"
     ways = (
         "in a child the sweep kills at the attempt's end, each call tried by its own number "
         "(`socket` 359, `connect` 362, `sendto` 369, `sendmsg` 370) and by the `socketcall` "
         "multiplexer (102), and the bytes by every call that sends them, each way in a child of "
         "its own (a filter that kills on one way does not hide the next); the detail names the "
-        "ways that answered, or the last that was refused. Where the host has no such entry "
+        "ways that answered, or the last that was refused. Where the entry's connect or every "
+        "call of its that sends is refused as a filter refuses, x86_64's `connect`, then "
+        "`write`, `sendto`, `sendmsg` and `sendmmsg` on the socket the entry made (a filter that "
+        "refuses x86_64's `socket` alone, and the entry's calls but its `socket`, leaves them), "
+        "each named `(x86_64)`. Where the host has no such entry "
         "(aarch64, a kernel without IA32 emulation, gVisor): blocked with ENOSYS, nothing tried."
     )
     kinds = (
@@ -438,12 +443,13 @@ def _i386(v: str, need: tuple[str, ...]) -> tuple[Check, ...]:
     return tuple(
         _swept(
             f"i386-{kind}{v}",
-            f"{what} to the canary's {family} high port through the i386 entry alone"
-            " (int $0x80: each call by its own number or by socketcall)",
+            f"{what} to the canary's {family} high port by a socket of the i386 entry's"
+            " (int $0x80: each call by its own number or by socketcall; x86_64's where the"
+            " entry's own are refused)",
             need,
             transport=transport,
             control_id=control,
-            how=f"{what} to the {family} high port through the i386 entry (`int $0x80`) alone: "
+            how=f"{what} to the {family} high port through the i386 entry (`int $0x80`): "
             f"{calls}, {ways} Escaped on the nonce. Its control is `{control}`.",
         )
         for kind, what, calls, transport, control in kinds

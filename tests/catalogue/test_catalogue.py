@@ -222,6 +222,7 @@ WAY_MUTANTS = {
     "sendfile: ": ("-sendfile",),
     "splice: ": ("-splice",),
     "Linux AIO: ": ("-aio",),
+    "x86_64's calls: ": ("-native",),
     "sendto: ": ("-sendto",),
     "sendmsg: ": ("-sendmsg", "-sendmmsg"),
     "AF_INET's name: ": ("-socket-inet",),
