@@ -165,8 +165,8 @@ int sock_entries(int family, int type, int proto)
  * one's 28, a unix name's own), so a refusal stands for every address of that length and
  * for no other (a filter that keeps the i386 entry's connect from IP addresses alone
  * leaves it to a unix listener). A length of 0 stands for all: the way itself refused (no
- * i386 entry, no ring). Past SHUT_MAX lengths, a length is asked again. */
-#define SHUT_MAX 32
+ * i386 entry, no ring). SHUT_MAX is more than a unix name has (2 to 110 bytes). */
+#define SHUT_MAX 128
 struct shut {
     socklen_t len[SHUT_MAX];
     size_t n;
