@@ -514,6 +514,9 @@ ROWS: tuple[Row, ...] = (
             "Linux AIO: io_submit's IOCB_CMD_PWRITE on a held connected socket (its descriptor"
             " in the iocb, where no filter looks), where each call that sends, writes or copies"
             " was refused",
+            "renumbered: a copy of a held connected socket at another number (fcntl's"
+            " F_DUPFD_CLOEXEC, F_DUPFD, dup, dup3), then send or write on it, where every way"
+            " was refused at its own number",
             "sendto: MSG_FASTOPEN (a held unconnected TCP socket's connection made by its first"
             " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
             " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"

@@ -389,6 +389,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-socket-aio",
         "bwrap-held-socket-uring",
         "bwrap-held-socket-i386",
+        "bwrap-held-socket-dup",
         "bwrap-held-unix",
         "bwrap-held-unix-dgram",
         "bwrap-held-unix-seqpacket",

@@ -222,6 +222,7 @@ WAY_MUTANTS = {
     "sendfile: ": ("-sendfile",),
     "splice: ": ("-splice",),
     "Linux AIO: ": ("-aio",),
+    "renumbered: ": ("-dup",),
     "x86_64's calls: ": ("-native",),
     "sendto: ": ("-sendto",),
     "sendmsg: ": ("-sendmsg", "-sendmmsg"),

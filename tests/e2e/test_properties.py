@@ -1028,6 +1028,10 @@ EGRESS_MUTANTS = {
     "bwrap-held-socket-aio": ({"held-fds"}, "(by Linux AIO, io_submit's IOCB_CMD_PWRITE: "),
     "bwrap-held-socket-uring": ({"held-fds"}, "(by io_uring's IORING_OP_SENDMSG: "),
     "bwrap-held-socket-i386": ({"held-fds"}, "(by write (i386): every x86_64 way refused)"),
+    "bwrap-held-socket-dup": (
+        {"held-fds"},
+        ", made by fcntl's F_DUPFD_CLOEXEC: every way refused at its own number)",
+    ),
     "bwrap-held-unix": (
         {"held-fds"},
         "(unconnected unix stream, of another network namespace, to @harness-canary-",
@@ -1261,6 +1265,7 @@ ROW_MUTANTS = (
     "bwrap-held-socket-aio",
     "bwrap-held-socket-uring",
     "bwrap-held-socket-i386",
+    "bwrap-held-socket-dup",
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
@@ -1761,8 +1766,9 @@ def test_a_held_socket_and_an_i386_connect_behind_complete_filters_stay_enforced
     """The bwrap-held-socket-* mutants' correct twin: the same held TCP connection (to a
     host service on loopback that relays to the canary) behind the same filter, every way
     into its bytes refused: send, the write calls, sendmsg, sendmmsg, sendfile, splice
-    (by the descriptor's number; dup and fcntl's F_DUPFD too), Linux AIO, io_uring and
-    every other architecture. The held-fds line names the ways it tried, each refused
+    (by the descriptor's number; dup, dup2, dup3 and fcntl's F_DUPFD too, so that no
+    copy at another number is made), Linux AIO, io_uring and every other architecture.
+    The held-fds line names the ways it tried, each refused
     (EPERM), and the verdict is enforced. And bwrap-host-listener-i386-iplen's: the i386
     entry's connect refused at every length, each asked once per length: the host's
     listener is reached by none."""
