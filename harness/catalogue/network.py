@@ -342,10 +342,14 @@ ROWS: tuple[Row, ...] = (
         checks=tuple(f"i386-{kind}{v}" for v in "46" for kind in ("tcp", "udp", "tfo")),
         target="the canary's high port, IPv4 and IPv6, by TCP, UDP and TCP by Fast Open: each"
         " call by its own number and by socketcall, the bytes by write, sendto, sendmsg and"
-        " sendmmsg",
+        " sendmmsg (a TCP connection's, where each before was refused, by writev, socketcall's"
+        " send, pwritev2, sendfile64, sendfile and splice too)",
         ways=(
             "sendmmsg: the entry's own (345, outside the socket calls' block, 359 to 373) and"
             " socketcall's, where sendto and sendmsg are refused",
+            "x86_64's calls: connect, then write, sendto, sendmsg and sendmmsg, on the socket"
+            " the entry made, where the entry's connect or every call of its that sends was"
+            " refused (a filter of x86_64's socket(2) alone)",
         ),
         kernels="x86_64 with IA32 emulation",
     ),
@@ -471,7 +475,7 @@ ROWS: tuple[Row, ...] = (
     _net(
         _HANDED,
         "sockets the workload holds when it starts",
-        ("dup", "dup2", "dup3", "setns", "pidfd_getfd"),
+        ("dup", "dup2", "dup3", "setns", "pidfd_getfd", "io_setup", "io_submit"),
         checks=("held-fds",),
         target="every descriptor held at the start, at any number, named with its kind and"
         " network namespace (SO_NETNS_COOKIE): whatever the socket leads to (connected), or"
@@ -493,9 +497,26 @@ ROWS: tuple[Row, ...] = (
             " then socket",
             "another process's socket of another network namespace: pidfd_getfd (ptrace's"
             " permission), then as held",
-            "i386: socket, socketcall",
+            "i386: socket, socketcall, write, writev, sendto, sendmsg, sendmmsg, pwritev2,"
+            " sendfile64, sendfile, splice",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
+            "io_uring: IORING_OP_SENDMSG (a held connected socket's bytes, where each call that"
+            " sends, writes or copies them was refused, and Linux AIO)",
+            "write: a held connected socket's bytes by write(2), then writev, pwritev2 and"
+            " sendmsg, where send(2) was refused",
+            "sendmmsg: a held connected socket's bytes, where send(2), the write calls and"
+            " sendmsg were refused (a filter keyed to its descriptor's number)",
+            "sendfile: a held connected socket's bytes from a memfd, where each send and write"
+            " call was refused",
+            "splice: a held connected socket's bytes from a pipe, where each send and write"
+            " call and sendfile were refused",
+            "Linux AIO: io_submit's IOCB_CMD_PWRITE on a held connected socket (its descriptor"
+            " in the iocb, where no filter looks), where each call that sends, writes or copies"
+            " was refused",
+            "renumbered: a copy of a held connected socket at another number (fcntl's"
+            " F_DUPFD_CLOEXEC, F_DUPFD, dup, dup3), then send or write on it, where every way"
+            " was refused at its own number",
             "sendto: MSG_FASTOPEN (a held unconnected TCP socket's connection made by its first"
             " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
             " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"

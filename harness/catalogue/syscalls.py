@@ -33,11 +33,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "fdatasync",
         "sync_file_range",
         "fadvise64",
-        "io_setup",
         "io_destroy",
         "io_getevents",
         "io_pgetevents",
-        "io_submit",
         "io_cancel",
     ),
     "makes a new anonymous object of the workload's own (no host file, no socket)": (

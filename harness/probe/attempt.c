@@ -333,7 +333,7 @@ static int att_judge(struct att *a, int eof)
         }
         a->src_port = src;
         if (a->talk == X_I386)
-            att_end(a, (enum outcome)oc, e, "%s through the i386 entry alone (%s)", a->dsts, step);
+            att_end(a, (enum outcome)oc, e, "%s through the i386 entry (%s)", a->dsts, step);
         else
             att_end(a, (enum outcome)oc, e, "%s by io_uring (a %s socket: connect, send, recv; %s)", a->dsts,
                     a->type == SOCK_DGRAM ? "UDP" : a->proto == IPPROTO_MPTCP ? "Multipath TCP" : "TCP", step);

@@ -208,6 +208,12 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_SYS_SENDMSG 16
 #define I386_NR_sendmmsg 345 /* outside the socket calls' block (359-373) */
 #define I386_SYS_SENDMMSG 20
+#define I386_SYS_SEND 9 /* socketcall's alone: no number of its own */
+#define I386_NR_writev 146 /* the other calls that put bytes on a connected socket */
+#define I386_NR_pwritev2 379
+#define I386_NR_sendfile 187
+#define I386_NR_sendfile64 239
+#define I386_NR_splice 313
 /* root.c and mountways.c: mount(2), the calls around it and the privileged ones there */
 #define I386_NR_mount 21
 #define I386_NR_umount2 52

@@ -110,21 +110,92 @@ static uint32_t mmsghdr32(char *low, size_t n, socklen_t alen)
     return (uint32_t)(uintptr_t)h;
 }
 
-/* The bytes: on a connected socket (alen 0) write, then sendto, sendmsg and sendmmsg;
- * with the destination on the call (UDP, or Fast Open's first send, whose MSG_FASTOPEN
- * makes the connection) sendto, then sendmsg, then, where sendmsg was refused as a
- * filter refuses, sendmmsg (345: a list of the socket calls' own block, 359 to 373,
- * and socketcall leaves it out). */
+/* Refused as a filter refuses (a kill, which socket_call and one_call count as EPERM,
+ * too): the next way is tried. */
+static int refusal(long r)
+{
+    return r == -EPERM || r == -EACCES || r == -ENOSYS;
+}
+
+/* One call with no other number, in a child, named: 0 if it answered, else its
+ * refusal (a kill counted as EPERM). */
+static long one_call(long nr, const long v[6], const char *name, const char **step)
+{
+    *step = name;
+    long r = in_child(nr, v);
+    if (r == 0)
+        trail_add(name);
+    return r <= -KILLED ? -EPERM : r;
+}
+
+/* The kernel's copies into a connected socket: sendfile64, then sendfile, from a memfd,
+ * and splice from a pipe (each filled by x86_64's write, which a filter keyed to the
+ * socket's number lets through). 0, or the last refusal. */
+static long send_copied(long fd, size_t n, char *low, const char **step)
+{
+    long r = -EPERM;
+    int m = memfd_create("harness-send", MFD_CLOEXEC), pp[2];
+    if (m >= 0 && write(m, low + LOW_MSG, n) == (ssize_t)n) {
+        uint64_t *off = (uint64_t *)(void *)(low + LOW_HDR + 160); /* from the memfd's start */
+        *off = 0;
+        const long sf[6] = { fd, m, (long)(uintptr_t)off, (long)n };
+        if (refusal(r = one_call(I386_NR_sendfile64, sf, "sendfile64 (i386)", step)))
+            r = one_call(I386_NR_sendfile, sf, "sendfile (i386)", step);
+    }
+    if (m >= 0)
+        close(m);
+    if (refusal(r) && pipe2(pp, O_CLOEXEC) == 0) {
+        const long sp[6] = { pp[0], 0, fd, 0, (long)n, SPLICE_F_NONBLOCK };
+        if (write(pp[1], low + LOW_MSG, n) == (ssize_t)n)
+            r = one_call(I386_NR_splice, sp, "splice (i386)", step);
+        close(pp[0]);
+        close(pp[1]);
+    }
+    return r;
+}
+
+/* The bytes on a connected socket by each call of the entry's that sends them, in turn
+ * while each is refused as a filter refuses: write, writev, socketcall's send (which
+ * has no number of its own), sendto, sendmsg and sendmmsg (each by its own number,
+ * then socketcall), pwritev2 at the current position, then the kernel's copies
+ * (send_copied). A filter of the entry's socket calls alone, or of write and the send
+ * calls alone, leaves the rest. 0, or the last refusal; *step the way. */
+static long send_connected(long fd, size_t n, char *low, const char **step)
+{
+    long msg = (long)(uintptr_t)(low + LOW_MSG), r;
+    uint32_t *iov = (uint32_t *)(low + LOW_HDR + 128), *array = (uint32_t *)(low + LOW_ARRAY);
+    iov[0] = (uint32_t)msg, iov[1] = (uint32_t)n;
+    const long w[6] = { fd, msg, (long)n }, wv[6] = { fd, (long)(uintptr_t)iov, 1 };
+    if (!refusal(r = one_call(I386_NR_write, w, "write (i386)", step)) ||
+        !refusal(r = one_call(I386_NR_writev, wv, "writev (i386)", step)))
+        return r;
+    array[0] = (uint32_t)fd, array[1] = (uint32_t)msg, array[2] = (uint32_t)n, array[3] = 0;
+    const long sc[6] = { I386_SYS_SEND, (long)(uintptr_t)array };
+    if (!refusal(r = one_call(I386_NR_socketcall, sc, "socketcall send (i386)", step)))
+        return r;
+    const long st[6] = { fd, msg, (long)n }, sm[6] = { fd, msghdr32(low, n, 0) };
+    const long smm[6] = { fd, mmsghdr32(low, n, 0), 1 };
+    if (!refusal(r = socket_call(I386_NR_sendto, I386_SYS_SENDTO, "sendto", st, 6, 0, low, step)) ||
+        !refusal(r = socket_call(I386_NR_sendmsg, I386_SYS_SENDMSG, "sendmsg", sm, 3, 0, low, step)) ||
+        !refusal(r = socket_call(I386_NR_sendmmsg, I386_SYS_SENDMMSG, "sendmmsg", smm, 4, 0, low, step)))
+        return r;
+    const long pw[6] = { fd, (long)(uintptr_t)iov, 1, -1L, -1L, 0 }; /* position -1: the current one */
+    if (!refusal(r = one_call(I386_NR_pwritev2, pw, "pwritev2 (i386)", step)))
+        return r;
+    return send_copied(fd, n, low, step);
+}
+
+/* The bytes: on a connected socket (alen 0) by send_connected; with the destination on
+ * the call (UDP, or Fast Open's first send, whose MSG_FASTOPEN makes the connection)
+ * sendto, then sendmsg, then, where sendmsg was refused as a filter refuses, sendmmsg
+ * (345: a list of the socket calls' own block, 359 to 373, and socketcall leaves it
+ * out). */
 static long send_bytes(long fd, size_t n, socklen_t alen, int flags, char *low, const char **step)
 {
     static char way[48];
     long r = -ENOTCONN;
-    if (!alen) {
-        const long w[6] = { fd, (long)(uintptr_t)(low + LOW_MSG), (long)n };
-        *step = "write (i386)";
-        if ((r = in_child(I386_NR_write, w)) == 0)
-            return trail_add(*step), 0;
-    }
+    if (!alen)
+        return send_connected(fd, n, low, step);
     const char *fo = flags ? " with MSG_FASTOPEN" : "";
     const long st[6] = { fd, (long)(uintptr_t)(low + LOW_MSG), (long)n, flags,
                          alen ? (long)(uintptr_t)(low + LOW_ADDR) : 0, alen };
@@ -182,6 +253,81 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
     return r < 0 ? (errno = (int)-r, -1) : 0;
 }
 
+ssize_t i386_send(int fd, const void *p, size_t n, const char **step)
+{
+    *step = "the i386 entry";
+    trail[0] = '\0';
+    if (!i386_here())
+        return errno = ENOSYS, -1;
+    if (n > LOW_HDR - LOW_MSG)
+        return errno = EMSGSIZE, -1;
+    char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                     -1, 0);
+    if (low == MAP_FAILED)
+        return -1;
+    memcpy(low + LOW_MSG, p, n);
+    long r = send_connected(fd, n, low, step);
+    munmap(low, LOW_SIZE);
+    return r < 0 ? (errno = (int)-r, -1) : (ssize_t)n; /* (a short line: sent whole) */
+}
+
+/* x86_64's calls on the socket the entry made, where the entry's own connect or send
+ * calls were each refused as a filter refuses: a filter that keeps x86_64's socket(2)
+ * from making one, and the entry's calls from using one, leaves x86_64's connect and
+ * send calls to whichever socket the entry makes (none can refuse write(2) and let a
+ * program write its output). `how`: NC_CONNECT (connect to dst, then send), NC_SEND (on
+ * the entry's connection), NC_TO (dst on each call: a datagram, or Fast Open's first
+ * send with `flags`). Each call named in the trail. 0, or -errno. */
+enum { NC_CONNECT, NC_SEND, NC_TO };
+static long native_calls(long fd, const char *msg, size_t n, const Addr *dst, int how, int flags,
+                         const char **step)
+{
+    int s = (int)fd;
+    const struct sockaddr *sa = how == NC_TO ? (const struct sockaddr *)dst : NULL;
+    socklen_t alen = sa ? addr_len(dst) : 0;
+    if (how == NC_CONNECT) {
+        *step = "connect (x86_64)";
+        if (connect(s, (const struct sockaddr *)dst, addr_len(dst)) != 0)
+            return -errno;
+        trail_add(*step);
+    }
+    struct iovec iov = { .iov_base = (void *)msg, .iov_len = n };
+    struct mmsghdr mm = { .msg_hdr = { .msg_name = (void *)sa, .msg_namelen = alen, .msg_iov = &iov,
+                                       .msg_iovlen = 1 } };
+    static const char *const names[2][4] = {
+        { "write (x86_64)", "sendto (x86_64)", "sendmsg (x86_64)", "sendmmsg (x86_64)" },
+        { "", "sendto with MSG_FASTOPEN (x86_64)", "sendmsg with MSG_FASTOPEN (x86_64)",
+          "sendmmsg with MSG_FASTOPEN (x86_64)" },
+    };
+    long r = -EPERM;
+    for (int k = sa ? 1 : 0; k < 4 && refusal(r); k++) {
+        *step = names[flags != 0][k];
+        r = k == 0   ? write(s, msg, n)
+            : k == 1 ? sendto(s, msg, n, flags | MSG_NOSIGNAL, sa, alen)
+            : k == 2 ? sendmsg(s, &mm.msg_hdr, flags | MSG_NOSIGNAL)
+                     : syscall(SYS_sendmmsg, s, &mm, 1, flags | MSG_NOSIGNAL);
+        r = r < 0 ? -errno : 0;
+    }
+    if (r == 0)
+        trail_add(*step);
+    return r;
+}
+
+/* native_calls after the entry's own were refused: where x86_64's are refused too, *step
+ * names the entry's last refusal and then x86_64's. */
+static long native_after(long fd, const char *msg, size_t n, const Addr *dst, int how, int flags,
+                         const char **step)
+{
+    static char both[200];
+    const char *entry = *step;
+    long r = native_calls(fd, msg, n, dst, how, flags, step);
+    if (refusal(r)) {
+        snprintf(both, sizeof both, "%s, then %s on its socket", entry, *step);
+        *step = both;
+    }
+    return r;
+}
+
 int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char *reply, size_t cap,
                   int *src_port, const char **step)
 {
@@ -205,12 +351,15 @@ int i386_exchange(const Addr *dst, int type, int fastopen, const char *msg, char
         return errno = (int)-fd, -1;
     long r;
     if (fastopen || type == SOCK_DGRAM) {
-        r = send_bytes(fd, n, alen, fastopen ? MSG_FASTOPEN : 0, low, step);
+        int flags = fastopen ? MSG_FASTOPEN : 0;
+        if (refusal(r = send_bytes(fd, n, alen, flags, low, step)))
+            r = native_after(fd, msg, n, dst, NC_TO, flags, step); /* x86_64's, on the entry's socket */
     } else {
         const long conn[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), alen };
-        r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", conn, 3, 0, low, step);
-        if (r == 0)
-            r = send_bytes(fd, n, 0, 0, low, step);
+        if (refusal(r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", conn, 3, 0, low, step)))
+            r = native_after(fd, msg, n, dst, NC_CONNECT, 0, step);
+        else if (r == 0 && refusal(r = send_bytes(fd, n, 0, 0, low, step)))
+            r = native_after(fd, msg, n, dst, NC_SEND, 0, step);
     }
     if (r < 0)
         return errno = (int)-r, -1;
@@ -238,6 +387,13 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
 int i386_socket(int family, int type, int proto, const char **step)
 {
     (void)family, (void)type, (void)proto;
+    *step = "the i386 entry (none on this architecture)";
+    return errno = ENOSYS, -1;
+}
+
+ssize_t i386_send(int fd, const void *p, size_t n, const char **step)
+{
+    (void)fd, (void)p, (void)n;
     *step = "the i386 entry (none on this architecture)";
     return errno = ENOSYS, -1;
 }

@@ -5,6 +5,7 @@
  * sweep line of its own (sweep.def). */
 
 #include "probe.h"
+#include <linux/aio_abi.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 
@@ -158,6 +159,110 @@ static ssize_t unconn_send(struct att *a, const void *p, size_t n, int flags, co
     return errno = e, -1;
 }
 
+/* Linux AIO's write (io_submit's IOCB_CMD_PWRITE, at offset 0, which a socket takes as
+ * its stream): its descriptor is in the iocb, where no filter looks, and a socket's
+ * write is done within io_submit. The bytes sent, or -1 with errno. */
+static ssize_t aio_send(int fd, const void *p, size_t n)
+{
+    aio_context_t ctx = 0;
+    if (syscall(SYS_io_setup, 1, &ctx) != 0)
+        return -1;
+    struct iocb cb, *list[1] = { &cb };
+    memset(&cb, 0, sizeof cb);
+    cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+    cb.aio_fildes = (uint32_t)fd;
+    cb.aio_buf = (uint64_t)(uintptr_t)p;
+    cb.aio_nbytes = n;
+    struct io_event ev;
+    struct timespec wait = { 1, 0 };
+    ssize_t r = -1;
+    if (syscall(SYS_io_submit, ctx, 1, list) == 1) {
+        long got = syscall(SYS_io_getevents, ctx, 1, 1, &ev, &wait);
+        r = got != 1 ? (got == 0 ? (errno = ETIMEDOUT, -1) : -1)
+            : ev.res < 0 ? (errno = (int)-ev.res, -1) : (ssize_t)ev.res;
+    }
+    int e = errno;
+    syscall(SYS_io_destroy, ctx);
+    errno = e;
+    return r;
+}
+
+/* The held socket at another number, where every way was refused at its own: a filter
+ * keyed to that number sees none of a copy's calls. The copy made by fcntl's
+ * F_DUPFD_CLOEXEC, F_DUPFD, dup, then dup3 (each where the one before was refused as a
+ * filter refuses), written by send(2), then write(2), and closed; the way in `how`. The
+ * bytes sent, or -1 with errno. */
+static ssize_t renumbered(int fd, const void *p, size_t n, char *how, size_t cap)
+{
+    static const char *const names[] = { "fcntl's F_DUPFD_CLOEXEC", "fcntl's F_DUPFD", "dup", "dup3" };
+    int free_at = 3;
+    while (free_at == fd || fcntl(free_at, F_GETFD) != -1) /* dup3's target: a free number */
+        free_at++;
+    for (int k = 0; k < 4; k++) {
+        int c = k == 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3)
+                : k == 1 ? fcntl(fd, F_DUPFD, 3)
+                : k == 2 ? dup(fd)
+                         : dup3(fd, free_at, O_CLOEXEC);
+        if (c < 0 && refused(errno))
+            continue;
+        if (c < 0)
+            return -1;
+        const char *call = "send(2)";
+        ssize_t r = send(c, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0 && refused(errno))
+            call = "write(2)", r = write(c, p, n);
+        int e = errno;
+        close(c);
+        snprintf(how, cap, " (by %s on a copy at descriptor %d, made by %s: every way refused at its own number)",
+                 call, c, names[k]);
+        return errno = e, r;
+    }
+    return -1;
+}
+
+/* The ways a held connected socket's bytes go where send(2) and every call send_by
+ * tries after it (the write calls, sendmsg) were refused as a filter refuses: a filter
+ * keyed to its descriptor's number (a launcher's, for a socket the workload may read
+ * alone) sees only the calls that name that number, so each other way is tried in turn
+ * while the last was refused that way: sendmmsg, sendfile from a memfd, splice from a
+ * pipe, Linux AIO (aio_send), io_uring's IORING_OP_SENDMSG (where a ring answers
+ * without killing: uring_alive), the i386 entry's calls (i386_send, each in a child),
+ * then a copy at another number (renumbered). The way in by_write (att_way names it; the
+ * i386 entry's call and the copy's in dsts); -1 with send(2)'s errno where each is
+ * refused too, that said in dsts. */
+static ssize_t held_ways(struct att *a, const void *p, size_t n)
+{
+    static const int hows[] = { H_SENDMMSG, H_SENDFILE, H_SPLICE };
+    struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    int e = errno, how = a->how;
+    const char *step = "";
+    ssize_t r = -1;
+    char copy[160] = "";
+    for (int way = 5; way <= 11; way++) {
+        a->how = way < 8 ? hows[way - 5] : how;
+        r = way < 8     ? send_by(a, p, n, MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0)
+            : way == 8  ? aio_send(a->fd, p, n)
+            : way == 9  ? (uring_alive() ? uring_sendmsg(a->fd, &m, &step) : (errno = EPERM, -1))
+            : way == 10 ? i386_send(a->fd, p, n, &step)
+                        : renumbered(a->fd, p, n, copy, sizeof copy);
+        a->how = how;
+        if (r >= 0 || !refused(errno)) {
+            a->by_write = r >= 0 && way < 10 ? way : 0;
+            size_t l = strlen(a->dsts);
+            if (r >= 0 && way == 10)
+                snprintf(a->dsts + l, sizeof a->dsts - l, " (by %s: every x86_64 way refused)", step);
+            else if (r >= 0 && way == 11)
+                snprintf(a->dsts + l, sizeof a->dsts - l, "%s", copy);
+            return r;
+        }
+    }
+    size_t l = strlen(a->dsts);
+    snprintf(a->dsts + l, sizeof a->dsts - l, " (each way refused: the send, write and copy calls,"
+             " Linux AIO, io_uring, the i386 entry, a copy at another number)");
+    return errno = e, -1;
+}
+
 /* The way named where the longest length went through. */
 void long_addr_way(struct att *a, const char *what)
 {
@@ -260,6 +365,8 @@ static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const 
             if (r >= 0)
                 a->by_write = way;
         }
+        if (r < 0 && a->held > 1 && refused(errno)) /* a filter keyed to its number */
+            r = held_ways(a, p, n);
         return r;
     }
     }
@@ -274,11 +381,18 @@ const char *att_way(const struct att *a)
         return a->how == H_SENDTO    ? " (connected by sendto with MSG_FASTOPEN, no connect)"
                : a->how == H_SENDMSG ? " (connected by sendmsg with MSG_FASTOPEN, no connect)"
                                      : " (connected by sendmmsg with MSG_FASTOPEN, no connect)";
-    static const char *const by[] = { "", " (by write(2): send(2) was refused)",
-                                      " (by writev(2): send(2) and write(2) were refused)",
-                                      " (by pwritev2(2): send(2), write(2), writev(2) were refused)",
-                                      " (by sendmsg(2): send(2) and the write calls were refused)" };
-    if (a->by_write > 0 && a->by_write < 5)
+    static const char *const by[] = {
+        "", " (by write(2): send(2) was refused)", " (by writev(2): send(2) and write(2) were refused)",
+        " (by pwritev2(2): send(2), write(2), writev(2) were refused)",
+        " (by sendmsg(2): send(2) and the write calls were refused)",
+        " (by sendmmsg(2): send(2), the write calls and sendmsg(2) were refused)",
+        " (by sendfile(2), from a memfd: the send and write calls were refused)",
+        " (by splice(2), from a pipe: the send and write calls and sendfile(2) were refused)",
+        " (by Linux AIO, io_submit's IOCB_CMD_PWRITE: the send, write and copy calls were refused)",
+        " (by io_uring's IORING_OP_SENDMSG: the send, write and copy calls and Linux AIO were refused)",
+        "" /* the i386 entry's call, named in dsts */
+    };
+    if (a->by_write > 0 && a->by_write < (int)(sizeof by / sizeof by[0]))
         return by[a->by_write];
     return a->proto == IPPROTO_MPTCP ? " (a Multipath TCP socket)" : "";
 }

@@ -160,34 +160,65 @@ int sock_entries(int family, int type, int proto)
     return errno = e, -1;
 }
 
+/* The address lengths a way's connect was refused at, as a filter refuses: a filter on
+ * connect sees no address, but it sees its length (an IPv4 address's 16 bytes, an IPv6
+ * one's 28, a unix name's own), so a refusal stands for every address of that length and
+ * for no other (a filter that keeps the i386 entry's connect from IP addresses alone
+ * leaves it to a unix listener). A length of 0 stands for all: the way itself refused (no
+ * i386 entry, no ring). SHUT_MAX is more than a unix name has (2 to 110 bytes). */
+#define SHUT_MAX 128
+struct shut {
+    socklen_t len[SHUT_MAX];
+    size_t n;
+};
+
+static int is_shut(const struct shut *s, socklen_t len)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->len[i] == 0 || s->len[i] == len)
+            return 1;
+    return 0;
+}
+
+static void shut_at(struct shut *s, socklen_t len)
+{
+    if (!is_shut(s, len) && s->n < SHUT_MAX)
+        s->len[s->n++] = len;
+}
+
 /* connect(2) refused as a filter refuses (errno EPERM, EACCES, ENOSYS): the same connect
  * through the i386 entry (its own number, then socketcall's), then by the ring
- * (IORING_OP_CONNECT), each given up for good once refused as a filter refuses (EPERM, a
- * kill, no such entry or operation: a filter on connect sees no address, so one refusal
- * stands for every one; EACCES may be a file's own mode or an LSM's word on this address,
- * and is asked again). 0 with its way in `way`; -1 with errno: EINPROGRESS where a
- * nonblocking socket's connect is under way by one of them (its way in `way`), EAGAIN
- * where a unix listener's backlog is full (reached), else connect(2)'s own. */
+ * (IORING_OP_CONNECT), each given up for this address length once refused there as a
+ * filter refuses (EPERM, a kill, no such call or operation: struct shut), and for every
+ * length where the way itself is refused (no i386 entry, a ring refused at its setup);
+ * EACCES may be a file's own mode or an LSM's word on this address, and is asked again.
+ * 0 with its way in `way`; -1 with errno: EINPROGRESS where a nonblocking socket's
+ * connect is under way by one of them (its way in `way`), EAGAIN where a unix listener's
+ * backlog is full (reached), else connect(2)'s own. */
 int connect_entries(int fd, const struct sockaddr *sa, socklen_t len, char *way, size_t cap)
 {
-    static int i386_shut, ring_shut;
+    static struct shut i386_shut, ring_shut;
     int e = errno;
     const char *step = "";
-    if (!i386_shut) {
+    if (!is_shut(&i386_shut, len)) {
         int r = i386_connect(fd, sa, len, &step);
         if (r == 0 || errno == EAGAIN || errno == EINPROGRESS) {
             snprintf(way, cap, " (its connect through the i386 entry, by %s: connect(2) refused)", step);
             return r;
         }
-        i386_shut = errno == EPERM || errno == ENOSYS;
+        if (errno == EPERM || errno == ENOSYS) /* the entry itself, or its connect at this length */
+            shut_at(&i386_shut, strcmp(step, "the i386 entry") == 0 ? 0 : len);
     }
-    if (!ring_shut && uring_alive()) {
+    if (!is_shut(&ring_shut, len) && uring_alive()) {
         int r = uring_connect(fd, sa, len, &step);
         if (r == 0 || errno == EAGAIN || errno == EINPROGRESS) {
             snprintf(way, cap, " (its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)");
             return r;
         }
-        ring_shut = errno == EPERM || errno == ENOSYS || errno == EINVAL;
+        if (strcmp(step, "IORING_OP_CONNECT") != 0) /* the ring itself refused */
+            shut_at(&ring_shut, 0);
+        else if (errno == EPERM || errno == ENOSYS || errno == EINVAL)
+            shut_at(&ring_shut, len);
     }
     return errno = e, -1;
 }

@@ -44,7 +44,7 @@ struct att {
     char peer_out[200]; /* a held unix connection whose listener is outside: why (held_report) */
     int tfo, tfo_sent; /* T_*; the MSG_FASTOPEN call made */
     int unconn; /* connect_other: no connect, the address on each datagram (sendto, ...) */
-    int by_write; /* send(2) refused: the call the bytes went by (1 write ... 4 sendmsg) */
+    int by_write; /* send(2) refused: the call the bytes went by (1 write ... 10: att_way) */
     size_t after; /* S_WAIT: 1 + the index of the attempt this one follows */
     pid_t kid; /* X_URING's child */
     Addr dst;

@@ -68,5 +68,9 @@ int i386_socket(int family, int type, int proto, const char **step);
 /* i386net.c: connect(2) on any socket through the i386 entry alone (its own number, then
  * socketcall); *step the way. */
 int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step);
+/* i386net.c: the bytes on a connected socket (a held one) through the i386 entry alone,
+ * by each of its calls that sends them in turn, each in a child: n, or -1 with errno
+ * (ENOSYS where there is no such entry); *step the way. */
+ssize_t i386_send(int fd, const void *p, size_t n, const char **step);
 
 #endif

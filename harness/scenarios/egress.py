@@ -413,20 +413,27 @@ def _ways(v: str) -> tuple[Check, ...]:
 
 
 def _i386(v: str, need: tuple[str, ...]) -> tuple[Check, ...]:
-    """The exchanges through the i386 entry alone (issue 38: every way into a socket):
-    TCP, UDP and TCP by Fast Open over one family, each call by both of its ways."""
+    """The exchanges through the i386 entry (issue 38: every way into a socket): TCP, UDP
+    and TCP by Fast Open over one family, each call by both of its ways, and x86_64's
+    calls on its socket where its own are refused."""
     family = f"IPv{v}"
     ways = (
         "in a child the sweep kills at the attempt's end, each call tried by its own number "
         "(`socket` 359, `connect` 362, `sendto` 369, `sendmsg` 370) and by the `socketcall` "
         "multiplexer (102), and the bytes by every call that sends them, each way in a child of "
         "its own (a filter that kills on one way does not hide the next); the detail names the "
-        "ways that answered, or the last that was refused. Where the host has no such entry "
+        "ways that answered, or the last that was refused. Where the entry's connect or every "
+        "call of its that sends is refused as a filter refuses, x86_64's `connect`, then "
+        "`write`, `sendto`, `sendmsg` and `sendmmsg` on the socket the entry made (a filter that "
+        "refuses x86_64's `socket` alone, and the entry's calls but its `socket`, leaves them), "
+        "each named `(x86_64)`. Where the host has no such entry "
         "(aarch64, a kernel without IA32 emulation, gVisor): blocked with ENOSYS, nothing tried."
     )
     kinds = (
-        ("tcp", "TCP", "`socket`, `connect`, then `write`, `sendto` or `sendmsg`, and `read`",
-         Transport.TCP, f"tcp{v}-high"),
+        ("tcp", "TCP", "`socket`, `connect`, then `write`, else (each where the one before was "
+         "refused as a filter refuses) `writev`, `socketcall`'s `send`, `sendto`, `sendmsg`, "
+         "`sendmmsg`, `pwritev2`, `sendfile64` and `sendfile` from a memfd, `splice` from a pipe, "
+         "and `read`", Transport.TCP, f"tcp{v}-high"),
         ("udp", "UDP", "`socket`, then `sendto` or `sendmsg` with the address, and `read`",
          Transport.UDP, f"udp{v}-high"),
         ("tfo", "TCP made by Fast Open's first send (no connect)",
@@ -436,12 +443,13 @@ def _i386(v: str, need: tuple[str, ...]) -> tuple[Check, ...]:
     return tuple(
         _swept(
             f"i386-{kind}{v}",
-            f"{what} to the canary's {family} high port through the i386 entry alone"
-            " (int $0x80: each call by its own number or by socketcall)",
+            f"{what} to the canary's {family} high port by a socket of the i386 entry's"
+            " (int $0x80: each call by its own number or by socketcall; x86_64's where the"
+            " entry's own are refused)",
             need,
             transport=transport,
             control_id=control,
-            how=f"{what} to the {family} high port through the i386 entry (`int $0x80`) alone: "
+            how=f"{what} to the {family} high port through the i386 entry (`int $0x80`): "
             f"{calls}, {ways} Escaped on the nonce. Its control is `{control}`.",
         )
         for kind, what, calls, transport, control in kinds
@@ -899,7 +907,9 @@ EGRESS = Scenario(
                 "each is refused, by the i386 entry's `socket` or `socketcall`, then by "
                 "io_uring's `IORING_OP_SOCKET`; where `connect` is refused, the same connect "
                 "through the i386 entry, then by io_uring's `IORING_OP_CONNECT`, each given up "
-                "once refused; the way named) to each of the host's own unix "
+                "for an address's length once refused there (a filter sees the length, not the "
+                "address), for all where the entry or the ring is refused whole; the way named) "
+                "to each of the host's own unix "
                 "listeners "
                 "(`--host-unix`: listed once per host from its `/proc/net/unix`, stream, "
                 "seqpacket and path-bound datagram sockets, paths at any depth and abstract "
@@ -987,7 +997,14 @@ EGRESS = Scenario(
                 "it opens anything, at any number; stdin too where it is a network socket), at "
                 "most 160 attempts in all (more: the line is an error): a connected one (stream, "
                 "datagram or "
-                "seqpacket) gets the HARNESS line (by `write` where `send` is refused), an "
+                "seqpacket) gets the HARNESS line (by `write`, `writev`, `pwritev2`, then "
+                "`sendmsg` where `send` is refused; where each of those is refused as a filter "
+                "refuses, as one keyed to the descriptor's number does, by `sendmmsg`, `sendfile` "
+                "from a memfd, `splice` from a pipe, Linux AIO (`io_submit`'s `IOCB_CMD_PWRITE`), "
+                "io_uring's `IORING_OP_SENDMSG`, then the i386 entry's `write`, `writev`, "
+                "`socketcall`'s `send`, `sendto`, `sendmsg`, `sendmmsg`, `pwritev2`, `sendfile64`, "
+                "`sendfile` and `splice`, each in a child, then on a copy at another number "
+                "(`fcntl`'s `F_DUPFD_CLOEXEC`, `F_DUPFD`, `dup`, `dup3`): the way named), an "
                 "unconnected IPv4 or IPv6 one is aimed at the canary's high port (a datagram, or a "
                 "TCP connect; an IPv6 one also at `::ffff:<canary4>`, a datagram to both, a "
                 "connect there where IPv6 has no route), an unconnected unix stream or seqpacket "

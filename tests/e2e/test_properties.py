@@ -999,6 +999,9 @@ EGRESS_MUTANTS = {
     "bwrap-i386-socket": (I386, "(the nonce came back by socket (i386), "),
     "bwrap-i386-socketcall": (I386, "(the nonce came back by socketcall socket (i386), "),
     "bwrap-i386-udp": ({"i386-udp4", "i386-udp6"}, "(the nonce came back by socket (i386), sendto"),
+    # Every call of the i386 entry's that connects or sends refused, not its socket:
+    # x86_64's connect and send calls on the socket it makes.
+    "bwrap-i386-native": (I386, "(x86_64))"),
     # The calls that carry an address refused, the i386 list missing sendmmsg (345).
     "bwrap-i386-sendmmsg": (
         {"i386-udp4", "i386-udp6"},
@@ -1038,6 +1041,22 @@ EGRESS_MUTANTS = {
         "the nonce came back from fd 1500 (connected to unix, of another network namespace)",
     ),
     "bwrap-held-socket-write": ({"held-fds"}, "(by write(2): send(2) was refused)"),
+    # A held TCP connection behind a filter keyed to its descriptor's number (every
+    # call that names it refused, with sendto, sendmsg, Linux AIO, io_uring and other
+    # architectures), one way into its bytes forgotten each: that way named.
+    "bwrap-held-socket-sendmmsg": (
+        {"held-fds"},
+        "(by sendmmsg(2): send(2), the write calls and sendmsg(2) were refused)",
+    ),
+    "bwrap-held-socket-sendfile": ({"held-fds"}, "(by sendfile(2), from a memfd: "),
+    "bwrap-held-socket-splice": ({"held-fds"}, "(by splice(2), from a pipe: "),
+    "bwrap-held-socket-aio": ({"held-fds"}, "(by Linux AIO, io_submit's IOCB_CMD_PWRITE: "),
+    "bwrap-held-socket-uring": ({"held-fds"}, "(by io_uring's IORING_OP_SENDMSG: "),
+    "bwrap-held-socket-i386": ({"held-fds"}, "(by write (i386): every x86_64 way refused)"),
+    "bwrap-held-socket-dup": (
+        {"held-fds"},
+        ", made by fcntl's F_DUPFD_CLOEXEC: every way refused at its own number)",
+    ),
     "bwrap-held-unix": (
         {"held-fds"},
         "(unconnected unix stream, of another network namespace, to @harness-canary-",
@@ -1216,6 +1235,13 @@ EGRESS_MUTANTS = {
         {"unix-host"},
         "(its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
     ),
+    # The i386 entry's connect refused to IP addresses alone (by their length): the
+    # refusal of the sandbox's first IP connect there stands for that length alone.
+    "bwrap-host-listener-i386-iplen": (
+        {"unix-host"},
+        "its listener's process is outside the sandbox's pid namespace (its connect through the"
+        " i386 entry, by connect (i386): connect(2) refused)",
+    ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
@@ -1244,6 +1270,7 @@ ROW_MUTANTS = (
     "bwrap-i386-sendmmsg",
     "bwrap-i386-fastopen",
     "bwrap-i386-ipv6",
+    "bwrap-i386-native",
     "bwrap-abstract-unix",
     "bwrap-privport",
     "bwrap-tcp-sport",
@@ -1257,6 +1284,13 @@ ROW_MUTANTS = (
     "bwrap-held-raw",
     "bwrap-held-socket-high",
     "bwrap-held-socket-write",
+    "bwrap-held-socket-sendmmsg",
+    "bwrap-held-socket-sendfile",
+    "bwrap-held-socket-splice",
+    "bwrap-held-socket-aio",
+    "bwrap-held-socket-uring",
+    "bwrap-held-socket-i386",
+    "bwrap-held-socket-dup",
     "bwrap-held-unix",
     "bwrap-held-unix-dgram",
     "bwrap-held-inet6",
@@ -1336,6 +1370,7 @@ ROW_MUTANTS = (
     "bwrap-host-listener-uring",
     "bwrap-host-listener-connect-i386",
     "bwrap-host-listener-connect-uring",
+    "bwrap-host-listener-i386-iplen",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
@@ -1748,6 +1783,47 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+
+
+def test_a_held_socket_and_an_i386_connect_behind_complete_filters_stay_enforced(
+    tmp_path: Path,
+) -> None:
+    """The bwrap-held-socket-* mutants' correct twin: the same held TCP connection (to a
+    host service on loopback that relays to the canary) behind the same filter, every way
+    into its bytes refused: send, the write calls, sendmsg, sendmmsg, sendfile, splice
+    (by the descriptor's number; dup, dup2, dup3 and fcntl's F_DUPFD too, so that no
+    copy at another number is made), Linux AIO, io_uring and every other architecture.
+    The held-fds line names the ways it tried, each refused
+    (EPERM), and the verdict is enforced. And bwrap-host-listener-i386-iplen's: the i386
+    entry's connect refused at every length, each asked once per length: the host's
+    listener is reached by none."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = "".join(
+        f'[runtimes.{mode}]\nkind = "command"\n'
+        f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+        for mode in ("held-socket-twin", "host-listener-i386-iplen-twin")
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "held-socket-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert "(each way refused: the send, write and copy calls, Linux AIO, io_uring" in str(
+        held["detail"]
+    ), held
+    row = verdicts_of(tmp_path / "out")[
+        ("localhost", "host-listener-i386-iplen-twin", "egress_confinement")
+    ]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and host["errno"] == "EPERM", host
 
 
 def _landlock_twin_row(tmp_path: Path, name: str, argv: list[str], tag: str) -> dict[str, Any]:
