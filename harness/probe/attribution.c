@@ -91,6 +91,8 @@ static int connect_as(const char *path, const char *argv0, const char *name, int
         *exec_errno = atoi(ee + 13);
         return -1;
     }
+    if ((!ce || !sp || !nb) && now_ms() >= check_end())
+        fail(ETIMEDOUT, "%s (started as %s) had not answered when the check's time ran out", path, argv0);
     if (!ce || !sp || !nb)
         fail(0, "%s printed no connect line (wait status 0x%x): \"%.100s\"", path, (unsigned)st, out);
     *port = atol(sp + 11) > 0 ? atol(sp + 11) : -1;
