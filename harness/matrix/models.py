@@ -242,6 +242,7 @@ SupervisorFault = Literal[
     "by-argv0",
     "by-basename",
     "first-holder",
+    "record-argv0",
 ]
 # Kinds that harness can put in a network namespace of its own (nsenter).
 SUPERVISED_KINDS = ("runsc", "oci", "command")

@@ -227,27 +227,33 @@ void chk_egress_other_binary(void)
  * record too). */
 void chk_attr_two_binaries(void)
 {
-    static const char *const who[] = { "probe", "other", "probe" };
+    static const char *const who[] = { "probe", "other", "probe", "other" };
     const char *dst = need(&o.allowed_tcp), *path = need(&o.other_binary);
-    char marker[96], key[32], reply[256];
+    char marker[96], key[32], reply[256], self[PATH_MAX];
+    const char *me = probe_path(self, sizeof self), *base = strrchr(me, '/') ? strrchr(me, '/') + 1 : me;
     Addr a;
     need_addr(&o.allowed_tcp, &a);
     ev_str("dst", dst);
     ev_str("binary", path);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         long port;
-        int back, e;
+        int back, e, ee = 0;
         snprintf(marker, sizeof marker, "%s-%d-%s", g_cur->id, i + 1, who[i]);
-        if (i == 1)
+        if (i == 1) {
             e = other_connect(marker, &port, &back);
-        else
+        } else if (i == 3) { /* `other` again, passing for the probe */
+            if ((e = connect_as(path, me, base, -1, marker, &port, &back, &ee)) < 0)
+                fail(ee, "execve(%s) as %s", path, me);
+        } else {
             e = marked_connect(&a, need(&o.tag), marker, need(&o.nonce), check_end(), &port, &back,
                                reply, sizeof reply, -1);
+        }
         snprintf(key, sizeof key, "port_%d_%s", i + 1, who[i]);
         if (port > 0)
             ev_int(key, port);
-        if (i != 1 && e)
+        if (i % 2 == 0 && e)
             outcome(OC_FAILED, e, "%s: connect(%s) from the probe", marker, dst);
     }
-    outcome(OC_OK, 0, "the probe, %s and the probe again connected to %s", path, dst);
+    outcome(OC_OK, 0, "the probe, %s, the probe again and %s as the probe connected to %s", path, path,
+            dst);
 }

@@ -8,10 +8,13 @@ ALLOWED_CONNECT = "attr-allowed-connect"
 TWO_BINARIES = "attr-two-binaries"
 # The connections TWO_BINARIES makes, in order: the evidence key holding each one's
 # source port (its marker is the check id, `-N-WHO`), and the binary that made it.
+# The fourth is `other` again, passing for the probe (started with its argv[0], named
+# as it): a record must name the file a process runs, not what it calls itself.
 TWO_BINARIES_CONNECTIONS = (
     ("port_1_probe", "probe"),
     ("port_2_other", "other"),
     ("port_3_probe", "probe"),
+    ("port_4_other", "other"),
 )
 
 
@@ -38,18 +41,21 @@ ATTRIBUTION = Scenario(
         Check(
             TWO_BINARIES,
             "connect to the allowed destination from the probe, the helpers' `other`, the"
-            " probe again, each with its own marker",
+            " probe again and `other` passing for the probe, each with its own marker",
             inside_control=True,
             how=(
-                "Three connections to the allowed destination, interleaved: the probe, the "
+                "Four connections to the allowed destination, interleaved: the probe, the "
                 "helpers' `other` (run as `other connect TAG MARKER IP:PORT NONCE`), the probe "
-                "again. Each sends its own marker, `HARNESS <tag> attr-two-binaries-N-WHO` (N 1 to "
-                "3, WHO `probe` or `other`), and reports its source port as `evidence.port_N_WHO`; "
-                "`evidence.dst`, `evidence.binary` (the other's path). Ok if both of the probe's "
-                "connections connected (the allowed destination may be any service); the other's "
-                "need only be tried (a per-binary policy refuses it). `other` not given, not run, "
-                "or printing no connect line: an error, never ok. The host judges the decision "
-                "records of the three ports (docs/judging.md)."
+                "again, then `other` passing for the probe (started with the probe's argv[0] "
+                "and named as it, `PR_SET_NAME`: a record must name the file a process runs, "
+                "not what it calls itself). Each sends its own marker, `HARNESS <tag> "
+                "attr-two-binaries-N-WHO` (N 1 to 4, WHO `probe` or `other`), and reports its "
+                "source port as `evidence.port_N_WHO`; `evidence.dst`, `evidence.binary` (the "
+                "other's path). Ok if both of the probe's connections connected (the allowed "
+                "destination may be any service); the other's need only be tried (a per-binary "
+                "policy refuses them). `other` not given, not run, or printing no connect line: "
+                "an error, never ok. The host judges the decision records of the four ports "
+                "(docs/judging.md)."
             ),
         ),
     ),

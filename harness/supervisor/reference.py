@@ -52,7 +52,7 @@ its own session, that relays straight to the destination once the supervisor is 
 first binary it identified for every later connection (its policy follows the name),
 `record-around` relays through a second upstream, `by-comm`, `by-argv0` and
 `by-basename` decide by a program's name (`--known-as`), `first-holder` names the
-first process holding the socket.
+first process holding the socket, `record-argv0` names the program its argv[0] names.
 
 Killed, this supervisor fails closed: its listeners and every relayed socket die
 with its one process, and the namespace's `local` routes still catch every
@@ -99,6 +99,9 @@ FAULTS = (
     # Names the first process that holds the socket: another program started with it
     # inherited, the first one holding it meanwhile, connects under the first's name.
     "first-holder",
+    # Names the program its argv[0] names (its path, the sha256 of the file there):
+    # what a process calls itself, not the file it runs.
+    "record-argv0",
 )
 NAMED_BY = ("by-comm", "by-argv0", "by-basename")
 # Host processes that are a sandbox's kernel: the socket is theirs, not the program's.
@@ -301,6 +304,21 @@ def binary_of(pid: int) -> dict[str, object] | None:
     return {"path": path, "sha256": digest.hexdigest(), "pid": pid}
 
 
+def argv0_binary(pid: int) -> dict[str, object] | None:
+    """The fault record-argv0: the program a process's argv[0] names, as its own root
+    and working folder resolve it, in place of the file it runs."""
+    argv = _argv(pid)
+    if not argv:
+        return None
+    where = f"/proc/{pid}/root" if argv[0].startswith("/") else f"/proc/{pid}/cwd"
+    try:
+        with open(f"{where}/{argv[0].lstrip('/')}", "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+    return {"path": argv[0], "sha256": digest, "pid": pid}
+
+
 def name_of(binary: dict[str, object], fault: str) -> str:
     """The name a faulty supervisor knows a program by (the faults by-comm, by-argv0
     and by-basename): never its file, which alone tells one program from another."""
@@ -357,7 +375,7 @@ def identify(
         hidden = hidden_by(pid)
         if hidden:
             return {"identity": "unavailable", "reason": f"endpoint-only: {hidden}"}
-    binary = binary_of(pid)
+    binary = argv0_binary(pid) if fault == "record-argv0" else binary_of(pid)
     if binary is None:
         return {"identity": "unavailable", "reason": f"endpoint-only: /proc/{pid}/exe unreadable"}
     return {"binary": binary}

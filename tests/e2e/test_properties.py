@@ -579,6 +579,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "supervisor-keeps-established": {"revocation_verified": "revoke-held"},
     # Issue 28: the first binary it saw named for every later connection.
     "supervisor-cache-identity": {"attribution": "attr-two-binaries"},
+    # It names what a process's argv[0] names: `other` passing for the probe is the probe.
+    "supervisor-record-argv0": {"attribution": "attr-two-binaries"},
     # Issue 28: right records, but the bytes go through an upstream no record names.
     "supervisor-record-around": {"attribution": "attr-allowed-connect"},
     # Issue 25: /etc, which its policy says is read-only, bound read-write.

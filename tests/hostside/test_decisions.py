@@ -23,9 +23,14 @@ def test_the_allowed_connection_and_each_of_the_two_binaries() -> None:
             _check("attr-allowed-connect", {"src_port": 40112, "dst": DST}),
             _check(
                 "attr-two-binaries",
-                {"port_1_probe": 40001, "port_3_probe": "40003", "binary": "/helpers/other"},
+                {
+                    "port_1_probe": 40001,
+                    "port_3_probe": "40003",
+                    "port_4_other": 40004,
+                    "binary": "/helpers/other",
+                },
             ),
         ]
     )
-    assert connections(output) == [(40112, DST), (40001, None), (40003, None)]
+    assert connections(output) == [(40112, DST), (40001, None), (40003, None), (40004, None)]
     assert connections(ProbeOutput()) == []

@@ -16,7 +16,7 @@ PROBE_SHA = "cd" * 32
 OTHER_SHA = "ef" * 32
 PROBE = {"path": "/probe", "sha256": PROBE_SHA}
 OTHER = {"path": "/helpers/other", "sha256": OTHER_SHA}
-PORTS = {"port_1_probe": 40001, "port_2_other": 40002, "port_3_probe": 40003}
+PORTS = {"port_1_probe": 40001, "port_2_other": 40002, "port_3_probe": 40003, "port_4_other": 40004}
 
 
 def _cell(outcome: str = "ok", ports: dict[str, int] | None = None, two: bool = True) -> CellRecord:
@@ -37,13 +37,20 @@ def _cell(outcome: str = "ok", ports: dict[str, int] | None = None, two: bool = 
 
 
 def _records(
-    first: dict[str, Any], other: dict[str, Any], last: dict[str, Any]
+    first: dict[str, Any],
+    other: dict[str, Any],
+    last: dict[str, Any],
+    passing: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
+    """The records of the allowed connection and of the four interleaved ones: the
+    probe, the other, the probe, the other passing for the probe (as `other` unless
+    given)."""
     return [
         {"src_port": 40112, "dst": DST, "binary": PROBE},
         {"src_port": 40001, "dst": DST, **first},
         {"src_port": 40002, "dst": DST, **other},
         {"src_port": 40003, "dst": DST, **last},
+        {"src_port": 40004, "dst": DST, **(other if passing is None else passing)},
     ]
 
 
@@ -68,7 +75,7 @@ def test_each_record_naming_its_own_binary_is_enforced() -> None:
     assert result.reason == (
         f"attributed to /probe (sha256 {PROBE_SHA}); two binaries, interleaved, each named by"
         " its own record (probe 40001: /probe; other 40002: /helpers/other (deny);"
-        " probe 40003: /probe)"
+        " probe 40003: /probe; other 40004: /helpers/other (deny))"
     )
     assert [(c.id, c.outcome) for c in result.checks] == [
         ("attr-allowed-connect", "ok"),
@@ -89,6 +96,19 @@ def test_a_cached_identity_names_the_probe_for_the_other() -> None:
     )
     assert result.checks[1].outcome == "escaped"
     assert result.checks[1].detail == result.reason
+
+
+def test_the_other_passing_for_the_probe_named_as_the_probe_is_a_violation() -> None:
+    """A supervisor that names a program by what it calls itself (its argv[0]): the other,
+    started as the probe, is named as the probe on its fourth connection."""
+    records = _records({"binary": PROBE}, {"binary": OTHER}, {"binary": PROBE}, {"binary": PROBE})
+    result = _judge(_cell(), records)
+    assert result.observed == "violated"
+    assert result.reason == (
+        f"the other's connection (src_port 40004, /helpers/other, sha256 {OTHER_SHA[:16]}...)"
+        f" is attributed to the probe's binary: /probe (sha256 {PROBE_SHA})"
+    )
+    assert result.checks[1].outcome == "escaped"
 
 
 def test_the_probe_named_as_the_other_is_a_violation() -> None:
@@ -143,7 +163,8 @@ def test_endpoint_only_records_may_say_identity_is_unavailable() -> None:
     assert result.observed == "enforced", result
     assert result.reason.endswith(
         "; two binaries, interleaved, no record naming the wrong one (probe 40001: identity"
-        " unavailable; other 40002: identity unavailable; probe 40003: identity unavailable)"
+        " unavailable; other 40002: identity unavailable; probe 40003: identity unavailable;"
+        " other 40004: identity unavailable)"
     )
     mixed = _judge(_cell(), _records(hidden, {"binary": PROBE}, hidden), endpoint_only=True)
     assert mixed.observed == "violated"  # a name, when given, must still be the right one
@@ -153,7 +174,8 @@ def test_endpoint_only_records_may_say_identity_is_unavailable() -> None:
     assert some.observed == "enforced"
     assert some.reason.endswith(
         "; two binaries, interleaved, no record naming the wrong one (probe 40001: /probe;"
-        " other 40002: identity unavailable; probe 40003: /probe)"
+        " other 40002: identity unavailable; probe 40003: /probe; other 40004: identity"
+        " unavailable)"
     )
     records[2] = {"src_port": 40002, "dst": DST, "identity": "unavailable"}
     bare = _judge(_cell(), records, endpoint_only=True)
