@@ -150,6 +150,7 @@ def test_a_missing_or_doubled_record() -> None:
     assert twice.observed == "inconclusive"
     assert twice.reason == "2 decision records for the probe's connection (src_port 40003)"
     elsewhere = [*records[:3], {"src_port": 40003, "dst": "10.9.9.9:1", "binary": PROBE}]
+    elsewhere.append(records[4])  # the fourth's own record: only the third's is elsewhere
     assert _judge(_cell(), elsewhere).observed == "violated"
 
 
