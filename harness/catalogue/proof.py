@@ -225,6 +225,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sys-time-i386",
         "bwrap-sys-time-clock-adjtime",
         "bwrap-sys-time-settimeofday",
+        "bwrap-sys-time-time64-i386",
+        "bwrap-bpf-i386",
     ),
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",

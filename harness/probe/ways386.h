@@ -44,10 +44,10 @@ int witnesses(int *w, unsigned *uid, unsigned long long *pnd);
  * then the i386 entry's: 0 if one was changed, the way named in `how`; -1 if none. */
 int sched_reach(char *how, size_t n);
 /* rootways.c: root.c's attempts through the i386 entry, where x86_64's are refused: a
- * kernel operation by the name root.c gives it (1 allowed, 0 refused with *e, -1 no
- * such way), a file handle made and opened below mount point mp, a node made (0, or -1
- * with errno). */
-int kernel_i386(const char *name, int *e);
+ * kernel operation by the name root.c gives it (1 allowed, *via naming the entry's other
+ * call that was, where not the same call; 0 refused; -1 no such way), a file handle
+ * made and opened below mount point mp, a node made (0, or -1 with errno). */
+int kernel_i386(const char *name, const char **via);
 int handle_i386(const char *mp);
 int mknod_i386(const char *path, unsigned mode, unsigned dev);
 /* rootways.c: the root folder of the ext2/3/4 filesystem mounted at mp, by a handle made

@@ -406,6 +406,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # clock forgotten: clock_adjtime, or settimeofday (CLOCK_WAYS).
     "bwrap-sys-time-clock-adjtime": {"privilege_floor": "priv-root-kernel"},
     "bwrap-sys-time-settimeofday": {"privilege_floor": "priv-root-kernel"},
+    # A capability declared, its calls refused by a deny-list written once for both
+    # entries, by name, the i386 entry's list one call short: its time64 setter of the
+    # clock (clock_adjtime64), no name of x86_64's; bpf, the list copied from tables
+    # older than it (I386_LIST_WAYS).
+    "bwrap-sys-time-time64-i386": {"privilege_floor": "priv-root-kernel"},
+    "bwrap-bpf-i386": {"privilege_floor": "priv-root-kernel"},
     "bwrap-dac-read-search-i386": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -2291,6 +2297,61 @@ def test_each_setter_of_the_clock_is_named(
     assert CLOCK_WAYS[runtime] in str(checks["priv-root-kernel"]["detail"]), checks
     escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
     assert escaped == ["priv-root-kernel"], escaped
+
+
+# Each mutant whose deny-list names fewer calls for the i386 entry than for x86_64
+# (scripts/mutant-seccomp --i386), the full i386 list its twin gives, and the fragment
+# of priv-root-kernel's reason that names the way.
+I386_LIST_WAYS = {
+    "bwrap-sys-time-time64-i386": (
+        "adjtimex,clock_adjtime,clock_adjtime64,settimeofday,clock_settime,clock_settime64",
+        "clock_adjtime64(CLOCK_REALTIME) (tick 0) allowed through the i386 entry (int $0x80),"
+        " adjtimex (tick 0) refused on both entries",
+    ),
+    "bwrap-bpf-i386": (
+        "bpf,perf_event_open",
+        "bpf (load a kprobe program) allowed through the i386 entry",
+    ),
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(I386_LIST_WAYS))
+def test_a_call_the_i386_list_forgets_is_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """Each mutant whose i386 list is one call short escapes by priv-root-kernel alone,
+    its reason naming that call through the i386 entry."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert I386_LIST_WAYS[runtime][1] in str(checks["priv-root-kernel"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-root-kernel"], escaped
+
+
+@pytest.mark.parametrize("mutant", sorted(I386_LIST_WAYS))
+def test_a_full_i386_list_keeps_the_privilege_floor(tmp_path: Path, mutant: str) -> None:
+    """bwrap-sys-time-time64-i386's and bwrap-bpf-i386's correct twins: the same
+    capabilities declared, the i386 entry's list naming every call of x86_64's and the
+    i386 entry's own (clock_adjtime64, clock_settime64; bpf): enforced,
+    priv-root-kernel blocked."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]
+    argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
+    argv[argv.index("--i386") + 1] = I386_LIST_WAYS[mutant][0]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        f"allowed_caps = {json.dumps(spec['allowed_caps'])}\n"
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel"]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_deny_list_of_every_setter_of_the_clock_keeps_the_privilege_floor(
