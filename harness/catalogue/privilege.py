@@ -68,6 +68,7 @@ ROWS: tuple[Row, ...] = (
         ("prctl",),
         checks=("priv-securebits",),
         target="SECBIT_NOROOT and the others a sandbox set unlocked; an exec after",
+        ways=("i386: prctl",),
     ),
     _priv(
         _EXEC,

@@ -156,7 +156,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _PRIV + "capset: raise a capability": ("user-dormant-cap", "user-i386-dormant-cap"),
     _PRIV + "ambient capabilities": ("user-inheritable-cap", "user-i386-inheritable-cap"),
-    _PRIV + "securebits": ("root-securebits-unlocked",),
+    _PRIV + "securebits": ("root-securebits-unlocked", "root-securebits-i386"),
     _PRIV + "exec of a setuid file": (
         "runc-setuid",
         "user-suid-in-view",

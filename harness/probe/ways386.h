@@ -20,6 +20,11 @@ void compat_tried_as(const struct compat_call *calls, int n, int done_as);
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
+/* creds.c: call nr through the entry in a child (a filter may kill it; what it wins
+ * stays the child's), its pointer arguments already below 4 GiB; then `gained(arg)` in
+ * the child says whether it won something: 1 gained, 0 not (a SIGSYS kill is a
+ * refusal), -1 where the child died without an answer. x86_64 only. */
+int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg);
 /* procways.c: ptrace, process_vm_readv and _writev, and (`signals`: where the check
  * stands in the host's PID namespace) signal 0 by each call that signals by number and
  * prlimit64's RLIMIT_CPU read and written back, on each of `pids` through the i386

@@ -334,7 +334,11 @@ PRIVILEGE = Scenario(
             Control.NONE,
             how=(
                 "As started: clear every securebit set and not locked (`SECBIT_NOROOT`, "
-                "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP), then exec the "
+                "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP) by "
+                "`prctl(PR_SET_SECUREBITS)`, and where that is refused as a filter refuses "
+                "(`EPERM`, `ENOSYS`) by the i386 entry's `prctl` (`int $0x80`, 172: tried in a "
+                "child first, a filter may kill on it, then made by the check itself; the "
+                "detail names that way), then exec the "
                 "probe's own file (`whoami`). Escaped if the new program holds a capability the "
                 "check did not (in the initial user namespace): a root neutered by an unlocked "
                 "`SECBIT_NOROOT` gets its bounding set back. `evidence.securebits`, "

@@ -359,6 +359,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": None,
         "privilege_floor": "priv-securebits",
     },
+    # Its root's capabilities its program's own, behind a filter refusing
+    # prctl(PR_SET_SECUREBITS) natively only: the i386 entry's prctl clears the bit.
+    "root-securebits-i386": {"privilege_floor": "priv-securebits"},
     "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
     "root-no-setuid-fixup": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
     "root-fcap-kept": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
@@ -2297,6 +2300,42 @@ def test_each_setter_of_the_clock_is_named(
     assert CLOCK_WAYS[runtime] in str(checks["priv-root-kernel"]["detail"]), checks
     escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
     assert escaped == ["priv-root-kernel"], escaped
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_securebits_cleared_through_the_i386_entry_are_named(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """root-securebits-i386 escapes by priv-securebits alone, its reason naming the i386
+    entry's prctl (x86_64's refused by the filter)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {
+        c["id"]: c for c in v[("localhost", "root-securebits-i386", "privilege_floor")]["checks"]
+    }
+    assert "cleared by prctl through the i386 entry" in str(checks["priv-securebits"]["detail"])
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-securebits"], escaped
+
+
+def test_a_securebits_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """root-securebits-i386's correct twin (scripts/mutant-privilege securebits-filtered):
+    the same root under SECBIT_NOROOT, unlocked, its filter refusing
+    prctl(PR_SET_SECUREBITS) on every entry (the i386 entry's calls refused): the bit
+    stays set, enforced, priv-securebits blocked."""
+    require_tool("setpriv")
+    argv = [str(ROOT / "scripts" / "mutant-privilege"), "securebits-filtered"]
+    argv += ["{probe}", "{helpers}", "{args}"]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-securebits"]
+    assert check["outcome"] == "blocked", check
 
 
 # Each mutant whose deny-list names fewer calls for the i386 entry than for x86_64
