@@ -126,6 +126,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-leaked-fd-high",
         "bwrap-leaked-file",
         "bwrap-leaked-mntns",
+        "bwrap-leaked-mntns-i386",
         "landlock-held-ring",
         "bwrap-held-ring-file",
         "bwrap-queued-dirfd",

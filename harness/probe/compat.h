@@ -229,6 +229,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_mknod 14
 #define I386_NR_mknodat 297
 #define I386_NR_chroot 61 /* stands.c: a second chroot there */
+#define I386_NR_setns 346 /* nsenter.c: another namespace entered there */
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

@@ -529,6 +529,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-held-token-chown": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
     "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
+    # The same behind a deny-list of setns that checks no architecture: the i386
+    # entry's setns (346) enters the host's mount namespace all the same.
+    "bwrap-leaked-mntns-i386": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks an io_uring ring with its credentials registered as the
     # ring's personality, into the Landlock reference whose filter lets a held ring be used.
     "landlock-held-ring": {"filesystem_confinement": "fs-inherited-fds"},
@@ -1820,6 +1823,10 @@ FS_WAYS = {
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
     "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
+    "bwrap-leaked-mntns-i386": (
+        "fs-inherited-fds",
+        "descriptor 3's mount namespace (setns) (setns through the i386 entry",
+    ),
     "landlock-held-ring-xattr": (
         "fs-io-uring",
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
@@ -2390,6 +2397,32 @@ def test_a_full_i386_list_keeps_the_privilege_floor(tmp_path: Path, mutant: str)
     row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     check = {c["id"]: c for c in row["checks"]}["priv-root-kernel"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-leaked-mntns-i386's correct twin: the host's mount namespace held at fd 3,
+    CAP_SYS_ADMIN and CAP_SYS_CHROOT kept, setns refused by a deny-list that checks the
+    architecture (the i386 entry's calls refused): neither entry's setns enters it,
+    enforced, fs-inherited-fds blocked."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-leaked-mntns-i386"
+    ]
+    argv = [
+        str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"] if a != "--any-arch"
+    ]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
     assert check["outcome"] == "blocked", check
 
 
