@@ -493,7 +493,7 @@ ROWS: tuple[Row, ...] = (
             " then socket",
             "another process's socket of another network namespace: pidfd_getfd (ptrace's"
             " permission), then as held",
-            "i386: socket, socketcall",
+            "i386: socket, socketcall, setns",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
             "sendto: MSG_FASTOPEN (a held unconnected TCP socket's connection made by its first"

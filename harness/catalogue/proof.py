@@ -405,6 +405,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",
         "bwrap-held-netns-uring",
+        "bwrap-held-netns-setns-i386",
         "bwrap-held-ring-socket",
         "bwrap-pid-netns",
         "bwrap-held-procfs",

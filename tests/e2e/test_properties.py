@@ -1086,6 +1086,12 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
+    # The same behind a filter refusing setns by x86_64's number alone: the namespace
+    # entered by the i386 entry's setns (346).
+    "bwrap-held-netns-setns-i386": (
+        {"held-fds"},
+        "(setns through the i386 entry, int $0x80: x86_64's refused)",
+    ),
     # No route to the canary but CAP_NET_ADMIN: the workload makes one (route-made).
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A default route to a dead end beside a second link out: routed around it.
@@ -1278,6 +1284,7 @@ ROW_MUTANTS = (
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
     "bwrap-held-netns-uring",
+    "bwrap-held-netns-setns-i386",
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
@@ -2424,6 +2431,31 @@ def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Pa
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     check = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
     assert check["outcome"] == "blocked", check
+
+
+def test_a_setns_filter_beside_a_held_network_namespace_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-held-netns-setns-i386's correct twin (mutant-sandbox held-netns-setns-twin):
+    the host's network namespace handed in, CAP_SYS_ADMIN kept, setns refused by a
+    filter that checks the architecture (the i386 entry's calls refused): no entry's
+    setns enters it, enforced, held-fds blocked."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.twin]\nkind = "command"\n'
+        f'argv = ["{script}", "held-netns-setns-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert held["detail"].startswith("setns into held descriptor "), held
 
 
 def test_a_deny_list_of_every_setter_of_the_clock_keeps_the_privilege_floor(
