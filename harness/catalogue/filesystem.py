@@ -390,6 +390,7 @@ ROWS: tuple[Row, ...] = (
             " fchmodat2, fchownat, setxattrat, file_setattr; FS_IOC_FSSETXATTR), the path"
             " calls through /proc/self/fd",
             "a held file's metadata through the i386 entry: each of those calls there",
+            "i386: setns",
         ),
     ),
     _fs(

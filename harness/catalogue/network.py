@@ -497,8 +497,8 @@ ROWS: tuple[Row, ...] = (
             " then socket",
             "another process's socket of another network namespace: pidfd_getfd (ptrace's"
             " permission), then as held",
-            "i386: socket, socketcall, write, writev, sendto, sendmsg, sendmmsg, pwritev2,"
-            " sendfile64, sendfile, splice",
+            "i386: socket, socketcall, setns, write, writev, sendto, sendmsg, sendmmsg,"
+            " pwritev2, sendfile64, sendfile, splice",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
             "io_uring: IORING_OP_SENDMSG (a held connected socket's bytes, where each call that"

@@ -68,6 +68,7 @@ ROWS: tuple[Row, ...] = (
         ("prctl",),
         checks=("priv-securebits",),
         target="SECBIT_NOROOT and the others a sandbox set unlocked; an exec after",
+        ways=("i386: prctl",),
     ),
     _priv(
         _EXEC,
@@ -306,8 +307,8 @@ ROWS: tuple[Row, ...] = (
             "settimeofday: the clock (and the kernel's timezone) by the oldest setter, where a"
             " deny-list refuses adjtimex and clock_adjtime (asked with neither time nor zone:"
             " CAP_SYS_TIME, nothing set)",
-            "i386: reboot, kexec_load, adjtimex, swapon, acct, syslog, sethostname, ioperm,"
-            " perf_event_open",
+            "i386: reboot, kexec_load, adjtimex, clock_adjtime, clock_adjtime64, settimeofday,"
+            " swapon, acct, syslog, sethostname, ioperm, bpf, perf_event_open",
         ),
         target="a no-op form of each (the capability proven); the rest by `priv-start`"
         " (clock_settime has no form that sets nothing: the same capability as"

@@ -126,6 +126,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-leaked-fd-high",
         "bwrap-leaked-file",
         "bwrap-leaked-mntns",
+        "bwrap-leaked-mntns-i386",
         "landlock-held-ring",
         "bwrap-held-ring-file",
         "bwrap-queued-dirfd",
@@ -156,7 +157,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _PRIV + "capset: raise a capability": ("user-dormant-cap", "user-i386-dormant-cap"),
     _PRIV + "ambient capabilities": ("user-inheritable-cap", "user-i386-inheritable-cap"),
-    _PRIV + "securebits": ("root-securebits-unlocked",),
+    _PRIV + "securebits": ("root-securebits-unlocked", "root-securebits-i386"),
     _PRIV + "exec of a setuid file": (
         "runc-setuid",
         "user-suid-in-view",
@@ -225,6 +226,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-sys-time-i386",
         "bwrap-sys-time-clock-adjtime",
         "bwrap-sys-time-settimeofday",
+        "bwrap-sys-time-time64-i386",
+        "bwrap-bpf-i386",
     ),
     _NET + "AF_INET TCP, by name and by raw address": (
         "bwrap-port-allowlist",
@@ -411,6 +414,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",
         "bwrap-held-netns-uring",
+        "bwrap-held-netns-setns-i386",
         "bwrap-held-ring-socket",
         "bwrap-pid-netns",
         "bwrap-held-procfs",

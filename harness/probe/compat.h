@@ -221,6 +221,9 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_reboot 88
 #define I386_NR_kexec_load 283
 #define I386_NR_adjtimex 124
+#define I386_NR_clock_adjtime 343 /* the clock's other setters there (rootways.c) */
+#define I386_NR_clock_adjtime64 405
+#define I386_NR_settimeofday 79
 #define I386_NR_swapon 87
 #define I386_NR_acct 51
 #define I386_NR_syslog 103
@@ -232,6 +235,7 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_mknod 14
 #define I386_NR_mknodat 297
 #define I386_NR_chroot 61 /* stands.c: a second chroot there */
+#define I386_NR_setns 346 /* nsenter.c: another namespace entered there */
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

@@ -289,11 +289,8 @@ static void *i386_low(void)
     return low;
 }
 
-/* Call `nr` through the i386 entry in a child (a filter may kill it; what it wins
- * stays the child's), its pointer arguments already in i386_low(); then `gained(arg)`
- * in the child says whether it won something. 1 gained, 0 not (a SIGSYS kill is a
- * refusal), -1 where the child died without an answer. */
-static int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg)
+/* ways386.h: the call through the i386 entry in a child, then `gained` there. */
+int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
@@ -590,48 +587,7 @@ void chk_priv_start(void)
             hex[0], hex[1], init ? "initial" : "a child");
 }
 
-/* ---- securebits, user namespaces ---------------------------------------------- */
-
-#define SECBIT_NOROOT_ 0
-#define SECBIT_NO_SETUID_FIXUP_ 2
-#define SECBIT_NO_CAP_AMBIENT_RAISE_ 6
-
-/* As started: clear every securebit the sandbox set and left unlocked (with
- * CAP_SETPCAP, in Docker's default set), then run the probe's own file: a
- * capability the new program holds beyond those held before is the gain (a root
- * neutered by SECBIT_NOROOT, unlocked, gets its bounding set back at exec). */
-void chk_priv_securebits(void)
-{
-    struct cap_data d[2];
-    struct whoami w;
-    const int bits[] = { SECBIT_NOROOT_, SECBIT_NO_SETUID_FIXUP_, SECBIT_NO_CAP_AMBIENT_RAISE_ };
-    if (caps_get(d) != 0)
-        fail(errno, "capget");
-    uint64_t held = cap64(d[0].effective | d[0].permitted, d[1].effective | d[1].permitted);
-    /* A kernel without securebits (gVisor's sentry): nothing to clear, the exec
-     * still tried. */
-    int sb = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
-    ev_int("securebits", sb);
-    if (sb < 0)
-        sb = 0;
-    int want = sb, e = 0;
-    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
-        if (sb >> bits[i] & 1 && !(sb >> (bits[i] + 1) & 1))
-            want &= ~(1 << bits[i]);
-    if (want != sb && prctl(PR_SET_SECUREBITS, want, 0, 0, 0) != 0)
-        e = errno;
-    int now = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
-    ev_int("cleared", now >= 0 ? sb & ~now : 0);
-    run_whoami("/proc/self/exe", &w);
-    uint64_t gained = w.cap_eff & ~held;
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)gained);
-    if (gained && initial_userns())
-        outcome(OC_ESCAPED, 0, "securebits 0x%x, now 0x%x: exec gained capabilities %s", sb, now, hex);
-    outcome(OC_BLOCKED, e, "securebits 0x%x (%s), exec gained no capability", sb,
-            want == sb ? "nothing unlocked to clear" : e ? "clearing refused" : "cleared");
-}
-
+/* ---- user namespaces (securebits: securebits.c) ------------------------------ */
 
 /* What a user namespace of the workload's own gives: recorded, never judged
  * (its capabilities reach only what that namespace owns). */

@@ -568,7 +568,7 @@ static void held_route(int n, const char *label, int depth)
     if (fd_kind_route(fk) == FR_UNJUDGED && g_un < sizeof g_unjudged)
         g_un += (size_t)snprintf(g_unjudged + g_un, sizeof g_unjudged - g_un, "%s%s (%s)",
                                  g_un ? ", " : "", label, kind);
-    char proc[64], whose[96];
+    char proc[64], whose[192];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", n);
     snprintf(whose, sizeof whose, "descriptor %s held at start", label);
     if (ns && (!strcmp(ns, "mnt") || !strcmp(ns, "ns") || !strcmp(ns, "pidfd"))) {
@@ -578,7 +578,8 @@ static void held_route(int n, const char *label, int depth)
         if (root < 0 && why == NS_LOST) /* no answer: never certified blocked */
             fail(errno, "setns into descriptor %s's mount namespace: nothing came back", label);
         if (root >= 0) {
-            snprintf(whose, sizeof whose, "the root of descriptor %s's mount namespace (setns)", label);
+            snprintf(whose, sizeof whose, "the root of descriptor %s's mount namespace (setns)%s", label,
+                     ns_way());
             route_dir(root, whose);
             close(root);
         }

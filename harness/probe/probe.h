@@ -61,10 +61,10 @@
  *                second chroot), mounts.c (the mount table), routes.c (every route to every
  *                sentinel), writereach.c (write reach; writereach.h), writelist.c (its pass
  *                over the host's list of every folder), procs.c (other processes)
- *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
- *                state open for writing), root.c (what a root
- *                workload would try), procs.c, procways.c (other processes through
- *                the i386 entry), unpriv.c (the unprivileged uid)
+ *   privilege    creds.c (credentials and raising them), securebits.c (those left
+ *                unlocked, cleared), kstate.c (host kernel state open for writing),
+ *                root.c (what a root workload would try), procs.c, procways.c (other
+ *                processes through the i386 entry), unpriv.c (the unprivileged uid)
  *   attribution.c, fence.c (controller-loss)
  * The other modes: canary.c with canary_net.c and capture.c (mode "canary");
  * init.c (mode "init"); confine.c (mode "confine", a Landlock launcher for the

@@ -515,10 +515,16 @@ void chk_priv_root_kernel(void)
             if (b.granted)
                 a[i].granted = 1, a[i].via = b.name, a[i].what = k_siblings[k].what;
         }
-    /* Each refused as a filter refuses (killed too), again through the i386 entry (rootways.c). */
-    for (int i = 0; i < n; i++)
-        if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &a[i].e) > 0)
+    /* Each refused as a filter refuses (killed too), again through the i386 entry (rootways.c),
+     * the clock's other setters there too; the errno recorded stays x86_64's. */
+    for (int i = 0; i < n; i++) {
+        const char *via = NULL;
+        if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &via) > 0) {
             a[i].granted = a[i].i386 = strncmp(a[i].name, "perf_event_open", 15) || paranoid >= 1;
+            if (via) /* the clock's other setter there: what it sets, as k_siblings says */
+                a[i].via = via, a[i].what = k_siblings[strncmp(via, "settimeofday", 12) ? 0 : 1].what;
+        }
+    }
     int init = initial_userns();
     char list[800];
     size_t len = 0;
@@ -533,8 +539,9 @@ void chk_priv_root_kernel(void)
         /* reboot and sethostname ask the namespace's own user namespace */
         if (a[i].granted && (init || (strncmp(a[i].name, "reboot", 6) && strncmp(a[i].name, "sethostname", 11)))) {
             if (a[i].via) /* its own call refused: the other call into the same operation */
-                outcome(OC_ESCAPED, 0, "%s allowed, %s refused: %s (nothing changed)", a[i].via, a[i].name,
-                        a[i].what);
+                outcome(OC_ESCAPED, 0, "%s allowed%s, %s refused%s: %s (nothing changed)", a[i].via,
+                        a[i].i386 ? " through the i386 entry (int $0x80)" : "", a[i].name,
+                        a[i].i386 ? " on both entries" : "", a[i].what);
             outcome(OC_ESCAPED, 0, "%s allowed%s (nothing changed)", a[i].name,
                     a[i].i386 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
         }

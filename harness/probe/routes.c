@@ -157,7 +157,7 @@ static void routes_by_handle(const char *mp)
 static int g_mntns_over, g_mntns_lost;
 static void routes_by_setns(const char *pid, struct stat *seen, int *nseen)
 {
-    char path[64], how[96];
+    char path[64], how[192];
     struct stat st, mine, there;
     snprintf(path, sizeof path, "/proc/%.20s/ns/mnt", pid);
     if (stat(path, &st) != 0)
@@ -180,7 +180,7 @@ static void routes_by_setns(const char *pid, struct stat *seen, int *nseen)
                mine.st_ino == there.st_ino) {
         close(root); /* the probe's own root (its own namespace, unchrooted): nothing new */
     } else {
-        snprintf(how, sizeof how, "setns into %s as the pid's owner", path);
+        snprintf(how, sizeof how, "setns into %s as the pid's owner%s", path, ns_way());
         routes_under(root, "<its root>", how);
         close(root);
     }

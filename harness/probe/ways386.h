@@ -20,6 +20,11 @@ void compat_tried_as(const struct compat_call *calls, int n, int done_as);
 /* i386.c: a call through the entry (-errno on failure), and is the entry here. */
 long int80(long nr, const long v[6]);
 int i386_here(void);
+/* creds.c: call nr through the entry in a child (a filter may kill it; what it wins
+ * stays the child's), its pointer arguments already below 4 GiB; then `gained(arg)` in
+ * the child says whether it won something: 1 gained, 0 not (a SIGSYS kill is a
+ * refusal), -1 where the child died without an answer. x86_64 only. */
+int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg);
 /* procways.c: ptrace, process_vm_readv and _writev, and (`signals`: where the check
  * stands in the host's PID namespace) signal 0 by each call that signals by number and
  * prlimit64's RLIMIT_CPU read and written back, on each of `pids` through the i386
@@ -44,10 +49,10 @@ int witnesses(int *w, unsigned *uid, unsigned long long *pnd);
  * then the i386 entry's: 0 if one was changed, the way named in `how`; -1 if none. */
 int sched_reach(char *how, size_t n);
 /* rootways.c: root.c's attempts through the i386 entry, where x86_64's are refused: a
- * kernel operation by the name root.c gives it (1 allowed, 0 refused with *e, -1 no
- * such way), a file handle made and opened below mount point mp, a node made (0, or -1
- * with errno). */
-int kernel_i386(const char *name, int *e);
+ * kernel operation by the name root.c gives it (1 allowed, *via naming the entry's other
+ * call that was, where not the same call; 0 refused; -1 no such way), a file handle
+ * made and opened below mount point mp, a node made (0, or -1 with errno). */
+int kernel_i386(const char *name, const char **via);
 int handle_i386(const char *mp);
 int mknod_i386(const char *path, unsigned mode, unsigned dev);
 /* rootways.c: the root folder of the ext2/3/4 filesystem mounted at mp, by a handle made

@@ -334,7 +334,11 @@ PRIVILEGE = Scenario(
             Control.NONE,
             how=(
                 "As started: clear every securebit set and not locked (`SECBIT_NOROOT`, "
-                "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP), then exec the "
+                "`NO_SETUID_FIXUP`, `NO_CAP_AMBIENT_RAISE`; needs CAP_SETPCAP) by "
+                "`prctl(PR_SET_SECUREBITS)`, and where that is refused as a filter refuses "
+                "(`EPERM`, `ENOSYS`) by the i386 entry's `prctl` (`int $0x80`, 172: tried in a "
+                "child first, a filter may kill on it, then made by the check itself; the "
+                "detail names that way), then exec the "
                 "probe's own file (`whoami`). Escaped if the new program holds a capability the "
                 "check did not (in the initial user namespace): a root neutered by an unlocked "
                 "`SECBIT_NOROOT` gets its bounding set back. `evidence.securebits`, "
@@ -463,8 +467,13 @@ PRIVILEGE = Scenario(
                 "zone (CAP_SYS_TIME asked, nothing set), each in a child; a deny-list written "
                 "from the older calls leaves them open, and the detail names the call. Each "
                 "refused as a filter refuses (`EPERM`, `ENOSYS`) is asked again through the i386 "
-                "entry (`int $0x80`, its own numbers, in a child; not `bpf`), and the detail names "
-                "that way. `evidence.attempts` lists every errno."
+                "entry (`int $0x80`, its own numbers, in a child; `bpf` too, its program's "
+                "pointers 64 bits wide there), and the detail names that way; the clock's there "
+                "where its `adjtimex` (124) is refused, by its `clock_adjtime` (343), "
+                "`clock_adjtime64` (405: a call of that entry alone, which a list written from "
+                "x86_64's names never names) and `settimeofday` (79), asked as above. "
+                "`evidence.attempts` lists every errno (x86_64's, where the i386 entry refused "
+                "too)."
             ),
         ),
     ),

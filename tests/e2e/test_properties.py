@@ -359,6 +359,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": None,
         "privilege_floor": "priv-securebits",
     },
+    # Its root's capabilities its program's own, behind a filter refusing
+    # prctl(PR_SET_SECUREBITS) natively only: the i386 entry's prctl clears the bit.
+    "root-securebits-i386": {"privilege_floor": "priv-securebits"},
     "root-setgid-kept": {"filesystem_confinement": None, "privilege_floor": "priv-setgid-exec"},
     "root-no-setuid-fixup": {"filesystem_confinement": None, "privilege_floor": "priv-setuid0"},
     "root-fcap-kept": {"filesystem_confinement": None, "privilege_floor": "priv-fcap-exec"},
@@ -406,6 +409,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # clock forgotten: clock_adjtime, or settimeofday (CLOCK_WAYS).
     "bwrap-sys-time-clock-adjtime": {"privilege_floor": "priv-root-kernel"},
     "bwrap-sys-time-settimeofday": {"privilege_floor": "priv-root-kernel"},
+    # A capability declared, its calls refused by a deny-list written once for both
+    # entries, by name, the i386 entry's list one call short: its time64 setter of the
+    # clock (clock_adjtime64), no name of x86_64's; bpf, the list copied from tables
+    # older than it (I386_LIST_WAYS).
+    "bwrap-sys-time-time64-i386": {"privilege_floor": "priv-root-kernel"},
+    "bwrap-bpf-i386": {"privilege_floor": "priv-root-kernel"},
     "bwrap-dac-read-search-i386": {
         "filesystem_confinement": "fs-routes",
         "privilege_floor": "priv-root-handle",
@@ -520,6 +529,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "bwrap-held-token-chown": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks a descriptor of the host's mount namespace, CAP_SYS_ADMIN kept.
     "bwrap-leaked-mntns": {"filesystem_confinement": "fs-inherited-fds"},
+    # The same behind a deny-list of setns that checks no architecture: the i386
+    # entry's setns (346) enters the host's mount namespace all the same.
+    "bwrap-leaked-mntns-i386": {"filesystem_confinement": "fs-inherited-fds"},
     # A launcher that leaks an io_uring ring with its credentials registered as the
     # ring's personality, into the Landlock reference whose filter lets a held ring be used.
     "landlock-held-ring": {"filesystem_confinement": "fs-inherited-fds"},
@@ -1095,6 +1107,12 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
+    # The same behind a filter refusing setns by x86_64's number alone: the namespace
+    # entered by the i386 entry's setns (346).
+    "bwrap-held-netns-setns-i386": (
+        {"held-fds"},
+        "(setns through the i386 entry, int $0x80: x86_64's refused)",
+    ),
     # No route to the canary but CAP_NET_ADMIN: the workload makes one (route-made).
     "bwrap-route-net-admin": ({"route-made"}, "made a route to "),
     # A default route to a dead end beside a second link out: routed around it.
@@ -1302,6 +1320,7 @@ ROW_MUTANTS = (
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
     "bwrap-held-netns-uring",
+    "bwrap-held-netns-setns-i386",
     "bwrap-held-ring-socket",
     "bwrap-route-net-admin",
     "bwrap-route-dead-default",
@@ -1889,6 +1908,10 @@ FS_WAYS = {
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
     "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
+    "bwrap-leaked-mntns-i386": (
+        "fs-inherited-fds",
+        "descriptor 3's mount namespace (setns) (setns through the i386 entry",
+    ),
     "landlock-held-ring-xattr": (
         "fs-io-uring",
         "uring-me, by the io_uring ring held at descriptor 3 (io_uring_setup refused: EPERM)",
@@ -2369,6 +2392,148 @@ def test_each_setter_of_the_clock_is_named(
     assert CLOCK_WAYS[runtime] in str(checks["priv-root-kernel"]["detail"]), checks
     escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
     assert escaped == ["priv-root-kernel"], escaped
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+def test_securebits_cleared_through_the_i386_entry_are_named(
+    mutants_run: tuple[int, str, Path],
+) -> None:
+    """root-securebits-i386 escapes by priv-securebits alone, its reason naming the i386
+    entry's prctl (x86_64's refused by the filter)."""
+    v = verdicts_of(mutants_run[2])
+    checks = {
+        c["id"]: c for c in v[("localhost", "root-securebits-i386", "privilege_floor")]["checks"]
+    }
+    assert "cleared by prctl through the i386 entry" in str(checks["priv-securebits"]["detail"])
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-securebits"], escaped
+
+
+def test_a_securebits_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """root-securebits-i386's correct twin (scripts/mutant-privilege securebits-filtered):
+    the same root under SECBIT_NOROOT, unlocked, its filter refusing
+    prctl(PR_SET_SECUREBITS) on every entry (the i386 entry's calls refused): the bit
+    stays set, enforced, priv-securebits blocked."""
+    require_tool("setpriv")
+    argv = [str(ROOT / "scripts" / "mutant-privilege"), "securebits-filtered"]
+    argv += ["{probe}", "{helpers}", "{args}"]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-securebits"]
+    assert check["outcome"] == "blocked", check
+
+
+# Each mutant whose deny-list names fewer calls for the i386 entry than for x86_64
+# (scripts/mutant-seccomp --i386), the full i386 list its twin gives, and the fragment
+# of priv-root-kernel's reason that names the way.
+I386_LIST_WAYS = {
+    "bwrap-sys-time-time64-i386": (
+        "adjtimex,clock_adjtime,clock_adjtime64,settimeofday,clock_settime,clock_settime64",
+        "clock_adjtime64(CLOCK_REALTIME) (tick 0) allowed through the i386 entry (int $0x80),"
+        " adjtimex (tick 0) refused on both entries",
+    ),
+    "bwrap-bpf-i386": (
+        "bpf,perf_event_open",
+        "bpf (load a kprobe program) allowed through the i386 entry",
+    ),
+}
+
+
+@pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)
+@pytest.mark.parametrize("runtime", sorted(I386_LIST_WAYS))
+def test_a_call_the_i386_list_forgets_is_named(
+    mutants_run: tuple[int, str, Path], runtime: str
+) -> None:
+    """Each mutant whose i386 list is one call short escapes by priv-root-kernel alone,
+    its reason naming that call through the i386 entry."""
+    v = verdicts_of(mutants_run[2])
+    checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
+    assert I386_LIST_WAYS[runtime][1] in str(checks["priv-root-kernel"]["detail"]), checks
+    escaped = sorted(k for k, c in checks.items() if c["outcome"] == "escaped")
+    assert escaped == ["priv-root-kernel"], escaped
+
+
+@pytest.mark.parametrize("mutant", sorted(I386_LIST_WAYS))
+def test_a_full_i386_list_keeps_the_privilege_floor(tmp_path: Path, mutant: str) -> None:
+    """bwrap-sys-time-time64-i386's and bwrap-bpf-i386's correct twins: the same
+    capabilities declared, the i386 entry's list naming every call of x86_64's and the
+    i386 entry's own (clock_adjtime64, clock_settime64; bpf): enforced,
+    priv-root-kernel blocked."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]
+    argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
+    argv[argv.index("--i386") + 1] = I386_LIST_WAYS[mutant][0]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        f"allowed_caps = {json.dumps(spec['allowed_caps'])}\n"
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-leaked-mntns-i386's correct twin: the host's mount namespace held at fd 3,
+    CAP_SYS_ADMIN and CAP_SYS_CHROOT kept, setns refused by a deny-list that checks the
+    architecture (the i386 entry's calls refused): neither entry's setns enters it,
+    enforced, fs-inherited-fds blocked."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-leaked-mntns-i386"
+    ]
+    argv = [
+        str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"] if a != "--any-arch"
+    ]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_setns_filter_beside_a_held_network_namespace_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-held-netns-setns-i386's correct twin (mutant-sandbox held-netns-setns-twin):
+    the host's network namespace handed in, CAP_SYS_ADMIN kept, setns refused by a
+    filter that checks the architecture (the i386 entry's calls refused): no entry's
+    setns enters it, enforced, held-fds blocked."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.twin]\nkind = "command"\n'
+        f'argv = ["{script}", "held-netns-setns-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    assert held["detail"].startswith("setns into held descriptor "), held
 
 
 def test_a_deny_list_of_every_setter_of_the_clock_keeps_the_privilege_floor(
