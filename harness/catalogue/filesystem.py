@@ -397,7 +397,14 @@ ROWS: tuple[Row, ...] = (
         "from the working folder it started in",
         ("getcwd", "chdir", "fchdir"),
         checks=("fs-cwd",),
-        target="every sentinel, by .. and by path suffix; overwrite-me",
+        target="every sentinel, by .. and by path suffix; overwrite-me; the working folder"
+        " and each folder .. leads to from it, against the grants (listed, or an O_TMPFILE"
+        " made there)",
+        ways=(
+            "a working folder on a host tree no sentinel lies in (a launcher whose /tmp,"
+            " /var/tmp and home are private mounts of its own): the host's folders listed"
+            " and written from it",
+        ),
     ),
     _fs(
         _ROUTE,

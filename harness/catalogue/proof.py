@@ -116,7 +116,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-truncate-bin-filtered",
         "landlock-rmdir-unlisted",
     ),
-    _FS + "from the working folder it started in": ("jail-keep-cwd",),
+    _FS + "from the working folder it started in": ("jail-keep-cwd", "jail-keep-cwd-private-tmp"),
     _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": (
         "jail-keep-chroot",
         "jail-chroot-i386",

@@ -160,6 +160,11 @@ int held_list(const int **fds, int *more);
 /* The mount a held descriptor lies on: its index in g_mnt, -1 where the sandbox's own
  * table does not show it (read_mounts first). */
 int held_mount(int fd);
+/* A folder's or file's row of held_files (its label, then what it is and reaches), and
+ * a folder's ancestors by ".." each a row (label/.., ...): fs-inherited-fds', and
+ * stands.c's for the working folder. */
+void held_row(const char *label, int fd, const struct stat *st, const char *opened, int have_mounts);
+void held_climb(const char *base, int n, const struct stat *st, int have_mounts);
 /* heldreaders.c: the processes outside a held descriptor feeds (fs-inherited-fds) */
 int held_pipe_outside(int fd);
 void held_ctty(int (*mount)(int fd));

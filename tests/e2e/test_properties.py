@@ -468,6 +468,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A filter with no architecture check: every family's i386 calls.
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
+    # The same jail's launcher with a private /tmp, /var/tmp and home: no sentinel in
+    # reach, the host's root listed from the working folder.
+    "jail-keep-cwd-private-tmp": {"filesystem_confinement": "fs-cwd"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
     # The same jail, chroot refused by a filter that checks no architecture: the i386
     # entry's chroot (61) climbs out all the same (FS_WAYS).
@@ -1809,6 +1812,8 @@ FS_WAYS = {
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
+    # a working folder on the host's tree where no sentinel lies: the folder itself judged
+    "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
     # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
     "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
     "landlock-held-ring-xattr": (
@@ -1874,6 +1879,29 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
     assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_jail_entered_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> None:
+    """jail-keep-cwd-private-tmp's correct twin: the same launcher (its /tmp, /var/tmp,
+    /root and /home private tmpfs mounts, standing at the host's /) entering its jail:
+    the working folder is the jail's own root, on a filesystem of the sandbox's own,
+    which fs-cwd does not judge; enforced, fs-cwd blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "jail-keep-cwd-private-tmp"
+    ]
+    assert "--keep-cwd" in spec["argv"]
+    argv = ["" if a == "--keep-cwd" else a for a in spec["argv"]]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-cwd"]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_chroot_filter_that_checks_the_architecture_keeps_the_jail(tmp_path: Path) -> None:
