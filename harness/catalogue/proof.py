@@ -198,6 +198,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-clone3-i386",
         "landlock-i386-bpf",
         "bwrap-cgroup-own",
+        "bwrap-cgroup-own-cpuset",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin", "bwrap-sys-admin-fsmount"),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),

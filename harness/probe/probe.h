@@ -62,7 +62,8 @@
  *                sentinel), writereach.c (write reach; writereach.h), writelist.c (its pass
  *                over the host's list of every folder), procs.c (other processes)
  *   privilege    creds.c (credentials and raising them), kstate.c (host kernel
- *                state open for writing), root.c (what a root
+ *                state open for writing), cgmove.c (a process born into a host
+ *                cgroup, for kstate.c), root.c (what a root
  *                workload would try), procs.c, procways.c (other processes through
  *                the i386 entry), unpriv.c (the unprivileged uid)
  *   attribution.c, fence.c (controller-loss)
@@ -403,6 +404,13 @@ void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
 int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */
 char *proc_stat_after_comm(int pid, char *buf, size_t n); /* procs.c: /proc/<pid>/stat past its comm */
 int bpf_obj_get(const char *path, int *by_i386); /* bpfobj.c: 0 where it opens read-write */
+/* cgmove.c: a process born into a host cgroup of the unified hierarchy by clone3, tried
+ * in each folder kstate.c's walk of a cgroup2 mount passes (begin, try each, end). */
+#define CGMOVE_MAX 32 /* moves tried, at most: more leave the check an error */
+extern struct cgmoves { int moved, moves, over, refused; char where[4096]; } g_cgmoves;
+void cgmove_begin(const struct mnt *m);
+void cgmove_try(const char *dir);
+void cgmove_end(void);
 uint64_t cap64(uint32_t lo, uint32_t hi);
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */

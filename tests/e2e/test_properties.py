@@ -262,6 +262,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-bpf": {"privilege_floor": "priv-root-kernel-state"},
     # Its own cgroup's limit written back: a limit whoever placed it there set.
     "bwrap-cgroup-own": {"privilege_floor": "priv-root-kernel-state"},
+    # The same launcher's cpuset (one CPU), a limit beyond pids', memory's and cpu's quota.
+    "bwrap-cgroup-own-cpuset": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
@@ -1879,6 +1881,27 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
     assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_cgroup_of_its_own_bound_read_only_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-cgroup-own-cpuset's correct twin: the same launcher's cpuset cgroup (one
+    CPU) bound read-only: its usage shown, no limit of its own written back, and nothing
+    else there is the host's; enforced, priv-root-kernel-state blocked."""
+    require_tool("bwrap")
+    script = str(ROOT / "scripts" / "mutant-cgroup-own")
+    argv = [script, "--ro", "cpuset", "{probe}", "{helpers}", "{allowed}", "{args}"]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel-state"]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_jail_entered_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> None:
