@@ -92,6 +92,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "by file handle": ("runc-dac-read-search-allowed", "bwrap-dac-read-search-i386"),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
         "chroot-init-outside",
+        "chroot-init-outside-private-tmp",
         "colocated-sibling-cwd",
         "colocated-parent-holds-dir",
     ),

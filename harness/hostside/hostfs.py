@@ -531,8 +531,9 @@ class HostFsFixture(Fixture):
 
 
 # The checks whose `held_files` rows the judge places against the grants: the
-# descriptors held at start, and the working folder it started in (fs-cwd's "cwd" rows).
-HELD_ROWS = ("fs-inherited-fds", "fs-cwd")
+# descriptors held at start, the working folder it started in (fs-cwd's "cwd" rows),
+# and pid 1's root (fs-proc-1-root's "/proc/1/root" rows).
+HELD_ROWS = ("fs-inherited-fds", "fs-cwd", "fs-proc-1-root")
 
 
 def held_outside(output: ProbeOutput) -> list[str]:

@@ -456,17 +456,19 @@ def _held_fspath(
 
 def _through(label: str) -> str:
     """What a row of `held_files` was reached through, by its label: a descriptor held
-    at start ("3", "3/..", "3:fixed 0"), or the working folder it started in ("cwd",
-    "cwd/..": fs-cwd's rows)."""
+    at start ("3", "3/..", "3:fixed 0"), the working folder it started in ("cwd",
+    "cwd/..": fs-cwd's rows), or a path it stands in by (fs-proc-1-root's "/proc/1/root")."""
     if label == "cwd" or label.startswith("cwd/"):
         up = label[3:]
         return "the working folder it started in" + (f" ({up[1:]} up from it)" if up else "")
+    if label.startswith("/"):
+        return label
     return f"descriptor {label} held at start"
 
 
 def _path_of(label: str) -> str:
     """The path a row of `held_files` names, by its label (as `_through`)."""
-    if label == "cwd" or label.startswith("cwd/"):
+    if label == "cwd" or label.startswith("cwd/") or label.startswith("/"):
         return f"the path of {_through(label)}"
     return f"descriptor {label}'s path"
 
@@ -475,7 +477,8 @@ def judge_held(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[CheckOutcome, str] | None:
     """The first folder or file held at start (`fs-inherited-fds`' `held_files`, and
-    fs-cwd's rows of the working folder and the folders above it) on a
+    fs-cwd's rows of the working folder and the folders above it, fs-proc-1-root's of
+    pid 1's root) on a
     host filesystem that the workload could read beyond the read grants, or holds open
     for writing or could change the metadata of (`held_changed`) beyond the write
     grants, or the first pty master held of a terminal outside the sandbox, or a

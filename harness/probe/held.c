@@ -217,7 +217,8 @@ static size_t g_cn;
  * through it: the mode it was opened in ("r", "w", "rw", "path" for O_PATH), made
  * "rw" (or "w" where nothing reads) when a write goes through anyway. A folder's or
  * file's metadata changes that went through (each to what it was) go to held_changed;
- * not the working folder's (stands.c's rows, "cwd"): only where it leads is judged.
+ * only a descriptor's held at start (its label a number), not stands.c's rows ("cwd",
+ * "/proc/1/root"): only where those lead is judged.
  * A character device here is a held pty master's terminal (held_pty_row): only
  * placed, never opened. */
 void held_row(const char *label, int fd, const struct stat *st, const char *opened,
@@ -237,7 +238,7 @@ void held_row(const char *label, int fd, const struct stat *st, const char *open
         access = reach[0] ? "rw" : "w";
     /* (not a folder climbed to: its path judges it, and a host's / stays untouched) */
     const char *changed = (S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) && !strstr(label, "/..") &&
-                                  strncmp(label, "cwd", 3) ? meta_unchanged(fd) : "";
+                                  label[0] >= '0' && label[0] <= '9' ? meta_unchanged(fd) : "";
     if (changed[0]) {
         size_t room = sizeof g_changed - g_cn;
         int k = snprintf(g_changed + g_cn, room, "%s[\"%s\",\"%s\"]", g_cn ? "," : "", label, changed);

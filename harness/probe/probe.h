@@ -163,7 +163,7 @@ int held_list(const int **fds, int *more);
 int held_mount(int fd);
 /* A folder's or file's row of held_files (its label, then what it is and reaches), and
  * a folder's ancestors by ".." each a row (label/.., ...): fs-inherited-fds', and
- * stands.c's for the working folder. */
+ * stands.c's for the working folder and pid 1's root (their metadata untouched). */
 void held_row(const char *label, int fd, const struct stat *st, const char *opened, int have_mounts);
 void held_climb(const char *base, int n, const struct stat *st, int have_mounts);
 /* heldreaders.c: the processes outside a held descriptor feeds (fs-inherited-fds) */
@@ -251,6 +251,7 @@ extern Buf g_ev;                 /* the check's evidence: "key":value,... */
 void ev_int(const char *key, long long v);
 int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
 void cwd_at_start(void);                     /* stands.c */
+void stand_rows(int fd, const char *label);  /* stands.c: a folder it stands in, as held_files rows */
 /* writes.c: every way to cut a file, and to change its mode, owner, times, extended
  * attributes, inode flags */
 void cut_file(const char *path);

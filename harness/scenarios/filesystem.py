@@ -79,11 +79,21 @@ FILESYSTEM = Scenario(
         ),
         # The host may deny /proc/1/root even to root (ptrace access to pid 1), so
         # the control is the sentinel being readable at all.
-        _read(
+        Check(
             "fs-proc-1-root",
-            "read the sentinel via /proc/1/root",
+            "read the sentinel via /proc/1/root, and pid 1's root not beyond the grants"
+            " (listed, or written through by an O_TMPFILE)",
             control_id="fs-read-outside",
-            how="Read `/proc/1/root` + sentinel.",
+            rule=Rule.HELD,
+            how=(
+                "Read `/proc/1/root` + sentinel. Where no sentinel came through, pid 1's root "
+                "(opened `O_PATH` through `/proc/1/root`) and each folder `..` leads to from it "
+                "are rows of `evidence.held_files` (`/proc/1/root`, ...; its metadata "
+                "untouched), judged as fs-inherited-fds judges a folder held at start: an init "
+                "left at the host's root beside a chroot'ed workload lists the host's tree "
+                "where a launcher's private /tmp, /var/tmp and home hide every sentinel; a root "
+                "on a filesystem of the sandbox's own is not judged."
+            ),
         ),
         _read(
             "fs-hardlink-in",

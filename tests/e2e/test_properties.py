@@ -473,6 +473,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # The same jail's launcher with a private /tmp, /var/tmp and home: no sentinel in
     # reach, the host's root listed from the working folder.
     "jail-keep-cwd-private-tmp": {"filesystem_confinement": "fs-cwd"},
+    # A hand-rolled jail's init left at the root of a launcher with a private /tmp,
+    # /var/tmp and home: no sentinel in reach, the host's root listed through /proc/1/root.
+    "chroot-init-outside-private-tmp": {"filesystem_confinement": "fs-proc-1-root"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
     # The same jail, chroot refused by a filter that checks no architecture: the i386
     # entry's chroot (61) climbs out all the same (FS_WAYS).
@@ -1816,6 +1819,10 @@ FS_WAYS = {
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
     "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
+    "chroot-init-outside-private-tmp": (
+        "fs-proc-1-root",
+        "listed the folder / through /proc/1/root",
+    ),
     # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
     "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
     "landlock-held-ring-xattr": (
@@ -1924,6 +1931,29 @@ def test_a_jail_entered_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> N
     row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     check = {c["id"]: c for c in row["checks"]}["fs-cwd"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_jails_init_inside_it_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> None:
+    """chroot-init-outside-private-tmp's correct twin: the same launcher (its /tmp,
+    /var/tmp, /root and /home private) execs the chroot, so the workload is pid 1 and
+    /proc/1/root is its own jail, a filesystem of the sandbox's own that fs-proc-1-root
+    does not judge; enforced, fs-proc-1-root blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "chroot-init-outside-private-tmp"
+    ]
+    assert "outside" in spec["argv"]
+    argv = ["inside" if a == "outside" else a for a in spec["argv"]]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-proc-1-root"]
     assert check["outcome"] == "blocked", check
 
 

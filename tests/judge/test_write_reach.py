@@ -287,6 +287,11 @@ def test_the_working_folder_is_judged_as_a_folder_held_at_start() -> None:
         "the folder /var can be written through the working folder it started in (.. up from it)",
     )
     assert held(row("cwd", "dir", "/", "path", "listed", dev="0:68", point="/", root="/")) is None
+    # fs-proc-1-root's row of pid 1's root is named by its path.
+    assert held(row("/proc/1/root", "dir", "/root", "path", "listed")) == (
+        "escaped",
+        "listed the folder /root through /proc/1/root",
+    )
     gone = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS, held_paths={"/etc": ""})
     assert held(row("cwd", "dir", "/etc", "path", "listed"), host=gone) == (
         "error",
