@@ -326,7 +326,13 @@ ROWS: tuple[Row, ...] = (
         (),
         checks=("fs-proc-self-root", "fs-proc-1-root", "fs-proc-fds"),
         target="sentinel; every other visible process's working folder and every folder it"
-        " holds, as a base for the sentinels' paths (and behind up to six ..), as its owner",
+        " holds, as a base for the sentinels' paths (and behind up to six ..), as its owner;"
+        " pid 1's root, against the grants (listed, or an O_TMPFILE made there)",
+        ways=(
+            "pid 1's root on a host tree no sentinel lies in (a launcher whose /tmp, /var/tmp"
+            " and home are private mounts of its own): the host's folders listed and written"
+            " through /proc/1/root",
+        ),
     ),
     _fs(
         _ROUTE,
@@ -398,7 +404,14 @@ ROWS: tuple[Row, ...] = (
         "from the working folder it started in",
         ("getcwd", "chdir", "fchdir"),
         checks=("fs-cwd",),
-        target="every sentinel, by .. and by path suffix; overwrite-me",
+        target="every sentinel, by .. and by path suffix; overwrite-me; the working folder"
+        " and each folder .. leads to from it, against the grants (listed, or an O_TMPFILE"
+        " made there)",
+        ways=(
+            "a working folder on a host tree no sentinel lies in (a launcher whose /tmp,"
+            " /var/tmp and home are private mounts of its own): the host's folders listed"
+            " and written from it",
+        ),
     ),
     _fs(
         _ROUTE,

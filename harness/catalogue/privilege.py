@@ -178,7 +178,8 @@ ROWS: tuple[Row, ...] = (
             "i386: bpf",
         ),
         target="every file of /proc/sys, /proc/irq, /proc/bus, /proc/acpi, /sys (every cgroup"
-        " hierarchy, the workload's own cgroup left out but its limits, each written back) and"
+        " hierarchy, the workload's own cgroup left out but its limits: every limit file of"
+        " the kernel's controllers, v1 and v2, each written back) and"
         " /proc/sysrq-trigger, opened for"
         " writing, nothing written, wherever a mount of their types stands (a second proc, a"
         " hierarchy or a host service's subtree bound elsewhere), and a tracefs's tracing"

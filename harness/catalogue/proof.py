@@ -92,6 +92,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "by file handle": ("runc-dac-read-search-allowed", "bwrap-dac-read-search-i386"),
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
         "chroot-init-outside",
+        "chroot-init-outside-private-tmp",
         "colocated-sibling-cwd",
         "colocated-parent-holds-dir",
     ),
@@ -116,7 +117,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-truncate-bin-filtered",
         "landlock-rmdir-unlisted",
     ),
-    _FS + "from the working folder it started in": ("jail-keep-cwd",),
+    _FS + "from the working folder it started in": ("jail-keep-cwd", "jail-keep-cwd-private-tmp"),
     _FS + "by a second chroot, left unentered (CAP_SYS_CHROOT)": (
         "jail-keep-chroot",
         "jail-chroot-i386",
@@ -199,6 +200,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-clone3-i386",
         "landlock-i386-bpf",
         "bwrap-cgroup-own",
+        "bwrap-cgroup-own-cpuset",
     ),
     _PRIV + "cgroup release_agent": ("runc-sys-admin", "bwrap-sys-admin-fsmount"),
     _PRIV + "kernel modules": ("runc-sys-module-allowed",),

@@ -530,13 +530,20 @@ class HostFsFixture(Fixture):
                 cell.evidence["held_paths"] = seen
 
 
+# The checks whose `held_files` rows the judge places against the grants: the
+# descriptors held at start, the working folder it started in (fs-cwd's "cwd" rows),
+# and pid 1's root (fs-proc-1-root's "/proc/1/root" rows).
+HELD_ROWS = ("fs-inherited-fds", "fs-cwd", "fs-proc-1-root")
+
+
 def held_outside(output: ProbeOutput) -> list[str]:
-    """The paths that descriptors held at start from outside the sandbox's mount
-    namespace name (their /proc/self/fd link: a name only, which a lazily unmounted
-    or moved file no longer matches), for the host to say what is there."""
+    """The paths that descriptors held at start (and the working folder) from outside
+    the sandbox's mount namespace name (their /proc/self/fd link: a name only, which a
+    lazily unmounted or moved file no longer matches), for the host to say what is
+    there."""
     found: list[str] = []
     for check in output.checks:
-        rows = check.evidence.get("held_files") if check.id == "fs-inherited-fds" else None
+        rows = check.evidence.get("held_files") if check.id in HELD_ROWS else None
         for row in rows if isinstance(rows, list) else []:
             if (
                 len(row) == 9

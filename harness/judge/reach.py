@@ -454,10 +454,31 @@ def _held_fspath(
     return mount[3].rstrip("/") + path[len(mount[2].rstrip("/")) :] or "/"
 
 
+def _through(label: str) -> str:
+    """What a row of `held_files` was reached through, by its label: a descriptor held
+    at start ("3", "3/..", "3:fixed 0"), the working folder it started in ("cwd",
+    "cwd/..": fs-cwd's rows), or a path it stands in by (fs-proc-1-root's "/proc/1/root")."""
+    if label == "cwd" or label.startswith("cwd/"):
+        up = label[3:]
+        return "the working folder it started in" + (f" ({up[1:]} up from it)" if up else "")
+    if label.startswith("/"):
+        return label
+    return f"descriptor {label} held at start"
+
+
+def _path_of(label: str) -> str:
+    """The path a row of `held_files` names, by its label (as `_through`)."""
+    if label == "cwd" or label.startswith("cwd/") or label.startswith("/"):
+        return f"the path of {_through(label)}"
+    return f"descriptor {label}'s path"
+
+
 def judge_held(
     evidence: Mapping[str, Any], host: HostEvidence, host_kernel: str | None
 ) -> tuple[CheckOutcome, str] | None:
-    """The first folder or file held at start (`fs-inherited-fds`' `held_files`) on a
+    """The first folder or file held at start (`fs-inherited-fds`' `held_files`, and
+    fs-cwd's rows of the working folder and the folders above it, fs-proc-1-root's of
+    pid 1's root) on a
     host filesystem that the workload could read beyond the read grants, or holds open
     for writing or could change the metadata of (`held_changed`) beyond the write
     grants, or the first pty master held of a terminal outside the sandbox, or a
@@ -584,26 +605,23 @@ def _judge_held_rows(
                 fspath = None
         what = {"dir": "folder", "block": "block device"}.get(kind, "file") + f" {path}"
         if reach and (fspath is None or not _granted(dev, fspath, read_roots, read, mounts)):
-            return CheckOutcome.ESCAPED, f"{reach} the {what} through descriptor {fd} held at start"
+            return CheckOutcome.ESCAPED, f"{reach} the {what} through {_through(fd)}"
         ways = changed.get(fd)
         if (access in ("w", "rw") or ways) and (
             fspath is None or not _granted(dev, fspath, write_roots, write, mounts)
         ):
             if access not in ("w", "rw"):
                 return CheckOutcome.ESCAPED, (
-                    f"the {what} can be changed through descriptor {fd} held at start"
+                    f"the {what} can be changed through {_through(fd)}"
                     f" ({ways}, each set to what it was)"
                 )
-            return (
-                CheckOutcome.ESCAPED,
-                f"the {what} can be written through descriptor {fd} held at start",
-            )
+            return CheckOutcome.ESCAPED, f"the {what} can be written through {_through(fd)}"
     if unconfirmed is not None:
         fd, asked = unconfirmed
         if not asked:
-            return CheckOutcome.ERROR, f"the host was not asked what descriptor {fd}'s path names"
+            return CheckOutcome.ERROR, f"the host was not asked what {_path_of(fd)} names"
         return CheckOutcome.ERROR, (
-            f"the host finds nothing at descriptor {fd}'s path now (moved or removed since):"
+            f"the host finds nothing at {_path_of(fd)} now (moved or removed since):"
             " no proof where it lay"
         )
     return None

@@ -85,7 +85,18 @@ static void proc_root(const char *root)
 }
 
 void chk_fs_proc_self_root(void) { proc_root("/proc/self/root"); }
-void chk_fs_proc_1_root(void) { proc_root("/proc/1/root"); }
+
+/* pid 1's root, beside the sentinel through it: as rows of held_files (stands.c), held
+ * to the grants, so that an init left outside the workload's root is judged by what
+ * it lists and writes, whether a sentinel lies there or not. */
+void chk_fs_proc_1_root(void)
+{
+    int root = open("/proc/1/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    stand_rows(root, "/proc/1/root");
+    if (root >= 0)
+        close(root);
+    proc_root("/proc/1/root");
+}
 
 void chk_fs_hardlink_in(void)
 {

@@ -216,10 +216,12 @@ static size_t g_cn;
  * mount point, mount root, access, reach, inode]. `access` is what the workload can do
  * through it: the mode it was opened in ("r", "w", "rw", "path" for O_PATH), made
  * "rw" (or "w" where nothing reads) when a write goes through anyway. A folder's or
- * file's metadata changes that went through (each to what it was) go to held_changed.
+ * file's metadata changes that went through (each to what it was) go to held_changed;
+ * only a descriptor's held at start (its label a number), not stands.c's rows ("cwd",
+ * "/proc/1/root"): only where those lead is judged.
  * A character device here is a held pty master's terminal (held_pty_row): only
  * placed, never opened. */
-static void held_row(const char *label, int fd, const struct stat *st, const char *opened,
+void held_row(const char *label, int fd, const struct stat *st, const char *opened,
                      int have_mounts)
 {
     if (g_ev.n >= sizeof g_ev.s - 10000) {
@@ -235,8 +237,8 @@ static void held_row(const char *label, int fd, const struct stat *st, const cha
     if (!pty && !strchr(opened, 'w') && held_writable(fd, st))
         access = reach[0] ? "rw" : "w";
     /* (not a folder climbed to: its path judges it, and a host's / stays untouched) */
-    const char *changed =
-        (S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) && !strstr(label, "/..") ? meta_unchanged(fd) : "";
+    const char *changed = (S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) && !strstr(label, "/..") &&
+                                  label[0] >= '0' && label[0] <= '9' ? meta_unchanged(fd) : "";
     if (changed[0]) {
         size_t room = sizeof g_changed - g_cn;
         int k = snprintf(g_changed + g_cn, room, "%s[\"%s\",\"%s\"]", g_cn ? "," : "", label, changed);
@@ -263,7 +265,7 @@ static void held_row(const char *label, int fd, const struct stat *st, const cha
 /* A held folder's ancestors, each a row of its own ("3/..", "3/../.."): ".." from a
  * folder held on the launcher's mount climbs to the host's root whatever the
  * sandbox's own root is, so the folder's grant says nothing of where it leads. */
-static void held_climb(const char *base, int n, const struct stat *st, int have_mounts)
+void held_climb(const char *base, int n, const struct stat *st, int have_mounts)
 {
     char label[128];
     int k = snprintf(label, sizeof label, "%s", base);

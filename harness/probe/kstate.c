@@ -16,23 +16,21 @@
  * and the workload's own cgroup and what is below it (the folder whose cgroup.procs
  * lists it, or in a cgroup namespace of its own the whole of a mount of that
  * namespace's root; where that cannot be told, a cgroup mount whose root is not the
- * hierarchy's); and the rest of debugfs and tracefs (their tracing
+ * hierarchy's), but its limits (own_limits: each written its own value back); and the
+ * rest of debugfs and tracefs (their tracing
  * switches are tried: tracing_on, buffer_size_kb, current_tracer, whose open only
  * checks the mode) and IMA's policy, whose files may act on open or close; and any
  * other mount inside one (a tmpfs over a folder of /sys holds no kernel state).
  * Where no file opens, a cgroup.procs is also reached another way: a process born
- * into a host folder of the unified hierarchy by clone3 (try_move), through the
+ * into a host folder of the unified hierarchy by clone3 (cgmove.c), through the
  * i386 entry too where x86_64's is refused. */
 
 #include "probe.h"
 
-#include <sys/mman.h>
-
 #define KSTATE_MAX_FILES 60000
 
-static struct { int files, writable_seen, cut, bpf_seen, bpf_i386, moved, moves, moves_over, refused, own_limit; char first[4096]; } g_ks;
+static struct { int files, writable_seen, cut, bpf_seen, bpf_i386, own_limit; char first[4096]; } g_ks;
 #define KSTATE_DEPTH_MAX 32 /* folders below a walk's top, at most: deeper ones cut the walk (an error) */
-#define KSTATE_MOVES_MAX 32 /* clone3 moves tried, at most: more cut the walk (an error) */
 static int g_own_ns[5]; /* uts, ipc, pid, user, net: not the kernel's initial one */
 
 /* A namespace of this kind other than the kernel's initial one (their fixed inode
@@ -258,28 +256,80 @@ static int host_cgroup(const char *path)
     return hierarchy_root(m, m->mp);
 }
 
+/* Whether a file of a cgroup folder is a limit on the processes in it, by the names
+ * the kernel's controllers give their cftypes (v1 and v2): every "*.max", "*.high",
+ * "*.low", "*.min" and "*limit_in_bytes" (memory, pids, hugetlb's per page size, rdma,
+ * misc, dmem, io, cpu.uclamp), and the rest by name: CPU shares, quotas, periods,
+ * bursts and real-time budgets, the CPUs and memory nodes of a cpuset, I/O weights and
+ * throttles, the net_cls class and net_prio priorities host firewall rules match on,
+ * and the hierarchy's own caps. Not the counters a write resets (max_usage, peak). */
+static int limit_file(const char *name)
+{
+    static const char *const named[] = {
+        "cgroup.max.descendants", "cgroup.max.depth", "cpu.max.burst", "cpu.weight",
+        "cpu.weight.nice", "cpu.idle", "cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us",
+        "cpu.cfs_burst_us", "cpu.rt_runtime_us", "cpu.rt_period_us", "cpuset.cpus", "cpuset.mems",
+        "cpuset.cpus.exclusive", "cpuset.cpus.partition", "io.weight", "io.bfq.weight",
+        "io.latency", "io.prio.class", "blkio.weight", "blkio.weight_device", "blkio.bfq.weight",
+        "blkio.bfq.weight_device", "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
+        "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device", "net_cls.classid",
+        "net_prio.ifpriomap", NULL };
+    static const char *const ends[] = { ".max", ".high", ".low", ".min", "limit_in_bytes", NULL };
+    size_t n = strlen(name);
+    for (int i = 0; named[i]; i++)
+        if (!strcmp(name, named[i]))
+            return 1;
+    for (int i = 0; ends[i]; i++)
+        if (n > strlen(ends[i]) && !strcmp(name + n - strlen(ends[i]), ends[i]))
+            return 1;
+    return 0;
+}
+
+/* `path`'s own value written back, one line to a write (a cgroup file takes one
+ * setting at a time: io.max, a throttle's, rdma.max list one device to a line): 0
+ * where every line went through, an errno where one did not or nothing was read. */
+static int lines_back(const char *path)
+{
+    char v[4096];
+    ssize_t n = read_file(path, v, sizeof v - 1);
+    if (n <= 0 || n == (ssize_t)sizeof v - 1) /* nothing, or more than it reads: untried */
+        return n < 0 ? errno : EIO;
+    v[n] = 0;
+    int fd = open(path, O_WRONLY | O_CLOEXEC), e = fd < 0 ? errno : 0;
+    for (char *save = NULL, *l = fd < 0 ? NULL : strtok_r(v, "\n", &save); l && !e;
+         l = strtok_r(NULL, "\n", &save))
+        if (write(fd, l, strlen(l)) != (ssize_t)strlen(l))
+            e = errno ? errno : EIO;
+    if (fd >= 0)
+        close(fd);
+    return e;
+}
+
 /* The limits on the workload's own cgroup (its folder, or its cgroup namespace's
  * root), which whoever placed it there set: delegation hands a workload cgroup.procs,
  * cgroup.threads and cgroup.subtree_control of that folder, never its limits (under
  * nsdelegate a namespace's root refuses them, at write: an open proves nothing). Each
- * written its own value back, as priv-root-sysctl writes a sysctl. 1 where one is. */
+ * limit file there (limit_file) written its own value back, as priv-root-sysctl
+ * writes a sysctl. 1 where one is. */
 static int own_limits(const struct mnt *m)
 {
-    static const char *const files[] = { "pids.max", "memory.max", "memory.high", "memory.swap.max",
-                                         "cpu.max", "cpu.weight", "cgroup.max.descendants",
-                                         "cgroup.max.depth", "memory.limit_in_bytes",
-                                         "memory.memsw.limit_in_bytes", "cpu.cfs_quota_us", "cpu.shares" };
-    char own[4096], path[4200];
+    char own[4096], path[4400];
     if (own_of(m, own, sizeof own) != 1)
         return 0;
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", own, files[i]);
-        if (access(path, F_OK) == 0 && (g_ks.files++, write_back(path) == 0)) {
+    DIR *d = opendir(own);
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) {
+        struct stat st;
+        snprintf(path, sizeof path, "%.4000s/%s", own, e->d_name);
+        if (!limit_file(e->d_name) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0222))
+            continue;
+        g_ks.files++;
+        if ((found = lines_back(path) == 0))
             snprintf(g_ks.first, sizeof g_ks.first, "%.4000s", path);
-            return 1;
-        }
     }
-    return 0;
+    if (d)
+        closedir(d);
+    return found;
 }
 
 /* A folder left out, by its usual name `canon`, or by its real `path` where another
@@ -319,182 +369,6 @@ static void try_file(const char *path, const char *canon, const struct stat *st)
     }
 }
 
-/* The unified hierarchy being walked (mount `g_cg2`), where the workload stands by
- * /proc/self/cgroup's "0::" path (relative to its cgroup namespace's root, as a
- * mount's root is: "/.." where the mount shows more than the namespace's root), and
- * its folder in the mount where that can be told ("" where not). */
-static const struct mnt *g_cg2;
-static char g_cg2_path[4096], g_cg2_own[4096];
-
-/* The "0::" path of /proc/PID/cgroup (`pid` "self" or a number) in out[]: 0, or -1. */
-static int unified_path(const char *pid, char *out, size_t n)
-{
-    char file[64], buf[8192];
-    snprintf(file, sizeof file, "/proc/%s/cgroup", pid);
-    ssize_t got = read_file(file, buf, sizeof buf - 1);
-    if (got <= 0)
-        return -1;
-    buf[got] = '\0';
-    char *path = strstr(buf, "0::");
-    if (path == NULL || (path != buf && path[-1] != '\n'))
-        return -1;
-    path += 3;
-    path[strcspn(path, "\n")] = '\0';
-    snprintf(out, n, "%s", path);
-    return 0;
-}
-
-/* Whether cgroup `path` is `own` or below it, both as /proc/PID/cgroup gives them. */
-static int own_or_below(const char *path, const char *own)
-{
-    if (strcmp(own, "/"))
-        return prefixed(path, own);
-    return path[0] == '/' && strcmp(path, "/..") && strncmp(path, "/../", 4);
-}
-
-static void cg2_begin(const struct mnt *m)
-{
-    g_cg2 = NULL;
-    if (strcmp(m->type, "cgroup2") || unified_path("self", g_cg2_path, sizeof g_cg2_path) != 0)
-        return; /* it cannot be told where the workload stands: nothing tried */
-    const char *root = strcmp(m->root, "/") ? m->root : "";
-    g_cg2 = m;
-    g_cg2_own[0] = '\0';
-    if (!*root || prefixed(g_cg2_path, root))
-        snprintf(g_cg2_own, sizeof g_cg2_own, "%s%s", m->mp,
-                 strcmp(g_cg2_path + strlen(root), "/") ? g_cg2_path + strlen(root) : "");
-}
-
-struct born_args { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
-                   set_tid, set_tid_size, cgroup; };
-
-/* Where a child born by clone3 `pid` landed (its "0::" path, in landed[]), then it is
- * killed (a frozen cgroup's too) and waited: 0 where it could be told. */
-static int landed_then_killed(long pid, char *landed, size_t n)
-{
-    char num[24];
-    snprintf(num, sizeof num, "%ld", pid);
-    int read = unified_path(num, landed, n);
-    kill((pid_t)pid, SIGKILL);
-    waitpid((pid_t)pid, NULL, 0);
-    return read;
-}
-
-#if defined(__x86_64__)
-/* The same clone3 through the i386 entry (int $0x80, its own number, 435), which a
- * filter that refuses x86_64's clone3 by number alone leaves open: in a child (a
- * filter may kill it), the grandchild it bears judged and killed there, where it
- * landed written back. 0 where one was born and its cgroup told. */
-static int born_i386(int fd, char *landed, size_t n)
-{
-    static int here = -1;
-    if (here < 0)
-        here = i386_here();
-    int p[2];
-    if (!here || pipe2(p, O_CLOEXEC) != 0)
-        return -1;
-    pid_t mover = fork();
-    if (mover == 0) {
-        close(p[0]);
-        struct born_args *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-        if (a == MAP_FAILED)
-            _exit(1);
-        memset(a, 0, sizeof *a);
-        a->flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
-        a->exit_signal = SIGCHLD;
-        a->cgroup = (uint64_t)fd;
-        long v[6] = { (long)(uintptr_t)a, (long)sizeof *a };
-        long pid = int80(I386_NR_clone3, v);
-        if (pid == 0) {
-            for (;;)
-                pause();
-        }
-        if (pid < 0 || landed_then_killed(pid, landed, n) != 0)
-            _exit(1);
-        _exit(write(p[1], landed, strlen(landed) + 1) > 0 ? 0 : 1);
-    }
-    close(p[1]);
-    ssize_t got = mover > 0 ? read(p[0], landed, n - 1) : -1;
-    close(p[0]);
-    if (mover > 0)
-        waitpid(mover, NULL, 0);
-    if (got <= 0)
-        return -1;
-    landed[got] = '\0';
-    return 0;
-}
-#else
-static int born_i386(int fd, char *landed, size_t n)
-{
-    (void)fd, (void)landed, (void)n;
-    return -1; /* aarch64: no entry the probe can take (i386.c) */
-}
-#endif
-
-/* Whether cgroup.procs' mode (owner, group, bits: the kernel's DAC check, asked first)
- * lets this process write it; a folder it refuses spends no move. Unknown: lets. */
-static int procs_mode_lets(const char *dir)
-{
-    char path[4200];
-    struct stat st;
-    struct cap_data c[2];
-    gid_t groups[256];
-    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-    if (stat(path, &st) != 0 || caps_get(c) != 0 || (c[0].effective & (1u << 1))) /* CAP_DAC_OVERRIDE */
-        return 1;
-    if (st.st_uid == geteuid())
-        return (st.st_mode & S_IWUSR) != 0;
-    int n = getgroups(256, groups), in = st.st_gid == getegid();
-    for (int i = 0; i < n && !in; i++)
-        in = groups[i] == st.st_gid;
-    return in ? (st.st_mode & S_IWGRP) != 0 : (st.st_mode & S_IWOTH) != 0;
-}
-
-/* A process born into folder `dir` of the unified hierarchy outside the workload's
- * own cgroup: clone3(CLONE_INTO_CGROUP) needs only a handle on the folder (O_PATH,
- * which a read-only mount and Landlock let through) and the write permission of
- * cgroup.procs' mode, which a mount's read-only flag does not enter: another way to
- * the write a cgroup.procs stands for. Where x86_64's clone3 is refused as a filter
- * refuses (EPERM, ENOSYS), the i386 entry's. Where the child landed is the kernel's word (its /proc/PID/cgroup, against
- * the workload's: a move within its own is no reach). The child does nothing and is
- * killed (a frozen cgroup's too) before it is waited. */
-static void try_move(const char *dir)
-{
-    if (g_cg2 == NULL || g_ks.moved || (*g_cg2_own && prefixed(dir, g_cg2_own)))
-        return;
-    if (!procs_mode_lets(dir) || g_ks.moves >= KSTATE_MOVES_MAX) { /* over the cap: never tried, no proof */
-        *(procs_mode_lets(dir) ? &g_ks.moves_over : &g_ks.refused) += 1;
-        return;
-    }
-    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    g_ks.moves++;
-    struct born_args args;
-    memset(&args, 0, sizeof args);
-    args.flags = 0x200000000ULL; /* CLONE_INTO_CGROUP */
-    args.exit_signal = SIGCHLD;
-    args.cgroup = (uint64_t)fd;
-    long pid = syscall(SYS_clone3, &args, sizeof args);
-    if (pid == 0) {
-        for (;;)
-            pause();
-    }
-    char landed[4096];
-    int i386 = pid < 0;
-    if (i386 && errno != EPERM && errno != ENOSYS) { /* the cgroup's answer, not a filter's */
-        close(fd);
-        return;
-    }
-    int read = i386 ? born_i386(fd, landed, sizeof landed) : landed_then_killed(pid, landed, sizeof landed);
-    close(fd);
-    if (read != 0 || own_or_below(landed, g_cg2_path))
-        return;
-    g_ks.moved = 1 + i386;
-    snprintf(g_ks.first, sizeof g_ks.first, "%s", dir);
-}
-
 /* Depth-first, never through a symlink (sysfs links every device many times); `canon`
  * the folder's usual name. */
 static void walk(const char *dir, const char *canon, int depth)
@@ -506,7 +380,7 @@ static void walk(const char *dir, const char *canon, int depth)
         g_ks.cut = 1;
         goto out;
     }
-    for (struct dirent *e; (e = readdir(d)) != NULL && !g_ks.writable_seen && !g_ks.moved;) {
+    for (struct dirent *e; (e = readdir(d)) != NULL && !g_ks.writable_seen && !g_cgmoves.moved;) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         if (g_ks.files >= KSTATE_MAX_FILES) {
@@ -529,7 +403,7 @@ out:
     if (d)
         closedir(d);
     if (!g_ks.writable_seen)
-        try_move(dir); /* the unified hierarchy's folders (g_cg2), its mount point unlisted too */
+        cgmove_try(dir); /* the unified hierarchy's folders (cgmove.c), its mount point unlisted too */
 }
 
 /* A tracefs (debugfs's own `tracing` with it): not walked, some of its files act when
@@ -560,7 +434,7 @@ void chk_priv_root_kernel_state(void)
     if (read_mounts() != 0)
         g_nmnt = 0;
     int walked = 0;
-    for (int i = 0; i < g_nmnt && !g_ks.writable_seen && !g_ks.moved; i++) {
+    for (int i = 0; i < g_nmnt && !g_ks.writable_seen && !g_cgmoves.moved; i++) {
         const struct mnt *m = &g_mnt[i];
         if (kstate_type(m->type) < 0 || !visible(m))
             continue;
@@ -597,7 +471,7 @@ void chk_priv_root_kernel_state(void)
         }
         snprintf(canon, sizeof canon, "%s%s", usual_place(m), root);
         g_bpf = !strcmp(m->type, "bpf");
-        cg2_begin(m);
+        cgmove_begin(m);
         if ((!strcmp(m->type, "cgroup") || !strcmp(m->type, "cgroup2")) && own_limits(m)) {
             g_ks.own_limit = 1;
             break;
@@ -607,7 +481,7 @@ void chk_priv_root_kernel_state(void)
         else
             walk(m->mp, canon, 0);
         g_bpf = 0;
-        g_cg2 = NULL;
+        cgmove_end();
     }
     if (!walked) { /* no mount table: the usual places */
         if (lstat("/proc/sysrq-trigger", &st) == 0 && S_ISREG(st.st_mode))
@@ -620,15 +494,15 @@ void chk_priv_root_kernel_state(void)
     }
     ev_int("files_tried", g_ks.files);
     ev_int("mounts_walked", walked);
-    ev_int("cgroup_moves_tried", g_ks.moves);
-    ev_int("cgroup_moves_refused_by_mode", g_ks.refused);
+    ev_int("cgroup_moves_tried", g_cgmoves.moves);
+    ev_int("cgroup_moves_refused_by_mode", g_cgmoves.refused);
     if (g_ks.own_limit)
         outcome(OC_ESCAPED, 0, "can write %s, a limit on its own cgroup that whoever placed it there set"
                 " (its own value back)", g_ks.first);
-    if (g_ks.moved)
+    if (g_cgmoves.moved)
         outcome(OC_ESCAPED, 0, "can start a process in the host's cgroup %s: clone3(CLONE_INTO_CGROUP)%s,"
-                " though none of its files opens for writing (the child killed at once)", g_ks.first,
-                g_ks.moved > 1 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
+                " though none of its files opens for writing (the child killed at once)", g_cgmoves.where,
+                g_cgmoves.moved > 1 ? " through the i386 entry (int $0x80), x86_64's refused" : "");
     if (g_ks.writable_seen)
         outcome(OC_ESCAPED, 0, "can open %s for writing (nothing written)%s", g_ks.first,
                 g_ks.bpf_seen ? g_ks.bpf_i386 ? ": a pinned BPF object, read-write by BPF_OBJ_GET through the i386"
@@ -639,10 +513,10 @@ void chk_priv_root_kernel_state(void)
         outcome(OC_ERROR, 0, "none of %d kernel-state files opens for writing, but the walk was cut there"
                 " (at %d files or %d folders deep): no proof for the rest", g_ks.files, KSTATE_MAX_FILES,
                 KSTATE_DEPTH_MAX);
-    if (g_ks.moves_over)
+    if (g_cgmoves.over)
         outcome(OC_ERROR, 0, "no clone3(CLONE_INTO_CGROUP) of %d moved a process out of its cgroup, but %d more"
                 " cgroups whose cgroup.procs' mode lets this uid write were never tried (at most %d moves):"
-                " no proof that none moves", g_ks.moves, g_ks.moves_over, KSTATE_MOVES_MAX);
+                " no proof that none moves", g_cgmoves.moves, g_cgmoves.over, CGMOVE_MAX);
     outcome(OC_BLOCKED, 0, "none of %d writable-mode files of /proc/sys, /proc/sysrq-trigger and /sys"
             " opens for writing (%d mounts of a kernel-state type walked where they stand)", g_ks.files,
             walked);

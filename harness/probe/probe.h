@@ -63,7 +63,8 @@
  *                over the host's list of every folder), procs.c (other processes)
  *   privilege    creds.c (credentials and raising them), securebits.c (those left
  *                unlocked, cleared), kstate.c (host kernel state open for writing),
- *                root.c (what a root workload would try), procs.c, procways.c (other
+ *                cgmove.c (a process born into a host cgroup, for kstate.c), root.c
+ *                (what a root workload would try), procs.c, procways.c (other
  *                processes through the i386 entry), unpriv.c (the unprivileged uid)
  *   attribution.c, fence.c (controller-loss)
  * The other modes: canary.c with canary_net.c and capture.c (mode "canary");
@@ -160,6 +161,11 @@ int held_list(const int **fds, int *more);
 /* The mount a held descriptor lies on: its index in g_mnt, -1 where the sandbox's own
  * table does not show it (read_mounts first). */
 int held_mount(int fd);
+/* A folder's or file's row of held_files (its label, then what it is and reaches), and
+ * a folder's ancestors by ".." each a row (label/.., ...): fs-inherited-fds', and
+ * stands.c's for the working folder and pid 1's root (their metadata untouched). */
+void held_row(const char *label, int fd, const struct stat *st, const char *opened, int have_mounts);
+void held_climb(const char *base, int n, const struct stat *st, int have_mounts);
 /* heldreaders.c: the processes outside a held descriptor feeds (fs-inherited-fds) */
 int held_pipe_outside(int fd);
 void held_ctty(int (*mount)(int fd));
@@ -245,6 +251,7 @@ extern Buf g_ev;                 /* the check's evidence: "key":value,... */
 void ev_int(const char *key, long long v);
 int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
 void cwd_at_start(void);                     /* stands.c */
+void stand_rows(int fd, const char *label);  /* stands.c: a folder it stands in, as held_files rows */
 /* writes.c: every way to cut a file, and to change its mode, owner, times, extended
  * attributes, inode flags */
 void cut_file(const char *path);
@@ -398,6 +405,13 @@ void put_creds(Buf *b, int full); /* creds.c; also `probe whoami` */
 int caps_get(struct cap_data d[2]); /* creds.c: this process's capability sets */
 char *proc_stat_after_comm(int pid, char *buf, size_t n); /* procs.c: /proc/<pid>/stat past its comm */
 int bpf_obj_get(const char *path, int *by_i386); /* bpfobj.c: 0 where it opens read-write */
+/* cgmove.c: a process born into a host cgroup of the unified hierarchy by clone3, tried
+ * in each folder kstate.c's walk of a cgroup2 mount passes (begin, try each, end). */
+#define CGMOVE_MAX 32 /* moves tried, at most: more leave the check an error */
+extern struct cgmoves { int moved, moves, over, refused; char where[4096]; } g_cgmoves;
+void cgmove_begin(const struct mnt *m);
+void cgmove_try(const char *dir);
+void cgmove_end(void);
 uint64_t cap64(uint32_t lo, uint32_t hi);
 int initial_userns(void);      /* unpriv.c: /proc/self/ns/user is the kernel's first */
 void drop_privs(void);          /* unpriv.c: as root, become --unpriv-uid for an attempt */

@@ -19,8 +19,27 @@ void cwd_at_start(void)
         snprintf(g_cwd_name, sizeof g_cwd_name, "(%s)", errname(errno));
 }
 
+/* A folder the workload stands in or can stand in (`label`: "cwd" for its working
+ * folder, "/proc/1/root" for pid 1's root) and the folders ".." leads to from it, as
+ * rows of held_files ("cwd", "cwd/..", ...), held to the grants like a folder held at
+ * start, its metadata untouched: one on a host tree where no sentinel lies (a launcher
+ * whose /tmp, /var/tmp and home are private mounts of its own) still lists and writes
+ * the host's files. `fd` < 0: no rows (the table is still reported). */
+void stand_rows(int fd, const char *label)
+{
+    struct stat st;
+    int have_mounts = read_mounts() == 0;
+    bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        held_row(label, fd, &st, "path", have_mounts);
+        held_climb(label, fd, &st, have_mounts);
+    }
+    bput(&g_ev, "],\"held_changed\":[]");
+}
+
 /* The working folder: getcwd says "(unreachable)..." (or fails) when it lies outside
- * the root; the climb is what decides, wherever getcwd puts it. */
+ * the root; the climb to each sentinel, and where it and the folders above it lead
+ * (stand_rows), decide, wherever getcwd puts it. */
 void chk_fs_cwd(void)
 {
     need(&o.token);
@@ -29,6 +48,7 @@ void chk_fs_cwd(void)
     ev_str("cwd", g_cwd_name);
     int tried = route_dir(g_cwd, "the working folder it started in");
     ev_int("routes_tried", tried);
+    stand_rows(g_cwd, "cwd");
     outcome(OC_BLOCKED, 0, "%d routes from the working folder it started in (%s) reach no sentinel",
             tried, g_cwd_name);
 }

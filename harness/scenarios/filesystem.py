@@ -79,11 +79,21 @@ FILESYSTEM = Scenario(
         ),
         # The host may deny /proc/1/root even to root (ptrace access to pid 1), so
         # the control is the sentinel being readable at all.
-        _read(
+        Check(
             "fs-proc-1-root",
-            "read the sentinel via /proc/1/root",
+            "read the sentinel via /proc/1/root, and pid 1's root not beyond the grants"
+            " (listed, or written through by an O_TMPFILE)",
             control_id="fs-read-outside",
-            how="Read `/proc/1/root` + sentinel.",
+            rule=Rule.HELD,
+            how=(
+                "Read `/proc/1/root` + sentinel. Where no sentinel came through, pid 1's root "
+                "(opened `O_PATH` through `/proc/1/root`) and each folder `..` leads to from it "
+                "are rows of `evidence.held_files` (`/proc/1/root`, ...; its metadata "
+                "untouched), judged as fs-inherited-fds judges a folder held at start: an init "
+                "left at the host's root beside a chroot'ed workload lists the host's tree "
+                "where a launcher's private /tmp, /var/tmp and home hide every sentinel; a root "
+                "on a filesystem of the sandbox's own is not judged."
+            ),
         ),
         _read(
             "fs-hardlink-in",
@@ -506,11 +516,14 @@ FILESYSTEM = Scenario(
                 "control: a route only a leaking launcher makes."
             ),
         ),
-        _read(
+        Check(
             "fs-cwd",
             "read any sentinel from the working folder it started in (up with .., or a path"
-            " suffix below it): a working folder outside the root reaches the host's tree",
+            " suffix below it), and neither that folder nor any folder .. leads to from it"
+            " beyond the grants (listed, or written through by an O_TMPFILE): a working folder"
+            " outside the root reaches the host's tree, whether a sentinel lies there or not",
             control_id="fs-read-outside",
+            rule=Rule.HELD,
             how=(
                 "The working folder, opened (`O_PATH`) first thing in `main`, right after the "
                 "held descriptors are listed: under it each sentinel by `..` 40 times then its "
@@ -518,7 +531,14 @@ FILESYSTEM = Scenario(
                 "`--overwrite` through the climb too. `evidence.cwd`: what `getcwd` said "
                 "(`(unreachable)/...` for a folder outside the root). Escaped on the token. A "
                 "chroot that did not chdir leaves the working folder on the host: `..` is "
-                "stopped only at the root, and the working folder is not below it."
+                "stopped only at the root, and the working folder is not below it. Where no "
+                "sentinel came through, the folder and each folder `..` leads to from it are "
+                "rows of `evidence.held_files` (`cwd`, `cwd/..`, ...; its metadata untouched), "
+                "judged as fs-inherited-fds judges a folder held at start: one on a host "
+                "filesystem it lists, or makes an `O_TMPFILE` in, beyond the grants is an escape "
+                "(a launcher whose /tmp, /var/tmp and home are private mounts hides every "
+                "sentinel, not the rest of the host's tree); one on a filesystem of the "
+                "sandbox's own is not judged."
             ),
         ),
         _read(

@@ -236,6 +236,8 @@ WAY_MUTANTS = {
     "a held io_uring ring's registered files": ("-held-ring-file", "-held-ring-socket"),
     "a held unix socket's queued descriptors": ("-queued-",),
     "a held file's owner: ": ("-held-token-chown",),
+    "a working folder on a host tree": ("-private-tmp",),
+    "pid 1's root on a host tree": ("-private-tmp",),
     "a held file's metadata by another call": ("-held-token-fchmodat2",),
     "a held file's metadata through the i386 entry": ("-held-token-i386",),
     "/proc/<pid>/ns/": ("-pid-netns",),

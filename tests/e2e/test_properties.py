@@ -262,6 +262,8 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-bpf": {"privilege_floor": "priv-root-kernel-state"},
     # Its own cgroup's limit written back: a limit whoever placed it there set.
     "bwrap-cgroup-own": {"privilege_floor": "priv-root-kernel-state"},
+    # The same launcher's cpuset (one CPU), a limit beyond pids', memory's and cpu's quota.
+    "bwrap-cgroup-own-cpuset": {"privilege_floor": "priv-root-kernel-state"},
     "runc-sys-admin": {"privilege_floor": "priv-root-release-agent"},
     "runc-privileged-nnp": {"filesystem_confinement": "fs-routes", "privilege_floor": "priv-start"},
     "runc-unmasked": {"privilege_floor": "priv-root-sysctl"},
@@ -477,6 +479,12 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A filter with no architecture check: every family's i386 calls.
     "landlock-any-arch": {"filesystem_confinement": "fs-chmod-outside"},
     "jail-keep-cwd": {"filesystem_confinement": "fs-cwd"},
+    # The same jail's launcher with a private /tmp, /var/tmp and home: no sentinel in
+    # reach, the host's root listed from the working folder.
+    "jail-keep-cwd-private-tmp": {"filesystem_confinement": "fs-cwd"},
+    # A hand-rolled jail's init left at the root of a launcher with a private /tmp,
+    # /var/tmp and home: no sentinel in reach, the host's root listed through /proc/1/root.
+    "chroot-init-outside-private-tmp": {"filesystem_confinement": "fs-proc-1-root"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
     # The same jail, chroot refused by a filter that checks no architecture: the i386
     # entry's chroot (61) climbs out all the same (FS_WAYS).
@@ -1906,6 +1914,12 @@ FS_WAYS = {
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
+    # a working folder on the host's tree where no sentinel lies: the folder itself judged
+    "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
+    "chroot-init-outside-private-tmp": (
+        "fs-proc-1-root",
+        "listed the folder / through /proc/1/root",
+    ),
     # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
     "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
     "bwrap-leaked-mntns-i386": (
@@ -1975,6 +1989,73 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
     assert way in str(checks[check_id]["detail"]), checks[check_id]
+
+
+def test_a_cgroup_of_its_own_bound_read_only_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-cgroup-own-cpuset's correct twin: the same launcher's cpuset cgroup (one
+    CPU) bound read-only: its usage shown, no limit of its own written back, and nothing
+    else there is the host's; enforced, priv-root-kernel-state blocked."""
+    require_tool("bwrap")
+    script = str(ROOT / "scripts" / "mutant-cgroup-own")
+    argv = [script, "--ro", "cpuset", "{probe}", "{helpers}", "{allowed}", "{args}"]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel-state"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_jail_entered_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> None:
+    """jail-keep-cwd-private-tmp's correct twin: the same launcher (its /tmp, /var/tmp,
+    /root and /home private tmpfs mounts, standing at the host's /) entering its jail:
+    the working folder is the jail's own root, on a filesystem of the sandbox's own,
+    which fs-cwd does not judge; enforced, fs-cwd blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "jail-keep-cwd-private-tmp"
+    ]
+    assert "--keep-cwd" in spec["argv"]
+    argv = ["" if a == "--keep-cwd" else a for a in spec["argv"]]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-cwd"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_jails_init_inside_it_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> None:
+    """chroot-init-outside-private-tmp's correct twin: the same launcher (its /tmp,
+    /var/tmp, /root and /home private) execs the chroot, so the workload is pid 1 and
+    /proc/1/root is its own jail, a filesystem of the sandbox's own that fs-proc-1-root
+    does not judge; enforced, fs-proc-1-root blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "chroot-init-outside-private-tmp"
+    ]
+    assert "outside" in spec["argv"]
+    argv = ["inside" if a == "outside" else a for a in spec["argv"]]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-proc-1-root"]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_chroot_filter_that_checks_the_architecture_keeps_the_jail(tmp_path: Path) -> None:

@@ -172,6 +172,30 @@ async def test_the_host_says_what_a_held_descriptors_name_leads_to(tmp_path: Pat
     }
 
 
+def test_the_working_folders_name_is_asked_too() -> None:
+    """fs-cwd's rows of the working folder, and fs-proc-1-root's of pid 1's root, from
+    outside the sandbox's mount namespace are named to the host as a held descriptor's
+    are; another check's rows are not."""
+    from harness.hostside.hostfs import held_outside
+    from harness.probe.protocol import ProbeOutput
+    from harness.results.records import ProbeCheck
+
+    rows = [["cwd", "dir", "254:0", "/", "", "", "rw", "listed", "2"]]
+    cwd = ProbeCheck(
+        "fs-cwd", "filesystem-confinement", "attempt", "blocked", evidence={"held_files": rows}
+    )
+    other = ProbeCheck(
+        "fs-routes", "filesystem-confinement", "attempt", "blocked", evidence={"held_files": rows}
+    )
+    assert held_outside(ProbeOutput(checks=[cwd])) == ["/"]
+    root = ProbeCheck(
+        "fs-proc-1-root", "filesystem-confinement", "attempt", "blocked",
+        evidence={"held_files": [["/proc/1/root", *rows[0][1:]]]},
+    )  # fmt: skip
+    assert held_outside(ProbeOutput(checks=[root])) == ["/"]
+    assert held_outside(ProbeOutput(checks=[other])) == []
+
+
 async def test_the_write_reach_options_by_runtime(tree: Path) -> None:
     """The mount points a cell may write are not tried (the sandbox's view of its
     write grants: the allowed folder, the policy's read_write; and the host's, where

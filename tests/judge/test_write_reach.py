@@ -270,6 +270,36 @@ def test_a_name_from_outside_must_lead_to_the_file_held() -> None:
     assert held(row("4", "file", "/var/tmp/s", "r", "read"), host=unasked)[0] == "escaped"
 
 
+def test_the_working_folder_is_judged_as_a_folder_held_at_start() -> None:
+    """fs-cwd's rows: the working folder ("cwd") and the folders .. leads to from it
+    ("cwd/.."), each placed like a folder held at start, and named as the working folder:
+    the host's root listed from a working folder left outside the jail is an escape
+    where no sentinel lies; the jail's own root is not judged."""
+    assert held(row("cwd", "dir", "/root", "path", "listed")) == (
+        "escaped",
+        "listed the folder /root through the working folder it started in",
+    )
+    assert held(
+        row("cwd", "dir", "/w/allowed", "path", "listed"),
+        row("cwd/..", "dir", "/var", "rw", ""),
+    ) == (
+        "escaped",
+        "the folder /var can be written through the working folder it started in (.. up from it)",
+    )
+    assert held(row("cwd", "dir", "/", "path", "listed", dev="0:68", point="/", root="/")) is None
+    # fs-proc-1-root's row of pid 1's root is named by its path.
+    assert held(row("/proc/1/root", "dir", "/root", "path", "listed")) == (
+        "escaped",
+        "listed the folder /root through /proc/1/root",
+    )
+    gone = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS, held_paths={"/etc": ""})
+    assert held(row("cwd", "dir", "/etc", "path", "listed"), host=gone) == (
+        "error",
+        "the host finds nothing at the path of the working folder it started in now (moved or"
+        " removed since): no proof where it lay",
+    )
+
+
 def changed(*rows: list[str], ways: list[list[str]], host: HostEvidence = HELD_HOST) -> Any:
     evidence = {"boot_id": BOOT, "held_files": list(rows), "held_changed": ways}
     return judge_held(evidence, host, "6.1")
