@@ -272,6 +272,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy-443",
         "bwrap-loopback-proxy-auth",
         "bwrap-loopback-proxy-get",
+        "bwrap-loopback-proxy-socks4",
         "bwrap-loopback-proxy-i386",
         "bwrap-loopback-proxy-uring",
         "bwrap-loopback-proxy-connect-i386",
@@ -318,6 +319,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-uring",
         "bwrap-host-listener-connect-i386",
         "bwrap-host-listener-connect-uring",
+        "bwrap-netns-listener-seqpacket",
+        "bwrap-netns-listener-dgram",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "TCP made without connect(2): Fast Open": (
