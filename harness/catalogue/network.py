@@ -196,10 +196,13 @@ ROWS: tuple[Row, ...] = (
         " ...; no_proxy aside), by number, localhost, or a name the sandbox's /etc/hosts"
         " gives; from a namespace of its own, the host's TCP listeners beyond loopback at"
         " the host's end of the canary's link and its first next hop of each family, IPv4 and"
-        " IPv6 (a link-local one with its link), and the ports proxies listen at by default at"
-        " its first two next hops of each family; each asked by HTTP CONNECT, SOCKS5"
-        " and an absolute-URI GET for the canary (with the login an environment's proxy URL"
-        " carries), again at the high port, 443 and 80 where it refuses the first",
+        " IPv6 (a link-local one with its link), one bound to another of the host's addresses"
+        " (another link's) at that address (a host takes packets for any address it holds,"
+        " from whichever link they come), and the ports proxies listen at by default at"
+        " its first two next hops of each family; each asked by HTTP CONNECT, SOCKS5 (SOCKS4"
+        " where the greeting got no SOCKS5 answer) and an absolute-URI GET for the canary"
+        " (with the login an environment's proxy URL carries), again at the high port, 443"
+        " and 80 where it refuses the first",
         ways=(
             "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (the relay's socket made by the ring, where socket(2)"
@@ -221,7 +224,8 @@ ROWS: tuple[Row, ...] = (
         " (a relay's forward), and the TXT, A and AAAA queries (a forwarding resolver"
         " resolv.conf does not name); from a namespace of its own, the host's UDP sockets"
         " bound beyond loopback at the host's end of the canary's link and its first next"
-        " hop of each family, IPv4 and IPv6 (a link-local one with its link), and the ports"
+        " hop of each family, IPv4 and IPv6 (a link-local one with its link), one bound to"
+        " another of the host's addresses at that address (the weak host model), and the ports"
         " shippers listen at by default (statsd, syslog, GELF, collectd) at its first two"
         " next hops of each family: the marked datagram",
         ways=(
@@ -247,7 +251,10 @@ ROWS: tuple[Row, ...] = (
         ("socket", "connect"),
         checks=("unix-host",),
         target="every unix listener the host lists (paths at any depth, abstract names) and"
-        " every unix socket in view whose listener is outside: a connect, no byte sent",
+        " every unix socket in view whose listener is outside (its files, and the abstract"
+        " names /proc/net/unix gives in its own network namespace: stream and seqpacket"
+        " listeners, datagram sockets, which a host process sharing that namespace may hold):"
+        " a connect, no byte sent (an empty datagram)",
         ways=(
             "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, then connected by"

@@ -277,6 +277,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-loopback-proxy-443",
         "bwrap-loopback-proxy-auth",
         "bwrap-loopback-proxy-get",
+        "bwrap-loopback-proxy-socks4",
         "bwrap-loopback-proxy-i386",
         "bwrap-loopback-proxy-uring",
         "bwrap-loopback-proxy-connect-i386",
@@ -324,6 +325,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-host-listener-connect-i386",
         "bwrap-host-listener-connect-uring",
         "bwrap-host-listener-i386-iplen",
+        "bwrap-netns-listener-seqpacket",
+        "bwrap-netns-listener-dgram",
     ),
     _NET + "the socket API's send calls, connected or not": ("bwrap-send-calls",),
     _NET + "TCP made without connect(2): Fast Open": (

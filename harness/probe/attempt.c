@@ -279,25 +279,41 @@ static void att_next_out(struct att *a, const Addr *at);
 
 /* Where a relay refused the canary at its port: asked again, on a new connection, for
  * the next (proxy_port). 1 where it is, 0 where no port is left. */
-static int att_reask(struct att *a, const Addr *target)
+/* A relay asked anew on a new connection, from its first step, within the first
+ * asking's deadline. */
+static void att_restart(struct att *a, const Addr *target)
 {
-    if (!proxy_port(a->port_try + 1, target))
-        return 0;
-    a->port_try++;
     if (a->fd >= 0)
         close(a->fd);
     a->fd = -1;
-    a->step = 0;
+    a->step = relay_first_step(a);
     a->state = S_CONNECT;
     double end = a->end; /* the first asking's deadline for all: one waiting starts in time */
     att_next_out(a, target), att_start(a);
     if (end > a->t0 + 500.0 && end < a->end) /* (half a second at least, within the check's) */
         a->end = end;
+}
+
+static int att_reask(struct att *a, const Addr *target)
+{
+    if (!proxy_port(a->port_try + 1, target))
+        return 0;
+    a->port_try++;
+    att_restart(a, target);
     return 1;
 }
 
+/* A relay whose SOCKS5 greeting got no SOCKS5 answer, asked again by SOCKS4 (an older
+ * relay's dialect), the canary's own port first. */
+static void att_other_dialect(struct att *a, const Addr *target)
+{
+    a->socks4 = 1;
+    att_restart(a, target);
+}
+
 /* The reply so far: 0 want more, 1 finished (result set), 2 go on to the next step, 3
- * refused by a relay at the canary's port (att_reask asks for another). */
+ * refused by a relay at the canary's port (att_reask asks for another), 4 no SOCKS5
+ * answer (att_other_dialect asks by SOCKS4). */
 static int att_judge(struct att *a, int eof)
 {
     char want[256], *line = (char *)a->in;
@@ -555,8 +571,9 @@ void chk_egress_sweep(void)
                 if (r < 0 && a->type == SOCK_DGRAM) {
                     att_end(a, OC_BLOCKED, errno, "no answer from %s", a->dsts);
                 } else if (r < 0 || (r == 0 && (a->type != SOCK_DGRAM || a->talk == X_URING || a->talk == X_I386))) {
-                    att_judge(a, 1);
-                    if (a->state != S_DONE)
+                    if (att_judge(a, 1) == 4)
+                        att_other_dialect(a, &target);
+                    else if (a->state != S_DONE)
                         att_end(a, OC_BLOCKED, 0, "%s closed", a->dsts);
                 } else {
                     a->inn += (size_t)r;
@@ -569,6 +586,8 @@ void chk_egress_sweep(void)
                         a->state = S_SEND;
                     } else if (next == 3 && !att_reask(a, &target)) {
                         att_end(a, OC_BLOCKED, 0, "%s refused the canary at every port", a->dsts);
+                    } else if (next == 4) {
+                        att_other_dialect(a, &target);
                     }
                 }
             }

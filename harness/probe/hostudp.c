@@ -3,7 +3,9 @@
  * names: hostside/listeners.py): at the host's end of the canary's link and at the
  * first next hop of its family where bound to every address (IPv4's; IPv6's, routes6.c's,
  * a link-local one with its link), at one of the first two next hops where bound to
- * its address; and the ports datagram shippers listen at by default (statsd, syslog,
+ * its address, at its own address where bound to the host's address on another link
+ * (a host takes packets for any address it holds, from whichever link they come); and
+ * the ports datagram shippers listen at by default (statsd, syslog,
  * GELF, collectd) at the first two next hops of each family. A shipper on the host
  * aimed anywhere (a statsd bound to 0.0.0.0, the one port a host firewall lets in from
  * the sandbox's link) takes the marked datagram out; nothing answers, the canary's log
@@ -86,11 +88,12 @@ int host_udp_relays(void)
             udp_relay_add(host, port);
         } else {
             struct in6_addr a6;
-            for (int i = 0; i < n6 && i < 2 && six && inet_pton(AF_INET6, host, &a6) == 1; i++)
-                if (!memcmp(&a6, &hops6[i].a, sizeof a6)) { /* by the hop's name: its link */
+            int hop = 0;
+            for (int i = 0; i < n6 && i < 2 && six && inet_pton(AF_INET6, host, &a6) == 1 && !hop; i++)
+                if ((hop = !memcmp(&a6, &hops6[i].a, sizeof a6))) /* by the hop's name: its link */
                     udp_relay_add(hops6[i].name, port);
-                    break;
-                }
+            if (!hop && !link_local6(host)) /* the host's address on another link: weak host */
+                udp_relay_add(host, port);
         }
     }
     return g_host_udp_over;

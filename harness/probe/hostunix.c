@@ -17,16 +17,12 @@
  * socket reaches the host. */
 
 #include "probe.h"
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
 
 #define HOSTUNIX_MAX 320
 #define SEEN_MAX 4096 /* names the walk found: dead decoys must not crowd a live one out */
 
 struct hl {
-    char kind;                 /* s, q, d; 0: not the host's list (found inside) */
+    char kind;                 /* s, q, d (the host's list, or /proc/net/unix inside); 0: any */
     unsigned long dev, ino;    /* the host's socket file (0: unknown) */
     long pid;                  /* the host's owner (0: unknown) */
     char comm[32], name[110];  /* name: a path, or '@' and the abstract name */
@@ -36,7 +32,10 @@ struct hl {
 static struct hl g_hl[HOSTUNIX_MAX + SEEN_MAX];
 static size_t g_nhl;
 static unsigned long g_host_ns[3]; /* net, pid, mnt */
-static char (*g_seen)[110];        /* every unix socket name the sweep found in view */
+static struct seen {
+    char kind; /* s, q, d where /proc/net/unix told it; 0: a file the walk found */
+    char name[110];
+} *g_seen;                         /* every unix socket name the sweep found in view */
 static size_t g_nseen, g_over; /* names the walk found, and those past a cap: never tried */
 static char g_cut[160];        /* why the walk left sockets unfound, if it did */
 
@@ -46,18 +45,21 @@ void unix_seen_cut(const char *why)
         snprintf(g_cut, sizeof g_cut, "%s", why);
 }
 
-/* sweep.c: a socket the sweep found (its walk, its /proc/net/unix), before its own
- * cap on proxy attempts: every one is tried here. */
-void unix_seen(const char *path, int abstract)
+/* sweep.c: a socket the sweep found (its walk, its /proc/net/unix: `kind` s, q or d
+ * there, 0 for a file of the walk's, tried as each), before its own cap on proxy
+ * attempts: every one is tried here. */
+void unix_seen(const char *path, int abstract, char kind)
 {
     if (!g_seen && !(g_seen = calloc(SEEN_MAX, sizeof *g_seen)))
         return;
-    if (strlen(path) + (size_t)abstract >= sizeof *g_seen)
+    if (strlen(path) + (size_t)abstract >= sizeof g_seen->name)
         return; /* longer than a name connects to (unix-proxy's line tries it through its folder) */
     /* Past SEEN_MAX, not counted as untried: socket files nobody listens on (a busy
      * /tmp's, in a correct sandbox's view too) would make every such line an error. */
-    if (g_nseen < SEEN_MAX)
-        snprintf(g_seen[g_nseen++], sizeof *g_seen, "%s%s", abstract ? "@" : "", path);
+    if (g_nseen < SEEN_MAX) {
+        g_seen[g_nseen].kind = kind;
+        snprintf(g_seen[g_nseen++].name, sizeof g_seen->name, "%s%s", abstract ? "@" : "", path);
+    }
 }
 static int g_own_kernel;           /* the sandbox showed a kernel other than the host's */
 
@@ -236,64 +238,82 @@ static void owner(const struct hl *h, char *out, size_t cap)
         out[0] = '\0';
 }
 
-/* Is a socket of the sandbox's own network namespace bound to the file (dev, ino)?
- * sock_diag lists every unix socket of this namespace with its file (UDIAG_SHOW_VFS);
- * -1 when it cannot be asked. A datagram socket carries no peer's credentials: one
- * bound in another namespace is not here. */
-static int bound_here(dev_t dev, ino_t ino)
+/* Whether the listener's process, `pid` as the sandbox's pid namespace numbers it, is
+ * shown to be outside: only in the host's own pid namespace can its pid say so (the
+ * host's owner; a process whose socket file is on the host's filesystems, or one in
+ * another mount namespace that is not the probe's ancestor). */
+static int pid_outside(pid_t pid, const struct hl *h, const char *name, const char *who, char *why,
+                       size_t cap)
 {
-    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (fd < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct unix_diag_req r;
-    } req = {
-        .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-               .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-        .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_VFS },
-    };
-    int found = -1;
-    ssize_t w = send(fd, &req, sizeof req, 0);
-    if (w < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS)) /* a filter refusing sendto */
-        w = write(fd, &req, sizeof req);
-    if (w == (ssize_t)sizeof req) {
-        static char buf[32768];
-        double end = now_ms() + 2000;
-        for (int done = 0; !done && now_ms() < end;) {
-            ssize_t n = recv(fd, buf, sizeof buf, 0);
-            if (n <= 0)
-                break;
-            for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-                if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                    done = 1;
-                    if (h->nlmsg_type == NLMSG_DONE && found < 0)
-                        found = 0;
-                    break;
-                }
-                struct unix_diag_msg *m = NLMSG_DATA(h);
-                int len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
-                for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-                    if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < (int)sizeof(struct unix_diag_vfs))
-                        continue;
-                    const struct unix_diag_vfs *v = RTA_DATA(a);
-                    /* the kernel's own encoding of the device: major << 20 | minor */
-                    if (v->udiag_vfs_ino == ino && v->udiag_vfs_dev >> 20 == major(dev) &&
-                        (v->udiag_vfs_dev & 0xfffff) == minor(dev))
-                        found = 1;
-                }
-            }
-        }
+    struct stat st;
+    unsigned long pidns = ns_ino("/proc/self/ns/pid");
+    if (!pidns || pidns != g_host_ns[1])
+        return 0;
+    if (h && h->pid == pid) {
+        snprintf(why, cap, "%s: its listener is the host's%s", name, who);
+        return 1;
     }
-    close(fd);
-    return found;
+    char path[64], comm[32] = "?";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    ssize_t cn = read_file(path, comm, sizeof comm - 1);
+    comm[cn > 0 ? cn : 0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    if (name[0] == '/' && stat(name, &st) == 0 && host_dev(st.st_dev)) {
+        snprintf(why, cap, "%s: its listener, pid %d (%s), is a host process, its socket file on the"
+                 " host's filesystem %u:%u", name, (int)pid, comm, major(st.st_dev),
+                 minor(st.st_dev));
+        return 1;
+    }
+    /* A launcher listening for its sandbox is the sandbox's own only off the host's
+     * filesystems (a runtime's shim or monitor that listens there is a host process). */
+    if (is_ancestor(pid))
+        return 0;
+    snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+    unsigned long mnt = ns_ino(path), mine = ns_ino("/proc/self/ns/mnt");
+    if (mnt && mine && mnt != mine) {
+        snprintf(why, cap, "%s: its listener, pid %d (%s), is a host process in another mount"
+                 " namespace", name, (int)pid, comm);
+        return 1;
+    }
+    return 0;
+}
+
+/* A datagram socket reached (no peer's credentials) that no test above places outside:
+ * bound in the sandbox's own network namespace, by a file or an abstract name, perhaps
+ * by a host process that shares it (a sidecar's). Whose it is: the process holding it
+ * (unixholder.c). 1 outside, 0 not shown, -1 not told (why says so). */
+static int dgram_outside(const struct hl *h, const char *name, const char *who, char *why, size_t cap)
+{
+    struct stat st;
+    unsigned long sock = 0;
+    int here = name[0] == '@'            ? unix_bound_here(name, 0, 0, &sock)
+               : stat(name, &st) == 0 ? unix_bound_here(NULL, st.st_dev, st.st_ino, &sock)
+                                      : -1;
+    if (here != 1)
+        sock = unix_proc_inode(name);
+    long pid = sock ? unix_holder(sock) : -1;
+    unsigned long pidns = ns_ino("/proc/self/ns/pid");
+    if (pid == 0 && pidns && pidns != g_host_ns[1]) {
+        snprintf(why, cap, "%s: a datagram socket that no process of the sandbox's pid namespace"
+                 " holds%s", name, who);
+        return 1;
+    }
+    if (pid < 0) {
+        snprintf(why, cap, "%s answers, but whose datagram socket it is could not be told (%s):"
+                 " no proof", name, sock ? "a process in view whose descriptors the workload may"
+                 " not read" : "neither sock_diag nor /proc/net/unix names it");
+        return -1;
+    }
+    return pid ? pid_outside((pid_t)pid, h, name, who, why, cap) : 0;
 }
 
 /* Why the listener behind fd is outside the sandbox, into why; 0 if it is not shown
- * to be. h: the host's entry of that name, if any; peer: fd is a connected stream or
- * seqpacket socket (a datagram socket, or a connect the full backlog held back,
- * carries no peer's credentials). */
-static int peer_outside(int fd, int peer, const struct hl *h, const char *name, char *why, size_t cap)
+ * to be, -1 where a datagram socket's holder cannot be told. h: the host's entry of
+ * that name, if any; peer: fd is a connected stream or seqpacket socket (a datagram
+ * socket, or a connect the full backlog held back, carries no peer's credentials);
+ * dgram: fd is a datagram socket. */
+static int peer_outside(int fd, int peer, int dgram, const struct hl *h, const char *name, char *why,
+                        size_t cap)
 {
     char who[64];
     struct stat st;
@@ -305,16 +325,19 @@ static int peer_outside(int fd, int peer, const struct hl *h, const char *name, 
             return 1;
         }
     }
-    unsigned long net = ns_ino("/proc/self/ns/net"), pidns = ns_ino("/proc/self/ns/pid");
+    unsigned long net = ns_ino("/proc/self/ns/net");
     owner(h, who, sizeof who);
     if (name[0] == '@' && net && net == g_host_ns[0]) {
         snprintf(why, cap, "%s is in the host's network namespace%s", name, who);
         return 1;
     }
-    if (!peer && name[0] == '/' && stat(name, &st) == 0 && bound_here(st.st_dev, st.st_ino) == 0) {
+    if (!peer && name[0] == '/' && stat(name, &st) == 0 &&
+        unix_bound_here(NULL, st.st_dev, st.st_ino, NULL) == 0) {
         snprintf(why, cap, "%s: bound in a network namespace other than the sandbox's%s", name, who);
         return 1;
     }
+    if (dgram)
+        return dgram_outside(h, name, who, why, cap);
     struct ucred cr;
     socklen_t l = sizeof cr;
     if (!peer || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0 || l != sizeof cr)
@@ -324,35 +347,7 @@ static int peer_outside(int fd, int peer, const struct hl *h, const char *name, 
                  name, who);
         return 1;
     }
-    if (!pidns || pidns != g_host_ns[1])
-        return 0;
-    if (h && h->pid == cr.pid) {
-        snprintf(why, cap, "%s: its listener is the host's%s", name, who);
-        return 1;
-    }
-    char path[64], comm[32] = "?";
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)cr.pid);
-    ssize_t cn = read_file(path, comm, sizeof comm - 1);
-    comm[cn > 0 ? cn : 0] = '\0';
-    comm[strcspn(comm, "\n")] = '\0';
-    if (name[0] == '/' && stat(name, &st) == 0 && host_dev(st.st_dev)) {
-        snprintf(why, cap, "%s: its listener, pid %d (%s), is a host process, its socket file on the"
-                 " host's filesystem %u:%u", name, (int)cr.pid, comm, major(st.st_dev),
-                 minor(st.st_dev));
-        return 1;
-    }
-    /* A launcher listening for its sandbox is the sandbox's own only off the host's
-     * filesystems (a runtime's shim or monitor that listens there is a host process). */
-    if (is_ancestor(cr.pid))
-        return 0;
-    snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)cr.pid);
-    unsigned long mnt = ns_ino(path), mine = ns_ino("/proc/self/ns/mnt");
-    if (mnt && mine && mnt != mine) {
-        snprintf(why, cap, "%s: its listener, pid %d (%s), is a host process in another mount"
-                 " namespace", name, (int)cr.pid, comm);
-        return 1;
-    }
-    return 0;
+    return pid_outside(cr.pid, h, name, who, why, cap);
 }
 
 /* A held connected unix socket's listener outside the sandbox, judged as a connect to
@@ -373,7 +368,7 @@ int held_peer_outside(int fd, char *why, size_t cap)
     }
     if (!name[0])
         snprintf(name, sizeof name, "fd %d", fd); /* an unnamed listener: only its credentials */
-    return peer_outside(fd, 1, NULL, name, why, cap);
+    return peer_outside(fd, 1, 0, NULL, name, why, cap) == 1;
 }
 
 /* A datagram socket whose connect(2) and sendto(2) a filter refused (*e EPERM or
@@ -442,12 +437,16 @@ static enum outcome try_one(const struct hl *h, char *why, size_t cap, int *err)
         if (r == 0 || e == EAGAIN) { /* EAGAIN: a full backlog, and still reached */
             char way[300];
             snprintf(way, sizeof way, "%s%s", sock_way(), cway);
-            int out = !g_own_kernel &&
-                      peer_outside(fd, r == 0 && type != SOCK_DGRAM, h, h->name, why, cap);
+            int out = g_own_kernel ? 0 : peer_outside(fd, r == 0 && type != SOCK_DGRAM,
+                                                      type == SOCK_DGRAM, h, h->name, why, cap);
             close(fd);
+            if (out < 0) /* a datagram socket whose holder cannot be told: why says so */
+                return OC_ERROR;
             if (out) {
                 size_t l = strlen(why);
                 snprintf(why + l, cap - l, "%s", way);
+                if (type == SOCK_SEQPACKET && strlen(why) + 24 < cap)
+                    strcat(why, " (a seqpacket listener)");
                 return OC_ESCAPED;
             }
             if (g_own_kernel) {
@@ -482,9 +481,9 @@ void sweep_host_unix(double t0)
     read_host_list();
     size_t listed = g_nhl;
     for (size_t i = 0; i < g_nseen; i++) /* what the sweep found in the sandbox's view */
-        hl_add(0, g_seen[i], 1);
-    const struct hl *pick = NULL;
-    char why[300] = "", first[300] = "";
+        hl_add(g_seen[i].kind, g_seen[i].name, 1);
+    const struct hl *pick = NULL, *untold = NULL;
+    char why[300] = "", first[300] = "", doubt[300] = "";
     int err = 0, first_err = 0;
     size_t refused = 0, own = 0;
     for (size_t i = 0; i < g_nhl; i++) {
@@ -499,6 +498,9 @@ void sweep_host_unix(double t0)
                 first_err = e, err = e;
         } else if (oc == OC_BLOCKED) {
             own++;
+        } else if (oc == OC_ERROR && !untold) { /* answered, whose unknown */
+            untold = &g_hl[i];
+            snprintf(doubt, sizeof doubt, "%s", why);
         }
     }
     char detail[600];
@@ -517,6 +519,10 @@ void sweep_host_unix(double t0)
             snprintf(detail, sizeof detail, "none of %zu unix listeners connected, but the walk of the"
                      " sandbox's view left sockets unfound (%.160s): no proof", g_nhl, g_cut);
         att_line(sweep_id[SW_UNIX_HOST], OC_ERROR, 0, detail, t0, g_nhl ? g_hl[0].name : "", 0, NULL);
+        return;
+    }
+    if (untold) {
+        att_line(sweep_id[SW_UNIX_HOST], OC_ERROR, 0, doubt, t0, untold->name, 0, NULL);
         return;
     }
     if (!g_nhl) {

@@ -372,6 +372,14 @@ static int proxy_variable(const char *entry)
     return !strncasecmp(entry + n - 5, "proxy", 5) && (n == 5 || entry[n - 6] == '_');
 }
 
+/* Whether `host` is an IPv6 link-local address, which names no place without its link:
+ * one of the host's other links' is out of reach. */
+int link_local6(const char *host)
+{
+    struct in6_addr a;
+    return inet_pton(AF_INET6, host, &a) == 1 && IN6_IS_ADDR_LINKLOCAL(&a);
+}
+
 /* The host's own TCP listeners (--host-tcp, "ADDR:PORT" per line: those it names, bound
  * beyond loopback, less those it never has asked: hostside/listeners.py), from a
  * network namespace of the sandbox's own: one bound to every IPv4 address at the host's
@@ -384,7 +392,11 @@ static int proxy_variable(const char *entry)
  * tinyproxy's, privoxy's, SOCKS's, Tor's, 8080), where a gateway that is not the host,
  * or a proxy started after the host's list, stands. A proxy at the sandbox's gateway
  * (squid on 0.0.0.0:3128, on the link's own address; on [net::1]:3128 where the link
- * has an IPv6 ULA alone) is a relay nothing needs to name. */
+ * has an IPv6 ULA alone) is a relay nothing needs to name. One bound to the host's
+ * address on another link (its LAN address, a bridge's) is asked there: a host takes
+ * packets for any address it holds, from whichever link they come (the weak host
+ * model), so a sandbox whose routes lead through the host reaches it; where
+ * none does, the connect fails at once. */
 static void host_tcp_relays(void)
 {
     static const unsigned usual[] = { 3128, 8080, 8888, 8118, 1080, 9050 };
@@ -447,6 +459,8 @@ static void host_tcp_relays(void)
                 at = hops6[i].name;
         if (reach)
             proxy_add(at, port, 0);
+        else if (!canary_address(host) && !link_local6(host))
+            proxy_add(host, port, 0); /* the host's address on another link */
     }
 }
 

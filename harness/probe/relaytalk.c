@@ -1,6 +1,7 @@
 /* How the sweep asks a relay (tcp-proxy's, unix-proxy's) for the canary, three ways:
- * HTTP CONNECT, SOCKS5, and a forward proxy's absolute-URI GET (squid with CONNECT
- * denied, tinyproxy's ConnectPort: plain HTTP to anywhere). Where the environment's
+ * HTTP CONNECT, SOCKS5 (and SOCKS4, on a new connection, where the SOCKS5 greeting got
+ * no SOCKS5 answer: an older relay's dialect), and a forward proxy's absolute-URI GET
+ * (squid with CONNECT denied, tinyproxy's ConnectPort: plain HTTP to anywhere). Where the environment's
  * proxy URL carries a login (http://user:password@host:port), it goes to that proxy
  * alone: Basic Proxy-Authorization, SOCKS5 username/password (RFC 1929). A login is
  * never printed: no detail quotes it, and the canary withholds it from its log. A
@@ -18,8 +19,9 @@ static struct login {
 static int g_nlogins;
 
 /* SOCKS5's steps: the greeting, the login (passed over where the server asks none),
- * the connect request, then the HARNESS line. */
-enum { S5_GREET, S5_LOGIN, S5_CONNECT, S5_LINE };
+ * the connect request, then the HARNESS line; SOCKS4's, asked where the greeting got no
+ * SOCKS5 answer: its connect request, then the HARNESS line. */
+enum { S5_GREET, S5_LOGIN, S5_CONNECT, S5_LINE, S4_CONNECT, S4_LINE };
 
 static void unpercent(const char *in, char *out, size_t cap)
 {
@@ -149,6 +151,17 @@ int relay_request(struct att *a, const Addr *target)
         memcpy(p + 4, &s4->sin_addr, 4);
         memcpy(p + 8, &s4->sin_port, 2);
         n = 10;
+    } else if (a->talk == X_SOCKS && a->step == S4_CONNECT) {
+        /* VN 4, CONNECT, the port, the address, and the marker as its user id (ended
+         * by a NUL): a relay that forwards the request carries it to the canary. */
+        const struct sockaddr_in *s4 = (const void *)target;
+        p[0] = 4, p[1] = 1;
+        memcpy(p + 2, &s4->sin_port, 2);
+        memcpy(p + 4, &s4->sin_addr, 4);
+        int m = snprintf((char *)p + 8, sizeof a->out - 8, "HARNESS %s %s", o.tag, a->id);
+        m = m < 0 ? 0 : m > (int)sizeof a->out - 10 ? (int)sizeof a->out - 10 : m;
+        p[8 + m] = 0;
+        n = 9 + m;
     } else {
         return 0;
     }
@@ -158,12 +171,21 @@ int relay_request(struct att *a, const Addr *target)
 
 int relay_asked(const struct att *a)
 {
-    return (a->talk == X_HTTP && a->step >= 1) || (a->talk == X_SOCKS && a->step >= S5_LINE);
+    return (a->talk == X_HTTP && a->step >= 1) ||
+           (a->talk == X_SOCKS && (a->step == S5_LINE || a->step == S4_LINE));
+}
+
+/* The step a relay asked again (att_reask) starts from: SOCKS4's request where the
+ * relay speaks that, else the first. */
+int relay_first_step(const struct att *a)
+{
+    return a->socks4 ? S4_CONNECT : 0;
 }
 
 static const char *relay_way(const struct att *a)
 {
-    return a->talk == X_HTTP ? "HTTP CONNECT" : a->talk == X_SOCKS ? "SOCKS5" : "an absolute-URI GET";
+    return a->talk == X_HTTP ? "HTTP CONNECT" : a->talk != X_SOCKS ? "an absolute-URI GET"
+                                              : a->socks4 ? "SOCKS4" : "SOCKS5";
 }
 
 /* " with the credentials http_proxy names", where the relay was sent its login (or
@@ -230,6 +252,22 @@ int relay_judge(struct att *a, int eof)
             return 3; /* an HTTP proxy's refusal: perhaps of this port alone */
         att_end(a, OC_BLOCKED, 0, "%s refused %s (%s)%s", a->dsts, relay_way(a), reply,
                 a->port_try ? " at every port the canary answers" : "");
+        return 1;
+    }
+    /* No SOCKS5 answer to the greeting (closed, or another first byte): asked again by
+     * SOCKS4, on a new connection (4: the engine's att_other_dialect). */
+    if (a->step == S5_GREET && !a->socks4 && ((eof && a->inn < 2) || (a->inn && a->in[0] != 5)))
+        return 4;
+    if (a->step == S4_CONNECT) { /* SOCKS4's reply: VN 0, CD 90 granted, 91 to 93 refused */
+        if (a->inn < 8 && !eof && (!a->inn || a->in[0] == 0))
+            return 0;
+        snprintf(reply, sizeof reply, "%u %u", a->in[0], a->inn > 1 ? a->in[1] : 0);
+        if (a->inn >= 8 && a->in[0] == 0 && a->in[1] == 90)
+            return 2;
+        if (a->inn >= 2 && a->in[0] == 0 && !eof && proxy_port(a->port_try + 1, &g_relay_target))
+            return 3; /* its refusal: perhaps of this port alone */
+        att_end(a, OC_BLOCKED, 0, "%s refused SOCKS5 and SOCKS4 (%s)%s", a->dsts,
+                a->inn ? reply : "closed", a->port_try ? " at every port the canary answers" : "");
         return 1;
     }
     size_t need = a->step == S5_CONNECT ? 10 : 2; /* SOCKS5's reply to the step's message */

@@ -103,7 +103,7 @@ static int unix_short(const char *path, char *out, size_t n)
 
 static void unix_add(const char *path, int abstract)
 {
-    unix_seen(path, abstract); /* unix-host tries every one (hostunix.c) */
+    unix_seen(path, abstract, 0); /* unix-host tries every one (hostunix.c) */
     for (size_t i = 0; i < g_natt; i++)
         if (g_att[i].group == G_UNIX && !strcmp(g_att[i].dsts, path) && (g_att[i].un.sun_path[0] == 0) == abstract)
             return;
@@ -334,24 +334,34 @@ void sweep_unix(void)
         g_unix_nosock = 1;
     else
         close(probe_fd);
-    char buf[65536];
-    ssize_t n = proc_net_read("unix", buf, sizeof buf - 1);
-    buf[n > 0 ? n : 0] = '\0';
-    for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    /* Where it may stand in the host's network namespace, its abstract datagram sockets
+     * are the host's: the canary's is unix-abstract-dgram's, and what reaches one
+     * reaches it (no filter tells names apart). */
+    int host_net = maybe_host_netns();
+    FILE *f = proc_net_fopen("unix"); /* line by line: a busy namespace's is long */
+    char l[512];
+    while (f && fgets(l, sizeof l, f)) {
         char flags[16], path[256] = "";
-        unsigned type;
+        unsigned type, st;
         /* Num RefCount Protocol Flags Type St Inode Path */
-        if (sscanf(l, "%*s %*s %*s %15s %x %*s %*s %255s", flags, &type, path) != 3)
+        if (sscanf(l, "%*s %*s %*s %15s %x %x %*s %255s", flags, &type, &st, path) != 4)
             continue;
-        if (type != 1 || strtoul(flags, NULL, 16) != 0x10000) /* stream, listening */
-            continue;
+        int listening = strtoul(flags, NULL, 16) == 0x10000;
         /* A canary's listener, this run's (unix-abstract tries it) or another harness
          * run's on the same host: no proxy, and a line sent there would be that run's
          * unexplained arrival. */
         if (path[0] == '@' && !strncmp(path + 1, "harness-canary-", 15))
             continue;
-        unix_add(path[0] == '@' ? path + 1 : path, path[0] == '@');
+        if (type == 1 && listening) /* stream: a relay too (unix-proxy) */
+            unix_add(path[0] == '@' ? path + 1 : path, path[0] == '@');
+        /* An abstract name of the other kinds, which no walk finds: a seqpacket
+         * listener's, an unconnected datagram socket's (SS_UNCONNECTED) of a process
+         * that shares this namespace (unix-host). A file's the walk finds. */
+        else if (path[0] == '@' && ((type == 5 && listening) || (type == 2 && st == 1 && !host_net)))
+            unix_seen(path + 1, 1, type == 5 ? 'q' : 'd');
     }
+    if (f)
+        fclose(f);
     unix_walk();
 }
 

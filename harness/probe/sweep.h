@@ -39,6 +39,7 @@ struct att {
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int port_try; /* a relay asked again for the canary at another port (proxy_port) */
     int login, login_used; /* a relay's login (relaytalk.c: 1 + its index), and sent */
+    int socks4; /* X_SOCKS asked by SOCKS4 instead: its SOCKS5 greeting got no SOCKS5 answer */
     int listed; /* a listener of the sandbox's own namespace: own_dns_gate lets it be */
     int pi; /* X_FRAME on a held TUN device without IFF_NO_PI: its 4-byte packet header */
     char peer_out[200]; /* a held unix connection whose listener is outside: why (held_report) */
@@ -77,7 +78,7 @@ ssize_t att_send(struct att *a); /* sendways.c: the bytes, by the attempt's call
 const char *att_way(const struct att *a); /* sendways.c: its way into TCP, if not connect's */
 extern struct att g_att[MAX_ATT];
 void sweep_host_unix(double t0); /* hostunix.c: the unix-host line */
-void unix_seen(const char *path, int abstract); /* hostunix.c: a socket the sweep found */
+void unix_seen(const char *path, int abstract, char kind); /* hostunix.c: a socket the sweep found */
 void unix_seen_cut(const char *why); /* hostunix.c: the walk left sockets unfound */
 extern size_t g_natt, g_att_dropped;
 struct att *att_new(const char *id, int group);
@@ -94,6 +95,7 @@ int proxy_port(int k, const Addr *target);
 int relay_request(struct att *a, const Addr *target); /* 0: no relay's message at this step */
 int relay_asked(const struct att *a); /* the HARNESS line sent through it */
 int relay_judge(struct att *a, int eof); /* as att_judge, for the relay's own answers */
+int relay_first_step(const struct att *a); /* where a relay asked again starts (SOCKS4's) */
 void relay_escaped(struct att *a);
 void sweep_ports(int f, const char *ip, int high);
 /* sweep.c: the ports the sweep tries by TCP (SOCK_STREAM) or UDP, 0 standing for high */
@@ -134,10 +136,16 @@ void elsewhere_report(double t0);
 int elsewhere_has(const char *host);
 int elsewhere_bind(struct att *a);
 int unix_host_tries(const struct stat *st); /* hostunix.c */
+/* unixholder.c: a unix socket of this network namespace (by file or abstract name) and
+ * the process that holds it, for unix-host's datagram sockets */
+int unix_bound_here(const char *name, dev_t dev, ino_t ino, unsigned long *sock);
+unsigned long unix_proc_inode(const char *name);
+long unix_holder(unsigned long sock);
 void att_frame_msg(struct att *a); /* frames.c: X_FRAME's datagram, IPv4 or IPv6 */
 void unix_report(const char *id, double t0);
 void relay_report(double t0); /* proxies.c: the tcp-proxy and udp-relay lines */
 void sweep_tcp_proxy(void);
+int link_local6(const char *host); /* proxies.c: an IPv6 link-local address (no link: no place) */
 void group_report(int group, const char *id, double t0, const char *none);
 
 /* ipc.c: System V and POSIX IPC, the sweep's ipc-* attempts and the canary's side */

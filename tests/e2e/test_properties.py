@@ -811,6 +811,11 @@ EGRESS_MUTANTS = {
         {"tcp-proxy"},
         "an absolute-URI GET through TCP proxy 127.0.0.1:3128: the nonce came back",
     ),
+    # A relay speaking SOCKS4 alone: asked so where SOCKS5's greeting got no answer.
+    "bwrap-loopback-proxy-socks4": (
+        {"tcp-proxy"},
+        "SOCKS4 through TCP proxy 127.0.0.1:1080: the nonce came back",
+    ),
     # The sidecar proxy and relay behind a filter refusing IP sockets by x86_64's numbers
     # alone (the i386 entry's socket passes) or leaving io_uring open (the ring's).
     "bwrap-loopback-proxy-i386": (
@@ -1270,6 +1275,17 @@ EGRESS_MUTANTS = {
         "its listener's process is outside the sandbox's pid namespace (its connect through the"
         " i386 entry, by connect (i386): connect(2) refused)",
     ),
+    # A host process sharing the sandbox's network namespace, listening there by an
+    # abstract name that /proc/net/unix alone shows: a seqpacket listener (its peer's
+    # pid outside), a datagram socket (held by no process of the sandbox's).
+    "bwrap-netns-listener-seqpacket": (
+        {"unix-host"},
+        "/seqpacket.ctl: its listener's process is outside the sandbox's pid namespace",
+    ),
+    "bwrap-netns-listener-dgram": (
+        {"unix-host"},
+        "/dgram.ctl: a datagram socket that no process of the sandbox's pid namespace holds",
+    ),
     # Issue 38: TCP made without connect(2), each by the one way its filter forgot.
     **{
         f"bwrap-fastopen-{call}": (
@@ -1400,6 +1416,9 @@ ROW_MUTANTS = (
     "bwrap-host-listener-connect-i386",
     "bwrap-host-listener-connect-uring",
     "bwrap-host-listener-i386-iplen",
+    "bwrap-netns-listener-seqpacket",
+    "bwrap-netns-listener-dgram",
+    "bwrap-loopback-proxy-socks4",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
     "bwrap-fastopen-sendmmsg",
@@ -1640,8 +1659,10 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     and connect(2) with Fast Open refused beside a held IPv6 TCP socket, and connect(2)
     with every addressed send call beside a held IPv6 UDP socket, and the i386 entry's
     addressed send calls refused, sendmmsg (345) among them, and unix datagram sockets
-    alone, and a host datagram listener, with every addressed send call refused.
-    Each way is
+    alone, and a host datagram listener, with every addressed send call refused; a host
+    process's abstract seqpacket and datagram sockets in the sandbox's network namespace
+    behind Landlock's abstract unix scope, and a SOCKS4 relay that refuses every
+    destination. Each way is
     refused by what the twin closes (its errno in the line), or reaches nothing, and the
     verdict is enforced."""
     for tool in ("bwrap", "ip"):
@@ -1677,6 +1698,8 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "i386-sendmmsg-twin",
             "abstract-unix-dgram-twin",
             "host-listener-sendmsg-twin",
+            "netns-listener-twin",
+            "loopback-proxy-socks4-twin",
         )
     )
     matrix = _matrix(
@@ -1812,6 +1835,19 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    # A host process's abstract seqpacket listener and datagram socket in the sandbox's
+    # network namespace, the workload scoped by Landlock from abstract unix sockets made
+    # outside its domain: each name found, each refused.
+    row = v[("localhost", "netns-listener-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    host = {c["id"]: c for c in row["checks"]}["unix-host"]
+    assert host["outcome"] == "blocked" and "2 more found inside: " in host["detail"], host
+    assert " refused, 0 the sandbox's own" in host["detail"], host  # (the host's listed too)
+    # A SOCKS4 relay on the sandbox's loopback that refuses every destination (91).
+    row = v[("localhost", "loopback-proxy-socks4-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    relay = {c["id"]: c for c in row["checks"]}["tcp-proxy"]
+    assert relay["outcome"] == "blocked" and "127.0.0.1:1080" in relay["detail"], relay
 
 
 def test_a_held_socket_and_an_i386_connect_behind_complete_filters_stay_enforced(
@@ -3216,17 +3252,20 @@ def test_a_listen_canary_captures_a_sandbox_sharing_the_hosts_network(tmp_path: 
         assert not cell["host_side"].get("canary_unexplained"), cell["host_side"]
 
 
-# A sandbox's own listeners: a stream and a datagram socket in /run, an abstract name,
-# made before the probe is exec'd and held by a child of its own (the probe inherits
-# none).
+# A sandbox's own listeners: a stream and a datagram socket in /run, abstract names
+# (a stream, a seqpacket listener and a datagram socket, which only /proc/net/unix
+# shows), made before the probe is exec'd and held by a child of its own (the probe
+# inherits none).
 OWN_LISTENERS = """
 import os, socket, sys, time
 made = []
 for kind, name in ((socket.SOCK_STREAM, "/run/s.sock"), (socket.SOCK_DGRAM, "/run/d.sock"),
-                   (socket.SOCK_STREAM, "\\0own-abstract")):
+                   (socket.SOCK_STREAM, "\\0own-abstract"),
+                   (socket.SOCK_SEQPACKET, "\\0own-seqpacket"),
+                   (socket.SOCK_DGRAM, "\\0own-dgram")):
     s = socket.socket(socket.AF_UNIX, kind)
     s.bind(name)
-    if kind == socket.SOCK_STREAM:
+    if kind != socket.SOCK_DGRAM:
         s.listen(8)
     made.append(s)
 if os.fork() == 0:  # holds them while the probe runs (the sandbox ends with the probe)
@@ -3245,7 +3284,9 @@ def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_li
     tells it apart) bound in nine folders down, below the folder walk's depth: the
     host's list and the sandbox's mount table find its file, and `unix-host` escapes
     naming it and its owner. The same sandbox without the bind stays enforced, each
-    listed listener refused."""
+    listed listener refused; so does one with listeners of its own, abstract seqpacket
+    and datagram sockets among them (each held by a process of its own: the twin of
+    bwrap-netns-listener-seqpacket and -dgram)."""
     require_tool("bwrap")
     folder = tmp_path / "ctl"
     folder.mkdir()
@@ -3297,9 +3338,84 @@ def test_a_host_listener_bound_in_deeper_than_any_walk_is_caught_by_the_hosts_li
     own_row = v[("localhost", "own", "egress_confinement")]
     assert (own_row["observed"], own_row["verdict"]) == ("enforced", "pass"), own_row
     line = next(c for c in own_row["checks"] if c["id"] == "unix-host")
-    assert line["outcome"] == "blocked" and "3 the sandbox's own" in line["detail"], line
+    assert line["outcome"] == "blocked" and "5 the sandbox's own" in line["detail"], line
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["hosts"]["localhost"]["unix_listeners"]["count"] >= 1
+
+
+# scripts/mutant-sandbox's proxy (HTTP CONNECT and SOCKS5 to anywhere) at argv[2]:3128,
+# argv[1] the script; "up" once it listens.
+HOST_PROXY = """
+import socket, sys, time
+from importlib.machinery import SourceFileLoader
+mutant = SourceFileLoader("mutant_sandbox", sys.argv[1]).load_module()
+listener = mutant.bind(socket.AF_INET, socket.SOCK_STREAM, (sys.argv[2], 3128))
+mutant.serve(mutant.unix_proxy, listener, "loopback-proxy")
+print("up", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_host_proxy_on_another_link_of_the_hosts_is_asked_at_its_address(
+    tmp_path: Path,
+) -> None:
+    """A host takes packets for any address it holds, from whichever link they come: a
+    sandbox whose default route leads through the host (which forwards nothing, its
+    firewall letting in a proxy's port alone from the sandbox's link) reaches the host's
+    proxy bound to the address of another of its links (a LAN's, a bridge's). The
+    host's list names it; before, tcp-proxy asked a listed listener at the host's end of
+    the canary's link and at next hops alone, and certified it enforced. Now it is asked
+    at its own address and escapes naming it; the same sandbox without the default route
+    stays enforced."""
+    for tool in ("bwrap", "ip", "nft"):
+        require_tool(tool)
+    pid = os.getpid()
+    far, link = f"harness-far-{pid}", f"hfo{pid}"[:15]
+    address = f"10.247.{(pid >> 6) & 255}.{(pid & 63) * 4 + 1}"
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtimes = "".join(
+        f'[runtimes.{name}]\nkind = "command"\n'
+        f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+        for name, mode in (("routed", "gateway-ports"), ("twin", "gateway-ports-twin"))
+    )
+    matrix = _matrix(
+        tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    setup = (
+        ["netns", "add", far],
+        ["link", "add", link, "type", "veth", "peer", "name", "v1", "netns", far],
+        ["addr", "add", f"{address}/30", "dev", link],
+        ["link", "set", link, "up"],
+        ["-n", far, "link", "set", "v1", "up"],
+    )
+    proxy = None
+    try:
+        for step in setup:
+            subprocess.run(["ip", *step], check=True, capture_output=True)
+        # The host's proxy (the mutants' own, HTTP CONNECT and SOCKS5 to anywhere), a
+        # process of its own, up before the run lists the host's listeners.
+        proxy = subprocess.Popen(
+            [sys.executable, "-c", HOST_PROXY, str(script), address], stdout=subprocess.PIPE
+        )
+        assert proxy.stdout is not None and proxy.stdout.readline() == b"up\n"
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        if proxy is not None:
+            proxy.kill()
+            proxy.wait()
+            if proxy.stdout is not None:
+                proxy.stdout.close()
+        subprocess.run(["ip", "link", "del", link], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", far], capture_output=True, check=False)
+    v = verdicts_of(tmp_path / "out")
+    routed = v[("localhost", "routed", "egress_confinement")]
+    assert (routed["observed"], routed["verdict"]) == ("violated", "regression"), result.stdout
+    checks = {c["id"]: c for c in routed["checks"]}
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == {"tcp-proxy"}
+    assert f"through TCP proxy {address}:3128: the nonce came back" in checks["tcp-proxy"]["detail"]
+    twin = v[("localhost", "twin", "egress_confinement")]
+    assert (twin["observed"], twin["verdict"]) == ("enforced", "pass"), twin
 
 
 @pytest.mark.timeout(MUTANTS_RUN_TIMEOUT)

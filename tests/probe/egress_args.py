@@ -119,8 +119,9 @@ def run_beside(code: str, name: str) -> subprocess.CompletedProcess[str]:
 
 # A veth from the probe's namespace (unshare -n; v0, `$NEAR`) to a second namespace
 # the script makes (v1, `$FAR`), both ends up, where `$CODE` listens (python -c, "up" once it does);
-# `$ROUTE` an IPv6 route of the probe's side, `$RESOLV` a resolv.conf bound over
-# /etc/resolv.conf (a mount namespace of its own). Both namespaces go with the script.
+# `$ROUTE` an IPv6 route of the probe's side (`$ROUTE4` an IPv4 one), `$RESOLV` a
+# resolv.conf bound over /etc/resolv.conf (a mount namespace of its own). Both
+# namespaces go with the script.
 ACROSS = """set -e
 ns=$NS far=
 trap 'kill $far 2>/dev/null; ip netns del "$ns" 2>/dev/null' EXIT
@@ -137,6 +138,7 @@ ip -n "$ns" link set lo up
 up() { ip "$@" | grep -q "state UP"; }
 until up -o link show dev v0 && up -n "$ns" -o link show dev v1; do sleep 0.05; done
 if [ -n "$ROUTE" ]; then ip -6 route add $ROUTE; fi
+if [ -n "$ROUTE4" ]; then ip route add $ROUTE4; fi
 if [ -n "$RESOLV" ]; then mount --bind "$RESOLV" /etc/resolv.conf; fi
 ip netns exec "$ns" "$PY" -c "$CODE" > "$LOG" 2>&1 &
 far=$!
@@ -147,7 +149,14 @@ set +e
 
 
 def run_across(
-    code: str, near: str, far: str, argv: list[str], *, route: str = "", resolv: str = ""
+    code: str,
+    near: str,
+    far: str,
+    argv: list[str],
+    *,
+    route: str = "",
+    resolv: str = "",
+    route4: str = "",
 ) -> subprocess.CompletedProcess[str]:
     """`argv` (the probe's egress run) in a network namespace of its own linked by a veth
     to a second one the script makes, where `code` listens (the host's end of the
@@ -155,7 +164,7 @@ def run_across(
     namespace is `ip netns`'s, removed at the end with the first."""
     env = {
         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PY": sys.executable, "CODE": code,
-        "NEAR": near, "FAR": far, "ROUTE": route, "RESOLV": resolv,
+        "NEAR": near, "FAR": far, "ROUTE": route, "ROUTE4": route4, "RESOLV": resolv,
         "LOG": f"/tmp/harness-across-{os.getpid()}.log", "NS": f"harness-link-test-{os.getpid()}",
     }  # fmt: skip
     try:

@@ -55,6 +55,39 @@ time.sleep(120)
 """
 
 
+# A relay speaking SOCKS4 alone (an older one's dialect): any other first byte closed at
+# once, a CONNECT granted (90) where `grant`, else rejected (91); it answers the HARNESS
+# line as the canary would, the nonce n1, and says on stderr what user id it was sent.
+SOCKS4_SIDECAR = """import socket, sys, threading, time
+grant = {grant}
+s = socket.socket()
+s.bind(("127.0.0.1", 1080))
+s.listen(8)
+def one(c):
+    with c:
+        c.settimeout(3)
+        try:
+            head = c.recv(8)
+            if len(head) < 8 or head[0] != 4 or head[1] != 1:
+                return
+            user = b""
+            while not user.endswith(b"\\0"):
+                user += c.recv(1)
+            print("socks4 user id", user[:-1], file=sys.stderr, flush=True)
+            c.sendall(bytes([0, 90 if grant else 91]) + bytes(6))
+            if grant and c.recv(512).startswith(b"HARNESS "):
+                c.sendall(b"NONCE n1\\n")
+        except OSError:
+            pass
+def serve():
+    while True:
+        threading.Thread(target=one, args=(s.accept()[0],), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
 def _lines(stdout: str) -> dict[str, dict[str, object]]:
     lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
     return {x["id"]: x for x in lines if x.get("type") == "check"}
@@ -78,6 +111,23 @@ def test_a_sidecar_proxy_on_the_sandboxs_own_loopback_is_found() -> None:
     assert line, done.stdout[-2000:] + done.stderr[-2000:]
     assert line["outcome"] == "escaped", json.dumps(line)
     assert "through TCP proxy 127.0.0.1:3128: the nonce came back" in str(line["detail"])
+
+
+@pytest.mark.parametrize("grant", [True, False])
+def test_a_relay_speaking_socks4_alone_is_asked_so(grant: bool) -> None:
+    """Before, a relay that closed on HTTP CONNECT and on SOCKS5's greeting was asked
+    nothing more: a SOCKS4 sidecar relaying to anywhere was certified enforced. Now it is
+    asked by SOCKS4 (the marker its user id) and escapes naming the way; one that rejects
+    the request (91) is blocked, naming both dialects."""
+    require_tool("unshare")
+    done = run_beside(SOCKS4_SIDECAR.format(grant=grant), "socks4")
+    line = _lines(done.stdout).get("tcp-proxy")
+    assert line, done.stdout[-2000:] + done.stderr[-2000:]
+    if grant:
+        assert line["outcome"] == "escaped", json.dumps(line)
+        assert "SOCKS4 through TCP proxy 127.0.0.1:1080: the nonce came back" in str(line["detail"])
+    else:
+        assert line["outcome"] == "blocked", json.dumps(line)
 
 
 def test_a_proxy_the_environment_names_is_tried_and_its_credentials_never_printed() -> None:

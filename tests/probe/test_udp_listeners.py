@@ -15,6 +15,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.lab import require_tool
 from tests.probe.egress_args import (
     egress_argv,
@@ -148,6 +150,45 @@ def test_a_shipper_at_an_ipv6_next_hop_is_sent_the_line() -> None:
     assert relay, done.stdout[-2000:] + done.stderr[-2000:]
     assert relay["outcome"] == "escaped", json.dumps(relay)
     assert "the nonce came back from [fd5e:7a7b::1]:8125" in str(relay["detail"]), relay
+
+
+# The host's end of the probe's link (the far namespace), holding the address of another
+# of its links too (on its loopback), where a shipper listens: "up" once it does.
+OTHER_LINK_SHIPPER = """import socket, subprocess, sys, time
+sys.path.insert(0, {root!r})
+from tests.probe.test_udp_listeners import stand_in_relay
+subprocess.run(["ip", "addr", "add", "10.247.99.1/32", "dev", "lo"], check=True)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.247.99.1", 8125))
+stand_in_relay(s)
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("routed", [True, False])
+def test_a_shipper_on_another_link_of_the_hosts_is_sent_the_line(routed: bool) -> None:
+    """A host takes datagrams for any address it holds, from whichever link they come:
+    its shipper bound to the address of another of its links (listed by the host,
+    --host-udp) is sent the line where the probe's default route leads through the host.
+    Before, a listed socket was asked at the host's end of the canary's link and at next
+    hops alone. Without the route it is out of reach, and blocked."""
+    require_tool("unshare")
+    require_tool("ip")
+    argv = unhurried(egress_argv("127.0.0.1", 9))
+    at = argv.index("egress-confinement")
+    argv[at:at] = ["--host-udp", "10.247.99.1:8125"]
+    code = OTHER_LINK_SHIPPER.format(root=os.getcwd())
+    route4 = "default via 10.247.98.1" if routed else ""
+    done = run_across(code, "10.247.98.2/30", "10.247.98.1/30", argv, route4=route4)
+    relay = _lines(done.stdout).get("udp-relay")
+    assert relay, done.stdout[-2000:] + done.stderr[-2000:]
+    if routed:
+        assert relay["outcome"] == "escaped", json.dumps(relay)
+        assert "the nonce came back from 10.247.99.1:8125" in str(relay["detail"]), relay
+    else:
+        assert relay["outcome"] == "blocked", json.dumps(relay)
+        assert "10.247.99.1:8125" in str(relay["detail"]), relay
 
 
 # A process of another network namespace holding a datagram socket with a datagram
