@@ -415,6 +415,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-inet6",
         "bwrap-held-inet6-sendto",
         "bwrap-held-inet6-sendmsg",
+        "bwrap-held-inet6-sendmsg-i386",
+        "bwrap-held-inet6-sendmsg-uring",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",

@@ -1106,6 +1106,17 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "(sent by sendmsg(2) with its address: sendto(2) refused)",
     ),
+    # The same UDP socket behind a filter refusing every call that carries an address by
+    # x86_64's numbers alone, or with the architecture checked and the ring forgotten:
+    # the datagram goes by the i386 entry's sendto, or by IORING_OP_SENDMSG's msg_name.
+    "bwrap-held-inet6-sendmsg-i386": (
+        {"held-fds"},
+        "(sent by sendto (i386) with its address: every x86_64 call that carries one refused)",
+    ),
+    "bwrap-held-inet6-sendmsg-uring": (
+        {"held-fds"},
+        "(sent by io_uring's IORING_OP_SENDMSG with its address",
+    ),
     "bwrap-held-netns": (
         {"held-fds"},
         "socket made by setns into held descriptor ",
@@ -1340,6 +1351,8 @@ ROW_MUTANTS = (
     "bwrap-held-inet6",
     "bwrap-held-inet6-sendto",
     "bwrap-held-inet6-sendmsg",
+    "bwrap-held-inet6-sendmsg-i386",
+    "bwrap-held-inet6-sendmsg-uring",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
