@@ -533,6 +533,10 @@ ROWS: tuple[Row, ...] = (
             " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
             " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"
             " sendmsg's, then sendmmsg's, where sendto is refused too)",
+            "connect: a held unconnected TCP socket's, where connect(2) was refused, by the i386"
+            " entry's connect (then socketcall's), then io_uring's IORING_OP_CONNECT; once"
+            " connected, its bytes go each way a held connected socket's do (a filter keyed to"
+            " its number: the i386 entry's write)",
             "sendmsg: a held unconnected socket's datagram with its destination (msg_name),"
             " where sendto was refused (sendmmsg's where sendmsg is refused too)",
         ),

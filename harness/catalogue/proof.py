@@ -417,6 +417,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-inet6-sendmsg",
         "bwrap-held-inet6-sendmsg-i386",
         "bwrap-held-inet6-sendmsg-uring",
+        "bwrap-held-inet6-connect-i386",
         "bwrap-held-netns",
         "bwrap-held-netns-ports",
         "bwrap-held-netns-i386",

@@ -255,7 +255,8 @@ static ssize_t renumbered(int fd, const void *p, size_t n, char *how, size_t cap
     return -1;
 }
 
-/* The ways a held connected socket's bytes go where send(2) and every call send_by
+/* The ways a held connected socket's bytes (or a held unconnected one's, once connected)
+ * go where send(2) and every call send_by
  * tries after it (the write calls, sendmsg) were refused as a filter refuses: a filter
  * keyed to its descriptor's number (a launcher's, for a socket the workload may read
  * alone) sees only the calls that name that number, so each other way is tried in turn
@@ -403,7 +404,9 @@ static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const 
             if (r >= 0)
                 a->by_write = way;
         }
-        if (r < 0 && a->held > 1 && refused(errno)) /* a filter keyed to its number */
+        /* a filter keyed to its number: a held connected socket's, or a held unconnected
+         * one's once connected (by the i386 entry's or the ring's connect: connect_other) */
+        if (r < 0 && a->held && refused(errno))
             r = held_ways(a, p, n);
         return r;
     }
