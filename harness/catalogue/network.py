@@ -506,10 +506,15 @@ ROWS: tuple[Row, ...] = (
             " permission), then as held",
             "i386: socket, socketcall, setns, write, writev, sendto, sendmsg, sendmmsg,"
             " pwritev2, sendfile64, sendfile, splice",
+            "i386: sendto, sendmsg, sendmmsg, each by its own number and by socketcall, with"
+            " its destination (a held unconnected socket's datagram, where each x86_64 call"
+            " that carries an address was refused)",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
             "io_uring: IORING_OP_SENDMSG (a held connected socket's bytes, where each call that"
             " sends, writes or copies them was refused, and Linux AIO)",
+            "io_uring: IORING_OP_SENDMSG with msg_name (a held unconnected socket's datagram,"
+            " where every call that carries an address was refused, the i386 entry's too)",
             "write: a held connected socket's bytes by write(2), then writev, pwritev2 and"
             " sendmsg, where send(2) was refused",
             "sendmmsg: a held connected socket's bytes, where send(2), the write calls and"
@@ -528,6 +533,10 @@ ROWS: tuple[Row, ...] = (
             " bytes, where connect(2) and the i386 entry's and the ring's connect were refused;"
             " an IPv6 one's to the v4-mapped address too, its IPv6 SYN undone by shutdown(2);"
             " sendmsg's, then sendmmsg's, where sendto is refused too)",
+            "connect: a held unconnected TCP socket's, where connect(2) was refused, by the i386"
+            " entry's connect (then socketcall's), then io_uring's IORING_OP_CONNECT; once"
+            " connected, its bytes go each way a held connected socket's do (a filter keyed to"
+            " its number: the i386 entry's write)",
             "sendmsg: a held unconnected socket's datagram with its destination (msg_name),"
             " where sendto was refused (sendmmsg's where sendmsg is refused too)",
         ),

@@ -253,22 +253,31 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
     return r < 0 ? (errno = (int)-r, -1) : 0;
 }
 
-ssize_t i386_send(int fd, const void *p, size_t n, const char **step)
+ssize_t i386_send_to(int fd, const void *p, size_t n, const struct sockaddr *to, socklen_t tolen,
+                     const char **step)
 {
     *step = "the i386 entry";
     trail[0] = '\0';
     if (!i386_here())
         return errno = ENOSYS, -1;
-    if (n > LOW_HDR - LOW_MSG)
+    if (n > LOW_HDR - LOW_MSG || (to && tolen > LOW_ARRAY))
         return errno = EMSGSIZE, -1;
     char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
                      -1, 0);
     if (low == MAP_FAILED)
         return -1;
     memcpy(low + LOW_MSG, p, n);
-    long r = send_connected(fd, n, low, step);
+    if (to)
+        memcpy(low + LOW_ADDR, to, tolen);
+    /* with an address: sendto, sendmsg, sendmmsg (send_bytes); without: send_connected */
+    long r = send_bytes(fd, n, to ? tolen : 0, 0, low, step);
     munmap(low, LOW_SIZE);
     return r < 0 ? (errno = (int)-r, -1) : (ssize_t)n; /* (a short line: sent whole) */
+}
+
+ssize_t i386_send(int fd, const void *p, size_t n, const char **step)
+{
+    return i386_send_to(fd, p, n, NULL, 0, step);
 }
 
 /* x86_64's calls on the socket the entry made, where the entry's own connect or send
@@ -387,6 +396,14 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
 int i386_socket(int family, int type, int proto, const char **step)
 {
     (void)family, (void)type, (void)proto;
+    *step = "the i386 entry (none on this architecture)";
+    return errno = ENOSYS, -1;
+}
+
+ssize_t i386_send_to(int fd, const void *p, size_t n, const struct sockaddr *to, socklen_t tolen,
+                     const char **step)
+{
+    (void)fd, (void)p, (void)n, (void)to, (void)tolen;
     *step = "the i386 entry (none on this architecture)";
     return errno = ENOSYS, -1;
 }

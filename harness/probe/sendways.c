@@ -159,6 +159,41 @@ static ssize_t unconn_send(struct att *a, const void *p, size_t n, int flags, co
     return errno = e, -1;
 }
 
+/* A datagram whose every x86_64 call that carries an address (sendto, sendmsg,
+ * sendmmsg: unconn_send) a filter refused: the same datagram with its destination
+ * through the i386 entry (sendto, sendmsg, sendmmsg, each by its own number and by
+ * socketcall), then by io_uring's IORING_OP_SENDMSG, msg_name set (where a ring answers
+ * without killing: uring_alive). A filter of x86_64's numbers alone, or one that forgets
+ * the ring, leaves them: a held unconnected socket's datagram leaves by them. The way
+ * named; the bytes sent, or -1 with sendto's errno. */
+static ssize_t unconn_entries(struct att *a, const void *p, size_t n, const struct sockaddr *to,
+                              socklen_t tolen)
+{
+    int e = errno;
+    const char *step = "";
+    char way[160] = "";
+    ssize_t r = i386_send_to(a->fd, p, n, to, tolen, &step);
+    if (r >= 0 || !refused(errno)) {
+        snprintf(way, sizeof way, " (sent by %s with its address: every x86_64 call that carries one refused)",
+                 step);
+    } else if (uring_alive()) {
+        struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+        struct msghdr m = { .msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1 };
+        r = uring_sendmsg(a->fd, &m, &step);
+        snprintf(way, sizeof way, " (sent by io_uring's IORING_OP_SENDMSG with its address: every call"
+                 " that carries one refused, the i386 entry's too)");
+    }
+    if (r < 0 && (refused(errno) || !*way))
+        return errno = e, -1;
+    char *at = strstr(a->dsts, unconn_way[0]); /* (connect_other's sendto, named in its place) */
+    if (at)
+        *at = '\0';
+    size_t l = strlen(a->dsts);
+    if (!strstr(a->dsts, way))
+        snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
+    return r;
+}
+
 /* Linux AIO's write (io_submit's IOCB_CMD_PWRITE, at offset 0, which a socket takes as
  * its stream): its descriptor is in the iocb, where no filter looks, and a socket's
  * write is done within io_submit. The bytes sent, or -1 with errno. */
@@ -220,7 +255,8 @@ static ssize_t renumbered(int fd, const void *p, size_t n, char *how, size_t cap
     return -1;
 }
 
-/* The ways a held connected socket's bytes go where send(2) and every call send_by
+/* The ways a held connected socket's bytes (or a held unconnected one's, once connected)
+ * go where send(2) and every call send_by
  * tries after it (the write calls, sendmsg) were refused as a filter refuses: a filter
  * keyed to its descriptor's number (a launcher's, for a socket the workload may read
  * alone) sees only the calls that name that number, so each other way is tried in turn
@@ -301,6 +337,9 @@ ssize_t att_send(struct att *a)
     if (r < 0 && (a->unconn || (a->held == 1 && a->talk != X_FRAME) || a->family == AF_UNIX) &&
         a->how == H_SENDTO && refused(errno))
         r = unconn_send(a, p, n, flags, to, tolen);
+    if (r < 0 && (a->unconn || (a->held == 1 && a->talk != X_FRAME) || a->family == AF_UNIX) &&
+        a->how == H_SENDTO && refused(errno))
+        r = unconn_entries(a, p, n, to, tolen);
     return r;
 }
 
@@ -365,7 +404,9 @@ static ssize_t send_by(struct att *a, const void *p, size_t n, int flags, const 
             if (r >= 0)
                 a->by_write = way;
         }
-        if (r < 0 && a->held > 1 && refused(errno)) /* a filter keyed to its number */
+        /* a filter keyed to its number: a held connected socket's, or a held unconnected
+         * one's once connected (by the i386 entry's or the ring's connect: connect_other) */
+        if (r < 0 && a->held && refused(errno))
             r = held_ways(a, p, n);
         return r;
     }

@@ -77,5 +77,10 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
  * by each of its calls that sends them in turn, each in a child: n, or -1 with errno
  * (ENOSYS where there is no such entry); *step the way. */
 ssize_t i386_send(int fd, const void *p, size_t n, const char **step);
+/* i386net.c: a datagram with its destination (`to`, `tolen` bytes) through the i386
+ * entry alone: sendto, sendmsg, then sendmmsg, each by its own number, then socketcall,
+ * each in a child (a held unconnected socket's); without `to`, as i386_send. */
+ssize_t i386_send_to(int fd, const void *p, size_t n, const struct sockaddr *to, socklen_t tolen,
+                     const char **step);
 
 #endif

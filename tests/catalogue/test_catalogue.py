@@ -226,6 +226,7 @@ WAY_MUTANTS = {
     "x86_64's calls: ": ("-native",),
     "sendto: ": ("-sendto",),
     "sendmsg: ": ("-sendmsg", "-sendmmsg"),
+    "connect: ": ("-connect-i386", "-connect-uring"),
     "AF_INET's name: ": ("-socket-inet",),
     "AF_XDP: ": ("-xdp-",),
     "a longer address: ": ("-addrlen",),

@@ -1106,6 +1106,25 @@ EGRESS_MUTANTS = {
         {"held-fds"},
         "(sent by sendmsg(2) with its address: sendto(2) refused)",
     ),
+    # The same UDP socket behind a filter refusing every call that carries an address by
+    # x86_64's numbers alone, or with the architecture checked and the ring forgotten:
+    # the datagram goes by the i386 entry's sendto, or by IORING_OP_SENDMSG's msg_name.
+    "bwrap-held-inet6-sendmsg-i386": (
+        {"held-fds"},
+        "(sent by sendto (i386) with its address: every x86_64 call that carries one refused)",
+    ),
+    "bwrap-held-inet6-sendmsg-uring": (
+        {"held-fds"},
+        "(sent by io_uring's IORING_OP_SENDMSG with its address",
+    ),
+    # Its TCP socket alone behind the filter of a socket the workload may read alone
+    # (keyed to its number), connect(2) refused too, by x86_64's numbers alone: the i386
+    # entry's connect, then its write (the held connected socket's ways, once connected).
+    "bwrap-held-inet6-connect-i386": (
+        {"held-fds"},
+        "(its connect through the i386 entry, by connect (i386): connect(2) refused)"
+        " (by write (i386)",
+    ),
     "bwrap-held-netns": (
         {"held-fds"},
         "socket made by setns into held descriptor ",
@@ -1340,6 +1359,9 @@ ROW_MUTANTS = (
     "bwrap-held-inet6",
     "bwrap-held-inet6-sendto",
     "bwrap-held-inet6-sendmsg",
+    "bwrap-held-inet6-sendmsg-i386",
+    "bwrap-held-inet6-sendmsg-uring",
+    "bwrap-held-inet6-connect-i386",
     "bwrap-held-netns",
     "bwrap-held-netns-ports",
     "bwrap-held-netns-i386",
@@ -1695,6 +1717,7 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
             "sidecar-resolver-tcp-connect-twin",
             "held-inet6-connect-twin",
             "held-inet6-sendmsg-twin",
+            "held-inet6-connect-keyed-twin",
             "i386-sendmmsg-twin",
             "abstract-unix-dgram-twin",
             "host-listener-sendmsg-twin",
@@ -1832,6 +1855,12 @@ def test_tcp_without_connect_closed_by_the_filter_stays_enforced(tmp_path: Path)
     # connect(2) and every send call that carries an address refused beside a held IPv6
     # UDP socket: its datagram goes by none of them, to either address.
     row = v[("localhost", "held-inet6-sendmsg-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    held = {c["id"]: c for c in row["checks"]}["held-fds"]
+    assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
+    # The same namespace's TCP socket behind a filter keyed to its number, connect(2)
+    # refused on every entry: no connect takes it anywhere.
+    row = v[("localhost", "held-inet6-connect-keyed-twin", "egress_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     held = {c["id"]: c for c in row["checks"]}["held-fds"]
     assert held["outcome"] == "blocked" and held["errno"] == "EPERM", held
