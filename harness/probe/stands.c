@@ -130,7 +130,7 @@ void chk_fs_chroot_escape(void)
  * the sandbox's PID namespace at the host's / lists and writes the host's tree
  * through /proc/<pid>/root and /proc/<pid>/cwd where a launcher's private /tmp,
  * /var/tmp and home hide every sentinel. */
-#define MAX_OTHER 48
+#define MAX_OTHER 128
 static struct { int fd; char label[64]; struct stat st; } g_other[MAX_OTHER];
 static int g_nother, g_other_over;
 
@@ -160,8 +160,22 @@ void other_folder(const char *path)
     snprintf(g_other[g_nother++].label, sizeof g_other[0].label, "%s", path);
 }
 
+/* Whether the workload can open a folder to list it, or make an O_TMPFILE in it (no
+ * name, gone at close): one it can do neither to gives nothing and is not reported,
+ * so that a host's PID namespace, where many processes stand, fits the evidence. */
+static int folder_gives(int fd)
+{
+    int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0)
+        d = openat(fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (d < 0)
+        return 0;
+    close(d);
+    return 1;
+}
+
 /* The folders other_folder kept, and the folders ".." leads to from each (one not
- * yet placed), as rows of held_files ("/proc/<pid>/cwd", "/proc/<pid>/root/..",
+ * yet placed), those the workload lists or writes as rows of held_files ("/proc/<pid>/cwd", "/proc/<pid>/root/..",
  * ...), held to the grants like a folder held at start, their metadata untouched.
  * Returns the folders neither kept nor reported (too many): the check is then no
  * proof. */
@@ -171,7 +185,8 @@ int other_rows(void)
     int nplaced = 0, have_mounts = read_mounts() == 0;
     bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
     for (int i = 0; i < g_nother; i++) {
-        held_row(g_other[i].label, g_other[i].fd, &g_other[i].st, "path", have_mounts);
+        if (folder_gives(g_other[i].fd))
+            held_row(g_other[i].label, g_other[i].fd, &g_other[i].st, "path", have_mounts);
         char label[128];
         int k = snprintf(label, sizeof label, "%s", g_other[i].label);
         int cur = fcntl(g_other[i].fd, F_DUPFD_CLOEXEC, 0);
@@ -190,7 +205,8 @@ int other_rows(void)
                 break; /* placed already, with what lies above it */
             placed[nplaced++] = at;
             k += snprintf(label + k, sizeof label - (size_t)k, "/..");
-            held_row(label, up, &at, "path", have_mounts);
+            if (folder_gives(up))
+                held_row(label, up, &at, "path", have_mounts);
             was = at;
         }
         if (cur >= 0)

@@ -601,7 +601,8 @@ FILESYSTEM = Scenario(
                 "judged as fs-inherited-fds judges a folder held at start: a helper the launcher "
                 "left in the sandbox's PID namespace at the host's / lists the host's tree where "
                 "a launcher's private /tmp, /var/tmp and home hide every sentinel; a folder on a "
-                "filesystem of the sandbox's own is not judged. More than 48 such folders, or "
+                "filesystem of the sandbox's own is not judged, and one it can neither open to "
+                "list nor make an `O_TMPFILE` in is not reported. More than 128 such folders, or "
                 "rows beyond the evidence's room, make the check an error."
             ),
         ),
