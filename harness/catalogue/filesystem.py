@@ -327,11 +327,16 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-proc-self-root", "fs-proc-1-root", "fs-proc-fds"),
         target="sentinel; every other visible process's working folder and every folder it"
         " holds, as a base for the sentinels' paths (and behind up to six ..), as its owner;"
-        " pid 1's root, against the grants (listed, or an O_TMPFILE made there)",
+        " pid 1's root, and every other visible process's root, working folder and held"
+        " folders, against the grants (listed, or an O_TMPFILE made there)",
         ways=(
             "pid 1's root on a host tree no sentinel lies in (a launcher whose /tmp, /var/tmp"
             " and home are private mounts of its own): the host's folders listed and written"
             " through /proc/1/root",
+            "another process's root or working folder on a host tree no sentinel lies in (a"
+            " helper the launcher left in the sandbox's PID namespace, its /tmp, /var/tmp and"
+            " home private): the host's folders listed and written through /proc/<pid>/root"
+            " and /proc/<pid>/cwd",
         ),
     ),
     _fs(

@@ -93,6 +93,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "through /proc/<pid>/root and /proc/<pid>/cwd": (
         "chroot-init-outside",
         "chroot-init-outside-private-tmp",
+        "chroot-helper-outside-private-tmp",
         "colocated-sibling-cwd",
         "colocated-parent-holds-dir",
     ),

@@ -532,8 +532,9 @@ class HostFsFixture(Fixture):
 
 # The checks whose `held_files` rows the judge places against the grants: the
 # descriptors held at start, the working folder it started in (fs-cwd's "cwd" rows),
-# and pid 1's root (fs-proc-1-root's "/proc/1/root" rows).
-HELD_ROWS = ("fs-inherited-fds", "fs-cwd", "fs-proc-1-root")
+# pid 1's root (fs-proc-1-root's "/proc/1/root" rows), and other processes' roots,
+# working folders and held folders (fs-proc-fds' "/proc/<pid>/cwd" rows).
+HELD_ROWS = ("fs-inherited-fds", "fs-cwd", "fs-proc-1-root", "fs-proc-fds")
 
 
 def held_outside(output: ProbeOutput) -> list[str]:

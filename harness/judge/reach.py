@@ -457,7 +457,9 @@ def _held_fspath(
 def _through(label: str) -> str:
     """What a row of `held_files` was reached through, by its label: a descriptor held
     at start ("3", "3/..", "3:fixed 0"), the working folder it started in ("cwd",
-    "cwd/..": fs-cwd's rows), or a path it stands in by (fs-proc-1-root's "/proc/1/root")."""
+    "cwd/..": fs-cwd's rows), or a path it stands in by (fs-proc-1-root's "/proc/1/root",
+    fs-proc-fds' "/proc/<pid>/root", "/proc/<pid>/cwd", "/proc/<pid>/fd/N": another
+    process's root, working folder and held folders)."""
     if label == "cwd" or label.startswith("cwd/"):
         up = label[3:]
         return "the working folder it started in" + (f" ({up[1:]} up from it)" if up else "")
@@ -478,7 +480,8 @@ def judge_held(
 ) -> tuple[CheckOutcome, str] | None:
     """The first folder or file held at start (`fs-inherited-fds`' `held_files`, and
     fs-cwd's rows of the working folder and the folders above it, fs-proc-1-root's of
-    pid 1's root) on a
+    pid 1's root, fs-proc-fds' of every other visible process's root, working folder
+    and held folders) on a
     host filesystem that the workload could read beyond the read grants, or holds open
     for writing or could change the metadata of (`held_changed`) beyond the write
     grants, or the first pty master held of a terminal outside the sandbox, or a

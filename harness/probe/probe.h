@@ -252,6 +252,9 @@ void ev_int(const char *key, long long v);
 int route_dir(int dirfd, const char *whose); /* held.c: climb to every sentinel from a folder */
 void cwd_at_start(void);                     /* stands.c */
 void stand_rows(int fd, const char *label);  /* stands.c: a folder it stands in, as held_files rows */
+void other_folder(const char *path);         /* stands.c: another process's folder, kept once */
+int other_rows(void);                        /* stands.c: those folders as held_files rows */
+int held_rows_cut(void);                     /* held.c: rows left out of held_files */
 /* writes.c: every way to cut a file, and to change its mode, owner, times, extended
  * attributes, inode flags */
 void cut_file(const char *path);

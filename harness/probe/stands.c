@@ -122,3 +122,97 @@ void chk_fs_chroot_escape(void)
     outcome(OC_BLOCKED, 0, "chroot(%s) succeeded%s; climbing out of it reached no sentinel", made,
             strstr(how, "i386") ? " through the i386 entry, x86_64's refused" : "");
 }
+
+/* ---- where other processes stand (fs-proc-fds) ------------------------------ */
+
+/* Another visible process's root, working folder and every folder it holds, each
+ * kept once (by device and inode) as an O_PATH handle: a helper the launcher left in
+ * the sandbox's PID namespace at the host's / lists and writes the host's tree
+ * through /proc/<pid>/root and /proc/<pid>/cwd where a launcher's private /tmp,
+ * /var/tmp and home hide every sentinel. */
+#define MAX_OTHER 128
+static struct { int fd; char label[64]; struct stat st; } g_other[MAX_OTHER];
+static int g_nother, g_other_over;
+
+static int other_seen(const struct stat *st, int upto)
+{
+    for (int i = 0; i < upto; i++)
+        if (g_other[i].st.st_dev == st->st_dev && g_other[i].st.st_ino == st->st_ino)
+            return 1;
+    return 0;
+}
+
+/* Opened as the process's owner (the caller's setfsuid): ptrace's read check. */
+void other_folder(const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    int unseen = fstat(fd, &st) == 0 && !other_seen(&st, g_nother);
+    if (!unseen || g_nother >= MAX_OTHER) {
+        g_other_over += unseen;
+        close(fd);
+        return;
+    }
+    g_other[g_nother].fd = fd;
+    g_other[g_nother].st = st;
+    snprintf(g_other[g_nother++].label, sizeof g_other[0].label, "%s", path);
+}
+
+/* Whether the workload can open a folder to list it, or make an O_TMPFILE in it (no
+ * name, gone at close): one it can do neither to gives nothing and is not reported,
+ * so that a host's PID namespace, where many processes stand, fits the evidence. */
+static int folder_gives(int fd)
+{
+    int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0)
+        d = openat(fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (d < 0)
+        return 0;
+    close(d);
+    return 1;
+}
+
+/* The folders other_folder kept, and the folders ".." leads to from each (one not
+ * yet placed), those the workload lists or writes as rows of held_files ("/proc/<pid>/cwd", "/proc/<pid>/root/..",
+ * ...), held to the grants like a folder held at start, their metadata untouched.
+ * Returns the folders neither kept nor reported (too many): the check is then no
+ * proof. */
+int other_rows(void)
+{
+    static struct stat placed[256];
+    int nplaced = 0, have_mounts = read_mounts() == 0;
+    bput(&g_ev, "%s\"held_files\":[", g_ev.n ? "," : "");
+    for (int i = 0; i < g_nother; i++) {
+        if (folder_gives(g_other[i].fd))
+            held_row(g_other[i].label, g_other[i].fd, &g_other[i].st, "path", have_mounts);
+        char label[128];
+        int k = snprintf(label, sizeof label, "%s", g_other[i].label);
+        int cur = fcntl(g_other[i].fd, F_DUPFD_CLOEXEC, 0);
+        struct stat was = g_other[i].st;
+        for (int depth = 0; cur >= 0 && depth < 16 && k < (int)sizeof label - 4; depth++) {
+            int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+            close(cur);
+            cur = up;
+            struct stat at;
+            if (up < 0 || fstat(up, &at) != 0 || (at.st_dev == was.st_dev && at.st_ino == was.st_ino))
+                break; /* the top: a root ".." does not leave */
+            int dup = other_seen(&at, g_nother);
+            for (int j = 0; j < nplaced && !dup; j++)
+                dup = placed[j].st_dev == at.st_dev && placed[j].st_ino == at.st_ino;
+            if (dup || nplaced >= (int)(sizeof placed / sizeof placed[0]))
+                break; /* placed already, with what lies above it */
+            placed[nplaced++] = at;
+            k += snprintf(label + k, sizeof label - (size_t)k, "/..");
+            if (folder_gives(up))
+                held_row(label, up, &at, "path", have_mounts);
+            was = at;
+        }
+        if (cur >= 0)
+            close(cur);
+        close(g_other[i].fd);
+    }
+    bput(&g_ev, "],\"held_changed\":[]");
+    return g_other_over + held_rows_cut();
+}

@@ -578,10 +578,13 @@ FILESYSTEM = Scenario(
                 "workload itself, its descriptor named in the detail."
             ),
         ),
-        _read(
+        Check(
             "fs-proc-fds",
             "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"
-            " its owner, pidfd_getfd (the host's decoy holds it)",
+            " its owner, pidfd_getfd (the host's decoy holds it); and no other process's root,"
+            " working folder or held folder beyond the grants (listed, or written through by"
+            " an O_TMPFILE)",
+            rule=Rule.HELD,
             how=(
                 "For every other visible pid, as its owner (`setfsuid`/`setfsgid`): each "
                 "descriptor in `/proc/<pid>/fd` that `stat` shows to be a regular file of at most "
@@ -590,7 +593,17 @@ FILESYSTEM = Scenario(
                 "it holds are bases for each suffix of every sentinel's host path, also behind "
                 "one to six `..` (a launcher's host folder left with a helper, a descriptor the "
                 "workload was spared). Escaped if any reads the token (the fixture's decoy holds "
-                "the sentinel on its fd 3), else blocked with `evidence.pids` and `evidence.fds`."
+                "the sentinel on its fd 3), else blocked with `evidence.pids` and `evidence.fds`. "
+                "Where no sentinel came through, each process's root (`/proc/<pid>/root`), "
+                "working folder and held folders (opened `O_PATH` as its owner, each folder once) "
+                "and each folder `..` leads to from them are rows of `evidence.held_files` "
+                "(`/proc/<pid>/cwd`, `/proc/<pid>/root/..`, ...; their metadata untouched), "
+                "judged as fs-inherited-fds judges a folder held at start: a helper the launcher "
+                "left in the sandbox's PID namespace at the host's / lists the host's tree where "
+                "a launcher's private /tmp, /var/tmp and home hide every sentinel; a folder on a "
+                "filesystem of the sandbox's own is not judged, and one it can neither open to "
+                "list nor make an `O_TMPFILE` in is not reported. More than 128 such folders, or "
+                "rows beyond the evidence's room, make the check an error."
             ),
         ),
         # Landlock asks for READ_FILE as well as EXECUTE when a file is run, so a sandbox

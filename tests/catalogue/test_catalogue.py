@@ -239,6 +239,7 @@ WAY_MUTANTS = {
     "a held file's owner: ": ("-held-token-chown",),
     "a working folder on a host tree": ("-private-tmp",),
     "pid 1's root on a host tree": ("-private-tmp",),
+    "another process's root or working folder on a host tree": ("-private-tmp",),
     "a held file's metadata by another call": ("-held-token-fchmodat2",),
     "a held file's metadata through the i386 entry": ("-held-token-i386",),
     "/proc/<pid>/ns/": ("-pid-netns",),

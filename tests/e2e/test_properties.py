@@ -485,6 +485,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # A hand-rolled jail's init left at the root of a launcher with a private /tmp,
     # /var/tmp and home: no sentinel in reach, the host's root listed through /proc/1/root.
     "chroot-init-outside-private-tmp": {"filesystem_confinement": "fs-proc-1-root"},
+    # The workload pid 1 behind the same launcher, a helper left at the host's / in its
+    # PID namespace: the host's root listed through /proc/<pid>/root.
+    "chroot-helper-outside-private-tmp": {"filesystem_confinement": "fs-proc-fds"},
     "jail-keep-chroot": {"filesystem_confinement": "fs-chroot-escape"},
     # The same jail, chroot refused by a filter that checks no architecture: the i386
     # entry's chroot (61) climbs out all the same (FS_WAYS).
@@ -1985,6 +1988,8 @@ FS_WAYS = {
         "fs-proc-1-root",
         "listed the folder / through /proc/1/root",
     ),
+    # another process's root on the host's tree where no sentinel lies (its pid varies)
+    "chroot-helper-outside-private-tmp": ("fs-proc-fds", "listed the folder / through /proc/"),
     # chroot refused by a filter that checks no architecture: the i386 entry's chroot (61)
     "jail-chroot-i386": ("fs-chroot-escape", "through the i386 entry (int $0x80, its number 61;"),
     "bwrap-leaked-mntns-i386": (
@@ -2120,6 +2125,29 @@ def test_a_jails_init_inside_it_behind_a_private_tmp_stays_enforced(tmp_path: Pa
     row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     check = {c["id"]: c for c in row["checks"]}["fs-proc-1-root"]
+    assert check["outcome"] == "blocked", check
+
+
+def test_a_jail_with_no_helper_left_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> None:
+    """chroot-helper-outside-private-tmp's correct twin: the same launcher (its /tmp,
+    /var/tmp, /root and /home private) leaves no helper in the jail's PID namespace, so
+    the only process there is the workload, pid 1 in its own jail; enforced, fs-proc-fds
+    blocked."""
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "chroot-helper-outside-private-tmp"
+    ]
+    assert "helper" in spec["argv"]
+    argv = ["" if a == "helper" else a for a in spec["argv"]]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}["fs-proc-fds"]
     assert check["outcome"] == "blocked", check
 
 

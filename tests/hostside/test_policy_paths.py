@@ -173,9 +173,9 @@ async def test_the_host_says_what_a_held_descriptors_name_leads_to(tmp_path: Pat
 
 
 def test_the_working_folders_name_is_asked_too() -> None:
-    """fs-cwd's rows of the working folder, and fs-proc-1-root's of pid 1's root, from
-    outside the sandbox's mount namespace are named to the host as a held descriptor's
-    are; another check's rows are not."""
+    """fs-cwd's rows of the working folder, fs-proc-1-root's of pid 1's root, and
+    fs-proc-fds' of another process's root, from outside the sandbox's mount namespace
+    are named to the host as a held descriptor's are; another check's rows are not."""
     from harness.hostside.hostfs import held_outside
     from harness.probe.protocol import ProbeOutput
     from harness.results.records import ProbeCheck
@@ -193,6 +193,11 @@ def test_the_working_folders_name_is_asked_too() -> None:
         evidence={"held_files": [["/proc/1/root", *rows[0][1:]]]},
     )  # fmt: skip
     assert held_outside(ProbeOutput(checks=[root])) == ["/"]
+    other_root = ProbeCheck(
+        "fs-proc-fds", "filesystem-confinement", "attempt", "blocked",
+        evidence={"held_files": [["/proc/13/root", *rows[0][1:]]]},
+    )  # fmt: skip
+    assert held_outside(ProbeOutput(checks=[other_root])) == ["/"]
     assert held_outside(ProbeOutput(checks=[other])) == []
 
 

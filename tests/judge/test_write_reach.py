@@ -292,6 +292,15 @@ def test_the_working_folder_is_judged_as_a_folder_held_at_start() -> None:
         "escaped",
         "listed the folder /root through /proc/1/root",
     )
+    # fs-proc-fds' rows of another process's root and working folder, by their paths.
+    assert held(row("/proc/13/root", "dir", "/", "path", "listed")) == (
+        "escaped",
+        "listed the folder / through /proc/13/root",
+    )
+    assert held(row("/proc/13/cwd/..", "dir", "/var", "rw", "")) == (
+        "escaped",
+        "the folder /var can be written through /proc/13/cwd/..",
+    )
     gone = HostEvidence(host_fs=HELD_HOST.host_fs, grants=GRANTS, held_paths={"/etc": ""})
     assert held(row("cwd", "dir", "/etc", "path", "listed"), host=gone) == (
         "error",
