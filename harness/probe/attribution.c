@@ -178,8 +178,10 @@ void chk_egress_other_binary(void)
     ev_str("binary", path);
     int e = other_connect(g_cur->id, &port, &back), connected = e == 0;
     const char *me = probe_path(self, sizeof self), *base = strrchr(me, '/') ? strrchr(me, '/') + 1 : me;
-    /* No route at all (the network refused it, not a supervisor): no name gets further. */
-    int routed = e != ENETUNREACH && e != EHOSTUNREACH && e != ENETDOWN;
+    /* No route at all (the network refused it, not a supervisor): no name gets further;
+     * nor where the network drops what is sent (ETIMEDOUT: three tries more, each waiting
+     * its whole limit, would outlast the check). */
+    int routed = e != ENETUNREACH && e != EHOSTUNREACH && e != ENETDOWN && e != ETIMEDOUT;
     if (!back && routed) { /* as the probe by its name and argv[0] */
         int ee = 0, again = connect_as(path, me, base, -1, g_cur->id, &port, &back, &ee);
         connected |= again == 0;

@@ -743,7 +743,8 @@ EGRESS = Scenario(
             how=(
                 "Exec `--other-binary connect TAG egress-other-binary IP:PORT NONCE` and read its "
                 "line. Where its nonce did not come back, and not for want of a route "
-                "(`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`), it tries again passing for the "
+                "(`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`) nor of an answer (`ETIMEDOUT`: "
+                "the network drops what is sent), it tries again passing for the "
                 "probe, "
                 "to a supervisor that names programs by less than their file: started with the "
                 "probe's argv[0] and named as the probe (`PR_SET_NAME`, from an optional last "
