@@ -506,15 +506,14 @@ ROWS: tuple[Row, ...] = (
             " permission), then as held",
             "i386: socket, socketcall, setns, write, writev, sendto, sendmsg, sendmmsg,"
             " pwritev2, sendfile64, sendfile, splice",
-            "i386: sendto, sendmsg, sendmmsg, each by its own number and by socketcall, with"
-            " its destination (a held unconnected socket's datagram, where each x86_64 call"
-            " that carries an address was refused)",
             "io_uring: IORING_OP_SOCKET (the socket in a namespace entered made by the ring,"
             " where socket(2) and the i386 entry refused it)",
             "io_uring: IORING_OP_SENDMSG (a held connected socket's bytes, where each call that"
             " sends, writes or copies them was refused, and Linux AIO)",
             "io_uring: IORING_OP_SENDMSG with msg_name (a held unconnected socket's datagram,"
-            " where every call that carries an address was refused, the i386 entry's too)",
+            " where every call that carries an address was refused, the i386 entry's sendto,"
+            " sendmsg and sendmmsg too, each by its own number and by socketcall, which go"
+            " first)",
             "write: a held connected socket's bytes by write(2), then writev, pwritev2 and"
             " sendmsg, where send(2) was refused",
             "sendmmsg: a held connected socket's bytes, where send(2), the write calls and"

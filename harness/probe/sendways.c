@@ -176,7 +176,7 @@ static ssize_t unconn_entries(struct att *a, const void *p, size_t n, const stru
     if (r >= 0 || !refused(errno)) {
         snprintf(way, sizeof way, " (sent by %s with its address: every x86_64 call that carries one refused)",
                  step);
-    } else if (uring_alive()) {
+    } else if (a->held && uring_alive()) { /* (the sweep's own: a ring left open is the uring rows') */
         struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
         struct msghdr m = { .msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1 };
         r = uring_sendmsg(a->fd, &m, &step);
