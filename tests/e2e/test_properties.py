@@ -2068,17 +2068,13 @@ def test_a_cgroup_of_its_own_bound_read_only_stays_enforced(tmp_path: Path) -> N
     require_tool("bwrap")
     script = str(ROOT / "scripts" / "mutant-cgroup-own")
     argv = [script, "--ro", "cpuset", "{probe}", "{helpers}", "{allowed}", "{args}"]
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
-        'expect = { privilege_floor = "enforced" }\n'
+    check = _twin_check(
+        tmp_path,
+        argv,
+        "privilege_floor",
+        "priv-root-kernel-state",
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n',
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel-state"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2092,16 +2088,9 @@ def test_a_jail_entered_behind_a_private_tmp_stays_enforced(tmp_path: Path) -> N
     ]
     assert "--keep-cwd" in spec["argv"]
     argv = ["" if a == "--keep-cwd" else a for a in spec["argv"]]
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    check = _twin_check(
+        tmp_path, argv, "filesystem_confinement", "fs-cwd", 'allowed_inside = "/allowed"\n'
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["fs-cwd"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2115,16 +2104,9 @@ def test_a_jails_init_inside_it_behind_a_private_tmp_stays_enforced(tmp_path: Pa
     ]
     assert "outside" in spec["argv"]
     argv = ["inside" if a == "outside" else a for a in spec["argv"]]
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    check = _twin_check(
+        tmp_path, argv, "filesystem_confinement", "fs-proc-1-root", 'allowed_inside = "/allowed"\n'
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["fs-proc-1-root"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2138,16 +2120,9 @@ def test_a_jail_with_no_helper_left_behind_a_private_tmp_stays_enforced(tmp_path
     ]
     assert "helper" in spec["argv"]
     argv = ["" if a == "helper" else a for a in spec["argv"]]
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    check = _twin_check(
+        tmp_path, argv, "filesystem_confinement", "fs-proc-fds", 'allowed_inside = "/allowed"\n'
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["fs-proc-fds"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2161,16 +2136,13 @@ def test_a_chroot_filter_that_checks_the_architecture_keeps_the_jail(tmp_path: P
     ]
     argv = [a for a in spec["argv"] if a != "--any-arch"]
     assert "--deny-chroot" in argv and "--keep-chroot" in argv
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'allowed_inside = "/allowed"\nexpect = { filesystem_confinement = "enforced" }\n'
+    check = _twin_check(
+        tmp_path,
+        argv,
+        "filesystem_confinement",
+        "fs-chroot-escape",
+        'allowed_inside = "/allowed"\n',
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["fs-chroot-escape"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2591,16 +2563,7 @@ def test_a_securebits_filter_that_checks_the_architecture_stays_enforced(tmp_pat
     require_tool("setpriv")
     argv = [str(ROOT / "scripts" / "mutant-privilege"), "securebits-filtered"]
     argv += ["{probe}", "{helpers}", "{args}"]
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'expect = { privilege_floor = "enforced" }\n'
-    )
-    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["priv-securebits"]
+    check = _twin_check(tmp_path, argv, "privilege_floor", "priv-securebits")
     assert check["outcome"] == "blocked", check
 
 
@@ -2671,17 +2634,13 @@ def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Pa
     argv = [
         str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"] if a != "--any-arch"
     ]
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
-        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
-        'expect = { filesystem_confinement = "enforced" }\n'
+    check = _twin_check(
+        tmp_path,
+        argv,
+        "filesystem_confinement",
+        "fs-inherited-fds",
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n',
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "filesystem_confinement")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["fs-inherited-fds"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2724,17 +2683,14 @@ def test_a_deny_list_of_every_setter_of_the_clock_keeps_the_privilege_floor(
     every = "adjtimex,clock_adjtime,settimeofday,clock_settime"
     argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
     argv[argv.index("adjtimex,settimeofday,clock_settime")] = every
-    runtime = (
-        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+    check = _twin_check(
+        tmp_path,
+        argv,
+        "privilege_floor",
+        "priv-root-kernel",
         'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
-        'allowed_caps = ["CAP_SYS_TIME"]\nexpect = { privilege_floor = "enforced" }\n'
+        'allowed_caps = ["CAP_SYS_TIME"]\n',
     )
-    matrix = _matrix(tmp_path, runtime, scenarios='["privilege-floor"]')
-    result = harness_cli("run", matrix, "--out", tmp_path / "out")
-    assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "twin", "privilege_floor")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    check = {c["id"]: c for c in row["checks"]}["priv-root-kernel"]
     assert check["outcome"] == "blocked", check
 
 
@@ -2858,6 +2814,24 @@ def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(
             if not escaped:
                 missed.append((row.key, runtime))
     assert missed == []
+
+
+def _twin_check(
+    tmp_path: Path, argv: list[str], prop: str, check_id: str, fields: str = ""
+) -> dict[str, Any]:
+    """A correct twin run alone (`argv` as a command runtime, with `fields` of its
+    entry): its one cell `enforced`, a pass; `check_id`'s result there."""
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n{fields}'
+        f'expect = {{ {prop} = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios=json.dumps([prop.replace("_", "-")]))
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "twin", prop)]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check: dict[str, Any] = {c["id"]: c for c in row["checks"]}[check_id]
+    return check
 
 
 def _matrix(
