@@ -34,7 +34,7 @@ enum { T_NONE, T_SEND, T_CONNECT };
 #define UNIX_MAX 48
 
 struct att {
-    char id[48], dsts[224];
+    char id[48], dsts[320]; /* where, then each way named after it */
     int family, type, talk, group, raw, fd, state, step, err, src_port;
     int how, proto, bind_port, held; /* held: an inherited descriptor, already open */
     int port_try; /* a relay asked again for the canary at another port (proxy_port) */
