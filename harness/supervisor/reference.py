@@ -239,7 +239,8 @@ def shared_by(holders: list[int]) -> str | None:
     """Why a socket held by processes of more than one program names none of them: any
     holder may have made the connection (one that started another with the socket
     inherited, and holds it meanwhile, would otherwise lend it its name)."""
-    programs = {_program(pid) for pid in holders}
+    # (a holder gone before its file was read is no second program: the others decide)
+    programs = {p for p in map(_program, holders) if p is not None}
     if len(programs) < 2:
         return None
     paths = []
