@@ -141,6 +141,10 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 /* a file cut by path there (writes.c's cut_file) */
 #define I386_NR_truncate 92
 #define I386_NR_truncate64 193
+/* a name removed there (writes.c's remove_name): a file, a folder, by path or *at */
+#define I386_NR_unlink 10
+#define I386_NR_rmdir 40
+#define I386_NR_unlinkat 301
 /* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
 #define I386_NR_fchmod 94
 #define I386_NR_fchown32 207

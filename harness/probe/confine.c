@@ -208,11 +208,21 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
      * owner (of x86_64's fcntl and its F_SETOWN): every fcntl command of that entry */
     { "prlimit", { I386_NR_prlimit64, -1, -1, -1 } },
     { "setown", { I386_NR_fcntl, I386_NR_fcntl64, -1, -1 } },
+    /* a name removed there, where `--deny unlink` and the rest refuse x86_64's: a file,
+     * or a folder (unlinkat's AT_REMOVEDIR), as Landlock's REMOVE_FILE and REMOVE_DIR */
+    { "unlink", { I386_NR_unlink, I386_NR_unlinkat, -1, -1 } },
+    { "rmdir", { I386_NR_rmdir, I386_NR_unlinkat, -1, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
 
 #define DENY_SETOWN (-2L)
+#ifndef SYS_unlink /* aarch64 has unlinkat alone (-1: never matched) */
+#define SYS_unlink -1
+#endif
+#ifndef SYS_rmdir
+#define SYS_rmdir -1
+#endif
 /* The calls a mutant's `--deny CALL` refuses outright (EPERM), on top of the rest: a
  * hand-written deny-list of an operator's, which may leave one way out (the
  * signalling calls less pidfd_send_signal, the memory calls less /proc/<pid>/mem). */
@@ -242,6 +252,11 @@ static const struct { const char *name; long nr; } deny_names[] = {
      * governs, refused by a filter where the kernel's Landlock is older */
     { "truncate", SYS_truncate },
     { "ftruncate", SYS_ftruncate },
+    /* a name removed: what Landlock's REMOVE_FILE and REMOVE_DIR govern, refused by a
+     * filter where a launcher leaves them unhandled */
+    { "unlink", SYS_unlink },
+    { "unlinkat", SYS_unlinkat },
+    { "rmdir", SYS_rmdir },
 };
 #define MAX_DENY 24
 
