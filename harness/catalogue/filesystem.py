@@ -115,6 +115,12 @@ ROWS: tuple[Row, ...] = (
         "REMOVE_FILE: unlink a file",
         ("unlink", "unlinkat"),
         checks=("fs-unlink-outside", "fs-write-read-only"),
+        ways=(
+            "i386: unlink, unlinkat",
+            "io_uring: IORING_OP_UNLINKAT (both where a filter refused x86_64's calls, as in"
+            " place of REMOVE_FILE left unhandled: a deny-list of x86_64's numbers lets them"
+            " through)",
+        ),
         target="unlink-me (outside, and in each read-only grant's folder)",
     ),
     _fs(
@@ -122,6 +128,11 @@ ROWS: tuple[Row, ...] = (
         "REMOVE_DIR: remove a folder",
         ("rmdir", "unlinkat"),
         checks=("fs-rmdir-outside",),
+        ways=(
+            "i386: rmdir, unlinkat",
+            "io_uring: IORING_OP_UNLINKAT with AT_REMOVEDIR (both where a filter refused"
+            " x86_64's calls, as in place of REMOVE_DIR left unhandled)",
+        ),
         target="rmdir-me",
     ),
     _fs(

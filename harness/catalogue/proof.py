@@ -33,8 +33,16 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-truncate-filtered",
         "landlock-i386-truncate",
     ),
-    _FS + "REMOVE_FILE: unlink a file": ("landlock-unhandled-remove-file",),
-    _FS + "REMOVE_DIR: remove a folder": ("landlock-unhandled-remove-dir",),
+    _FS + "REMOVE_FILE: unlink a file": (
+        "landlock-unhandled-remove-file",
+        "landlock-remove-file-filtered-i386",
+        "landlock-remove-file-filtered-uring",
+    ),
+    _FS + "REMOVE_DIR: remove a folder": (
+        "landlock-unhandled-remove-dir",
+        "landlock-remove-dir-filtered-i386",
+        "landlock-remove-dir-filtered-uring",
+    ),
     _FS + "MAKE_REG: create a regular file": (
         "landlock-unhandled-make-reg",
         "colocated-hidden-drop",

@@ -89,8 +89,8 @@ static int writable_again(const char *dir)
 }
 
 /* Every kind of change in each grant's folder, on files fs_setup made writable by
- * anyone: overwrite a byte, create a name, unlink, and by every way truncate (by path,
- * an open with O_TRUNC even for reading, the i386 entry) and the metadata kinds (mode,
+ * anyone: overwrite a byte, create a name, and by every way unlink (remove_name) and
+ * truncate (by path, an open with O_TRUNC even for reading, the i386 entry) and the metadata kinds (mode,
  * owner, times, extended attributes, inode flags: by path, the i386 entry, and by a
  * descriptor opened for reading, which a read-only grant allows). The host decides. */
 static void change_all(const char *dir, const char *tag)
@@ -109,7 +109,7 @@ static void change_all(const char *dir, const char *tag)
     if (fd >= 0)
         close(fd);
     snprintf(path, sizeof path, "%s/%s", dir, target_name[T_unlink_me]);
-    tried("unlink", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+    remove_name(path, 0);
     snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chmod_me]);
     meta_chmod(path);
     snprintf(path, sizeof path, "%s/%s", dir, target_name[T_chown_me]);

@@ -347,6 +347,9 @@ struct io_uring_sqe;
 /* uring.c: one request on a held ring, waited for: its result, -EBADE (*why) where it
  * cannot be driven, RING_REFUSED where io_uring_enter is refused. */
 int uring_held_do(int ring, struct io_uring_sqe *req, const char **why);
+/* uring.c: one request on a ring of its own, the ring closed after: its result, or -1
+ * with errno and *step the call that failed (`name`: the request's). */
+int uring_one(const struct io_uring_sqe *req, const char *name, const char **step);
 /* uringheld.c: IORING_OP_SETXATTR of `path` by each io_uring ring held at start, as the
  * workload itself (fs-io-uring, where no ring can be set up): returns only where none
  * set it (errno kept). */
@@ -381,6 +384,9 @@ int tried_any(void); /* a change of the ones tried went through */
 __attribute__((noreturn)) void verdict(const char *what, const char *path);
 void writes_reset(void); /* before each row in a child: no state of the row before */
 const char *tried_calls(void);       /* what went through since the reset, "" for none */
+/* writes.c: a file (or with AT_REMOVEDIR, a folder) removed by each way there is: x86_64's
+ * calls, then where refused as a filter refuses, the i386 entry's and io_uring's. */
+void remove_name(const char *path, int flags);
 long ioctl_tried(const char *name, int fd, unsigned long req, void *arg); /* widened where refused */
 const char *meta_unchanged(int fd); /* heldmeta.c: a held file's metadata, each set to what it is */
 #include "ways386.h" /* the i386 entry: calls through int $0x80, and the ways that use it */

@@ -6,6 +6,8 @@
 
 #include "probe.h"
 
+#include <linux/io_uring.h>
+
 const char *const target_name[T_COUNT] = {
 #define TARGET(ident, name, kind, where, check, fact) [T_##ident] = name,
 #include "targets.def"
@@ -100,23 +102,51 @@ void chk_fs_truncate_outside(void)
     verdict("truncate", path);
 }
 
+/* A file (flags 0) or a folder (AT_REMOVEDIR) removed by each way the kernel has: unlink
+ * or rmdir, and unlinkat; where those were refused as a filter refuses (not as Landlock,
+ * DAC or a read-only mount do, EACCES or EROFS, which refuse every way alike; nor a name
+ * gone, ENOENT), the i386 entry's (unlink or rmdir, and unlinkat), which a deny-list of
+ * x86_64's numbers lets through, as Landlock does where its REMOVE_FILE or REMOVE_DIR
+ * right is left to that list; then io_uring's IORING_OP_UNLINKAT (5.11), which no
+ * filter on the calls sees, where the list lets io_uring through. */
+void remove_name(const char *path, int flags)
+{
+    const int dir = flags & AT_REMOVEDIR, before = g_try.ok;
+    const char *at = dir ? "unlinkat AT_REMOVEDIR" : "unlinkat";
+#if defined(SYS_unlink) && defined(SYS_rmdir)
+    tried(dir ? "rmdir" : "unlink", syscall(dir ? SYS_rmdir : SYS_unlink, path));
+#endif
+    long r = syscall(SYS_unlinkat, AT_FDCWD, path, flags);
+    int e = errno;
+    tried(at, r);
+    if (g_try.ok > before || e == EACCES || e == EROFS || e == ENOENT)
+        return;
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { dir ? "rmdir" : "unlink", dir ? I386_NR_rmdir : I386_NR_unlink, { CP(path, n) } },
+        { at, I386_NR_unlinkat, { CV(AT_FDCWD), CP(path, n), CV(flags) } },
+    };
+    compat_tried(i386, 2);
+    if (g_try.ok > before)
+        return;
+    struct io_uring_sqe sqe = { .opcode = IORING_OP_UNLINKAT, .fd = AT_FDCWD,
+                                .addr = (unsigned long long)(uintptr_t)path, .unlink_flags = (unsigned)flags };
+    const char *step;
+    tried(dir ? "io_uring IORING_OP_UNLINKAT AT_REMOVEDIR" : "io_uring IORING_OP_UNLINKAT",
+          uring_one(&sqe, "IORING_OP_UNLINKAT", &step) < 0 ? -1 : 0);
+}
+
 void chk_fs_unlink_outside(void)
 {
     const char *path = outside(T_unlink_me);
-#ifdef SYS_unlink
-    tried("unlink", syscall(SYS_unlink, path));
-#endif
-    tried("unlinkat", syscall(SYS_unlinkat, AT_FDCWD, path, 0));
+    remove_name(path, 0);
     verdict("unlink", path);
 }
 
 void chk_fs_rmdir_outside(void)
 {
     const char *path = outside(T_rmdir_me);
-#ifdef SYS_rmdir
-    tried("rmdir", syscall(SYS_rmdir, path));
-#endif
-    tried("unlinkat AT_REMOVEDIR", syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR));
+    remove_name(path, AT_REMOVEDIR);
     verdict("remove the folder", path);
 }
 

@@ -296,12 +296,22 @@ FILESYSTEM = Scenario(
         _write(
             "fs-unlink-outside",
             "unlink a file outside",
-            how="`unlink`, `unlinkat` of `<outside-dir>/unlink-me`.",
+            how=(
+                "`unlink`, `unlinkat` of `<outside-dir>/unlink-me`; where refused as a filter "
+                "refuses (not EACCES, EROFS or ENOENT: a filter in place of REMOVE_FILE left "
+                "unhandled), the i386 entry's `unlink` and `unlinkat`, then io_uring's "
+                "`IORING_OP_UNLINKAT` (the detail names the way, e.g. `unlink (i386)`)."
+            ),
         ),
         _write(
             "fs-rmdir-outside",
             "remove a folder outside",
-            how="`rmdir`, `unlinkat(AT_REMOVEDIR)` of the folder `<outside-dir>/rmdir-me`.",
+            how=(
+                "`rmdir`, `unlinkat(AT_REMOVEDIR)` of the folder `<outside-dir>/rmdir-me`; "
+                "where refused as a filter refuses, the i386 entry's `rmdir` and "
+                "`unlinkat(AT_REMOVEDIR)`, then io_uring's `IORING_OP_UNLINKAT` with "
+                "`AT_REMOVEDIR`, as `fs-unlink-outside`."
+            ),
         ),
         _write(
             "fs-mkdir-outside",
@@ -644,9 +654,9 @@ FILESYSTEM = Scenario(
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
                 "`truncate-me` cut by every way of `fs-truncate-outside`, `O_CREAT|O_EXCL` of "
-                "`created-<tag>`, `unlinkat` "
-                "`unlink-me`; then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and "
-                "`chattr-me` every call of `fs-chmod-outside`, `fs-chown-outside`, "
+                "`created-<tag>`, `unlink-me` removed by every way of `fs-unlink-outside`; "
+                "then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and `chattr-me` "
+                "every call of `fs-chmod-outside`, `fs-chown-outside`, "
                 "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "
                 "through the i386 entry, and by a descriptor opened for reading, which a "
                 "read-only grant allows: `fchmod`, `fchown`, `futimens`, `fsetxattr`, "

@@ -445,6 +445,13 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-i386-truncate": {"filesystem_confinement": "fs-truncate-outside"},
     "landlock-unhandled-remove-file": {"filesystem_confinement": "fs-unlink-outside"},
     "landlock-unhandled-remove-dir": {"filesystem_confinement": "fs-rmdir-outside"},
+    # REMOVE_FILE and REMOVE_DIR left to a filter of x86_64's numbers alone: the i386
+    # entry's unlink and rmdir remove a host file and folder.
+    "landlock-remove-file-filtered-i386": {"filesystem_confinement": "fs-unlink-outside"},
+    "landlock-remove-dir-filtered-i386": {"filesystem_confinement": "fs-rmdir-outside"},
+    # The same lists checking the architecture, io_uring left open: IORING_OP_UNLINKAT.
+    "landlock-remove-file-filtered-uring": {"filesystem_confinement": "fs-unlink-outside"},
+    "landlock-remove-dir-filtered-uring": {"filesystem_confinement": "fs-rmdir-outside"},
     "landlock-unhandled-make-dir": {"filesystem_confinement": "fs-mkdir-outside"},
     "landlock-unhandled-make-sym": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-unhandled-make-fifo": {"filesystem_confinement": "fs-mkfifo-outside"},
@@ -1980,6 +1987,16 @@ FS_WAYS = {
         "fs-truncate-outside",
         "truncate-me: truncate (i386), truncate64 (i386))",
     ),
+    "landlock-remove-file-filtered-i386": ("fs-unlink-outside", "unlink-me: unlink (i386))"),
+    "landlock-remove-dir-filtered-i386": ("fs-rmdir-outside", "rmdir-me: rmdir (i386))"),
+    "landlock-remove-file-filtered-uring": (
+        "fs-unlink-outside",
+        "unlink-me: io_uring IORING_OP_UNLINKAT)",
+    ),
+    "landlock-remove-dir-filtered-uring": (
+        "fs-rmdir-outside",
+        "rmdir-me: io_uring IORING_OP_UNLINKAT AT_REMOVEDIR)",
+    ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
@@ -2048,13 +2065,15 @@ def test_a_program_passing_for_an_allowed_one_is_named(
 def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], runtime: str) -> None:
     """A filter of truncate and ftruncate in place of Landlock's TRUNCATE right leaves an
     open for reading with O_TRUNC, and (by x86_64's numbers alone) the i386 entry's
-    truncate; an i386 list of the 32-bit chown calls leaves the 16-bit fchown; a filter of
-    io_uring_setup alone leaves a held ring's IORING_OP_SETXATTR; an exact list of ioctl
-    requests compared on 64 bits leaves FS_IOC_SETFLAGS widened; the same truncate filter
-    behind a grant of TRUNCATE alone leaves harness's decoy cut by O_TRUNC; a deny-list of
-    the metadata calls leaves a held file's mode to fchmodat2 on its descriptor, all of them
-    to the i386 entry where no architecture is checked, its owner to fchown: each caught by
-    its row's check, its reason naming the way."""
+    truncate; one of unlink, unlinkat and rmdir in place of REMOVE_FILE and REMOVE_DIR, the
+    i386 entry's unlink and rmdir, or io_uring's IORING_OP_UNLINKAT; an i386 list of the
+    32-bit chown calls leaves the 16-bit fchown; a filter of io_uring_setup alone leaves a
+    held ring's IORING_OP_SETXATTR; an exact list of ioctl requests compared on 64 bits
+    leaves FS_IOC_SETFLAGS widened; the same truncate filter behind a grant of TRUNCATE
+    alone leaves harness's decoy cut by O_TRUNC; a deny-list of the metadata calls leaves a
+    held file's mode to fchmodat2 on its descriptor, all of them to the i386 entry where no
+    architecture is checked, its owner to fchown: each caught by its row's check, its
+    reason naming the way."""
     check_id, way = FS_WAYS[runtime]
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "filesystem_confinement")]["checks"]}
@@ -2163,6 +2182,27 @@ def test_a_truncate_filter_behind_landlocks_truncate_right_stays_enforced(tmp_pa
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     checks = {c["id"]: c for c in row["checks"]}
     for check_id in ("fs-truncate-outside", "fs-write-read-only"):
+        assert checks[check_id]["outcome"] == "blocked", checks[check_id]
+
+
+def test_a_removal_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """landlock-remove-file-filtered-i386's and landlock-remove-dir-filtered-i386's correct
+    twin: REMOVE_FILE and REMOVE_DIR unhandled, unlink, unlinkat and rmdir refused by a
+    filter that checks the architecture and refuses io_uring. x86_64's calls are refused
+    as a filter refuses, so the i386 entry's and IORING_OP_UNLINKAT are tried too, each
+    refused: enforced, both rows' checks blocked."""
+    argv = [
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--unhandled", "remove-file", "--unhandled", "remove-dir"),
+        *("--deny", "unlink", "--deny", "unlinkat", "--deny", "rmdir"),
+        *("--read", "/etc", "--read", "/proc", "--write", "/tmp", "--write", "/dev/null"),
+        *("--read", "{probe}", "--read", "{helpers}", "--write", "{allowed}"),
+        *("--", "{probe}", "{args}"),
+    ]
+    row = _landlock_twin_row(tmp_path, "remove-twin", argv, "remove")
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("fs-unlink-outside", "fs-rmdir-outside", "fs-write-read-only"):
         assert checks[check_id]["outcome"] == "blocked", checks[check_id]
 
 
