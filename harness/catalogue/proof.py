@@ -431,7 +431,14 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-bound-procfs",
         "bwrap-sibling-socket",
     ),
-    _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc", "bwrap-host-mqueue"),
+    _NET + "System V and POSIX IPC shared with the host": (
+        "bwrap-shared-ipc",
+        "bwrap-host-mqueue",
+        "bwrap-shared-ipc-i386",
+        "bwrap-shared-ipc-multiplexer",
+        "bwrap-host-mqueue-i386",
+        "bwrap-host-mqueue-time64",
+    ),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (
         "supervisor-any-binary",
         "supervisor-by-comm",

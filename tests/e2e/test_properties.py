@@ -1251,6 +1251,19 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-shared-ipc": ({"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}, "canary saw "),
     "bwrap-host-mqueue": ({"ipc-posix-mq"}, "canary saw posix-mq message on mq "),
+    # Behind a deny-list of the IPC calls: the i386 entry's own calls where it checks no
+    # architecture, its ipc multiplexer where its list is x86_64's names, and on the host's
+    # mqueue mount the i386 entry's mq_timedsend, or its time64 twin the list forgets.
+    "bwrap-shared-ipc-i386": (
+        {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"},
+        " (i386): x86_64's calls refused",
+    ),
+    "bwrap-shared-ipc-multiplexer": (
+        {"ipc-sysv-msg", "ipc-sysv-shm"},
+        ", sent by the ipc multiplexer's ",
+    ),
+    "bwrap-host-mqueue-i386": ({"ipc-posix-mq"}, ", sent by mq_timedsend (i386): "),
+    "bwrap-host-mqueue-time64": ({"ipc-posix-mq"}, ", sent by mq_timedsend_time64 (i386): "),
     # Issue 38: a host process's unix listener bound in (no proxy: bytes reach it).
     "bwrap-host-listener": (
         {"unix-host"},
@@ -1346,6 +1359,10 @@ ROW_MUTANTS = (
     "bwrap-held-tun",
     "bwrap-held-daemon",
     "bwrap-host-mqueue",
+    "bwrap-host-mqueue-i386",
+    "bwrap-host-mqueue-time64",
+    "bwrap-shared-ipc-i386",
+    "bwrap-shared-ipc-multiplexer",
     "bwrap-held-packet",
     "bwrap-held-raw",
     "bwrap-held-socket-high",
@@ -2723,6 +2740,54 @@ def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
     row = verdicts[("localhost", "twin", "privilege_floor")]
     check = {c["id"]: c for c in row["checks"]}[I386_WAYS[mutant][0]]
     assert check["outcome"] == "blocked", check
+
+
+def _ipc_twin(argv: list[str]) -> list[str]:
+    """An IPC mutant's deny-list checking the architecture: `--any-arch` dropped (every
+    other entry refused), or the i386 list naming mq_timedsend_time64 too."""
+    twin = [str(ROOT / a) if a.startswith("scripts/") else a for a in argv if a != "--any-arch"]
+    if "--i386" in twin:
+        at = twin.index("--i386") + 1
+        twin[at] += ",mq_timedsend_time64,mq_timedreceive_time64"
+    return twin
+
+
+def test_an_ipc_deny_list_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-shared-ipc-i386's and bwrap-host-mqueue-time64's correct twins: the host's
+    IPC namespace (or its mqueue mount) behind the same deny-list of the IPC calls,
+    every other architecture refused, or the i386 list naming mq_timedsend_time64 too:
+    each ipc line blocked by the filter (EPERM), and the verdict enforced."""
+    require_tool("bwrap")
+    mutants = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"]
+    twins = {"bwrap-shared-ipc-twin": "bwrap-shared-ipc-i386",
+             "bwrap-host-mqueue-twin": "bwrap-host-mqueue-time64"}  # fmt: skip
+    runtimes = "".join(
+        f'[runtimes.{twin}]\nkind = "command"\n'
+        f"argv = {json.dumps(_ipc_twin(mutants[mutant]['argv']))}\n"
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { egress_confinement = "enforced" }\n'
+        for twin, mutant in twins.items()
+    )
+    matrix = _matrix(
+        tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    verdicts = verdicts_of(tmp_path / "out")
+    for twin in twins:
+        row = verdicts[("localhost", twin, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        checks = {c["id"]: c for c in row["checks"]}
+        for check_id in ("ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"):
+            assert checks[check_id]["outcome"] == "blocked", checks[check_id]
+    # The POSIX queue opened on the bound mount: its send refused on both entries, by
+    # both of the i386 entry's calls.
+    mq = {
+        c["id"]: c
+        for c in verdicts[("localhost", "bwrap-host-mqueue-twin", "egress_confinement")]["checks"]
+    }
+    assert mq["ipc-posix-mq"]["errno"] == "EPERM", mq["ipc-posix-mq"]
+    assert "the last way mq_timedsend_time64 (i386): " in mq["ipc-posix-mq"]["detail"], mq
 
 
 def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
