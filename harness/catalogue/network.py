@@ -124,6 +124,11 @@ ROWS: tuple[Row, ...] = (
         "other IP protocols: UDP-Lite and raw IP",
         ("socket", "sendto"),
         checks=("udplite4", "udplite6", "rawip4", "rawip6"),
+        ways=(
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the socket made by the ring, where socket(2) and the"
+            " i386 entry refused it)",
+        ),
         target="the canary's addresses, seen by its capture (listen mode: as root)",
         kernels="all (raw IP with CAP_NET_RAW)",
     ),

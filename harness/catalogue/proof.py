@@ -258,7 +258,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
     _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded", "bwrap-ping-exact"),
-    _NET + "other IP protocols: UDP-Lite and raw IP": ("bwrap-other-protocols",),
+    _NET + "other IP protocols: UDP-Lite and raw IP": (
+        "bwrap-other-protocols",
+        "bwrap-other-protocols-i386",
+        "bwrap-other-protocols-uring",
+    ),
     _NET + "AF_UNIX by path: a proxy on the host": (
         "bwrap-unix-proxy",
         "bwrap-unix-dialect",

@@ -52,13 +52,17 @@ ICMP_HOW = (
 )
 
 UDPLITE_HOW = (
-    "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. Nothing "
-    "answers: `succeeded` once sent; only the canary's capture proves a crossing."
+    "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. Its "
+    "socket is made every way `socket(2)` may be asked (sockways.c), and where each is "
+    "refused as a filter refuses (EPERM, EACCES), by the i386 entry's `socket` (359) or "
+    "`socketcall` (102), then io_uring's IORING_OP_SOCKET, the way named (`its socket made "
+    "by ...`): no other line aims at these protocols. Nothing answers: `succeeded` once "
+    "sent; only the canary's capture proves a crossing."
 )
 
 RAWIP_HOW = (
     "A raw IP packet of protocol 253 (for experiments) carrying `HARNESS <tag> <id>`; needs "
-    "CAP_NET_RAW (else blocked, EPERM). Judged like UDP-Lite."
+    "CAP_NET_RAW (else blocked, EPERM). Its socket made, and judged, like UDP-Lite's."
 )
 
 SEND_HOW = (

@@ -1057,6 +1057,16 @@ EGRESS_MUTANTS = {
         {"udplite4", "udplite6", "rawip4", "rawip6"},
         "canary saw",
     ),
+    # The same behind a filter refusing their sockets by x86_64's numbers alone, or
+    # leaving io_uring open: the i386 entry's socket, or the ring's.
+    "bwrap-other-protocols-i386": (
+        {"udplite4", "udplite6", "rawip4", "rawip6"},
+        ", its socket made by socket (i386), the i386 entry: socket(2) refused it every way",
+    ),
+    "bwrap-other-protocols-uring": (
+        {"udplite4", "udplite6", "rawip4", "rawip6"},
+        ", its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way",
+    ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
     "bwrap-sibling-socket": ({"held-fds"}, "(taken by pidfd_getfd)"),
     "bwrap-held-tun": ({"held-fds"}, "canary saw udp from "),
@@ -1354,6 +1364,8 @@ ROW_MUTANTS = (
     "bwrap-privport",
     "bwrap-tcp-sport",
     "bwrap-other-protocols",
+    "bwrap-other-protocols-i386",
+    "bwrap-other-protocols-uring",
     "bwrap-held-socket",
     "bwrap-sibling-socket",
     "bwrap-held-tun",
@@ -1469,6 +1481,21 @@ ROW_MUTANTS = (
     "bwrap-own-resolver-tcp",
     "bwrap-ipv6-fastopen",
 )
+
+
+# The mutants that leave a whole entry open for sockets the canary's network takes (the
+# i386 entry's socket, io_uring's IORING_OP_SOCKET), where x86_64's socket(2) refuses
+# UDP-Lite (and raw IP, CAP_NET_RAW kept) too: the other IP protocols' lines make their own
+# socket there (that row's way of the same entry), besides the row the mutant is held to.
+OTHER_PROTOCOLS_BY_THE_SAME_ENTRY = {
+    "bwrap-i386-socket": {"udplite4", "udplite6"},
+    "bwrap-i386-socketcall": {"udplite4", "udplite6"},
+    "bwrap-i386-udp": {"udplite4", "udplite6"},
+    "bwrap-i386-native": {"udplite4", "udplite6"},
+    "bwrap-i386-ipv6": {"udplite6", "rawip6"},
+    "bwrap-io-uring-socket": {"udplite4", "udplite6"},
+    "landlock-tcp-uring": {"udplite4", "udplite6"},
+}
 
 
 def _egress_mutant(out: Path, runtime: str) -> dict[str, dict[str, object]]:
@@ -1660,13 +1687,16 @@ def test_the_i386_entry_left_whole_is_caught_by_its_sockets_and_its_ring(
     int $0x80 where x86_64's io_uring_setup is refused). Exactly those two rows escape,
     each with its way named."""
     checks = _egress_mutant(mutants_run[2], "bwrap-i386-socket")
-    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == I386 | URING
+    other = OTHER_PROTOCOLS_BY_THE_SAME_ENTRY["bwrap-i386-socket"]
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == I386 | URING | other
     _, proof = EGRESS_MUTANTS["bwrap-i386-socket"]
     _, ring = EGRESS_MUTANTS["bwrap-uring-i386"]
     for check_id in I386:
         assert proof in str(checks[check_id]["detail"]), checks[check_id]
     for check_id in URING:
         assert ring in str(checks[check_id]["detail"]), checks[check_id]
+    for check_id in other:
+        assert "its socket made by socket (i386)" in str(checks[check_id]["detail"]), checks
 
 
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
@@ -1680,7 +1710,10 @@ def test_each_network_row_is_caught_by_its_own_checks(
     in): exactly that row's checks escape, with their proof, and the rest stay blocked."""
     checks = _egress_mutant(mutants_run[2], runtime)
     escaped, proof = EGRESS_MUTANTS[runtime]
-    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped
+    other = OTHER_PROTOCOLS_BY_THE_SAME_ENTRY.get(runtime, set())
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped | other
+    for check_id in other:
+        assert "(after the cell), its socket made by " in str(checks[check_id]["detail"]), checks
     for check_id in escaped:
         assert proof in str(checks[check_id]["detail"]), checks[check_id]
     rows = [r.key for r in ROWS if escaped & set(r.checks)]
@@ -2740,6 +2773,32 @@ def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
     row = verdicts[("localhost", "twin", "privilege_floor")]
     check = {c["id"]: c for c in row["checks"]}[I386_WAYS[mutant][0]]
     assert check["outcome"] == "blocked", check
+
+
+def test_a_protocol_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-other-protocols-i386's and -uring's correct twin: the relays for UDP-Lite and
+    raw IP behind the same filter (sockets kept to TCP, UDP, unix and netlink), the
+    architecture checked and io_uring refused: each line's socket refused by every entry
+    (EPERM), and the verdict enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.other-protocols-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "other-protocols-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "other-protocols-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("udplite4", "udplite6", "rawip4", "rawip6"):
+        line = checks[check_id]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
 
 
 def _ipc_twin(argv: list[str]) -> list[str]:
