@@ -124,6 +124,11 @@ ROWS: tuple[Row, ...] = (
         "other IP protocols: UDP-Lite and raw IP",
         ("socket", "sendto"),
         checks=("udplite4", "udplite6", "rawip4", "rawip6"),
+        ways=(
+            "i386: socket, socketcall",
+            "io_uring: IORING_OP_SOCKET (the socket made by the ring, where socket(2) and the"
+            " i386 entry refused it)",
+        ),
         target="the canary's addresses, seen by its capture (listen mode: as root)",
         kernels="all (raw IP with CAP_NET_RAW)",
     ),
@@ -564,6 +569,13 @@ ROWS: tuple[Row, ...] = (
             "mq_getsetattr",
         ),
         checks=("ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"),
+        ways=(
+            "i386: msgget, msgsnd, shmget, shmat, mq_open, mq_timedsend",
+            "the i386 entry's ipc multiplexer: MSGGET and MSGSND, SHMGET and SHMAT by ipc (117),"
+            " where the entry's own calls were refused too",
+            "the i386 entry's time64 call: mq_timedsend_time64 (418), where mq_timedsend was"
+            " refused on both entries",
+        ),
         target="the canary's message queue and shared memory under the run's SysV key, and"
         " its POSIX queue under the run's name, in the host's IPC namespace, writable by any"
         " uid (semaphores carry a count, not bytes: a channel of a few bits, not tried)",

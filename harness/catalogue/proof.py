@@ -266,7 +266,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _NET + "AF_INET6 TCP": ("bwrap-ipv6-forwarded",),
     _NET + "AF_INET6 UDP": ("bwrap-ipv6-forwarded",),
     _NET + "ICMP echo (ping sockets)": ("bwrap-ipv6-forwarded", "bwrap-ping-exact"),
-    _NET + "other IP protocols: UDP-Lite and raw IP": ("bwrap-other-protocols",),
+    _NET + "other IP protocols: UDP-Lite and raw IP": (
+        "bwrap-other-protocols",
+        "bwrap-other-protocols-i386",
+        "bwrap-other-protocols-uring",
+    ),
     _NET + "AF_UNIX by path: a proxy on the host": (
         "bwrap-unix-proxy",
         "bwrap-unix-dialect",
@@ -439,7 +443,14 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-bound-procfs",
         "bwrap-sibling-socket",
     ),
-    _NET + "System V and POSIX IPC shared with the host": ("bwrap-shared-ipc", "bwrap-host-mqueue"),
+    _NET + "System V and POSIX IPC shared with the host": (
+        "bwrap-shared-ipc",
+        "bwrap-host-mqueue",
+        "bwrap-shared-ipc-i386",
+        "bwrap-shared-ipc-multiplexer",
+        "bwrap-host-mqueue-i386",
+        "bwrap-host-mqueue-time64",
+    ),
     _NET + "AF_INET TCP to an allowed destination, from a program the policy does not name": (
         "supervisor-any-binary",
         "supervisor-by-comm",

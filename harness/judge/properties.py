@@ -110,11 +110,12 @@ def _probe(check: ProbeCheck, declared: Check, ctx: Context) -> Outcome:
 # "socket (i386)" nests; "from 10.0.0.2, made up": a source where the link gave none;
 # "connected with a 128-byte address: ...": a length a filter did not judge; "its socket
 # made with ...": the flags or the upper bits a filter comparing arguments whole missed
-# ("socket(2)" nests); "taken by pidfd_getfd": another process's socket, only sent through
+# ("socket(2)" nests), "its socket made by socket (i386), ...": another entry's (the other
+# IP protocols' own socket); "taken by pidfd_getfd": another process's socket, only sent through
 _WAYS = re.compile(
     r"\(((?:made|sent) by (?:[^()]|\([^()]*\))*|from [^()]*, made up|taken by pidfd_getfd"
     r"|(?:connected|sent) with a \d+-byte address[^()]*"
-    r"|its socket made with (?:[^()]|\([^()]*\))*)\)"
+    r"|its socket made (?:with|by) (?:[^()]|\([^()]*\))*)\)"
 )
 
 

@@ -240,6 +240,20 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_mknodat 297
 #define I386_NR_chroot 61 /* stands.c: a second chroot there */
 #define I386_NR_setns 346 /* nsenter.c: another namespace entered there */
+/* ipc386.c: the IPC attempts there: System V's own calls (from 5.1), its older
+ * multiplexer and its call numbers (linux/ipc.h), the POSIX queue's calls */
+#define I386_NR_ipc 117
+#define I386_NR_msgget 399
+#define I386_NR_msgsnd 400
+#define I386_NR_shmget 395
+#define I386_NR_shmat 397
+#define I386_NR_mq_open 277
+#define I386_NR_mq_timedsend 279
+#define I386_NR_mq_timedsend_time64 418
+#define I386_IPC_MSGSND 11
+#define I386_IPC_MSGGET 13
+#define I386_IPC_SHMAT 21
+#define I386_IPC_SHMGET 23
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

@@ -187,6 +187,40 @@ static void ipc_line(const char *id, char *out, size_t cap)
     snprintf(out, cap, "HARNESS %s %s\n", o.tag, id);
 }
 
+/* Refused as a filter refuses (EPERM, EACCES, ENOSYS: a queue or segment of the
+ * canary's is writable by any uid, and in an IPC namespace of the sandbox's own it is
+ * not found, ENOENT): the same through the i386 entry (ipc386.c) before it is blocked. */
+static int filter_refused(int e)
+{
+    return e == EPERM || e == EACCES || e == ENOSYS;
+}
+
+/* The attempt's line where x86_64's calls were refused (`e`, `detail`): the i386
+ * entry's ways tried (`r`, the last named in `*named`, read only once they were
+ * tried) decide it. 0 where none was tried (no such entry): x86_64's refusal stands. */
+static int other_way(const char *id, long r, const char *const *named, int e, const char *detail,
+                     double t0, const char *where, const char *what)
+{
+    char dst[400], why[300];
+    const char *way = *named ? *named : "the i386 entry";
+    if (r == IPC386_NONE)
+        return 0;
+    if (r == 0) {
+        snprintf(dst, sizeof dst, "%.200s (sent by %s: x86_64's calls refused)", where, way);
+        snprintf(why, sizeof why, "sent to the canary's %s by %s; nothing answers: only its log"
+                 " proves a crossing", what, way);
+        att_line(id, OC_SUCCEEDED, 0, why, t0, dst, 0, NULL);
+    } else if (r == -EAGAIN || r == -ETIMEDOUT || r == -EBUSY || r == -EINTR) {
+        snprintf(why, sizeof why, "the canary's %s stayed full (by %s)", what, way);
+        att_line(id, OC_ERROR, (int)-r, why, t0, where, 0, NULL);
+    } else {
+        snprintf(why, sizeof why, "%s; by the i386 entry too, the last way %s: %s", detail, way,
+                 strerror((int)-r));
+        att_line(id, OC_BLOCKED, e, why, t0, where, 0, NULL);
+    }
+    return 1;
+}
+
 /* msgsnd, waiting up to IPC_ROOM_MS for room (EAGAIN then means still full). */
 static int msg_send(int id, const struct ipc_msg *m)
 {
@@ -205,16 +239,18 @@ static void try_msg(key_t key, const char *where)
     double t0 = now_ms();
     struct ipc_msg m = { .mtype = 1 };
     ipc_line(sweep_id[SW_IPC_SYSV_MSG], m.text, sizeof m.text);
+    const char *way = NULL, *refused = "msgget: no queue of the canary's in reach";
     int id = msgget(key, 0);
-    if (id < 0) {
+    if (id < 0 || msg_send(id, &m) != 0) {
         int e = errno;
-        att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, "msgget: no queue of the canary's in reach", t0, where, 0, NULL);
-    } else if (msg_send(id, &m) != 0) {
-        int e = errno;
+        refused = id < 0 ? refused : "msgsnd to the canary's queue";
+        if (filter_refused(e) && other_way(sweep_id[SW_IPC_SYSV_MSG], ipc386_msg(key, m.text, &way), &way,
+                                           e, refused, t0, where, "queue"))
+            return;
         if (e == EAGAIN)
             att_line(sweep_id[SW_IPC_SYSV_MSG], OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
         else
-            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, "msgsnd to the canary's queue", t0, where, 0, NULL);
+            att_line(sweep_id[SW_IPC_SYSV_MSG], OC_BLOCKED, e, refused, t0, where, 0, NULL);
     } else {
         att_line(sweep_id[SW_IPC_SYSV_MSG], OC_SUCCEEDED, 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,
@@ -222,34 +258,47 @@ static void try_msg(key_t key, const char *where)
     }
 }
 
-static void try_shm(key_t key, const char *where)
+/* A free slot of the canary's segment claimed and filled with the line: 0, or -1 where
+ * every slot is taken. */
+static int shm_fill(void *seg)
 {
-    double t0 = now_ms();
-    const char *id = sweep_id[SW_IPC_SYSV_SHM];
-    int shmid = shmget(key, 0, 0);
-    struct shm_slot *slots = shmid >= 0 ? shmat(shmid, NULL, 0) : (void *)-1;
-    if (shmid < 0 || slots == (void *)-1) {
-        int e = errno;
-        att_line(id, OC_BLOCKED, e, shmid < 0 ? "shmget: no segment of the canary's in reach"
-                                             : "shmat of the canary's segment", t0, where, 0, NULL);
-        return;
-    }
+    struct shm_slot *slots = seg;
     for (int i = 0; i < SHM_SLOTS; i++) {
         uint32_t free_ = SLOT_FREE;
         if (!__atomic_compare_exchange_n(&slots[i].state, &free_, SLOT_WRITING, 0, __ATOMIC_ACQUIRE,
                                          __ATOMIC_RELAXED))
             continue;
         slots[i].pid = (int32_t)getpid();
-        ipc_line(id, slots[i].text, sizeof slots[i].text);
+        ipc_line(sweep_id[SW_IPC_SYSV_SHM], slots[i].text, sizeof slots[i].text);
         __atomic_store_n(&slots[i].state, SLOT_FULL, __ATOMIC_RELEASE);
-        shmdt(slots);
+        return 0;
+    }
+    return -1;
+}
+
+static void try_shm(key_t key, const char *where)
+{
+    double t0 = now_ms();
+    const char *id = sweep_id[SW_IPC_SYSV_SHM], *way = NULL;
+    int shmid = shmget(key, 0, 0);
+    struct shm_slot *slots = shmid >= 0 ? shmat(shmid, NULL, 0) : (void *)-1;
+    if (shmid < 0 || slots == (void *)-1) {
+        int e = errno;
+        const char *refused = shmid < 0 ? "shmget: no segment of the canary's in reach"
+                                        : "shmat of the canary's segment";
+        if (!filter_refused(e) ||
+            !other_way(id, ipc386_shm(key, shm_fill, &way), &way, e, refused, t0, where, "segment"))
+            att_line(id, OC_BLOCKED, e, refused, t0, where, 0, NULL);
+        return;
+    }
+    int filled = shm_fill(slots);
+    shmdt(slots);
+    if (filled == 0)
         att_line(id, OC_SUCCEEDED, 0,
                  "written to the canary's segment; nothing answers: only its log proves a crossing", t0,
                  where, 0, NULL);
-        return;
-    }
-    shmdt(slots);
-    att_line(id, OC_ERROR, 0, "every slot of the canary's segment is taken", t0, where, 0, NULL);
+    else
+        att_line(id, OC_ERROR, 0, "every slot of the canary's segment is taken", t0, where, 0, NULL);
 }
 
 static void try_mq(const char *name)
@@ -277,16 +326,21 @@ static void try_mq(const char *name)
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += IPC_ROOM_MS / 1000;
+    const char *id = sweep_id[SW_IPC_POSIX_MQ], *way = NULL;
     if (q == (mqd_t)-1) {
         int e = errno;
-        att_line(sweep_id[SW_IPC_POSIX_MQ], OC_BLOCKED, e, "mq_open, and open on every mqueue mount in view: no"
-                 " queue of the canary's in reach", t0, where, 0, NULL);
+        const char *refused = "mq_open, and open on every mqueue mount in view: no queue of the canary's"
+                              " in reach";
+        if (!filter_refused(e) ||
+            !other_way(id, ipc386_mq(name, -1, text, &way), &way, e, refused, t0, where, "queue"))
+            att_line(id, OC_BLOCKED, e, refused, t0, where, 0, NULL);
     } else if (mq_timedsend(q, text, strlen(text), 0, &until) != 0) {
         int e = errno;
         if (e == ETIMEDOUT || e == EINTR) /* full, or cut short: no fence either way */
-            att_line(sweep_id[SW_IPC_POSIX_MQ], OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
-        else
-            att_line(sweep_id[SW_IPC_POSIX_MQ], OC_BLOCKED, e, "mq_send to the canary's queue", t0, where, 0, NULL);
+            att_line(id, OC_ERROR, e, "the canary's queue stayed full", t0, where, 0, NULL);
+        else if (!filter_refused(e) || !other_way(id, ipc386_mq(name, (int)q, text, &way), &way, e,
+                                                  "mq_send to the canary's queue", t0, where, "queue"))
+            att_line(id, OC_BLOCKED, e, "mq_send to the canary's queue", t0, where, 0, NULL);
     } else {
         att_line(sweep_id[SW_IPC_POSIX_MQ], OC_SUCCEEDED, 0,
                  "sent to the canary's queue; nothing answers: only its log proves a crossing", t0, where,

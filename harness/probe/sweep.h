@@ -172,6 +172,10 @@ int socket_entries(struct att *a, int type); /* sendways.c: by the i386 entry, t
 #define RELAY_ROUTE(a)                                                                              \
     ((a)->group == G_PROXY || (a)->group == G_UDP_RELAY || (a)->group == G_OWN_DNS ||             \
      (a)->group == G_OWN_DNS_TCP || (a)->group == G_UNIX || (a)->group == G_HELD)
+/* The other IP protocols' lines (UDP-Lite, raw IP 253: sweep_protocols): no line of the
+ * i386 entry or the ring aims at them, so their own socket is made by those entries
+ * where socket(2) refused it every way (socket_entries). */
+#define OTHER_PROTOCOL(a) ((a)->proto == IPPROTO_UDPLITE || ((a)->type == SOCK_RAW && (a)->proto == 253))
 int connect_other(struct att *a, const struct sockaddr *sa, socklen_t sl); /* sendways.c */
 /* sockways.c: a socket made every way a filter on socket(2)'s arguments may leave open
  * (each argument widened, the other sets of type flags, the protocol named where 0);

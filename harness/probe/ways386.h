@@ -83,4 +83,16 @@ ssize_t i386_send(int fd, const void *p, size_t n, const char **step);
 ssize_t i386_send_to(int fd, const void *p, size_t n, const struct sockaddr *to, socklen_t tolen,
                      const char **step);
 
+/* ipc386.c: ipc.c's attempts through the i386 entry, where x86_64's calls were refused
+ * as a filter refuses: the line to the System V queue under `key`, into its segment
+ * (`fill` claims and fills a slot of it: 0, or -1 where every slot is taken: -EBUSY),
+ * to the POSIX queue `name` (on `fd` where one is already open, else by mq_open). Its
+ * own calls, then the ipc multiplexer (mq_timedsend_time64 after mq_timedsend), each in
+ * a child: 0 if one did it, else the last way's -errno (-EAGAIN or -ETIMEDOUT: full);
+ * *way names it. IPC386_NONE where there is no such entry: nothing tried. */
+#define IPC386_NONE 1L
+long ipc386_msg(key_t key, const char *text, const char **way);
+long ipc386_shm(key_t key, int (*fill)(void *seg), const char **way);
+long ipc386_mq(const char *name, int fd, const char *text, const char **way);
+
 #endif

@@ -52,13 +52,17 @@ ICMP_HOW = (
 )
 
 UDPLITE_HOW = (
-    "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. Nothing "
-    "answers: `succeeded` once sent; only the canary's capture proves a crossing."
+    "A UDP-Lite datagram `HARNESS <tag> <id>` (sent by `sendto`) to the high port. Its "
+    "socket is made every way `socket(2)` may be asked (sockways.c), and where each is "
+    "refused as a filter refuses (EPERM, EACCES), by the i386 entry's `socket` (359) or "
+    "`socketcall` (102), then io_uring's IORING_OP_SOCKET, the way named (`its socket made "
+    "by ...`): no other line aims at these protocols. Nothing answers: `succeeded` once "
+    "sent; only the canary's capture proves a crossing."
 )
 
 RAWIP_HOW = (
     "A raw IP packet of protocol 253 (for experiments) carrying `HARNESS <tag> <id>`; needs "
-    "CAP_NET_RAW (else blocked, EPERM). Judged like UDP-Lite."
+    "CAP_NET_RAW (else blocked, EPERM). Its socket made, and judged, like UDP-Lite's."
 )
 
 SEND_HOW = (
@@ -171,7 +175,13 @@ IPC_HOW = (
     "other) and filled; `mq_open(NAME)` and `mq_send`, and where that finds no queue, an "
     "`open` of NAME on every mqueue mount in view (the host's `/dev/mqueue` bound in shows the "
     "host's queues whatever the sandbox's IPC namespace) and `mq_timedsend` on that "
-    "descriptor. Not found (ENOENT: an IPC namespace of the sandbox's own) or refused: "
+    "descriptor. Where one of x86_64's calls is refused as a filter refuses (EPERM, EACCES, "
+    "ENOSYS), the same through the i386 entry (`int $0x80`), each way in a child: System V's "
+    "own calls (`msgget` 399 and `msgsnd` 400, `shmget` 395 and `shmat` 397), then the `ipc` "
+    "multiplexer (117: MSGGET and MSGSND, SHMGET and SHMAT); for the POSIX queue `mq_open` "
+    "(277, unless a descriptor is already open) and `mq_timedsend` (279), then "
+    "`mq_timedsend_time64` (418); the way that got through named (`sent by ...`). Not found "
+    "(ENOENT: an IPC namespace of the sandbox's own) or refused: "
     "blocked with the errno. Nothing answers: `succeeded` once "
     "written; only the canary's log (`ipc` events) proves a crossing."
 )

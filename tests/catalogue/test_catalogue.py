@@ -216,6 +216,8 @@ def test_descriptor_kinds_are_read_as_the_table_writes_them() -> None:
 # mutant of that very way (every other way closed), not by the row's mutant at large.
 WAY_MUTANTS = {
     "i386: ": ("-i386", "-any-arch"),
+    "the i386 entry's ipc multiplexer: ": ("-multiplexer",),
+    "the i386 entry's time64 call: ": ("-time64",),
     "io_uring: ": ("-uring",),
     "write: ": ("-write",),
     "sendmmsg: ": ("-sendmmsg",),

@@ -1064,6 +1064,16 @@ EGRESS_MUTANTS = {
         {"udplite4", "udplite6", "rawip4", "rawip6"},
         "canary saw",
     ),
+    # The same behind a filter refusing their sockets by x86_64's numbers alone, or
+    # leaving io_uring open: the i386 entry's socket, or the ring's.
+    "bwrap-other-protocols-i386": (
+        {"udplite4", "udplite6", "rawip4", "rawip6"},
+        ", its socket made by socket (i386), the i386 entry: socket(2) refused it every way",
+    ),
+    "bwrap-other-protocols-uring": (
+        {"udplite4", "udplite6", "rawip4", "rawip6"},
+        ", its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way",
+    ),
     "bwrap-held-socket": ({"held-fds"}, "the nonce came back from fd "),
     "bwrap-sibling-socket": ({"held-fds"}, "(taken by pidfd_getfd)"),
     "bwrap-held-tun": ({"held-fds"}, "canary saw udp from "),
@@ -1258,6 +1268,19 @@ EGRESS_MUTANTS = {
     ),
     "bwrap-shared-ipc": ({"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"}, "canary saw "),
     "bwrap-host-mqueue": ({"ipc-posix-mq"}, "canary saw posix-mq message on mq "),
+    # Behind a deny-list of the IPC calls: the i386 entry's own calls where it checks no
+    # architecture, its ipc multiplexer where its list is x86_64's names, and on the host's
+    # mqueue mount the i386 entry's mq_timedsend, or its time64 twin the list forgets.
+    "bwrap-shared-ipc-i386": (
+        {"ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"},
+        " (i386): x86_64's calls refused",
+    ),
+    "bwrap-shared-ipc-multiplexer": (
+        {"ipc-sysv-msg", "ipc-sysv-shm"},
+        ", sent by the ipc multiplexer's ",
+    ),
+    "bwrap-host-mqueue-i386": ({"ipc-posix-mq"}, ", sent by mq_timedsend (i386): "),
+    "bwrap-host-mqueue-time64": ({"ipc-posix-mq"}, ", sent by mq_timedsend_time64 (i386): "),
     # Issue 38: a host process's unix listener bound in (no proxy: bytes reach it).
     "bwrap-host-listener": (
         {"unix-host"},
@@ -1348,11 +1371,17 @@ ROW_MUTANTS = (
     "bwrap-privport",
     "bwrap-tcp-sport",
     "bwrap-other-protocols",
+    "bwrap-other-protocols-i386",
+    "bwrap-other-protocols-uring",
     "bwrap-held-socket",
     "bwrap-sibling-socket",
     "bwrap-held-tun",
     "bwrap-held-daemon",
     "bwrap-host-mqueue",
+    "bwrap-host-mqueue-i386",
+    "bwrap-host-mqueue-time64",
+    "bwrap-shared-ipc-i386",
+    "bwrap-shared-ipc-multiplexer",
     "bwrap-held-packet",
     "bwrap-held-raw",
     "bwrap-held-socket-high",
@@ -1459,6 +1488,21 @@ ROW_MUTANTS = (
     "bwrap-own-resolver-tcp",
     "bwrap-ipv6-fastopen",
 )
+
+
+# The mutants that leave a whole entry open for sockets the canary's network takes (the
+# i386 entry's socket, io_uring's IORING_OP_SOCKET), where x86_64's socket(2) refuses
+# UDP-Lite (and raw IP, CAP_NET_RAW kept) too: the other IP protocols' lines make their own
+# socket there (that row's way of the same entry), besides the row the mutant is held to.
+OTHER_PROTOCOLS_BY_THE_SAME_ENTRY = {
+    "bwrap-i386-socket": {"udplite4", "udplite6"},
+    "bwrap-i386-socketcall": {"udplite4", "udplite6"},
+    "bwrap-i386-udp": {"udplite4", "udplite6"},
+    "bwrap-i386-native": {"udplite4", "udplite6"},
+    "bwrap-i386-ipv6": {"udplite6", "rawip6"},
+    "bwrap-io-uring-socket": {"udplite4", "udplite6"},
+    "landlock-tcp-uring": {"udplite4", "udplite6"},
+}
 
 
 def _egress_mutant(out: Path, runtime: str) -> dict[str, dict[str, object]]:
@@ -1650,13 +1694,16 @@ def test_the_i386_entry_left_whole_is_caught_by_its_sockets_and_its_ring(
     int $0x80 where x86_64's io_uring_setup is refused). Exactly those two rows escape,
     each with its way named."""
     checks = _egress_mutant(mutants_run[2], "bwrap-i386-socket")
-    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == I386 | URING
+    other = OTHER_PROTOCOLS_BY_THE_SAME_ENTRY["bwrap-i386-socket"]
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == I386 | URING | other
     _, proof = EGRESS_MUTANTS["bwrap-i386-socket"]
     _, ring = EGRESS_MUTANTS["bwrap-uring-i386"]
     for check_id in I386:
         assert proof in str(checks[check_id]["detail"]), checks[check_id]
     for check_id in URING:
         assert ring in str(checks[check_id]["detail"]), checks[check_id]
+    for check_id in other:
+        assert "its socket made by socket (i386)" in str(checks[check_id]["detail"]), checks
 
 
 @pytest.mark.parametrize("runtime", ROW_MUTANTS)
@@ -1670,7 +1717,10 @@ def test_each_network_row_is_caught_by_its_own_checks(
     in): exactly that row's checks escape, with their proof, and the rest stay blocked."""
     checks = _egress_mutant(mutants_run[2], runtime)
     escaped, proof = EGRESS_MUTANTS[runtime]
-    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped
+    other = OTHER_PROTOCOLS_BY_THE_SAME_ENTRY.get(runtime, set())
+    assert {i for i, c in checks.items() if c["outcome"] == "escaped"} == escaped | other
+    for check_id in other:
+        assert "(after the cell), its socket made by " in str(checks[check_id]["detail"]), checks
     for check_id in escaped:
         assert proof in str(checks[check_id]["detail"]), checks[check_id]
     rows = [r.key for r in ROWS if escaped & set(r.checks)]
@@ -2763,6 +2813,80 @@ def test_a_deny_list_that_checks_the_architecture_keeps_the_privilege_floor(
     row = verdicts[("localhost", "twin", "privilege_floor")]
     check = {c["id"]: c for c in row["checks"]}[I386_WAYS[mutant][0]]
     assert check["outcome"] == "blocked", check
+
+
+def test_a_protocol_filter_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-other-protocols-i386's and -uring's correct twin: the relays for UDP-Lite and
+    raw IP behind the same filter (sockets kept to TCP, UDP, unix and netlink), the
+    architecture checked and io_uring refused: each line's socket refused by every entry
+    (EPERM), and the verdict enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.other-protocols-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "other-protocols-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "other-protocols-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    checks = {c["id"]: c for c in row["checks"]}
+    for check_id in ("udplite4", "udplite6", "rawip4", "rawip6"):
+        line = checks[check_id]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+
+
+def _ipc_twin(argv: list[str]) -> list[str]:
+    """An IPC mutant's deny-list checking the architecture: `--any-arch` dropped (every
+    other entry refused), or the i386 list naming mq_timedsend_time64 too."""
+    twin = [str(ROOT / a) if a.startswith("scripts/") else a for a in argv if a != "--any-arch"]
+    if "--i386" in twin:
+        at = twin.index("--i386") + 1
+        twin[at] += ",mq_timedsend_time64,mq_timedreceive_time64"
+    return twin
+
+
+def test_an_ipc_deny_list_that_checks_the_architecture_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-shared-ipc-i386's and bwrap-host-mqueue-time64's correct twins: the host's
+    IPC namespace (or its mqueue mount) behind the same deny-list of the IPC calls,
+    every other architecture refused, or the i386 list naming mq_timedsend_time64 too:
+    each ipc line blocked by the filter (EPERM), and the verdict enforced."""
+    require_tool("bwrap")
+    mutants = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"]
+    twins = {"bwrap-shared-ipc-twin": "bwrap-shared-ipc-i386",
+             "bwrap-host-mqueue-twin": "bwrap-host-mqueue-time64"}  # fmt: skip
+    runtimes = "".join(
+        f'[runtimes.{twin}]\nkind = "command"\n'
+        f"argv = {json.dumps(_ipc_twin(mutants[mutant]['argv']))}\n"
+        'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n'
+        'expect = { egress_confinement = "enforced" }\n'
+        for twin, mutant in twins.items()
+    )
+    matrix = _matrix(
+        tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    verdicts = verdicts_of(tmp_path / "out")
+    for twin in twins:
+        row = verdicts[("localhost", twin, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        checks = {c["id"]: c for c in row["checks"]}
+        for check_id in ("ipc-sysv-msg", "ipc-sysv-shm", "ipc-posix-mq"):
+            assert checks[check_id]["outcome"] == "blocked", checks[check_id]
+    # The POSIX queue opened on the bound mount: its send refused on both entries, by
+    # both of the i386 entry's calls.
+    mq = {
+        c["id"]: c
+        for c in verdicts[("localhost", "bwrap-host-mqueue-twin", "egress_confinement")]["checks"]
+    }
+    assert mq["ipc-posix-mq"]["errno"] == "EPERM", mq["ipc-posix-mq"]
+    assert "the last way mq_timedsend_time64 (i386): " in mq["ipc-posix-mq"]["detail"], mq
 
 
 def test_an_overlay_of_a_granted_folder_stays_enforced(tmp_path: Path) -> None:
