@@ -142,7 +142,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-token-i386",
         "bwrap-held-token-chown",
     ),
-    _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
+    _FS + "through another process's descriptors": (
+        "bwrap-shared-pid-fds",
+        "bwrap-shared-pid-noproc",
+        "bwrap-shared-pid-noproc-i386",
+    ),
     _FS + "through io_uring's file operations": (
         "landlock-unfiltered-io-uring",
         "landlock-sqpoll-uring",

@@ -438,10 +438,26 @@ static void dir_routes(const char *base, unsigned uid)
 void chk_fs_proc_fds(void)
 {
     need(&o.token);
+    int pids = 0, fds = 0, last = 0, numbered = -1;
+    /* No /proc of this PID namespace (none, or another's) in the host's: its processes
+     * are still there, each named by its number (procnums.c). */
+    if (!proc_is_ours() && init_pid_ns_by_number()) {
+        char how[300];
+        int r = numbered_fds(how, sizeof how, &numbered, &last);
+        if (r == 0)
+            outcome(OC_ESCAPED, 0, "read the token through %s, its pid found by number in the host's PID"
+                    " namespace, where /proc lists none of its processes", how);
+        if (r == -2)
+            fail(0, "%d host processes found by number: too many refused to ask each through the i386 entry",
+                 numbered);
+        ev_int("numbered_pids", numbered);
+    }
     DIR *d = opendir("/proc");
+    if (d == NULL && numbered >= 0)
+        outcome(OC_BLOCKED, last, "no /proc: %d host processes found by number, none of their descriptors"
+                " (0 to 1023, by pidfd_getfd) gave the token", numbered);
     if (d == NULL)
         outcome(OC_BLOCKED, errno, "opendir /proc");
-    int pids = 0, fds = 0, last = 0;
     char path[600];
     pid_t self = getpid();
     for (struct dirent *e; (e = readdir(d)) != NULL;) {

@@ -559,6 +559,10 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": "fs-proc-fds",
         "privilege_floor": "priv-proc-access",  # the decoy's memory, readable as nobody
     },
+    # The same without a /proc: the decoy named by its pid alone (pidfd_open).
+    "bwrap-shared-pid-noproc": {"filesystem_confinement": "fs-proc-fds"},
+    # And x86_64's pidfd_open and pidfd_getfd refused, the i386 entry's let through.
+    "bwrap-shared-pid-noproc-i386": {"filesystem_confinement": "fs-proc-fds"},
     # The Landlock reference with io_uring left out of its filter: an extended
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
@@ -2013,6 +2017,12 @@ FS_WAYS = {
         "fs-inherited-fds",
         "descriptor 3 held at start (fchown, each set to what it was)",
     ),
+    # the decoy by its pid alone, no /proc listing it; then through the i386 entry
+    "bwrap-shared-pid-noproc": ("fs-proc-fds", "its pid found by number in the host's PID"),
+    "bwrap-shared-pid-noproc-i386": (
+        "fs-proc-fds",
+        ", 3) through the i386 entry (int $0x80, its number 438; pidfd_open's 434 there too)",
+    ),
 }
 
 
@@ -2642,6 +2652,33 @@ def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Pa
         'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n',
     )
     assert check["outcome"] == "blocked", check
+
+
+def test_a_pidfd_filter_written_for_both_entries_stays_enforced(tmp_path: Path) -> None:
+    """bwrap-shared-pid-noproc-i386's correct twin: in the host's PID namespace with no
+    /proc, pidfd_open and pidfd_getfd refused by a deny-list written for both ABIs (the
+    i386 entry's let through but for those two): neither entry takes the decoy's
+    descriptor, enforced, fs-proc-fds blocked having found the host's processes by
+    number."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-shared-pid-noproc-i386"
+    ]
+    argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
+    argv[argv.index("--i386") + 1] = "pidfd_open,pidfd_getfd"
+    policy = (
+        'policy = { filesystem_policy = { read_only = ["/usr", "/etc"], read_write = '
+        '["/workspace"] }, process = { run_as_user = "nobody", run_as_group = 65534 } }\n'
+    )
+    check = _twin_check(
+        tmp_path,
+        argv,
+        "filesystem_confinement",
+        "fs-proc-fds",
+        'allowed_inside = "/workspace"\nhelpers_inside = "/helpers"\n' + policy,
+    )
+    assert check["outcome"] == "blocked", check
+    assert "host processes found by number" in str(check["detail"]), check
 
 
 def test_a_setns_filter_beside_a_held_network_namespace_stays_enforced(tmp_path: Path) -> None:
