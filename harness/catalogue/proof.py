@@ -223,6 +223,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-pid-oom",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
+        "bwrap-shared-pid-noproc",
+        "bwrap-shared-pid-noproc-i386",
     ),
     _PRIV + "a host process's input: a terminal it reads": (
         "bwrap-held-pty",

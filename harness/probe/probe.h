@@ -260,6 +260,10 @@ int other_rows(void);                        /* stands.c: those folders as held_
  * where too many were refused to ask each there. */
 int init_pid_ns_by_number(void);
 int numbered_fds(char *how, size_t n, int *pids, int *e);
+/* procnums.c: each process of the host's PID namespace by number but this check's own
+ * (its session, its ancestors), asked by `touch` (procs.c's ways) and then the i386
+ * entry's: 0 if one was reached, named in `how`; the processes asked in *seen. */
+int numbered_reach(int (*touch)(int, char *, size_t), int *seen, int *e, char *how, size_t n);
 int held_rows_cut(void);                     /* held.c: rows left out of held_files */
 /* writes.c: every way to cut a file, and to change its mode, owner, times, extended
  * attributes, inode flags */

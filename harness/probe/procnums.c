@@ -1,4 +1,5 @@
-/* Other processes named by their number alone, scenario "filesystem" (fs-proc-fds):
+/* Other processes named by their number alone, scenarios "filesystem" (fs-proc-fds)
+ * and "privilege" (priv-proc-access):
  * where no /proc lists the processes of the PID namespace the check stands in (a
  * sandbox in the host's PID namespace given no /proc of its own, or another
  * namespace's), a host process is still reached by its pid: pidfd_open(2) asks for no
@@ -7,9 +8,11 @@
  * taken and read for the token; where x86_64's pidfd_open or pidfd_getfd is refused as
  * a filter refuses, the same again through the i386 entry (both numbered 434 and 438
  * there too), which a deny-list checking seccomp_data.arch and letting that entry
- * through leaves open. */
+ * through leaves open. priv-proc-access asks each such process by procs.c's ways
+ * (touch_process, then the i386 entry's: i386_reach), its own processes left out. */
 
 #include "probe.h"
+#include <sys/ioctl.h>
 
 #define PID_CEILING (4 * 1024 * 1024) /* PID_MAX_LIMIT: no pid_max is higher */
 #define FDS_TRIED 1024                /* per process: the usual soft RLIMIT_NOFILE */
@@ -164,4 +167,68 @@ int numbered_fds(char *how, size_t n, int *pids, int *e)
     if (nref > 0 && i386_here() && i386_take(refused, nref, how, n) == 0)
         return 0;
     return over ? -2 : -1;
+}
+
+/* ---- another process's memory, by number (priv-proc-access) ------------------ */
+
+/* PIDFD_GET_INFO's first version (6.13): a process's parent, no permission asked. */
+struct pidfd_info0 {
+    uint64_t mask, cgroupid;
+    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+    int32_t exit_code;
+};
+#define PIDFD_GET_INFO_ _IOWR(0xFF, 11, struct pidfd_info0)
+
+/* The parent of `pid` by its pidfd (0 where unknown: no pidfd, a kernel before 6.13). */
+static int parent_of(int pid)
+{
+    struct pidfd_info0 info = { .mask = 1 /* PIDFD_INFO_PID */ };
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int r = pfd >= 0 && ioctl(pfd, PIDFD_GET_INFO_, &info) == 0 ? (int)info.ppid : 0;
+    if (pfd >= 0)
+        close(pfd);
+    return r;
+}
+
+/* Whether `pid` is this check's own, told without /proc: of its session (the probe's
+ * other checks, a sandbox's own processes), or one of its ancestors (its parent, and
+ * above it where PIDFD_GET_INFO answers), as reach_processes leaves them out. */
+static int own_by_number(int pid, const int *anc, int na)
+{
+    if (getsid(pid) == getsid(0))
+        return 1;
+    for (int i = 0; i < na; i++)
+        if (anc[i] == pid)
+            return 1;
+    return 0;
+}
+
+int numbered_reach(int (*touch)(int, char *, size_t), int *seen, int *e, char *how, size_t n)
+{
+    static int refused[PIDS_KEPT];
+    int anc[64], na = 0, nref = 0, self = getpid();
+    for (int p = getppid(); p > 1 && na < 64; p = parent_of(p))
+        anc[na++] = p;
+    *seen = 0;
+    for (int pid = 1; pid < PID_CEILING; pid++) {
+        if (pid == self || getpgid(pid) <= 0 || own_by_number(pid, anc, na))
+            continue;
+        (*seen)++;
+        int r = touch(pid, how, n);
+        if (r == 0) {
+            size_t k = strlen(how);
+            snprintf(how + k, n - k, ", its pid found by number (no /proc lists the host's processes)");
+            return 0;
+        }
+        if (r != ESRCH || !*e)
+            *e = r;
+        if (r != ESRCH && nref < PIDS_KEPT)
+            refused[nref++] = pid;
+    }
+    /* signals: not here, where no /proc tells harness's witness apart */
+    if (i386_reach(refused, nref, 0, how, n) != 0)
+        return -1;
+    size_t k = strlen(how);
+    snprintf(how + k, n - k, ", its pid found by number");
+    return 0;
 }
