@@ -253,8 +253,8 @@ ROWS: tuple[Row, ...] = (
             " written by the same uid where /proc is writable and every call above refused: a"
             " score of 1000 makes it the OOM killer's first choice (harness's witness: one"
             " more, read back, restored)",
-            "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
-            " rt_sigqueueinfo, rt_tgsigqueueinfo, prlimit64, fcntl64, fcntl, ioctl,"
+            "i386: process_vm_readv, process_vm_writev, ptrace, pidfd_getfd, kill, tkill,"
+            " tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, prlimit64, fcntl64, fcntl, ioctl,"
             " setpriority, sched_setscheduler, sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witnesses"

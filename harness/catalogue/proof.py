@@ -225,6 +225,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-pidfd",
         "bwrap-shared-pid-noproc",
         "bwrap-shared-pid-noproc-i386",
+        "bwrap-shared-pid-noproc-pidfd-i386",
     ),
     _PRIV + "a host process's input: a terminal it reads": (
         "bwrap-held-pty",

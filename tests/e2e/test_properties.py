@@ -570,6 +570,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": "fs-proc-fds",
         "privilege_floor": "priv-proc-access",
     },
+    # Its i386 list copied from tables older than pidfd_getfd: that entry's takes the
+    # decoy's descriptors.
+    "bwrap-shared-pid-noproc-pidfd-i386": {"privilege_floor": "priv-proc-access"},
     # The Landlock reference with io_uring left out of its filter: an extended
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
@@ -2664,7 +2667,8 @@ def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Pa
 def test_a_pidfd_and_memory_filter_written_for_both_entries_stays_enforced(
     tmp_path: Path,
 ) -> None:
-    """bwrap-shared-pid-noproc-i386's correct twin: in the host's PID namespace with no
+    """bwrap-shared-pid-noproc-i386's and -pidfd-i386's correct twin: in the host's PID
+    namespace with no
     /proc, pidfd_open, pidfd_getfd, ptrace, process_vm_readv and process_vm_writev
     refused by a deny-list written for both ABIs (the i386 entry's let through but for
     those): neither entry takes the decoy's descriptor nor reaches its memory, enforced,
@@ -3596,6 +3600,10 @@ I386_PROC_WAYS = {
         "through the i386 entry (int $0x80, its number 347) allowed, x86_64's refused: ptrace's"
         " permission to its memory, its pid found by number"
     ),
+    "bwrap-shared-pid-noproc-pidfd-i386": (
+        "through the i386 entry (int $0x80, its number 438) allowed, x86_64's refused: ptrace's"
+        " permission to its descriptors, its pid found by number"
+    ),
 }
 
 
@@ -3604,9 +3612,9 @@ I386_PROC_WAYS = {
 def test_a_host_processs_limits_and_owner_through_the_i386_entry_are_named(
     mutants_run: tuple[int, str, Path], runtime: str
 ) -> None:
-    """landlock-prlimit-i386, landlock-sigio-i386 and bwrap-shared-pid-noproc-i386 are
-    caught by priv-proc-access alone, each reason naming the i386 call its list left
-    through (every x86_64 call refused)."""
+    """landlock-prlimit-i386, landlock-sigio-i386 and the bwrap-shared-pid-noproc i386
+    mutants are caught by priv-proc-access alone, each reason naming the i386 call its
+    list left through (every x86_64 call refused)."""
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
     assert I386_PROC_WAYS[runtime] in str(checks["priv-proc-access"]["detail"]), checks
