@@ -443,6 +443,11 @@ ROWS: tuple[Row, ...] = (
         ("pidfd_open", "pidfd_getfd", "kcmp"),
         checks=("fs-proc-fds",),
         target="sentinel (the decoy's fd 3)",
+        ways=(
+            "a pid by number: pidfd_open of each pid getpgid finds, in the host's PID namespace"
+            " where no /proc lists its processes",
+            "i386: pidfd_open, pidfd_getfd",
+        ),
         kernels="all (pidfd_getfd: 5.6+)",
     ),
     _fs(

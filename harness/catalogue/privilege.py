@@ -233,6 +233,9 @@ ROWS: tuple[Row, ...] = (
             " (an open and a read: no call a filter of ptrace and process_vm_readv refuses)",
             "a held pidfd: pidfd_getfd through a pidfd held at start of a process outside its PID"
             " namespace (no number names it there; ptrace's permission alone is asked)",
+            "a pid by number: process_vm_readv, pidfd_getfd and ptrace of each pid getpgid"
+            " finds, in the host's PID namespace where no /proc lists its processes (its session"
+            " and ancestors left out)",
             "prlimit64: a host process's resource limits (RLIMIT_CPU read and written back"
             " unchanged), by the same uid alone: no signalling call, no hook of Landlock's signal"
             " scope, and a CPU limit of 1 s kills it",
@@ -250,8 +253,8 @@ ROWS: tuple[Row, ...] = (
             " written by the same uid where /proc is writable and every call above refused: a"
             " score of 1000 makes it the OOM killer's first choice (harness's witness: one"
             " more, read back, restored)",
-            "i386: process_vm_readv, process_vm_writev, ptrace, kill, tkill, tgkill,"
-            " rt_sigqueueinfo, rt_tgsigqueueinfo, prlimit64, fcntl64, fcntl, ioctl,"
+            "i386: process_vm_readv, process_vm_writev, ptrace, pidfd_getfd, kill, tkill,"
+            " tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, prlimit64, fcntl64, fcntl, ioctl,"
             " setpriority, sched_setscheduler, sched_setattr, sched_setaffinity, ioprio_set",
         ),
         target="every visible process not the sandbox's own (the decoy); harness's witnesses"

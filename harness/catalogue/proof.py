@@ -150,7 +150,11 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-held-token-i386",
         "bwrap-held-token-chown",
     ),
-    _FS + "through another process's descriptors": ("bwrap-shared-pid-fds",),
+    _FS + "through another process's descriptors": (
+        "bwrap-shared-pid-fds",
+        "bwrap-shared-pid-noproc",
+        "bwrap-shared-pid-noproc-i386",
+    ),
     _FS + "through io_uring's file operations": (
         "landlock-unfiltered-io-uring",
         "landlock-sqpoll-uring",
@@ -227,6 +231,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-host-pid-oom",
         "bwrap-proc-mem",
         "bwrap-held-pidfd",
+        "bwrap-shared-pid-noproc",
+        "bwrap-shared-pid-noproc-i386",
+        "bwrap-shared-pid-noproc-pidfd-i386",
     ),
     _PRIV + "a host process's input: a terminal it reads": (
         "bwrap-held-pty",

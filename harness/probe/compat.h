@@ -189,6 +189,9 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_tgkill 270
 #define I386_NR_rt_sigqueueinfo 178
 #define I386_NR_rt_tgsigqueueinfo 335
+/* procnums.c: another process's descriptors by its number (alike on every ABI) */
+#define I386_NR_pidfd_open 434
+#define I386_NR_pidfd_getfd 438
 /* procsched.c: another process's scheduling */
 #define I386_NR_setpriority 97
 #define I386_NR_sched_setscheduler 156

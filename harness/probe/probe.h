@@ -254,6 +254,16 @@ void cwd_at_start(void);                     /* stands.c */
 void stand_rows(int fd, const char *label);  /* stands.c: a folder it stands in, as held_files rows */
 void other_folder(const char *path);         /* stands.c: another process's folder, kept once */
 int other_rows(void);                        /* stands.c: those folders as held_files rows */
+/* procnums.c: whether this process stands in the host's PID namespace (told without
+ * /proc), and every process there by number, its descriptors taken by pidfd_getfd (the
+ * i386 entry's where x86_64's is refused): 0 if one gave the token, named in `how`; -2
+ * where too many were refused to ask each there. */
+int init_pid_ns_by_number(void);
+int numbered_fds(char *how, size_t n, int *pids, int *e);
+/* procnums.c: each process of the host's PID namespace by number but this check's own
+ * (its session, its ancestors), asked by `touch` (procs.c's ways) and then the i386
+ * entry's: 0 if one was reached, named in `how`; the processes asked in *seen. */
+int numbered_reach(int (*touch)(int, char *, size_t), int *seen, int *e, char *how, size_t n);
 int held_rows_cut(void);                     /* held.c: rows left out of held_files */
 /* writes.c: every way to cut a file, and to change its mode, owner, times, extended
  * attributes, inode flags */

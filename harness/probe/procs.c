@@ -241,8 +241,8 @@ static int reach_processes(int *seen, int *peers, int *e, char *how, size_t n)
     unsigned long fl;
     char st;
     *seen = *peers = 0;
-    if (!proc_is_ours())
-        return -1; /* its numbers name nothing here (chk_priv_proc_access says so) */
+    if (!proc_is_ours()) /* its numbers name nothing here, unless it is the host's (procnums.c) */
+        return init_pid_ns_by_number() ? numbered_reach(touch_process, seen, e, how, n) : -1;
     while (na < 64 && pid > 1 && proc_stat(pid, &pp, &fl, &st) == 0 && pp > 0)
         anc[na++] = pid = pp;
     /* The probe's own processes (its other checks' children, run beside this one, of
@@ -357,11 +357,16 @@ void chk_priv_proc_access(void)
     if (owner_reach(how, sizeof how) == 0)
         outcome(OC_ESCAPED, 0, "as started: %s", how);
     if (!proc_is_ours()) {
+        int numbered = init_pid_ns_by_number(), first = seen;
         if (geteuid() == 0) {
             drop_privs();
-            if (reach_held_pidfds(&held, &e, how, sizeof how) == 0)
+            if ((numbered && reach_processes(&seen, &peers, &e, how, sizeof how) == 0) ||
+                reach_held_pidfds(&held, &e, how, sizeof how) == 0)
                 outcome(OC_ESCAPED, 0, "as uid %u: %s", g_unpriv_uid, how);
         }
+        if (numbered)
+            outcome(OC_BLOCKED, e, "no /proc of this PID namespace, the host's: memory and descriptors of %d"
+                    " process(es) found by number refused", first);
         outcome(OC_BLOCKED, 0, "/proc shows another PID namespace's processes: none of its numbers"
                 " names a process here, so none is reached by one");
     }
@@ -438,10 +443,26 @@ static void dir_routes(const char *base, unsigned uid)
 void chk_fs_proc_fds(void)
 {
     need(&o.token);
+    int pids = 0, fds = 0, last = 0, numbered = -1;
+    /* No /proc of this PID namespace (none, or another's) in the host's: its processes
+     * are still there, each named by its number (procnums.c). */
+    if (!proc_is_ours() && init_pid_ns_by_number()) {
+        char how[300];
+        int r = numbered_fds(how, sizeof how, &numbered, &last);
+        if (r == 0)
+            outcome(OC_ESCAPED, 0, "read the token through %s, its pid found by number in the host's PID"
+                    " namespace, where /proc lists none of its processes", how);
+        if (r == -2)
+            fail(0, "%d host processes found by number: too many refused to ask each through the i386 entry",
+                 numbered);
+        ev_int("numbered_pids", numbered);
+    }
     DIR *d = opendir("/proc");
+    if (d == NULL && numbered >= 0)
+        outcome(OC_BLOCKED, last, "no /proc: %d host processes found by number, none of their descriptors"
+                " (0 to 1023, by pidfd_getfd) gave the token", numbered);
     if (d == NULL)
         outcome(OC_BLOCKED, errno, "opendir /proc");
-    int pids = 0, fds = 0, last = 0;
     char path[600];
     pid_t self = getpid();
     for (struct dirent *e; (e = readdir(d)) != NULL;) {

@@ -1,8 +1,9 @@
 /* Other processes through the i386 entry (int $0x80), scenario "privilege": ptrace,
- * process_vm_readv and _writev, the calls that signal a process by its number and
- * prlimit64, by that entry's own numbers (ptrace 26, kill 37, prlimit64 340, ...), which
- * a seccomp deny-list of x86_64's numbers that does not check seccomp_data.arch lets
- * through (procs.c asks here once its own ways are refused); and a descriptor's owner,
+ * process_vm_readv and _writev, pidfd_getfd, the calls that signal a process by its
+ * number and prlimit64, by that entry's own numbers (ptrace 26, kill 37, prlimit64 340,
+ * ...), which a seccomp deny-list of x86_64's numbers that does not check
+ * seccomp_data.arch, or an i386 list copied from older tables, lets through (procs.c
+ * asks here once its own ways are refused); and a descriptor's owner,
  * by x86_64's calls and then that entry's fcntl64, fcntl and ioctl. Where there is no
  * such entry (aarch64, a kernel without IA32 emulation, gVisor), nothing is tried there. */
 
@@ -238,6 +239,9 @@ static const struct { const char *name; long nr; int sig; } ways[] = {
     { "process_vm_readv", I386_NR_process_vm_readv, 0 },
     { "process_vm_writev", I386_NR_process_vm_writev, 0 },
     { "ptrace(PTRACE_SEIZE)", I386_NR_ptrace, 0 },
+    /* its descriptors 0 to 2 (EBADF counts), through a pidfd: a list copied from tables
+     * older than pidfd_getfd (5.6) names the calls above alone */
+    { "pidfd_getfd", I386_NR_pidfd_getfd, 0 },
     { "kill", I386_NR_kill, 1 },
     { "tkill", I386_NR_tkill, 1 },
     { "tgkill", I386_NR_tgkill, 1 },
@@ -269,6 +273,21 @@ static long way_call(int w, int pid, unsigned char *low)
     case I386_NR_ptrace:
         v[0] = PTRACE_SEIZE_, v[1] = pid;
         break;
+    case I386_NR_pidfd_getfd: { /* a pidfd first: x86_64's, else the entry's own (434) */
+        long pfd = syscall(SYS_pidfd_open, pid, 0), r = -EBADF;
+        if (pfd < 0)
+            pfd = int80(I386_NR_pidfd_open, v);
+        if (pfd < 0)
+            return pfd;
+        for (int fd = 0; fd < 3 && r == -EBADF; fd++) {
+            long w[6] = { pfd, fd, 0, 0, 0, 0 };
+            r = int80(I386_NR_pidfd_getfd, w);
+        }
+        if (r >= 0)
+            close((int)r);
+        close((int)pfd);
+        return r;
+    }
     case I386_NR_tgkill:
         v[1] = pid;
         break;
@@ -291,9 +310,12 @@ static long way_call(int w, int pid, unsigned char *low)
 }
 
 /* Whether the kernel let way `w` through: 0 from each, or for the memory calls EFAULT
- * (allowed, the address was not), as procs.c counts them. */
+ * (allowed, the address was not), for pidfd_getfd EBADF (allowed, no such descriptor),
+ * as procs.c counts them. */
 static int way_allowed(int w, long r)
 {
+    if (ways[w].nr == I386_NR_pidfd_getfd)
+        return r >= 0 || r == -EBADF;
     return r >= 0 || (r == -EFAULT && ways[w].nr != I386_NR_ptrace && !ways[w].sig);
 }
 
@@ -358,7 +380,8 @@ int i386_reach(const int *pids, int k, int signals, char *how, size_t n)
                          " refused: the workload may signal (kill) that host process", ways[w].name, pid, ways[w].nr);
             else
                 snprintf(how, n, "%s of pid %d through the i386 entry (int $0x80, its number %ld) allowed, x86_64's"
-                         " refused: ptrace's permission to its memory", ways[w].name, pid, ways[w].nr);
+                         " refused: ptrace's permission to its %s", ways[w].name, pid, ways[w].nr,
+                         ways[w].nr == I386_NR_pidfd_getfd ? "descriptors" : "memory");
             return 0;
         }
         if (a >= k * N_WAYS || !WIFSIGNALED(status))

@@ -25,8 +25,8 @@ int i386_here(void);
  * the child says whether it won something: 1 gained, 0 not (a SIGSYS kill is a
  * refusal), -1 where the child died without an answer. x86_64 only. */
 int i386_gains(long nr, const long v[6], int (*gained)(void *), void *arg);
-/* procways.c: ptrace, process_vm_readv and _writev, and (`signals`: where the check
- * stands in the host's PID namespace) signal 0 by each call that signals by number and
+/* procways.c: ptrace, process_vm_readv and _writev, pidfd_getfd, and (`signals`: where
+ * the check stands in the host's PID namespace) signal 0 by each call that signals by number and
  * prlimit64's RLIMIT_CPU read and written back, on each of `pids` through the i386
  * entry: 0 if one was allowed, named in `how`; -1 if none (or no such entry). */
 int i386_reach(const int *pids, int k, int signals, char *how, size_t n);

@@ -591,7 +591,8 @@ FILESYSTEM = Scenario(
         Check(
             "fs-proc-fds",
             "read the sentinel through another process's descriptors: /proc/<pid>/fd/N as"
-            " its owner, pidfd_getfd (the host's decoy holds it); and no other process's root,"
+            " its owner, pidfd_getfd (the host's decoy holds it; by its pid alone where no /proc"
+            " lists it, and through the i386 entry); and no other process's root,"
             " working folder or held folder beyond the grants (listed, or written through by"
             " an O_TMPFILE)",
             rule=Rule.HELD,
@@ -613,7 +614,16 @@ FILESYSTEM = Scenario(
                 "a launcher's private /tmp, /var/tmp and home hide every sentinel; a folder on a "
                 "filesystem of the sandbox's own is not judged, and one it can neither open to "
                 "list nor make an `O_TMPFILE` in is not reported. More than 128 such folders, or "
-                "rows beyond the evidence's room, make the check an error."
+                "rows beyond the evidence's room, make the check an error. Where no `/proc` "
+                "lists this PID namespace's processes (none mounted, or another namespace's) "
+                "and it is the host's (pid 2 a kernel thread: `getpgid(2)` is 0), every pid up "
+                "to the kernel's ceiling that `getpgid` finds is opened with `pidfd_open` and "
+                "its descriptors 0 to 1023 are taken with `pidfd_getfd` and read "
+                "(`evidence.numbered_pids`); where x86_64's `pidfd_open` or `pidfd_getfd` is "
+                "refused as a filter refuses (`EPERM`, `ENOSYS`), the same through the i386 "
+                "entry (`int $0x80`, numbers 434 and 438; in a child, which a filter may "
+                "kill), named in the detail; more than 65536 pids refused make the check an "
+                "error."
             ),
         ),
         # Landlock asks for READ_FILE as well as EXECUTE when a file is run, so a sandbox

@@ -267,6 +267,7 @@ WAY_MUTANTS = {
     "pidfd_send_signal, tkill, ": ("-signal-pidfd",),
     "/proc/<pid>/mem: ": ("-proc-mem",),
     "a held pidfd: ": ("-held-pidfd",),
+    "a pid by number: ": ("-noproc",),
     "prlimit64: ": ("-prlimit",),
     "clock_adjtime: ": ("-clock-adjtime",),
     "settimeofday: ": ("-settimeofday",),

@@ -566,6 +566,20 @@ MUTANTS: dict[str, dict[str, str | None]] = {
         "filesystem_confinement": "fs-proc-fds",
         "privilege_floor": "priv-proc-access",  # the decoy's memory, readable as nobody
     },
+    # The same without a /proc: the decoy named by its pid alone (pidfd_open, and
+    # process_vm_readv of its memory).
+    "bwrap-shared-pid-noproc": {
+        "filesystem_confinement": "fs-proc-fds",
+        "privilege_floor": "priv-proc-access",
+    },
+    # And x86_64's pidfd and memory calls refused, the i386 entry's let through.
+    "bwrap-shared-pid-noproc-i386": {
+        "filesystem_confinement": "fs-proc-fds",
+        "privilege_floor": "priv-proc-access",
+    },
+    # Its i386 list copied from tables older than pidfd_getfd: that entry's takes the
+    # decoy's descriptors.
+    "bwrap-shared-pid-noproc-pidfd-i386": {"privilege_floor": "priv-proc-access"},
     # The Landlock reference with io_uring left out of its filter: an extended
     # attribute set through it, which no filter on the syscalls sees.
     "landlock-unfiltered-io-uring": {"filesystem_confinement": "fs-io-uring"},
@@ -2080,6 +2094,12 @@ FS_WAYS = {
         "fs-inherited-fds",
         "descriptor 3 held at start (fchown, each set to what it was)",
     ),
+    # the decoy by its pid alone, no /proc listing it; then through the i386 entry
+    "bwrap-shared-pid-noproc": ("fs-proc-fds", "its pid found by number in the host's PID"),
+    "bwrap-shared-pid-noproc-i386": (
+        "fs-proc-fds",
+        ", 3) through the i386 entry (int $0x80, its number 438; pidfd_open's 434 there too)",
+    ),
 }
 
 
@@ -2732,6 +2752,44 @@ def test_a_setns_filter_that_checks_the_architecture_stays_enforced(tmp_path: Pa
         'allowed_inside = "/allowed"\nhelpers_inside = "/helpers"\n',
     )
     assert check["outcome"] == "blocked", check
+
+
+def test_a_pidfd_and_memory_filter_written_for_both_entries_stays_enforced(
+    tmp_path: Path,
+) -> None:
+    """bwrap-shared-pid-noproc-i386's and -pidfd-i386's correct twin: in the host's PID
+    namespace with no
+    /proc, pidfd_open, pidfd_getfd, ptrace, process_vm_readv and process_vm_writev
+    refused by a deny-list written for both ABIs (the i386 entry's let through but for
+    those): neither entry takes the decoy's descriptor nor reaches its memory, enforced,
+    fs-proc-fds and priv-proc-access blocked having found the host's processes by
+    number."""
+    require_tool("bwrap")
+    spec = tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][
+        "bwrap-shared-pid-noproc-i386"
+    ]
+    argv = [str(ROOT / a) if a.startswith("scripts/") else a for a in spec["argv"]]
+    argv[argv.index("--i386") + 1] = argv[argv.index("--i386") + 2]
+    runtime = (
+        f'[runtimes.twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        'allowed_inside = "/workspace"\nhelpers_inside = "/helpers"\n'
+        'policy = { filesystem_policy = { read_only = ["/usr", "/etc"], read_write = '
+        '["/workspace"] }, process = { run_as_user = "nobody", run_as_group = 65534 } }\n'
+        'expect = { filesystem_confinement = "enforced", privilege_floor = "enforced" }\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement", "privilege-floor"]')
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for prop, check_id, said in (
+        ("filesystem_confinement", "fs-proc-fds", "host processes found by number"),
+        ("privilege_floor", "priv-proc-access", "process(es) found by number refused"),
+    ):
+        row = v[("localhost", "twin", prop)]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        check = {c["id"]: c for c in row["checks"]}[check_id]
+        assert check["outcome"] == "blocked", check
+        assert said in str(check["detail"]), check
 
 
 def test_a_setns_filter_beside_a_held_network_namespace_stays_enforced(tmp_path: Path) -> None:
@@ -3701,6 +3759,15 @@ def test_a_signal_through_the_i386_entry_is_named(mutants_run: tuple[int, str, P
 I386_PROC_WAYS = {
     "landlock-prlimit-i386": "RLIMIT_CPU) through the i386 entry (int $0x80, its number 340)",
     "landlock-sigio-i386": "fcntl64(F_SETOWN) through the i386 entry (int $0x80, its number 221;",
+    # no /proc, the decoy's pid found by number; x86_64's memory and pidfd calls refused
+    "bwrap-shared-pid-noproc-i386": (
+        "through the i386 entry (int $0x80, its number 347) allowed, x86_64's refused: ptrace's"
+        " permission to its memory, its pid found by number"
+    ),
+    "bwrap-shared-pid-noproc-pidfd-i386": (
+        "through the i386 entry (int $0x80, its number 438) allowed, x86_64's refused: ptrace's"
+        " permission to its descriptors, its pid found by number"
+    ),
 }
 
 
@@ -3709,8 +3776,9 @@ I386_PROC_WAYS = {
 def test_a_host_processs_limits_and_owner_through_the_i386_entry_are_named(
     mutants_run: tuple[int, str, Path], runtime: str
 ) -> None:
-    """landlock-prlimit-i386 and landlock-sigio-i386 are caught by priv-proc-access alone,
-    each reason naming the i386 call its list left through (every x86_64 call refused)."""
+    """landlock-prlimit-i386, landlock-sigio-i386 and the bwrap-shared-pid-noproc i386
+    mutants are caught by priv-proc-access alone, each reason naming the i386 call its
+    list left through (every x86_64 call refused)."""
     v = verdicts_of(mutants_run[2])
     checks = {c["id"]: c for c in v[("localhost", runtime, "privilege_floor")]["checks"]}
     assert I386_PROC_WAYS[runtime] in str(checks["priv-proc-access"]["detail"]), checks
