@@ -137,6 +137,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_DIR: create a folder",
         ("mkdir", "mkdirat"),
         checks=("fs-mkdir-outside",),
+        ways=("i386: mkdir, mkdirat", "io_uring: IORING_OP_MKDIRAT"),
         target="outside/dir-TAG",
     ),
     _fs(
@@ -144,6 +145,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_SYM: create a symlink",
         ("symlink", "symlinkat"),
         checks=("fs-symlink-outside",),
+        ways=("i386: symlink, symlinkat", "io_uring: IORING_OP_SYMLINKAT"),
         target="outside/symlink-TAG",
     ),
     _fs(
@@ -151,6 +153,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_FIFO: create a named pipe",
         ("mknod", "mknodat"),
         checks=("fs-mkfifo-outside",),
+        ways=("i386: mknod, mknodat",),
         target="outside/fifo-TAG",
     ),
     _fs(
@@ -158,6 +161,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_SOCK: create a unix socket file",
         ("mknod", "mknodat", "bind"),
         checks=("fs-socket-outside",),
+        ways=("i386: mknod, mknodat", "io_uring: IORING_OP_SOCKET and IORING_OP_BIND (6.11+)"),
         target="outside/sock-TAG",
     ),
     _fs(

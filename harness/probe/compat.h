@@ -141,6 +141,11 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 /* a file cut by path there (writes.c's cut_file) */
 #define I386_NR_truncate 92
 #define I386_NR_truncate64 193
+/* a folder or a symlink made by path there (makeways.c; mknod's are below) */
+#define I386_NR_mkdir 39
+#define I386_NR_mkdirat 296
+#define I386_NR_symlink 83
+#define I386_NR_symlinkat 304
 /* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
 #define I386_NR_fchmod 94
 #define I386_NR_fchown32 207

@@ -208,8 +208,24 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
      * owner (of x86_64's fcntl and its F_SETOWN): every fcntl command of that entry */
     { "prlimit", { I386_NR_prlimit64, -1, -1, -1 } },
     { "setown", { I386_NR_fcntl, I386_NR_fcntl64, -1, -1 } },
+    /* a folder, a symlink, a named pipe or a socket file made by path there, where
+     * `--deny` refuses x86_64's calls in place of a MAKE_* right left unhandled */
+    { "mkdir", { I386_NR_mkdir, I386_NR_mkdirat, -1, -1 } },
+    { "symlink", { I386_NR_symlink, I386_NR_symlinkat, -1, -1 } },
+    { "mknod", { I386_NR_mknod, I386_NR_mknodat, -1, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
+#endif
+
+/* the path-only calls aarch64 lacks (its *at calls stand for them) */
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_symlink
+#define SYS_symlink -1
+#endif
+#ifndef SYS_mknod
+#define SYS_mknod -1
 #endif
 
 #define DENY_SETOWN (-2L)
@@ -242,6 +258,16 @@ static const struct { const char *name; long nr; } deny_names[] = {
      * governs, refused by a filter where the kernel's Landlock is older */
     { "truncate", SYS_truncate },
     { "ftruncate", SYS_ftruncate },
+    /* a folder, a symlink, a named pipe or a socket file made: what Landlock's MAKE_DIR,
+     * MAKE_SYM, MAKE_FIFO and MAKE_SOCK govern, refused by a filter where one is left
+     * unhandled (bind: a unix socket's name made; the filter refuses socket(AF_UNIX)) */
+    { "mkdir", SYS_mkdir },
+    { "mkdirat", SYS_mkdirat },
+    { "symlink", SYS_symlink },
+    { "symlinkat", SYS_symlinkat },
+    { "mknod", SYS_mknod },
+    { "mknodat", SYS_mknodat },
+    { "bind", SYS_bind },
 };
 #define MAX_DENY 24
 

@@ -194,7 +194,7 @@ static int uring_do(struct uring *u, const struct io_uring_sqe *sqe)
 
 /* One request on a ring of its own, the ring closed after: its result, or -1 with
  * errno and *step the call that failed (`name`: the request's). */
-static int uring_one(const struct io_uring_sqe *req, const char *name, const char **step)
+int uring_one(const struct io_uring_sqe *req, const char *name, const char **step)
 {
     struct uring u;
     struct io_uring_params p;

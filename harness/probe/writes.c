@@ -57,6 +57,14 @@ int tried_any(void)
     return g_try.ok;
 }
 
+/* Whether every call tried since the reset was refused as a filter refuses (EPERM, or
+ * ENOSYS), not as Landlock, DAC or a read-only mount do (EACCES, EROFS), which refuse
+ * every other way alike: then a kind's other ways are worth their time. */
+int refused_as_filter(void)
+{
+    return !g_try.ok && (g_try.err == EPERM || g_try.err == ENOSYS);
+}
+
 void verdict(const char *what, const char *path)
 {
     if (g_try.ok)
@@ -127,6 +135,8 @@ void chk_fs_mkdir_outside(void)
     tried("mkdir", syscall(SYS_mkdir, path, 0755));
 #endif
     tried("mkdirat", syscall(SYS_mkdirat, AT_FDCWD, path, 0755));
+    if (refused_as_filter())
+        mkdir_other_ways(path);
     verdict("make the folder", path);
 }
 
@@ -137,6 +147,8 @@ void chk_fs_symlink_outside(void)
     tried("symlink", syscall(SYS_symlink, "sentinel", path));
 #endif
     tried("symlinkat", syscall(SYS_symlinkat, "sentinel", AT_FDCWD, path));
+    if (refused_as_filter())
+        symlink_other_ways("sentinel", path);
     verdict("make the symlink", path);
 }
 
@@ -147,6 +159,8 @@ void chk_fs_mkfifo_outside(void)
     tried("mknod S_IFIFO", syscall(SYS_mknod, path, S_IFIFO | 0644, 0));
 #endif
     tried("mknodat S_IFIFO", syscall(SYS_mknodat, AT_FDCWD, path, S_IFIFO | 0644, 0));
+    if (refused_as_filter())
+        mknod_other_ways(path, S_IFIFO | 0644);
     verdict("make the FIFO", path);
 }
 
@@ -169,6 +183,10 @@ void chk_fs_socket_outside(void)
     tried("mknod S_IFSOCK", syscall(SYS_mknod, path, S_IFSOCK | 0644, 0));
 #endif
     tried("mknodat S_IFSOCK", syscall(SYS_mknodat, AT_FDCWD, path, S_IFSOCK | 0644, 0));
+    if (refused_as_filter())
+        mknod_other_ways(path, S_IFSOCK | 0644);
+    if (refused_as_filter())
+        bind_other_ways(&a);
     verdict("make a unix socket file at", path);
 }
 
