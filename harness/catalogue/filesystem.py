@@ -161,7 +161,11 @@ ROWS: tuple[Row, ...] = (
         "MAKE_SOCK: create a unix socket file",
         ("mknod", "mknodat", "bind"),
         checks=("fs-socket-outside",),
-        ways=("i386: mknod, mknodat", "io_uring: IORING_OP_SOCKET and IORING_OP_BIND (6.11+)"),
+        ways=(
+            "i386: mknod, mknodat",
+            "io_uring: IORING_OP_SOCKET and IORING_OP_BIND (6.11+)",
+            "socketpair: a socket of a pair, bound, where socket(AF_UNIX) is refused",
+        ),
         target="outside/sock-TAG",
     ),
     _fs(

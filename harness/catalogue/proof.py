@@ -57,6 +57,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unhandled-make-sock",
         "landlock-make-sock-filtered-i386",
         "landlock-make-sock-filtered-uring",
+        "landlock-make-sock-filtered-socketpair",
     ),
     _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
     _FS + "MAKE_BLOCK: create a block device": (

@@ -336,7 +336,9 @@ FILESYSTEM = Scenario(
             "make a unix socket file outside (bind, or mknod S_IFSOCK)",
             how=(
                 "`bind` an `AF_UNIX` socket to `sock-<tag>` in `<outside-dir>` (after `chdir` "
-                "there: a long path would overrun `sun_path`), then `mknod` and `mknodat` of "
+                "there: a long path would overrun `sun_path`), or where `socket(AF_UNIX)` is "
+                "refused by a filter (EPERM) a socket of a `socketpair` (as unbound), then "
+                "`mknod` and `mknodat` of "
                 "the same path with `S_IFSOCK` (no socket needed, nor CAP_MKNOD); where all were "
                 "refused as a filter refuses (EPERM or ENOSYS), the i386 entry's `mknod` and "
                 "`mknodat` with `S_IFSOCK`, then a socket made by io_uring's `IORING_OP_SOCKET` "

@@ -217,6 +217,7 @@ def test_descriptor_kinds_are_read_as_the_table_writes_them() -> None:
 WAY_MUTANTS = {
     "i386: ": ("-i386", "-any-arch"),
     "io_uring: ": ("-uring",),
+    "socketpair: ": ("-socketpair",),
     "write: ": ("-write",),
     "sendmmsg: ": ("-sendmmsg",),
     "sendfile: ": ("-sendfile",),

@@ -459,6 +459,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-make-fifo-filtered-i386": {"filesystem_confinement": "fs-mkfifo-outside"},
     "landlock-make-sock-filtered-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-uring": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-make-sock-filtered-socketpair": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-unhandled-read-dir": {"filesystem_confinement": "fs-list-outside"},
     "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
@@ -2004,6 +2005,10 @@ FS_WAYS = {
     "landlock-make-sock-filtered-uring": (
         "fs-socket-outside",
         ": IORING_OP_SOCKET and IORING_OP_BIND (io_uring))",
+    ),
+    "landlock-make-sock-filtered-socketpair": (
+        "fs-socket-outside",
+        ": socketpair(AF_UNIX) and bind)",
     ),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
