@@ -163,6 +163,7 @@ ROWS: tuple[Row, ...] = (
         checks=("fs-socket-outside",),
         ways=(
             "i386: mknod, mknodat",
+            "i386: bind, socketcall",
             "io_uring: IORING_OP_SOCKET and IORING_OP_BIND (6.11+)",
             "socketpair: a socket of a pair, bound, where socket(AF_UNIX) is refused",
         ),

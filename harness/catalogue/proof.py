@@ -58,6 +58,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-make-sock-filtered-i386",
         "landlock-make-sock-filtered-uring",
         "landlock-make-sock-filtered-socketpair",
+        "landlock-make-sock-filtered-bind-i386",
     ),
     _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
     _FS + "MAKE_BLOCK: create a block device": (

@@ -204,11 +204,13 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_write 4
 #define I386_NR_socketcall 102
 #define I386_NR_socket 359
+#define I386_NR_bind 361 /* makeways.c: a unix socket's name made there */
 #define I386_NR_connect 362
 #define I386_NR_sendto 369
 #define I386_NR_sendmsg 370
 #define I386_SYS_SOCKET 1  /* socketcall's calls (linux/net.h) */
 #define I386_SYS_CONNECT 3
+#define I386_SYS_BIND 2
 #define I386_SYS_SENDTO 11
 #define I386_SYS_SENDMSG 16
 #define I386_NR_sendmmsg 345 /* outside the socket calls' block (359-373) */

@@ -213,6 +213,7 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "mkdir", { I386_NR_mkdir, I386_NR_mkdirat, -1, -1 } },
     { "symlink", { I386_NR_symlink, I386_NR_symlinkat, -1, -1 } },
     { "mknod", { I386_NR_mknod, I386_NR_mknodat, -1, -1 } },
+    { "bind", { I386_NR_bind, -1, -1, -1 } }, /* a socket of a pair named there */
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif

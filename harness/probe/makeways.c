@@ -76,9 +76,34 @@ void mknod_other_ways(const char *path, unsigned mode)
 
 /* A unix socket made and bound by the ring (IORING_OP_SOCKET, IORING_OP_BIND: 6.11+),
  * where socket(2) or bind(2) is refused; `a`'s name relative to the working folder. */
+/* A unix socket bound through the i386 entry (bind, then socketcall's SYS_BIND): the
+ * socket made anyhow (socket(2), a socket of a pair, or that entry's socket), as
+ * unbound either way. */
+static void bind_i386(const struct sockaddr_un *a)
+{
+    const char *step = "socket(AF_UNIX)";
+    int sv[2] = { -1, -1 }, s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0)
+        s = sv[0];
+    if (s < 0 && (s = i386_socket(AF_UNIX, SOCK_STREAM, 0, &step)) < 0) {
+        if (errno != ENOSYS) /* the entry is there, and refused it */
+            tried("socket(AF_UNIX) (i386)", -1);
+        return;
+    }
+    int r = i386_bind(s, (const struct sockaddr *)a, sizeof *a, &step);
+    if (r == 0 || errno != ENOSYS)
+        tried(step, r); /* "bind (i386)" or "socketcall bind (i386)" */
+    close(s);
+    if (sv[1] >= 0)
+        close(sv[1]);
+}
+
 void bind_other_ways(const struct sockaddr_un *a)
 {
     const char *step;
+    bind_i386(a);
+    if (tried_any())
+        return;
     struct io_uring_sqe mk = { .opcode = IORING_OP_SOCKET, .fd = AF_UNIX, .off = SOCK_STREAM | SOCK_CLOEXEC };
     int s = uring_one(&mk, "IORING_OP_SOCKET", &step);
     if (s < 0) { /* the socket alone makes nothing: only its refusal is told */

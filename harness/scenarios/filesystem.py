@@ -341,8 +341,9 @@ FILESYSTEM = Scenario(
                 "`mknod` and `mknodat` of "
                 "the same path with `S_IFSOCK` (no socket needed, nor CAP_MKNOD); where all were "
                 "refused as a filter refuses (EPERM or ENOSYS), the i386 entry's `mknod` and "
-                "`mknodat` with `S_IFSOCK`, then a socket made by io_uring's `IORING_OP_SOCKET` "
-                "and bound by its `IORING_OP_BIND` (6.11+)."
+                "`mknodat` with `S_IFSOCK`, then a socket (made natively, of a pair, or there) "
+                "bound by that entry's `bind` or `socketcall(SYS_BIND)`, then a socket made by "
+                "io_uring's `IORING_OP_SOCKET` and bound by its `IORING_OP_BIND` (6.11+)."
             ),
         ),
         _write(

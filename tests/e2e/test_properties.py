@@ -460,6 +460,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-make-sock-filtered-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-uring": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-socketpair": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-make-sock-filtered-bind-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-unhandled-read-dir": {"filesystem_confinement": "fs-list-outside"},
     "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
@@ -2010,6 +2011,7 @@ FS_WAYS = {
         "fs-socket-outside",
         ": socketpair(AF_UNIX) and bind)",
     ),
+    "landlock-make-sock-filtered-bind-i386": ("fs-socket-outside", ": bind (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
     "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
