@@ -137,7 +137,11 @@ ROWS: tuple[Row, ...] = (
         "MAKE_DIR: create a folder",
         ("mkdir", "mkdirat"),
         checks=("fs-mkdir-outside",),
-        ways=("i386: mkdir, mkdirat", "io_uring: IORING_OP_MKDIRAT"),
+        ways=(
+            "i386: mkdir, mkdirat",
+            "io_uring: IORING_OP_MKDIRAT",
+            "io_uring: IORING_OP_MKDIRAT, its ring set up and entered through the i386 entry",
+        ),
         target="outside/dir-TAG",
     ),
     _fs(

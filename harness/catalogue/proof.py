@@ -43,6 +43,7 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unhandled-make-dir",
         "landlock-make-dir-filtered-i386",
         "landlock-make-dir-filtered-uring",
+        "landlock-make-dir-filtered-uring-i386",
     ),
     _FS + "MAKE_SYM: create a symlink": (
         "landlock-unhandled-make-sym",

@@ -355,6 +355,7 @@ void held_rings_setxattr(const char *path, const char *value);
 /* uring.c: one request on a ring of its own (set up, entered and closed here): its
  * result (a descriptor, or 0), or -1 with errno and *step the call that failed. */
 int uring_one(const struct io_uring_sqe *req, const char *name, const char **step);
+extern int g_ring_i386_may; /* uring.c: rings may be set up through the i386 entry */
 /* makeways.c: a folder, a symlink, a named pipe or a socket file made by the ways
  * besides x86_64's calls (the i386 entry, io_uring), each reported to tried(): for a
  * make check whose native calls were all refused as a filter refuses. */

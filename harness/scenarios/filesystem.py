@@ -310,7 +310,9 @@ FILESYSTEM = Scenario(
                 "`mkdir`, `mkdirat` of `<outside-dir>/dir-<tag>`; where both were refused as a "
                 "filter refuses (EPERM or ENOSYS, not Landlock's EACCES), the i386 entry's "
                 "`mkdir` and `mkdirat`, then io_uring's `IORING_OP_MKDIRAT` (a MAKE_DIR right "
-                "left to a deny-list of x86_64's calls): the detail names the way."
+                "left to a deny-list of x86_64's calls), its ring set up and entered through "
+                "the i386 entry where x86_64's `io_uring_setup` is refused (the same for the "
+                "rows below): the detail names the way."
             ),
         ),
         _write(

@@ -454,6 +454,7 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # same (FS_WAYS; the -uring ones are caught by fs-io-uring too).
     "landlock-make-dir-filtered-i386": {"filesystem_confinement": "fs-mkdir-outside"},
     "landlock-make-dir-filtered-uring": {"filesystem_confinement": "fs-mkdir-outside"},
+    "landlock-make-dir-filtered-uring-i386": {"filesystem_confinement": "fs-mkdir-outside"},
     "landlock-make-sym-filtered-i386": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-make-sym-filtered-uring": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-make-fifo-filtered-i386": {"filesystem_confinement": "fs-mkfifo-outside"},
@@ -1996,6 +1997,10 @@ FS_WAYS = {
     # a MAKE_* right left to a deny-list of x86_64's calls: the name made another way
     "landlock-make-dir-filtered-i386": ("fs-mkdir-outside", ": mkdir (i386))"),
     "landlock-make-dir-filtered-uring": ("fs-mkdir-outside", ": IORING_OP_MKDIRAT (io_uring))"),
+    "landlock-make-dir-filtered-uring-i386": (
+        "fs-mkdir-outside",
+        ": IORING_OP_MKDIRAT (io_uring, its ring set up through the i386 entry))",
+    ),
     "landlock-make-sym-filtered-i386": ("fs-symlink-outside", ": symlink (i386))"),
     "landlock-make-sym-filtered-uring": (
         "fs-symlink-outside",
