@@ -148,6 +148,11 @@ ROWS: tuple[Row, ...] = (
         "MAKE_DIR: create a folder",
         ("mkdir", "mkdirat"),
         checks=("fs-mkdir-outside",),
+        ways=(
+            "i386: mkdir, mkdirat",
+            "io_uring: IORING_OP_MKDIRAT",
+            "io_uring: IORING_OP_MKDIRAT, its ring set up and entered through the i386 entry",
+        ),
         target="outside/dir-TAG",
     ),
     _fs(
@@ -155,6 +160,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_SYM: create a symlink",
         ("symlink", "symlinkat"),
         checks=("fs-symlink-outside",),
+        ways=("i386: symlink, symlinkat", "io_uring: IORING_OP_SYMLINKAT"),
         target="outside/symlink-TAG",
     ),
     _fs(
@@ -162,6 +168,7 @@ ROWS: tuple[Row, ...] = (
         "MAKE_FIFO: create a named pipe",
         ("mknod", "mknodat"),
         checks=("fs-mkfifo-outside",),
+        ways=("i386: mknod, mknodat",),
         target="outside/fifo-TAG",
     ),
     _fs(
@@ -169,6 +176,12 @@ ROWS: tuple[Row, ...] = (
         "MAKE_SOCK: create a unix socket file",
         ("mknod", "mknodat", "bind"),
         checks=("fs-socket-outside",),
+        ways=(
+            "i386: mknod, mknodat",
+            "i386: bind, socketcall",
+            "io_uring: IORING_OP_SOCKET and IORING_OP_BIND (6.11+)",
+            "socketpair: a socket of a pair, bound, where socket(AF_UNIX) is refused",
+        ),
         target="outside/sock-TAG",
     ),
     _fs(

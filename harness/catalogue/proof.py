@@ -47,10 +47,28 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-unhandled-make-reg",
         "colocated-hidden-drop",
     ),
-    _FS + "MAKE_DIR: create a folder": ("landlock-unhandled-make-dir",),
-    _FS + "MAKE_SYM: create a symlink": ("landlock-unhandled-make-sym",),
-    _FS + "MAKE_FIFO: create a named pipe": ("landlock-unhandled-make-fifo",),
-    _FS + "MAKE_SOCK: create a unix socket file": ("landlock-unhandled-make-sock",),
+    _FS + "MAKE_DIR: create a folder": (
+        "landlock-unhandled-make-dir",
+        "landlock-make-dir-filtered-i386",
+        "landlock-make-dir-filtered-uring",
+        "landlock-make-dir-filtered-uring-i386",
+    ),
+    _FS + "MAKE_SYM: create a symlink": (
+        "landlock-unhandled-make-sym",
+        "landlock-make-sym-filtered-i386",
+        "landlock-make-sym-filtered-uring",
+    ),
+    _FS + "MAKE_FIFO: create a named pipe": (
+        "landlock-unhandled-make-fifo",
+        "landlock-make-fifo-filtered-i386",
+    ),
+    _FS + "MAKE_SOCK: create a unix socket file": (
+        "landlock-unhandled-make-sock",
+        "landlock-make-sock-filtered-i386",
+        "landlock-make-sock-filtered-uring",
+        "landlock-make-sock-filtered-socketpair",
+        "landlock-make-sock-filtered-bind-i386",
+    ),
     _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
     _FS + "MAKE_BLOCK: create a block device": (
         "bwrap-block-device",

@@ -145,6 +145,11 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_unlink 10
 #define I386_NR_rmdir 40
 #define I386_NR_unlinkat 301
+/* a folder or a symlink made by path there (makeways.c; mknod's are below) */
+#define I386_NR_mkdir 39
+#define I386_NR_mkdirat 296
+#define I386_NR_symlink 83
+#define I386_NR_symlinkat 304
 /* and a descriptor's calls there (a file of a read-only grant, opened for reading) */
 #define I386_NR_fchmod 94
 #define I386_NR_fchown32 207
@@ -206,11 +211,13 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_write 4
 #define I386_NR_socketcall 102
 #define I386_NR_socket 359
+#define I386_NR_bind 361 /* makeways.c: a unix socket's name made there */
 #define I386_NR_connect 362
 #define I386_NR_sendto 369
 #define I386_NR_sendmsg 370
 #define I386_SYS_SOCKET 1  /* socketcall's calls (linux/net.h) */
 #define I386_SYS_CONNECT 3
+#define I386_SYS_BIND 2
 #define I386_SYS_SENDTO 11
 #define I386_SYS_SENDMSG 16
 #define I386_NR_sendmmsg 345 /* outside the socket calls' block (359-373) */

@@ -212,8 +212,25 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
      * or a folder (unlinkat's AT_REMOVEDIR), as Landlock's REMOVE_FILE and REMOVE_DIR */
     { "unlink", { I386_NR_unlink, I386_NR_unlinkat, -1, -1 } },
     { "rmdir", { I386_NR_rmdir, I386_NR_unlinkat, -1, -1 } },
+    /* a folder, a symlink, a named pipe or a socket file made by path there, where
+     * `--deny` refuses x86_64's calls in place of a MAKE_* right left unhandled */
+    { "mkdir", { I386_NR_mkdir, I386_NR_mkdirat, -1, -1 } },
+    { "symlink", { I386_NR_symlink, I386_NR_symlinkat, -1, -1 } },
+    { "mknod", { I386_NR_mknod, I386_NR_mknodat, -1, -1 } },
+    { "bind", { I386_NR_bind, -1, -1, -1 } }, /* a socket of a pair named there */
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
+#endif
+
+/* the path-only calls aarch64 lacks (its *at calls stand for them) */
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_symlink
+#define SYS_symlink -1
+#endif
+#ifndef SYS_mknod
+#define SYS_mknod -1
 #endif
 
 #define DENY_SETOWN (-2L)
@@ -257,6 +274,16 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "unlink", SYS_unlink },
     { "unlinkat", SYS_unlinkat },
     { "rmdir", SYS_rmdir },
+    /* a folder, a symlink, a named pipe or a socket file made: what Landlock's MAKE_DIR,
+     * MAKE_SYM, MAKE_FIFO and MAKE_SOCK govern, refused by a filter where one is left
+     * unhandled (bind: a unix socket's name made; the filter refuses socket(AF_UNIX)) */
+    { "mkdir", SYS_mkdir },
+    { "mkdirat", SYS_mkdirat },
+    { "symlink", SYS_symlink },
+    { "symlinkat", SYS_symlinkat },
+    { "mknod", SYS_mknod },
+    { "mknodat", SYS_mknodat },
+    { "bind", SYS_bind },
 };
 #define MAX_DENY 24
 
@@ -268,7 +295,8 @@ static long deny_nr(const char *name)
     fatal(2, "confine: --deny: unknown call %s (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo,"
              " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
              " setpriority, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity,"
-             " ioprio_set, setown, truncate, ftruncate)", name);
+             " ioprio_set, setown, truncate, ftruncate, unlink, unlinkat, rmdir, mkdir, mkdirat, symlink,"
+             " symlinkat, mknod, mknodat, bind)", name);
 }
 
 static int meta_family(const char *name)
@@ -302,7 +330,8 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             if (k < 0)
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
-                         " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched, prlimit, setown)",
+                         " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched, prlimit, setown,"
+                         " unlink, rmdir, mkdir, symlink, mknod, bind)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

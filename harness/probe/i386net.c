@@ -253,6 +253,27 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
     return r < 0 ? (errno = (int)-r, -1) : 0;
 }
 
+/* bind(2) through the entry, as i386_connect (makeways.c: a unix socket's name made
+ * there, where x86_64's bind is refused). */
+int i386_bind(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
+{
+    *step = "the i386 entry";
+    if (!i386_here())
+        return errno = ENOSYS, -1;
+    char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+                     -1, 0);
+    if (low == MAP_FAILED)
+        return -1;
+    long r = -EINVAL;
+    if (len <= LOW_ARRAY) {
+        memcpy(low + LOW_ADDR, sa, len);
+        const long v[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), (long)len };
+        r = socket_call(I386_NR_bind, I386_SYS_BIND, "bind", v, 3, 0, low, step);
+    }
+    munmap(low, LOW_SIZE);
+    return r < 0 ? (errno = (int)-r, -1) : 0;
+}
+
 ssize_t i386_send_to(int fd, const void *p, size_t n, const struct sockaddr *to, socklen_t tolen,
                      const char **step)
 {
@@ -391,6 +412,11 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
     (void)fd, (void)sa, (void)len;
     *step = "the i386 entry (none on this architecture)";
     return errno = ENOSYS, -1;
+}
+
+int i386_bind(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
+{
+    return i386_connect(fd, sa, len, step);
 }
 
 int i386_socket(int family, int type, int proto, const char **step)

@@ -54,7 +54,8 @@
  *                (io_uring: the one ring, the sweep's exchange, the file
  *                operations, a ring held), i386net.c (the exchange through the i386 entry)
  *   filesystem   filesystem.c (by path), writes.c (the catalogue's write kinds), i386.c (the
- *                same calls through the i386 entry), exec.c, grants.c (read-only grants),
+ *                same calls through the i386 entry), makeways.c (the make kinds' other
+ *                ways: the i386 entry, io_uring), exec.c, grants.c (read-only grants),
  *                held.c (descriptors held at start), heldmeta.c (a held file's metadata, by
  *                each way), heldreaders.c (a held pipe's reader, the controlling terminal's
  *                session), fdkinds.c (what kind each is), stands.c (the working folder, a
@@ -364,6 +365,15 @@ int uring_one(const struct io_uring_sqe *req, const char *name, const char **ste
  * workload itself (fs-io-uring, where no ring can be set up): returns only where none
  * set it (errno kept). */
 void held_rings_setxattr(const char *path, const char *value);
+extern int g_ring_i386_may; /* uring.c: rings may be set up through the i386 entry */
+/* makeways.c: a folder, a symlink, a named pipe or a socket file made by the ways
+ * besides x86_64's calls (the i386 entry, io_uring), each reported to tried(): for a
+ * make check whose native calls were all refused as a filter refuses. */
+int refused_as_filter(void);
+void mkdir_other_ways(const char *path);
+void symlink_other_ways(const char *target, const char *path);
+void mknod_other_ways(const char *path, unsigned mode);
+void bind_other_ways(const struct sockaddr_un *a);
 
 /* fdkinds.c: what a held descriptor is, one kind per row of fdkinds.def */
 enum fd_kind {

@@ -44,7 +44,7 @@ const char *uring_way(void)
 }
 
 static int g_ring_i386;     /* the last ring was set up through the i386 entry */
-static int g_ring_i386_may; /* this process's rings may be (fs-io-uring, the sweep's exchange) */
+int g_ring_i386_may; /* this process's rings may be (fs-io-uring, the sweep's exchange) */
 
 /* The way the last ring was set up, where through the i386 entry: or "". */
 const char *uring_i386_way(void)

@@ -73,6 +73,7 @@ int i386_socket(int family, int type, int proto, const char **step);
 /* i386net.c: connect(2) on any socket through the i386 entry alone (its own number, then
  * socketcall); *step the way. */
 int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step);
+int i386_bind(int fd, const struct sockaddr *sa, socklen_t len, const char **step); /* the same, bind(2) */
 /* i386net.c: the bytes on a connected socket (a held one) through the i386 entry alone,
  * by each of its calls that sends them in turn, each in a child: n, or -1 with errno
  * (ENOSYS where there is no such entry); *step the way. */

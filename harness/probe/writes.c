@@ -59,6 +59,14 @@ int tried_any(void)
     return g_try.ok;
 }
 
+/* Whether every call tried since the reset was refused as a filter refuses (EPERM, or
+ * ENOSYS), not as Landlock, DAC or a read-only mount do (EACCES, EROFS), which refuse
+ * every other way alike: then a kind's other ways are worth their time. */
+int refused_as_filter(void)
+{
+    return !g_try.ok && (g_try.err == EPERM || g_try.err == ENOSYS);
+}
+
 void verdict(const char *what, const char *path)
 {
     if (g_try.ok)
@@ -157,6 +165,8 @@ void chk_fs_mkdir_outside(void)
     tried("mkdir", syscall(SYS_mkdir, path, 0755));
 #endif
     tried("mkdirat", syscall(SYS_mkdirat, AT_FDCWD, path, 0755));
+    if (refused_as_filter())
+        mkdir_other_ways(path);
     verdict("make the folder", path);
 }
 
@@ -167,6 +177,8 @@ void chk_fs_symlink_outside(void)
     tried("symlink", syscall(SYS_symlink, "sentinel", path));
 #endif
     tried("symlinkat", syscall(SYS_symlinkat, "sentinel", AT_FDCWD, path));
+    if (refused_as_filter())
+        symlink_other_ways("sentinel", path);
     verdict("make the symlink", path);
 }
 
@@ -177,6 +189,8 @@ void chk_fs_mkfifo_outside(void)
     tried("mknod S_IFIFO", syscall(SYS_mknod, path, S_IFIFO | 0644, 0));
 #endif
     tried("mknodat S_IFIFO", syscall(SYS_mknodat, AT_FDCWD, path, S_IFIFO | 0644, 0));
+    if (refused_as_filter())
+        mknod_other_ways(path, S_IFIFO | 0644);
     verdict("make the FIFO", path);
 }
 
@@ -191,14 +205,26 @@ void chk_fs_socket_outside(void)
     snprintf(a.sun_path, sizeof a.sun_path, "sock-%s", need(&o.tag));
     if (chdir(dir) != 0)
         outcome(OC_BLOCKED, errno, "chdir %s", dir);
-    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), e = errno;
     tried("socket(AF_UNIX) and bind", s < 0 ? -1 : bind(s, (struct sockaddr *)&a, sizeof a));
     if (s >= 0)
         close(s);
+    int sv[2];
+    if (s < 0 && e == EPERM && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+        /* socket(AF_UNIX) refused by a filter (the Landlock reference's): a socket of a
+         * pair is as unbound, and bind names it all the same (a deny-list that counted
+         * on that refusal in place of MAKE_SOCK, and left bind off) */
+        tried("socketpair(AF_UNIX) and bind", bind(sv[0], (struct sockaddr *)&a, sizeof a));
+        close(sv[0]), close(sv[1]);
+    }
 #ifdef SYS_mknod
     tried("mknod S_IFSOCK", syscall(SYS_mknod, path, S_IFSOCK | 0644, 0));
 #endif
     tried("mknodat S_IFSOCK", syscall(SYS_mknodat, AT_FDCWD, path, S_IFSOCK | 0644, 0));
+    if (refused_as_filter())
+        mknod_other_ways(path, S_IFSOCK | 0644);
+    if (refused_as_filter())
+        bind_other_ways(&a);
     verdict("make a unix socket file at", path);
 }
 

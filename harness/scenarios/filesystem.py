@@ -316,25 +316,46 @@ FILESYSTEM = Scenario(
         _write(
             "fs-mkdir-outside",
             "make a folder outside",
-            how="`mkdir`, `mkdirat` of `<outside-dir>/dir-<tag>`.",
+            how=(
+                "`mkdir`, `mkdirat` of `<outside-dir>/dir-<tag>`; where both were refused as a "
+                "filter refuses (EPERM or ENOSYS, not Landlock's EACCES), the i386 entry's "
+                "`mkdir` and `mkdirat`, then io_uring's `IORING_OP_MKDIRAT` (a MAKE_DIR right "
+                "left to a deny-list of x86_64's calls), its ring set up and entered through "
+                "the i386 entry where x86_64's `io_uring_setup` is refused (the same for the "
+                "rows below): the detail names the way."
+            ),
         ),
         _write(
             "fs-symlink-outside",
             "make a symlink outside",
-            how="`symlink`, `symlinkat` making `<outside-dir>/symlink-<tag>`.",
+            how=(
+                "`symlink`, `symlinkat` making `<outside-dir>/symlink-<tag>`; where both were "
+                "refused as a filter refuses (EPERM or ENOSYS), the i386 entry's `symlink` and "
+                "`symlinkat`, then io_uring's `IORING_OP_SYMLINKAT`."
+            ),
         ),
         _write(
             "fs-mkfifo-outside",
             "make a named pipe outside (mknod S_IFIFO)",
-            how="`mknod`, `mknodat` (`S_IFIFO`) of `<outside-dir>/fifo-<tag>`.",
+            how=(
+                "`mknod`, `mknodat` (`S_IFIFO`) of `<outside-dir>/fifo-<tag>`; where both were "
+                "refused as a filter refuses (EPERM or ENOSYS), the i386 entry's `mknod` and "
+                "`mknodat` (io_uring has no mknod)."
+            ),
         ),
         _write(
             "fs-socket-outside",
             "make a unix socket file outside (bind, or mknod S_IFSOCK)",
             how=(
                 "`bind` an `AF_UNIX` socket to `sock-<tag>` in `<outside-dir>` (after `chdir` "
-                "there: a long path would overrun `sun_path`), then `mknod` and `mknodat` of "
-                "the same path with `S_IFSOCK` (no socket needed, nor CAP_MKNOD)."
+                "there: a long path would overrun `sun_path`), or where `socket(AF_UNIX)` is "
+                "refused by a filter (EPERM) a socket of a `socketpair` (as unbound), then "
+                "`mknod` and `mknodat` of "
+                "the same path with `S_IFSOCK` (no socket needed, nor CAP_MKNOD); where all were "
+                "refused as a filter refuses (EPERM or ENOSYS), the i386 entry's `mknod` and "
+                "`mknodat` with `S_IFSOCK`, then a socket (made natively, of a pair, or there) "
+                "bound by that entry's `bind` or `socketcall(SYS_BIND)`, then a socket made by "
+                "io_uring's `IORING_OP_SOCKET` and bound by its `IORING_OP_BIND` (6.11+)."
             ),
         ),
         _write(

@@ -219,6 +219,7 @@ WAY_MUTANTS = {
     "the i386 entry's ipc multiplexer: ": ("-multiplexer",),
     "the i386 entry's time64 call: ": ("-time64",),
     "io_uring: ": ("-uring",),
+    "socketpair: ": ("-socketpair",),
     "write: ": ("-write",),
     "sendmmsg: ": ("-sendmmsg",),
     "sendfile: ": ("-sendfile",),

@@ -456,6 +456,19 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-unhandled-make-sym": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-unhandled-make-fifo": {"filesystem_confinement": "fs-mkfifo-outside"},
     "landlock-unhandled-make-sock": {"filesystem_confinement": "fs-socket-outside"},
+    # A MAKE_* right left to a deny-list of x86_64's calls: the i386 entry's calls, or
+    # io_uring's opcodes where the filter lets io_uring through, make the name all the
+    # same (FS_WAYS; the -uring ones are caught by fs-io-uring too).
+    "landlock-make-dir-filtered-i386": {"filesystem_confinement": "fs-mkdir-outside"},
+    "landlock-make-dir-filtered-uring": {"filesystem_confinement": "fs-mkdir-outside"},
+    "landlock-make-dir-filtered-uring-i386": {"filesystem_confinement": "fs-mkdir-outside"},
+    "landlock-make-sym-filtered-i386": {"filesystem_confinement": "fs-symlink-outside"},
+    "landlock-make-sym-filtered-uring": {"filesystem_confinement": "fs-symlink-outside"},
+    "landlock-make-fifo-filtered-i386": {"filesystem_confinement": "fs-mkfifo-outside"},
+    "landlock-make-sock-filtered-i386": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-make-sock-filtered-uring": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-make-sock-filtered-socketpair": {"filesystem_confinement": "fs-socket-outside"},
+    "landlock-make-sock-filtered-bind-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-unhandled-read-dir": {"filesystem_confinement": "fs-list-outside"},
     "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
@@ -2062,6 +2075,29 @@ FS_WAYS = {
         "rmdir-me: io_uring IORING_OP_UNLINKAT AT_REMOVEDIR)",
     ),
     "landlock-i386-fchown16": ("fs-write-read-only", "read-only grants: fchown (i386))"),
+    # a MAKE_* right left to a deny-list of x86_64's calls: the name made another way
+    "landlock-make-dir-filtered-i386": ("fs-mkdir-outside", ": mkdir (i386))"),
+    "landlock-make-dir-filtered-uring": ("fs-mkdir-outside", ": IORING_OP_MKDIRAT (io_uring))"),
+    "landlock-make-dir-filtered-uring-i386": (
+        "fs-mkdir-outside",
+        ": IORING_OP_MKDIRAT (io_uring, its ring set up through the i386 entry))",
+    ),
+    "landlock-make-sym-filtered-i386": ("fs-symlink-outside", ": symlink (i386))"),
+    "landlock-make-sym-filtered-uring": (
+        "fs-symlink-outside",
+        ": IORING_OP_SYMLINKAT (io_uring))",
+    ),
+    "landlock-make-fifo-filtered-i386": ("fs-mkfifo-outside", ": mknod S_IFIFO (i386))"),
+    "landlock-make-sock-filtered-i386": ("fs-socket-outside", ": mknod S_IFSOCK (i386))"),
+    "landlock-make-sock-filtered-uring": (
+        "fs-socket-outside",
+        ": IORING_OP_SOCKET and IORING_OP_BIND (io_uring))",
+    ),
+    "landlock-make-sock-filtered-socketpair": (
+        "fs-socket-outside",
+        ": socketpair(AF_UNIX) and bind)",
+    ),
+    "landlock-make-sock-filtered-bind-i386": ("fs-socket-outside", ": bind (i386))"),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
     "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
@@ -2274,6 +2310,39 @@ def test_a_removal_filter_that_checks_the_architecture_stays_enforced(tmp_path: 
     checks = {c["id"]: c for c in row["checks"]}
     for check_id in ("fs-unlink-outside", "fs-rmdir-outside", "fs-write-read-only"):
         assert checks[check_id]["outcome"] == "blocked", checks[check_id]
+
+
+# The deny-lists of the landlock-make-*-filtered mutants, each in place of its MAKE_*
+# right: the row's check, and the calls refused by x86_64's numbers.
+MAKE_DENY_LISTS = {
+    "make-dir": ("fs-mkdir-outside", ("mkdir", "mkdirat")),
+    "make-sym": ("fs-symlink-outside", ("symlink", "symlinkat")),
+    "make-fifo": ("fs-mkfifo-outside", ("mknod", "mknodat")),
+    "make-sock": ("fs-socket-outside", ("mknod", "mknodat", "bind")),
+}
+
+
+@pytest.mark.parametrize("right", sorted(MAKE_DENY_LISTS))
+def test_a_make_deny_list_that_checks_the_architecture_stays_enforced(
+    tmp_path: Path, right: str
+) -> None:
+    """The landlock-make-*-filtered mutants' correct twin: the right left unhandled and
+    the same deny-list of x86_64's calls, the filter checking the architecture and
+    refusing io_uring (the reference's). Every native call is refused as a filter
+    refuses (EPERM), so the i386 entry's calls and io_uring's opcodes are tried too, and
+    each is refused: enforced, the row's check blocked."""
+    check_id, calls = MAKE_DENY_LISTS[right]
+    deny = [arg for call in calls for arg in ("--deny", call)]
+    argv = [
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--unhandled", right, *deny, "--read", "/etc", "--read", "/proc"),
+        *("--write", "/tmp", "--write", "/dev/null", "--read", "{probe}", "--read", "{helpers}"),
+        *("--write", "{allowed}", "--", "{probe}", "{args}"),
+    ]
+    row = _landlock_twin_row(tmp_path, f"{right}-twin", argv, right)
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check = {c["id"]: c for c in row["checks"]}[check_id]
+    assert check["outcome"] == "blocked", check
 
 
 def test_a_truncate_filter_behind_a_handled_truncate_right_stays_enforced(tmp_path: Path) -> None:

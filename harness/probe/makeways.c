@@ -1,0 +1,122 @@
+/* The other ways into the make kinds (fs-mkdir-outside, fs-symlink-outside,
+ * fs-mkfifo-outside, fs-socket-outside): the i386 entry's calls and io_uring's
+ * opcodes. A launcher that leaves a Landlock MAKE_* right unhandled (an older ABI, or
+ * a right forgotten) and refuses x86_64's calls by a filter in its place leaves these
+ * open unless its filter checks the architecture and refuses io_uring. They are tried
+ * only where every native call was refused as a filter refuses (refused_as_filter:
+ * EPERM or ENOSYS), never where Landlock, DAC or a read-only mount refused it (EACCES,
+ * EROFS), which refuse every way alike: a correct sandbox pays nothing. Each result
+ * goes to tried() as "<call> (i386)" or "<opcode> (io_uring)", so the verdict's reason
+ * names the way. */
+
+#include "probe.h"
+
+#include <linux/io_uring.h>
+
+#ifndef IORING_OP_BIND
+#define IORING_OP_BIND 56 /* 6.11 */
+#endif
+
+/* One request on a ring of its own, reported as "<name> (io_uring)": a ring refused
+ * (io_uring_setup's EPERM) is a refusal too. Where x86_64's io_uring_setup is refused,
+ * the ring is set up and entered through the i386 entry (a filter that refuses
+ * x86_64's io_uring calls alone), and the way says so. The request's result (a
+ * descriptor, 0), or -1. */
+static int uring_tried(const struct io_uring_sqe *sqe, const char *name)
+{
+    const char *step;
+    char label[128];
+    g_ring_i386_may = 1;
+    int r = uring_one(sqe, name, &step);
+    const char *i386 = *uring_i386_way() ? ", its ring set up through the i386 entry" : "";
+    snprintf(label, sizeof label, "%s (io_uring%s)", name, i386);
+    tried(label, r < 0 ? -1 : 0);
+    return r;
+}
+
+void mkdir_other_ways(const char *path)
+{
+    size_t n = strlen(path) + 1;
+    const struct compat_call i386[] = {
+        { "mkdir", I386_NR_mkdir, { CP(path, n), CV(0755) } },
+        { "mkdirat", I386_NR_mkdirat, { CV(AT_FDCWD), CP(path, n), CV(0755) } },
+    };
+    compat_tried(i386, 2);
+    if (tried_any())
+        return; /* made: io_uring's would find it there */
+    struct io_uring_sqe s = { .opcode = IORING_OP_MKDIRAT, .fd = AT_FDCWD, .len = 0755 };
+    s.addr = (unsigned long long)(uintptr_t)path;
+    uring_tried(&s, "IORING_OP_MKDIRAT");
+}
+
+void symlink_other_ways(const char *target, const char *path)
+{
+    size_t n = strlen(path) + 1, t = strlen(target) + 1;
+    const struct compat_call i386[] = {
+        { "symlink", I386_NR_symlink, { CP(target, t), CP(path, n) } },
+        { "symlinkat", I386_NR_symlinkat, { CP(target, t), CV(AT_FDCWD), CP(path, n) } },
+    };
+    compat_tried(i386, 2);
+    if (tried_any())
+        return;
+    struct io_uring_sqe s = { .opcode = IORING_OP_SYMLINKAT, .fd = AT_FDCWD };
+    s.addr = (unsigned long long)(uintptr_t)target;
+    s.addr2 = (unsigned long long)(uintptr_t)path;
+    uring_tried(&s, "IORING_OP_SYMLINKAT");
+}
+
+/* A named pipe or a socket file by mknod (io_uring has no mknod of its own). */
+void mknod_other_ways(const char *path, unsigned mode)
+{
+    size_t n = strlen(path) + 1;
+    const char *fifo = S_ISFIFO(mode) ? "mknod S_IFIFO" : "mknod S_IFSOCK";
+    const char *fifoat = S_ISFIFO(mode) ? "mknodat S_IFIFO" : "mknodat S_IFSOCK";
+    const struct compat_call i386[] = {
+        { fifo, I386_NR_mknod, { CP(path, n), CV(mode), CV(0) } },
+        { fifoat, I386_NR_mknodat, { CV(AT_FDCWD), CP(path, n), CV(mode), CV(0) } },
+    };
+    compat_tried(i386, 2);
+}
+
+/* A unix socket made and bound by the ring (IORING_OP_SOCKET, IORING_OP_BIND: 6.11+),
+ * where socket(2) or bind(2) is refused; `a`'s name relative to the working folder. */
+/* A unix socket bound through the i386 entry (bind, then socketcall's SYS_BIND): the
+ * socket made anyhow (socket(2), a socket of a pair, or that entry's socket), as
+ * unbound either way. */
+static void bind_i386(const struct sockaddr_un *a)
+{
+    const char *step = "socket(AF_UNIX)";
+    int sv[2] = { -1, -1 }, s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0)
+        s = sv[0];
+    if (s < 0 && (s = i386_socket(AF_UNIX, SOCK_STREAM, 0, &step)) < 0) {
+        if (errno != ENOSYS) /* the entry is there, and refused it */
+            tried("socket(AF_UNIX) (i386)", -1);
+        return;
+    }
+    int r = i386_bind(s, (const struct sockaddr *)a, sizeof *a, &step);
+    if (r == 0 || errno != ENOSYS)
+        tried(step, r); /* "bind (i386)" or "socketcall bind (i386)" */
+    close(s);
+    if (sv[1] >= 0)
+        close(sv[1]);
+}
+
+void bind_other_ways(const struct sockaddr_un *a)
+{
+    const char *step;
+    bind_i386(a);
+    if (tried_any())
+        return;
+    struct io_uring_sqe mk = { .opcode = IORING_OP_SOCKET, .fd = AF_UNIX, .off = SOCK_STREAM | SOCK_CLOEXEC };
+    int s = uring_one(&mk, "IORING_OP_SOCKET", &step);
+    if (s < 0) { /* the socket alone makes nothing: only its refusal is told */
+        tried("IORING_OP_SOCKET (io_uring)", -1);
+        return;
+    }
+    struct io_uring_sqe b = { .opcode = IORING_OP_BIND, .fd = s };
+    b.addr = (unsigned long long)(uintptr_t)a;
+    b.addr2 = sizeof *a;
+    uring_tried(&b, "IORING_OP_SOCKET and IORING_OP_BIND");
+    close(s);
+}
