@@ -164,8 +164,13 @@ int numbered_fds(char *how, size_t n, int *pids, int *e)
         else if (r == 1)
             over = 1;
     }
+#if defined(__x86_64__)
     if (nref > 0 && i386_here() && i386_take(refused, nref, how, n) == 0)
         return 0;
+#else
+    if (nref > 0 && i386_take(refused, nref, how, n) == 0)
+        return 0;
+#endif
     return over ? -2 : -1;
 }
 
