@@ -234,10 +234,12 @@ long i386_getdents(int fd, int wide, void *buf, size_t cap)
     if (pid == 0) {
         char *low = mmap(NULL, 32768, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
         static const long none[6];
-        long r = -ENOSYS;
-        if (low != MAP_FAILED && int80(I386_NR_getpid, none) == (long)getpid()) {
+        long r = low == MAP_FAILED ? -ENOMEM : int80(I386_NR_getpid, none); /* the entry here? */
+        if (r == (long)getpid()) {
             long v[6] = { fd, (long)(uintptr_t)low, (long)cap };
             r = int80(wide ? I386_NR_getdents64 : I386_NR_getdents, v);
+        } else if (r >= 0 || r < -4095) {
+            r = -ENOSYS;
         }
         if (write(p[1], &r, sizeof r) == sizeof r && r > 0 && write(p[1], low, (size_t)r) != r)
             _exit(1);
