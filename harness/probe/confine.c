@@ -222,6 +222,8 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
      * execveat, getdents and getdents64 in place of EXECUTE or READ_DIR left unhandled */
     { "exec", { I386_NR_execve, I386_NR_execveat, -1, -1 } },
     { "getdents", { I386_NR_getdents, I386_NR_getdents64, -1, -1 } },
+    { "execveat", { I386_NR_execveat, -1, -1, -1 } }, /* the newer call an i386 list leaves */
+    { "getdents32", { I386_NR_getdents, -1, -1, -1 } }, /* the older one, a 32-bit layout */
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -291,9 +293,8 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "mknod", SYS_mknod },
     { "mknodat", SYS_mknodat },
     { "bind", SYS_bind },
-    /* a file run, a folder listed: what Landlock's EXECUTE and READ_DIR govern, refused
-     * by a filter where one is left unhandled (execve: the launcher's own exec of the
-     * command let through, by its name's address, as such filters do) */
+    /* a file run, a folder listed: EXECUTE's and READ_DIR's, where one is left unhandled
+     * (execve: the launcher's own exec let through, by its name's address) */
     { "execve", SYS_execve },
     { "execveat", SYS_execveat },
     { "getdents", SYS_getdents },
@@ -349,7 +350,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
                          " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched, prlimit, setown,"
-                         " unlink, rmdir, mkdir, symlink, mknod, bind, exec, getdents)",
+                         " unlink, rmdir, mkdir, symlink, mknod, bind, exec, getdents, execveat, getdents32)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);

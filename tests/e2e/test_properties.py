@@ -474,6 +474,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     # getdents64 lists a host folder, its execve runs a host program (FS_WAYS).
     "landlock-list-filtered-i386": {"filesystem_confinement": "fs-list-outside"},
     "landlock-exec-filtered-i386": {"filesystem_confinement": "fs-exec-outside"},
+    # ... and an i386 list beside it that leaves out the entry's execveat or getdents
+    "landlock-list-filtered-getdents-i386": {"filesystem_confinement": "fs-list-outside"},
+    "landlock-exec-filtered-execveat-i386": {"filesystem_confinement": "fs-exec-outside"},
     "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
     "landlock-unfiltered-utime": {"filesystem_confinement": "fs-utime-outside"},
@@ -2105,6 +2108,14 @@ FS_WAYS = {
     # EXECUTE and READ_DIR left to a deny-list of x86_64's calls: the i386 entry's
     "landlock-exec-filtered-i386": ("fs-exec-outside", "exec-me (execve (i386)): it printed"),
     "landlock-list-filtered-i386": ("fs-list-outside", " (getdents64 (i386)): it holds listed-"),
+    "landlock-exec-filtered-execveat-i386": (
+        "fs-exec-outside",
+        "exec-me through an O_PATH handle (execveat (i386) AT_EMPTY_PATH)",
+    ),
+    "landlock-list-filtered-getdents-i386": (
+        "fs-list-outside",
+        " (getdents (i386)): it holds listed-",
+    ),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
     "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
@@ -2364,11 +2375,12 @@ EXEC_LIST_DENY_LISTS = {
 def test_an_exec_or_list_deny_list_that_checks_the_architecture_stays_enforced(
     tmp_path: Path, mutant: str
 ) -> None:
-    """landlock-exec-filtered-i386's and landlock-list-filtered-i386's correct twin: the
-    same launcher, the right left unhandled and the same deny-list of x86_64's execve and
-    execveat (or getdents and getdents64), the filter checking the architecture (the
-    reference's). The native calls are refused as a filter refuses (EPERM), so the i386
-    entry's are tried too, and refused: enforced, the row's check blocked."""
+    """landlock-exec-filtered-i386's and landlock-list-filtered-i386's correct twin (and
+    their -execveat-i386 and -getdents-i386 siblings'): the same launcher, the right left
+    unhandled and the same deny-list of x86_64's execve and execveat (or getdents and
+    getdents64), the filter checking the architecture (the reference's). The native calls
+    are refused as a filter refuses (EPERM), so the i386 entry's are tried too, and
+    refused: enforced, the row's check blocked."""
     argv = list(
         tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]["argv"]
     )
