@@ -435,7 +435,7 @@ static int list_i386(int fd, const char *want, int *n, const char **way)
                 at += len;
             }
         }
-        if (got == 0)
+        if (got >= 0) /* its end, or 64 rounds read */
             return 0;
     }
     return -1;
