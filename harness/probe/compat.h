@@ -264,6 +264,12 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_IPC_MSGGET 13
 #define I386_IPC_SHMAT 21
 #define I386_IPC_SHMGET 23
+/* exec.c and writes.c: a file run there (EXECUTE) and a folder listed there (READ_DIR),
+ * where a deny-list refuses x86_64's execve and execveat, getdents and getdents64 */
+#define I386_NR_execve 11
+#define I386_NR_execveat 358
+#define I386_NR_getdents 141
+#define I386_NR_getdents64 220
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

@@ -218,6 +218,12 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "symlink", { I386_NR_symlink, I386_NR_symlinkat, -1, -1 } },
     { "mknod", { I386_NR_mknod, I386_NR_mknodat, -1, -1 } },
     { "bind", { I386_NR_bind, -1, -1, -1 } }, /* a socket of a pair named there */
+    /* a file run, a folder listed there, where `--deny` refuses x86_64's execve and
+     * execveat, getdents and getdents64 in place of EXECUTE or READ_DIR left unhandled */
+    { "exec", { I386_NR_execve, I386_NR_execveat, -1, -1 } },
+    { "getdents", { I386_NR_getdents, I386_NR_getdents64, -1, -1 } },
+    { "execveat", { I386_NR_execveat, -1, -1, -1 } }, /* the newer call an i386 list leaves */
+    { "getdents32", { I386_NR_getdents, -1, -1, -1 } }, /* the older one, a 32-bit layout */
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -239,6 +245,9 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
 #endif
 #ifndef SYS_rmdir
 #define SYS_rmdir -1
+#endif
+#ifndef SYS_getdents /* aarch64 has getdents64 alone */
+#define SYS_getdents -1
 #endif
 /* The calls a mutant's `--deny CALL` refuses outright (EPERM), on top of the rest: a
  * hand-written deny-list of an operator's, which may leave one way out (the
@@ -284,8 +293,18 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "mknod", SYS_mknod },
     { "mknodat", SYS_mknodat },
     { "bind", SYS_bind },
+    /* a file run, a folder listed: EXECUTE's and READ_DIR's, where one is left unhandled
+     * (execve: the launcher's own exec let through, by its name's address) */
+    { "execve", SYS_execve },
+    { "execveat", SYS_execveat },
+    { "getdents", SYS_getdents },
+    { "getdents64", SYS_getdents64 },
 };
 #define MAX_DENY 24
+
+/* The command's name as the launcher's execv passes it: `--deny execve` lets through the
+ * execve of that address alone (no later program holds it at that address). */
+static const char *g_launch;
 
 static long deny_nr(const char *name)
 {
@@ -296,7 +315,7 @@ static long deny_nr(const char *name)
              " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
              " setpriority, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity,"
              " ioprio_set, setown, truncate, ftruncate, unlink, unlinkat, rmdir, mkdir, mkdirat, symlink,"
-             " symlinkat, mknod, mknodat, bind)", name);
+             " symlinkat, mknod, mknodat, bind, execve, execveat, getdents, getdents64)", name);
 }
 
 static int meta_family(const char *name)
@@ -331,7 +350,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
                          " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched, prlimit, setown,"
-                         " unlink, rmdir, mkdir, symlink, mknod, bind)",
+                         " unlink, rmdir, mkdir, symlink, mknod, bind, exec, getdents, execveat, getdents32)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
@@ -384,6 +403,19 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             for (int k = 0; k < 4; k++)
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cmds[k], (uint8_t)(4 - k), 0);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+            continue;
+        }
+        if (deny[i] == SYS_execve && g_launch) { /* the launcher's own exec, by its name's address */
+            const uint64_t at = (uint64_t)(uintptr_t)g_launch;
+            const uint32_t arg = offsetof(struct seccomp_data, args[0]);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 0, 6);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)at, 0, 3);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg + 4);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(at >> 32), 0, 1);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
             continue;
@@ -604,6 +636,7 @@ void confine_main(int argc, char **argv)
     docker_capabilities();
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         fatal(2, "confine: no_new_privs: %s", strerror(errno));
+    g_launch = argv[i + 1];
     metadata_filter(unfiltered, any_arch, i386_open, fd_open, deny, ndeny);
     if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         fatal(2, "confine: landlock_restrict_self: %s", strerror(errno));

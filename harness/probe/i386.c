@@ -168,6 +168,95 @@ long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags)
     long v[6] = { fd, (long)n, (long)wait, (long)flags }, r = int80(I386_NR_io_uring_enter, v);
     return r < 0 ? (errno = (int)-r, -1) : r;
 }
+/* Copy string s below 4 GiB at *used within low: its 32-bit address there. */
+static uint32_t put_low(char *low, size_t *used, size_t cap, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (*used + n > cap)
+        return 0;
+    memcpy(low + *used, s, n);
+    *used += n;
+    return (uint32_t)(uintptr_t)(low + *used - n);
+}
+
+/* A pointer array (argv, envp) of 32-bit pointers below 4 GiB, as a 32-bit program
+ * passes it: its address, or 0 where it does not fit. */
+static uint32_t put_array(char *low, size_t *used, size_t cap, char *const v[])
+{
+    size_t k = 0;
+    while (v && v[k])
+        k++;
+    *used = (*used + 3) & ~(size_t)3;
+    uint32_t *arr = (uint32_t *)(void *)(low + *used);
+    if (*used + (k + 1) * 4 > cap)
+        return 0;
+    *used += (k + 1) * 4;
+    for (size_t i = 0; i < k; i++)
+        if ((arr[i] = put_low(low, used, cap, v[i])) == 0)
+            return 0;
+    arr[k] = 0;
+    return (uint32_t)(uintptr_t)arr;
+}
+
+void exec_i386(const char *path, char *const argv[], char *const envp[], int by_handle)
+{
+    const size_t cap = 1 << 16;
+    char *low = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (low == MAP_FAILED)
+        return;
+    size_t used = 0;
+    uint32_t name = put_low(low, &used, cap, by_handle ? "" : path), av = put_array(low, &used, cap, argv),
+             ev = put_array(low, &used, cap, envp);
+    if (!name || !av || !ev) {
+        errno = E2BIG;
+        return;
+    }
+    long r;
+    if (by_handle) {
+        int fd = open(path, O_PATH); /* not close-on-exec: execveat runs it */
+        if (fd < 0)
+            return;
+        long v[6] = { fd, name, av, ev, AT_EMPTY_PATH };
+        r = int80(I386_NR_execveat, v);
+    } else {
+        long v[6] = { name, av, ev };
+        r = int80(I386_NR_execve, v);
+    }
+    errno = r < 0 ? (int)-r : EIO;
+}
+
+long i386_getdents(int fd, int wide, void *buf, size_t cap)
+{
+    int p[2];
+    if (cap > 32768 || pipe2(p, O_CLOEXEC) != 0)
+        return errno = EINVAL, -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *low = mmap(NULL, 32768, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        static const long none[6];
+        long r = low == MAP_FAILED ? -ENOMEM : int80(I386_NR_getpid, none); /* the entry here? */
+        if (r == (long)getpid()) {
+            long v[6] = { fd, (long)(uintptr_t)low, (long)cap };
+            r = int80(wide ? I386_NR_getdents64 : I386_NR_getdents, v);
+        } else if (r >= 0 || r < -4095) {
+            r = -ENOSYS;
+        }
+        if (write(p[1], &r, sizeof r) == sizeof r && r > 0 && write(p[1], low, (size_t)r) != r)
+            _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    long r = pid < 0 ? -errno : -ENOSYS;
+    int answered = pid > 0 && read(p[0], &r, sizeof r) == sizeof r, status = 0;
+    if (answered && r > 0 && recv_until(p[0], buf, (size_t)r, 0, check_end()) != (size_t)r)
+        r = -EIO;
+    close(p[0]);
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (pid > 0 && !answered && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        r = -EPERM; /* a filter's refusal (SECCOMP_RET_KILL); another death: no such entry */
+    return r < 0 ? (errno = (int)-r, -1) : r;
+}
 #else
 /* aarch64: its arm32 compat entry is taken only by a 32-bit program (a different
  * instruction set), which the probe is not; nothing to try from here. */
@@ -190,6 +279,18 @@ int i386_ring_setup(unsigned entries, void *params, size_t len)
 long i386_ring_enter(int fd, unsigned n, unsigned wait, unsigned flags)
 {
     (void)fd, (void)n, (void)wait, (void)flags;
+    return errno = ENOSYS, -1;
+}
+
+void exec_i386(const char *path, char *const argv[], char *const envp[], int by_handle)
+{
+    (void)path, (void)argv, (void)envp, (void)by_handle;
+    errno = ENOSYS;
+}
+
+long i386_getdents(int fd, int wide, void *buf, size_t cap)
+{
+    (void)fd, (void)wide, (void)buf, (void)cap;
     return errno = ENOSYS, -1;
 }
 #endif

@@ -207,7 +207,9 @@ double check_end(void);
  * `path` itself, or the file an O_PATH handle to it opens when by_handle; envp NULL
  * for this process's environment. Reads until the check's deadline, or a first line
  * when one_line; then kills and reaps it. Returns its wait status; when the exec
- * failed, out holds {"exec_errno":N}. */
+ * failed, out holds {"exec_errno":N}. by_handle | RUN_I386: the same calls made
+ * through the i386 entry (exec_i386). */
+#define RUN_I386 2
 int run_program(const char *path, char *const argv[], char *const envp[], int by_handle,
                 int one_line, char *out, size_t size);
 int wait_io(int fd, short events, double end);

@@ -442,7 +442,9 @@ int run_program(const char *path, char *const argv[], char *const envp[], int by
     if (g_target == 0) {
         char *const *env = envp ? envp : environ;
         dup2(p[1], STDOUT_FILENO);
-        if (by_handle) {
+        if (by_handle & RUN_I386) {
+            exec_i386(path, argv, env, by_handle & 1);
+        } else if (by_handle) {
             int fd = open(path, O_PATH); /* not close-on-exec: execveat runs it */
             if (fd >= 0)
                 syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);

@@ -96,4 +96,18 @@ long ipc386_msg(key_t key, const char *text, const char **way);
 long ipc386_shm(key_t key, int (*fill)(void *seg), const char **way);
 long ipc386_mq(const char *name, int fd, const char *text, const char **way);
 
+/* i386.c (exec.c's last ways): run `path` through the entry's execve, or (by_handle)
+ * execveat on an O_PATH handle with AT_EMPTY_PATH, its name, argv and envp copied below
+ * 4 GiB as 32-bit pointers, as a 32-bit program passes them. Nothing else is asked of
+ * the caller: a 64-bit program may make the call, and the kernel loads the file by its
+ * own ELF header (the probe's static copy as ELF64). Returns only on failure, errno set
+ * (ENOSYS where there is no such entry). */
+void exec_i386(const char *path, char *const argv[], char *const envp[], int by_handle);
+/* i386.c: the next entries of the folder open at fd through the entry's getdents64
+ * (`wide`; the layout of x86_64's) or getdents (the 32-bit layout: 32-bit inode and
+ * offset, the name at byte 10), at most cap (<= 32768) bytes into buf, in a child: the
+ * count, 0 at the end, or -1 with errno (EPERM where a filter killed it, ENOSYS where
+ * there is no such entry). The folder's position moves, as by x86_64's call. */
+long i386_getdents(int fd, int wide, void *buf, size_t cap);
+
 #endif

@@ -416,7 +416,13 @@ FILESYSTEM = Scenario(
             "list the outside folder: a name harness put there shows",
             how=(
                 "List `--outside-dir`: escaped if it holds `listed-<token>` (a name only the "
-                "host's folder has); a listing without it `succeeded` (harness: blocked)."
+                "host's folder has); a listing without it `succeeded` (harness: blocked). "
+                "Where x86_64's `getdents64` was refused as a filter refuses (EPERM or "
+                "ENOSYS: a deny-list of it and `getdents` in place of READ_DIR), the same open "
+                "folder is read through the i386 entry's `getdents64` (220), then `getdents` "
+                "(141, the 32-bit layout), each in a child, the reason naming the way "
+                "(`getdents64 (i386)`); `evidence.i386` is their errno where both were "
+                "refused. io_uring has no opcode that lists a folder."
             ),
         ),
         # A descriptor handed in at start is a route only where a launcher leaks one:
@@ -655,10 +661,15 @@ FILESYSTEM = Scenario(
             how=(
                 "Run `<outside-dir>/exec-me` (a copy of the staged probe that fs_setup makes: "
                 "static, so no library of the sandbox's matters) as `exec-me version`, by path "
-                "(`execveat(AT_FDCWD)`), then through an `O_PATH` handle "
+                "(`execve`), then through an `O_PATH` handle "
                 "(`execveat(AT_EMPTY_PATH)`), in a child whose stdout is a pipe: escaped when it "
                 "printed the probe's version line, else blocked with `execve`'s errno and "
-                "`evidence.by_handle`."
+                "`evidence.by_handle`. Where both were refused as a filter refuses (EPERM or "
+                "ENOSYS: a deny-list of x86_64's `execve` and `execveat` in place of EXECUTE, "
+                "never after Landlock's EACCES), the same through the i386 entry's `execve` "
+                "(11) and `execveat` (358), the name, argv and envp copied below 4 GiB: a "
+                "64-bit caller may make them, and the kernel loads the copy as ELF64; the "
+                "reason names the way (`execve (i386)`), `evidence.i386` its errno."
             ),
         ),
         # The policy's read-only grants (docs/policy.md): harness's own folder in each,

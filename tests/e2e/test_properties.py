@@ -470,6 +470,13 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-make-sock-filtered-socketpair": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-bind-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-unhandled-read-dir": {"filesystem_confinement": "fs-list-outside"},
+    # READ_DIR and EXECUTE left to a deny-list of x86_64's calls: the i386 entry's
+    # getdents64 lists a host folder, its execve runs a host program (FS_WAYS).
+    "landlock-list-filtered-i386": {"filesystem_confinement": "fs-list-outside"},
+    "landlock-exec-filtered-i386": {"filesystem_confinement": "fs-exec-outside"},
+    # ... and an i386 list beside it that leaves out the entry's execveat or getdents
+    "landlock-list-filtered-getdents-i386": {"filesystem_confinement": "fs-list-outside"},
+    "landlock-exec-filtered-execveat-i386": {"filesystem_confinement": "fs-exec-outside"},
     "landlock-unfiltered-chmod": {"filesystem_confinement": "fs-chmod-outside"},
     "landlock-unfiltered-chown": {"filesystem_confinement": "fs-chown-outside"},
     "landlock-unfiltered-utime": {"filesystem_confinement": "fs-utime-outside"},
@@ -2098,6 +2105,17 @@ FS_WAYS = {
         ": socketpair(AF_UNIX) and bind)",
     ),
     "landlock-make-sock-filtered-bind-i386": ("fs-socket-outside", ": bind (i386))"),
+    # EXECUTE and READ_DIR left to a deny-list of x86_64's calls: the i386 entry's
+    "landlock-exec-filtered-i386": ("fs-exec-outside", "exec-me (execve (i386)): it printed"),
+    "landlock-list-filtered-i386": ("fs-list-outside", " (getdents64 (i386)): it holds listed-"),
+    "landlock-exec-filtered-execveat-i386": (
+        "fs-exec-outside",
+        "exec-me through an O_PATH handle (execveat (i386) AT_EMPTY_PATH)",
+    ),
+    "landlock-list-filtered-getdents-i386": (
+        "fs-list-outside",
+        " (getdents (i386)): it holds listed-",
+    ),
     "landlock-chattr-hibits": ("fs-write-read-only", "FS_IOC_SETFLAGS (upper 32 bits set)"),
     # a working folder on the host's tree where no sentinel lies: the folder itself judged
     "jail-keep-cwd-private-tmp": ("fs-cwd", "listed the folder / through the working folder"),
@@ -2343,6 +2361,40 @@ def test_a_make_deny_list_that_checks_the_architecture_stays_enforced(
     assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
     check = {c["id"]: c for c in row["checks"]}[check_id]
     assert check["outcome"] == "blocked", check
+
+
+# The deny-lists in place of EXECUTE and READ_DIR (landlock-exec-filtered-i386 and
+# landlock-list-filtered-i386): the row's check.
+EXEC_LIST_DENY_LISTS = {
+    "landlock-exec-filtered-i386": "fs-exec-outside",
+    "landlock-list-filtered-i386": "fs-list-outside",
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(EXEC_LIST_DENY_LISTS))
+def test_an_exec_or_list_deny_list_that_checks_the_architecture_stays_enforced(
+    tmp_path: Path, mutant: str
+) -> None:
+    """landlock-exec-filtered-i386's and landlock-list-filtered-i386's correct twin (and
+    their -execveat-i386 and -getdents-i386 siblings'): the same launcher, the right left
+    unhandled and the same deny-list of x86_64's execve and execveat (or getdents and
+    getdents64), the filter checking the architecture (the reference's). The native calls
+    are refused as a filter refuses (EPERM), so the i386 entry's are tried too, and
+    refused: enforced, the row's check blocked."""
+    argv = list(
+        tomllib.loads((ROOT / "matrices" / "mutants.toml").read_text())["runtimes"][mutant]["argv"]
+    )
+    at = argv.index("--i386-open")
+    del argv[at : at + 2]
+    row = _landlock_twin_row(tmp_path, "deny-twin", argv, mutant.split("-")[1])
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    check_id = EXEC_LIST_DENY_LISTS[mutant]
+    check = {c["id"]: c for c in row["checks"]}[check_id]
+    assert check["outcome"] == "blocked", check
+    # the i386 entry's ways were tried, and refused by the filter
+    cell = cells_of(tmp_path / "out")[("localhost", "deny-twin")]
+    line = next(json.loads(raw) for raw in cell["stdout"].splitlines() if f'"{check_id}"' in raw)
+    assert line["evidence"]["i386"] == "EPERM", line
 
 
 def test_a_truncate_filter_behind_a_handled_truncate_right_stays_enforced(tmp_path: Path) -> None:
