@@ -347,7 +347,7 @@ void chk_priv_root_sys_module(void)
  * reboot magic, a tick out of range, a path that cannot exist, too many kexec
  * segments), or something undone at once (an I/O port, a BPF program never
  * attached, a disabled perf event). Every errno is recorded. */
-struct kattempt { const char *name; int granted; int e; int i386; const char *via, *what; };
+struct kattempt { const char *name; int granted; int e; int i386; const char *via, *what; int which; };
 
 static int perf_paranoid(void)
 {
@@ -374,6 +374,31 @@ static const char *const k_names[K_ALL] = {
     "bpf (load a kprobe program)", "perf_event_open (a CPU, kernel included)",
     "clock_adjtime(CLOCK_REALTIME) (tick 0)", "settimeofday(NULL, NULL)",
 };
+/* The capabilities each of the first K_N asks (any one will do; -1: none listed, and
+ * perf_event_open asks none where perf_event_paranoid lets anyone): one the process
+ * holds in no set is refused by every entry alike, so the i386 entry is not asked
+ * (each call there is a child, slow under gVisor's ptrace platform). */
+static const int k_caps[K_N][2] = {
+    { 22, -1 } /* CAP_SYS_BOOT */, { 22, -1 }, { 25, -1 } /* CAP_SYS_TIME */, { 21, -1 } /* CAP_SYS_ADMIN */,
+    { 20, -1 } /* CAP_SYS_PACCT */, { 34, 21 } /* CAP_SYSLOG */, { 21, -1 }, { 17, -1 } /* CAP_SYS_RAWIO */,
+    { 39, 21 } /* CAP_BPF */, { -2, -2 },
+};
+
+/* May the process hold what attempt `which` asks (effective or permitted; capget
+ * refused: it may)? */
+static int k_may(int which)
+{
+    struct cap_data d[2];
+    if (which >= K_N || k_caps[which][0] == -2 || caps_get(d) != 0)
+        return 1;
+    for (int k = 0; k < 2 && k_caps[which][k] >= 0; k++) {
+        int cap = k_caps[which][k];
+        if ((d[cap / 32].effective | d[cap / 32].permitted) >> (cap % 32) & 1)
+            return 1;
+    }
+    return 0;
+}
+
 static const int k_ok_errno[K_ALL] = { EINVAL, EINVAL, EINVAL, ENOENT, ENOENT, EINVAL, EINVAL, 0, 0, 0, EINVAL, 0 };
 
 /* The other calls into an attempt's operation, tried where its own call is refused as a
@@ -461,6 +486,7 @@ static void k_child(struct kattempt *a, int which, int *killed)
     int p[2];
     long res[2] = { -1, EIO };
     a->name = k_names[which];
+    a->which = which;
     if (pipe(p) != 0)
         fail(errno, "pipe");
     pid_t pid = fork();
@@ -519,7 +545,8 @@ void chk_priv_root_kernel(void)
      * the clock's other setters there too; the errno recorded stays x86_64's. */
     for (int i = 0; i < n; i++) {
         const char *via = NULL;
-        if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && kernel_i386(a[i].name, &via) > 0) {
+        if (!a[i].granted && (a[i].e == EPERM || a[i].e == ENOSYS) && k_may(a[i].which) &&
+            kernel_i386(a[i].name, &via) > 0) {
             a[i].granted = a[i].i386 = strncmp(a[i].name, "perf_event_open", 15) || paranoid >= 1;
             if (via) /* the clock's other setter there: what it sets, as k_siblings says */
                 a[i].via = via, a[i].what = k_siblings[strncmp(via, "settimeofday", 12) ? 0 : 1].what;
