@@ -188,8 +188,15 @@ ROWS: tuple[Row, ...] = (
         _LANDLOCK,
         "MAKE_CHAR: create a character device",
         ("mknod", "mknodat"),
-        checks=("priv-root-mknod",),
-        target="a device node in the allowed folder",
+        checks=("priv-root-mknod", "fs-write-reach"),
+        ways=(
+            "i386: mknod, mknodat (a whiteout, a character device 0:0, which needs no"
+            " CAP_MKNOD, made in a host folder where a filter refused x86_64's calls, as in"
+            " place of MAKE_CHAR left unhandled: a deny-list of x86_64's numbers lets them"
+            " through; io_uring has no mknod)",
+        ),
+        target="a device node in the allowed folder; a whiteout in each host folder"
+        " fs-write-reach walks",
     ),
     _fs(
         _LANDLOCK,

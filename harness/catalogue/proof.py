@@ -69,7 +69,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-make-sock-filtered-socketpair",
         "landlock-make-sock-filtered-bind-i386",
     ),
-    _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
+    _FS + "MAKE_CHAR: create a character device": (
+        "bwrap-block-device",
+        "landlock-make-char-filtered-i386",
+    ),
     _FS + "MAKE_BLOCK: create a block device": (
         "bwrap-block-device",
         "bwrap-block-device-deeper",

@@ -465,6 +465,9 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-make-sym-filtered-i386": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-make-sym-filtered-uring": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-make-fifo-filtered-i386": {"filesystem_confinement": "fs-mkfifo-outside"},
+    # MAKE_CHAR left to the same list: the i386 entry's mknod makes a whiteout in a host
+    # folder (fs-write-reach's makings).
+    "landlock-make-char-filtered-i386": {"filesystem_confinement": "fs-write-reach"},
     "landlock-make-sock-filtered-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-uring": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-socketpair": {"filesystem_confinement": "fs-socket-outside"},
@@ -2088,6 +2091,10 @@ FS_WAYS = {
         ": IORING_OP_SYMLINKAT (io_uring))",
     ),
     "landlock-make-fifo-filtered-i386": ("fs-mkfifo-outside", ": mknod S_IFIFO (i386))"),
+    "landlock-make-char-filtered-i386": (
+        "fs-write-reach",
+        "a whiteout (a character device 0:0) through the i386 entry, x86_64's mknod refused",
+    ),
     "landlock-make-sock-filtered-i386": ("fs-socket-outside", ": mknod S_IFSOCK (i386))"),
     "landlock-make-sock-filtered-uring": (
         "fs-socket-outside",
@@ -2319,6 +2326,7 @@ MAKE_DENY_LISTS = {
     "make-sym": ("fs-symlink-outside", ("symlink", "symlinkat")),
     "make-fifo": ("fs-mkfifo-outside", ("mknod", "mknodat")),
     "make-sock": ("fs-socket-outside", ("mknod", "mknodat", "bind")),
+    "make-char": ("fs-write-reach", ("mknod", "mknodat")),
 }
 
 
