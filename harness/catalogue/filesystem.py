@@ -140,6 +140,14 @@ ROWS: tuple[Row, ...] = (
         "MAKE_REG: create a regular file",
         (*_OPEN, "mknod", "mknodat"),
         checks=("fs-create-outside", "fs-write-read-only", "fs-write-reach"),
+        ways=(
+            "mknod: x86_64's mknod and mknodat with S_IFREG, which need no CAP_MKNOD (where a"
+            " filter refused open with O_CREAT, as in place of MAKE_REG left unhandled: a"
+            " deny-list of the creating opens may forget them)",
+            "i386: open, openat, creat, openat2, mknod, mknodat",
+            "io_uring: IORING_OP_OPENAT, IORING_OP_OPENAT2 with O_CREAT (both where a filter"
+            " refused x86_64's calls: a deny-list of x86_64's numbers lets them through)",
+        ),
         target="outside/created-TAG, created-TAG in each read-only grant's folder; an"
         " O_TMPFILE file at each mount point and in the host's folders below it",
     ),

@@ -46,6 +46,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "MAKE_REG: create a regular file": (
         "landlock-unhandled-make-reg",
         "colocated-hidden-drop",
+        "landlock-make-reg-filtered-i386",
+        "landlock-make-reg-filtered-uring",
+        "landlock-make-reg-filtered-mknod",
     ),
     _FS + "MAKE_DIR: create a folder": (
         "landlock-unhandled-make-dir",

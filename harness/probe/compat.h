@@ -264,6 +264,11 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_IPC_MSGGET 13
 #define I386_IPC_SHMAT 21
 #define I386_IPC_SHMGET 23
+/* makeways.c: a regular file made there (open, openat, creat and openat2 with O_CREAT) */
+#define I386_NR_open 5
+#define I386_NR_creat 8
+#define I386_NR_openat 295
+#define I386_NR_openat2 437
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

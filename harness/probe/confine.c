@@ -218,6 +218,8 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
     { "symlink", { I386_NR_symlink, I386_NR_symlinkat, -1, -1 } },
     { "mknod", { I386_NR_mknod, I386_NR_mknodat, -1, -1 } },
     { "bind", { I386_NR_bind, -1, -1, -1 } }, /* a socket of a pair named there */
+    /* a regular file made there, where `--deny open-creat` and the rest refuse x86_64's */
+    { "open", { I386_NR_open, I386_NR_openat, I386_NR_creat, I386_NR_openat2, -1, -1 } },
 };
 #define AUDIT_ARCH_I386_ 0x40000003U
 #endif
@@ -234,6 +236,13 @@ static const struct { const char *family; long nr[6]; } i386_calls[] = {
 #endif
 
 #define DENY_SETOWN (-2L)
+#define DENY_OPEN_CREAT (-3L)
+#ifndef SYS_creat /* aarch64 has openat alone */
+#define SYS_creat -1
+#endif
+#ifndef SYS_open
+#define SYS_open -1
+#endif
 #ifndef SYS_unlink /* aarch64 has unlinkat alone (-1: never matched) */
 #define SYS_unlink -1
 #endif
@@ -284,6 +293,12 @@ static const struct { const char *name; long nr; } deny_names[] = {
     { "mknod", SYS_mknod },
     { "mknodat", SYS_mknodat },
     { "bind", SYS_bind },
+    /* a regular file made, what MAKE_REG governs: open and openat by their flags (O_CREAT
+     * or O_TMPFILE's bit, as libseccomp's SCMP_CMP_MASKED_EQ writes it), creat, and
+     * openat2 whole (its flags lie in memory no filter reads) */
+    { "open-creat", DENY_OPEN_CREAT },
+    { "creat", SYS_creat },
+    { "openat2", 437 },
 };
 #define MAX_DENY 24
 
@@ -296,7 +311,7 @@ static long deny_nr(const char *name)
              " pidfd_send_signal, ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, prlimit64,"
              " setpriority, sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity,"
              " ioprio_set, setown, truncate, ftruncate, unlink, unlinkat, rmdir, mkdir, mkdirat, symlink,"
-             " symlinkat, mknod, mknodat, bind)", name);
+             " symlinkat, mknod, mknodat, bind, open-creat, creat, openat2)", name);
 }
 
 static int meta_family(const char *name)
@@ -331,7 +346,7 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
                 fatal(2, "confine: --i386-open: unknown family %s (chmod, chown, utime, xattr, chattr, clone3,"
                          " fchmodat2, chown16, fchown16, utime64, xattrat, setxattrat, file_setattr, fchmod,"
                          " fchown, fxattr, io_uring, bpf, truncate, signal, ptrace, sched, prlimit, setown,"
-                         " unlink, rmdir, mkdir, symlink, mknod, bind)",
+                         " unlink, rmdir, mkdir, symlink, mknod, bind, open)",
                       i386_open);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386_, 1, 0);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
@@ -384,6 +399,17 @@ static void metadata_filter(const int *unfiltered, int any_arch, const char *i38
             for (int k = 0; k < 4; k++)
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cmds[k], (uint8_t)(4 - k), 0);
             f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+            continue;
+        }
+        if (deny[i] == DENY_OPEN_CREAT) { /* open's flags (args[1]), openat's (args[2]) */
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_open, 0, 2);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 2, 0, 0);
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 3);
+            f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]));
+            f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | 020000000, 0, 1);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
             f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
             continue;

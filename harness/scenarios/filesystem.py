@@ -45,7 +45,14 @@ FILESYSTEM = Scenario(
             "create a file outside",
             how=(
                 "`O_CREAT|O_EXCL` of `<outside-dir>/created-<tag>`, then write the token: "
-                "`succeeded`."
+                "`succeeded`. Where that open is refused as a filter refuses (EPERM or ENOSYS, "
+                "not EACCES or EROFS: a filter of the creating opens in place of MAKE_REG left "
+                "unhandled), the other ways, to the first that makes the file (one that makes "
+                "it and is then refused its open, as Landlock's WRITE_FILE refuses, counts): "
+                "x86_64's `openat`, `creat`, `openat2` with `O_CREAT`, `mknod` and `mknodat` "
+                "with `S_IFREG`; the i386 entry's `open`, `openat`, `creat`, `openat2`, "
+                "`mknod`, `mknodat`; io_uring's `IORING_OP_OPENAT` and `IORING_OP_OPENAT2` "
+                "(the detail names the way, e.g. `open O_CREAT (i386)`)."
             ),
         ),
         _write(
