@@ -22,10 +22,10 @@
  * the ring is set up and entered through the i386 entry (a filter that refuses
  * x86_64's io_uring calls alone), and the way says so. The request's result (a
  * descriptor, 0), or -1. */
+static char label[128]; /* uring_tried's last way, as told */
 static int uring_tried(const struct io_uring_sqe *sqe, const char *name)
 {
     const char *step;
-    char label[128];
     g_ring_i386_may = 1;
     int r = uring_one(sqe, name, &step);
     const char *i386 = *uring_i386_way() ? ", its ring set up through the i386 entry" : "";
@@ -184,10 +184,10 @@ void create_other_ways(const char *path)
     int fd = uring_tried(&s, "IORING_OP_OPENAT O_CREAT");
     if (fd >= 0)
         close(fd);
-    if (reg_made(path, "IORING_OP_OPENAT O_CREAT (io_uring)"))
+    if (reg_made(path, label))
         return;
     s.opcode = IORING_OP_OPENAT2, s.len = sizeof how, s.addr2 = (unsigned long long)(uintptr_t)&how;
     if ((fd = uring_tried(&s, "IORING_OP_OPENAT2 O_CREAT")) >= 0)
         close(fd);
-    reg_made(path, "IORING_OP_OPENAT2 O_CREAT (io_uring)");
+    reg_made(path, label);
 }
