@@ -2197,7 +2197,9 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     leaves FS_IOC_SETFLAGS widened; the same truncate filter behind a grant of TRUNCATE
     alone leaves harness's decoy cut by O_TRUNC; a deny-list of the metadata calls leaves a
     held file's mode to fchmodat2 on its descriptor, all of them to the i386 entry where no
-    architecture is checked, its owner to fchown: each caught by its row's check, its
+    architecture is checked, its owner to fchown; one of the creating opens in place of
+    MAKE_REG, the i386 entry's open, IORING_OP_OPENAT or mknod with S_IFREG; one of mknod
+    in place of MAKE_CHAR, the i386 entry's whiteout: each caught by its row's check, its
     reason naming the way."""
     check_id, way = FS_WAYS[runtime]
     v = verdicts_of(mutants_run[2])
