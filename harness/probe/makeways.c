@@ -124,12 +124,12 @@ void bind_other_ways(const struct sockaddr_un *a)
 /* Whether a way made the regular file `path`: it went through, or the file is there
  * after it though its open failed (Landlock makes the file where MAKE_REG is unhandled,
  * and only then refuses to open it for writing, WRITE_FILE): then it is told as done. */
-static int reg_made(const char *path, const char *way)
+static int reg_made(const char *path, const char *way, int before)
 {
     struct stat st;
-    if (!tried_any() && lstat(path, &st) == 0)
+    if (tried_any() == before && lstat(path, &st) == 0)
         tried(way, 0);
-    return tried_any();
+    return tried_any() > before;
 }
 
 /* A regular file made by every other way, where the open with O_CREAT was refused as a
@@ -142,7 +142,7 @@ static int reg_made(const char *path, const char *way)
  * i386 entry's), to the first that made it. */
 void create_other_ways(const char *path)
 {
-    const int fl = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY;
+    const int fl = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, before = tried_any();
     struct { uint64_t flags, mode, resolve; } how = { fl, 0644, 0 }; /* struct open_how */
     size_t n = strlen(path) + 1;
     const struct { const char *name; long nr; long a[4]; } native[] = {
@@ -161,7 +161,7 @@ void create_other_ways(const char *path)
         if (r > 0 && strncmp(native[i].name, "mknod", 5))
             close((int)r);
         tried(native[i].name, r < 0 ? -1 : 0);
-        if (reg_made(path, native[i].name))
+        if (reg_made(path, native[i].name, before))
             return;
     }
     const struct compat_call i386[] = {
@@ -176,7 +176,7 @@ void create_other_ways(const char *path)
     for (int i = 0; i < 6; i++) {
         compat_tried(&i386[i], 1);
         snprintf(way, sizeof way, "%s (i386)", i386[i].name);
-        if (reg_made(path, way))
+        if (reg_made(path, way, before))
             return;
     }
     struct io_uring_sqe s = { .opcode = IORING_OP_OPENAT, .fd = AT_FDCWD, .len = 0644, .open_flags = (unsigned)fl };
@@ -184,10 +184,10 @@ void create_other_ways(const char *path)
     int fd = uring_tried(&s, "IORING_OP_OPENAT O_CREAT");
     if (fd >= 0)
         close(fd);
-    if (reg_made(path, label))
+    if (reg_made(path, label, before))
         return;
     s.opcode = IORING_OP_OPENAT2, s.len = sizeof how, s.addr2 = (unsigned long long)(uintptr_t)&how;
     if ((fd = uring_tried(&s, "IORING_OP_OPENAT2 O_CREAT")) >= 0)
         close(fd);
-    reg_made(path, label);
+    reg_made(path, label, before);
 }

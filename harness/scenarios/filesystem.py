@@ -695,7 +695,8 @@ FILESYSTEM = Scenario(
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
                 "`truncate-me` cut by every way of `fs-truncate-outside`, `O_CREAT|O_EXCL` of "
-                "`created-<tag>`, `unlink-me` removed by every way of `fs-unlink-outside`; "
+                "`created-<tag>` (by every way of `fs-create-outside` where refused as a filter "
+                "refuses), `unlink-me` removed by every way of `fs-unlink-outside`; "
                 "then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and `chattr-me` "
                 "every call of `fs-chmod-outside`, `fs-chown-outside`, "
                 "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "
