@@ -149,6 +149,14 @@ ROWS: tuple[Row, ...] = (
         "MAKE_REG: create a regular file",
         (*_OPEN, "mknod", "mknodat"),
         checks=("fs-create-outside", "fs-write-read-only", "fs-write-reach"),
+        ways=(
+            "mknod: x86_64's mknod and mknodat with S_IFREG, which need no CAP_MKNOD (where a"
+            " filter refused open with O_CREAT, as in place of MAKE_REG left unhandled: a"
+            " deny-list of the creating opens may forget them)",
+            "i386: open, openat, creat, openat2, mknod, mknodat",
+            "io_uring: IORING_OP_OPENAT, IORING_OP_OPENAT2 with O_CREAT (both where a filter"
+            " refused x86_64's calls: a deny-list of x86_64's numbers lets them through)",
+        ),
         target="outside/created-TAG, created-TAG in each read-only grant's folder; an"
         " O_TMPFILE file at each mount point and in the host's folders below it",
     ),
@@ -197,8 +205,12 @@ ROWS: tuple[Row, ...] = (
         _LANDLOCK,
         "MAKE_CHAR: create a character device",
         ("mknod", "mknodat"),
-        checks=("priv-root-mknod",),
-        target="a device node in the allowed folder",
+        checks=("priv-root-mknod", "fs-write-reach"),
+        ways=("i386: mknod, mknodat",),
+        target="a device node in the allowed folder; a whiteout (a character device 0:0,"
+        " which needs no CAP_MKNOD) in each host folder fs-write-reach walks, through the"
+        " i386 entry where a filter refused x86_64's mknod, as in place of MAKE_CHAR left"
+        " unhandled (io_uring has no mknod)",
     ),
     _fs(
         _LANDLOCK,

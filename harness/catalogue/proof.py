@@ -54,6 +54,9 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     _FS + "MAKE_REG: create a regular file": (
         "landlock-unhandled-make-reg",
         "colocated-hidden-drop",
+        "landlock-make-reg-filtered-i386",
+        "landlock-make-reg-filtered-uring",
+        "landlock-make-reg-filtered-mknod",
     ),
     _FS + "MAKE_DIR: create a folder": (
         "landlock-unhandled-make-dir",
@@ -77,7 +80,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "landlock-make-sock-filtered-socketpair",
         "landlock-make-sock-filtered-bind-i386",
     ),
-    _FS + "MAKE_CHAR: create a character device": ("bwrap-block-device",),
+    _FS + "MAKE_CHAR: create a character device": (
+        "bwrap-block-device",
+        "landlock-make-char-filtered-i386",
+    ),
     _FS + "MAKE_BLOCK: create a block device": (
         "bwrap-block-device",
         "bwrap-block-device-deeper",

@@ -270,6 +270,11 @@ struct seccomp_notif_addfd { uint64_t id; uint32_t flags, srcfd, newfd, newfd_fl
 #define I386_NR_execveat 358
 #define I386_NR_getdents 141
 #define I386_NR_getdents64 220
+/* makeways.c: a regular file made there (open, openat, creat and openat2 with O_CREAT) */
+#define I386_NR_open 5
+#define I386_NR_creat 8
+#define I386_NR_openat 295
+#define I386_NR_openat2 437
 
 /* Ways into a TCP connection (linux/socket.h, linux/tcp.h, linux/in.h) */
 #ifndef MSG_FASTOPEN

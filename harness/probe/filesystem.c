@@ -41,6 +41,13 @@ static void write_attempt(const char *path, int flags)
 {
     const char *token = need(&o.token);
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, 0644);
+    if (fd < 0 && (flags & O_CREAT) && (errno == EPERM || errno == ENOSYS)) {
+        /* refused as a filter refuses, not as Landlock, DAC or a read-only mount do
+         * (EACCES, EROFS): a file made by the other ways, the verdict naming the way */
+        tried("open O_CREAT", -1);
+        create_other_ways(path);
+        verdict("create", path);
+    }
     if (fd < 0)
         outcome(OC_BLOCKED, errno, "open %s", path);
     if (write(fd, token, strlen(token)) != (ssize_t)strlen(token))

@@ -1,5 +1,5 @@
-/* The other ways into the make kinds (fs-mkdir-outside, fs-symlink-outside,
- * fs-mkfifo-outside, fs-socket-outside): the i386 entry's calls and io_uring's
+/* The other ways into the make kinds (fs-create-outside, fs-mkdir-outside,
+ * fs-symlink-outside, fs-mkfifo-outside, fs-socket-outside): the i386 entry's calls and io_uring's
  * opcodes. A launcher that leaves a Landlock MAKE_* right unhandled (an older ABI, or
  * a right forgotten) and refuses x86_64's calls by a filter in its place leaves these
  * open unless its filter checks the architecture and refuses io_uring. They are tried
@@ -22,10 +22,10 @@
  * the ring is set up and entered through the i386 entry (a filter that refuses
  * x86_64's io_uring calls alone), and the way says so. The request's result (a
  * descriptor, 0), or -1. */
+static char label[128]; /* uring_tried's last way, as told */
 static int uring_tried(const struct io_uring_sqe *sqe, const char *name)
 {
     const char *step;
-    char label[128];
     g_ring_i386_may = 1;
     int r = uring_one(sqe, name, &step);
     const char *i386 = *uring_i386_way() ? ", its ring set up through the i386 entry" : "";
@@ -119,4 +119,75 @@ void bind_other_ways(const struct sockaddr_un *a)
     b.addr2 = sizeof *a;
     uring_tried(&b, "IORING_OP_SOCKET and IORING_OP_BIND");
     close(s);
+}
+
+/* Whether a way made the regular file `path`: it went through, or the file is there
+ * after it though its open failed (Landlock makes the file where MAKE_REG is unhandled,
+ * and only then refuses to open it for writing, WRITE_FILE): then it is told as done. */
+static int reg_made(const char *path, const char *way, int before)
+{
+    struct stat st;
+    if (tried_any() == before && lstat(path, &st) == 0)
+        tried(way, 0);
+    return tried_any() > before;
+}
+
+/* A regular file made by every other way, where the open with O_CREAT was refused as a
+ * filter refuses (a deny-list of the creating opens, by their flags, in place of
+ * MAKE_REG left unhandled; seccomp cannot read openat2's flags, so such a list refuses
+ * openat2 whole): x86_64's openat, creat, openat2 and mknod(S_IFREG), any of which a
+ * list may forget; the i386 entry's open, openat, creat, openat2, mknod and mknodat,
+ * which a list of x86_64's numbers lets through; io_uring's IORING_OP_OPENAT and
+ * _OPENAT2, which no filter on the calls sees. Each call alone (a child each for the
+ * i386 entry's), to the first that made it. */
+void create_other_ways(const char *path)
+{
+    const int fl = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, before = tried_any();
+    struct { uint64_t flags, mode, resolve; } how = { fl, 0644, 0 }; /* struct open_how */
+    size_t n = strlen(path) + 1;
+    const struct { const char *name; long nr; long a[4]; } native[] = {
+        { "openat O_CREAT", SYS_openat, { AT_FDCWD, (long)path, fl, 0644 } },
+#ifdef SYS_creat
+        { "creat", SYS_creat, { (long)path, 0644 } },
+#endif
+        { "openat2 O_CREAT", 437, { AT_FDCWD, (long)path, (long)&how, sizeof how } },
+#ifdef SYS_mknod
+        { "mknod S_IFREG", SYS_mknod, { (long)path, S_IFREG | 0644, 0 } },
+#endif
+        { "mknodat S_IFREG", SYS_mknodat, { AT_FDCWD, (long)path, S_IFREG | 0644, 0 } },
+    };
+    for (size_t i = 0; i < sizeof native / sizeof native[0]; i++) {
+        long r = syscall(native[i].nr, native[i].a[0], native[i].a[1], native[i].a[2], native[i].a[3]);
+        if (r > 0 && strncmp(native[i].name, "mknod", 5))
+            close((int)r);
+        tried(native[i].name, r < 0 ? -1 : 0);
+        if (reg_made(path, native[i].name, before))
+            return;
+    }
+    const struct compat_call i386[] = {
+        { "open O_CREAT", I386_NR_open, { CP(path, n), CV(fl), CV(0644) } },
+        { "openat O_CREAT", I386_NR_openat, { CV(AT_FDCWD), CP(path, n), CV(fl), CV(0644) } },
+        { "creat", I386_NR_creat, { CP(path, n), CV(0644) } },
+        { "openat2 O_CREAT", I386_NR_openat2, { CV(AT_FDCWD), CP(path, n), CP(&how, sizeof how), CV(sizeof how) } },
+        { "mknod S_IFREG", I386_NR_mknod, { CP(path, n), CV(S_IFREG | 0644), CV(0) } },
+        { "mknodat S_IFREG", I386_NR_mknodat, { CV(AT_FDCWD), CP(path, n), CV(S_IFREG | 0644), CV(0) } },
+    };
+    char way[64];
+    for (int i = 0; i < 6; i++) {
+        compat_tried(&i386[i], 1);
+        snprintf(way, sizeof way, "%s (i386)", i386[i].name);
+        if (reg_made(path, way, before))
+            return;
+    }
+    struct io_uring_sqe s = { .opcode = IORING_OP_OPENAT, .fd = AT_FDCWD, .len = 0644, .open_flags = (unsigned)fl };
+    s.addr = (unsigned long long)(uintptr_t)path;
+    int fd = uring_tried(&s, "IORING_OP_OPENAT O_CREAT");
+    if (fd >= 0)
+        close(fd);
+    if (reg_made(path, label, before))
+        return;
+    s.opcode = IORING_OP_OPENAT2, s.len = sizeof how, s.addr2 = (unsigned long long)(uintptr_t)&how;
+    if ((fd = uring_tried(&s, "IORING_OP_OPENAT2 O_CREAT")) >= 0)
+        close(fd);
+    reg_made(path, label, before);
 }

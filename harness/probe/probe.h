@@ -375,6 +375,7 @@ int refused_as_filter(void);
 void mkdir_other_ways(const char *path);
 void symlink_other_ways(const char *target, const char *path);
 void mknod_other_ways(const char *path, unsigned mode);
+void create_other_ways(const char *path); /* a regular file (fs-create-outside) */
 void bind_other_ways(const struct sockaddr_un *a);
 
 /* fdkinds.c: what a held descriptor is, one kind per row of fdkinds.def */

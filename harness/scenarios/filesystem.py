@@ -45,7 +45,14 @@ FILESYSTEM = Scenario(
             "create a file outside",
             how=(
                 "`O_CREAT|O_EXCL` of `<outside-dir>/created-<tag>`, then write the token: "
-                "`succeeded`."
+                "`succeeded`. Where that open is refused as a filter refuses (EPERM or ENOSYS, "
+                "not EACCES or EROFS: a filter of the creating opens in place of MAKE_REG left "
+                "unhandled), the other ways, to the first that makes the file (one that makes "
+                "it and is then refused its open, as Landlock's WRITE_FILE refuses, counts): "
+                "x86_64's `openat`, `creat`, `openat2` with `O_CREAT`, `mknod` and `mknodat` "
+                "with `S_IFREG`; the i386 entry's `open`, `openat`, `creat`, `openat2`, "
+                "`mknod`, `mknodat`; io_uring's `IORING_OP_OPENAT` and `IORING_OP_OPENAT2` "
+                "(the detail names the way, e.g. `open O_CREAT (i386)`)."
             ),
         ),
         _write(
@@ -167,7 +174,10 @@ FILESYSTEM = Scenario(
                 "one ending `# cut`, leaves folders untried: `evidence.walk_cut`); "
                 "then the listed regular files. Where no file may be made in a folder "
                 "(`EACCES`), a folder, a symlink, a named pipe, a socket's node, a whiteout (a "
-                "character device 0:0, which needs no CAP_MKNOD) and a block device node 0:0 "
+                "character device 0:0, which needs no CAP_MKNOD; where x86_64's `mknod` of it "
+                "is refused as a filter refuses, EPERM or ENOSYS, the i386 entry's `mknod` and "
+                "`mknodat` in a folder DAC lets it add to, until that entry refuses one: a "
+                "filter in place of MAKE_CHAR left unhandled) and a block device node 0:0 "
                 "are tried (`.harness-w-TAG`, "
                 "each removed at once; one that cannot be removed is said, and the host removes "
                 "it after the cell), unless `--write-named 0`. Where nothing may be made or "
@@ -696,7 +706,8 @@ FILESYSTEM = Scenario(
             how=(
                 "In each `--granted` folder: write a byte at the start of `overwrite-me`, "
                 "`truncate-me` cut by every way of `fs-truncate-outside`, `O_CREAT|O_EXCL` of "
-                "`created-<tag>`, `unlink-me` removed by every way of `fs-unlink-outside`; "
+                "`created-<tag>` (by every way of `fs-create-outside` where refused as a filter "
+                "refuses), `unlink-me` removed by every way of `fs-unlink-outside`; "
                 "then on `chmod-me`, `chown-me`, `utime-me`, `xattr-me` and `chattr-me` "
                 "every call of `fs-chmod-outside`, `fs-chown-outside`, "
                 "`fs-utime-outside`, `fs-xattr-outside` and `fs-chattr-outside` (by path, "

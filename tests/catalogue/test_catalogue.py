@@ -227,6 +227,7 @@ WAY_MUTANTS = {
     "Linux AIO: ": ("-aio",),
     "renumbered: ": ("-dup",),
     "x86_64's calls: ": ("-native",),
+    "mknod: ": ("-mknod",),
     "sendto: ": ("-sendto",),
     "sendmsg: ": ("-sendmsg", "-sendmmsg"),
     "connect: ": ("-connect-i386", "-connect-uring"),

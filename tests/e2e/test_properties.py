@@ -465,6 +465,15 @@ MUTANTS: dict[str, dict[str, str | None]] = {
     "landlock-make-sym-filtered-i386": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-make-sym-filtered-uring": {"filesystem_confinement": "fs-symlink-outside"},
     "landlock-make-fifo-filtered-i386": {"filesystem_confinement": "fs-mkfifo-outside"},
+    # MAKE_CHAR left to the same list: the i386 entry's mknod makes a whiteout in a host
+    # folder (fs-write-reach's makings).
+    "landlock-make-char-filtered-i386": {"filesystem_confinement": "fs-write-reach"},
+    # MAKE_REG left to a deny-list of the creating opens (by their flags), creat, openat2
+    # and mknod by x86_64's numbers: the i386 entry's open, io_uring's IORING_OP_OPENAT;
+    # the list less mknod: x86_64's mknod with S_IFREG.
+    "landlock-make-reg-filtered-i386": {"filesystem_confinement": "fs-create-outside"},
+    "landlock-make-reg-filtered-uring": {"filesystem_confinement": "fs-create-outside"},
+    "landlock-make-reg-filtered-mknod": {"filesystem_confinement": "fs-create-outside"},
     "landlock-make-sock-filtered-i386": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-uring": {"filesystem_confinement": "fs-socket-outside"},
     "landlock-make-sock-filtered-socketpair": {"filesystem_confinement": "fs-socket-outside"},
@@ -2095,6 +2104,16 @@ FS_WAYS = {
         ": IORING_OP_SYMLINKAT (io_uring))",
     ),
     "landlock-make-fifo-filtered-i386": ("fs-mkfifo-outside", ": mknod S_IFIFO (i386))"),
+    "landlock-make-reg-filtered-i386": ("fs-create-outside", ": open O_CREAT (i386))"),
+    "landlock-make-reg-filtered-uring": (
+        "fs-create-outside",
+        ": IORING_OP_OPENAT O_CREAT (io_uring))",
+    ),
+    "landlock-make-reg-filtered-mknod": ("fs-create-outside", ": mknod S_IFREG)"),
+    "landlock-make-char-filtered-i386": (
+        "fs-write-reach",
+        "a whiteout (a character device 0:0) through the i386 entry, x86_64's mknod refused",
+    ),
     "landlock-make-sock-filtered-i386": ("fs-socket-outside", ": mknod S_IFSOCK (i386))"),
     "landlock-make-sock-filtered-uring": (
         "fs-socket-outside",
@@ -2196,7 +2215,9 @@ def test_a_change_by_another_way_is_named(mutants_run: tuple[int, str, Path], ru
     leaves FS_IOC_SETFLAGS widened; the same truncate filter behind a grant of TRUNCATE
     alone leaves harness's decoy cut by O_TRUNC; a deny-list of the metadata calls leaves a
     held file's mode to fchmodat2 on its descriptor, all of them to the i386 entry where no
-    architecture is checked, its owner to fchown: each caught by its row's check, its
+    architecture is checked, its owner to fchown; one of the creating opens in place of
+    MAKE_REG, the i386 entry's open, IORING_OP_OPENAT or mknod with S_IFREG; one of mknod
+    in place of MAKE_CHAR, the i386 entry's whiteout: each caught by its row's check, its
     reason naming the way."""
     check_id, way = FS_WAYS[runtime]
     v = verdicts_of(mutants_run[2])
@@ -2337,6 +2358,7 @@ MAKE_DENY_LISTS = {
     "make-sym": ("fs-symlink-outside", ("symlink", "symlinkat")),
     "make-fifo": ("fs-mkfifo-outside", ("mknod", "mknodat")),
     "make-sock": ("fs-socket-outside", ("mknod", "mknodat", "bind")),
+    "make-char": ("fs-write-reach", ("mknod", "mknodat")),
 }
 
 
@@ -2395,6 +2417,44 @@ def test_an_exec_or_list_deny_list_that_checks_the_architecture_stays_enforced(
     cell = cells_of(tmp_path / "out")[("localhost", "deny-twin")]
     line = next(json.loads(raw) for raw in cell["stdout"].splitlines() if f'"{check_id}"' in raw)
     assert line["evidence"]["i386"] == "EPERM", line
+
+
+def test_a_make_reg_deny_list_that_checks_the_architecture_makes_no_file(tmp_path: Path) -> None:
+    """The landlock-make-reg-filtered mutants' correct twin: MAKE_REG unhandled, the
+    creating opens (by their flags), creat, openat2, mknod and mknodat refused by a filter
+    that checks the architecture and refuses io_uring. Every way fs-create-outside tries
+    (x86_64's, the i386 entry's, io_uring's) is refused and no file is made: not
+    violated. The list refuses the allowed folder's own creations too, so the inside
+    control fails (the control file never shows on the host) and the verdict is
+    inconclusive, never enforced."""
+    deny = ("open-creat", "creat", "openat2", "mknod", "mknodat")
+    argv = [
+        *("unshare", "--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--"),
+        *("{probe}", "confine", "--unhandled", "make-reg"),
+        *(arg for call in deny for arg in ("--deny", call)),
+        *("--read", "/etc", "--read", "/proc", "--write", "/tmp", "--write", "/dev/null"),
+        *("--read", "{probe}", "--read", "{helpers}", "--write", "{allowed}"),
+        *("--", "{probe}", "{args}"),
+    ]
+    policy = ROOT / "policies" / "landlock-offline-etc.yaml"
+    runtime = (
+        f'[runtimes.reg-twin]\nkind = "command"\nargv = {json.dumps(argv)}\n'
+        f'policy = "{policy}"\nexpect = {{ filesystem_confinement = "enforced" }}\n'
+    )
+    matrix = _matrix(tmp_path, runtime, scenarios='["filesystem-confinement"]')
+    work = Path("/var/tmp") / f"harness-t-reg-{os.getpid()}"
+    inventory = tmp_path / "inv.toml"
+    inventory.write_text(inventory.read_text().replace(f"{tmp_path}/work", str(work)))
+    try:
+        result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+    assert result.code == 3, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "reg-twin", "filesystem_confinement")]
+    assert row["observed"] == "inconclusive", row
+    checks = {c["id"]: c for c in row["checks"]}
+    assert checks["fs-allowed-write"]["outcome"] == "failed", checks["fs-allowed-write"]
+    assert checks["fs-create-outside"]["outcome"] == "blocked", checks["fs-create-outside"]
 
 
 def test_a_truncate_filter_behind_a_handled_truncate_right_stays_enforced(tmp_path: Path) -> None:
