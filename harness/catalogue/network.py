@@ -187,6 +187,14 @@ ROWS: tuple[Row, ...] = (
         target="a relay to the canary, at every socket file in the sandbox's whole view (any"
         " depth; a path longer than sun_path through /proc/self/fd) and in its /proc/net/unix;"
         " a walk cut short or more sockets than are tried is an error",
+        ways=(
+            "i386: socket, socketcall (the unix socket made by the i386 entry, then connected"
+            " by connect(2), where socket(2) refused it every way)",
+            "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, where socket(2) and"
+            " the i386 entry refused it)",
+            "i386: connect, socketcall; io_uring: IORING_OP_CONNECT (its connect, where"
+            " connect(2) was refused)",
+        ),
     ),
     _net(
         _FAMILY,

@@ -303,6 +303,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-long",
         "bwrap-unix-proxy-far",
         "bwrap-unix-proxy-usr",
+        "bwrap-unix-proxy-i386",
+        "bwrap-unix-proxy-uring",
     ),
     _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
     " environment names": (

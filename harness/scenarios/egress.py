@@ -622,7 +622,15 @@ EGRESS = Scenario(
                 "environment's proxy URL carries) makes the line an error unless one escaped: "
                 "the workload may hold it elsewhere. Escaped if "
                 "the nonce comes back anywhere in what the socket answers, at any step; otherwise"
-                " blocked, with what was tried."
+                " blocked, with what was tried. Each socket is made as a workload may make one:"
+                " where `socket(AF_UNIX)` is refused every way as a filter refuses (`EPERM`,"
+                " `EACCES`), by the i386 entry's `socket` (359) or `socketcall` (102), then by"
+                " io_uring's `IORING_OP_SOCKET` (a filter of x86_64's calls alone leaves them;"
+                " the way named in the line: a proxy's socket in a granted folder is this line's"
+                " alone, `unix-host` leaving it as one the workload may have made); and where"
+                " `connect(2)` is refused, by the i386 entry's `connect`, then the ring's"
+                " `IORING_OP_CONNECT`. No unix socket can be made at all where none of these"
+                " makes one."
             ),
         ),
         # A sidecar relay on TCP: bound in the sandbox's own network namespace (its

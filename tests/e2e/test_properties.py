@@ -813,6 +813,16 @@ EGRESS_MUTANTS = {
     "bwrap-unix-proxy-long": ({"unix-proxy"}, "/" + "p" * 60),
     "bwrap-unix-proxy-far": ({"unix-proxy"}, "/1/2/3/4/5/6/7/8/9/proxy.sock: the nonce came back"),
     "bwrap-unix-proxy-usr": ({"unix-proxy"}, "/a/b/proxy.sock: the nonce came back"),
+    # The proxy in the granted folder (unix-host's to leave), unix sockets refused by
+    # x86_64's socket(2) alone: the i386 entry's makes one, or the ring's (the way named).
+    "bwrap-unix-proxy-i386": (
+        {"unix-proxy"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-unix-proxy-uring": (
+        {"unix-proxy"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
     # A sidecar relay listening on the sandbox's own loopback, its outgoing side outside.
     "bwrap-loopback-proxy": (
         {"tcp-proxy"},
@@ -1506,6 +1516,8 @@ ROW_MUTANTS = (
     "bwrap-host-listener-i386-iplen",
     "bwrap-netns-listener-seqpacket",
     "bwrap-netns-listener-dgram",
+    "bwrap-unix-proxy-i386",
+    "bwrap-unix-proxy-uring",
     "bwrap-loopback-proxy-socks4",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
@@ -2966,6 +2978,33 @@ def test_a_protocol_filter_that_checks_the_architecture_stays_enforced(tmp_path:
     for check_id in ("udplite4", "udplite6", "rawip4", "rawip6"):
         line = checks[check_id]
         assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+
+
+def test_a_unix_socket_ban_that_checks_the_architecture_beside_a_proxy_stays_enforced(
+    tmp_path: Path,
+) -> None:
+    """bwrap-unix-proxy-i386's and -uring's correct twin: the host's proxy socket in the
+    granted folder behind the same filter (socket(AF_UNIX) refused), the architecture
+    checked and io_uring refused: unix-proxy's sockets refused by every entry (EPERM),
+    and the verdict enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.unix-proxy-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "unix-proxy-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "unix-proxy-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["unix-proxy"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+    assert "/a/b/proxy.sock" in line["detail"], line
 
 
 def _ipc_twin(argv: list[str]) -> list[str]:
