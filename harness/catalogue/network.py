@@ -380,6 +380,11 @@ ROWS: tuple[Row, ...] = (
         checks=("udp4-privport", "udp6-privport", "tcp4-sport", "tcp6-sport"),
         target="the canary's high port, IPv4 and IPv6: by UDP from 53, 123, 67, 88 or 500 (the"
         " first that binds), by TCP from each of 22, 53, 80, 443, 8080 and 8443",
+        ways=(
+            "i386: bind, socketcall (the source port bound by the i386 entry, where bind(2)"
+            " was refused as a filter refuses)",
+            "io_uring: IORING_OP_BIND (6.11+; where bind(2) and the i386 entry's were refused)",
+        ),
     ),
     _net(
         _SEND,

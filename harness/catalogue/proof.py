@@ -393,7 +393,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-i386-sendmmsg",
         "bwrap-i386-native",
     ),
-    _NET + "source ports a stateless rule keys on": ("bwrap-privport", "bwrap-tcp-sport"),
+    _NET + "source ports a stateless rule keys on": (
+        "bwrap-privport",
+        "bwrap-tcp-sport",
+        "bwrap-privport-bind-i386",
+        "bwrap-privport-bind-uring",
+    ),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
     _NET + "AF_PACKET": (

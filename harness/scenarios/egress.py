@@ -356,7 +356,11 @@ def _ways(v: str) -> tuple[Check, ...]:
             how=(
                 "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
                 "binds (taken ports are skipped); none binds: blocked with the errno (EACCES "
-                "without CAP_NET_BIND_SERVICE)."
+                "without CAP_NET_BIND_SERVICE). Where `bind(2)` is refused as a filter refuses "
+                '(`EPERM`, `EACCES`, `ENOSYS`: a filter of "no servers" keeps every source '
+                "port ephemeral), the port is bound by the i386 entry's `bind` (361), then its "
+                "`socketcall`, then io_uring's `IORING_OP_BIND` (6.11+), the way named after "
+                "the destination; a way refused too is not asked again."
             ),
         ),
         _swept(
@@ -373,7 +377,9 @@ def _ways(v: str) -> tuple[Check, ...]:
                 "policy route keyed on the source port) lets out any connection made from that "
                 "port. Escaped if one brings the nonce back (the detail names its port); a port "
                 "that does not bind (privileged without CAP_NET_BIND_SERVICE, or taken) is that "
-                f"attempt blocked with the errno. Its control is `{tcp_control}`."
+                "attempt blocked with the errno; one whose `bind(2)` is refused as a filter "
+                f"refuses is bound by the other entries, as `udp{v}-privport`'s. Its control is "
+                f"`{tcp_control}`."
             ),
         ),
         _swept(

@@ -1097,6 +1097,16 @@ EGRESS_MUTANTS = {
     "bwrap-abstract-unix-seqpacket": ({"unix-abstract-seqpacket"}, "the nonce came back from @"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
     "bwrap-tcp-sport": ({"tcp4-sport"}, "from source port 8080"),
+    # bind(2) refused by x86_64's number alone: the i386 entry's binds port 53, or the
+    # ring's IORING_OP_BIND (the way named).
+    "bwrap-privport-bind-i386": (
+        {"udp4-privport"},
+        "(its source port bound by bind (i386), the i386 entry: bind(2) refused)",
+    ),
+    "bwrap-privport-bind-uring": (
+        {"udp4-privport"},
+        "(its source port bound by io_uring's IORING_OP_BIND: bind(2) refused)",
+    ),
     "bwrap-other-protocols": (
         {"udplite4", "udplite6", "rawip4", "rawip6"},
         "canary saw",
@@ -1407,6 +1417,8 @@ ROW_MUTANTS = (
     "bwrap-abstract-unix",
     "bwrap-privport",
     "bwrap-tcp-sport",
+    "bwrap-privport-bind-i386",
+    "bwrap-privport-bind-uring",
     "bwrap-other-protocols",
     "bwrap-other-protocols-i386",
     "bwrap-other-protocols-uring",
@@ -3005,6 +3017,33 @@ def test_a_unix_socket_ban_that_checks_the_architecture_beside_a_proxy_stays_enf
     line = {c["id"]: c for c in row["checks"]}["unix-proxy"]
     assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
     assert "/a/b/proxy.sock" in line["detail"], line
+
+
+def test_a_bind_ban_that_checks_the_architecture_beside_a_source_port_rule_stays_enforced(
+    tmp_path: Path,
+) -> None:
+    """bwrap-privport-bind-i386's and -uring's correct twin: the stateless rule that lets
+    UDP from a source port below 1024 through, behind the same filter (bind(2) refused),
+    the architecture checked and io_uring refused: no privileged source port is bound by
+    any entry (EPERM), and the verdict enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.privport-bind-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "privport-bind-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "privport-bind-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["udp4-privport"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+    assert "bind a privileged source port" in line["detail"], line
 
 
 def _ipc_twin(argv: list[str]) -> list[str]:
