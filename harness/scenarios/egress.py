@@ -99,7 +99,10 @@ META_HOW = (
 
 ELSEWHERE_HOW = (
     "The HARNESS exchange (TCP line, or datagram), all at once and from one source port a "
-    "line, with the canary's stand-ins: a random address of each range `[canary] elsewhere` "
+    "line (where `bind(2)` is refused as a filter refuses, bound by the i386 entry's `bind` or "
+    "io_uring's `IORING_OP_BIND`, and where each refuses too, each attempt from an ephemeral "
+    "port of its own), with the canary's stand-ins: a random address of each range "
+    "`[canary] elsewhere` "
     "names (`--elsewhere4`/`--elsewhere6`, comma lists; by default the private, shared, "
     "link-local and benchmarking ranges, outside the canary's own; a fleet adds a global "
     "address), at the high port (`elsewhere*`) and at the web's ports, 443 and 80 (`web*`), "
