@@ -305,6 +305,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-usr",
         "bwrap-unix-proxy-i386",
         "bwrap-unix-proxy-uring",
+        "bwrap-unix-proxy-connect-i386",
+        "bwrap-unix-proxy-connect-uring",
     ),
     _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
     " environment names": (

@@ -823,6 +823,15 @@ EGRESS_MUTANTS = {
         {"unix-proxy"},
         "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
     ),
+    # connect(2) refused by x86_64's number alone: the i386 entry's, or the ring's.
+    "bwrap-unix-proxy-connect-i386": (
+        {"unix-proxy"},
+        "(its connect through the i386 entry, by connect (i386): connect(2) refused)",
+    ),
+    "bwrap-unix-proxy-connect-uring": (
+        {"unix-proxy"},
+        "(its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+    ),
     # A sidecar relay listening on the sandbox's own loopback, its outgoing side outside.
     "bwrap-loopback-proxy": (
         {"tcp-proxy"},
@@ -1530,6 +1539,8 @@ ROW_MUTANTS = (
     "bwrap-netns-listener-dgram",
     "bwrap-unix-proxy-i386",
     "bwrap-unix-proxy-uring",
+    "bwrap-unix-proxy-connect-i386",
+    "bwrap-unix-proxy-connect-uring",
     "bwrap-loopback-proxy-socks4",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
@@ -2995,28 +3006,32 @@ def test_a_protocol_filter_that_checks_the_architecture_stays_enforced(tmp_path:
 def test_a_unix_socket_ban_that_checks_the_architecture_beside_a_proxy_stays_enforced(
     tmp_path: Path,
 ) -> None:
-    """bwrap-unix-proxy-i386's and -uring's correct twin: the host's proxy socket in the
-    granted folder behind the same filter (socket(AF_UNIX) refused), the architecture
-    checked and io_uring refused: unix-proxy's sockets refused by every entry (EPERM),
-    and the verdict enforced."""
+    """bwrap-unix-proxy-i386's, -uring's and -connect-*'s correct twins: the host's proxy
+    socket in the granted folder behind the same filter (socket(AF_UNIX) refused, or
+    connect(2) refused), the architecture checked and io_uring refused: unix-proxy's
+    sockets, or their connects, refused by every entry (EPERM), and the verdict enforced."""
     for tool in ("bwrap", "ip"):
         require_tool(tool)
     script = ROOT / "scripts" / "mutant-sandbox"
-    runtime = (
-        '[runtimes.unix-proxy-twin]\nkind = "command"\n'
-        f'argv = ["{script}", "unix-proxy-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+    twins = ("unix-proxy-twin", "unix-proxy-connect-twin")
+    runtimes = "".join(
+        f'[runtimes.{mode}]\nkind = "command"\n'
+        f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
         'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+        for mode in twins
     )
     matrix = _matrix(
-        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+        tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
     )
     result = harness_cli("run", matrix, "--out", tmp_path / "out")
     assert result.code == 0, result.stdout + result.stderr
-    row = verdicts_of(tmp_path / "out")[("localhost", "unix-proxy-twin", "egress_confinement")]
-    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
-    line = {c["id"]: c for c in row["checks"]}["unix-proxy"]
-    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
-    assert "/a/b/proxy.sock" in line["detail"], line
+    v = verdicts_of(tmp_path / "out")
+    for mode in twins:
+        row = v[("localhost", mode, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        line = {c["id"]: c for c in row["checks"]}["unix-proxy"]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+        assert "/a/b/proxy.sock" in line["detail"], line
 
 
 def test_a_bind_ban_that_checks_the_architecture_beside_a_source_port_rule_stays_enforced(
