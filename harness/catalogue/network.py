@@ -460,6 +460,12 @@ ROWS: tuple[Row, ...] = (
         " arp; NETLINK_NETFILTER), taken back at once; never where the probe stands in the"
         " host's namespace; an iptables-legacy table that may drop, or an nftables table"
         " another process owns, is an error (not opened); tc and cgroup BPF are not tried",
+        ways=(
+            "i386: socket, socketcall (netfilter's netlink socket made by the i386 entry, where"
+            " socket(2) refused it every way as a filter refuses)",
+            "io_uring: IORING_OP_SOCKET (netfilter's netlink socket made by the ring, where"
+            " socket(2) and the i386 entry refused it)",
+        ),
     ),
     _net(
         _WHERE,

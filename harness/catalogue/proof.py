@@ -440,6 +440,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",
+        "bwrap-firewall-netlink-i386",
+        "bwrap-firewall-netlink-uring",
     ),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",

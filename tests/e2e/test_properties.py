@@ -1261,6 +1261,16 @@ EGRESS_MUTANTS = {
     ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
+    # Netfilter's netlink socket refused by x86_64's socket(2) alone: the i386 entry's
+    # makes it, or the ring's (the way named).
+    "bwrap-firewall-netlink-i386": (
+        {"firewall-opened"},
+        "(CAP_NET_ADMIN) (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+    ),
+    "bwrap-firewall-netlink-uring": (
+        {"firewall-opened"},
+        "(CAP_NET_ADMIN) (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+    ),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
     "bwrap-held-ring-socket": (
         {"held-fds"},
@@ -1477,6 +1487,8 @@ ROW_MUTANTS = (
     "bwrap-route-netlink-i386",
     "bwrap-route-netlink-uring",
     "bwrap-firewall-net-admin",
+    "bwrap-firewall-netlink-i386",
+    "bwrap-firewall-netlink-uring",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
@@ -3059,6 +3071,34 @@ def test_a_bind_ban_that_checks_the_architecture_beside_a_source_port_rule_stays
     line = {c["id"]: c for c in row["checks"]}["udp4-privport"]
     assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
     assert "bind a privileged source port" in line["detail"], line
+
+
+def test_a_netfilter_socket_ban_that_checks_the_architecture_keeps_the_firewall(
+    tmp_path: Path,
+) -> None:
+    """bwrap-firewall-netlink-i386's and -uring's correct twin: the firewall inside the
+    sandbox's own namespace, CAP_NET_ADMIN kept, behind the same filter (netfilter's
+    netlink socket refused), the architecture checked and io_uring refused: no way makes
+    that socket (EPERM), and the verdict is enforced."""
+    for tool in ("bwrap", "ip", "nft"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.firewall-netlink-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "firewall-netlink-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    row = v[("localhost", "firewall-netlink-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["firewall-opened"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+    assert "no nftables here (a netfilter netlink socket)" in line["detail"], line
 
 
 def _ipc_twin(argv: list[str]) -> list[str]:
