@@ -187,6 +187,14 @@ ROWS: tuple[Row, ...] = (
         target="a relay to the canary, at every socket file in the sandbox's whole view (any"
         " depth; a path longer than sun_path through /proc/self/fd) and in its /proc/net/unix;"
         " a walk cut short or more sockets than are tried is an error",
+        ways=(
+            "i386: socket, socketcall (the unix socket made by the i386 entry, then connected"
+            " by connect(2), where socket(2) refused it every way)",
+            "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, where socket(2) and"
+            " the i386 entry refused it)",
+            "i386: connect, socketcall; io_uring: IORING_OP_CONNECT (its connect, where"
+            " connect(2) was refused)",
+        ),
     ),
     _net(
         _FAMILY,
@@ -372,6 +380,11 @@ ROWS: tuple[Row, ...] = (
         checks=("udp4-privport", "udp6-privport", "tcp4-sport", "tcp6-sport"),
         target="the canary's high port, IPv4 and IPv6: by UDP from 53, 123, 67, 88 or 500 (the"
         " first that binds), by TCP from each of 22, 53, 80, 443, 8080 and 8443",
+        ways=(
+            "i386: bind, socketcall (the source port bound by the i386 entry, where bind(2)"
+            " was refused as a filter refuses)",
+            "io_uring: IORING_OP_BIND (6.11+; where bind(2) and the i386 entry's were refused)",
+        ),
     ),
     _net(
         _SEND,
@@ -447,6 +460,12 @@ ROWS: tuple[Row, ...] = (
         " arp; NETLINK_NETFILTER), taken back at once; never where the probe stands in the"
         " host's namespace; an iptables-legacy table that may drop, or an nftables table"
         " another process owns, is an error (not opened); tc and cgroup BPF are not tried",
+        ways=(
+            "i386: socket, socketcall (netfilter's netlink socket made by the i386 entry, where"
+            " socket(2) refused it every way as a filter refuses)",
+            "io_uring: IORING_OP_SOCKET (netfilter's netlink socket made by the ring, where"
+            " socket(2) and the i386 entry refused it)",
+        ),
     ),
     _net(
         _WHERE,

@@ -317,6 +317,10 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-unix-proxy-long",
         "bwrap-unix-proxy-far",
         "bwrap-unix-proxy-usr",
+        "bwrap-unix-proxy-i386",
+        "bwrap-unix-proxy-uring",
+        "bwrap-unix-proxy-connect-i386",
+        "bwrap-unix-proxy-connect-uring",
     ),
     _NET + "AF_INET TCP to a relay in its own network namespace (a sidecar proxy), or one its"
     " environment names": (
@@ -405,7 +409,12 @@ MUTANTS: dict[str, tuple[str, ...]] = {
         "bwrap-i386-sendmmsg",
         "bwrap-i386-native",
     ),
-    _NET + "source ports a stateless rule keys on": ("bwrap-privport", "bwrap-tcp-sport"),
+    _NET + "source ports a stateless rule keys on": (
+        "bwrap-privport",
+        "bwrap-tcp-sport",
+        "bwrap-privport-bind-i386",
+        "bwrap-privport-bind-uring",
+    ),
     _NET + "the host's own addresses": ("bwrap-no-forward",),
     _NET + "the cloud metadata addresses": ("bwrap-metadata",),
     _NET + "AF_PACKET": (
@@ -445,6 +454,8 @@ MUTANTS: dict[str, tuple[str, ...]] = {
     ),
     _NET + "a firewall inside its own network namespace, opened (CAP_NET_ADMIN over it)": (
         "bwrap-firewall-net-admin",
+        "bwrap-firewall-netlink-i386",
+        "bwrap-firewall-netlink-uring",
     ),
     _NET + "sockets the workload holds when it starts": (
         "bwrap-held-socket",

@@ -198,8 +198,10 @@ static void att_start(struct att *a)
         a->fd = socket_plain(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC); /* a filter's whole-type compare */
     if (!a->held && a->fd < 0 && (errno == EPERM || errno == EACCES) &&
         (a->group == G_PROXY || a->group == G_UDP_RELAY || a->group == G_OWN_DNS ||
-         a->group == G_OWN_DNS_TCP || OTHER_PROTOCOL(a))) /* a relay or resolver inside, or a
-                                                           * protocol no other line takes */
+         a->group == G_OWN_DNS_TCP || a->group == G_UNIX || OTHER_PROTOCOL(a))) /* a relay or
+                                     * resolver inside, a unix socket's relay (whose file a
+                                     * granted folder may hold, which unix-host leaves to this
+                                     * line), or a protocol no other line takes */
         a->fd = socket_entries(a, a->type | SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (a->fd < 0) { /* out of descriptors proves nothing: an error, never blocked */
         int e = errno;

@@ -86,8 +86,16 @@ int elsewhere_bind(struct att *a)
         ((struct sockaddr_in6 *)(void *)&me)->sin6_port = htons((uint16_t)*shared);
     else
         ((struct sockaddr_in *)(void *)&me)->sin_port = htons((uint16_t)*shared);
-    if (setsockopt(a->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(a->fd, (struct sockaddr *)&me, len) != 0) {
+    int r = setsockopt(a->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (r == 0 && (r = bind(a->fd, (struct sockaddr *)&me, len)) != 0 &&
+        (errno == EPERM || errno == EACCES || errno == ENOSYS)) {
+        /* A filter refusing bind(2) ("no servers"): the other entries' bind, and where
+         * each refuses it too, none at all: the attempt goes from an ephemeral port of
+         * its own (att_src_port), as the workload's would. */
+        if ((r = bind_other(a, &me)) != 0)
+            return 0;
+    }
+    if (r != 0) {
         att_end(a, OC_ERROR, errno, "bind to the line's source port %d for %s", *shared, a->dsts);
         return -1;
     }

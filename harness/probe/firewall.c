@@ -8,7 +8,9 @@
  *
  * Never in the host's network namespace (maybe_host_netns), where the host's own
  * firewall lives. An iptables-legacy table (x_tables) that may drop is read, not
- * opened: the line is then an error, never blocked. Not tried: tc filters, cgroup
+ * opened: the line is then an error, never blocked. Its netlink socket, where socket(2)
+ * refused it every way as a filter refuses, is made by the i386 entry or the ring
+ * (sock_entries: "no firewall changes" by x86_64's call alone). Not tried: tc filters, cgroup
  * BPF programs, policy routing rules; a table flagged as another process's own
  * (NFT_TABLE_F_OWNER) refuses the rule, and that refusal holds. */
 
@@ -465,8 +467,14 @@ void chk_firewall_opened(void)
     char legacy[256], why[512];
     legacy_closing(legacy, sizeof legacy);
     int fd = sock_make(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    if (fd < 0 && (errno == EPERM || errno == EACCES)) /* refused as a filter refuses: a filter
+                                                       * of x86_64's socket(2) alone leaves the
+                                                       * i386 entry's and the ring's */
+        fd = sock_entries(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
     if (fd < 0)
         fw_blocked(legacy, errno, "no nftables here (a netfilter netlink socket)");
+    char nl_way[200]; /* the way its netlink socket took (sock_way), before the exchange's */
+    snprintf(nl_way, sizeof nl_way, "%s", sock_way());
     double end = check_end();
     int e = fw_dump(fd, NFT_MSG_GETTABLE, NFT_MSG_NEWTABLE, table_seen, end);
     if (!e)
@@ -526,9 +534,9 @@ void chk_firewall_opened(void)
     ev_int("rules_taken_back", opened - left);
     close(fd);
     if (back)
-        outcome(OC_ESCAPED, 0, "opened the firewall of its own network namespace (CAP_NET_ADMIN):"
+        outcome(OC_ESCAPED, 0, "opened the firewall of its own network namespace (CAP_NET_ADMIN)%s:"
                 " rules accepting %s at the head of %d base chains, and the nonce came back%s",
-                where[via], g_nfw - g_owned_chains, g_cx_way);
+                nl_way, where[via], g_nfw - g_owned_chains, g_cx_way);
     if (left)
         outcome(OC_ERROR, 0, "%d accept rules it put in could not be taken back", left);
     if (g_owned_chains)

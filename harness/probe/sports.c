@@ -6,9 +6,55 @@
  * (each such attempt blocked with its errno). */
 
 #include "probe.h"
+#include <linux/io_uring.h>
 
 static const int g_sports[] = { 22, 53, 80, 443, 8080, 8443 };
 static int g_sport_asked[2]; /* the families whose canary answers: their lines are owed */
+
+#ifndef IORING_OP_BIND
+#define IORING_OP_BIND 56 /* 6.11 */
+#endif
+
+/* bind(2) refused as a filter refuses (EPERM, EACCES, ENOSYS: a "no servers" filter
+ * keeps every source port ephemeral): the same bind through the i386 entry (its own
+ * number, then socketcall's, each in a child), then by the ring (IORING_OP_BIND, 6.11+),
+ * each given up for the run once it refuses too, so that a correct sandbox pays once
+ * (EACCES, the kernel's own answer for a port below 1024 without CAP_NET_BIND_SERVICE,
+ * gives a way up as well: every way would answer alike). 0 with the way named after the
+ * attempt's destination; -1 with errno EADDRINUSE where a way found the port taken, else
+ * bind(2)'s own. */
+int bind_other(struct att *a, const Addr *me)
+{
+    static int i386_shut, ring_shut;
+    int e = errno;
+    const char *step = "";
+    socklen_t len = addr_len(me);
+    char way[120] = "";
+    if (!i386_shut) {
+        if (i386_bind(a->fd, (const struct sockaddr *)me, len, &step) == 0)
+            snprintf(way, sizeof way, " (its source port bound by %s, the i386 entry: bind(2) refused)", step);
+        else if (errno == EADDRINUSE)
+            return -1;
+        else
+            i386_shut = 1;
+    }
+    if (!way[0] && !ring_shut && uring_alive()) {
+        struct io_uring_sqe b = { .opcode = IORING_OP_BIND, .fd = a->fd };
+        b.addr = (unsigned long long)(uintptr_t)me;
+        b.addr2 = len;
+        if (uring_one(&b, "IORING_OP_BIND", &step) == 0)
+            snprintf(way, sizeof way, " (its source port bound by io_uring's IORING_OP_BIND: bind(2) refused)");
+        else if (errno == EADDRINUSE)
+            return -1;
+        else
+            ring_shut = 1;
+    }
+    if (!way[0])
+        return errno = e, -1;
+    size_t l = strlen(a->dsts);
+    snprintf(a->dsts + l, sizeof a->dsts - l, "%s", way);
+    return 0;
+}
 
 /* Bind the source port a stateless rule may let through: `bind_port` itself, or for 1
  * the first privileged port of UDP's (udp4-privport: "sport 53") that binds, with the
@@ -27,7 +73,10 @@ int bind_source(struct att *a)
             ((struct sockaddr_in6 *)(void *)&me)->sin6_port = htons((uint16_t)port);
         else
             ((struct sockaddr_in *)(void *)&me)->sin_port = htons((uint16_t)port);
-        if (bind(a->fd, (struct sockaddr *)&me, addr_len(&me)) == 0) {
+        int r = bind(a->fd, (struct sockaddr *)&me, addr_len(&me));
+        if (r != 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS))
+            r = bind_other(a, &me); /* a filter of x86_64's bind alone leaves these */
+        if (r == 0) {
             a->bind_port = port;
             return 0;
         }

@@ -60,7 +60,7 @@ void sweep_ports(int f, const char *ip, int high)
 static int g_unix_cut; /* the walk stopped, or sockets were left untried: no proof */
 static char g_unix_cut_why[160];
 static int g_unix_whole; /* a view of the sandbox's own, walked whole (unix_walk) */
-static int g_unix_nosock; /* socket(AF_UNIX, SOCK_STREAM) refused */
+static int g_unix_nosock; /* no unix stream socket made by any way (unix_stream) */
 static int in_host_mntns(void);
 
 static void unix_cap_cut(const char *fmt, const char *what)
@@ -101,6 +101,18 @@ static int unix_short(const char *path, char *out, size_t n)
     return 1; /* the descriptor stays open for the sweep's life */
 }
 
+/* A unix stream socket made as unix-proxy's attempts make theirs (attempt.c): every way
+ * socket(2) may take (sock_make), and where it refused as a filter refuses, by the i386
+ * entry or the ring (sock_entries: a filter of x86_64's socket(2) alone leaves them;
+ * a kind refused there is not asked again). -1 where no way makes one. */
+static int unix_stream(void)
+{
+    int fd = sock_make(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 && (errno == EPERM || errno == EACCES))
+        fd = sock_entries(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    return fd;
+}
+
 static void unix_add(const char *path, int abstract)
 {
     unix_seen(path, abstract, 0); /* unix-host tries every one (hostunix.c) */
@@ -126,7 +138,7 @@ static void unix_add(const char *path, int abstract)
         struct stat st;
         struct sockaddr_un un = { .sun_family = AF_UNIX };
         memcpy(un.sun_path, at, len);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int fd = unix_stream();
         int dead = fd >= 0 && connect(fd, (struct sockaddr *)&un, sizeof un) != 0 && errno == ECONNREFUSED;
         if (fd >= 0)
             close(fd);
@@ -142,8 +154,8 @@ static void unix_add(const char *path, int abstract)
         for (size_t i = 0; i < g_natt; i++)
             units += g_att[i].group == G_UNIX;
         if (units >= RELAY_WAYS * UNIX_MAX) {
-            /* Where no unix socket can be made at all, every attempt ends the same way
-             * at socket(2) (the ways around it are other lines'): none is left out. */
+            /* Where no unix socket can be made at all (by socket(2) every way, the i386
+             * entry, the ring), every attempt ends the same way there: none is left out. */
             if (!g_unix_nosock)
                 unix_cap_cut("more unix sockets in view than are tried (%s)", "48");
             return;
@@ -329,8 +341,8 @@ void unix_report(const char *id, double t0)
 void sweep_unix(void)
 {
     g_unix_whole = !in_host_mntns();
-    int probe_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe_fd < 0) /* no unix socket can be made: every attempt ends at socket(2) */
+    int probe_fd = unix_stream();
+    if (probe_fd < 0) /* no unix socket can be made by any way: every attempt ends there */
         g_unix_nosock = 1;
     else
         close(probe_fd);

@@ -112,6 +112,9 @@ void sweep_calls(int f, const char *ip, int high);
 void sweep_sports(int f, const char *ip, int high); /* sports.c */
 void sport_report(double t0);
 int bind_source(struct att *a);
+/* sports.c: bind(2), refused as a filter refuses, by the i386 entry, then the ring
+ * (IORING_OP_BIND); 0 with the way named after the attempt's destination. */
+int bind_other(struct att *a, const Addr *me);
 void sweep_abstract(void);
 void sweep_held(const char *ip4, const char *ip6, int high); /* heldsocks.c */
 void held_report(double t0);                                /* heldsocks.c: held-fds's line */

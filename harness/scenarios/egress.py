@@ -99,7 +99,10 @@ META_HOW = (
 
 ELSEWHERE_HOW = (
     "The HARNESS exchange (TCP line, or datagram), all at once and from one source port a "
-    "line, with the canary's stand-ins: a random address of each range `[canary] elsewhere` "
+    "line (where `bind(2)` is refused as a filter refuses, bound by the i386 entry's `bind` or "
+    "io_uring's `IORING_OP_BIND`, and where each refuses too, each attempt from an ephemeral "
+    "port of its own), with the canary's stand-ins: a random address of each range "
+    "`[canary] elsewhere` "
     "names (`--elsewhere4`/`--elsewhere6`, comma lists; by default the private, shared, "
     "link-local and benchmarking ranges, outside the canary's own; a fleet adds a global "
     "address), at the high port (`elsewhere*`) and at the web's ports, 443 and 80 (`web*`), "
@@ -356,7 +359,11 @@ def _ways(v: str) -> tuple[Check, ...]:
             how=(
                 "The same from a privileged source port: the first of 53, 123, 67, 88, 500 that "
                 "binds (taken ports are skipped); none binds: blocked with the errno (EACCES "
-                "without CAP_NET_BIND_SERVICE)."
+                "without CAP_NET_BIND_SERVICE). Where `bind(2)` is refused as a filter refuses "
+                '(`EPERM`, `EACCES`, `ENOSYS`: a filter of "no servers" keeps every source '
+                "port ephemeral), the port is bound by the i386 entry's `bind` (361), then its "
+                "`socketcall`, then io_uring's `IORING_OP_BIND` (6.11+), the way named after "
+                "the destination; a way refused too is not asked again."
             ),
         ),
         _swept(
@@ -373,7 +380,9 @@ def _ways(v: str) -> tuple[Check, ...]:
                 "policy route keyed on the source port) lets out any connection made from that "
                 "port. Escaped if one brings the nonce back (the detail names its port); a port "
                 "that does not bind (privileged without CAP_NET_BIND_SERVICE, or taken) is that "
-                f"attempt blocked with the errno. Its control is `{tcp_control}`."
+                "attempt blocked with the errno; one whose `bind(2)` is refused as a filter "
+                f"refuses is bound by the other entries, as `udp{v}-privport`'s. Its control is "
+                f"`{tcp_control}`."
             ),
         ),
         _swept(
@@ -622,7 +631,15 @@ EGRESS = Scenario(
                 "environment's proxy URL carries) makes the line an error unless one escaped: "
                 "the workload may hold it elsewhere. Escaped if "
                 "the nonce comes back anywhere in what the socket answers, at any step; otherwise"
-                " blocked, with what was tried."
+                " blocked, with what was tried. Each socket is made as a workload may make one:"
+                " where `socket(AF_UNIX)` is refused every way as a filter refuses (`EPERM`,"
+                " `EACCES`), by the i386 entry's `socket` (359) or `socketcall` (102), then by"
+                " io_uring's `IORING_OP_SOCKET` (a filter of x86_64's calls alone leaves them;"
+                " the way named in the line: a proxy's socket in a granted folder is this line's"
+                " alone, `unix-host` leaving it as one the workload may have made); and where"
+                " `connect(2)` is refused, by the i386 entry's `connect`, then the ring's"
+                " `IORING_OP_CONNECT`. No unix socket can be made at all where none of these"
+                " makes one."
             ),
         ),
         # A sidecar relay on TCP: bound in the sandbox's own network namespace (its
@@ -840,7 +857,10 @@ EGRESS = Scenario(
                 "After route-made, alone, and never where the probe may stand in the host's "
                 "network namespace (as route-made): the namespace's nftables tables and base "
                 "chains are listed (`NFT_MSG_GETTABLE`, `NFT_MSG_GETCHAIN` over "
-                "`NETLINK_NETFILTER`; ip, ip6, inet and bridge: every hook but forward; netdev: "
+                "`NETLINK_NETFILTER`, its socket made, where `socket(2)` refused it every way as "
+                "a filter refuses, by the i386 entry's `socket` or `socketcall`, then io_uring's "
+                "`IORING_OP_SOCKET`, the way named; ip, ip6, inet and bridge: every hook but "
+                "forward; netdev: "
                 "ingress and egress; arp: input and output), and one transaction puts at the "
                 "head of each a rule accepting the canary's address on the way out (destination) "
                 "or in (source), for each family the chain sees and the canary has (IPv4 from "

@@ -829,6 +829,25 @@ EGRESS_MUTANTS = {
     "bwrap-unix-proxy-long": ({"unix-proxy"}, "/" + "p" * 60),
     "bwrap-unix-proxy-far": ({"unix-proxy"}, "/1/2/3/4/5/6/7/8/9/proxy.sock: the nonce came back"),
     "bwrap-unix-proxy-usr": ({"unix-proxy"}, "/a/b/proxy.sock: the nonce came back"),
+    # The proxy in the granted folder (unix-host's to leave), unix sockets refused by
+    # x86_64's socket(2) alone: the i386 entry's makes one, or the ring's (the way named).
+    "bwrap-unix-proxy-i386": (
+        {"unix-proxy"},
+        "(its socket made by socket (i386), the i386 entry: socket(2) refused it every way)",
+    ),
+    "bwrap-unix-proxy-uring": (
+        {"unix-proxy"},
+        "(its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it every way)",
+    ),
+    # connect(2) refused by x86_64's number alone: the i386 entry's, or the ring's.
+    "bwrap-unix-proxy-connect-i386": (
+        {"unix-proxy"},
+        "(its connect through the i386 entry, by connect (i386): connect(2) refused)",
+    ),
+    "bwrap-unix-proxy-connect-uring": (
+        {"unix-proxy"},
+        "(its connect by io_uring's IORING_OP_CONNECT: connect(2) refused)",
+    ),
     # A sidecar relay listening on the sandbox's own loopback, its outgoing side outside.
     "bwrap-loopback-proxy": (
         {"tcp-proxy"},
@@ -1103,6 +1122,16 @@ EGRESS_MUTANTS = {
     "bwrap-abstract-unix-seqpacket": ({"unix-abstract-seqpacket"}, "the nonce came back from @"),
     "bwrap-privport": ({"udp4-privport"}, "the nonce came back"),
     "bwrap-tcp-sport": ({"tcp4-sport"}, "from source port 8080"),
+    # bind(2) refused by x86_64's number alone: the i386 entry's binds port 53, or the
+    # ring's IORING_OP_BIND (the way named).
+    "bwrap-privport-bind-i386": (
+        {"udp4-privport"},
+        "(its source port bound by bind (i386), the i386 entry: bind(2) refused)",
+    ),
+    "bwrap-privport-bind-uring": (
+        {"udp4-privport"},
+        "(its source port bound by io_uring's IORING_OP_BIND: bind(2) refused)",
+    ),
     "bwrap-other-protocols": (
         {"udplite4", "udplite6", "rawip4", "rawip6"},
         "canary saw",
@@ -1248,6 +1277,16 @@ EGRESS_MUTANTS = {
     ),
     # A firewall inside its own namespace, CAP_NET_ADMIN kept: opened (firewall-opened).
     "bwrap-firewall-net-admin": ({"firewall-opened"}, "opened the firewall of its own network"),
+    # Netfilter's netlink socket refused by x86_64's socket(2) alone: the i386 entry's
+    # makes it, or the ring's (the way named).
+    "bwrap-firewall-netlink-i386": (
+        {"firewall-opened"},
+        "(CAP_NET_ADMIN) (its socket made by socket (i386), the i386 entry: socket(2) refused it",
+    ),
+    "bwrap-firewall-netlink-uring": (
+        {"firewall-opened"},
+        "(CAP_NET_ADMIN) (its socket made by io_uring's IORING_OP_SOCKET: socket(2) refused it",
+    ),
     # A UDP socket of the host's, registered on a held ring: installed, it sends.
     "bwrap-held-ring-socket": (
         {"held-fds"},
@@ -1413,6 +1452,8 @@ ROW_MUTANTS = (
     "bwrap-abstract-unix",
     "bwrap-privport",
     "bwrap-tcp-sport",
+    "bwrap-privport-bind-i386",
+    "bwrap-privport-bind-uring",
     "bwrap-other-protocols",
     "bwrap-other-protocols-i386",
     "bwrap-other-protocols-uring",
@@ -1462,6 +1503,8 @@ ROW_MUTANTS = (
     "bwrap-route-netlink-i386",
     "bwrap-route-netlink-uring",
     "bwrap-firewall-net-admin",
+    "bwrap-firewall-netlink-i386",
+    "bwrap-firewall-netlink-uring",
     "bwrap-pid-netns",
     "bwrap-held-procfs",
     "bwrap-userns-netns",
@@ -1522,6 +1565,10 @@ ROW_MUTANTS = (
     "bwrap-host-listener-i386-iplen",
     "bwrap-netns-listener-seqpacket",
     "bwrap-netns-listener-dgram",
+    "bwrap-unix-proxy-i386",
+    "bwrap-unix-proxy-uring",
+    "bwrap-unix-proxy-connect-i386",
+    "bwrap-unix-proxy-connect-uring",
     "bwrap-loopback-proxy-socks4",
     "bwrap-fastopen-sendto",
     "bwrap-fastopen-sendmsg",
@@ -3078,6 +3125,92 @@ def test_a_protocol_filter_that_checks_the_architecture_stays_enforced(tmp_path:
     for check_id in ("udplite4", "udplite6", "rawip4", "rawip6"):
         line = checks[check_id]
         assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+
+
+def test_a_unix_socket_ban_that_checks_the_architecture_beside_a_proxy_stays_enforced(
+    tmp_path: Path,
+) -> None:
+    """bwrap-unix-proxy-i386's, -uring's and -connect-*'s correct twins: the host's proxy
+    socket in the granted folder behind the same filter (socket(AF_UNIX) refused, or
+    connect(2) refused), the architecture checked and io_uring refused: unix-proxy's
+    sockets, or their connects, refused by every entry (EPERM), and the verdict enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    twins = ("unix-proxy-twin", "unix-proxy-connect-twin")
+    runtimes = "".join(
+        f'[runtimes.{mode}]\nkind = "command"\n'
+        f'argv = ["{script}", "{mode}", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+        for mode in twins
+    )
+    matrix = _matrix(
+        tmp_path, runtimes, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    for mode in twins:
+        row = v[("localhost", mode, "egress_confinement")]
+        assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+        line = {c["id"]: c for c in row["checks"]}["unix-proxy"]
+        assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+        assert "/a/b/proxy.sock" in line["detail"], line
+
+
+def test_a_bind_ban_that_checks_the_architecture_beside_a_source_port_rule_stays_enforced(
+    tmp_path: Path,
+) -> None:
+    """bwrap-privport-bind-i386's and -uring's correct twin: the stateless rule that lets
+    UDP from a source port below 1024 through, behind the same filter (bind(2) refused),
+    the architecture checked and io_uring refused: no privileged source port is bound by
+    any entry (EPERM), and the verdict enforced."""
+    for tool in ("bwrap", "ip"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.privport-bind-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "privport-bind-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    row = verdicts_of(tmp_path / "out")[("localhost", "privport-bind-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["udp4-privport"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+    assert "bind a privileged source port" in line["detail"], line
+
+
+def test_a_netfilter_socket_ban_that_checks_the_architecture_keeps_the_firewall(
+    tmp_path: Path,
+) -> None:
+    """bwrap-firewall-netlink-i386's and -uring's correct twin: the firewall inside the
+    sandbox's own namespace, CAP_NET_ADMIN kept, behind the same filter (netfilter's
+    netlink socket refused), the architecture checked and io_uring refused: no way makes
+    that socket (EPERM), and the verdict is enforced."""
+    for tool in ("bwrap", "ip", "nft"):
+        require_tool(tool)
+    script = ROOT / "scripts" / "mutant-sandbox"
+    runtime = (
+        '[runtimes.firewall-netlink-twin]\nkind = "command"\n'
+        f'argv = ["{script}", "firewall-netlink-twin", "{{allowed}}", "{{probe}}", "{{args}}"]\n'
+        'allowed_inside = "/allowed"\nexpect = { egress_confinement = "enforced" }\n'
+    )
+    matrix = _matrix(
+        tmp_path, runtime, scenarios='["egress-confinement"]', canary='[canary]\nmode = "netns"\n'
+    )
+    result = harness_cli("run", matrix, "--out", tmp_path / "out")
+    assert result.code == 0, result.stdout + result.stderr
+    v = verdicts_of(tmp_path / "out")
+    row = v[("localhost", "firewall-netlink-twin", "egress_confinement")]
+    assert (row["observed"], row["verdict"]) == ("enforced", "pass"), row
+    line = {c["id"]: c for c in row["checks"]}["firewall-opened"]
+    assert line["outcome"] == "blocked" and line["errno"] == "EPERM", line
+    assert "no nftables here (a netfilter netlink socket)" in line["detail"], line
 
 
 def _ipc_twin(argv: list[str]) -> list[str]:
