@@ -35,12 +35,11 @@ ROWS: tuple[Row, ...] = (
         "EXECUTE: run a file",
         ("execve", "execveat"),
         checks=("fs-exec-outside",),
-        ways=(
-            "i386: execve, execveat (where a filter refused x86_64's, as in place of EXECUTE"
-            " left unhandled: a 64-bit caller may make them, and the kernel runs a 64-bit"
-            " program as ELF64)",
-        ),
-        target="outside/exec-me (a copy of the probe), by path and by an O_PATH handle",
+        ways=("i386: execve, execveat",),
+        target="outside/exec-me (a copy of the probe), by path and by an O_PATH handle; through"
+        " the i386 entry where a filter refused x86_64's calls, as in place of EXECUTE left"
+        " unhandled (a 64-bit caller may make them, and the kernel runs a 64-bit program as"
+        " ELF64)",
     ),
     _fs(
         _LANDLOCK,
@@ -67,11 +66,10 @@ ROWS: tuple[Row, ...] = (
         "READ_DIR: list a folder",
         ("getdents", "getdents64"),
         checks=("fs-list-outside",),
-        ways=(
-            "i386: getdents64, getdents (where a filter refused x86_64's, as in place of"
-            " READ_DIR left unhandled; io_uring has no opcode that lists a folder)",
-        ),
-        target="the outside folder (a name holding the token)",
+        ways=("i386: getdents64, getdents",),
+        target="the outside folder (a name holding the token); through the i386 entry where a"
+        " filter refused x86_64's calls, as in place of READ_DIR left unhandled (io_uring has"
+        " no opcode that lists a folder)",
     ),
     _fs(
         _LANDLOCK,

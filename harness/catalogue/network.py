@@ -188,12 +188,11 @@ ROWS: tuple[Row, ...] = (
         " depth; a path longer than sun_path through /proc/self/fd) and in its /proc/net/unix;"
         " a walk cut short or more sockets than are tried is an error",
         ways=(
-            "i386: socket, socketcall (the unix socket made by the i386 entry, then connected"
-            " by connect(2), where socket(2) refused it every way)",
+            "i386: socket, connect, socketcall",
             "io_uring: IORING_OP_SOCKET (the unix socket made by the ring, where socket(2) and"
             " the i386 entry refused it)",
-            "i386: connect, socketcall; io_uring: IORING_OP_CONNECT (its connect, where"
-            " connect(2) was refused)",
+            "io_uring: IORING_OP_CONNECT (its connect, where connect(2) and the i386 entry's"
+            " refused it)",
         ),
     ),
     _net(
@@ -381,8 +380,7 @@ ROWS: tuple[Row, ...] = (
         target="the canary's high port, IPv4 and IPv6: by UDP from 53, 123, 67, 88 or 500 (the"
         " first that binds), by TCP from each of 22, 53, 80, 443, 8080 and 8443",
         ways=(
-            "i386: bind, socketcall (the source port bound by the i386 entry, where bind(2)"
-            " was refused as a filter refuses)",
+            "i386: bind, socketcall",
             "io_uring: IORING_OP_BIND (6.11+; where bind(2) and the i386 entry's were refused)",
         ),
     ),
@@ -461,8 +459,7 @@ ROWS: tuple[Row, ...] = (
         " host's namespace; an iptables-legacy table that may drop, or an nftables table"
         " another process owns, is an error (not opened); tc and cgroup BPF are not tried",
         ways=(
-            "i386: socket, socketcall (netfilter's netlink socket made by the i386 entry, where"
-            " socket(2) refused it every way as a filter refuses)",
+            "i386: socket, socketcall",
             "io_uring: IORING_OP_SOCKET (netfilter's netlink socket made by the ring, where"
             " socket(2) and the i386 entry refused it)",
         ),

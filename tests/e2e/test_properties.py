@@ -215,7 +215,12 @@ def test_run_leaves_no_namespace_or_process(local_run: tuple[int, str, Path]) ->
     manifest = json.loads((out / "manifest.json").read_text())
     assert _no_harness_namespaces(manifest["run_id"])
     assert leftovers(manifest["run_id"]) == []
-    assert runsc_containers(Path(manifest["hosts"]["localhost"]["workdir"]) / "runsc-root") == []
+    # Its own alone: the work folder is shared with the other lane's runs, whose
+    # containers may be running now.
+    root = Path(manifest["hosts"]["localhost"]["workdir"]) / "runsc-root"
+    assert [
+        c for c in runsc_containers(root) if c.startswith(f"harness-{manifest['run_id']}-")
+    ] == []
 
 
 # Each mutant, the properties it breaks, and for each the check that must catch it
@@ -3344,7 +3349,8 @@ def test_every_catalogue_row_is_caught_by_its_own_checks_in_its_mutant(
             escaped = [
                 check
                 for check in row.checks
-                for c in v[("localhost", runtime, prop[check])]["checks"]
+                # a check of a property its mutant does not run cannot escape there
+                for c in v.get(("localhost", runtime, prop[check]), {"checks": []})["checks"]
                 if c["id"] == check and c["outcome"] == "escaped"
             ]
             if not escaped:
