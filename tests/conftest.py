@@ -269,9 +269,12 @@ def _where(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Start the mutants run now where a selected test reads it and others can run
     beside it, and put those first (a stable sort: each module stays whole; both lanes
-    sort alike, as xdist requires)."""
+    sort alike, as xdist requires). The ALONE modules go last: one waits, its lane
+    idle, for the other lane's module to end (the turnstile, tests/lanes.py), and at the
+    end they follow one another with no long shared module to wait for."""
     if config.option.collectonly:
         return
+    items.sort(key=lambda i: _where(i) in lanes.ALONE)
     wants = any("mutants_run" in getattr(i, "fixturenames", ()) for i in items)
     if not wants or not any(map(_beside_the_background, items)):
         return
