@@ -231,10 +231,11 @@ int i386_socket(int family, int type, int proto, const char **step)
     return (int)fd;
 }
 
-/* connect(2) through the entry on a socket made anyhow: by its own number, then by
- * socketcall, each in a child (the socket, shared, stays connected). 0, or -1 with
- * errno (ENOSYS where there is no entry); *step the way. */
-int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
+/* A call of an address (connect, bind) through the entry on a socket made anyhow: by
+ * its own number, then by socketcall, each in a child (the socket, shared, keeps what
+ * it did). 0, or -1 with errno (ENOSYS where there is no entry); *step the way. */
+static int address_call(long nr, int sys, const char *name, int fd, const struct sockaddr *sa, socklen_t len,
+                        const char **step)
 {
     *step = "the i386 entry";
     if (!i386_here())
@@ -247,31 +248,21 @@ int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **
     if (len <= LOW_ARRAY) {
         memcpy(low + LOW_ADDR, sa, len);
         const long v[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), (long)len };
-        r = socket_call(I386_NR_connect, I386_SYS_CONNECT, "connect", v, 3, 0, low, step);
+        r = socket_call(nr, sys, name, v, 3, 0, low, step);
     }
     munmap(low, LOW_SIZE);
     return r < 0 ? (errno = (int)-r, -1) : 0;
 }
 
-/* bind(2) through the entry, as i386_connect (makeways.c: a unix socket's name made
- * there, where x86_64's bind is refused). */
+int i386_connect(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
+{
+    return address_call(I386_NR_connect, I386_SYS_CONNECT, "connect", fd, sa, len, step);
+}
+
+/* makeways.c: a unix socket's name made there, where x86_64's bind is refused */
 int i386_bind(int fd, const struct sockaddr *sa, socklen_t len, const char **step)
 {
-    *step = "the i386 entry";
-    if (!i386_here())
-        return errno = ENOSYS, -1;
-    char *low = mmap(NULL, LOW_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-                     -1, 0);
-    if (low == MAP_FAILED)
-        return -1;
-    long r = -EINVAL;
-    if (len <= LOW_ARRAY) {
-        memcpy(low + LOW_ADDR, sa, len);
-        const long v[6] = { fd, (long)(uintptr_t)(low + LOW_ADDR), (long)len };
-        r = socket_call(I386_NR_bind, I386_SYS_BIND, "bind", v, 3, 0, low, step);
-    }
-    munmap(low, LOW_SIZE);
-    return r < 0 ? (errno = (int)-r, -1) : 0;
+    return address_call(I386_NR_bind, I386_SYS_BIND, "bind", fd, sa, len, step);
 }
 
 ssize_t i386_send_to(int fd, const void *p, size_t n, const struct sockaddr *to, socklen_t tolen,

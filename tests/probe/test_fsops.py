@@ -4,20 +4,18 @@ route (fs-inherited-fds), and `probe confine`'s knobs leave exactly one thing op
 
 from __future__ import annotations
 
-import ctypes
-import importlib.util
 import json
 import os
 import platform
 import shutil
 import subprocess
 from collections.abc import Callable
-from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import pytest
 
 from harness.probe.build import build_probe
+from tests.probe.seccomp import deny_list
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -244,30 +242,6 @@ def test_a_held_files_metadata_is_set_to_what_it_was(probe: Path, tmp_path: Path
     assert _rows(row)["3"][1] == "file" and row["evidence"]["held_changed"] == [], row  # type: ignore[index]
 
 
-def _deny_list(calls: str, *, any_arch: bool = False) -> Callable[[], None]:
-    """A preexec that loads scripts/mutant-seccomp's deny-list of `calls` (the mutants'
-    bwrap loads the same program), no_new_privs first."""
-    loader = SourceFileLoader("mutant_seccomp", str(ROOT / "scripts" / "mutant-seccomp"))
-    spec = importlib.util.spec_from_loader("mutant_seccomp", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    program = module.program(calls.split(","), any_arch)
-
-    def load() -> None:
-        class Fprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        code = ctypes.create_string_buffer(program, len(program))
-        fprog = Fprog(len(program) // 8, ctypes.addressof(code))
-        # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
-        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "seccomp")
-
-    return load
-
-
 METADATA_CALLS = (
     "chmod,fchmod,fchmodat,chown,fchown,lchown,fchownat,utime,utimes,futimesat,utimensat,"
     "setxattr,lsetxattr,fsetxattr,removexattr,lremovexattr,fremovexattr,setxattrat,"
@@ -290,9 +264,9 @@ def test_a_held_files_metadata_is_changed_by_each_way_a_deny_list_leaves(
     token.chmod(0o444)
     before = token.stat()
     cases = (
-        (_deny_list(METADATA_CALLS), "fchmodat2 AT_EMPTY_PATH"),
-        (_deny_list(METADATA_CALLS + ",fchmodat2", any_arch=True), "chmod by /proc/self/fd (i386)"),
-        (_deny_list(METADATA_CALLS + ",fchmodat2"), None),
+        (deny_list(METADATA_CALLS), "fchmodat2 AT_EMPTY_PATH"),
+        (deny_list(METADATA_CALLS + ",fchmodat2", any_arch=True), "chmod by /proc/self/fd (i386)"),
+        (deny_list(METADATA_CALLS + ",fchmodat2"), None),
     )
     for preexec, way in cases:
         fd = os.open(token, os.O_RDONLY | os.O_CLOEXEC)

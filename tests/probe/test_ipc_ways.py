@@ -5,8 +5,6 @@ every line blocked."""
 
 from __future__ import annotations
 
-import ctypes
-import importlib.util
 import json
 import os
 import platform
@@ -14,13 +12,13 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import pytest
 
 from harness.probe.build import build_probe
 from tests.lab import free_port
+from tests.probe.seccomp import deny_list
 
 ROOT = Path(__file__).resolve().parents[2]
 IPC = (
@@ -40,27 +38,9 @@ def probe() -> Path:
 
 
 def _deny_list(any_arch: bool, i386: list[str] | None) -> Callable[[], None]:
-    """A preexec that loads scripts/mutant-seccomp's deny-list of the IPC calls (what the
-    bwrap-shared-ipc-* mutants' bwrap loads), no_new_privs first."""
-    loader = SourceFileLoader("mutant_seccomp", str(ROOT / "scripts" / "mutant-seccomp"))
-    spec = importlib.util.spec_from_loader("mutant_seccomp", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    program = module.program(IPC.split(","), any_arch, i386)
-
-    def load() -> None:
-        class Fprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        code = ctypes.create_string_buffer(program, len(program))
-        fprog = Fprog(len(program) // 8, ctypes.addressof(code))
-        # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
-        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "seccomp")
-
-    return load
+    """scripts/mutant-seccomp's deny-list of the IPC calls (what the bwrap-shared-ipc-*
+    mutants' bwrap loads), as a preexec."""
+    return deny_list(IPC, any_arch=any_arch, i386=i386)
 
 
 def _arrived(log: Path) -> set[str]:
