@@ -389,6 +389,7 @@ static const int k_caps[K_N][2] = {
 static int k_may(int which)
 {
     struct cap_data d[2];
+    memset(d, 0xff, sizeof d); /* a capget a filter answers without filling: may hold all */
     if (which >= K_N || k_caps[which][0] == -2 || caps_get(d) != 0)
         return 1;
     for (int k = 0; k < 2 && k_caps[which][k] >= 0; k++) {
